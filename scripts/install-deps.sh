@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Install everything rocelab needs to build, test and run on Debian 12.
+# Idempotent: packages already present are skipped, apt is only touched when
+# something is missing. Run as root (or with sudo available).
+set -euo pipefail
+
+PKGS=(
+  # build
+  meson ninja-build pkg-config gcc clang libclang-rt-14-dev
+  # libraries
+  libcmocka-dev libpcap-dev libfyaml-dev
+  dpdk dpdk-dev libdpdk-dev
+  # tools the tests and scripts drive
+  tshark iproute2 iputils-ping iperf3 ethtool
+  python3
+)
+
+missing=()
+for p in "${PKGS[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then
+    missing+=("$p")
+  fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "install-deps: all ${#PKGS[@]} packages present"
+  exit 0
+fi
+
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO="sudo"
+echo "install-deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+# tshark asks whether non-root users may capture; answer no without a prompt.
+echo "wireshark-common wireshark-common/install-setuid boolean false" | $SUDO debconf-set-selections
+$SUDO apt-get update -q
+$SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
+echo "install-deps: done"
