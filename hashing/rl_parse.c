@@ -1,0 +1,314 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#include "rl_parse.h"
+
+#include <string.h>
+
+#include "rl_bytes.h"
+
+const char *rl_parse_strerror(int status)
+{
+	switch (status) {
+	case RL_PARSE_OK: return "ok";
+	case RL_PARSE_ETH_TRUNC: return "truncated Ethernet header";
+	case RL_PARSE_VLAN_TRUNC: return "truncated VLAN tag";
+	case RL_PARSE_VLAN_TOO_MANY: return "more than two VLAN tags";
+	case RL_PARSE_NOT_IP: return "not IPv4 or IPv6";
+	case RL_PARSE_IPV4_TRUNC: return "truncated IPv4 header";
+	case RL_PARSE_IPV4_BAD_VERSION: return "IPv4 EtherType but IP version is not 4";
+	case RL_PARSE_IPV4_BAD_IHL: return "IPv4 IHL below 5";
+	case RL_PARSE_IPV4_BAD_TOTLEN: return "IPv4 total length inconsistent with IHL or frame";
+	case RL_PARSE_IPV6_TRUNC: return "truncated IPv6 header";
+	case RL_PARSE_IPV6_BAD_VERSION: return "IPv6 EtherType but IP version is not 6";
+	case RL_PARSE_IPV6_BAD_PAYLEN: return "IPv6 payload length beyond the frame";
+	case RL_PARSE_L4_TRUNC: return "truncated TCP/UDP header";
+	case RL_PARSE_UDP_BAD_LEN: return "UDP length inconsistent with IP payload";
+	case RL_PARSE_BTH_TRUNC: return "truncated RoCEv2 BTH or missing ICRC";
+	case RL_PARSE_EXT_TRUNC: return "truncated RoCEv2 extended header";
+	case RL_PARSE_BAD_PAD: return "BTH pad count larger than the payload";
+	case RL_PARSE_BAD_ARG: return "bad argument";
+	default: return "unknown parse status";
+	}
+}
+
+/* Extended headers per operation (low 5 bits of the opcode) for RC. */
+static const uint8_t rc_ext[32] = {
+	[RL_OP_SEND_FIRST] = 0,
+	[RL_OP_SEND_MIDDLE] = 0,
+	[RL_OP_SEND_LAST] = 0,
+	[RL_OP_SEND_LAST_IMM] = RL_EXT_IMMDT,
+	[RL_OP_SEND_ONLY] = 0,
+	[RL_OP_SEND_ONLY_IMM] = RL_EXT_IMMDT,
+	[RL_OP_WRITE_FIRST] = RL_EXT_RETH,
+	[RL_OP_WRITE_MIDDLE] = 0,
+	[RL_OP_WRITE_LAST] = 0,
+	[RL_OP_WRITE_LAST_IMM] = RL_EXT_IMMDT,
+	[RL_OP_WRITE_ONLY] = RL_EXT_RETH,
+	[RL_OP_WRITE_ONLY_IMM] = RL_EXT_RETH | RL_EXT_IMMDT,
+	[RL_OP_READ_REQUEST] = RL_EXT_RETH,
+	[RL_OP_READ_RESP_FIRST] = RL_EXT_AETH,
+	[RL_OP_READ_RESP_MIDDLE] = 0,
+	[RL_OP_READ_RESP_LAST] = RL_EXT_AETH,
+	[RL_OP_READ_RESP_ONLY] = RL_EXT_AETH,
+	[RL_OP_ACK] = RL_EXT_AETH,
+	[RL_OP_ATOMIC_ACK] = RL_EXT_AETH | RL_EXT_ATOMICACKETH,
+	[RL_OP_CMP_SWAP] = RL_EXT_ATOMICETH,
+	[RL_OP_FETCH_ADD] = RL_EXT_ATOMICETH,
+	[RL_OP_SEND_LAST_INV] = RL_EXT_IETH,
+	[RL_OP_SEND_ONLY_INV] = RL_EXT_IETH,
+};
+
+/* Which RC operations exist (bit per low-5-bit opcode). */
+#define RC_OPS 0x00dfffffu /* 0..20, 22, 23 */
+/* UC: SEND and WRITE families only (0..11). */
+#define UC_OPS 0x00000fffu
+
+int rl_opcode_ext(uint8_t opcode)
+{
+	unsigned op = opcode & 0x1f;
+
+	switch (opcode & 0xe0) {
+	case RL_TRANSPORT_RC:
+		return (RC_OPS >> op) & 1 ? rc_ext[op] : -1;
+	case RL_TRANSPORT_UC:
+		return (UC_OPS >> op) & 1 ? rc_ext[op] : -1;
+	case RL_TRANSPORT_UD:
+		if (op == RL_OP_SEND_ONLY)
+			return RL_EXT_DETH;
+		if (op == RL_OP_SEND_ONLY_IMM)
+			return RL_EXT_DETH | RL_EXT_IMMDT;
+		return -1;
+	case RL_TRANSPORT_CNP:
+		return opcode == RL_OP_CNP ? RL_EXT_CNP_PAD : -1;
+	default: /* RD is not used by RoCEv2 endpoints we know */
+		return -1;
+	}
+}
+
+const char *rl_opcode_name(uint8_t opcode)
+{
+	static const char *const rc[32] = {
+		"RC SEND_FIRST", "RC SEND_MIDDLE", "RC SEND_LAST", "RC SEND_LAST_IMM", "RC SEND_ONLY",
+		"RC SEND_ONLY_IMM", "RC WRITE_FIRST", "RC WRITE_MIDDLE", "RC WRITE_LAST",
+		"RC WRITE_LAST_IMM", "RC WRITE_ONLY", "RC WRITE_ONLY_IMM", "RC READ_REQUEST",
+		"RC READ_RESP_FIRST", "RC READ_RESP_MIDDLE", "RC READ_RESP_LAST", "RC READ_RESP_ONLY",
+		"RC ACK", "RC ATOMIC_ACK", "RC CMP_SWAP", "RC FETCH_ADD", NULL, "RC SEND_LAST_INV",
+		"RC SEND_ONLY_INV",
+	};
+	static const char *const uc[12] = {
+		"UC SEND_FIRST", "UC SEND_MIDDLE", "UC SEND_LAST", "UC SEND_LAST_IMM", "UC SEND_ONLY",
+		"UC SEND_ONLY_IMM", "UC WRITE_FIRST", "UC WRITE_MIDDLE", "UC WRITE_LAST",
+		"UC WRITE_LAST_IMM", "UC WRITE_ONLY", "UC WRITE_ONLY_IMM",
+	};
+
+	if (rl_opcode_ext(opcode) < 0)
+		return "unknown";
+	switch (opcode & 0xe0) {
+	case RL_TRANSPORT_RC: return rc[opcode & 0x1f];
+	case RL_TRANSPORT_UC: return uc[opcode & 0x1f];
+	case RL_TRANSPORT_UD: return opcode == RL_OP_UD_SEND_ONLY ? "UD SEND_ONLY" : "UD SEND_ONLY_IMM";
+	default: return "CNP";
+	}
+}
+
+/* Parse the BTH and extended headers at off; end is where the ICRC begins + 4. */
+static int parse_roce(const uint8_t *f, uint32_t off, uint32_t end, struct rl_pkt *p)
+{
+	struct rl_bth_info *b = &p->bth;
+
+	if (end < off || end - off < RL_BTH_LEN + RL_ICRC_LEN)
+		return RL_PARSE_BTH_TRUNC;
+	const uint8_t *h = f + off;
+	b->opcode = h[0];
+	b->se = h[1] >> 7;
+	b->migreq = (h[1] >> 6) & 1;
+	b->padcnt = (h[1] >> 4) & 3;
+	b->tver = h[1] & 0xf;
+	b->pkey = rl_get_be16(h + 2);
+	b->fecn = h[4] >> 7;
+	b->becn = (h[4] >> 6) & 1;
+	b->dqpn = rl_get_be32(h + 4) & 0xffffff;
+	b->ackreq = h[8] >> 7;
+	b->psn = rl_get_be32(h + 8) & 0xffffff;
+
+	p->is_roce = true;
+	p->bth_off = (uint16_t)off;
+	p->icrc_off = (uint16_t)(end - RL_ICRC_LEN);
+	p->icrc_wire = rl_get_le32(f + p->icrc_off);
+
+	int ext = rl_opcode_ext(b->opcode);
+	uint32_t x = off + RL_BTH_LEN;
+	uint32_t lim = p->icrc_off;
+
+	if (ext < 0)
+		ext = 0; /* unknown opcode: BTH only, the rest is payload */
+	b->ext = (uint32_t)ext;
+
+	/* The order of extended headers is fixed by the IBA spec (9.2). */
+	if (ext & RL_EXT_CNP_PAD) {
+		if (lim - x < 16)
+			return RL_PARSE_EXT_TRUNC;
+		x += 16;
+	}
+	if (ext & RL_EXT_DETH) {
+		if (lim - x < RL_DETH_LEN)
+			return RL_PARSE_EXT_TRUNC;
+		b->deth_qkey = rl_get_be32(f + x);
+		b->deth_srcqp = rl_get_be32(f + x + 4) & 0xffffff;
+		x += RL_DETH_LEN;
+	}
+	if (ext & RL_EXT_RETH) {
+		if (lim - x < RL_RETH_LEN)
+			return RL_PARSE_EXT_TRUNC;
+		b->reth_va = rl_get_be64(f + x);
+		b->reth_rkey = rl_get_be32(f + x + 8);
+		b->reth_dmalen = rl_get_be32(f + x + 12);
+		x += RL_RETH_LEN;
+	}
+	if (ext & RL_EXT_ATOMICETH) {
+		if (lim - x < RL_ATOMICETH_LEN)
+			return RL_PARSE_EXT_TRUNC;
+		b->reth_va = rl_get_be64(f + x);
+		b->reth_rkey = rl_get_be32(f + x + 8);
+		x += RL_ATOMICETH_LEN;
+	}
+	if (ext & RL_EXT_AETH) {
+		if (lim - x < RL_AETH_LEN)
+			return RL_PARSE_EXT_TRUNC;
+		b->aeth_syndrome = f[x];
+		b->aeth_msn = rl_get_be32(f + x) & 0xffffff;
+		x += RL_AETH_LEN;
+	}
+	if (ext & RL_EXT_ATOMICACKETH) {
+		if (lim - x < RL_ATOMICACKETH_LEN)
+			return RL_PARSE_EXT_TRUNC;
+		x += RL_ATOMICACKETH_LEN;
+	}
+	if (ext & RL_EXT_IMMDT) {
+		if (lim - x < RL_IMMDT_LEN)
+			return RL_PARSE_EXT_TRUNC;
+		b->immdt = rl_get_be32(f + x);
+		x += RL_IMMDT_LEN;
+	}
+	if (ext & RL_EXT_IETH) {
+		if (lim - x < RL_IETH_LEN)
+			return RL_PARSE_EXT_TRUNC;
+		b->ieth_rkey = rl_get_be32(f + x);
+		x += RL_IETH_LEN;
+	}
+	if (lim - x < b->padcnt)
+		return RL_PARSE_BAD_PAD;
+	p->payload_off = (uint16_t)x;
+	p->payload_len = lim - x - b->padcnt;
+	return RL_PARSE_OK;
+}
+
+/* Ports (TCP or UDP) and, for UDP to 4791, RoCEv2. end: the end of the IP packet. */
+static int parse_l4(const uint8_t *f, uint32_t off, uint32_t end, struct rl_pkt *p)
+{
+	p->l4_off = (uint16_t)off;
+	if (p->proto != RL_IPPROTO_TCP && p->proto != RL_IPPROTO_UDP)
+		return RL_PARSE_OK;
+	if (end - off < (p->proto == RL_IPPROTO_UDP ? 8u : 4u))
+		return RL_PARSE_L4_TRUNC;
+	p->sport = rl_get_be16(f + off);
+	p->dport = rl_get_be16(f + off + 2);
+	if (p->proto != RL_IPPROTO_UDP)
+		return RL_PARSE_OK;
+	uint16_t ulen = rl_get_be16(f + off + 4);
+	if (ulen < 8 || ulen > end - off)
+		return RL_PARSE_UDP_BAD_LEN;
+	if (p->dport != RL_ROCEV2_PORT)
+		return RL_PARSE_OK;
+	return parse_roce(f, off + 8, off + ulen, p);
+}
+
+static int parse_ipv4(const uint8_t *f, uint32_t off, uint32_t len, struct rl_pkt *p)
+{
+	if (len - off < 20)
+		return RL_PARSE_IPV4_TRUNC;
+	const uint8_t *h = f + off;
+	if (h[0] >> 4 != 4)
+		return RL_PARSE_IPV4_BAD_VERSION;
+	uint32_t ihl = (h[0] & 0xfu) * 4;
+	if (ihl < 20)
+		return RL_PARSE_IPV4_BAD_IHL;
+	if (len - off < ihl)
+		return RL_PARSE_IPV4_TRUNC;
+	uint16_t tot = rl_get_be16(h + 2);
+	if (tot < ihl || tot > len - off)
+		return RL_PARSE_IPV4_BAD_TOTLEN;
+	p->ip_version = 4;
+	p->dscp = h[1] >> 2;
+	p->ecn = h[1] & 3;
+	p->ttl = h[8];
+	p->proto = h[9];
+	memcpy(p->src, h + 12, 4);
+	memcpy(p->dst, h + 16, 4);
+	p->l3_len = (uint16_t)ihl;
+	p->ip_total_len = tot;
+	/* Only the first fragment carries ports; later ones hash on addresses. */
+	uint16_t frag = rl_get_be16(h + 6);
+	if (frag & 0x1fff)
+		return RL_PARSE_OK;
+	return parse_l4(f, off + ihl, off + tot, p);
+}
+
+static int parse_ipv6(const uint8_t *f, uint32_t off, uint32_t len, struct rl_pkt *p)
+{
+	if (len - off < 40)
+		return RL_PARSE_IPV6_TRUNC;
+	const uint8_t *h = f + off;
+	if (h[0] >> 4 != 6)
+		return RL_PARSE_IPV6_BAD_VERSION;
+	uint16_t plen = rl_get_be16(h + 4);
+	if (plen > len - off - 40)
+		return RL_PARSE_IPV6_BAD_PAYLEN;
+	uint8_t tc = (uint8_t)((h[0] << 4) | (h[1] >> 4));
+	p->ip_version = 6;
+	p->dscp = tc >> 2;
+	p->ecn = tc & 3;
+	p->flow_label = rl_get_be32(h) & 0xfffff;
+	p->proto = h[6];
+	p->ttl = h[7];
+	memcpy(p->src, h + 8, 16);
+	memcpy(p->dst, h + 24, 16);
+	p->l3_len = 40;
+	p->ip_total_len = (uint16_t)(40 + plen);
+	/* Extension headers are not followed: the fabric sees none from RoCE or rxe. */
+	return parse_l4(f, off + 40, off + 40 + plen, p);
+}
+
+int rl_parse(const uint8_t *frame, size_t len, struct rl_pkt *out)
+{
+	if (frame == NULL || out == NULL)
+		return RL_PARSE_BAD_ARG;
+	memset(out, 0, sizeof(*out));
+	if (len > UINT16_MAX)
+		len = UINT16_MAX; /* offsets are 16-bit; nothing in the fabric is larger */
+	out->frame_len = (uint32_t)len;
+	if (len < 14)
+		return RL_PARSE_ETH_TRUNC;
+	memcpy(out->dmac, frame, 6);
+	memcpy(out->smac, frame + 6, 6);
+
+	uint32_t off = 12;
+	uint16_t et = rl_get_be16(frame + off);
+	while (et == RL_ETHERTYPE_VLAN || et == RL_ETHERTYPE_QINQ) {
+		if (out->n_vlans == 2)
+			return RL_PARSE_VLAN_TOO_MANY;
+		if (len - off < 6)
+			return RL_PARSE_VLAN_TRUNC;
+		out->vlan_tci[out->n_vlans++] = rl_get_be16(frame + off + 2);
+		off += 4;
+		et = rl_get_be16(frame + off);
+	}
+	off += 2;
+	out->ethertype = et;
+	out->l3_off = (uint16_t)off;
+
+	switch (et) {
+	case RL_ETHERTYPE_IPV4: return parse_ipv4(frame, off, (uint32_t)len, out);
+	case RL_ETHERTYPE_IPV6: return parse_ipv6(frame, off, (uint32_t)len, out);
+	default: return RL_PARSE_NOT_IP;
+	}
+}
