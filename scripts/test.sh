@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# The README's test command: build, then run every test twice (plain build and
+# under AddressSanitizer + UndefinedBehaviorSanitizer), then the parser fuzzer
+# for a bounded time. Fails loudly on the first failure.
+#
+#   scripts/test.sh            everything
+#   FUZZ_SECONDS=0 scripts/test.sh   skip the fuzzer
+#   SUITES="hashing pfc" scripts/test.sh   only these meson suites
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+FUZZ_SECONDS=${FUZZ_SECONDS:-30}
+suite_args=()
+for s in ${SUITES:-}; do suite_args+=(--suite "$s"); done
+
+total_ok=0 total_fail=0
+run_dir() { # build dir, meson setup args...
+  local dir=$1; shift
+  if [ ! -f "$dir/build.ninja" ]; then
+    meson setup "$dir" "$@" >/dev/null
+  fi
+  echo "== build $dir"
+  ninja -C "$dir" -j2 >/dev/null || { ninja -C "$dir" -j1; exit 1; }
+  echo "== test $dir"
+  local log rc=0
+  log=$(mktemp)
+  meson test -C "$dir" -v --num-processes 2 --print-errorlogs "${suite_args[@]}" 2>&1 | tee "$log" || rc=$?
+  local ok fail
+  ok=$(awk '/^Ok:/ {print $2}' "$log"); fail=$(awk '/^Fail:/ {print $2}' "$log")
+  total_ok=$((total_ok + ${ok:-0})); total_fail=$((total_fail + ${fail:-0}))
+  rm -f "$log"
+  if [ $rc -ne 0 ]; then
+    echo "test.sh: tests failed in $dir" >&2
+    echo "tests: $total_ok passed, $((total_fail > 0 ? total_fail : 1)) failed"
+    exit 1
+  fi
+}
+
+run_dir build
+run_dir build-asan -Db_sanitize=address,undefined -Db_lundef=false
+
+if [ "$FUZZ_SECONDS" -gt 0 ]; then
+  echo "== fuzz ($FUZZ_SECONDS s)"
+  if bash scripts/fuzz.sh "$FUZZ_SECONDS"; then total_ok=$((total_ok + 1))
+  else total_fail=$((total_fail + 1)); echo "tests: $total_ok passed, $total_fail failed"; exit 1; fi
+fi
+echo "tests: $total_ok passed, $total_fail failed"
+[ "$total_fail" -eq 0 ]
