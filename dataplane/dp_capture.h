@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * dp_capture: write the frames a link carries to a pcap file (nanosecond
+ * timestamps, Ethernet) that tshark and Wireshark open. A frame is written
+ * when its transmission starts, stamped with that time (virtual or live).
+ */
+#ifndef DP_CAPTURE_H
+#define DP_CAPTURE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dp_fabric.h"
+
+struct dp_capture;
+
+/* Open path for writing. Returns NULL with a message in err. */
+struct dp_capture *dp_capture_open(const char *path, char *err, size_t errlen);
+/* Record every frame channel c sends from now on. */
+void dp_capture_attach(struct dp_capture *cap, struct dp_chan *c);
+/* Frames written so far. */
+uint64_t dp_capture_count(const struct dp_capture *cap);
+/* Flush and close (NULL is fine). */
+void dp_capture_close(struct dp_capture *cap);
+
+#endif /* DP_CAPTURE_H */

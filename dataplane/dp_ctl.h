@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * dp_ctl: the running fabric seen and steered through DPDK telemetry.
+ *
+ * Read-only commands answer from the telemetry thread (counters are plain
+ * 64-bit words, read racily but never torn on x86-64). Commands that change
+ * the fabric (link or switch down/up) are queued on an rte_ring and applied by
+ * the engine thread in dp_ctl_poll(), so the fabric has one writer.
+ *
+ *   /rocelab/info                      topology, clock, time, events
+ *   /rocelab/links                     per link direction: state, packets, bytes, util, queue, pfc
+ *   /rocelab/queues,LINK               per priority of both directions of LINK
+ *   /rocelab/switches                  per switch: rx, forwarded, drops, arp, pfc, ecn
+ *   /rocelab/drops                     per switch, by reason, and the MMU's by reason
+ *   /rocelab/pfc                       per switch port: XOFF/XON sent; per link direction: paused
+ *   /rocelab/ports,SWITCH              packets forwarded out of each port (where flows went)
+ *   /rocelab/link_set,LINK,up|down     take a link down or up
+ *   /rocelab/switch_set,SWITCH,up|down take a switch down or up
+ */
+#ifndef DP_CTL_H
+#define DP_CTL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dp_fabric.h"
+
+struct dp_ctl;
+
+/*
+ * Register the commands for fabric f. DPDK telemetry has no per-command
+ * context, so one dp_ctl per process is the limit. Returns NULL with a message.
+ */
+struct dp_ctl *dp_ctl_create(struct dp_fabric *f, char *err, size_t errlen);
+/* Apply queued commands at now_ns. Returns how many were applied. */
+uint32_t dp_ctl_poll(struct dp_ctl *c, uint64_t now_ns);
+void dp_ctl_destroy(struct dp_ctl *c);
+
+#endif /* DP_CTL_H */

@@ -1,0 +1,836 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#include "dp_fabric.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_byteorder.h>
+#include <rte_errno.h>
+#include <rte_arp.h>
+#include <rte_ether.h>
+#include <rte_lpm.h>
+
+#include "dp_units.h"
+#include "pfc_frame.h"
+#include "rl_hash.h"
+#include "rl_parse.h"
+
+#define DWRR_QUANTUM 2048u /* bytes per unit of weight and round */
+#define HOST_QUEUE_DEFAULT (512u * 1024)
+
+static const char *const drop_names[DP_DROP_COUNT] = {
+	[DP_DROP_PARSE] = "parse",         [DP_DROP_NOT_IP] = "not_ip",
+	[DP_DROP_IPV6] = "ipv6",           [DP_DROP_TTL] = "ttl",
+	[DP_DROP_NO_ROUTE] = "no_route",   [DP_DROP_MMU] = "buffer",
+	[DP_DROP_LINK_DOWN] = "link_down", [DP_DROP_LOSS] = "loss",
+	[DP_DROP_QUEUE] = "host_queue",    [DP_DROP_NO_MBUF] = "no_mbuf",
+	[DP_DROP_SEGMENTED] = "segmented", [DP_DROP_PFC_BAD] = "pfc_bad",
+};
+
+const char *dp_drop_name(enum dp_drop d)
+{
+	return (unsigned)d < DP_DROP_COUNT ? drop_names[d] : "unknown";
+}
+
+/* ---- FIFO ---- */
+
+static int fifo_push(struct dp_fifo *q, struct rte_mbuf *m)
+{
+	if (q->n == q->cap) {
+		uint32_t cap = q->cap ? q->cap * 2 : 64;
+		struct rte_mbuf **s = malloc(cap * sizeof(*s));
+		if (s == NULL)
+			return -1;
+		for (uint32_t i = 0; i < q->n; i++)
+			s[i] = q->slot[(q->head + i) & (q->cap - 1)];
+		free(q->slot);
+		q->slot = s;
+		q->head = 0;
+		q->cap = cap;
+	}
+	q->slot[(q->head + q->n) & (q->cap - 1)] = m;
+	q->n++;
+	q->bytes += rte_pktmbuf_pkt_len(m);
+	return 0;
+}
+
+static struct rte_mbuf *fifo_peek(const struct dp_fifo *q)
+{
+	return q->n ? q->slot[q->head] : NULL;
+}
+
+static struct rte_mbuf *fifo_pop(struct dp_fifo *q)
+{
+	if (q->n == 0)
+		return NULL;
+	struct rte_mbuf *m = q->slot[q->head];
+	q->head = (q->head + 1) & (q->cap - 1);
+	q->n--;
+	q->bytes -= rte_pktmbuf_pkt_len(m);
+	return m;
+}
+
+static void fifo_free(struct dp_fifo *q)
+{
+	struct rte_mbuf *m;
+
+	while ((m = fifo_pop(q)) != NULL)
+		rte_pktmbuf_free(m);
+	free(q->slot);
+	memset(q, 0, sizeof(*q));
+}
+
+uint64_t dp_chan_queued_bytes(const struct dp_chan *c)
+{
+	uint64_t b = 0;
+
+	for (int p = 0; p < DP_NUM_PRIO; p++)
+		b += c->q[p].bytes;
+	return b;
+}
+
+uint64_t dp_switch_drops(const struct dp_switch *s)
+{
+	uint64_t n = 0;
+
+	for (int d = 0; d < DP_DROP_COUNT; d++)
+		n += s->drops[d];
+	return n;
+}
+
+static uint64_t xorshift(uint64_t *s)
+{
+	uint64_t x = *s;
+
+	x ^= x << 13;
+	x ^= x >> 7;
+	x ^= x << 17;
+	return *s = x;
+}
+
+/* ---- transmitter ---- */
+
+static void chan_kick(struct dp_chan *c, uint64_t now);
+static void deliver(struct dp_chan *c, struct rte_mbuf *m, uint64_t now);
+static void send_pfc(struct dp_switch *s, uint16_t port, uint64_t now);
+
+static void on_tx_done(void *obj, uint64_t arg, uint64_t now)
+{
+	struct dp_chan *c = obj;
+
+	(void)arg;
+	c->tx_busy = false;
+	chan_kick(c, now);
+}
+
+static void on_kick(void *obj, uint64_t arg, uint64_t now)
+{
+	struct dp_chan *c = obj;
+
+	if (c->kick_at_ns != arg)
+		return; /* superseded */
+	c->kick_at_ns = 0;
+	chan_kick(c, now);
+}
+
+static void on_arrive(void *obj, uint64_t arg, uint64_t now)
+{
+	struct dp_chan *c = obj;
+	struct rte_mbuf *m;
+
+	(void)arg;
+	while ((m = fifo_peek(&c->wire)) != NULL && dp_priv(m)->arrive_ns <= now)
+		deliver(c, fifo_pop(&c->wire), dp_priv(m)->arrive_ns);
+	if (m != NULL)
+		dp_timer_add(c->fab->eng, dp_priv(m)->arrive_ns, on_arrive, c, 0);
+}
+
+/* The queue to send from next, or -1: control first, the strict class, then DWRR. */
+static int pick_queue(struct dp_chan *c, uint64_t now)
+{
+	const struct rl_qos *qos = &c->fab->topo->qos;
+	uint8_t paused = pfc_pause_mask(&c->pause, now);
+	unsigned cp = qos->control_prio;
+	uint8_t eligible = 0;
+
+	if (c->ctrl.n)
+		return DP_NUM_PRIO; /* the control queue */
+	for (int p = 0; p < DP_NUM_PRIO; p++)
+		if (c->q[p].n && !(paused >> p & 1))
+			eligible |= (uint8_t)(1u << p);
+	if (eligible == 0)
+		return -1;
+	if (eligible >> cp & 1)
+		return (int)cp;
+	/* DWRR: each visit adds a quantum; a queue sends while its deficit covers the head. */
+	for (;;) {
+		unsigned p = c->rr;
+		if (p != cp && (eligible >> p & 1)) {
+			uint32_t len = rte_pktmbuf_pkt_len(fifo_peek(&c->q[p]));
+			if (c->deficit[p] >= (int64_t)len) {
+				c->deficit[p] -= len;
+				return (int)p;
+			}
+			c->deficit[p] += c->quantum[p];
+		} else if (c->q[p].n == 0) {
+			c->deficit[p] = 0; /* an idle queue keeps no credit */
+		}
+		c->rr = (uint8_t)((c->rr + 1) % DP_NUM_PRIO);
+	}
+}
+
+static void chan_kick(struct dp_chan *c, uint64_t now)
+{
+	if (c->tx_busy || !c->up)
+		return;
+	int qi = pick_queue(c, now);
+	if (qi < 0) {
+		/* paused queues with packets: wake up when the first pause ends */
+		uint64_t t = pfc_pause_next_expiry_ns(&c->pause, now);
+		bool waiting = false;
+		for (int p = 0; p < DP_NUM_PRIO; p++)
+			waiting |= c->q[p].n > 0;
+		if (waiting && t != UINT64_MAX && (c->kick_at_ns == 0 || t < c->kick_at_ns)) {
+			c->kick_at_ns = t;
+			dp_timer_add(c->fab->eng, t, on_kick, c, t);
+		}
+		return;
+	}
+	struct rte_mbuf *m = fifo_pop(qi == DP_NUM_PRIO ? &c->ctrl : &c->q[qi]);
+	struct dp_mbuf_priv *pv = dp_priv(m);
+	uint32_t len = rte_pktmbuf_pkt_len(m);
+	uint64_t start = c->free_at_ns > now ? c->free_at_ns : now;
+	uint64_t ser = dp_ser_ns(len, c->rate_bps);
+
+	if (c->capture)
+		c->capture(c->capture_ctx, c, m, start);
+	c->free_at_ns = start + ser;
+	c->busy_ns += ser;
+	c->tx_pkts++;
+	c->tx_bytes += len;
+	if (qi == DP_NUM_PRIO) {
+		c->ctrl_tx++;
+	} else {
+		c->q_tx_pkts[qi]++;
+		c->q_tx_bytes[qi] += len;
+	}
+	if (pv->admitted) {
+		struct dp_switch *s = &c->fab->sw[c->from.index];
+		struct pfc_mmu_pkt mp = {.len = pv->len, .in_port = pv->in_port,
+					 .out_port = pv->out_port, .prio = pv->prio, .ect = pv->ect};
+		pv->admitted = 0;
+		if (pfc_mmu_dequeue(s->mmu, &mp, start) & PFC_MMU_F_XON)
+			send_pfc(s, mp.in_port, start);
+	}
+	if (c->loss > 0 && (double)(xorshift(&c->rng) >> 11) * 0x1.0p-53 < c->loss) {
+		c->drops[DP_DROP_LOSS]++;
+		rte_pktmbuf_free(m);
+	} else {
+		pv->arrive_ns = c->free_at_ns + c->delay_ns;
+		bool was_empty = c->wire.n == 0;
+		if (fifo_push(&c->wire, m) < 0) {
+			c->drops[DP_DROP_NO_MBUF]++;
+			rte_pktmbuf_free(m);
+		} else if (was_empty) {
+			dp_timer_add(c->fab->eng, pv->arrive_ns, on_arrive, c, 0);
+		}
+	}
+	c->tx_busy = true;
+	dp_timer_add(c->fab->eng, c->free_at_ns, on_tx_done, c, 0);
+}
+
+/* Queue m on channel c at priority prio (DP_NUM_PRIO: control) and start sending. */
+static void chan_enqueue(struct dp_chan *c, struct rte_mbuf *m, int prio, uint64_t now)
+{
+	struct dp_fifo *q = prio == DP_NUM_PRIO ? &c->ctrl : &c->q[prio];
+
+	if (fifo_push(q, m) < 0) {
+		c->drops[DP_DROP_NO_MBUF]++;
+		rte_pktmbuf_free(m);
+		return;
+	}
+	if (prio < DP_NUM_PRIO && q->bytes > c->q_peak_bytes[prio])
+		c->q_peak_bytes[prio] = q->bytes;
+	chan_kick(c, now);
+}
+
+/* ---- switch pipeline ---- */
+
+static void sw_drop(struct dp_switch *s, struct rte_mbuf *m, enum dp_drop why)
+{
+	s->drops[why]++;
+	rte_pktmbuf_free(m);
+}
+
+static void on_pfc_refresh(void *obj, uint64_t port, uint64_t now)
+{
+	struct dp_switch *s = obj;
+
+	if (s->pfc_timer_at[port] != now)
+		return;
+	s->pfc_timer_at[port] = 0;
+	send_pfc(s, (uint16_t)port, now);
+}
+
+/* Send the PFC frame the MMU owes on port (if any), and arm its next refresh. */
+static void send_pfc(struct dp_switch *s, uint16_t port, uint64_t now)
+{
+	struct dp_chan *c = s->out[port];
+	struct pfc_frame fr;
+
+	if (pfc_mmu_pfc_frame(s->mmu, port, now, &fr) > 0) {
+		struct rte_mbuf *m = rte_pktmbuf_alloc(c->fab->mp);
+		if (m == NULL) {
+			s->drops[DP_DROP_NO_MBUF]++;
+		} else {
+			memcpy(fr.src, c->src_mac, 6);
+			uint8_t *d = (uint8_t *)rte_pktmbuf_append(m, PFC_FRAME_LEN);
+			pfc_frame_encode(&fr, d, PFC_FRAME_LEN);
+			memset(dp_priv(m), 0, sizeof(struct dp_mbuf_priv));
+			c->pfc_tx++;
+			chan_enqueue(c, m, DP_NUM_PRIO, now);
+		}
+	}
+	uint64_t next = pfc_mmu_pfc_next_ns(s->mmu, port);
+	if (next != UINT64_MAX && (s->pfc_timer_at[port] == 0 || next < s->pfc_timer_at[port])) {
+		if (next <= now)
+			next = now + 1;
+		s->pfc_timer_at[port] = next;
+		dp_timer_add(c->fab->eng, next, on_pfc_refresh, s, port);
+	}
+}
+
+/* Proxy ARP: a leaf answers requests for its gateway and for any address in its subnet. */
+static void handle_arp(struct dp_switch *s, uint16_t port, struct rte_mbuf *m, uint64_t now)
+{
+	struct dp_chan *c = s->out[port];
+	struct rte_ether_hdr *eh = rte_pktmbuf_mtod(m, struct rte_ether_hdr *);
+
+	if (s->cfg->role != RL_ROLE_RTSW || rte_pktmbuf_data_len(m) < sizeof(*eh) + sizeof(struct rte_arp_hdr)) {
+		sw_drop(s, m, DP_DROP_NOT_IP);
+		return;
+	}
+	struct rte_arp_hdr *a = (struct rte_arp_hdr *)(eh + 1);
+	uint32_t tip = rte_be_to_cpu_32(a->arp_data.arp_tip);
+	uint32_t sip = rte_be_to_cpu_32(a->arp_data.arp_sip);
+	if (a->arp_opcode != rte_cpu_to_be_16(RTE_ARP_OP_REQUEST) ||
+	    (tip & 0xffffff00u) != s->cfg->subnet4 || tip == sip) {
+		sw_drop(s, m, DP_DROP_NOT_IP);
+		return;
+	}
+	a->arp_opcode = rte_cpu_to_be_16(RTE_ARP_OP_REPLY);
+	a->arp_data.arp_tha = a->arp_data.arp_sha;
+	a->arp_data.arp_tip = a->arp_data.arp_sip;
+	memcpy(&a->arp_data.arp_sha, c->src_mac, 6);
+	a->arp_data.arp_sip = rte_cpu_to_be_32(tip);
+	eh->dst_addr = eh->src_addr;
+	memcpy(&eh->src_addr, c->src_mac, 6);
+	memset(dp_priv(m), 0, sizeof(struct dp_mbuf_priv));
+	s->arp_replies++;
+	chan_enqueue(c, m, DP_NUM_PRIO, now);
+}
+
+/*
+ * RFC 1624 incremental update of the big-endian one's complement checksum at
+ * csum, for a 16-bit word of the header changing from old to new (host order).
+ */
+static void csum_replace16(uint8_t *csum, uint16_t old, uint16_t new)
+{
+	uint32_t sum = (uint16_t)~((csum[0] << 8) | csum[1]);
+
+	sum += (uint16_t)~old;
+	sum += new;
+	sum = (sum & 0xffff) + (sum >> 16);
+	sum = (sum & 0xffff) + (sum >> 16);
+	csum[0] = (uint8_t)(~sum >> 8);
+	csum[1] = (uint8_t)~sum;
+}
+
+static int choose_member(struct dp_switch *s, struct dp_group *g, const struct rl_pkt *p,
+			 const struct rl_host *dst, uint64_t now)
+{
+	const struct rl_switch *cfg = s->cfg;
+	unsigned n_up = (unsigned)__builtin_popcountll(g->up_mask);
+
+	if (n_up == 0)
+		return -1;
+	if (cfg->lb == RL_LB_PINNING)
+		return rl_pin_select(dst->index, g->n, g->up_mask);
+	uint32_t h = rl_flow_hash(cfg->profile, cfg->algo, cfg->seed, p);
+	switch (cfg->lb) {
+	case RL_LB_RESILIENT:
+		return rl_resilient_select(&g->rs, h);
+	case RL_LB_FLOWLET:
+		return rl_flowlet_select(&s->flowlet, h, now, g->n, g->up_mask);
+	default: { /* modulo over the members that are up */
+		unsigned k = (unsigned)rl_ecmp_modulo(h, n_up);
+		uint64_t m = g->up_mask;
+		while (k--)
+			m &= m - 1;
+		return __builtin_ctzll(m);
+	}
+	}
+}
+
+static void switch_rx(struct dp_switch *s, uint16_t in_port, struct rte_mbuf *m, uint64_t now)
+{
+	struct dp_fabric *f = s->out[in_port]->fab;
+	struct rl_pkt p;
+
+	s->rx_pkts++;
+	s->rx_bytes += rte_pktmbuf_pkt_len(m);
+	if (!s->up) {
+		sw_drop(s, m, DP_DROP_LINK_DOWN);
+		return;
+	}
+	if (m->nb_segs > 1 && rte_pktmbuf_linearize(m) < 0) {
+		sw_drop(s, m, DP_DROP_SEGMENTED);
+		return;
+	}
+	uint8_t *d = rte_pktmbuf_mtod(m, uint8_t *);
+	uint32_t len = rte_pktmbuf_data_len(m);
+	int st = rl_parse(d, len, &p);
+
+	if (st == RL_PARSE_NOT_IP) {
+		if (p.ethertype == RL_ETHERTYPE_PAUSE) {
+			/* PFC from the peer pauses the channel this port sends on */
+			struct dp_chan *c = s->out[in_port];
+			if (pfc_pause_rx(&c->pause, d, len, now) != PFC_FRAME_OK) {
+				sw_drop(s, m, DP_DROP_PFC_BAD);
+				return;
+			}
+			s->pfc_rx++;
+			rte_pktmbuf_free(m);
+			chan_kick(c, now);
+			return;
+		}
+		if (p.ethertype == RL_ETHERTYPE_ARP) {
+			handle_arp(s, in_port, m, now);
+			return;
+		}
+		sw_drop(s, m, DP_DROP_NOT_IP);
+		return;
+	}
+	if (st != RL_PARSE_OK) {
+		s->parse_err[-st < 18 ? -st : 0]++;
+		sw_drop(s, m, DP_DROP_PARSE);
+		return;
+	}
+	if (p.ip_version != 4) {
+		sw_drop(s, m, DP_DROP_IPV6);
+		return;
+	}
+	if (p.ttl <= 1) {
+		sw_drop(s, m, DP_DROP_TTL);
+		return;
+	}
+	uint32_t hidx;
+	uint32_t dst = ((uint32_t)p.dst[0] << 24) | ((uint32_t)p.dst[1] << 16) |
+		       ((uint32_t)p.dst[2] << 8) | p.dst[3];
+	if (rte_lpm_lookup(f->lpm, dst, &hidx) != 0) {
+		sw_drop(s, m, DP_DROP_NO_ROUTE);
+		return;
+	}
+	const struct rl_host *h = &f->topo->hosts[hidx];
+	int out_port;
+	if (h->leaf == s->idx) {
+		out_port = h->leaf_port;
+	} else {
+		struct dp_switch *leaf = &f->sw[h->leaf];
+		struct dp_group *g = &s->group[leaf->cfg->leaf_index];
+		int mbr = choose_member(s, g, &p, h, now);
+		if (mbr < 0) {
+			sw_drop(s, m, DP_DROP_NO_ROUTE);
+			return;
+		}
+		out_port = g->port[mbr];
+	}
+	struct dp_chan *oc = s->out[out_port];
+	if (!oc->up) {
+		sw_drop(s, m, DP_DROP_LINK_DOWN);
+		return;
+	}
+
+	uint8_t prio = f->topo->qos.dscp_prio[p.dscp];
+	struct pfc_mmu_pkt mp = {.len = len, .in_port = in_port, .out_port = (uint16_t)out_port,
+				 .prio = prio, .ect = p.ecn != 0};
+	unsigned flags = 0;
+	enum pfc_mmu_verdict v = pfc_mmu_admit(s->mmu, &mp, now, &flags);
+	if (flags & PFC_MMU_F_XOFF)
+		send_pfc(s, in_port, now);
+	if (v != PFC_MMU_ADMIT) {
+		sw_drop(s, m, DP_DROP_MMU);
+		return;
+	}
+
+	/* TTL and (maybe) CE, with the IPv4 checksum updated incrementally */
+	uint8_t *ip = d + p.l3_off; /* byte 1 TOS, 8 TTL, 10-11 checksum */
+	uint16_t old = (uint16_t)(ip[8] << 8 | ip[9]);
+	ip[8]--;
+	csum_replace16(ip + 10, old, (uint16_t)(ip[8] << 8 | ip[9]));
+	if (flags & PFC_MMU_F_ECN_CE) {
+		old = (uint16_t)(ip[0] << 8 | ip[1]);
+		ip[1] |= 3;
+		csum_replace16(ip + 10, old, (uint16_t)(ip[0] << 8 | ip[1]));
+		s->ecn_marked++;
+	}
+	memcpy(d, oc->dst_mac, 6);
+	memcpy(d + 6, oc->src_mac, 6);
+
+	struct dp_mbuf_priv *pv = dp_priv(m);
+	pv->len = len;
+	pv->in_port = in_port;
+	pv->out_port = (uint16_t)out_port;
+	pv->prio = prio;
+	pv->ect = mp.ect;
+	pv->admitted = 1;
+	s->fwd_pkts++;
+	s->port_tx_pkts[out_port]++;
+	chan_enqueue(oc, m, prio, now);
+}
+
+static void deliver(struct dp_chan *c, struct rte_mbuf *m, uint64_t now)
+{
+	struct dp_fabric *f = c->fab;
+
+	if (!c->up) {
+		c->drops[DP_DROP_LINK_DOWN]++;
+		rte_pktmbuf_free(m);
+		return;
+	}
+	if (c->to.kind == RL_NODE_SWITCH) {
+		switch_rx(&f->sw[c->to.index], c->to_port, m, now);
+		return;
+	}
+	struct dp_host *h = &f->host[c->to.index];
+	h->rx_pkts++;
+	h->rx_bytes += rte_pktmbuf_pkt_len(m);
+	if (f->opt.host_rx)
+		f->opt.host_rx(f->opt.host_rx_ctx, h, m, now);
+	else
+		rte_pktmbuf_free(m);
+}
+
+void dp_fabric_host_send(struct dp_fabric *f, uint32_t host, struct rte_mbuf *m, uint64_t now)
+{
+	struct dp_host *h = &f->host[host];
+	struct dp_chan *c = h->tx;
+	uint8_t prio = 0;
+	struct rl_pkt p;
+
+	h->tx_pkts++;
+	h->tx_bytes += rte_pktmbuf_pkt_len(m);
+	memset(dp_priv(m), 0, sizeof(struct dp_mbuf_priv));
+	if (!c->up) {
+		c->drops[DP_DROP_LINK_DOWN]++;
+		rte_pktmbuf_free(m);
+		return;
+	}
+	/* The NIC queues by the priority its DSCP maps to, so PFC can pause it. */
+	if (m->nb_segs == 1 &&
+	    rl_parse(rte_pktmbuf_mtod(m, uint8_t *), rte_pktmbuf_data_len(m), &p) == RL_PARSE_OK)
+		prio = f->topo->qos.dscp_prio[p.dscp];
+	if (c->q[prio].bytes + rte_pktmbuf_pkt_len(m) > c->q_limit_bytes) {
+		c->drops[DP_DROP_QUEUE]++;
+		rte_pktmbuf_free(m);
+		return;
+	}
+	chan_enqueue(c, m, prio, now);
+}
+
+/* ---- routes and groups ---- */
+
+/* Make each (switch, leaf) group's members what the routes say, moving as few flows as possible. */
+static void sync_groups(struct dp_fabric *f, bool first)
+{
+	const struct rl_topo *t = f->topo;
+
+	for (uint32_t si = 0; si < t->n_switches; si++) {
+		struct dp_switch *s = &f->sw[si];
+		for (uint32_t L = 0; L < t->n_leaves; L++) {
+			struct dp_group *g = &s->group[L];
+			unsigned n;
+			const uint16_t *ports = rl_route_group(f->routes, si, L, &n);
+			uint64_t want = 0;
+
+			for (unsigned i = 0; i < n; i++) {
+				int k = -1;
+				for (unsigned j = 0; j < g->n; j++)
+					if (g->port[j] == ports[i])
+						k = (int)j;
+				if (k < 0 && g->n < RL_NH_MAX_MEMBERS) {
+					k = g->n;
+					g->port[g->n++] = ports[i];
+				}
+				if (k >= 0)
+					want |= 1ull << k;
+			}
+			if (s->cfg->lb == RL_LB_RESILIENT && g->n > 0) {
+				if (first || g->rs.bucket == NULL) {
+					rl_resilient_free(&g->rs);
+					rl_resilient_init(&g->rs, s->cfg->resilient_buckets, g->n);
+					for (unsigned j = 0; j < g->n; j++)
+						if (!(want >> j & 1))
+							rl_resilient_remove(&g->rs, j);
+				} else {
+					for (unsigned j = 0; j < g->n; j++) {
+						bool was = g->rs.members >> j & 1, is = want >> j & 1;
+						if (was && !is)
+							rl_resilient_remove(&g->rs, j);
+						else if (!was && is)
+							rl_resilient_add(&g->rs, j);
+					}
+				}
+			}
+			if (!first && g->up_mask != want)
+				f->route_changes++;
+			g->up_mask = want;
+		}
+	}
+}
+
+static void reroute(struct dp_fabric *f, uint64_t now)
+{
+	rl_route_compute(f->routes);
+	sync_groups(f, false);
+	/* channels that came back up may hold queued packets */
+	for (uint32_t i = 0; i < f->n_chans; i++)
+		chan_kick(&f->chans[i], now);
+}
+
+int dp_fabric_set_link(struct dp_fabric *f, uint32_t link, bool up, uint64_t now)
+{
+	if (link >= f->topo->n_links)
+		return -1;
+	f->chans[2 * link].up = up;
+	f->chans[2 * link + 1].up = up;
+	rl_route_set_link(f->routes, link, up);
+	reroute(f, now);
+	return 0;
+}
+
+int dp_fabric_set_switch(struct dp_fabric *f, uint32_t sw, bool up, uint64_t now)
+{
+	if (sw >= f->topo->n_switches)
+		return -1;
+	f->sw[sw].up = up;
+	rl_route_set_switch(f->routes, sw, up);
+	reroute(f, now);
+	return 0;
+}
+
+static void on_topo_event(void *obj, uint64_t i, uint64_t now)
+{
+	struct dp_fabric *f = obj;
+	const struct rl_event *ev = &f->topo->events[i];
+
+	if (ev->target == RL_EVENT_LINK)
+		dp_fabric_set_link(f, ev->index, ev->up, now);
+	else
+		dp_fabric_set_switch(f, ev->index, ev->up, now);
+	f->events_applied++;
+}
+
+struct dp_chan *dp_fabric_chan_from(struct dp_fabric *f, uint32_t link, struct rl_node_ref from)
+{
+	if (link >= f->topo->n_links)
+		return NULL;
+	for (int d = 0; d < 2; d++) {
+		struct dp_chan *c = &f->chans[2 * link + d];
+		if (c->from.kind == from.kind && c->from.index == from.index)
+			return c;
+	}
+	return NULL;
+}
+
+/* ---- construction ---- */
+
+static const uint8_t *node_port_mac(const struct rl_topo *t, struct rl_node_ref n, uint16_t port)
+{
+	if (n.kind == RL_NODE_HOST)
+		return t->hosts[n.index].mac;
+	return t->switches[n.index].ports[port].mac;
+}
+
+static int init_chan(struct dp_fabric *f, struct dp_chan *c, uint32_t l, int dir, char *err,
+		     size_t errlen)
+{
+	const struct rl_topo *t = f->topo;
+	const struct rl_link *lk = &t->links[l];
+
+	c->fab = f;
+	c->link = l;
+	c->dir = (uint8_t)dir;
+	c->from = lk->end[dir];
+	c->to = lk->end[!dir];
+	c->from_port = lk->port[dir];
+	c->to_port = lk->port[!dir];
+	memcpy(c->src_mac, node_port_mac(t, c->from, c->from_port), 6);
+	memcpy(c->dst_mac, node_port_mac(t, c->to, c->to_port), 6);
+	c->rate_bps = lk->rate_bps;
+	c->delay_ns = lk->delay_ns;
+	c->loss = lk->loss;
+	c->up = true;
+	c->q_limit_bytes = f->opt.host_queue_bytes ? f->opt.host_queue_bytes : HOST_QUEUE_DEFAULT;
+	c->rng = (f->opt.seed ? f->opt.seed : 1) * 0x9e3779b97f4a7c15ull + 2 * l + (uint64_t)dir + 1;
+	for (int p = 0; p < DP_NUM_PRIO; p++)
+		c->quantum[p] = DWRR_QUANTUM * (t->qos.dwrr_weight[p] ? t->qos.dwrr_weight[p] : 1);
+	return pfc_pause_init(&c->pause, lk->rate_bps, err, errlen);
+}
+
+static int init_switch(struct dp_fabric *f, uint32_t si, char *err, size_t errlen)
+{
+	const struct rl_topo *t = f->topo;
+	const struct rl_switch *cfg = &t->switches[si];
+	struct dp_switch *s = &f->sw[si];
+	struct pfc_mmu_config mc;
+	struct pfc_mmu_port_config *pc = calloc(cfg->n_ports ? cfg->n_ports : 1, sizeof(*pc));
+
+	s->idx = si;
+	s->cfg = cfg;
+	s->up = true;
+	s->out = calloc(cfg->n_ports, sizeof(*s->out));
+	s->pfc_timer_at = calloc(cfg->n_ports, sizeof(*s->pfc_timer_at));
+	s->port_tx_pkts = calloc(cfg->n_ports, sizeof(*s->port_tx_pkts));
+	s->group = calloc(t->n_leaves, sizeof(*s->group));
+	if (!pc || !s->out || !s->pfc_timer_at || !s->port_tx_pkts || !s->group) {
+		free(pc);
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	for (uint16_t p = 0; p < cfg->n_ports; p++) {
+		const struct rl_link *lk = &t->links[cfg->ports[p].link];
+		struct rl_node_ref me = {RL_NODE_SWITCH, si};
+		s->out[p] = dp_fabric_chan_from(f, cfg->ports[p].link, me);
+		pfc_mmu_port_config_init(&pc[p], lk->rate_bps, lk->delay_ns, lk->mtu + 18);
+	}
+	pfc_mmu_config_init(&mc, cfg->buffer_profile, cfg->n_ports, &pc[0]);
+	mc.ports = pc;
+	mc.lossless_mask = t->qos.lossless_mask;
+	mc.seed = (f->opt.seed ? f->opt.seed : 1) + si;
+	for (int p = 0; p < DP_NUM_PRIO; p++) {
+		mc.ecn[p].enabled = t->qos.ecn;
+		mc.ecn[p].kmin_bytes = t->qos.ecn_kmin;
+		mc.ecn[p].kmax_bytes = t->qos.ecn_kmax;
+		mc.ecn[p].pmax = t->qos.ecn_pmax;
+	}
+	char merr[200];
+	s->mmu = pfc_mmu_create(&mc, merr, sizeof(merr));
+	free(pc);
+	if (s->mmu == NULL) {
+		snprintf(err, errlen, "switch %s: buffer: %s", cfg->name, merr);
+		return -1;
+	}
+	if (cfg->lb == RL_LB_FLOWLET &&
+	    rl_flowlet_init(&s->flowlet, 4096, cfg->flowlet_timeout_ns, mc.seed) < 0) {
+		snprintf(err, errlen, "switch %s: flowlet table: out of memory", cfg->name);
+		return -1;
+	}
+	return 0;
+}
+
+struct dp_fabric *dp_fabric_create(const struct rl_topo *t, struct dp_engine *e,
+				   struct rte_mempool *mp, const struct dp_fabric_opts *opt,
+				   char *err, size_t errlen)
+{
+	struct dp_fabric *f = calloc(1, sizeof(*f));
+
+	if (f == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	f->topo = t;
+	f->eng = e;
+	f->mp = mp;
+	if (opt)
+		f->opt = *opt;
+	if (rte_pktmbuf_priv_size(mp) < sizeof(struct dp_mbuf_priv)) {
+		snprintf(err, errlen, "mbuf pool private area too small (%u < %zu)",
+			 rte_pktmbuf_priv_size(mp), sizeof(struct dp_mbuf_priv));
+		goto fail;
+	}
+	f->n_chans = 2 * t->n_links;
+	f->chans = calloc(f->n_chans ? f->n_chans : 1, sizeof(*f->chans));
+	f->sw = calloc(t->n_switches, sizeof(*f->sw));
+	f->host = calloc(t->n_hosts ? t->n_hosts : 1, sizeof(*f->host));
+	f->routes = rl_route_create(t);
+	if (!f->chans || !f->sw || !f->host || !f->routes) {
+		snprintf(err, errlen, "out of memory");
+		goto fail;
+	}
+	for (uint32_t l = 0; l < t->n_links; l++)
+		for (int d = 0; d < 2; d++)
+			if (init_chan(f, &f->chans[2 * l + d], l, d, err, errlen) < 0)
+				goto fail;
+	for (uint32_t si = 0; si < t->n_switches; si++)
+		if (init_switch(f, si, err, errlen) < 0)
+			goto fail;
+	for (uint32_t hi = 0; hi < t->n_hosts; hi++) {
+		struct dp_host *h = &f->host[hi];
+		struct rl_node_ref me = {RL_NODE_HOST, hi};
+		h->idx = hi;
+		h->cfg = &t->hosts[hi];
+		h->port_id = -1;
+		h->tx = dp_fabric_chan_from(f, t->hosts[hi].link, me);
+		h->rx = &f->chans[(h->tx - f->chans) ^ 1];
+	}
+
+	/* IPv4 destination -> host: one /32 per host */
+	char name[RTE_LPM_NAMESIZE];
+	snprintf(name, sizeof(name), "rl_lpm_%p", (void *)f); /* unique per process */
+	struct rte_lpm_config lc = {.max_rules = t->n_hosts + 16, .number_tbl8s = 256};
+	f->lpm = rte_lpm_create(name, SOCKET_ID_ANY, &lc);
+	if (f->lpm == NULL) {
+		snprintf(err, errlen, "rte_lpm_create: %s", rte_strerror(rte_errno));
+		goto fail;
+	}
+	for (uint32_t hi = 0; hi < t->n_hosts; hi++)
+		if (rte_lpm_add(f->lpm, t->hosts[hi].ipv4, 32, hi) < 0) {
+			snprintf(err, errlen, "rte_lpm_add: host %s", t->hosts[hi].name);
+			goto fail;
+		}
+
+	if (rl_route_compute(f->routes) < 0) {
+		snprintf(err, errlen, "route computation failed");
+		goto fail;
+	}
+	sync_groups(f, true);
+	for (uint32_t i = 0; i < t->n_events; i++)
+		dp_timer_add(e, t->events[i].at_ns, on_topo_event, f, i);
+	return f;
+fail:
+	dp_fabric_destroy(f);
+	return NULL;
+}
+
+void dp_fabric_destroy(struct dp_fabric *f)
+{
+	if (f == NULL)
+		return;
+	for (uint32_t i = 0; f->chans && i < f->n_chans; i++) {
+		struct dp_chan *c = &f->chans[i];
+		for (int p = 0; p < DP_NUM_PRIO; p++)
+			fifo_free(&c->q[p]);
+		fifo_free(&c->ctrl);
+		fifo_free(&c->wire);
+	}
+	for (uint32_t si = 0; f->sw && si < f->topo->n_switches; si++) {
+		struct dp_switch *s = &f->sw[si];
+		pfc_mmu_destroy(s->mmu);
+		for (uint32_t L = 0; s->group && L < f->topo->n_leaves; L++)
+			rl_resilient_free(&s->group[L].rs);
+		rl_flowlet_free(&s->flowlet);
+		free(s->out);
+		free(s->pfc_timer_at);
+		free(s->port_tx_pkts);
+		free(s->group);
+	}
+	if (f->lpm)
+		rte_lpm_free(f->lpm);
+	rl_route_free(f->routes);
+	free(f->chans);
+	free(f->sw);
+	free(f->host);
+	free(f);
+}

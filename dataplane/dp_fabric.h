@@ -1,0 +1,212 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * dp_fabric: a whole topology's switches and links, running on one engine.
+ *
+ * Every link has two channels (one per direction). A channel is the
+ * transmitter at its sending end (eight egress queues plus a control queue for
+ * PFC and ARP, strict priority for the control class, DWRR for the rest,
+ * 802.1Qbb pause state per priority), the wire (serialization at the link
+ * rate, then propagation delay, optional loss), and the delivery at the other
+ * end: a switch's ingress pipeline, or a host.
+ *
+ * A switch: parse (hashing/), PFC frames update the pause state of the channel
+ * the port sends on, ARP for its hosts' subnet is answered (proxy ARP, so
+ * hosts on one leaf reach each other through it), IPv4 is routed: TTL
+ * decrement with an incremental checksum update, priority from DSCP, route
+ * lookup (rte_lpm: destination -> host), next hop from the (switch, leaf)
+ * group with the switch's load-balancing mode, admission through its MMU
+ * (pfc/: may drop, may send XOFF/XON upstream, may mark ECN), MAC rewrite,
+ * egress queue.
+ *
+ * Hosts sit at the edges: the data plane gives the fabric packets a host sent
+ * (dp_fabric_host_send) and receives what reaches a host through a callback.
+ * A host's own transmitter is its NIC: same queues and pause state, no MMU,
+ * a byte limit per queue.
+ *
+ * Packets are rte_mbufs from a pool whose private area holds
+ * struct dp_mbuf_priv; no packet is copied inside the fabric.
+ */
+#ifndef DP_FABRIC_H
+#define DP_FABRIC_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <rte_mbuf.h>
+
+#include "dp_engine.h"
+#include "pfc_mmu.h"
+#include "pfc_pause.h"
+#include "rl_nexthop.h"
+#include "routes.h"
+#include "topology.h"
+
+#define DP_NUM_PRIO 8
+
+/* Per-packet state carried in the mbuf's private area. */
+struct dp_mbuf_priv {
+	uint64_t arrive_ns; /* on the wire: when its last bit reaches the far end */
+	uint32_t len;       /* bytes the MMU charged */
+	uint16_t in_port;   /* switch ingress port (MMU PG) */
+	uint16_t out_port;
+	uint8_t prio;
+	uint8_t admitted;   /* 1 when a switch MMU holds its bytes */
+	uint8_t ect;
+};
+
+static inline struct dp_mbuf_priv *dp_priv(struct rte_mbuf *m)
+{
+	return (struct dp_mbuf_priv *)rte_mbuf_to_priv(m);
+}
+
+/* A growable FIFO of mbufs. */
+struct dp_fifo {
+	struct rte_mbuf **slot;
+	uint32_t head, n, cap; /* cap: a power of two */
+	uint64_t bytes;
+};
+
+/* Why a packet was dropped; counted per switch (and per channel for link drops). */
+enum dp_drop {
+	DP_DROP_PARSE,     /* malformed frame (rl_parse error) */
+	DP_DROP_NOT_IP,    /* neither IPv4, ARP nor PFC */
+	DP_DROP_IPV6,      /* IPv6 is parsed but not routed yet */
+	DP_DROP_TTL,       /* TTL 0 or 1 */
+	DP_DROP_NO_ROUTE,  /* destination not in the fabric or unreachable */
+	DP_DROP_MMU,       /* refused by the buffer (reason in the MMU's counters) */
+	DP_DROP_LINK_DOWN, /* sent to or arriving over a link that is down */
+	DP_DROP_LOSS,      /* the link's configured random loss */
+	DP_DROP_QUEUE,     /* host NIC queue full */
+	DP_DROP_NO_MBUF,   /* could not allocate a reply / PFC frame */
+	DP_DROP_SEGMENTED, /* multi-segment mbuf that could not be linearized */
+	DP_DROP_PFC_BAD,   /* malformed MAC control frame */
+	DP_DROP_COUNT,
+};
+
+const char *dp_drop_name(enum dp_drop d);
+
+struct dp_fabric;
+
+struct dp_chan {
+	struct dp_fabric *fab;
+	uint32_t link;
+	uint8_t dir;                 /* 0: end[0] -> end[1] */
+	struct rl_node_ref from, to;
+	uint16_t from_port, to_port; /* switch ports (0 for a host end) */
+	uint8_t dst_mac[6];          /* rewrite: the receiving port's or host's MAC */
+	uint8_t src_mac[6];
+	uint64_t rate_bps, delay_ns;
+	double loss;
+	bool up;
+
+	struct dp_fifo q[DP_NUM_PRIO];
+	struct dp_fifo ctrl;         /* PFC and ARP: sent first, never paused */
+	struct dp_fifo wire;         /* serialized, propagating */
+	uint64_t q_limit_bytes;      /* host NIC only (switch queues are the MMU's) */
+	uint32_t quantum[DP_NUM_PRIO];
+	int64_t deficit[DP_NUM_PRIO];
+	uint8_t rr;
+	struct pfc_pause pause;
+
+	bool tx_busy;
+	uint64_t free_at_ns;
+	uint64_t kick_at_ns;         /* pending wake-up for a pause expiry; 0: none */
+	uint64_t rng;                /* loss */
+
+	/* counters */
+	uint64_t tx_pkts, tx_bytes, busy_ns;
+	uint64_t q_tx_pkts[DP_NUM_PRIO], q_tx_bytes[DP_NUM_PRIO];
+	uint64_t ctrl_tx, pfc_tx;
+	uint64_t drops[DP_DROP_COUNT];
+	uint64_t q_peak_bytes[DP_NUM_PRIO];
+
+	/* capture: called for every frame as its transmission starts */
+	void (*capture)(void *ctx, struct dp_chan *c, struct rte_mbuf *m, uint64_t now_ns);
+	void *capture_ctx;
+};
+
+struct dp_group {
+	uint16_t n;                          /* members ever seen; index into port[] */
+	uint16_t port[RL_NH_MAX_MEMBERS];
+	uint64_t up_mask;                    /* members in the group now */
+	struct rl_resilient rs;              /* RL_LB_RESILIENT only */
+};
+
+struct dp_switch {
+	uint32_t idx;
+	const struct rl_switch *cfg;
+	struct pfc_mmu *mmu;
+	struct dp_chan **out;        /* [port] the channel this port sends on */
+	uint64_t *pfc_timer_at;      /* [port] pending PFC refresh timer; 0: none */
+	struct dp_group *group;      /* [leaf index] */
+	struct rl_flowlet flowlet;   /* RL_LB_FLOWLET only */
+	bool up;
+
+	uint64_t rx_pkts, rx_bytes, fwd_pkts;
+	uint64_t arp_replies, pfc_rx, ecn_marked;
+	uint64_t drops[DP_DROP_COUNT];
+	uint64_t parse_err[18];      /* by -rl_parse status */
+	uint64_t *port_tx_pkts;      /* [port] forwarded out of it (flows per port) */
+};
+
+struct dp_host {
+	uint32_t idx;
+	const struct rl_host *cfg;
+	struct dp_chan *tx, *rx;     /* host -> leaf, leaf -> host */
+	uint64_t tx_pkts, tx_bytes, rx_pkts, rx_bytes;
+	int port_id;                 /* DPDK port, -1 when none */
+};
+
+/* What reaches a host; the callee owns m. */
+typedef void (*dp_host_rx_fn)(void *ctx, struct dp_host *h, struct rte_mbuf *m, uint64_t now_ns);
+
+struct dp_fabric_opts {
+	dp_host_rx_fn host_rx;
+	void *host_rx_ctx;
+	uint64_t host_queue_bytes;   /* per priority of a host NIC; 0 = 512 KiB */
+	uint64_t seed;               /* link loss and flowlet choices */
+};
+
+struct dp_fabric {
+	const struct rl_topo *topo;
+	struct dp_engine *eng;
+	struct rte_mempool *mp;
+	struct rl_routes *routes;
+	struct rte_lpm *lpm;         /* IPv4 destination -> host index */
+	struct dp_fabric_opts opt;
+	uint32_t n_chans;
+	struct dp_chan *chans;       /* [2 * n_links], link l: 2l (end0->end1), 2l+1 */
+	struct dp_switch *sw;
+	struct dp_host *host;
+	uint64_t route_changes;
+	uint64_t events_applied;
+};
+
+/*
+ * Build the runtime fabric for t (which must outlive it) on engine e, taking
+ * mbufs for replies and PFC frames from mp (its private area must hold
+ * struct dp_mbuf_priv). Scheduled events of the topology are armed on e.
+ * Returns NULL with a message in err on failure.
+ */
+struct dp_fabric *dp_fabric_create(const struct rl_topo *t, struct dp_engine *e,
+				   struct rte_mempool *mp, const struct dp_fabric_opts *opt,
+				   char *err, size_t errlen);
+void dp_fabric_destroy(struct dp_fabric *f);
+
+/* A frame host h sent at now_ns: into its NIC's queue (the fabric owns m). */
+void dp_fabric_host_send(struct dp_fabric *f, uint32_t host, struct rte_mbuf *m, uint64_t now_ns);
+
+/* Take a link or a switch down or up at now_ns; routes and groups follow. Returns 0, -1 bad index. */
+int dp_fabric_set_link(struct dp_fabric *f, uint32_t link, bool up, uint64_t now_ns);
+int dp_fabric_set_switch(struct dp_fabric *f, uint32_t sw, bool up, uint64_t now_ns);
+
+/* The channel of link l in the direction leaving node `from` (NULL if not an end). */
+struct dp_chan *dp_fabric_chan_from(struct dp_fabric *f, uint32_t link, struct rl_node_ref from);
+
+/* Bytes queued now in a channel's data queues (all priorities). */
+uint64_t dp_chan_queued_bytes(const struct dp_chan *c);
+
+/* Sum of a switch's drops of every reason (its MMU's drops are in DP_DROP_MMU). */
+uint64_t dp_switch_drops(const struct dp_switch *s);
+
+#endif /* DP_FABRIC_H */

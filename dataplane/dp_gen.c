@@ -1,0 +1,199 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#include "dp_gen.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dp_units.h"
+#include "rl_icrc.h"
+#include "rl_parse.h"
+
+static int kv(struct dp_gen *g, const char *k, const char *v, char *err, size_t errlen)
+{
+	uint64_t n;
+
+	if (strcmp(k, "proto") == 0) {
+		if (strcmp(v, "udp") && strcmp(v, "roce"))
+			goto bad;
+		g->roce = strcmp(v, "roce") == 0;
+		return 0;
+	}
+	if (strcmp(k, "sport") == 0 && strcmp(v, "vary") == 0) {
+		g->sport_vary = true;
+		return 0;
+	}
+	if (strcmp(k, "rate") == 0) {
+		if (dp_parse_rate(v, &g->rate_bps) < 0 || g->rate_bps == 0)
+			goto bad;
+		return 0;
+	}
+	if (strcmp(k, "start") == 0) {
+		if (dp_parse_time(v, &g->start_ns) < 0)
+			goto bad;
+		return 0;
+	}
+	if (dp_parse_u64(v, &n) < 0)
+		goto bad;
+	if (strcmp(k, "flows") == 0 && n >= 1 && n <= 1u << 20)
+		g->flows = (uint32_t)n;
+	else if (strcmp(k, "sport") == 0 && n <= 65535)
+		g->sport = (uint16_t)n;
+	else if (strcmp(k, "size") == 0 && n >= 64 && n <= 9216)
+		g->size = (uint32_t)n;
+	else if (strcmp(k, "count") == 0)
+		g->count = n;
+	else if (strcmp(k, "dscp") == 0 && n < 64)
+		g->dscp = (uint8_t)n;
+	else
+		goto bad;
+	return 0;
+bad:
+	snprintf(err, errlen, "generator: bad %s=%s", k, v);
+	return -1;
+}
+
+int dp_gen_parse(struct dp_gen *g, const struct rl_topo *t, const char *spec, char *err,
+		 size_t errlen)
+{
+	char buf[512], *opts, *gt;
+
+	memset(g, 0, sizeof(*g));
+	g->flows = 1;
+	g->size = 1000;
+	g->rate_bps = 1000000000ull;
+	g->count = 1000;
+	snprintf(buf, sizeof(buf), "%s", spec);
+	opts = strchr(buf, ':');
+	if (opts)
+		*opts++ = '\0';
+	gt = strchr(buf, '>');
+	if (gt == NULL) {
+		snprintf(err, errlen, "generator '%s': want SRC>DST[:key=value,...]", spec);
+		return -1;
+	}
+	*gt = '\0';
+	int s = rl_topo_host_by_name(t, buf), d = rl_topo_host_by_name(t, gt + 1);
+	if (s < 0 || d < 0 || s == d) {
+		snprintf(err, errlen, "generator '%s': %s", spec,
+			 s < 0 ? "unknown source host" : d < 0 ? "unknown destination host"
+							 : "source and destination are the same host");
+		return -1;
+	}
+	g->src = (uint32_t)s;
+	g->dst = (uint32_t)d;
+	bool sport_set = false;
+	for (char *tok = opts ? strtok(opts, ",") : NULL; tok; tok = strtok(NULL, ",")) {
+		char *eq = strchr(tok, '=');
+		if (eq == NULL) {
+			snprintf(err, errlen, "generator: '%s' is not key=value", tok);
+			return -1;
+		}
+		*eq = '\0';
+		if (kv(g, tok, eq + 1, err, errlen) < 0)
+			return -1;
+		sport_set |= strcmp(tok, "sport") == 0;
+	}
+	if (!sport_set)
+		g->sport = g->roce ? 0xc000 : 10000;
+	if (g->size < (g->roce ? 14u + 20 + 8 + 12 + 4 : 14u + 20 + 8)) {
+		snprintf(err, errlen, "generator: size %u too small for its headers", g->size);
+		return -1;
+	}
+	return 0;
+}
+
+static void put16(uint8_t *p, uint16_t v)
+{
+	p[0] = (uint8_t)(v >> 8);
+	p[1] = (uint8_t)v;
+}
+
+static void put32(uint8_t *p, uint32_t v)
+{
+	put16(p, (uint16_t)(v >> 16));
+	put16(p + 2, (uint16_t)v);
+}
+
+/* Write one frame of flow `flow` into d (g->size bytes). */
+static void build(struct dp_gen *g, uint8_t *d, uint32_t flow)
+{
+	const struct rl_topo *t = g->fab->topo;
+	const struct rl_host *s = &t->hosts[g->src], *dh = &t->hosts[g->dst];
+	uint16_t ip_len = (uint16_t)(g->size - 14);
+
+	memset(d, 0, g->size);
+	memcpy(d, s->gw_mac, 6);
+	memcpy(d + 6, s->mac, 6);
+	put16(d + 12, RL_ETHERTYPE_IPV4);
+	uint8_t *ip = d + 14;
+	ip[0] = 0x45;
+	ip[1] = (uint8_t)(g->dscp << 2);
+	put16(ip + 2, ip_len);
+	ip[6] = 0x40; /* DF, as rxe sends */
+	ip[8] = 64;
+	ip[9] = RL_IPPROTO_UDP;
+	put32(ip + 12, s->ipv4);
+	put32(ip + 16, dh->ipv4);
+	uint32_t sum = 0;
+	for (int i = 0; i < 20; i += 2)
+		sum += (uint32_t)(ip[i] << 8 | ip[i + 1]);
+	sum = (sum & 0xffff) + (sum >> 16);
+	sum = (sum & 0xffff) + (sum >> 16);
+	put16(ip + 10, (uint16_t)~sum);
+	uint8_t *udp = ip + 20;
+	uint16_t sport = g->roce ? (g->sport_vary ? (uint16_t)(0xc000 | (flow & 0x3fff)) : g->sport)
+				 : (uint16_t)(g->sport + flow);
+	put16(udp, sport);
+	put16(udp + 2, g->roce ? RL_ROCEV2_PORT : 9);
+	put16(udp + 4, (uint16_t)(ip_len - 20));
+	if (!g->roce)
+		return;
+	uint8_t *bth = udp + 8;
+	bth[0] = RL_OP_WRITE_MIDDLE;
+	put16(bth + 2, 0xffff);
+	put32(bth + 4, 0x100 + flow);
+	put32(bth + 8, g->psn++ & 0xffffff);
+	struct rl_pkt p;
+	if (rl_parse(d, g->size, &p) == RL_PARSE_OK)
+		rl_icrc_store(d, &p);
+}
+
+static void on_send(void *obj, uint64_t arg, uint64_t now)
+{
+	struct dp_gen *g = obj;
+	struct rte_mbuf *m = rte_pktmbuf_alloc(g->fab->mp);
+
+	(void)arg;
+	if (m == NULL) {
+		g->failed++;
+	} else {
+		uint8_t *d = (uint8_t *)rte_pktmbuf_append(m, (uint16_t)g->size);
+		if (d == NULL) {
+			rte_pktmbuf_free(m);
+			g->failed++;
+		} else {
+			build(g, d, g->next_flow);
+			g->next_flow = (g->next_flow + 1) % g->flows;
+			dp_fabric_host_send(g->fab, g->src, m, now);
+		}
+	}
+	g->sent++;
+	if (g->sent < g->count)
+		dp_timer_add(g->fab->eng, g->start_ns + dp_ser_ns(g->size, g->rate_bps) * g->sent,
+			     on_send, g, 0);
+}
+
+int dp_gen_start(struct dp_gen *g, struct dp_fabric *f)
+{
+	g->fab = f;
+	if (g->count == 0)
+		return 0;
+	return dp_timer_add(f->eng, g->start_ns, on_send, g, 0);
+}
+
+uint64_t dp_gen_end_ns(const struct dp_gen *g)
+{
+	return g->start_ns + dp_ser_ns(g->size, g->rate_bps) * g->count;
+}

@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * dp_gen: an in-process packet source, so a topology can be driven without
+ * real hosts (the virtual clock's traffic, and benchmarks).
+ *
+ * A spec: SRC>DST[:key=value,...] with host names, e.g.
+ *   h0>h5:proto=roce,flows=16,sport=0xc0a5,size=1078,rate=10G,count=10000
+ * keys (defaults in brackets):
+ *   proto  udp | roce [udp]: roce sends RDMA WRITE_MIDDLE packets (BTH, ICRC)
+ *   flows  number of flows, packets go round-robin over them [1]; a UDP flow
+ *          differs by source port, a RoCE flow by destination QP (0x100 + i)
+ *   sport  UDP source port [udp: 10000 + flow; roce: 0xc000]; with
+ *          sport=vary a RoCE flow also takes source port 0xc000 + flow
+ *   size   frame bytes, 64..9216 [1000]
+ *   rate   bit/s with k/M/G suffix [1G]
+ *   count  packets in all [1000]
+ *   start  first packet time with ns/us/ms/s suffix [0]
+ *   dscp   DSCP of the packets [0]
+ */
+#ifndef DP_GEN_H
+#define DP_GEN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "dp_fabric.h"
+
+struct dp_gen {
+	struct dp_fabric *fab;
+	uint32_t src, dst;       /* host indices */
+	bool roce;
+	uint32_t flows;
+	uint16_t sport;
+	bool sport_vary;
+	uint32_t size;
+	uint64_t rate_bps;
+	uint64_t count;
+	uint64_t start_ns;
+	uint8_t dscp;
+
+	uint64_t sent, failed;   /* failed: no mbuf */
+	uint32_t next_flow;
+	uint32_t psn;
+};
+
+/*
+ * Parse spec against topology t into g. Returns 0, or -1 with a message
+ * naming the bad part.
+ */
+int dp_gen_parse(struct dp_gen *g, const struct rl_topo *t, const char *spec, char *err,
+		 size_t errlen);
+
+/* Arm the generator's first packet on the fabric's engine. Returns 0, -1 out of memory. */
+int dp_gen_start(struct dp_gen *g, struct dp_fabric *f);
+
+/* Time the last packet leaves the generator (start + count / rate). */
+uint64_t dp_gen_end_ns(const struct dp_gen *g);
+
+#endif /* DP_GEN_H */

@@ -1,0 +1,193 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#include "dp_port.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_errno.h>
+#include <rte_malloc.h>
+
+/* The vdev name rocelab gives host h's port (also its ethdev name). */
+static void vdev_name(const struct rl_topo *t, uint32_t h, enum dp_veth_driver drv, char *buf,
+		      size_t len)
+{
+	if (t->hosts[h].attach == RL_ATTACH_VHOST)
+		snprintf(buf, len, "net_vhost%u", h);
+	else
+		snprintf(buf, len, "%s%u", drv == DP_VETH_AF_XDP ? "net_af_xdp" : "net_af_packet", h);
+}
+
+static int push(char **argv, int *argc, int cap, char *s)
+{
+	if (s == NULL || *argc >= cap) {
+		free(s);
+		return -1;
+	}
+	argv[(*argc)++] = s;
+	return 0;
+}
+
+int dp_port_eal_args(const struct rl_topo *t, enum dp_veth_driver drv, char **argv, int *argc,
+		     int argv_cap, char *err, size_t errlen)
+{
+	bool any_pci = false;
+
+	for (uint32_t h = 0; h < t->n_hosts; h++) {
+		const struct rl_host *hc = &t->hosts[h];
+		char name[64], arg[512];
+
+		vdev_name(t, h, drv, name, sizeof(name));
+		switch (hc->attach) {
+		case RL_ATTACH_VETH:
+			if (drv == DP_VETH_AF_XDP)
+				snprintf(arg, sizeof(arg), "--vdev=%s,iface=%s,start_queue=0,queue_count=1",
+					 name, hc->ifname);
+			else
+				snprintf(arg, sizeof(arg), "--vdev=%s,iface=%s,framecnt=4096,qpairs=1", name,
+					 hc->ifname);
+			break;
+		case RL_ATTACH_VHOST:
+			snprintf(arg, sizeof(arg), "--vdev=%s,iface=%s,queues=1,client=0", name,
+				 hc->socket);
+			break;
+		case RL_ATTACH_PCI:
+			snprintf(arg, sizeof(arg), "-a%s", hc->pci);
+			any_pci = true;
+			break;
+		default:
+			continue; /* emulated: no port */
+		}
+		if (push(argv, argc, argv_cap, strdup(arg)) < 0) {
+			snprintf(err, errlen, "too many EAL arguments at host %s", hc->name);
+			return -1;
+		}
+	}
+	if (!any_pci && push(argv, argc, argv_cap, strdup("--no-pci")) < 0) {
+		snprintf(err, errlen, "too many EAL arguments");
+		return -1;
+	}
+	return 0;
+}
+
+static int start_port(uint16_t pid, struct rte_mempool *mp, char *err, size_t errlen)
+{
+	struct rte_eth_conf conf;
+	struct rte_eth_dev_info info;
+	int rc;
+
+	memset(&conf, 0, sizeof(conf));
+	if ((rc = rte_eth_dev_info_get(pid, &info)) != 0 ||
+	    (rc = rte_eth_dev_configure(pid, 1, 1, &conf)) != 0 ||
+	    (rc = rte_eth_rx_queue_setup(pid, 0, 1024, rte_eth_dev_socket_id(pid), NULL, mp)) != 0 ||
+	    (rc = rte_eth_tx_queue_setup(pid, 0, 1024, rte_eth_dev_socket_id(pid), NULL)) != 0 ||
+	    (rc = rte_eth_dev_start(pid)) != 0) {
+		snprintf(err, errlen, "%s", rte_strerror(-rc));
+		return -1;
+	}
+	rte_eth_promiscuous_enable(pid); /* some PMDs do not support it; harmless */
+	return 0;
+}
+
+int dp_port_setup(struct dp_ports *ps, struct dp_fabric *f, struct rte_mempool *mp,
+		  enum dp_veth_driver drv, char *err, size_t errlen)
+{
+	const struct rl_topo *t = f->topo;
+
+	memset(ps, 0, sizeof(*ps));
+	ps->host = calloc(t->n_hosts + 1, sizeof(*ps->host));
+	ps->port_id = calloc(t->n_hosts + 1, sizeof(*ps->port_id));
+	ps->txb = calloc(t->n_hosts + 1, sizeof(*ps->txb));
+	ps->tx_dropped = calloc(t->n_hosts + 1, sizeof(*ps->tx_dropped));
+	ps->by_host = malloc((t->n_hosts + 1) * sizeof(*ps->by_host));
+	if (!ps->host || !ps->port_id || !ps->txb || !ps->tx_dropped || !ps->by_host) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	for (uint32_t h = 0; h < t->n_hosts; h++) {
+		const struct rl_host *hc = &t->hosts[h];
+		char name[64], why[200];
+		uint16_t pid;
+
+		ps->by_host[h] = -1;
+		if (hc->attach == RL_ATTACH_EMULATED)
+			continue;
+		if (hc->attach == RL_ATTACH_PCI)
+			snprintf(name, sizeof(name), "%s", hc->pci);
+		else
+			vdev_name(t, h, drv, name, sizeof(name));
+		if (rte_eth_dev_get_port_by_name(name, &pid) != 0) {
+			snprintf(err, errlen, "host %s: no DPDK port %s (is interface %s there?)", hc->name,
+				 name, hc->attach == RL_ATTACH_VETH ? hc->ifname : hc->socket);
+			return -1;
+		}
+		if (start_port(pid, mp, why, sizeof(why)) < 0) {
+			snprintf(err, errlen, "host %s: port %s: %s", hc->name, name, why);
+			return -1;
+		}
+		uint32_t i = ps->n++;
+		ps->host[i] = h;
+		ps->port_id[i] = pid;
+		ps->by_host[h] = (int32_t)i;
+		ps->txb[i] = rte_zmalloc_socket("rl_txb", RTE_ETH_TX_BUFFER_SIZE(DP_PORT_BURST), 0,
+						rte_eth_dev_socket_id(pid));
+		if (ps->txb[i] == NULL) {
+			snprintf(err, errlen, "out of memory");
+			return -1;
+		}
+		rte_eth_tx_buffer_init(ps->txb[i], DP_PORT_BURST);
+		rte_eth_tx_buffer_set_err_callback(ps->txb[i], rte_eth_tx_buffer_count_callback,
+						   &ps->tx_dropped[i]);
+		f->host[h].port_id = pid;
+	}
+	return 0;
+}
+
+uint32_t dp_port_poll(struct dp_ports *ps, struct dp_fabric *f, uint64_t now_ns)
+{
+	struct rte_mbuf *pkts[DP_PORT_BURST];
+	uint32_t total = 0;
+
+	for (uint32_t i = 0; i < ps->n; i++) {
+		uint16_t n = rte_eth_rx_burst(ps->port_id[i], 0, pkts, DP_PORT_BURST);
+		for (uint16_t k = 0; k < n; k++)
+			dp_fabric_host_send(f, ps->host[i], pkts[k], now_ns);
+		total += n;
+	}
+	return total;
+}
+
+void dp_port_host_rx(void *ctx, struct dp_host *h, struct rte_mbuf *m, uint64_t now_ns)
+{
+	struct dp_ports *ps = ctx;
+	int32_t i = ps->by_host[h->idx];
+
+	(void)now_ns;
+	if (i < 0) { /* an emulated host with nothing attached yet */
+		rte_pktmbuf_free(m);
+		return;
+	}
+	rte_eth_tx_buffer(ps->port_id[i], 0, ps->txb[i], m);
+}
+
+void dp_port_flush(struct dp_ports *ps)
+{
+	for (uint32_t i = 0; i < ps->n; i++)
+		rte_eth_tx_buffer_flush(ps->port_id[i], 0, ps->txb[i]);
+}
+
+void dp_port_close(struct dp_ports *ps)
+{
+	for (uint32_t i = 0; i < ps->n; i++) {
+		rte_eth_tx_buffer_flush(ps->port_id[i], 0, ps->txb[i]);
+		rte_eth_dev_stop(ps->port_id[i]);
+		rte_eth_dev_close(ps->port_id[i]);
+		rte_free(ps->txb[i]);
+	}
+	free(ps->host);
+	free(ps->port_id);
+	free(ps->txb);
+	free(ps->tx_dropped);
+	free(ps->by_host);
+	memset(ps, 0, sizeof(*ps));
+}

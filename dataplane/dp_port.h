@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * dp_port: DPDK ports for the hosts that attach for real.
+ *
+ *   veth   net_af_xdp on the root-side veth end (fallback net_af_packet with
+ *          framecnt=4096: the default 512 drops silently and uncounted)
+ *   vhost  net_vhost on a vhost-user socket (qemu connects as the client)
+ *   pci    the NIC's own PMD, by PCI address
+ *
+ * dp_port_eal_args() adds the --vdev/-a arguments EAL needs before
+ * rte_eal_init(); dp_port_setup() then configures and starts one port per
+ * host after it. Emulated hosts have no port.
+ */
+#ifndef DP_PORT_H
+#define DP_PORT_H
+
+#include <stdint.h>
+
+#include <rte_ethdev.h>
+
+#include "dp_fabric.h"
+
+enum dp_veth_driver { DP_VETH_AF_PACKET, DP_VETH_AF_XDP };
+
+#define DP_PORT_BURST 32
+
+struct dp_ports {
+	uint32_t n;
+	uint32_t *host;                      /* [n] host index */
+	uint16_t *port_id;                   /* [n] */
+	struct rte_eth_dev_tx_buffer **txb;  /* [n] */
+	uint64_t *tx_dropped;                /* [n] frames the port refused */
+	int32_t *by_host;                    /* [n_hosts] index into the arrays, -1 */
+};
+
+/*
+ * Append to argv (capacity argv_cap, count *argc) the EAL arguments that
+ * create the ports of t's hosts. Strings are allocated (freed at exit).
+ * Returns 0, or -1 with a message when argv is full or a host cannot attach.
+ */
+int dp_port_eal_args(const struct rl_topo *t, enum dp_veth_driver drv, char **argv, int *argc,
+		     int argv_cap, char *err, size_t errlen);
+
+/*
+ * After rte_eal_init(): find, configure and start each host's port with
+ * mbufs from mp, and record port ids in f->host[].port_id. Returns 0, or -1
+ * with a message naming the host.
+ */
+int dp_port_setup(struct dp_ports *ps, struct dp_fabric *f, struct rte_mempool *mp,
+		  enum dp_veth_driver drv, char *err, size_t errlen);
+
+/* Receive a burst from every port into the fabric at now_ns. Returns frames received. */
+uint32_t dp_port_poll(struct dp_ports *ps, struct dp_fabric *f, uint64_t now_ns);
+
+/* Host-rx callback for dp_fabric_opts: queue m for the host's port (ctx: struct dp_ports *). */
+void dp_port_host_rx(void *ctx, struct dp_host *h, struct rte_mbuf *m, uint64_t now_ns);
+
+/* Send what dp_port_host_rx() buffered. */
+void dp_port_flush(struct dp_ports *ps);
+
+/* Stop and close the ports, free the arrays. */
+void dp_port_close(struct dp_ports *ps);
+
+#endif /* DP_PORT_H */

@@ -1,0 +1,107 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#include "dp_stats.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+static uint64_t chan_drops(const struct dp_chan *c)
+{
+	uint64_t n = 0;
+
+	for (int d = 0; d < DP_DROP_COUNT; d++)
+		n += c->drops[d];
+	return n;
+}
+
+void dp_stats_print(const struct dp_fabric *f, uint64_t elapsed_ns, FILE *out)
+{
+	const struct rl_topo *t = f->topo;
+
+	fprintf(out, "%-24s %-10s %12s %14s %6s %8s %8s %10s\n", "link (from>to)", "state", "packets",
+		"bytes", "util%", "pfc_tx", "drops", "peak_q_B");
+	for (uint32_t i = 0; i < f->n_chans; i++) {
+		const struct dp_chan *c = &f->chans[i];
+		char name[80];
+		uint64_t peak = 0;
+
+		for (int p = 0; p < DP_NUM_PRIO; p++)
+			if (c->q_peak_bytes[p] > peak)
+				peak = c->q_peak_bytes[p];
+		snprintf(name, sizeof(name), "%s>%s", rl_topo_node_name(t, c->from),
+			 rl_topo_node_name(t, c->to));
+		fprintf(out, "%-24s %-10s %12" PRIu64 " %14" PRIu64 " %6.1f %8" PRIu64 " %8" PRIu64
+			     " %10" PRIu64 "\n",
+			name, c->up ? "up" : "DOWN", c->tx_pkts, c->tx_bytes,
+			elapsed_ns ? 100.0 * (double)c->busy_ns / (double)elapsed_ns : 0.0, c->pfc_tx,
+			chan_drops(c), peak);
+	}
+	fprintf(out, "\n%-10s %-5s %12s %12s %8s %8s %8s %8s  %s\n", "switch", "role", "rx", "forwarded",
+		"arp", "pfc_rx", "ecn", "drops", "drops by reason");
+	for (uint32_t s = 0; s < t->n_switches; s++) {
+		const struct dp_switch *sw = &f->sw[s];
+		char why[256] = "";
+		size_t o = 0;
+		for (int d = 0; d < DP_DROP_COUNT && o < sizeof(why); d++)
+			if (sw->drops[d])
+				o += (size_t)snprintf(why + o, sizeof(why) - o, "%s=%" PRIu64 " ",
+						      dp_drop_name((enum dp_drop)d), sw->drops[d]);
+		fprintf(out, "%-10s %-5s %12" PRIu64 " %12" PRIu64 " %8" PRIu64 " %8" PRIu64 " %8" PRIu64
+			     " %8" PRIu64 "  %s\n",
+			sw->cfg->name, rl_role_name(sw->cfg->role), sw->rx_pkts, sw->fwd_pkts,
+			sw->arp_replies, sw->pfc_rx, sw->ecn_marked, dp_switch_drops(sw), why);
+	}
+	fprintf(out, "\n%-10s %12s %14s %12s %14s\n", "host", "sent", "sent_bytes", "received",
+		"recv_bytes");
+	for (uint32_t h = 0; h < t->n_hosts; h++) {
+		const struct dp_host *ho = &f->host[h];
+		fprintf(out, "%-10s %12" PRIu64 " %14" PRIu64 " %12" PRIu64 " %14" PRIu64 "\n",
+			ho->cfg->name, ho->tx_pkts, ho->tx_bytes, ho->rx_pkts, ho->rx_bytes);
+	}
+}
+
+int dp_csv_open(struct dp_csv *c, const struct dp_fabric *f, const char *path,
+		uint64_t interval_ns)
+{
+	memset(c, 0, sizeof(*c));
+	c->fp = fopen(path, "w");
+	if (c->fp == NULL)
+		return -1;
+	c->interval_ns = interval_ns;
+	c->last_busy = calloc(f->n_chans + 1, sizeof(*c->last_busy));
+	if (c->last_busy == NULL) {
+		fclose(c->fp);
+		c->fp = NULL;
+		return -1;
+	}
+	fprintf(c->fp, "time_ns,link,from,to,up,util,queue_bytes,paused_mask,tx_pkts,tx_bytes,"
+		       "pfc_tx,drops\n");
+	return 0;
+}
+
+void dp_csv_sample(struct dp_csv *c, const struct dp_fabric *f, uint64_t now_ns)
+{
+	const struct rl_topo *t = f->topo;
+	uint64_t span = now_ns > c->last_ns ? now_ns - c->last_ns : 1;
+
+	for (uint32_t i = 0; i < f->n_chans; i++) {
+		const struct dp_chan *ch = &f->chans[i];
+		double util = (double)(ch->busy_ns - c->last_busy[i]) / (double)span;
+		c->last_busy[i] = ch->busy_ns;
+		fprintf(c->fp, "%" PRIu64 ",%s,%s,%s,%d,%.4f,%" PRIu64 ",0x%02x,%" PRIu64 ",%" PRIu64
+			       ",%" PRIu64 ",%" PRIu64 "\n",
+			now_ns, t->links[ch->link].name, rl_topo_node_name(t, ch->from),
+			rl_topo_node_name(t, ch->to), ch->up, util > 1.0 ? 1.0 : util,
+			dp_chan_queued_bytes(ch), pfc_pause_mask(&ch->pause, now_ns), ch->tx_pkts,
+			ch->tx_bytes, ch->pfc_tx, chan_drops(ch));
+	}
+	c->last_ns = now_ns;
+}
+
+void dp_csv_close(struct dp_csv *c)
+{
+	if (c->fp)
+		fclose(c->fp);
+	free(c->last_busy);
+	memset(c, 0, sizeof(*c));
+}

@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * dp_stats: what a user reads of a running or finished fabric: the per-link
+ * table, switch counters and drops, and a periodic CSV time series.
+ */
+#ifndef DP_STATS_H
+#define DP_STATS_H
+
+#include <stdio.h>
+
+#include "dp_fabric.h"
+
+/* Print the per-link and per-switch tables (utilisation over elapsed_ns). */
+void dp_stats_print(const struct dp_fabric *f, uint64_t elapsed_ns, FILE *out);
+
+/* CSV time series: one row per channel per sample. */
+struct dp_csv {
+	FILE *fp;
+	uint64_t interval_ns;
+	uint64_t *last_busy;  /* [n_chans] busy_ns at the previous sample */
+	uint64_t last_ns;
+};
+
+/*
+ * Open path and write the header. Returns 0, or -1 with errno set. Samples
+ * are taken by dp_csv_sample() (the data plane arms a timer every interval).
+ */
+int dp_csv_open(struct dp_csv *c, const struct dp_fabric *f, const char *path,
+		uint64_t interval_ns);
+/* Write one row per channel for the interval ending at now_ns. */
+void dp_csv_sample(struct dp_csv *c, const struct dp_fabric *f, uint64_t now_ns);
+void dp_csv_close(struct dp_csv *c);
+
+#endif /* DP_STATS_H */

@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* dp_units: numbers with units on the command line, and wire time of a frame. */
+#ifndef DP_UNITS_H
+#define DP_UNITS_H
+
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "pfc_mmu.h"
+#include "topology.h"
+
+/* "10G", "25Gbps", "100M": bit/s, as the topology format reads rates. Returns 0 or -1. */
+static inline int dp_parse_rate(const char *s, uint64_t *bps)
+{
+	return rl_topo_parse_rate(s, bps);
+}
+
+/* "2ms", "500us", "1s": nanoseconds, as the topology format reads durations. Returns 0 or -1. */
+static inline int dp_parse_time(const char *s, uint64_t *ns)
+{
+	return rl_topo_parse_duration(s, ns);
+}
+
+/* A whole number, decimal or 0x hex, nothing after it. Returns 0 or -1. */
+static inline int dp_parse_u64(const char *s, uint64_t *v)
+{
+	char *end;
+
+	errno = 0;
+	if (s[0] == '-' || s[0] == '\0')
+		return -1;
+	*v = strtoull(s, &end, 0);
+	return errno || *end != '\0' ? -1 : 0;
+}
+
+/* Nanoseconds a frame of len bytes (no FCS) holds a link of rate_bps, with FCS, preamble and gap. */
+static inline uint64_t dp_ser_ns(uint32_t len, uint64_t rate_bps)
+{
+	uint64_t bits = (uint64_t)(len + PFC_WIRE_OVERHEAD) * 8;
+
+	return (bits * 1000000000ull + rate_bps - 1) / rate_bps;
+}
+
+#endif /* DP_UNITS_H */

@@ -1,0 +1,484 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * rocelab-dp: a whole Clos fabric (switches, links, buffers, PFC, ECMP) in
+ * one DPDK process, with real hosts on DPDK ports and in-process packet
+ * sources, on a live or a virtual clock.
+ */
+#include <getopt.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <rte_cycles.h>
+#include <rte_eal.h>
+#include <rte_errno.h>
+#include <rte_lcore.h>
+#include <rte_mbuf.h>
+
+#include "dp_capture.h"
+#include "dp_ctl.h"
+#include "dp_engine.h"
+#include "dp_fabric.h"
+#include "dp_gen.h"
+#include "dp_port.h"
+#include "dp_stats.h"
+#include "dp_units.h"
+#include "topology.h"
+
+#define EXIT_BAD_INPUT 2
+#define MAX_GENS 64
+#define MAX_CAPTURES 16
+#define EAL_ARGS_MAX 256
+#define IDLE_SLEEP_MAX_NS 20000 /* live mode: longest nap when idle (DESIGN.md: tens of us) */
+
+struct opts {
+	const char *topology;
+	unsigned clos[3];
+	bool check;
+	bool list_hosts;
+	enum dp_clock_mode clock;
+	uint64_t duration_ns;
+	const char *gen[MAX_GENS];
+	unsigned n_gen;
+	const char *capture[MAX_CAPTURES];
+	unsigned n_capture;
+	enum dp_veth_driver veth;
+	const char *csv;
+	uint64_t csv_interval_ns;
+	bool busy_poll;
+	bool quiet;
+	uint64_t seed;
+	const char *name;
+	unsigned mem_mb;
+};
+
+static volatile sig_atomic_t stop_requested;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop_requested = 1;
+}
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"usage: rocelab-dp (--topology FILE | --clos S,L,H) [options]\n"
+		"       rocelab-dp --check --topology FILE\n"
+		"\n"
+		"Run every switch and link of a topology in one DPDK process.\n"
+		"\n"
+		"  --topology FILE     YAML topology (see topologies/README.md)\n"
+		"  --clos S,L,H        built-in 2-tier Clos: S spines, L leaves, H hosts per leaf\n"
+		"  --check             validate the topology and exit (0 valid, 2 invalid); no DPDK\n"
+		"  --list-hosts        print NAME ATTACH IFNAME IPV4/PREFIX GATEWAY MAC MTU per host; no DPDK\n"
+		"  --clock live|virtual  live: real time, hosts on DPDK ports (default);\n"
+		"                      virtual: simulated time, hosts are sinks, traffic from --gen\n"
+		"  --duration TIME     stop after TIME (e.g. 10s, 500ms); virtual default: when idle\n"
+		"  --gen SPEC          in-process traffic SRC>DST[:key=value,...] (repeatable;\n"
+		"                      keys proto,flows,sport,size,rate,count,start,dscp)\n"
+		"  --veth af_packet|af_xdp  driver for veth hosts (default af_packet)\n"
+		"  --capture LINK=FILE write LINK's frames (both directions) to a pcap (repeatable)\n"
+		"  --csv FILE          per-link time series (utilisation, queue, pause, drops)\n"
+		"  --csv-interval TIME sample period of --csv (default 100ms)\n"
+		"  --busy-poll         live mode: never sleep (for benchmarks)\n"
+		"  --seed N            seed of link loss and flowlet choices (default 1)\n"
+		"  --name NAME         DPDK file prefix / telemetry name (default rocelab-PID)\n"
+		"  --mem MB            DPDK memory without hugepages (default 512)\n"
+		"  --quiet             no tables at exit\n"
+		"  -h, --help          this text\n"
+		"\n"
+		"While it runs: DPDK telemetry under /rocelab/ (dpdk-telemetry.py -f NAME, or\n"
+		"scripts/rocelab-stats NAME); SIGINT/SIGTERM stop it and print the tables.\n"
+		"Exit status: 0 ok, 1 runtime failure, 2 bad input.\n");
+}
+
+static int bad(const char *what, const char *arg)
+{
+	fprintf(stderr, "rocelab-dp: %s '%s' (see --help)\n", what, arg ? arg : "");
+	return EXIT_BAD_INPUT;
+}
+
+static int parse_opts(int argc, char **argv, struct opts *o)
+{
+	enum { O_TOPO = 256, O_CLOS, O_CHECK, O_LIST, O_CLOCK, O_DUR, O_GEN, O_VETH, O_CAP, O_CSV, O_CSVI,
+	       O_BUSY, O_SEED, O_NAME, O_MEM, O_QUIET };
+	static const struct option lo[] = {
+		{"topology", required_argument, NULL, O_TOPO}, {"clos", required_argument, NULL, O_CLOS},
+		{"check", no_argument, NULL, O_CHECK},         {"list-hosts", no_argument, NULL, O_LIST},         {"clock", required_argument, NULL, O_CLOCK},
+		{"duration", required_argument, NULL, O_DUR},  {"gen", required_argument, NULL, O_GEN},
+		{"veth", required_argument, NULL, O_VETH},     {"capture", required_argument, NULL, O_CAP},
+		{"csv", required_argument, NULL, O_CSV},       {"csv-interval", required_argument, NULL, O_CSVI},
+		{"busy-poll", no_argument, NULL, O_BUSY},      {"seed", required_argument, NULL, O_SEED},
+		{"name", required_argument, NULL, O_NAME},     {"mem", required_argument, NULL, O_MEM},
+		{"quiet", no_argument, NULL, O_QUIET},         {"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	int c;
+	uint64_t v;
+
+	memset(o, 0, sizeof(*o));
+	o->csv_interval_ns = 100000000ull;
+	o->seed = 1;
+	o->mem_mb = 512;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+		switch (c) {
+		case O_TOPO: o->topology = optarg; break;
+		case O_CLOS:
+			if (sscanf(optarg, "%u,%u,%u", &o->clos[0], &o->clos[1], &o->clos[2]) != 3)
+				return bad("bad --clos, want S,L,H:", optarg);
+			break;
+		case O_CHECK: o->check = true; break;
+		case O_LIST: o->list_hosts = true; break;
+		case O_CLOCK:
+			if (strcmp(optarg, "live") == 0)
+				o->clock = DP_CLOCK_LIVE;
+			else if (strcmp(optarg, "virtual") == 0)
+				o->clock = DP_CLOCK_VIRTUAL;
+			else
+				return bad("bad --clock (live or virtual):", optarg);
+			break;
+		case O_DUR:
+			if (dp_parse_time(optarg, &o->duration_ns) < 0)
+				return bad("bad --duration (e.g. 10s, 250ms):", optarg);
+			break;
+		case O_GEN:
+			if (o->n_gen == MAX_GENS)
+				return bad("too many --gen, the limit is 64:", optarg);
+			o->gen[o->n_gen++] = optarg;
+			break;
+		case O_VETH:
+			if (strcmp(optarg, "af_packet") == 0)
+				o->veth = DP_VETH_AF_PACKET;
+			else if (strcmp(optarg, "af_xdp") == 0)
+				o->veth = DP_VETH_AF_XDP;
+			else
+				return bad("bad --veth (af_packet or af_xdp):", optarg);
+			break;
+		case O_CAP:
+			if (o->n_capture == MAX_CAPTURES || strchr(optarg, '=') == NULL)
+				return bad("bad --capture, want LINK=FILE (at most 16):", optarg);
+			o->capture[o->n_capture++] = optarg;
+			break;
+		case O_CSV: o->csv = optarg; break;
+		case O_CSVI:
+			if (dp_parse_time(optarg, &o->csv_interval_ns) < 0 || o->csv_interval_ns == 0)
+				return bad("bad --csv-interval:", optarg);
+			break;
+		case O_BUSY: o->busy_poll = true; break;
+		case O_SEED:
+			if (dp_parse_u64(optarg, &o->seed) < 0)
+				return bad("bad --seed:", optarg);
+			break;
+		case O_NAME: o->name = optarg; break;
+		case O_MEM:
+			if (dp_parse_u64(optarg, &v) < 0 || v < 64 || v > 65536)
+				return bad("bad --mem (64..65536 MB):", optarg);
+			o->mem_mb = (unsigned)v;
+			break;
+		case O_QUIET: o->quiet = true; break;
+		case 'h': usage(stdout); exit(0);
+		default: return bad("unknown or incomplete option", argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		return bad("unexpected argument", argv[optind]);
+	if (!o->topology && !o->clos[0])
+		return bad("a topology is needed: --topology FILE or --clos S,L,H", NULL);
+	if (o->topology && o->clos[0])
+		return bad("give either --topology or --clos, not both", NULL);
+	return 0;
+}
+
+static uint64_t tsc_ns(void *ctx)
+{
+	static __thread uint64_t hz;
+
+	(void)ctx;
+	if (hz == 0)
+		hz = rte_get_tsc_hz();
+	uint64_t c = rte_rdtsc();
+	return (uint64_t)((__uint128_t)c * 1000000000u / hz);
+}
+
+/* Virtual mode: what reaches a host is counted (in the fabric) and dropped here. */
+static void sink_rx(void *ctx, struct dp_host *h, struct rte_mbuf *m, uint64_t now_ns)
+{
+	(void)ctx;
+	(void)h;
+	(void)now_ns;
+	rte_pktmbuf_free(m);
+}
+
+struct run {
+	struct opts *o;
+	struct rl_topo *topo;
+	struct dp_engine eng;
+	struct rte_mempool *mp;
+	struct dp_fabric *fab;
+	struct dp_ports ports;
+	struct dp_gen gens[MAX_GENS];
+	struct dp_capture *cap[MAX_CAPTURES];
+	struct dp_csv csv;
+	struct dp_ctl *ctl;
+	uint64_t start_ns;
+};
+
+static void on_csv(void *obj, uint64_t arg, uint64_t now)
+{
+	struct run *r = obj;
+
+	(void)arg;
+	dp_csv_sample(&r->csv, r->fab, now);
+	dp_timer_add(&r->eng, now + r->o->csv_interval_ns, on_csv, r, 0);
+}
+
+static int eal_init(struct run *r, char *err, size_t errlen)
+{
+	char *argv[EAL_ARGS_MAX];
+	int argc = 0;
+	char prefix[64], mem[32];
+
+	if (r->o->name)
+		snprintf(prefix, sizeof(prefix), "--file-prefix=%s", r->o->name);
+	else
+		snprintf(prefix, sizeof(prefix), "--file-prefix=rocelab-%d", (int)getpid());
+	snprintf(mem, sizeof(mem), "-m%u", r->o->mem_mb);
+	char *fixed[] = {"rocelab-dp", "-l0", "--no-huge", mem, prefix, "--log-level=*:warning"};
+	for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++)
+		argv[argc++] = strdup(fixed[i]);
+	if (r->o->clock == DP_CLOCK_LIVE &&
+	    dp_port_eal_args(r->topo, r->o->veth, argv, &argc, EAL_ARGS_MAX, err, errlen) < 0)
+		return -1;
+	if (r->o->clock == DP_CLOCK_VIRTUAL)
+		argv[argc++] = strdup("--no-pci");
+	int rc = rte_eal_init(argc, argv);
+	/* EAL keeps pointers into argv; the strings live until exit */
+	if (rc < 0) {
+		snprintf(err, errlen, "EAL init failed: %s", rte_strerror(rte_errno));
+		return -1;
+	}
+	return 0;
+}
+
+static bool gens_active(const struct run *r, uint64_t now)
+{
+	for (unsigned i = 0; i < r->o->n_gen; i++)
+		if (r->gens[i].sent < r->gens[i].count || dp_gen_end_ns(&r->gens[i]) > now)
+			return true;
+	return false;
+}
+
+static void run_virtual(struct run *r)
+{
+	uint64_t until = r->o->duration_ns ? r->o->duration_ns : UINT64_MAX;
+	time_t last_progress = time(NULL);
+
+	while (!stop_requested && dp_engine_step_virtual(&r->eng, until)) {
+		/* without --duration, stop when traffic is done and the fabric drained */
+		if (!r->o->duration_ns && !gens_active(r, r->eng.now_ns)) {
+			bool busy = false;
+			for (uint32_t i = 0; i < r->fab->n_chans && !busy; i++)
+				busy = r->fab->chans[i].tx_busy || r->fab->chans[i].wire.n ||
+				       dp_chan_queued_bytes(&r->fab->chans[i]);
+			if (!busy)
+				break;
+		}
+		time_t t = time(NULL);
+		if (t != last_progress && !r->o->quiet) {
+			last_progress = t;
+			fprintf(stderr, "rocelab-dp: virtual time %.6f s, %" PRIu64 " events\r",
+				(double)r->eng.now_ns / 1e9, r->eng.fired);
+		}
+	}
+}
+
+static void run_live(struct run *r)
+{
+	uint64_t end = r->o->duration_ns ? r->start_ns + r->o->duration_ns : UINT64_MAX;
+
+	prctl(PR_SET_TIMERSLACK, 1000UL); /* naps of microseconds, not the default 50 us */
+	while (!stop_requested) {
+		uint64_t now = dp_engine_now(&r->eng);
+		if (now >= end)
+			break;
+		uint32_t work = dp_port_poll(&r->ports, r->fab, now);
+		work += dp_engine_run_due(&r->eng, now);
+		dp_port_flush(&r->ports);
+		if (r->ctl)
+			work += dp_ctl_poll(r->ctl, now);
+		if (work || r->o->busy_poll)
+			continue;
+		uint64_t next = dp_engine_next_ns(&r->eng);
+		uint64_t nap = next > now ? next - now : 0;
+		if (nap > IDLE_SLEEP_MAX_NS)
+			nap = IDLE_SLEEP_MAX_NS;
+		if (nap > 2000) {
+			struct timespec ts = {0, (long)nap};
+			nanosleep(&ts, NULL);
+		}
+	}
+}
+
+static int setup_captures(struct run *r, char *err, size_t errlen)
+{
+	for (unsigned i = 0; i < r->o->n_capture; i++) {
+		char spec[256];
+		snprintf(spec, sizeof(spec), "%s", r->o->capture[i]);
+		char *eq = strchr(spec, '=');
+		*eq = '\0';
+		int l = rl_topo_link_by_name(r->topo, spec);
+		if (l < 0) {
+			snprintf(err, errlen, "--capture: no link named '%s'", spec);
+			return -1;
+		}
+		r->cap[i] = dp_capture_open(eq + 1, err, errlen);
+		if (r->cap[i] == NULL)
+			return -1;
+		dp_capture_attach(r->cap[i], &r->fab->chans[2 * l]);
+		dp_capture_attach(r->cap[i], &r->fab->chans[2 * l + 1]);
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct opts o;
+	struct run r;
+	char err[512];
+	int rc = parse_opts(argc, argv, &o);
+
+	if (rc)
+		return rc;
+	if (o.check) {
+		if (!o.topology)
+			return bad("--check needs --topology FILE", NULL);
+		return rl_topo_check_file(o.topology, stdout, stderr);
+	}
+	memset(&r, 0, sizeof(r));
+	r.o = &o;
+	if (o.topology) {
+		if (rl_topo_load(o.topology, &r.topo, err, sizeof(err)) < 0) {
+			fprintf(stderr, "rocelab-dp: %s\n", err);
+			return EXIT_BAD_INPUT;
+		}
+	} else if ((r.topo = rl_topo_clos(o.clos[0], o.clos[1], o.clos[2], err, sizeof(err))) == NULL) {
+		fprintf(stderr, "rocelab-dp: --clos: %s\n", err);
+		return EXIT_BAD_INPUT;
+	}
+	if (o.list_hosts) {
+		for (uint32_t h = 0; h < r.topo->n_hosts; h++) {
+			const struct rl_host *hc = &r.topo->hosts[h];
+			char ip[16], gw[16], mac[18];
+			printf("%s %s %s %s/24 %s %s %u\n", hc->name, rl_attach_name(hc->attach),
+			       hc->ifname[0] ? hc->ifname : "-", rl_topo_ipv4_str(hc->ipv4, ip, sizeof(ip)),
+			       rl_topo_ipv4_str(hc->gw_ipv4, gw, sizeof(gw)),
+			       rl_topo_mac_str(hc->mac, mac, sizeof(mac)), hc->mtu);
+		}
+		rl_topo_free(r.topo);
+		return 0;
+	}
+	/* generators are checked before anything starts */
+	for (unsigned i = 0; i < o.n_gen; i++)
+		if (dp_gen_parse(&r.gens[i], r.topo, o.gen[i], err, sizeof(err)) < 0) {
+			fprintf(stderr, "rocelab-dp: --gen: %s\n", err);
+			rl_topo_free(r.topo);
+			return EXIT_BAD_INPUT;
+		}
+
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	if (eal_init(&r, err, sizeof(err)) < 0)
+		goto fail;
+	uint32_t max_mtu = 1500;
+	for (uint32_t l = 0; l < r.topo->n_links; l++)
+		if (r.topo->links[l].mtu > max_mtu)
+			max_mtu = r.topo->links[l].mtu;
+	uint16_t room = (uint16_t)(RTE_PKTMBUF_HEADROOM + (max_mtu > 1500 ? 9216 + 64 : 2048));
+	r.mp = rte_pktmbuf_pool_create("rl_mbuf", max_mtu > 1500 ? 16383 : 32767, 256,
+				       RTE_ALIGN(sizeof(struct dp_mbuf_priv), RTE_MBUF_PRIV_ALIGN), room,
+				       (int)rte_socket_id());
+	if (r.mp == NULL) {
+		snprintf(err, sizeof(err), "mbuf pool: %s", rte_strerror(rte_errno));
+		goto fail;
+	}
+	if (dp_engine_init(&r.eng, o.clock, tsc_ns, NULL) < 0) {
+		snprintf(err, sizeof(err), "engine: out of memory");
+		goto fail;
+	}
+	struct dp_fabric_opts fo = {.seed = o.seed};
+	if (o.clock == DP_CLOCK_LIVE) {
+		fo.host_rx = dp_port_host_rx;
+		fo.host_rx_ctx = &r.ports;
+	} else {
+		fo.host_rx = sink_rx;
+	}
+	r.fab = dp_fabric_create(r.topo, &r.eng, r.mp, &fo, err, sizeof(err));
+	if (r.fab == NULL)
+		goto fail;
+	if (o.clock == DP_CLOCK_LIVE &&
+	    dp_port_setup(&r.ports, r.fab, r.mp, o.veth, err, sizeof(err)) < 0)
+		goto fail;
+	if (setup_captures(&r, err, sizeof(err)) < 0)
+		goto fail;
+	r.start_ns = dp_engine_now(&r.eng);
+	if (o.csv) {
+		if (dp_csv_open(&r.csv, r.fab, o.csv, o.csv_interval_ns) < 0) {
+			snprintf(err, sizeof(err), "--csv %s: cannot write", o.csv);
+			goto fail;
+		}
+		r.csv.last_ns = r.start_ns;
+		dp_timer_add(&r.eng, r.start_ns + o.csv_interval_ns, on_csv, &r, 0);
+	}
+	for (unsigned i = 0; i < o.n_gen; i++) {
+		r.gens[i].start_ns += r.start_ns;
+		dp_gen_start(&r.gens[i], r.fab);
+	}
+	r.ctl = dp_ctl_create(r.fab, err, sizeof(err));
+	if (r.ctl == NULL)
+		goto fail;
+
+	char summary[256];
+	rl_topo_summary(r.topo, summary, sizeof(summary));
+	if (!o.quiet)
+		printf("rocelab-dp: %s; %s clock; %u host ports; telemetry /rocelab/*\n", summary,
+		       o.clock == DP_CLOCK_LIVE ? "live" : "virtual", r.ports.n);
+	fflush(stdout);
+
+	if (o.clock == DP_CLOCK_VIRTUAL)
+		run_virtual(&r);
+	else
+		run_live(&r);
+
+	uint64_t elapsed = dp_engine_now(&r.eng) - r.start_ns;
+	if (!o.quiet) {
+		if (o.clock == DP_CLOCK_VIRTUAL)
+			fprintf(stderr, "\n");
+		printf("\nrocelab-dp: ran %.6f s (%s), %" PRIu64 " events\n\n", (double)elapsed / 1e9,
+		       o.clock == DP_CLOCK_LIVE ? "live" : "virtual", r.eng.fired);
+		dp_stats_print(r.fab, elapsed, stdout);
+	}
+	rc = 0;
+	goto out;
+fail:
+	fprintf(stderr, "rocelab-dp: %s\n", err);
+	rc = 1;
+out:
+	dp_ctl_destroy(r.ctl);
+	for (unsigned i = 0; i < MAX_CAPTURES; i++)
+		dp_capture_close(r.cap[i]);
+	dp_csv_close(&r.csv);
+	dp_port_close(&r.ports);
+	dp_fabric_destroy(r.fab);
+	dp_engine_free(&r.eng);
+	rte_mempool_free(r.mp);
+	rl_topo_free(r.topo);
+	rte_eal_cleanup();
+	return rc;
+}
