@@ -1,0 +1,322 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Completer (the role of rxe_comp.c): consumes ACK/NAK and READ response
+ * packets, completes send WQEs in order, drives retries.
+ *
+ * Rules, as rxe applies them:
+ * - a response with a PSN beyond the oldest WQE's last PSN completes that
+ *   WQE if it is a SEND/WRITE (coalesced ACK), or means the READ's
+ *   responses were lost, which starts a retry;
+ * - READ responses must arrive in PSN order; one with a PSN beyond the
+ *   expected one is ignored and the retransmit timer recovers;
+ * - a PSN sequence NAK acknowledges everything before its PSN and restarts
+ *   from it; while one retry is in progress a further NAK does not start
+ *   another (only a timeout does);
+ * - RNR NAK: wait the RNR timer the NAK carries, then resend from its PSN;
+ *   rnr_retry 7 retries for ever;
+ * - retries are limited by retry_cnt; when exhausted the WQE completes with
+ *   NE_WC_RETRY_EXC_ERR and the QP moves to ERROR.
+ * Difference from rxe: retry counters are reset on any forward progress
+ * (rxe resets them when a WQE completes), and retry_cnt 7 is not infinite
+ * (IBA; rxe treats 7 as infinite).
+ */
+#include <string.h>
+
+#include "ne_priv.h"
+
+static struct ne_swqe *head_wqe(const struct ne_qp *qp)
+{
+	if (qp->sq_head == qp->sq_tail)
+		return NULL;
+	return &qp->sq[qp->sq_head % qp->sq_size];
+}
+
+static enum ne_wc_opcode wc_opcode(enum ne_wr_opcode op)
+{
+	switch (op) {
+	case NE_WR_SEND:
+	case NE_WR_SEND_WITH_IMM:
+		return NE_WC_SEND;
+	case NE_WR_RDMA_WRITE:
+	case NE_WR_RDMA_WRITE_WITH_IMM:
+		return NE_WC_RDMA_WRITE;
+	case NE_WR_RDMA_READ:
+	default:
+		return NE_WC_RDMA_READ;
+	}
+}
+
+void ne_comp_wqe(struct ne_nic *nic, struct ne_qp *qp, enum ne_wc_status st)
+{
+	struct ne_swqe *w = head_wqe(qp);
+	struct ne_wc wc;
+
+	if (!w)
+		return;
+	if (st != NE_WC_SUCCESS || qp->sq_sig_all || (w->wr.send_flags & NE_SEND_SIGNALED)) {
+		memset(&wc, 0, sizeof(wc));
+		wc.wr_id = w->wr.wr_id;
+		wc.status = st;
+		wc.opcode = wc_opcode(w->wr.opcode);
+		wc.byte_len = w->wr.length;
+		wc.qpn = qp->qpn;
+		wc.src_qp = qp->attr.dest_qpn;
+		ne_cq_push(nic, qp->scq, &wc);
+	}
+	if (st == NE_WC_SUCCESS && wc_opcode(w->wr.opcode) == NE_WC_SEND)
+		nic->cnt.rdma_sends++;
+	if (st == NE_WC_SUCCESS && ne_psn_cmp(w->last_psn, qp->comp_psn) >= 0)
+		qp->comp_psn = ne_psn_add(w->last_psn, 1);
+	qp->comp_opcode = -1;
+	qp->sq_head++;
+	if ((int32_t)(qp->sq_next - qp->sq_head) < 0)
+		qp->sq_next = qp->sq_head;
+	if (st != NE_WC_SUCCESS)
+		ne_qp_to_error(nic, qp);
+}
+
+static bool outstanding(const struct ne_qp *qp)
+{
+	const struct ne_swqe *w = head_wqe(qp);
+
+	return w && w->state == NE_WQE_PENDING;
+}
+
+static void rearm(struct ne_qp *qp, uint64_t now_ns)
+{
+	if (qp->state == NE_QPS_RTS && outstanding(qp) && qp->attr.timeout &&
+	    ne_psn_cmp(qp->req_psn, qp->comp_psn) > 0)
+		qp->rto_at = now_ns + ne_timeout_ns(qp->attr.timeout);
+	else
+		qp->rto_at = NE_NO_TIME;
+}
+
+static void do_retry(struct ne_nic *nic, struct ne_qp *qp, bool timeout)
+{
+	struct ne_swqe *w = head_wqe(qp);
+
+	if (!w || w->state != NE_WQE_PENDING)
+		return;
+	if (qp->started_retry && !timeout)
+		return;
+	if (qp->retry_left > 0) {
+		qp->retry_left--;
+		if (ne_psn_cmp(qp->req_psn, qp->comp_psn) > 0) {
+			nic->cnt.completer_retry_err++;
+			ne_req_retry(qp);
+			qp->started_retry = true;
+			qp->rto_at = NE_NO_TIME; /* re-armed by the retransmission */
+		}
+		return;
+	}
+	nic->cnt.retry_exceeded_err++;
+	ne_comp_wqe(nic, qp, NE_WC_RETRY_EXC_ERR);
+}
+
+void ne_comp_timer(struct ne_nic *nic, struct ne_qp *qp, uint64_t now_ns)
+{
+	qp->rto_at = NE_NO_TIME;
+	if (qp->state != NE_QPS_RTS || !outstanding(qp) || ne_psn_cmp(qp->req_psn, qp->comp_psn) <= 0)
+		return;
+	nic->cnt.timeouts++;
+	do_retry(nic, qp, true);
+	if (qp->state == NE_QPS_RTS && qp->rto_at == NE_NO_TIME && outstanding(qp) &&
+	    ne_psn_cmp(qp->req_psn, qp->comp_psn) > 0)
+		rearm(qp, now_ns);
+}
+
+static bool is_read_resp(uint8_t op)
+{
+	return op >= RL_OP_READ_RESP_FIRST && op <= RL_OP_READ_RESP_ONLY;
+}
+
+static void progress(struct ne_qp *qp)
+{
+	qp->retry_left = qp->attr.retry_cnt;
+	qp->rnr_left = qp->attr.rnr_retry;
+	qp->started_retry = false;
+}
+
+/* A READ response at the expected PSN for the READ WQE w. */
+static int read_resp(struct ne_nic *nic, struct ne_qp *qp, struct ne_swqe *w,
+		     const uint8_t *frame, const struct rl_pkt *pkt)
+{
+	uint8_t op = pkt->bth.opcode;
+	uint32_t mtu = qp->attr.path_mtu;
+	uint32_t off = (uint32_t)ne_psn_diff(pkt->bth.psn, w->first_psn) * mtu;
+	uint32_t rem = w->wr.length > off ? w->wr.length - off : 0;
+	bool mid_msg = qp->comp_opcode == RL_OP_READ_RESP_FIRST ||
+		       qp->comp_opcode == RL_OP_READ_RESP_MIDDLE;
+	bool want_last = rem <= mtu;
+	uint32_t expect;
+	uint8_t *dst;
+
+	switch (op) {
+	case RL_OP_READ_RESP_FIRST:
+		if (mid_msg || want_last)
+			goto bad;
+		break;
+	case RL_OP_READ_RESP_ONLY:
+		if (mid_msg || !want_last)
+			goto bad;
+		break;
+	case RL_OP_READ_RESP_MIDDLE:
+		if (!mid_msg || want_last)
+			goto bad;
+		break;
+	case RL_OP_READ_RESP_LAST:
+		if (!mid_msg || !want_last)
+			goto bad;
+		break;
+	default:
+		goto bad;
+	}
+	expect = want_last ? rem : mtu;
+	if (pkt->payload_len != expect)
+		goto bad;
+	if (expect) {
+		dst = ne_mr_ptr(nic, w->wr.lkey, w->wr.local_addr + off, expect, NE_ACCESS_LOCAL_WRITE);
+		if (!dst) {
+			ne_comp_wqe(nic, qp, NE_WC_LOC_PROT_ERR);
+			return NE_RX_OK;
+		}
+		memcpy(dst, frame + pkt->payload_off, expect);
+	}
+	qp->comp_psn = ne_psn_add(pkt->bth.psn, 1);
+	qp->comp_opcode = op;
+	progress(qp);
+	if (want_last)
+		ne_comp_wqe(nic, qp, NE_WC_SUCCESS);
+	return NE_RX_OK;
+bad:
+	nic->cnt.rcv_stale_resp++;
+	return NE_RX_STALE;
+}
+
+int ne_comp_rx(struct ne_nic *nic, struct ne_qp *qp, const uint8_t *frame,
+	       const struct rl_pkt *pkt, uint64_t now_ns)
+{
+	uint8_t op = pkt->bth.opcode;
+	uint32_t psn = pkt->bth.psn;
+	uint8_t syn = pkt->bth.aeth_syndrome;
+	int ret = NE_RX_OK;
+	struct ne_swqe *w;
+	uint32_t old_head = qp->sq_head, old_comp = qp->comp_psn;
+
+	if (op == RL_OP_ACK) {
+		if ((syn & NE_AETH_TYPE_MASK) == NE_AETH_ACK)
+			nic->cnt.acks_rcvd++;
+		else
+			nic->cnt.naks_rcvd++;
+	}
+	for (;;) {
+		int d;
+
+		w = head_wqe(qp);
+		if (!w || w->state != NE_WQE_PENDING) {
+			nic->cnt.rcv_stale_resp++;
+			ret = NE_RX_STALE;
+			break;
+		}
+		if (ne_psn_cmp(psn, w->last_psn) > 0) {
+			if (w->wr.opcode == NE_WR_RDMA_READ) {
+				/* responses of this READ were lost */
+				do_retry(nic, qp, false);
+				break;
+			}
+			progress(qp);
+			ne_comp_wqe(nic, qp, NE_WC_SUCCESS);
+			continue;
+		}
+		d = ne_psn_cmp(psn, qp->comp_psn);
+		if (d < 0) {
+			if (op == RL_OP_ACK && psn == w->last_psn &&
+			    (syn & NE_AETH_TYPE_MASK) == NE_AETH_ACK &&
+			    w->wr.opcode != NE_WR_RDMA_READ) {
+				progress(qp);
+				ne_comp_wqe(nic, qp, NE_WC_SUCCESS);
+			} else {
+				nic->cnt.rcv_stale_resp++;
+				ret = NE_RX_STALE;
+			}
+			break;
+		}
+		if (d > 0 && w->wr.opcode == NE_WR_RDMA_READ && op != RL_OP_ACK) {
+			/* a gap in the READ responses: wait for the timer */
+			nic->cnt.rcv_stale_resp++;
+			ret = NE_RX_STALE;
+			break;
+		}
+		if (is_read_resp(op)) {
+			if (w->wr.opcode != NE_WR_RDMA_READ || d != 0) {
+				nic->cnt.rcv_stale_resp++;
+				ret = NE_RX_STALE;
+				break;
+			}
+			ret = read_resp(nic, qp, w, frame, pkt);
+			break;
+		}
+		if (op != RL_OP_ACK) {
+			nic->cnt.rcv_stale_resp++;
+			ret = NE_RX_STALE;
+			break;
+		}
+		switch (syn & NE_AETH_TYPE_MASK) {
+		case NE_AETH_ACK:
+			if (w->wr.opcode == NE_WR_RDMA_READ) {
+				nic->cnt.rcv_stale_resp++;
+				ret = NE_RX_STALE;
+			} else if (psn == w->last_psn) {
+				progress(qp);
+				ne_comp_wqe(nic, qp, NE_WC_SUCCESS);
+			} else {
+				progress(qp);
+				qp->comp_psn = ne_psn_add(psn, 1);
+			}
+			break;
+		case NE_AETH_RNR_NAK:
+			nic->cnt.rcvd_rnr_err++;
+			qp->comp_psn = psn;
+			if (qp->rnr_left == 0) {
+				nic->cnt.retry_rnr_exceeded_err++;
+				ne_comp_wqe(nic, qp, NE_WC_RNR_RETRY_EXC_ERR);
+			} else {
+				if (qp->rnr_left != 7)
+					qp->rnr_left--;
+				qp->tx_ready_ns = now_ns + ne_rnr_timer_ns(syn & 0x1F);
+				ne_req_retry(qp);
+				qp->rto_at = NE_NO_TIME;
+			}
+			return NE_RX_OK; /* no timer while waiting out the RNR delay */
+		case NE_AETH_NAK:
+			switch (syn) {
+			case NE_AETH_NAK_PSN_SEQ:
+				if (ne_psn_cmp(psn, qp->comp_psn) > 0) {
+					nic->cnt.rcvd_seq_err++;
+					qp->comp_psn = psn;
+				}
+				do_retry(nic, qp, false);
+				break;
+			case NE_AETH_NAK_INV_REQ:
+				ne_comp_wqe(nic, qp, NE_WC_REM_INV_REQ_ERR);
+				break;
+			case NE_AETH_NAK_REM_ACC:
+				ne_comp_wqe(nic, qp, NE_WC_REM_ACCESS_ERR);
+				break;
+			default:
+				ne_comp_wqe(nic, qp, NE_WC_REM_OP_ERR);
+				break;
+			}
+			break;
+		default:
+			nic->cnt.rcv_stale_resp++;
+			ret = NE_RX_STALE;
+			break;
+		}
+		break;
+	}
+	/* forward progress restarts the retransmit timer (or stops it) */
+	if (qp->sq_head != old_head || qp->comp_psn != old_comp)
+		rearm(qp, now_ns);
+	return ret;
+}

@@ -1,0 +1,493 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The NIC: configuration, memory regions, completion queues, the QP context
+ * cache model, the receive dispatch (rxe_recv.c's role) and the transmit
+ * scheduler with line-rate pacing.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ne_priv.h"
+#include "rl_icrc.h"
+
+const char *const ne_counter_names[] = {
+	"sent_pkts", "rcvd_pkts", "duplicate_request", "out_of_seq_request",
+	"rcvd_rnr_err", "send_rnr_err", "rcvd_seq_err", "ack_deferred",
+	"retry_exceeded_err", "retry_rnr_exceeded_err", "completer_retry_err",
+	"send_err", "link_downed", "rdma_sends", "rdma_recvs",
+	"sent_bytes", "rcvd_bytes", "retrans_pkts", "naks_sent", "naks_rcvd",
+	"acks_sent", "acks_rcvd", "ack_coalesced", "timeouts", "icrc_err",
+	"rcv_malformed", "rcv_not_roce", "rcv_wrong_dst", "rcv_unknown_qpn",
+	"rcv_bad_state", "rcv_bad_opcode", "rcv_opcode_seq_err", "rcv_len_err",
+	"rcv_access_err", "rcv_stale_resp", "cnp_rcvd", "qpc_hits", "qpc_misses",
+	"cq_overflow", NULL,
+};
+
+_Static_assert(sizeof(struct ne_counters) == 39 * sizeof(uint64_t),
+	       "ne_counter_names must list every counter");
+
+void ne_nic_config_default(struct ne_nic_config *cfg)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->ttl = 64;
+	cfg->sport_policy = NE_SPORT_RXE;
+	cfg->sport_fixed = 0xC000;
+	cfg->max_qps = 256;
+	cfg->max_mrs = 256;
+	cfg->first_qpn = 0x11;
+}
+
+struct ne_nic *ne_nic_create(const struct ne_nic_config *cfg)
+{
+	struct ne_nic *nic;
+
+	if (!cfg || cfg->max_qps == 0 || cfg->max_mrs == 0)
+		return NULL;
+	nic = calloc(1, sizeof(*nic));
+	if (!nic)
+		return NULL;
+	nic->cfg = *cfg;
+	if (nic->cfg.first_qpn == 0 || nic->cfg.first_qpn > 0xFFFFFF)
+		nic->cfg.first_qpn = 0x11;
+	nic->link_up = true;
+	nic->ip_id = cfg->ip_id;
+	nic->nqps = cfg->max_qps;
+	nic->next_qpn = nic->cfg.first_qpn;
+	nic->next_key = 0x100;
+	nic->qps = calloc(nic->nqps, sizeof(*nic->qps));
+	nic->mrs = calloc(cfg->max_mrs, sizeof(*nic->mrs));
+	if (cfg->qpc_entries)
+		nic->qpc = calloc(cfg->qpc_entries, sizeof(*nic->qpc));
+	if (!nic->qps || !nic->mrs || (cfg->qpc_entries && !nic->qpc)) {
+		ne_nic_destroy(nic);
+		return NULL;
+	}
+	return nic;
+}
+
+static void qp_free(struct ne_qp *qp)
+{
+	free(qp->sq);
+	free(qp->rq);
+	free(qp->res);
+	free(qp->rsp);
+	memset(qp, 0, sizeof(*qp));
+}
+
+void ne_nic_destroy(struct ne_nic *nic)
+{
+	if (!nic)
+		return;
+	if (nic->qps)
+		for (uint32_t i = 0; i < nic->nqps; i++)
+			if (nic->qps[i].used)
+				qp_free(&nic->qps[i]);
+	while (nic->cqs) {
+		struct ne_cq *cq = nic->cqs;
+
+		nic->cqs = cq->next;
+		free(cq->ring);
+		free(cq);
+	}
+	free(nic->qps);
+	free(nic->mrs);
+	free(nic->qpc);
+	free(nic);
+}
+
+void ne_nic_set_link(struct ne_nic *nic, bool up)
+{
+	if (nic->link_up && !up)
+		nic->cnt.link_downed++;
+	nic->link_up = up;
+}
+
+void ne_nic_set_ip_id(struct ne_nic *nic, uint16_t ip_id)
+{
+	nic->ip_id = ip_id;
+}
+
+void ne_nic_get_counters(const struct ne_nic *nic, struct ne_counters *out)
+{
+	*out = nic->cnt;
+}
+
+uint64_t ne_nic_link_free_ns(const struct ne_nic *nic)
+{
+	return nic->link_free_ns;
+}
+
+/* ------------------------------------------------------------------ */
+/* Memory regions */
+
+struct ne_mr *ne_mr_lookup(struct ne_nic *nic, uint32_t key)
+{
+	for (uint32_t i = 0; i < nic->cfg.max_mrs; i++)
+		if (nic->mrs[i].used && nic->mrs[i].key == key)
+			return &nic->mrs[i];
+	return NULL;
+}
+
+uint8_t *ne_mr_ptr(struct ne_nic *nic, uint32_t key, uint64_t iova, uint32_t len, uint32_t access)
+{
+	struct ne_mr *mr = ne_mr_lookup(nic, key);
+
+	if (!mr || (mr->access & access) != access)
+		return NULL;
+	if (iova < mr->iova || iova - mr->iova > mr->len || len > mr->len - (iova - mr->iova))
+		return NULL;
+	return mr->addr + (iova - mr->iova);
+}
+
+int ne_mr_reg(struct ne_nic *nic, const struct ne_mr_attr *attr, uint32_t *key)
+{
+	struct ne_mr *slot = NULL;
+	uint32_t k;
+
+	if (!nic || !attr || !key || !attr->addr || attr->len == 0 ||
+	    (attr->access & ~(uint32_t)(NE_ACCESS_LOCAL_WRITE | NE_ACCESS_REMOTE_WRITE |
+					NE_ACCESS_REMOTE_READ)))
+		return -EINVAL;
+	if (attr->iova + attr->len < attr->iova)
+		return -EINVAL;
+	for (uint32_t i = 0; i < nic->cfg.max_mrs; i++)
+		if (!nic->mrs[i].used) {
+			slot = &nic->mrs[i];
+			break;
+		}
+	if (!slot)
+		return -ENOMEM;
+	if (attr->key) {
+		if (ne_mr_lookup(nic, attr->key))
+			return -EEXIST;
+		k = attr->key;
+	} else {
+		do {
+			k = nic->next_key++;
+			if (k == 0)
+				k = nic->next_key++;
+		} while (ne_mr_lookup(nic, k));
+	}
+	slot->used = true;
+	slot->key = k;
+	slot->addr = attr->addr;
+	slot->len = attr->len;
+	slot->iova = attr->iova;
+	slot->access = attr->access;
+	*key = k;
+	return 0;
+}
+
+int ne_mr_dereg(struct ne_nic *nic, uint32_t key)
+{
+	struct ne_mr *mr = ne_mr_lookup(nic, key);
+
+	if (!mr)
+		return -ENOENT;
+	memset(mr, 0, sizeof(*mr));
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Completion queues */
+
+struct ne_cq *ne_cq_create(struct ne_nic *nic, uint32_t depth)
+{
+	struct ne_cq *cq;
+
+	if (!nic || depth == 0)
+		return NULL;
+	cq = calloc(1, sizeof(*cq));
+	if (!cq)
+		return NULL;
+	cq->ring = calloc(depth, sizeof(*cq->ring));
+	if (!cq->ring) {
+		free(cq);
+		return NULL;
+	}
+	cq->nic = nic;
+	cq->depth = depth;
+	cq->next = nic->cqs;
+	nic->cqs = cq;
+	return cq;
+}
+
+int ne_cq_destroy(struct ne_nic *nic, struct ne_cq *cq)
+{
+	struct ne_cq **pp;
+
+	if (!nic || !cq || cq->nic != nic)
+		return -EINVAL;
+	if (cq->users)
+		return -EBUSY;
+	for (pp = &nic->cqs; *pp; pp = &(*pp)->next)
+		if (*pp == cq) {
+			*pp = cq->next;
+			free(cq->ring);
+			free(cq);
+			return 0;
+		}
+	return -EINVAL;
+}
+
+int ne_cq_poll(struct ne_cq *cq, struct ne_wc *wc, int n)
+{
+	int got = 0;
+
+	if (!cq || !wc)
+		return 0;
+	while (got < n && cq->count) {
+		wc[got++] = cq->ring[cq->head];
+		cq->head = (cq->head + 1) % cq->depth;
+		cq->count--;
+	}
+	return got;
+}
+
+void ne_cq_push(struct ne_nic *nic, struct ne_cq *cq, const struct ne_wc *wc)
+{
+	if (cq->count == cq->depth) {
+		nic->cnt.cq_overflow++;
+		return;
+	}
+	cq->ring[(cq->head + cq->count) % cq->depth] = *wc;
+	cq->count++;
+}
+
+/* ------------------------------------------------------------------ */
+/* QP context cache: LRU over qpc_entries resident contexts. */
+
+bool ne_qpc_touch(struct ne_nic *nic, uint32_t qpn)
+{
+	struct ne_qpc_entry *victim = NULL;
+
+	if (!nic->qpc)
+		return true;
+	nic->qpc_clock++;
+	for (uint32_t i = 0; i < nic->cfg.qpc_entries; i++) {
+		struct ne_qpc_entry *e = &nic->qpc[i];
+
+		if (e->valid && e->qpn == qpn) {
+			e->last_use = nic->qpc_clock;
+			nic->cnt.qpc_hits++;
+			return true;
+		}
+		/* prefer an empty slot, else the least recently used */
+		if (!victim)
+			victim = e;
+		else if (victim->valid && (!e->valid || e->last_use < victim->last_use))
+			victim = e;
+	}
+	nic->cnt.qpc_misses++;
+	victim->valid = true;
+	victim->qpn = qpn;
+	victim->last_use = nic->qpc_clock;
+	return false;
+}
+
+/* ------------------------------------------------------------------ */
+/* Receive */
+
+struct ne_qp *ne_qp_lookup(const struct ne_nic *nic, uint32_t qpn)
+{
+	/* QPs live in a table indexed by QPN modulo its size (see ne_qp_create). */
+	struct ne_qp *qp = &nic->qps[qpn % nic->nqps];
+
+	if (qp->used && qp->qpn == qpn)
+		return qp;
+	return NULL;
+}
+
+int ne_nic_rx(struct ne_nic *nic, const uint8_t *frame, size_t len, uint64_t now_ns)
+{
+	struct rl_pkt pkt;
+	struct ne_qp *qp;
+	uint8_t op;
+
+	if (!nic || !frame)
+		return NE_RX_INVAL;
+	if (!nic->link_up)
+		return NE_RX_LINK_DOWN;
+	if (rl_parse(frame, len, &pkt) != RL_PARSE_OK) {
+		nic->cnt.rcv_malformed++;
+		return NE_RX_MALFORMED;
+	}
+	if (!pkt.is_roce || pkt.ip_version != 4) {
+		nic->cnt.rcv_not_roce++;
+		return NE_RX_NOT_ROCE;
+	}
+	if (memcmp(pkt.dmac, nic->cfg.mac, 6) != 0 ||
+	    ((uint32_t)pkt.dst[0] << 24 | (uint32_t)pkt.dst[1] << 16 |
+	     (uint32_t)pkt.dst[2] << 8 | pkt.dst[3]) != nic->cfg.ipv4) {
+		nic->cnt.rcv_wrong_dst++;
+		return NE_RX_WRONG_DST;
+	}
+	if (!rl_icrc_verify(frame, &pkt)) {
+		nic->cnt.icrc_err++;
+		return NE_RX_BAD_ICRC;
+	}
+	nic->cnt.rcvd_pkts++;
+	nic->cnt.rcvd_bytes += len;
+
+	op = pkt.bth.opcode;
+	if (op == RL_OP_CNP) {
+		nic->cnt.cnp_rcvd++;
+		return NE_RX_CNP;
+	}
+	qp = ne_qp_lookup(nic, pkt.bth.dqpn);
+	if (!qp) {
+		nic->cnt.rcv_unknown_qpn++;
+		return NE_RX_UNKNOWN_QPN;
+	}
+	if (!ne_op_is_request(op) && !ne_op_is_response(op)) {
+		nic->cnt.rcv_bad_opcode++;
+		return NE_RX_BAD_OPCODE;
+	}
+	if (ne_op_is_request(op)) {
+		if (qp->state != NE_QPS_RTR && qp->state != NE_QPS_RTS) {
+			nic->cnt.rcv_bad_state++;
+			return NE_RX_BAD_STATE;
+		}
+	} else if (qp->state != NE_QPS_RTS) {
+		nic->cnt.rcv_bad_state++;
+		return NE_RX_BAD_STATE;
+	}
+	{
+		uint32_t sip = (uint32_t)pkt.src[0] << 24 | (uint32_t)pkt.src[1] << 16 |
+			       (uint32_t)pkt.src[2] << 8 | pkt.src[3];
+
+		if (sip != qp->attr.dest_ipv4) {
+			nic->cnt.rcv_wrong_dst++;
+			return NE_RX_WRONG_DST;
+		}
+	}
+	if (!ne_qpc_touch(nic, qp->qpn)) {
+		uint64_t t = now_ns + nic->cfg.qpc_miss_ns;
+
+		if (qp->resp_ready_ns < t)
+			qp->resp_ready_ns = t;
+		if (qp->tx_ready_ns < t)
+			qp->tx_ready_ns = t;
+	}
+	if (ne_op_is_request(op))
+		return ne_resp_rx(nic, qp, frame, &pkt, now_ns);
+	return ne_comp_rx(nic, qp, frame, &pkt, now_ns);
+}
+
+/* ------------------------------------------------------------------ */
+/* Transmit */
+
+static uint32_t qp_max_frame(const struct ne_qp *qp)
+{
+	return NE_HDR_LEN + RL_RETH_LEN + RL_IMMDT_LEN + qp->attr.path_mtu + 3 + RL_ICRC_LEN;
+}
+
+static void run_timers(struct ne_nic *nic, uint64_t now_ns)
+{
+	for (uint32_t i = 0; i < nic->nqps; i++) {
+		struct ne_qp *qp = &nic->qps[i];
+
+		if (qp->used && qp->rto_at != NE_NO_TIME && qp->rto_at <= now_ns)
+			ne_comp_timer(nic, qp, now_ns);
+	}
+}
+
+static bool req_ready(const struct ne_qp *qp)
+{
+	return qp->state == NE_QPS_RTS && ne_req_has_work(qp);
+}
+
+int ne_nic_poll_tx(struct ne_nic *nic, uint64_t now_ns, uint8_t *buf, size_t cap, size_t *len)
+{
+	size_t flen = 0;
+	int got = 0;
+	uint32_t i, idx = 0;
+
+	if (!nic || !buf || !len)
+		return -EINVAL;
+	run_timers(nic, now_ns);
+	if (!nic->link_up || now_ns < nic->link_free_ns)
+		return 0;
+
+	for (i = 0; i < nic->nqps && !got; i++) {
+		struct ne_qp *qp;
+
+		idx = (nic->rr + i) % nic->nqps;
+		qp = &nic->qps[idx];
+		if (!qp->used)
+			continue;
+		if (ne_resp_has_work(qp) && now_ns >= qp->resp_ready_ns) {
+			if (cap < qp_max_frame(qp)) {
+				nic->cnt.send_err++;
+				return -ENOSPC;
+			}
+			if (!ne_qpc_touch(nic, qp->qpn)) {
+				qp->resp_ready_ns = now_ns + nic->cfg.qpc_miss_ns;
+			} else {
+				got = ne_resp_build(nic, qp, buf, &flen);
+				if (got)
+					break;
+			}
+		}
+		if (req_ready(qp) && now_ns >= qp->tx_ready_ns) {
+			if (cap < qp_max_frame(qp)) {
+				nic->cnt.send_err++;
+				return -ENOSPC;
+			}
+			if (!ne_qpc_touch(nic, qp->qpn)) {
+				qp->tx_ready_ns = now_ns + nic->cfg.qpc_miss_ns;
+				continue;
+			}
+			got = ne_req_build(nic, qp, now_ns, buf, &flen);
+		}
+	}
+	if (!got)
+		return 0;
+	nic->rr = (idx + 1) % nic->nqps;
+	ne_finish_icrc(buf, flen);
+	nic->cnt.sent_pkts++;
+	nic->cnt.sent_bytes += flen;
+	if (nic->cfg.line_rate_bps) {
+		uint64_t bits = (uint64_t)(flen + NE_WIRE_OVERHEAD) * 8ull;
+
+		nic->link_free_ns = now_ns + (bits * 1000000000ull + nic->cfg.line_rate_bps - 1) /
+						     nic->cfg.line_rate_bps;
+	}
+	*len = flen;
+	return 1;
+}
+
+static uint64_t tmax(uint64_t a, uint64_t b)
+{
+	return a > b ? a : b;
+}
+
+uint64_t ne_nic_next_event_ns(const struct ne_nic *nic)
+{
+	uint64_t t = NE_NO_TIME;
+
+	for (uint32_t i = 0; i < nic->nqps; i++) {
+		const struct ne_qp *qp = &nic->qps[i];
+
+		if (!qp->used)
+			continue;
+		if (qp->rto_at < t)
+			t = qp->rto_at;
+		if (!nic->link_up)
+			continue;
+		if (ne_resp_has_work(qp)) {
+			uint64_t r = tmax(qp->resp_ready_ns, nic->link_free_ns);
+
+			if (r < t)
+				t = r;
+		}
+		if (req_ready(qp)) {
+			uint64_t r = tmax(qp->tx_ready_ns, nic->link_free_ns);
+
+			if (r < t)
+				t = r;
+		}
+	}
+	return t;
+}

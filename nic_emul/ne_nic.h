@@ -1,0 +1,426 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * ne_nic: a software RoCEv2 NIC (Reliable Connected transport), built to be
+ * byte-compatible on the wire with Linux soft-RoCE (rxe).
+ *
+ * The NIC is a discrete-event component. It never reads a clock: every call
+ * that can change state takes the current time `now_ns`, and times only move
+ * forward. The host drives it with three calls:
+ *   ne_nic_rx()            hand it a received Ethernet frame (no FCS);
+ *   ne_nic_poll_tx()       take the next frame it wants to put on the wire;
+ *   ne_nic_next_event_ns() when to call ne_nic_poll_tx() again (a frame
+ *                          becomes ready, the link frees up, a timer fires).
+ * Verbs-like calls create memory regions, completion queues and QPs, post
+ * work requests and poll completions.
+ *
+ * Model (after drivers/infiniband/sw/rxe): a requester builds request
+ * packets from the send queue (ne_req.c), a responder executes incoming
+ * requests and produces ACK/NAK and READ responses (ne_resp.c), a completer
+ * consumes responses and completes send WQEs (ne_comp.c). Go-back-N: the
+ * responder NAKs the first PSN gap once and drops until the expected PSN
+ * arrives; the requester restarts from the NAKed PSN or, after the retransmit
+ * timeout (4.096 us x 2^timeout), from the oldest unacknowledged PSN.
+ *
+ * Conventions: errors are negative errno values (<errno.h>) unless stated;
+ * all multi-byte addresses are given in network byte order arrays, IPv4
+ * addresses as uint32_t in host order (10.0.0.1 = 0x0A000001).
+ * Pure C, libc only, no globals: several NICs live side by side.
+ */
+#ifndef NE_NIC_H
+#define NE_NIC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ne_psn.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct ne_nic;
+
+/* ------------------------------------------------------------------ */
+/* NIC configuration                                                   */
+
+/* How the UDP source port of an RC QP is chosen. */
+enum ne_sport_policy {
+	NE_SPORT_RXE = 0, /* 0xC000 | fold(lqpn x rqpn): Linux rxe (rdma_get_udp_sport) */
+	NE_SPORT_FIXED,   /* cfg.sport_fixed for every QP */
+	NE_SPORT_HASH,    /* 0xC000 | (hash(seed, lqpn, rqpn) & 0x3FFF) */
+};
+
+/* Ethernet overhead not in the frame buffer: FCS 4 + preamble/SFD 8 + IFG 12. */
+#define NE_WIRE_OVERHEAD 24u
+/* Largest frame the NIC builds: Eth 14 + IPv4 20 + UDP 8 + BTH 12 + RETH 16 +
+ * ImmDt 4 + 4096 payload + 3 pad + ICRC 4 (rounded up). */
+#define NE_MAX_FRAME 4184u
+/* IB transport defaults. */
+#define NE_DEFAULT_PKEY 0xFFFFu
+/* rxe asks for an ACK at least every RXE_MAX_PKT_PER_ACK (64) packets. */
+#define NE_MAX_PKT_PER_ACK 64u
+
+struct ne_nic_config {
+	uint8_t mac[6];
+	uint32_t ipv4;            /* host order */
+	uint64_t line_rate_bps;   /* 0 = unlimited */
+	uint8_t ttl;              /* default 64, like rxe */
+	uint16_t ip_id;           /* first IPv4 identification; +1 per frame sent */
+
+	enum ne_sport_policy sport_policy;
+	uint16_t sport_fixed;     /* for NE_SPORT_FIXED */
+	uint32_t sport_seed;      /* for NE_SPORT_HASH */
+
+	uint32_t max_qps;         /* default 256 */
+	uint32_t max_mrs;         /* default 256 */
+	uint32_t first_qpn;       /* first QPN handed out, default 0x11 (rxe's) */
+
+	/* QP context cache: qpc_entries contexts are resident (LRU); touching a
+	 * QP that is not resident costs qpc_miss_ns before its packet leaves
+	 * (transmit) or before the responses it causes are ready (receive).
+	 * 0 entries disables the model (every access hits). */
+	uint32_t qpc_entries;
+	uint64_t qpc_miss_ns;
+};
+
+/* ------------------------------------------------------------------ */
+/* Counters. Names of the first group are rxe's (rdma statistic).      */
+
+struct ne_counters {
+	/* rxe names (drivers/infiniband/sw/rxe/rxe_hw_counters.c) */
+	uint64_t sent_pkts;              /* frames handed out by ne_nic_poll_tx */
+	uint64_t rcvd_pkts;              /* RoCE frames that passed ICRC and header checks */
+	uint64_t duplicate_request;      /* responder: request PSN before the expected one */
+	uint64_t out_of_seq_request;     /* responder: PSN gap, NAK sent */
+	uint64_t rcvd_rnr_err;           /* requester: RNR NAKs received */
+	uint64_t send_rnr_err;           /* responder: RNR NAKs sent */
+	uint64_t rcvd_seq_err;           /* requester: PSN sequence NAKs that acked new PSNs */
+	uint64_t ack_deferred;           /* kept for name parity with rxe; never incremented */
+	uint64_t retry_exceeded_err;     /* transport retries exhausted */
+	uint64_t retry_rnr_exceeded_err; /* RNR retries exhausted */
+	uint64_t completer_retry_err;    /* retries (go-back-N restarts) started */
+	uint64_t send_err;               /* frames not sent (buffer too small) */
+	uint64_t link_downed;            /* link up -> down transitions */
+	uint64_t rdma_sends;             /* SEND WQEs completed by the requester */
+	uint64_t rdma_recvs;             /* receive WQEs completed by the responder */
+	/* ours */
+	uint64_t sent_bytes;
+	uint64_t rcvd_bytes;
+	uint64_t retrans_pkts;           /* request packets sent again (PSN already sent) */
+	uint64_t naks_sent;              /* all NAKs sent (sequence, RNR, invalid, access) */
+	uint64_t naks_rcvd;
+	uint64_t acks_sent;
+	uint64_t acks_rcvd;
+	uint64_t ack_coalesced;          /* an unsent ACK replaced by a newer one */
+	uint64_t timeouts;               /* retransmit timer expiries with work outstanding */
+	uint64_t icrc_err;               /* dropped: bad ICRC */
+	uint64_t rcv_malformed;          /* dropped: rl_parse failed (truncated, bad lengths) */
+	uint64_t rcv_not_roce;           /* dropped: not UDP 4791 */
+	uint64_t rcv_wrong_dst;          /* dropped: destination IP/MAC not ours */
+	uint64_t rcv_unknown_qpn;        /* dropped: no such QP */
+	uint64_t rcv_bad_state;          /* dropped: QP state does not accept the packet */
+	uint64_t rcv_bad_opcode;         /* dropped: not an RC opcode we implement */
+	uint64_t rcv_opcode_seq_err;     /* responder: opcode out of sequence (NAK invalid request) */
+	uint64_t rcv_len_err;            /* responder: payload length invalid (NAK invalid request) */
+	uint64_t rcv_access_err;         /* responder: rkey/bounds/permission (NAK remote access) */
+	uint64_t rcv_stale_resp;         /* requester: response matching nothing outstanding */
+	uint64_t cnp_rcvd;               /* CNPs received (DCQCN reaction point not implemented) */
+	uint64_t qpc_hits;
+	uint64_t qpc_misses;
+	uint64_t cq_overflow;            /* completions lost because a CQ was full */
+};
+
+/* Names of the fields of struct ne_counters in order; NULL-terminated. */
+extern const char *const ne_counter_names[];
+
+/* ------------------------------------------------------------------ */
+/* Memory regions                                                      */
+
+enum ne_access {
+	NE_ACCESS_LOCAL_WRITE = 1u << 0,
+	NE_ACCESS_REMOTE_WRITE = 1u << 1,
+	NE_ACCESS_REMOTE_READ = 1u << 2,
+};
+
+struct ne_mr_attr {
+	void *addr;      /* the bytes; owned by the caller, must outlive the MR */
+	size_t len;
+	uint64_t iova;   /* address the MR answers to (in SGEs and RETH) */
+	uint32_t access; /* enum ne_access bits */
+	uint32_t key;    /* lkey = rkey; 0 = let the NIC choose */
+};
+
+/* ------------------------------------------------------------------ */
+/* Completion queues                                                   */
+
+struct ne_cq;
+
+enum ne_wc_status {
+	NE_WC_SUCCESS = 0,
+	NE_WC_LOC_LEN_ERR,
+	NE_WC_LOC_PROT_ERR,
+	NE_WC_WR_FLUSH_ERR,
+	NE_WC_REM_INV_REQ_ERR,
+	NE_WC_REM_ACCESS_ERR,
+	NE_WC_REM_OP_ERR,
+	NE_WC_RETRY_EXC_ERR,
+	NE_WC_RNR_RETRY_EXC_ERR,
+};
+
+enum ne_wc_opcode {
+	NE_WC_SEND,
+	NE_WC_RDMA_WRITE,
+	NE_WC_RDMA_READ,
+	NE_WC_RECV,
+	NE_WC_RECV_RDMA_WITH_IMM,
+};
+
+struct ne_wc {
+	uint64_t wr_id;
+	enum ne_wc_status status;
+	enum ne_wc_opcode opcode;
+	uint32_t byte_len; /* receive: bytes placed (SEND) or written (WRITE with imm) */
+	uint32_t imm_data; /* host order of the wire's ImmDt */
+	bool has_imm;
+	uint32_t qpn;
+	uint32_t src_qp;
+};
+
+/* ------------------------------------------------------------------ */
+/* Queue pairs                                                         */
+
+enum ne_qp_state {
+	NE_QPS_RESET = 0,
+	NE_QPS_INIT,
+	NE_QPS_RTR,
+	NE_QPS_RTS,
+	NE_QPS_ERROR,
+};
+
+struct ne_qp_init_attr {
+	struct ne_cq *send_cq;
+	struct ne_cq *recv_cq;
+	uint32_t max_send_wr;  /* send queue depth (>= 1) */
+	uint32_t max_recv_wr;  /* receive queue depth (>= 1) */
+	bool sq_sig_all;       /* every send WQE completes with a CQE */
+	uint32_t qpn;          /* 0 = next free QPN; else this exact QPN (1..2^24-1) */
+};
+
+/* Bits of the mask passed to ne_qp_modify(): which fields of ne_qp_attr to apply. */
+enum ne_qp_attr_mask {
+	NE_QP_STATE = 1u << 0,
+	NE_QP_AV = 1u << 1,         /* dest_ipv4, dest_mac, dscp */
+	NE_QP_PATH_MTU = 1u << 2,
+	NE_QP_DEST_QPN = 1u << 3,
+	NE_QP_RQ_PSN = 1u << 4,
+	NE_QP_SQ_PSN = 1u << 5,
+	NE_QP_TIMEOUT = 1u << 6,
+	NE_QP_RETRY_CNT = 1u << 7,
+	NE_QP_RNR_RETRY = 1u << 8,
+	NE_QP_MIN_RNR_TIMER = 1u << 9,
+	NE_QP_MAX_QP_RD_ATOMIC = 1u << 10,
+	NE_QP_MAX_DEST_RD_ATOMIC = 1u << 11,
+	NE_QP_PKEY = 1u << 12,
+};
+
+struct ne_qp_attr {
+	enum ne_qp_state state;
+	uint32_t dest_qpn;
+	uint32_t rq_psn;          /* first PSN expected from the peer */
+	uint32_t sq_psn;          /* first PSN we send */
+	uint32_t path_mtu;        /* 256, 512, 1024, 2048 or 4096 */
+	uint32_t dest_ipv4;       /* host order */
+	uint8_t dest_mac[6];
+	uint8_t dscp;             /* 0..63, IPv4 DSCP of every packet of this QP */
+	uint8_t timeout;          /* 0..31: 4.096 us x 2^timeout; 0 = no timer */
+	uint8_t retry_cnt;        /* 0..7 */
+	uint8_t rnr_retry;        /* 0..7, 7 = infinite */
+	uint8_t min_rnr_timer;    /* 0..31, IB RNR timer code sent in RNR NAKs */
+	uint8_t max_rd_atomic;    /* outstanding READs this QP may have (1..16) */
+	uint8_t max_dest_rd_atomic; /* READ responder resources (1..16) */
+	uint16_t pkey;
+	/* read-only, filled by ne_qp_query() */
+	uint16_t udp_sport;
+	uint32_t qpn;
+};
+
+enum ne_wr_opcode {
+	NE_WR_SEND = 0,
+	NE_WR_SEND_WITH_IMM,
+	NE_WR_RDMA_WRITE,
+	NE_WR_RDMA_WRITE_WITH_IMM,
+	NE_WR_RDMA_READ,
+};
+
+enum ne_send_flags {
+	NE_SEND_SIGNALED = 1u << 0,
+	NE_SEND_SOLICITED = 1u << 1,
+};
+
+/* One work request, one scatter/gather element. */
+struct ne_send_wr {
+	uint64_t wr_id;
+	enum ne_wr_opcode opcode;
+	uint32_t send_flags;    /* enum ne_send_flags */
+	uint64_t local_addr;    /* iova within the MR of lkey */
+	uint32_t length;        /* bytes; 0 allowed except for READ */
+	uint32_t lkey;
+	uint64_t remote_addr;   /* WRITE/READ */
+	uint32_t rkey;          /* WRITE/READ */
+	uint32_t imm_data;      /* *_WITH_IMM, host order */
+};
+
+struct ne_recv_wr {
+	uint64_t wr_id;
+	uint64_t addr;          /* iova within the MR of lkey */
+	uint32_t length;
+	uint32_t lkey;
+};
+
+/* ------------------------------------------------------------------ */
+/* Status of a frame given to ne_nic_rx(): 0 accepted, else dropped.   */
+
+enum ne_rx_status {
+	NE_RX_OK = 0,
+	NE_RX_MALFORMED = -1,   /* rl_parse failed: truncated or inconsistent headers */
+	NE_RX_NOT_ROCE = -2,    /* not IPv4 UDP to port 4791 */
+	NE_RX_WRONG_DST = -3,   /* destination MAC or IPv4 is not this NIC's */
+	NE_RX_BAD_ICRC = -4,
+	NE_RX_UNKNOWN_QPN = -5,
+	NE_RX_BAD_STATE = -6,   /* QP not in a state that accepts it */
+	NE_RX_BAD_OPCODE = -7,  /* not an RC opcode this NIC implements */
+	NE_RX_PSN_DROP = -8,    /* out-of-sequence request dropped (NAK sent at most once) */
+	NE_RX_PROTOCOL = -9,    /* opcode sequence, length, access error (NAK sent) */
+	NE_RX_RNR = -10,        /* no receive WQE: RNR NAK sent, packet dropped */
+	NE_RX_STALE = -11,      /* response that matches nothing outstanding */
+	NE_RX_LINK_DOWN = -12,
+	NE_RX_INVAL = -13,      /* NULL arguments */
+	NE_RX_CNP = -14,        /* a CNP: counted, no reaction point implemented */
+};
+
+/* ------------------------------------------------------------------ */
+/* NIC                                                                 */
+
+/* Fill *cfg with defaults (no addresses, unlimited rate, rxe source ports,
+ * TTL 64, 256 QPs, 256 MRs, first QPN 0x11, no QPC cache model). */
+void ne_nic_config_default(struct ne_nic_config *cfg);
+
+/* Create a NIC. Returns NULL on a bad config (max_qps or max_mrs 0) or when
+ * memory runs out. */
+struct ne_nic *ne_nic_create(const struct ne_nic_config *cfg);
+
+/* Free the NIC with its QPs and CQs (not the caller's MR memory). NULL is fine. */
+void ne_nic_destroy(struct ne_nic *nic);
+
+/* Consume one received Ethernet frame (without FCS). Returns NE_RX_OK or a
+ * negative enum ne_rx_status; every drop is counted. Never reads beyond
+ * frame[len - 1], never writes the frame. */
+int ne_nic_rx(struct ne_nic *nic, const uint8_t *frame, size_t len, uint64_t now_ns);
+
+/* Emit the next frame that may leave at now_ns into buf. Returns 1 with
+ * *len set when a frame was written, 0 when none is ready (link busy,
+ * nothing to send, waiting for a timer), -EINVAL on NULL arguments,
+ * -ENOSPC when cap is smaller than the frame (the frame stays queued and
+ * send_err counts it). Also runs due timers (retransmit, RNR wait). */
+int ne_nic_poll_tx(struct ne_nic *nic, uint64_t now_ns, uint8_t *buf, size_t cap, size_t *len);
+
+/* Earliest time at which ne_nic_poll_tx() may have something to do: a
+ * frame ready (bounded below by the link being free), or a timer. UINT64_MAX
+ * when idle. May be earlier than necessary, never later. */
+uint64_t ne_nic_next_event_ns(const struct ne_nic *nic);
+
+/* Earliest time the link is free for the next frame (line-rate pacing). */
+uint64_t ne_nic_link_free_ns(const struct ne_nic *nic);
+
+/* Link state. Down: ne_nic_poll_tx emits nothing, ne_nic_rx drops; the
+ * up->down transition counts link_downed. */
+void ne_nic_set_link(struct ne_nic *nic, bool up);
+
+/* Set the IPv4 identification of the next frame (it increments per frame). */
+void ne_nic_set_ip_id(struct ne_nic *nic, uint16_t ip_id);
+
+/* Copy the counters. */
+void ne_nic_get_counters(const struct ne_nic *nic, struct ne_counters *out);
+
+/* ------------------------------------------------------------------ */
+/* Memory regions                                                      */
+
+/* Register attr->len bytes at attr->addr, addressed as [iova, iova+len).
+ * Returns 0 and the key in *key. -EINVAL: NULL/zero-length/bad access bits;
+ * -EEXIST: attr->key already used; -ENOMEM: table full. */
+int ne_mr_reg(struct ne_nic *nic, const struct ne_mr_attr *attr, uint32_t *key);
+
+/* Deregister. Returns 0 or -ENOENT. */
+int ne_mr_dereg(struct ne_nic *nic, uint32_t key);
+
+/* ------------------------------------------------------------------ */
+/* Completion queues                                                   */
+
+/* Create a CQ of `depth` entries (>= 1). NULL on bad depth or no memory.
+ * Completions that find it full are lost and counted in cq_overflow. */
+struct ne_cq *ne_cq_create(struct ne_nic *nic, uint32_t depth);
+
+/* Destroy a CQ no QP uses any more. Returns 0, -EBUSY (a QP still uses it)
+ * or -EINVAL. */
+int ne_cq_destroy(struct ne_nic *nic, struct ne_cq *cq);
+
+/* Take up to n completions, oldest first. Returns how many were taken. */
+int ne_cq_poll(struct ne_cq *cq, struct ne_wc *wc, int n);
+
+/* ------------------------------------------------------------------ */
+/* Queue pairs                                                         */
+
+/* Create an RC QP in RESET. Returns 0 and its QPN in *qpn. -EINVAL: bad
+ * attributes (missing CQ, zero depth, QPN out of range); -EEXIST: requested
+ * QPN in use; -ENOMEM: no room. */
+int ne_qp_create(struct ne_nic *nic, const struct ne_qp_init_attr *attr, uint32_t *qpn);
+
+/* Destroy a QP (its pending work is discarded without completions).
+ * Returns 0 or -ENOENT. */
+int ne_qp_destroy(struct ne_nic *nic, uint32_t qpn);
+
+/* Apply the fields named by mask; with NE_QP_STATE, move to attr->state.
+ * Transitions as in verbs: RESET->INIT, INIT->INIT, INIT->RTR (needs AV,
+ * PATH_MTU, DEST_QPN, RQ_PSN), RTR->RTS (needs SQ_PSN; TIMEOUT, RETRY_CNT,
+ * RNR_RETRY optional), RTS->RTS, any->ERROR (flushes every WQE with
+ * NE_WC_WR_FLUSH_ERR), any->RESET (discards everything). Returns 0,
+ * -ENOENT (no QP), -EINVAL (bad transition, bad value, missing attribute). */
+int ne_qp_modify(struct ne_nic *nic, uint32_t qpn, const struct ne_qp_attr *attr, uint32_t mask);
+
+/* Current attributes and state. Returns 0 or -ENOENT. */
+int ne_qp_query(const struct ne_nic *nic, uint32_t qpn, struct ne_qp_attr *out);
+
+/* Post one send work request. The local buffer is checked now against its MR
+ * (lkey, bounds, LOCAL_WRITE for READ). Returns 0; -ENOENT (no QP); -EINVAL
+ * (bad opcode/length, QP not in RTS; -EINVAL also in ERROR); -EFAULT (lkey or
+ * bounds); -ENOMEM (send queue full). Work starts at the next poll_tx. */
+int ne_post_send(struct ne_nic *nic, uint32_t qpn, const struct ne_send_wr *wr, uint64_t now_ns);
+
+/* Post one receive work request (QP in INIT, RTR or RTS). Returns 0,
+ * -ENOENT, -EINVAL (state), -EFAULT (lkey, bounds, LOCAL_WRITE), -ENOMEM (full). */
+int ne_post_recv(struct ne_nic *nic, uint32_t qpn, const struct ne_recv_wr *wr);
+
+/* ------------------------------------------------------------------ */
+/* Helpers                                                             */
+
+/* Linux's RoCEv2 source port of an RC QP: rdma_get_udp_sport(0, lqpn, rqpn),
+ * 0xC000 | fold of the 20-bit flow label of lqpn x rqpn. Symmetric. */
+uint16_t ne_rxe_udp_sport(uint32_t lqpn, uint32_t rqpn);
+
+/* Retransmit timeout of an IB timeout code in ns (4096 x 2^timeout); 0 for 0. */
+uint64_t ne_timeout_ns(uint8_t timeout);
+
+/* RNR NAK timer of an IB 5-bit code in ns (IBA table 9.7.5.2.8; 0 = 655.36 ms). */
+uint64_t ne_rnr_timer_ns(uint8_t code);
+
+/* Frames per payload: number of packets a message of len bytes needs at mtu (>= 1). */
+uint32_t ne_num_pkts(uint32_t len, uint32_t mtu);
+
+const char *ne_wc_status_str(enum ne_wc_status status);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* NE_NIC_H */

@@ -1,0 +1,146 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Packet building: Ethernet II, IPv4 (DF, TTL 64, no options), UDP with
+ * checksum 0, BTH, extended headers; ICRC through hashing/rl_icrc. The
+ * layout and field values are those Linux rxe puts on the wire.
+ */
+#include <string.h>
+
+#include "ne_priv.h"
+#include "rl_icrc.h"
+
+void ne_put_be32(uint8_t *p, uint32_t v)
+{
+	p[0] = (uint8_t)(v >> 24);
+	p[1] = (uint8_t)(v >> 16);
+	p[2] = (uint8_t)(v >> 8);
+	p[3] = (uint8_t)v;
+}
+
+static void put_be16(uint8_t *p, uint16_t v)
+{
+	p[0] = (uint8_t)(v >> 8);
+	p[1] = (uint8_t)v;
+}
+
+void ne_put_reth(uint8_t *p, uint64_t va, uint32_t rkey, uint32_t len)
+{
+	ne_put_be32(p, (uint32_t)(va >> 32));
+	ne_put_be32(p + 4, (uint32_t)va);
+	ne_put_be32(p + 8, rkey);
+	ne_put_be32(p + 12, len);
+}
+
+void ne_put_aeth(uint8_t *p, uint8_t syndrome, uint32_t msn)
+{
+	ne_put_be32(p, ((uint32_t)syndrome << 24) | (msn & 0xFFFFFFu));
+}
+
+static uint16_t ipv4_csum(const uint8_t *h)
+{
+	uint32_t s = 0;
+
+	for (int i = 0; i < 20; i += 2)
+		s += ((uint32_t)h[i] << 8) | h[i + 1];
+	while (s >> 16)
+		s = (s & 0xFFFF) + (s >> 16);
+	return (uint16_t)~s;
+}
+
+size_t ne_build_hdrs(struct ne_nic *nic, const struct ne_qp *qp, uint8_t *buf,
+		     size_t roce_len, const struct ne_bth_fields *bth)
+{
+	uint8_t *ip = buf + 14, *udp = ip + 20, *b = udp + 8;
+	uint16_t udp_len = (uint16_t)(8 + roce_len);
+
+	memcpy(buf, qp->attr.dest_mac, 6);
+	memcpy(buf + 6, nic->cfg.mac, 6);
+	put_be16(buf + 12, RL_ETHERTYPE_IPV4);
+
+	ip[0] = 0x45;
+	ip[1] = (uint8_t)(qp->attr.dscp << 2); /* ECN not-ECT, as rxe */
+	put_be16(ip + 2, (uint16_t)(20 + udp_len));
+	put_be16(ip + 4, nic->ip_id++);
+	put_be16(ip + 6, 0x4000); /* DF */
+	ip[8] = nic->cfg.ttl;
+	ip[9] = RL_IPPROTO_UDP;
+	ip[10] = ip[11] = 0;
+	ne_put_be32(ip + 12, nic->cfg.ipv4);
+	ne_put_be32(ip + 16, qp->attr.dest_ipv4);
+	put_be16(ip + 10, ipv4_csum(ip));
+
+	put_be16(udp, qp->sport);
+	put_be16(udp + 2, RL_ROCEV2_PORT);
+	put_be16(udp + 4, udp_len);
+	put_be16(udp + 6, 0); /* rxe sends UDP checksum 0 */
+
+	b[0] = bth->opcode;
+	b[1] = (uint8_t)((bth->se ? 0x80 : 0) | ((bth->padcnt & 3) << 4)); /* M 0, TVer 0 */
+	put_be16(b + 2, qp->attr.pkey);
+	ne_put_be32(b + 4, bth->dqpn & 0xFFFFFFu); /* reserved byte 0 */
+	ne_put_be32(b + 8, (bth->ackreq ? 0x80000000u : 0) | (bth->psn & NE_PSN_MASK));
+	return 14 + 20 + 8;
+}
+
+int ne_finish_icrc(uint8_t *frame, size_t len)
+{
+	struct rl_pkt pkt;
+
+	if (rl_parse(frame, len, &pkt) != RL_PARSE_OK || !pkt.is_roce)
+		return -1;
+	return rl_icrc_store(frame, &pkt);
+}
+
+bool ne_op_is_request(uint8_t op)
+{
+	return op <= RL_OP_READ_REQUEST;
+}
+
+bool ne_op_is_response(uint8_t op)
+{
+	return op >= RL_OP_READ_RESP_FIRST && op <= RL_OP_ACK;
+}
+
+uint16_t ne_rxe_udp_sport(uint32_t lqpn, uint32_t rqpn)
+{
+	/* rdma_calc_flow_label(): 20-bit fold of the 48-bit product */
+	uint64_t v = (uint64_t)(lqpn & 0xFFFFFFu) * (rqpn & 0xFFFFFFu);
+	uint32_t fl, lo, hi;
+
+	v ^= v >> 20;
+	v ^= v >> 40;
+	fl = (uint32_t)(v & 0xFFFFFu);
+	/* rdma_flow_label_to_udp_sport(): fold 20 bits to 14 */
+	lo = fl & 0x3FFFu;
+	hi = fl & 0xFC000u;
+	lo ^= hi >> 14;
+	return (uint16_t)(lo | 0xC000u);
+}
+
+uint64_t ne_timeout_ns(uint8_t timeout)
+{
+	if (timeout == 0)
+		return 0;
+	if (timeout > 31)
+		timeout = 31;
+	return 4096ull << timeout;
+}
+
+uint64_t ne_rnr_timer_ns(uint8_t code)
+{
+	/* IBA table 45 in microseconds x 100 */
+	static const uint32_t t_10us[32] = {
+		65536, 1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192,
+		256, 384, 512, 768, 1024, 1536, 2048, 3072, 4096, 6144, 8192,
+		12288, 16384, 24576, 32768, 49152,
+	};
+
+	return (uint64_t)t_10us[code & 31] * 10000ull;
+}
+
+uint32_t ne_num_pkts(uint32_t len, uint32_t mtu)
+{
+	if (len == 0 || mtu == 0)
+		return 1;
+	return (uint32_t)(((uint64_t)len + mtu - 1) / mtu);
+}

@@ -1,0 +1,210 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Internal structures of the NIC emulator; not installed, not stable. */
+#ifndef NE_PRIV_H
+#define NE_PRIV_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ne_nic.h"
+#include "rl_parse.h"
+
+#define NE_NO_TIME UINT64_MAX
+
+/* AETH syndromes (IBA 9.3.5, rxe's AETH_* values). */
+#define NE_AETH_TYPE_MASK 0xE0u
+#define NE_AETH_ACK 0x00u
+#define NE_AETH_RNR_NAK 0x20u
+#define NE_AETH_NAK 0x60u
+#define NE_AETH_ACK_UNLIMITED 0x1Fu
+#define NE_AETH_NAK_PSN_SEQ 0x60u
+#define NE_AETH_NAK_INV_REQ 0x61u
+#define NE_AETH_NAK_REM_ACC 0x62u
+#define NE_AETH_NAK_REM_OP 0x63u
+
+#define NE_HDR_LEN (14u + 20u + 8u + RL_BTH_LEN) /* Eth + IPv4 + UDP + BTH */
+
+struct ne_mr {
+	bool used;
+	uint32_t key;
+	uint8_t *addr;
+	size_t len;
+	uint64_t iova;
+	uint32_t access;
+};
+
+struct ne_cq {
+	struct ne_nic *nic;
+	struct ne_wc *ring;
+	uint32_t depth, head, count;
+	uint32_t users; /* QPs referencing it */
+	struct ne_cq *next; /* NIC's list */
+};
+
+enum ne_wqe_state {
+	NE_WQE_POSTED = 0, /* not started */
+	NE_WQE_PENDING,    /* some packets sent, not complete */
+};
+
+struct ne_swqe {
+	struct ne_send_wr wr;
+	uint8_t state;
+	uint32_t first_psn, last_psn, npkts;
+};
+
+/* A READ the responder accepted: kept for duplicate (retried) reads. */
+struct ne_read_res {
+	bool valid;
+	uint32_t first_psn, last_psn;
+	uint32_t msn;
+};
+
+enum ne_rsp_kind {
+	NE_RSP_ACK = 0, /* ACK or NAK: syndrome, psn, msn */
+	NE_RSP_READ,    /* stream of READ responses */
+};
+
+/* One item of the responder's output, sent in order. */
+struct ne_rsp_item {
+	uint8_t kind;
+	uint8_t syndrome;
+	bool started;   /* READ: first response already built */
+	uint32_t psn;   /* ACK: psn; READ: next response PSN */
+	uint32_t msn;
+	uint64_t va;    /* READ: next byte to send */
+	uint32_t rkey;
+	uint32_t resid; /* READ: bytes left */
+};
+
+struct ne_qp {
+	bool used;
+	uint32_t qpn;
+	enum ne_qp_state state;
+	struct ne_qp_attr attr;
+	struct ne_cq *scq, *rcq;
+	bool sq_sig_all;
+	uint16_t sport;
+
+	/* send queue: indices grow without bound, slot = idx % sq_size */
+	struct ne_swqe *sq;
+	uint32_t sq_size;
+	uint32_t sq_head; /* oldest not completed (completer) */
+	uint32_t sq_next; /* next WQE the requester builds from */
+	uint32_t sq_tail; /* next free */
+
+	/* requester */
+	uint32_t req_psn;   /* PSN of the next request packet */
+	uint32_t req_off;   /* bytes of sq[sq_next] already covered */
+	uint32_t req_max_psn; /* highest PSN ever sent + 1 (for retransmit counting) */
+	bool req_max_valid;
+	uint32_t noack_pkts;
+	uint64_t tx_ready_ns; /* not before (RNR wait, QPC miss) */
+
+	/* completer */
+	uint32_t comp_psn;  /* oldest PSN not yet acknowledged */
+	int comp_opcode;    /* last READ response opcode, -1 none */
+	uint8_t retry_left, rnr_left;
+	bool started_retry;
+	uint64_t rto_at;    /* retransmit timer deadline or NE_NO_TIME */
+
+	/* receive queue */
+	struct ne_recv_wr *rq;
+	uint32_t rq_size, rq_head, rq_tail;
+
+	/* responder */
+	uint32_t resp_psn;  /* expected PSN */
+	uint32_t resp_msn;
+	int resp_opcode;    /* last accepted request opcode, -1 none */
+	bool sent_psn_nak;
+	uint64_t resp_va;   /* WRITE in progress */
+	uint32_t resp_rkey;
+	uint32_t resp_resid;
+	uint32_t resp_wlen; /* total length of the WRITE in progress */
+	bool resp_has_rwqe; /* SEND in progress holds a receive WQE */
+	struct ne_recv_wr resp_rwqe;
+	uint32_t resp_rwqe_off;
+	struct ne_read_res *res;
+	uint32_t nres, res_next;
+	struct ne_rsp_item *rsp;
+	uint32_t rsp_size, rsp_head, rsp_tail; /* ring, indices grow */
+	uint64_t resp_ready_ns;
+};
+
+struct ne_qpc_entry {
+	uint32_t qpn;
+	uint64_t last_use;
+	bool valid;
+};
+
+struct ne_nic {
+	struct ne_nic_config cfg;
+	struct ne_counters cnt;
+	bool link_up;
+	uint16_t ip_id;
+	uint64_t link_free_ns;
+
+	struct ne_qp *qps;
+	uint32_t nqps;
+	uint32_t next_qpn;
+	uint32_t rr; /* round-robin position for transmit */
+
+	struct ne_mr *mrs;
+	uint32_t next_key;
+
+	struct ne_cq *cqs;
+
+	struct ne_qpc_entry *qpc;
+	uint64_t qpc_clock;
+};
+
+/* ne_nic.c */
+struct ne_qp *ne_qp_lookup(const struct ne_nic *nic, uint32_t qpn);
+struct ne_mr *ne_mr_lookup(struct ne_nic *nic, uint32_t key);
+/* Resolve [iova, iova+len) of an MR with the given access; NULL if out of bounds. */
+uint8_t *ne_mr_ptr(struct ne_nic *nic, uint32_t key, uint64_t iova, uint32_t len, uint32_t access);
+bool ne_qpc_touch(struct ne_nic *nic, uint32_t qpn);
+void ne_cq_push(struct ne_nic *nic, struct ne_cq *cq, const struct ne_wc *wc);
+
+/* ne_qp.c */
+void ne_qp_to_error(struct ne_nic *nic, struct ne_qp *qp);
+void ne_qp_reset(struct ne_qp *qp);
+
+/* ne_pkt.c: header building. Writes Eth/IPv4/UDP/BTH for a packet whose
+ * BTH+ext+payload+pad+ICRC is `roce_len` bytes; returns the BTH offset. */
+struct ne_bth_fields {
+	uint8_t opcode;
+	bool se, ackreq;
+	uint8_t padcnt;
+	uint32_t dqpn, psn;
+};
+size_t ne_build_hdrs(struct ne_nic *nic, const struct ne_qp *qp, uint8_t *buf,
+		     size_t roce_len, const struct ne_bth_fields *bth);
+void ne_put_reth(uint8_t *p, uint64_t va, uint32_t rkey, uint32_t len);
+void ne_put_aeth(uint8_t *p, uint8_t syndrome, uint32_t msn);
+void ne_put_be32(uint8_t *p, uint32_t v);
+/* Compute and store the ICRC of a complete frame; 0 or -1. */
+int ne_finish_icrc(uint8_t *frame, size_t len);
+/* Is the opcode in the RC request set this NIC implements? */
+bool ne_op_is_request(uint8_t op);
+bool ne_op_is_response(uint8_t op);
+
+/* ne_req.c: build the next request packet of qp (0 none, 1 built). */
+int ne_req_build(struct ne_nic *nic, struct ne_qp *qp, uint64_t now_ns, uint8_t *buf, size_t *len);
+bool ne_req_has_work(const struct ne_qp *qp);
+void ne_req_retry(struct ne_qp *qp);
+
+/* ne_resp.c */
+int ne_resp_rx(struct ne_nic *nic, struct ne_qp *qp, const uint8_t *frame,
+	       const struct rl_pkt *pkt, uint64_t now_ns);
+int ne_resp_build(struct ne_nic *nic, struct ne_qp *qp, uint8_t *buf, size_t *len);
+bool ne_resp_has_work(const struct ne_qp *qp);
+
+/* ne_comp.c */
+int ne_comp_rx(struct ne_nic *nic, struct ne_qp *qp, const uint8_t *frame,
+	       const struct rl_pkt *pkt, uint64_t now_ns);
+void ne_comp_timer(struct ne_nic *nic, struct ne_qp *qp, uint64_t now_ns);
+/* Complete the WQE at sq_head with a status (error moves the QP to ERROR). */
+void ne_comp_wqe(struct ne_nic *nic, struct ne_qp *qp, enum ne_wc_status st);
+
+#endif /* NE_PRIV_H */

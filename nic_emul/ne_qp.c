@@ -1,0 +1,393 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* QP objects: creation, the verbs state machine, posting work requests. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ne_priv.h"
+
+#define NE_MAX_RD_ATOMIC 16u
+
+void ne_qp_reset(struct ne_qp *qp)
+{
+	qp->sq_head = qp->sq_next = qp->sq_tail = 0;
+	qp->rq_head = qp->rq_tail = 0;
+	qp->rsp_head = qp->rsp_tail = 0;
+	qp->req_psn = qp->comp_psn = qp->attr.sq_psn;
+	qp->req_off = 0;
+	qp->req_max_valid = false;
+	qp->noack_pkts = 0;
+	qp->tx_ready_ns = 0;
+	qp->comp_opcode = -1;
+	qp->retry_left = qp->attr.retry_cnt;
+	qp->rnr_left = qp->attr.rnr_retry;
+	qp->started_retry = false;
+	qp->rto_at = NE_NO_TIME;
+	qp->resp_psn = qp->attr.rq_psn;
+	qp->resp_msn = 0;
+	qp->resp_opcode = -1;
+	qp->sent_psn_nak = false;
+	qp->resp_resid = 0;
+	qp->resp_has_rwqe = false;
+	qp->resp_ready_ns = 0;
+	qp->res_next = 0;
+	if (qp->res)
+		memset(qp->res, 0, qp->nres * sizeof(*qp->res));
+}
+
+static uint16_t sport_of(const struct ne_nic *nic, uint32_t lqpn, uint32_t rqpn)
+{
+	switch (nic->cfg.sport_policy) {
+	case NE_SPORT_FIXED:
+		return nic->cfg.sport_fixed;
+	case NE_SPORT_HASH: {
+		/* symmetric in (lqpn, rqpn) so both ends pick the same port */
+		uint32_t a = lqpn < rqpn ? lqpn : rqpn, b = lqpn < rqpn ? rqpn : lqpn;
+		uint32_t h = nic->cfg.sport_seed ^ (a * 0x9E3779B1u) ^ (b * 0x85EBCA77u);
+
+		h ^= h >> 16;
+		h *= 0x7FEB352Du;
+		h ^= h >> 15;
+		h *= 0x846CA68Bu;
+		h ^= h >> 16;
+		return (uint16_t)(0xC000u | (h & 0x3FFFu));
+	}
+	case NE_SPORT_RXE:
+	default:
+		return ne_rxe_udp_sport(lqpn, rqpn);
+	}
+}
+
+int ne_qp_create(struct ne_nic *nic, const struct ne_qp_init_attr *attr, uint32_t *qpn)
+{
+	struct ne_qp *qp = NULL;
+	uint32_t n;
+
+	if (!nic || !attr || !qpn || !attr->send_cq || !attr->recv_cq ||
+	    attr->send_cq->nic != nic || attr->recv_cq->nic != nic ||
+	    attr->max_send_wr == 0 || attr->max_recv_wr == 0 ||
+	    attr->max_send_wr > (1u << 20) || attr->max_recv_wr > (1u << 20))
+		return -EINVAL;
+	if (attr->qpn) {
+		if (attr->qpn < 2 || attr->qpn > 0xFFFFFF)
+			return -EINVAL;
+		n = attr->qpn;
+		if (nic->qps[n % nic->nqps].used)
+			return -EEXIST;
+		qp = &nic->qps[n % nic->nqps];
+	} else {
+		for (uint32_t tries = 0; tries < nic->nqps; tries++) {
+			n = nic->next_qpn;
+			nic->next_qpn = nic->next_qpn >= 0xFFFFFF ? 2 : nic->next_qpn + 1;
+			if (n >= 2 && !nic->qps[n % nic->nqps].used) {
+				qp = &nic->qps[n % nic->nqps];
+				break;
+			}
+		}
+		if (!qp)
+			return -ENOMEM;
+	}
+	memset(qp, 0, sizeof(*qp));
+	qp->sq = calloc(attr->max_send_wr, sizeof(*qp->sq));
+	qp->rq = calloc(attr->max_recv_wr, sizeof(*qp->rq));
+	qp->nres = NE_MAX_RD_ATOMIC;
+	qp->res = calloc(qp->nres, sizeof(*qp->res));
+	qp->rsp_size = 2 * NE_MAX_RD_ATOMIC + 4;
+	qp->rsp = calloc(qp->rsp_size, sizeof(*qp->rsp));
+	if (!qp->sq || !qp->rq || !qp->res || !qp->rsp) {
+		free(qp->sq);
+		free(qp->rq);
+		free(qp->res);
+		free(qp->rsp);
+		memset(qp, 0, sizeof(*qp));
+		return -ENOMEM;
+	}
+	qp->used = true;
+	qp->qpn = n;
+	qp->state = NE_QPS_RESET;
+	qp->sq_size = attr->max_send_wr;
+	qp->rq_size = attr->max_recv_wr;
+	qp->scq = attr->send_cq;
+	qp->rcq = attr->recv_cq;
+	qp->scq->users++;
+	qp->rcq->users++;
+	qp->sq_sig_all = attr->sq_sig_all;
+	qp->attr.path_mtu = 1024;
+	qp->attr.pkey = NE_DEFAULT_PKEY;
+	qp->attr.timeout = 14;
+	qp->attr.retry_cnt = 7;
+	qp->attr.rnr_retry = 7;
+	qp->attr.min_rnr_timer = 12;
+	qp->attr.max_rd_atomic = NE_MAX_RD_ATOMIC;
+	qp->attr.max_dest_rd_atomic = NE_MAX_RD_ATOMIC;
+	ne_qp_reset(qp);
+	*qpn = n;
+	return 0;
+}
+
+int ne_qp_destroy(struct ne_nic *nic, uint32_t qpn)
+{
+	struct ne_qp *qp = nic ? ne_qp_lookup(nic, qpn) : NULL;
+
+	if (!qp)
+		return -ENOENT;
+	qp->scq->users--;
+	qp->rcq->users--;
+	free(qp->sq);
+	free(qp->rq);
+	free(qp->res);
+	free(qp->rsp);
+	memset(qp, 0, sizeof(*qp));
+	return 0;
+}
+
+static bool valid_mtu(uint32_t m)
+{
+	return m == 256 || m == 512 || m == 1024 || m == 2048 || m == 4096;
+}
+
+void ne_qp_to_error(struct ne_nic *nic, struct ne_qp *qp)
+{
+	struct ne_wc wc;
+
+	qp->state = NE_QPS_ERROR;
+	qp->rto_at = NE_NO_TIME;
+	while (qp->sq_head != qp->sq_tail) {
+		struct ne_swqe *w = &qp->sq[qp->sq_head % qp->sq_size];
+
+		memset(&wc, 0, sizeof(wc));
+		wc.wr_id = w->wr.wr_id;
+		wc.status = NE_WC_WR_FLUSH_ERR;
+		wc.qpn = qp->qpn;
+		ne_cq_push(nic, qp->scq, &wc);
+		qp->sq_head++;
+	}
+	qp->sq_next = qp->sq_tail;
+	if (qp->resp_has_rwqe) {
+		memset(&wc, 0, sizeof(wc));
+		wc.wr_id = qp->resp_rwqe.wr_id;
+		wc.status = NE_WC_WR_FLUSH_ERR;
+		wc.opcode = NE_WC_RECV;
+		wc.qpn = qp->qpn;
+		ne_cq_push(nic, qp->rcq, &wc);
+		qp->resp_has_rwqe = false;
+	}
+	while (qp->rq_head != qp->rq_tail) {
+		memset(&wc, 0, sizeof(wc));
+		wc.wr_id = qp->rq[qp->rq_head % qp->rq_size].wr_id;
+		wc.status = NE_WC_WR_FLUSH_ERR;
+		wc.opcode = NE_WC_RECV;
+		wc.qpn = qp->qpn;
+		ne_cq_push(nic, qp->rcq, &wc);
+		qp->rq_head++;
+	}
+	/* Responses already queued (e.g. the NAK that caused the error) still go out. */
+}
+
+int ne_qp_modify(struct ne_nic *nic, uint32_t qpn, const struct ne_qp_attr *attr, uint32_t mask)
+{
+	struct ne_qp *qp = nic ? ne_qp_lookup(nic, qpn) : NULL;
+	enum ne_qp_state cur, next;
+
+	if (!qp)
+		return -ENOENT;
+	if (!attr)
+		return -EINVAL;
+	cur = qp->state;
+	next = (mask & NE_QP_STATE) ? attr->state : cur;
+
+	/* value checks */
+	if ((mask & NE_QP_PATH_MTU) && !valid_mtu(attr->path_mtu))
+		return -EINVAL;
+	if ((mask & NE_QP_AV) && attr->dscp > 63)
+		return -EINVAL;
+	if ((mask & NE_QP_TIMEOUT) && attr->timeout > 31)
+		return -EINVAL;
+	if ((mask & NE_QP_RETRY_CNT) && attr->retry_cnt > 7)
+		return -EINVAL;
+	if ((mask & NE_QP_RNR_RETRY) && attr->rnr_retry > 7)
+		return -EINVAL;
+	if ((mask & NE_QP_MIN_RNR_TIMER) && attr->min_rnr_timer > 31)
+		return -EINVAL;
+	if ((mask & NE_QP_MAX_QP_RD_ATOMIC) &&
+	    (attr->max_rd_atomic == 0 || attr->max_rd_atomic > NE_MAX_RD_ATOMIC))
+		return -EINVAL;
+	if ((mask & NE_QP_MAX_DEST_RD_ATOMIC) &&
+	    (attr->max_dest_rd_atomic == 0 || attr->max_dest_rd_atomic > NE_MAX_RD_ATOMIC))
+		return -EINVAL;
+	if ((mask & NE_QP_DEST_QPN) && (attr->dest_qpn == 0 || attr->dest_qpn > 0xFFFFFF))
+		return -EINVAL;
+
+	/* transition checks */
+	if (mask & NE_QP_STATE) {
+		bool ok;
+
+		switch (next) {
+		case NE_QPS_RESET:
+		case NE_QPS_ERROR:
+			ok = true;
+			break;
+		case NE_QPS_INIT:
+			ok = cur == NE_QPS_RESET || cur == NE_QPS_INIT;
+			break;
+		case NE_QPS_RTR:
+			ok = (cur == NE_QPS_INIT &&
+			      (mask & (NE_QP_AV | NE_QP_PATH_MTU | NE_QP_DEST_QPN | NE_QP_RQ_PSN)) ==
+				      (NE_QP_AV | NE_QP_PATH_MTU | NE_QP_DEST_QPN | NE_QP_RQ_PSN)) ||
+			     cur == NE_QPS_RTR;
+			break;
+		case NE_QPS_RTS:
+			ok = (cur == NE_QPS_RTR && (mask & NE_QP_SQ_PSN)) || cur == NE_QPS_RTS;
+			break;
+		default:
+			ok = false;
+		}
+		if (!ok)
+			return -EINVAL;
+	} else if (cur == NE_QPS_RESET || cur == NE_QPS_ERROR) {
+		return -EINVAL;
+	}
+
+	/* apply */
+	if (mask & NE_QP_AV) {
+		qp->attr.dest_ipv4 = attr->dest_ipv4;
+		memcpy(qp->attr.dest_mac, attr->dest_mac, 6);
+		qp->attr.dscp = attr->dscp;
+	}
+	if (mask & NE_QP_PATH_MTU)
+		qp->attr.path_mtu = attr->path_mtu;
+	if (mask & NE_QP_DEST_QPN)
+		qp->attr.dest_qpn = attr->dest_qpn;
+	if (mask & NE_QP_RQ_PSN)
+		qp->attr.rq_psn = attr->rq_psn & NE_PSN_MASK;
+	if (mask & NE_QP_SQ_PSN)
+		qp->attr.sq_psn = attr->sq_psn & NE_PSN_MASK;
+	if (mask & NE_QP_TIMEOUT)
+		qp->attr.timeout = attr->timeout;
+	if (mask & NE_QP_RETRY_CNT)
+		qp->attr.retry_cnt = attr->retry_cnt;
+	if (mask & NE_QP_RNR_RETRY)
+		qp->attr.rnr_retry = attr->rnr_retry;
+	if (mask & NE_QP_MIN_RNR_TIMER)
+		qp->attr.min_rnr_timer = attr->min_rnr_timer;
+	if (mask & NE_QP_MAX_QP_RD_ATOMIC)
+		qp->attr.max_rd_atomic = attr->max_rd_atomic;
+	if (mask & NE_QP_MAX_DEST_RD_ATOMIC)
+		qp->attr.max_dest_rd_atomic = attr->max_dest_rd_atomic;
+	if (mask & NE_QP_PKEY)
+		qp->attr.pkey = attr->pkey;
+	if (mask & (NE_QP_AV | NE_QP_DEST_QPN))
+		qp->sport = sport_of(nic, qp->qpn, qp->attr.dest_qpn);
+
+	if (!(mask & NE_QP_STATE) || next == cur) {
+		if (cur == NE_QPS_RTS && (mask & (NE_QP_RETRY_CNT | NE_QP_RNR_RETRY))) {
+			qp->retry_left = qp->attr.retry_cnt;
+			qp->rnr_left = qp->attr.rnr_retry;
+		}
+		return 0;
+	}
+	switch (next) {
+	case NE_QPS_RESET:
+		qp->state = NE_QPS_RESET;
+		ne_qp_reset(qp);
+		break;
+	case NE_QPS_INIT:
+		qp->state = NE_QPS_INIT;
+		break;
+	case NE_QPS_RTR:
+		qp->state = NE_QPS_RTR;
+		qp->resp_psn = qp->attr.rq_psn;
+		qp->resp_msn = 0;
+		qp->resp_opcode = -1;
+		qp->sent_psn_nak = false;
+		break;
+	case NE_QPS_RTS:
+		qp->state = NE_QPS_RTS;
+		qp->req_psn = qp->comp_psn = qp->attr.sq_psn;
+		qp->req_off = 0;
+		qp->req_max_valid = false;
+		qp->comp_opcode = -1;
+		qp->retry_left = qp->attr.retry_cnt;
+		qp->rnr_left = qp->attr.rnr_retry;
+		qp->started_retry = false;
+		qp->rto_at = NE_NO_TIME;
+		break;
+	case NE_QPS_ERROR:
+		ne_qp_to_error(nic, qp);
+		break;
+	}
+	return 0;
+}
+
+int ne_qp_query(const struct ne_nic *nic, uint32_t qpn, struct ne_qp_attr *out)
+{
+	const struct ne_qp *qp = nic ? ne_qp_lookup(nic, qpn) : NULL;
+
+	if (!qp)
+		return -ENOENT;
+	if (!out)
+		return -EINVAL;
+	*out = qp->attr;
+	out->state = qp->state;
+	out->udp_sport = qp->sport;
+	out->qpn = qp->qpn;
+	return 0;
+}
+
+int ne_post_send(struct ne_nic *nic, uint32_t qpn, const struct ne_send_wr *wr, uint64_t now_ns)
+{
+	struct ne_qp *qp = nic ? ne_qp_lookup(nic, qpn) : NULL;
+	struct ne_swqe *w;
+
+	(void)now_ns;
+	if (!qp)
+		return -ENOENT;
+	if (!wr || qp->state != NE_QPS_RTS || wr->opcode > NE_WR_RDMA_READ ||
+	    wr->length > 0x80000000u || (wr->opcode == NE_WR_RDMA_READ && wr->length == 0))
+		return -EINVAL;
+	if (wr->length &&
+	    !ne_mr_ptr(nic, wr->lkey, wr->local_addr, wr->length,
+		       wr->opcode == NE_WR_RDMA_READ ? NE_ACCESS_LOCAL_WRITE : 0))
+		return -EFAULT;
+	if (qp->sq_tail - qp->sq_head >= qp->sq_size)
+		return -ENOMEM;
+	w = &qp->sq[qp->sq_tail % qp->sq_size];
+	memset(w, 0, sizeof(*w));
+	w->wr = *wr;
+	w->state = NE_WQE_POSTED;
+	qp->sq_tail++;
+	return 0;
+}
+
+int ne_post_recv(struct ne_nic *nic, uint32_t qpn, const struct ne_recv_wr *wr)
+{
+	struct ne_qp *qp = nic ? ne_qp_lookup(nic, qpn) : NULL;
+
+	if (!qp)
+		return -ENOENT;
+	if (!wr || (qp->state != NE_QPS_INIT && qp->state != NE_QPS_RTR && qp->state != NE_QPS_RTS))
+		return -EINVAL;
+	if (wr->length && !ne_mr_ptr(nic, wr->lkey, wr->addr, wr->length, NE_ACCESS_LOCAL_WRITE))
+		return -EFAULT;
+	if (qp->rq_tail - qp->rq_head >= qp->rq_size)
+		return -ENOMEM;
+	qp->rq[qp->rq_tail % qp->rq_size] = *wr;
+	qp->rq_tail++;
+	return 0;
+}
+
+const char *ne_wc_status_str(enum ne_wc_status status)
+{
+	switch (status) {
+	case NE_WC_SUCCESS: return "success";
+	case NE_WC_LOC_LEN_ERR: return "local length error";
+	case NE_WC_LOC_PROT_ERR: return "local protection error";
+	case NE_WC_WR_FLUSH_ERR: return "work request flushed";
+	case NE_WC_REM_INV_REQ_ERR: return "remote invalid request";
+	case NE_WC_REM_ACCESS_ERR: return "remote access error";
+	case NE_WC_REM_OP_ERR: return "remote operation error";
+	case NE_WC_RETRY_EXC_ERR: return "transport retry counter exceeded";
+	case NE_WC_RNR_RETRY_EXC_ERR: return "RNR retry counter exceeded";
+	}
+	return "unknown";
+}
