@@ -504,6 +504,14 @@ static void deliver(struct dp_chan *c, struct rte_mbuf *m, uint64_t now)
 		return;
 	}
 	struct dp_host *h = &f->host[c->to.index];
+	const uint8_t *d = rte_pktmbuf_mtod(m, const uint8_t *);
+	if (rte_pktmbuf_data_len(m) >= 14 && d[12] == 0x88 && d[13] == 0x08) {
+		/* PFC for the host's NIC: pause its transmitter. The frame still goes
+		 * up to the host, as it would on a wire (a capture there shows it). */
+		if (pfc_pause_rx(&h->tx->pause, d, rte_pktmbuf_data_len(m), now) == PFC_FRAME_OK)
+			h->pfc_rx++;
+		chan_kick(h->tx, now);
+	}
 	h->rx_pkts++;
 	h->rx_bytes += rte_pktmbuf_pkt_len(m);
 	if (f->opt.host_rx)
@@ -703,6 +711,7 @@ static int init_switch(struct dp_fabric *f, uint32_t si, char *err, size_t errle
 		const struct rl_link *lk = &t->links[cfg->ports[p].link];
 		struct rl_node_ref me = {RL_NODE_SWITCH, si};
 		s->out[p] = dp_fabric_chan_from(f, cfg->ports[p].link, me);
+		/* largest frame: IP MTU + Ethernet header + one 802.1Q tag */
 		pfc_mmu_port_config_init(&pc[p], lk->rate_bps, lk->delay_ns, lk->mtu + 18);
 	}
 	pfc_mmu_config_init(&mc, cfg->buffer_profile, cfg->n_ports, &pc[0]);

@@ -154,6 +154,7 @@ struct dp_host {
 	const struct rl_host *cfg;
 	struct dp_chan *tx, *rx;     /* host -> leaf, leaf -> host */
 	uint64_t tx_pkts, tx_bytes, rx_pkts, rx_bytes;
+	uint64_t pfc_rx;             /* PFC frames its NIC obeyed */
 	int port_id;                 /* DPDK port, -1 when none */
 };
 

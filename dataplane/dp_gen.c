@@ -163,26 +163,39 @@ static void build(struct dp_gen *g, uint8_t *d, uint32_t flow)
 static void on_send(void *obj, uint64_t arg, uint64_t now)
 {
 	struct dp_gen *g = obj;
-	struct rte_mbuf *m = rte_pktmbuf_alloc(g->fab->mp);
+	struct dp_chan *nic = g->fab->host[g->src].tx;
+	uint8_t prio = g->fab->topo->qos.dscp_prio[g->dscp];
+	uint64_t gap = dp_ser_ns(g->size, g->rate_bps);
 
 	(void)arg;
-	if (m == NULL) {
-		g->failed++;
-	} else {
-		uint8_t *d = (uint8_t *)rte_pktmbuf_append(m, (uint16_t)g->size);
-		if (d == NULL) {
-			rte_pktmbuf_free(m);
-			g->failed++;
-		} else {
-			build(g, d, g->next_flow);
-			g->next_flow = (g->next_flow + 1) % g->flows;
-			dp_fabric_host_send(g->fab, g->src, m, now);
-		}
+	/*
+	 * Like an RNIC's send queue, the generator waits while its NIC queue is
+	 * full (paused by PFC, or slower than the generator): nothing is dropped
+	 * at the source, the rate falls instead.
+	 */
+	if (nic->q[prio].bytes + g->size > nic->q_limit_bytes) {
+		g->blocked++;
+		dp_timer_add(g->fab->eng, now + gap, on_send, g, 0);
+		return;
 	}
+	struct rte_mbuf *m = rte_pktmbuf_alloc(g->fab->mp);
+	uint8_t *d = m ? (uint8_t *)rte_pktmbuf_append(m, (uint16_t)g->size) : NULL;
+	if (d == NULL) { /* the pool is empty: wait for packets to drain, as for a full queue */
+		rte_pktmbuf_free(m);
+		g->no_mbuf++;
+		dp_timer_add(g->fab->eng, now + gap, on_send, g, 0);
+		return;
+	}
+	build(g, d, g->next_flow);
+	g->next_flow = (g->next_flow + 1) % g->flows;
+	dp_fabric_host_send(g->fab, g->src, m, now);
 	g->sent++;
-	if (g->sent < g->count)
-		dp_timer_add(g->fab->eng, g->start_ns + dp_ser_ns(g->size, g->rate_bps) * g->sent,
-			     on_send, g, 0);
+	if (g->sent < g->count) {
+		uint64_t next = g->start_ns + gap * g->sent;
+		dp_timer_add(g->fab->eng, next > now ? next : now + gap, on_send, g, 0);
+	} else {
+		g->done_ns = now;
+	}
 }
 
 int dp_gen_start(struct dp_gen *g, struct dp_fabric *f)
@@ -193,7 +206,7 @@ int dp_gen_start(struct dp_gen *g, struct dp_fabric *f)
 	return dp_timer_add(f->eng, g->start_ns, on_send, g, 0);
 }
 
-uint64_t dp_gen_end_ns(const struct dp_gen *g)
+bool dp_gen_done(const struct dp_gen *g)
 {
-	return g->start_ns + dp_ser_ns(g->size, g->rate_bps) * g->count;
+	return g->sent >= g->count;
 }

@@ -38,7 +38,10 @@ struct dp_gen {
 	uint64_t start_ns;
 	uint8_t dscp;
 
-	uint64_t sent, failed;   /* failed: no mbuf */
+	uint64_t sent;
+	uint64_t blocked;        /* times it waited for room in its NIC queue */
+	uint64_t no_mbuf;        /* times it waited for a free mbuf */
+	uint64_t done_ns;        /* when the last packet was sent */
 	uint32_t next_flow;
 	uint32_t psn;
 };
@@ -53,7 +56,7 @@ int dp_gen_parse(struct dp_gen *g, const struct rl_topo *t, const char *spec, ch
 /* Arm the generator's first packet on the fabric's engine. Returns 0, -1 out of memory. */
 int dp_gen_start(struct dp_gen *g, struct dp_fabric *f);
 
-/* Time the last packet leaves the generator (start + count / rate). */
-uint64_t dp_gen_end_ns(const struct dp_gen *g);
+/* True when every packet has been handed to the NIC. */
+bool dp_gen_done(const struct dp_gen *g);
 
 #endif /* DP_GEN_H */

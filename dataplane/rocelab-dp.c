@@ -267,10 +267,10 @@ static int eal_init(struct run *r, char *err, size_t errlen)
 	return 0;
 }
 
-static bool gens_active(const struct run *r, uint64_t now)
+static bool gens_active(const struct run *r)
 {
 	for (unsigned i = 0; i < r->o->n_gen; i++)
-		if (r->gens[i].sent < r->gens[i].count || dp_gen_end_ns(&r->gens[i]) > now)
+		if (!dp_gen_done(&r->gens[i]))
 			return true;
 	return false;
 }
@@ -282,7 +282,7 @@ static void run_virtual(struct run *r)
 
 	while (!stop_requested && dp_engine_step_virtual(&r->eng, until)) {
 		/* without --duration, stop when traffic is done and the fabric drained */
-		if (!r->o->duration_ns && !gens_active(r, r->eng.now_ns)) {
+		if (!r->o->duration_ns && !gens_active(r)) {
 			bool busy = false;
 			for (uint32_t i = 0; i < r->fab->n_chans && !busy; i++)
 				busy = r->fab->chans[i].tx_busy || r->fab->chans[i].wire.n ||
@@ -396,12 +396,13 @@ int main(int argc, char **argv)
 	signal(SIGTERM, on_signal);
 	if (eal_init(&r, err, sizeof(err)) < 0)
 		goto fail;
+	/* Frames are never larger than the hosts' MTU (switches do not grow them). */
 	uint32_t max_mtu = 1500;
-	for (uint32_t l = 0; l < r.topo->n_links; l++)
-		if (r.topo->links[l].mtu > max_mtu)
-			max_mtu = r.topo->links[l].mtu;
+	for (uint32_t h = 0; h < r.topo->n_hosts; h++)
+		if (r.topo->hosts[h].mtu > max_mtu)
+			max_mtu = r.topo->hosts[h].mtu;
 	uint16_t room = (uint16_t)(RTE_PKTMBUF_HEADROOM + (max_mtu > 1500 ? 9216 + 64 : 2048));
-	r.mp = rte_pktmbuf_pool_create("rl_mbuf", max_mtu > 1500 ? 16383 : 32767, 256,
+	r.mp = rte_pktmbuf_pool_create("rl_mbuf", max_mtu > 1500 ? 16383 : 65535, 256,
 				       RTE_ALIGN(sizeof(struct dp_mbuf_priv), RTE_MBUF_PRIV_ALIGN), room,
 				       (int)rte_socket_id());
 	if (r.mp == NULL) {
@@ -463,6 +464,11 @@ int main(int argc, char **argv)
 		printf("\nrocelab-dp: ran %.6f s (%s), %" PRIu64 " events\n\n", (double)elapsed / 1e9,
 		       o.clock == DP_CLOCK_LIVE ? "live" : "virtual", r.eng.fired);
 		dp_stats_print(r.fab, elapsed, stdout);
+		for (unsigned i = 0; i < o.n_gen; i++)
+			printf("%sgenerator %s: sent %" PRIu64 " of %" PRIu64 ", waited %" PRIu64
+			       " times for its NIC queue, %" PRIu64 " for an mbuf\n",
+			       i ? "" : "\n", o.gen[i], r.gens[i].sent, r.gens[i].count,
+			       r.gens[i].blocked, r.gens[i].no_mbuf);
 	}
 	rc = 0;
 	goto out;

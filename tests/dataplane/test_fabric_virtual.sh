@@ -1,0 +1,113 @@
+#!/usr/bin/env bash
+# rocelab-dp on the virtual clock, driven by its in-process packet source:
+# determinism, ECMP vs E-ECMP spreading (checked against rocelab-lb's
+# prediction), ICRC and TTL after crossing the fabric, PFC on a 2:1 incast,
+# failover, and bad input.
+# usage: test_fabric_virtual.sh ROCELAB_DP ROCELAB_LB DATA_DIR
+set -u
+DP=$1 LB=$2 DATA=$3
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+pass=0 fail=0
+ok()  { pass=$((pass + 1)); echo "ok - $1"; }
+nok() { fail=$((fail + 1)); echo "not ok - $1"; }
+check() { if eval "$2"; then ok "$1"; else nok "$1"; fi; }
+
+n=0
+dp() { # run rocelab-dp on the virtual clock with a unique DPDK name and a timeout
+  n=$((n + 1))
+  timeout 120 "$DP" --clock virtual --name "rl-vt$$-$n" "$@"
+}
+# packets a link direction carried, from the final table: col FROM>TO
+link_pkts() { awk -v l="$2" '$1 == l { print $3; exit }' "$1"; }
+link_drops() { awk -v l="$2" '$1 == l { print $7; exit }' "$1"; }
+switch_drops() { awk -v s="$2" '$1 == s && $2 ~ /tsw$/ { print $8; exit }' "$1"; }
+host_col() { awk -v h="$2" -v c="$3" '$1 == h && NF == 5 { print $c; exit }' "$1"; }
+
+# 1. Determinism: the same run twice gives the same tables and time series.
+for i in 1 2; do
+  dp --topology "$DATA/failover.yaml" --gen 'h0>h4:flows=16,rate=40G,count=4000' \
+     --gen 'h1>h5:proto=roce,flows=8,rate=40G,count=4000' --csv "$tmp/ts$i.csv" \
+     --csv-interval 100us > "$tmp/det$i.txt" 2>/dev/null
+done
+check "virtual clock: two runs give identical tables" "cmp -s $tmp/det1.txt $tmp/det2.txt && [ -s $tmp/det1.txt ]"
+check "virtual clock: two runs give identical CSV time series" "cmp -s $tmp/ts1.csv $tmp/ts2.csv && [ \$(wc -l < $tmp/ts1.csv) -gt 100 ]"
+
+# 2. 16 UDP flows with different source ports spread over both spines.
+dp --topology "$DATA/lb-5tuple.yaml" --gen 'h0>h4:flows=16,count=1600' > "$tmp/udp.txt" 2>/dev/null
+s0=$(link_pkts "$tmp/udp.txt" leaf0\>spine0); s1=$(link_pkts "$tmp/udp.txt" leaf0\>spine1)
+check "16 UDP flows use both spines ($s0 / $s1)" "[ ${s0:-0} -ge 100 ] && [ ${s1:-0} -ge 100 ] && [ $((s0 + s1)) -eq 1600 ]"
+
+# 3. 16 RoCE QPs, one source port: 5tuple keeps them on one spine, eecmp spreads them,
+#    and each packet took the uplink rocelab-lb predicts for the switch's profile and seed.
+for prof in 5tuple eecmp; do
+  dp --topology "$DATA/lb-$prof.yaml" --gen 'h0>h4:proto=roce,flows=16,sport=0xc0a5,count=1600' \
+     --capture "leaf0-spine0=$tmp/$prof-s0.pcap" --capture "leaf0-spine1=$tmp/$prof-s1.pcap" \
+     --capture "leaf1-spine0=$tmp/$prof-d0.pcap" --capture "leaf1-spine1=$tmp/$prof-d1.pcap" \
+     > "$tmp/$prof.txt" 2>/dev/null
+  rows=0
+  for u in 0 1; do
+    # --fields column 10 is the predicted uplink; uplink u of leaf0 is spine u
+    "$LB" --pcap "$tmp/$prof-s$u.pcap" --profile "$prof" --algo crc32 --seed 0x5eed \
+      --uplinks 2 --fields > "$tmp/$prof-s$u.csv"
+    lbrc=$?
+    bad=$(awk -F, -v u=$u '$1 ~ /^[0-9]+$/ && $10 != u' "$tmp/$prof-s$u.csv" | wc -l)
+    rows=$((rows + $(grep -c '^[0-9]' "$tmp/$prof-s$u.csv")))
+    check "$prof: packets on leaf0-spine$u are those rocelab-lb sends to uplink $u" "[ $lbrc -eq 0 ] && [ $bad -eq 0 ]"
+  done
+  check "$prof: rocelab-lb saw all 1600 packets on the two uplinks" "[ $rows -eq 1600 ]"
+done
+t0=$(link_pkts "$tmp/5tuple.txt" leaf0\>spine0); t1=$(link_pkts "$tmp/5tuple.txt" leaf0\>spine1)
+check "5tuple: 16 QPs with one source port share one spine ($t0 / $t1)" "[ \$(( (t0 == 0) + (t1 == 0) )) -eq 1 ] && [ $((t0 + t1)) -eq 1600 ]"
+e0=$(link_pkts "$tmp/eecmp.txt" leaf0\>spine0); e1=$(link_pkts "$tmp/eecmp.txt" leaf0\>spine1)
+check "eecmp: the same 16 QPs spread over both spines ($e0 / $e1)" "[ $e0 -ge 300 ] && [ $e1 -ge 300 ] && [ $((e0 + e1)) -eq 1600 ]"
+
+# 4. After two switches, RoCE packets keep a valid ICRC and carry TTL 62.
+for u in 0 1; do
+  f=$tmp/eecmp-d$u.pcap
+  check "ICRC valid after crossing leaf0 and spine$u" "\"$LB\" --pcap $f --fields | tail -1 | grep -q 'icrc_bad=0' && ! \"$LB\" --pcap $f --fields | tail -1 | grep -q 'roce=0 '"
+  check "TTL decremented by each switch (64 -> 62)" "[ \"\$(tshark -r $f -T fields -e ip.ttl 2>/dev/null | sort -u)\" = 62 ]"
+done
+
+# 5. PFC: a 2:1 incast on lossless priority 3 (DSCP 26). With PFC: XOFF frames
+#    from leaf0 on the host links, zero drops, everything delivered. Without: drops,
+#    and sent = delivered + dropped.
+gens=(--gen 'h0>h2:dscp=26,rate=10G,count=30000' --gen 'h1>h2:dscp=26,rate=10G,count=30000')
+dp --topology "$DATA/incast-pfc-on.yaml" "${gens[@]}" --capture "h0-leaf0=$tmp/pfc.pcap" > "$tmp/pfc-on.txt" 2>/dev/null
+xoff=$(tshark -r "$tmp/pfc.pcap" -Y 'eth.type == 0x8808 && eth.src == 02:01:00:00:00:00' 2>/dev/null | wc -l)
+check "PFC on: leaf0 sent PFC frames to h0 ($xoff in the capture)" "[ $xoff -gt 0 ]"
+check "PFC on: zero drops in the fabric" "[ \"\$(switch_drops $tmp/pfc-on.txt leaf0)\" = 0 ]"
+check "PFC on: h2 received all 60000 packets" "[ \"\$(host_col $tmp/pfc-on.txt h2 4)\" = 60000 ]"
+check "PFC on: the senders waited (paused)" "grep -q 'waited [1-9][0-9]* times for its NIC queue' $tmp/pfc-on.txt"
+dp --topology "$DATA/incast-pfc-off.yaml" "${gens[@]}" > "$tmp/pfc-off.txt" 2>/dev/null
+dr=$(switch_drops "$tmp/pfc-off.txt" leaf0); rx=$(host_col "$tmp/pfc-off.txt" h2 4)
+check "PFC off: drops counted ($dr)" "[ ${dr:-0} -gt 0 ]"
+check "PFC off: sent = delivered + dropped ($rx + $dr)" "[ $(( ${rx:-0} + ${dr:-0} )) -eq 60000 ]"
+
+# 6. Failover: leaf0-spine0 down from 1 ms to 2 ms. Traffic leaves spine0 while it is down.
+dp --topology "$DATA/failover.yaml" --gen 'h0>h4:flows=16,rate=10G,count=6000' \
+   --csv "$tmp/fo.csv" --csv-interval 250us > "$tmp/fo.txt" 2>/dev/null
+# tx_pkts of leaf0>spine0 at 1.25 ms and 1.75 ms: unchanged while down
+a=$(awk -F, '$1 == 1250000 && $3 == "leaf0" && $4 == "spine0" { print $9 }' "$tmp/fo.csv")
+b=$(awk -F, '$1 == 1750000 && $3 == "leaf0" && $4 == "spine0" { print $9 }' "$tmp/fo.csv")
+c=$(awk -F, '$1 == 3000000 && $3 == "leaf0" && $4 == "spine0" { print $9 }' "$tmp/fo.csv")
+check "failover: nothing sent to spine0 while its link is down ($a -> $b)" "[ -n \"$a\" ] && [ \"$a\" = \"$b\" ]"
+check "failover: spine0 carries traffic again after the link is back ($b -> $c)" "[ -n \"$c\" ] && [ $c -gt $b ]"
+lost=$(link_drops "$tmp/fo.txt" leaf0\>spine0)
+rx=$(host_col "$tmp/fo.txt" h4 4)
+check "failover: only packets on the failing link were lost ($lost), the rest arrived ($rx)" "[ $(( ${rx:-0} + ${lost:-0} )) -eq 6000 ] && [ ${lost:-0} -le 16 ]"
+
+# 7. Bad input: exit 2 with a message, nothing runs.
+printf 'name: x\nswitches:\n  - {name: s, role: nope}\nhosts: []\n' > "$tmp/bad.yaml"
+out=$("$DP" --check --topology "$tmp/bad.yaml" 2>&1); rc=$?
+check "--check on a bad file: exit 2 and FILE:LINE ($out)" "[ $rc -eq 2 ] && echo \"$out\" | grep -q 'bad.yaml:3:'"
+"$DP" --check --topology "$DATA/live.yaml" > /dev/null 2>&1
+check "--check on a good file: exit 0" "[ $? -eq 0 ]"
+out=$(dp --topology "$DATA/lb-5tuple.yaml" --gen 'h0>nohost' 2>&1); rc=$?
+check "unknown generator host: exit 2 ($out)" "[ $rc -eq 2 ] && echo \"$out\" | grep -q 'unknown destination host'"
+out=$(dp --topology "$tmp/missing.yaml" 2>&1); rc=$?
+check "missing topology: exit 2" "[ $rc -eq 2 ] && echo \"$out\" | grep -q 'cannot read'"
+check "--help" "\"$DP\" --help | grep -q '^usage: rocelab-dp'"
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
