@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include "dp_ctl.h"
 
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,11 +25,61 @@ struct dp_ctl {
 /* DPDK telemetry callbacks carry no context: the one registered fabric. */
 static struct dp_ctl *the_ctl;
 
+/* DPDK 22.11 accepts only letters, digits and '_' in dict keys: map the rest to '_'. */
+static void key_clean(char *k)
+{
+	for (; *k; k++)
+		if (!isalnum((unsigned char)*k) && *k != '_')
+			*k = '_';
+}
+
+/* A link direction's key: FROM_to_TO. */
 static void chan_name(const struct dp_fabric *f, const struct dp_chan *c, char *buf, size_t len)
 {
-	snprintf(buf, len, "%s>%s", rl_topo_node_name(f->topo, c->from),
+	snprintf(buf, len, "%s_to_%s", rl_topo_node_name(f->topo, c->from),
 		 rl_topo_node_name(f->topo, c->to));
+	key_clean(buf);
 }
+
+/*
+ * DPDK 22.11 telemetry nests only arrays in a dict, so tables are answered as
+ * {"columns": [names], ROW: [values], ...}, at most RTE_TEL_MAX_DICT_ENTRIES
+ * rows: a parameter (a name prefix) selects rows on large fabrics.
+ */
+static int add_columns(struct rte_tel_data *d, const char *const *cols, size_t n)
+{
+	struct rte_tel_data *a = rte_tel_data_alloc();
+
+	if (a == NULL)
+		return -ENOMEM;
+	rte_tel_data_start_array(a, RTE_TEL_STRING_VAL);
+	for (size_t i = 0; i < n; i++)
+		rte_tel_data_add_array_string(a, cols[i]);
+	return rte_tel_data_add_dict_container(d, "columns", a, 0);
+}
+
+static int add_row(struct rte_tel_data *d, const char *name, const uint64_t *v, size_t n)
+{
+	struct rte_tel_data *a = rte_tel_data_alloc();
+
+	if (a == NULL)
+		return -ENOMEM;
+	rte_tel_data_start_array(a, RTE_TEL_U64_VAL);
+	for (size_t i = 0; i < n; i++)
+		rte_tel_data_add_array_u64(a, v[i]);
+	if (rte_tel_data_add_dict_container(d, name, a, 0) < 0) {
+		rte_tel_data_free(a);
+		return -ENOSPC; /* dict full: ask with a name prefix */
+	}
+	return 0;
+}
+
+static bool selected(const char *params, const char *name)
+{
+	return params == NULL || params[0] == '\0' || strncmp(name, params, strlen(params)) == 0;
+}
+
+#define N(a) (sizeof(a) / sizeof((a)[0]))
 
 static int cmd_info(const char *cmd, const char *params, struct rte_tel_data *d)
 {
@@ -53,34 +104,28 @@ static int cmd_info(const char *cmd, const char *params, struct rte_tel_data *d)
 static int cmd_links(const char *cmd, const char *params, struct rte_tel_data *d)
 {
 	if (the_ctl == NULL)
-		return -ENODEV; /* shutting down */
+		return -ENODEV;
+	static const char *const cols[] = {"up", "tx_pkts", "tx_bytes", "busy_ns", "queue_bytes",
+					   "pfc_tx", "paused_mask", "drops"};
 	const struct dp_fabric *f = the_ctl->fab;
 
 	(void)cmd;
-	(void)params;
 	rte_tel_data_start_dict(d);
+	add_columns(d, cols, N(cols));
 	for (uint32_t i = 0; i < f->n_chans; i++) {
 		const struct dp_chan *c = &f->chans[i];
-		struct rte_tel_data *x = rte_tel_data_alloc();
 		char name[80];
 		uint64_t drops = 0;
 
-		if (x == NULL)
-			return -ENOMEM;
+		chan_name(f, c, name, sizeof(name));
+		if (!selected(params, name))
+			continue;
 		for (int k = 0; k < DP_DROP_COUNT; k++)
 			drops += c->drops[k];
-		rte_tel_data_start_dict(x);
-		rte_tel_data_add_dict_string(x, "link", f->topo->links[c->link].name);
-		rte_tel_data_add_dict_string(x, "state", c->up ? "up" : "down");
-		rte_tel_data_add_dict_u64(x, "tx_pkts", c->tx_pkts);
-		rte_tel_data_add_dict_u64(x, "tx_bytes", c->tx_bytes);
-		rte_tel_data_add_dict_u64(x, "busy_ns", c->busy_ns);
-		rte_tel_data_add_dict_u64(x, "queue_bytes", dp_chan_queued_bytes(c));
-		rte_tel_data_add_dict_u64(x, "pfc_tx", c->pfc_tx);
-		rte_tel_data_add_dict_u64(x, "paused_mask", pfc_pause_mask(&c->pause, f->eng->now_ns));
-		rte_tel_data_add_dict_u64(x, "drops", drops);
-		chan_name(f, c, name, sizeof(name));
-		rte_tel_data_add_dict_container(d, name, x, 0);
+		uint64_t v[] = {c->up, c->tx_pkts, c->tx_bytes, c->busy_ns, dp_chan_queued_bytes(c),
+				c->pfc_tx, pfc_pause_mask(&c->pause, f->eng->now_ns), drops};
+		if (add_row(d, name, v, N(v)) < 0)
+			break;
 	}
 	return 0;
 }
@@ -88,7 +133,9 @@ static int cmd_links(const char *cmd, const char *params, struct rte_tel_data *d
 static int cmd_queues(const char *cmd, const char *params, struct rte_tel_data *d)
 {
 	if (the_ctl == NULL)
-		return -ENODEV; /* shutting down */
+		return -ENODEV;
+	static const char *const cols[] = {"bytes", "peak_bytes", "tx_pkts", "tx_bytes", "xoff_rx",
+					   "paused"};
 	const struct dp_fabric *f = the_ctl->fab;
 	int l = params ? rl_topo_link_by_name(f->topo, params) : -1;
 
@@ -96,26 +143,18 @@ static int cmd_queues(const char *cmd, const char *params, struct rte_tel_data *
 	if (l < 0)
 		return -EINVAL;
 	rte_tel_data_start_dict(d);
+	add_columns(d, cols, N(cols));
 	for (int dir = 0; dir < 2; dir++) {
 		const struct dp_chan *c = &f->chans[2 * l + dir];
-		char name[80];
-		struct rte_tel_data *x = rte_tel_data_alloc();
-		if (x == NULL)
-			return -ENOMEM;
-		rte_tel_data_start_dict(x);
+		char name[100], cn[80];
+		chan_name(f, c, cn, sizeof(cn));
 		for (int p = 0; p < DP_NUM_PRIO; p++) {
-			char k[32];
-			snprintf(k, sizeof(k), "prio%d_bytes", p);
-			rte_tel_data_add_dict_u64(x, k, c->q[p].bytes);
-			snprintf(k, sizeof(k), "prio%d_peak_bytes", p);
-			rte_tel_data_add_dict_u64(x, k, c->q_peak_bytes[p]);
-			snprintf(k, sizeof(k), "prio%d_tx_pkts", p);
-			rte_tel_data_add_dict_u64(x, k, c->q_tx_pkts[p]);
-			snprintf(k, sizeof(k), "prio%d_xoff_rx", p);
-			rte_tel_data_add_dict_u64(x, k, c->pause.xoff_rx[p]);
+			uint64_t v[] = {c->q[p].bytes, c->q_peak_bytes[p], c->q_tx_pkts[p], c->q_tx_bytes[p],
+					c->pause.xoff_rx[p],
+					!pfc_pause_may_send(&c->pause, (unsigned)p, f->eng->now_ns)};
+			snprintf(name, sizeof(name), "%s_prio%d", cn, p);
+			add_row(d, name, v, N(v));
 		}
-		chan_name(f, c, name, sizeof(name));
-		rte_tel_data_add_dict_container(d, name, x, 0);
 	}
 	return 0;
 }
@@ -123,29 +162,26 @@ static int cmd_queues(const char *cmd, const char *params, struct rte_tel_data *
 static int cmd_switches(const char *cmd, const char *params, struct rte_tel_data *d)
 {
 	if (the_ctl == NULL)
-		return -ENODEV; /* shutting down */
+		return -ENODEV;
+	static const char *const cols[] = {"up", "rx_pkts", "fwd_pkts", "drops", "arp_replies",
+					   "pfc_rx", "ecn_marked", "buffer_bytes", "buffer_peak_bytes"};
 	const struct dp_fabric *f = the_ctl->fab;
 
 	(void)cmd;
-	(void)params;
 	rte_tel_data_start_dict(d);
+	add_columns(d, cols, N(cols));
 	for (uint32_t s = 0; s < f->topo->n_switches; s++) {
 		const struct dp_switch *sw = &f->sw[s];
-		struct rte_tel_data *x = rte_tel_data_alloc();
-		if (x == NULL)
-			return -ENOMEM;
-		rte_tel_data_start_dict(x);
-		rte_tel_data_add_dict_string(x, "role", rl_role_name(sw->cfg->role));
-		rte_tel_data_add_dict_string(x, "state", sw->up ? "up" : "down");
-		rte_tel_data_add_dict_u64(x, "rx_pkts", sw->rx_pkts);
-		rte_tel_data_add_dict_u64(x, "fwd_pkts", sw->fwd_pkts);
-		rte_tel_data_add_dict_u64(x, "drops", dp_switch_drops(sw));
-		rte_tel_data_add_dict_u64(x, "arp_replies", sw->arp_replies);
-		rte_tel_data_add_dict_u64(x, "pfc_rx", sw->pfc_rx);
-		rte_tel_data_add_dict_u64(x, "ecn_marked", sw->ecn_marked);
-		rte_tel_data_add_dict_u64(x, "buffer_bytes", pfc_mmu_stats(sw->mmu)->bytes);
-		rte_tel_data_add_dict_u64(x, "buffer_peak_bytes", pfc_mmu_stats(sw->mmu)->peak_bytes);
-		rte_tel_data_add_dict_container(d, sw->cfg->name, x, 0);
+		const struct pfc_mmu_stats *ms = pfc_mmu_stats(sw->mmu);
+		if (!selected(params, sw->cfg->name))
+			continue;
+		uint64_t v[] = {sw->up, sw->rx_pkts, sw->fwd_pkts, dp_switch_drops(sw), sw->arp_replies,
+				sw->pfc_rx, sw->ecn_marked, ms->bytes, ms->peak_bytes};
+		char k[RL_TOPO_NAME_MAX];
+		snprintf(k, sizeof(k), "%s", sw->cfg->name);
+		key_clean(k);
+		if (add_row(d, k, v, N(v)) < 0)
+			break;
 	}
 	return 0;
 }
@@ -153,72 +189,76 @@ static int cmd_switches(const char *cmd, const char *params, struct rte_tel_data
 static int cmd_drops(const char *cmd, const char *params, struct rte_tel_data *d)
 {
 	if (the_ctl == NULL)
-		return -ENODEV; /* shutting down */
+		return -ENODEV;
 	const struct dp_fabric *f = the_ctl->fab;
+	const char *cols[DP_DROP_COUNT + PFC_MMU_VERDICT_COUNT];
+	char names[PFC_MMU_VERDICT_COUNT][32];
+	size_t nc = 0;
 
 	(void)cmd;
-	(void)params;
+	for (int r = 0; r < DP_DROP_COUNT; r++)
+		cols[nc++] = dp_drop_name((enum dp_drop)r);
+	for (int v = 1; v < PFC_MMU_VERDICT_COUNT; v++) {
+		snprintf(names[v], sizeof(names[v]), "buffer_%s",
+			 pfc_mmu_verdict_str((enum pfc_mmu_verdict)v));
+		cols[nc++] = names[v];
+	}
 	rte_tel_data_start_dict(d);
+	add_columns(d, cols, nc);
 	for (uint32_t s = 0; s < f->topo->n_switches; s++) {
 		const struct dp_switch *sw = &f->sw[s];
 		const struct pfc_mmu_stats *ms = pfc_mmu_stats(sw->mmu);
-		struct rte_tel_data *x = rte_tel_data_alloc();
-		char k[48];
-		if (x == NULL)
-			return -ENOMEM;
-		rte_tel_data_start_dict(x);
+		uint64_t v[DP_DROP_COUNT + PFC_MMU_VERDICT_COUNT];
+		size_t n = 0;
+		if (!selected(params, sw->cfg->name))
+			continue;
 		for (int r = 0; r < DP_DROP_COUNT; r++)
-			rte_tel_data_add_dict_u64(x, dp_drop_name((enum dp_drop)r), sw->drops[r]);
-		for (int v = 1; v < PFC_MMU_VERDICT_COUNT; v++) {
-			snprintf(k, sizeof(k), "buffer_%s", pfc_mmu_verdict_str((enum pfc_mmu_verdict)v));
-			rte_tel_data_add_dict_u64(x, k, ms->drops[v]);
-		}
-		rte_tel_data_add_dict_container(d, sw->cfg->name, x, 0);
+			v[n++] = sw->drops[r];
+		for (int k = 1; k < PFC_MMU_VERDICT_COUNT; k++)
+			v[n++] = ms->drops[k];
+		char k[RL_TOPO_NAME_MAX];
+		snprintf(k, sizeof(k), "%s", sw->cfg->name);
+		key_clean(k);
+		if (add_row(d, k, v, n) < 0)
+			return 0;
 	}
-	/* link-level drops (loss, link down, host NIC queues) */
-	uint64_t by[DP_DROP_COUNT] = {0};
+	/* link-level drops (loss, link down, host NIC queues), summed over links */
+	uint64_t by[DP_DROP_COUNT + PFC_MMU_VERDICT_COUNT] = {0};
 	for (uint32_t i = 0; i < f->n_chans; i++)
 		for (int r = 0; r < DP_DROP_COUNT; r++)
 			by[r] += f->chans[i].drops[r];
-	struct rte_tel_data *x = rte_tel_data_alloc();
-	if (x == NULL)
-		return -ENOMEM;
-	rte_tel_data_start_dict(x);
-	for (int r = 0; r < DP_DROP_COUNT; r++)
-		rte_tel_data_add_dict_u64(x, dp_drop_name((enum dp_drop)r), by[r]);
-	rte_tel_data_add_dict_container(d, "links", x, 0);
+	if (selected(params, "links"))
+		add_row(d, "links", by, nc);
 	return 0;
 }
 
 static int cmd_pfc(const char *cmd, const char *params, struct rte_tel_data *d)
 {
 	if (the_ctl == NULL)
-		return -ENODEV; /* shutting down */
+		return -ENODEV;
+	static const char *const cols[] = {"pfc_frames_sent", "xoff_received", "xon_received",
+					   "paused_ns", "paused_mask"};
 	const struct dp_fabric *f = the_ctl->fab;
 
 	(void)cmd;
-	(void)params;
 	rte_tel_data_start_dict(d);
+	add_columns(d, cols, N(cols));
 	for (uint32_t i = 0; i < f->n_chans; i++) {
 		const struct dp_chan *c = &f->chans[i];
-		struct rte_tel_data *x = rte_tel_data_alloc();
 		char name[80];
 		uint64_t xoff = 0, xon = 0, paused = 0;
-		if (x == NULL)
-			return -ENOMEM;
+
+		chan_name(f, c, name, sizeof(name));
+		if (!selected(params, name))
+			continue;
 		for (int p = 0; p < DP_NUM_PRIO; p++) {
 			xoff += c->pause.xoff_rx[p];
 			xon += c->pause.xon_rx[p];
 			paused += pfc_pause_paused_ns(&c->pause, (unsigned)p, f->eng->now_ns);
 		}
-		rte_tel_data_start_dict(x);
-		rte_tel_data_add_dict_u64(x, "pfc_frames_sent", c->pfc_tx);
-		rte_tel_data_add_dict_u64(x, "xoff_received", xoff);
-		rte_tel_data_add_dict_u64(x, "xon_received", xon);
-		rte_tel_data_add_dict_u64(x, "paused_ns", paused);
-		rte_tel_data_add_dict_u64(x, "paused_mask", pfc_pause_mask(&c->pause, f->eng->now_ns));
-		chan_name(f, c, name, sizeof(name));
-		rte_tel_data_add_dict_container(d, name, x, 0);
+		uint64_t v[] = {c->pfc_tx, xoff, xon, paused, pfc_pause_mask(&c->pause, f->eng->now_ns)};
+		if (add_row(d, name, v, N(v)) < 0)
+			break;
 	}
 	return 0;
 }
@@ -226,7 +266,7 @@ static int cmd_pfc(const char *cmd, const char *params, struct rte_tel_data *d)
 static int cmd_ports(const char *cmd, const char *params, struct rte_tel_data *d)
 {
 	if (the_ctl == NULL)
-		return -ENODEV; /* shutting down */
+		return -ENODEV;
 	const struct dp_fabric *f = the_ctl->fab;
 	int s = params ? rl_topo_switch_by_name(f->topo, params) : -1;
 
@@ -237,8 +277,8 @@ static int cmd_ports(const char *cmd, const char *params, struct rte_tel_data *d
 	rte_tel_data_start_dict(d);
 	for (uint16_t p = 0; p < sw->cfg->n_ports; p++) {
 		char k[80];
-		snprintf(k, sizeof(k), "%u:%s", p,
-			 rl_topo_node_name(f->topo, sw->cfg->ports[p].peer));
+		snprintf(k, sizeof(k), "port%u_%s", p, rl_topo_node_name(f->topo, sw->cfg->ports[p].peer));
+		key_clean(k);
 		rte_tel_data_add_dict_u64(d, k, sw->port_tx_pkts[p]);
 	}
 	return 0;
@@ -302,11 +342,11 @@ struct dp_ctl *dp_ctl_create(struct dp_fabric *f, char *err, size_t errlen)
 		const char *help;
 	} cmds[] = {
 		{"/rocelab/info", cmd_info, "Topology, clock, time and event counts."},
-		{"/rocelab/links", cmd_links, "Per link direction: state, packets, bytes, queue, PFC."},
-		{"/rocelab/queues", cmd_queues, "Per priority queues of a link. Parameter: link name."},
-		{"/rocelab/switches", cmd_switches, "Per switch counters."},
-		{"/rocelab/drops", cmd_drops, "Drops by switch and reason, and on links."},
-		{"/rocelab/pfc", cmd_pfc, "PFC frames sent and received, pause time, per link direction."},
+		{"/rocelab/links", cmd_links, "Per link direction (FROM>TO): state, packets, bytes, queue, PFC. Parameter: name prefix."},
+		{"/rocelab/queues", cmd_queues, "Per priority queues of both directions of a link. Parameter: link name."},
+		{"/rocelab/switches", cmd_switches, "Per switch counters. Parameter: name prefix."},
+		{"/rocelab/drops", cmd_drops, "Drops by switch and reason, and summed over links. Parameter: name prefix."},
+		{"/rocelab/pfc", cmd_pfc, "PFC frames sent and received, pause time, per link direction. Parameter: name prefix."},
 		{"/rocelab/ports", cmd_ports, "Packets forwarded per port of a switch. Parameter: switch."},
 		{"/rocelab/link_set", cmd_link_set, "Take a link down or up. Parameters: LINK,up|down."},
 		{"/rocelab/switch_set", cmd_switch_set, "Take a switch down or up. Parameters: SWITCH,up|down."},

@@ -7,12 +7,18 @@
  * the fabric (link or switch down/up) are queued on an rte_ring and applied by
  * the engine thread in dp_ctl_poll(), so the fabric has one writer.
  *
+ * Tables come as {"columns": [names], ROW: [numbers], ...} (DPDK 22.11
+ * telemetry nests only arrays); [,PREFIX] keeps the rows whose name starts
+ * with PREFIX, for fabrics with more rows than a reply holds (256). Keys
+ * keep only letters, digits and '_' (a DPDK 22.11 rule): other characters
+ * of node names become '_'.
+ *
  *   /rocelab/info                      topology, clock, time, events
- *   /rocelab/links                     per link direction: state, packets, bytes, util, queue, pfc
+ *   /rocelab/links[,PREFIX]            per link direction FROM_to_TO: up, packets, bytes, busy, queue, pfc, drops
  *   /rocelab/queues,LINK               per priority of both directions of LINK
- *   /rocelab/switches                  per switch: rx, forwarded, drops, arp, pfc, ecn
- *   /rocelab/drops                     per switch, by reason, and the MMU's by reason
- *   /rocelab/pfc                       per switch port: XOFF/XON sent; per link direction: paused
+ *   /rocelab/switches[,PREFIX]         per switch: rx, forwarded, drops, arp, pfc, ecn, buffer
+ *   /rocelab/drops[,PREFIX]            per switch by reason (and the MMU's), and "links" summed
+ *   /rocelab/pfc[,PREFIX]              per link direction: PFC sent, XOFF/XON received, time paused
  *   /rocelab/ports,SWITCH              packets forwarded out of each port (where flows went)
  *   /rocelab/link_set,LINK,up|down     take a link down or up
  *   /rocelab/switch_set,SWITCH,up|down take a switch down or up

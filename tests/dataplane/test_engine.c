@@ -1,0 +1,116 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* dp_engine: timer order, same-time FIFO order, virtual clock jumps, live clock source. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include <cmocka.h>
+
+#include "dp_engine.h"
+
+struct log {
+	uint64_t at[4096];
+	uint64_t arg[4096];
+	int n;
+	struct dp_engine *e;
+};
+
+static void record(void *obj, uint64_t arg, uint64_t now)
+{
+	struct log *l = obj;
+
+	l->at[l->n] = now;
+	l->arg[l->n++] = arg;
+}
+
+/* A timer that schedules another at the same time: it runs in the same dispatch. */
+static void chain(void *obj, uint64_t arg, uint64_t now)
+{
+	struct log *l = obj;
+
+	record(obj, arg, now);
+	if (arg < 3)
+		dp_timer_add(l->e, now, chain, l, arg + 1);
+}
+
+static void test_order(void **state)
+{
+	(void)state;
+	struct dp_engine e;
+	struct log *l = calloc(1, sizeof(*l));
+	uint64_t s = 12345;
+
+	assert_int_equal(dp_engine_init(&e, DP_CLOCK_VIRTUAL, NULL, NULL), 0);
+	/* 3000 timers at random times (many equal): they must come out sorted by
+	 * time, and in insertion order among equal times */
+	for (int i = 0; i < 3000; i++) {
+		s ^= s << 13, s ^= s >> 7, s ^= s << 17;
+		assert_int_equal(dp_timer_add(&e, s % 500, record, l, (uint64_t)i), 0);
+	}
+	assert_int_equal(dp_engine_run_due(&e, 1000), 3000);
+	for (int i = 1; i < l->n; i++) {
+		assert_true(l->at[i] >= l->at[i - 1]);
+		if (l->at[i] == l->at[i - 1])
+			assert_true(l->arg[i] > l->arg[i - 1]);
+	}
+	assert_int_equal(dp_engine_next_ns(&e), UINT64_MAX);
+	dp_engine_free(&e);
+	free(l);
+}
+
+static void test_virtual_steps(void **state)
+{
+	(void)state;
+	struct dp_engine e;
+	struct log *l = calloc(1, sizeof(*l));
+
+	assert_int_equal(dp_engine_init(&e, DP_CLOCK_VIRTUAL, NULL, NULL), 0);
+	l->e = &e;
+	dp_timer_add(&e, 500, record, l, 1);
+	dp_timer_add(&e, 200, chain, l, 0);
+	/* the clock jumps to 200 and runs the whole same-time chain there */
+	assert_true(dp_engine_step_virtual(&e, 10000));
+	assert_int_equal(e.now_ns, 200);
+	assert_int_equal(l->n, 4);
+	/* not due before 400: the clock stops at 400 */
+	assert_false(dp_engine_step_virtual(&e, 400));
+	assert_int_equal(e.now_ns, 400);
+	assert_true(dp_engine_step_virtual(&e, 10000));
+	assert_int_equal(e.now_ns, 500);
+	assert_int_equal(l->n, 5);
+	assert_false(dp_engine_step_virtual(&e, 10000));
+	assert_int_equal(e.fired, 5);
+	dp_engine_free(&e);
+	free(l);
+}
+
+static uint64_t fake_now(void *ctx)
+{
+	return *(uint64_t *)ctx;
+}
+
+static void test_live_clock(void **state)
+{
+	(void)state;
+	struct dp_engine e;
+	uint64_t t = 777;
+
+	assert_int_equal(dp_engine_init(&e, DP_CLOCK_LIVE, NULL, NULL), -1);
+	assert_int_equal(dp_engine_init(&e, DP_CLOCK_LIVE, fake_now, &t), 0);
+	assert_int_equal(dp_engine_now(&e), 777);
+	t = 900;
+	assert_int_equal(dp_engine_now(&e), 900);
+	dp_engine_free(&e);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_order),
+		cmocka_unit_test(test_virtual_steps),
+		cmocka_unit_test(test_live_clock),
+	};
+	return cmocka_run_group_tests_name("engine", tests, NULL, NULL);
+}

@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# rocelab-dp on the live clock with real Linux hosts in network namespaces,
+# inside a private network namespace of its own (nothing touches the
+# machine's network): all-pairs ping, TCP across leaves, a shaped link's rate
+# and delay, telemetry, link failure, malformed frames from a host.
+# usage: test_fabric_live.sh ROCELAB_DP DATA_DIR   (root)
+set -u
+if [ "${ROCELAB_IN_NETNS:-}" != 1 ]; then
+  [ "$(id -u)" -eq 0 ] || { echo "test_fabric_live.sh: needs root"; echo "0 passed, 1 failed"; exit 1; }
+  ROCELAB_IN_NETNS=1 exec timeout 600 unshare --net -- bash "$0" "$@"
+fi
+DP=$(realpath "$1") DATA=$(realpath "$2")
+FAB="$(dirname "$0")/../../scripts/fabric.sh"
+export ROCELAB_DP=$DP
+ip link set lo up
+name=lt$$
+pass=0 fail=0
+ok()  { pass=$((pass + 1)); echo "ok - $1"; }
+nok() { fail=$((fail + 1)); echo "not ok - $1"; }
+check() { if eval "$2"; then ok "$1"; else nok "$1"; fi; }
+fx() { bash "$FAB" exec "$name" "$@"; }
+tel() { bash "$FAB" tel "$name" "$1"; }
+# cell QUERY ROW COLUMN: one number of a telemetry table ({"columns": [...], ROW: [...]})
+cell() { tel "$1" | python3 -c "import json,sys; t=list(json.load(sys.stdin).values())[0]; print(t[sys.argv[1]][t['columns'].index(sys.argv[2])])" "$2" "$3"; }
+json() { python3 -c "import json,sys; d=json.load(sys.stdin); print(eval(sys.argv[1]))" "$1"; }
+trap 'bash "$FAB" down "$name" > /tmp/rocelab-$name.final 2>&1 || true; rm -f /tmp/rocelab-$name.final' EXIT
+
+if ! bash "$FAB" up "$name" --topology "$DATA/live.yaml" --timeout 300; then
+  nok "fabric came up"; echo "$pass passed, $fail failed"; exit 1
+fi
+ok "fabric came up"
+
+# 1. Every host pings every other.
+mapfile -t hosts < <(awk '{ print $1 " " $4 }' "/tmp/rocelab-$name/hosts")
+bad=0 pairs=0
+for a in "${hosts[@]}"; do
+  for b in "${hosts[@]}"; do
+    [ "${a%% *}" = "${b%% *}" ] && continue
+    ip=${b#* }; ip=${ip%/*}
+    pairs=$((pairs + 1))
+    fx "${a%% *}" ping -c 1 -W 2 -q "$ip" > /dev/null 2>&1 || { bad=$((bad + 1)); echo "# ${a%% *} -> $ip failed"; }
+  done
+done
+check "all $pairs host pairs ping" "[ $bad -eq 0 ] && [ $pairs -eq 56 ]"
+
+# 2. TCP across leaves.
+fx h4 timeout 30 iperf3 -s -1 -D --logfile /dev/null; sleep 0.3
+mbps=$(fx h0 timeout 30 iperf3 -c 10.0.1.1 -t 3 -J 2>/dev/null | json 'round(d["end"]["sum_received"]["bits_per_second"]/1e6)')
+check "iperf3 TCP h0 -> h4 across leaves (${mbps:-?} Mbit/s)" "[ -n \"$mbps\" ] && [ $mbps -ge 50 ]"
+
+# 3. h3's link is 100 Mbit/s: TCP from h3 holds 85-100 Mbit/s.
+fx h4 timeout 30 iperf3 -s -1 -D --logfile /dev/null; sleep 0.3
+mbps=$(fx h3 timeout 30 iperf3 -c 10.0.1.1 -t 4 -O 1 -J 2>/dev/null | json 'round(d["end"]["sum_received"]["bits_per_second"]/1e6)')
+check "100 Mbit/s link holds iperf3 to 85-100 Mbit/s (${mbps:-?})" "[ -n \"$mbps\" ] && [ $mbps -ge 85 ] && [ $mbps -le 100 ]"
+
+# 4. h3's link adds 2 ms each way: RTT to h3 minus RTT to h1 is about 4 ms.
+rtt() { fx h0 ping -c 10 -i 0.05 -q "$1" | awk -F/ '/^rtt/ { print $5 }'; }
+r1=$(rtt 10.0.0.2); r3=$(rtt 10.0.0.4)
+check "2 ms link adds 2 ms each way (rtt h1 $r1 ms, h3 $r3 ms)" "python3 -c 'import sys; d=float(\"$r3\")-float(\"$r1\"); sys.exit(not 3.9 <= d <= 4.6)'"
+
+# 5. Telemetry answers.
+info=$(tel /rocelab/info)
+check "telemetry /rocelab/info" "echo '$info' | grep -q '\"topology\":\"live: 4 switches'"
+
+# 6. Link down: pings from h0 to h4 move to the other spine within a second.
+fx h0 ping -c 20 -i 0.01 -q 10.0.1.1 > /dev/null
+s0=$(cell /rocelab/links leaf0_to_spine0 tx_pkts); s1=$(cell /rocelab/links leaf0_to_spine1 tx_pkts)
+if [ "$s0" -ge "$s1" ]; then busy=0 other=1; else busy=1 other=0; fi
+o0=$(cell /rocelab/links leaf0_to_spine$other tx_pkts)
+fx h0 ping -c 150 -i 0.02 -q 10.0.1.1 > "/tmp/rocelab-$name/ping.txt" 2>&1 &
+pp=$!
+sleep 1
+tel "/rocelab/link_set,leaf0-spine$busy,down" > /dev/null
+wait $pp
+lost=$(awk '/packet loss/ { print $1 - $4 }' "/tmp/rocelab-$name/ping.txt")
+o1=$(cell /rocelab/links leaf0_to_spine$other tx_pkts)
+state=$(cell /rocelab/links leaf0_to_spine$busy up)
+check "link leaf0-spine$busy is down in telemetry" "[ \"$state\" = 0 ]"
+check "traffic moved to spine$other ($o0 -> $o1 packets)" "[ $((o1 - o0)) -ge 50 ]"
+check "pings recovered within a second ($lost of 150 lost at 20 ms)" "[ -n \"$lost\" ] && [ $lost -le 50 ]"
+tel "/rocelab/link_set,leaf0-spine$busy,up" > /dev/null
+
+# 7. Malformed frames from a host are dropped and counted; the fabric keeps forwarding.
+fx h1 python3 - <<'PY'
+import socket
+s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
+s.bind(("eth0", 0))
+gw = bytes.fromhex("020100000001"); me = bytes.fromhex("02000a000002")
+eth = gw + me
+frames = [
+    eth + b"\x08\x00" + bytes([0x45, 0, 0, 200]) + bytes(30),         # IPv4 total length beyond the frame
+    eth + b"\x08\x00" + bytes([0x43]) + bytes(45),                     # IHL 3
+    eth + b"\x08\x00" + bytes([0x65]) + bytes(45),                     # version 6 in an IPv4 frame
+    eth + b"\x88\xb5" + bytes(46),                                     # an EtherType nobody routes
+    eth + b"\x88\x08" + bytes([0x01, 0x01]) + bytes(44),               # MAC control to a non-PFC address
+]
+for f in frames * 4:
+    s.send(f)
+PY
+sleep 0.3
+parse=$(cell /rocelab/drops leaf0 parse)
+notip=$(cell /rocelab/drops leaf0 not_ip)
+pfcbad=$(cell /rocelab/drops leaf0 pfc_bad)
+check "malformed IPv4 frames counted as parse drops ($parse)" "[ ${parse:-0} -ge 12 ]"
+check "unroutable EtherType counted ($notip)" "[ ${notip:-0} -ge 4 ]"
+check "bad MAC control frames counted ($pfcbad)" "[ ${pfcbad:-0} -ge 4 ]"
+check "fabric still forwards after malformed input" "fx h1 ping -c 2 -W 2 -q 10.0.1.2 > /dev/null"
+
+bash "$FAB" down "$name" > "/tmp/rocelab-$name.final" 2>&1
+trap - EXIT
+check "rocelab-dp stopped cleanly and printed its tables" "grep -q '^rocelab-dp: ran' /tmp/rocelab-$name.final"
+rm -f "/tmp/rocelab-$name.final"
+check "no rocelab process or namespace left behind" "! pgrep -f 'rocelab-$name' > /dev/null && [ ! -d /tmp/rocelab-$name ]"
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
