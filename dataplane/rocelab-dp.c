@@ -228,6 +228,9 @@ struct run {
 	struct dp_csv csv;
 	struct dp_ctl *ctl;
 	uint64_t start_ns;
+	char *eal_argv[EAL_ARGS_MAX]; /* the strings, freed after rte_eal_cleanup() */
+	char *eal_perm[EAL_ARGS_MAX]; /* the array handed to EAL, which permutes it */
+	int eal_argc;
 };
 
 static void on_csv(void *obj, uint64_t arg, uint64_t now)
@@ -241,7 +244,7 @@ static void on_csv(void *obj, uint64_t arg, uint64_t now)
 
 static int eal_init(struct run *r, char *err, size_t errlen)
 {
-	char *argv[EAL_ARGS_MAX];
+	char **argv = r->eal_argv;
 	int argc = 0;
 	char prefix[64], mem[32];
 
@@ -253,13 +256,17 @@ static int eal_init(struct run *r, char *err, size_t errlen)
 	char *fixed[] = {"rocelab-dp", "-l0", "--no-huge", mem, prefix, "--log-level=*:warning"};
 	for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++)
 		argv[argc++] = strdup(fixed[i]);
-	if (r->o->clock == DP_CLOCK_LIVE &&
-	    dp_port_eal_args(r->topo, r->o->veth, argv, &argc, EAL_ARGS_MAX, err, errlen) < 0)
-		return -1;
-	if (r->o->clock == DP_CLOCK_VIRTUAL)
+	int prc = r->o->clock == DP_CLOCK_LIVE
+			  ? dp_port_eal_args(r->topo, r->o->veth, argv, &argc, EAL_ARGS_MAX, err, errlen)
+			  : 0;
+	if (r->o->clock == DP_CLOCK_VIRTUAL && argc < EAL_ARGS_MAX)
 		argv[argc++] = strdup("--no-pci");
-	int rc = rte_eal_init(argc, argv);
-	/* EAL keeps pointers into argv; the strings live until exit */
+	r->eal_argc = argc;
+	if (prc < 0)
+		return -1;
+	/* rte_eal_init() permutes argv: hand it a copy of the array, keep ours to free */
+	memcpy(r->eal_perm, argv, (size_t)argc * sizeof(*argv));
+	int rc = rte_eal_init(argc, r->eal_perm);
 	if (rc < 0) {
 		snprintf(err, errlen, "EAL init failed: %s", rte_strerror(rte_errno));
 		return -1;
@@ -486,5 +493,7 @@ out:
 	rte_mempool_free(r.mp);
 	rl_topo_free(r.topo);
 	rte_eal_cleanup();
+	for (int i = 0; i < r.eal_argc; i++)
+		free(r.eal_argv[i]);
 	return rc;
 }

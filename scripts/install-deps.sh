@@ -11,8 +11,14 @@ PKGS=(
   libcmocka-dev libpcap-dev libfyaml-dev
   dpdk dpdk-dev libdpdk-dev
   # tools the tests and scripts drive
-  tshark iproute2 iputils-ping iperf3 ethtool
+  tshark iproute2 iputils-ping iperf3 ethtool procps
   python3
+  # Mininet-compatible topologies (issue: Mininet)
+  mininet
+  # soft-RoCE endpoints in qemu VMs (issue: soft-RoCE): kernel with rdma_rxe,
+  # an initramfs of busybox + rdma-core/perftest, qemu under TCG
+  qemu-system-x86 busybox-static linux-image-amd64 cpio kmod
+  rdma-core ibverbs-utils ibverbs-providers perftest
 )
 
 missing=()
