@@ -459,17 +459,26 @@ int main(int argc, char **argv)
 		       o.clock == DP_CLOCK_LIVE ? "live" : "virtual", r.ports.n);
 	fflush(stdout);
 
+	struct timespec w0, w1;
+	clock_gettime(CLOCK_MONOTONIC, &w0);
 	if (o.clock == DP_CLOCK_VIRTUAL)
 		run_virtual(&r);
 	else
 		run_live(&r);
+	clock_gettime(CLOCK_MONOTONIC, &w1);
 
 	uint64_t elapsed = dp_engine_now(&r.eng) - r.start_ns;
+	double wall = (double)(w1.tv_sec - w0.tv_sec) + (double)(w1.tv_nsec - w0.tv_nsec) / 1e9;
+	uint64_t fwd = 0;
+	for (uint32_t s = 0; s < r.topo->n_switches; s++)
+		fwd += r.fab->sw[s].fwd_pkts;
 	if (!o.quiet) {
 		if (o.clock == DP_CLOCK_VIRTUAL)
 			fprintf(stderr, "\n");
-		printf("\nrocelab-dp: ran %.6f s (%s), %" PRIu64 " events\n\n", (double)elapsed / 1e9,
-		       o.clock == DP_CLOCK_LIVE ? "live" : "virtual", r.eng.fired);
+		printf("\nrocelab-dp: ran %.6f s (%s) in %.3f s of wall time, %" PRIu64
+		       " events, %" PRIu64 " switch forwards (%.3f M per wall second)\n\n",
+		       (double)elapsed / 1e9, o.clock == DP_CLOCK_LIVE ? "live" : "virtual", wall,
+		       r.eng.fired, fwd, wall > 0 ? (double)fwd / wall / 1e6 : 0.0);
 		dp_stats_print(r.fab, elapsed, stdout);
 		for (unsigned i = 0; i < o.n_gen; i++)
 			printf("%sgenerator %s: sent %" PRIu64 " of %" PRIu64 ", waited %" PRIu64

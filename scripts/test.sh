@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
-# The README's test command: build, then run every test twice (plain build and
-# under AddressSanitizer + UndefinedBehaviorSanitizer), then the parser fuzzer
-# for a bounded time. Fails loudly on the first failure.
+# The README's test command: install what is missing, build, then run every
+# test twice (plain build and under AddressSanitizer + UndefinedBehaviorSanitizer),
+# then the parser fuzzer for a bounded time. Fails loudly on the first failure.
+# Needs root (apt, network namespaces, DPDK).
 #
 #   scripts/test.sh            everything
 #   FUZZ_SECONDS=0 scripts/test.sh   skip the fuzzer
 #   SUITES="hashing pfc" scripts/test.sh   only these meson suites
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+bash scripts/install-deps.sh   # idempotent: nothing to do when all is there
 
 FUZZ_SECONDS=${FUZZ_SECONDS:-30}
 suite_args=()

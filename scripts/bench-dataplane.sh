@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# Benchmark rocelab-dp against dpdk-testpmd, in one run (root; about 30 s).
+#
+#  1. testpmd io forwarding between two net_null ports, no hugepages: the
+#     per-core ceiling any DPDK pipeline is measured against (Rx-pps, median
+#     of its per-second readings).
+#  2. rocelab-dp, virtual clock, default topology, all features on (parse,
+#     LPM route, ECMP hash, MMU admission with PFC/ECN, 8 queues with SP+DWRR,
+#     link serialization and delay), 64-byte UDP packets h0 -> h4 through
+#     leaf0, a spine and leaf1: packets delivered per wall-clock second on one
+#     core (the in-process generator builds every packet, counted in the time).
+#  3. resident memory of rocelab-dp running the default topology live with
+#     its 8 veth hosts.
+#
+#   scripts/bench-dataplane.sh [PACKETS]    (default 2000000)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+n=${1:-2000000}
+[ -f build/build.ninja ] || meson setup build >/dev/null
+ninja -C build -j2 >/dev/null
+DP=build/dataplane/rocelab-dp
+
+echo "== dpdk-testpmd io forwarding, 2 x net_null, no hugepages (1 forwarding core)"
+tp=$( (timeout -s INT 8 dpdk-testpmd --no-huge -m 512 --no-pci --file-prefix "rl-tp-$$" \
+        -l 0,1 --vdev net_null0 --vdev net_null1 --log-level='*:warning' -- \
+        --forward-mode=io --auto-start --no-lsc-interrupt --total-num-mbufs=16384 --stats-period 1 < /dev/null 2>&1 || true) \
+      | python3 -c '
+import re, sys, statistics
+rates = []; cur = 0; seen = 0
+for line in sys.stdin:
+    m = re.search(r"Rx-pps:\s+(\d+)", line)
+    if m:
+        cur += int(m.group(1)); seen += 1
+        if seen == 2:               # two ports per reading
+            if cur: rates.append(cur)
+            cur = seen = 0
+print(statistics.median(rates[1:]) / 1e6 if len(rates) > 2 else 0)')
+echo "testpmd: ${tp} Mpps"
+
+echo "== rocelab-dp, virtual clock, default topology, $n x 64 B packets h0 -> h4 (3 switches)"
+out=$(timeout 600 "$DP" --topology topologies/default.yaml --clock virtual --name "rl-bench-$$" \
+        --gen "h0>h4:size=64,rate=100G,count=$n,flows=64" 2>/dev/null)
+echo "$out" | grep '^rocelab-dp: ran'
+wall=$(echo "$out" | sed -n 's/.* in \([0-9.]*\) s of wall time.*/\1/p')
+rx=$(echo "$out" | awk '$1 == "h4" && NF == 5 { print $4 }')
+python3 - "$rx" "$wall" "$tp" <<'PY'
+import sys
+rx, wall, tp = int(sys.argv[1]), float(sys.argv[2]), float(sys.argv[3])
+mpps = rx / wall / 1e6
+print(f"rocelab-dp: {rx} packets delivered in {wall:.3f} s = {mpps:.3f} Mpps end to end "
+      f"({3 * mpps:.3f} M switch forwards/s)")
+if tp > 0:
+    print(f"ratio to testpmd io forwarding: {mpps / tp:.4f} (end to end), {3 * mpps / tp:.4f} (per switch hop)")
+PY
+
+echo "== resident memory, default topology, live, 8 veth hosts"
+rss=$(unshare --net -- bash -c '
+  ip link set lo up
+  bash scripts/fabric.sh up rss$$ --topology topologies/default.yaml --timeout 60 >/dev/null
+  pid=$(pgrep -P "$(cat /tmp/rocelab-rss$$/dp.pid)" -x rocelab-dp)  # dp.pid is its timeout wrapper
+  sleep 1
+  awk "/VmRSS/ { print \$2 }" /proc/$pid/status
+  bash scripts/fabric.sh down rss$$ >/dev/null')
+echo "rocelab-dp VmRSS: $((rss / 1024)) MiB (no hugepages; target at most 512)"

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# The README's main job, on a fresh Debian 12 machine (as root):
+#   1. install what rocelab needs (idempotent) and build it;
+#   2. bring the default Clos (2 leaves x 2 spines x 4 hosts) up with real Linux
+#      hosts in network namespaces (all inside a private network namespace),
+#      ping across it, run iperf3 across the leaves, print the per-link table;
+#   3. on the virtual clock, send 16 RoCE QPs with one UDP source port from h0
+#      to h4 and show how 5-tuple ECMP and E-ECMP spread them over the spines.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+[ "$(id -u)" -eq 0 ] || { echo "demo.sh: run as root (network namespaces, DPDK)" >&2; exit 2; }
+bash scripts/install-deps.sh
+[ -f build/build.ninja ] || meson setup build >/dev/null
+ninja -C build -j2 >/dev/null
+
+bash scripts/fabric.sh demo
+
+echo
+echo "== 16 RoCE QPs h0 -> h4, one UDP source port (0xc0a5), virtual clock: leaf0's uplinks"
+for topo in default default-eecmp; do
+  timeout 120 build/dataplane/rocelab-dp --topology "topologies/$topo.yaml" --clock virtual \
+    --name "rl-demo-$$-$topo" --gen 'h0>h4:proto=roce,flows=16,sport=0xc0a5,rate=50G,count=16000' \
+    2>/dev/null | awk -v t="$topo" '
+      /^leaf0>spine[01] / { n[$1] = $3; tot += $3 }
+      END { printf "  %-14s (%s): spine0 %5.1f%%  spine1 %5.1f%%\n", t,
+            t == "default" ? "5-tuple ECMP" : "E-ECMP", 100 * n["leaf0>spine0"] / tot, 100 * n["leaf0>spine1"] / tot }'
+done
