@@ -25,6 +25,7 @@
 #include "dp_engine.h"
 #include "dp_fabric.h"
 #include "dp_gen.h"
+#include "dp_nic.h"
 #include "dp_port.h"
 #include "dp_stats.h"
 #include "dp_units.h"
@@ -45,6 +46,8 @@ struct opts {
 	uint64_t duration_ns;
 	const char *gen[MAX_GENS];
 	unsigned n_gen;
+	const char *rdma[MAX_GENS];
+	unsigned n_rdma;
 	const char *capture[MAX_CAPTURES];
 	unsigned n_capture;
 	enum dp_veth_driver veth;
@@ -82,6 +85,9 @@ static void usage(FILE *out)
 		"  --duration TIME     stop after TIME (e.g. 10s, 500ms); virtual default: when idle\n"
 		"  --gen SPEC          in-process traffic SRC>DST[:key=value,...] (repeatable;\n"
 		"                      keys proto,flows,sport,size,rate,count,start,dscp)\n"
+		"  --rdma SPEC         RDMA WRITEs between emulated NICs SRC>DST[:key=value,...]\n"
+		"                      (repeatable; keys qps,size,count,depth,mtu,dscp,sport,start;\n"
+		"                      the data is verified; a failed transfer makes the exit status 1)\n"
 		"  --veth af_packet|af_xdp  driver for veth hosts (default af_packet)\n"
 		"  --capture LINK=FILE write LINK's frames (both directions) to a pcap (repeatable)\n"
 		"  --csv FILE          per-link time series (utilisation, queue, pause, drops)\n"
@@ -107,7 +113,7 @@ static int bad(const char *what, const char *arg)
 static int parse_opts(int argc, char **argv, struct opts *o)
 {
 	enum { O_TOPO = 256, O_CLOS, O_CHECK, O_LIST, O_CLOCK, O_DUR, O_GEN, O_VETH, O_CAP, O_CSV, O_CSVI,
-	       O_BUSY, O_SEED, O_NAME, O_MEM, O_QUIET };
+	       O_BUSY, O_SEED, O_NAME, O_MEM, O_QUIET, O_RDMA };
 	static const struct option lo[] = {
 		{"topology", required_argument, NULL, O_TOPO}, {"clos", required_argument, NULL, O_CLOS},
 		{"check", no_argument, NULL, O_CHECK},         {"list-hosts", no_argument, NULL, O_LIST},         {"clock", required_argument, NULL, O_CLOCK},
@@ -117,6 +123,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		{"busy-poll", no_argument, NULL, O_BUSY},      {"seed", required_argument, NULL, O_SEED},
 		{"name", required_argument, NULL, O_NAME},     {"mem", required_argument, NULL, O_MEM},
 		{"quiet", no_argument, NULL, O_QUIET},         {"help", no_argument, NULL, 'h'},
+		{"rdma", required_argument, NULL, O_RDMA},
 		{NULL, 0, NULL, 0},
 	};
 	int c;
@@ -152,6 +159,11 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			if (o->n_gen == MAX_GENS)
 				return bad("too many --gen, the limit is 64:", optarg);
 			o->gen[o->n_gen++] = optarg;
+			break;
+		case O_RDMA:
+			if (o->n_rdma == MAX_GENS)
+				return bad("too many --rdma, the limit is 64:", optarg);
+			o->rdma[o->n_rdma++] = optarg;
 			break;
 		case O_VETH:
 			if (strcmp(optarg, "af_packet") == 0)
@@ -207,15 +219,6 @@ static uint64_t tsc_ns(void *ctx)
 	return (uint64_t)((__uint128_t)c * 1000000000u / hz);
 }
 
-/* Virtual mode: what reaches a host is counted (in the fabric) and dropped here. */
-static void sink_rx(void *ctx, struct dp_host *h, struct rte_mbuf *m, uint64_t now_ns)
-{
-	(void)ctx;
-	(void)h;
-	(void)now_ns;
-	rte_pktmbuf_free(m);
-}
-
 struct run {
 	struct opts *o;
 	struct rl_topo *topo;
@@ -227,11 +230,28 @@ struct run {
 	struct dp_capture *cap[MAX_CAPTURES];
 	struct dp_csv csv;
 	struct dp_ctl *ctl;
+	struct dp_nics nics;
 	uint64_t start_ns;
 	char *eal_argv[EAL_ARGS_MAX]; /* the strings, freed after rte_eal_cleanup() */
 	char *eal_perm[EAL_ARGS_MAX]; /* the array handed to EAL, which permutes it */
 	int eal_argc;
 };
+
+/*
+ * What reaches a host: an emulated NIC takes it, a DPDK port sends it, and
+ * otherwise (virtual clock) it was counted by the fabric and is dropped here.
+ */
+static void host_rx(void *ctx, struct dp_host *h, struct rte_mbuf *m, uint64_t now_ns)
+{
+	struct run *r = ctx;
+
+	if (dp_nics_owns(&r->nics, h->idx))
+		dp_nics_rx(&r->nics, h, m, now_ns);
+	else if (r->o->clock == DP_CLOCK_LIVE)
+		dp_port_host_rx(&r->ports, h, m, now_ns);
+	else
+		rte_pktmbuf_free(m);
+}
 
 static void on_csv(void *obj, uint64_t arg, uint64_t now)
 {
@@ -289,7 +309,7 @@ static void run_virtual(struct run *r)
 
 	while (!stop_requested && dp_engine_step_virtual(&r->eng, until)) {
 		/* without --duration, stop when traffic is done and the fabric drained */
-		if (!r->o->duration_ns && !gens_active(r)) {
+		if (!r->o->duration_ns && !gens_active(r) && !dp_nics_active(&r->nics)) {
 			bool busy = false;
 			for (uint32_t i = 0; i < r->fab->n_chans && !busy; i++)
 				busy = r->fab->chans[i].tx_busy || r->fab->chans[i].wire.n ||
@@ -420,15 +440,11 @@ int main(int argc, char **argv)
 		snprintf(err, sizeof(err), "engine: out of memory");
 		goto fail;
 	}
-	struct dp_fabric_opts fo = {.seed = o.seed};
-	if (o.clock == DP_CLOCK_LIVE) {
-		fo.host_rx = dp_port_host_rx;
-		fo.host_rx_ctx = &r.ports;
-	} else {
-		fo.host_rx = sink_rx;
-	}
+	struct dp_fabric_opts fo = {.seed = o.seed, .host_rx = host_rx, .host_rx_ctx = &r};
 	r.fab = dp_fabric_create(r.topo, &r.eng, r.mp, &fo, err, sizeof(err));
 	if (r.fab == NULL)
+		goto fail;
+	if (dp_nics_create(&r.nics, r.fab, err, sizeof(err)) < 0)
 		goto fail;
 	if (o.clock == DP_CLOCK_LIVE &&
 	    dp_port_setup(&r.ports, r.fab, r.mp, o.veth, err, sizeof(err)) < 0)
@@ -448,6 +464,11 @@ int main(int argc, char **argv)
 		r.gens[i].start_ns += r.start_ns;
 		dp_gen_start(&r.gens[i], r.fab);
 	}
+	for (unsigned i = 0; i < o.n_rdma; i++)
+		if (dp_nics_add_rdma(&r.nics, o.rdma[i], r.start_ns, err, sizeof(err)) < 0) {
+			rc = EXIT_BAD_INPUT;
+			goto fail_rc;
+		}
 	r.ctl = dp_ctl_create(r.fab, err, sizeof(err));
 	if (r.ctl == NULL)
 		goto fail;
@@ -485,13 +506,24 @@ int main(int argc, char **argv)
 			       " times for its NIC queue, %" PRIu64 " for an mbuf\n",
 			       i ? "" : "\n", o.gen[i], r.gens[i].sent, r.gens[i].count,
 			       r.gens[i].blocked, r.gens[i].no_mbuf);
+		if (r.nics.n) {
+			printf("\n");
+			dp_nics_report(&r.nics, stdout);
+		}
 	}
 	rc = 0;
+	if (dp_nics_failures(&r.nics)) {
+		fprintf(stderr, "rocelab-dp: %u RDMA transfer(s) failed or did not finish\n",
+			dp_nics_failures(&r.nics));
+		rc = 1;
+	}
 	goto out;
 fail:
-	fprintf(stderr, "rocelab-dp: %s\n", err);
 	rc = 1;
+fail_rc:
+	fprintf(stderr, "rocelab-dp: %s\n", err);
 out:
+	dp_nics_destroy(&r.nics);
 	dp_ctl_destroy(r.ctl);
 	for (unsigned i = 0; i < MAX_CAPTURES; i++)
 		dp_capture_close(r.cap[i]);

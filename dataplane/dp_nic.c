@@ -1,0 +1,437 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#include "dp_nic.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dp_units.h"
+
+/* Bytes of the host's NIC queue the emulated NIC may fill before it waits: a
+ * few frames, so a PFC pause stops it within a few frames, as a real RNIC. */
+#define NIC_QUEUE_ROOM (4u * NE_MAX_FRAME)
+
+struct dp_rdma {
+	char spec[160];
+	struct dp_nics *ns;
+	uint32_t src, dst;          /* indices into ns->h */
+	uint32_t qps, size, count, depth, mtu;
+	uint8_t dscp;
+	enum ne_sport_policy sport;
+	uint64_t start_ns;
+
+	uint8_t *sbuf, *dbuf;
+	uint32_t skey, dkey;
+	struct ne_cq *scq, *dcq;
+	uint32_t *sqpn, *dqpn;
+	uint32_t *outstanding;
+	uint32_t next_qp;
+	uint64_t posted, completed, errors;
+	uint64_t first_post_ns, done_ns;
+	bool started, finished, data_ok;
+};
+
+static void service(struct dp_nic_host *nh, uint64_t now);
+
+static void on_wake(void *obj, uint64_t at, uint64_t now)
+{
+	struct dp_nic_host *nh = obj;
+
+	if (nh->armed_at != at)
+		return; /* superseded by an earlier wake-up */
+	nh->armed_at = 0;
+	service(nh, now);
+}
+
+/* Wake nh at t (not before now + 1 ns, so a busy NIC cannot spin at one instant). */
+static void arm(struct dp_nic_host *nh, uint64_t t, uint64_t now)
+{
+	if (t == UINT64_MAX)
+		return;
+	if (t <= now)
+		t = now + 1;
+	if (nh->armed_at != 0 && nh->armed_at <= t)
+		return;
+	nh->armed_at = t;
+	dp_timer_add(nh->owner->fab->eng, t, on_wake, nh, t);
+}
+
+/* Post and reap the WRITEs of one transfer whose source NIC is running. */
+static void rdma_progress(struct dp_rdma *r, uint64_t now)
+{
+	struct ne_nic *snic = r->ns->h[r->src].nic;
+	struct ne_wc wc[32];
+	int n;
+
+	if (!r->started || r->finished)
+		return;
+	while ((n = ne_cq_poll(r->scq, wc, 32)) > 0) {
+		for (int i = 0; i < n; i++) {
+			r->completed++;
+			r->outstanding[wc[i].wr_id]--;
+			if (wc[i].status != NE_WC_SUCCESS)
+				r->errors++;
+		}
+	}
+	/* round-robin: each whole message on the next QP, waiting for that QP */
+	while (r->posted < r->count && !r->errors && r->outstanding[r->next_qp] < r->depth) {
+		struct ne_send_wr wr = {
+			.wr_id = r->next_qp,
+			.opcode = NE_WR_RDMA_WRITE,
+			.send_flags = NE_SEND_SIGNALED,
+			.local_addr = 0,
+			.length = r->size,
+			.lkey = r->skey,
+			.remote_addr = 0,
+			.rkey = r->dkey,
+		};
+		if (ne_post_send(snic, r->sqpn[r->next_qp], &wr, now) != 0) {
+			r->errors++;
+			break;
+		}
+		if (r->posted == 0)
+			r->first_post_ns = now;
+		r->posted++;
+		r->outstanding[r->next_qp]++;
+		r->next_qp = (r->next_qp + 1) % r->qps;
+	}
+	if (r->completed == r->count || (r->errors && r->completed == r->posted)) {
+		r->finished = true;
+		r->done_ns = now;
+		r->data_ok = !r->errors && memcmp(r->sbuf, r->dbuf, r->size) == 0;
+	}
+}
+
+static void service(struct dp_nic_host *nh, uint64_t now)
+{
+	struct dp_nics *ns = nh->owner;
+	struct dp_fabric *f = ns->fab;
+	struct dp_host *h = &f->host[nh->host];
+	uint32_t idx = (uint32_t)(nh - ns->h);
+	uint8_t buf[NE_MAX_FRAME];
+	size_t len;
+
+	for (uint32_t i = 0; i < ns->n_rdma; i++)
+		if (ns->rdma[i]->src == idx)
+			rdma_progress(ns->rdma[i], now);
+	for (;;) {
+		if (dp_chan_queued_bytes(h->tx) >= NIC_QUEUE_ROOM) {
+			/* paused or slower than the NIC: look again after one frame time */
+			nh->tx_waits++;
+			arm(nh, now + dp_ser_ns(NE_MAX_FRAME, h->tx->rate_bps), now);
+			return;
+		}
+		int rc = ne_nic_poll_tx(nh->nic, now, buf, sizeof(buf), &len);
+		if (rc != 1)
+			break;
+		struct rte_mbuf *m = rte_pktmbuf_alloc(f->mp);
+		uint8_t *d = m ? (uint8_t *)rte_pktmbuf_append(m, (uint16_t)len) : NULL;
+		if (d == NULL) {
+			/* the frame is lost like a NIC DMA failure; go-back-N recovers it */
+			rte_pktmbuf_free(m);
+			nh->no_mbuf++;
+			continue;
+		}
+		memcpy(d, buf, len);
+		nh->tx_frames++;
+		dp_fabric_host_send(f, nh->host, m, now);
+	}
+	for (uint32_t i = 0; i < ns->n_rdma; i++)
+		if (ns->rdma[i]->src == idx)
+			rdma_progress(ns->rdma[i], now);
+	arm(nh, ne_nic_next_event_ns(nh->nic), now);
+}
+
+void dp_nics_rx(struct dp_nics *ns, struct dp_host *h, struct rte_mbuf *m, uint64_t now)
+{
+	struct dp_nic_host *nh = &ns->h[ns->by_host[h->idx]];
+
+	if (m->nb_segs > 1 && rte_pktmbuf_linearize(m) < 0) {
+		nh->rx_rejected++;
+	} else {
+		nh->rx_frames++;
+		if (ne_nic_rx(nh->nic, rte_pktmbuf_mtod(m, const uint8_t *), rte_pktmbuf_data_len(m),
+			      now) != NE_RX_OK)
+			nh->rx_rejected++;
+	}
+	rte_pktmbuf_free(m);
+	service(nh, now);
+}
+
+int dp_nics_create(struct dp_nics *ns, struct dp_fabric *f, char *err, size_t errlen)
+{
+	const struct rl_topo *t = f->topo;
+
+	memset(ns, 0, sizeof(*ns));
+	ns->fab = f;
+	ns->by_host = malloc((t->n_hosts + 1) * sizeof(*ns->by_host));
+	ns->h = calloc(t->n_hosts + 1, sizeof(*ns->h));
+	if (!ns->by_host || !ns->h) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	for (uint32_t i = 0; i < t->n_hosts; i++) {
+		const struct rl_host *hc = &t->hosts[i];
+		struct ne_nic_config cfg;
+
+		ns->by_host[i] = -1;
+		if (hc->attach != RL_ATTACH_EMULATED)
+			continue;
+		ne_nic_config_default(&cfg);
+		memcpy(cfg.mac, hc->mac, 6);
+		cfg.ipv4 = hc->ipv4;
+		cfg.line_rate_bps = t->links[hc->link].rate_bps;
+		cfg.sport_seed = i + 1;
+		struct dp_nic_host *nh = &ns->h[ns->n];
+		nh->nic = ne_nic_create(&cfg);
+		if (nh->nic == NULL) {
+			snprintf(err, errlen, "host %s: cannot create its emulated NIC", hc->name);
+			return -1;
+		}
+		nh->owner = ns;
+		nh->host = i;
+		ns->by_host[i] = (int32_t)ns->n++;
+	}
+	return 0;
+}
+
+static int kv(struct dp_rdma *r, const char *k, const char *v)
+{
+	uint64_t n;
+
+	if (strcmp(k, "sport") == 0) {
+		if (strcmp(v, "rxe") == 0)
+			r->sport = NE_SPORT_RXE;
+		else if (strcmp(v, "fixed") == 0)
+			r->sport = NE_SPORT_FIXED;
+		else if (strcmp(v, "hash") == 0)
+			r->sport = NE_SPORT_HASH;
+		else
+			return -1;
+		return 0;
+	}
+	if (strcmp(k, "start") == 0)
+		return dp_parse_time(v, &r->start_ns);
+	if (dp_parse_u64(v, &n) < 0)
+		return -1;
+	if (strcmp(k, "qps") == 0 && n >= 1 && n <= 64)
+		r->qps = (uint32_t)n;
+	else if (strcmp(k, "size") == 0 && n >= 1 && n <= (256u << 20))
+		r->size = (uint32_t)n;
+	else if (strcmp(k, "count") == 0 && n >= 1 && n <= 100000000)
+		r->count = (uint32_t)n;
+	else if (strcmp(k, "depth") == 0 && n >= 1 && n <= 128)
+		r->depth = (uint32_t)n;
+	else if (strcmp(k, "mtu") == 0 && (n == 256 || n == 512 || n == 1024 || n == 2048 || n == 4096))
+		r->mtu = (uint32_t)n;
+	else if (strcmp(k, "dscp") == 0 && n < 64)
+		r->dscp = (uint8_t)n;
+	else
+		return -1;
+	return 0;
+}
+
+static int parse_rdma(struct dp_nics *ns, struct dp_rdma *r, const char *spec, char *err,
+		      size_t errlen)
+{
+	const struct rl_topo *t = ns->fab->topo;
+	char buf[160], *opts, *gt;
+
+	snprintf(r->spec, sizeof(r->spec), "%s", spec);
+	snprintf(buf, sizeof(buf), "%s", spec);
+	r->qps = 1, r->size = 65536, r->count = 64, r->depth = 4, r->mtu = 4096, r->dscp = 26;
+	opts = strchr(buf, ':');
+	if (opts)
+		*opts++ = '\0';
+	gt = strchr(buf, '>');
+	if (gt == NULL) {
+		snprintf(err, errlen, "--rdma '%s': want SRC>DST[:key=value,...]", spec);
+		return -1;
+	}
+	*gt = '\0';
+	int s = rl_topo_host_by_name(t, buf), d = rl_topo_host_by_name(t, gt + 1);
+	if (s < 0 || d < 0 || s == d || !dp_nics_owns(ns, (uint32_t)s) || !dp_nics_owns(ns, (uint32_t)d)) {
+		snprintf(err, errlen, "--rdma '%s': both ends must be different emulated hosts", spec);
+		return -1;
+	}
+	r->src = (uint32_t)ns->by_host[s];
+	r->dst = (uint32_t)ns->by_host[d];
+	for (char *tok = opts ? strtok(opts, ",") : NULL; tok; tok = strtok(NULL, ",")) {
+		char *eq = strchr(tok, '=');
+		if (eq == NULL || (*eq = '\0', kv(r, tok, eq + 1) < 0)) {
+			snprintf(err, errlen, "--rdma '%s': bad '%s'", spec, tok);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* Bring a QP pair to RTS, each end pointing at the other through its gateway MAC. */
+static int connect_qp(struct dp_rdma *r, struct ne_nic *nic, const struct rl_host *me,
+		      const struct rl_host *peer, uint32_t qpn, uint32_t peer_qpn)
+{
+	struct ne_qp_attr a;
+
+	memset(&a, 0, sizeof(a));
+	a.state = NE_QPS_INIT;
+	if (ne_qp_modify(nic, qpn, &a, NE_QP_STATE) != 0)
+		return -1;
+	a.state = NE_QPS_RTR;
+	a.dest_qpn = peer_qpn;
+	a.rq_psn = 0;
+	a.path_mtu = r->mtu;
+	a.dest_ipv4 = peer->ipv4;
+	memcpy(a.dest_mac, me->gw_mac, 6);
+	a.dscp = r->dscp;
+	a.max_dest_rd_atomic = 4;
+	a.min_rnr_timer = 12;
+	if (ne_qp_modify(nic, qpn, &a,
+			 NE_QP_STATE | NE_QP_AV | NE_QP_PATH_MTU | NE_QP_DEST_QPN | NE_QP_RQ_PSN |
+				 NE_QP_MAX_DEST_RD_ATOMIC | NE_QP_MIN_RNR_TIMER) != 0)
+		return -1;
+	a.state = NE_QPS_RTS;
+	a.sq_psn = 0;
+	a.timeout = 10; /* 4.2 ms: far above fabric RTTs, as on real clusters */
+	a.retry_cnt = 7;
+	a.rnr_retry = 7;
+	a.max_rd_atomic = 4;
+	return ne_qp_modify(nic, qpn, &a,
+			    NE_QP_STATE | NE_QP_SQ_PSN | NE_QP_TIMEOUT | NE_QP_RETRY_CNT |
+				    NE_QP_RNR_RETRY | NE_QP_MAX_QP_RD_ATOMIC);
+}
+
+static void on_rdma_start(void *obj, uint64_t arg, uint64_t now)
+{
+	struct dp_rdma *r = obj;
+
+	(void)arg;
+	r->started = true;
+	service(&r->ns->h[r->src], now);
+}
+
+int dp_nics_add_rdma(struct dp_nics *ns, const char *spec, uint64_t start_offset_ns, char *err,
+		     size_t errlen)
+{
+	struct dp_rdma *r = calloc(1, sizeof(*r));
+	struct dp_rdma **grown = realloc(ns->rdma, (ns->n_rdma + 1) * sizeof(*grown));
+
+	if (r == NULL || grown == NULL) {
+		free(r);
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	ns->rdma = grown;
+	ns->rdma[ns->n_rdma++] = r;
+	r->ns = ns;
+	if (parse_rdma(ns, r, spec, err, errlen) < 0)
+		return -1;
+
+	const struct rl_topo *t = ns->fab->topo;
+	struct dp_nic_host *S = &ns->h[r->src], *D = &ns->h[r->dst];
+	const struct rl_host *sh = &t->hosts[S->host], *dh = &t->hosts[D->host];
+	r->sbuf = malloc(r->size);
+	r->dbuf = calloc(1, r->size);
+	r->sqpn = calloc(r->qps, sizeof(*r->sqpn));
+	r->dqpn = calloc(r->qps, sizeof(*r->dqpn));
+	r->outstanding = calloc(r->qps, sizeof(*r->outstanding));
+	if (!r->sbuf || !r->dbuf || !r->sqpn || !r->dqpn || !r->outstanding) {
+		snprintf(err, errlen, "--rdma '%s': out of memory", spec);
+		return -1;
+	}
+	for (uint32_t i = 0; i < r->size; i++)
+		r->sbuf[i] = (uint8_t)(i * 131 + 7 + ns->n_rdma);
+	struct ne_mr_attr sm = {.addr = r->sbuf, .len = r->size, .access = NE_ACCESS_LOCAL_WRITE};
+	struct ne_mr_attr dm = {.addr = r->dbuf, .len = r->size,
+				.access = NE_ACCESS_LOCAL_WRITE | NE_ACCESS_REMOTE_WRITE};
+	uint32_t cq_depth = r->qps * r->depth + 16;
+	r->scq = ne_cq_create(S->nic, cq_depth);
+	r->dcq = ne_cq_create(D->nic, 16);
+	if (ne_mr_reg(S->nic, &sm, &r->skey) != 0 || ne_mr_reg(D->nic, &dm, &r->dkey) != 0 ||
+	    r->scq == NULL || r->dcq == NULL ||
+	    ne_nic_set_sport_policy(S->nic, r->sport, 0xc000, S->host + 1) != 0 ||
+	    ne_nic_set_sport_policy(D->nic, r->sport, 0xc000, D->host + 1) != 0) {
+		snprintf(err, errlen, "--rdma '%s': NIC resources exhausted", spec);
+		return -1;
+	}
+	for (uint32_t q = 0; q < r->qps; q++) {
+		struct ne_qp_init_attr sa = {.send_cq = r->scq, .recv_cq = r->scq,
+					     .max_send_wr = r->depth + 1, .max_recv_wr = 1};
+		struct ne_qp_init_attr da = {.send_cq = r->dcq, .recv_cq = r->dcq,
+					     .max_send_wr = 1, .max_recv_wr = 1};
+		if (ne_qp_create(S->nic, &sa, &r->sqpn[q]) != 0 ||
+		    ne_qp_create(D->nic, &da, &r->dqpn[q]) != 0) {
+			snprintf(err, errlen, "--rdma '%s': cannot create QP %u", spec, q);
+			return -1;
+		}
+	}
+	for (uint32_t q = 0; q < r->qps; q++)
+		if (connect_qp(r, S->nic, sh, dh, r->sqpn[q], r->dqpn[q]) != 0 ||
+		    connect_qp(r, D->nic, dh, sh, r->dqpn[q], r->sqpn[q]) != 0) {
+			snprintf(err, errlen, "--rdma '%s': cannot connect QP %u", spec, q);
+			return -1;
+		}
+	r->start_ns += start_offset_ns;
+	return dp_timer_add(ns->fab->eng, r->start_ns, on_rdma_start, r, 0);
+}
+
+bool dp_nics_active(const struct dp_nics *ns)
+{
+	for (uint32_t i = 0; i < ns->n_rdma; i++)
+		if (!ns->rdma[i]->finished)
+			return true;
+	return false;
+}
+
+unsigned dp_nics_failures(const struct dp_nics *ns)
+{
+	unsigned n = 0;
+
+	for (uint32_t i = 0; i < ns->n_rdma; i++)
+		n += !ns->rdma[i]->finished || !ns->rdma[i]->data_ok;
+	return n;
+}
+
+void dp_nics_report(const struct dp_nics *ns, FILE *out)
+{
+	const struct rl_topo *t = ns->fab->topo;
+
+	for (uint32_t i = 0; i < ns->n_rdma; i++) {
+		const struct dp_rdma *r = ns->rdma[i];
+		double us = r->finished ? (double)(r->done_ns - r->first_post_ns) / 1e3 : 0;
+		double gbps = us > 0 ? (double)r->size * (double)r->completed * 8 / (us * 1e3) : 0;
+		fprintf(out, "rdma %s: %" PRIu64 " of %u WRITEs of %u B on %u QPs in %.1f us, %.2f Gbit/s, "
+			     "%" PRIu64 " errors, data %s\n",
+			r->spec, r->completed, r->count, r->size, r->qps, us, gbps, r->errors,
+			!r->finished ? "NOT FINISHED" : r->data_ok ? "verified" : "WRONG");
+	}
+	if (ns->n)
+		fprintf(out, "\n%-10s %10s %10s %8s %8s %8s %8s %10s %8s\n", "nic", "sent", "received",
+			"retrans", "timeouts", "naks_tx", "naks_rx", "dup_req", "rejected");
+	for (uint32_t i = 0; i < ns->n; i++) {
+		struct ne_counters c;
+		ne_nic_get_counters(ns->h[i].nic, &c);
+		fprintf(out, "%-10s %10" PRIu64 " %10" PRIu64 " %8" PRIu64 " %8" PRIu64 " %8" PRIu64
+			     " %8" PRIu64 " %10" PRIu64 " %8" PRIu64 "\n",
+			t->hosts[ns->h[i].host].name, c.sent_pkts, c.rcvd_pkts, c.retrans_pkts, c.timeouts,
+			c.naks_sent, c.naks_rcvd, c.duplicate_request, ns->h[i].rx_rejected);
+	}
+}
+
+void dp_nics_destroy(struct dp_nics *ns)
+{
+	for (uint32_t i = 0; i < ns->n_rdma; i++) {
+		struct dp_rdma *r = ns->rdma[i];
+		free(r->sbuf);
+		free(r->dbuf);
+		free(r->sqpn);
+		free(r->dqpn);
+		free(r->outstanding);
+		free(r);
+	}
+	for (uint32_t i = 0; i < ns->n; i++)
+		ne_nic_destroy(ns->h[i].nic); /* frees its QPs, CQs and MRs */
+	free(ns->rdma);
+	free(ns->h);
+	free(ns->by_host);
+	memset(ns, 0, sizeof(*ns));
+}
