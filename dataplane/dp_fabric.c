@@ -17,11 +17,14 @@
 #include "rl_parse.h"
 
 #define DWRR_QUANTUM 2048u /* bytes per unit of weight and round */
+#define IPPROTO_ICMPV6_ 58
+#define ND_NEIGHBOR_SOLICIT_ 135
+#define ND_NEIGHBOR_ADVERT_ 136
 #define HOST_QUEUE_DEFAULT (512u * 1024)
 
 static const char *const drop_names[DP_DROP_COUNT] = {
 	[DP_DROP_PARSE] = "parse",         [DP_DROP_NOT_IP] = "not_ip",
-	[DP_DROP_IPV6] = "ipv6",           [DP_DROP_TTL] = "ttl",
+	[DP_DROP_IPV6_CTL] = "ipv6_ctl",           [DP_DROP_TTL] = "ttl",
 	[DP_DROP_NO_ROUTE] = "no_route",   [DP_DROP_MMU] = "buffer",
 	[DP_DROP_LINK_DOWN] = "link_down", [DP_DROP_LOSS] = "loss",
 	[DP_DROP_QUEUE] = "host_queue",    [DP_DROP_NO_MBUF] = "no_mbuf",
@@ -347,6 +350,103 @@ static void csum_replace16(uint8_t *csum, uint16_t old, uint16_t new)
 	csum[1] = (uint8_t)~sum;
 }
 
+/*
+ * Decrement TTL / hop limit and maybe mark CE. IPv4 keeps its header checksum
+ * right incrementally; IPv6 has none. (The RoCE ICRC masks all of these.)
+ */
+static void rewrite_ttl_ecn(uint8_t *ip, uint8_t version, bool ce)
+{
+	if (version == 6) {
+		ip[7]--;            /* hop limit */
+		if (ce)
+			ip[1] |= 0x30; /* ECN: the low 2 bits of the traffic class */
+		return;
+	}
+	uint16_t old = (uint16_t)(ip[8] << 8 | ip[9]); /* byte 8 TTL, 10-11 checksum */
+	ip[8]--;
+	csum_replace16(ip + 10, old, (uint16_t)(ip[8] << 8 | ip[9]));
+	if (ce) {
+		old = (uint16_t)(ip[0] << 8 | ip[1]);
+		ip[1] |= 3;
+		csum_replace16(ip + 10, old, (uint16_t)(ip[0] << 8 | ip[1]));
+	}
+}
+
+/* One's complement sum of len bytes (big-endian 16-bit words), folded. */
+static uint32_t sum16(const uint8_t *b, size_t len, uint32_t sum)
+{
+	for (size_t i = 0; i + 1 < len; i += 2)
+		sum += (uint32_t)(b[i] << 8 | b[i + 1]);
+	if (len & 1)
+		sum += (uint32_t)b[len - 1] << 8;
+	return sum;
+}
+
+/*
+ * Proxy neighbour discovery: a leaf answers a neighbour solicitation for its
+ * gateway fd00:0:0:L::fe or any address of its /64 with a neighbour
+ * advertisement carrying the port's MAC (the IPv6 twin of handle_arp).
+ * Duplicate address detection (source ::) gets no answer, so hosts keep
+ * their addresses.
+ */
+static void handle_ns(struct dp_switch *s, uint16_t port, struct rte_mbuf *m,
+		      const struct rl_pkt *p, uint64_t now)
+{
+	struct dp_chan *c = s->out[port];
+	uint8_t *d = rte_pktmbuf_mtod(m, uint8_t *);
+	static const uint8_t unspec[16];
+	const size_t na_len = 14 + 40 + 32;
+
+	if (s->cfg->role != RL_ROLE_RTSW || rte_pktmbuf_data_len(m) < p->l4_off + 24u ||
+	    memcmp(p->src, unspec, 16) == 0 || memcmp(d + p->l4_off + 8, s->cfg->gw_ipv6, 8) != 0) {
+		sw_drop(s, m, DP_DROP_IPV6_CTL);
+		return;
+	}
+	uint8_t target[16], asker[16], asker_mac[6];
+	memcpy(target, d + p->l4_off + 8, 16);
+	memcpy(asker, p->src, 16);
+	memcpy(asker_mac, d + 6, 6);
+	if (memcmp(target, asker, 16) == 0) {
+		sw_drop(s, m, DP_DROP_IPV6_CTL);
+		return;
+	}
+	/* rebuild the frame in place as the advertisement */
+	if (rte_pktmbuf_data_len(m) > na_len)
+		rte_pktmbuf_trim(m, (uint16_t)(rte_pktmbuf_data_len(m) - na_len));
+	else if (rte_pktmbuf_append(m, (uint16_t)(na_len - rte_pktmbuf_data_len(m))) == NULL) {
+		sw_drop(s, m, DP_DROP_NO_MBUF);
+		return;
+	}
+	d = rte_pktmbuf_mtod(m, uint8_t *);
+	memset(d, 0, na_len);
+	memcpy(d, asker_mac, 6);
+	memcpy(d + 6, c->src_mac, 6);
+	d[12] = 0x86, d[13] = 0xdd;
+	uint8_t *ip = d + 14, *icmp = ip + 40;
+	ip[0] = 0x60;
+	ip[5] = 32;        /* payload length */
+	ip[6] = IPPROTO_ICMPV6_;
+	ip[7] = 255;       /* hop limit, as ND requires */
+	memcpy(ip + 8, target, 16);
+	memcpy(ip + 24, asker, 16);
+	icmp[0] = ND_NEIGHBOR_ADVERT_;
+	bool gw = memcmp(target, s->cfg->gw_ipv6, 16) == 0;
+	icmp[4] = (uint8_t)((gw ? 0x80 : 0) | 0x40 | 0x20); /* router (gateway), solicited, override */
+	memcpy(icmp + 8, target, 16);
+	icmp[24] = 2;      /* option: target link-layer address */
+	icmp[25] = 1;      /* length in units of 8 bytes */
+	memcpy(icmp + 26, c->src_mac, 6);
+	uint32_t sum = sum16(ip + 8, 32, 0) + 32 + IPPROTO_ICMPV6_; /* pseudo-header */
+	sum = sum16(icmp, 32, sum);
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	icmp[2] = (uint8_t)(~sum >> 8);
+	icmp[3] = (uint8_t)~sum;
+	memset(dp_priv(m), 0, sizeof(struct dp_mbuf_priv));
+	s->nd_replies++;
+	chan_enqueue(c, m, DP_NUM_PRIO, now);
+}
+
 static int choose_member(struct dp_switch *s, struct dp_group *g, const struct rl_pkt *p,
 			 const struct rl_host *dst, uint64_t now)
 {
@@ -417,18 +517,29 @@ static void switch_rx(struct dp_switch *s, uint16_t in_port, struct rte_mbuf *m,
 		sw_drop(s, m, DP_DROP_PARSE);
 		return;
 	}
-	if (p.ip_version != 4) {
-		sw_drop(s, m, DP_DROP_IPV6);
+	if (p.ip_version == 6 && p.proto == IPPROTO_ICMPV6_ && (uint32_t)p.l4_off < len &&
+	    d[p.l4_off] >= 130 && d[p.l4_off] <= 143) {
+		/* neighbour discovery and multicast listener messages end at the leaf */
+		if (d[p.l4_off] == ND_NEIGHBOR_SOLICIT_)
+			handle_ns(s, in_port, m, &p, now);
+		else
+			sw_drop(s, m, DP_DROP_IPV6_CTL);
 		return;
 	}
 	if (p.ttl <= 1) {
 		sw_drop(s, m, DP_DROP_TTL);
 		return;
 	}
-	uint32_t hidx;
-	uint32_t dst = ((uint32_t)p.dst[0] << 24) | ((uint32_t)p.dst[1] << 16) |
-		       ((uint32_t)p.dst[2] << 8) | p.dst[3];
-	if (rte_lpm_lookup(f->lpm, dst, &hidx) != 0) {
+	int hidx;
+	if (p.ip_version == 4) {
+		uint32_t dst = ((uint32_t)p.dst[0] << 24) | ((uint32_t)p.dst[1] << 16) |
+			       ((uint32_t)p.dst[2] << 8) | p.dst[3], nh;
+		hidx = rte_lpm_lookup(f->lpm, dst, &nh) == 0 ? (int)nh : -1;
+	} else {
+		/* fd00:0:0:L::(i+1) maps straight to (leaf, index): no table needed */
+		hidx = rl_route_host_by_ipv6(f->routes, p.dst);
+	}
+	if (hidx < 0) {
 		sw_drop(s, m, DP_DROP_NO_ROUTE);
 		return;
 	}
@@ -464,17 +575,8 @@ static void switch_rx(struct dp_switch *s, uint16_t in_port, struct rte_mbuf *m,
 		return;
 	}
 
-	/* TTL and (maybe) CE, with the IPv4 checksum updated incrementally */
-	uint8_t *ip = d + p.l3_off; /* byte 1 TOS, 8 TTL, 10-11 checksum */
-	uint16_t old = (uint16_t)(ip[8] << 8 | ip[9]);
-	ip[8]--;
-	csum_replace16(ip + 10, old, (uint16_t)(ip[8] << 8 | ip[9]));
-	if (flags & PFC_MMU_F_ECN_CE) {
-		old = (uint16_t)(ip[0] << 8 | ip[1]);
-		ip[1] |= 3;
-		csum_replace16(ip + 10, old, (uint16_t)(ip[0] << 8 | ip[1]));
-		s->ecn_marked++;
-	}
+	rewrite_ttl_ecn(d + p.l3_off, p.ip_version, flags & PFC_MMU_F_ECN_CE);
+	s->ecn_marked += !!(flags & PFC_MMU_F_ECN_CE);
 	memcpy(d, oc->dst_mac, 6);
 	memcpy(d + 6, oc->src_mac, 6);
 

@@ -10,10 +10,12 @@
  * end: a switch's ingress pipeline, or a host.
  *
  * A switch: parse (hashing/), PFC frames update the pause state of the channel
- * the port sends on, ARP for its hosts' subnet is answered (proxy ARP, so
- * hosts on one leaf reach each other through it), IPv4 is routed: TTL
- * decrement with an incremental checksum update, priority from DSCP, route
- * lookup (rte_lpm: destination -> host), next hop from the (switch, leaf)
+ * the port sends on, ARP and IPv6 neighbour solicitations for its hosts'
+ * subnets are answered (proxy ARP / ND, so hosts on one leaf reach each other
+ * through it), IPv4 and IPv6 are routed: TTL / hop limit decrement (IPv4 with
+ * an incremental checksum update), priority from DSCP, route lookup (IPv4:
+ * rte_lpm, destination -> host; IPv6: the address names leaf and host
+ * directly), next hop from the (switch, leaf)
  * group with the switch's load-balancing mode, admission through its MMU
  * (pfc/: may drop, may send XOFF/XON upstream, may mark ECN), MAC rewrite,
  * egress queue.
@@ -70,7 +72,7 @@ struct dp_fifo {
 enum dp_drop {
 	DP_DROP_PARSE,     /* malformed frame (rl_parse error) */
 	DP_DROP_NOT_IP,    /* neither IPv4, ARP nor PFC */
-	DP_DROP_IPV6,      /* IPv6 is parsed but not routed yet */
+	DP_DROP_IPV6_CTL,  /* ND/MLD/RS the leaf does not answer (only NS for its /64 is) */
 	DP_DROP_TTL,       /* TTL 0 or 1 */
 	DP_DROP_NO_ROUTE,  /* destination not in the fabric or unreachable */
 	DP_DROP_MMU,       /* refused by the buffer (reason in the MMU's counters) */
@@ -143,7 +145,7 @@ struct dp_switch {
 	bool up;
 
 	uint64_t rx_pkts, rx_bytes, fwd_pkts;
-	uint64_t arp_replies, pfc_rx, ecn_marked;
+	uint64_t arp_replies, nd_replies, pfc_rx, ecn_marked;
 	uint64_t drops[DP_DROP_COUNT];
 	uint64_t parse_err[18];      /* by -rl_parse status */
 	uint64_t *port_tx_pkts;      /* [port] forwarded out of it (flows per port) */

@@ -37,7 +37,7 @@ void dp_stats_print(const struct dp_fabric *f, uint64_t elapsed_ns, FILE *out)
 			chan_drops(c), peak);
 	}
 	fprintf(out, "\n%-10s %-5s %12s %12s %8s %8s %8s %8s  %s\n", "switch", "role", "rx", "forwarded",
-		"arp", "pfc_rx", "ecn", "drops", "drops by reason");
+		"arp/nd", "pfc_rx", "ecn", "drops", "drops by reason");
 	for (uint32_t s = 0; s < t->n_switches; s++) {
 		const struct dp_switch *sw = &f->sw[s];
 		char why[256] = "";
@@ -49,7 +49,7 @@ void dp_stats_print(const struct dp_fabric *f, uint64_t elapsed_ns, FILE *out)
 		fprintf(out, "%-10s %-5s %12" PRIu64 " %12" PRIu64 " %8" PRIu64 " %8" PRIu64 " %8" PRIu64
 			     " %8" PRIu64 "  %s\n",
 			sw->cfg->name, rl_role_name(sw->cfg->role), sw->rx_pkts, sw->fwd_pkts,
-			sw->arp_replies, sw->pfc_rx, sw->ecn_marked, dp_switch_drops(sw), why);
+			sw->arp_replies + sw->nd_replies, sw->pfc_rx, sw->ecn_marked, dp_switch_drops(sw), why);
 	}
 	fprintf(out, "\n%-10s %12s %14s %12s %14s\n", "host", "sent", "sent_bytes", "received",
 		"recv_bytes");

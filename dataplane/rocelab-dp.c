@@ -79,7 +79,7 @@ static void usage(FILE *out)
 		"  --topology FILE     YAML topology (see topologies/README.md)\n"
 		"  --clos S,L,H        built-in 2-tier Clos: S spines, L leaves, H hosts per leaf\n"
 		"  --check             validate the topology and exit (0 valid, 2 invalid); no DPDK\n"
-		"  --list-hosts        print NAME ATTACH IFNAME IPV4/PREFIX GATEWAY MAC MTU per host; no DPDK\n"
+		"  --list-hosts        print NAME ATTACH IFNAME IPV4/24 GW MAC MTU IPV6/64 GW6 per host; no DPDK\n"
 		"  --clock live|virtual  live: real time, hosts on DPDK ports (default);\n"
 		"                      virtual: simulated time, hosts are sinks, traffic from --gen\n"
 		"  --duration TIME     stop after TIME (e.g. 10s, 500ms); virtual default: when idle\n"
@@ -402,11 +402,13 @@ int main(int argc, char **argv)
 	if (o.list_hosts) {
 		for (uint32_t h = 0; h < r.topo->n_hosts; h++) {
 			const struct rl_host *hc = &r.topo->hosts[h];
-			char ip[16], gw[16], mac[18];
-			printf("%s %s %s %s/24 %s %s %u\n", hc->name, rl_attach_name(hc->attach),
+			char ip[16], gw[16], mac[18], ip6[48], gw6[48];
+			printf("%s %s %s %s/24 %s %s %u %s/64 %s\n", hc->name, rl_attach_name(hc->attach),
 			       hc->ifname[0] ? hc->ifname : "-", rl_topo_ipv4_str(hc->ipv4, ip, sizeof(ip)),
 			       rl_topo_ipv4_str(hc->gw_ipv4, gw, sizeof(gw)),
-			       rl_topo_mac_str(hc->mac, mac, sizeof(mac)), hc->mtu);
+			       rl_topo_mac_str(hc->mac, mac, sizeof(mac)), hc->mtu,
+			       rl_topo_ipv6_str(hc->ipv6, ip6, sizeof(ip6)),
+			       rl_topo_ipv6_str(hc->gw_ipv6, gw6, sizeof(gw6)));
 		}
 		rl_topo_free(r.topo);
 		return 0;

@@ -1,5 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* rocelab-topo: check a topology file, print its addresses and ECMP routes. No DPDK. */
+/*
+ * rocelab-topo: check a topology file, print its addresses and ECMP routes, or
+ * dump the whole resolved topology as JSON (for scripts, e.g. the Mininet
+ * module topologies/rocelab_mininet.py). No DPDK.
+ */
+#include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +20,8 @@ static void usage(FILE *f)
 		"       rocelab-topo --routes FILE    print hosts and every switch's ECMP groups\n"
 		"       rocelab-topo --clos S,L,H     the same for the built-in 2-tier Clos\n"
 		"                                     (S spines, L leaves, H hosts per leaf)\n"
+		"       rocelab-topo --json FILE      the resolved topology as JSON on stdout\n"
+		"       rocelab-topo --json-clos S,L,H  the same for the built-in 2-tier Clos\n"
 		"       rocelab-topo --help\n"
 		"The file format is described in topologies/README.md.\n");
 }
@@ -49,12 +57,211 @@ static int print_routes(struct rl_topo *t)
 	return 0;
 }
 
+/* A JSON string: quotes, backslashes and control characters escaped. */
+static void json_str(FILE *out, const char *s)
+{
+	fputc('"', out);
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		if (*p == '"' || *p == '\\')
+			fprintf(out, "\\%c", *p);
+		else if (*p < 0x20)
+			fprintf(out, "\\u%04x", *p);
+		else
+			fputc(*p, out);
+	}
+	fputc('"', out);
+}
+
+/* "key": "value" (value escaped), preceded by ", " unless first. */
+static void json_kv(FILE *out, bool first, const char *key, const char *value)
+{
+	fprintf(out, "%s\"%s\": ", first ? "" : ", ", key);
+	json_str(out, value);
+}
+
+static void json_switch(const struct rl_topo *t, uint32_t i, FILE *out)
+{
+	const struct rl_switch *s = &t->switches[i];
+	char a[48], m[24];
+	fprintf(out, "    {");
+	json_kv(out, true, "name", s->name);
+	json_kv(out, false, "role", rl_role_name(s->role));
+	fprintf(out, ", \"index\": %" PRIu32 ", \"leaf_index\": %d", i, s->leaf_index);
+	json_kv(out, false, "buffer", s->buffer);
+	json_kv(out, false, "profile", rl_profile_name(s->profile));
+	json_kv(out, false, "algo", rl_hash_algo_name(s->algo));
+	fprintf(out, ", \"seed\": %" PRIu32, s->seed);
+	json_kv(out, false, "lb", rl_lb_name(s->lb));
+	fprintf(out, ", \"flowlet_timeout_ns\": %" PRIu64 ", \"resilient_buckets\": %" PRIu32,
+		s->flowlet_timeout_ns, s->resilient_buckets);
+	json_kv(out, false, "mac", rl_topo_mac_str(s->mac, m, sizeof(m)));
+	json_kv(out, false, "loopback4", rl_topo_ipv4_str(s->loopback4, a, sizeof(a)));
+	if (s->role == RL_ROLE_RTSW) {
+		json_kv(out, false, "subnet4", rl_topo_ipv4_str(s->subnet4, a, sizeof(a)));
+		fprintf(out, ", \"prefix4\": 24");
+		json_kv(out, false, "gateway4", rl_topo_ipv4_str(s->gw_ipv4, a, sizeof(a)));
+		json_kv(out, false, "gateway6", rl_topo_ipv6_str(s->gw_ipv6, a, sizeof(a)));
+	}
+	fprintf(out, ",\n     \"ports\": [");
+	for (uint16_t p = 0; p < s->n_ports; p++) {
+		const struct rl_port *pt = &s->ports[p];
+		fprintf(out, "%s{\"port\": %u", p ? ", " : "", p);
+		json_kv(out, false, "link", t->links[pt->link].name);
+		json_kv(out, false, "peer", rl_topo_node_name(t, pt->peer));
+		json_kv(out, false, "peer_kind", pt->peer.kind == RL_NODE_HOST ? "host" : "switch");
+		fprintf(out, ", \"peer_port\": %u", pt->peer_port);
+		json_kv(out, false, "mac", rl_topo_mac_str(pt->mac, m, sizeof(m)));
+		fputc('}', out);
+	}
+	fprintf(out, "]}");
+}
+
+static void json_host(const struct rl_topo *t, uint32_t i, FILE *out)
+{
+	const struct rl_host *h = &t->hosts[i];
+	char a[48], m[24];
+	fprintf(out, "    {");
+	json_kv(out, true, "name", h->name);
+	json_kv(out, false, "attach", rl_attach_name(h->attach));
+	json_kv(out, false, "leaf", t->switches[h->leaf].name);
+	fprintf(out, ", \"leaf_index\": %d, \"index\": %u, \"leaf_port\": %u",
+		t->switches[h->leaf].leaf_index, h->index, h->leaf_port);
+	json_kv(out, false, "link", t->links[h->link].name);
+	fprintf(out, ", \"mtu\": %" PRIu32, h->mtu);
+	json_kv(out, false, "netns", h->netns);
+	json_kv(out, false, "ifname", h->ifname);
+	json_kv(out, false, "socket", h->socket);
+	json_kv(out, false, "pci", h->pci);
+	fprintf(out, ",\n     ");
+	json_kv(out, true, "ipv4", rl_topo_ipv4_str(h->ipv4, a, sizeof(a)));
+	fprintf(out, ", \"prefix4\": 24");
+	json_kv(out, false, "gateway4", rl_topo_ipv4_str(h->gw_ipv4, a, sizeof(a)));
+	json_kv(out, false, "ipv6", rl_topo_ipv6_str(h->ipv6, a, sizeof(a)));
+	fprintf(out, ", \"prefix6\": 64");
+	json_kv(out, false, "gateway6", rl_topo_ipv6_str(h->gw_ipv6, a, sizeof(a)));
+	json_kv(out, false, "mac", rl_topo_mac_str(h->mac, m, sizeof(m)));
+	json_kv(out, false, "gateway_mac", rl_topo_mac_str(h->gw_mac, m, sizeof(m)));
+	fputc('}', out);
+}
+
+static void json_link(const struct rl_topo *t, uint32_t i, FILE *out)
+{
+	const struct rl_link *l = &t->links[i];
+	fprintf(out, "    {");
+	json_kv(out, true, "name", l->name);
+	fprintf(out, ", \"ends\": [");
+	json_str(out, rl_topo_node_name(t, l->end[0]));
+	fprintf(out, ", ");
+	json_str(out, rl_topo_node_name(t, l->end[1]));
+	fprintf(out, "], \"ports\": [%u, %u], \"rate_bps\": %" PRIu64 ", \"delay_ns\": %" PRIu64
+		     ", \"mtu\": %" PRIu32 ", \"loss\": %.17g}",
+		l->port[0], l->port[1], l->rate_bps, l->delay_ns, l->mtu, l->loss);
+}
+
+static void json_event(const struct rl_topo *t, uint32_t i, FILE *out)
+{
+	const struct rl_event *e = &t->events[i];
+	bool link = e->target == RL_EVENT_LINK;
+	fprintf(out, "    {\"at_ns\": %" PRIu64, e->at_ns);
+	json_kv(out, false, link ? "link" : "switch",
+		link ? t->links[e->index].name : t->switches[e->index].name);
+	json_kv(out, false, "action", e->up ? "up" : "down");
+	fputc('}', out);
+}
+
+static void json_qos(const struct rl_qos *q, FILE *out)
+{
+	fprintf(out, "  \"qos\": {\n    \"dscp_prio\": [");
+	for (int d = 0; d < 64; d++)
+		fprintf(out, "%s%u", d ? ", " : "", q->dscp_prio[d]);
+	fprintf(out, "],\n    \"lossless\": [");
+	bool first = true;
+	for (int p = 0; p < RL_TOPO_NUM_PRIO; p++)
+		if (q->lossless_mask & (1u << p)) {
+			fprintf(out, "%s%d", first ? "" : ", ", p);
+			first = false;
+		}
+	fprintf(out, "], \"control\": %u, \"dwrr\": [", q->control_prio);
+	for (int p = 0; p < RL_TOPO_NUM_PRIO; p++)
+		fprintf(out, "%s%u", p ? ", " : "", q->dwrr_weight[p]);
+	fprintf(out,
+		"],\n    \"ecn\": {\"enabled\": %s, \"kmin\": %" PRIu32 ", \"kmax\": %" PRIu32
+		", \"pmax\": %.17g}\n  }\n",
+		q->ecn ? "true" : "false", q->ecn_kmin, q->ecn_kmax, q->ecn_pmax);
+}
+
+/*
+ * The resolved topology as one JSON object: every default applied and every
+ * derived address filled in, in file order (the indexes the data plane uses):
+ *   name, path; switches [{name, role, index, leaf_index (-1 unless rtsw),
+ *   buffer, profile, algo, seed, lb, flowlet_timeout_ns, resilient_buckets,
+ *   mac, loopback4, (rtsw:) subnet4, prefix4, gateway4, gateway6,
+ *   ports [{port, link, peer, peer_kind, peer_port, mac}]}];
+ *   hosts [{name, attach, leaf, leaf_index, index, leaf_port, link, mtu,
+ *   netns, ifname, socket, pci, ipv4, prefix4, gateway4, ipv6, prefix6,
+ *   gateway6, mac, gateway_mac}]; links [{name, ends, ports, rate_bps,
+ *   delay_ns, mtu, loss}]; events [{at_ns, link|switch, action}];
+ *   qos {dscp_prio[64], lossless, control, dwrr[8], ecn {enabled, kmin, kmax, pmax}}.
+ * Rates in bit/s, times in ns, sizes in bytes.
+ */
+static void print_json(const struct rl_topo *t, FILE *out)
+{
+	fprintf(out, "{\n  ");
+	json_kv(out, true, "name", t->name);
+	json_kv(out, false, "path", t->path);
+	fprintf(out, ",\n  \"switches\": [\n");
+	for (uint32_t i = 0; i < t->n_switches; i++) {
+		json_switch(t, i, out);
+		fprintf(out, "%s\n", i + 1 < t->n_switches ? "," : "");
+	}
+	fprintf(out, "  ],\n  \"hosts\": [\n");
+	for (uint32_t i = 0; i < t->n_hosts; i++) {
+		json_host(t, i, out);
+		fprintf(out, "%s\n", i + 1 < t->n_hosts ? "," : "");
+	}
+	fprintf(out, "  ],\n  \"links\": [\n");
+	for (uint32_t i = 0; i < t->n_links; i++) {
+		json_link(t, i, out);
+		fprintf(out, "%s\n", i + 1 < t->n_links ? "," : "");
+	}
+	fprintf(out, "  ],\n  \"events\": [\n");
+	for (uint32_t i = 0; i < t->n_events; i++) {
+		json_event(t, i, out);
+		fprintf(out, "%s\n", i + 1 < t->n_events ? "," : "");
+	}
+	fprintf(out, "  ],\n");
+	json_qos(&t->qos, out);
+	fprintf(out, "}\n");
+}
+
 static int parse_clos(const char *arg, unsigned v[3])
 {
 	char tail;
 	if (sscanf(arg, "%u,%u,%u%c", &v[0], &v[1], &v[2], &tail) != 3)
 		return -1;
 	return 0;
+}
+
+/*
+ * Build the --clos / --json-clos topology from "S,L,H". NULL after printing
+ * why, with *rc the exit code: 1 for a malformed argument, 2 for counts the
+ * address scheme cannot hold.
+ */
+static struct rl_topo *clos_from_arg(const char *opt, const char *arg, int *rc)
+{
+	unsigned v[3];
+	char err[512];
+	if (parse_clos(arg, v)) {
+		fprintf(stderr, "rocelab-topo: %s takes S,L,H (e.g. 2,2,4)\n", opt);
+		*rc = 1;
+		return NULL;
+	}
+	struct rl_topo *t = rl_topo_clos(v[0], v[1], v[2], err, sizeof(err));
+	if (!t) {
+		fprintf(stderr, "%s\n", err);
+		*rc = 2;
+	}
+	return t;
 }
 
 int main(int argc, char **argv)
@@ -68,33 +275,33 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	char err[512];
-	if (!strcmp(argv[1], "--check"))
+	const char *opt = argv[1];
+	if (!strcmp(opt, "--check"))
 		return rl_topo_check_file(argv[2], stdout, stderr);
-	if (!strcmp(argv[1], "--routes")) {
-		struct rl_topo *t = NULL;
+	bool json = !strcmp(opt, "--json") || !strcmp(opt, "--json-clos");
+	struct rl_topo *t = NULL;
+	int rc = 0;
+	if (!strcmp(opt, "--routes") || !strcmp(opt, "--json")) {
 		if (rl_topo_load(argv[2], &t, err, sizeof(err))) {
 			fprintf(stderr, "%s\n", err);
 			return 2;
 		}
-		int rc = print_routes(t);
-		rl_topo_free(t);
-		return rc;
+	} else if (!strcmp(opt, "--clos") || !strcmp(opt, "--json-clos")) {
+		t = clos_from_arg(opt, argv[2], &rc);
+		if (!t)
+			return rc;
+	} else {
+		usage(stderr);
+		return 1;
 	}
-	if (!strcmp(argv[1], "--clos")) {
-		unsigned v[3];
-		if (parse_clos(argv[2], v)) {
-			fprintf(stderr, "rocelab-topo: --clos takes S,L,H (e.g. 2,2,4)\n");
-			return 1;
-		}
-		struct rl_topo *t = rl_topo_clos(v[0], v[1], v[2], err, sizeof(err));
-		if (!t) {
-			fprintf(stderr, "%s\n", err);
-			return 2;
-		}
-		int rc = print_routes(t);
-		rl_topo_free(t);
-		return rc;
+	if (json)
+		print_json(t, stdout);
+	else
+		rc = print_routes(t);
+	rl_topo_free(t);
+	if (fflush(stdout) || ferror(stdout)) {
+		fprintf(stderr, "rocelab-topo: cannot write the output\n");
+		rc = 1;
 	}
-	usage(stderr);
-	return 1;
+	return rc;
 }

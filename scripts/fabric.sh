@@ -50,8 +50,8 @@ cmd_up() {
   mkdir -p "$sd"
   "$DP" --list-hosts "${topo_args[@]}" > "$sd/hosts" || { rm -rf "$sd"; exit 2; }
 
-  local hname attach ifname cidr gw mac mtu pid
-  while read -r hname attach ifname cidr gw mac mtu; do
+  local hname attach ifname cidr gw mac mtu cidr6 gw6 pid
+  while read -r hname attach ifname cidr gw mac mtu cidr6 gw6; do
     [ "$attach" = veth ] || continue
     unshare --net sleep infinity &
     pid=$!
@@ -67,14 +67,18 @@ cmd_up() {
     sysctl -qw "net.ipv6.conf.$ifname.disable_ipv6=1" 2>/dev/null || true
     ip link set "$ifname" up
     offloads_off "$ifname"
+    # IPv4 and IPv6 (no router advertisements or DAD: the leaf answers ND by proxy)
     nsenter -t "$pid" -n sh -c "
-      sysctl -qw net.ipv6.conf.all.disable_ipv6=1 2>/dev/null || true
+      sysctl -qw net.ipv6.conf.default.accept_ra=0 net.ipv6.conf.default.accept_dad=0 2>/dev/null
       ip link set lo up
       ip link set eth0 address $mac mtu $mtu
+      sysctl -qw net.ipv6.conf.eth0.accept_ra=0 net.ipv6.conf.eth0.accept_dad=0 2>/dev/null
       ethtool -K eth0 tx off tso off gso off gro off rx off >/dev/null 2>&1 || true
       ip addr add $cidr dev eth0
+      ip -6 addr add $cidr6 dev eth0 nodad
       ip link set eth0 up
-      ip route add default via $gw"
+      ip route add default via $gw
+      ip -6 route add default via $gw6"
   done < "$sd/hosts"
 
   local run=("$DP" "${topo_args[@]}" --veth "$veth" --name "rocelab-$name" "${extra[@]}")
@@ -139,7 +143,7 @@ demo_inner() {
   cmd_up "$name" --topology "$here/topologies/default.yaml" --timeout 120
   local ip
   echo "== ping: h0 to every other host (through leaf0, a spine, leaf1)"
-  while read -r h _ _ cidr _; do
+  while read -r h _ _ cidr _ _ _ _; do
     [ "$h" = h0 ] && continue
     ip=${cidr%/*}
     printf '%-4s %-12s ' "$h" "$ip"

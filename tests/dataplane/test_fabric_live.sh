@@ -43,6 +43,12 @@ for a in "${hosts[@]}"; do
 done
 check "all $pairs host pairs ping" "[ $bad -eq 0 ] && [ $pairs -eq 56 ]"
 
+# 1b. IPv6: the leaves answer neighbour solicitations by proxy and route IPv6.
+check "IPv6 ping across leaves (h0 -> h5, fd00:0:0:1::2)" "fx h0 ping -6 -c 2 -i 0.2 -W 2 -q fd00:0:0:1::2 > /dev/null"
+check "IPv6 ping under one leaf (h0 -> h2, fd00::3)" "fx h0 ping -6 -c 2 -i 0.2 -W 2 -q fd00::3 > /dev/null"
+nd=$(cell /rocelab/switches leaf0 nd_replies)
+check "leaf0 answered neighbour solicitations ($nd)" "[ ${nd:-0} -ge 1 ]"
+
 # 2. TCP across leaves.
 fx h4 timeout 30 iperf3 -s -1 -D --logfile /dev/null; sleep 0.3
 mbps=$(fx h0 timeout 30 iperf3 -c 10.0.1.1 -t 3 -J 2>/dev/null | json 'round(d["end"]["sum_received"]["bits_per_second"]/1e6)')
