@@ -2,6 +2,7 @@
 #include "dp_ctl.h"
 
 #include <ctype.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -284,6 +285,44 @@ static int cmd_ports(const char *cmd, const char *params, struct rte_tel_data *d
 	return 0;
 }
 
+static int cmd_flows(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	if (the_ctl == NULL)
+		return -ENODEV;
+	static const char *const cols[] = {"flow", "packets", "bytes", "path_changes", "path"};
+	const struct dp_fabric *f = the_ctl->fab;
+	const struct dp_flow *top[200];
+	uint32_t n = dp_flows_top(&f->flows, top, 200);
+
+	(void)cmd;
+	(void)params;
+	rte_tel_data_start_dict(d);
+	add_columns(d, cols, N(cols));
+	for (uint32_t i = 0; i < n; i++) {
+		struct rte_tel_data *a = rte_tel_data_alloc();
+		char k[32], name[96], path[RTE_TEL_MAX_STRING_LEN], num[32];
+		if (a == NULL)
+			return -ENOMEM;
+		rte_tel_data_start_array(a, RTE_TEL_STRING_VAL);
+		dp_flow_name(top[i], name, sizeof(name));
+		dp_flow_path(top[i], f->topo, path, sizeof(path));
+		rte_tel_data_add_array_string(a, name);
+		snprintf(num, sizeof(num), "%" PRIu64, top[i]->pkts);
+		rte_tel_data_add_array_string(a, num);
+		snprintf(num, sizeof(num), "%" PRIu64, top[i]->bytes);
+		rte_tel_data_add_array_string(a, num);
+		snprintf(num, sizeof(num), "%" PRIu64, top[i]->path_changes);
+		rte_tel_data_add_array_string(a, num);
+		rte_tel_data_add_array_string(a, path);
+		snprintf(k, sizeof(k), "flow%u", i);
+		if (rte_tel_data_add_dict_container(d, k, a, 0) < 0) {
+			rte_tel_data_free(a);
+			break;
+		}
+	}
+	return 0;
+}
+
 /* "NAME,up" / "NAME,down" into a queued command. */
 static int queue_set(const char *params, bool is_switch)
 {
@@ -347,6 +386,7 @@ struct dp_ctl *dp_ctl_create(struct dp_fabric *f, char *err, size_t errlen)
 		{"/rocelab/switches", cmd_switches, "Per switch counters. Parameter: name prefix."},
 		{"/rocelab/drops", cmd_drops, "Drops by switch and reason, and summed over links. Parameter: name prefix."},
 		{"/rocelab/pfc", cmd_pfc, "PFC frames sent and received, pause time, per link direction. Parameter: name prefix."},
+		{"/rocelab/flows", cmd_flows, "The 200 largest flows: name, packets, bytes, path changes, path (switch:port)."},
 		{"/rocelab/ports", cmd_ports, "Packets forwarded per port of a switch. Parameter: switch."},
 		{"/rocelab/link_set", cmd_link_set, "Take a link down or up. Parameters: LINK,up|down."},
 		{"/rocelab/switch_set", cmd_switch_set, "Take a switch down or up. Parameters: SWITCH,up|down."},

@@ -19,6 +19,7 @@
  *   /rocelab/switches[,PREFIX]         per switch: rx, forwarded, drops, arp, pfc, ecn, buffer
  *   /rocelab/drops[,PREFIX]            per switch by reason (and the MMU's), and "links" summed
  *   /rocelab/pfc[,PREFIX]              per link direction: PFC sent, XOFF/XON received, time paused
+ *   /rocelab/flows                     the 200 largest flows and the path each took (switch:port)
  *   /rocelab/ports,SWITCH              packets forwarded out of each port (where flows went)
  *   /rocelab/link_set,LINK,up|down     take a link down or up
  *   /rocelab/switch_set,SWITCH,up|down take a switch down or up

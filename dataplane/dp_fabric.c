@@ -589,6 +589,8 @@ static void switch_rx(struct dp_switch *s, uint16_t in_port, struct rte_mbuf *m,
 	pv->admitted = 1;
 	s->fwd_pkts++;
 	s->port_tx_pkts[out_port]++;
+	dp_flows_record(&f->flows, &p, len, s->idx, (uint16_t)out_port,
+			s->out[in_port]->to.kind == RL_NODE_HOST);
 	chan_enqueue(oc, m, prio, now);
 }
 
@@ -902,6 +904,8 @@ struct dp_fabric *dp_fabric_create(const struct rl_topo *t, struct dp_engine *e,
 			goto fail;
 		}
 
+	if (dp_flows_init(&f->flows, f->opt.flow_capacity, err, errlen) < 0)
+		goto fail;
 	if (rl_route_compute(f->routes) < 0) {
 		snprintf(err, errlen, "route computation failed");
 		goto fail;
@@ -939,6 +943,7 @@ void dp_fabric_destroy(struct dp_fabric *f)
 	}
 	if (f->lpm)
 		rte_lpm_free(f->lpm);
+	dp_flows_free(&f->flows);
 	rl_route_free(f->routes);
 	free(f->chans);
 	free(f->sw);

@@ -37,6 +37,7 @@
 #include <rte_mbuf.h>
 
 #include "dp_engine.h"
+#include "dp_flows.h"
 #include "pfc_mmu.h"
 #include "pfc_pause.h"
 #include "rl_nexthop.h"
@@ -167,6 +168,7 @@ struct dp_fabric_opts {
 	dp_host_rx_fn host_rx;
 	void *host_rx_ctx;
 	uint64_t host_queue_bytes;   /* per priority of a host NIC; 0 = 512 KiB */
+	uint32_t flow_capacity;      /* flows whose path is recorded; 0: none */
 	uint64_t seed;               /* link loss and flowlet choices */
 };
 
@@ -181,6 +183,7 @@ struct dp_fabric {
 	struct dp_chan *chans;       /* [2 * n_links], link l: 2l (end0->end1), 2l+1 */
 	struct dp_switch *sw;
 	struct dp_host *host;
+	struct dp_flows flows;
 	uint64_t route_changes;
 	uint64_t events_applied;
 };

@@ -46,14 +46,14 @@ int dp_port_eal_args(const struct rl_topo *t, enum dp_veth_driver drv, char **ar
 			else if (hc->mtu > 1500)
 				/*
 				 * Jumbo frames: the default 2048-byte PACKET_MMAP frame drops
-				 * them. 9296 bytes hold the tpacket header (64) and a 9216-byte
-				 * MTU frame, and the PMD's data part (frame - 32) still fits the
-				 * jumbo mbuf (9280). The kernel wants page-aligned blocks of whole
-				 * frames and a frame count that is a multiple of frames per block:
-				 * 7 a 64 KiB block, 292 blocks (18 MiB a ring).
+				 * them. A 9216-byte frame holds the tpacket header (64) and a
+				 * 9000-MTU Ethernet frame, and the PMD's data part (frame - 32)
+				 * fits the jumbo mbuf (9280). The PMD addresses frames as one
+				 * array, so a block must hold whole frames with no gap: 4 frames
+				 * are a 36 KiB block (9 pages); 512 blocks.
 				 */
 				snprintf(arg, sizeof(arg),
-					 "--vdev=%s,iface=%s,framesz=9296,blocksz=65536,framecnt=2044,"
+					 "--vdev=%s,iface=%s,framesz=9216,blocksz=36864,framecnt=2048,"
 					 "qpairs=1",
 					 name, hc->ifname);
 			else

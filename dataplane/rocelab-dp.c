@@ -55,6 +55,7 @@ struct opts {
 	uint64_t csv_interval_ns;
 	bool busy_poll;
 	bool quiet;
+	uint32_t flows;
 	uint64_t seed;
 	const char *name;
 	unsigned mem_mb;
@@ -93,6 +94,7 @@ static void usage(FILE *out)
 		"  --csv FILE          per-link time series (utilisation, queue, pause, drops)\n"
 		"  --csv-interval TIME sample period of --csv (default 100ms)\n"
 		"  --busy-poll         live mode: never sleep (for benchmarks)\n"
+		"  --flows N           record the path of up to N flows (default 65536, 0: off)\n"
 		"  --seed N            seed of link loss and flowlet choices (default 1)\n"
 		"  --name NAME         DPDK file prefix / telemetry name (default rocelab-PID)\n"
 		"  --mem MB            DPDK memory without hugepages (default 512)\n"
@@ -113,7 +115,7 @@ static int bad(const char *what, const char *arg)
 static int parse_opts(int argc, char **argv, struct opts *o)
 {
 	enum { O_TOPO = 256, O_CLOS, O_CHECK, O_LIST, O_CLOCK, O_DUR, O_GEN, O_VETH, O_CAP, O_CSV, O_CSVI,
-	       O_BUSY, O_SEED, O_NAME, O_MEM, O_QUIET, O_RDMA };
+	       O_BUSY, O_SEED, O_NAME, O_MEM, O_QUIET, O_RDMA, O_FLOWS };
 	static const struct option lo[] = {
 		{"topology", required_argument, NULL, O_TOPO}, {"clos", required_argument, NULL, O_CLOS},
 		{"check", no_argument, NULL, O_CHECK},         {"list-hosts", no_argument, NULL, O_LIST},         {"clock", required_argument, NULL, O_CLOCK},
@@ -123,7 +125,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		{"busy-poll", no_argument, NULL, O_BUSY},      {"seed", required_argument, NULL, O_SEED},
 		{"name", required_argument, NULL, O_NAME},     {"mem", required_argument, NULL, O_MEM},
 		{"quiet", no_argument, NULL, O_QUIET},         {"help", no_argument, NULL, 'h'},
-		{"rdma", required_argument, NULL, O_RDMA},
+		{"rdma", required_argument, NULL, O_RDMA},     {"flows", required_argument, NULL, O_FLOWS},
 		{NULL, 0, NULL, 0},
 	};
 	int c;
@@ -133,6 +135,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 	o->csv_interval_ns = 100000000ull;
 	o->seed = 1;
 	o->mem_mb = 512;
+	o->flows = 65536;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
 		switch (c) {
@@ -195,6 +198,11 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			o->mem_mb = (unsigned)v;
 			break;
 		case O_QUIET: o->quiet = true; break;
+		case O_FLOWS:
+			if (dp_parse_u64(optarg, &v) < 0 || v > (1u << 24))
+				return bad("bad --flows (0..16777216):", optarg);
+			o->flows = (uint32_t)v;
+			break;
 		case 'h': usage(stdout); exit(0);
 		default: return bad("unknown or incomplete option", argv[optind - 1]);
 		}
@@ -442,7 +450,8 @@ int main(int argc, char **argv)
 		snprintf(err, sizeof(err), "engine: out of memory");
 		goto fail;
 	}
-	struct dp_fabric_opts fo = {.seed = o.seed, .host_rx = host_rx, .host_rx_ctx = &r};
+	struct dp_fabric_opts fo = {.seed = o.seed, .host_rx = host_rx, .host_rx_ctx = &r,
+				    .flow_capacity = o.flows};
 	r.fab = dp_fabric_create(r.topo, &r.eng, r.mp, &fo, err, sizeof(err));
 	if (r.fab == NULL)
 		goto fail;
@@ -503,6 +512,7 @@ int main(int argc, char **argv)
 		       (double)elapsed / 1e9, o.clock == DP_CLOCK_LIVE ? "live" : "virtual", wall,
 		       r.eng.fired, fwd, wall > 0 ? (double)fwd / wall / 1e6 : 0.0);
 		dp_stats_print(r.fab, elapsed, stdout);
+		dp_flows_print(&r.fab->flows, r.topo, 20, stdout);
 		for (unsigned i = 0; i < o.n_gen; i++)
 			printf("%sgenerator %s: sent %" PRIu64 " of %" PRIu64 ", waited %" PRIu64
 			       " times for its NIC queue, %" PRIu64 " for an mbuf\n",

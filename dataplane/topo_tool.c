@@ -20,7 +20,9 @@ static void usage(FILE *f)
 		"       rocelab-topo --routes FILE    print hosts and every switch's ECMP groups\n"
 		"       rocelab-topo --clos S,L,H     the same for the built-in 2-tier Clos\n"
 		"                                     (S spines, L leaves, H hosts per leaf)\n"
-		"       rocelab-topo --json FILE      the resolved topology as JSON on stdout\n"
+		"       rocelab-topo --json FILE      the resolved topology as JSON on stdout: every\n"
+		"                                     default applied, derived addresses, ports;\n"
+		"                                     rates in bit/s, times in ns, sizes in bytes\n"
 		"       rocelab-topo --json-clos S,L,H  the same for the built-in 2-tier Clos\n"
 		"       rocelab-topo --help\n"
 		"The file format is described in topologies/README.md.\n");

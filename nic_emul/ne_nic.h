@@ -82,6 +82,11 @@ struct ne_nic_config {
 	 * 0 entries disables the model (every access hits). */
 	uint32_t qpc_entries;
 	uint64_t qpc_miss_ns;
+
+	/* Skip the ICRC: transmit frames carry 0 and received frames are not
+	 * checked. Only for simulations where every endpoint is an ne_nic with
+	 * this set (halves the cost per data packet); default false. */
+	bool icrc_off;
 };
 
 /* ------------------------------------------------------------------ */
@@ -342,6 +347,19 @@ void ne_nic_set_ip_id(struct ne_nic *nic, uint16_t ip_id);
 
 /* Copy the counters. */
 void ne_nic_get_counters(const struct ne_nic *nic, struct ne_counters *out);
+
+/* Copy the configuration the NIC was created with (addresses, rate, source
+ * port policy as currently set). */
+void ne_nic_get_config(const struct ne_nic *nic, struct ne_nic_config *out);
+
+/* Change the UDP source port policy. It applies to QPs whose address vector
+ * or destination QPN is set (ne_qp_modify with NE_QP_AV or NE_QP_DEST_QPN)
+ * afterwards; existing QPs keep their port. Returns 0 or -EINVAL. */
+int ne_nic_set_sport_policy(struct ne_nic *nic, enum ne_sport_policy policy, uint16_t fixed,
+			    uint32_t seed);
+
+/* Completions waiting in a CQ (0 for NULL). */
+uint32_t ne_cq_count(const struct ne_cq *cq);
 
 /* ------------------------------------------------------------------ */
 /* Memory regions                                                      */

@@ -156,7 +156,18 @@ struct ne_nic {
 
 	struct ne_qpc_entry *qpc;
 	uint64_t qpc_clock;
+
+	/* ne_nic_next_event_ns() cached until the next state change: any call
+	 * that can change transmit work or timers clears ev_valid. While valid,
+	 * ne_nic_poll_tx() before ev_cache returns 0 without scanning. */
+	uint64_t ev_cache;
+	bool ev_valid;
 };
+
+static inline void ne_nic_touch(struct ne_nic *nic)
+{
+	nic->ev_valid = false;
+}
 
 /* ne_nic.c */
 struct ne_qp *ne_qp_lookup(const struct ne_nic *nic, uint32_t qpn);
@@ -185,6 +196,9 @@ void ne_put_aeth(uint8_t *p, uint8_t syndrome, uint32_t msn);
 void ne_put_be32(uint8_t *p, uint32_t v);
 /* Compute and store the ICRC of a complete frame; 0 or -1. */
 int ne_finish_icrc(uint8_t *frame, size_t len);
+/* ne_icrc.c: the ICRC as hashing/rl_icrc computes it, slice-by-8. */
+uint32_t ne_icrc_compute(const uint8_t *frame, const struct rl_pkt *pkt);
+bool ne_icrc_verify(const uint8_t *frame, const struct rl_pkt *pkt);
 /* Is the opcode in the RC request set this NIC implements? */
 bool ne_op_is_request(uint8_t op);
 bool ne_op_is_response(uint8_t op);

@@ -63,6 +63,9 @@ int ne_qp_create(struct ne_nic *nic, const struct ne_qp_init_attr *attr, uint32_
 	struct ne_qp *qp = NULL;
 	uint32_t n;
 
+	if (nic)
+		ne_nic_touch(nic);
+
 	if (!nic || !attr || !qpn || !attr->send_cq || !attr->recv_cq ||
 	    attr->send_cq->nic != nic || attr->recv_cq->nic != nic ||
 	    attr->max_send_wr == 0 || attr->max_recv_wr == 0 ||
@@ -129,6 +132,9 @@ int ne_qp_destroy(struct ne_nic *nic, uint32_t qpn)
 {
 	struct ne_qp *qp = nic ? ne_qp_lookup(nic, qpn) : NULL;
 
+	if (nic)
+		ne_nic_touch(nic);
+
 	if (!qp)
 		return -ENOENT;
 	qp->scq->users--;
@@ -188,6 +194,9 @@ int ne_qp_modify(struct ne_nic *nic, uint32_t qpn, const struct ne_qp_attr *attr
 {
 	struct ne_qp *qp = nic ? ne_qp_lookup(nic, qpn) : NULL;
 	enum ne_qp_state cur, next;
+
+	if (nic)
+		ne_nic_touch(nic);
 
 	if (!qp)
 		return -ENOENT;
@@ -339,6 +348,9 @@ int ne_post_send(struct ne_nic *nic, uint32_t qpn, const struct ne_send_wr *wr, 
 	struct ne_qp *qp = nic ? ne_qp_lookup(nic, qpn) : NULL;
 	struct ne_swqe *w;
 
+	if (nic)
+		ne_nic_touch(nic);
+
 	(void)now_ns;
 	if (!qp)
 		return -ENOENT;
@@ -362,6 +374,9 @@ int ne_post_send(struct ne_nic *nic, uint32_t qpn, const struct ne_send_wr *wr, 
 int ne_post_recv(struct ne_nic *nic, uint32_t qpn, const struct ne_recv_wr *wr)
 {
 	struct ne_qp *qp = nic ? ne_qp_lookup(nic, qpn) : NULL;
+
+	if (nic)
+		ne_nic_touch(nic);
 
 	if (!qp)
 		return -ENOENT;

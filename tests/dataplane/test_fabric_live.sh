@@ -54,15 +54,24 @@ fx h4 timeout 30 iperf3 -s -1 -D --logfile /dev/null; sleep 0.3
 mbps=$(fx h0 timeout 30 iperf3 -c 10.0.1.1 -t 3 -J 2>/dev/null | json 'round(d["end"]["sum_received"]["bits_per_second"]/1e6)')
 check "iperf3 TCP h0 -> h4 across leaves (${mbps:-?} Mbit/s)" "[ -n \"$mbps\" ] && [ $mbps -ge 50 ]"
 
-# 3. h3's link is 100 Mbit/s: TCP from h3 holds 85-100 Mbit/s.
-fx h4 timeout 30 iperf3 -s -1 -D --logfile /dev/null; sleep 0.3
-mbps=$(fx h3 timeout 30 iperf3 -c 10.0.1.1 -t 4 -O 1 -J 2>/dev/null | json 'round(d["end"]["sum_received"]["bits_per_second"]/1e6)')
-check "100 Mbit/s link holds iperf3 to 85-100 Mbit/s (${mbps:-?})" "[ -n \"$mbps\" ] && [ $mbps -ge 85 ] && [ $mbps -le 100 ]"
+# 3. h3's link is 100 Mbit/s: TCP from h3 holds 85-100 Mbit/s. On a loaded machine the
+#    hosts themselves can fall short of the link, so a second try is allowed; more than
+#    100 Mbit/s (a broken shaper) fails at once.
+rate_ok=1
+for try in 1 2; do
+  fx h4 timeout 30 iperf3 -s -1 -D --logfile /dev/null; sleep 0.3
+  mbps=$(fx h3 timeout 30 iperf3 -c 10.0.1.1 -t 4 -O 1 -J 2>/dev/null | json 'round(d["end"]["sum_received"]["bits_per_second"]/1e6)')
+  echo "# try $try: ${mbps:-?} Mbit/s"
+  [ -n "$mbps" ] && [ "$mbps" -gt 100 ] && break
+  [ -n "$mbps" ] && [ "$mbps" -ge 85 ] && { rate_ok=0; break; }
+done
+check "100 Mbit/s link holds iperf3 to 85-100 Mbit/s (${mbps:-?})" "[ $rate_ok -eq 0 ]"
 
-# 4. h3's link adds 2 ms each way: RTT to h3 minus RTT to h1 is about 4 ms.
-rtt() { fx h0 ping -c 10 -i 0.05 -q "$1" | awk -F/ '/^rtt/ { print $5 }'; }
+# 4. h3's link adds 2 ms each way: the minimum RTT to h3 minus that to h1 is about 4 ms
+#    (minimum, not mean: a busy machine adds scheduling delay to both, not to the minimum).
+rtt() { fx h0 ping -c 20 -i 0.05 -q "$1" | sed -n 's/^rtt[^=]*= \([0-9.]*\)\/.*/\1/p'; }
 r1=$(rtt 10.0.0.2); r3=$(rtt 10.0.0.4)
-check "2 ms link adds 2 ms each way (rtt h1 $r1 ms, h3 $r3 ms)" "python3 -c 'import sys; d=float(\"$r3\")-float(\"$r1\"); sys.exit(not 3.9 <= d <= 4.6)'"
+check "2 ms link adds 2 ms each way (min rtt h1 $r1 ms, h3 $r3 ms)" "python3 -c 'import sys; d=float(\"$r3\")-float(\"$r1\"); sys.exit(not 3.9 <= d <= 4.6)'"
 
 # 5. Telemetry answers.
 info=$(tel /rocelab/info)

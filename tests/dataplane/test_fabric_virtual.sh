@@ -61,6 +61,8 @@ for prof in 5tuple eecmp; do
 done
 t0=$(link_pkts "$tmp/5tuple.txt" leaf0\>spine0); t1=$(link_pkts "$tmp/5tuple.txt" leaf0\>spine1)
 check "5tuple: 16 QPs with one source port share one spine ($t0 / $t1)" "[ \$(( (t0 == 0) + (t1 == 0) )) -eq 1 ] && [ $((t0 + t1)) -eq 1600 ]"
+nq=$(grep -cE '^10\.0\.0\.1:49317 > 10\.0\.1\.1 qp [0-9]+ +100 +[0-9]+ +0  leaf0:p[23] > spine[01]:p1 > leaf1:p0$' "$tmp/eecmp.txt")
+check "flow table: 16 QPs of 100 packets, each with its 3-switch path ($nq)" "[ $nq -eq 16 ]"
 e0=$(link_pkts "$tmp/eecmp.txt" leaf0\>spine0); e1=$(link_pkts "$tmp/eecmp.txt" leaf0\>spine1)
 check "eecmp: the same 16 QPs spread over both spines ($e0 / $e1)" "[ $e0 -ge 300 ] && [ $e1 -ge 300 ] && [ $((e0 + e1)) -eq 1600 ]"
 
@@ -95,6 +97,8 @@ b=$(awk -F, '$1 == 1750000 && $3 == "leaf0" && $4 == "spine0" { print $9 }' "$tm
 c=$(awk -F, '$1 == 3000000 && $3 == "leaf0" && $4 == "spine0" { print $9 }' "$tmp/fo.csv")
 check "failover: nothing sent to spine0 while its link is down ($a -> $b)" "[ -n \"$a\" ] && [ \"$a\" = \"$b\" ]"
 check "failover: spine0 carries traffic again after the link is back ($b -> $c)" "[ -n \"$c\" ] && [ $c -gt $b ]"
+moved=$(awk '/ > 10\.0\.1\.1:9 udp/ && $(NF-5) > 0' "$tmp/fo.txt" | wc -l)
+check "failover: the flow table counts path changes ($moved flows moved)" "[ $moved -ge 1 ]"
 lost=$(link_drops "$tmp/fo.txt" leaf0\>spine0)
 rx=$(host_col "$tmp/fo.txt" h4 4)
 check "failover: only packets on the failing link were lost ($lost), the rest arrived ($rx)" "[ $(( ${rx:-0} + ${lost:-0} )) -eq 6000 ] && [ ${lost:-0} -le 16 ]"

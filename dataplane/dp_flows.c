@@ -1,0 +1,171 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#include "dp_flows.h"
+
+#include <arpa/inet.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_errno.h>
+#include <rte_hash.h>
+#include <rte_jhash.h>
+
+int dp_flows_init(struct dp_flows *fl, uint32_t capacity, char *err, size_t errlen)
+{
+	char name[RTE_HASH_NAMESIZE];
+
+	memset(fl, 0, sizeof(*fl));
+	if (capacity == 0)
+		return 0;
+	snprintf(name, sizeof(name), "rl_flows_%p", (void *)fl); /* unique per process */
+	struct rte_hash_parameters hp = {
+		.name = name,
+		.entries = capacity,
+		.key_len = sizeof(struct dp_flow_key),
+		.hash_func = rte_jhash,
+		.socket_id = SOCKET_ID_ANY,
+	};
+	fl->h = rte_hash_create(&hp);
+	fl->flow = calloc(capacity, sizeof(*fl->flow));
+	if (fl->h == NULL || fl->flow == NULL) {
+		snprintf(err, errlen, "flow table of %u: %s", capacity,
+			 fl->h ? "out of memory" : rte_strerror(rte_errno));
+		dp_flows_free(fl);
+		return -1;
+	}
+	fl->capacity = capacity;
+	return 0;
+}
+
+void dp_flows_free(struct dp_flows *fl)
+{
+	if (fl->h)
+		rte_hash_free(fl->h);
+	free(fl->flow);
+	memset(fl, 0, sizeof(*fl));
+}
+
+void dp_flows_record(struct dp_flows *fl, const struct rl_pkt *p, uint32_t len, uint32_t sw,
+		     uint16_t port, int first_hop)
+{
+	struct dp_flow_key k;
+
+	if (fl->h == NULL)
+		return;
+	memset(&k, 0, sizeof(k));
+	memcpy(k.src, p->src, 16);
+	memcpy(k.dst, p->dst, 16);
+	k.sport = p->sport;
+	k.dport = p->dport;
+	k.dqpn = p->is_roce ? p->bth.dqpn : 0;
+	k.proto = p->proto;
+	k.ip_version = p->ip_version;
+	int pos = rte_hash_add_key(fl->h, &k);
+	if (pos < 0) {
+		fl->untracked++;
+		return;
+	}
+	struct dp_flow *f = &fl->flow[pos];
+	if (f->pkts == 0 && f->n_hops == 0)
+		f->key = k;
+	if (first_hop) {
+		f->pkts++;
+		f->bytes += len;
+	}
+	for (uint8_t i = 0; i < f->n_hops; i++) {
+		if (f->hop_switch[i] != sw)
+			continue;
+		if (f->hop_port[i] != port) {
+			f->hop_port[i] = port;
+			f->path_changes++;
+		}
+		return;
+	}
+	if (f->n_hops < DP_FLOW_MAX_HOPS) {
+		f->hop_switch[f->n_hops] = sw;
+		f->hop_port[f->n_hops++] = port;
+	}
+}
+
+uint32_t dp_flows_count(const struct dp_flows *fl)
+{
+	return fl->h ? (uint32_t)rte_hash_count(fl->h) : 0;
+}
+
+static int by_bytes(const void *a, const void *b)
+{
+	const struct dp_flow *x = *(const struct dp_flow *const *)a, *y = *(const struct dp_flow *const *)b;
+
+	return x->bytes < y->bytes ? 1 : x->bytes > y->bytes ? -1 : 0;
+}
+
+uint32_t dp_flows_top(const struct dp_flows *fl, const struct dp_flow **out, uint32_t max)
+{
+	const struct dp_flow **all;
+	uint32_t n = 0;
+
+	if (fl->h == NULL || max == 0)
+		return 0;
+	all = malloc(fl->capacity * sizeof(*all));
+	if (all == NULL)
+		return 0;
+	for (uint32_t i = 0; i < fl->capacity; i++)
+		if (fl->flow[i].n_hops)
+			all[n++] = &fl->flow[i];
+	qsort(all, n, sizeof(*all), by_bytes);
+	if (n > max)
+		n = max;
+	memcpy(out, all, n * sizeof(*out));
+	free(all);
+	return n;
+}
+
+void dp_flow_name(const struct dp_flow *f, char *buf, size_t len)
+{
+	char s[INET6_ADDRSTRLEN], d[INET6_ADDRSTRLEN];
+	int af = f->key.ip_version == 6 ? AF_INET6 : AF_INET;
+	const char *proto = f->key.proto == 17 ? "udp" : f->key.proto == 6 ? "tcp" : "ip";
+
+	inet_ntop(af, f->key.src, s, sizeof(s));
+	inet_ntop(af, f->key.dst, d, sizeof(d));
+	if (f->key.dport == 4791 && f->key.proto == 17)
+		snprintf(buf, len, "%s:%u > %s qp %" PRIu32, s, f->key.sport, d, f->key.dqpn);
+	else
+		snprintf(buf, len, "%s:%u > %s:%u %s", s, f->key.sport, d, f->key.dport, proto);
+}
+
+void dp_flow_path(const struct dp_flow *f, const struct rl_topo *t, char *buf, size_t len)
+{
+	size_t o = 0;
+
+	buf[0] = '\0';
+	for (uint8_t i = 0; i < f->n_hops && o < len; i++) {
+		const struct rl_switch *sw = &t->switches[f->hop_switch[i]];
+		o += (size_t)snprintf(buf + o, len - o, "%s%s:p%u", i ? " > " : "", sw->name,
+				      f->hop_port[i]);
+	}
+}
+
+void dp_flows_print(const struct dp_flows *fl, const struct rl_topo *t, uint32_t n, FILE *out)
+{
+	const struct dp_flow **top = malloc((n ? n : 1) * sizeof(*top));
+	uint32_t k = top ? dp_flows_top(fl, top, n) : 0;
+
+	if (k == 0) {
+		free(top);
+		return;
+	}
+	fprintf(out, "\n%-46s %10s %12s %7s  %s\n", "flow (top by bytes)", "packets", "bytes", "changes",
+		"path (switch:egress port)");
+	for (uint32_t i = 0; i < k; i++) {
+		char name[96], path[256];
+		dp_flow_name(top[i], name, sizeof(name));
+		dp_flow_path(top[i], t, path, sizeof(path));
+		fprintf(out, "%-46s %10" PRIu64 " %12" PRIu64 " %7" PRIu64 "  %s\n", name, top[i]->pkts,
+			top[i]->bytes, top[i]->path_changes, path);
+	}
+	if (dp_flows_count(fl) > k || fl->untracked)
+		fprintf(out, "(%u flows tracked, %" PRIu64 " packets of untracked flows)\n",
+			dp_flows_count(fl), fl->untracked);
+	free(top);
+}

@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * dp_flows: which path each flow took through the fabric.
+ *
+ * A flow is (source, destination, protocol, ports, RoCEv2 destination QP):
+ * the finest key any hash profile uses, so every QP of a connection is its
+ * own flow. Each switch that forwards a packet of a flow records itself and
+ * the port it chose; a later packet that leaves the same switch by another
+ * port (flowlet switching, failover, TE) counts a path change. The table is
+ * an rte_hash of bounded size: flows beyond it are counted, not tracked.
+ */
+#ifndef DP_FLOWS_H
+#define DP_FLOWS_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "rl_parse.h"
+#include "topology.h"
+
+#define DP_FLOW_MAX_HOPS 8
+
+struct dp_flow_key {
+	uint8_t src[16], dst[16];
+	uint16_t sport, dport;
+	uint32_t dqpn;  /* 0 for non-RoCE */
+	uint8_t proto;
+	uint8_t ip_version;
+	uint8_t pad[2]; /* zero: the key is hashed as bytes */
+};
+
+struct dp_flow {
+	struct dp_flow_key key;
+	uint64_t pkts, bytes;   /* as seen by the first switch */
+	uint64_t path_changes;
+	uint8_t n_hops;
+	uint32_t hop_switch[DP_FLOW_MAX_HOPS];
+	uint16_t hop_port[DP_FLOW_MAX_HOPS];
+};
+
+struct dp_flows {
+	struct rte_hash *h;
+	struct dp_flow *flow;   /* [capacity], indexed by the hash's key position */
+	uint32_t capacity;
+	uint64_t untracked;     /* packets of flows that did not fit */
+};
+
+/* A table of capacity flows (0: disabled, every call is a no-op). Returns 0 or -1 with a message. */
+int dp_flows_init(struct dp_flows *fl, uint32_t capacity, char *err, size_t errlen);
+void dp_flows_free(struct dp_flows *fl);
+
+/* Switch sw forwarded packet p (len bytes) out of port; first_hop when it came from a host. */
+void dp_flows_record(struct dp_flows *fl, const struct rl_pkt *p, uint32_t len, uint32_t sw,
+		     uint16_t port, int first_hop);
+
+/* Flows tracked now. */
+uint32_t dp_flows_count(const struct dp_flows *fl);
+
+/* Fill out[] with up to max flows, most bytes first. Returns how many. */
+uint32_t dp_flows_top(const struct dp_flows *fl, const struct dp_flow **out, uint32_t max);
+
+/* "10.0.0.1:49458 > 10.0.1.1:4791 udp qp 17" */
+void dp_flow_name(const struct dp_flow *f, char *buf, size_t len);
+/* "leaf0:p5 > spine1:p1 > leaf1:p0" */
+void dp_flow_path(const struct dp_flow *f, const struct rl_topo *t, char *buf, size_t len);
+
+/* Print the top n flows with their paths. */
+void dp_flows_print(const struct dp_flows *fl, const struct rl_topo *t, uint32_t n, FILE *out);
+
+#endif /* DP_FLOWS_H */

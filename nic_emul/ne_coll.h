@@ -1,0 +1,253 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * ne_coll: NCCL-like collectives over emulated RoCEv2 NICs (ne_nic), driven
+ * from outside on simulated time. Pure C, no clock, no globals.
+ *
+ * Operations: ring AllReduce (reduce-scatter then all-gather, 2(n-1) hops per
+ * chunk), ring AllGather, ring ReduceScatter, AllToAll (full mesh) and an N:1
+ * incast. Data are float32; the reduction is a sum, computed for real.
+ *
+ * Transport. Each connection (sender rank, receiver rank, channel) has
+ * qps_per_conn data QPs (sender -> receiver, RDMA WRITE WITH IMMEDIATE,
+ * DSCP data_dscp) and one control QP (receiver -> sender, SEND WITH
+ * IMMEDIATE of 0 bytes carrying clear-to-send, DSCP ctrl_dscp). Every QP has
+ * its own QPN, so E-ECMP on the BTH destination QP can spread them; their
+ * UDP source ports follow the NIC's policy (config field `sport`).
+ * A connection carries an ordered sequence of chunk transfers (seq 0, 1, ...).
+ * The immediate of every WRITE is the transfer's seq; the receiver writes
+ * arrive in a per-connection staging area of `window` slots of chunk_bytes,
+ * and when all parts of a transfer have arrived the receiver reduces (sum)
+ * or copies the slot into its result buffer. Why WRITE WITH IMM and not
+ * WRITE + SEND: one message per part, the receiver learns the seq from the
+ * immediate, and go-back-N covers data and notification together.
+ *
+ * QP strategies (Meta, SIGCOMM'24): NE_COLL_QP_SPLIT divides every chunk
+ * evenly over the connection's QPs (one WRITE per QP); NE_COLL_QP_RR puts
+ * each whole chunk on the next QP in turn.
+ *
+ * Admission. cts = true (receiver-driven): the receiver grants transfers with
+ * CTS; a sender writes transfer s only after CTS(s) arrived. A receiver keeps
+ * at most `window` granted-but-not-received transfers per channel, over all
+ * its incoming connections of that channel (round-robin among them), so the
+ * bytes in flight towards a receiver never exceed channels x window x
+ * chunk_bytes (window 1: channels x chunk, Meta's bound). cts = false: a
+ * sender writes transfer s as soon as its data is ready and transfer
+ * s - window of the same connection has completed (all parts ACKed), so each
+ * connection has at most window chunks in flight (no receiver-wide bound).
+ *
+ * Sizes follow nccl-tests: `bytes` is the "size" column. AllReduce: bytes
+ * per rank; AllGather: output per rank (each rank contributes bytes/n);
+ * ReduceScatter: input per rank (output bytes/n); AllToAll: send buffer per
+ * rank (bytes/n to each peer); incast: bytes sent by each non-root rank to
+ * the root. Counts are rounded down like nccl-tests (to whole floats, and to
+ * a multiple of n floats for AllGather/ReduceScatter/AllToAll).
+ * busbw = algbw x 2(n-1)/n (AllReduce), x (n-1)/n (AllGather, ReduceScatter,
+ * AllToAll), x (n-1) for incast (the root's ingress); algbw = size / time.
+ *
+ * Driving it (one call sequence per simulated instant `now`):
+ *   ne_nic_rx() every frame that arrived by now;
+ *   ne_coll_poll(coll, now)  -- drains every rank's CQ, grants CTS, posts WRs;
+ *   ne_nic_poll_tx() each NIC until it returns 0, forward the frames;
+ *   sleep until min(ne_nic_next_event_ns(each NIC), ne_coll_next_event_ns(),
+ *   the fabric's next delivery).
+ * Iterations (warmup_iters + iters) run back to back from ne_coll_start();
+ * ne_coll_done() becomes true after the last one.
+ */
+#ifndef NE_COLL_H
+#define NE_COLL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ne_nic.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct ne_coll;
+
+enum ne_coll_op {
+	NE_COLL_ALLREDUCE = 0,
+	NE_COLL_ALLGATHER,
+	NE_COLL_REDUCESCATTER,
+	NE_COLL_ALLTOALL,
+	NE_COLL_INCAST,
+};
+
+enum ne_coll_qp_mode {
+	NE_COLL_QP_SPLIT = 0, /* each chunk divided evenly over the QPs */
+	NE_COLL_QP_RR,        /* each whole chunk on the next QP in turn */
+};
+
+/* UDP source-port policy applied to the NICs before the QPs are connected. */
+enum ne_coll_sport {
+	NE_COLL_SPORT_NIC = 0, /* leave the NICs' own policy */
+	NE_COLL_SPORT_RXE,     /* 0xC000 | fold(lqpn x rqpn) (Linux rxe) */
+	NE_COLL_SPORT_FIXED,   /* sport_fixed on every QP: 5-tuple ECMP polarizes */
+	NE_COLL_SPORT_HASH,    /* 0xC000 | hash(sport_seed, lqpn, rqpn) */
+};
+
+#define NE_COLL_MAX_QPS 64u
+#define NE_COLL_MAX_CHANNELS 64u
+#define NE_COLL_MAX_RANKS 1024u
+
+struct ne_coll_config {
+	enum ne_coll_op op;
+	uint32_t nranks;        /* 2..NE_COLL_MAX_RANKS */
+	uint64_t bytes;         /* nccl-tests size (see above); > 0 */
+	uint32_t channels;      /* parallel rings / connections per peer, default 1 */
+	uint32_t qps_per_conn;  /* data QPs per connection, 1..64, default 1 */
+	enum ne_coll_qp_mode qp_mode; /* default NE_COLL_QP_SPLIT */
+	uint32_t chunk_bytes;   /* multiple of 4, >= 4, default 128 KiB */
+	uint32_t window;        /* chunks in flight per channel (see Admission), default 1 */
+	bool cts;               /* receiver-driven clear-to-send, default true */
+	uint8_t data_dscp;      /* default 26 (priority 3, lossless) */
+	uint8_t ctrl_dscp;      /* default 48 (priority 6, strict priority) */
+	uint32_t path_mtu;      /* 256..4096, default 4096 */
+	uint8_t timeout;        /* IB timeout code of every QP, default 14 (67 ms) */
+	uint8_t retry_cnt;      /* default 7 */
+	uint32_t root;          /* incast root rank, default 0 */
+	bool data;              /* true (default): real buffers, reduction computed;
+				 * false: only the wire behaviour (payload bytes are
+				 * whatever the staging holds), memory O(chunk) */
+	uint32_t warmup_iters;  /* default 0 */
+	uint32_t iters;         /* measured iterations, default 1 */
+	enum ne_coll_sport sport;
+	uint16_t sport_fixed;   /* for NE_COLL_SPORT_FIXED, default 0xC000 */
+	uint32_t sport_seed;    /* for NE_COLL_SPORT_HASH */
+};
+
+/* One result, the numbers of one nccl-tests line. */
+struct ne_coll_result {
+	enum ne_coll_op op;
+	uint32_t nranks;
+	uint64_t size;          /* bytes, nccl-tests "size" */
+	uint64_t count;         /* elements, nccl-tests "count" */
+	const char *type;       /* "float" */
+	const char *redop;      /* "sum" or "none" */
+	int root;               /* incast root, else -1 */
+	uint32_t iters;         /* measured iterations averaged */
+	uint64_t time_ns;       /* mean iteration time (integer ns) */
+	uint64_t min_time_ns, max_time_ns;
+	double time_us;         /* time_ns / 1000 */
+	double algbw;           /* GB/s (1e9 bytes/s): size / time */
+	double busbw;           /* GB/s: algbw x ne_coll_busbw_factor() */
+	long wrong;             /* wrong elements from ne_coll_check(), -1 not checked */
+};
+
+struct ne_coll_stats {
+	uint64_t data_wrs;        /* WRITE WITH IMM work requests posted */
+	uint64_t data_bytes;      /* payload bytes of those */
+	uint64_t cts_sent;        /* CTS messages posted */
+	uint64_t transfers_done;  /* chunk transfers received and consumed */
+	uint64_t max_granted_bytes; /* largest granted-not-received bytes towards one rank */
+	uint64_t post_busy;       /* posts refused with -ENOMEM (queue full), retried later */
+	uint64_t errors;          /* completions with an error status */
+	uint32_t first_error_status; /* enum ne_wc_status of the first error */
+};
+
+/* Description of one connection, for telemetry and tests. */
+struct ne_coll_conn_info {
+	uint32_t src, dst, channel;
+	uint32_t nqps;
+	const uint32_t *src_data_qpn; /* nqps entries: QPNs on the sender's NIC */
+	const uint32_t *dst_data_qpn; /* nqps entries: QPNs on the receiver's NIC */
+	uint32_t src_ctrl_qpn, dst_ctrl_qpn;
+	uint32_t ntransfers;          /* chunk transfers per iteration */
+	uint64_t bytes;               /* payload bytes per iteration */
+};
+
+/* Defaults (see the field comments); op AllReduce, nranks 2, bytes 1 MiB. */
+void ne_coll_config_default(struct ne_coll_config *cfg);
+
+/* Check a config; 0 or -EINVAL. */
+int ne_coll_config_check(const struct ne_coll_config *cfg);
+
+/* QPs and MRs a rank's NIC needs for this config. */
+uint32_t ne_coll_qps_needed(const struct ne_coll_config *cfg, uint32_t rank);
+uint32_t ne_coll_mrs_needed(const struct ne_coll_config *cfg, uint32_t rank);
+
+/* Fill a NIC config for rank: defaults, MAC 02:00:00:00:hi:lo with hi.lo =
+ * rank + 1, IPv4 10.0.hi.lo, line rate, max_qps/max_mrs large enough, the
+ * sport policy of cfg (unless NE_COLL_SPORT_NIC). Callers with their own
+ * addressing just raise max_qps/max_mrs with ne_coll_qps_needed(). */
+void ne_coll_nic_config(const struct ne_coll_config *cfg, uint32_t rank, uint64_t line_rate_bps,
+			struct ne_nic_config *out);
+
+/* Create the collective over nics[0..nranks-1] (created by the caller, with
+ * addresses, enough QPs and MRs). Creates CQs, QPs (connected directly to
+ * RTS, as after an out-of-band exchange), MRs and buffers, posts receive
+ * WQEs. Inputs are filled with a deterministic pattern (small integers).
+ * On failure returns NULL and sets *err (if not NULL) to a negative errno. */
+struct ne_coll *ne_coll_create(const struct ne_coll_config *cfg, struct ne_nic *const *nics,
+			       int *err);
+
+/* Destroy QPs, CQs, MRs and buffers (not the NICs). NULL is fine. */
+void ne_coll_destroy(struct ne_coll *coll);
+
+/* Start iteration 0 at now_ns. 0, or -EBUSY while a run is in progress. */
+int ne_coll_start(struct ne_coll *coll, uint64_t now_ns);
+
+/* Do everything due at now_ns: drain every rank's CQ, consume received
+ * chunks (reduce/copy), grant CTS, post WRITEs, finish and start iterations.
+ * Returns the number of completions handled (>= 0), or -EIO once a work
+ * completion failed (the run is stuck; see ne_coll_get_stats). */
+int ne_coll_poll(struct ne_coll *coll, uint64_t now_ns);
+
+/* When ne_coll_poll() next has something to do without any NIC activity:
+ * 0 (now) when completions wait in a CQ, else UINT64_MAX. The collective has
+ * no timers of its own; NIC activity (rx, poll_tx) is what creates work. */
+uint64_t ne_coll_next_event_ns(const struct ne_coll *coll);
+
+/* All iterations finished. */
+bool ne_coll_done(const struct ne_coll *coll);
+/* Iterations finished so far (warm-up included). */
+uint32_t ne_coll_iters_done(const struct ne_coll *coll);
+/* Duration of iteration i (warm-up included, 0-based), ns; 0 if not done. */
+uint64_t ne_coll_iter_time_ns(const struct ne_coll *coll, uint32_t i);
+
+/* Numbers of the measured iterations (mean, min, max); wrong = -1.
+ * Returns 0 or -EAGAIN when no measured iteration finished yet. */
+int ne_coll_get_result(const struct ne_coll *coll, struct ne_coll_result *out);
+
+void ne_coll_get_stats(const struct ne_coll *coll, struct ne_coll_stats *out);
+
+/* Buffers of a rank (NULL, *nfloats = 0 when the rank has none, or when
+ * cfg.data is false). Input: what the rank contributes (write it before
+ * ne_coll_start). Output: its result after ne_coll_done (AllReduce: the sum;
+ * AllGather: n blocks; ReduceScatter: its reduced block; AllToAll: n blocks,
+ * block s from rank s; incast root: n blocks, block s from rank s (its own
+ * block is zero)). */
+float *ne_coll_input(struct ne_coll *coll, uint32_t rank, size_t *nfloats);
+const float *ne_coll_output(const struct ne_coll *coll, uint32_t rank, size_t *nfloats);
+
+/* Compare every output with the result computed from the inputs (serial
+ * sum; relative tolerance 1e-5). Returns the number of wrong elements,
+ * -EINVAL when cfg.data is false. */
+long ne_coll_check(const struct ne_coll *coll);
+
+/* Connections: how many, and one's description. */
+uint32_t ne_coll_num_conns(const struct ne_coll *coll);
+int ne_coll_conn_info(const struct ne_coll *coll, uint32_t idx, struct ne_coll_conn_info *out);
+
+/* nccl-tests bus bandwidth factor: 2(n-1)/n, (n-1)/n or n-1 (incast). */
+double ne_coll_busbw_factor(enum ne_coll_op op, uint32_t nranks);
+/* Fill algbw/busbw/time_us of r from r->size, r->time_ns, r->op, r->nranks. */
+void ne_coll_result_compute(struct ne_coll_result *r);
+
+const char *ne_coll_op_name(enum ne_coll_op op);
+const char *ne_coll_qp_mode_name(enum ne_coll_qp_mode mode);
+
+/* nccl-tests-like output. Both return what snprintf returns. The header is
+ * two lines ending in '\n'; the line ends in '\n'. Columns:
+ * size count type redop root time(us) algbw(GB/s) busbw(GB/s) #wrong. */
+int ne_coll_format_header(char *buf, size_t cap);
+int ne_coll_format_result(const struct ne_coll_result *r, char *buf, size_t cap);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* NE_COLL_H */

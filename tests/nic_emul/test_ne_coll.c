@@ -1,0 +1,734 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Collective engine (ne_coll) over emulated NICs on a switch model (ne_fab),
+ * deterministic simulated time. Expected results are computed here from the
+ * inputs the test writes, not by the library.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "ne_coll.h"
+#include "ne_fab.h"
+#include "rl_parse.h"
+
+#define RATE 100000000000ull /* 100 Gbit/s */
+#define DELAY 1000ull        /* 1 us per link */
+#define UNTIL 10000000000ull /* 10 s simulated */
+
+static void base_cfg(struct ne_coll_config *c, enum ne_coll_op op, uint32_t n, uint64_t bytes)
+{
+	ne_coll_config_default(c);
+	c->op = op;
+	c->nranks = n;
+	c->bytes = bytes;
+	c->chunk_bytes = 16384;
+	c->path_mtu = 1024;
+	c->timeout = 8; /* 1 ms: short simulated runs when a tail packet is lost */
+}
+
+/* Distinct small integers per rank and element: sums are exact in float. */
+static float val(uint32_t rank, uint64_t e)
+{
+	return (float)((rank + 1) * 1000u + (uint32_t)(e % 997u));
+}
+
+static void fill_inputs(struct ne_coll *c, uint32_t n)
+{
+	for (uint32_t r = 0; r < n; r++) {
+		size_t nf;
+		float *in = ne_coll_input(c, r, &nf);
+
+		for (size_t e = 0; e < nf; e++)
+			in[e] = val(r, e);
+	}
+}
+
+/* Run one collective on a fresh fabric; the caller frees. */
+static void run(struct fab *f, const struct ne_coll_config *cfg)
+{
+	fab_init(f, cfg, RATE, DELAY);
+	assert_non_null(fab_coll(f, cfg));
+	fill_inputs(f->coll, cfg->nranks);
+	assert_int_equal(ne_coll_start(f->coll, 0), 0);
+	assert_true(fab_run(f, UNTIL));
+	assert_true(ne_coll_done(f->coll));
+	assert_int_equal(f->bad_frames, 0);
+}
+
+static bool is_data(const struct fab *f, const struct fab_rec *r)
+{
+	return r->dscp == f->data_dscp && r->opcode <= RL_OP_WRITE_ONLY_IMM;
+}
+
+static uint64_t wire_data_bytes(const struct fab *f)
+{
+	uint64_t b = 0;
+
+	for (size_t i = 0; i < f->nlog; i++)
+		if (is_data(f, &f->log[i]))
+			b += f->log[i].payload_len;
+	return b;
+}
+
+/* Check outputs against sums computed here. Returns wrong elements. */
+static long verify(struct ne_coll *c, const struct ne_coll_config *cfg)
+{
+	uint32_t n = cfg->nranks;
+	uint64_t pc = cfg->bytes / 4 / n, cnt = cfg->bytes / 4;
+	long wrong = 0;
+
+	for (uint32_t r = 0; r < n; r++) {
+		size_t nf;
+		const float *o = ne_coll_output(c, r, &nf);
+
+		switch (cfg->op) {
+		case NE_COLL_ALLREDUCE:
+			assert_int_equal(nf, cnt);
+			for (uint64_t e = 0; e < cnt; e++) {
+				float want = 0;
+
+				for (uint32_t s = 0; s < n; s++)
+					want += val(s, e);
+				wrong += o[e] != want;
+			}
+			break;
+		case NE_COLL_ALLGATHER:
+			assert_int_equal(nf, n * pc);
+			for (uint32_t s = 0; s < n; s++)
+				for (uint64_t e = 0; e < pc; e++)
+					wrong += o[s * pc + e] != val(s, e);
+			break;
+		case NE_COLL_REDUCESCATTER:
+			assert_int_equal(nf, pc);
+			for (uint64_t e = 0; e < pc; e++) {
+				float want = 0;
+
+				for (uint32_t s = 0; s < n; s++)
+					want += val(s, r * pc + e);
+				wrong += o[e] != want;
+			}
+			break;
+		case NE_COLL_ALLTOALL:
+			assert_int_equal(nf, n * pc);
+			for (uint32_t s = 0; s < n; s++)
+				for (uint64_t e = 0; e < pc; e++)
+					wrong += o[s * pc + e] != (s == r ? val(r, r * pc + e)
+									  : val(s, r * pc + e));
+			break;
+		case NE_COLL_INCAST:
+			if (r != cfg->root) {
+				assert_null(o);
+				break;
+			}
+			assert_int_equal(nf, n * cnt);
+			for (uint32_t s = 0; s < n; s++)
+				for (uint64_t e = 0; e < cnt; e++)
+					wrong += o[s * cnt + e] != (s == r ? 0.0f : val(s, e));
+			break;
+		}
+	}
+	return wrong;
+}
+
+/* Payload bytes the algorithm implies on the wire for one iteration. */
+static uint64_t implied_bytes(const struct ne_coll_config *cfg)
+{
+	uint64_t n = cfg->nranks, pc = cfg->bytes / 4 / n, cnt = cfg->bytes / 4;
+
+	switch (cfg->op) {
+	case NE_COLL_ALLREDUCE:
+		return 2 * (n - 1) * cnt * 4;
+	case NE_COLL_ALLGATHER:
+	case NE_COLL_REDUCESCATTER:
+		return (n - 1) * n * pc * 4;
+	case NE_COLL_ALLTOALL:
+		return n * (n - 1) * pc * 4;
+	case NE_COLL_INCAST:
+		return (n - 1) * cnt * 4;
+	}
+	return 0;
+}
+
+static void check_run(const struct ne_coll_config *cfg)
+{
+	struct fab f;
+
+	run(&f, cfg);
+	assert_int_equal(verify(f.coll, cfg), 0);
+	assert_int_equal(ne_coll_check(f.coll), 0);
+	/* no loss: the wire carries exactly what the algorithm implies */
+	assert_int_equal(wire_data_bytes(&f), implied_bytes(cfg));
+	fab_free(&f);
+}
+
+/* ------------------------------------------------------------------ */
+
+static void test_busbw_arith(void **state)
+{
+	struct ne_coll_result r;
+	char line[256];
+
+	(void)state;
+	assert_true(ne_coll_busbw_factor(NE_COLL_ALLREDUCE, 8) == 1.75);
+	assert_true(ne_coll_busbw_factor(NE_COLL_ALLREDUCE, 2) == 1.0);
+	assert_true(ne_coll_busbw_factor(NE_COLL_ALLGATHER, 4) == 0.75);
+	assert_true(ne_coll_busbw_factor(NE_COLL_REDUCESCATTER, 8) == 0.875);
+	assert_true(ne_coll_busbw_factor(NE_COLL_ALLTOALL, 2) == 0.5);
+	assert_true(ne_coll_busbw_factor(NE_COLL_INCAST, 8) == 7.0);
+	memset(&r, 0, sizeof(r));
+	r.op = NE_COLL_ALLREDUCE;
+	r.nranks = 8;
+	r.size = 1000000000; /* 1 GB in 100 ms: 10 GB/s, busbw 17.5 */
+	r.count = 250000000;
+	r.time_ns = 100000000;
+	r.type = "float";
+	r.redop = "sum";
+	r.root = -1;
+	r.wrong = 0;
+	ne_coll_result_compute(&r);
+	assert_true(r.time_us == 100000.0);
+	assert_true(r.algbw > 9.999999 && r.algbw < 10.000001);
+	assert_true(r.busbw > 17.499999 && r.busbw < 17.500001);
+	ne_coll_format_result(&r, line, sizeof(line));
+	assert_string_equal(line, "  1000000000     250000000     float     sum      -1   100000   10.00   17.50       0\n");
+	r.op = NE_COLL_ALLGATHER;
+	r.nranks = 4;
+	r.size = 1048576;
+	r.time_ns = 104858; /* 1 MiB in 104.858 us: 10.00 GB/s, busbw 7.50 */
+	ne_coll_result_compute(&r);
+	assert_true(r.algbw > 9.99996 && r.algbw < 10.00001);
+	assert_true(r.busbw > 7.49997 && r.busbw < 7.50001);
+	ne_coll_format_header(line, sizeof(line));
+	assert_non_null(strstr(line, "busbw"));
+}
+
+static void test_allreduce_sizes(void **state)
+{
+	static const uint32_t ns[] = {2, 4, 8};
+	/* floats: 1, 3, 250 (not a multiple of n), 4097 (chunk + 1), 20000
+	 * (several chunks, uneven segments); one size per 4-byte remainder */
+	static const uint64_t sizes[] = {4, 13, 1000, 16388, 80002};
+
+	(void)state;
+	for (size_t i = 0; i < 3; i++)
+		for (size_t j = 0; j < 5; j++) {
+			struct ne_coll_config c;
+
+			base_cfg(&c, NE_COLL_ALLREDUCE, ns[i], sizes[j]);
+			c.channels = j % 2 ? 2 : 1;
+			check_run(&c);
+		}
+}
+
+static void test_other_ops(void **state)
+{
+	static const enum ne_coll_op ops[] = {NE_COLL_ALLGATHER, NE_COLL_REDUCESCATTER,
+					      NE_COLL_ALLTOALL, NE_COLL_INCAST};
+	static const uint32_t ns[] = {2, 4, 8};
+	static const uint64_t sizes[] = {64, 4 * 1001, 200000};
+
+	(void)state;
+	for (size_t o = 0; o < 4; o++)
+		for (size_t i = 0; i < 3; i++)
+			for (size_t j = 0; j < 3; j++) {
+				struct ne_coll_config c;
+
+				base_cfg(&c, ops[o], ns[i], sizes[j]);
+				c.channels = (uint32_t)(j + 1);
+				c.root = ns[i] - 1;
+				check_run(&c);
+			}
+}
+
+/* Distinct destination QPNs of data packets per connection, and that they are
+ * the connection's receiver-side data QPs. */
+static void check_qpns(const struct fab *f, uint32_t want)
+{
+	uint32_t nc = ne_coll_num_conns(f->coll);
+
+	for (uint32_t k = 0; k < nc; k++) {
+		struct ne_coll_conn_info ci;
+		uint32_t seen[NE_COLL_MAX_QPS], nseen = 0;
+
+		assert_int_equal(ne_coll_conn_info(f->coll, k, &ci), 0);
+		for (size_t i = 0; i < f->nlog; i++) {
+			const struct fab_rec *r = &f->log[i];
+			bool mine = false, dup = false;
+
+			if (!is_data(f, r) || r->src != ci.src || r->dst != ci.dst)
+				continue;
+			for (uint32_t q = 0; q < ci.nqps; q++)
+				mine |= ci.dst_data_qpn[q] == r->dqpn;
+			if (!mine)
+				continue;
+			for (uint32_t q = 0; q < nseen; q++)
+				dup |= seen[q] == r->dqpn;
+			if (!dup)
+				seen[nseen++] = r->dqpn;
+		}
+		assert_int_equal(nseen, want);
+	}
+}
+
+static void test_split_rr(void **state)
+{
+	(void)state;
+	for (int mode = 0; mode < 2; mode++) {
+		struct ne_coll_config c;
+		struct fab f;
+		size_t ctl = 0, data = 0;
+
+		base_cfg(&c, NE_COLL_ALLREDUCE, 4, 4 * 30011);
+		c.qps_per_conn = 4;
+		c.qp_mode = mode ? NE_COLL_QP_RR : NE_COLL_QP_SPLIT;
+		c.channels = 2;
+		run(&f, &c);
+		assert_int_equal(verify(f.coll, &c), 0);
+		assert_int_equal(wire_data_bytes(&f), implied_bytes(&c));
+		check_qpns(&f, 4);
+		/* data on DSCP 26, CTS on DSCP 48 */
+		for (size_t i = 0; i < f.nlog; i++) {
+			const struct fab_rec *r = &f.log[i];
+
+			if (r->opcode == RL_OP_SEND_ONLY_IMM) {
+				assert_int_equal(r->dscp, 48);
+				assert_int_equal(r->payload_len, 0);
+				ctl++;
+			}
+			if (r->opcode >= RL_OP_WRITE_FIRST && r->opcode <= RL_OP_WRITE_ONLY_IMM) {
+				assert_int_equal(r->dscp, 26);
+				data++;
+			}
+		}
+		assert_true(ctl > 0 && data > ctl);
+		{
+			struct ne_coll_stats st;
+			uint64_t nx = 0;
+
+			ne_coll_get_stats(f.coll, &st);
+			for (uint32_t k = 0; k < ne_coll_num_conns(f.coll); k++) {
+				struct ne_coll_conn_info ci;
+
+				ne_coll_conn_info(f.coll, k, &ci);
+				nx += ci.ntransfers;
+			}
+			assert_int_equal(st.cts_sent, nx);
+			assert_int_equal(ctl, nx);
+			/* split: 4 WRITEs per chunk (chunks are >= 4 bytes); rr: 1 */
+			assert_int_equal(st.data_wrs, mode ? nx : 4 * nx);
+		}
+		fab_free(&f);
+	}
+	/* one QP: one destination QPN per connection */
+	{
+		struct ne_coll_config c;
+		struct fab f;
+
+		base_cfg(&c, NE_COLL_ALLREDUCE, 4, 4 * 30011);
+		run(&f, &c);
+		check_qpns(&f, 1);
+		fab_free(&f);
+	}
+}
+
+static void test_sport_policy(void **state)
+{
+	(void)state;
+	for (int pol = 0; pol < 2; pol++) {
+		struct ne_coll_config c;
+		struct fab f;
+		uint16_t first = 0;
+		bool varied = false;
+
+		base_cfg(&c, NE_COLL_ALLREDUCE, 4, 4 * 20000);
+		c.qps_per_conn = 8;
+		c.qp_mode = NE_COLL_QP_RR;
+		c.sport = pol ? NE_COLL_SPORT_FIXED : NE_COLL_SPORT_RXE;
+		c.sport_fixed = 0xD00D;
+		run(&f, &c);
+		for (size_t i = 0; i < f.nlog; i++) {
+			const struct fab_rec *r = &f.log[i];
+
+			if (!is_data(&f, r))
+				continue;
+			if (pol)
+				assert_int_equal(r->sport, 0xD00D);
+			else if (!first)
+				first = r->sport;
+			else if (r->sport != first)
+				varied = true;
+		}
+		if (!pol)
+			assert_true(varied);
+		/* rxe policy: the port is rxe's fold of the QPN pair */
+		if (!pol) {
+			struct ne_coll_conn_info ci;
+			struct ne_qp_attr a;
+
+			ne_coll_conn_info(f.coll, 0, &ci);
+			assert_int_equal(ne_qp_query(f.nic[ci.src], ci.src_data_qpn[3], &a), 0);
+			assert_int_equal(a.udp_sport,
+					 ne_rxe_udp_sport(ci.src_data_qpn[3], ci.dst_data_qpn[3]));
+		}
+		fab_free(&f);
+	}
+}
+
+/* CTS: every data message of transfer s on a connection leaves the sender no
+ * earlier than CTS(s) arrived there. Returns the number of data messages. */
+static size_t check_cts_order(const struct fab *f)
+{
+	uint32_t nc = ne_coll_num_conns(f->coll);
+	size_t msgs = 0;
+
+	for (uint32_t k = 0; k < nc; k++) {
+		struct ne_coll_conn_info ci;
+		uint64_t *cts_at, start[NE_COLL_MAX_QPS];
+		bool open[NE_COLL_MAX_QPS];
+
+		ne_coll_conn_info(f->coll, k, &ci);
+		cts_at = calloc(ci.ntransfers, sizeof(*cts_at));
+		assert_non_null(cts_at);
+		memset(open, 0, sizeof(open));
+		for (size_t i = 0; i < f->nlog; i++) {
+			const struct fab_rec *r = &f->log[i];
+			int q = -1;
+
+			if (r->opcode == RL_OP_SEND_ONLY_IMM && r->src == ci.dst && r->dst == ci.src &&
+			    r->dqpn == ci.src_ctrl_qpn) {
+				assert_true(r->imm < ci.ntransfers);
+				assert_true(r->t_rx > 0);
+				assert_int_equal(cts_at[r->imm], 0); /* one CTS per transfer */
+				cts_at[r->imm] = r->t_rx;
+				continue;
+			}
+			if (!is_data(f, r) || r->src != ci.src || r->dst != ci.dst)
+				continue;
+			for (uint32_t j = 0; j < ci.nqps; j++)
+				if (ci.dst_data_qpn[j] == r->dqpn)
+					q = (int)j;
+			if (q < 0)
+				continue;
+			if (r->opcode == RL_OP_WRITE_FIRST || r->opcode == RL_OP_WRITE_ONLY_IMM) {
+				assert_false(open[q]);
+				open[q] = true;
+				start[q] = r->t_tx;
+			}
+			if (r->opcode == RL_OP_WRITE_LAST_IMM || r->opcode == RL_OP_WRITE_ONLY_IMM) {
+				assert_true(open[q]);
+				assert_true(r->imm < ci.ntransfers);
+				/* the CTS arrived (t_rx > 0) no later than the first packet left */
+				assert_true(cts_at[r->imm] > 0);
+				assert_true(start[q] >= cts_at[r->imm]);
+				open[q] = false;
+				msgs++;
+			}
+		}
+		free(cts_at);
+	}
+	return msgs;
+}
+
+static void test_cts_order(void **state)
+{
+	(void)state;
+	for (int v = 0; v < 4; v++) {
+		struct ne_coll_config c;
+		struct fab f;
+		size_t msgs;
+
+		base_cfg(&c, v < 2 ? NE_COLL_ALLREDUCE : NE_COLL_ALLTOALL, 4, 4 * 50021);
+		c.qps_per_conn = 2;
+		c.qp_mode = v % 2 ? NE_COLL_QP_RR : NE_COLL_QP_SPLIT;
+		c.window = (uint32_t)(1 + v % 2);
+		c.channels = 2;
+		run(&f, &c);
+		assert_int_equal(verify(f.coll, &c), 0);
+		msgs = check_cts_order(&f);
+		assert_true(msgs > 20);
+		fab_free(&f);
+	}
+}
+
+/* With CTS on, data in flight towards a receiver never exceeds channels x
+ * window x chunk; incast without CTS exceeds it (the check can fail). */
+static void test_inflight(void **state)
+{
+	(void)state;
+	for (int v = 0; v < 4; v++) {
+		struct ne_coll_config c;
+		struct fab f;
+		struct ne_coll_stats st;
+		int64_t bound, mx = 0;
+
+		base_cfg(&c, v < 2 ? NE_COLL_INCAST : NE_COLL_ALLREDUCE, 8, 262144);
+		c.channels = 2;
+		c.window = v == 3 ? 2 : 1;
+		c.qps_per_conn = 4;
+		c.qp_mode = NE_COLL_QP_RR;
+		c.chunk_bytes = 8192;
+		c.cts = v != 1;
+		bound = (int64_t)c.channels * c.window * c.chunk_bytes;
+		run(&f, &c);
+		assert_int_equal(verify(f.coll, &c), 0);
+		for (uint32_t r = 0; r < 8; r++) {
+			assert_int_equal(f.inflight[r], 0);
+			if (f.max_inflight[r] > mx)
+				mx = f.max_inflight[r];
+		}
+		ne_coll_get_stats(f.coll, &st);
+		if (c.cts) {
+			assert_true(mx <= bound);
+			assert_true(mx >= (int64_t)c.chunk_bytes); /* the check saw traffic */
+			assert_true(st.max_granted_bytes <= (uint64_t)bound);
+		} else {
+			/* 7 senders x 2 channels x 8 KiB can be in flight at once */
+			assert_true(mx > bound);
+			assert_int_equal(st.cts_sent, 0);
+		}
+		fab_free(&f);
+	}
+}
+
+static void test_busbw_time(void **state)
+{
+	(void)state;
+	for (int v = 0; v < 2; v++) {
+		struct ne_coll_config c;
+		struct fab f;
+		struct ne_coll_result r;
+		double line_gbs = RATE / 8e9;
+
+		base_cfg(&c, NE_COLL_ALLREDUCE, 4, 1 << 20);
+		c.channels = 2;
+		c.window = 4;
+		c.path_mtu = 4096;
+		c.chunk_bytes = 65536;
+		c.iters = v ? 3 : 1;
+		c.warmup_iters = v ? 1 : 0;
+		run(&f, &c);
+		assert_int_equal(ne_coll_get_result(f.coll, &r), 0);
+		assert_int_equal(r.size, 1 << 20);
+		assert_int_equal(r.count, 1 << 18);
+		if (!v) {
+			/* one iteration from t = 0: its time is when the run ended */
+			assert_int_equal(r.iters, 1);
+			assert_int_equal(r.time_ns, f.now);
+		} else {
+			uint64_t t1 = ne_coll_iter_time_ns(f.coll, 1), t2 = ne_coll_iter_time_ns(f.coll, 2),
+				 t3 = ne_coll_iter_time_ns(f.coll, 3);
+
+			assert_int_equal(ne_coll_iters_done(f.coll), 4);
+			assert_int_equal(r.iters, 3);
+			assert_true(t1 && t2 && t3);
+			assert_int_equal(r.time_ns, (t1 + t2 + t3 + 1) / 3);
+			assert_int_equal(ne_coll_iter_time_ns(f.coll, 0) + t1 + t2 + t3, f.now);
+			assert_int_equal(wire_data_bytes(&f), 4 * implied_bytes(&c));
+		}
+		assert_true(r.algbw * r.time_ns > r.size - 1.0 && r.algbw * r.time_ns < r.size + 1.0);
+		assert_true(r.busbw > r.algbw * 1.5 - 1e-9 && r.busbw < r.algbw * 1.5 + 1e-9);
+		/* busbw is bounded by the line rate (payload only) and, with 2 channels x 4
+		 * chunks in flight, not far from it */
+		assert_true(r.busbw < line_gbs);
+		assert_true(r.busbw > 0.6 * line_gbs);
+		assert_int_equal(verify(f.coll, &c), 0);
+		fab_free(&f);
+	}
+}
+
+struct drop_plan {
+	uint64_t nth[4];  /* drop the nth (1-based) matching frame */
+	int kind;         /* 0: data packets, 1: CTS packets, 2: data LAST/ONLY (tail) */
+	uint64_t seen;
+	int dropped;
+};
+
+static bool drop_some(struct fab *f, size_t i, void *arg)
+{
+	struct drop_plan *d = arg;
+	const struct fab_rec *r = &f->log[i];
+	bool match;
+
+	if (d->kind == 1)
+		match = r->opcode == RL_OP_SEND_ONLY_IMM;
+	else if (d->kind == 2)
+		match = r->opcode == RL_OP_WRITE_LAST_IMM || r->opcode == RL_OP_WRITE_ONLY_IMM;
+	else
+		match = r->dscp == f->data_dscp && r->opcode <= RL_OP_WRITE_ONLY_IMM;
+	if (!match)
+		return false;
+	d->seen++;
+	for (int k = 0; k < 4; k++)
+		if (d->nth[k] == d->seen) {
+			d->dropped++;
+			return true;
+		}
+	return false;
+}
+
+static void test_loss(void **state)
+{
+	(void)state;
+	for (int kind = 0; kind < 3; kind++) {
+		struct ne_coll_config c;
+		struct fab f;
+		struct drop_plan d = {{5, 40, 41, 60}, kind, 0, 0};
+		uint64_t retrans = 0, naks = 0, timeouts = 0;
+
+		base_cfg(&c, NE_COLL_ALLREDUCE, 4, 4 * 40009);
+		c.qps_per_conn = 2;
+		c.qp_mode = kind == 1 ? NE_COLL_QP_RR : NE_COLL_QP_SPLIT;
+		fab_init(&f, &c, RATE, DELAY);
+		f.drop = drop_some;
+		f.drop_arg = &d;
+		assert_non_null(fab_coll(&f, &c));
+		fill_inputs(f.coll, 4);
+		assert_int_equal(ne_coll_start(f.coll, 0), 0);
+		assert_true(fab_run(&f, UNTIL));
+		assert_int_equal(d.dropped, 4);
+		assert_int_equal(verify(f.coll, &c), 0);
+		for (uint32_t r = 0; r < 4; r++) {
+			struct ne_counters k;
+
+			ne_nic_get_counters(f.nic[r], &k);
+			retrans += k.retrans_pkts;
+			naks += k.naks_sent;
+			timeouts += k.timeouts;
+		}
+		assert_true(retrans >= 4);
+		if (kind == 0)
+			assert_true(naks >= 1); /* a gap in a multi-packet message: NAK */
+		if (kind == 2)
+			assert_true(timeouts >= 1); /* lost tail: only the timer recovers */
+		/* data retransmissions add to the implied bytes; a lost CTS is resent on
+		 * the control QP and costs no data */
+		if (kind == 1)
+			assert_int_equal(wire_data_bytes(&f), implied_bytes(&c));
+		else
+			assert_true(wire_data_bytes(&f) > implied_bytes(&c));
+		fab_free(&f);
+	}
+}
+
+static uint64_t log_hash(const struct fab *f)
+{
+	uint64_t h = 1469598103934665603ull;
+
+	for (size_t i = 0; i < f->nlog; i++) {
+		const struct fab_rec *r = &f->log[i];
+		uint64_t v[6] = {r->t_tx, r->t_rx, r->dqpn, r->psn, r->opcode, r->payload_len};
+
+		for (int k = 0; k < 6; k++)
+			h = (h ^ v[k]) * 1099511628211ull;
+	}
+	return h;
+}
+
+static void test_determinism_and_nodata(void **state)
+{
+	uint64_t h[3], t[3];
+
+	(void)state;
+	for (int v = 0; v < 3; v++) {
+		struct ne_coll_config c;
+		struct fab f;
+
+		base_cfg(&c, NE_COLL_ALLTOALL, 8, 8 * 4 * 9001);
+		c.qps_per_conn = 4;
+		c.qp_mode = NE_COLL_QP_RR;
+		c.window = 2;
+		c.data = v < 2;
+		fab_init(&f, &c, RATE, DELAY);
+		assert_non_null(fab_coll(&f, &c));
+		if (c.data)
+			fill_inputs(f.coll, 8);
+		else
+			assert_null(ne_coll_input(f.coll, 0, NULL));
+		assert_int_equal(ne_coll_start(f.coll, 0), 0);
+		assert_true(fab_run(&f, UNTIL));
+		h[v] = log_hash(&f);
+		t[v] = f.now;
+		if (c.data)
+			assert_int_equal(verify(f.coll, &c), 0);
+		else
+			assert_int_equal(ne_coll_check(f.coll), -22);
+		fab_free(&f);
+	}
+	/* same wire, same timing, twice; without data buffers too */
+	assert_true(h[0] == h[1]);
+	assert_true(h[0] == h[2]);
+	assert_true(t[0] == t[1] && t[0] == t[2]);
+}
+
+static void test_bad_config(void **state)
+{
+	struct ne_coll_config c;
+	struct ne_nic *nics[2] = {NULL, NULL};
+	int err = 0;
+
+	(void)state;
+	ne_coll_config_default(&c);
+	assert_int_equal(ne_coll_config_check(&c), 0);
+	c.bytes = 0;
+	assert_int_equal(ne_coll_config_check(&c), -22);
+	ne_coll_config_default(&c);
+	c.qps_per_conn = 65;
+	assert_int_equal(ne_coll_config_check(&c), -22);
+	ne_coll_config_default(&c);
+	c.chunk_bytes = 6;
+	assert_int_equal(ne_coll_config_check(&c), -22);
+	ne_coll_config_default(&c);
+	c.op = NE_COLL_INCAST;
+	c.root = 2;
+	assert_int_equal(ne_coll_config_check(&c), -22);
+	ne_coll_config_default(&c);
+	c.op = NE_COLL_ALLGATHER;
+	c.nranks = 4;
+	c.bytes = 12; /* 3 floats over 4 ranks: nothing per rank */
+	assert_int_equal(ne_coll_config_check(&c), -22);
+	ne_coll_config_default(&c);
+	assert_null(ne_coll_create(&c, nics, &err));
+	assert_int_equal(err, -22);
+	/* NICs too small for the QPs */
+	{
+		struct ne_nic_config nc;
+
+		ne_coll_config_default(&c);
+		c.qps_per_conn = 64;
+		for (int i = 0; i < 2; i++) {
+			ne_coll_nic_config(&c, (uint32_t)i, RATE, &nc);
+			nc.max_qps = 16;
+			nics[i] = ne_nic_create(&nc);
+		}
+		assert_null(ne_coll_create(&c, nics, &err));
+		assert_true(err < 0);
+		ne_nic_destroy(nics[0]);
+		ne_nic_destroy(nics[1]);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_busbw_arith),
+		cmocka_unit_test(test_bad_config),
+		cmocka_unit_test(test_allreduce_sizes),
+		cmocka_unit_test(test_other_ops),
+		cmocka_unit_test(test_split_rr),
+		cmocka_unit_test(test_sport_policy),
+		cmocka_unit_test(test_cts_order),
+		cmocka_unit_test(test_inflight),
+		cmocka_unit_test(test_busbw_time),
+		cmocka_unit_test(test_loss),
+		cmocka_unit_test(test_determinism_and_nodata),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
