@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include "dp_nic.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,7 +32,19 @@ struct dp_rdma {
 	bool started, finished, data_ok;
 };
 
+struct dp_coll {
+	char spec[256];
+	struct ne_coll_config cfg;
+	uint32_t *rank_nic;        /* [nranks] index into ns->h */
+	struct ne_nic **nics;      /* [nranks] */
+	uint64_t size_min, size_max, size;
+	struct ne_coll *run;       /* the size in progress */
+	bool finished, failed;
+	uint32_t sizes_done;
+};
+
 static void service(struct dp_nic_host *nh, uint64_t now);
+static void coll_poll(struct dp_nics *ns, uint64_t now);
 
 static void on_wake(void *obj, uint64_t at, uint64_t now)
 {
@@ -114,6 +127,7 @@ static void service(struct dp_nic_host *nh, uint64_t now)
 	for (uint32_t i = 0; i < ns->n_rdma; i++)
 		if (ns->rdma[i]->src == idx)
 			rdma_progress(ns->rdma[i], now);
+	coll_poll(ns, now);
 	for (;;) {
 		if (dp_chan_queued_bytes(h->tx) >= NIC_QUEUE_ROOM) {
 			/* paused or slower than the NIC: look again after one frame time */
@@ -139,6 +153,7 @@ static void service(struct dp_nic_host *nh, uint64_t now)
 	for (uint32_t i = 0; i < ns->n_rdma; i++)
 		if (ns->rdma[i]->src == idx)
 			rdma_progress(ns->rdma[i], now);
+	coll_poll(ns, now);
 	arm(nh, ne_nic_next_event_ns(nh->nic), now);
 }
 
@@ -158,7 +173,8 @@ void dp_nics_rx(struct dp_nics *ns, struct dp_host *h, struct rte_mbuf *m, uint6
 	service(nh, now);
 }
 
-int dp_nics_create(struct dp_nics *ns, struct dp_fabric *f, char *err, size_t errlen)
+int dp_nics_create(struct dp_nics *ns, struct dp_fabric *f, uint32_t max_qps, uint64_t seed,
+		   char *err, size_t errlen)
 {
 	const struct rl_topo *t = f->topo;
 
@@ -182,6 +198,19 @@ int dp_nics_create(struct dp_nics *ns, struct dp_fabric *f, char *err, size_t er
 		cfg.ipv4 = hc->ipv4;
 		cfg.line_rate_bps = t->links[hc->link].rate_bps;
 		cfg.sport_seed = i + 1;
+		/* Seed 1 numbers QPs from 0x11 as rxe does; other seeds start each NIC
+		 * elsewhere, as QPN assignment differs from job to job on a real
+		 * cluster (QPNs feed E-ECMP and rxe's source ports). */
+		if (seed > 1) {
+			uint64_t z = seed * 0x9e3779b97f4a7c15ull + i;
+			z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+			z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+			cfg.first_qpn = 0x11 + (uint32_t)((z ^ (z >> 31)) % 0xF0000);
+		}
+		if (max_qps > cfg.max_qps) {
+			cfg.max_qps = max_qps;
+			cfg.max_mrs = max_qps;
+		}
 		struct dp_nic_host *nh = &ns->h[ns->n];
 		nh->nic = ne_nic_create(&cfg);
 		if (nh->nic == NULL) {
@@ -374,12 +403,244 @@ int dp_nics_add_rdma(struct dp_nics *ns, const char *spec, uint64_t start_offset
 	return dp_timer_add(ns->fab->eng, r->start_ns, on_rdma_start, r, 0);
 }
 
+static void coll_start_size(void *obj, uint64_t arg, uint64_t now);
+
+/* Drive the collective at now: its CQs, posts and CTS; wake the NICs it gave work. */
+static void coll_poll(struct dp_nics *ns, uint64_t now)
+{
+	struct dp_coll *c = ns->coll;
+
+	if (c == NULL || c->run == NULL)
+		return;
+	if (ne_coll_poll(c->run, now) < 0) {
+		struct ne_coll_stats st;
+		ne_coll_get_stats(c->run, &st);
+		fprintf(ns->coll_out, "# %s: size %" PRIu64 ": a work completion failed (%s); stopping\n",
+			c->spec, c->size, ne_wc_status_str((enum ne_wc_status)st.first_error_status));
+		c->failed = c->finished = true;
+		ne_coll_destroy(c->run);
+		c->run = NULL;
+		return;
+	}
+	for (uint32_t r = 0; r < c->cfg.nranks; r++)
+		arm(&ns->h[c->rank_nic[r]], ne_nic_next_event_ns(c->nics[r]), now);
+	if (!ne_coll_done(c->run))
+		return;
+	struct ne_coll_result res;
+	char line[256];
+	if (ne_coll_get_result(c->run, &res) == 0) {
+		res.wrong = c->cfg.data ? ne_coll_check(c->run) : -1;
+		ne_coll_format_result(&res, line, sizeof(line));
+		fputs(line, ns->coll_out);
+		fflush(ns->coll_out);
+		if (res.wrong > 0)
+			c->failed = true;
+	}
+	ne_coll_destroy(c->run);
+	c->run = NULL;
+	c->sizes_done++;
+	if (c->size >= c->size_max) {
+		c->finished = true;
+		return;
+	}
+	c->size *= 2;
+	dp_timer_add(ns->fab->eng, now + 1, coll_start_size, ns, 0);
+}
+
+static void coll_start_size(void *obj, uint64_t arg, uint64_t now)
+{
+	struct dp_nics *ns = obj;
+	struct dp_coll *c = ns->coll;
+	int e = 0;
+
+	(void)arg;
+	c->cfg.bytes = c->size;
+	c->run = ne_coll_create(&c->cfg, c->nics, &e);
+	if (c->run == NULL || ne_coll_start(c->run, now) != 0) {
+		fprintf(ns->coll_out, "# %s: size %" PRIu64 ": cannot start (%s)\n", c->spec, c->size,
+			strerror(e ? -e : EINVAL));
+		ne_coll_destroy(c->run);
+		c->run = NULL;
+		c->failed = c->finished = true;
+		return;
+	}
+	coll_poll(ns, now);
+}
+
+static int coll_kv(struct dp_nics *ns, struct dp_coll *c, const char *k, const char *v)
+{
+	const struct rl_topo *t = ns->fab->topo;
+	uint64_t n;
+
+	if (strcmp(k, "op") == 0) {
+		for (int op = NE_COLL_ALLREDUCE; op <= NE_COLL_INCAST; op++)
+			if (strcmp(v, ne_coll_op_name((enum ne_coll_op)op)) == 0) {
+				c->cfg.op = (enum ne_coll_op)op;
+				return 0;
+			}
+		return -1;
+	}
+	if (strcmp(k, "mode") == 0) {
+		if (strcmp(v, "split") == 0)
+			c->cfg.qp_mode = NE_COLL_QP_SPLIT;
+		else if (strcmp(v, "rr") == 0)
+			c->cfg.qp_mode = NE_COLL_QP_RR;
+		else
+			return -1;
+		return 0;
+	}
+	if (strcmp(k, "cts") == 0 || strcmp(k, "data") == 0) {
+		bool on = strcmp(v, "on") == 0;
+		if (!on && strcmp(v, "off") != 0)
+			return -1;
+		if (k[0] == 'c')
+			c->cfg.cts = on;
+		else
+			c->cfg.data = on;
+		return 0;
+	}
+	if (strcmp(k, "sport") == 0) {
+		if (strcmp(v, "rxe") == 0)
+			c->cfg.sport = NE_COLL_SPORT_RXE;
+		else if (strcmp(v, "fixed") == 0)
+			c->cfg.sport = NE_COLL_SPORT_FIXED;
+		else if (strcmp(v, "hash") == 0)
+			c->cfg.sport = NE_COLL_SPORT_HASH;
+		else
+			return -1;
+		return 0;
+	}
+	if (strcmp(k, "hosts") == 0) {
+		c->cfg.nranks = 0;
+		if (strcmp(v, "all") == 0) {
+			for (uint32_t i = 0; i < ns->n && i < NE_COLL_MAX_RANKS; i++)
+				c->rank_nic[c->cfg.nranks++] = i;
+			return 0;
+		}
+		char buf[2048];
+		snprintf(buf, sizeof(buf), "%s", v);
+		char *save = NULL;
+		for (char *h = strtok_r(buf, "+", &save); h; h = strtok_r(NULL, "+", &save)) {
+			int hi = rl_topo_host_by_name(t, h);
+			if (hi < 0 || !dp_nics_owns(ns, (uint32_t)hi) || c->cfg.nranks == ns->n)
+				return -1;
+			c->rank_nic[c->cfg.nranks++] = (uint32_t)ns->by_host[hi];
+		}
+		return 0;
+	}
+	if (strcmp(k, "sizes") == 0 || strcmp(k, "size") == 0) {
+		char buf[64], *colon;
+		snprintf(buf, sizeof(buf), "%s", v);
+		colon = strchr(buf, ':');
+		if (colon)
+			*colon++ = '\0';
+		if (dp_parse_bytes(buf, &c->size_min) < 0 || c->size_min == 0 ||
+		    dp_parse_bytes(colon ? colon : buf, &c->size_max) < 0 || c->size_max < c->size_min)
+			return -1;
+		return 0;
+	}
+	if (strcmp(k, "chunk") == 0) {
+		if (dp_parse_bytes(v, &n) < 0 || n < 4 || n > (64u << 20) || n % 4)
+			return -1;
+		c->cfg.chunk_bytes = (uint32_t)n;
+		return 0;
+	}
+	if (dp_parse_u64(v, &n) < 0)
+		return -1;
+	if (strcmp(k, "qps") == 0 && n >= 1 && n <= NE_COLL_MAX_QPS)
+		c->cfg.qps_per_conn = (uint32_t)n;
+	else if (strcmp(k, "channels") == 0 && n >= 1 && n <= NE_COLL_MAX_CHANNELS)
+		c->cfg.channels = (uint32_t)n;
+	else if (strcmp(k, "window") == 0 && n >= 1 && n <= 64)
+		c->cfg.window = (uint32_t)n;
+	else if (strcmp(k, "iters") == 0 && n >= 1 && n <= 1000)
+		c->cfg.iters = (uint32_t)n;
+	else if (strcmp(k, "warmup") == 0 && n <= 1000)
+		c->cfg.warmup_iters = (uint32_t)n;
+	else
+		return -1;
+	return 0;
+}
+
+int dp_nics_add_coll(struct dp_nics *ns, const char *spec, uint64_t start_ns, FILE *out, char *err,
+		     size_t errlen)
+{
+	struct dp_coll *c = calloc(1, sizeof(*c));
+	char buf[2048];
+
+	if (c == NULL || ns->coll != NULL) {
+		free(c);
+		snprintf(err, errlen, "--coll: %s", c ? "only one per run" : "out of memory");
+		return -1;
+	}
+	ns->coll = c;
+	ns->coll_out = out;
+	snprintf(c->spec, sizeof(c->spec), "%s", spec);
+	c->rank_nic = calloc(ns->n + 1, sizeof(*c->rank_nic));
+	c->nics = calloc(ns->n + 1, sizeof(*c->nics));
+	if (!c->rank_nic || !c->nics) {
+		snprintf(err, errlen, "--coll: out of memory");
+		return -1;
+	}
+	ne_coll_config_default(&c->cfg);
+	c->cfg.qp_mode = NE_COLL_QP_RR;
+	c->cfg.chunk_bytes = 512u << 10;
+	c->cfg.window = 4;
+	c->cfg.sport = NE_COLL_SPORT_RXE;
+	c->cfg.timeout = 10;
+	c->size_min = c->size_max = 1u << 20;
+	coll_kv(ns, c, "hosts", "all");
+	snprintf(buf, sizeof(buf), "%s", spec);
+	char *save = NULL;
+	for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		char *eq = strchr(tok, '=');
+		if (eq == NULL || (*eq = '\0', coll_kv(ns, c, tok, eq + 1) < 0)) {
+			snprintf(err, errlen, "--coll: bad '%s%s%s'", tok, eq ? "=" : "", eq ? eq + 1 : "");
+			return -1;
+		}
+	}
+	if (c->cfg.nranks < 2) {
+		snprintf(err, errlen, "--coll: needs at least 2 emulated hosts (has %u)", c->cfg.nranks);
+		return -1;
+	}
+	for (uint32_t r = 0; r < c->cfg.nranks; r++)
+		c->nics[r] = ns->h[c->rank_nic[r]].nic;
+	c->cfg.bytes = c->size_max;
+	if (ne_coll_config_check(&c->cfg) != 0) {
+		snprintf(err, errlen, "--coll '%s': inconsistent settings", spec);
+		return -1;
+	}
+	c->size = c->size_min;
+	char hdr[512];
+	ne_coll_format_header(hdr, sizeof(hdr));
+	fprintf(out, "# %s: %u ranks, %u channel(s), %u QP(s) per connection (%s), chunk %u, window %u, "
+		     "CTS %s\n%s",
+		ne_coll_op_name(c->cfg.op), c->cfg.nranks, c->cfg.channels, c->cfg.qps_per_conn,
+		ne_coll_qp_mode_name(c->cfg.qp_mode), c->cfg.chunk_bytes, c->cfg.window,
+		c->cfg.cts ? "on" : "off", hdr);
+	return dp_timer_add(ns->fab->eng, start_ns, coll_start_size, ns, 0);
+}
+
+/* QPs a NIC needs for the --coll spec (scanned before the NICs exist); 0 without --coll. */
+uint32_t dp_nics_coll_qps(const char *spec)
+{
+	const char *q = spec ? strstr(spec, "qps=") : NULL;
+	const char *ch = spec ? strstr(spec, "channels=") : NULL;
+	uint32_t qps = q ? (uint32_t)atoi(q + 4) : 1, chans = ch ? (uint32_t)atoi(ch + 9) : 1;
+	bool a2a = spec && (strstr(spec, "alltoall") || strstr(spec, "incast"));
+
+	if (spec == NULL)
+		return 0;
+	/* per peer connection and channel: data QPs + 1 control QP, both directions */
+	return 2 * (qps + 1) * (chans ? chans : 1) * (a2a ? NE_COLL_MAX_RANKS / 16 : 2) + 16;
+}
+
 bool dp_nics_active(const struct dp_nics *ns)
 {
 	for (uint32_t i = 0; i < ns->n_rdma; i++)
 		if (!ns->rdma[i]->finished)
 			return true;
-	return false;
+	return ns->coll && !ns->coll->finished;
 }
 
 unsigned dp_nics_failures(const struct dp_nics *ns)
@@ -388,7 +649,7 @@ unsigned dp_nics_failures(const struct dp_nics *ns)
 
 	for (uint32_t i = 0; i < ns->n_rdma; i++)
 		n += !ns->rdma[i]->finished || !ns->rdma[i]->data_ok;
-	return n;
+	return n + (ns->coll && (!ns->coll->finished || ns->coll->failed));
 }
 
 void dp_nics_report(const struct dp_nics *ns, FILE *out)
@@ -427,6 +688,12 @@ void dp_nics_destroy(struct dp_nics *ns)
 		free(r->dqpn);
 		free(r->outstanding);
 		free(r);
+	}
+	if (ns->coll) {
+		ne_coll_destroy(ns->coll->run);
+		free(ns->coll->rank_nic);
+		free(ns->coll->nics);
+		free(ns->coll);
 	}
 	for (uint32_t i = 0; i < ns->n; i++)
 		ne_nic_destroy(ns->h[i].nic); /* frees its QPs, CQs and MRs */

@@ -21,6 +21,19 @@
  * The destination buffer is checked against the source after the last
  * completion; the result line gives time, goodput and the NICs' retransmit
  * and NAK counters.
+ *
+ * Collectives over emulated hosts (--coll, nic_emul/ne_coll): key=value,...
+ *   op       allreduce, allgather, reducescatter, alltoall, incast [allreduce]
+ *   hosts    all, or ranks in order joined by '+': h0+h4+h8 [all emulated hosts]
+ *   sizes    one size or a power-of-two sweep MIN:MAX (K/M/G binary) [1M]
+ *   qps      data QPs per connection 1..64 [1]; mode split | rr [rr]
+ *   channels parallel rings [1]; chunk bytes [512K]; window chunks in flight [4]
+ *   cts      on | off: receiver-driven clear-to-send [on]
+ *   sport    rxe | fixed | hash: UDP source ports of the QPs [rxe]
+ *   iters, warmup  measured and warm-up iterations per size [1, 0]
+ *   data     on | off: move and check real data (off: same wire, O(chunk) memory) [on]
+ * Each size prints an nccl-tests line (time, algbw, busbw, #wrong); sizes
+ * run one after the other on the same fabric.
  */
 #ifndef DP_NIC_H
 #define DP_NIC_H
@@ -30,9 +43,11 @@
 #include <stdio.h>
 
 #include "dp_fabric.h"
+#include "ne_coll.h"
 #include "ne_nic.h"
 
 struct dp_rdma;
+struct dp_coll;
 
 struct dp_nic_host {
 	struct dp_nics *owner;
@@ -52,13 +67,18 @@ struct dp_nics {
 	int32_t *by_host;           /* [n_hosts]: index into h, or -1 */
 	struct dp_rdma **rdma;      /* [n_rdma] */
 	uint32_t n_rdma;
+	struct dp_coll *coll;       /* --coll, or NULL */
+	FILE *coll_out;             /* where result lines go */
 };
 
 /*
- * Create a NIC for every emulated host of f's topology. Returns 0, or -1 with
- * a message. A topology without emulated hosts gives n = 0.
+ * Create a NIC (with room for max_qps QPs; 0: the NIC's default) for every
+ * emulated host of f's topology. Seed 1 numbers each NIC's QPs from 0x11, as
+ * rxe; another seed starts each NIC at its own pseudo-random QPN. Returns 0, or -1 with a message. A topology
+ * without emulated hosts gives n = 0.
  */
-int dp_nics_create(struct dp_nics *ns, struct dp_fabric *f, char *err, size_t errlen);
+int dp_nics_create(struct dp_nics *ns, struct dp_fabric *f, uint32_t max_qps, uint64_t seed,
+		   char *err, size_t errlen);
 void dp_nics_destroy(struct dp_nics *ns);
 
 /* True when host h is an emulated NIC. */
@@ -74,7 +94,14 @@ void dp_nics_rx(struct dp_nics *ns, struct dp_host *h, struct rte_mbuf *m, uint6
 int dp_nics_add_rdma(struct dp_nics *ns, const char *spec, uint64_t start_offset_ns, char *err,
 		     size_t errlen);
 
-/* True while some --rdma transfer has messages not yet completed (and no error). */
+/* Parse a --coll SPEC and arm its first size at start_ns. Returns 0 or -1 with a message. */
+int dp_nics_add_coll(struct dp_nics *ns, const char *spec, uint64_t start_ns, FILE *out, char *err,
+		     size_t errlen);
+
+/* QPs each NIC needs for a --coll SPEC (an upper bound read from it), 0 for NULL. */
+uint32_t dp_nics_coll_qps(const char *spec);
+
+/* True while some --rdma transfer or the --coll sweep is not finished. */
 bool dp_nics_active(const struct dp_nics *ns);
 
 /* Print the result of every --rdma transfer and each NIC's counters. */

@@ -34,6 +34,32 @@ static inline int dp_parse_u64(const char *s, uint64_t *v)
 	return errno || *end != '\0' ? -1 : 0;
 }
 
+/* "4096", "64K", "1M", "2G" (binary multiples, as nccl-tests reads -b/-e). Returns 0 or -1. */
+static inline int dp_parse_bytes(const char *s, uint64_t *v)
+{
+	char *end;
+
+	errno = 0;
+	if (s[0] < '0' || s[0] > '9')
+		return -1;
+	*v = strtoull(s, &end, 10);
+	if (errno)
+		return -1;
+	unsigned shift = 0;
+	if (*end == 'K' || *end == 'k')
+		shift = 10, end++;
+	else if (*end == 'M')
+		shift = 20, end++;
+	else if (*end == 'G')
+		shift = 30, end++;
+	if (*end == 'B' || (end[0] == 'i' && end[1] == 'B'))
+		end += *end == 'B' ? 1 : 2;
+	if (*end != '\0' || *v > (UINT64_MAX >> shift))
+		return -1;
+	*v <<= shift;
+	return 0;
+}
+
 /* Nanoseconds a frame of len bytes (no FCS) holds a link of rate_bps, with FCS, preamble and gap. */
 static inline uint64_t dp_ser_ns(uint32_t len, uint64_t rate_bps)
 {

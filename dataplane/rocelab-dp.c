@@ -48,6 +48,7 @@ struct opts {
 	unsigned n_gen;
 	const char *rdma[MAX_GENS];
 	unsigned n_rdma;
+	const char *coll;
 	const char *capture[MAX_CAPTURES];
 	unsigned n_capture;
 	enum dp_veth_driver veth;
@@ -89,13 +90,16 @@ static void usage(FILE *out)
 		"  --rdma SPEC         RDMA WRITEs between emulated NICs SRC>DST[:key=value,...]\n"
 		"                      (repeatable; keys qps,size,count,depth,mtu,dscp,sport,start;\n"
 		"                      the data is verified; a failed transfer makes the exit status 1)\n"
+		"  --coll SPEC         a collective over emulated NICs, nccl-tests-like lines per size\n"
+		"                      (keys op,hosts,sizes,qps,mode,channels,chunk,window,cts,sport,\n"
+		"                      iters,warmup,data; see dataplane/dp_nic.h)\n"
 		"  --veth af_packet|af_xdp  driver for veth hosts (default af_packet)\n"
 		"  --capture LINK=FILE write LINK's frames (both directions) to a pcap (repeatable)\n"
 		"  --csv FILE          per-link time series (utilisation, queue, pause, drops)\n"
 		"  --csv-interval TIME sample period of --csv (default 100ms)\n"
 		"  --busy-poll         live mode: never sleep (for benchmarks)\n"
 		"  --flows N           record the path of up to N flows (default 65536, 0: off)\n"
-		"  --seed N            seed of link loss and flowlet choices (default 1)\n"
+		"  --seed N            seed of link loss, flowlet choices and emulated NICs' QPNs (default 1)\n"
 		"  --name NAME         DPDK file prefix / telemetry name (default rocelab-PID)\n"
 		"  --mem MB            DPDK memory without hugepages (default 512)\n"
 		"  --quiet             no tables at exit\n"
@@ -115,7 +119,7 @@ static int bad(const char *what, const char *arg)
 static int parse_opts(int argc, char **argv, struct opts *o)
 {
 	enum { O_TOPO = 256, O_CLOS, O_CHECK, O_LIST, O_CLOCK, O_DUR, O_GEN, O_VETH, O_CAP, O_CSV, O_CSVI,
-	       O_BUSY, O_SEED, O_NAME, O_MEM, O_QUIET, O_RDMA, O_FLOWS };
+	       O_BUSY, O_SEED, O_NAME, O_MEM, O_QUIET, O_RDMA, O_FLOWS, O_COLL };
 	static const struct option lo[] = {
 		{"topology", required_argument, NULL, O_TOPO}, {"clos", required_argument, NULL, O_CLOS},
 		{"check", no_argument, NULL, O_CHECK},         {"list-hosts", no_argument, NULL, O_LIST},         {"clock", required_argument, NULL, O_CLOCK},
@@ -126,6 +130,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		{"name", required_argument, NULL, O_NAME},     {"mem", required_argument, NULL, O_MEM},
 		{"quiet", no_argument, NULL, O_QUIET},         {"help", no_argument, NULL, 'h'},
 		{"rdma", required_argument, NULL, O_RDMA},     {"flows", required_argument, NULL, O_FLOWS},
+		{"coll", required_argument, NULL, O_COLL},
 		{NULL, 0, NULL, 0},
 	};
 	int c;
@@ -168,6 +173,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 				return bad("too many --rdma, the limit is 64:", optarg);
 			o->rdma[o->n_rdma++] = optarg;
 			break;
+		case O_COLL: o->coll = optarg; break;
 		case O_VETH:
 			if (strcmp(optarg, "af_packet") == 0)
 				o->veth = DP_VETH_AF_PACKET;
@@ -455,7 +461,7 @@ int main(int argc, char **argv)
 	r.fab = dp_fabric_create(r.topo, &r.eng, r.mp, &fo, err, sizeof(err));
 	if (r.fab == NULL)
 		goto fail;
-	if (dp_nics_create(&r.nics, r.fab, err, sizeof(err)) < 0)
+	if (dp_nics_create(&r.nics, r.fab, dp_nics_coll_qps(o.coll), o.seed, err, sizeof(err)) < 0)
 		goto fail;
 	if (o.clock == DP_CLOCK_LIVE &&
 	    dp_port_setup(&r.ports, r.fab, r.mp, o.veth, err, sizeof(err)) < 0)
@@ -480,6 +486,10 @@ int main(int argc, char **argv)
 			rc = EXIT_BAD_INPUT;
 			goto fail_rc;
 		}
+	if (o.coll && dp_nics_add_coll(&r.nics, o.coll, r.start_ns, stdout, err, sizeof(err)) < 0) {
+		rc = EXIT_BAD_INPUT;
+		goto fail_rc;
+	}
 	r.ctl = dp_ctl_create(r.fab, err, sizeof(err));
 	if (r.ctl == NULL)
 		goto fail;

@@ -12,7 +12,7 @@ PKGS=(
   dpdk dpdk-dev libdpdk-dev
   # tools the tests and scripts drive
   tshark iproute2 iputils-ping iperf3 ethtool procps
-  python3
+  python3 python3-yaml python3-matplotlib
   # Mininet-compatible topologies (issue: Mininet)
   mininet
   # soft-RoCE endpoints in qemu VMs (issue: soft-RoCE): kernel with rdma_rxe,

@@ -1,0 +1,231 @@
+#!/usr/bin/python3
+"""Run a rocelab experiment: a collective swept over sizes on the virtual
+clock, for every variant x placement x seed of an experiment file, then write
+results.csv, a PNG plot and report.md into the results folder.
+
+usage: scripts/experiment.py EXPERIMENT.yaml [--out DIR] [--quick] [--dp PATH]
+
+An experiment file (see experiments/README.md):
+
+  name: e1-eecmp-qp-scaling
+  title: ...
+  topology: clos-2x4x4-emulated.yaml        # relative to the experiment file
+  collective: op=allreduce,sizes=1M:16M,data=off,chunk=512K,window=4
+  seeds: [1, 2, 3]        # each: switch hash seed and rocelab-dp --seed (QPNs); busbw averaged
+  placements: {full: h0+h4+h1+h5+h2+h6+h3+h7}
+  variants:
+    - {label: ECMP 1 QP, switch: {profile: 5tuple}, coll: qps=1}
+    - {label: E-ECMP 16 QPs split, switch: {profile: eecmp}, coll: qps=16,mode=split}
+  baseline: ECMP 1 QP
+  claim: {text: "...", kind: gain, paper_pct: 40}   # or kind: degradation
+
+Runs are deterministic: the same file gives the same numbers. `--quick`
+keeps the first seed and the two smallest sizes (for tests).
+Needs /usr/bin/python3 with python3-yaml and python3-matplotlib (Debian).
+"""
+import argparse
+import csv
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+import yaml
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+
+
+def die(msg):
+    print(f"experiment: {msg}", file=sys.stderr)
+    sys.exit(2)
+
+
+def load(path):
+    try:
+        with open(path) as f:
+            exp = yaml.safe_load(f)
+    except (OSError, yaml.YAMLError) as e:
+        die(f"{path}: {e}")
+    if not isinstance(exp, dict):
+        die(f"{path}: not a mapping")
+    for key in ("name", "topology", "collective", "variants", "baseline"):
+        if key not in exp:
+            die(f"{path}: missing key '{key}'")
+    labels = [v.get("label") for v in exp["variants"]]
+    if exp["baseline"] not in labels:
+        die(f"{path}: baseline '{exp['baseline']}' is not a variant label")
+    exp.setdefault("seeds", [1])
+    exp.setdefault("placements", {"all": "all"})
+    exp.setdefault("title", exp["name"])
+    return exp
+
+
+def topology_for(base_path, switch_overrides, seed, tmpdir, tag):
+    """The base topology with the variant's switch settings and the seed merged into defaults.
+    (A CRC hash seed alone moves no flow off a shared uplink: CRCs are affine,
+    so every flow's hash changes by the same XOR. Run-to-run variety comes from
+    rocelab-dp --seed, which numbers the emulated NICs' QPs differently.)"""
+    with open(base_path) as f:
+        topo = yaml.safe_load(f)
+    defaults = topo.setdefault("defaults", {})
+    sw = dict(defaults.get("switch", {}))
+    sw.update(switch_overrides or {})
+    sw["seed"] = seed
+    defaults["switch"] = sw
+    out = os.path.join(tmpdir, f"{tag}.yaml")
+    with open(out, "w") as f:
+        yaml.safe_dump(topo, f, sort_keys=False)
+    return out
+
+
+LINE = re.compile(r"^\s*(\d+)\s+(\d+)\s+\S+\s+\S+\s+-?\d+\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+(\S+)")
+
+
+def run_one(dp, topo, coll, name, seed):
+    cmd = [dp, "--topology", topo, "--clock", "virtual", "--quiet", "--flows", "0",
+           "--name", name, "--coll", coll, "--seed", str(seed)]
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=1800)
+    rows = []
+    for line in p.stdout.splitlines():
+        m = LINE.match(line)
+        if m:
+            rows.append({"size": int(m.group(1)), "time_us": float(m.group(3)),
+                         "algbw": float(m.group(4)), "busbw": float(m.group(5)),
+                         "wrong": m.group(6)})
+    if p.returncode != 0 or not rows:
+        die(f"rocelab-dp failed ({p.returncode}) for {coll}:\n{p.stderr.strip()[-2000:]}")
+    return rows
+
+
+def quick_sizes(coll):
+    m = re.search(r"sizes=([^,]+)", coll)
+    if not m or ":" not in m.group(1):
+        return coll
+    lo = m.group(1).split(":")[0]
+    num = int(re.match(r"\d+", lo).group(0))
+    unit = lo[len(str(num)):]
+    return coll.replace(m.group(0), f"sizes={lo}:{num * 2}{unit}")
+
+
+def plot(exp, results, out_png):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    placements = list(exp["placements"])
+    fig, axes = plt.subplots(1, len(placements), figsize=(6.5 * len(placements), 4.5),
+                             squeeze=False, sharey=True)
+    for ax, pl in zip(axes[0], placements):
+        for v in exp["variants"]:
+            pts = sorted((s, b) for (lab, p, s), b in results.items() if lab == v["label"] and p == pl)
+            if not pts:
+                continue
+            ax.plot([s / 2**20 for s, _ in pts], [b for _, b in pts], marker="o", label=v["label"])
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel("message size (MiB)")
+        ax.set_title(f"placement: {pl}")
+        ax.grid(True, alpha=0.3)
+    axes[0][0].set_ylabel("bus bandwidth (GB/s), mean over seeds")
+    axes[0][-1].legend(fontsize=8)
+    fig.suptitle(exp["title"])
+    fig.tight_layout()
+    fig.savefig(out_png, dpi=110)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("experiment")
+    ap.add_argument("--out", help="results folder (default results/NAME)")
+    ap.add_argument("--quick", action="store_true", help="first seed, two smallest sizes")
+    ap.add_argument("--dp", default=os.environ.get("ROCELAB_DP", os.path.join(ROOT, "build/dataplane/rocelab-dp")))
+    a = ap.parse_args()
+
+    exp = load(a.experiment)
+    if not os.access(a.dp, os.X_OK):
+        die(f"rocelab-dp not found at {a.dp} (build it: meson setup build && ninja -C build)")
+    base = os.path.join(os.path.dirname(os.path.abspath(a.experiment)), exp["topology"])
+    out = a.out or os.path.join(ROOT, "results", exp["name"])
+    os.makedirs(out, exist_ok=True)
+    seeds = exp["seeds"][:1] if a.quick else exp["seeds"]
+    coll_base = quick_sizes(exp["collective"]) if a.quick else exp["collective"]
+
+    runs = [(v, pl, hosts, seed) for v in exp["variants"] for pl, hosts in exp["placements"].items()
+            for seed in seeds]
+    raw = []
+    t0 = time.time()
+    with tempfile.TemporaryDirectory(prefix="rocelab-exp-") as tmp:
+        for i, (v, pl, hosts, seed) in enumerate(runs):
+            topo = topology_for(base, v.get("switch"), seed, tmp, f"r{i}")
+            coll = f"{coll_base},hosts={hosts}" + (f",{v['coll']}" if v.get("coll") else "")
+            print(f"\r[{i + 1}/{len(runs)}] {v['label']} / {pl} / seed {seed} "
+                  f"({time.time() - t0:.0f} s)   ", end="", file=sys.stderr, flush=True)
+            for r in run_one(a.dp, topo, coll, f"rl-exp-{os.getpid()}-{i}", seed):
+                raw.append({"variant": v["label"], "placement": pl, "seed": seed, **r})
+    print(f"\r{len(runs)} runs in {time.time() - t0:.0f} s" + " " * 40, file=sys.stderr)
+
+    with open(os.path.join(out, "results.csv"), "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=["variant", "placement", "seed", "size", "time_us", "algbw",
+                                          "busbw", "wrong"])
+        w.writeheader()
+        w.writerows(raw)
+
+    mean = {}
+    for key in {(r["variant"], r["placement"], r["size"]) for r in raw}:
+        mean[key] = statistics.mean(r["busbw"] for r in raw if (r["variant"], r["placement"], r["size"]) == key)
+    plot(exp, mean, os.path.join(out, "busbw.png"))
+
+    sizes = sorted({k[2] for k in mean})
+    labels = [v["label"] for v in exp["variants"]]
+    lines = [f"# {exp['title']}", "",
+             f"Topology `{exp['topology']}`, collective `{coll_base}`, seeds {seeds}, "
+             f"{len(runs)} runs on the virtual clock (deterministic). Bus bandwidth in GB/s, "
+             f"mean over seeds; in brackets the change against **{exp['baseline']}**.", ""]
+    claim_lines = []
+    for pl in exp["placements"]:
+        lines += [f"## placement: {pl} (`{exp['placements'][pl]}`)", "",
+                  "| variant | " + " | ".join(f"{s / 2**20:g} MiB" for s in sizes) + " |",
+                  "|---|" + "---|" * len(sizes)]
+        for lab in labels:
+            cells = []
+            for s in sizes:
+                b, base_b = mean.get((lab, pl, s)), mean.get((exp["baseline"], pl, s))
+                if b is None:
+                    cells.append("")
+                    continue
+                pct = f" ({100 * (b / base_b - 1):+.0f}%)" if base_b and lab != exp["baseline"] else ""
+                cells.append(f"{b:.2f}{pct}")
+            lines.append(f"| {lab} | " + " | ".join(cells) + " |")
+        lines.append("")
+    claim = exp.get("claim")
+    if claim:
+        kind = claim.get("kind", "gain")
+        if kind == "gain":
+            best = max(((100 * (mean[(lab, pl, s)] / mean[(exp["baseline"], pl, s)] - 1), lab, pl, s)
+                        for lab in labels for pl in exp["placements"] for s in sizes
+                        if (lab, pl, s) in mean and (exp["baseline"], pl, s) in mean and lab != exp["baseline"]),
+                       default=None)
+            if best:
+                claim_lines.append(f"Largest gain over {exp['baseline']}: **{best[0]:+.0f}%** "
+                                   f"({best[1]}, placement {best[2]}, {best[3] / 2**20:g} MiB); "
+                                   f"the paper: up to +{claim['paper_pct']}%.")
+        else:  # degradation of one variant between two placements
+            lab, good, bad = claim["variant"], claim["from"], claim["to"]
+            worst = max(((100 * (1 - mean[(lab, bad, s)] / mean[(lab, good, s)]), s) for s in sizes
+                         if (lab, good, s) in mean and (lab, bad, s) in mean), default=None)
+            if worst:
+                claim_lines.append(f"{lab}: busbw falls by up to **{worst[0]:.0f}%** from placement "
+                                   f"{good} to {bad} ({worst[1] / 2**20:g} MiB); the paper: more than "
+                                   f"{claim['paper_pct']}%.")
+        lines += ["## Against the paper", "", claim.get("text", ""), ""] + claim_lines + [""]
+    lines += ["![busbw](busbw.png)", "", "Raw numbers per seed: `results.csv`.", ""]
+    with open(os.path.join(out, "report.md"), "w") as f:
+        f.write("\n".join(lines))
+    print("\n".join(lines[:-4]))
+    print(f"results in {out}/ (results.csv, busbw.png, report.md)")
+
+
+if __name__ == "__main__":
+    main()
