@@ -3,7 +3,7 @@
 clock, for every variant x placement x seed of an experiment file, then write
 results.csv, a PNG plot and report.md into the results folder.
 
-usage: scripts/experiment.py EXPERIMENT.yaml [--out DIR] [--quick] [--dp PATH]
+usage: scripts/experiment.py EXPERIMENT.yaml [--out DIR] [--quick | --smoke] [--dp PATH]
 
 An experiment file (see experiments/README.md):
 
@@ -20,7 +20,7 @@ An experiment file (see experiments/README.md):
   claim: {text: "...", kind: gain, paper_pct: 40}   # or kind: degradation
 
 Runs are deterministic: the same file gives the same numbers. `--quick`
-keeps the first seed and the two smallest sizes (for tests).
+keeps the first seed; `--smoke` the first seed and the two smallest sizes (tests).
 Needs /usr/bin/python3 with python3-yaml and python3-matplotlib (Debian).
 """
 import argparse
@@ -129,7 +129,7 @@ def plot(exp, results, out_png):
         ax.set_title(f"placement: {pl}")
         ax.grid(True, alpha=0.3)
     axes[0][0].set_ylabel("bus bandwidth (GB/s), mean over seeds")
-    axes[0][-1].legend(fontsize=8)
+    axes[0][-1].legend(fontsize=8, loc="best")
     fig.suptitle(exp["title"])
     fig.tight_layout()
     fig.savefig(out_png, dpi=110)
@@ -139,7 +139,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("experiment")
     ap.add_argument("--out", help="results folder (default results/NAME)")
-    ap.add_argument("--quick", action="store_true", help="first seed, two smallest sizes")
+    ap.add_argument("--quick", action="store_true", help="first seed only")
+    ap.add_argument("--smoke", action="store_true", help="first seed, two smallest sizes")
     ap.add_argument("--dp", default=os.environ.get("ROCELAB_DP", os.path.join(ROOT, "build/dataplane/rocelab-dp")))
     a = ap.parse_args()
 
@@ -149,8 +150,8 @@ def main():
     base = os.path.join(os.path.dirname(os.path.abspath(a.experiment)), exp["topology"])
     out = a.out or os.path.join(ROOT, "results", exp["name"])
     os.makedirs(out, exist_ok=True)
-    seeds = exp["seeds"][:1] if a.quick else exp["seeds"]
-    coll_base = quick_sizes(exp["collective"]) if a.quick else exp["collective"]
+    seeds = exp["seeds"][:1] if a.quick or a.smoke else exp["seeds"]
+    coll_base = quick_sizes(exp["collective"]) if a.smoke else exp["collective"]
 
     runs = [(v, pl, hosts, seed) for v in exp["variants"] for pl, hosts in exp["placements"].items()
             for seed in seeds]

@@ -117,7 +117,18 @@ check "0.5% loss: $loss packets lost, $retr retransmitted, data still verified" 
 dp --topology "$DATA/emulated.yaml" --rdma 'h0>h0' > "$tmp/rdma-bad.txt" 2>&1; rc=$?
 check "--rdma with the same host twice: exit 2" "[ $rc -eq 2 ] && grep -q 'different emulated hosts' $tmp/rdma-bad.txt"
 
-# 8. Bad input: exit 2 with a message, nothing runs.
+# 8. Collectives over emulated NICs: AllReduce / AllToAll results checked element by element.
+dp --topology "$DATA/emulated.yaml" --coll 'op=allreduce,sizes=64K:256K,qps=4,mode=split,chunk=32K' > "$tmp/ar.txt" 2>&1; rc=$?
+rows=$(awk '$1 ~ /^[0-9]+$/ && NF == 9 && $9 == 0' "$tmp/ar.txt" | wc -l)
+check "AllReduce over 4 emulated NICs: 3 sizes, every element right (exit $rc)" "[ $rc -eq 0 ] && [ $rows -eq 3 ]"
+bus=$(awk '$1 == 262144 { print $8 }' "$tmp/ar.txt")
+check "AllReduce busbw below the 100G line rate and above 10% of it ($bus GB/s)" "python3 -c 'import sys; sys.exit(not 1.25 < float(\"${bus:-0}\") <= 12.5)'"
+dp --topology "$DATA/emulated.yaml" --coll 'op=alltoall,sizes=128K,qps=2,mode=rr,chunk=16K' > "$tmp/a2a.txt" 2>&1; rc=$?
+check "AllToAll over 4 emulated NICs, every element right (exit $rc)" "[ $rc -eq 0 ] && awk '\$1 == 131072 && \$9 == 0' $tmp/a2a.txt | grep -q ."
+dp --topology "$DATA/emulated.yaml" --coll 'op=allreduce,hosts=h0+h9' > "$tmp/cbad.txt" 2>&1; rc=$?
+check "--coll with an unknown host: exit 2" "[ $rc -eq 2 ] && grep -q \"bad 'hosts=h0+h9'\" $tmp/cbad.txt"
+
+# 9. Bad input: exit 2 with a message, nothing runs.
 printf 'name: x\nswitches:\n  - {name: s, role: nope}\nhosts: []\n' > "$tmp/bad.yaml"
 out=$("$DP" --check --topology "$tmp/bad.yaml" 2>&1); rc=$?
 check "--check on a bad file: exit 2 and FILE:LINE ($out)" "[ $rc -eq 2 ] && echo \"$out\" | grep -q 'bad.yaml:3:'"

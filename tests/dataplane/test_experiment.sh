@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# The experiment runner end to end (--smoke: one seed, two sizes): CSV, plot
+# and report are written, two runs give the same numbers, bad files are refused.
+# usage: test_experiment.sh ROCELAB_DP EXPERIMENTS_DIR
+set -u
+DP=$1 EXP=$2
+RUN="/usr/bin/python3 $(dirname "$0")/../../scripts/experiment.py"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+pass=0 fail=0
+ok()  { pass=$((pass + 1)); echo "ok - $1"; }
+nok() { fail=$((fail + 1)); echo "not ok - $1"; }
+check() { if eval "$2"; then ok "$1"; else nok "$1"; fi; }
+
+for i in 1 2; do
+  timeout 600 $RUN "$EXP/e1-eecmp-qp-scaling.yaml" --smoke --dp "$DP" --out "$tmp/r$i" > "$tmp/out$i.txt" 2>&1
+  rc=$?
+done
+check "E1 smoke run exits 0" "[ $rc -eq 0 ]"
+rows=$(tail -n +2 "$tmp/r1/results.csv" | wc -l)
+check "results.csv: 5 variants x 2 sizes ($rows rows)" "[ $rows -eq 10 ]"
+check "busbw numbers are positive and below 100G line rate" "awk -F, 'NR > 1 && !(\$7 > 0 && \$7 <= 12.5) { bad++ } END { exit bad > 0 }' $tmp/r1/results.csv"
+check "two runs give identical results (virtual clock)" "cmp -s $tmp/r1/results.csv $tmp/r2/results.csv"
+check "busbw.png is a PNG" "head -c 8 $tmp/r1/busbw.png | od -An -c | grep -q 'P   N   G'"
+check "report.md compares with the paper" "grep -q 'Largest gain over ECMP, 1 QP' $tmp/r1/report.md && grep -q 'the paper: up to +40%' $tmp/r1/report.md"
+printf 'name: x\ntopology: nope.yaml\ncollective: op=allreduce\nvariants: [{label: a}]\nbaseline: b\n' > "$tmp/bad.yaml"
+$RUN "$tmp/bad.yaml" --dp "$DP" > "$tmp/bad.txt" 2>&1; rc=$?
+check "a baseline that is not a variant: exit 2 ($(cat $tmp/bad.txt))" "[ $rc -eq 2 ] && grep -q 'baseline' $tmp/bad.txt"
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
