@@ -5,7 +5,9 @@
 #      hosts in network namespaces (all inside a private network namespace),
 #      ping across it, run iperf3 across the leaves, print the per-link table;
 #   3. on the virtual clock, send 16 RoCE QPs with one UDP source port from h0
-#      to h4 and show how 5-tuple ECMP and E-ECMP spread them over the spines.
+#      to h4 and show how 5-tuple ECMP and E-ECMP spread them over the spines;
+#   4. experiment E1 (quick: one seed): ring AllReduce over 8 emulated RDMA NICs,
+#      ECMP vs E-ECMP with QP scaling, the busbw table (about 20 s).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 [ "$(id -u)" -eq 0 ] || { echo "demo.sh: run as root (network namespaces, DPDK)" >&2; exit 2; }
@@ -25,3 +27,9 @@ for topo in default default-eecmp; do
       END { printf "  %-14s (%s): spine0 %5.1f%%  spine1 %5.1f%%\n", t,
             t == "default" ? "5-tuple ECMP" : "E-ECMP", 100 * n["leaf0>spine0"] / tot, 100 * n["leaf0>spine1"] / tot }'
 done
+
+echo
+echo "== E1: E-ECMP + QP scaling, ring AllReduce over 8 emulated RDMA NICs (virtual clock)"
+/usr/bin/python3 scripts/experiment.py experiments/e1-eecmp-qp-scaling.yaml --quick \
+  --out results/e1-demo 2>/dev/null | sed -n '/^| variant/,/^$/p;/^Largest/p'
+echo "(plot and report: results/e1-demo/busbw.png, results/e1-demo/report.md)"
