@@ -1,0 +1,444 @@
+#!/usr/bin/env bash
+# Real Linux soft-RoCE (rdma_rxe) endpoints talking through rocelab-dp, with
+# rdma-core's and perftest's own tools.
+#
+#   run.sh [options]
+#
+#   --tests LIST        comma list NAME[:SIZE[:QPS[:ITERS]]]; NAME is pingpong (ibv_rc_pingpong),
+#                       write_bw, read_bw, send_bw, write_lat, read_lat, send_lat
+#                       (default: pingpong,write_bw:65536:4,read_bw,send_bw)
+#   --iters N           default iteration count of every test (default: 200 pingpong/lat, 100 bw)
+#   --topology FILE     topology with (at least) two hosts of `attach: vhost`; default: the
+#                       default Clos (2 leaves x 2 spines x 4 hosts) with h0 and h4 as vhost
+#                       hosts (MTU 9000) and the other six emulated (idle)
+#   --server H --client H   the two endpoints (default: the first two vhost hosts)
+#   --mode auto|vm|ns   auto: ns when this kernel has rdma_rxe (modprobe -n), else vm
+#   --net auto|vhost|tap    vm mode: how the VMs attach to rocelab-dp (auto: vhost-user,
+#                       then TAP + af_packet if vhost-user fails)
+#   --fabric dp|bridge  dp: rocelab-dp (default); bridge: a plain Linux bridge (benchmark
+#                       baseline; TAPs, no rocelab-dp)
+#   --capture LINK=FILE pcap of a fabric link (rocelab-dp --capture; repeatable)
+#   --mtu N             endpoint MTU (default 9000: rxe path MTU 4096)
+#   --timeout S         bound on the whole run (default 600); the guest watchdog fires
+#                       20 s before it
+#   --logs DIR          keep serial logs, rocelab-dp log, topology and summary.tsv in DIR
+#   --kernel F --initrd F   boot these instead of mkinitramfs.sh's
+#   --dp-args "ARGS"    extra rocelab-dp arguments
+#   --dp-nice N         run rocelab-dp at nice N (default -10; 0: as the VMs)
+#   -v, --verbose       print the serial logs and rocelab-dp's tables at the end
+#
+# Everything runs inside a private network, PID and mount namespace (unshare), so
+# TAPs, bridges and namespaces vanish with it and no traffic leaves it; qemu and
+# rocelab-dp are started under `timeout` and stopped by PID.
+# Exit status: 0 all tests passed, 1 a test failed, 2 bad usage, 3 a VM, the fabric or
+# the setup failed.
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../.." && pwd)
+DP=${ROCELAB_DP:-$top/build/dataplane/rocelab-dp}
+QEMU=${QEMU:-qemu-system-x86_64}
+ME="run.sh"
+say() { echo "$ME: $*"; }
+die() { echo "$ME: error: $*" >&2; exit "${2:-2}"; }
+
+tests="pingpong,write_bw:65536:4,read_bw,send_bw" iters="" topo="" server="" client=""
+mode=auto net=auto fabric=dp captures=() mtu=9000 timeout=600 logs="" kernel="" initrd=""
+dp_args="" verbose=0 dp_nice=-10
+args=("$@")
+while [ $# -gt 0 ]; do
+  case $1 in
+    --tests) tests=$2; shift 2 ;;
+    --iters) iters=$2; shift 2 ;;
+    --topology) topo=$2; shift 2 ;;
+    --server) server=$2; shift 2 ;;
+    --client) client=$2; shift 2 ;;
+    --mode) mode=$2; shift 2 ;;
+    --net) net=$2; shift 2 ;;
+    --fabric) fabric=$2; shift 2 ;;
+    --capture) captures+=("$2"); shift 2 ;;
+    --mtu) mtu=$2; shift 2 ;;
+    --timeout) timeout=$2; shift 2 ;;
+    --logs) logs=$2; shift 2 ;;
+    --kernel) kernel=$2; shift 2 ;;
+    --initrd) initrd=$2; shift 2 ;;
+    --dp-args) dp_args=$2; shift 2 ;;
+    --dp-nice) dp_nice=$2; shift 2 ;;
+    -v|--verbose) verbose=1; shift ;;
+    -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
+    *) die "unknown argument $1 (see --help)" ;;
+  esac
+done
+case $mode in auto|vm|ns) ;; *) die "--mode: auto, vm or ns" ;; esac
+case $net in auto|vhost|tap) ;; *) die "--net: auto, vhost or tap" ;; esac
+case $fabric in dp|bridge) ;; *) die "--fabric: dp or bridge" ;; esac
+[[ $timeout =~ ^[0-9]+$ ]] && [ "$timeout" -ge 60 ] || die "--timeout: seconds, at least 60"
+[[ $mtu =~ ^[0-9]+$ ]] || die "--mtu: a number"
+[ "$(id -u)" = 0 ] || die "needs root (namespaces, TAPs, DPDK)"
+[ -n "$topo" ] && [ ! -r "$topo" ] && die "cannot read topology $topo"
+[ -n "$topo" ] && topo=$(realpath "$topo")
+[ -n "$logs" ] && { mkdir -p "$logs" || die "cannot create $logs"; logs=$(realpath "$logs"); }
+for i in "${!captures[@]}"; do
+  c=${captures[$i]}; [[ $c == *=* ]] || die "--capture LINK=FILE"
+  f=${c#*=}; captures[$i]="${c%%=*}=$(realpath -m "$f")"
+done
+
+# ---------------------------------------------------------------- outer: choose, build, isolate
+if [ -z "${RL_RXE_INNER:-}" ]; then
+  if [ "$mode" = auto ]; then
+    if modprobe -n rdma_rxe >/dev/null 2>&1; then mode=ns; else mode=vm; fi
+    say "mode $mode ($( [ $mode = ns ] && echo 'this kernel has rdma_rxe: namespace hosts' || echo 'no rdma_rxe in this kernel: qemu VMs under TCG'))"
+  fi
+  if [ "$fabric" = dp ] && [ ! -x "$DP" ]; then die "rocelab-dp not built at $DP (ninja -C build)" 3; fi
+  if [ "$mode" = vm ]; then
+    command -v "$QEMU" >/dev/null || die "$QEMU not found (install qemu-system-x86)" 3
+    if [ -z "$kernel" ] || [ -z "$initrd" ]; then
+      built=$("$here/mkinitramfs.sh") || die "building the initramfs failed" 3
+      [ -n "$kernel" ] || kernel=$(awk '$1 == "kernel" { print $2 }' <<<"$built")
+      [ -n "$initrd" ] || initrd=$(awk '$1 == "initrd" { print $2 }' <<<"$built")
+    fi
+  fi
+  export RL_RXE_INNER=1 RL_MODE=$mode RL_KERNEL=$kernel RL_INITRD=$initrd
+  # a private network, PID and mount namespace: when it ends, everything in it ends
+  exec timeout --signal=TERM --kill-after=10 "$((timeout + 30))" \
+    unshare --net --pid --mount --fork --mount-proc --kill-child=SIGTERM -- \
+    bash "$0" "${args[@]}"
+fi
+
+# ---------------------------------------------------------------- inner: PID 1 of the namespaces
+mode=$RL_MODE kernel=$RL_KERNEL initrd=$RL_INITRD
+ip link set lo up
+work=$(mktemp -d /tmp/rocelab-rxe.XXXXXX)
+name="rxe$$-$(basename "$work" | cut -d. -f2)"
+dp_pid="" vm_pids=() ns_pids=() rxe_devs=() status=0
+[ -n "$logs" ] || logs=$work
+
+cleanup() {
+  local p
+  trap - EXIT INT TERM
+  for p in "${vm_pids[@]}"; do kill -TERM "$p" 2>/dev/null; done
+  for p in "${vm_pids[@]}"; do
+    for _ in $(seq 30); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
+    kill -KILL "$p" 2>/dev/null; wait "$p" 2>/dev/null
+  done
+  stop_dp
+  for d in "${rxe_devs[@]}"; do rdma link delete "$d" 2>/dev/null; done
+  for p in "${ns_pids[@]}"; do kill -KILL "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
+  rm -rf "/var/run/dpdk/rocelab-$name" "/run/dpdk/rocelab-$name" 2>/dev/null
+  rm -rf "$work"
+}
+stop_dp() {
+  [ -n "$dp_pid" ] || return 0
+  kill -TERM "$dp_pid" 2>/dev/null
+  for _ in $(seq 100); do kill -0 "$dp_pid" 2>/dev/null || break; sleep 0.1; done
+  kill -KILL "$dp_pid" 2>/dev/null; wait "$dp_pid" 2>/dev/null
+  dp_pid=""
+}
+trap 'cleanup' EXIT
+trap 'say "interrupted"; exit 3' INT TERM
+
+# the topology
+if [ -z "$topo" ]; then
+  topo=$work/topology.yaml
+  attach=vhost; [ "$net" = tap ] && attach=veth
+  cat > "$topo" <<EOF
+# generated by scripts/rxe/run.sh: topologies/default.yaml with h0 and h4 as soft-RoCE
+# endpoints; the other hosts are emulated and idle. Each leaf's ECMP hash is written
+# out so a capture can be checked against rocelab-lb.
+name: rxe
+switches:
+  - {name: leaf0, role: rtsw, profile: eecmp, algo: crc32, seed: 0x1234}
+  - {name: leaf1, role: rtsw, profile: 5tuple, algo: crc32c, seed: 0xbeef}
+  - {name: spine0, role: ctsw}
+  - {name: spine1, role: ctsw}
+hosts:
+  - {name: h0, leaf: leaf0, attach: $attach, mtu: $mtu, @H0@}
+  - {name: h1, leaf: leaf0, attach: emulated}
+  - {name: h2, leaf: leaf0, attach: emulated}
+  - {name: h3, leaf: leaf0, attach: emulated}
+  - {name: h4, leaf: leaf1, attach: $attach, mtu: $mtu, @H4@}
+  - {name: h5, leaf: leaf1, attach: emulated}
+  - {name: h6, leaf: leaf1, attach: emulated}
+  - {name: h7, leaf: leaf1, attach: emulated}
+links:            # leaf ports 0-3 face the hosts, 4-5 the spines in spine order
+  - [leaf0, spine0]
+  - [leaf0, spine1]
+  - [leaf1, spine0]
+  - [leaf1, spine1]
+EOF
+  if [ "$attach" = vhost ]; then
+    sed -i "s|@H0@|socket: $work/h0.sock|; s|@H4@|socket: $work/h4.sock|" "$topo"
+  else
+    sed -i "s|@H0@|ifname: rxtap0|; s|@H4@|ifname: rxtap4|" "$topo"
+  fi
+  [ "$mode" = ns ] && sed -i "s|attach: $attach, mtu: $mtu, [^}]*}|attach: veth, mtu: $mtu}|" "$topo"
+  [ "$logs" != "$work" ] && cp "$topo" "$logs/topology.yaml"
+fi
+hosts=$("$DP" --list-hosts --topology "$topo" 2>&1) || { echo "$hosts" >&2; exit 2; }
+pick() { # pick the endpoints: ATTACH...
+  awk -v want="$1" '$2 ~ want { print $1 }' <<<"$hosts"
+}
+cands=$(pick '^(vhost|veth)$')
+[ -n "$server" ] || server=$(sed -n 1p <<<"$cands")
+[ -n "$client" ] || client=$(sed -n 2p <<<"$cands")
+[ -n "$server" ] && [ -n "$client" ] && [ "$server" != "$client" ] \
+  || die "need two endpoint hosts (attach vhost or veth) in $topo"
+hinfo() { awk -v h="$1" '$1 == h' <<<"$hosts"; }
+read -r _ s_attach s_if s_cidr s_gw s_mac s_mtu <<<"$(hinfo "$server")"
+read -r _ c_attach c_if c_cidr c_gw c_mac c_mtu <<<"$(hinfo "$client")"
+[ -n "$s_cidr" ] || die "no host $server in $topo"
+[ -n "$c_cidr" ] || die "no host $client in $topo"
+socket_of() { # the vhost socket path of host H from the topology file
+  grep -E "name: *$1[,} ]" "$topo" | grep -o 'socket: *[^,}]*' | sed 's/socket: *//' | head -1
+}
+if [ "$fabric" = bridge ]; then # one L2 segment: both endpoints on one /16, no gateway
+  s_cidr="${s_cidr%/*}/16" c_cidr="${c_cidr%/*}/16" s_gw="" c_gw=""
+fi
+say "fabric $fabric, mode $mode; server $server ${s_cidr} ($s_mac) <-> client $client ${c_cidr} ($c_mac); tests $tests"
+
+start_dp() { # TOPOLOGY [extra args]
+  local t=$1 c; shift
+  local cmd=("$DP" --topology "$t" --name "rocelab-$name")
+  for c in "${captures[@]}"; do cmd+=(--capture "$c"); done
+  # shellcheck disable=SC2206
+  [ -n "$dp_args" ] && cmd+=($dp_args)
+  cmd+=("$@")
+  # on 2 cores the TCG vCPU threads (rc_pingpong busy-polls its CQ) starve a plain
+  # priority rocelab-dp of the CPU for milliseconds; it sleeps when idle, so a
+  # higher priority costs the VMs nothing (64 B ibv_rc_pingpong: 8.9 -> 3.5 ms/iter)
+  [ "$dp_nice" != 0 ] && cmd=(nice -n "$dp_nice" "${cmd[@]}")
+  timeout --signal=TERM --kill-after=5 "$((timeout + 10))" "${cmd[@]}" > "$logs/dp.log" 2>&1 &
+  dp_pid=$!
+  for _ in $(seq 150); do
+    grep -q '^rocelab-dp: .*telemetry' "$logs/dp.log" 2>/dev/null && return 0
+    kill -0 "$dp_pid" 2>/dev/null || break
+    sleep 0.1
+  done
+  echo "$ME: error: rocelab-dp did not start:" >&2; tail -20 "$logs/dp.log" >&2
+  return 1
+}
+
+tap_up() { # NAME
+  ip tuntap add dev "$1" mode tap || return 1
+  sysctl -qw "net.ipv6.conf.$1.disable_ipv6=1" 2>/dev/null  # no RS/MLD from the host side
+  ip link set "$1" mtu 9500 up
+  ethtool -K "$1" tx off tso off gso off gro off rx off >/dev/null 2>&1 || true
+}
+
+vm_start() { # NAME ROLE CIDR GW PEER MAC NETKIND NETARG
+  local n=$1 role=$2 cidr=$3 gw=$4 peer=$5 mac=$6 kind=$7 arg=$8 netopts
+  local wd=$((timeout - 20))
+  local append="console=ttyS0 quiet loglevel=3 panic=-1 rocelab.role=$role rocelab.ip=$cidr"
+  [ -n "$gw" ] && append+=" rocelab.gw=$gw"
+  append+=" rocelab.peer=$peer rocelab.tests=$tests rocelab.mtu=$mtu rocelab.wd=$wd"
+  append+=" rocelab.sync_timeout=$((wd / 2)) rocelab.tool_timeout=$((wd / 2))"
+  [ -n "$iters" ] && append+=" rocelab.iters=$iters"
+  if [ "$kind" = vhost ]; then
+    netopts=(-chardev "socket,id=chr0,path=$arg"
+             -netdev vhost-user,id=net0,chardev=chr0,queues=1
+             -device "virtio-net-pci,netdev=net0,mac=$mac,vectors=0")
+  else
+    netopts=(-netdev "tap,id=net0,ifname=$arg,script=no,downscript=no,vhost=off"
+             -device "virtio-net-pci,netdev=net0,mac=$mac,csum=off,guest_csum=off,gso=off,host_tso4=off,host_tso6=off,host_ecn=off,host_ufo=off,guest_tso4=off,guest_tso6=off,guest_ecn=off,guest_ufo=off")
+  fi
+  : > "$logs/$n.serial"
+  timeout --signal=TERM --kill-after=5 "$timeout" "$QEMU" -machine pc,accel=tcg,memory-backend=mem \
+    -object memory-backend-memfd,id=mem,size=512M,share=on -m 512M -smp 1 \
+    -nodefaults -display none -no-reboot -monitor none -serial "file:$logs/$n.serial" \
+    -kernel "$kernel" -initrd "$initrd" -append "$append" "${netopts[@]}" \
+    > "$logs/$n.qemu" 2>&1 &
+  vm_pids+=($!)
+}
+
+# wait for the VMs; 0 when both powered off by themselves
+wait_vms() {
+  local p rc all=0 i=0
+  vm_rc=()
+  for p in "${vm_pids[@]}"; do
+    wait "$p"; rc=$?
+    vm_rc+=("$rc")
+    [ "$rc" = 0 ] || all=1
+    i=$((i + 1))
+  done
+  vm_pids=()
+  return $all
+}
+
+run_vms() { # KIND: vhost or tap; returns 0 when both VMs ran to their end
+  local kind=$1 s_arg c_arg
+  vm_pids=()
+  if [ "$kind" = vhost ]; then
+    s_arg=$(socket_of "$server"); c_arg=$(socket_of "$client")
+    [ -n "$s_arg" ] || s_arg=/tmp/rocelab-$server.sock
+    [ -n "$c_arg" ] || c_arg=/tmp/rocelab-$client.sock
+    start_dp "$topo" || return 3
+    for _ in $(seq 50); do [ -S "$s_arg" ] && [ -S "$c_arg" ] && break; sleep 0.1; done
+    [ -S "$s_arg" ] && [ -S "$c_arg" ] || { echo "$ME: error: vhost sockets $s_arg $c_arg not created by rocelab-dp" >&2; return 3; }
+  else
+    s_arg=rxtap0 c_arg=rxtap1
+    tap_up "$s_arg" && tap_up "$c_arg" || { echo "$ME: error: cannot create TAPs" >&2; return 3; }
+    if [ "$fabric" = bridge ]; then
+      ip link add rxbr0 mtu 9500 type bridge && ip link set rxbr0 up || return 3
+      ip link set "$s_arg" master rxbr0 && ip link set "$c_arg" master rxbr0 || return 3
+    else
+      # the topology's veth hosts become the TAPs
+      local t2=$work/topology-tap.yaml
+      sed -E "s/(name: *$server[,} ].*)attach: *vhost/\1attach: veth/; s/(name: *$client[,} ].*)attach: *vhost/\1attach: veth/" "$topo" \
+        | sed -E "s/(name: *$server[,} ].*)socket: *[^,}]*/\1ifname: $s_arg/; s/(name: *$client[,} ].*)socket: *[^,}]*/\1ifname: $c_arg/" \
+        | sed -E "s/(name: *$server[,} ].*)ifname: *[^,}]*/\1ifname: $s_arg/; s/(name: *$client[,} ].*)ifname: *[^,}]*/\1ifname: $c_arg/" > "$t2"
+      start_dp "$t2" --veth af_packet || return 3
+    fi
+  fi
+  vm_start "$server" server "$s_cidr" "$s_gw" "${c_cidr%/*}" "$s_mac" "$kind" "$s_arg"
+  sleep 1
+  vm_start "$client" client "$c_cidr" "$c_gw" "${s_cidr%/*}" "$c_mac" "$kind" "$c_arg"
+  say "booted $server and $client ($kind, TCG); serial logs in $logs"
+  wait_vms
+  local rc=$?
+  stop_dp
+  return $rc
+}
+
+# ------------------------------------------------------------ namespace endpoints (kernel rxe)
+run_ns() {
+  local pid h ifn cidr gw mac m n
+  start_dp "$topo" --veth af_packet || return 3
+  for h in "$server" "$client"; do
+    read -r _ _ ifn cidr gw mac m <<<"$(hinfo "$h")"
+    unshare --net sleep "$((timeout + 30))" & pid=$!
+    ns_pids+=("$pid")
+    for _ in $(seq 50); do
+      [ "$(readlink /proc/$pid/ns/net)" != "$(readlink /proc/self/ns/net)" ] && break; sleep 0.02
+    done
+    ip link add "$ifn" mtu 9500 type veth peer name eth0 netns "$pid" || return 3
+    ip link set "$ifn" up
+    ethtool -K "$ifn" tx off tso off gso off gro off rx off >/dev/null 2>&1 || true
+    n="rxe_${name}_$h"; n=${n:0:30}
+    nsenter -t "$pid" -n sh -c "
+      ip link set lo up; ip link set eth0 address $mac mtu $m
+      ethtool -K eth0 tx off tso off gso off gro off rx off >/dev/null 2>&1 || true
+      ip addr add $cidr dev eth0; ip link set eth0 up; ip route add default via $gw
+      rdma link add $n type rxe netdev eth0" || return 3
+    rxe_devs+=("$n")
+    eval "ns_$h=$pid dev_$h=$n"
+  done
+  # rocelab-dp opens the veths at start: restart it now that they exist
+  stop_dp; start_dp "$topo" --veth af_packet || return 3
+  local sp cp sd cd
+  eval "sp=\$ns_$server cp=\$ns_$client sd=\$dev_$server cd=\$dev_$client"
+  nsenter -t "$sp" -n env RL_ROLE=server RL_DEV="$sd" RL_IP="${s_cidr%/*}" RL_PEER="${c_cidr%/*}" \
+    RL_TESTS="$tests" RL_ITERS="$iters" sh "$here/rxe-tests.sh" > "$logs/$server.serial" 2>&1 &
+  local p1=$!
+  sleep 1
+  nsenter -t "$cp" -n env RL_ROLE=client RL_DEV="$cd" RL_IP="${c_cidr%/*}" RL_PEER="${s_cidr%/*}" \
+    RL_TESTS="$tests" RL_ITERS="$iters" sh "$here/rxe-tests.sh" > "$logs/$client.serial" 2>&1
+  wait "$p1"
+  stop_dp
+  return 0
+}
+
+# ------------------------------------------------------------------------------- run
+started=$(date +%s)
+if [ "$mode" = ns ]; then
+  [ "$fabric" = dp ] || die "--fabric bridge is for VMs" 2
+  run_ns; status=$?
+else
+  [ -r "$kernel" ] || { echo "$ME: error: cannot read kernel '$kernel'" >&2; exit 3; }
+  [ -r "$initrd" ] || { echo "$ME: error: cannot read initrd '$initrd'" >&2; exit 3; }
+  kind=$net; [ "$kind" = auto ] && kind=vhost; [ "$fabric" = bridge ] && kind=tap
+  run_vms "$kind"; status=$?
+  # fall back when a VM never got its NIC up and qemu blamed vhost-user or crashed
+  if [ "$status" != 0 ] && [ "$net" = auto ] && [ "$kind" = vhost ] \
+     && ! grep -q '^@@RL NET' "$logs/$server.serial" "$logs/$client.serial" 2>/dev/null \
+     && { grep -qi 'vhost\|chardev\|socket' "$logs/$server.qemu" "$logs/$client.qemu" 2>/dev/null \
+          || [ "${vm_rc[0]:-0}" -ge 128 ] || [ "${vm_rc[1]:-0}" -ge 128 ]; }; then
+    say "vhost-user failed (qemu: $(tail -1 "$logs/$server.qemu" 2>/dev/null)); falling back to TAP + af_packet"
+    mkdir -p "$logs/vhost-attempt"; mv "$logs"/*.serial "$logs"/*.qemu "$logs/dp.log" "$logs/vhost-attempt/" 2>/dev/null
+    kind=tap; run_vms tap; status=$?
+  fi
+fi
+elapsed=$(( $(date +%s) - started ))
+
+# ------------------------------------------------------------------------------- report
+# per test: one line from the client's and server's logs
+parse() { # LOG -> k test size qps iters rc secs result
+  awk '
+    /^@@RL BEGIN/ { for (i = 3; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
+                    res = ""; hdr = "" ; next }
+    /bytes in .* seconds = .* Mbit\/sec/ { res = res sprintf("%.1f Mbit/s ", $(NF-1)) }
+    /iters in .* seconds = .* usec\/iter/ { res = res sprintf("%.0f us/iter", $(NF-1)) }
+    /^ *#bytes/ { hdr = $0; next }
+    hdr != "" && /^ *[0-9]+ +[0-9]+ +[0-9.]+/ {
+      if (hdr ~ /BW average/) res = sprintf("%s Gb/s avg (peak %s), %s Mpps", $4, $3, $5)
+      else if (hdr ~ /t_avg/) res = sprintf("t_typ %s us, t_avg %s us", $5, $6)
+      hdr = "" }
+    /^@@RL END/ { for (i = 3; i <= NF; i++) { split($i, kv, "="); e[kv[1]] = kv[2] }
+                  if (res == "") res = (e["error"] != "" ? e["error"] : "-")
+                  printf "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", e["k"], e["test"], v["size"], v["qps"], v["iters"], e["rc"], e["secs"], res
+                  delete e }
+  ' "$1"
+}
+fail_msgs=()
+for h in "$server" "$client"; do
+  log=$logs/$h.serial
+  if [ ! -s "$log" ] || ! grep -q '^@@RL BOOT\|^@@RL INFO' "$log"; then
+    fail_msgs+=("$h did not boot (its init never reported on the serial console; tail below)")
+  elif ! grep -q '^@@RL DONE' "$log"; then
+    fail_msgs+=("$h did not finish its tests (no DONE on its serial console)")
+  elif grep -q '^@@RL WATCHDOG' "$log"; then
+    fail_msgs+=("$h: the in-guest watchdog fired")
+  fi
+  grep -h '^@@RL ERROR' "$log" 2>/dev/null | sed "s/^/$h: /" | while read -r l; do echo "$ME: $l" >&2; done
+done
+parse "$logs/$client.serial" > "$work/client.tsv" 2>/dev/null
+parse "$logs/$server.serial" > "$work/server.tsv" 2>/dev/null
+echo
+echo "== soft-RoCE through $( [ "$fabric" = dp ] && echo "rocelab-dp ($kind)" || echo "a Linux bridge (tap)" ): $server -> $client, ${elapsed}s"
+printf '%-3s %-10s %7s %4s %6s %5s %5s %8s  %s\n' k test size qps iters s_rc c_rc secs "client result"
+: > "$logs/summary.tsv"
+npass=0 nfail=0
+while IFS=$'\t' read -r k t size qps it crc secs res; do
+  src=$(awk -F'\t' -v k="$k" '$1 == k { print $6 }' "$work/server.tsv")
+  [ -n "$src" ] || src="-"
+  printf '%-3s %-10s %7s %4s %6s %5s %5s %8s  %s\n' "$k" "$t" "$size" "$qps" "$it" "$src" "$crc" "$secs" "$res"
+  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$fabric" "$k" "$t" "$size" "$qps" "$it" "$src" "$crc" "$secs" "$res" >> "$logs/summary.tsv"
+  if [ "$crc" = 0 ] && [ "$src" = 0 ]; then npass=$((npass + 1)); else nfail=$((nfail + 1)); fi
+done < "$work/client.tsv"
+ntests=$(echo "$tests" | tr ',' '\n' | grep -c .)
+[ $((npass + nfail)) -lt "$ntests" ] && nfail=$((ntests - npass))
+echo "== rxe counters (rdma statistic)"
+for h in "$server" "$client"; do
+  l=$(sed -n '/^@@RL STATS BEGIN/,/^@@RL STATS END/p' "$logs/$h.serial" 2>/dev/null | grep '^link ')
+  echo "$h: ${l:-no counters}"
+done
+if [ "$fabric" = dp ] && [ -s "$logs/dp.log" ]; then
+  echo "== rocelab-dp"
+  grep -E '^rocelab-dp: ran' "$logs/dp.log"
+  awk '/^link \(from>to\)/ || ($1 ~ />spine|^spine.*>/ && $3 > 0) { print }
+       /^switch +role/ { s = 1 } s && NF == 0 { s = 0 } s { print }' "$logs/dp.log"
+fi
+if [ ${#fail_msgs[@]} -gt 0 ]; then
+  for m in "${fail_msgs[@]}"; do
+    echo "$ME: error: $m" >&2
+  done
+  for h in "$server" "$client"; do
+    echo "---- tail of $h's serial log ($logs/$h.serial)" >&2
+    tail -15 "$logs/$h.serial" >&2
+    [ -s "$logs/$h.qemu" ] && { echo "---- $h qemu:" >&2; tail -5 "$logs/$h.qemu" >&2; }
+  done
+  status=3
+elif [ "$nfail" -gt 0 ]; then
+  echo "$ME: error: $nfail of $ntests tests failed" >&2
+  for h in "$server" "$client"; do
+    grep -n '^@@RL END' "$logs/$h.serial" | grep -v 'rc=0 ' | sed "s|^|$h: |" >&2
+    echo "---- tail of $h's serial log ($logs/$h.serial)" >&2
+    grep -v '^hw_counters' "$logs/$h.serial" | tail -15 >&2
+  done
+  status=1
+else
+  status=0
+fi
+[ "$verbose" = 1 ] && for f in "$logs/$server.serial" "$logs/$client.serial" "$logs/dp.log"; do
+  echo "==== $f"; cat "$f" 2>/dev/null
+done
+echo "$ME: $npass passed, $nfail failed$( [ "$logs" != "$work" ] && echo "; logs in $logs")"
+exit "$status"
