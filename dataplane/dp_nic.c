@@ -173,9 +173,34 @@ void dp_nics_rx(struct dp_nics *ns, struct dp_host *h, struct rte_mbuf *m, uint6
 	service(nh, now);
 }
 
-int dp_nics_create(struct dp_nics *ns, struct dp_fabric *f, uint32_t max_qps, uint64_t seed,
+int dp_nic_opts_parse(struct dp_nic_opts *o, const char *spec)
+{
+	char buf[128];
+	uint64_t n;
+
+	snprintf(buf, sizeof(buf), "%s", spec);
+	char *save = NULL;
+	for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		char *eq = strchr(tok, '=');
+		if (eq == NULL)
+			return -1;
+		*eq = '\0';
+		if (strcmp(tok, "qpc") == 0 && dp_parse_u64(eq + 1, &n) == 0 && n <= 1u << 20)
+			o->qpc_entries = (uint32_t)n;
+		else if (strcmp(tok, "miss") == 0 && dp_parse_time(eq + 1, &o->qpc_miss_ns) == 0)
+			;
+		else
+			return -1;
+	}
+	return 0;
+}
+
+int dp_nics_create(struct dp_nics *ns, struct dp_fabric *f, const struct dp_nic_opts *o,
 		   char *err, size_t errlen)
 {
+	uint32_t max_qps = o->max_qps;
+	uint64_t seed = o->seed;
+
 	const struct rl_topo *t = f->topo;
 
 	memset(ns, 0, sizeof(*ns));
@@ -211,6 +236,8 @@ int dp_nics_create(struct dp_nics *ns, struct dp_fabric *f, uint32_t max_qps, ui
 			cfg.max_qps = max_qps;
 			cfg.max_mrs = max_qps;
 		}
+		cfg.qpc_entries = o->qpc_entries;
+		cfg.qpc_miss_ns = o->qpc_miss_ns;
 		struct dp_nic_host *nh = &ns->h[ns->n];
 		nh->nic = ne_nic_create(&cfg);
 		if (nh->nic == NULL) {
@@ -676,6 +703,38 @@ void dp_nics_report(const struct dp_nics *ns, FILE *out)
 			t->hosts[ns->h[i].host].name, c.sent_pkts, c.rcvd_pkts, c.retrans_pkts, c.timeouts,
 			c.naks_sent, c.naks_rcvd, c.duplicate_request, ns->h[i].rx_rejected);
 	}
+}
+
+void dp_nics_print_totals(const struct dp_nics *ns, FILE *out)
+{
+	const struct dp_fabric *f = ns->fab;
+	struct ne_counters c, sum;
+	uint64_t drops = 0, pfc = 0, ecn = 0, flowlet = 0, qpc_miss = 0;
+
+	memset(&sum, 0, sizeof(sum));
+	for (uint32_t i = 0; i < ns->n; i++) {
+		ne_nic_get_counters(ns->h[i].nic, &c);
+		sum.retrans_pkts += c.retrans_pkts;
+		sum.naks_sent += c.naks_sent;
+		sum.timeouts += c.timeouts;
+		sum.out_of_seq_request += c.out_of_seq_request;
+		qpc_miss += c.qpc_misses;
+	}
+	for (uint32_t s = 0; s < f->topo->n_switches; s++) {
+		drops += dp_switch_drops(&f->sw[s]);
+		ecn += f->sw[s].ecn_marked;
+		flowlet += f->sw[s].flowlet.switches;
+	}
+	for (uint32_t i = 0; i < f->n_chans; i++) {
+		pfc += f->chans[i].pfc_tx;
+		for (int r = 0; r < DP_DROP_COUNT; r++)
+			drops += f->chans[i].drops[r];
+	}
+	fprintf(out, "# totals: retrans=%" PRIu64 " naks=%" PRIu64 " timeouts=%" PRIu64
+		     " out_of_seq=%" PRIu64 " drops=%" PRIu64 " pfc_frames=%" PRIu64 " ecn_marks=%" PRIu64
+		     " flowlet_switches=%" PRIu64 " qpc_misses=%" PRIu64 "\n",
+		sum.retrans_pkts, sum.naks_sent, sum.timeouts, sum.out_of_seq_request, drops, pfc, ecn,
+		flowlet, qpc_miss);
 }
 
 void dp_nics_destroy(struct dp_nics *ns)

@@ -72,13 +72,27 @@ struct dp_nics {
 };
 
 /*
- * Create a NIC (with room for max_qps QPs; 0: the NIC's default) for every
- * emulated host of f's topology. Seed 1 numbers each NIC's QPs from 0x11, as
- * rxe; another seed starts each NIC at its own pseudo-random QPN. Returns 0, or -1 with a message. A topology
+ * Create a NIC for every emulated host of f's topology, with o's settings
+ * (room for QPs, QP context cache model). Seed 1 numbers each NIC's QPs from
+ * 0x11, as rxe; another seed starts each NIC at its own pseudo-random QPN. Returns 0, or -1 with a message. A topology
  * without emulated hosts gives n = 0.
  */
-int dp_nics_create(struct dp_nics *ns, struct dp_fabric *f, uint32_t max_qps, uint64_t seed,
+/* NIC model settings every emulated NIC gets (--nic). */
+struct dp_nic_opts {
+	uint32_t max_qps;      /* room for QPs; 0: the NIC's default */
+	uint64_t seed;         /* 1: QPNs from 0x11 as rxe; else a per-NIC start */
+	uint32_t qpc_entries;  /* QP context cache entries; 0: no cache model */
+	uint64_t qpc_miss_ns;  /* cost of a context miss */
+};
+
+/* Parse --nic "qpc=N,miss=TIME" into o. Returns 0 or -1. */
+int dp_nic_opts_parse(struct dp_nic_opts *o, const char *spec);
+
+int dp_nics_create(struct dp_nics *ns, struct dp_fabric *f, const struct dp_nic_opts *o,
 		   char *err, size_t errlen);
+
+/* Sums over the emulated NICs and the fabric, for one line of totals. */
+void dp_nics_print_totals(const struct dp_nics *ns, FILE *out);
 void dp_nics_destroy(struct dp_nics *ns);
 
 /* True when host h is an emulated NIC. */

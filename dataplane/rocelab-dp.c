@@ -49,6 +49,7 @@ struct opts {
 	const char *rdma[MAX_GENS];
 	unsigned n_rdma;
 	const char *coll;
+	struct dp_nic_opts nic;
 	const char *capture[MAX_CAPTURES];
 	unsigned n_capture;
 	enum dp_veth_driver veth;
@@ -93,6 +94,7 @@ static void usage(FILE *out)
 		"  --coll SPEC         a collective over emulated NICs, nccl-tests-like lines per size\n"
 		"                      (keys op,hosts,sizes,qps,mode,channels,chunk,window,cts,sport,\n"
 		"                      iters,warmup,data; see dataplane/dp_nic.h)\n"
+		"  --nic qpc=N,miss=TIME  emulated NICs hold N QP contexts; a miss costs TIME\n"
 		"  --veth af_packet|af_xdp  driver for veth hosts (default af_packet)\n"
 		"  --capture LINK=FILE write LINK's frames (both directions) to a pcap (repeatable)\n"
 		"  --csv FILE          per-link time series (utilisation, queue, pause, drops)\n"
@@ -119,7 +121,7 @@ static int bad(const char *what, const char *arg)
 static int parse_opts(int argc, char **argv, struct opts *o)
 {
 	enum { O_TOPO = 256, O_CLOS, O_CHECK, O_LIST, O_CLOCK, O_DUR, O_GEN, O_VETH, O_CAP, O_CSV, O_CSVI,
-	       O_BUSY, O_SEED, O_NAME, O_MEM, O_QUIET, O_RDMA, O_FLOWS, O_COLL };
+	       O_BUSY, O_SEED, O_NAME, O_MEM, O_QUIET, O_RDMA, O_FLOWS, O_COLL, O_NIC };
 	static const struct option lo[] = {
 		{"topology", required_argument, NULL, O_TOPO}, {"clos", required_argument, NULL, O_CLOS},
 		{"check", no_argument, NULL, O_CHECK},         {"list-hosts", no_argument, NULL, O_LIST},         {"clock", required_argument, NULL, O_CLOCK},
@@ -130,7 +132,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		{"name", required_argument, NULL, O_NAME},     {"mem", required_argument, NULL, O_MEM},
 		{"quiet", no_argument, NULL, O_QUIET},         {"help", no_argument, NULL, 'h'},
 		{"rdma", required_argument, NULL, O_RDMA},     {"flows", required_argument, NULL, O_FLOWS},
-		{"coll", required_argument, NULL, O_COLL},
+		{"coll", required_argument, NULL, O_COLL},     {"nic", required_argument, NULL, O_NIC},
 		{NULL, 0, NULL, 0},
 	};
 	int c;
@@ -174,6 +176,10 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			o->rdma[o->n_rdma++] = optarg;
 			break;
 		case O_COLL: o->coll = optarg; break;
+		case O_NIC:
+			if (dp_nic_opts_parse(&o->nic, optarg) < 0)
+				return bad("bad --nic (qpc=N,miss=TIME):", optarg);
+			break;
 		case O_VETH:
 			if (strcmp(optarg, "af_packet") == 0)
 				o->veth = DP_VETH_AF_PACKET;
@@ -461,7 +467,9 @@ int main(int argc, char **argv)
 	r.fab = dp_fabric_create(r.topo, &r.eng, r.mp, &fo, err, sizeof(err));
 	if (r.fab == NULL)
 		goto fail;
-	if (dp_nics_create(&r.nics, r.fab, dp_nics_coll_qps(o.coll), o.seed, err, sizeof(err)) < 0)
+	o.nic.max_qps = dp_nics_coll_qps(o.coll);
+	o.nic.seed = o.seed;
+	if (dp_nics_create(&r.nics, r.fab, &o.nic, err, sizeof(err)) < 0)
 		goto fail;
 	if (o.clock == DP_CLOCK_LIVE &&
 	    dp_port_setup(&r.ports, r.fab, r.mp, o.veth, err, sizeof(err)) < 0)
@@ -533,6 +541,8 @@ int main(int argc, char **argv)
 			dp_nics_report(&r.nics, stdout);
 		}
 	}
+	if (o.coll)
+		dp_nics_print_totals(&r.nics, stdout);
 	rc = 0;
 	if (dp_nics_failures(&r.nics)) {
 		fprintf(stderr, "rocelab-dp: %u RDMA transfer(s) failed or did not finish\n",

@@ -16,8 +16,10 @@ An experiment file (see experiments/README.md):
   variants:
     - {label: ECMP 1 QP, switch: {profile: 5tuple}, coll: qps=1}
     - {label: E-ECMP 16 QPs split, switch: {profile: eecmp}, coll: qps=16,mode=split}
+    - {label: no PFC, topology: {qos: {lossless: []}},      # merged into the whole file
+       dp_args: [--nic, "qpc=64,miss=2us"]}                  # extra rocelab-dp arguments
   baseline: ECMP 1 QP
-  claim: {text: "...", kind: gain, paper_pct: 40}   # or kind: degradation
+  claim: {text: "...", kind: gain, paper_pct: 40}   # or kind: degradation, or kind: note
 
 Runs are deterministic: the same file gives the same numbers. `--quick`
 keeps the first seed; `--smoke` the first seed and the two smallest sizes (tests).
@@ -64,13 +66,23 @@ def load(path):
     return exp
 
 
-def topology_for(base_path, switch_overrides, seed, tmpdir, tag):
+def merge(dst, src):
+    """Deep-merge mapping src into dst (src wins)."""
+    for k, v in (src or {}).items():
+        if isinstance(v, dict) and isinstance(dst.get(k), dict):
+            merge(dst[k], v)
+        else:
+            dst[k] = v
+    return dst
+
+
+def topology_for(base_path, switch_overrides, topo_overrides, seed, tmpdir, tag):
     """The base topology with the variant's switch settings and the seed merged into defaults.
     (A CRC hash seed alone moves no flow off a shared uplink: CRCs are affine,
     so every flow's hash changes by the same XOR. Run-to-run variety comes from
     rocelab-dp --seed, which numbers the emulated NICs' QPs differently.)"""
     with open(base_path) as f:
-        topo = yaml.safe_load(f)
+        topo = merge(yaml.safe_load(f), topo_overrides)
     defaults = topo.setdefault("defaults", {})
     sw = dict(defaults.get("switch", {}))
     sw.update(switch_overrides or {})
@@ -82,15 +94,19 @@ def topology_for(base_path, switch_overrides, seed, tmpdir, tag):
     return out
 
 
+TOTALS = re.compile(r"^# totals: (.*)$")
 LINE = re.compile(r"^\s*(\d+)\s+(\d+)\s+\S+\s+\S+\s+-?\d+\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+(\S+)")
 
 
-def run_one(dp, topo, coll, name, seed):
+def run_one(dp, topo, coll, name, seed, extra):
     cmd = [dp, "--topology", topo, "--clock", "virtual", "--quiet", "--flows", "0",
-           "--name", name, "--coll", coll, "--seed", str(seed)]
+           "--name", name, "--coll", coll, "--seed", str(seed)] + list(extra or [])
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=1800)
-    rows = []
+    rows, totals = [], {}
     for line in p.stdout.splitlines():
+        t = TOTALS.match(line)
+        if t:
+            totals = {k: int(v) for k, v in (kv.split("=") for kv in t.group(1).split())}
         m = LINE.match(line)
         if m:
             rows.append({"size": int(m.group(1)), "time_us": float(m.group(3)),
@@ -98,7 +114,7 @@ def run_one(dp, topo, coll, name, seed):
                          "wrong": m.group(6)})
     if p.returncode != 0 or not rows:
         die(f"rocelab-dp failed ({p.returncode}) for {coll}:\n{p.stderr.strip()[-2000:]}")
-    return rows
+    return rows, totals
 
 
 def quick_sizes(coll):
@@ -155,16 +171,18 @@ def main():
 
     runs = [(v, pl, hosts, seed) for v in exp["variants"] for pl, hosts in exp["placements"].items()
             for seed in seeds]
-    raw = []
+    raw, tot = [], []
     t0 = time.time()
     with tempfile.TemporaryDirectory(prefix="rocelab-exp-") as tmp:
         for i, (v, pl, hosts, seed) in enumerate(runs):
-            topo = topology_for(base, v.get("switch"), seed, tmp, f"r{i}")
+            topo = topology_for(base, v.get("switch"), v.get("topology"), seed, tmp, f"r{i}")
             coll = f"{coll_base},hosts={hosts}" + (f",{v['coll']}" if v.get("coll") else "")
             print(f"\r[{i + 1}/{len(runs)}] {v['label']} / {pl} / seed {seed} "
                   f"({time.time() - t0:.0f} s)   ", end="", file=sys.stderr, flush=True)
-            for r in run_one(a.dp, topo, coll, f"rl-exp-{os.getpid()}-{i}", seed):
+            rows, totals = run_one(a.dp, topo, coll, f"rl-exp-{os.getpid()}-{i}", seed, v.get("dp_args"))
+            for r in rows:
                 raw.append({"variant": v["label"], "placement": pl, "seed": seed, **r})
+            tot.append({"variant": v["label"], "placement": pl, "seed": seed, **totals})
     print(f"\r{len(runs)} runs in {time.time() - t0:.0f} s" + " " * 40, file=sys.stderr)
 
     with open(os.path.join(out, "results.csv"), "w", newline="") as f:
@@ -172,6 +190,12 @@ def main():
                                           "busbw", "wrong"])
         w.writeheader()
         w.writerows(raw)
+
+    tcols = sorted({k for t in tot for k in t} - {"variant", "placement", "seed"})
+    with open(os.path.join(out, "totals.csv"), "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=["variant", "placement", "seed"] + tcols)
+        w.writeheader()
+        w.writerows(tot)
 
     mean = {}
     for key in {(r["variant"], r["placement"], r["size"]) for r in raw}:
@@ -200,6 +224,17 @@ def main():
                 cells.append(f"{b:.2f}{pct}")
             lines.append(f"| {lab} | " + " | ".join(cells) + " |")
         lines.append("")
+    if tcols:
+        lines += ["## Fabric and NIC totals over the whole sweep (mean over seeds)", "",
+                  "| variant | placement | " + " | ".join(tcols) + " |",
+                  "|---|---|" + "---|" * len(tcols)]
+        for lab in labels:
+            for pl in exp["placements"]:
+                sel = [t for t in tot if t["variant"] == lab and t["placement"] == pl]
+                if sel:
+                    lines.append(f"| {lab} | {pl} | " + " | ".join(
+                        f"{statistics.mean(t.get(c, 0) for t in sel):.0f}" for c in tcols) + " |")
+        lines.append("")
     claim = exp.get("claim")
     if claim:
         kind = claim.get("kind", "gain")
@@ -212,6 +247,13 @@ def main():
                 claim_lines.append(f"Largest gain over {exp['baseline']}: **{best[0]:+.0f}%** "
                                    f"({best[1]}, placement {best[2]}, {best[3] / 2**20:g} MiB); "
                                    f"the paper: up to +{claim['paper_pct']}%.")
+        elif kind == "note":
+            best = max(((statistics.mean(mean[(lab, pl, s)] for s in sizes if (lab, pl, s) in mean), lab, pl)
+                        for lab in labels for pl in exp["placements"]
+                        if any((lab, pl, s) in mean for s in sizes)), default=None)
+            if best:
+                claim_lines.append(f"Highest mean busbw over the sweep: **{best[1]}** "
+                                   f"({best[0]:.2f} GB/s, placement {best[2]}).")
         else:  # degradation of one variant between two placements
             lab, good, bad = claim["variant"], claim["from"], claim["to"]
             worst = max(((100 * (1 - mean[(lab, bad, s)] / mean[(lab, good, s)]), s) for s in sizes
@@ -221,11 +263,11 @@ def main():
                                    f"{good} to {bad} ({worst[1] / 2**20:g} MiB); the paper: more than "
                                    f"{claim['paper_pct']}%.")
         lines += ["## Against the paper", "", claim.get("text", ""), ""] + claim_lines + [""]
-    lines += ["![busbw](busbw.png)", "", "Raw numbers per seed: `results.csv`.", ""]
+    lines += ["![busbw](busbw.png)", "", "Raw numbers per seed: `results.csv`, `totals.csv`.", ""]
     with open(os.path.join(out, "report.md"), "w") as f:
         f.write("\n".join(lines))
     print("\n".join(lines[:-4]))
-    print(f"results in {out}/ (results.csv, busbw.png, report.md)")
+    print(f"results in {out}/ (results.csv, totals.csv, busbw.png, report.md)")
 
 
 if __name__ == "__main__":
