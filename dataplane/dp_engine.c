@@ -103,7 +103,7 @@ bool dp_engine_step_virtual(struct dp_engine *e, uint64_t until_ns)
 {
 	uint64_t next = dp_engine_next_ns(e);
 
-	if (next > until_ns) {
+	if (next == UINT64_MAX || next > until_ns) { /* no timer at all, or none due by then */
 		if (until_ns > e->now_ns)
 			e->now_ns = until_ns;
 		return false;

@@ -473,6 +473,28 @@ static int choose_member(struct dp_switch *s, struct dp_group *g, const struct r
 	}
 }
 
+/* The uplink traffic engineering installed for this packet's host pair at leaf s, or -1. */
+static int te_uplink(struct dp_fabric *f, const struct dp_switch *s, const struct rl_pkt *p,
+		     uint32_t dst_host)
+{
+	int src;
+
+	if (p->ip_version == 4) {
+		uint32_t a = ((uint32_t)p->src[0] << 24) | ((uint32_t)p->src[1] << 16) |
+			     ((uint32_t)p->src[2] << 8) | p->src[3], nh;
+		src = rte_lpm_lookup(f->lpm, a, &nh) == 0 ? (int)nh : -1;
+	} else {
+		src = rl_route_host_by_ipv6(f->routes, p->src);
+	}
+	if (src < 0 || f->topo->hosts[src].leaf != s->idx)
+		return -1;
+	int port = dp_te_lookup(f->te, (uint32_t)src, dst_host);
+	if (port < 0 || !s->out[port]->up)
+		return -1;
+	f->te->hits++;
+	return port;
+}
+
 static void switch_rx(struct dp_switch *s, uint16_t in_port, struct rte_mbuf *m, uint64_t now)
 {
 	struct dp_fabric *f = s->out[in_port]->fab;
@@ -550,12 +572,17 @@ static void switch_rx(struct dp_switch *s, uint16_t in_port, struct rte_mbuf *m,
 	} else {
 		struct dp_switch *leaf = &f->sw[h->leaf];
 		struct dp_group *g = &s->group[leaf->cfg->leaf_index];
-		int mbr = choose_member(s, g, &p, h, now);
-		if (mbr < 0) {
-			sw_drop(s, m, DP_DROP_NO_ROUTE);
-			return;
+		int te_port = f->te && s->cfg->role == RL_ROLE_RTSW ? te_uplink(f, s, &p, (uint32_t)hidx) : -1;
+		if (te_port >= 0) {
+			out_port = te_port;
+		} else {
+			int mbr = choose_member(s, g, &p, h, now);
+			if (mbr < 0) {
+				sw_drop(s, m, DP_DROP_NO_ROUTE);
+				return;
+			}
+			out_port = g->port[mbr];
 		}
-		out_port = g->port[mbr];
 	}
 	struct dp_chan *oc = s->out[out_port];
 	if (!oc->up) {
@@ -706,6 +733,8 @@ static void reroute(struct dp_fabric *f, uint64_t now)
 {
 	rl_route_compute(f->routes);
 	sync_groups(f, false);
+	if (f->te)
+		dp_te_compute(f->te); /* the controller places the flows again */
 	/* channels that came back up may hold queued packets */
 	for (uint32_t i = 0; i < f->n_chans; i++)
 		chan_kick(&f->chans[i], now);

@@ -38,6 +38,7 @@
 
 #include "dp_engine.h"
 #include "dp_flows.h"
+#include "dp_te.h"
 #include "pfc_mmu.h"
 #include "pfc_pause.h"
 #include "rl_nexthop.h"
@@ -184,6 +185,7 @@ struct dp_fabric {
 	struct dp_switch *sw;
 	struct dp_host *host;
 	struct dp_flows flows;
+	struct dp_te *te;            /* traffic engineering, or NULL (set by the owner) */
 	uint64_t route_changes;
 	uint64_t events_applied;
 };

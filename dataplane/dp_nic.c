@@ -11,6 +11,7 @@
 /* Bytes of the host's NIC queue the emulated NIC may fill before it waits: a
  * few frames, so a PFC pause stops it within a few frames, as a real RNIC. */
 #define NIC_QUEUE_ROOM (4u * NE_MAX_FRAME)
+#define NIC_STALL_RETRY_NS 100
 
 struct dp_rdma {
 	char spec[160];
@@ -154,7 +155,15 @@ static void service(struct dp_nic_host *nh, uint64_t now)
 		if (ns->rdma[i]->src == idx)
 			rdma_progress(ns->rdma[i], now);
 	coll_poll(ns, now);
-	arm(nh, ne_nic_next_event_ns(nh->nic), now);
+	uint64_t next = ne_nic_next_event_ns(nh->nic);
+	if (next <= now) {
+		/* The NIC says it is due but sent nothing: wake it after a short while
+		 * instead of every nanosecond (counted: it points at a NIC timer that
+		 * poll_tx does not serve). */
+		nh->stalls++;
+		next = now + NIC_STALL_RETRY_NS;
+	}
+	arm(nh, next, now);
 }
 
 void dp_nics_rx(struct dp_nics *ns, struct dp_host *h, struct rte_mbuf *m, uint64_t now)
@@ -648,6 +657,33 @@ int dp_nics_add_coll(struct dp_nics *ns, const char *spec, uint64_t start_ns, FI
 	return dp_timer_add(ns->fab->eng, start_ns, coll_start_size, ns, 0);
 }
 
+uint32_t dp_nics_coll_pairs(const struct dp_nics *ns, uint32_t (*out)[2], uint32_t max)
+{
+	const struct dp_coll *c = ns->coll;
+	uint32_t n = 0, nr;
+
+	if (c == NULL)
+		return 0;
+	nr = c->cfg.nranks;
+	for (uint32_t a = 0; a < nr; a++)
+		for (uint32_t b = 0; b < nr; b++) {
+			bool edge;
+			if (a == b)
+				continue;
+			switch (c->cfg.op) {
+			case NE_COLL_ALLTOALL: edge = true; break;
+			case NE_COLL_INCAST: edge = b == c->cfg.root; break;
+			default: edge = b == (a + 1) % nr; break; /* the ring */
+			}
+			if (edge && n < max) {
+				out[n][0] = ns->h[c->rank_nic[a]].host;
+				out[n][1] = ns->h[c->rank_nic[b]].host;
+				n++;
+			}
+		}
+	return n;
+}
+
 /* QPs a NIC needs for the --coll spec (scanned before the NICs exist); 0 without --coll. */
 uint32_t dp_nics_coll_qps(const char *spec)
 {
@@ -730,11 +766,14 @@ void dp_nics_print_totals(const struct dp_nics *ns, FILE *out)
 		for (int r = 0; r < DP_DROP_COUNT; r++)
 			drops += f->chans[i].drops[r];
 	}
+	uint64_t stalls = 0;
+	for (uint32_t i = 0; i < ns->n; i++)
+		stalls += ns->h[i].stalls;
 	fprintf(out, "# totals: retrans=%" PRIu64 " naks=%" PRIu64 " timeouts=%" PRIu64
 		     " out_of_seq=%" PRIu64 " drops=%" PRIu64 " pfc_frames=%" PRIu64 " ecn_marks=%" PRIu64
-		     " flowlet_switches=%" PRIu64 " qpc_misses=%" PRIu64 "\n",
+		     " flowlet_switches=%" PRIu64 " qpc_misses=%" PRIu64 " nic_stalls=%" PRIu64 "\n",
 		sum.retrans_pkts, sum.naks_sent, sum.timeouts, sum.out_of_seq_request, drops, pfc, ecn,
-		flowlet, qpc_miss);
+		flowlet, qpc_miss, stalls);
 }
 
 void dp_nics_destroy(struct dp_nics *ns)

@@ -57,6 +57,7 @@ struct dp_nic_host {
 	uint64_t tx_frames, rx_frames;
 	uint64_t rx_rejected;       /* frames ne_nic_rx() refused (counted by reason in the NIC) */
 	uint64_t tx_waits;          /* times it waited for room in the host queue */
+	uint64_t stalls;            /* wake-ups where the NIC was due but had nothing to send */
 	uint64_t no_mbuf;
 };
 
@@ -111,6 +112,13 @@ int dp_nics_add_rdma(struct dp_nics *ns, const char *spec, uint64_t start_offset
 /* Parse a --coll SPEC and arm its first size at start_ns. Returns 0 or -1 with a message. */
 int dp_nics_add_coll(struct dp_nics *ns, const char *spec, uint64_t start_ns, FILE *out, char *err,
 		     size_t errlen);
+
+/*
+ * The collective's traffic matrix as host pairs (src, dst): a ring for
+ * AllReduce/AllGather/ReduceScatter, every ordered pair for AllToAll, every
+ * rank to the root for incast. Returns the number written (at most max).
+ */
+uint32_t dp_nics_coll_pairs(const struct dp_nics *ns, uint32_t (*out)[2], uint32_t max);
 
 /* QPs each NIC needs for a --coll SPEC (an upper bound read from it), 0 for NULL. */
 uint32_t dp_nics_coll_qps(const char *spec);

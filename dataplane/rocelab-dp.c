@@ -50,6 +50,7 @@ struct opts {
 	unsigned n_rdma;
 	const char *coll;
 	struct dp_nic_opts nic;
+	bool te;
 	const char *capture[MAX_CAPTURES];
 	unsigned n_capture;
 	enum dp_veth_driver veth;
@@ -95,6 +96,9 @@ static void usage(FILE *out)
 		"                      (keys op,hosts,sizes,qps,mode,channels,chunk,window,cts,sport,\n"
 		"                      iters,warmup,data; see dataplane/dp_nic.h)\n"
 		"  --nic qpc=N,miss=TIME  emulated NICs hold N QP contexts; a miss costs TIME\n"
+		"  --te                traffic engineering: a controller places each connection of\n"
+		"                      the --coll on the leaf-spine-leaf path with most capacity left\n"
+		"                      (again after failures); other traffic uses ECMP\n"
 		"  --veth af_packet|af_xdp  driver for veth hosts (default af_packet)\n"
 		"  --capture LINK=FILE write LINK's frames (both directions) to a pcap (repeatable)\n"
 		"  --csv FILE          per-link time series (utilisation, queue, pause, drops)\n"
@@ -121,7 +125,7 @@ static int bad(const char *what, const char *arg)
 static int parse_opts(int argc, char **argv, struct opts *o)
 {
 	enum { O_TOPO = 256, O_CLOS, O_CHECK, O_LIST, O_CLOCK, O_DUR, O_GEN, O_VETH, O_CAP, O_CSV, O_CSVI,
-	       O_BUSY, O_SEED, O_NAME, O_MEM, O_QUIET, O_RDMA, O_FLOWS, O_COLL, O_NIC };
+	       O_BUSY, O_SEED, O_NAME, O_MEM, O_QUIET, O_RDMA, O_FLOWS, O_COLL, O_NIC, O_TE };
 	static const struct option lo[] = {
 		{"topology", required_argument, NULL, O_TOPO}, {"clos", required_argument, NULL, O_CLOS},
 		{"check", no_argument, NULL, O_CHECK},         {"list-hosts", no_argument, NULL, O_LIST},         {"clock", required_argument, NULL, O_CLOCK},
@@ -133,6 +137,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		{"quiet", no_argument, NULL, O_QUIET},         {"help", no_argument, NULL, 'h'},
 		{"rdma", required_argument, NULL, O_RDMA},     {"flows", required_argument, NULL, O_FLOWS},
 		{"coll", required_argument, NULL, O_COLL},     {"nic", required_argument, NULL, O_NIC},
+		{"te", no_argument, NULL, O_TE},
 		{NULL, 0, NULL, 0},
 	};
 	int c;
@@ -176,6 +181,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			o->rdma[o->n_rdma++] = optarg;
 			break;
 		case O_COLL: o->coll = optarg; break;
+		case O_TE: o->te = true; break;
 		case O_NIC:
 			if (dp_nic_opts_parse(&o->nic, optarg) < 0)
 				return bad("bad --nic (qpc=N,miss=TIME):", optarg);
@@ -251,6 +257,7 @@ struct run {
 	struct dp_csv csv;
 	struct dp_ctl *ctl;
 	struct dp_nics nics;
+	struct dp_te te;
 	uint64_t start_ns;
 	char *eal_argv[EAL_ARGS_MAX]; /* the strings, freed after rte_eal_cleanup() */
 	char *eal_perm[EAL_ARGS_MAX]; /* the array handed to EAL, which permutes it */
@@ -324,6 +331,7 @@ static bool gens_active(const struct run *r)
 
 static void run_virtual(struct run *r)
 {
+	/* returns when the duration is reached, traffic is done, or nothing is scheduled */
 	uint64_t until = r->o->duration_ns ? r->o->duration_ns : UINT64_MAX;
 	time_t last_progress = time(NULL);
 
@@ -344,6 +352,9 @@ static void run_virtual(struct run *r)
 				(double)r->eng.now_ns / 1e9, r->eng.fired);
 		}
 	}
+	if (!stop_requested && dp_engine_next_ns(&r->eng) == UINT64_MAX && dp_nics_active(&r->nics))
+		printf("# stalled at %.6f s: RDMA work is unfinished and no NIC has anything scheduled\n",
+		       (double)r->eng.now_ns / 1e9);
 }
 
 static void run_live(struct run *r)
@@ -498,6 +509,21 @@ int main(int argc, char **argv)
 		rc = EXIT_BAD_INPUT;
 		goto fail_rc;
 	}
+	if (o.te) {
+		uint32_t(*pairs)[2] = malloc(sizeof(*pairs) * (r.topo->n_hosts * r.topo->n_hosts + 1));
+		uint32_t np = pairs ? dp_nics_coll_pairs(&r.nics, pairs, r.topo->n_hosts * r.topo->n_hosts) : 0;
+		int terc = np ? dp_te_create(&r.te, r.fab, (const uint32_t(*)[2])pairs, np, err, sizeof(err)) : -1;
+		free(pairs);
+		if (terc < 0) {
+			if (np == 0)
+				snprintf(err, sizeof(err), "--te needs a --coll (its traffic matrix)");
+			rc = EXIT_BAD_INPUT;
+			goto fail_rc;
+		}
+		r.fab->te = &r.te;
+		if (!o.quiet)
+			dp_te_print(&r.te, stdout);
+	}
 	r.ctl = dp_ctl_create(r.fab, err, sizeof(err));
 	if (r.ctl == NULL)
 		goto fail;
@@ -555,6 +581,9 @@ fail:
 fail_rc:
 	fprintf(stderr, "rocelab-dp: %s\n", err);
 out:
+	if (r.fab)
+		r.fab->te = NULL;
+	dp_te_free(&r.te);
 	dp_nics_destroy(&r.nics);
 	dp_ctl_destroy(r.ctl);
 	for (unsigned i = 0; i < MAX_CAPTURES; i++)

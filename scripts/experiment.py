@@ -112,9 +112,12 @@ def run_one(dp, topo, coll, name, seed, extra):
             rows.append({"size": int(m.group(1)), "time_us": float(m.group(3)),
                          "algbw": float(m.group(4)), "busbw": float(m.group(5)),
                          "wrong": m.group(6)})
-    if p.returncode != 0 or not rows:
+    stalled = next((l[2:] for l in p.stdout.splitlines()
+                    if l.startswith("# stalled") or ": a work completion failed" in l), None)
+    if p.returncode != 0 and not stalled:
         die(f"rocelab-dp failed ({p.returncode}) for {coll}:\n{p.stderr.strip()[-2000:]}")
-    return rows, totals
+    # a stalled run (the transport never recovered) keeps the sizes it finished
+    return rows, totals, stalled
 
 
 def quick_sizes(coll):
@@ -171,7 +174,7 @@ def main():
 
     runs = [(v, pl, hosts, seed) for v in exp["variants"] for pl, hosts in exp["placements"].items()
             for seed in seeds]
-    raw, tot = [], []
+    raw, tot, stalls = [], [], []
     t0 = time.time()
     with tempfile.TemporaryDirectory(prefix="rocelab-exp-") as tmp:
         for i, (v, pl, hosts, seed) in enumerate(runs):
@@ -179,7 +182,11 @@ def main():
             coll = f"{coll_base},hosts={hosts}" + (f",{v['coll']}" if v.get("coll") else "")
             print(f"\r[{i + 1}/{len(runs)}] {v['label']} / {pl} / seed {seed} "
                   f"({time.time() - t0:.0f} s)   ", end="", file=sys.stderr, flush=True)
-            rows, totals = run_one(a.dp, topo, coll, f"rl-exp-{os.getpid()}-{i}", seed, v.get("dp_args"))
+            rows, totals, stalled = run_one(a.dp, topo, coll, f"rl-exp-{os.getpid()}-{i}", seed,
+                                            v.get("dp_args"))
+            if stalled:
+                stalls.append(f"{v['label']} / {pl} / seed {seed}: {stalled} "
+                              f"(finished {len(rows)} size(s))")
             for r in rows:
                 raw.append({"variant": v["label"], "placement": pl, "seed": seed, **r})
             tot.append({"variant": v["label"], "placement": pl, "seed": seed, **totals})
@@ -235,6 +242,12 @@ def main():
                     lines.append(f"| {lab} | {pl} | " + " | ".join(
                         f"{statistics.mean(t.get(c, 0) for t in sel):.0f}" for c in tcols) + " |")
         lines.append("")
+    if stalls:
+        lines += ["## Runs that failed", "",
+                  "A QP went to the error state (e.g. its retry counter ran out after NAKs for "
+                  "out-of-order packets) or the transport stopped with nothing scheduled; the "
+                  "sizes these runs did not finish are left out of the means:", ""]
+        lines += [f"- {s_}" for s_ in stalls] + [""]
     claim = exp.get("claim")
     if claim:
         kind = claim.get("kind", "gain")

@@ -82,6 +82,9 @@ static void test_virtual_steps(void **state)
 	assert_int_equal(l->n, 5);
 	assert_false(dp_engine_step_virtual(&e, 10000));
 	assert_int_equal(e.fired, 5);
+	/* with no timer left, stepping without a limit reports idle and keeps the clock */
+	assert_false(dp_engine_step_virtual(&e, UINT64_MAX));
+	assert_int_equal(e.now_ns, 10000);
 	dp_engine_free(&e);
 	free(l);
 }
