@@ -21,10 +21,10 @@ const char *const ne_counter_names[] = {
 	"rcv_malformed", "rcv_not_roce", "rcv_wrong_dst", "rcv_unknown_qpn",
 	"rcv_bad_state", "rcv_bad_opcode", "rcv_opcode_seq_err", "rcv_len_err",
 	"rcv_access_err", "rcv_stale_resp", "cnp_rcvd", "qpc_hits", "qpc_misses",
-	"cq_overflow", NULL,
+	"cq_overflow", "ecn_ce_rcvd", "cnp_sent", "cnp_rate_cuts", NULL,
 };
 
-_Static_assert(sizeof(struct ne_counters) == 39 * sizeof(uint64_t),
+_Static_assert(sizeof(struct ne_counters) == 42 * sizeof(uint64_t),
 	       "ne_counter_names must list every counter");
 
 void ne_nic_config_default(struct ne_nic_config *cfg)
@@ -36,6 +36,7 @@ void ne_nic_config_default(struct ne_nic_config *cfg)
 	cfg->max_qps = 256;
 	cfg->max_mrs = 256;
 	cfg->first_qpn = 0x11;
+	ne_dcqcn_config_default(&cfg->dcqcn);
 }
 
 struct ne_nic *ne_nic_create(const struct ne_nic_config *cfg)
@@ -48,6 +49,7 @@ struct ne_nic *ne_nic_create(const struct ne_nic_config *cfg)
 	if (!nic)
 		return NULL;
 	nic->cfg = *cfg;
+	ne_dcqcn_resolve(&nic->cfg);
 	if (nic->cfg.first_qpn == 0 || nic->cfg.first_qpn > 0xFFFFFF)
 		nic->cfg.first_qpn = 0x11;
 	nic->link_up = true;
@@ -356,6 +358,11 @@ int ne_nic_rx(struct ne_nic *nic, const uint8_t *frame, size_t len, uint64_t now
 	op = pkt.bth.opcode;
 	if (op == RL_OP_CNP) {
 		nic->cnt.cnp_rcvd++;
+		if (nic->cfg.dcqcn.rp_enable) {
+			qp = ne_qp_lookup(nic, pkt.bth.dqpn);
+			if (qp && qp->state == NE_QPS_RTS)
+				ne_dcqcn_cnp(nic, qp, now_ns);
+		}
 		return NE_RX_CNP;
 	}
 	qp = ne_qp_lookup(nic, pkt.bth.dqpn);
@@ -385,6 +392,9 @@ int ne_nic_rx(struct ne_nic *nic, const uint8_t *frame, size_t len, uint64_t now
 			return NE_RX_WRONG_DST;
 		}
 	}
+	/* DCQCN notification point: congestion seen on the way to us */
+	if (nic->cfg.dcqcn.np_enable && pkt.ecn == 3 && ne_op_is_request(op))
+		ne_dcqcn_np_ce(nic, qp, now_ns);
 	if (!ne_qpc_touch(nic, qp->qpn)) {
 		uint64_t t = now_ns + nic->cfg.qpc_miss_ns;
 
@@ -413,6 +423,8 @@ static void run_timers(struct ne_nic *nic, uint64_t now_ns)
 
 		if (qp->used && qp->rto_at != NE_NO_TIME && qp->rto_at <= now_ns)
 			ne_comp_timer(nic, qp, now_ns);
+		if (qp->used && qp->dc.active)
+			ne_dcqcn_advance(nic, qp, now_ns);
 	}
 }
 
@@ -443,6 +455,10 @@ int ne_nic_poll_tx(struct ne_nic *nic, uint64_t now_ns, uint8_t *buf, size_t cap
 		qp = &nic->qps[idx];
 		if (!qp->used)
 			continue;
+		if (qp->dc.np_pending) {
+			got = ne_dcqcn_build_cnp(nic, qp, buf, &flen);
+			break;
+		}
 		if (ne_resp_has_work(qp) && now_ns >= qp->resp_ready_ns) {
 			if (cap < qp_max_frame(qp)) {
 				nic->cnt.send_err++;
@@ -456,7 +472,7 @@ int ne_nic_poll_tx(struct ne_nic *nic, uint64_t now_ns, uint8_t *buf, size_t cap
 					break;
 			}
 		}
-		if (req_ready(qp) && now_ns >= qp->tx_ready_ns) {
+		if (req_ready(qp) && now_ns >= qp->tx_ready_ns && now_ns >= ne_dcqcn_tx_at(qp)) {
 			if (cap < qp_max_frame(qp)) {
 				nic->cnt.send_err++;
 				return -ENOSPC;
@@ -466,6 +482,8 @@ int ne_nic_poll_tx(struct ne_nic *nic, uint64_t now_ns, uint8_t *buf, size_t cap
 				continue;
 			}
 			got = ne_req_build(nic, qp, now_ns, buf, &flen);
+			if (got && qp->dc.limited)
+				ne_dcqcn_sent(nic, qp, now_ns, flen);
 		}
 	}
 	if (!got)
@@ -506,6 +524,8 @@ uint64_t ne_nic_next_event_ns(const struct ne_nic *nic)
 			t = qp->rto_at;
 		if (!nic->link_up)
 			continue;
+		if (qp->dc.np_pending && nic->link_free_ns < t)
+			t = nic->link_free_ns;
 		if (ne_resp_has_work(qp)) {
 			uint64_t r = tmax(qp->resp_ready_ns, nic->link_free_ns);
 
@@ -513,7 +533,7 @@ uint64_t ne_nic_next_event_ns(const struct ne_nic *nic)
 				t = r;
 		}
 		if (req_ready(qp)) {
-			uint64_t r = tmax(qp->tx_ready_ns, nic->link_free_ns);
+			uint64_t r = tmax(tmax(qp->tx_ready_ns, ne_dcqcn_tx_at(qp)), nic->link_free_ns);
 
 			if (r < t)
 				t = r;

@@ -61,6 +61,45 @@ enum ne_sport_policy {
 /* rxe asks for an ACK at least every RXE_MAX_PKT_PER_ACK (64) packets. */
 #define NE_MAX_PKT_PER_ACK 64u
 
+/* DCQCN (Zhu et al., "Congestion Control for Large-Scale RDMA Deployments",
+ * SIGCOMM 2015), both ends off by default (the baseline Meta turned off).
+ * Reaction point (RP), per QP: a CNP for the QP sets the target rate RT to
+ * the current rate RC, cuts RC to RC x (1 - alpha/2) (not below rate_min),
+ * then alpha = (1 - g) alpha + g; alpha starts at 1 and decays as
+ * alpha = (1 - g) alpha every alpha_timer_ns without a CNP. While RC is
+ * below rate_max the QP's request packets are paced at RC (ACKs, READ
+ * responses and CNPs are not). Rate increase events come from a timer
+ * (every rate_timer_ns since the last cut) and a byte counter (every
+ * byte_counter bytes sent); with T and BC the numbers of timer and byte
+ * events since the last cut, each event does:
+ *   both T and BC <= F  fast recovery    RT unchanged
+ *   one of them > F     additive         RT += ai_rate
+ *   both > F            hyper            RT += (min(T, BC) - F) x hai_rate
+ * then RT = min(RT, rate_max) and RC = ceil((RT + RC) / 2); when RC reaches
+ * rate_max the QP is no longer paced. Timers are evaluated lazily in event
+ * order, so results do not depend on how often the NIC is polled.
+ * Notification point (NP): a request packet arriving CE-marked (ECN 11)
+ * for a QP in RTR/RTS makes the NIC send a CNP (BTH opcode 0x81, BECN set,
+ * dest QP = the sender's QP, PSN 0, 16 reserved bytes, ICRC; DSCP cnp_dscp)
+ * to the sender, at most one per QP per cnp_interval_ns.
+ * Zero fields of an enabled config take the defaults of
+ * ne_dcqcn_config_default(). */
+struct ne_dcqcn_config {
+	bool rp_enable;           /* reaction point; default false */
+	bool np_enable;           /* notification point; default false */
+	uint64_t rate_max_bps;    /* unthrottled rate; 0 = line_rate_bps, or 100 Gbit/s if unlimited */
+	uint64_t rate_min_bps;    /* floor of a cut; default 1 Mbit/s */
+	uint32_t g_inv;           /* alpha gain g = 1/g_inv; default 256 */
+	uint64_t alpha_timer_ns;  /* K; default 55 us */
+	uint64_t rate_timer_ns;   /* rate increase timer T; default 55 us */
+	uint64_t byte_counter;    /* B; default 10 MB (10^7 bytes) */
+	uint32_t fast_recovery;   /* F; default 5 */
+	uint64_t ai_rate_bps;     /* R_AI; default 40 Mbit/s */
+	uint64_t hai_rate_bps;    /* R_HAI; default 400 Mbit/s (10 x R_AI) */
+	uint64_t cnp_interval_ns; /* NP: at most one CNP per QP per interval; default 50 us */
+	uint8_t cnp_dscp;         /* NP: DSCP of CNPs; default 48 */
+};
+
 struct ne_nic_config {
 	uint8_t mac[6];
 	uint32_t ipv4;            /* host order */
@@ -87,6 +126,9 @@ struct ne_nic_config {
 	 * checked. Only for simulations where every endpoint is an ne_nic with
 	 * this set (halves the cost per data packet); default false. */
 	bool icrc_off;
+
+	/* DCQCN reaction and notification points; both off by default. */
+	struct ne_dcqcn_config dcqcn;
 };
 
 /* ------------------------------------------------------------------ */
@@ -130,10 +172,14 @@ struct ne_counters {
 	uint64_t rcv_len_err;            /* responder: payload length invalid (NAK invalid request) */
 	uint64_t rcv_access_err;         /* responder: rkey/bounds/permission (NAK remote access) */
 	uint64_t rcv_stale_resp;         /* requester: response matching nothing outstanding */
-	uint64_t cnp_rcvd;               /* CNPs received (DCQCN reaction point not implemented) */
+	uint64_t cnp_rcvd;               /* CNPs received (they cut a rate only with dcqcn.rp_enable) */
 	uint64_t qpc_hits;
 	uint64_t qpc_misses;
 	uint64_t cq_overflow;            /* completions lost because a CQ was full */
+	/* DCQCN (counted only with the point enabled) */
+	uint64_t ecn_ce_rcvd;            /* NP: CE-marked request packets received */
+	uint64_t cnp_sent;               /* NP: CNPs sent */
+	uint64_t cnp_rate_cuts;          /* RP: CNPs that cut a QP's rate */
 };
 
 /* Names of the fields of struct ne_counters in order; NULL-terminated. */
@@ -301,14 +347,15 @@ enum ne_rx_status {
 	NE_RX_STALE = -11,      /* response that matches nothing outstanding */
 	NE_RX_LINK_DOWN = -12,
 	NE_RX_INVAL = -13,      /* NULL arguments */
-	NE_RX_CNP = -14,        /* a CNP: counted, no reaction point implemented */
+	NE_RX_CNP = -14,        /* a CNP: counted; with dcqcn.rp_enable it cuts its QP's rate */
 };
 
 /* ------------------------------------------------------------------ */
 /* NIC                                                                 */
 
 /* Fill *cfg with defaults (no addresses, unlimited rate, rxe source ports,
- * TTL 64, 256 QPs, 256 MRs, first QPN 0x11, no QPC cache model). */
+ * TTL 64, 256 QPs, 256 MRs, first QPN 0x11, no QPC cache model, DCQCN
+ * off with the default constants). */
 void ne_nic_config_default(struct ne_nic_config *cfg);
 
 /* Create a NIC. Returns NULL on a bad config (max_qps or max_mrs 0) or when
@@ -418,6 +465,27 @@ int ne_post_send(struct ne_nic *nic, uint32_t qpn, const struct ne_send_wr *wr, 
 /* Post one receive work request (QP in INIT, RTR or RTS). Returns 0,
  * -ENOENT, -EINVAL (state), -EFAULT (lkey, bounds, LOCAL_WRITE), -ENOMEM (full). */
 int ne_post_recv(struct ne_nic *nic, uint32_t qpn, const struct ne_recv_wr *wr);
+
+/* ------------------------------------------------------------------ */
+/* DCQCN (ne_dcqcn.c)                                                  */
+
+/* Fill *cfg with the defaults listed at struct ne_dcqcn_config, both points off. */
+void ne_dcqcn_config_default(struct ne_dcqcn_config *cfg);
+
+/* Reaction point state of one QP. */
+struct ne_dcqcn_state {
+	bool limited;          /* RC below rate_max: request packets are paced at RC */
+	uint64_t rate_bps;     /* RC (rate_max when not limited) */
+	uint64_t target_bps;   /* RT */
+	double alpha;          /* 0..1 */
+	uint32_t timer_events; /* T: rate timer events since the last cut */
+	uint32_t byte_events;  /* BC: byte counter events since the last cut */
+	uint64_t cuts;         /* CNPs that cut this QP's rate */
+};
+
+/* Bring the QP's DCQCN timers up to now_ns (times only move forward) and
+ * copy its state. Returns 0, -ENOENT (no QP) or -EINVAL. */
+int ne_qp_dcqcn_query(struct ne_nic *nic, uint32_t qpn, uint64_t now_ns, struct ne_dcqcn_state *out);
 
 /* ------------------------------------------------------------------ */
 /* Helpers                                                             */

@@ -77,6 +77,24 @@ struct ne_rsp_item {
 	uint32_t resid; /* READ: bytes left */
 };
 
+/* DCQCN per-QP state (ne_dcqcn.c). Rates in bit/s, alpha in 1/2^20. */
+#define NE_DCQCN_ALPHA_ONE (1u << 20)
+struct ne_dcqcn_qp {
+	bool active;            /* got a CNP once: alpha timer runs */
+	bool limited;           /* rc < rate_max: paced, rate timer and byte counter run */
+	uint64_t rc, rt;
+	uint32_t alpha;
+	uint64_t next_alpha_ns, next_rate_ns;
+	uint32_t t_cnt, bc_cnt;
+	uint64_t bytes;         /* sent since the last byte counter event */
+	uint64_t next_tx_ns;    /* pacing: next request packet not before */
+	uint64_t cuts;
+	/* notification point */
+	bool np_pending;        /* a CNP to send */
+	bool np_sent;           /* np_last_ns valid */
+	uint64_t np_last_ns;
+};
+
 struct ne_qp {
 	bool used;
 	uint32_t qpn;
@@ -129,6 +147,8 @@ struct ne_qp {
 	struct ne_rsp_item *rsp;
 	uint32_t rsp_size, rsp_head, rsp_tail; /* ring, indices grow */
 	uint64_t resp_ready_ns;
+
+	struct ne_dcqcn_qp dc;
 };
 
 struct ne_qpc_entry {
@@ -220,5 +240,24 @@ int ne_comp_rx(struct ne_nic *nic, struct ne_qp *qp, const uint8_t *frame,
 void ne_comp_timer(struct ne_nic *nic, struct ne_qp *qp, uint64_t now_ns);
 /* Complete the WQE at sq_head with a status (error moves the QP to ERROR). */
 void ne_comp_wqe(struct ne_nic *nic, struct ne_qp *qp, enum ne_wc_status st);
+
+/* ne_dcqcn.c */
+/* Effective DCQCN constants (zero fields replaced by defaults, rate_max resolved). */
+void ne_dcqcn_resolve(struct ne_nic_config *cfg);
+/* RP: a CNP for qp arrived. */
+void ne_dcqcn_cnp(struct ne_nic *nic, struct ne_qp *qp, uint64_t now_ns);
+/* RP: run timer events up to now_ns. */
+void ne_dcqcn_advance(struct ne_nic *nic, struct ne_qp *qp, uint64_t now_ns);
+/* RP: a request packet of flen bytes left at now_ns (byte counter, pacing). */
+void ne_dcqcn_sent(struct ne_nic *nic, struct ne_qp *qp, uint64_t now_ns, size_t flen);
+/* RP: earliest time qp may send its next request packet (0: not paced). */
+static inline uint64_t ne_dcqcn_tx_at(const struct ne_qp *qp)
+{
+	return qp->dc.limited ? qp->dc.next_tx_ns : 0;
+}
+/* NP: a request packet for qp arrived with ECN CE. */
+void ne_dcqcn_np_ce(struct ne_nic *nic, struct ne_qp *qp, uint64_t now_ns);
+/* NP: build the pending CNP of qp (returns 1 with *len set, or 0). */
+int ne_dcqcn_build_cnp(struct ne_nic *nic, struct ne_qp *qp, uint8_t *buf, size_t *len);
 
 #endif /* NE_PRIV_H */

@@ -33,6 +33,7 @@ void ne_qp_reset(struct ne_qp *qp)
 	qp->res_next = 0;
 	if (qp->res)
 		memset(qp->res, 0, qp->nres * sizeof(*qp->res));
+	memset(&qp->dc, 0, sizeof(qp->dc));
 }
 
 static uint16_t sport_of(const struct ne_nic *nic, uint32_t lqpn, uint32_t rqpn)
