@@ -104,8 +104,8 @@ bool dp_engine_step_virtual(struct dp_engine *e, uint64_t until_ns)
 	uint64_t next = dp_engine_next_ns(e);
 
 	if (next == UINT64_MAX || next > until_ns) { /* no timer at all, or none due by then */
-		if (until_ns > e->now_ns)
-			e->now_ns = until_ns;
+		if (until_ns != UINT64_MAX && until_ns > e->now_ns)
+			e->now_ns = until_ns; /* a bounded run ends at its bound */
 		return false;
 	}
 	if (next > e->now_ns)
