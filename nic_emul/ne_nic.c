@@ -348,7 +348,7 @@ int ne_nic_rx(struct ne_nic *nic, const uint8_t *frame, size_t len, uint64_t now
 		nic->cnt.rcv_wrong_dst++;
 		return NE_RX_WRONG_DST;
 	}
-	if (!nic->cfg.icrc_off && !ne_icrc_verify(frame, &pkt)) {
+	if (!nic->cfg.icrc_off && !rl_icrc_verify(frame, &pkt)) {
 		nic->cnt.icrc_err++;
 		return NE_RX_BAD_ICRC;
 	}

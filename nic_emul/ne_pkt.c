@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Packet building: Ethernet II, IPv4 (DF, TTL 64, no options), UDP with
- * checksum 0, BTH, extended headers; ICRC (ne_icrc.c, equal to hashing/rl_icrc). The
+ * checksum 0, BTH, extended headers; ICRC (hashing/rl_icrc). The
  * layout and field values are those Linux rxe puts on the wire.
  */
 #include <string.h>
@@ -88,16 +88,7 @@ int ne_finish_icrc(uint8_t *frame, size_t len)
 
 	if (rl_parse(frame, len, &pkt) != RL_PARSE_OK || !pkt.is_roce)
 		return -1;
-	{
-		uint32_t crc = ne_icrc_compute(frame, &pkt);
-		uint8_t *q = frame + pkt.icrc_off;
-
-		q[0] = (uint8_t)crc;
-		q[1] = (uint8_t)(crc >> 8);
-		q[2] = (uint8_t)(crc >> 16);
-		q[3] = (uint8_t)(crc >> 24);
-	}
-	return 0;
+	return rl_icrc_store(frame, &pkt);
 }
 
 bool ne_op_is_request(uint8_t op)

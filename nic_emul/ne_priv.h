@@ -216,9 +216,6 @@ void ne_put_aeth(uint8_t *p, uint8_t syndrome, uint32_t msn);
 void ne_put_be32(uint8_t *p, uint32_t v);
 /* Compute and store the ICRC of a complete frame; 0 or -1. */
 int ne_finish_icrc(uint8_t *frame, size_t len);
-/* ne_icrc.c: the ICRC as hashing/rl_icrc computes it, slice-by-8. */
-uint32_t ne_icrc_compute(const uint8_t *frame, const struct rl_pkt *pkt);
-bool ne_icrc_verify(const uint8_t *frame, const struct rl_pkt *pkt);
 /* Is the opcode in the RC request set this NIC implements? */
 bool ne_op_is_request(uint8_t op);
 bool ne_op_is_response(uint8_t op);
