@@ -102,16 +102,6 @@ uint64_t dp_switch_drops(const struct dp_switch *s)
 	return n;
 }
 
-static uint64_t xorshift(uint64_t *s)
-{
-	uint64_t x = *s;
-
-	x ^= x << 13;
-	x ^= x >> 7;
-	x ^= x << 17;
-	return *s = x;
-}
-
 /* ---- transmitter ---- */
 
 static void chan_kick(struct dp_chan *c, uint64_t now);
@@ -226,7 +216,7 @@ static void chan_kick(struct dp_chan *c, uint64_t now)
 		if (pfc_mmu_dequeue(s->mmu, &mp, start) & PFC_MMU_F_XON)
 			send_pfc(s, mp.in_port, start);
 	}
-	if (c->loss > 0 && (double)(xorshift(&c->rng) >> 11) * 0x1.0p-53 < c->loss) {
+	if (c->loss > 0 && (double)(rl_xorshift64(&c->rng) >> 11) * 0x1.0p-53 < c->loss) {
 		c->drops[DP_DROP_LOSS]++;
 		rte_pktmbuf_free(m);
 	} else {

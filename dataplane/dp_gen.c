@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "dp_units.h"
+#include "rl_bytes.h"
 #include "rl_icrc.h"
 #include "rl_parse.h"
 
@@ -104,17 +105,6 @@ int dp_gen_parse(struct dp_gen *g, const struct rl_topo *t, const char *spec, ch
 	return 0;
 }
 
-static void put16(uint8_t *p, uint16_t v)
-{
-	p[0] = (uint8_t)(v >> 8);
-	p[1] = (uint8_t)v;
-}
-
-static void put32(uint8_t *p, uint32_t v)
-{
-	put16(p, (uint16_t)(v >> 16));
-	put16(p + 2, (uint16_t)v);
-}
 
 /* Write one frame of flow `flow` into d (g->size bytes). */
 static void build(struct dp_gen *g, uint8_t *d, uint32_t flow)
@@ -126,35 +116,35 @@ static void build(struct dp_gen *g, uint8_t *d, uint32_t flow)
 	memset(d, 0, g->size);
 	memcpy(d, s->gw_mac, 6);
 	memcpy(d + 6, s->mac, 6);
-	put16(d + 12, RL_ETHERTYPE_IPV4);
+	rl_put_be16(d + 12, RL_ETHERTYPE_IPV4);
 	uint8_t *ip = d + 14;
 	ip[0] = 0x45;
 	ip[1] = (uint8_t)(g->dscp << 2);
-	put16(ip + 2, ip_len);
+	rl_put_be16(ip + 2, ip_len);
 	ip[6] = 0x40; /* DF, as rxe sends */
 	ip[8] = 64;
 	ip[9] = RL_IPPROTO_UDP;
-	put32(ip + 12, s->ipv4);
-	put32(ip + 16, dh->ipv4);
+	rl_put_be32(ip + 12, s->ipv4);
+	rl_put_be32(ip + 16, dh->ipv4);
 	uint32_t sum = 0;
 	for (int i = 0; i < 20; i += 2)
 		sum += (uint32_t)(ip[i] << 8 | ip[i + 1]);
 	sum = (sum & 0xffff) + (sum >> 16);
 	sum = (sum & 0xffff) + (sum >> 16);
-	put16(ip + 10, (uint16_t)~sum);
+	rl_put_be16(ip + 10, (uint16_t)~sum);
 	uint8_t *udp = ip + 20;
 	uint16_t sport = g->roce ? (g->sport_vary ? (uint16_t)(0xc000 | (flow & 0x3fff)) : g->sport)
 				 : (uint16_t)(g->sport + flow);
-	put16(udp, sport);
-	put16(udp + 2, g->roce ? RL_ROCEV2_PORT : 9);
-	put16(udp + 4, (uint16_t)(ip_len - 20));
+	rl_put_be16(udp, sport);
+	rl_put_be16(udp + 2, g->roce ? RL_ROCEV2_PORT : 9);
+	rl_put_be16(udp + 4, (uint16_t)(ip_len - 20));
 	if (!g->roce)
 		return;
 	uint8_t *bth = udp + 8;
 	bth[0] = RL_OP_WRITE_MIDDLE;
-	put16(bth + 2, 0xffff);
-	put32(bth + 4, 0x100 + flow);
-	put32(bth + 8, g->psn++ & 0xffffff);
+	rl_put_be16(bth + 2, 0xffff);
+	rl_put_be32(bth + 4, 0x100 + flow);
+	rl_put_be32(bth + 8, g->psn++ & 0xffffff);
 	struct rl_pkt p;
 	if (rl_parse(d, g->size, &p) == RL_PARSE_OK)
 		rl_icrc_store(d, &p);

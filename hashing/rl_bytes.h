@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* rl_bytes: unaligned big- and little-endian loads and stores (internal to the libraries). */
+/* rl_bytes: unaligned big- and little-endian loads and stores, for code that builds or reads headers. */
 #ifndef RL_BYTES_H
 #define RL_BYTES_H
 

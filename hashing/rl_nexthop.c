@@ -131,16 +131,6 @@ void rl_flowlet_free(struct rl_flowlet *fl)
 	memset(fl, 0, sizeof(*fl));
 }
 
-static uint64_t xorshift64(uint64_t *s)
-{
-	uint64_t x = *s;
-
-	x ^= x << 13;
-	x ^= x >> 7;
-	x ^= x << 17;
-	return *s = x;
-}
-
 static uint64_t usable_mask(unsigned n_members, uint64_t up_mask)
 {
 	uint64_t all = n_members >= 64 ? ~0ull : (1ull << n_members) - 1;
@@ -163,7 +153,7 @@ int rl_flowlet_select(struct rl_flowlet *fl, uint32_t hash, uint64_t now_ns, uns
 	}
 	/* A new flowlet: any usable member, chosen at random. */
 	unsigned k = (unsigned)__builtin_popcountll(usable);
-	unsigned r = (unsigned)(xorshift64(&fl->rng) % k);
+	unsigned r = (unsigned)(rl_xorshift64(&fl->rng) % k);
 	uint64_t m = usable;
 
 	while (r--)

@@ -22,6 +22,17 @@
 
 #define RL_NH_MAX_MEMBERS 64
 
+/* xorshift64: the small deterministic generator behind flowlet choices (state must not be 0). */
+static inline uint64_t rl_xorshift64(uint64_t *s)
+{
+	uint64_t x = *s;
+
+	x ^= x << 13;
+	x ^= x >> 7;
+	x ^= x << 17;
+	return *s = x;
+}
+
 /* Modulo ECMP: hash mod n_members; returns -1 when n_members is 0. */
 int rl_ecmp_modulo(uint32_t hash, unsigned n_members);
 

@@ -38,6 +38,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "rl_bytes.h"
 #include "ne_nic.h"
 
 #define PROG "rocelab-nic"
@@ -354,17 +355,6 @@ static void send_frame(struct app *a, const uint8_t *f, size_t len)
 /* ------------------------------------------------------------------ */
 /* ARP */
 
-static void put16(uint8_t *p, uint16_t v)
-{
-	p[0] = (uint8_t)(v >> 8);
-	p[1] = (uint8_t)v;
-}
-
-static void put32(uint8_t *p, uint32_t v)
-{
-	put16(p, (uint16_t)(v >> 16));
-	put16(p + 2, (uint16_t)v);
-}
 
 static uint32_t get32(const uint8_t *p)
 {
@@ -380,16 +370,16 @@ static void arp_send(struct app *a, uint16_t oper, const uint8_t *dmac, uint32_t
 	memset(f, 0, sizeof(f));
 	memcpy(f, dmac ? dmac : bcast, 6);
 	memcpy(f + 6, a->mac, 6);
-	put16(f + 12, ETHERTYPE_ARP);
-	put16(f + 14, 1);       /* Ethernet */
-	put16(f + 16, 0x0800);  /* IPv4 */
+	rl_put_be16(f + 12, ETHERTYPE_ARP);
+	rl_put_be16(f + 14, 1);       /* Ethernet */
+	rl_put_be16(f + 16, 0x0800);  /* IPv4 */
 	f[18] = 6;
 	f[19] = 4;
-	put16(f + 20, oper);
+	rl_put_be16(f + 20, oper);
 	memcpy(f + 22, a->mac, 6);
-	put32(f + 28, a->ip);
+	rl_put_be32(f + 28, a->ip);
 	memcpy(f + 32, dmac ? dmac : zero, 6);
-	put32(f + 38, tip);
+	rl_put_be32(f + 38, tip);
 	send_frame(a, f, sizeof(f));
 }
 
@@ -848,7 +838,7 @@ static int pingpong(struct app *a)
 	my.qpn = a->qpn;
 	my.psn = (uint32_t)lrand48() & 0xFFFFFFu;
 	my.gid[10] = my.gid[11] = 0xff;
-	put32(my.gid + 12, a->ip);
+	rl_put_be32(my.gid + 12, a->ip);
 	print_dest("local address: ", &my);
 	fflush(stdout);
 
