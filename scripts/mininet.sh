@@ -33,6 +33,10 @@ module="$here/topologies/rocelab_mininet.py"
 die() { echo "mininet.sh: $*" >&2; exit 2; }
 usage() { sed -n '2,27p' "$self" | sed 's/^# \{0,1\}//'; }
 
+case "$here/" in
+  /tmp/*) die "the checkout ($here) is under /tmp, which the sandbox replaces with its own: clone it elsewhere" ;;
+esac
+
 if [ "${1:-}" = _inner ]; then
   # PID 1 of the new namespaces: private /tmp and /sys, loopback up, then the job.
   shift
