@@ -10,15 +10,28 @@
  * - READ responses must arrive in PSN order; one with a PSN beyond the
  *   expected one is ignored and the retransmit timer recovers;
  * - a PSN sequence NAK acknowledges everything before its PSN and restarts
- *   from it; while one retry is in progress a further NAK does not start
- *   another (only a timeout does);
+ *   from it; while one retry is in progress a further NAK for the same PSN
+ *   does not start another (a timeout or a NAK for a later PSN does);
  * - RNR NAK: wait the RNR timer the NAK carries, then resend from its PSN;
  *   rnr_retry 7 retries for ever;
- * - retries are limited by retry_cnt; when exhausted the WQE completes with
- *   NE_WC_RETRY_EXC_ERR and the QP moves to ERROR.
- * Difference from rxe: retry counters are reset on any forward progress
- * (rxe resets them when a WQE completes), and retry_cnt 7 is not infinite
- * (IBA; rxe treats 7 as infinite).
+ * - retries are limited by retry_cnt (timeouts and PSN sequence NAKs both
+ *   count, as in rxe); when exhausted the WQE completes with
+ *   NE_WC_RETRY_EXC_ERR and the QP moves to ERROR;
+ * - a late response (sent before a go-back-N rewind) may acknowledge PSNs
+ *   the requester is about to resend: the requester is moved up to
+ *   comp_psn (ne_req_sync), so that its WQE, offset and PSN stay consistent.
+ * Differences from rxe (rxe_comp.c resets the counters and started_retry on
+ * positive ACKs, READ responses and coalesced completions only, and
+ * decrements retry_cnt on every timeout and sequence NAK it does not ignore):
+ * - retry_cnt 7 is 7 retries (IBA); rxe treats 7 as infinite;
+ * - a sequence NAK that acknowledges new PSNs is forward progress too: it
+ *   resets the counters and started_retry, so it starts a new retry even
+ *   while an older one is in progress (rxe waits for the timeout);
+ * - a timeout or NAK that finds nothing sent after comp_psn resends nothing
+ *   and does not count as a retry (rxe decrements retry_cnt anyway).
+ * Without the last two, heavy reordering (many NAKs, several for the PSN
+ * the requester sends next) exhausted a finite retry_cnt, or waited for
+ * timeouts, although nothing was lost.
  */
 #include <string.h>
 
@@ -99,14 +112,19 @@ static void do_retry(struct ne_nic *nic, struct ne_qp *qp, bool timeout)
 		return;
 	if (qp->started_retry && !timeout)
 		return;
+	/* Nothing was sent after comp_psn (a NAK naming the very PSN the
+	 * requester sends next, typically after a rewind with packets of the
+	 * first transmission still in flight): nothing to resend, so this is
+	 * not a retry and costs no retry_cnt (rxe decrements here too, but
+	 * treats retry_cnt 7 as infinite). */
+	if (ne_psn_cmp(qp->req_psn, qp->comp_psn) <= 0)
+		return;
 	if (qp->retry_left > 0) {
 		qp->retry_left--;
-		if (ne_psn_cmp(qp->req_psn, qp->comp_psn) > 0) {
-			nic->cnt.completer_retry_err++;
-			ne_req_retry(qp);
-			qp->started_retry = true;
-			qp->rto_at = NE_NO_TIME; /* re-armed by the retransmission */
-		}
+		nic->cnt.completer_retry_err++;
+		ne_req_retry(qp);
+		qp->started_retry = true;
+		qp->rto_at = NE_NO_TIME; /* re-armed by the retransmission */
 		return;
 	}
 	nic->cnt.retry_exceeded_err++;
@@ -292,8 +310,13 @@ int ne_comp_rx(struct ne_nic *nic, struct ne_qp *qp, const uint8_t *frame,
 			switch (syn) {
 			case NE_AETH_NAK_PSN_SEQ:
 				if (ne_psn_cmp(psn, qp->comp_psn) > 0) {
+					/* implicitly acknowledges everything before
+					 * psn: forward progress, and a new sequence
+					 * error that the retry in progress (if any)
+					 * does not cover */
 					nic->cnt.rcvd_seq_err++;
 					qp->comp_psn = psn;
+					progress(qp);
 				}
 				do_retry(nic, qp, false);
 				break;
@@ -315,8 +338,13 @@ int ne_comp_rx(struct ne_nic *nic, struct ne_qp *qp, const uint8_t *frame,
 		}
 		break;
 	}
-	/* forward progress restarts the retransmit timer (or stops it) */
-	if (qp->sq_head != old_head || qp->comp_psn != old_comp)
+	/* forward progress restarts the retransmit timer (or stops it); a late
+	 * response from before a rewind may have acknowledged PSNs beyond the
+	 * requester's position: move the requester up to comp_psn first */
+	if (qp->sq_head != old_head || qp->comp_psn != old_comp) {
+		if (qp->state == NE_QPS_RTS)
+			ne_req_sync(qp);
 		rearm(qp, now_ns);
+	}
 	return ret;
 }

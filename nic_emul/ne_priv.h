@@ -224,6 +224,10 @@ bool ne_op_is_response(uint8_t op);
 int ne_req_build(struct ne_nic *nic, struct ne_qp *qp, uint64_t now_ns, uint8_t *buf, size_t *len);
 bool ne_req_has_work(const struct ne_qp *qp);
 void ne_req_retry(struct ne_qp *qp);
+/* The completer moved past the requester (a response to a packet sent before a
+ * go-back-N rewind acknowledged PSNs the requester is about to resend): move
+ * the requester forward to comp_psn so that its WQE, offset and PSN agree. */
+void ne_req_sync(struct ne_qp *qp);
 
 /* ne_resp.c */
 int ne_resp_rx(struct ne_nic *nic, struct ne_qp *qp, const uint8_t *frame,

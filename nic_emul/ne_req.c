@@ -6,7 +6,13 @@
  * every NE_MAX_PKT_PER_ACK packets, and arming the retransmit timer. A
  * retry (ne_req_retry) rewinds to the completer's oldest unacknowledged PSN:
  * go-back-N, resuming in the middle of a message with MIDDLE/LAST packets,
- * or with a READ request for the part of a READ not yet answered.
+ * or with a READ request for the part of a READ not yet answered. After a
+ * rewind, responses to the first transmission can still arrive and move the
+ * completer past the requester; ne_req_sync then moves the requester up to
+ * the completer (without it, the requester kept the offset of a WQE that had
+ * just completed, rebuilt the next WQE from that stale offset and shifted the
+ * PSNs of every later WQE: WRITEs completed at the sender that the responder
+ * never executed, or were executed at the wrong offset).
  */
 #include <string.h>
 
@@ -157,7 +163,10 @@ int ne_req_build(struct ne_nic *nic, struct ne_qp *qp, uint64_t now_ns, uint8_t 
 	return 1;
 }
 
-void ne_req_retry(struct ne_qp *qp)
+/* Point the requester at the completer's oldest unacknowledged PSN: the WQE
+ * holding comp_psn (sent WQEs keep their PSN range, so rebuilding them
+ * assigns the same PSNs again), at the offset of that PSN. */
+static void req_goto_comp(struct ne_qp *qp)
 {
 	uint32_t i;
 
@@ -172,7 +181,6 @@ void ne_req_retry(struct ne_qp *qp)
 			qp->req_psn = qp->comp_psn;
 			qp->req_off = (uint32_t)ne_psn_diff(qp->comp_psn, w->first_psn) * qp->attr.path_mtu;
 			qp->noack_pkts = 0;
-			qp->comp_opcode = -1;
 			return;
 		}
 	}
@@ -181,5 +189,16 @@ void ne_req_retry(struct ne_qp *qp)
 	qp->req_psn = qp->comp_psn;
 	qp->req_off = 0;
 	qp->noack_pkts = 0;
+}
+
+void ne_req_retry(struct ne_qp *qp)
+{
+	req_goto_comp(qp);
 	qp->comp_opcode = -1;
+}
+
+void ne_req_sync(struct ne_qp *qp)
+{
+	if (ne_psn_cmp(qp->comp_psn, qp->req_psn) > 0 || (int32_t)(qp->sq_next - qp->sq_head) < 0)
+		req_goto_comp(qp);
 }

@@ -115,6 +115,21 @@ static long first_msg(const struct sim *s)
 	return best;
 }
 
+/* delay of the next delivered frame: delay_ns plus the seeded jitter */
+static uint64_t wire_delay(struct sim *s)
+{
+	uint64_t x;
+
+	if (!s->jitter_ns)
+		return s->delay_ns;
+	/* splitmix64 */
+	x = (s->jitter_seed += 0x9E3779B97F4A7C15ull);
+	x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+	x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+	x ^= x >> 31;
+	return s->delay_ns + x % (s->jitter_ns + 1);
+}
+
 static void emit(struct sim *s, int from)
 {
 	static uint8_t buf[NE_MAX_FRAME];
@@ -152,7 +167,7 @@ static void emit(struct sim *s, int from)
 			break;
 		case SIM_DELIVER:
 		default:
-			push(s, to, s->now + s->delay_ns, buf, (uint32_t)len);
+			push(s, to, s->now + wire_delay(s), buf, (uint32_t)len);
 			if (s->has_held[from]) {
 				push(s, to, s->now + s->delay_ns, s->held[from].data, s->held[from].len);
 				free(s->held[from].data);

@@ -63,6 +63,11 @@ struct sim {
 	struct sim_rec *log;
 	size_t nlog, caplog;
 	int bad_frames; /* frames that failed rl_parse or ICRC verification */
+	/* Per-frame delay jitter: a delivered frame arrives delay_ns + a
+	 * pseudo-random 0..jitter_ns later (seeded by jitter_seed), so frames
+	 * of one direction overtake each other. 0 (default): FIFO. */
+	uint64_t jitter_ns;
+	uint64_t jitter_seed;
 	int rx_status_count[16]; /* index -status */
 };
 
