@@ -9,6 +9,7 @@
 
 #include <rte_errno.h>
 #include <rte_ring.h>
+#include <rte_rwlock.h>
 #include <rte_telemetry.h>
 
 struct ctl_cmd {
@@ -23,8 +24,13 @@ struct dp_ctl {
 	uint64_t applied;
 };
 
-/* DPDK telemetry callbacks carry no context: the one registered fabric. */
+/*
+ * DPDK telemetry callbacks carry no context: the one registered fabric. They
+ * run on the telemetry thread; the lock keeps dp_ctl_destroy() from freeing
+ * what a callback is reading.
+ */
 static struct dp_ctl *the_ctl;
+static rte_rwlock_t the_ctl_lock = RTE_RWLOCK_INITIALIZER;
 
 /* DPDK 22.11 accepts only letters, digits and '_' in dict keys: map the rest to '_'. */
 static void key_clean(char *k)
@@ -84,8 +90,6 @@ static bool selected(const char *params, const char *name)
 
 static int cmd_info(const char *cmd, const char *params, struct rte_tel_data *d)
 {
-	if (the_ctl == NULL)
-		return -ENODEV; /* shutting down */
 	const struct dp_fabric *f = the_ctl->fab;
 	char s[256];
 
@@ -104,8 +108,6 @@ static int cmd_info(const char *cmd, const char *params, struct rte_tel_data *d)
 
 static int cmd_links(const char *cmd, const char *params, struct rte_tel_data *d)
 {
-	if (the_ctl == NULL)
-		return -ENODEV;
 	static const char *const cols[] = {"up", "tx_pkts", "tx_bytes", "busy_ns", "queue_bytes",
 					   "pfc_tx", "paused_mask", "drops"};
 	const struct dp_fabric *f = the_ctl->fab;
@@ -133,8 +135,6 @@ static int cmd_links(const char *cmd, const char *params, struct rte_tel_data *d
 
 static int cmd_queues(const char *cmd, const char *params, struct rte_tel_data *d)
 {
-	if (the_ctl == NULL)
-		return -ENODEV;
 	static const char *const cols[] = {"bytes", "peak_bytes", "tx_pkts", "tx_bytes", "xoff_rx",
 					   "paused"};
 	const struct dp_fabric *f = the_ctl->fab;
@@ -162,8 +162,6 @@ static int cmd_queues(const char *cmd, const char *params, struct rte_tel_data *
 
 static int cmd_switches(const char *cmd, const char *params, struct rte_tel_data *d)
 {
-	if (the_ctl == NULL)
-		return -ENODEV;
 	static const char *const cols[] = {"up", "rx_pkts", "fwd_pkts", "drops", "arp_replies",
 					   "nd_replies", "pfc_rx", "ecn_marked", "buffer_bytes", "buffer_peak_bytes"};
 	const struct dp_fabric *f = the_ctl->fab;
@@ -189,8 +187,6 @@ static int cmd_switches(const char *cmd, const char *params, struct rte_tel_data
 
 static int cmd_drops(const char *cmd, const char *params, struct rte_tel_data *d)
 {
-	if (the_ctl == NULL)
-		return -ENODEV;
 	const struct dp_fabric *f = the_ctl->fab;
 	const char *cols[DP_DROP_COUNT + PFC_MMU_VERDICT_COUNT];
 	char names[PFC_MMU_VERDICT_COUNT][32];
@@ -235,8 +231,6 @@ static int cmd_drops(const char *cmd, const char *params, struct rte_tel_data *d
 
 static int cmd_pfc(const char *cmd, const char *params, struct rte_tel_data *d)
 {
-	if (the_ctl == NULL)
-		return -ENODEV;
 	static const char *const cols[] = {"pfc_frames_sent", "xoff_received", "xon_received",
 					   "paused_ns", "paused_mask"};
 	const struct dp_fabric *f = the_ctl->fab;
@@ -266,8 +260,6 @@ static int cmd_pfc(const char *cmd, const char *params, struct rte_tel_data *d)
 
 static int cmd_ports(const char *cmd, const char *params, struct rte_tel_data *d)
 {
-	if (the_ctl == NULL)
-		return -ENODEV;
 	const struct dp_fabric *f = the_ctl->fab;
 	int s = params ? rl_topo_switch_by_name(f->topo, params) : -1;
 
@@ -287,8 +279,6 @@ static int cmd_ports(const char *cmd, const char *params, struct rte_tel_data *d
 
 static int cmd_flows(const char *cmd, const char *params, struct rte_tel_data *d)
 {
-	if (the_ctl == NULL)
-		return -ENODEV;
 	static const char *const cols[] = {"flow", "packets", "bytes", "path_changes", "path"};
 	const struct dp_fabric *f = the_ctl->fab;
 	const struct dp_flow *top[200];
@@ -353,8 +343,6 @@ static int queue_set(const char *params, bool is_switch)
 
 static int cmd_link_set(const char *cmd, const char *params, struct rte_tel_data *d)
 {
-	if (the_ctl == NULL)
-		return -ENODEV; /* shutting down */
 	(void)cmd;
 	int rc = queue_set(params, false);
 	if (rc == 0)
@@ -364,14 +352,32 @@ static int cmd_link_set(const char *cmd, const char *params, struct rte_tel_data
 
 static int cmd_switch_set(const char *cmd, const char *params, struct rte_tel_data *d)
 {
-	if (the_ctl == NULL)
-		return -ENODEV; /* shutting down */
 	(void)cmd;
 	int rc = queue_set(params, true);
 	if (rc == 0)
 		rte_tel_data_string(d, "queued");
 	return rc;
 }
+
+/* Each command runs under the read lock, and not at all once the fabric is gone. */
+#define LOCKED(fn)                                                                              \
+	static int fn##_locked(const char *cmd, const char *params, struct rte_tel_data *d)    \
+	{                                                                                      \
+		rte_rwlock_read_lock(&the_ctl_lock);                                           \
+		int rc = the_ctl ? fn(cmd, params, d) : -ENODEV;                               \
+		rte_rwlock_read_unlock(&the_ctl_lock);                                         \
+		return rc;                                                                     \
+	}
+LOCKED(cmd_info)
+LOCKED(cmd_links)
+LOCKED(cmd_queues)
+LOCKED(cmd_switches)
+LOCKED(cmd_drops)
+LOCKED(cmd_pfc)
+LOCKED(cmd_flows)
+LOCKED(cmd_ports)
+LOCKED(cmd_link_set)
+LOCKED(cmd_switch_set)
 
 struct dp_ctl *dp_ctl_create(struct dp_fabric *f, char *err, size_t errlen)
 {
@@ -380,16 +386,16 @@ struct dp_ctl *dp_ctl_create(struct dp_fabric *f, char *err, size_t errlen)
 		telemetry_cb fn;
 		const char *help;
 	} cmds[] = {
-		{"/rocelab/info", cmd_info, "Topology, clock, time and event counts."},
-		{"/rocelab/links", cmd_links, "Per link direction (FROM>TO): state, packets, bytes, queue, PFC. Parameter: name prefix."},
-		{"/rocelab/queues", cmd_queues, "Per priority queues of both directions of a link. Parameter: link name."},
-		{"/rocelab/switches", cmd_switches, "Per switch counters. Parameter: name prefix."},
-		{"/rocelab/drops", cmd_drops, "Drops by switch and reason, and summed over links. Parameter: name prefix."},
-		{"/rocelab/pfc", cmd_pfc, "PFC frames sent and received, pause time, per link direction. Parameter: name prefix."},
-		{"/rocelab/flows", cmd_flows, "The 200 largest flows: name, packets, bytes, path changes, path (switch:port)."},
-		{"/rocelab/ports", cmd_ports, "Packets forwarded per port of a switch. Parameter: switch."},
-		{"/rocelab/link_set", cmd_link_set, "Take a link down or up. Parameters: LINK,up|down."},
-		{"/rocelab/switch_set", cmd_switch_set, "Take a switch down or up. Parameters: SWITCH,up|down."},
+		{"/rocelab/info", cmd_info_locked, "Topology, clock, time and event counts."},
+		{"/rocelab/links", cmd_links_locked, "Per link direction (FROM_to_TO): state, packets, bytes, queue, PFC. Parameter: name prefix."},
+		{"/rocelab/queues", cmd_queues_locked, "Per priority queues of both directions of a link. Parameter: link name."},
+		{"/rocelab/switches", cmd_switches_locked, "Per switch counters. Parameter: name prefix."},
+		{"/rocelab/drops", cmd_drops_locked, "Drops by switch and reason, and summed over links. Parameter: name prefix."},
+		{"/rocelab/pfc", cmd_pfc_locked, "PFC frames sent and received, pause time, per link direction. Parameter: name prefix."},
+		{"/rocelab/flows", cmd_flows_locked, "The 200 largest flows: name, packets, bytes, path changes, path (switch:port)."},
+		{"/rocelab/ports", cmd_ports_locked, "Packets forwarded per port of a switch. Parameter: switch."},
+		{"/rocelab/link_set", cmd_link_set_locked, "Take a link down or up. Parameters: LINK,up|down."},
+		{"/rocelab/switch_set", cmd_switch_set_locked, "Take a switch down or up. Parameters: SWITCH,up|down."},
 	};
 	struct dp_ctl *c;
 
@@ -437,10 +443,12 @@ void dp_ctl_destroy(struct dp_ctl *c)
 {
 	if (c == NULL)
 		return;
-	/* telemetry may still call in: leave the_ctl pointing at a fabric that is going away
-	 * only until the process exits; commands registered cannot be unregistered in 22.11 */
-	rte_ring_free(c->ring);
-	c->ring = NULL;
-	free(c);
+	rte_rwlock_write_lock(&the_ctl_lock);
 	the_ctl = NULL;
+	rte_rwlock_write_unlock(&the_ctl_lock);
+	void *p;
+	while (rte_ring_dequeue(c->ring, &p) == 0)
+		free(p); /* commands never applied */
+	rte_ring_free(c->ring);
+	free(c);
 }

@@ -194,7 +194,10 @@ static void chan_kick(struct dp_chan *c, uint64_t now)
 	struct dp_mbuf_priv *pv = dp_priv(m);
 	uint32_t len = rte_pktmbuf_pkt_len(m);
 	uint64_t start = c->free_at_ns > now ? c->free_at_ns : now;
-	uint64_t ser = dp_ser_ns(len, c->rate_bps);
+	/* exact wire time: carry the fraction of a nanosecond to the next frame */
+	uint64_t num = (uint64_t)((len < 60 ? 60 : len) + PFC_WIRE_OVERHEAD) * 8 * 1000000000ull + c->ser_rem;
+	uint64_t ser = num / c->rate_bps;
+	c->ser_rem = num % c->rate_bps;
 
 	if (c->capture)
 		c->capture(c->capture_ctx, c, m, start);
@@ -239,6 +242,12 @@ static void chan_enqueue(struct dp_chan *c, struct rte_mbuf *m, int prio, uint64
 	struct dp_fifo *q = prio == DP_NUM_PRIO ? &c->ctrl : &c->q[prio];
 
 	if (fifo_push(q, m) < 0) {
+		struct dp_mbuf_priv *pv = dp_priv(m);
+		if (pv->admitted) { /* give its bytes back to the buffer */
+			struct pfc_mmu_pkt mp = {.len = pv->len, .in_port = pv->in_port,
+						 .out_port = pv->out_port, .prio = pv->prio, .ect = pv->ect};
+			pfc_mmu_discard(c->fab->sw[c->from.index].mmu, &mp, now);
+		}
 		c->drops[DP_DROP_NO_MBUF]++;
 		rte_pktmbuf_free(m);
 		return;
@@ -272,6 +281,8 @@ static void send_pfc(struct dp_switch *s, uint16_t port, uint64_t now)
 	struct dp_chan *c = s->out[port];
 	struct pfc_frame fr;
 
+	if (!c->up)
+		return; /* nobody to pause on a dead link */
 	if (pfc_mmu_pfc_frame(s->mmu, port, now, &fr) > 0) {
 		struct rte_mbuf *m = rte_pktmbuf_alloc(c->fab->mp);
 		if (m == NULL) {
@@ -656,10 +667,16 @@ void dp_fabric_host_send(struct dp_fabric *f, uint32_t host, struct rte_mbuf *m,
 		rte_pktmbuf_free(m);
 		return;
 	}
-	/* The NIC queues by the priority its DSCP maps to, so PFC can pause it. */
-	if (m->nb_segs == 1 &&
-	    rl_parse(rte_pktmbuf_mtod(m, uint8_t *), rte_pktmbuf_data_len(m), &p) == RL_PARSE_OK)
+	/* The NIC queues by the priority its DSCP maps to, so PFC can pause it;
+	 * its own MAC control (PFC) frames go first and are never paused. */
+	int st = m->nb_segs == 1 ? rl_parse(rte_pktmbuf_mtod(m, uint8_t *), rte_pktmbuf_data_len(m), &p)
+				 : RL_PARSE_BAD_ARG;
+	if (st == RL_PARSE_OK)
 		prio = f->topo->qos.dscp_prio[p.dscp];
+	else if (st == RL_PARSE_NOT_IP && p.ethertype == RL_ETHERTYPE_PAUSE) {
+		chan_enqueue(c, m, DP_NUM_PRIO, now);
+		return;
+	}
 	if (c->q[prio].bytes + rte_pktmbuf_pkt_len(m) > c->q_limit_bytes) {
 		c->drops[DP_DROP_QUEUE]++;
 		rte_pktmbuf_free(m);
@@ -730,12 +747,42 @@ static void reroute(struct dp_fabric *f, uint64_t now)
 		chan_kick(&f->chans[i], now);
 }
 
+/*
+ * A link that goes down loses what waits in its queues: each packet is
+ * released from its switch's MMU (which may end an XOFF upstream) and counted.
+ */
+static void chan_flush(struct dp_chan *c, uint64_t now)
+{
+	struct rte_mbuf *m;
+
+	for (int p = 0; p <= DP_NUM_PRIO; p++) {
+		struct dp_fifo *q = p == DP_NUM_PRIO ? &c->ctrl : &c->q[p];
+		while ((m = fifo_pop(q)) != NULL) {
+			struct dp_mbuf_priv *pv = dp_priv(m);
+			if (pv->admitted) {
+				struct dp_switch *s = &c->fab->sw[c->from.index];
+				struct pfc_mmu_pkt mp = {.len = pv->len, .in_port = pv->in_port,
+							 .out_port = pv->out_port, .prio = pv->prio,
+							 .ect = pv->ect};
+				if (pfc_mmu_discard(s->mmu, &mp, now) & PFC_MMU_F_XON)
+					send_pfc(s, mp.in_port, now);
+			}
+			c->drops[DP_DROP_LINK_DOWN]++;
+			rte_pktmbuf_free(m);
+		}
+	}
+}
+
 int dp_fabric_set_link(struct dp_fabric *f, uint32_t link, bool up, uint64_t now)
 {
 	if (link >= f->topo->n_links)
 		return -1;
 	f->chans[2 * link].up = up;
 	f->chans[2 * link + 1].up = up;
+	if (!up) {
+		chan_flush(&f->chans[2 * link], now);
+		chan_flush(&f->chans[2 * link + 1], now);
+	}
 	rl_route_set_link(f->routes, link, up);
 	reroute(f, now);
 	return 0;

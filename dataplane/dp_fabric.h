@@ -114,6 +114,7 @@ struct dp_chan {
 
 	bool tx_busy;
 	uint64_t free_at_ns;
+	uint64_t ser_rem;            /* serialization remainder (bit-ns mod rate) carried between frames */
 	uint64_t kick_at_ns;         /* pending wake-up for a pause expiry; 0: none */
 	uint64_t rng;                /* loss */
 

@@ -170,8 +170,13 @@ static void on_send(void *obj, uint64_t arg, uint64_t now)
 	}
 	struct rte_mbuf *m = rte_pktmbuf_alloc(g->fab->mp);
 	uint8_t *d = m ? (uint8_t *)rte_pktmbuf_append(m, (uint16_t)g->size) : NULL;
-	if (d == NULL) { /* the pool is empty: wait for packets to drain, as for a full queue */
+	if (d == NULL) {
 		rte_pktmbuf_free(m);
+		if (m != NULL) { /* the frame cannot fit an mbuf: stop (checked at start, so never) */
+			g->count = g->sent;
+			return;
+		}
+		/* the pool is empty: wait for packets to drain, as for a full queue */
 		g->no_mbuf++;
 		dp_timer_add(g->fab->eng, now + gap, on_send, g, 0);
 		return;
@@ -181,7 +186,10 @@ static void on_send(void *obj, uint64_t arg, uint64_t now)
 	dp_fabric_host_send(g->fab, g->src, m, now);
 	g->sent++;
 	if (g->sent < g->count) {
-		uint64_t next = g->start_ns + gap * g->sent;
+		/* exact pacing: the n-th packet at start + n x wire time, without rounding drift */
+		uint64_t bits = (uint64_t)(g->size + PFC_WIRE_OVERHEAD) * 8;
+		uint64_t next = g->start_ns +
+				(uint64_t)((unsigned __int128)g->sent * bits * 1000000000ull / g->rate_bps);
 		dp_timer_add(g->fab->eng, next > now ? next : now + gap, on_send, g, 0);
 	} else {
 		g->done_ns = now;

@@ -560,6 +560,9 @@ static int coll_kv(struct dp_nics *ns, struct dp_coll *c, const char *k, const c
 			int hi = rl_topo_host_by_name(t, h);
 			if (hi < 0 || !dp_nics_owns(ns, (uint32_t)hi) || c->cfg.nranks == ns->n)
 				return -1;
+			for (uint32_t r = 0; r < c->cfg.nranks; r++)
+				if (c->rank_nic[r] == (uint32_t)ns->by_host[hi])
+					return -1; /* a host at most once */
 			c->rank_nic[c->cfg.nranks++] = (uint32_t)ns->by_host[hi];
 		}
 		return 0;

@@ -138,7 +138,7 @@ int dp_port_setup(struct dp_ports *ps, struct dp_fabric *f, struct rte_mempool *
 			snprintf(err, errlen, "host %s: port %s: %s", hc->name, name, why);
 			return -1;
 		}
-		uint32_t i = ps->n++;
+		uint32_t i = ps->n;
 		ps->host[i] = h;
 		ps->port_id[i] = pid;
 		ps->by_host[h] = (int32_t)i;
@@ -148,6 +148,7 @@ int dp_port_setup(struct dp_ports *ps, struct dp_fabric *f, struct rte_mempool *
 			snprintf(err, errlen, "out of memory");
 			return -1;
 		}
+		ps->n++;
 		rte_eth_tx_buffer_init(ps->txb[i], DP_PORT_BURST);
 		rte_eth_tx_buffer_set_err_callback(ps->txb[i], rte_eth_tx_buffer_count_callback,
 						   &ps->tx_dropped[i]);

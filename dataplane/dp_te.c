@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include "dp_te.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -31,6 +32,8 @@ int dp_te_create(struct dp_te *te, struct dp_fabric *f, const uint32_t (*pairs)[
 		te->pair[i].dst = pairs[i][1];
 	}
 	te->n_pairs = n;
+	for (uint64_t i = 0; i < (uint64_t)t->n_hosts * t->n_hosts; i++)
+		te->port_of[i] = -1; /* nothing installed until a placement succeeds */
 	dp_te_compute(te);
 	return 0;
 }
@@ -61,7 +64,7 @@ void dp_te_compute(struct dp_te *te)
 		struct dp_te_pair *p = &te->pair[i];
 		const struct rl_host *hs = &t->hosts[p->src], *hd = &t->hosts[p->dst];
 		uint32_t src_leaf = hs->leaf, dst_leaf_index = (uint32_t)t->switches[hd->leaf].leaf_index;
-		double demand = (double)t->links[hs->link].rate_bps, best = -1;
+		double demand = (double)t->links[hs->link].rate_bps, best = -INFINITY;
 		unsigned n_up;
 		const uint16_t *ups = rl_route_group(f->routes, src_leaf, dst_leaf_index, &n_up);
 

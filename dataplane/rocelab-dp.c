@@ -336,6 +336,8 @@ static void run_virtual(struct run *r)
 	time_t last_progress = time(NULL);
 
 	while (!stop_requested && dp_engine_step_virtual(&r->eng, until)) {
+		if (r->ctl)
+			dp_ctl_poll(r->ctl, r->eng.now_ns); /* telemetry link_set/switch_set */
 		/* without --duration, stop when traffic is done and the fabric drained */
 		if (!r->o->duration_ns && !gens_active(r) && !dp_nics_active(&r->nics)) {
 			bool busy = false;
@@ -388,6 +390,10 @@ static int setup_captures(struct run *r, char *err, size_t errlen)
 {
 	for (unsigned i = 0; i < r->o->n_capture; i++) {
 		char spec[256];
+		if (strlen(r->o->capture[i]) >= sizeof(spec)) {
+			snprintf(err, errlen, "--capture: argument too long");
+			return -1;
+		}
 		snprintf(spec, sizeof(spec), "%s", r->o->capture[i]);
 		char *eq = strchr(spec, '=');
 		*eq = '\0';
@@ -458,9 +464,12 @@ int main(int argc, char **argv)
 		goto fail;
 	/* Frames are never larger than the hosts' MTU (switches do not grow them). */
 	uint32_t max_mtu = 1500;
-	for (uint32_t h = 0; h < r.topo->n_hosts; h++)
+	for (uint32_t h = 0; h < r.topo->n_hosts; h++) {
 		if (r.topo->hosts[h].mtu > max_mtu)
 			max_mtu = r.topo->hosts[h].mtu;
+		if (r.topo->hosts[h].attach == RL_ATTACH_EMULATED && max_mtu < NE_MAX_FRAME)
+			max_mtu = NE_MAX_FRAME; /* RoCE path MTU 4096 whatever the host MTU says */
+	}
 	uint16_t room = (uint16_t)(RTE_PKTMBUF_HEADROOM + (max_mtu > 1500 ? 9216 + 64 : 2048));
 	r.mp = rte_pktmbuf_pool_create("rl_mbuf", max_mtu > 1500 ? 16383 : 65535, 256,
 				       RTE_ALIGN(sizeof(struct dp_mbuf_priv), RTE_MBUF_PRIV_ALIGN), room,
@@ -497,6 +506,12 @@ int main(int argc, char **argv)
 		dp_timer_add(&r.eng, r.start_ns + o.csv_interval_ns, on_csv, &r, 0);
 	}
 	for (unsigned i = 0; i < o.n_gen; i++) {
+		if (r.gens[i].size > (uint32_t)(room - RTE_PKTMBUF_HEADROOM)) {
+			snprintf(err, sizeof(err), "--gen %s: size %u is larger than the hosts' frames (%u)",
+				 o.gen[i], r.gens[i].size, (unsigned)(room - RTE_PKTMBUF_HEADROOM));
+			rc = EXIT_BAD_INPUT;
+			goto fail_rc;
+		}
 		r.gens[i].start_ns += r.start_ns;
 		dp_gen_start(&r.gens[i], r.fab);
 	}
