@@ -29,6 +29,7 @@ static const char *const drop_names[DP_DROP_COUNT] = {
 	[DP_DROP_LINK_DOWN] = "link_down", [DP_DROP_LOSS] = "loss",
 	[DP_DROP_QUEUE] = "host_queue",    [DP_DROP_NO_MBUF] = "no_mbuf",
 	[DP_DROP_SEGMENTED] = "segmented", [DP_DROP_PFC_BAD] = "pfc_bad",
+	[DP_DROP_PFC_STORM] = "pfc_storm",
 };
 
 const char *dp_drop_name(enum dp_drop d)
@@ -145,6 +146,11 @@ static int pick_queue(struct dp_chan *c, uint64_t now)
 	const struct rl_qos *qos = &c->fab->topo->qos;
 	uint8_t paused = pfc_pause_mask(&c->pause, now);
 	unsigned cp = qos->control_prio;
+
+	if (c->wd_on && paused) /* a queue in storm with the forward action ignores pause */
+		for (unsigned p = 0; p < DP_NUM_PRIO; p++)
+			if ((paused >> p & 1) && pfc_watchdog_may_send(&c->wd, &c->pause, p, now))
+				paused &= (uint8_t)~(1u << p);
 	uint8_t eligible = 0;
 
 	if (c->ctrl.n)
@@ -525,6 +531,7 @@ static void switch_rx(struct dp_switch *s, uint16_t in_port, struct rte_mbuf *m,
 			}
 			s->pfc_rx++;
 			rte_pktmbuf_free(m);
+			dp_watchdog_arm(c, now);
 			chan_kick(c, now);
 			return;
 		}
@@ -592,6 +599,11 @@ static void switch_rx(struct dp_switch *s, uint16_t in_port, struct rte_mbuf *m,
 	}
 
 	uint8_t prio = f->topo->qos.dscp_prio[p.dscp];
+	if (oc->wd_on && pfc_watchdog_drops(&oc->wd, prio)) {
+		pfc_watchdog_count_drop(&oc->wd, prio, 1);
+		sw_drop(s, m, DP_DROP_PFC_STORM);
+		return;
+	}
 	struct pfc_mmu_pkt mp = {.len = len, .in_port = in_port, .out_port = (uint16_t)out_port,
 				 .prio = prio, .ect = p.ecn != 0};
 	unsigned flags = 0;
@@ -751,26 +763,71 @@ static void reroute(struct dp_fabric *f, uint64_t now)
  * A link that goes down loses what waits in its queues: each packet is
  * released from its switch's MMU (which may end an XOFF upstream) and counted.
  */
-static void chan_flush(struct dp_chan *c, uint64_t now)
+static void chan_flush_queue(struct dp_chan *c, int p, enum dp_drop why, uint64_t now)
 {
+	struct dp_fifo *q = p == DP_NUM_PRIO ? &c->ctrl : &c->q[p];
 	struct rte_mbuf *m;
 
-	for (int p = 0; p <= DP_NUM_PRIO; p++) {
-		struct dp_fifo *q = p == DP_NUM_PRIO ? &c->ctrl : &c->q[p];
-		while ((m = fifo_pop(q)) != NULL) {
-			struct dp_mbuf_priv *pv = dp_priv(m);
-			if (pv->admitted) {
-				struct dp_switch *s = &c->fab->sw[c->from.index];
-				struct pfc_mmu_pkt mp = {.len = pv->len, .in_port = pv->in_port,
-							 .out_port = pv->out_port, .prio = pv->prio,
-							 .ect = pv->ect};
-				if (pfc_mmu_discard(s->mmu, &mp, now) & PFC_MMU_F_XON)
-					send_pfc(s, mp.in_port, now);
-			}
-			c->drops[DP_DROP_LINK_DOWN]++;
-			rte_pktmbuf_free(m);
+	while ((m = fifo_pop(q)) != NULL) {
+		struct dp_mbuf_priv *pv = dp_priv(m);
+		if (pv->admitted) {
+			struct dp_switch *s = &c->fab->sw[c->from.index];
+			struct pfc_mmu_pkt mp = {.len = pv->len, .in_port = pv->in_port,
+						 .out_port = pv->out_port, .prio = pv->prio, .ect = pv->ect};
+			if (pfc_mmu_discard(s->mmu, &mp, now) & PFC_MMU_F_XON)
+				send_pfc(s, mp.in_port, now);
 		}
+		c->drops[why]++;
+		rte_pktmbuf_free(m);
 	}
+}
+
+static void chan_flush(struct dp_chan *c, uint64_t now)
+{
+	for (int p = 0; p <= DP_NUM_PRIO; p++)
+		chan_flush_queue(c, p, DP_DROP_LINK_DOWN, now);
+}
+
+/*
+ * PFC watchdog poll of one switch egress channel: declares and restores
+ * storms (pfc/pfc_watchdog.h); a queue in storm with the drop action is
+ * drained. Polls continue while a priority is paused or in storm.
+ */
+static void on_wd_poll(void *obj, uint64_t at, uint64_t now)
+{
+	struct dp_chan *c = obj;
+	uint8_t nonempty = 0, watching = 0;
+
+	if (c->wd_armed_at != at)
+		return;
+	c->wd_armed_at = 0;
+	for (int p = 0; p < DP_NUM_PRIO; p++)
+		nonempty |= (uint8_t)((c->q[p].n > 0) << p);
+	pfc_watchdog_poll(&c->wd, &c->pause, nonempty, c->q_tx_pkts, now);
+	for (unsigned p = 0; p < DP_NUM_PRIO; p++) {
+		if (pfc_watchdog_drops(&c->wd, p) && c->q[p].n) {
+			uint64_t before = c->drops[DP_DROP_PFC_STORM];
+			chan_flush_queue(c, (int)p, DP_DROP_PFC_STORM, now);
+			pfc_watchdog_count_drop(&c->wd, p, c->drops[DP_DROP_PFC_STORM] - before);
+		}
+		watching |= (uint8_t)((pfc_watchdog_in_storm(&c->wd, p) ||
+				       !pfc_pause_may_send(&c->pause, p, now)) << p);
+	}
+	chan_kick(c, now);
+	if (watching)
+		dp_watchdog_arm(c, now);
+}
+
+void dp_watchdog_arm(struct dp_chan *c, uint64_t now)
+{
+	uint64_t t = pfc_watchdog_next_poll_ns(&c->wd);
+
+	if (!c->wd_on || c->wd_armed_at)
+		return;
+	if (t <= now)
+		t = now + 1;
+	c->wd_armed_at = t;
+	dp_timer_add(c->fab->eng, t, on_wd_poll, c, t);
 }
 
 int dp_fabric_set_link(struct dp_fabric *f, uint32_t link, bool up, uint64_t now)
@@ -854,6 +911,13 @@ static int init_chan(struct dp_fabric *f, struct dp_chan *c, uint32_t l, int dir
 	c->rng = (f->opt.seed ? f->opt.seed : 1) * 0x9e3779b97f4a7c15ull + 2 * l + (uint64_t)dir + 1;
 	for (int p = 0; p < DP_NUM_PRIO; p++)
 		c->quantum[p] = DWRR_QUANTUM * (t->qos.dwrr_weight[p] ? t->qos.dwrr_weight[p] : 1);
+	if (f->opt.watchdog && c->from.kind == RL_NODE_SWITCH) {
+		struct pfc_watchdog_config wc = *f->opt.watchdog;
+		wc.prio_mask = t->qos.lossless_mask;
+		if (pfc_watchdog_init(&c->wd, &wc, 0, err, errlen) < 0)
+			return -1;
+		c->wd_on = true;
+	}
 	return pfc_pause_init(&c->pause, lk->rate_bps, err, errlen);
 }
 

@@ -41,6 +41,7 @@
 #include "dp_te.h"
 #include "pfc_mmu.h"
 #include "pfc_pause.h"
+#include "pfc_watchdog.h"
 #include "rl_nexthop.h"
 #include "routes.h"
 #include "topology.h"
@@ -84,6 +85,7 @@ enum dp_drop {
 	DP_DROP_NO_MBUF,   /* could not allocate a reply / PFC frame */
 	DP_DROP_SEGMENTED, /* multi-segment mbuf that could not be linearized */
 	DP_DROP_PFC_BAD,   /* malformed MAC control frame */
+	DP_DROP_PFC_STORM, /* PFC watchdog: a queue paused too long was drained */
 	DP_DROP_COUNT,
 };
 
@@ -111,6 +113,9 @@ struct dp_chan {
 	int64_t deficit[DP_NUM_PRIO];
 	uint8_t rr;
 	struct pfc_pause pause;
+	struct pfc_watchdog wd;      /* switch egress only, when the fabric's watchdog is on */
+	bool wd_on;
+	uint64_t wd_armed_at;        /* pending watchdog poll; 0: none */
 
 	bool tx_busy;
 	uint64_t free_at_ns;
@@ -171,6 +176,7 @@ struct dp_fabric_opts {
 	void *host_rx_ctx;
 	uint64_t host_queue_bytes;   /* per priority of a host NIC; 0 = 512 KiB */
 	uint32_t flow_capacity;      /* flows whose path is recorded; 0: none */
+	const struct pfc_watchdog_config *watchdog; /* PFC watchdog on switch egress; NULL: off */
 	uint64_t seed;               /* link loss and flowlet choices */
 };
 
@@ -211,6 +217,9 @@ int dp_fabric_set_switch(struct dp_fabric *f, uint32_t sw, bool up, uint64_t now
 
 /* The channel of link l in the direction leaving node `from` (NULL if not an end). */
 struct dp_chan *dp_fabric_chan_from(struct dp_fabric *f, uint32_t link, struct rl_node_ref from);
+
+/* Arm c's PFC watchdog poll (when the watchdog is on and none is pending). */
+void dp_watchdog_arm(struct dp_chan *c, uint64_t now_ns);
 
 /* Bytes queued now in a channel's data queues (all priorities). */
 uint64_t dp_chan_queued_bytes(const struct dp_chan *c);

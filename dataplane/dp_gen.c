@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "dp_units.h"
+#include "pfc_frame.h"
 #include "rl_bytes.h"
 #include "rl_icrc.h"
 #include "rl_parse.h"
@@ -16,9 +17,10 @@ static int kv(struct dp_gen *g, const char *k, const char *v, char *err, size_t 
 	uint64_t n;
 
 	if (strcmp(k, "proto") == 0) {
-		if (strcmp(v, "udp") && strcmp(v, "roce"))
+		if (strcmp(v, "udp") && strcmp(v, "roce") && strcmp(v, "pfc"))
 			goto bad;
 		g->roce = strcmp(v, "roce") == 0;
+		g->pfc = strcmp(v, "pfc") == 0;
 		return 0;
 	}
 	if (strcmp(k, "sport") == 0 && strcmp(v, "vary") == 0) {
@@ -98,7 +100,9 @@ int dp_gen_parse(struct dp_gen *g, const struct rl_topo *t, const char *spec, ch
 	}
 	if (!sport_set)
 		g->sport = g->roce ? 0xc000 : 10000;
-	if (g->size < (g->roce ? 14u + 20 + 8 + 12 + 4 : 14u + 20 + 8)) {
+	if (g->pfc)
+		g->size = PFC_FRAME_LEN;
+	if (!g->pfc && g->size < (g->roce ? 14u + 20 + 8 + 12 + 4 : 14u + 20 + 8)) {
 		snprintf(err, errlen, "generator: size %u too small for its headers", g->size);
 		return -1;
 	}
@@ -113,6 +117,15 @@ static void build(struct dp_gen *g, uint8_t *d, uint32_t flow)
 	const struct rl_host *s = &t->hosts[g->src], *dh = &t->hosts[g->dst];
 	uint16_t ip_len = (uint16_t)(g->size - 14);
 
+	if (g->pfc) {
+		struct pfc_frame f;
+		pfc_frame_init(&f, s->mac);
+		for (unsigned p = 0; p < PFC_NUM_PRIO; p++)
+			if (t->qos.lossless_mask >> p & 1)
+				pfc_frame_set(&f, p, PFC_QUANTA_MAX);
+		pfc_frame_encode(&f, d, g->size);
+		return;
+	}
 	memset(d, 0, g->size);
 	memcpy(d, s->gw_mac, 6);
 	memcpy(d + 6, s->mac, 6);

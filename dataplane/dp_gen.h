@@ -6,7 +6,9 @@
  * A spec: SRC>DST[:key=value,...] with host names, e.g.
  *   h0>h5:proto=roce,flows=16,sport=0xc0a5,size=1078,rate=10G,count=10000
  * keys (defaults in brackets):
- *   proto  udp | roce [udp]: roce sends RDMA WRITE_MIDDLE packets (BTH, ICRC)
+ *   proto  udp | roce | pfc [udp]: roce sends RDMA WRITE_MIDDLE packets (BTH,
+ *          ICRC); pfc sends 802.1Qbb XOFF frames (quanta 0xFFFF for every
+ *          lossless priority) to the host's leaf: a PFC storm (size is 60)
  *   flows  number of flows, packets go round-robin over them [1]; a UDP flow
  *          differs by source port, a RoCE flow by destination QP (0x100 + i)
  *   sport  UDP source port [udp: 10000 + flow; roce: 0xc000]; with
@@ -29,6 +31,7 @@ struct dp_gen {
 	struct dp_fabric *fab;
 	uint32_t src, dst;       /* host indices */
 	bool roce;
+	bool pfc;                /* XOFF frames (max quanta, every lossless priority) */
 	uint32_t flows;
 	uint16_t sport;
 	bool sport_vary;

@@ -51,6 +51,8 @@ struct opts {
 	const char *coll;
 	struct dp_nic_opts nic;
 	bool te;
+	bool watchdog;
+	struct pfc_watchdog_config wd;
 	const char *capture[MAX_CAPTURES];
 	unsigned n_capture;
 	enum dp_veth_driver veth;
@@ -96,6 +98,8 @@ static void usage(FILE *out)
 		"                      (keys op,hosts,sizes,qps,mode,channels,chunk,window,cts,sport,\n"
 		"                      iters,warmup,data; see dataplane/dp_nic.h)\n"
 		"  --nic qpc=N,miss=TIME  emulated NICs hold N QP contexts; a miss costs TIME\n"
+		"  --pfc-watchdog [detect=T,restore=T,poll=T,action=drop|forward]\n"
+		"                      PFC watchdog on switch egress (SONiC defaults 200ms/200ms/100ms, drop)\n"
 		"  --te                traffic engineering: a controller places each connection of\n"
 		"                      the --coll on the leaf-spine-leaf path with most capacity left\n"
 		"                      (again after failures); other traffic uses ECMP\n"
@@ -122,10 +126,43 @@ static int bad(const char *what, const char *arg)
 	return EXIT_BAD_INPUT;
 }
 
+/* "detect=200ms,restore=200ms,poll=100ms,action=drop" over the defaults in w. */
+static int parse_watchdog(const char *spec, struct pfc_watchdog_config *w)
+{
+	char buf[128];
+
+	if (strlen(spec) >= sizeof(buf))
+		return -1;
+	snprintf(buf, sizeof(buf), "%s", spec);
+	char *save = NULL;
+	for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		char *eq = strchr(tok, '=');
+		if (eq == NULL)
+			return -1;
+		*eq++ = '\0';
+		int bad_value;
+		if (strcmp(tok, "detect") == 0)
+			bad_value = dp_parse_time(eq, &w->detect_ns);
+		else if (strcmp(tok, "restore") == 0)
+			bad_value = dp_parse_time(eq, &w->restore_ns);
+		else if (strcmp(tok, "poll") == 0)
+			bad_value = dp_parse_time(eq, &w->poll_ns);
+		else if (strcmp(tok, "action") == 0 && strcmp(eq, "drop") == 0)
+			bad_value = (w->action = PFC_WD_DROP, 0);
+		else if (strcmp(tok, "action") == 0 && strcmp(eq, "forward") == 0)
+			bad_value = (w->action = PFC_WD_FORWARD, 0);
+		else
+			bad_value = -1;
+		if (bad_value < 0)
+			return -1;
+	}
+	return 0;
+}
+
 static int parse_opts(int argc, char **argv, struct opts *o)
 {
 	enum { O_TOPO = 256, O_CLOS, O_CHECK, O_LIST, O_CLOCK, O_DUR, O_GEN, O_VETH, O_CAP, O_CSV, O_CSVI,
-	       O_BUSY, O_SEED, O_NAME, O_MEM, O_QUIET, O_RDMA, O_FLOWS, O_COLL, O_NIC, O_TE };
+	       O_BUSY, O_SEED, O_NAME, O_MEM, O_QUIET, O_RDMA, O_FLOWS, O_COLL, O_NIC, O_TE, O_WD };
 	static const struct option lo[] = {
 		{"topology", required_argument, NULL, O_TOPO}, {"clos", required_argument, NULL, O_CLOS},
 		{"check", no_argument, NULL, O_CHECK},         {"list-hosts", no_argument, NULL, O_LIST},         {"clock", required_argument, NULL, O_CLOCK},
@@ -137,7 +174,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		{"quiet", no_argument, NULL, O_QUIET},         {"help", no_argument, NULL, 'h'},
 		{"rdma", required_argument, NULL, O_RDMA},     {"flows", required_argument, NULL, O_FLOWS},
 		{"coll", required_argument, NULL, O_COLL},     {"nic", required_argument, NULL, O_NIC},
-		{"te", no_argument, NULL, O_TE},
+		{"te", no_argument, NULL, O_TE},               {"pfc-watchdog", optional_argument, NULL, O_WD},
 		{NULL, 0, NULL, 0},
 	};
 	int c;
@@ -147,6 +184,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 	o->csv_interval_ns = 100000000ull;
 	o->seed = 1;
 	o->mem_mb = 512;
+	pfc_watchdog_config_default(&o->wd);
 	o->flows = 65536;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
@@ -182,6 +220,12 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			break;
 		case O_COLL: o->coll = optarg; break;
 		case O_TE: o->te = true; break;
+		case O_WD:
+			o->watchdog = true;
+			if (optarg && parse_watchdog(optarg, &o->wd) < 0)
+				return bad("bad --pfc-watchdog (detect=T,restore=T,poll=T,action=drop|forward):",
+					   optarg);
+			break;
 		case O_NIC:
 			if (dp_nic_opts_parse(&o->nic, optarg) < 0)
 				return bad("bad --nic (qpc=N,miss=TIME):", optarg);
@@ -483,7 +527,7 @@ int main(int argc, char **argv)
 		goto fail;
 	}
 	struct dp_fabric_opts fo = {.seed = o.seed, .host_rx = host_rx, .host_rx_ctx = &r,
-				    .flow_capacity = o.flows};
+				    .flow_capacity = o.flows, .watchdog = o.watchdog ? &o.wd : NULL};
 	r.fab = dp_fabric_create(r.topo, &r.eng, r.mp, &fo, err, sizeof(err));
 	if (r.fab == NULL)
 		goto fail;
