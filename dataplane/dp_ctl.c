@@ -163,7 +163,7 @@ static int cmd_queues(const char *cmd, const char *params, struct rte_tel_data *
 static int cmd_switches(const char *cmd, const char *params, struct rte_tel_data *d)
 {
 	static const char *const cols[] = {"up", "rx_pkts", "fwd_pkts", "drops", "arp_replies",
-					   "nd_replies", "pfc_rx", "ecn_marked", "buffer_bytes", "buffer_peak_bytes"};
+					   "nd_replies", "echo_replies", "pfc_rx", "ecn_marked", "buffer_bytes", "buffer_peak_bytes"};
 	const struct dp_fabric *f = the_ctl->fab;
 
 	(void)cmd;
@@ -175,7 +175,7 @@ static int cmd_switches(const char *cmd, const char *params, struct rte_tel_data
 		if (!selected(params, sw->cfg->name))
 			continue;
 		uint64_t v[] = {sw->up, sw->rx_pkts, sw->fwd_pkts, dp_switch_drops(sw), sw->arp_replies,
-				sw->nd_replies, sw->pfc_rx, sw->ecn_marked, ms->bytes, ms->peak_bytes};
+				sw->nd_replies, sw->echo_replies, sw->pfc_rx, sw->ecn_marked, ms->bytes, ms->peak_bytes};
 		char k[RL_TOPO_NAME_MAX];
 		snprintf(k, sizeof(k), "%s", sw->cfg->name);
 		key_clean(k);

@@ -454,6 +454,54 @@ static void handle_ns(struct dp_switch *s, uint16_t port, struct rte_mbuf *m,
 	chan_enqueue(c, m, DP_NUM_PRIO, now);
 }
 
+/* An ICMP (v4 type 8, v6 type 128) echo request addressed to this leaf's gateway address. */
+static bool is_echo_to_gateway(const struct dp_switch *s, const struct rl_pkt *p, const uint8_t *d,
+			       uint32_t len)
+{
+	if ((uint32_t)p->l4_off + 8 > len)
+		return false;
+	if (p->ip_version == 4)
+		return p->proto == 1 && d[p->l4_off] == 8 &&
+		       ((uint32_t)p->dst[0] << 24 | (uint32_t)p->dst[1] << 16 |
+			(uint32_t)p->dst[2] << 8 | p->dst[3]) == s->cfg->gw_ipv4;
+	return p->proto == IPPROTO_ICMPV6_ && d[p->l4_off] == 128 &&
+	       memcmp(p->dst, s->cfg->gw_ipv6, 16) == 0;
+}
+
+/*
+ * The leaf answers pings to its gateway address, in place: addresses and MACs
+ * swapped, echo request -> reply with the ICMP checksum adjusted for the type
+ * change only (RFC 1624), a fresh TTL / hop limit.
+ */
+static void answer_echo(struct dp_switch *s, uint16_t port, struct rte_mbuf *m,
+			const struct rl_pkt *p, uint64_t now)
+{
+	struct dp_chan *c = s->out[port];
+	uint8_t *d = rte_pktmbuf_mtod(m, uint8_t *), *ip = d + p->l3_off, *icmp = d + p->l4_off;
+	uint8_t tmp[16];
+	size_t alen = p->ip_version == 4 ? 4 : 16;
+	size_t src = p->ip_version == 4 ? 12 : 8;
+
+	memcpy(d, d + 6, 6);
+	memcpy(d + 6, c->src_mac, 6);
+	memcpy(tmp, ip + src, alen);
+	memcpy(ip + src, ip + src + alen, alen);
+	memcpy(ip + src + alen, tmp, alen);
+	uint8_t old_type = icmp[0];
+	icmp[0] = p->ip_version == 4 ? 0 : 129;
+	csum_replace16(icmp + 2, (uint16_t)(old_type << 8 | icmp[1]), (uint16_t)(icmp[0] << 8 | icmp[1]));
+	if (p->ip_version == 4) {
+		uint16_t old = (uint16_t)(ip[8] << 8 | ip[9]);
+		ip[8] = 64;
+		csum_replace16(ip + 10, old, (uint16_t)(ip[8] << 8 | ip[9]));
+	} else {
+		ip[7] = 64;
+	}
+	memset(dp_priv(m), 0, sizeof(struct dp_mbuf_priv));
+	s->echo_replies++;
+	chan_enqueue(c, m, DP_NUM_PRIO, now);
+}
+
 static int choose_member(struct dp_switch *s, struct dp_group *g, const struct rl_pkt *p,
 			 const struct rl_host *dst, uint64_t now)
 {
@@ -554,6 +602,10 @@ static void switch_rx(struct dp_switch *s, uint16_t in_port, struct rte_mbuf *m,
 			handle_ns(s, in_port, m, &p, now);
 		else
 			sw_drop(s, m, DP_DROP_IPV6_CTL);
+		return;
+	}
+	if (s->cfg->role == RL_ROLE_RTSW && is_echo_to_gateway(s, &p, d, len)) {
+		answer_echo(s, in_port, m, &p, now);
 		return;
 	}
 	if (p.ttl <= 1) {

@@ -153,7 +153,7 @@ struct dp_switch {
 	bool up;
 
 	uint64_t rx_pkts, rx_bytes, fwd_pkts;
-	uint64_t arp_replies, nd_replies, pfc_rx, ecn_marked;
+	uint64_t arp_replies, nd_replies, echo_replies, pfc_rx, ecn_marked;
 	uint64_t drops[DP_DROP_COUNT];
 	uint64_t parse_err[18];      /* by -rl_parse status */
 	uint64_t *port_tx_pkts;      /* [port] forwarded out of it (flows per port) */

@@ -46,6 +46,7 @@ check "all $pairs host pairs ping" "[ $bad -eq 0 ] && [ $pairs -eq 56 ]"
 # 1b. IPv6: the leaves answer neighbour solicitations by proxy and route IPv6.
 check "IPv6 ping across leaves (h0 -> h5, fd00:0:0:1::2)" "fx h0 ping -6 -c 2 -i 0.2 -W 2 -q fd00:0:0:1::2 > /dev/null"
 check "IPv6 ping under one leaf (h0 -> h2, fd00::3)" "fx h0 ping -6 -c 2 -i 0.2 -W 2 -q fd00::3 > /dev/null"
+check "the leaf answers pings to its gateway address (IPv4 and IPv6)" "fx h0 ping -c 2 -i 0.2 -W 2 -q 10.0.0.254 > /dev/null && fx h0 ping -6 -c 2 -i 0.2 -W 2 -q fd00::fe > /dev/null"
 nd=$(cell /rocelab/switches leaf0 nd_replies)
 check "leaf0 answered neighbour solicitations ($nd)" "[ ${nd:-0} -ge 1 ]"
 
