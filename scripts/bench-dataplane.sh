@@ -62,3 +62,39 @@ rss=$(unshare --net -- bash -c '
   awk "/VmRSS/ { print \$2 }" /proc/$pid/status
   bash scripts/fabric.sh down rss$$ >/dev/null')
 echo "rocelab-dp VmRSS: $((rss / 1024)) MiB (no hugepages; target at most 512)"
+
+echo "== AF_XDP: iperf3 TCP between two namespace hosts, through rocelab-dp (one leaf) vs through"
+echo "   dpdk-testpmd io forwarding on the same kind of ports (af_xdp on veths), 4 s each"
+unshare --net -- bash -c '
+  set -u
+  ip link set lo up
+  rate() { python3 -c "import json,sys; print(round(json.load(sys.stdin)[\"end\"][\"sum_received\"][\"bits_per_second\"]/1e6))"; }
+  # rocelab-dp: h0 -> h1 under leaf0
+  bash scripts/fabric.sh up bx$$ --topology topologies/default.yaml --veth af_xdp --timeout 60 >/dev/null 2>&1
+  bash scripts/fabric.sh exec bx$$ h0 ping -c 1 -W 2 -q 10.0.0.2 >/dev/null
+  bash scripts/fabric.sh exec bx$$ h1 timeout 20 iperf3 -s -1 -D --logfile /dev/null; sleep 0.3
+  a=$(bash scripts/fabric.sh exec bx$$ h0 timeout 20 iperf3 -c 10.0.0.2 -t 4 -O 1 -J | rate)
+  bash scripts/fabric.sh down bx$$ >/dev/null 2>&1
+  # testpmd: two hosts on veths, io forwarding between their af_xdp ports
+  pids=()
+  for i in 0 1; do
+    unshare --net sleep 120 & p=$!; pids+=($p); disown $p; sleep 0.2
+    ip link add rl-t$i type veth peer name eth0 netns $p
+    ip link set rl-t$i up
+    ethtool -K rl-t$i tx off tso off gso off gro off rx off >/dev/null 2>&1
+    nsenter -t $p -n sh -c "ip link set lo up; ip addr add 10.9.0.$((i + 1))/24 dev eth0; ip link set eth0 up;
+      ethtool -K eth0 tx off tso off gso off gro off rx off >/dev/null 2>&1"
+  done
+  (sleep 20; echo) | timeout 30 dpdk-testpmd --no-huge -m 512 --no-pci --file-prefix rl-tpx-$$ -l 0,1 \
+    --vdev net_af_xdp0,iface=rl-t0 --vdev net_af_xdp1,iface=rl-t1 --log-level="*:error" -- \
+    --forward-mode=io --auto-start --total-num-mbufs=16384 >/dev/null 2>&1 &
+  tp=$!
+  sleep 3
+  nsenter -t ${pids[0]} -n ping -c 1 -W 2 -q 10.9.0.2 >/dev/null
+  nsenter -t ${pids[1]} -n timeout 20 iperf3 -s -1 -D --logfile /dev/null; sleep 0.3
+  b=$(nsenter -t ${pids[0]} -n timeout 20 iperf3 -c 10.9.0.2 -t 4 -O 1 -J | rate)
+  kill $tp 2>/dev/null; wait $tp 2>/dev/null
+  kill "${pids[@]}" 2>/dev/null
+  echo "rocelab-dp (af_xdp, one switch): ${a:-?} Mbit/s; testpmd io (af_xdp): ${b:-?} Mbit/s"
+  [ -n "$a" ] && [ -n "$b" ] && python3 -c "print(\"ratio to testpmd: %.2f (target 0.9)\" % ($a / $b))"
+' 2>&1 | grep -v "libbpf\|libxdp"
