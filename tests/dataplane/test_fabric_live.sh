@@ -124,9 +124,17 @@ check "fabric still forwards after malformed input" "fx h1 ping -c 2 -W 2 -q 10.
 
 bash "$FAB" down "$name" > "/tmp/rocelab-$name.final" 2>&1
 trap - EXIT
+
+# 8. The same fabric on AF_XDP ports: hosts reach each other across the leaves.
+if bash "$FAB" up "${name}x" --topology "$DATA/live.yaml" --veth af_xdp --timeout 60 > /dev/null 2>&1; then
+  check "AF_XDP ports: h0 pings h4 across the leaves" "bash \"$FAB\" exec ${name}x h0 ping -c 3 -i 0.2 -W 2 -q 10.0.1.1 > /dev/null"
+  bash "$FAB" down "${name}x" > /dev/null 2>&1
+else
+  nok "AF_XDP ports: the fabric came up"
+fi
 check "rocelab-dp stopped cleanly and printed its tables" "grep -q '^rocelab-dp: ran' /tmp/rocelab-$name.final"
 rm -f "/tmp/rocelab-$name.final"
-check "no rocelab process or namespace left behind" "! pgrep -f 'rocelab-$name' > /dev/null && [ ! -d /tmp/rocelab-$name ]"
+check "no rocelab process or namespace left behind" "! pgrep -f 'rocelab-$name' > /dev/null && [ ! -d /tmp/rocelab-$name ] && [ ! -d /tmp/rocelab-${name}x ]"
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
