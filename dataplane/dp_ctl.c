@@ -118,15 +118,12 @@ static int cmd_links(const char *cmd, const char *params, struct rte_tel_data *d
 	for (uint32_t i = 0; i < f->n_chans; i++) {
 		const struct dp_chan *c = &f->chans[i];
 		char name[80];
-		uint64_t drops = 0;
 
 		chan_name(f, c, name, sizeof(name));
 		if (!selected(params, name))
 			continue;
-		for (int k = 0; k < DP_DROP_COUNT; k++)
-			drops += c->drops[k];
 		uint64_t v[] = {c->up, c->tx_pkts, c->tx_bytes, c->busy_ns, dp_chan_queued_bytes(c),
-				c->pfc_tx, pfc_pause_mask(&c->pause, f->eng->now_ns), drops};
+				c->pfc_tx, pfc_pause_mask(&c->pause, f->eng->now_ns), dp_chan_drops(c)};
 		if (add_row(d, name, v, N(v)) < 0)
 			break;
 	}

@@ -13,6 +13,7 @@
 
 #include "dp_units.h"
 #include "pfc_frame.h"
+#include "rl_bytes.h"
 #include "rl_hash.h"
 #include "rl_parse.h"
 
@@ -92,6 +93,15 @@ uint64_t dp_chan_queued_bytes(const struct dp_chan *c)
 	for (int p = 0; p < DP_NUM_PRIO; p++)
 		b += c->q[p].bytes;
 	return b;
+}
+
+uint64_t dp_chan_drops(const struct dp_chan *c)
+{
+	uint64_t n = 0;
+
+	for (int d = 0; d < DP_DROP_COUNT; d++)
+		n += c->drops[d];
+	return n;
 }
 
 uint64_t dp_switch_drops(const struct dp_switch *s)
@@ -461,9 +471,7 @@ static bool is_echo_to_gateway(const struct dp_switch *s, const struct rl_pkt *p
 	if ((uint32_t)p->l4_off + 8 > len)
 		return false;
 	if (p->ip_version == 4)
-		return p->proto == 1 && d[p->l4_off] == 8 &&
-		       ((uint32_t)p->dst[0] << 24 | (uint32_t)p->dst[1] << 16 |
-			(uint32_t)p->dst[2] << 8 | p->dst[3]) == s->cfg->gw_ipv4;
+		return p->proto == 1 && d[p->l4_off] == 8 && rl_get_be32(p->dst) == s->cfg->gw_ipv4;
 	return p->proto == IPPROTO_ICMPV6_ && d[p->l4_off] == 128 &&
 	       memcmp(p->dst, s->cfg->gw_ipv6, 16) == 0;
 }
@@ -528,19 +536,25 @@ static int choose_member(struct dp_switch *s, struct dp_group *g, const struct r
 	}
 }
 
+/*
+ * The host an address belongs to, or -1. IPv4: rte_lpm (one /32 per host);
+ * IPv6: fd00:0:0:L::(i+1) names leaf and host directly, no table needed.
+ */
+static int host_of(const struct dp_fabric *f, uint8_t ip_version, const uint8_t *addr)
+{
+	uint32_t nh;
+
+	if (ip_version == 6)
+		return rl_route_host_by_ipv6(f->routes, addr);
+	return rte_lpm_lookup(f->lpm, rl_get_be32(addr), &nh) == 0 ? (int)nh : -1;
+}
+
 /* The uplink traffic engineering installed for this packet's host pair at leaf s, or -1. */
 static int te_uplink(struct dp_fabric *f, const struct dp_switch *s, const struct rl_pkt *p,
 		     uint32_t dst_host)
 {
-	int src;
+	int src = host_of(f, p->ip_version, p->src);
 
-	if (p->ip_version == 4) {
-		uint32_t a = ((uint32_t)p->src[0] << 24) | ((uint32_t)p->src[1] << 16) |
-			     ((uint32_t)p->src[2] << 8) | p->src[3], nh;
-		src = rte_lpm_lookup(f->lpm, a, &nh) == 0 ? (int)nh : -1;
-	} else {
-		src = rl_route_host_by_ipv6(f->routes, p->src);
-	}
 	if (src < 0 || f->topo->hosts[src].leaf != s->idx)
 		return -1;
 	int port = dp_te_lookup(f->te, (uint32_t)src, dst_host);
@@ -612,15 +626,7 @@ static void switch_rx(struct dp_switch *s, uint16_t in_port, struct rte_mbuf *m,
 		sw_drop(s, m, DP_DROP_TTL);
 		return;
 	}
-	int hidx;
-	if (p.ip_version == 4) {
-		uint32_t dst = ((uint32_t)p.dst[0] << 24) | ((uint32_t)p.dst[1] << 16) |
-			       ((uint32_t)p.dst[2] << 8) | p.dst[3], nh;
-		hidx = rte_lpm_lookup(f->lpm, dst, &nh) == 0 ? (int)nh : -1;
-	} else {
-		/* fd00:0:0:L::(i+1) maps straight to (leaf, index): no table needed */
-		hidx = rl_route_host_by_ipv6(f->routes, p.dst);
-	}
+	int hidx = host_of(f, p.ip_version, p.dst);
 	if (hidx < 0) {
 		sw_drop(s, m, DP_DROP_NO_ROUTE);
 		return;

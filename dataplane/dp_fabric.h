@@ -224,6 +224,9 @@ void dp_watchdog_arm(struct dp_chan *c, uint64_t now_ns);
 /* Bytes queued now in a channel's data queues (all priorities). */
 uint64_t dp_chan_queued_bytes(const struct dp_chan *c);
 
+/* Sum of a link direction's drops of every reason (loss, link down, host queue, ...). */
+uint64_t dp_chan_drops(const struct dp_chan *c);
+
 /* Sum of a switch's drops of every reason (its MMU's drops are in DP_DROP_MMU). */
 uint64_t dp_switch_drops(const struct dp_switch *s);
 

@@ -766,8 +766,7 @@ void dp_nics_print_totals(const struct dp_nics *ns, FILE *out)
 	}
 	for (uint32_t i = 0; i < f->n_chans; i++) {
 		pfc += f->chans[i].pfc_tx;
-		for (int r = 0; r < DP_DROP_COUNT; r++)
-			drops += f->chans[i].drops[r];
+		drops += dp_chan_drops(&f->chans[i]);
 	}
 	uint64_t stalls = 0;
 	for (uint32_t i = 0; i < ns->n; i++)

@@ -5,15 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static uint64_t chan_drops(const struct dp_chan *c)
-{
-	uint64_t n = 0;
-
-	for (int d = 0; d < DP_DROP_COUNT; d++)
-		n += c->drops[d];
-	return n;
-}
-
 void dp_stats_print(const struct dp_fabric *f, uint64_t elapsed_ns, FILE *out)
 {
 	const struct rl_topo *t = f->topo;
@@ -34,7 +25,7 @@ void dp_stats_print(const struct dp_fabric *f, uint64_t elapsed_ns, FILE *out)
 			     " %10" PRIu64 "\n",
 			name, c->up ? "up" : "DOWN", c->tx_pkts, c->tx_bytes,
 			elapsed_ns ? 100.0 * (double)c->busy_ns / (double)elapsed_ns : 0.0, c->pfc_tx,
-			chan_drops(c), peak);
+			dp_chan_drops(c), peak);
 	}
 	fprintf(out, "\n%-10s %-5s %12s %12s %8s %8s %8s %8s  %s\n", "switch", "role", "rx", "forwarded",
 		"arp/nd", "pfc_rx", "ecn", "drops", "drops by reason");
@@ -93,7 +84,7 @@ void dp_csv_sample(struct dp_csv *c, const struct dp_fabric *f, uint64_t now_ns)
 			now_ns, t->links[ch->link].name, rl_topo_node_name(t, ch->from),
 			rl_topo_node_name(t, ch->to), ch->up, util > 1.0 ? 1.0 : util,
 			dp_chan_queued_bytes(ch), pfc_pause_mask(&ch->pause, now_ns), ch->tx_pkts,
-			ch->tx_bytes, ch->pfc_tx, chan_drops(ch));
+			ch->tx_bytes, ch->pfc_tx, dp_chan_drops(ch));
 	}
 	c->last_ns = now_ns;
 }
