@@ -92,7 +92,7 @@ uint32_t dp_engine_run_due(struct dp_engine *e, uint64_t now_ns)
 
 	while (e->n && e->heap[0].at_ns <= now_ns) {
 		struct dp_timer t = pop(e);
-		t.fn(t.obj, t.arg, t.at_ns);
+		t.fn(t.obj, t.arg, dp_engine_mono(e, t.at_ns));
 		ran++;
 	}
 	e->fired += ran;

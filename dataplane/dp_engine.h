@@ -14,6 +14,15 @@
  *   live     now = a monotonic source (the data plane passes the TSC);
  *   virtual  now only moves when the loop jumps to the next deadline.
  *
+ * Live mode batches: the loop reads the clock once, then runs every timer
+ * due by then, and the fabric moves every packet whose time has come (a
+ * transmitter sends back to back, a wire delivers all that arrived) in one
+ * callback. Work done late must not make time run backwards for the state
+ * machines (flowlet gaps, pause timers, MMU), so in live mode callbacks get
+ * dp_engine_mono(): never earlier than any time handed out before. Link
+ * timing stays exact whatever the loop's lateness: a transmitter starts a
+ * frame at max(link free, frame queued), not at the time it noticed.
+ *
  * No timer is ever cancelled: an owner that changes its mind keeps the
  * deadline it expects and ignores stale callbacks (see dp_fabric.c).
  */
@@ -44,6 +53,7 @@ struct dp_engine {
 	uint32_t n, cap;
 	uint64_t seq;
 	uint64_t fired;             /* timers run so far */
+	uint64_t mono_ns;           /* live: the latest time handed out (dp_engine_mono) */
 };
 
 /*
@@ -57,6 +67,20 @@ void dp_engine_free(struct dp_engine *e);
 /* The current time: live reads the source (and remembers it), virtual returns now_ns. */
 uint64_t dp_engine_now(struct dp_engine *e);
 
+/*
+ * Live: max(t, every time handed out before), remembered; virtual: t (the
+ * virtual clock never goes back). What a batch of live work uses as its time.
+ */
+static inline uint64_t dp_engine_mono(struct dp_engine *e, uint64_t t)
+{
+	if (e->mode != DP_CLOCK_LIVE)
+		return t;
+	if (t < e->mono_ns)
+		return e->mono_ns;
+	e->mono_ns = t;
+	return t;
+}
+
 /* Run fn(obj, arg, now) at at_ns (past deadlines run at the next dispatch). Returns 0, -1 out of memory. */
 int dp_timer_add(struct dp_engine *e, uint64_t at_ns, dp_timer_fn fn, void *obj, uint64_t arg);
 
@@ -65,9 +89,8 @@ uint64_t dp_engine_next_ns(const struct dp_engine *e);
 
 /*
  * Run every timer due at or before now_ns, including those they schedule for
- * <= now_ns. Each callback gets its own deadline as time (in live mode the
- * loop may notice it late; a transmitter that chains packets back to back
- * from deadlines keeps the link's rate exact). Returns the number run.
+ * <= now_ns. A callback gets its deadline as time (live: dp_engine_mono()
+ * of it). Returns the number run.
  */
 uint32_t dp_engine_run_due(struct dp_engine *e, uint64_t now_ns);
 

@@ -116,6 +116,7 @@ uint64_t dp_switch_drops(const struct dp_switch *s)
 /* ---- transmitter ---- */
 
 static void chan_kick(struct dp_chan *c, uint64_t now);
+static bool chan_send_one(struct dp_chan *c, uint64_t now, bool live);
 static void deliver(struct dp_chan *c, struct rte_mbuf *m, uint64_t now);
 static void send_pfc(struct dp_switch *s, uint16_t port, uint64_t now);
 
@@ -143,9 +144,13 @@ static void on_arrive(void *obj, uint64_t arg, uint64_t now)
 	struct dp_chan *c = obj;
 	struct rte_mbuf *m;
 
+	struct dp_engine *e = c->fab->eng;
+	/* live: everything that has arrived by the clock's reading, in one go */
+	uint64_t by = e->mode == DP_CLOCK_LIVE && e->now_ns > now ? e->now_ns : now;
+
 	(void)arg;
-	while ((m = fifo_peek(&c->wire)) != NULL && dp_priv(m)->arrive_ns <= now)
-		deliver(c, fifo_pop(&c->wire), dp_priv(m)->arrive_ns);
+	while ((m = fifo_peek(&c->wire)) != NULL && dp_priv(m)->arrive_ns <= by)
+		deliver(c, fifo_pop(&c->wire), dp_engine_mono(e, dp_priv(m)->arrive_ns));
 	if (m != NULL)
 		dp_timer_add(c->fab->eng, dp_priv(m)->arrive_ns, on_arrive, c, 0);
 }
@@ -189,10 +194,33 @@ static int pick_queue(struct dp_chan *c, uint64_t now)
 	}
 }
 
+/*
+ * Start sending the next frame if the link is idle. Virtual clock: one frame,
+ * then a timer at its end. Live clock: frame after frame, back to back, as
+ * long as the link would have finished the previous one by the clock's
+ * reading (one timer per burst, not per frame).
+ */
 static void chan_kick(struct dp_chan *c, uint64_t now)
 {
+	struct dp_engine *e = c->fab->eng;
+	bool live = e->mode == DP_CLOCK_LIVE;
+
 	if (c->tx_busy || !c->up)
 		return;
+	for (;;) {
+		if (!chan_send_one(c, now, live))
+			return;
+		if (!live || c->free_at_ns > e->now_ns)
+			break;
+		now = dp_engine_mono(e, c->free_at_ns);
+	}
+	c->tx_busy = true;
+	dp_timer_add(e, c->free_at_ns, on_tx_done, c, 0);
+}
+
+/* Put the next frame on the wire; false when there is none to send (then maybe arm a pause wake-up). */
+static bool chan_send_one(struct dp_chan *c, uint64_t now, bool live)
+{
 	int qi = pick_queue(c, now);
 	if (qi < 0) {
 		/* paused queues with packets: wake up when the first pause ends */
@@ -204,12 +232,15 @@ static void chan_kick(struct dp_chan *c, uint64_t now)
 			c->kick_at_ns = t;
 			dp_timer_add(c->fab->eng, t, on_kick, c, t);
 		}
-		return;
+		return false;
 	}
 	struct rte_mbuf *m = fifo_pop(qi == DP_NUM_PRIO ? &c->ctrl : &c->q[qi]);
 	struct dp_mbuf_priv *pv = dp_priv(m);
 	uint32_t len = rte_pktmbuf_pkt_len(m);
-	uint64_t start = c->free_at_ns > now ? c->free_at_ns : now;
+	/* virtual: decisions happen exactly when the link frees or a frame comes;
+	 * live: the loop notices late, so a frame starts when it could have */
+	uint64_t ready = live ? pv->queued_ns : now;
+	uint64_t start = c->free_at_ns > ready ? c->free_at_ns : ready;
 	/* exact wire time: carry the fraction of a nanosecond to the next frame */
 	uint64_t num = (uint64_t)((len < 60 ? 60 : len) + PFC_WIRE_OVERHEAD) * 8 * 1000000000ull + c->ser_rem;
 	uint64_t ser = num / c->rate_bps;
@@ -232,8 +263,9 @@ static void chan_kick(struct dp_chan *c, uint64_t now)
 		struct pfc_mmu_pkt mp = {.len = pv->len, .in_port = pv->in_port,
 					 .out_port = pv->out_port, .prio = pv->prio, .ect = pv->ect};
 		pv->admitted = 0;
-		if (pfc_mmu_dequeue(s->mmu, &mp, start) & PFC_MMU_F_XON)
-			send_pfc(s, mp.in_port, start);
+		uint64_t t = live ? now : start; /* live: never ahead of the switch's clock */
+		if (pfc_mmu_dequeue(s->mmu, &mp, t) & PFC_MMU_F_XON)
+			send_pfc(s, mp.in_port, t);
 	}
 	if (c->loss > 0 && (double)(rl_xorshift64(&c->rng) >> 11) * 0x1.0p-53 < c->loss) {
 		c->drops[DP_DROP_LOSS]++;
@@ -248,8 +280,7 @@ static void chan_kick(struct dp_chan *c, uint64_t now)
 			dp_timer_add(c->fab->eng, pv->arrive_ns, on_arrive, c, 0);
 		}
 	}
-	c->tx_busy = true;
-	dp_timer_add(c->fab->eng, c->free_at_ns, on_tx_done, c, 0);
+	return true;
 }
 
 /* Queue m on channel c at priority prio (DP_NUM_PRIO: control) and start sending. */
@@ -270,6 +301,7 @@ static void chan_enqueue(struct dp_chan *c, struct rte_mbuf *m, int prio, uint64
 	}
 	if (prio < DP_NUM_PRIO && q->bytes > c->q_peak_bytes[prio])
 		c->q_peak_bytes[prio] = q->bytes;
+	dp_priv(m)->queued_ns = now;
 	chan_kick(c, now);
 }
 
@@ -285,8 +317,10 @@ static void on_pfc_refresh(void *obj, uint64_t port, uint64_t now)
 {
 	struct dp_switch *s = obj;
 
-	if (s->pfc_timer_at[port] != now)
-		return;
+	uint64_t at = s->pfc_timer_at[port];
+
+	if (at == 0 || at > now)
+		return; /* superseded (live mode hands out late times, so no equality test) */
 	s->pfc_timer_at[port] = 0;
 	send_pfc(s, (uint16_t)port, now);
 }
@@ -679,6 +713,13 @@ static void switch_rx(struct dp_switch *s, uint16_t in_port, struct rte_mbuf *m,
 	memcpy(d + 6, oc->src_mac, 6);
 
 	struct dp_mbuf_priv *pv = dp_priv(m);
+	int first_hop = s->out[in_port]->to.kind == RL_NODE_HOST;
+	if (pv->flow_slot)
+		dp_flows_record_slot(&f->flows, (int32_t)pv->flow_slot - 1, len, s->idx,
+				     (uint16_t)out_port, first_hop);
+	else if (f->flows.h)
+		pv->flow_slot = (uint32_t)(dp_flows_record(&f->flows, &p, len, s->idx,
+							   (uint16_t)out_port, first_hop) + 1);
 	pv->len = len;
 	pv->in_port = in_port;
 	pv->out_port = (uint16_t)out_port;
@@ -687,8 +728,6 @@ static void switch_rx(struct dp_switch *s, uint16_t in_port, struct rte_mbuf *m,
 	pv->admitted = 1;
 	s->fwd_pkts++;
 	s->port_tx_pkts[out_port]++;
-	dp_flows_record(&f->flows, &p, len, s->idx, (uint16_t)out_port,
-			s->out[in_port]->to.kind == RL_NODE_HOST);
 	chan_enqueue(oc, m, prio, now);
 }
 

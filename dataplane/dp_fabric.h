@@ -51,9 +51,11 @@
 /* Per-packet state carried in the mbuf's private area. */
 struct dp_mbuf_priv {
 	uint64_t arrive_ns; /* on the wire: when its last bit reaches the far end */
+	uint64_t queued_ns; /* in an egress queue: when it entered (a live transmitter starts it no earlier) */
 	uint32_t len;       /* bytes the MMU charged */
 	uint16_t in_port;   /* switch ingress port (MMU PG) */
 	uint16_t out_port;
+	uint32_t flow_slot; /* dp_flows slot + 1 (the flow is the same at every hop); 0: not looked up yet */
 	uint8_t prio;
 	uint8_t admitted;   /* 1 when a switch MMU holds its bytes */
 	uint8_t ect;

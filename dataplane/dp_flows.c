@@ -45,13 +45,13 @@ void dp_flows_free(struct dp_flows *fl)
 	memset(fl, 0, sizeof(*fl));
 }
 
-void dp_flows_record(struct dp_flows *fl, const struct rl_pkt *p, uint32_t len, uint32_t sw,
-		     uint16_t port, int first_hop)
+int32_t dp_flows_record(struct dp_flows *fl, const struct rl_pkt *p, uint32_t len, uint32_t sw,
+			uint16_t port, int first_hop)
 {
 	struct dp_flow_key k;
 
 	if (fl->h == NULL)
-		return;
+		return -1;
 	memset(&k, 0, sizeof(k));
 	memcpy(k.src, p->src, 16);
 	memcpy(k.dst, p->dst, 16);
@@ -63,11 +63,20 @@ void dp_flows_record(struct dp_flows *fl, const struct rl_pkt *p, uint32_t len, 
 	int pos = rte_hash_add_key(fl->h, &k);
 	if (pos < 0) {
 		fl->untracked++;
-		return;
+		return -1;
 	}
 	struct dp_flow *f = &fl->flow[pos];
 	if (f->pkts == 0 && f->n_hops == 0)
 		f->key = k;
+	dp_flows_record_slot(fl, pos, len, sw, port, first_hop);
+	return pos;
+}
+
+void dp_flows_record_slot(struct dp_flows *fl, int32_t slot, uint32_t len, uint32_t sw,
+			  uint16_t port, int first_hop)
+{
+	struct dp_flow *f = &fl->flow[slot];
+
 	if (first_hop) {
 		f->pkts++;
 		f->bytes += len;

@@ -49,9 +49,18 @@ struct dp_flows {
 int dp_flows_init(struct dp_flows *fl, uint32_t capacity, char *err, size_t errlen);
 void dp_flows_free(struct dp_flows *fl);
 
-/* Switch sw forwarded packet p (len bytes) out of port; first_hop when it came from a host. */
-void dp_flows_record(struct dp_flows *fl, const struct rl_pkt *p, uint32_t len, uint32_t sw,
-		     uint16_t port, int first_hop);
+/*
+ * Switch sw forwarded packet p (len bytes) out of port; first_hop when it
+ * came from a host. Returns the flow's slot, which stays the flow's for the
+ * table's life (a later hop passes it to dp_flows_record_slot() and saves the
+ * lookup), or -1 when the table is off or full (counted in untracked).
+ */
+int32_t dp_flows_record(struct dp_flows *fl, const struct rl_pkt *p, uint32_t len, uint32_t sw,
+			uint16_t port, int first_hop);
+
+/* dp_flows_record() for a packet whose slot an earlier hop returned (slot >= 0). */
+void dp_flows_record_slot(struct dp_flows *fl, int32_t slot, uint32_t len, uint32_t sw,
+			  uint16_t port, int first_hop);
 
 /* Flows tracked now. */
 uint32_t dp_flows_count(const struct dp_flows *fl);

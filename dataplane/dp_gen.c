@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include "dp_gen.h"
 
+#define DP_GEN_BURST 64 /* live: packets sent per wake-up at most */
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -163,14 +165,19 @@ static void build(struct dp_gen *g, uint8_t *d, uint32_t flow)
 		rl_icrc_store(d, &p);
 }
 
-static void on_send(void *obj, uint64_t arg, uint64_t now)
+/*
+ * Send the packet due at now. Returns when the next one is due by the pacing
+ * (may be in the past), when to try again if nothing was sent (NIC queue
+ * full or pool empty: a wire time later), or UINT64_MAX when the generator is
+ * done; *sent says whether a packet went out.
+ */
+static uint64_t send_one(struct dp_gen *g, uint64_t now, bool *sent)
 {
-	struct dp_gen *g = obj;
 	struct dp_chan *nic = g->fab->host[g->src].tx;
 	uint8_t prio = g->fab->topo->qos.dscp_prio[g->dscp];
 	uint64_t gap = dp_ser_ns(g->size, g->rate_bps);
 
-	(void)arg;
+	*sent = false;
 	/*
 	 * Like an RNIC's send queue, the generator waits while its NIC queue is
 	 * full (paused by PFC, or slower than the generator): nothing is dropped
@@ -178,8 +185,7 @@ static void on_send(void *obj, uint64_t arg, uint64_t now)
 	 */
 	if (nic->q[prio].bytes + g->size > nic->q_limit_bytes) {
 		g->blocked++;
-		dp_timer_add(g->fab->eng, now + gap, on_send, g, 0);
-		return;
+		return now + gap;
 	}
 	struct rte_mbuf *m = rte_pktmbuf_alloc(g->fab->mp);
 	uint8_t *d = m ? (uint8_t *)rte_pktmbuf_append(m, (uint16_t)g->size) : NULL;
@@ -187,25 +193,46 @@ static void on_send(void *obj, uint64_t arg, uint64_t now)
 		rte_pktmbuf_free(m);
 		if (m != NULL) { /* the frame cannot fit an mbuf: stop (checked at start, so never) */
 			g->count = g->sent;
-			return;
+			return UINT64_MAX;
 		}
 		/* the pool is empty: wait for packets to drain, as for a full queue */
 		g->no_mbuf++;
-		dp_timer_add(g->fab->eng, now + gap, on_send, g, 0);
-		return;
+		return now + gap;
 	}
 	build(g, d, g->next_flow);
 	g->next_flow = (g->next_flow + 1) % g->flows;
 	dp_fabric_host_send(g->fab, g->src, m, now);
 	g->sent++;
-	if (g->sent < g->count) {
-		/* exact pacing: the n-th packet at start + n x wire time, without rounding drift */
-		uint64_t bits = (uint64_t)(g->size + PFC_WIRE_OVERHEAD) * 8;
-		uint64_t next = g->start_ns +
-				(uint64_t)((unsigned __int128)g->sent * bits * 1000000000ull / g->rate_bps);
-		dp_timer_add(g->fab->eng, next > now ? next : now + gap, on_send, g, 0);
-	} else {
+	*sent = true;
+	if (g->sent >= g->count) {
 		g->done_ns = now;
+		return UINT64_MAX;
+	}
+	/* exact pacing: the n-th packet at start + n x wire time, without rounding drift */
+	uint64_t bits = (uint64_t)(g->size + PFC_WIRE_OVERHEAD) * 8;
+	return g->start_ns + (uint64_t)((unsigned __int128)g->sent * bits * 1000000000ull / g->rate_bps);
+}
+
+static void on_send(void *obj, uint64_t arg, uint64_t now)
+{
+	struct dp_gen *g = obj;
+	struct dp_engine *e = g->fab->eng;
+
+	(void)arg;
+	/* live: every packet due by the clock's reading in one go (at most a burst) */
+	for (unsigned n = 1;; n++) {
+		bool sent;
+		uint64_t next = send_one(g, now, &sent);
+		if (next == UINT64_MAX)
+			return;
+		if (sent && e->mode == DP_CLOCK_LIVE && next <= e->now_ns && n < DP_GEN_BURST) {
+			now = dp_engine_mono(e, next);
+			continue;
+		}
+		if (sent && next <= now) /* behind (it waited): no burst, one wire time on */
+			next = now + dp_ser_ns(g->size, g->rate_bps);
+		dp_timer_add(e, next, on_send, g, 0);
+		return;
 	}
 }
 

@@ -14,6 +14,8 @@ static void vdev_name(const struct rl_topo *t, uint32_t h, enum dp_veth_driver d
 {
 	if (t->hosts[h].attach == RL_ATTACH_VHOST)
 		snprintf(buf, len, "net_vhost%u", h);
+	else if (t->hosts[h].attach == RL_ATTACH_NET_NULL)
+		snprintf(buf, len, "net_null%u", h);
 	else
 		snprintf(buf, len, "%s%u", drv == DP_VETH_AF_XDP ? "net_af_xdp" : "net_af_packet", h);
 }
@@ -67,6 +69,9 @@ int dp_port_eal_args(const struct rl_topo *t, enum dp_veth_driver drv, char **ar
 		case RL_ATTACH_PCI:
 			snprintf(arg, sizeof(arg), "-a%s", hc->pci);
 			any_pci = true;
+			break;
+		case RL_ATTACH_NET_NULL: /* a sink: traffic comes from --gen */
+			snprintf(arg, sizeof(arg), "--vdev=%s,no-rx=1", name);
 			break;
 		default:
 			continue; /* emulated: no port */

@@ -412,11 +412,12 @@ static void run_live(struct run *r)
 		uint64_t now = dp_engine_now(&r->eng);
 		if (now >= end)
 			break;
-		uint32_t work = dp_port_poll(&r->ports, r->fab, now);
+		/* this reading is the time of everything done in this turn (dp_engine_mono) */
+		uint32_t work = dp_port_poll(&r->ports, r->fab, dp_engine_mono(&r->eng, now));
 		work += dp_engine_run_due(&r->eng, now);
 		dp_port_flush(&r->ports);
 		if (r->ctl)
-			work += dp_ctl_poll(r->ctl, now);
+			work += dp_ctl_poll(r->ctl, dp_engine_mono(&r->eng, now));
 		if (work || r->o->busy_poll)
 			continue;
 		uint64_t next = dp_engine_next_ns(&r->eng);

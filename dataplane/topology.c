@@ -39,7 +39,8 @@
 
 static const char *const role_names[RL_ROLE_COUNT] = {"rtsw", "ctsw", "atsw"};
 static const char *const lb_names[RL_LB_COUNT] = {"ecmp", "resilient", "flowlet", "pinning"};
-static const char *const attach_names[RL_ATTACH_COUNT] = {"veth", "vhost", "pci", "emulated"};
+static const char *const attach_names[RL_ATTACH_COUNT] = {"veth", "vhost", "pci", "emulated",
+								    "net_null"};
 
 static int name_index(const char *const *names, int n, const char *name)
 {

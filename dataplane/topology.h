@@ -71,6 +71,7 @@ enum rl_attach {
 	RL_ATTACH_VHOST,    /* vhost-user socket to a qemu VM */
 	RL_ATTACH_PCI,      /* a physical NIC by PCI address */
 	RL_ATTACH_EMULATED, /* the in-process NIC emulator (nic_emul/) */
+	RL_ATTACH_NET_NULL, /* a DPDK net_null port: receives nothing, frees what it is sent (benchmarks) */
 	RL_ATTACH_COUNT,
 };
 

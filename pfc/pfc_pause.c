@@ -43,6 +43,8 @@ void pfc_pause_apply(struct pfc_pause *ps, const struct pfc_frame *f, uint64_t n
 			ps->cache_ns = pfc_quanta_to_ns(f->time[p], ps->rate_bps);
 		}
 		ps->until_ns[p] = now_ns + ps->cache_ns;
+		if (ps->until_ns[p] > ps->any_until_ns)
+			ps->any_until_ns = ps->until_ns[p];
 	}
 }
 
@@ -65,6 +67,9 @@ bool pfc_pause_may_send(const struct pfc_pause *ps, unsigned prio, uint64_t now_
 uint8_t pfc_pause_mask(const struct pfc_pause *ps, uint64_t now_ns)
 {
 	uint8_t m = 0;
+
+	if (now_ns >= ps->any_until_ns) /* the common case: no pause in force (one compare) */
+		return 0;
 	for (unsigned p = 0; p < PFC_NUM_PRIO; p++)
 		if (now_ns < ps->until_ns[p])
 			m |= (uint8_t)(1u << p);
@@ -79,6 +84,9 @@ uint64_t pfc_pause_expiry_ns(const struct pfc_pause *ps, unsigned prio)
 uint64_t pfc_pause_next_expiry_ns(const struct pfc_pause *ps, uint64_t now_ns)
 {
 	uint64_t t = UINT64_MAX;
+
+	if (now_ns >= ps->any_until_ns)
+		return t;
 	for (unsigned p = 0; p < PFC_NUM_PRIO; p++)
 		if (now_ns < ps->until_ns[p] && ps->until_ns[p] < t)
 			t = ps->until_ns[p];

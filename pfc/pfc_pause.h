@@ -26,6 +26,7 @@
 struct pfc_pause {
 	uint64_t rate_bps;                        /* link rate: quanta -> ns */
 	uint64_t until_ns[PFC_NUM_PRIO];          /* paused while now < until_ns */
+	uint64_t any_until_ns;                    /* >= every until_ns[]: nothing is paused from then on */
 	uint64_t start_ns[PFC_NUM_PRIO];          /* start of the current/last pause */
 	uint64_t paused_ns[PFC_NUM_PRIO];         /* closed pause intervals, summed */
 	uint64_t last_xoff_ns[PFC_NUM_PRIO];      /* arrival of the last XOFF */
