@@ -159,20 +159,18 @@ static void on_arrive(void *obj, uint64_t arg, uint64_t now)
 static int pick_queue(struct dp_chan *c, uint64_t now)
 {
 	const struct rl_qos *qos = &c->fab->topo->qos;
-	uint8_t paused = pfc_pause_mask(&c->pause, now);
 	unsigned cp = qos->control_prio;
 
+	if (c->ctrl.n)
+		return DP_NUM_PRIO; /* the control queue */
+	if (c->nonempty == 0)
+		return -1;
+	uint8_t paused = pfc_pause_mask(&c->pause, now);
 	if (c->wd_on && paused) /* a queue in storm with the forward action ignores pause */
 		for (unsigned p = 0; p < DP_NUM_PRIO; p++)
 			if ((paused >> p & 1) && pfc_watchdog_may_send(&c->wd, &c->pause, p, now))
 				paused &= (uint8_t)~(1u << p);
-	uint8_t eligible = 0;
-
-	if (c->ctrl.n)
-		return DP_NUM_PRIO; /* the control queue */
-	for (int p = 0; p < DP_NUM_PRIO; p++)
-		if (c->q[p].n && !(paused >> p & 1))
-			eligible |= (uint8_t)(1u << p);
+	uint8_t eligible = c->nonempty & (uint8_t)~paused;
 	if (eligible == 0)
 		return -1;
 	if (eligible >> cp & 1)
@@ -187,16 +185,24 @@ static int pick_queue(struct dp_chan *c, uint64_t now)
 				return (int)p;
 			}
 			c->deficit[p] += c->quantum[p];
-		} else if (c->q[p].n == 0) {
+		} else if (!(c->nonempty >> p & 1)) {
 			c->deficit[p] = 0; /* an idle queue keeps no credit */
 		}
 		c->rr = (uint8_t)((c->rr + 1) % DP_NUM_PRIO);
 	}
 }
 
+static bool chan_has_work(const struct dp_chan *c)
+{
+	return c->ctrl.n || c->nonempty;
+}
+
 /*
- * Start sending the next frame if the link is idle. Virtual clock: one frame,
- * then a timer at its end. Live clock: frame after frame, back to back, as
+ * Send the next frame if the link is free. A timer at the end of a frame
+ * chooses the next one only when frames wait (scheduling happens when the
+ * link frees, so a later frame of a higher priority still goes first); a
+ * frame that finds the link free and nothing waiting starts at once. Virtual
+ * clock: one frame per call. Live clock: frame after frame, back to back, as
  * long as the link would have finished the previous one by the clock's
  * reading (one timer per burst, not per frame).
  */
@@ -207,15 +213,19 @@ static void chan_kick(struct dp_chan *c, uint64_t now)
 
 	if (c->tx_busy || !c->up)
 		return;
-	for (;;) {
-		if (!chan_send_one(c, now, live))
-			return;
-		if (!live || c->free_at_ns > e->now_ns)
-			break;
-		now = dp_engine_mono(e, c->free_at_ns);
+	if (c->free_at_ns <= now) {
+		for (;;) {
+			if (!chan_send_one(c, now, live))
+				return;
+			if (!live || c->free_at_ns > e->now_ns)
+				break;
+			now = dp_engine_mono(e, c->free_at_ns);
+		}
 	}
-	c->tx_busy = true;
-	dp_timer_add(e, c->free_at_ns, on_tx_done, c, 0);
+	if (chan_has_work(c)) {
+		c->tx_busy = true;
+		dp_timer_add(e, c->free_at_ns, on_tx_done, c, 0);
+	}
 }
 
 /* Put the next frame on the wire; false when there is none to send (then maybe arm a pause wake-up). */
@@ -224,17 +234,18 @@ static bool chan_send_one(struct dp_chan *c, uint64_t now, bool live)
 	int qi = pick_queue(c, now);
 	if (qi < 0) {
 		/* paused queues with packets: wake up when the first pause ends */
+		if (c->nonempty == 0)
+			return false;
 		uint64_t t = pfc_pause_next_expiry_ns(&c->pause, now);
-		bool waiting = false;
-		for (int p = 0; p < DP_NUM_PRIO; p++)
-			waiting |= c->q[p].n > 0;
-		if (waiting && t != UINT64_MAX && (c->kick_at_ns == 0 || t < c->kick_at_ns)) {
+		if (t != UINT64_MAX && (c->kick_at_ns == 0 || t < c->kick_at_ns)) {
 			c->kick_at_ns = t;
 			dp_timer_add(c->fab->eng, t, on_kick, c, t);
 		}
 		return false;
 	}
 	struct rte_mbuf *m = fifo_pop(qi == DP_NUM_PRIO ? &c->ctrl : &c->q[qi]);
+	if (qi < DP_NUM_PRIO && c->q[qi].n == 0)
+		c->nonempty &= (uint8_t)~(1u << qi);
 	struct dp_mbuf_priv *pv = dp_priv(m);
 	uint32_t len = rte_pktmbuf_pkt_len(m);
 	/* virtual: decisions happen exactly when the link frees or a frame comes;
@@ -243,8 +254,8 @@ static bool chan_send_one(struct dp_chan *c, uint64_t now, bool live)
 	uint64_t start = c->free_at_ns > ready ? c->free_at_ns : ready;
 	/* exact wire time: carry the fraction of a nanosecond to the next frame */
 	uint64_t num = (uint64_t)((len < 60 ? 60 : len) + PFC_WIRE_OVERHEAD) * 8 * 1000000000ull + c->ser_rem;
-	uint64_t ser = num / c->rate_bps;
-	c->ser_rem = num % c->rate_bps;
+	uint64_t ser = rte_reciprocal_divide_u64(num, &c->rate_rcp);
+	c->ser_rem = num - ser * c->rate_bps;
 
 	if (c->capture)
 		c->capture(c->capture_ctx, c, m, start);
@@ -299,8 +310,11 @@ static void chan_enqueue(struct dp_chan *c, struct rte_mbuf *m, int prio, uint64
 		rte_pktmbuf_free(m);
 		return;
 	}
-	if (prio < DP_NUM_PRIO && q->bytes > c->q_peak_bytes[prio])
-		c->q_peak_bytes[prio] = q->bytes;
+	if (prio < DP_NUM_PRIO) {
+		c->nonempty |= (uint8_t)(1u << prio);
+		if (q->bytes > c->q_peak_bytes[prio])
+			c->q_peak_bytes[prio] = q->bytes;
+	}
 	dp_priv(m)->queued_ns = now;
 	chan_kick(c, now);
 }
@@ -877,6 +891,8 @@ static void chan_flush_queue(struct dp_chan *c, int p, enum dp_drop why, uint64_
 		c->drops[why]++;
 		rte_pktmbuf_free(m);
 	}
+	if (p < DP_NUM_PRIO)
+		c->nonempty &= (uint8_t)~(1u << p);
 }
 
 static void chan_flush(struct dp_chan *c, uint64_t now)
@@ -1001,6 +1017,7 @@ static int init_chan(struct dp_fabric *f, struct dp_chan *c, uint32_t l, int dir
 	memcpy(c->src_mac, node_port_mac(t, c->from, c->from_port), 6);
 	memcpy(c->dst_mac, node_port_mac(t, c->to, c->to_port), 6);
 	c->rate_bps = lk->rate_bps;
+	c->rate_rcp = rte_reciprocal_value_u64(lk->rate_bps);
 	c->delay_ns = lk->delay_ns;
 	c->loss = lk->loss;
 	c->up = true;

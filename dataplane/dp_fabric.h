@@ -35,6 +35,7 @@
 #include <stdint.h>
 
 #include <rte_mbuf.h>
+#include <rte_reciprocal.h>
 
 #include "dp_engine.h"
 #include "dp_flows.h"
@@ -104,10 +105,12 @@ struct dp_chan {
 	uint8_t dst_mac[6];          /* rewrite: the receiving port's or host's MAC */
 	uint8_t src_mac[6];
 	uint64_t rate_bps, delay_ns;
+	struct rte_reciprocal_u64 rate_rcp; /* x / rate_bps without a division (exact) */
 	double loss;
 	bool up;
 
 	struct dp_fifo q[DP_NUM_PRIO];
+	uint8_t nonempty;            /* bit p: q[p] holds packets */
 	struct dp_fifo ctrl;         /* PFC and ARP: sent first, never paused */
 	struct dp_fifo wire;         /* serialized, propagating */
 	uint64_t q_limit_bytes;      /* host NIC only (switch queues are the MMU's) */
@@ -119,8 +122,8 @@ struct dp_chan {
 	bool wd_on;
 	uint64_t wd_armed_at;        /* pending watchdog poll; 0: none */
 
-	bool tx_busy;
-	uint64_t free_at_ns;
+	bool tx_busy;                /* a timer at free_at_ns will choose the next frame */
+	uint64_t free_at_ns;         /* the end of the last frame sent */
 	uint64_t ser_rem;            /* serialization remainder (bit-ns mod rate) carried between frames */
 	uint64_t kick_at_ns;         /* pending wake-up for a pause expiry; 0: none */
 	uint64_t rng;                /* loss */
