@@ -40,20 +40,27 @@ const char *dp_drop_name(enum dp_drop d)
 
 /* ---- FIFO ---- */
 
-static int fifo_push(struct dp_fifo *q, struct rte_mbuf *m)
+/* Double a full FIFO's capacity (the rare path, kept out of line). Returns 0, -1 out of memory. */
+static __rte_noinline int fifo_grow(struct dp_fifo *q)
 {
-	if (q->n == q->cap) {
-		uint32_t cap = q->cap ? q->cap * 2 : 64;
-		struct rte_mbuf **s = malloc(cap * sizeof(*s));
-		if (s == NULL)
-			return -1;
-		for (uint32_t i = 0; i < q->n; i++)
-			s[i] = q->slot[(q->head + i) & (q->cap - 1)];
-		free(q->slot);
-		q->slot = s;
-		q->head = 0;
-		q->cap = cap;
-	}
+	uint32_t cap = q->cap ? q->cap * 2 : 64;
+	struct rte_mbuf **s = malloc(cap * sizeof(*s));
+
+	if (s == NULL)
+		return -1;
+	for (uint32_t i = 0; i < q->n; i++)
+		s[i] = q->slot[(q->head + i) & (q->cap - 1)];
+	free(q->slot);
+	q->slot = s;
+	q->head = 0;
+	q->cap = cap;
+	return 0;
+}
+
+static inline int fifo_push(struct dp_fifo *q, struct rte_mbuf *m)
+{
+	if (unlikely(q->n == q->cap) && fifo_grow(q) < 0)
+		return -1;
 	q->slot[(q->head + q->n) & (q->cap - 1)] = m;
 	q->n++;
 	q->bytes += rte_pktmbuf_pkt_len(m);
@@ -355,7 +362,7 @@ static void send_pfc(struct dp_switch *s, uint16_t port, uint64_t now)
 			memcpy(fr.src, c->src_mac, 6);
 			uint8_t *d = (uint8_t *)rte_pktmbuf_append(m, PFC_FRAME_LEN);
 			pfc_frame_encode(&fr, d, PFC_FRAME_LEN);
-			memset(dp_priv(m), 0, sizeof(struct dp_mbuf_priv));
+			memset(dp_priv(m), 0, DP_PRIV_HEAD_LEN);
 			c->pfc_tx++;
 			chan_enqueue(c, m, DP_NUM_PRIO, now);
 		}
@@ -394,7 +401,7 @@ static void handle_arp(struct dp_switch *s, uint16_t port, struct rte_mbuf *m, u
 	a->arp_data.arp_sip = rte_cpu_to_be_32(tip);
 	eh->dst_addr = eh->src_addr;
 	memcpy(&eh->src_addr, c->src_mac, 6);
-	memset(dp_priv(m), 0, sizeof(struct dp_mbuf_priv));
+	memset(dp_priv(m), 0, DP_PRIV_HEAD_LEN);
 	s->arp_replies++;
 	chan_enqueue(c, m, DP_NUM_PRIO, now);
 }
@@ -507,7 +514,7 @@ static void handle_ns(struct dp_switch *s, uint16_t port, struct rte_mbuf *m,
 		sum = (sum & 0xffff) + (sum >> 16);
 	icmp[2] = (uint8_t)(~sum >> 8);
 	icmp[3] = (uint8_t)~sum;
-	memset(dp_priv(m), 0, sizeof(struct dp_mbuf_priv));
+	memset(dp_priv(m), 0, DP_PRIV_HEAD_LEN);
 	s->nd_replies++;
 	chan_enqueue(c, m, DP_NUM_PRIO, now);
 }
@@ -553,7 +560,7 @@ static void answer_echo(struct dp_switch *s, uint16_t port, struct rte_mbuf *m,
 	} else {
 		ip[7] = 64;
 	}
-	memset(dp_priv(m), 0, sizeof(struct dp_mbuf_priv));
+	memset(dp_priv(m), 0, DP_PRIV_HEAD_LEN);
 	s->echo_replies++;
 	chan_enqueue(c, m, DP_NUM_PRIO, now);
 }
@@ -615,7 +622,8 @@ static int te_uplink(struct dp_fabric *f, const struct dp_switch *s, const struc
 static void switch_rx(struct dp_switch *s, uint16_t in_port, struct rte_mbuf *m, uint64_t now)
 {
 	struct dp_fabric *f = s->out[in_port]->fab;
-	struct rl_pkt p;
+	struct dp_mbuf_priv *pv = dp_priv(m);
+	struct rl_pkt *p = &pv->pkt;
 
 	s->rx_pkts++;
 	s->rx_bytes += rte_pktmbuf_pkt_len(m);
@@ -629,10 +637,14 @@ static void switch_rx(struct dp_switch *s, uint16_t in_port, struct rte_mbuf *m,
 	}
 	uint8_t *d = rte_pktmbuf_mtod(m, uint8_t *);
 	uint32_t len = rte_pktmbuf_data_len(m);
-	int st = rl_parse(d, len, &p);
+	if (!pv->parsed) { /* a frame the fabric made (PFC) or one that came in segments */
+		pv->parse_st = (int8_t)rl_parse(d, len, p);
+		pv->parsed = 1;
+	}
+	int st = pv->parse_st;
 
 	if (st == RL_PARSE_NOT_IP) {
-		if (p.ethertype == RL_ETHERTYPE_PAUSE) {
+		if (p->ethertype == RL_ETHERTYPE_PAUSE) {
 			/* PFC from the peer pauses the channel this port sends on */
 			struct dp_chan *c = s->out[in_port];
 			if (pfc_pause_rx(&c->pause, d, len, now) != PFC_FRAME_OK) {
@@ -645,7 +657,7 @@ static void switch_rx(struct dp_switch *s, uint16_t in_port, struct rte_mbuf *m,
 			chan_kick(c, now);
 			return;
 		}
-		if (p.ethertype == RL_ETHERTYPE_ARP) {
+		if (p->ethertype == RL_ETHERTYPE_ARP) {
 			handle_arp(s, in_port, m, now);
 			return;
 		}
@@ -657,24 +669,24 @@ static void switch_rx(struct dp_switch *s, uint16_t in_port, struct rte_mbuf *m,
 		sw_drop(s, m, DP_DROP_PARSE);
 		return;
 	}
-	if (p.ip_version == 6 && p.proto == IPPROTO_ICMPV6_ && (uint32_t)p.l4_off < len &&
-	    d[p.l4_off] >= 130 && d[p.l4_off] <= 143) {
+	if (p->ip_version == 6 && p->proto == IPPROTO_ICMPV6_ && (uint32_t)p->l4_off < len &&
+	    d[p->l4_off] >= 130 && d[p->l4_off] <= 143) {
 		/* neighbour discovery and multicast listener messages end at the leaf */
-		if (d[p.l4_off] == ND_NEIGHBOR_SOLICIT_)
-			handle_ns(s, in_port, m, &p, now);
+		if (d[p->l4_off] == ND_NEIGHBOR_SOLICIT_)
+			handle_ns(s, in_port, m, p, now);
 		else
 			sw_drop(s, m, DP_DROP_IPV6_CTL);
 		return;
 	}
-	if (s->cfg->role == RL_ROLE_RTSW && is_echo_to_gateway(s, &p, d, len)) {
-		answer_echo(s, in_port, m, &p, now);
+	if (s->cfg->role == RL_ROLE_RTSW && is_echo_to_gateway(s, p, d, len)) {
+		answer_echo(s, in_port, m, p, now);
 		return;
 	}
-	if (p.ttl <= 1) {
+	if (p->ttl <= 1) {
 		sw_drop(s, m, DP_DROP_TTL);
 		return;
 	}
-	int hidx = host_of(f, p.ip_version, p.dst);
+	int hidx = host_of(f, p->ip_version, p->dst);
 	if (hidx < 0) {
 		sw_drop(s, m, DP_DROP_NO_ROUTE);
 		return;
@@ -686,11 +698,11 @@ static void switch_rx(struct dp_switch *s, uint16_t in_port, struct rte_mbuf *m,
 	} else {
 		struct dp_switch *leaf = &f->sw[h->leaf];
 		struct dp_group *g = &s->group[leaf->cfg->leaf_index];
-		int te_port = f->te && s->cfg->role == RL_ROLE_RTSW ? te_uplink(f, s, &p, (uint32_t)hidx) : -1;
+		int te_port = f->te && s->cfg->role == RL_ROLE_RTSW ? te_uplink(f, s, p, (uint32_t)hidx) : -1;
 		if (te_port >= 0) {
 			out_port = te_port;
 		} else {
-			int mbr = choose_member(s, g, &p, h, now);
+			int mbr = choose_member(s, g, p, h, now);
 			if (mbr < 0) {
 				sw_drop(s, m, DP_DROP_NO_ROUTE);
 				return;
@@ -704,14 +716,14 @@ static void switch_rx(struct dp_switch *s, uint16_t in_port, struct rte_mbuf *m,
 		return;
 	}
 
-	uint8_t prio = f->topo->qos.dscp_prio[p.dscp];
+	uint8_t prio = f->topo->qos.dscp_prio[p->dscp];
 	if (oc->wd_on && pfc_watchdog_drops(&oc->wd, prio)) {
 		pfc_watchdog_count_drop(&oc->wd, prio, 1);
 		sw_drop(s, m, DP_DROP_PFC_STORM);
 		return;
 	}
 	struct pfc_mmu_pkt mp = {.len = len, .in_port = in_port, .out_port = (uint16_t)out_port,
-				 .prio = prio, .ect = p.ecn != 0};
+				 .prio = prio, .ect = p->ecn != 0};
 	unsigned flags = 0;
 	enum pfc_mmu_verdict v = pfc_mmu_admit(s->mmu, &mp, now, &flags);
 	if (flags & PFC_MMU_F_XOFF)
@@ -721,18 +733,20 @@ static void switch_rx(struct dp_switch *s, uint16_t in_port, struct rte_mbuf *m,
 		return;
 	}
 
-	rewrite_ttl_ecn(d + p.l3_off, p.ip_version, flags & PFC_MMU_F_ECN_CE);
+	rewrite_ttl_ecn(d + p->l3_off, p->ip_version, flags & PFC_MMU_F_ECN_CE);
+	p->ttl--; /* the parse the next hop reuses follows the frame */
+	if (flags & PFC_MMU_F_ECN_CE)
+		p->ecn = 3;
 	s->ecn_marked += !!(flags & PFC_MMU_F_ECN_CE);
 	memcpy(d, oc->dst_mac, 6);
 	memcpy(d + 6, oc->src_mac, 6);
 
-	struct dp_mbuf_priv *pv = dp_priv(m);
 	int first_hop = s->out[in_port]->to.kind == RL_NODE_HOST;
 	if (pv->flow_slot)
 		dp_flows_record_slot(&f->flows, (int32_t)pv->flow_slot - 1, len, s->idx,
 				     (uint16_t)out_port, first_hop);
 	else if (f->flows.h)
-		pv->flow_slot = (uint32_t)(dp_flows_record(&f->flows, &p, len, s->idx,
+		pv->flow_slot = (uint32_t)(dp_flows_record(&f->flows, p, len, s->idx,
 							   (uint16_t)out_port, first_hop) + 1);
 	pv->len = len;
 	pv->in_port = in_port;
@@ -780,23 +794,29 @@ void dp_fabric_host_send(struct dp_fabric *f, uint32_t host, struct rte_mbuf *m,
 	struct dp_host *h = &f->host[host];
 	struct dp_chan *c = h->tx;
 	uint8_t prio = 0;
-	struct rl_pkt p;
+	struct dp_mbuf_priv *pv = dp_priv(m);
+	struct rl_pkt *p = &pv->pkt;
 
 	h->tx_pkts++;
 	h->tx_bytes += rte_pktmbuf_pkt_len(m);
-	memset(dp_priv(m), 0, sizeof(struct dp_mbuf_priv));
+	memset(pv, 0, DP_PRIV_HEAD_LEN);
 	if (!c->up) {
 		c->drops[DP_DROP_LINK_DOWN]++;
 		rte_pktmbuf_free(m);
 		return;
 	}
 	/* The NIC queues by the priority its DSCP maps to, so PFC can pause it;
-	 * its own MAC control (PFC) frames go first and are never paused. */
-	int st = m->nb_segs == 1 ? rl_parse(rte_pktmbuf_mtod(m, uint8_t *), rte_pktmbuf_data_len(m), &p)
-				 : RL_PARSE_BAD_ARG;
+	 * its own MAC control (PFC) frames go first and are never paused. The
+	 * parse travels with the frame (the leaf does not parse again). */
+	int st = RL_PARSE_BAD_ARG;
+	if (m->nb_segs == 1) {
+		st = rl_parse(rte_pktmbuf_mtod(m, uint8_t *), rte_pktmbuf_data_len(m), p);
+		pv->parse_st = (int8_t)st;
+		pv->parsed = 1;
+	}
 	if (st == RL_PARSE_OK)
-		prio = f->topo->qos.dscp_prio[p.dscp];
-	else if (st == RL_PARSE_NOT_IP && p.ethertype == RL_ETHERTYPE_PAUSE) {
+		prio = f->topo->qos.dscp_prio[p->dscp];
+	else if (st == RL_PARSE_NOT_IP && p->ethertype == RL_ETHERTYPE_PAUSE) {
 		chan_enqueue(c, m, DP_NUM_PRIO, now);
 		return;
 	}

@@ -32,6 +32,7 @@
 #define DP_FABRIC_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include <rte_mbuf.h>
@@ -43,6 +44,7 @@
 #include "pfc_mmu.h"
 #include "pfc_pause.h"
 #include "pfc_watchdog.h"
+#include "rl_parse.h"
 #include "rl_nexthop.h"
 #include "routes.h"
 #include "topology.h"
@@ -60,7 +62,18 @@ struct dp_mbuf_priv {
 	uint8_t prio;
 	uint8_t admitted;   /* 1 when a switch MMU holds its bytes */
 	uint8_t ect;
+	/*
+	 * The frame parsed once, where it enters the fabric: switches change
+	 * only TTL / hop limit, ECN and MACs, and keep pkt in step, so the next
+	 * hop needs no parse of its own. parsed = 0: not yet (pkt is garbage).
+	 */
+	uint8_t parsed;
+	int8_t parse_st;    /* rl_parse's status */
+	struct rl_pkt pkt;  /* last: DP_PRIV_HEAD_LEN bytes before it are reset per frame */
 };
+
+/* The part of struct dp_mbuf_priv before pkt (what a new frame resets). */
+#define DP_PRIV_HEAD_LEN offsetof(struct dp_mbuf_priv, pkt)
 
 static inline struct dp_mbuf_priv *dp_priv(struct rte_mbuf *m)
 {
