@@ -51,6 +51,8 @@ static int kv(struct dp_gen *g, const char *k, const char *v, char *err, size_t 
 		g->count = n;
 	else if (strcmp(k, "dscp") == 0 && n < 64)
 		g->dscp = (uint8_t)n;
+	else if (strcmp(k, "ttl") == 0 && n >= 1 && n <= 255)
+		g->ttl = (uint8_t)n;
 	else
 		goto bad;
 	return 0;
@@ -69,6 +71,7 @@ int dp_gen_parse(struct dp_gen *g, const struct rl_topo *t, const char *spec, ch
 	g->size = 1000;
 	g->rate_bps = 1000000000ull;
 	g->count = 1000;
+	g->ttl = 64;
 	snprintf(buf, sizeof(buf), "%s", spec);
 	opts = strchr(buf, ':');
 	if (opts)
@@ -137,7 +140,7 @@ static void build(struct dp_gen *g, uint8_t *d, uint32_t flow)
 	ip[1] = (uint8_t)(g->dscp << 2);
 	rl_put_be16(ip + 2, ip_len);
 	ip[6] = 0x40; /* DF, as rxe sends */
-	ip[8] = 64;
+	ip[8] = g->ttl;
 	ip[9] = RL_IPPROTO_UDP;
 	rl_put_be32(ip + 12, s->ipv4);
 	rl_put_be32(ip + 16, dh->ipv4);

@@ -18,6 +18,8 @@
  *   count  packets in all [1000]
  *   start  first packet time with ns/us/ms/s suffix [0]
  *   dscp   DSCP of the packets [0]
+ *   ttl    IP TTL of the packets, 1..255 [64] (each switch takes one off;
+ *          a switch drops what arrives with TTL 1 or 0, counted as 'ttl')
  */
 #ifndef DP_GEN_H
 #define DP_GEN_H
@@ -40,6 +42,7 @@ struct dp_gen {
 	uint64_t count;
 	uint64_t start_ns;
 	uint8_t dscp;
+	uint8_t ttl;
 
 	uint64_t sent;
 	uint64_t blocked;        /* times it waited for room in its NIC queue */

@@ -90,7 +90,7 @@ static void usage(FILE *out)
 		"                      virtual: simulated time, hosts are sinks, traffic from --gen\n"
 		"  --duration TIME     stop after TIME (e.g. 10s, 500ms); virtual default: when idle\n"
 		"  --gen SPEC          in-process traffic SRC>DST[:key=value,...] (repeatable;\n"
-		"                      keys proto,flows,sport,size,rate,count,start,dscp)\n"
+		"                      keys proto,flows,sport,size,rate,count,start,dscp,ttl)\n"
 		"  --rdma SPEC         RDMA WRITEs between emulated NICs SRC>DST[:key=value,...]\n"
 		"                      (repeatable; keys qps,size,count,depth,mtu,dscp,sport,start;\n"
 		"                      the data is verified; a failed transfer makes the exit status 1)\n"

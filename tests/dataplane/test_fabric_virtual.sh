@@ -73,6 +73,13 @@ for u in 0 1; do
   check "TTL decremented by each switch (64 -> 62)" "[ \"\$(tshark -r $f -T fields -e ip.ttl 2>/dev/null | sort -u)\" = 62 ]"
 done
 
+# 4b. TTL expiry hop by hop (the parse that travels with a frame keeps its TTL in step):
+#     sent with TTL 3, a frame crosses leaf0 and a spine and dies at leaf1; with TTL 4 it arrives.
+dp --topology "$DATA/lb-5tuple.yaml" --gen 'h0>h4:count=100,ttl=3' > "$tmp/ttl3.txt" 2>/dev/null
+dp --topology "$DATA/lb-5tuple.yaml" --gen 'h0>h4:count=100,ttl=4' > "$tmp/ttl4.txt" 2>/dev/null
+check "TTL 3: leaf1 drops all 100 as 'ttl', h4 gets none" "grep -Eq '^leaf1 +rtsw +100 +0 .* ttl=100 *\$' $tmp/ttl3.txt && [ \"\$(host_col $tmp/ttl3.txt h4 4)\" = 0 ]"
+check "TTL 4: all 100 reach h4, no switch drops" "[ \"\$(host_col $tmp/ttl4.txt h4 4)\" = 100 ] && ! grep -Eq '^(leaf|spine)[0-9]+ .* ttl=' $tmp/ttl4.txt"
+
 # 5. PFC: a 2:1 incast on lossless priority 3 (DSCP 26). With PFC: XOFF frames
 #    from leaf0 on the host links, zero drops, everything delivered. Without: drops,
 #    and sent = delivered + dropped.
