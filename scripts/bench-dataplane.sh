@@ -1,24 +1,34 @@
 #!/usr/bin/env bash
-# Benchmark rocelab-dp against dpdk-testpmd, in one run (root; about 30 s).
+# Benchmark rocelab-dp against dpdk-testpmd, in one run (root; about 2 minutes).
 #
 #  1. testpmd io forwarding between two net_null ports, no hugepages: the
 #     per-core ceiling any DPDK pipeline is measured against (Rx-pps, median
 #     of its per-second readings).
-#  2. rocelab-dp, virtual clock, default topology, all features on (parse,
-#     LPM route, ECMP hash, MMU admission with PFC/ECN, 8 queues with SP+DWRR,
-#     link serialization and delay), 64-byte UDP packets h0 -> h4 through
-#     leaf0, a spine and leaf1: packets delivered per wall-clock second on one
-#     core (the in-process generator builds every packet, counted in the time).
-#  3. resident memory of rocelab-dp running the default topology live with
+#  2. rocelab-dp, live clock, busy-polling one core, on tests/bench/null-2x2.yaml:
+#     the default 2x2 Clos with every host a net_null DPDK port, all features
+#     on (parse, LPM route, 5-tuple CRC-32 ECMP, MMU admission with PFC/ECN,
+#     8 queues SP+DWRR, 100G links with 1 us delay, per-flow path table).
+#     64-byte UDP packets h0 -> h4 from the in-process generator (it allocates
+#     and writes every packet, counted in the time) cross leaf0, a spine and
+#     leaf1 and leave through h4's net_null port (which frees them, as
+#     testpmd's does). Figure: packets out of h4 per second, median of RUNS.
+#  3. The same path on the virtual clock (the discrete-event mode experiments
+#     use): packets per wall-clock second.
+#  4. Instructions per packet of 2 (valgrind's callgrind, when installed):
+#     a figure the machine's noise does not move.
+#  5. resident memory of rocelab-dp running the default topology live with
 #     its 8 veth hosts.
+#  6. AF_XDP forwarding between two namespaces: rocelab-dp vs testpmd.
 #
-#   scripts/bench-dataplane.sh [PACKETS]    (default 2000000)
+#   scripts/bench-dataplane.sh [PACKETS] [RUNS]   (virtual-clock packets, default 2000000; runs, default 5)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 n=${1:-2000000}
+runs=${2:-5}
 [ -f build/build.ninja ] || meson setup build >/dev/null
 ninja -C build -j2 >/dev/null
 DP=build/dataplane/rocelab-dp
+GEN='h0>h4:size=64,rate=100G,count=1000000000,flows=64'
 
 echo "== dpdk-testpmd io forwarding, 2 x net_null, no hugepages (1 forwarding core)"
 tp=$( (timeout -s INT 8 dpdk-testpmd --no-huge -m 512 --no-pci --file-prefix "rl-tp-$$" \
@@ -37,21 +47,56 @@ for line in sys.stdin:
 print(statistics.median(rates[1:]) / 1e6 if len(rates) > 2 else 0)')
 echo "testpmd: ${tp} Mpps"
 
+echo "== rocelab-dp, live clock, busy poll, net_null hosts, 64 B h0 -> h4 through 3 switches, $runs runs of 2 s"
+rates=()
+for i in $(seq "$runs"); do
+  r=$(timeout 60 "$DP" --topology tests/bench/null-2x2.yaml --clock live --busy-poll --duration 2s \
+        --name "rl-bn-$$-$i" --gen "$GEN" 2>/dev/null | awk '$1 == "h4" && NF == 5 { printf "%.3f", $4 / 2e6 }')
+  rates+=("${r:-0}")
+done
+echo "runs (Mpps): ${rates[*]}"
+python3 - "$tp" "${rates[@]}" <<'PY'
+import statistics, sys
+tp = float(sys.argv[1]); r = [float(x) for x in sys.argv[2:]]
+med = statistics.median(r)
+print(f"rocelab-dp live: {med:.3f} Mpps end to end (median; {min(r):.3f}-{max(r):.3f}), "
+      f"{3 * med:.3f} M switch forwards/s")
+if tp > 0:
+    print(f"ratio to testpmd io forwarding: {med / tp:.3f} end to end (target 0.3), {3 * med / tp:.3f} per switch hop")
+PY
+
 echo "== rocelab-dp, virtual clock, default topology, $n x 64 B packets h0 -> h4 (3 switches)"
 out=$(timeout 600 "$DP" --topology topologies/default.yaml --clock virtual --name "rl-bench-$$" \
         --gen "h0>h4:size=64,rate=100G,count=$n,flows=64" 2>/dev/null)
 echo "$out" | grep '^rocelab-dp: ran'
 wall=$(echo "$out" | sed -n 's/.* in \([0-9.]*\) s of wall time.*/\1/p')
 rx=$(echo "$out" | awk '$1 == "h4" && NF == 5 { print $4 }')
-python3 - "$rx" "$wall" "$tp" <<'PY'
+python3 - "$rx" "$wall" <<'PY'
 import sys
-rx, wall, tp = int(sys.argv[1]), float(sys.argv[2]), float(sys.argv[3])
-mpps = rx / wall / 1e6
-print(f"rocelab-dp: {rx} packets delivered in {wall:.3f} s = {mpps:.3f} Mpps end to end "
-      f"({3 * mpps:.3f} M switch forwards/s)")
-if tp > 0:
-    print(f"ratio to testpmd io forwarding: {mpps / tp:.4f} (end to end), {3 * mpps / tp:.4f} (per switch hop)")
+rx, wall = int(sys.argv[1]), float(sys.argv[2])
+print(f"rocelab-dp virtual: {rx} packets delivered in {wall:.3f} s = {rx / wall / 1e6:.3f} Mpps end to end")
 PY
+
+if command -v valgrind >/dev/null && command -v callgrind_annotate >/dev/null; then
+  echo "== instructions per packet (callgrind; live run of 2 on net_null, 3 s under valgrind)"
+  cg=$(mktemp)
+  res=$(timeout 120 valgrind --tool=callgrind --callgrind-out-file="$cg" \
+        --toggle-collect=dp_engine_run_due --toggle-collect=dp_port_poll --toggle-collect=dp_port_flush \
+        "$DP" --topology tests/bench/null-2x2.yaml --clock live --busy-poll --duration 3s \
+        --name "rl-bcg-$$" --gen "$GEN" 2>&1 || true)
+  pk=$(echo "$res" | awk '$1 == "h4" && NF == 5 { print $4 }')
+  ir=$(echo "$res" | awk '/Collected :/ { print $4 }')
+  if [ -n "$pk" ] && [ "${pk:-0}" -gt 0 ] && [ -n "$ir" ]; then
+    echo "rocelab-dp: $((ir / pk)) instructions per packet end to end (generator, 3 switches, sink)"
+    echo "  per packet  where (the ten largest)"
+    callgrind_annotate --show-percs=no "$cg" 2>/dev/null | sed -n '/file:function/,$p' | sed -n '3,12p' | \
+      awk -v pk="$pk" '{ v = $1; gsub(",", "", v); sub(/ \[.*/, "", $2); sub(/^.*\.\.\//, "", $2);
+                         printf "  %10d  %s\n", v / pk, $2 }'
+  else
+    echo "callgrind run failed"
+  fi
+  rm -f "$cg"
+fi
 
 echo "== resident memory, default topology, live, 8 veth hosts"
 rss=$(unshare --net -- bash -c '
