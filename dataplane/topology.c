@@ -699,7 +699,7 @@ static int host_val_pair(struct ctx *c, struct host_vals *h, const char *key, st
 	uint64_t x;
 	char tmp[RL_TOPO_PATH_MAX];
 	if (!strcmp(key, "attach")) {
-		if (get_enum(c, v, key, kl, rl_attach_from_name, "veth, vhost, pci, emulated",
+		if (get_enum(c, v, key, kl, rl_attach_from_name, "veth, vhost, pci, emulated, net_null",
 			     &h->attach))
 			return -1;
 		SET(h, HO_ATTACH, line);

@@ -195,6 +195,23 @@ static void test_clos_4x4x16_file(void **state)
 	rl_topo_free(t);
 }
 
+/* The benchmark fabric: the default Clos with every host on a net_null port. */
+static void test_net_null_bench_file(void **state)
+{
+	(void)state;
+	struct rl_topo *t = load_shipped("../tests/bench/null-2x2.yaml");
+	assert_int_equal(t->n_switches, 4);
+	assert_int_equal(t->n_hosts, 8);
+	for (uint32_t i = 0; i < t->n_hosts; i++) {
+		assert_int_equal(t->hosts[i].attach, RL_ATTACH_NET_NULL);
+		assert_string_equal(t->hosts[i].netns, ""); /* veth only */
+	}
+	assert_string_equal(rl_attach_name(RL_ATTACH_NET_NULL), "net_null");
+	assert_int_equal(rl_attach_from_name("net_null"), RL_ATTACH_NET_NULL);
+	assert_int_equal(host_named(t, "h4")->ipv4, IPV4(10, 0, 1, 1));
+	rl_topo_free(t);
+}
+
 static void test_3tier_file(void **state)
 {
 	(void)state;
@@ -820,6 +837,7 @@ int main(void)
 		cmocka_unit_test(test_default_file),
 		cmocka_unit_test(test_clos_4x4x16_file),
 		cmocka_unit_test(test_3tier_file),
+		cmocka_unit_test(test_net_null_bench_file),
 		cmocka_unit_test(test_default_equals_clos),
 		cmocka_unit_test(test_clos_builder),
 		cmocka_unit_test(test_base_is_valid),
