@@ -61,6 +61,21 @@ bad:
 	return -1;
 }
 
+struct gen_parse {
+	struct dp_gen *g;
+	char *err;
+	size_t errlen;
+	bool sport_set;
+};
+
+static int gen_kv(void *ctx, const char *k, const char *v)
+{
+	struct gen_parse *gp = ctx;
+
+	gp->sport_set |= strcmp(k, "sport") == 0;
+	return kv(gp->g, k, v, gp->err, gp->errlen);
+}
+
 int dp_gen_parse(struct dp_gen *g, const struct rl_topo *t, const char *spec, char *err,
 		 size_t errlen)
 {
@@ -91,19 +106,14 @@ int dp_gen_parse(struct dp_gen *g, const struct rl_topo *t, const char *spec, ch
 	}
 	g->src = (uint32_t)s;
 	g->dst = (uint32_t)d;
-	bool sport_set = false;
-	for (char *tok = opts ? strtok(opts, ",") : NULL; tok; tok = strtok(NULL, ",")) {
-		char *eq = strchr(tok, '=');
-		if (eq == NULL) {
-			snprintf(err, errlen, "generator: '%s' is not key=value", tok);
-			return -1;
-		}
-		*eq = '\0';
-		if (kv(g, tok, eq + 1, err, errlen) < 0)
-			return -1;
-		sport_set |= strcmp(tok, "sport") == 0;
+	struct gen_parse gp = {.g = g, .err = err, .errlen = errlen};
+	const char *bad;
+	if (dp_kv_each(opts, gen_kv, &gp, &bad) < 0) {
+		if (strchr(bad, '=') == NULL) /* else gen_kv said what is wrong */
+			snprintf(err, errlen, "generator: '%s' is not key=value", bad);
+		return -1;
 	}
-	if (!sport_set)
+	if (!gp.sport_set)
 		g->sport = g->roce ? 0xc000 : 10000;
 	if (g->pfc)
 		g->size = PFC_FRAME_LEN;

@@ -182,26 +182,30 @@ void dp_nics_rx(struct dp_nics *ns, struct dp_host *h, struct rte_mbuf *m, uint6
 	service(nh, now);
 }
 
+static int nic_opts_kv(void *ctx, const char *k, const char *v)
+{
+	struct dp_nic_opts *o = ctx;
+	uint64_t n;
+
+	if (strcmp(k, "qpc") == 0 && dp_parse_u64(v, &n) == 0 && n <= 1u << 20)
+		o->qpc_entries = (uint32_t)n;
+	else if (strcmp(k, "miss") == 0 && dp_parse_time(v, &o->qpc_miss_ns) == 0)
+		;
+	else
+		return -1;
+	return 0;
+}
+
 int dp_nic_opts_parse(struct dp_nic_opts *o, const char *spec)
 {
 	char buf[128];
-	uint64_t n;
 
+	const char *bad;
+
+	if (strlen(spec) >= sizeof(buf))
+		return -1;
 	snprintf(buf, sizeof(buf), "%s", spec);
-	char *save = NULL;
-	for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		char *eq = strchr(tok, '=');
-		if (eq == NULL)
-			return -1;
-		*eq = '\0';
-		if (strcmp(tok, "qpc") == 0 && dp_parse_u64(eq + 1, &n) == 0 && n <= 1u << 20)
-			o->qpc_entries = (uint32_t)n;
-		else if (strcmp(tok, "miss") == 0 && dp_parse_time(eq + 1, &o->qpc_miss_ns) == 0)
-			;
-		else
-			return -1;
-	}
-	return 0;
+	return dp_kv_each(buf, nic_opts_kv, o, &bad);
 }
 
 int dp_nics_create(struct dp_nics *ns, struct dp_fabric *f, const struct dp_nic_opts *o,
@@ -260,8 +264,9 @@ int dp_nics_create(struct dp_nics *ns, struct dp_fabric *f, const struct dp_nic_
 	return 0;
 }
 
-static int kv(struct dp_rdma *r, const char *k, const char *v)
+static int rdma_kv(void *ctx, const char *k, const char *v)
 {
+	struct dp_rdma *r = ctx;
 	uint64_t n;
 
 	if (strcmp(k, "sport") == 0) {
@@ -321,12 +326,10 @@ static int parse_rdma(struct dp_nics *ns, struct dp_rdma *r, const char *spec, c
 	}
 	r->src = (uint32_t)ns->by_host[s];
 	r->dst = (uint32_t)ns->by_host[d];
-	for (char *tok = opts ? strtok(opts, ",") : NULL; tok; tok = strtok(NULL, ",")) {
-		char *eq = strchr(tok, '=');
-		if (eq == NULL || (*eq = '\0', kv(r, tok, eq + 1) < 0)) {
-			snprintf(err, errlen, "--rdma '%s': bad '%s'", spec, tok);
-			return -1;
-		}
+	const char *bad;
+	if (dp_kv_each(opts, rdma_kv, r, &bad) < 0) {
+		snprintf(err, errlen, "--rdma '%s': bad '%s'", spec, bad);
+		return -1;
 	}
 	return 0;
 }
@@ -601,6 +604,18 @@ static int coll_kv(struct dp_nics *ns, struct dp_coll *c, const char *k, const c
 	return 0;
 }
 
+struct coll_parse {
+	struct dp_nics *ns;
+	struct dp_coll *c;
+};
+
+static int coll_kv_cb(void *ctx, const char *k, const char *v)
+{
+	struct coll_parse *cp = ctx;
+
+	return coll_kv(cp->ns, cp->c, k, v);
+}
+
 int dp_nics_add_coll(struct dp_nics *ns, const char *spec, uint64_t start_ns, FILE *out, char *err,
 		     size_t errlen)
 {
@@ -630,13 +645,11 @@ int dp_nics_add_coll(struct dp_nics *ns, const char *spec, uint64_t start_ns, FI
 	c->size_min = c->size_max = 1u << 20;
 	coll_kv(ns, c, "hosts", "all");
 	snprintf(buf, sizeof(buf), "%s", spec);
-	char *save = NULL;
-	for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		char *eq = strchr(tok, '=');
-		if (eq == NULL || (*eq = '\0', coll_kv(ns, c, tok, eq + 1) < 0)) {
-			snprintf(err, errlen, "--coll: bad '%s%s%s'", tok, eq ? "=" : "", eq ? eq + 1 : "");
-			return -1;
-		}
+	struct coll_parse cp = {.ns = ns, .c = c};
+	const char *bad;
+	if (dp_kv_each(buf, coll_kv_cb, &cp, &bad) < 0) {
+		snprintf(err, errlen, "--coll: bad '%s'", bad);
+		return -1;
 	}
 	if (c->cfg.nranks < 2) {
 		snprintf(err, errlen, "--coll: needs at least 2 emulated hosts (has %u)", c->cfg.nranks);
@@ -687,18 +700,39 @@ uint32_t dp_nics_coll_pairs(const struct dp_nics *ns, uint32_t (*out)[2], uint32
 	return n;
 }
 
-/* QPs a NIC needs for the --coll spec (scanned before the NICs exist); 0 without --coll. */
+struct coll_size {
+	uint32_t qps, channels;
+	bool all_peers; /* alltoall / incast: a NIC talks to every other rank */
+};
+
+/* The keys that size a NIC; the rest (and bad values) are --coll's own parse's business. */
+static int coll_size_kv(void *ctx, const char *k, const char *v)
+{
+	struct coll_size *cs = ctx;
+	uint64_t n;
+
+	if (strcmp(k, "qps") == 0 && dp_parse_u64(v, &n) == 0 && n >= 1 && n <= 1024)
+		cs->qps = (uint32_t)n;
+	else if (strcmp(k, "channels") == 0 && dp_parse_u64(v, &n) == 0 && n >= 1 && n <= 64)
+		cs->channels = (uint32_t)n;
+	else if (strcmp(k, "op") == 0)
+		cs->all_peers = strcmp(v, "alltoall") == 0 || strcmp(v, "incast") == 0;
+	return 0;
+}
+
+/* QPs a NIC needs for the --coll spec (read before the NICs exist); 0 without --coll. */
 uint32_t dp_nics_coll_qps(const char *spec)
 {
-	const char *q = spec ? strstr(spec, "qps=") : NULL;
-	const char *ch = spec ? strstr(spec, "channels=") : NULL;
-	uint32_t qps = q ? (uint32_t)atoi(q + 4) : 1, chans = ch ? (uint32_t)atoi(ch + 9) : 1;
-	bool a2a = spec && (strstr(spec, "alltoall") || strstr(spec, "incast"));
+	struct coll_size cs = {.qps = 1, .channels = 1};
+	char buf[2048];
+	const char *bad;
 
 	if (spec == NULL)
 		return 0;
+	snprintf(buf, sizeof(buf), "%s", spec);
+	dp_kv_each(buf, coll_size_kv, &cs, &bad); /* never refuses a key */
 	/* per peer connection and channel: data QPs + 1 control QP, both directions */
-	return 2 * (qps + 1) * (chans ? chans : 1) * (a2a ? NE_COLL_MAX_RANKS / 16 : 2) + 16;
+	return 2 * (cs.qps + 1) * cs.channels * (cs.all_peers ? NE_COLL_MAX_RANKS / 16 : 2) + 16;
 }
 
 bool dp_nics_active(const struct dp_nics *ns)

@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* dp_units: numbers with units on the command line, and wire time of a frame. */
+/* dp_units: numbers with units and key=value lists on the command line, and wire time of a frame. */
 #ifndef DP_UNITS_H
 #define DP_UNITS_H
 
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "pfc_mmu.h"
 #include "topology.h"
@@ -57,6 +58,34 @@ static inline int dp_parse_bytes(const char *s, uint64_t *v)
 	if (*end != '\0' || *v > (UINT64_MAX >> shift))
 		return -1;
 	*v <<= shift;
+	return 0;
+}
+
+/* One key=value of a list: 0 when taken, -1 when the key or value is bad. */
+typedef int (*dp_kv_fn)(void *ctx, const char *key, const char *value);
+
+/*
+ * Walk a "key=value,key=value,..." list (split in place) and hand each pair
+ * to fn. Returns 0, or -1 with *bad at the first token that has no '=' or
+ * that fn refused (restored to "key=value" for the message).
+ */
+static inline int dp_kv_each(char *list, dp_kv_fn fn, void *ctx, const char **bad)
+{
+	char *save = NULL;
+
+	for (char *tok = list ? strtok_r(list, ",", &save) : NULL; tok; tok = strtok_r(NULL, ",", &save)) {
+		char *eq = strchr(tok, '=');
+		if (eq == NULL) {
+			*bad = tok;
+			return -1;
+		}
+		*eq = '\0';
+		if (fn(ctx, tok, eq + 1) < 0) {
+			*eq = '=';
+			*bad = tok;
+			return -1;
+		}
+	}
 	return 0;
 }
 

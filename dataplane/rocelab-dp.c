@@ -126,37 +126,33 @@ static int bad(const char *what, const char *arg)
 	return EXIT_BAD_INPUT;
 }
 
+static int watchdog_kv(void *ctx, const char *k, const char *v)
+{
+	struct pfc_watchdog_config *w = ctx;
+
+	if (strcmp(k, "detect") == 0)
+		return dp_parse_time(v, &w->detect_ns);
+	if (strcmp(k, "restore") == 0)
+		return dp_parse_time(v, &w->restore_ns);
+	if (strcmp(k, "poll") == 0)
+		return dp_parse_time(v, &w->poll_ns);
+	if (strcmp(k, "action") == 0 && strcmp(v, "drop") == 0)
+		return w->action = PFC_WD_DROP, 0;
+	if (strcmp(k, "action") == 0 && strcmp(v, "forward") == 0)
+		return w->action = PFC_WD_FORWARD, 0;
+	return -1;
+}
+
 /* "detect=200ms,restore=200ms,poll=100ms,action=drop" over the defaults in w. */
 static int parse_watchdog(const char *spec, struct pfc_watchdog_config *w)
 {
 	char buf[128];
+	const char *bad;
 
 	if (strlen(spec) >= sizeof(buf))
 		return -1;
 	snprintf(buf, sizeof(buf), "%s", spec);
-	char *save = NULL;
-	for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		char *eq = strchr(tok, '=');
-		if (eq == NULL)
-			return -1;
-		*eq++ = '\0';
-		int bad_value;
-		if (strcmp(tok, "detect") == 0)
-			bad_value = dp_parse_time(eq, &w->detect_ns);
-		else if (strcmp(tok, "restore") == 0)
-			bad_value = dp_parse_time(eq, &w->restore_ns);
-		else if (strcmp(tok, "poll") == 0)
-			bad_value = dp_parse_time(eq, &w->poll_ns);
-		else if (strcmp(tok, "action") == 0 && strcmp(eq, "drop") == 0)
-			bad_value = (w->action = PFC_WD_DROP, 0);
-		else if (strcmp(tok, "action") == 0 && strcmp(eq, "forward") == 0)
-			bad_value = (w->action = PFC_WD_FORWARD, 0);
-		else
-			bad_value = -1;
-		if (bad_value < 0)
-			return -1;
-	}
-	return 0;
+	return dp_kv_each(buf, watchdog_kv, w, &bad);
 }
 
 static int parse_opts(int argc, char **argv, struct opts *o)
