@@ -2,7 +2,7 @@
 # Run every experiment of experiments/ (virtual clock, deterministic) and write
 # one report, results/REPORT.md, that puts each result next to the paper's claim.
 #   scripts/run-experiments.sh [--quick] [EXPERIMENT.yaml ...]
-# --quick: first seed only. Takes about 10 minutes in full on 2 cores.
+# --quick: first seed only. Takes about 3 minutes in full on 2 cores.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 quick=()
