@@ -152,12 +152,17 @@ static void on_arrive(void *obj, uint64_t arg, uint64_t now)
 	struct rte_mbuf *m;
 
 	struct dp_engine *e = c->fab->eng;
-	/* live: everything that has arrived by the clock's reading, in one go */
+	/* live: also what has arrived by the clock's reading, in one go, as long as
+	 * no other event comes first (a PFC frame on its way must still win) */
 	uint64_t by = e->mode == DP_CLOCK_LIVE && e->now_ns > now ? e->now_ns : now;
 
 	(void)arg;
-	while ((m = fifo_peek(&c->wire)) != NULL && dp_priv(m)->arrive_ns <= by)
-		deliver(c, fifo_pop(&c->wire), dp_engine_mono(e, dp_priv(m)->arrive_ns));
+	while ((m = fifo_peek(&c->wire)) != NULL) {
+		uint64_t t = dp_priv(m)->arrive_ns;
+		if (t > now && (t > by || t >= dp_engine_next_ns(e)))
+			break;
+		deliver(c, fifo_pop(&c->wire), dp_engine_mono(e, t));
+	}
 	if (m != NULL)
 		dp_timer_add(c->fab->eng, dp_priv(m)->arrive_ns, on_arrive, c, 0);
 }
@@ -211,7 +216,8 @@ static bool chan_has_work(const struct dp_chan *c)
  * frame that finds the link free and nothing waiting starts at once. Virtual
  * clock: one frame per call. Live clock: frame after frame, back to back, as
  * long as the link would have finished the previous one by the clock's
- * reading (one timer per burst, not per frame).
+ * reading and no other event is due before (one timer per burst, not per
+ * frame, and events still happen in time order).
  */
 static void chan_kick(struct dp_chan *c, uint64_t now)
 {
@@ -224,7 +230,9 @@ static void chan_kick(struct dp_chan *c, uint64_t now)
 		for (;;) {
 			if (!chan_send_one(c, now, live))
 				return;
-			if (!live || c->free_at_ns > e->now_ns)
+			/* live: the next frame too if the clock has passed its start and
+			 * no other event (a pause arriving, a frame of higher priority) is due first */
+			if (!live || c->free_at_ns > e->now_ns || c->free_at_ns >= dp_engine_next_ns(e))
 				break;
 			now = dp_engine_mono(e, c->free_at_ns);
 		}
@@ -255,9 +263,16 @@ static bool chan_send_one(struct dp_chan *c, uint64_t now, bool live)
 		c->nonempty &= (uint8_t)~(1u << qi);
 	struct dp_mbuf_priv *pv = dp_priv(m);
 	uint32_t len = rte_pktmbuf_pkt_len(m);
-	/* virtual: decisions happen exactly when the link frees or a frame comes;
-	 * live: the loop notices late, so a frame starts when it could have */
-	uint64_t ready = live ? pv->queued_ns : now;
+	/* virtual: decisions happen exactly when the link frees, a frame comes or a
+	 * pause ends; live: the loop notices late, so a frame starts when it could
+	 * have: queued, and its priority's last pause over (XON or expiry) */
+	uint64_t ready = now;
+	if (live) {
+		ready = pv->queued_ns;
+		uint64_t resumed = qi < DP_NUM_PRIO ? pfc_pause_expiry_ns(&c->pause, (unsigned)qi) : 0;
+		if (resumed > ready && resumed <= now) /* (> now: the watchdog forwards through a pause) */
+			ready = resumed;
+	}
 	uint64_t start = c->free_at_ns > ready ? c->free_at_ns : ready;
 	/* exact wire time: carry the fraction of a nanosecond to the next frame */
 	uint64_t num = (uint64_t)((len < 60 ? 60 : len) + PFC_WIRE_OVERHEAD) * 8 * 1000000000ull + c->ser_rem;

@@ -238,7 +238,8 @@ static void on_send(void *obj, uint64_t arg, uint64_t now)
 		uint64_t next = send_one(g, now, &sent);
 		if (next == UINT64_MAX)
 			return;
-		if (sent && e->mode == DP_CLOCK_LIVE && next <= e->now_ns && n < DP_GEN_BURST) {
+		if (sent && e->mode == DP_CLOCK_LIVE && next <= e->now_ns && next < dp_engine_next_ns(e) &&
+		    n < DP_GEN_BURST) {
 			now = dp_engine_mono(e, next);
 			continue;
 		}

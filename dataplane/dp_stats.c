@@ -9,23 +9,28 @@ void dp_stats_print(const struct dp_fabric *f, uint64_t elapsed_ns, FILE *out)
 {
 	const struct rl_topo *t = f->topo;
 
-	fprintf(out, "%-24s %-10s %12s %14s %6s %8s %8s %10s\n", "link (from>to)", "state", "packets",
-		"bytes", "util%", "pfc_tx", "drops", "peak_q_B");
+	fprintf(out, "%-24s %-10s %12s %14s %6s %8s %8s %10s %8s\n", "link (from>to)", "state", "packets",
+		"bytes", "util%", "pfc_tx", "drops", "peak_q_B", "paused%");
 	for (uint32_t i = 0; i < f->n_chans; i++) {
 		const struct dp_chan *c = &f->chans[i];
 		char name[80];
-		uint64_t peak = 0;
+		uint64_t peak = 0, paused = 0;
 
-		for (int p = 0; p < DP_NUM_PRIO; p++)
+		for (int p = 0; p < DP_NUM_PRIO; p++) {
+			uint64_t ns = pfc_pause_paused_ns(&c->pause, (unsigned)p, f->eng->now_ns);
 			if (c->q_peak_bytes[p] > peak)
 				peak = c->q_peak_bytes[p];
+			if (ns > paused)
+				paused = ns;
+		}
 		snprintf(name, sizeof(name), "%s>%s", rl_topo_node_name(t, c->from),
 			 rl_topo_node_name(t, c->to));
 		fprintf(out, "%-24s %-10s %12" PRIu64 " %14" PRIu64 " %6.1f %8" PRIu64 " %8" PRIu64
-			     " %10" PRIu64 "\n",
+			     " %10" PRIu64 " %8.1f\n",
 			name, c->up ? "up" : "DOWN", c->tx_pkts, c->tx_bytes,
 			elapsed_ns ? 100.0 * (double)c->busy_ns / (double)elapsed_ns : 0.0, c->pfc_tx,
-			dp_chan_drops(c), peak);
+			dp_chan_drops(c), peak,
+			elapsed_ns ? 100.0 * (double)paused / (double)elapsed_ns : 0.0);
 	}
 	fprintf(out, "\n%-10s %-5s %12s %12s %8s %8s %8s %8s  %s\n", "switch", "role", "rx", "forwarded",
 		"arp/nd", "pfc_rx", "ecn", "drops", "drops by reason");

@@ -408,9 +408,10 @@ static void run_live(struct run *r)
 		uint64_t now = dp_engine_now(&r->eng);
 		if (now >= end)
 			break;
-		/* this reading is the time of everything done in this turn (dp_engine_mono) */
-		uint32_t work = dp_port_poll(&r->ports, r->fab, dp_engine_mono(&r->eng, now));
-		work += dp_engine_run_due(&r->eng, now);
+		/* first what fell due since the last turn, in time order; then what the
+		 * ports received, at this reading: time never runs backwards */
+		uint32_t work = dp_engine_run_due(&r->eng, now);
+		work += dp_port_poll(&r->ports, r->fab, dp_engine_mono(&r->eng, now));
 		dp_port_flush(&r->ports);
 		if (r->ctl)
 			work += dp_ctl_poll(r->ctl, dp_engine_mono(&r->eng, now));

@@ -2,7 +2,8 @@
 # rocelab-dp on the live clock with real Linux hosts in network namespaces,
 # inside a private network namespace of its own (nothing touches the
 # machine's network): all-pairs ping, TCP across leaves, a shaped link's rate
-# and delay, telemetry, link failure, malformed frames from a host.
+# and delay, telemetry, link failure, malformed frames from a host; and PFC on
+# the live clock with net_null ports.
 # usage: test_fabric_live.sh ROCELAB_DP DATA_DIR   (root)
 set -u
 if [ "${ROCELAB_IN_NETNS:-}" != 1 ]; then
@@ -132,6 +133,19 @@ if bash "$FAB" up "${name}x" --topology "$DATA/live.yaml" --veth af_xdp --timeou
 else
   nok "AF_XDP ports: the fabric came up"
 fi
+# 9. PFC on the live clock (net_null ports, in-process traffic, no namespaces): a 2:1
+#    incast at 1 Gbit/s on lossless priority 3. Live mode works in bursts; a pause on its
+#    way must still stop the sender in time: zero drops, the senders paused, the port to
+#    h2 at line rate.
+out=$(timeout 60 "$DP" --topology "$DATA/incast-pfc-null.yaml" --clock live --duration 2s --name "lt$$-pfc" \
+  --gen 'h0>h2:dscp=26,rate=1G,size=1000,count=10000000' --gen 'h1>h2:dscp=26,rate=1G,size=1000,count=10000000' 2>/dev/null)
+col() { echo "$out" | awk -v l="$1" -v c="$2" '$1 == l { print $c; exit }'; }
+check "live PFC incast: leaf0 drops nothing ($(col leaf0 8) drops)" "[ \"$(col leaf0 8)\" = 0 ] && [ $(col leaf0 3) -gt 100000 ]"
+check "live PFC incast: leaf0 sent PFC frames and h0's NIC was paused ($(col leaf0\>h0 6) frames, $(col h0\>leaf0 9)%)" \
+  "[ $(col leaf0\>h0 6) -gt 100 ] && python3 -c 'import sys; sys.exit(float(sys.argv[1]) < 20)' $(col h0\>leaf0 9)"
+check "live PFC incast: the port to h2 ran at line rate ($(col leaf0\>h2 5)%)" \
+  "python3 -c 'import sys; sys.exit(float(sys.argv[1]) < 95)' $(col leaf0\>h2 5)"
+
 check "rocelab-dp stopped cleanly and printed its tables" "grep -q '^rocelab-dp: ran' /tmp/rocelab-$name.final"
 rm -f "/tmp/rocelab-$name.final"
 check "no rocelab process or namespace left behind" "! pgrep -f 'rocelab-$name' > /dev/null && [ ! -d /tmp/rocelab-$name ] && [ ! -d /tmp/rocelab-${name}x ]"
