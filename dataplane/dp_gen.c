@@ -243,9 +243,12 @@ static void on_send(void *obj, uint64_t arg, uint64_t now)
 			now = dp_engine_mono(e, next);
 			continue;
 		}
-		if (sent && e->mode == DP_CLOCK_LIVE && next <= e->now_ns)
-			next = e->now_ns + 1; /* a burst sent: the rest in the loop's next turn, not this one */
-		else if (sent && next <= now) /* behind (it waited): no burst, one wire time on */
+		if (sent && e->mode == DP_CLOCK_LIVE && next <= e->now_ns) {
+			/* a full burst: the rest in the loop's next turn; else another
+			 * event is due first: resume right after it, in this turn */
+			if (n == DP_GEN_BURST)
+				next = e->now_ns + 1;
+		} else if (sent && next <= now) /* behind (it waited): no burst, one wire time on */
 			next = now + dp_ser_ns(g->size, g->rate_bps);
 		dp_timer_add(e, next, on_send, g, 0);
 		return;
