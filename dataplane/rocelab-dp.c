@@ -35,7 +35,7 @@
 #define MAX_GENS 64
 #define MAX_CAPTURES 16
 #define EAL_ARGS_MAX 256
-#define IDLE_SLEEP_MAX_NS 20000 /* live mode: longest nap when idle (DESIGN.md: tens of us) */
+#define IDLE_SLEEP_MAX_NS 20000 /* live mode: longest nap when idle (docs/DESIGN.md: tens of us) */
 
 struct opts {
 	const char *topology;

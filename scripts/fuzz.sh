@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Fuzz the packet parser (hashing/) with libFuzzer under ASan+UBSan for a
-# bounded time, seeded with the real rxe frames of shared/testdata.
+# bounded time, seeded with the real rxe frames of tests/testdata.
 #   scripts/fuzz.sh [SECONDS]     (default 30)
 # Exit 0 when the fuzzer found nothing; crash inputs land in build-fuzz/crashes/.
 set -euo pipefail
@@ -15,7 +15,7 @@ ninja -C "$dir" -j2 tests/fuzz/fuzz_parse >/dev/null
 corpus=$dir/corpus
 mkdir -p "$corpus" "$dir/crashes"
 # Seed corpus: every frame of the golden capture, one file each.
-python3 - ../shared/testdata/rxe-rc-ud.pcap "$corpus" <<'PY'
+python3 - tests/testdata/rxe-rc-ud.pcap "$corpus" <<'PY'
 import struct, sys, os
 d = open(sys.argv[1], 'rb').read()
 off, i = 24, 0

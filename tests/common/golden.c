@@ -7,7 +7,7 @@
 #include <string.h>
 
 #ifndef ROCELAB_TESTDATA_DIR
-#define ROCELAB_TESTDATA_DIR "../shared/testdata"
+#define ROCELAB_TESTDATA_DIR "tests/testdata"
 #endif
 
 const char *golden_path(const char *file)

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * golden: the real soft-RoCE capture in shared/testdata (rxe-rc-ud.pcap) and
+ * golden: the real soft-RoCE capture in tests/testdata (rxe-rc-ud.pcap) and
  * the fields Wireshark read from each frame (rxe-rc-ud.fields.csv), loaded for
  * tests. The directory comes from the ROCELAB_TESTDATA environment variable
  * (meson sets it) or the compiled-in default.

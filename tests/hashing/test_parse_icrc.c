@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Parser and ICRC against real soft-RoCE packets (shared/testdata), and the
+ * Parser and ICRC against real soft-RoCE packets (tests/testdata), and the
  * parser's error paths on crafted and truncated frames.
  */
 #include <setjmp.h>

@@ -35,7 +35,7 @@
 #include "rl_parse.h"
 
 #ifndef NE_TESTDATA_DIR
-#define NE_TESTDATA_DIR "../shared/testdata"
+#define NE_TESTDATA_DIR "tests/testdata"
 #endif
 
 #define MAXF 200
