@@ -277,6 +277,17 @@ void ne_cq_push(struct ne_nic *nic, struct ne_cq *cq, const struct ne_wc *wc)
 	}
 	cq->ring[(cq->head + cq->count) % cq->depth] = *wc;
 	cq->count++;
+	if (cq->notify)
+		cq->notify(cq->notify_ctx, cq);
+}
+
+int ne_cq_set_notify(struct ne_cq *cq, ne_cq_notify_fn fn, void *ctx)
+{
+	if (!cq)
+		return -EINVAL;
+	cq->notify = fn;
+	cq->notify_ctx = ctx;
+	return 0;
 }
 
 /* ------------------------------------------------------------------ */

@@ -40,6 +40,10 @@ extern "C" {
 #endif
 
 struct ne_nic;
+struct ne_cq;
+
+/* Completion notification callback (ne_cq_set_notify). */
+typedef void (*ne_cq_notify_fn)(void *ctx, struct ne_cq *cq);
 
 /* ------------------------------------------------------------------ */
 /* NIC configuration                                                   */
@@ -432,6 +436,15 @@ int ne_cq_destroy(struct ne_nic *nic, struct ne_cq *cq);
 
 /* Take up to n completions, oldest first. Returns how many were taken. */
 int ne_cq_poll(struct ne_cq *cq, struct ne_wc *wc, int n);
+
+/* Completion notification, as a verbs completion channel with the CQ always
+ * armed: `fn(ctx, cq)` is called after every completion the NIC queues on `cq`
+ * (not for one lost to overflow), from inside the NIC call that produced it
+ * (ne_nic_rx, ne_nic_poll_tx, ne_post_send on an errored QP, ...). It lets the
+ * owner of many CQs poll only those with work instead of scanning all of them.
+ * fn must not destroy the CQ or its QPs; it may poll the CQ and post work
+ * requests. fn NULL turns notification off. Returns 0 or -EINVAL (cq NULL). */
+int ne_cq_set_notify(struct ne_cq *cq, ne_cq_notify_fn fn, void *ctx);
 
 /* ------------------------------------------------------------------ */
 /* Queue pairs                                                         */

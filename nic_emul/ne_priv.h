@@ -40,6 +40,8 @@ struct ne_cq {
 	uint32_t depth, head, count;
 	uint32_t users; /* QPs referencing it */
 	struct ne_cq *next; /* NIC's list */
+	ne_cq_notify_fn notify; /* called after each completion is queued, or NULL */
+	void *notify_ctx;
 };
 
 enum ne_wqe_state {

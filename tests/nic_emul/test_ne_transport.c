@@ -1311,10 +1311,68 @@ static void test_fuzz_rx(void **state)
 	}
 }
 
+/* ------------------------------------------------------------------ */
+/* completion notification: called once per queued completion, on the CQ that
+ * got it, and never for a CQ with notification turned off */
+
+struct notify_count {
+	struct ne_cq *cq;
+	int calls;
+	uint32_t seen_count; /* ne_cq_count at the last call */
+};
+
+static void count_notify(void *ctx, struct ne_cq *cq)
+{
+	struct notify_count *nc = ctx;
+
+	assert_ptr_equal(cq, nc->cq);
+	nc->calls++;
+	nc->seen_count = ne_cq_count(cq);
+}
+
+static void test_cq_notify(void **state)
+{
+	struct fx f;
+	struct done d = {0};
+	struct notify_count nc[2] = {{0}};
+
+	(void)state;
+	fx_init(&f, 1000, 1024, 100, 200, 14, 7, 7);
+	for (int i = 0; i < 2; i++) {
+		nc[i].cq = f.cq[i];
+		assert_int_equal(ne_cq_set_notify(f.cq[i], count_notify, &nc[i]), 0);
+	}
+	assert_int_equal(ne_cq_set_notify(NULL, count_notify, NULL), -EINVAL);
+	/* three signaled WRITE WITH IMM from 0 to 1: three send completions on
+	 * cq[0], three receive completions on cq[1] */
+	for (int k = 0; k < 3; k++) {
+		post_recv(&f, 1, 10 + k, 0, 0);
+		post(&f, 0, NE_WR_RDMA_WRITE_WITH_IMM, k, 0, 4000, 0, k);
+	}
+	/* count before polling: each call saw one more completion queued */
+	d.f = &f;
+	d.want[0] = 3;
+	d.want[1] = 3;
+	assert_true(sim_run(&f.s, 10000000, got_all, &d));
+	assert_int_equal(nc[0].calls, 3);
+	assert_int_equal(nc[1].calls, 3);
+	/* turned off: no more calls */
+	assert_int_equal(ne_cq_set_notify(f.cq[0], NULL, NULL), 0);
+	post_recv(&f, 1, 20, 0, 0);
+	post(&f, 0, NE_WR_RDMA_WRITE_WITH_IMM, 9, 0, 100, 0, 9);
+	d.want[0] = 4;
+	d.want[1] = 4;
+	assert_true(sim_run(&f.s, 10000000, got_all, &d));
+	assert_int_equal(nc[0].calls, 3);
+	assert_int_equal(nc[1].calls, 4);
+	fx_free(&f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_psn_math),
+		cmocka_unit_test(test_cq_notify),
 		cmocka_unit_test(test_sport),
 		cmocka_unit_test(test_sport_policies),
 		cmocka_unit_test(test_state_machine),
