@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "routes.h"
-#include "topology.h"
+#include "topo_route.h"
+#include "topo.h"
 
 static void usage(FILE *f)
 {
@@ -28,34 +28,34 @@ static void usage(FILE *f)
 		"The file format is described in topologies/README.md.\n");
 }
 
-static void print_hosts(const struct rl_topo *t, FILE *out)
+static void print_hosts(const struct topo *t, FILE *out)
 {
 	char a[48], b[48], m[24], g[24];
 	fprintf(out, "%-12s %-8s %-10s %-5s %-14s %-18s %-18s %s\n", "host", "attach", "leaf",
 		"port", "ipv4", "ipv6", "mac", "gateway mac");
 	for (uint32_t i = 0; i < t->n_hosts; i++) {
-		const struct rl_host *h = &t->hosts[i];
+		const struct topo_host *h = &t->hosts[i];
 		fprintf(out, "%-12s %-8s %-10s %-5u %-14s %-18s %-18s %s\n", h->name,
-			rl_attach_name(h->attach), t->switches[h->leaf].name, h->leaf_port,
-			rl_topo_ipv4_str(h->ipv4, a, sizeof(a)), rl_topo_ipv6_str(h->ipv6, b, sizeof(b)),
-			rl_topo_mac_str(h->mac, m, sizeof(m)), rl_topo_mac_str(h->gw_mac, g, sizeof(g)));
+			topo_attach_name(h->attach), t->switches[h->leaf].name, h->leaf_port,
+			topo_ipv4_str(h->ipv4, a, sizeof(a)), topo_ipv6_str(h->ipv6, b, sizeof(b)),
+			topo_mac_str(h->mac, m, sizeof(m)), topo_mac_str(h->gw_mac, g, sizeof(g)));
 	}
 	fputc('\n', out);
 }
 
-static int print_routes(struct rl_topo *t)
+static int print_routes(struct topo *t)
 {
 	char sum[256];
-	rl_topo_summary(t, sum, sizeof(sum));
+	topo_summary(t, sum, sizeof(sum));
 	printf("%s\n\n", sum);
 	print_hosts(t, stdout);
-	struct rl_routes *r = rl_route_create(t);
+	struct topo_routes *r = topo_route_create(t);
 	if (!r) {
 		fprintf(stderr, "rocelab-topo: out of memory computing routes\n");
 		return 1;
 	}
-	rl_route_print(r, stdout);
-	rl_route_free(r);
+	topo_route_print(r, stdout);
+	topo_route_free(r);
 	return 0;
 }
 
@@ -81,50 +81,50 @@ static void json_kv(FILE *out, bool first, const char *key, const char *value)
 	json_str(out, value);
 }
 
-static void json_switch(const struct rl_topo *t, uint32_t i, FILE *out)
+static void json_switch(const struct topo *t, uint32_t i, FILE *out)
 {
-	const struct rl_switch *s = &t->switches[i];
+	const struct topo_switch *s = &t->switches[i];
 	char a[48], m[24];
 	fprintf(out, "    {");
 	json_kv(out, true, "name", s->name);
-	json_kv(out, false, "role", rl_role_name(s->role));
+	json_kv(out, false, "role", topo_role_name(s->role));
 	fprintf(out, ", \"index\": %" PRIu32 ", \"leaf_index\": %d", i, s->leaf_index);
 	json_kv(out, false, "buffer", s->buffer);
 	json_kv(out, false, "profile", rl_profile_name(s->profile));
 	json_kv(out, false, "algo", rl_hash_algo_name(s->algo));
 	fprintf(out, ", \"seed\": %" PRIu32, s->seed);
-	json_kv(out, false, "lb", rl_lb_name(s->lb));
+	json_kv(out, false, "lb", topo_lb_name(s->lb));
 	fprintf(out, ", \"flowlet_timeout_ns\": %" PRIu64 ", \"resilient_buckets\": %" PRIu32,
 		s->flowlet_timeout_ns, s->resilient_buckets);
-	json_kv(out, false, "mac", rl_topo_mac_str(s->mac, m, sizeof(m)));
-	json_kv(out, false, "loopback4", rl_topo_ipv4_str(s->loopback4, a, sizeof(a)));
-	if (s->role == RL_ROLE_RTSW) {
-		json_kv(out, false, "subnet4", rl_topo_ipv4_str(s->subnet4, a, sizeof(a)));
+	json_kv(out, false, "mac", topo_mac_str(s->mac, m, sizeof(m)));
+	json_kv(out, false, "loopback4", topo_ipv4_str(s->loopback4, a, sizeof(a)));
+	if (s->role == TOPO_ROLE_RTSW) {
+		json_kv(out, false, "subnet4", topo_ipv4_str(s->subnet4, a, sizeof(a)));
 		fprintf(out, ", \"prefix4\": 24");
-		json_kv(out, false, "gateway4", rl_topo_ipv4_str(s->gw_ipv4, a, sizeof(a)));
-		json_kv(out, false, "gateway6", rl_topo_ipv6_str(s->gw_ipv6, a, sizeof(a)));
+		json_kv(out, false, "gateway4", topo_ipv4_str(s->gw_ipv4, a, sizeof(a)));
+		json_kv(out, false, "gateway6", topo_ipv6_str(s->gw_ipv6, a, sizeof(a)));
 	}
 	fprintf(out, ",\n     \"ports\": [");
 	for (uint16_t p = 0; p < s->n_ports; p++) {
-		const struct rl_port *pt = &s->ports[p];
+		const struct topo_port *pt = &s->ports[p];
 		fprintf(out, "%s{\"port\": %u", p ? ", " : "", p);
 		json_kv(out, false, "link", t->links[pt->link].name);
-		json_kv(out, false, "peer", rl_topo_node_name(t, pt->peer));
-		json_kv(out, false, "peer_kind", pt->peer.kind == RL_NODE_HOST ? "host" : "switch");
+		json_kv(out, false, "peer", topo_node_name(t, pt->peer));
+		json_kv(out, false, "peer_kind", pt->peer.kind == TOPO_NODE_HOST ? "host" : "switch");
 		fprintf(out, ", \"peer_port\": %u", pt->peer_port);
-		json_kv(out, false, "mac", rl_topo_mac_str(pt->mac, m, sizeof(m)));
+		json_kv(out, false, "mac", topo_mac_str(pt->mac, m, sizeof(m)));
 		fputc('}', out);
 	}
 	fprintf(out, "]}");
 }
 
-static void json_host(const struct rl_topo *t, uint32_t i, FILE *out)
+static void json_host(const struct topo *t, uint32_t i, FILE *out)
 {
-	const struct rl_host *h = &t->hosts[i];
+	const struct topo_host *h = &t->hosts[i];
 	char a[48], m[24];
 	fprintf(out, "    {");
 	json_kv(out, true, "name", h->name);
-	json_kv(out, false, "attach", rl_attach_name(h->attach));
+	json_kv(out, false, "attach", topo_attach_name(h->attach));
 	json_kv(out, false, "leaf", t->switches[h->leaf].name);
 	fprintf(out, ", \"leaf_index\": %d, \"index\": %u, \"leaf_port\": %u",
 		t->switches[h->leaf].leaf_index, h->index, h->leaf_port);
@@ -135,35 +135,35 @@ static void json_host(const struct rl_topo *t, uint32_t i, FILE *out)
 	json_kv(out, false, "socket", h->socket);
 	json_kv(out, false, "pci", h->pci);
 	fprintf(out, ",\n     ");
-	json_kv(out, true, "ipv4", rl_topo_ipv4_str(h->ipv4, a, sizeof(a)));
+	json_kv(out, true, "ipv4", topo_ipv4_str(h->ipv4, a, sizeof(a)));
 	fprintf(out, ", \"prefix4\": 24");
-	json_kv(out, false, "gateway4", rl_topo_ipv4_str(h->gw_ipv4, a, sizeof(a)));
-	json_kv(out, false, "ipv6", rl_topo_ipv6_str(h->ipv6, a, sizeof(a)));
+	json_kv(out, false, "gateway4", topo_ipv4_str(h->gw_ipv4, a, sizeof(a)));
+	json_kv(out, false, "ipv6", topo_ipv6_str(h->ipv6, a, sizeof(a)));
 	fprintf(out, ", \"prefix6\": 64");
-	json_kv(out, false, "gateway6", rl_topo_ipv6_str(h->gw_ipv6, a, sizeof(a)));
-	json_kv(out, false, "mac", rl_topo_mac_str(h->mac, m, sizeof(m)));
-	json_kv(out, false, "gateway_mac", rl_topo_mac_str(h->gw_mac, m, sizeof(m)));
+	json_kv(out, false, "gateway6", topo_ipv6_str(h->gw_ipv6, a, sizeof(a)));
+	json_kv(out, false, "mac", topo_mac_str(h->mac, m, sizeof(m)));
+	json_kv(out, false, "gateway_mac", topo_mac_str(h->gw_mac, m, sizeof(m)));
 	fputc('}', out);
 }
 
-static void json_link(const struct rl_topo *t, uint32_t i, FILE *out)
+static void json_link(const struct topo *t, uint32_t i, FILE *out)
 {
-	const struct rl_link *l = &t->links[i];
+	const struct topo_link *l = &t->links[i];
 	fprintf(out, "    {");
 	json_kv(out, true, "name", l->name);
 	fprintf(out, ", \"ends\": [");
-	json_str(out, rl_topo_node_name(t, l->end[0]));
+	json_str(out, topo_node_name(t, l->end[0]));
 	fprintf(out, ", ");
-	json_str(out, rl_topo_node_name(t, l->end[1]));
+	json_str(out, topo_node_name(t, l->end[1]));
 	fprintf(out, "], \"ports\": [%u, %u], \"rate_bps\": %" PRIu64 ", \"delay_ns\": %" PRIu64
 		     ", \"mtu\": %" PRIu32 ", \"loss\": %.17g}",
 		l->port[0], l->port[1], l->rate_bps, l->delay_ns, l->mtu, l->loss);
 }
 
-static void json_event(const struct rl_topo *t, uint32_t i, FILE *out)
+static void json_event(const struct topo *t, uint32_t i, FILE *out)
 {
-	const struct rl_event *e = &t->events[i];
-	bool link = e->target == RL_EVENT_LINK;
+	const struct topo_event *e = &t->events[i];
+	bool link = e->target == TOPO_EVENT_LINK;
 	fprintf(out, "    {\"at_ns\": %" PRIu64, e->at_ns);
 	json_kv(out, false, link ? "link" : "switch",
 		link ? t->links[e->index].name : t->switches[e->index].name);
@@ -171,20 +171,20 @@ static void json_event(const struct rl_topo *t, uint32_t i, FILE *out)
 	fputc('}', out);
 }
 
-static void json_qos(const struct rl_qos *q, FILE *out)
+static void json_qos(const struct topo_qos *q, FILE *out)
 {
 	fprintf(out, "  \"qos\": {\n    \"dscp_prio\": [");
 	for (int d = 0; d < 64; d++)
 		fprintf(out, "%s%u", d ? ", " : "", q->dscp_prio[d]);
 	fprintf(out, "],\n    \"lossless\": [");
 	bool first = true;
-	for (int p = 0; p < RL_TOPO_NUM_PRIO; p++)
+	for (int p = 0; p < TOPO_NUM_PRIO; p++)
 		if (q->lossless_mask & (1u << p)) {
 			fprintf(out, "%s%d", first ? "" : ", ", p);
 			first = false;
 		}
 	fprintf(out, "], \"control\": %u, \"dwrr\": [", q->control_prio);
-	for (int p = 0; p < RL_TOPO_NUM_PRIO; p++)
+	for (int p = 0; p < TOPO_NUM_PRIO; p++)
 		fprintf(out, "%s%u", p ? ", " : "", q->dwrr_weight[p]);
 	fprintf(out,
 		"],\n    \"ecn\": {\"enabled\": %s, \"kmin\": %" PRIu32 ", \"kmax\": %" PRIu32
@@ -206,7 +206,7 @@ static void json_qos(const struct rl_qos *q, FILE *out)
  *   qos {dscp_prio[64], lossless, control, dwrr[8], ecn {enabled, kmin, kmax, pmax}}.
  * Rates in bit/s, times in ns, sizes in bytes.
  */
-static void print_json(const struct rl_topo *t, FILE *out)
+static void print_json(const struct topo *t, FILE *out)
 {
 	fprintf(out, "{\n  ");
 	json_kv(out, true, "name", t->name);
@@ -249,7 +249,7 @@ static int parse_clos(const char *arg, unsigned v[3])
  * why, with *rc the exit code: 1 for a malformed argument, 2 for counts the
  * address scheme cannot hold.
  */
-static struct rl_topo *clos_from_arg(const char *opt, const char *arg, int *rc)
+static struct topo *clos_from_arg(const char *opt, const char *arg, int *rc)
 {
 	unsigned v[3];
 	char err[512];
@@ -258,7 +258,7 @@ static struct rl_topo *clos_from_arg(const char *opt, const char *arg, int *rc)
 		*rc = 1;
 		return NULL;
 	}
-	struct rl_topo *t = rl_topo_clos(v[0], v[1], v[2], err, sizeof(err));
+	struct topo *t = topo_clos(v[0], v[1], v[2], err, sizeof(err));
 	if (!t) {
 		fprintf(stderr, "%s\n", err);
 		*rc = 2;
@@ -279,12 +279,12 @@ int main(int argc, char **argv)
 	char err[512];
 	const char *opt = argv[1];
 	if (!strcmp(opt, "--check"))
-		return rl_topo_check_file(argv[2], stdout, stderr);
+		return topo_check_file(argv[2], stdout, stderr);
 	bool json = !strcmp(opt, "--json") || !strcmp(opt, "--json-clos");
-	struct rl_topo *t = NULL;
+	struct topo *t = NULL;
 	int rc = 0;
 	if (!strcmp(opt, "--routes") || !strcmp(opt, "--json")) {
-		if (rl_topo_load(argv[2], &t, err, sizeof(err))) {
+		if (topo_load(argv[2], &t, err, sizeof(err))) {
 			fprintf(stderr, "%s\n", err);
 			return 2;
 		}
@@ -300,7 +300,7 @@ int main(int argc, char **argv)
 		print_json(t, stdout);
 	else
 		rc = print_routes(t);
-	rl_topo_free(t);
+	topo_free(t);
 	if (fflush(stdout) || ferror(stdout)) {
 		fprintf(stderr, "rocelab-topo: cannot write the output\n");
 		rc = 1;
