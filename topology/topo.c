@@ -1451,61 +1451,85 @@ static int event_cmp(const void *a, const void *b)
 	return x->line < y->line ? -1 : x->line > y->line; /* stable: file order */
 }
 
-static int build(struct ctx *c, struct spec *s, struct topo *t)
+/*
+ * build(): from the parsed spec to the topology, in phases. Each phase
+ * validates what it builds and returns 0, or -1 after fail() recorded the
+ * first error with its line. Later phases rely on what earlier ones set.
+ */
+struct builder {
+	struct ctx *c;
+	struct spec *s;
+	struct topo *t;
+	struct nmap nodes;  /* switch and host names -> switch index, or ns + host index */
+	struct nmap lnames; /* link names -> link index */
+	struct nmap uniq;   /* "n:netns", "i:ifname", "s:socket", "p:pci" -> host; owns its keys */
+	uint32_t *hlinks;   /* [host] links attached to it */
+};
+
+/* Phase 1: a fabric needs switches and hosts; the QoS settings agree with each other. */
+static int build_qos(struct builder *b)
 {
-	struct nmap nodes = {0}, lnames = {0}, uniq = {0};
-	uint32_t *hlinks = NULL, *queue = NULL;
-	int rc = -1;
+	struct ctx *c = b->c;
+	struct spec *s = b->s;
+	struct topo *t = b->t;
 
 	if (s->n_sw == 0)
 		return fail(c, s->root_line, "the topology has no switches ('switches:' list)");
 	if (s->n_ho == 0)
 		return fail(c, s->root_line, "the topology has no hosts ('hosts:' list)");
-
-	/* QoS consistency */
 	t->qos = s->qos;
-	if (s->dwrr_set) {
-		for (int p = 0; p < TOPO_NUM_PRIO; p++) {
-			if (p == t->qos.control_prio && t->qos.dwrr_weight[p] != 0)
-				return fail(c, s->dwrr_line,
-					    "dwrr: weight of priority %d must be 0: it is the "
-					    "strict-priority control class",
-					    p);
-			if (p != t->qos.control_prio && t->qos.dwrr_weight[p] == 0)
-				return fail(c, s->dwrr_line, "dwrr: weight of priority %d must be 1..1000",
-					    p);
-		}
-	} else {
+	if (!s->dwrr_set) {
 		for (int p = 0; p < TOPO_NUM_PRIO; p++)
 			t->qos.dwrr_weight[p] = p == t->qos.control_prio ? 0 : 1;
+		return 0;
 	}
+	for (int p = 0; p < TOPO_NUM_PRIO; p++) {
+		if (p == t->qos.control_prio && t->qos.dwrr_weight[p] != 0)
+			return fail(c, s->dwrr_line,
+				    "dwrr: weight of priority %d must be 0: it is the "
+				    "strict-priority control class",
+				    p);
+		if (p != t->qos.control_prio && t->qos.dwrr_weight[p] == 0)
+			return fail(c, s->dwrr_line, "dwrr: weight of priority %d must be 1..1000", p);
+	}
+	return 0;
+}
 
-	/* nodes */
+/* Phase 2: the arrays and name maps, sized from the spec. */
+static int build_alloc(struct builder *b)
+{
+	struct spec *s = b->s;
+	struct topo *t = b->t;
 	uint32_t ns = s->n_sw, nh = s->n_ho;
 	uint32_t nl = s->n_li + nh; /* upper bound: every host's shorthand link */
+
 	t->switches = calloc(ns, sizeof(*t->switches));
 	t->hosts = calloc(nh, sizeof(*t->hosts));
 	t->links = calloc(nl, sizeof(*t->links));
 	t->events = calloc(s->n_ev ? s->n_ev : 1, sizeof(*t->events));
-	hlinks = calloc(nh, sizeof(*hlinks));
-	queue = calloc(ns, sizeof(*queue));
-	if (!t->switches || !t->hosts || !t->links || !t->events || !hlinks || !queue ||
-	    nmap_init(&nodes, ns + nh) || nmap_init(&lnames, nl) || nmap_init(&uniq, 4 * nh)) {
-		fail(c, 0, "out of memory");
-		goto out;
-	}
+	b->hlinks = calloc(nh, sizeof(*b->hlinks));
+	if (!t->switches || !t->hosts || !t->links || !t->events || !b->hlinks ||
+	    nmap_init(&b->nodes, ns + nh) || nmap_init(&b->lnames, nl) ||
+	    nmap_init(&b->uniq, 4 * nh))
+		return fail(b->c, 0, "out of memory");
 	t->n_switches = ns;
 	t->n_hosts = nh;
+	return 0;
+}
 
-	for (uint32_t i = 0; i < ns; i++) {
+/* Phase 3: switches: unique names, settings merged (built-in < defaults < role < own). */
+static int build_switches(struct builder *b)
+{
+	struct ctx *c = b->c;
+	struct spec *s = b->s;
+
+	for (uint32_t i = 0; i < s->n_sw; i++) {
 		struct sw_spec *w = &s->sw[i];
-		struct topo_switch *sw = &t->switches[i];
-		long prev = nmap_put(&nodes, w->name, i);
-		if (prev >= 0) {
-			fail(c, w->name_line, "duplicate name '%s' (first defined on line %d)", w->name,
-			     s->sw[prev].name_line);
-			goto out;
-		}
+		struct topo_switch *sw = &b->t->switches[i];
+		long prev = nmap_put(&b->nodes, w->name, i);
+		if (prev >= 0)
+			return fail(c, w->name_line, "duplicate name '%s' (first defined on line %d)",
+				    w->name, s->sw[prev].name_line);
 		struct sw_vals v;
 		builtin_switch(&v, w->role);
 		sw_merge(&v, &s->d_switch);
@@ -1516,11 +1540,10 @@ static int build(struct ctx *c, struct spec *s, struct topo *t)
 		memcpy(sw->buffer, v.buffer, sizeof(sw->buffer));
 		sw->buffer_profile = HAS(&v, SW_BUFFER) ? v.buffer_profile
 							: pfc_buffer_profile_find(v.buffer);
-		if (!sw->buffer_profile) {
-			fail(c, w->line, "switch '%s': built-in buffer profile '%s' is unknown to pfc/",
-			     w->name, v.buffer);
-			goto out;
-		}
+		if (!sw->buffer_profile)
+			return fail(c, w->line,
+				    "switch '%s': built-in buffer profile '%s' is unknown to pfc/",
+				    w->name, v.buffer);
 		sw->profile = (enum rl_hash_profile)v.profile;
 		sw->algo = (enum rl_hash_algo)v.algo;
 		/* a per-switch seed by default, so that tiers do not polarize */
@@ -1533,18 +1556,144 @@ static int build(struct ctx *c, struct spec *s, struct topo *t)
 		set_mac(sw->mac, 0x02, 0x01, (uint8_t)(i >> 8), (uint8_t)i, 0xff, 0xff);
 		sw->line = w->line;
 	}
-	for (uint32_t i = 0; i < nh; i++) {
+	return 0;
+}
+
+/* Phase 4: host names, unique among switches and hosts. */
+static int build_host_names(struct builder *b)
+{
+	struct spec *s = b->s;
+	uint32_t ns = s->n_sw;
+
+	for (uint32_t i = 0; i < s->n_ho; i++) {
 		struct host_spec *h = &s->ho[i];
-		long prev = nmap_put(&nodes, h->name, ns + i);
+		long prev = nmap_put(&b->nodes, h->name, ns + i);
 		if (prev >= 0) {
 			int pl = prev < (long)ns ? s->sw[prev].name_line : s->ho[prev - ns].name_line;
-			fail(c, h->name_line, "duplicate name '%s' (first defined on line %d)", h->name, pl);
-			goto out;
+			return fail(b->c, h->name_line, "duplicate name '%s' (first defined on line %d)",
+				    h->name, pl);
 		}
 	}
+	return 0;
+}
 
-	/* links: hosts' `leaf:` shorthand first (host order), then `links:` */
-	uint32_t n_links = 0;
+/* Both ends of link spec l resolved to nodes of lk. */
+static int link_ends(struct builder *b, const struct link_spec *l, struct topo_link *lk)
+{
+	uint32_t ns = b->s->n_sw;
+
+	for (int e = 0; e < 2; e++) {
+		long id = nmap_get(&b->nodes, l->end[e]);
+		if (id < 0) {
+			if (l->host >= 0)
+				return fail(b->c, l->line,
+					    "host '%s': leaf '%s' is not a switch in this topology",
+					    l->end[0], l->end[1]);
+			return fail(b->c, l->line, "link: unknown node '%s' (not a switch or host)",
+				    l->end[e]);
+		}
+		lk->end[e].kind = id < (long)ns ? TOPO_NODE_SWITCH : TOPO_NODE_HOST;
+		lk->end[e].index = id < (long)ns ? (uint32_t)id : (uint32_t)(id - ns);
+	}
+	if (!strcmp(l->end[0], l->end[1]))
+		return fail(b->c, l->line, "link: '%s' is linked to itself", l->end[0]);
+	return 0;
+}
+
+/* The link joins adjacent tiers: host-rtsw, rtsw-ctsw or ctsw-atsw. */
+static int link_tiers(struct builder *b, const struct link_spec *l, const struct topo_link *lk)
+{
+	const struct topo *t = b->t;
+	int ra = role_rank(t, lk->end[0]), rb = role_rank(t, lk->end[1]);
+
+	if (ra == 0 && rb == 0)
+		return fail(b->c, l->line,
+			    "link: joins two hosts ('%s', '%s'); a host attaches to an rtsw",
+			    l->end[0], l->end[1]);
+	if (ra == 0 || rb == 0) {
+		int he = ra == 0 ? 0 : 1;
+		struct topo_node_ref sref = lk->end[1 - he];
+		if (t->switches[sref.index].role != TOPO_ROLE_RTSW)
+			return fail(b->c, l->line,
+				    "host '%s' is attached to %s '%s': hosts attach to an rtsw (leaf)",
+				    l->end[he], node_kind_word(t, sref), l->end[1 - he]);
+	} else if (ra - rb != 1 && rb - ra != 1) {
+		return fail(b->c, l->line,
+			    "link: %s '%s' cannot connect to %s '%s' (allowed: host-rtsw, rtsw-ctsw, "
+			    "ctsw-atsw)",
+			    node_kind_word(t, lk->end[0]), l->end[0], node_kind_word(t, lk->end[1]),
+			    l->end[1]);
+	}
+	return 0;
+}
+
+/* Link k's port number at each end; a host end records the link (once only). */
+static int link_ports(struct builder *b, const struct link_spec *l, uint32_t k)
+{
+	struct topo *t = b->t;
+	struct topo_link *lk = &t->links[k];
+
+	for (int e = 0; e < 2; e++) {
+		if (lk->end[e].kind == TOPO_NODE_SWITCH) {
+			struct topo_switch *sw = &t->switches[lk->end[e].index];
+			if (sw->n_ports == TOPO_MAX_PORTS)
+				return fail(b->c, l->line, "switch '%s' has too many ports (at most %d)",
+					    sw->name, TOPO_MAX_PORTS);
+			lk->port[e] = sw->n_ports++;
+			continue;
+		}
+		uint32_t hi = lk->end[e].index;
+		if (b->hlinks[hi]++) {
+			struct topo_link *first = &t->links[t->hosts[hi].link];
+			return fail(b->c, l->line,
+				    "host '%s' is attached twice: to '%s' (line %d) and to '%s'",
+				    b->s->ho[hi].name,
+				    topo_node_name(t, first->end[first->end[0].kind == TOPO_NODE_HOST]),
+				    first->line, l->end[1 - e]);
+		}
+		t->hosts[hi].link = k;
+		lk->port[e] = 0;
+	}
+	return 0;
+}
+
+/* Link spec l becomes link k: ends, tiers, a unique name, settings, ports. */
+static int build_link(struct builder *b, const struct link_spec *l, uint32_t k)
+{
+	struct topo_link *lk = &b->t->links[k];
+
+	if (link_ends(b, l, lk) || link_tiers(b, l, lk))
+		return -1;
+	if (l->named)
+		memcpy(lk->name, l->name, sizeof(lk->name));
+	else
+		snprintf(lk->name, sizeof(lk->name), "%s-%s", l->end[0], l->end[1]);
+	long prev = nmap_put(&b->lnames, lk->name, k);
+	if (prev >= 0)
+		return fail(b->c, l->named ? l->name_line : l->line,
+			    "duplicate link name '%s' (first used on line %d)%s", lk->name,
+			    b->t->links[prev].line, l->named ? "" : "; give parallel links a 'name'");
+	bool has_host = lk->end[0].kind == TOPO_NODE_HOST || lk->end[1].kind == TOPO_NODE_HOST;
+	struct link_vals v;
+	builtin_link(&v);
+	link_merge(&v, &b->s->d_link);
+	if (has_host)
+		link_merge(&v, &b->s->d_host_link);
+	link_merge(&v, &l->v);
+	lk->rate_bps = v.rate;
+	lk->delay_ns = v.delay;
+	lk->mtu = v.mtu;
+	lk->loss = v.loss;
+	lk->line = l->line;
+	return link_ports(b, l, k);
+}
+
+/* Phase 5: links: hosts' `leaf:` shorthand first (host order), then `links:`. */
+static int build_links(struct builder *b)
+{
+	struct spec *s = b->s;
+	uint32_t nh = s->n_ho, n_links = 0;
+
 	for (uint32_t k = 0; k < nh + s->n_li; k++) {
 		struct link_spec *l;
 		if (k < nh) {
@@ -1557,109 +1706,26 @@ static int build(struct ctx *c, struct spec *s, struct topo *t)
 		} else {
 			l = &s->li[k - nh];
 		}
-		struct topo_link *lk = &t->links[n_links];
-		for (int e = 0; e < 2; e++) {
-			long id = nmap_get(&nodes, l->end[e]);
-			if (id < 0) {
-				if (l->host >= 0)
-					fail(c, l->line, "host '%s': leaf '%s' is not a switch in this topology",
-					     l->end[0], l->end[1]);
-				else
-					fail(c, l->line, "link: unknown node '%s' (not a switch or host)",
-					     l->end[e]);
-				goto out;
-			}
-			lk->end[e].kind = id < (long)ns ? TOPO_NODE_SWITCH : TOPO_NODE_HOST;
-			lk->end[e].index = id < (long)ns ? (uint32_t)id : (uint32_t)(id - ns);
-		}
-		if (!strcmp(l->end[0], l->end[1])) {
-			fail(c, l->line, "link: '%s' is linked to itself", l->end[0]);
-			goto out;
-		}
-		int ra = role_rank(t, lk->end[0]), rb = role_rank(t, lk->end[1]);
-		if (ra == 0 && rb == 0) {
-			fail(c, l->line, "link: joins two hosts ('%s', '%s'); a host attaches to an rtsw",
-			     l->end[0], l->end[1]);
-			goto out;
-		}
-		if (ra == 0 || rb == 0) {
-			int he = ra == 0 ? 0 : 1;
-			struct topo_node_ref sref = lk->end[1 - he];
-			if (t->switches[sref.index].role != TOPO_ROLE_RTSW) {
-				fail(c, l->line,
-				     "host '%s' is attached to %s '%s': hosts attach to an rtsw (leaf)",
-				     l->end[he], node_kind_word(t, sref), l->end[1 - he]);
-				goto out;
-			}
-		} else if (ra - rb != 1 && rb - ra != 1) {
-			fail(c, l->line,
-			     "link: %s '%s' cannot connect to %s '%s' (allowed: host-rtsw, rtsw-ctsw, "
-			     "ctsw-atsw)",
-			     node_kind_word(t, lk->end[0]), l->end[0], node_kind_word(t, lk->end[1]),
-			     l->end[1]);
-			goto out;
-		}
-		if (l->named)
-			memcpy(lk->name, l->name, sizeof(lk->name));
-		else
-			snprintf(lk->name, sizeof(lk->name), "%s-%s", l->end[0], l->end[1]);
-		long prev = nmap_put(&lnames, lk->name, n_links);
-		if (prev >= 0) {
-			fail(c, l->named ? l->name_line : l->line,
-			     "duplicate link name '%s' (first used on line %d)%s", lk->name,
-			     t->links[prev].line, l->named ? "" : "; give parallel links a 'name'");
-			goto out;
-		}
-		bool has_host = ra == 0 || rb == 0;
-		struct link_vals v;
-		builtin_link(&v);
-		link_merge(&v, &s->d_link);
-		if (has_host)
-			link_merge(&v, &s->d_host_link);
-		link_merge(&v, &l->v);
-		lk->rate_bps = v.rate;
-		lk->delay_ns = v.delay;
-		lk->mtu = v.mtu;
-		lk->loss = v.loss;
-		lk->line = l->line;
-		for (int e = 0; e < 2; e++) {
-			if (lk->end[e].kind == TOPO_NODE_SWITCH) {
-				struct topo_switch *sw = &t->switches[lk->end[e].index];
-				if (sw->n_ports == TOPO_MAX_PORTS) {
-					fail(c, l->line, "switch '%s' has too many ports (at most %d)",
-					     sw->name, TOPO_MAX_PORTS);
-					goto out;
-				}
-				lk->port[e] = sw->n_ports++;
-			} else {
-				uint32_t hi = lk->end[e].index;
-				if (hlinks[hi]++) {
-					struct topo_link *first = &t->links[t->hosts[hi].link];
-					fail(c, l->line,
-					     "host '%s' is attached twice: to '%s' (line %d) and to '%s'",
-					     s->ho[hi].name,
-					     topo_node_name(t, first->end[first->end[0].kind == TOPO_NODE_HOST]),
-					     first->line, l->end[1 - e]);
-					goto out;
-				}
-				t->hosts[hi].link = n_links;
-				lk->port[e] = 0;
-			}
-		}
+		if (build_link(b, l, n_links))
+			return -1;
 		n_links++;
 	}
-	t->n_links = n_links;
+	b->t->n_links = n_links;
+	return 0;
+}
 
-	/* ports */
-	for (uint32_t i = 0; i < ns; i++) {
+/* Phase 6: every switch's port table (peer, peer port, MAC) from the links. */
+static int build_ports(struct builder *b)
+{
+	struct topo *t = b->t;
+
+	for (uint32_t i = 0; i < t->n_switches; i++) {
 		struct topo_switch *sw = &t->switches[i];
 		sw->ports = calloc(sw->n_ports ? sw->n_ports : 1, sizeof(*sw->ports));
-		if (!sw->ports) {
-			fail(c, 0, "out of memory");
-			goto out;
-		}
+		if (!sw->ports)
+			return fail(b->c, 0, "out of memory");
 	}
-	for (uint32_t k = 0; k < n_links; k++) {
+	for (uint32_t k = 0; k < t->n_links; k++) {
 		struct topo_link *lk = &t->links[k];
 		for (int e = 0; e < 2; e++) {
 			if (lk->end[e].kind != TOPO_NODE_SWITCH)
@@ -1673,10 +1739,16 @@ static int build(struct ctx *c, struct spec *s, struct topo *t)
 				(uint8_t)(lk->port[e] >> 8), (uint8_t)lk->port[e]);
 		}
 	}
+	return 0;
+}
 
-	/* role sanity beyond single links */
-	for (uint32_t i = 0; i < ns; i++) {
-		struct topo_switch *sw = &t->switches[i];
+/* Phase 7: role sanity beyond single links: a linked ctsw reaches at least one rtsw. */
+static int check_spines(struct builder *b)
+{
+	const struct topo *t = b->t;
+
+	for (uint32_t i = 0; i < t->n_switches; i++) {
+		const struct topo_switch *sw = &t->switches[i];
 		if (sw->role != TOPO_ROLE_CTSW)
 			continue;
 		bool has_leaf = false;
@@ -1684,31 +1756,31 @@ static int build(struct ctx *c, struct spec *s, struct topo *t)
 			if (sw->ports[p].peer.kind == TOPO_NODE_SWITCH &&
 			    t->switches[sw->ports[p].peer.index].role == TOPO_ROLE_RTSW)
 				has_leaf = true;
-		if (!has_leaf && sw->n_ports) {
-			fail(c, sw->line, "ctsw '%s' has no link to an rtsw: a spine connects leaves",
-			     sw->name);
-			goto out;
-		}
+		if (!has_leaf && sw->n_ports)
+			return fail(b->c, sw->line,
+				    "ctsw '%s' has no link to an rtsw: a spine connects leaves",
+				    sw->name);
 	}
+	return 0;
+}
 
-	/* leaves, in switch order */
+/* Phase 8: leaves numbered in switch order; their subnets and gateways. */
+static int build_leaves(struct builder *b)
+{
+	struct topo *t = b->t;
+	uint32_t ns = t->n_switches;
+
 	for (uint32_t i = 0; i < ns; i++)
 		if (t->switches[i].role == TOPO_ROLE_RTSW)
 			t->n_leaves++;
-	if (t->n_leaves == 0) {
-		fail(c, s->root_line, "the topology has no rtsw (leaf) switch");
-		goto out;
-	}
-	if (t->n_leaves > TOPO_MAX_LEAVES) {
-		fail(c, s->root_line, "too many rtsw switches (%" PRIu32 ", at most %d)", t->n_leaves,
-		     TOPO_MAX_LEAVES);
-		goto out;
-	}
+	if (t->n_leaves == 0)
+		return fail(b->c, b->s->root_line, "the topology has no rtsw (leaf) switch");
+	if (t->n_leaves > TOPO_MAX_LEAVES)
+		return fail(b->c, b->s->root_line, "too many rtsw switches (%" PRIu32 ", at most %d)",
+			    t->n_leaves, TOPO_MAX_LEAVES);
 	t->leaves = calloc(t->n_leaves, sizeof(*t->leaves));
-	if (!t->leaves) {
-		fail(c, 0, "out of memory");
-		goto out;
-	}
+	if (!t->leaves)
+		return fail(b->c, 0, "out of memory");
 	for (uint32_t i = 0, L = 0; i < ns; i++) {
 		struct topo_switch *sw = &t->switches[i];
 		if (sw->role != TOPO_ROLE_RTSW)
@@ -1720,188 +1792,209 @@ static int build(struct ctx *c, struct spec *s, struct topo *t)
 		leaf_ipv6(sw->gw_ipv6, L, 0xfe);
 		L++;
 	}
+	return 0;
+}
 
-	/* hosts: exactly one leaf; index under the leaf by port order */
-	for (uint32_t i = 0; i < nh; i++) {
-		if (hlinks[i] == 0) {
-			fail(c, s->ho[i].line,
-			     "host '%s' is not attached to any leaf (give it 'leaf:' or a link)",
-			     s->ho[i].name);
-			goto out;
-		}
-	}
-	for (uint32_t i = 0; i < ns; i++) {
+/* Phase 9: every host on exactly one leaf; its index under the leaf by port order. */
+static int build_host_leaves(struct builder *b)
+{
+	struct spec *s = b->s;
+	struct topo *t = b->t;
+
+	for (uint32_t i = 0; i < t->n_hosts; i++)
+		if (b->hlinks[i] == 0)
+			return fail(b->c, s->ho[i].line,
+				    "host '%s' is not attached to any leaf (give it 'leaf:' or a link)",
+				    s->ho[i].name);
+	for (uint32_t i = 0; i < t->n_switches; i++) {
 		struct topo_switch *sw = &t->switches[i];
 		for (uint16_t p = 0; p < sw->n_ports; p++) {
 			if (sw->ports[p].peer.kind != TOPO_NODE_HOST)
 				continue;
 			uint32_t hi = sw->ports[p].peer.index;
 			struct topo_host *h = &t->hosts[hi];
-			if (sw->n_hosts == TOPO_MAX_HOSTS_PER_LEAF) {
-				fail(c, s->ho[hi].line,
-				     "leaf '%s' has more than %d hosts (the address scheme's limit)",
-				     sw->name, TOPO_MAX_HOSTS_PER_LEAF);
-				goto out;
-			}
+			if (sw->n_hosts == TOPO_MAX_HOSTS_PER_LEAF)
+				return fail(b->c, s->ho[hi].line,
+					    "leaf '%s' has more than %d hosts (the address scheme's limit)",
+					    sw->name, TOPO_MAX_HOSTS_PER_LEAF);
 			h->leaf = i;
 			h->leaf_port = p;
 			h->index = sw->n_hosts++;
 		}
 	}
-	for (uint32_t i = 0; i < nh; i++) {
-		struct host_spec *hs = &s->ho[i];
+	return 0;
+}
+
+/*
+ * Claim an attach-specific name ("n:netns", "i:ifname", ...) for host i;
+ * on a clash, name the host that has it. uniq owns the copies.
+ */
+static int claim_unique(struct builder *b, uint32_t i, int line, const char *key_name,
+			char tag, const char *val)
+{
+	char key[TOPO_PATH_MAX + 8];
+	snprintf(key, sizeof(key), "%c:%s", tag, val);
+	char *dup = strdup(key);
+	if (!dup)
+		return fail(b->c, 0, "out of memory");
+	long prev = nmap_put(&b->uniq, dup, i);
+	if (prev < 0)
+		return 0;
+	free(dup);
+	return fail(b->c, line, "host '%s': %s '%s' is already used by host '%s'",
+		    b->t->hosts[i].name, key_name, val, b->t->hosts[prev].name);
+}
+
+/* Keys that apply to one attach kind only are not set on another. */
+static int host_attach_keys(struct builder *b, const struct topo_host *h,
+			    const struct host_vals *v)
+{
+	static const struct {
+		int field, attach;
+		const char *key;
+	} only[] = {
+		{HO_NETNS, TOPO_ATTACH_VETH, "netns"},
+		{HO_IFNAME, TOPO_ATTACH_VETH, "ifname"},
+		{HO_SOCKET, TOPO_ATTACH_VHOST, "socket"},
+		{HO_PCI, TOPO_ATTACH_PCI, "pci"},
+	};
+	for (size_t k = 0; k < sizeof(only) / sizeof(only[0]); k++)
+		if (HAS(v, only[k].field) && v->attach != only[k].attach)
+			return fail(b->c, v->line[only[k].field],
+				    "host '%s': '%s' applies only to attach: %s (this host is %s)",
+				    h->name, only[k].key, attach_names[only[k].attach],
+				    attach_names[v->attach]);
+	return 0;
+}
+
+/* Attach-specific names (netns/ifname, socket, pci), defaulted, unique across hosts. */
+static int host_attach_names(struct builder *b, uint32_t i, const struct host_vals *v)
+{
+	struct topo_host *h = &b->t->hosts[i];
+	int line = b->s->ho[i].line;
+
+	switch (h->attach) {
+	case TOPO_ATTACH_VETH:
+		snprintf(h->netns, sizeof(h->netns), "%s", HAS(v, HO_NETNS) ? v->netns : h->name);
+		if (HAS(v, HO_IFNAME))
+			snprintf(h->ifname, sizeof(h->ifname), "%s", v->ifname);
+		else if (strlen(h->name) <= TOPO_IFNAME_MAX - 1 - 3)
+			snprintf(h->ifname, sizeof(h->ifname), "rl-%s", h->name);
+		else
+			snprintf(h->ifname, sizeof(h->ifname), "rlh%" PRIu32, i);
+		/* one interface per namespace: netns names are unique too */
+		if (claim_unique(b, i, HAS(v, HO_NETNS) ? v->line[HO_NETNS] : line, "netns", 'n',
+				 h->netns))
+			return -1;
+		return claim_unique(b, i, HAS(v, HO_IFNAME) ? v->line[HO_IFNAME] : line, "ifname",
+				    'i', h->ifname);
+	case TOPO_ATTACH_VHOST:
+		if (HAS(v, HO_SOCKET))
+			snprintf(h->socket, sizeof(h->socket), "%s", v->socket);
+		else
+			snprintf(h->socket, sizeof(h->socket), "/tmp/rocelab-%s.sock", h->name);
+		return claim_unique(b, i, HAS(v, HO_SOCKET) ? v->line[HO_SOCKET] : line, "socket",
+				    's', h->socket);
+	case TOPO_ATTACH_PCI:
+		if (!HAS(v, HO_PCI))
+			return fail(b->c, line, "host '%s': attach: pci needs a 'pci' address",
+				    h->name);
+		snprintf(h->pci, sizeof(h->pci), "%s", v->pci);
+		return claim_unique(b, i, v->line[HO_PCI], "pci", 'p', h->pci);
+	default:
+		return 0;
+	}
+}
+
+/* Host i's addresses and gateway, derived from its leaf and index (see topo.h). */
+static void host_addresses(struct topo *t, uint32_t i)
+{
+	struct topo_host *h = &t->hosts[i];
+	const struct topo_switch *leaf = &t->switches[h->leaf];
+	uint32_t L = (uint32_t)leaf->leaf_index;
+
+	h->ipv4 = leaf->subnet4 | (uint32_t)(h->index + 1);
+	leaf_ipv6(h->ipv6, L, (uint16_t)(h->index + 1));
+	set_mac(h->mac, 0x02, 0x00, 0x0a, (uint8_t)(L >> 8), (uint8_t)L, (uint8_t)(h->index + 1));
+	h->gw_ipv4 = leaf->gw_ipv4;
+	memcpy(h->gw_ipv6, leaf->gw_ipv6, 16);
+	memcpy(h->gw_mac, leaf->ports[h->leaf_port].mac, 6);
+}
+
+/* Phase 10: host settings (built-in < defaults < own), attach names, addresses. */
+static int build_hosts(struct builder *b)
+{
+	struct topo *t = b->t;
+
+	for (uint32_t i = 0; i < t->n_hosts; i++) {
+		struct host_spec *hs = &b->s->ho[i];
 		struct topo_host *h = &t->hosts[i];
-		struct topo_switch *leaf = &t->switches[h->leaf];
-		uint32_t L = (uint32_t)leaf->leaf_index;
 		struct host_vals v;
 		builtin_host(&v);
-		host_merge(&v, &s->d_host);
+		host_merge(&v, &b->s->d_host);
 		host_merge(&v, &hs->v);
 		memcpy(h->name, hs->name, sizeof(h->name));
 		h->attach = (enum topo_attach)v.attach;
 		h->mtu = v.mtu;
 		h->line = hs->line;
-		static const struct {
-			int field, attach;
-			const char *key;
-		} only[] = {
-			{HO_NETNS, TOPO_ATTACH_VETH, "netns"},
-			{HO_IFNAME, TOPO_ATTACH_VETH, "ifname"},
-			{HO_SOCKET, TOPO_ATTACH_VHOST, "socket"},
-			{HO_PCI, TOPO_ATTACH_PCI, "pci"},
-		};
-		for (size_t k = 0; k < sizeof(only) / sizeof(only[0]); k++) {
-			if (HAS(&v, only[k].field) && v.attach != only[k].attach) {
-				fail(c, v.line[only[k].field],
-				     "host '%s': '%s' applies only to attach: %s (this host is %s)",
-				     h->name, only[k].key, attach_names[only[k].attach],
-				     attach_names[v.attach]);
-				goto out;
-			}
-		}
+		if (host_attach_keys(b, h, &v))
+			return -1;
 		const struct topo_link *lk = &t->links[h->link];
-		if (h->mtu > lk->mtu) {
-			fail(c, HAS(&v, HO_MTU) ? v.line[HO_MTU] : hs->line,
-			     "host '%s': mtu %" PRIu32 " is larger than its link's mtu %" PRIu32, h->name,
-			     h->mtu, lk->mtu);
-			goto out;
-		}
-		/* attach-specific names, unique across hosts */
-		char key[TOPO_PATH_MAX + 8];
-		const char *uniq_val = NULL, *uniq_key = NULL;
-		int uniq_line = hs->line;
-		switch (h->attach) {
-		case TOPO_ATTACH_VETH:
-			snprintf(h->netns, sizeof(h->netns), "%s", HAS(&v, HO_NETNS) ? v.netns : h->name);
-			if (HAS(&v, HO_IFNAME))
-				snprintf(h->ifname, sizeof(h->ifname), "%s", v.ifname);
-			else if (strlen(h->name) <= TOPO_IFNAME_MAX - 1 - 3)
-				snprintf(h->ifname, sizeof(h->ifname), "rl-%s", h->name);
-			else
-				snprintf(h->ifname, sizeof(h->ifname), "rlh%" PRIu32, i);
-			/* one interface per namespace: netns names are unique too */
-			snprintf(key, sizeof(key), "n:%s", h->netns);
-			{
-				/* uniq owns its key strings; freed at the end of build() */
-				char *dup = strdup(key);
-				if (!dup) {
-					fail(c, 0, "out of memory");
-					goto out;
-				}
-				long prev = nmap_put(&uniq, dup, i);
-				if (prev >= 0) {
-					free(dup);
-					fail(c, HAS(&v, HO_NETNS) ? v.line[HO_NETNS] : hs->line,
-					     "host '%s': netns '%s' is already used by host '%s'", h->name,
-					     h->netns, t->hosts[prev].name);
-					goto out;
-				}
-			}
-			uniq_val = h->ifname;
-			uniq_key = "ifname";
-			if (HAS(&v, HO_IFNAME))
-				uniq_line = v.line[HO_IFNAME];
-			break;
-		case TOPO_ATTACH_VHOST:
-			if (HAS(&v, HO_SOCKET))
-				snprintf(h->socket, sizeof(h->socket), "%s", v.socket);
-			else
-				snprintf(h->socket, sizeof(h->socket), "/tmp/rocelab-%s.sock", h->name);
-			uniq_val = h->socket;
-			uniq_key = "socket";
-			if (HAS(&v, HO_SOCKET))
-				uniq_line = v.line[HO_SOCKET];
-			break;
-		case TOPO_ATTACH_PCI:
-			if (!HAS(&v, HO_PCI)) {
-				fail(c, hs->line, "host '%s': attach: pci needs a 'pci' address", h->name);
-				goto out;
-			}
-			snprintf(h->pci, sizeof(h->pci), "%s", v.pci);
-			uniq_val = h->pci;
-			uniq_key = "pci";
-			uniq_line = v.line[HO_PCI];
-			break;
-		default:
-			break;
-		}
-		if (uniq_val) {
-			snprintf(key, sizeof(key), "%c:%s", uniq_key[0], uniq_val);
-			char *dup = strdup(key);
-			if (!dup) {
-				fail(c, 0, "out of memory");
-				goto out;
-			}
-			long prev = nmap_put(&uniq, dup, i);
-			if (prev >= 0) {
-				free(dup);
-				fail(c, uniq_line, "host '%s': %s '%s' is already used by host '%s'", h->name,
-				     uniq_key, uniq_val, t->hosts[prev].name);
-				goto out;
-			}
-		}
-		/* addresses */
-		h->ipv4 = leaf->subnet4 | (uint32_t)(h->index + 1);
-		leaf_ipv6(h->ipv6, L, (uint16_t)(h->index + 1));
-		set_mac(h->mac, 0x02, 0x00, 0x0a, (uint8_t)(L >> 8), (uint8_t)L, (uint8_t)(h->index + 1));
-		h->gw_ipv4 = leaf->gw_ipv4;
-		memcpy(h->gw_ipv6, leaf->gw_ipv6, 16);
-		memcpy(h->gw_mac, leaf->ports[h->leaf_port].mac, 6);
+		if (h->mtu > lk->mtu)
+			return fail(b->c, HAS(&v, HO_MTU) ? v.line[HO_MTU] : hs->line,
+				    "host '%s': mtu %" PRIu32 " is larger than its link's mtu %" PRIu32,
+				    h->name, h->mtu, lk->mtu);
+		if (host_attach_names(b, i, &v))
+			return -1;
+		host_addresses(t, i);
 	}
+	return 0;
+}
 
-	/* connectivity: BFS over switches from switch 0 */
-	{
-		uint8_t *seen = calloc(ns, 1);
-		if (!seen) {
-			fail(c, 0, "out of memory");
-			goto out;
-		}
-		uint32_t head = 0, tail = 0;
-		queue[tail++] = 0;
-		seen[0] = 1;
-		while (head < tail) {
-			struct topo_switch *sw = &t->switches[queue[head++]];
-			for (uint16_t p = 0; p < sw->n_ports; p++) {
-				struct topo_node_ref r = sw->ports[p].peer;
-				if (r.kind == TOPO_NODE_SWITCH && !seen[r.index]) {
-					seen[r.index] = 1;
-					queue[tail++] = r.index;
-				}
-			}
-		}
-		for (uint32_t i = 0; i < ns; i++) {
-			if (!seen[i]) {
-				fail(c, t->switches[i].line,
-				     "switch '%s' is not connected to the rest of the fabric (no path from '%s')",
-				     t->switches[i].name, t->switches[0].name);
-				free(seen);
-				goto out;
-			}
-		}
-		free(seen);
+/* Phase 11: every switch reachable from switch 0 (BFS over switch-switch links). */
+static int check_connected(struct builder *b)
+{
+	const struct topo *t = b->t;
+	uint32_t ns = t->n_switches;
+	uint32_t *queue = calloc(ns, sizeof(*queue));
+	uint8_t *seen = calloc(ns, 1);
+	int rc = 0;
+
+	if (!queue || !seen) {
+		rc = fail(b->c, 0, "out of memory");
+		goto out;
 	}
+	uint32_t head = 0, tail = 0;
+	queue[tail++] = 0;
+	seen[0] = 1;
+	while (head < tail) {
+		const struct topo_switch *sw = &t->switches[queue[head++]];
+		for (uint16_t p = 0; p < sw->n_ports; p++) {
+			struct topo_node_ref r = sw->ports[p].peer;
+			if (r.kind == TOPO_NODE_SWITCH && !seen[r.index]) {
+				seen[r.index] = 1;
+				queue[tail++] = r.index;
+			}
+		}
+	}
+	for (uint32_t i = 0; i < ns && rc == 0; i++)
+		if (!seen[i])
+			rc = fail(b->c, t->switches[i].line,
+				  "switch '%s' is not connected to the rest of the fabric (no path from '%s')",
+				  t->switches[i].name, t->switches[0].name);
+out:
+	free(seen);
+	free(queue);
+	return rc;
+}
 
-	/* events */
+/* Phase 12: scheduled events resolved to links or switches, sorted by time. */
+static int build_events(struct builder *b)
+{
+	struct spec *s = b->s;
+	struct topo *t = b->t;
+	uint32_t ns = s->n_sw;
+
 	for (uint32_t i = 0; i < s->n_ev; i++) {
 		struct ev_spec *e = &s->ev[i];
 		struct topo_event *ev = &t->events[i];
@@ -1909,36 +2002,47 @@ static int build(struct ctx *c, struct spec *s, struct topo *t)
 		ev->target = (enum topo_event_target)e->target;
 		ev->up = e->action == 1;
 		ev->line = e->line;
-		long id = e->target == TOPO_EVENT_LINK ? nmap_get(&lnames, e->name)
-						     : nmap_get(&nodes, e->name);
-		if (e->target == TOPO_EVENT_SWITCH && id >= (long)ns) {
-			fail(c, e->name_line, "switch: '%s' is a host, not a switch", e->name);
-			goto out;
-		}
+		long id = e->target == TOPO_EVENT_LINK ? nmap_get(&b->lnames, e->name)
+						       : nmap_get(&b->nodes, e->name);
+		if (e->target == TOPO_EVENT_SWITCH && id >= (long)ns)
+			return fail(b->c, e->name_line, "switch: '%s' is a host, not a switch",
+				    e->name);
 		if (id < 0) {
 			if (e->target == TOPO_EVENT_LINK)
-				fail(c, e->name_line,
-				     "link: unknown link '%s' (links are named 'a-b' after their ends "
-				     "unless given a 'name')",
-				     e->name);
-			else
-				fail(c, e->name_line, "switch: unknown switch '%s'", e->name);
-			goto out;
+				return fail(b->c, e->name_line,
+					    "link: unknown link '%s' (links are named 'a-b' after their "
+					    "ends unless given a 'name')",
+					    e->name);
+			return fail(b->c, e->name_line, "switch: unknown switch '%s'", e->name);
 		}
 		ev->index = (uint32_t)id;
 	}
 	t->n_events = s->n_ev;
 	qsort(t->events, t->n_events, sizeof(*t->events), event_cmp);
-	rc = 0;
-out:
-	if (uniq.e)
-		for (uint32_t i = 0; i < uniq.cap; i++)
-			free((char *)(uintptr_t)uniq.e[i].name);
-	nmap_free(&nodes);
-	nmap_free(&lnames);
-	nmap_free(&uniq);
-	free(hlinks);
-	free(queue);
+	return 0;
+}
+
+/* The spec as a validated topology in t; 0, or -1 with the error recorded in c. */
+static int build(struct ctx *c, struct spec *s, struct topo *t)
+{
+	typedef int (*phase_fn)(struct builder *b);
+	static const phase_fn phases[] = {
+		build_qos,         build_alloc, build_switches, build_host_names,
+		build_links,       build_ports, check_spines,   build_leaves,
+		build_host_leaves, build_hosts, check_connected, build_events,
+	};
+	struct builder b = {.c = c, .s = s, .t = t};
+	int rc = 0;
+
+	for (size_t i = 0; i < sizeof(phases) / sizeof(phases[0]) && rc == 0; i++)
+		rc = phases[i](&b);
+	if (b.uniq.e)
+		for (uint32_t i = 0; i < b.uniq.cap; i++)
+			free((char *)(uintptr_t)b.uniq.e[i].name);
+	nmap_free(&b.nodes);
+	nmap_free(&b.lnames);
+	nmap_free(&b.uniq);
+	free(b.hlinks);
 	return rc;
 }
 
