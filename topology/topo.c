@@ -2254,60 +2254,6 @@ void topo_free(struct topo *t)
 
 /* ------------------------------------------------------------------ clos */
 
-struct topo *topo_clos(unsigned spines, unsigned leaves, unsigned hosts_per_leaf,
-			     char *err, size_t errlen)
-{
-	char name[64];
-	snprintf(name, sizeof(name), "clos-%ux%ux%u", spines, leaves, hosts_per_leaf);
-	if (err && errlen)
-		err[0] = '\0';
-	if (spines < 1 || spines > 1024 || leaves < 1 || leaves > TOPO_MAX_LEAVES ||
-	    hosts_per_leaf < 1 || hosts_per_leaf > TOPO_MAX_HOSTS_PER_LEAF ||
-	    (uint64_t)leaves * hosts_per_leaf > TOPO_MAX_HOSTS) {
-		if (err && errlen)
-			snprintf(err, errlen,
-				 "<%s>: bad Clos size: spines 1..1024, leaves 1..%d, hosts per leaf "
-				 "1..%d",
-				 name, TOPO_MAX_LEAVES, TOPO_MAX_HOSTS_PER_LEAF);
-		return NULL;
-	}
-	char *text = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&text, &len);
-	if (!f) {
-		if (err && errlen)
-			snprintf(err, errlen, "<%s>: out of memory", name);
-		return NULL;
-	}
-	fprintf(f, "name: %s\nswitches:\n", name);
-	for (unsigned l = 0; l < leaves; l++)
-		fprintf(f, "  - {name: leaf%u, role: rtsw}\n", l);
-	for (unsigned sp = 0; sp < spines; sp++)
-		fprintf(f, "  - {name: spine%u, role: ctsw}\n", sp);
-	fprintf(f, "hosts:\n");
-	for (unsigned l = 0; l < leaves; l++)
-		for (unsigned h = 0; h < hosts_per_leaf; h++)
-			fprintf(f, "  - {name: h%u, leaf: leaf%u}\n", l * hosts_per_leaf + h, l);
-	fprintf(f, "links:\n");
-	for (unsigned l = 0; l < leaves; l++)
-		for (unsigned sp = 0; sp < spines; sp++)
-			fprintf(f, "  - [leaf%u, spine%u]\n", l, sp);
-	if (fclose(f) || !text) {
-		free(text);
-		if (err && errlen)
-			snprintf(err, errlen, "<%s>: out of memory", name);
-		return NULL;
-	}
-	char display[80];
-	snprintf(display, sizeof(display), "<%s>", name);
-	struct topo *t = NULL;
-	topo_load_string(text, len, display, &t, err, errlen);
-	free(text);
-	return t;
-}
-
-/* ------------------------------------------------------------- accessors */
-
 int topo_switch_by_name(const struct topo *t, const char *name)
 {
 	if (!t || !name)

@@ -203,9 +203,11 @@ int topo_load_string(const char *yaml, size_t len, const char *display_name,
  * linked to every spine, all other settings the file defaults (the result
  * equals topologies/default.yaml for 2,2,4 except for its name, "clos-SxLxH").
  * Returns NULL with err filled when a count is 0 or beyond the address scheme.
+ * Built by the generator (topo_gen.c); topo_gen() takes rates, delays,
+ * oversubscription, attach kind and AI zones.
  */
 struct topo *topo_clos(unsigned spines, unsigned leaves, unsigned hosts_per_leaf,
-			     char *err, size_t errlen);
+		       char *err, size_t errlen);
 
 /* Free a topology; NULL is fine. */
 void topo_free(struct topo *t);

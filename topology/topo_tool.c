@@ -4,27 +4,45 @@
  * dump the whole resolved topology as JSON (for scripts, e.g. the Mininet
  * module topologies/rocelab_mininet.py). No DPDK.
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "topo_route.h"
 #include "topo.h"
+#include "topo_gen.h"
+#include "topo_route.h"
 
 static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: rocelab-topo --check FILE     validate; exit 0 (prints a summary) or 2\n"
 		"       rocelab-topo --routes FILE    print hosts and every switch's ECMP groups\n"
-		"       rocelab-topo --clos S,L,H     the same for the built-in 2-tier Clos\n"
+		"       rocelab-topo --clos S,L,H[,KEY=VALUE...]\n"
+		"                                     the same for the generated 2-tier Clos\n"
 		"                                     (S spines, L leaves, H hosts per leaf)\n"
 		"       rocelab-topo --json FILE      the resolved topology as JSON on stdout: every\n"
 		"                                     default applied, derived addresses, ports;\n"
 		"                                     rates in bit/s, times in ns, sizes in bytes\n"
-		"       rocelab-topo --json-clos S,L,H  the same for the built-in 2-tier Clos\n"
+		"       rocelab-topo --json-clos S,L,H[,KEY=VALUE...]  the same for the Clos\n"
+		"       rocelab-topo --generate SPEC [-o FILE]\n"
+		"                                     write a generated fabric as a topology file\n"
+		"                                     (stdout, or FILE); exit 2 on a bad SPEC\n"
 		"       rocelab-topo --help\n"
+		"SPEC is KEY=VALUE pairs separated by commas:\n"
+		"  2-tier Clos: spines=S,leaves=L,hosts=H (hosts per leaf)\n"
+		"  AI zones:    zones=Z,leaves=L,spines=S,atsw=A,hosts=H (leaves and spines per\n"
+		"               zone; every spine linked to each of the A aggregation switches)\n"
+		"  and optional: host-rate, leaf-rate, spine-rate (host-leaf, leaf-spine and\n"
+		"  spine-ATSW links, e.g. 400G; default 100G), host-delay, leaf-delay,\n"
+		"  spine-delay (e.g. 1us), leaf-oversub, spine-oversub (capacity below a\n"
+		"  switch over capacity above it, e.g. 7 or 1:7; sets that tier's rate),\n"
+		"  attach (veth, vhost, emulated, net_null), host-mtu, profile (5tuple, eecmp,\n"
+		"  dqpn, 3tuple), lb (ecmp, resilient, flowlet, pinning), name.\n"
+		"  e.g. --generate zones=2,leaves=32,spines=8,atsw=4,hosts=16,host-rate=400G,\n"
+		"       leaf-rate=400G,spine-oversub=7,attach=emulated -o ai.yaml\n"
 		"The file format is described in topologies/README.md.\n");
 }
 
@@ -236,34 +254,72 @@ static void print_json(const struct topo *t, FILE *out)
 	fprintf(out, "}\n");
 }
 
-static int parse_clos(const char *arg, unsigned v[3])
-{
-	char tail;
-	if (sscanf(arg, "%u,%u,%u%c", &v[0], &v[1], &v[2], &tail) != 3)
-		return -1;
-	return 0;
-}
-
 /*
- * Build the --clos / --json-clos topology from "S,L,H". NULL after printing
- * why, with *rc the exit code: 1 for a malformed argument, 2 for counts the
- * address scheme cannot hold.
+ * Build the --clos / --json-clos topology from "S,L,H[,KEY=VALUE...]". NULL
+ * after printing why, with *rc the exit code: 1 for a malformed S,L,H, 2 for
+ * counts the address scheme cannot hold or a bad KEY=VALUE.
  */
 static struct topo *clos_from_arg(const char *opt, const char *arg, int *rc)
 {
 	unsigned v[3];
+	int used = 0;
 	char err[512];
-	if (parse_clos(arg, v)) {
-		fprintf(stderr, "rocelab-topo: %s takes S,L,H (e.g. 2,2,4)\n", opt);
+	if (sscanf(arg, "%u,%u,%u%n", &v[0], &v[1], &v[2], &used) != 3 ||
+	    (arg[used] && arg[used] != ',')) {
+		fprintf(stderr, "rocelab-topo: %s takes S,L,H[,KEY=VALUE...] (e.g. 2,2,4)\n", opt);
 		*rc = 1;
 		return NULL;
 	}
-	struct topo *t = topo_clos(v[0], v[1], v[2], err, sizeof(err));
-	if (!t) {
-		fprintf(stderr, "%s\n", err);
-		*rc = 2;
+	*rc = 2;
+	if (!arg[used]) /* the plain Clos, its size checked as before */ {
+		struct topo *t = topo_clos(v[0], v[1], v[2], err, sizeof(err));
+		if (!t)
+			fprintf(stderr, "%s\n", err);
+		return t;
 	}
+	struct topo_gen_params p;
+	topo_gen_init(&p);
+	p.spines = v[0];
+	p.leaves = v[1];
+	p.hosts = v[2];
+	if (topo_gen_parse(&p, arg + used + 1, err, sizeof(err)) < 0) {
+		fprintf(stderr, "rocelab-topo: %s: %s\n", opt, err);
+		return NULL;
+	}
+	if (p.zones) {
+		fprintf(stderr, "rocelab-topo: %s is the 2-tier Clos: use --generate for zones\n",
+			opt);
+		return NULL;
+	}
+	struct topo *t = topo_gen(&p, err, sizeof(err));
+	if (!t)
+		fprintf(stderr, "rocelab-topo: %s: %s\n", opt, err);
 	return t;
+}
+
+/* --generate SPEC [-o FILE]: the fabric as YAML; 0, or 2 for a bad SPEC, 1 if it cannot write. */
+static int generate(const char *spec, const char *path)
+{
+	struct topo_gen_params p;
+	char err[512], comment[640];
+	topo_gen_init(&p);
+	if (topo_gen_parse(&p, spec, err, sizeof(err)) < 0 ||
+	    topo_gen_resolve(&p, err, sizeof(err)) < 0) {
+		fprintf(stderr, "rocelab-topo: --generate: %s\n", err);
+		return 2;
+	}
+	FILE *out = path ? fopen(path, "w") : stdout;
+	if (!out) {
+		fprintf(stderr, "rocelab-topo: cannot write %s: %s\n", path, strerror(errno));
+		return 1;
+	}
+	snprintf(comment, sizeof(comment), "Generated by rocelab-topo --generate %s", spec);
+	int rc = topo_gen_write(&p, comment, out);
+	if ((path && fclose(out)) || (!path && fflush(out)) || rc) {
+		fprintf(stderr, "rocelab-topo: cannot write %s\n", path ? path : "the output");
+		return 1;
+	}
+	return 0;
 }
 
 int main(int argc, char **argv)
@@ -271,6 +327,12 @@ int main(int argc, char **argv)
 	if (argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
 		usage(stdout);
 		return 0;
+	}
+	if (argc >= 3 && !strcmp(argv[1], "--generate")) {
+		if (argc == 3)
+			return generate(argv[2], NULL);
+		if (argc == 5 && !strcmp(argv[3], "-o"))
+			return generate(argv[2], argv[4]);
 	}
 	if (argc != 3) {
 		usage(stderr);
