@@ -254,6 +254,30 @@ static void print_json(const struct topo *t, FILE *out)
 	fprintf(out, "}\n");
 }
 
+/* The Clos S,L,H (v) with the settings in keys ("KEY=VALUE,..."); NULL after printing why. */
+static struct topo *clos_with_keys(const char *opt, const unsigned v[3], const char *keys)
+{
+	struct topo_gen_params p;
+	char err[512];
+	topo_gen_init(&p);
+	p.spines = v[0];
+	p.leaves = v[1];
+	p.hosts = v[2];
+	if (topo_gen_parse(&p, keys, err, sizeof(err)) < 0) {
+		fprintf(stderr, "rocelab-topo: %s: %s\n", opt, err);
+		return NULL;
+	}
+	if (p.zones) {
+		fprintf(stderr, "rocelab-topo: %s is the 2-tier Clos: use --generate for zones\n",
+			opt);
+		return NULL;
+	}
+	struct topo *t = topo_gen(&p, err, sizeof(err));
+	if (!t)
+		fprintf(stderr, "rocelab-topo: %s: %s\n", opt, err);
+	return t;
+}
+
 /*
  * Build the --clos / --json-clos topology from "S,L,H[,KEY=VALUE...]". NULL
  * after printing why, with *rc the exit code: 1 for a malformed S,L,H, 2 for
@@ -270,30 +294,16 @@ static struct topo *clos_from_arg(const char *opt, const char *arg, int *rc)
 		*rc = 1;
 		return NULL;
 	}
-	*rc = 2;
-	if (!arg[used]) /* the plain Clos, its size checked as before */ {
-		struct topo *t = topo_clos(v[0], v[1], v[2], err, sizeof(err));
+	struct topo *t;
+	if (arg[used]) {
+		t = clos_with_keys(opt, v, arg + used + 1);
+	} else { /* the plain Clos, its size checked as before */
+		t = topo_clos(v[0], v[1], v[2], err, sizeof(err));
 		if (!t)
 			fprintf(stderr, "%s\n", err);
-		return t;
 	}
-	struct topo_gen_params p;
-	topo_gen_init(&p);
-	p.spines = v[0];
-	p.leaves = v[1];
-	p.hosts = v[2];
-	if (topo_gen_parse(&p, arg + used + 1, err, sizeof(err)) < 0) {
-		fprintf(stderr, "rocelab-topo: %s: %s\n", opt, err);
-		return NULL;
-	}
-	if (p.zones) {
-		fprintf(stderr, "rocelab-topo: %s is the 2-tier Clos: use --generate for zones\n",
-			opt);
-		return NULL;
-	}
-	struct topo *t = topo_gen(&p, err, sizeof(err));
 	if (!t)
-		fprintf(stderr, "rocelab-topo: %s: %s\n", opt, err);
+		*rc = 2;
 	return t;
 }
 

@@ -52,6 +52,10 @@ out=$("$topo" --clos 2,2,2,attach=emulated)
 if [[ "$out" != *"clos-2x2x2: 4 switches"* || "$out" != *" emulated "* ]]; then
 	echo "FAIL --clos 2,2,2,attach=emulated"; fails=$((fails + 1))
 fi
+out=$("$topo" --json-clos 3,2,2,host-rate=25G) ||
+	{ echo "FAIL --json-clos 3,2,2,host-rate=25G: exit $?"; fails=$((fails + 1)); }
+[[ "$out" == *'"rate_bps": 25000000000'* ]] ||
+	{ echo "FAIL --json-clos 3,2,2,host-rate=25G: no 25G host link"; fails=$((fails + 1)); }
 rc=0; "$topo" --clos 2,2,2,bogus=1 2>/dev/null || rc=$?
 [[ $rc -eq 2 ]] || { echo "FAIL --clos with a bad key: exit $rc, expected 2"; fails=$((fails + 1)); }
 exit $((fails > 0))
