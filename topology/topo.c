@@ -10,7 +10,7 @@
  *
  * libfyaml 0.7.12 has no fy_node_get_start_mark(): a node's line comes from
  * its scalar token, or for a collection from its first scalar, or else from
- * the key that names it (node_line()).
+ * the key that names it (topo_yaml_line()).
  */
 #include "topo.h"
 
@@ -24,8 +24,8 @@
 #include <libfyaml.h>
 
 #include "pfc_mmu.h"
+#include "topo_yaml.h"
 
-#define MAX_FILE_BYTES (16u << 20)
 #define RATE_HINT "a number with an optional unit k, M, G, T and optional 'bps', e.g. 100G, 25Gbps, 100M"
 #define TIME_HINT "a number with a unit ns, us, ms or s, e.g. 1us, 2ms"
 #define SIZE_HINT "bytes, or a number with B, KB, KiB, MB or MiB"
@@ -82,126 +82,6 @@ int topo_attach_from_name(const char *name)
 	return name_index(attach_names, TOPO_ATTACH_COUNT, name);
 }
 
-/* --------------------------------------------------------------- context */
-
-struct ctx {
-	const char *file;
-	char *err;
-	size_t errlen;
-	bool failed;
-	char diag_text[256]; /* libfyaml's printed diagnostics, a fallback message */
-};
-
-static int fail(struct ctx *c, int line, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-/* Record the first error as "FILE:LINE: msg"; always returns -1. */
-static int fail(struct ctx *c, int line, const char *fmt, ...)
-{
-	if (c->failed)
-		return -1;
-	c->failed = true;
-	if (!c->err || c->errlen == 0)
-		return -1;
-	int n;
-	if (line > 0)
-		n = snprintf(c->err, c->errlen, "%s:%d: ", c->file, line);
-	else
-		n = snprintf(c->err, c->errlen, "%s: ", c->file);
-	if (n < 0 || (size_t)n >= c->errlen)
-		return -1;
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(c->err + n, c->errlen - (size_t)n, fmt, ap);
-	va_end(ap);
-	return -1;
-}
-
-/* ------------------------------------------------------------ YAML nodes */
-
-/* 1-based line of a node, or fallback when it has no token (empty collection). */
-static int node_line(struct fy_node *n, int fallback)
-{
-	if (!n)
-		return fallback;
-	switch (fy_node_get_type(n)) {
-	case FYNT_SCALAR: {
-		struct fy_token *t = fy_node_get_scalar_token(n);
-		const struct fy_mark *m = t ? fy_token_start_mark(t) : NULL;
-		return m ? m->line + 1 : fallback;
-	}
-	case FYNT_MAPPING: {
-		void *it = NULL;
-		struct fy_node_pair *p = fy_node_mapping_iterate(n, &it);
-		return p ? node_line(fy_node_pair_key(p), fallback) : fallback;
-	}
-	case FYNT_SEQUENCE: {
-		void *it = NULL;
-		struct fy_node *item = fy_node_sequence_iterate(n, &it);
-		return item ? node_line(item, fallback) : fallback;
-	}
-	}
-	return fallback;
-}
-
-static const char *type_word(struct fy_node *n)
-{
-	if (!n)
-		return "nothing";
-	switch (fy_node_get_type(n)) {
-	case FYNT_SCALAR:
-		return "a scalar";
-	case FYNT_MAPPING:
-		return "a mapping";
-	case FYNT_SEQUENCE:
-		return "a list";
-	}
-	return "?";
-}
-
-/* A scalar with no text, or a plain ~ / null: YAML's null. */
-static bool is_null(struct fy_node *n)
-{
-	if (!n)
-		return true;
-	if (fy_node_get_type(n) != FYNT_SCALAR || fy_node_is_alias(n))
-		return false;
-	size_t len = 0;
-	const char *s = fy_node_get_scalar(n, &len);
-	if (!s || len == 0)
-		return fy_node_get_style(n) == FYNS_PLAIN;
-	if (fy_node_get_style(n) != FYNS_PLAIN)
-		return false;
-	return (len == 1 && s[0] == '~') || (len == 4 && memcmp(s, "null", 4) == 0);
-}
-
-/*
- * Copy a scalar value into buf as a C string. `key` names the value in
- * messages; key_line is used when the value has no position (null value).
- */
-static int scalar(struct ctx *c, struct fy_node *v, const char *key, int key_line, char *buf,
-		  size_t len)
-{
-	int line = node_line(v, key_line);
-	if (is_null(v))
-		return fail(c, key_line, "%s: missing value", key);
-	if (fy_node_is_alias(v))
-		return fail(c, line, "%s: YAML aliases are not supported", key);
-	if (fy_node_get_type(v) != FYNT_SCALAR)
-		return fail(c, line, "%s: expected a scalar value, got %s", key, type_word(v));
-	size_t n = 0;
-	const char *s = fy_node_get_scalar(v, &n);
-	if (!s)
-		return fail(c, line, "%s: unreadable value", key);
-	if (n >= len)
-		return fail(c, line, "%s: value too long (at most %zu characters)", key, len - 1);
-	if (memchr(s, '\0', n))
-		return fail(c, line, "%s: value contains a NUL character", key);
-	memcpy(buf, s, n);
-	buf[n] = '\0';
-	return 0;
-}
-
 static bool valid_name(const char *s)
 {
 	size_t n = strlen(s);
@@ -219,14 +99,14 @@ static bool valid_name(const char *s)
 	return true;
 }
 
-static int get_name(struct ctx *c, struct fy_node *v, const char *key, int key_line,
+static int get_name(struct topo_yaml_ctx *c, struct fy_node *v, const char *key, int key_line,
 		    char buf[TOPO_NAME_MAX])
 {
 	char tmp[256];
-	if (scalar(c, v, key, key_line, tmp, sizeof(tmp)))
+	if (topo_yaml_scalar(c, v, key, key_line, tmp, sizeof(tmp)))
 		return -1;
 	if (!valid_name(tmp))
-		return fail(c, node_line(v, key_line),
+		return topo_yaml_fail(c, topo_yaml_line(v, key_line),
 			    "%s: invalid name '%s' (1-%d characters: letters, digits, '_', '-', "
 			    "'.'; starting with a letter or digit)",
 			    key, tmp, TOPO_NAME_MAX - 1);
@@ -234,13 +114,13 @@ static int get_name(struct ctx *c, struct fy_node *v, const char *key, int key_l
 	return 0;
 }
 
-static int get_uint(struct ctx *c, struct fy_node *v, const char *key, int key_line,
+static int get_uint(struct topo_yaml_ctx *c, struct fy_node *v, const char *key, int key_line,
 		    uint64_t min, uint64_t max, uint64_t *out)
 {
 	char tmp[64];
-	if (scalar(c, v, key, key_line, tmp, sizeof(tmp)))
+	if (topo_yaml_scalar(c, v, key, key_line, tmp, sizeof(tmp)))
 		return -1;
-	int line = node_line(v, key_line);
+	int line = topo_yaml_line(v, key_line);
 	const char *p = tmp;
 	int base = 10;
 	if (p[0] == '0' && (p[1] == 'x' || p[1] == 'X')) {
@@ -254,53 +134,53 @@ static int get_uint(struct ctx *c, struct fy_node *v, const char *key, int key_l
 				 : (*q >= '0' && *q <= '9')))
 			ok = false;
 	if (!ok)
-		return fail(c, line, "%s: expected a non-negative integer, got '%s'", key, tmp);
+		return topo_yaml_fail(c, line, "%s: expected a non-negative integer, got '%s'", key, tmp);
 	errno = 0;
 	unsigned long long x = strtoull(p, NULL, base);
 	if (errno || x < min || x > max)
-		return fail(c, line, "%s: %s is out of range (%" PRIu64 "..%" PRIu64 ")", key, tmp,
+		return topo_yaml_fail(c, line, "%s: %s is out of range (%" PRIu64 "..%" PRIu64 ")", key, tmp,
 			    min, max);
 	*out = x;
 	return 0;
 }
 
-static int get_enum(struct ctx *c, struct fy_node *v, const char *key, int key_line,
+static int get_enum(struct topo_yaml_ctx *c, struct fy_node *v, const char *key, int key_line,
 		    int (*from_name)(const char *), const char *choices, int *out)
 {
 	char tmp[64];
-	if (scalar(c, v, key, key_line, tmp, sizeof(tmp)))
+	if (topo_yaml_scalar(c, v, key, key_line, tmp, sizeof(tmp)))
 		return -1;
 	int x = from_name(tmp);
 	if (x < 0)
-		return fail(c, node_line(v, key_line), "%s: unknown value '%s' (expected one of: %s)",
+		return topo_yaml_fail(c, topo_yaml_line(v, key_line), "%s: unknown value '%s' (expected one of: %s)",
 			    key, tmp, choices);
 	*out = x;
 	return 0;
 }
 
-static int get_bool(struct ctx *c, struct fy_node *v, const char *key, int key_line, bool *out)
+static int get_bool(struct topo_yaml_ctx *c, struct fy_node *v, const char *key, int key_line, bool *out)
 {
 	char tmp[16];
-	if (scalar(c, v, key, key_line, tmp, sizeof(tmp)))
+	if (topo_yaml_scalar(c, v, key, key_line, tmp, sizeof(tmp)))
 		return -1;
 	if (!strcmp(tmp, "true") || !strcmp(tmp, "True") || !strcmp(tmp, "TRUE"))
 		*out = true;
 	else if (!strcmp(tmp, "false") || !strcmp(tmp, "False") || !strcmp(tmp, "FALSE"))
 		*out = false;
 	else
-		return fail(c, node_line(v, key_line), "%s: expected true or false, got '%s'", key,
+		return topo_yaml_fail(c, topo_yaml_line(v, key_line), "%s: expected true or false, got '%s'", key,
 			    tmp);
 	return 0;
 }
 
 /* A number in [0, 1], or a percentage "0.5%". */
-static int get_fraction(struct ctx *c, struct fy_node *v, const char *key, int key_line,
+static int get_fraction(struct topo_yaml_ctx *c, struct fy_node *v, const char *key, int key_line,
 			double *out)
 {
 	char tmp[64];
-	if (scalar(c, v, key, key_line, tmp, sizeof(tmp)))
+	if (topo_yaml_scalar(c, v, key, key_line, tmp, sizeof(tmp)))
 		return -1;
-	int line = node_line(v, key_line);
+	int line = topo_yaml_line(v, key_line);
 	char *end = NULL;
 	errno = 0;
 	double x = strtod(tmp, &end);
@@ -309,12 +189,12 @@ static int get_fraction(struct ctx *c, struct fy_node *v, const char *key, int k
 		end++;
 	if (errno || end == tmp || !end || *end != '\0' || !isfinite(x) ||
 	    !((tmp[0] >= '0' && tmp[0] <= '9') || tmp[0] == '.' || tmp[0] == '-'))
-		return fail(c, line, "%s: expected a number between 0 and 1 (or a percentage), got '%s'",
+		return topo_yaml_fail(c, line, "%s: expected a number between 0 and 1 (or a percentage), got '%s'",
 			    key, tmp);
 	if (pct)
 		x /= 100.0;
 	if (x < 0.0 || x > 1.0)
-		return fail(c, line, "%s: %s is out of range (0..1, or 0%%..100%%)", key, tmp);
+		return topo_yaml_fail(c, line, "%s: %s is out of range (0..1, or 0%%..100%%)", key, tmp);
 	*out = x;
 	return 0;
 }
@@ -416,108 +296,36 @@ int topo_parse_duration(const char *s, uint64_t *ns)
 }
 
 /* kind: "rate" / "duration" / "size", hint: what a valid value looks like. */
-static int get_scaled(struct ctx *c, struct fy_node *v, const char *key, int key_line,
+static int get_scaled(struct topo_yaml_ctx *c, struct fy_node *v, const char *key, int key_line,
 		      const struct unit *units, bool unitless_zero, const char *kind,
 		      const char *hint, uint64_t min, uint64_t max, uint64_t *out)
 {
 	char tmp[64];
-	if (scalar(c, v, key, key_line, tmp, sizeof(tmp)))
+	if (topo_yaml_scalar(c, v, key, key_line, tmp, sizeof(tmp)))
 		return -1;
-	int line = node_line(v, key_line);
+	int line = topo_yaml_line(v, key_line);
 	uint64_t x = 0;
 	switch (parse_scaled(tmp, units, unitless_zero, &x)) {
 	case SC_OK:
 		break;
 	case SC_SYNTAX:
-		return fail(c, line, "%s: '%s' is not a valid %s (%s)", key, tmp, kind, hint);
+		return topo_yaml_fail(c, line, "%s: '%s' is not a valid %s (%s)", key, tmp, kind, hint);
 	case SC_UNIT:
-		return fail(c, line, "%s: '%s' has a bad or missing unit (%s)", key, tmp, hint);
+		return topo_yaml_fail(c, line, "%s: '%s' has a bad or missing unit (%s)", key, tmp, hint);
 	case SC_FRACTION:
-		return fail(c, line, "%s: '%s' is not a whole number of the base unit", key, tmp);
+		return topo_yaml_fail(c, line, "%s: '%s' is not a whole number of the base unit", key, tmp);
 	case SC_RANGE:
-		return fail(c, line, "%s: '%s' is too large", key, tmp);
+		return topo_yaml_fail(c, line, "%s: '%s' is too large", key, tmp);
 	}
 	if (x < min || x > max) {
 		if (x == 0)
-			return fail(c, line, "%s: must not be zero", key);
-		return fail(c, line, "%s: '%s' is out of range", key, tmp);
+			return topo_yaml_fail(c, line, "%s: must not be zero", key);
+		return topo_yaml_fail(c, line, "%s: '%s' is out of range", key, tmp);
 	}
 	*out = x;
 	return 0;
 }
 
-
-/*
- * Walk a mapping: check it is one, that keys are plain scalars from `keys`
- * (a NULL-terminated list), and call fn for each pair. `what` names the
- * object in messages.
- */
-typedef int (*pair_fn)(struct ctx *c, void *obj, const char *key, struct fy_node *val,
-		       int key_line);
-
-static int walk_map(struct ctx *c, struct fy_node *map, int line, const char *what,
-		    const char *const *keys, pair_fn fn, void *obj)
-{
-	if (is_null(map))
-		return fail(c, line, "%s: expected a mapping, got nothing", what);
-	if (fy_node_is_alias(map))
-		return fail(c, node_line(map, line), "%s: YAML aliases are not supported", what);
-	if (fy_node_get_type(map) != FYNT_MAPPING)
-		return fail(c, node_line(map, line), "%s: expected a mapping (key: value), got %s",
-			    what, type_word(map));
-	void *it = NULL;
-	struct fy_node_pair *p;
-	while ((p = fy_node_mapping_iterate(map, &it))) {
-		struct fy_node *k = fy_node_pair_key(p);
-		struct fy_node *v = fy_node_pair_value(p);
-		int kl = node_line(k, node_line(v, line));
-		char key[64];
-		if (!k || fy_node_get_type(k) != FYNT_SCALAR || fy_node_is_alias(k))
-			return fail(c, kl, "%s: keys must be plain words", what);
-		if (scalar(c, k, what, kl, key, sizeof(key)))
-			return -1;
-		bool known = false;
-		for (const char *const *q = keys; *q; q++)
-			if (strcmp(*q, key) == 0)
-				known = true;
-		if (!known) {
-			char list[512];
-			size_t off = 0;
-			list[0] = '\0';
-			for (const char *const *q = keys; *q && off < sizeof(list); q++) {
-				int n = snprintf(list + off, sizeof(list) - off, "%s%s",
-						 q == keys ? "" : ", ", *q);
-				if (n < 0)
-					break;
-				off += (size_t)n;
-			}
-			return fail(c, kl, "unknown key '%s' in %s (expected: %s)", key, what, list);
-		}
-		if (fn(c, obj, key, v, kl))
-			return -1;
-	}
-	return 0;
-}
-
-/* Line of key in a mapping (or fallback when absent). */
-static struct fy_node *map_get(struct fy_node *map, const char *key)
-{
-	if (!map || fy_node_get_type(map) != FYNT_MAPPING)
-		return NULL;
-	return fy_node_mapping_lookup_by_string(map, key, strlen(key));
-}
-
-static int check_list(struct ctx *c, struct fy_node *v, const char *key, int key_line)
-{
-	if (is_null(v))
-		return fail(c, key_line, "%s: missing value (expected a list)", key);
-	if (fy_node_is_alias(v))
-		return fail(c, node_line(v, key_line), "%s: YAML aliases are not supported", key);
-	if (fy_node_get_type(v) != FYNT_SEQUENCE)
-		return fail(c, node_line(v, key_line), "%s: expected a list, got %s", key,
-			    type_word(v));
-	return 0;
-}
 
 /* ------------------------------------------------------------- name maps */
 
@@ -630,10 +438,10 @@ static const char *const switch_keys[] = {
 	"resilient_buckets", NULL,
 };
 
-static int sw_val_pair(struct ctx *c, struct sw_vals *s, const char *key, struct fy_node *v,
+static int sw_val_pair(struct topo_yaml_ctx *c, struct sw_vals *s, const char *key, struct fy_node *v,
 		       int kl)
 {
-	int line = node_line(v, kl);
+	int line = topo_yaml_line(v, kl);
 	uint64_t x;
 	if (!strcmp(key, "buffer")) {
 		if (get_name(c, v, key, kl, s->buffer))
@@ -650,7 +458,7 @@ static int sw_val_pair(struct ctx *c, struct sw_vals *s, const char *key, struct
 					break;
 				off += (size_t)n;
 			}
-			return fail(c, line, "buffer: unknown buffer profile '%s' (known: %s)", s->buffer,
+			return topo_yaml_fail(c, line, "buffer: unknown buffer profile '%s' (known: %s)", s->buffer,
 				    known);
 		}
 		SET(s, SW_BUFFER, line);
@@ -683,7 +491,7 @@ static int sw_val_pair(struct ctx *c, struct sw_vals *s, const char *key, struct
 		if (get_uint(c, v, key, kl, 2, 65536, &x))
 			return -1;
 		if (x & (x - 1))
-			return fail(c, line, "resilient_buckets: %" PRIu64 " is not a power of two", x);
+			return topo_yaml_fail(c, line, "resilient_buckets: %" PRIu64 " is not a power of two", x);
 		s->buckets = (uint32_t)x;
 		SET(s, SW_BUCKETS, line);
 	}
@@ -692,10 +500,10 @@ static int sw_val_pair(struct ctx *c, struct sw_vals *s, const char *key, struct
 
 static const char *const host_val_keys[] = {"attach", "mtu", NULL};
 
-static int host_val_pair(struct ctx *c, struct host_vals *h, const char *key, struct fy_node *v,
+static int host_val_pair(struct topo_yaml_ctx *c, struct host_vals *h, const char *key, struct fy_node *v,
 			 int kl)
 {
-	int line = node_line(v, kl);
+	int line = topo_yaml_line(v, kl);
 	uint64_t x;
 	char tmp[TOPO_PATH_MAX];
 	if (!strcmp(key, "attach")) {
@@ -713,23 +521,23 @@ static int host_val_pair(struct ctx *c, struct host_vals *h, const char *key, st
 			return -1;
 		SET(h, HO_NETNS, line);
 	} else if (!strcmp(key, "ifname")) {
-		if (scalar(c, v, key, kl, tmp, sizeof(tmp)))
+		if (topo_yaml_scalar(c, v, key, kl, tmp, sizeof(tmp)))
 			return -1;
 		if (strlen(tmp) >= TOPO_IFNAME_MAX || !valid_name(tmp))
-			return fail(c, line,
+			return topo_yaml_fail(c, line,
 				    "ifname: invalid interface name '%s' (1-15 characters: letters, "
 				    "digits, '_', '-', '.')",
 				    tmp);
 		memcpy(h->ifname, tmp, strlen(tmp) + 1);
 		SET(h, HO_IFNAME, line);
 	} else if (!strcmp(key, "socket")) {
-		if (scalar(c, v, key, kl, h->socket, sizeof(h->socket)))
+		if (topo_yaml_scalar(c, v, key, kl, h->socket, sizeof(h->socket)))
 			return -1;
 		if (h->socket[0] == '\0')
-			return fail(c, line, "socket: empty path");
+			return topo_yaml_fail(c, line, "socket: empty path");
 		SET(h, HO_SOCKET, line);
 	} else if (!strcmp(key, "pci")) {
-		if (scalar(c, v, key, kl, tmp, sizeof(tmp)))
+		if (topo_yaml_scalar(c, v, key, kl, tmp, sizeof(tmp)))
 			return -1;
 		/* [DDDD:]BB:DD.F, hex; stored with the domain, lower case */
 		unsigned dom = 0, bus, dev, fn;
@@ -744,7 +552,7 @@ static int host_val_pair(struct ctx *c, struct host_vals *h, const char *key, st
 			 strspn(tmp + 3, hex) == 2 && tmp[5] == '.')
 			ok = sscanf(tmp, "%2x:%2x.%1u%n", &bus, &dev, &fn, &end) == 3;
 		if (!ok || (size_t)end != n || fn > 7 || dev > 0x1f)
-			return fail(c, line, "pci: '%s' is not a PCI address ([DDDD:]BB:DD.F)", tmp);
+			return topo_yaml_fail(c, line, "pci: '%s' is not a PCI address ([DDDD:]BB:DD.F)", tmp);
 		snprintf(h->pci, sizeof(h->pci), "%04x:%02x:%02x.%u", dom, bus, dev, fn);
 		SET(h, HO_PCI, line);
 	}
@@ -753,10 +561,10 @@ static int host_val_pair(struct ctx *c, struct host_vals *h, const char *key, st
 
 static const char *const link_val_keys[] = {"rate", "delay", "mtu", "loss", NULL};
 
-static int link_val_pair(struct ctx *c, struct link_vals *l, const char *key, struct fy_node *v,
+static int link_val_pair(struct topo_yaml_ctx *c, struct link_vals *l, const char *key, struct fy_node *v,
 			 int kl)
 {
-	int line = node_line(v, kl);
+	int line = topo_yaml_line(v, kl);
 	uint64_t x;
 	if (!strcmp(key, "rate")) {
 		if (get_scaled(c, v, key, kl, rate_units, false, "rate", RATE_HINT, 1, MAX_RATE,
@@ -898,31 +706,31 @@ static void spec_free(struct spec *s)
 
 /* -------------------------------------------------------- parse: objects */
 
-static int switch_pair(struct ctx *c, void *obj, const char *key, struct fy_node *v, int kl)
+static int switch_pair(struct topo_yaml_ctx *c, void *obj, const char *key, struct fy_node *v, int kl)
 {
 	struct sw_spec *s = obj;
 	if (!strcmp(key, "name")) {
-		s->name_line = node_line(v, kl);
+		s->name_line = topo_yaml_line(v, kl);
 		return get_name(c, v, key, kl, s->name);
 	}
 	if (!strcmp(key, "role")) {
-		s->role_line = node_line(v, kl);
+		s->role_line = topo_yaml_line(v, kl);
 		return get_enum(c, v, key, kl, topo_role_from_name, "rtsw, ctsw, atsw", &s->role);
 	}
 	return sw_val_pair(c, &s->v, key, v, kl);
 }
 
-static int sw_vals_pair(struct ctx *c, void *obj, const char *key, struct fy_node *v, int kl)
+static int sw_vals_pair(struct topo_yaml_ctx *c, void *obj, const char *key, struct fy_node *v, int kl)
 {
 	return sw_val_pair(c, obj, key, v, kl);
 }
 
-static int host_vals_pair(struct ctx *c, void *obj, const char *key, struct fy_node *v, int kl)
+static int host_vals_pair(struct topo_yaml_ctx *c, void *obj, const char *key, struct fy_node *v, int kl)
 {
 	return host_val_pair(c, obj, key, v, kl);
 }
 
-static int link_vals_pair(struct ctx *c, void *obj, const char *key, struct fy_node *v, int kl)
+static int link_vals_pair(struct topo_yaml_ctx *c, void *obj, const char *key, struct fy_node *v, int kl)
 {
 	return link_val_pair(c, obj, key, v, kl);
 }
@@ -930,32 +738,32 @@ static int link_vals_pair(struct ctx *c, void *obj, const char *key, struct fy_n
 static const char *const link_keys[] = {"name", "ends", "rate", "delay", "mtu", "loss", NULL};
 static const char *const host_link_keys[] = {"name", "rate", "delay", "mtu", "loss", NULL};
 
-static int link_pair(struct ctx *c, void *obj, const char *key, struct fy_node *v, int kl)
+static int link_pair(struct topo_yaml_ctx *c, void *obj, const char *key, struct fy_node *v, int kl)
 {
 	struct link_spec *l = obj;
 	if (!strcmp(key, "name")) {
 		char tmp[256];
-		if (scalar(c, v, key, kl, tmp, sizeof(tmp)))
+		if (topo_yaml_scalar(c, v, key, kl, tmp, sizeof(tmp)))
 			return -1;
 		if (strlen(tmp) >= TOPO_LINK_NAME_MAX || !valid_name(tmp) ||
 		    strlen(tmp) >= TOPO_NAME_MAX)
-			return fail(c, node_line(v, kl),
+			return topo_yaml_fail(c, topo_yaml_line(v, kl),
 				    "name: invalid link name '%s' (1-%d characters: letters, digits, "
 				    "'_', '-', '.')",
 				    tmp, TOPO_NAME_MAX - 1);
 		memcpy(l->name, tmp, strlen(tmp) + 1);
 		l->named = true;
-		l->name_line = node_line(v, kl);
+		l->name_line = topo_yaml_line(v, kl);
 		return 0;
 	}
 	if (!strcmp(key, "ends")) {
-		if (check_list(c, v, key, kl))
+		if (topo_yaml_check_list(c, v, key, kl))
 			return -1;
 		if (fy_node_sequence_item_count(v) != 2)
-			return fail(c, node_line(v, kl), "ends: a link has exactly 2 ends, got %d",
+			return topo_yaml_fail(c, topo_yaml_line(v, kl), "ends: a link has exactly 2 ends, got %d",
 				    fy_node_sequence_item_count(v));
 		for (int i = 0; i < 2; i++)
-			if (get_name(c, fy_node_sequence_get_by_index(v, i), "ends", node_line(v, kl),
+			if (get_name(c, fy_node_sequence_get_by_index(v, i), "ends", topo_yaml_line(v, kl),
 				     l->end[i]))
 				return -1;
 		return 0;
@@ -963,20 +771,20 @@ static int link_pair(struct ctx *c, void *obj, const char *key, struct fy_node *
 	return link_val_pair(c, &l->v, key, v, kl);
 }
 
-static int host_pair(struct ctx *c, void *obj, const char *key, struct fy_node *v, int kl)
+static int host_pair(struct topo_yaml_ctx *c, void *obj, const char *key, struct fy_node *v, int kl)
 {
 	struct host_spec *h = obj;
 	if (!strcmp(key, "name")) {
-		h->name_line = node_line(v, kl);
+		h->name_line = topo_yaml_line(v, kl);
 		return get_name(c, v, key, kl, h->name);
 	}
 	if (!strcmp(key, "leaf")) {
 		h->has_leaf = true;
-		h->leaf_line = node_line(v, kl);
+		h->leaf_line = topo_yaml_line(v, kl);
 		return get_name(c, v, key, kl, h->link.end[1]);
 	}
 	if (!strcmp(key, "link"))
-		return walk_map(c, v, kl, "host link", host_link_keys, link_pair, &h->link);
+		return topo_yaml_walk_map(c, v, kl, "host link", host_link_keys, link_pair, &h->link);
 	return host_val_pair(c, &h->v, key, v, kl);
 }
 
@@ -995,7 +803,7 @@ static int action_from_name(const char *s)
 	return -1;
 }
 
-static int event_pair(struct ctx *c, void *obj, const char *key, struct fy_node *v, int kl)
+static int event_pair(struct topo_yaml_ctx *c, void *obj, const char *key, struct fy_node *v, int kl)
 {
 	struct ev_spec *e = obj;
 	if (!strcmp(key, "at"))
@@ -1005,21 +813,21 @@ static int event_pair(struct ctx *c, void *obj, const char *key, struct fy_node 
 		return get_enum(c, v, key, kl, action_from_name, "down, up", &e->action);
 	/* link or switch */
 	if (e->target >= 0)
-		return fail(c, kl, "event: give either 'link' or 'switch', not both");
+		return topo_yaml_fail(c, kl, "event: give either 'link' or 'switch', not both");
 	e->target = !strcmp(key, "link") ? TOPO_EVENT_LINK : TOPO_EVENT_SWITCH;
-	e->name_line = node_line(v, kl);
+	e->name_line = topo_yaml_line(v, kl);
 	char tmp[256];
-	if (scalar(c, v, key, kl, tmp, sizeof(tmp)))
+	if (topo_yaml_scalar(c, v, key, kl, tmp, sizeof(tmp)))
 		return -1;
 	if (strlen(tmp) >= sizeof(e->name))
-		return fail(c, e->name_line, "%s: unknown %s '%s'", key, key, tmp);
+		return topo_yaml_fail(c, e->name_line, "%s: unknown %s '%s'", key, key, tmp);
 	memcpy(e->name, tmp, strlen(tmp) + 1);
 	return 0;
 }
 
 /* ------------------------------------------------------------ parse: qos */
 
-static int get_prio(struct ctx *c, struct fy_node *v, const char *key, int kl, uint8_t *out)
+static int get_prio(struct topo_yaml_ctx *c, struct fy_node *v, const char *key, int kl, uint8_t *out)
 {
 	uint64_t x;
 	if (get_uint(c, v, key, kl, 0, TOPO_NUM_PRIO - 1, &x))
@@ -1034,7 +842,7 @@ struct dscp_entry {
 	uint8_t prio;
 };
 
-static int dscp_entry_pair(struct ctx *c, void *obj, const char *key, struct fy_node *v, int kl)
+static int dscp_entry_pair(struct topo_yaml_ctx *c, void *obj, const char *key, struct fy_node *v, int kl)
 {
 	struct dscp_entry *e = obj;
 	if (!strcmp(key, "prio")) {
@@ -1042,7 +850,7 @@ static int dscp_entry_pair(struct ctx *c, void *obj, const char *key, struct fy_
 		return get_prio(c, v, key, kl, &e->prio);
 	}
 	char tmp[32];
-	if (scalar(c, v, key, kl, tmp, sizeof(tmp)))
+	if (topo_yaml_scalar(c, v, key, kl, tmp, sizeof(tmp)))
 		return -1;
 	unsigned lo, hi;
 	int n = 0;
@@ -1053,11 +861,11 @@ static int dscp_entry_pair(struct ctx *c, void *obj, const char *key, struct fy_
 		   strspn(tmp, "0123456789") == strlen(tmp)) {
 		hi = lo;
 	} else {
-		return fail(c, node_line(v, kl),
+		return topo_yaml_fail(c, topo_yaml_line(v, kl),
 			    "dscp: expected a DSCP value 0-63 or a range like 24-31, got '%s'", tmp);
 	}
 	if (lo > 63 || hi > 63 || lo > hi)
-		return fail(c, node_line(v, kl), "dscp: '%s' is out of range (0-63, low-high)", tmp);
+		return topo_yaml_fail(c, topo_yaml_line(v, kl), "dscp: '%s' is out of range (0-63, low-high)", tmp);
 	e->have_dscp = true;
 	e->lo = lo;
 	e->hi = hi;
@@ -1066,22 +874,22 @@ static int dscp_entry_pair(struct ctx *c, void *obj, const char *key, struct fy_
 
 static const char *const dscp_entry_keys[] = {"dscp", "prio", NULL};
 
-static int parse_dscp_map(struct ctx *c, struct topo_qos *q, struct fy_node *v, int kl)
+static int parse_dscp_map(struct topo_yaml_ctx *c, struct topo_qos *q, struct fy_node *v, int kl)
 {
-	if (check_list(c, v, "dscp_map", kl))
+	if (topo_yaml_check_list(c, v, "dscp_map", kl))
 		return -1;
 	int n = fy_node_sequence_item_count(v);
 	struct fy_node *first = fy_node_sequence_get_by_index(v, 0);
-	if (first && fy_node_get_type(first) == FYNT_SCALAR && !is_null(first)) {
+	if (first && fy_node_get_type(first) == FYNT_SCALAR && !topo_yaml_is_null(first)) {
 		/* 64 priorities, one per DSCP */
 		if (n != 64)
-			return fail(c, node_line(v, kl),
+			return topo_yaml_fail(c, topo_yaml_line(v, kl),
 				    "dscp_map: a list of priorities needs 64 entries (one per DSCP), "
 				    "got %d",
 				    n);
 		for (int i = 0; i < 64; i++)
 			if (get_prio(c, fy_node_sequence_get_by_index(v, i), "dscp_map",
-				     node_line(v, kl), &q->dscp_prio[i]))
+				     topo_yaml_line(v, kl), &q->dscp_prio[i]))
 				return -1;
 		return 0;
 	}
@@ -1090,15 +898,15 @@ static int parse_dscp_map(struct ctx *c, struct topo_qos *q, struct fy_node *v, 
 	void *it = NULL;
 	struct fy_node *item;
 	while ((item = fy_node_sequence_iterate(v, &it))) {
-		int line = node_line(item, kl);
+		int line = topo_yaml_line(item, kl);
 		struct dscp_entry e = {0};
-		if (walk_map(c, item, line, "dscp_map entry", dscp_entry_keys, dscp_entry_pair, &e))
+		if (topo_yaml_walk_map(c, item, line, "dscp_map entry", dscp_entry_keys, dscp_entry_pair, &e))
 			return -1;
 		if (!e.have_dscp || !e.have_prio)
-			return fail(c, line, "dscp_map entry: needs both 'dscp' and 'prio'");
+			return topo_yaml_fail(c, line, "dscp_map entry: needs both 'dscp' and 'prio'");
 		for (unsigned d = e.lo; d <= e.hi; d++) {
 			if (seen[d])
-				return fail(c, line, "dscp_map: DSCP %u is mapped twice (also on line %d)",
+				return topo_yaml_fail(c, line, "dscp_map: DSCP %u is mapped twice (also on line %d)",
 					    d, seen[d]);
 			seen[d] = line;
 			q->dscp_prio[d] = e.prio;
@@ -1114,7 +922,7 @@ struct ecn_parse {
 	int kmax_line;
 };
 
-static int ecn_pair(struct ctx *c, void *obj, const char *key, struct fy_node *v, int kl)
+static int ecn_pair(struct topo_yaml_ctx *c, void *obj, const char *key, struct fy_node *v, int kl)
 {
 	struct ecn_parse *e = obj;
 	uint64_t x;
@@ -1128,14 +936,14 @@ static int ecn_pair(struct ctx *c, void *obj, const char *key, struct fy_node *v
 		e->q->ecn_kmin = (uint32_t)x;
 	} else {
 		e->q->ecn_kmax = (uint32_t)x;
-		e->kmax_line = node_line(v, kl);
+		e->kmax_line = topo_yaml_line(v, kl);
 	}
 	return 0;
 }
 
 static const char *const qos_keys[] = {"dscp_map", "lossless", "control", "dwrr", "ecn", NULL};
 
-static int qos_pair(struct ctx *c, void *obj, const char *key, struct fy_node *v, int kl)
+static int qos_pair(struct topo_yaml_ctx *c, void *obj, const char *key, struct fy_node *v, int kl)
 {
 	struct spec *s = obj;
 	struct topo_qos *q = &s->qos;
@@ -1145,51 +953,51 @@ static int qos_pair(struct ctx *c, void *obj, const char *key, struct fy_node *v
 		return get_prio(c, v, key, kl, &q->control_prio);
 	if (!strcmp(key, "lossless")) {
 		q->lossless_mask = 0;
-		if (!is_null(v) && fy_node_get_type(v) == FYNT_SCALAR && !fy_node_is_alias(v)) {
+		if (!topo_yaml_is_null(v) && fy_node_get_type(v) == FYNT_SCALAR && !fy_node_is_alias(v)) {
 			uint8_t p;
 			if (get_prio(c, v, key, kl, &p))
 				return -1;
 			q->lossless_mask = (uint8_t)(1u << p);
 			return 0;
 		}
-		if (check_list(c, v, key, kl))
+		if (topo_yaml_check_list(c, v, key, kl))
 			return -1;
 		void *it = NULL;
 		struct fy_node *item;
 		while ((item = fy_node_sequence_iterate(v, &it))) {
 			uint8_t p;
-			if (get_prio(c, item, key, node_line(v, kl), &p))
+			if (get_prio(c, item, key, topo_yaml_line(v, kl), &p))
 				return -1;
 			if (q->lossless_mask & (1u << p))
-				return fail(c, node_line(item, kl), "lossless: priority %u listed twice", p);
+				return topo_yaml_fail(c, topo_yaml_line(item, kl), "lossless: priority %u listed twice", p);
 			q->lossless_mask |= (uint8_t)(1u << p);
 		}
 		return 0;
 	}
 	if (!strcmp(key, "dwrr")) {
-		if (check_list(c, v, key, kl))
+		if (topo_yaml_check_list(c, v, key, kl))
 			return -1;
 		int n = fy_node_sequence_item_count(v);
 		if (n != TOPO_NUM_PRIO)
-			return fail(c, node_line(v, kl), "dwrr: expected %d weights (one per priority), got %d",
+			return topo_yaml_fail(c, topo_yaml_line(v, kl), "dwrr: expected %d weights (one per priority), got %d",
 				    TOPO_NUM_PRIO, n);
 		for (int i = 0; i < TOPO_NUM_PRIO; i++) {
 			uint64_t x;
-			if (get_uint(c, fy_node_sequence_get_by_index(v, i), "dwrr", node_line(v, kl), 0,
+			if (get_uint(c, fy_node_sequence_get_by_index(v, i), "dwrr", topo_yaml_line(v, kl), 0,
 				     1000, &x))
 				return -1;
 			q->dwrr_weight[i] = (uint16_t)x;
 		}
 		s->dwrr_set = true;
-		s->dwrr_line = node_line(v, kl);
+		s->dwrr_line = topo_yaml_line(v, kl);
 		return 0;
 	}
 	/* ecn */
-	struct ecn_parse e = {.q = q, .kmax_line = node_line(v, kl)};
-	if (walk_map(c, v, kl, "qos.ecn", ecn_keys, ecn_pair, &e))
+	struct ecn_parse e = {.q = q, .kmax_line = topo_yaml_line(v, kl)};
+	if (topo_yaml_walk_map(c, v, kl, "qos.ecn", ecn_keys, ecn_pair, &e))
 		return -1;
 	if (q->ecn_kmin > q->ecn_kmax)
-		return fail(c, e.kmax_line, "ecn: kmax (%" PRIu32 " bytes) is below kmin (%" PRIu32 " bytes)",
+		return topo_yaml_fail(c, e.kmax_line, "ecn: kmax (%" PRIu32 " bytes) is below kmin (%" PRIu32 " bytes)",
 			    q->ecn_kmax, q->ecn_kmin);
 	return 0;
 }
@@ -1200,39 +1008,39 @@ static const char *const defaults_keys[] = {
 	"switch", "rtsw", "ctsw", "atsw", "host", "link", "host_link", NULL,
 };
 
-static int defaults_pair(struct ctx *c, void *obj, const char *key, struct fy_node *v, int kl)
+static int defaults_pair(struct topo_yaml_ctx *c, void *obj, const char *key, struct fy_node *v, int kl)
 {
 	struct spec *s = obj;
 	char what[32];
 	snprintf(what, sizeof(what), "defaults.%s", key);
 	if (!strcmp(key, "switch"))
-		return walk_map(c, v, kl, what, switch_val_keys, sw_vals_pair, &s->d_switch);
+		return topo_yaml_walk_map(c, v, kl, what, switch_val_keys, sw_vals_pair, &s->d_switch);
 	int r = topo_role_from_name(key);
 	if (r >= 0)
-		return walk_map(c, v, kl, what, switch_val_keys, sw_vals_pair, &s->d_role[r]);
+		return topo_yaml_walk_map(c, v, kl, what, switch_val_keys, sw_vals_pair, &s->d_role[r]);
 	if (!strcmp(key, "host"))
-		return walk_map(c, v, kl, what, host_val_keys, host_vals_pair, &s->d_host);
+		return topo_yaml_walk_map(c, v, kl, what, host_val_keys, host_vals_pair, &s->d_host);
 	if (!strcmp(key, "link"))
-		return walk_map(c, v, kl, what, link_val_keys, link_vals_pair, &s->d_link);
-	return walk_map(c, v, kl, what, link_val_keys, link_vals_pair, &s->d_host_link);
+		return topo_yaml_walk_map(c, v, kl, what, link_val_keys, link_vals_pair, &s->d_link);
+	return topo_yaml_walk_map(c, v, kl, what, link_val_keys, link_vals_pair, &s->d_host_link);
 }
 
 /* Allocate n zeroed items for a list section; -1 with a message when too many. */
-static void *alloc_list(struct ctx *c, size_t n, size_t size, uint32_t max, const char *key, int line)
+static void *alloc_list(struct topo_yaml_ctx *c, size_t n, size_t size, uint32_t max, const char *key, int line)
 {
 	if (n > max) {
-		fail(c, line, "%s: too many entries (%zu, at most %" PRIu32 ")", key, n, max);
+		topo_yaml_fail(c, line, "%s: too many entries (%zu, at most %" PRIu32 ")", key, n, max);
 		return NULL;
 	}
 	void *p = calloc(n ? n : 1, size);
 	if (!p)
-		fail(c, line, "%s: out of memory", key);
+		topo_yaml_fail(c, line, "%s: out of memory", key);
 	return p;
 }
 
-static int parse_switches(struct ctx *c, struct spec *s, struct fy_node *v, int kl)
+static int parse_switches(struct topo_yaml_ctx *c, struct spec *s, struct fy_node *v, int kl)
 {
-	if (check_list(c, v, "switches", kl))
+	if (topo_yaml_check_list(c, v, "switches", kl))
 		return -1;
 	size_t n = (size_t)fy_node_sequence_item_count(v);
 	if (!(s->sw = alloc_list(c, n, sizeof(*s->sw), TOPO_MAX_SWITCHES, "switches", kl)))
@@ -1242,21 +1050,21 @@ static int parse_switches(struct ctx *c, struct spec *s, struct fy_node *v, int 
 	while ((item = fy_node_sequence_iterate(v, &it))) {
 		struct sw_spec *w = &s->sw[s->n_sw++];
 		w->role = -1;
-		w->line = node_line(item, kl);
-		if (walk_map(c, item, w->line, "switch", switch_keys, switch_pair, w))
+		w->line = topo_yaml_line(item, kl);
+		if (topo_yaml_walk_map(c, item, w->line, "switch", switch_keys, switch_pair, w))
 			return -1;
 		if (!w->name[0])
-			return fail(c, w->line, "switch: missing required key 'name'");
+			return topo_yaml_fail(c, w->line, "switch: missing required key 'name'");
 		if (w->role < 0)
-			return fail(c, w->line, "switch '%s': missing required key 'role' (rtsw, ctsw or atsw)",
+			return topo_yaml_fail(c, w->line, "switch '%s': missing required key 'role' (rtsw, ctsw or atsw)",
 				    w->name);
 	}
 	return 0;
 }
 
-static int parse_hosts(struct ctx *c, struct spec *s, struct fy_node *v, int kl)
+static int parse_hosts(struct topo_yaml_ctx *c, struct spec *s, struct fy_node *v, int kl)
 {
-	if (check_list(c, v, "hosts", kl))
+	if (topo_yaml_check_list(c, v, "hosts", kl))
 		return -1;
 	size_t n = (size_t)fy_node_sequence_item_count(v);
 	if (!(s->ho = alloc_list(c, n, sizeof(*s->ho), TOPO_MAX_HOSTS, "hosts", kl)))
@@ -1265,24 +1073,24 @@ static int parse_hosts(struct ctx *c, struct spec *s, struct fy_node *v, int kl)
 	struct fy_node *item;
 	while ((item = fy_node_sequence_iterate(v, &it))) {
 		struct host_spec *h = &s->ho[s->n_ho++];
-		h->line = node_line(item, kl);
+		h->line = topo_yaml_line(item, kl);
 		h->link.host = -1;
-		if (walk_map(c, item, h->line, "host", host_keys, host_pair, h))
+		if (topo_yaml_walk_map(c, item, h->line, "host", host_keys, host_pair, h))
 			return -1;
 		if (!h->name[0])
-			return fail(c, h->line, "host: missing required key 'name'");
-		struct fy_node *lk = map_get(item, "link");
+			return topo_yaml_fail(c, h->line, "host: missing required key 'name'");
+		struct fy_node *lk = topo_yaml_map_get(item, "link");
 		if (lk && !h->has_leaf)
-			return fail(c, node_line(lk, h->line),
+			return topo_yaml_fail(c, topo_yaml_line(lk, h->line),
 				    "host '%s': 'link' settings need 'leaf' (they describe the link to it)",
 				    h->name);
 	}
 	return 0;
 }
 
-static int parse_links(struct ctx *c, struct spec *s, struct fy_node *v, int kl)
+static int parse_links(struct topo_yaml_ctx *c, struct spec *s, struct fy_node *v, int kl)
 {
-	if (check_list(c, v, "links", kl))
+	if (topo_yaml_check_list(c, v, "links", kl))
 		return -1;
 	size_t n = (size_t)fy_node_sequence_item_count(v);
 	if (!(s->li = alloc_list(c, n, sizeof(*s->li), TOPO_MAX_HOSTS + 4 * TOPO_MAX_SWITCHES,
@@ -1292,13 +1100,13 @@ static int parse_links(struct ctx *c, struct spec *s, struct fy_node *v, int kl)
 	struct fy_node *item;
 	while ((item = fy_node_sequence_iterate(v, &it))) {
 		struct link_spec *l = &s->li[s->n_li++];
-		l->line = node_line(item, kl);
+		l->line = topo_yaml_line(item, kl);
 		l->host = -1;
-		if (!is_null(item) && !fy_node_is_alias(item) &&
+		if (!topo_yaml_is_null(item) && !fy_node_is_alias(item) &&
 		    fy_node_get_type(item) == FYNT_SEQUENCE) {
 			/* short form: [a, b] */
 			if (fy_node_sequence_item_count(item) != 2)
-				return fail(c, l->line, "link: a link has exactly 2 ends, got %d",
+				return topo_yaml_fail(c, l->line, "link: a link has exactly 2 ends, got %d",
 					    fy_node_sequence_item_count(item));
 			for (int i = 0; i < 2; i++)
 				if (get_name(c, fy_node_sequence_get_by_index(item, i), "link end", l->line,
@@ -1306,17 +1114,17 @@ static int parse_links(struct ctx *c, struct spec *s, struct fy_node *v, int kl)
 					return -1;
 			continue;
 		}
-		if (walk_map(c, item, l->line, "link", link_keys, link_pair, l))
+		if (topo_yaml_walk_map(c, item, l->line, "link", link_keys, link_pair, l))
 			return -1;
 		if (!l->end[0][0])
-			return fail(c, l->line, "link: missing required key 'ends' (e.g. ends: [leaf0, spine0])");
+			return topo_yaml_fail(c, l->line, "link: missing required key 'ends' (e.g. ends: [leaf0, spine0])");
 	}
 	return 0;
 }
 
-static int parse_events(struct ctx *c, struct spec *s, struct fy_node *v, int kl)
+static int parse_events(struct topo_yaml_ctx *c, struct spec *s, struct fy_node *v, int kl)
 {
-	if (check_list(c, v, "events", kl))
+	if (topo_yaml_check_list(c, v, "events", kl))
 		return -1;
 	size_t n = (size_t)fy_node_sequence_item_count(v);
 	if (!(s->ev = alloc_list(c, n, sizeof(*s->ev), 1u << 20, "events", kl)))
@@ -1325,18 +1133,18 @@ static int parse_events(struct ctx *c, struct spec *s, struct fy_node *v, int kl
 	struct fy_node *item;
 	while ((item = fy_node_sequence_iterate(v, &it))) {
 		struct ev_spec *e = &s->ev[s->n_ev++];
-		e->line = node_line(item, kl);
+		e->line = topo_yaml_line(item, kl);
 		e->target = -1;
 		e->action = -1;
 		e->at = UINT64_MAX;
-		if (walk_map(c, item, e->line, "event", event_keys, event_pair, e))
+		if (topo_yaml_walk_map(c, item, e->line, "event", event_keys, event_pair, e))
 			return -1;
 		if (e->at == UINT64_MAX)
-			return fail(c, e->line, "event: missing required key 'at' (e.g. at: 2s)");
+			return topo_yaml_fail(c, e->line, "event: missing required key 'at' (e.g. at: 2s)");
 		if (e->target < 0)
-			return fail(c, e->line, "event: needs 'link' or 'switch'");
+			return topo_yaml_fail(c, e->line, "event: needs 'link' or 'switch'");
 		if (e->action < 0)
-			return fail(c, e->line, "event: missing required key 'action' (down or up)");
+			return topo_yaml_fail(c, e->line, "event: missing required key 'action' (down or up)");
 	}
 	return 0;
 }
@@ -1345,7 +1153,7 @@ static const char *const root_keys[] = {
 	"name", "defaults", "switches", "hosts", "links", "events", "qos", NULL,
 };
 
-static int root_pair(struct ctx *c, void *obj, const char *key, struct fy_node *v, int kl)
+static int root_pair(struct topo_yaml_ctx *c, void *obj, const char *key, struct fy_node *v, int kl)
 {
 	struct spec *s = obj;
 	if (!strcmp(key, "name")) {
@@ -1353,7 +1161,7 @@ static int root_pair(struct ctx *c, void *obj, const char *key, struct fy_node *
 		return get_name(c, v, key, kl, s->name);
 	}
 	if (!strcmp(key, "defaults"))
-		return walk_map(c, v, kl, "defaults", defaults_keys, defaults_pair, s);
+		return topo_yaml_walk_map(c, v, kl, "defaults", defaults_keys, defaults_pair, s);
 	if (!strcmp(key, "switches"))
 		return parse_switches(c, s, v, kl);
 	if (!strcmp(key, "hosts"))
@@ -1363,7 +1171,7 @@ static int root_pair(struct ctx *c, void *obj, const char *key, struct fy_node *
 	if (!strcmp(key, "events"))
 		return parse_events(c, s, v, kl);
 	s->qos_line = kl;
-	return walk_map(c, v, kl, "qos", qos_keys, qos_pair, s);
+	return topo_yaml_walk_map(c, v, kl, "qos", qos_keys, qos_pair, s);
 }
 
 /* ------------------------------------------------------ built-in defaults */
@@ -1453,11 +1261,11 @@ static int event_cmp(const void *a, const void *b)
 
 /*
  * build(): from the parsed spec to the topology, in phases. Each phase
- * validates what it builds and returns 0, or -1 after fail() recorded the
+ * validates what it builds and returns 0, or -1 after topo_yaml_fail() recorded the
  * first error with its line. Later phases rely on what earlier ones set.
  */
 struct builder {
-	struct ctx *c;
+	struct topo_yaml_ctx *c;
 	struct spec *s;
 	struct topo *t;
 	struct nmap nodes;  /* switch and host names -> switch index, or ns + host index */
@@ -1469,14 +1277,14 @@ struct builder {
 /* Phase 1: a fabric needs switches and hosts; the QoS settings agree with each other. */
 static int build_qos(struct builder *b)
 {
-	struct ctx *c = b->c;
+	struct topo_yaml_ctx *c = b->c;
 	struct spec *s = b->s;
 	struct topo *t = b->t;
 
 	if (s->n_sw == 0)
-		return fail(c, s->root_line, "the topology has no switches ('switches:' list)");
+		return topo_yaml_fail(c, s->root_line, "the topology has no switches ('switches:' list)");
 	if (s->n_ho == 0)
-		return fail(c, s->root_line, "the topology has no hosts ('hosts:' list)");
+		return topo_yaml_fail(c, s->root_line, "the topology has no hosts ('hosts:' list)");
 	t->qos = s->qos;
 	if (!s->dwrr_set) {
 		for (int p = 0; p < TOPO_NUM_PRIO; p++)
@@ -1485,12 +1293,12 @@ static int build_qos(struct builder *b)
 	}
 	for (int p = 0; p < TOPO_NUM_PRIO; p++) {
 		if (p == t->qos.control_prio && t->qos.dwrr_weight[p] != 0)
-			return fail(c, s->dwrr_line,
+			return topo_yaml_fail(c, s->dwrr_line,
 				    "dwrr: weight of priority %d must be 0: it is the "
 				    "strict-priority control class",
 				    p);
 		if (p != t->qos.control_prio && t->qos.dwrr_weight[p] == 0)
-			return fail(c, s->dwrr_line, "dwrr: weight of priority %d must be 1..1000", p);
+			return topo_yaml_fail(c, s->dwrr_line, "dwrr: weight of priority %d must be 1..1000", p);
 	}
 	return 0;
 }
@@ -1511,7 +1319,7 @@ static int build_alloc(struct builder *b)
 	if (!t->switches || !t->hosts || !t->links || !t->events || !b->hlinks ||
 	    nmap_init(&b->nodes, ns + nh) || nmap_init(&b->lnames, nl) ||
 	    nmap_init(&b->uniq, 4 * nh))
-		return fail(b->c, 0, "out of memory");
+		return topo_yaml_fail(b->c, 0, "out of memory");
 	t->n_switches = ns;
 	t->n_hosts = nh;
 	return 0;
@@ -1520,7 +1328,7 @@ static int build_alloc(struct builder *b)
 /* Phase 3: switches: unique names, settings merged (built-in < defaults < role < own). */
 static int build_switches(struct builder *b)
 {
-	struct ctx *c = b->c;
+	struct topo_yaml_ctx *c = b->c;
 	struct spec *s = b->s;
 
 	for (uint32_t i = 0; i < s->n_sw; i++) {
@@ -1528,7 +1336,7 @@ static int build_switches(struct builder *b)
 		struct topo_switch *sw = &b->t->switches[i];
 		long prev = nmap_put(&b->nodes, w->name, i);
 		if (prev >= 0)
-			return fail(c, w->name_line, "duplicate name '%s' (first defined on line %d)",
+			return topo_yaml_fail(c, w->name_line, "duplicate name '%s' (first defined on line %d)",
 				    w->name, s->sw[prev].name_line);
 		struct sw_vals v;
 		builtin_switch(&v, w->role);
@@ -1541,7 +1349,7 @@ static int build_switches(struct builder *b)
 		sw->buffer_profile = HAS(&v, SW_BUFFER) ? v.buffer_profile
 							: pfc_buffer_profile_find(v.buffer);
 		if (!sw->buffer_profile)
-			return fail(c, w->line,
+			return topo_yaml_fail(c, w->line,
 				    "switch '%s': built-in buffer profile '%s' is unknown to pfc/",
 				    w->name, v.buffer);
 		sw->profile = (enum rl_hash_profile)v.profile;
@@ -1570,7 +1378,7 @@ static int build_host_names(struct builder *b)
 		long prev = nmap_put(&b->nodes, h->name, ns + i);
 		if (prev >= 0) {
 			int pl = prev < (long)ns ? s->sw[prev].name_line : s->ho[prev - ns].name_line;
-			return fail(b->c, h->name_line, "duplicate name '%s' (first defined on line %d)",
+			return topo_yaml_fail(b->c, h->name_line, "duplicate name '%s' (first defined on line %d)",
 				    h->name, pl);
 		}
 	}
@@ -1586,17 +1394,17 @@ static int link_ends(struct builder *b, const struct link_spec *l, struct topo_l
 		long id = nmap_get(&b->nodes, l->end[e]);
 		if (id < 0) {
 			if (l->host >= 0)
-				return fail(b->c, l->line,
+				return topo_yaml_fail(b->c, l->line,
 					    "host '%s': leaf '%s' is not a switch in this topology",
 					    l->end[0], l->end[1]);
-			return fail(b->c, l->line, "link: unknown node '%s' (not a switch or host)",
+			return topo_yaml_fail(b->c, l->line, "link: unknown node '%s' (not a switch or host)",
 				    l->end[e]);
 		}
 		lk->end[e].kind = id < (long)ns ? TOPO_NODE_SWITCH : TOPO_NODE_HOST;
 		lk->end[e].index = id < (long)ns ? (uint32_t)id : (uint32_t)(id - ns);
 	}
 	if (!strcmp(l->end[0], l->end[1]))
-		return fail(b->c, l->line, "link: '%s' is linked to itself", l->end[0]);
+		return topo_yaml_fail(b->c, l->line, "link: '%s' is linked to itself", l->end[0]);
 	return 0;
 }
 
@@ -1607,18 +1415,18 @@ static int link_tiers(struct builder *b, const struct link_spec *l, const struct
 	int ra = role_rank(t, lk->end[0]), rb = role_rank(t, lk->end[1]);
 
 	if (ra == 0 && rb == 0)
-		return fail(b->c, l->line,
+		return topo_yaml_fail(b->c, l->line,
 			    "link: joins two hosts ('%s', '%s'); a host attaches to an rtsw",
 			    l->end[0], l->end[1]);
 	if (ra == 0 || rb == 0) {
 		int he = ra == 0 ? 0 : 1;
 		struct topo_node_ref sref = lk->end[1 - he];
 		if (t->switches[sref.index].role != TOPO_ROLE_RTSW)
-			return fail(b->c, l->line,
+			return topo_yaml_fail(b->c, l->line,
 				    "host '%s' is attached to %s '%s': hosts attach to an rtsw (leaf)",
 				    l->end[he], node_kind_word(t, sref), l->end[1 - he]);
 	} else if (ra - rb != 1 && rb - ra != 1) {
-		return fail(b->c, l->line,
+		return topo_yaml_fail(b->c, l->line,
 			    "link: %s '%s' cannot connect to %s '%s' (allowed: host-rtsw, rtsw-ctsw, "
 			    "ctsw-atsw)",
 			    node_kind_word(t, lk->end[0]), l->end[0], node_kind_word(t, lk->end[1]),
@@ -1637,7 +1445,7 @@ static int link_ports(struct builder *b, const struct link_spec *l, uint32_t k)
 		if (lk->end[e].kind == TOPO_NODE_SWITCH) {
 			struct topo_switch *sw = &t->switches[lk->end[e].index];
 			if (sw->n_ports == TOPO_MAX_PORTS)
-				return fail(b->c, l->line, "switch '%s' has too many ports (at most %d)",
+				return topo_yaml_fail(b->c, l->line, "switch '%s' has too many ports (at most %d)",
 					    sw->name, TOPO_MAX_PORTS);
 			lk->port[e] = sw->n_ports++;
 			continue;
@@ -1645,7 +1453,7 @@ static int link_ports(struct builder *b, const struct link_spec *l, uint32_t k)
 		uint32_t hi = lk->end[e].index;
 		if (b->hlinks[hi]++) {
 			struct topo_link *first = &t->links[t->hosts[hi].link];
-			return fail(b->c, l->line,
+			return topo_yaml_fail(b->c, l->line,
 				    "host '%s' is attached twice: to '%s' (line %d) and to '%s'",
 				    b->s->ho[hi].name,
 				    topo_node_name(t, first->end[first->end[0].kind == TOPO_NODE_HOST]),
@@ -1670,7 +1478,7 @@ static int build_link(struct builder *b, const struct link_spec *l, uint32_t k)
 		snprintf(lk->name, sizeof(lk->name), "%s-%s", l->end[0], l->end[1]);
 	long prev = nmap_put(&b->lnames, lk->name, k);
 	if (prev >= 0)
-		return fail(b->c, l->named ? l->name_line : l->line,
+		return topo_yaml_fail(b->c, l->named ? l->name_line : l->line,
 			    "duplicate link name '%s' (first used on line %d)%s", lk->name,
 			    b->t->links[prev].line, l->named ? "" : "; give parallel links a 'name'");
 	bool has_host = lk->end[0].kind == TOPO_NODE_HOST || lk->end[1].kind == TOPO_NODE_HOST;
@@ -1723,7 +1531,7 @@ static int build_ports(struct builder *b)
 		struct topo_switch *sw = &t->switches[i];
 		sw->ports = calloc(sw->n_ports ? sw->n_ports : 1, sizeof(*sw->ports));
 		if (!sw->ports)
-			return fail(b->c, 0, "out of memory");
+			return topo_yaml_fail(b->c, 0, "out of memory");
 	}
 	for (uint32_t k = 0; k < t->n_links; k++) {
 		struct topo_link *lk = &t->links[k];
@@ -1757,7 +1565,7 @@ static int check_spines(struct builder *b)
 			    t->switches[sw->ports[p].peer.index].role == TOPO_ROLE_RTSW)
 				has_leaf = true;
 		if (!has_leaf && sw->n_ports)
-			return fail(b->c, sw->line,
+			return topo_yaml_fail(b->c, sw->line,
 				    "ctsw '%s' has no link to an rtsw: a spine connects leaves",
 				    sw->name);
 	}
@@ -1774,13 +1582,13 @@ static int build_leaves(struct builder *b)
 		if (t->switches[i].role == TOPO_ROLE_RTSW)
 			t->n_leaves++;
 	if (t->n_leaves == 0)
-		return fail(b->c, b->s->root_line, "the topology has no rtsw (leaf) switch");
+		return topo_yaml_fail(b->c, b->s->root_line, "the topology has no rtsw (leaf) switch");
 	if (t->n_leaves > TOPO_MAX_LEAVES)
-		return fail(b->c, b->s->root_line, "too many rtsw switches (%" PRIu32 ", at most %d)",
+		return topo_yaml_fail(b->c, b->s->root_line, "too many rtsw switches (%" PRIu32 ", at most %d)",
 			    t->n_leaves, TOPO_MAX_LEAVES);
 	t->leaves = calloc(t->n_leaves, sizeof(*t->leaves));
 	if (!t->leaves)
-		return fail(b->c, 0, "out of memory");
+		return topo_yaml_fail(b->c, 0, "out of memory");
 	for (uint32_t i = 0, L = 0; i < ns; i++) {
 		struct topo_switch *sw = &t->switches[i];
 		if (sw->role != TOPO_ROLE_RTSW)
@@ -1803,7 +1611,7 @@ static int build_host_leaves(struct builder *b)
 
 	for (uint32_t i = 0; i < t->n_hosts; i++)
 		if (b->hlinks[i] == 0)
-			return fail(b->c, s->ho[i].line,
+			return topo_yaml_fail(b->c, s->ho[i].line,
 				    "host '%s' is not attached to any leaf (give it 'leaf:' or a link)",
 				    s->ho[i].name);
 	for (uint32_t i = 0; i < t->n_switches; i++) {
@@ -1814,7 +1622,7 @@ static int build_host_leaves(struct builder *b)
 			uint32_t hi = sw->ports[p].peer.index;
 			struct topo_host *h = &t->hosts[hi];
 			if (sw->n_hosts == TOPO_MAX_HOSTS_PER_LEAF)
-				return fail(b->c, s->ho[hi].line,
+				return topo_yaml_fail(b->c, s->ho[hi].line,
 					    "leaf '%s' has more than %d hosts (the address scheme's limit)",
 					    sw->name, TOPO_MAX_HOSTS_PER_LEAF);
 			h->leaf = i;
@@ -1836,12 +1644,12 @@ static int claim_unique(struct builder *b, uint32_t i, int line, const char *key
 	snprintf(key, sizeof(key), "%c:%s", tag, val);
 	char *dup = strdup(key);
 	if (!dup)
-		return fail(b->c, 0, "out of memory");
+		return topo_yaml_fail(b->c, 0, "out of memory");
 	long prev = nmap_put(&b->uniq, dup, i);
 	if (prev < 0)
 		return 0;
 	free(dup);
-	return fail(b->c, line, "host '%s': %s '%s' is already used by host '%s'",
+	return topo_yaml_fail(b->c, line, "host '%s': %s '%s' is already used by host '%s'",
 		    b->t->hosts[i].name, key_name, val, b->t->hosts[prev].name);
 }
 
@@ -1860,7 +1668,7 @@ static int host_attach_keys(struct builder *b, const struct topo_host *h,
 	};
 	for (size_t k = 0; k < sizeof(only) / sizeof(only[0]); k++)
 		if (HAS(v, only[k].field) && v->attach != only[k].attach)
-			return fail(b->c, v->line[only[k].field],
+			return topo_yaml_fail(b->c, v->line[only[k].field],
 				    "host '%s': '%s' applies only to attach: %s (this host is %s)",
 				    h->name, only[k].key, attach_names[only[k].attach],
 				    attach_names[v->attach]);
@@ -1897,7 +1705,7 @@ static int host_attach_names(struct builder *b, uint32_t i, const struct host_va
 				    's', h->socket);
 	case TOPO_ATTACH_PCI:
 		if (!HAS(v, HO_PCI))
-			return fail(b->c, line, "host '%s': attach: pci needs a 'pci' address",
+			return topo_yaml_fail(b->c, line, "host '%s': attach: pci needs a 'pci' address",
 				    h->name);
 		snprintf(h->pci, sizeof(h->pci), "%s", v->pci);
 		return claim_unique(b, i, v->line[HO_PCI], "pci", 'p', h->pci);
@@ -1941,7 +1749,7 @@ static int build_hosts(struct builder *b)
 			return -1;
 		const struct topo_link *lk = &t->links[h->link];
 		if (h->mtu > lk->mtu)
-			return fail(b->c, HAS(&v, HO_MTU) ? v.line[HO_MTU] : hs->line,
+			return topo_yaml_fail(b->c, HAS(&v, HO_MTU) ? v.line[HO_MTU] : hs->line,
 				    "host '%s': mtu %" PRIu32 " is larger than its link's mtu %" PRIu32,
 				    h->name, h->mtu, lk->mtu);
 		if (host_attach_names(b, i, &v))
@@ -1961,7 +1769,7 @@ static int check_connected(struct builder *b)
 	int rc = 0;
 
 	if (!queue || !seen) {
-		rc = fail(b->c, 0, "out of memory");
+		rc = topo_yaml_fail(b->c, 0, "out of memory");
 		goto out;
 	}
 	uint32_t head = 0, tail = 0;
@@ -1979,7 +1787,7 @@ static int check_connected(struct builder *b)
 	}
 	for (uint32_t i = 0; i < ns && rc == 0; i++)
 		if (!seen[i])
-			rc = fail(b->c, t->switches[i].line,
+			rc = topo_yaml_fail(b->c, t->switches[i].line,
 				  "switch '%s' is not connected to the rest of the fabric (no path from '%s')",
 				  t->switches[i].name, t->switches[0].name);
 out:
@@ -2005,15 +1813,15 @@ static int build_events(struct builder *b)
 		long id = e->target == TOPO_EVENT_LINK ? nmap_get(&b->lnames, e->name)
 						       : nmap_get(&b->nodes, e->name);
 		if (e->target == TOPO_EVENT_SWITCH && id >= (long)ns)
-			return fail(b->c, e->name_line, "switch: '%s' is a host, not a switch",
+			return topo_yaml_fail(b->c, e->name_line, "switch: '%s' is a host, not a switch",
 				    e->name);
 		if (id < 0) {
 			if (e->target == TOPO_EVENT_LINK)
-				return fail(b->c, e->name_line,
+				return topo_yaml_fail(b->c, e->name_line,
 					    "link: unknown link '%s' (links are named 'a-b' after their "
 					    "ends unless given a 'name')",
 					    e->name);
-			return fail(b->c, e->name_line, "switch: unknown switch '%s'", e->name);
+			return topo_yaml_fail(b->c, e->name_line, "switch: unknown switch '%s'", e->name);
 		}
 		ev->index = (uint32_t)id;
 	}
@@ -2023,7 +1831,7 @@ static int build_events(struct builder *b)
 }
 
 /* The spec as a validated topology in t; 0, or -1 with the error recorded in c. */
-static int build(struct ctx *c, struct spec *s, struct topo *t)
+static int build(struct topo_yaml_ctx *c, struct spec *s, struct topo *t)
 {
 	typedef int (*phase_fn)(struct builder *b);
 	static const phase_fn phases[] = {
@@ -2048,36 +1856,6 @@ static int build(struct ctx *c, struct spec *s, struct topo *t)
 
 /* ----------------------------------------------------------- entry points */
 
-static void diag_output(struct fy_diag *diag, void *user, const char *buf, size_t len)
-{
-	(void)diag;
-	struct ctx *c = user;
-	size_t have = strlen(c->diag_text);
-	if (have + 1 >= sizeof(c->diag_text))
-		return;
-	size_t n = len < sizeof(c->diag_text) - have - 1 ? len : sizeof(c->diag_text) - have - 1;
-	memcpy(c->diag_text + have, buf, n);
-	c->diag_text[have + n] = '\0';
-}
-
-/* Report the first YAML error libfyaml collected, as FILE:LINE. */
-static int yaml_error(struct ctx *c, struct fy_diag *diag)
-{
-	void *it = NULL;
-	struct fy_diag_error *e = fy_diag_errors_iterate(diag, &it);
-	if (e && e->msg) {
-		/* collected positions are 1-based already */
-		int line = e->line > 0 ? e->line : 1;
-		return fail(c, line, "YAML syntax error: %s (column %d)", e->msg,
-			    e->column > 0 ? e->column : 1);
-	}
-	/* no position: use libfyaml's text, stripped to its first line */
-	char *nl = strchr(c->diag_text, '\n');
-	if (nl)
-		*nl = '\0';
-	return fail(c, 1, "YAML syntax error%s%s", c->diag_text[0] ? ": " : "", c->diag_text);
-}
-
 static void default_name(char out[TOPO_NAME_MAX], const char *display)
 {
 	const char *base = strrchr(display, '/');
@@ -2094,13 +1872,12 @@ static void default_name(char out[TOPO_NAME_MAX], const char *display)
 }
 
 int topo_load_string(const char *yaml, size_t len, const char *display_name,
-			struct topo **out, char *err, size_t errlen)
+		     struct topo **out, char *err, size_t errlen)
 {
-	struct ctx c = {.file = display_name ? display_name : "<string>", .err = err, .errlen = errlen};
+	struct topo_yaml_ctx c = {.file = display_name ? display_name : "<string>", .err = err,
+				  .errlen = errlen};
 	struct spec s;
-	struct fy_diag *diag = NULL;
-	struct fy_parser *fyp = NULL;
-	struct fy_document *doc = NULL;
+	struct topo_yaml_doc d = {0};
 	struct topo *t = NULL;
 	int rc = -1;
 
@@ -2110,63 +1887,18 @@ int topo_load_string(const char *yaml, size_t len, const char *display_name,
 	if (out)
 		*out = NULL;
 	if (!out || (!yaml && len))
-		return fail(&c, 0, "bad arguments");
-
-	struct fy_diag_cfg dcfg;
-	fy_diag_cfg_default(&dcfg);
-	dcfg.fp = NULL;
-	dcfg.output_fn = diag_output;
-	dcfg.user = &c;
-	dcfg.level = FYET_ERROR;
-	dcfg.colorize = false;
-	dcfg.show_source = false;
-	diag = fy_diag_create(&dcfg);
-	if (!diag) {
-		fail(&c, 0, "cannot create the YAML diagnostics");
+		return topo_yaml_fail(&c, 0, "bad arguments");
+	if (topo_yaml_open(&c, yaml, len, "topology", &d))
 		goto done;
-	}
-	fy_diag_set_collect_errors(diag, true);
-	struct fy_parse_cfg pcfg = {.flags = FYPCF_QUIET | FYPCF_DISABLE_MMAP_OPT, .diag = diag};
-	fyp = fy_parser_create(&pcfg);
-	if (!fyp || fy_parser_set_string(fyp, yaml ? yaml : "", len)) {
-		fail(&c, 0, "cannot create the YAML parser");
-		goto done;
-	}
-	doc = fy_parse_load_document(fyp);
-	if (!doc || fy_diag_got_error(diag)) {
-		if (fy_diag_got_error(diag))
-			yaml_error(&c, diag);
-		else
-			fail(&c, 1, "empty topology: no YAML document");
-		goto done;
-	}
-	struct fy_node *root = fy_document_root(doc);
-	if (!root || is_null(root)) {
-		fail(&c, 1, "empty topology: the document has no content");
-		goto done;
-	}
-	{
-		struct fy_document *extra = fy_parse_load_document(fyp);
-		if (extra) {
-			int line = node_line(fy_document_root(extra), 0);
-			fy_parse_document_destroy(fyp, extra);
-			fail(&c, line, "only one YAML document is allowed (found a second one)");
-			goto done;
-		}
-		if (fy_diag_got_error(diag)) {
-			yaml_error(&c, diag);
-			goto done;
-		}
-	}
-	s.root_line = node_line(root, 1);
+	s.root_line = topo_yaml_line(d.root, 1);
 	builtin_qos(&s.qos);
-	if (walk_map(&c, root, 1, "the topology", root_keys, root_pair, &s))
+	if (topo_yaml_walk_map(&c, d.root, 1, "the topology", root_keys, root_pair, &s))
 		goto done;
 	if (!s.named)
 		default_name(s.name, c.file);
 	t = calloc(1, sizeof(*t));
 	if (!t) {
-		fail(&c, 0, "out of memory");
+		topo_yaml_fail(&c, 0, "out of memory");
 		goto done;
 	}
 	memcpy(t->name, s.name, sizeof(t->name));
@@ -2179,59 +1911,23 @@ int topo_load_string(const char *yaml, size_t len, const char *display_name,
 done:
 	topo_free(t);
 	spec_free(&s);
-	if (doc)
-		fy_parse_document_destroy(fyp, doc);
-	if (fyp)
-		fy_parser_destroy(fyp);
-	if (diag)
-		fy_diag_destroy(diag);
+	topo_yaml_close(&d);
 	return rc;
 }
 
 int topo_load(const char *path, struct topo **out, char *err, size_t errlen)
 {
-	struct ctx c = {.file = path ? path : "(null)", .err = err, .errlen = errlen};
+	struct topo_yaml_ctx c = {.file = path ? path : "(null)", .err = err, .errlen = errlen};
 	if (err && errlen)
 		err[0] = '\0';
 	if (out)
 		*out = NULL;
 	if (!path || !out)
-		return fail(&c, 0, "bad arguments");
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		return fail(&c, 0, "cannot read: %s", strerror(errno));
+		return topo_yaml_fail(&c, 0, "bad arguments");
 	char *buf = NULL;
-	size_t len = 0, cap = 0;
-	for (;;) {
-		if (len == cap) {
-			if (cap >= MAX_FILE_BYTES) {
-				fclose(f);
-				free(buf);
-				return fail(&c, 0, "cannot read: larger than %u bytes", MAX_FILE_BYTES);
-			}
-			cap = cap ? 2 * cap : 65536;
-			char *nb = realloc(buf, cap + 1);
-			if (!nb) {
-				fclose(f);
-				free(buf);
-				return fail(&c, 0, "cannot read: out of memory");
-			}
-			buf = nb;
-		}
-		size_t n = fread(buf + len, 1, cap - len, f);
-		len += n;
-		if (n == 0) {
-			if (ferror(f)) {
-				int e = errno;
-				fclose(f);
-				free(buf);
-				return fail(&c, 0, "cannot read: %s", strerror(e ? e : EIO));
-			}
-			break;
-		}
-	}
-	fclose(f);
-	buf[len] = '\0';
+	size_t len = 0;
+	if (topo_yaml_read_file(&c, &buf, &len))
+		return -1;
 	int rc = topo_load_string(buf, len, path, out, err, errlen);
 	free(buf);
 	return rc;
