@@ -7,12 +7,7 @@
 # usage: test_traffic_dp.sh ROCELAB_DP ROCELAB_TOPO
 set -u
 DP=$1 TOPO=$2
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-pass=0 fail=0
-ok()  { pass=$((pass + 1)); echo "ok - $1"; }
-nok() { fail=$((fail + 1)); echo "not ok - $1"; }
-check() { if eval "$2"; then ok "$1"; else nok "$1"; fi; }
+. "$(dirname "$0")/../common/tap.sh"
 
 n=0
 dp() { # rocelab-dp on the virtual clock with a unique DPDK name and a timeout
@@ -81,5 +76,4 @@ printf 'collectives:\n  - {op: broadcast}\n' | bad "unknown collective op" 2 "--
 rc=0; dp --topology "$tmp/emu.yaml" --traffic "$tmp/none.yaml" > /dev/null 2> "$tmp/none.err" || rc=$?
 check "missing traffic file: exit 2, FILE: cannot read" "[ $rc -eq 2 ] && grep -q \"$tmp/none.yaml: cannot read\" $tmp/none.err"
 
-echo "$pass passed, $fail failed"
-[ $fail -eq 0 ]
+tap_done
