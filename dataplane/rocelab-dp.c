@@ -34,6 +34,16 @@
 
 #define EXIT_BAD_INPUT 2
 #define MAX_CAPTURES 16
+/*
+ * Longest spec of each kind the data plane's parsers read whole: they copy
+ * it into fixed buffers (dp_gen.c 512, dp_nic.c 160 for --rdma, 2048 for
+ * --coll) and would parse a longer one cut short. A traffic file can hold
+ * longer entries (e.g. a collective naming hundreds of hosts), so they are
+ * refused at their line instead.
+ */
+#define GEN_SPEC_MAX 511
+#define RDMA_SPEC_MAX 159
+#define COLL_SPEC_MAX 2047
 #define EAL_ARGS_MAX 256
 #define IDLE_SLEEP_MAX_NS 20000 /* live mode: longest nap when idle (docs/DESIGN.md: tens of us) */
 
@@ -515,9 +525,20 @@ static int add_traffic(struct opts *o, const struct topo *t, struct topo_traffic
 		fprintf(stderr, "rocelab-dp: %s\n", err);
 		return EXIT_BAD_INPUT;
 	}
+	static const size_t spec_max[TOPO_TRAFFIC_KINDS] = {
+		[TOPO_TRAFFIC_GEN] = GEN_SPEC_MAX,
+		[TOPO_TRAFFIC_RDMA] = RDMA_SPEC_MAX,
+		[TOPO_TRAFFIC_COLL] = COLL_SPEC_MAX,
+	};
 	for (uint32_t i = 0; i < (*out)->n; i++) {
 		const struct topo_traffic_entry *e = &(*out)->e[i];
 		int rc = 0;
+		if (strlen(e->spec) > spec_max[e->kind]) {
+			fprintf(stderr, "rocelab-dp: %s: this entry is %zu characters as a spec, the data "
+				"plane reads at most %zu%s\n", e->where, strlen(e->spec), spec_max[e->kind],
+				e->kind == TOPO_TRAFFIC_COLL ? " (name fewer hosts, or hosts: all)" : "");
+			return EXIT_BAD_INPUT;
+		}
 		if (e->kind == TOPO_TRAFFIC_GEN)
 			rc = spec_push(&o->gen, e->spec, e->where);
 		else if (e->kind == TOPO_TRAFFIC_RDMA)

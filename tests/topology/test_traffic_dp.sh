@@ -8,6 +8,7 @@
 set -u
 DP=$1 TOPO=$2
 . "$(dirname "$0")/../common/tap.sh"
+trap 'rm -rf "$tmp" /var/run/dpdk/rl-tf$$-*' EXIT  # and DPDK's runtime folders of our runs
 
 n=0
 dp() { # rocelab-dp on the virtual clock with a unique DPDK name and a timeout
@@ -51,6 +52,7 @@ check "mixed file: allreduce of 64K over 4 ranks, 0 wrong" \
   "awk '\$1 == 65536 && \$NF == 0 { f = 1 } END { exit !f }' $tmp/mix.txt && grep -q '# allreduce: 4 ranks' $tmp/mix.txt"
 
 # 3. Bad files: exit 2, "rocelab-dp: FILE:LINE: ..." (table: name | line | message | file body)
+# (fed with < <(printf ...), not a pipe: a pipe would run it in a subshell and lose its count)
 bad() { # bad NAME LINE MESSAGE [extra rocelab-dp args] ; body on stdin
   local name=$1 line=$2 msg=$3; shift 3
   cat > "$tmp/bad.yaml"
@@ -64,15 +66,23 @@ bad() { # bad NAME LINE MESSAGE [extra rocelab-dp args] ; body on stdin
     nok "bad traffic ($name): exit $rc, '$first' (expected exit 2, FILE:$line: ...$msg)"
   fi
 }
-printf 'generators:\n  - {src: h0, dst: h1, speed: 1G}\n' | bad "unknown key" 2 "unknown key 'speed' in generator"
-printf 'generators:\n  - {src: h0, dst: h7}\n' | bad "unknown host" 2 "dst: unknown host 'h7'"
-printf 'generators:\n  - {src: h0, dst: h1}\n  - {src: h0, dst: h1, rate: -1G}\n' | bad "negative rate" 3 "rate: '-1G' is not a rate above zero"
-printf 'collectives:\n  - {op: allreduce, hosts: [h1]}\n' | bad "collective over one host" 2 "a collective over 1 host"
-printf 'generators:\n  - {src: h0, dst: h1, size: 20000}\n' | bad "size beyond the generator's range" 2 "generator: bad size=20000"
-printf 'rdma:\n  - {src: h0, dst: h1, qps: 1000}\n' | bad "qps beyond the rdma range" 2 "qps"
-printf 'collectives:\n  - {op: allreduce}\n  - {op: allgather}\n' | bad "second collective" 3 "one collective per run"
-printf 'collectives:\n  - {op: allreduce}\n' | bad "--coll and a file collective" 2 "one collective per run" --coll op=allgather
-printf 'collectives:\n  - {op: broadcast}\n' | bad "unknown collective op" 2 "--coll: bad 'op=broadcast'"
+bad "unknown key" 2 "unknown key 'speed' in generator" < <(printf 'generators:\n  - {src: h0, dst: h1, speed: 1G}\n')
+bad "unknown host" 2 "dst: unknown host 'h7'" < <(printf 'generators:\n  - {src: h0, dst: h7}\n')
+bad "negative rate" 3 "rate: '-1G' is not a rate above zero" < <(printf 'generators:\n  - {src: h0, dst: h1}\n  - {src: h0, dst: h1, rate: -1G}\n')
+bad "collective over one host" 2 "a collective over 1 host" < <(printf 'collectives:\n  - {op: allreduce, hosts: [h1]}\n')
+bad "size beyond the generator's range" 2 "generator: bad size=20000" < <(printf 'generators:\n  - {src: h0, dst: h1, size: 20000}\n')
+bad "qps beyond the rdma range" 2 "qps" < <(printf 'rdma:\n  - {src: h0, dst: h1, qps: 1000}\n')
+bad "second collective" 3 "one collective per run" < <(printf 'collectives:\n  - {op: allreduce}\n  - {op: allgather}\n')
+bad "--coll and a file collective" 2 "one collective per run" --coll op=allgather < <(printf 'collectives:\n  - {op: allreduce}\n')
+bad "unknown collective op" 2 "--coll: bad 'op=broadcast'" < <(printf 'collectives:\n  - {op: broadcast}\n')
+# a collective naming more hosts than --coll's parser reads whole (2047 characters)
+"$TOPO" --generate spines=2,leaves=5,hosts=100,attach=emulated,name=emu500 -o "$tmp/emu500.yaml" || exit 1
+{ echo "collectives:"; echo "  - {op: allreduce, sizes: 4K, data: off,"; echo "     hosts: ["
+  for i in $(seq 0 499); do echo "       h$i,"; done; echo "     ]}"; } > "$tmp/long.yaml"
+dp --topology "$tmp/emu500.yaml" --traffic "$tmp/long.yaml" > /dev/null 2> "$tmp/long.err"
+rc=$?
+check "a collective over 500 named hosts: exit 2 at its line, not cut short" \
+  "[ $rc -eq 2 ] && grep -q \"^rocelab-dp: $tmp/long.yaml:2: this entry is 2[0-9]* characters\" $tmp/long.err"
 rc=0; dp --topology "$tmp/emu.yaml" --traffic "$tmp/none.yaml" > /dev/null 2> "$tmp/none.err" || rc=$?
 check "missing traffic file: exit 2, FILE: cannot read" "[ $rc -eq 2 ] && grep -q \"$tmp/none.yaml: cannot read\" $tmp/none.err"
 
