@@ -35,6 +35,24 @@ rx=$(awk '$1 ~ /^h[0-9]+$/ && NF == 5 { s += $4 } END { print s + 0 }' "$tmp/gen
 check "1,000 generators from a traffic file: exit 0, each sent 10 of 10 ($done_gens), hosts received 10,000 ($rx)" \
   "[ $rc -eq 0 ] && [ $done_gens -eq 1000 ] && [ $rx -eq 10000 ]"
 
+# 1b. The 1,024-host AI-zone fabric: 1,000 generators from zone 0 to zone 1 cross the
+#     ATSW tier (every packet through 5 switches, the ATSWs share them by ECMP).
+"$TOPO" --generate zones=2,leaves=32,spines=16,atsw=4,hosts=16,host-rate=400G,leaf-rate=400G,spine-oversub=1:7 \
+  -o "$tmp/ai1024.yaml" || exit 1
+{
+  echo "generators:"
+  for i in $(seq 0 999); do
+    echo "  - {src: z0-h$((i % 512)), dst: z1-h$(((i * 5 + 3) % 512)), rate: 10G, count: 10}"
+  done
+} > "$tmp/cross.yaml"
+dp --topology "$tmp/ai1024.yaml" --traffic "$tmp/cross.yaml" > "$tmp/cross.txt" 2> "$tmp/cross.err"
+rc=$?
+rx=$(awk '$1 ~ /^z1-h[0-9]+$/ && NF == 5 { s += $4 } END { print s + 0 }' "$tmp/cross.txt")
+agg=$(awk '$2 == "atsw" { s += $4; n += ($4 > 0) } END { print s + 0, n + 0 }' "$tmp/cross.txt")
+fwd=$(sed -n 's/.* events, \([0-9]*\) switch forwards.*/\1/p' "$tmp/cross.txt")
+check "AI zones, 1,024 hosts: 10,000 packets from zone 0 reach zone 1 ($rx), all through the ATSWs, all 4 used ($agg), 5 switches each ($fwd forwards)" \
+  "[ $rc -eq 0 ] && [ $rx -eq 10000 ] && [ '$agg' = '10000 4' ] && [ '${fwd:-0}' = 50000 ]"
+
 # 2. Generators, RDMA and a collective from one file, on emulated NICs.
 cat > "$tmp/mix.yaml" <<'YAML'
 generators:
