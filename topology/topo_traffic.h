@@ -51,9 +51,11 @@ struct topo_traffic {
 
 /*
  * Read and check a traffic file against topology t. Returns 0 and sets *out
- * (free with topo_traffic_free()), or a negative errno value (-EINVAL bad
- * content, -EIO unreadable, -ENOMEM) with *out = NULL and err filled with
- * "FILE:LINE: what is wrong" ("FILE: ..." when the file cannot be read).
+ * (free with topo_traffic_free()), or a negative errno value with *out =
+ * NULL and err filled with "FILE:LINE: what is wrong" ("FILE: ..." without a
+ * line): -EIO the file cannot be read, -ENOMEM no memory for the result,
+ * -EINVAL bad arguments or content (memory running out while checking the
+ * content also gives -EINVAL, with "out of memory" in err).
  */
 int topo_traffic_load(const char *path, const struct topo *t, struct topo_traffic **out,
 		      char *err, size_t errlen);
