@@ -106,10 +106,11 @@ static int get_name(struct topo_yaml_ctx *c, struct fy_node *v, const char *key,
 	if (topo_yaml_scalar(c, v, key, key_line, tmp, sizeof(tmp)))
 		return -1;
 	if (!valid_name(tmp))
-		return topo_yaml_fail(c, topo_yaml_line(v, key_line),
-			    "%s: invalid name '%s' (1-%d characters: letters, digits, '_', '-', "
-			    "'.'; starting with a letter or digit)",
-			    key, tmp, TOPO_NAME_MAX - 1);
+		return topo_yaml_fail(
+			c, topo_yaml_line(v, key_line),
+			"%s: invalid name '%s' (1-%d characters: letters, digits, '_', '-', "
+			"'.'; starting with a letter or digit)",
+			key, tmp, TOPO_NAME_MAX - 1);
 	memcpy(buf, tmp, strlen(tmp) + 1);
 	return 0;
 }
@@ -134,12 +135,13 @@ static int get_uint(struct topo_yaml_ctx *c, struct fy_node *v, const char *key,
 				 : (*q >= '0' && *q <= '9')))
 			ok = false;
 	if (!ok)
-		return topo_yaml_fail(c, line, "%s: expected a non-negative integer, got '%s'", key, tmp);
+		return topo_yaml_fail(c, line, "%s: expected a non-negative integer, got '%s'", key,
+				      tmp);
 	errno = 0;
 	unsigned long long x = strtoull(p, NULL, base);
 	if (errno || x < min || x > max)
-		return topo_yaml_fail(c, line, "%s: %s is out of range (%" PRIu64 "..%" PRIu64 ")", key, tmp,
-			    min, max);
+		return topo_yaml_fail(c, line, "%s: %s is out of range (%" PRIu64 "..%" PRIu64 ")",
+				      key, tmp, min, max);
 	*out = x;
 	return 0;
 }
@@ -152,13 +154,15 @@ static int get_enum(struct topo_yaml_ctx *c, struct fy_node *v, const char *key,
 		return -1;
 	int x = from_name(tmp);
 	if (x < 0)
-		return topo_yaml_fail(c, topo_yaml_line(v, key_line), "%s: unknown value '%s' (expected one of: %s)",
-			    key, tmp, choices);
+		return topo_yaml_fail(c, topo_yaml_line(v, key_line),
+				      "%s: unknown value '%s' (expected one of: %s)", key, tmp,
+				      choices);
 	*out = x;
 	return 0;
 }
 
-static int get_bool(struct topo_yaml_ctx *c, struct fy_node *v, const char *key, int key_line, bool *out)
+static int get_bool(struct topo_yaml_ctx *c, struct fy_node *v, const char *key, int key_line,
+		    bool *out)
 {
 	char tmp[16];
 	if (topo_yaml_scalar(c, v, key, key_line, tmp, sizeof(tmp)))
@@ -168,8 +172,8 @@ static int get_bool(struct topo_yaml_ctx *c, struct fy_node *v, const char *key,
 	else if (!strcmp(tmp, "false") || !strcmp(tmp, "False") || !strcmp(tmp, "FALSE"))
 		*out = false;
 	else
-		return topo_yaml_fail(c, topo_yaml_line(v, key_line), "%s: expected true or false, got '%s'", key,
-			    tmp);
+		return topo_yaml_fail(c, topo_yaml_line(v, key_line),
+				      "%s: expected true or false, got '%s'", key, tmp);
 	return 0;
 }
 
@@ -189,12 +193,15 @@ static int get_fraction(struct topo_yaml_ctx *c, struct fy_node *v, const char *
 		end++;
 	if (errno || end == tmp || !end || *end != '\0' || !isfinite(x) ||
 	    !((tmp[0] >= '0' && tmp[0] <= '9') || tmp[0] == '.' || tmp[0] == '-'))
-		return topo_yaml_fail(c, line, "%s: expected a number between 0 and 1 (or a percentage), got '%s'",
-			    key, tmp);
+		return topo_yaml_fail(
+			c, line,
+			"%s: expected a number between 0 and 1 (or a percentage), got '%s'", key,
+			tmp);
 	if (pct)
 		x /= 100.0;
 	if (x < 0.0 || x > 1.0)
-		return topo_yaml_fail(c, line, "%s: %s is out of range (0..1, or 0%%..100%%)", key, tmp);
+		return topo_yaml_fail(c, line, "%s: %s is out of range (0..1, or 0%%..100%%)", key,
+				      tmp);
 	*out = x;
 	return 0;
 }
@@ -309,11 +316,14 @@ static int get_scaled(struct topo_yaml_ctx *c, struct fy_node *v, const char *ke
 	case SC_OK:
 		break;
 	case SC_SYNTAX:
-		return topo_yaml_fail(c, line, "%s: '%s' is not a valid %s (%s)", key, tmp, kind, hint);
+		return topo_yaml_fail(c, line, "%s: '%s' is not a valid %s (%s)", key, tmp, kind,
+				      hint);
 	case SC_UNIT:
-		return topo_yaml_fail(c, line, "%s: '%s' has a bad or missing unit (%s)", key, tmp, hint);
+		return topo_yaml_fail(c, line, "%s: '%s' has a bad or missing unit (%s)", key, tmp,
+				      hint);
 	case SC_FRACTION:
-		return topo_yaml_fail(c, line, "%s: '%s' is not a whole number of the base unit", key, tmp);
+		return topo_yaml_fail(c, line, "%s: '%s' is not a whole number of the base unit",
+				      key, tmp);
 	case SC_RANGE:
 		return topo_yaml_fail(c, line, "%s: '%s' is too large", key, tmp);
 	}
@@ -438,8 +448,8 @@ static const char *const switch_keys[] = {
 	"resilient_buckets", NULL,
 };
 
-static int sw_val_pair(struct topo_yaml_ctx *c, struct sw_vals *s, const char *key, struct fy_node *v,
-		       int kl)
+static int sw_val_pair(struct topo_yaml_ctx *c, struct sw_vals *s, const char *key,
+		       struct fy_node *v, int kl)
 {
 	int line = topo_yaml_line(v, kl);
 	uint64_t x;
@@ -458,8 +468,9 @@ static int sw_val_pair(struct topo_yaml_ctx *c, struct sw_vals *s, const char *k
 					break;
 				off += (size_t)n;
 			}
-			return topo_yaml_fail(c, line, "buffer: unknown buffer profile '%s' (known: %s)", s->buffer,
-				    known);
+			return topo_yaml_fail(c, line,
+					      "buffer: unknown buffer profile '%s' (known: %s)",
+					      s->buffer, known);
 		}
 		SET(s, SW_BUFFER, line);
 	} else if (!strcmp(key, "profile")) {
@@ -491,7 +502,8 @@ static int sw_val_pair(struct topo_yaml_ctx *c, struct sw_vals *s, const char *k
 		if (get_uint(c, v, key, kl, 2, 65536, &x))
 			return -1;
 		if (x & (x - 1))
-			return topo_yaml_fail(c, line, "resilient_buckets: %" PRIu64 " is not a power of two", x);
+			return topo_yaml_fail(
+				c, line, "resilient_buckets: %" PRIu64 " is not a power of two", x);
 		s->buckets = (uint32_t)x;
 		SET(s, SW_BUCKETS, line);
 	}
@@ -500,8 +512,8 @@ static int sw_val_pair(struct topo_yaml_ctx *c, struct sw_vals *s, const char *k
 
 static const char *const host_val_keys[] = {"attach", "mtu", NULL};
 
-static int host_val_pair(struct topo_yaml_ctx *c, struct host_vals *h, const char *key, struct fy_node *v,
-			 int kl)
+static int host_val_pair(struct topo_yaml_ctx *c, struct host_vals *h, const char *key,
+			 struct fy_node *v, int kl)
 {
 	int line = topo_yaml_line(v, kl);
 	uint64_t x;
@@ -524,10 +536,11 @@ static int host_val_pair(struct topo_yaml_ctx *c, struct host_vals *h, const cha
 		if (topo_yaml_scalar(c, v, key, kl, tmp, sizeof(tmp)))
 			return -1;
 		if (strlen(tmp) >= TOPO_IFNAME_MAX || !valid_name(tmp))
-			return topo_yaml_fail(c, line,
-				    "ifname: invalid interface name '%s' (1-15 characters: letters, "
-				    "digits, '_', '-', '.')",
-				    tmp);
+			return topo_yaml_fail(
+				c, line,
+				"ifname: invalid interface name '%s' (1-15 characters: letters, "
+				"digits, '_', '-', '.')",
+				tmp);
 		memcpy(h->ifname, tmp, strlen(tmp) + 1);
 		SET(h, HO_IFNAME, line);
 	} else if (!strcmp(key, "socket")) {
@@ -552,7 +565,8 @@ static int host_val_pair(struct topo_yaml_ctx *c, struct host_vals *h, const cha
 			 strspn(tmp + 3, hex) == 2 && tmp[5] == '.')
 			ok = sscanf(tmp, "%2x:%2x.%1u%n", &bus, &dev, &fn, &end) == 3;
 		if (!ok || (size_t)end != n || fn > 7 || dev > 0x1f)
-			return topo_yaml_fail(c, line, "pci: '%s' is not a PCI address ([DDDD:]BB:DD.F)", tmp);
+			return topo_yaml_fail(
+				c, line, "pci: '%s' is not a PCI address ([DDDD:]BB:DD.F)", tmp);
 		snprintf(h->pci, sizeof(h->pci), "%04x:%02x:%02x.%u", dom, bus, dev, fn);
 		SET(h, HO_PCI, line);
 	}
@@ -561,8 +575,8 @@ static int host_val_pair(struct topo_yaml_ctx *c, struct host_vals *h, const cha
 
 static const char *const link_val_keys[] = {"rate", "delay", "mtu", "loss", NULL};
 
-static int link_val_pair(struct topo_yaml_ctx *c, struct link_vals *l, const char *key, struct fy_node *v,
-			 int kl)
+static int link_val_pair(struct topo_yaml_ctx *c, struct link_vals *l, const char *key,
+			 struct fy_node *v, int kl)
 {
 	int line = topo_yaml_line(v, kl);
 	uint64_t x;
@@ -706,7 +720,8 @@ static void spec_free(struct spec *s)
 
 /* -------------------------------------------------------- parse: objects */
 
-static int switch_pair(struct topo_yaml_ctx *c, void *obj, const char *key, struct fy_node *v, int kl)
+static int switch_pair(struct topo_yaml_ctx *c, void *obj, const char *key, struct fy_node *v,
+		       int kl)
 {
 	struct sw_spec *s = obj;
 	if (!strcmp(key, "name")) {
@@ -720,17 +735,20 @@ static int switch_pair(struct topo_yaml_ctx *c, void *obj, const char *key, stru
 	return sw_val_pair(c, &s->v, key, v, kl);
 }
 
-static int sw_vals_pair(struct topo_yaml_ctx *c, void *obj, const char *key, struct fy_node *v, int kl)
+static int sw_vals_pair(struct topo_yaml_ctx *c, void *obj, const char *key, struct fy_node *v,
+			int kl)
 {
 	return sw_val_pair(c, obj, key, v, kl);
 }
 
-static int host_vals_pair(struct topo_yaml_ctx *c, void *obj, const char *key, struct fy_node *v, int kl)
+static int host_vals_pair(struct topo_yaml_ctx *c, void *obj, const char *key, struct fy_node *v,
+			  int kl)
 {
 	return host_val_pair(c, obj, key, v, kl);
 }
 
-static int link_vals_pair(struct topo_yaml_ctx *c, void *obj, const char *key, struct fy_node *v, int kl)
+static int link_vals_pair(struct topo_yaml_ctx *c, void *obj, const char *key, struct fy_node *v,
+			  int kl)
 {
 	return link_val_pair(c, obj, key, v, kl);
 }
@@ -747,10 +765,11 @@ static int link_pair(struct topo_yaml_ctx *c, void *obj, const char *key, struct
 			return -1;
 		if (strlen(tmp) >= TOPO_LINK_NAME_MAX || !valid_name(tmp) ||
 		    strlen(tmp) >= TOPO_NAME_MAX)
-			return topo_yaml_fail(c, topo_yaml_line(v, kl),
-				    "name: invalid link name '%s' (1-%d characters: letters, digits, "
-				    "'_', '-', '.')",
-				    tmp, TOPO_NAME_MAX - 1);
+			return topo_yaml_fail(
+				c, topo_yaml_line(v, kl),
+				"name: invalid link name '%s' (1-%d characters: letters, digits, "
+				"'_', '-', '.')",
+				tmp, TOPO_NAME_MAX - 1);
 		memcpy(l->name, tmp, strlen(tmp) + 1);
 		l->named = true;
 		l->name_line = topo_yaml_line(v, kl);
@@ -760,11 +779,12 @@ static int link_pair(struct topo_yaml_ctx *c, void *obj, const char *key, struct
 		if (topo_yaml_check_list(c, v, key, kl))
 			return -1;
 		if (fy_node_sequence_item_count(v) != 2)
-			return topo_yaml_fail(c, topo_yaml_line(v, kl), "ends: a link has exactly 2 ends, got %d",
-				    fy_node_sequence_item_count(v));
+			return topo_yaml_fail(c, topo_yaml_line(v, kl),
+					      "ends: a link has exactly 2 ends, got %d",
+					      fy_node_sequence_item_count(v));
 		for (int i = 0; i < 2; i++)
-			if (get_name(c, fy_node_sequence_get_by_index(v, i), "ends", topo_yaml_line(v, kl),
-				     l->end[i]))
+			if (get_name(c, fy_node_sequence_get_by_index(v, i), "ends",
+				     topo_yaml_line(v, kl), l->end[i]))
 				return -1;
 		return 0;
 	}
@@ -784,7 +804,8 @@ static int host_pair(struct topo_yaml_ctx *c, void *obj, const char *key, struct
 		return get_name(c, v, key, kl, h->link.end[1]);
 	}
 	if (!strcmp(key, "link"))
-		return topo_yaml_walk_map(c, v, kl, "host link", host_link_keys, link_pair, &h->link);
+		return topo_yaml_walk_map(c, v, kl, "host link", host_link_keys, link_pair,
+					  &h->link);
 	return host_val_pair(c, &h->v, key, v, kl);
 }
 
@@ -803,7 +824,8 @@ static int action_from_name(const char *s)
 	return -1;
 }
 
-static int event_pair(struct topo_yaml_ctx *c, void *obj, const char *key, struct fy_node *v, int kl)
+static int event_pair(struct topo_yaml_ctx *c, void *obj, const char *key, struct fy_node *v,
+		      int kl)
 {
 	struct ev_spec *e = obj;
 	if (!strcmp(key, "at"))
@@ -827,7 +849,8 @@ static int event_pair(struct topo_yaml_ctx *c, void *obj, const char *key, struc
 
 /* ------------------------------------------------------------ parse: qos */
 
-static int get_prio(struct topo_yaml_ctx *c, struct fy_node *v, const char *key, int kl, uint8_t *out)
+static int get_prio(struct topo_yaml_ctx *c, struct fy_node *v, const char *key, int kl,
+		    uint8_t *out)
 {
 	uint64_t x;
 	if (get_uint(c, v, key, kl, 0, TOPO_NUM_PRIO - 1, &x))
@@ -842,7 +865,8 @@ struct dscp_entry {
 	uint8_t prio;
 };
 
-static int dscp_entry_pair(struct topo_yaml_ctx *c, void *obj, const char *key, struct fy_node *v, int kl)
+static int dscp_entry_pair(struct topo_yaml_ctx *c, void *obj, const char *key, struct fy_node *v,
+			   int kl)
 {
 	struct dscp_entry *e = obj;
 	if (!strcmp(key, "prio")) {
@@ -861,11 +885,13 @@ static int dscp_entry_pair(struct topo_yaml_ctx *c, void *obj, const char *key, 
 		   strspn(tmp, "0123456789") == strlen(tmp)) {
 		hi = lo;
 	} else {
-		return topo_yaml_fail(c, topo_yaml_line(v, kl),
-			    "dscp: expected a DSCP value 0-63 or a range like 24-31, got '%s'", tmp);
+		return topo_yaml_fail(
+			c, topo_yaml_line(v, kl),
+			"dscp: expected a DSCP value 0-63 or a range like 24-31, got '%s'", tmp);
 	}
 	if (lo > 63 || hi > 63 || lo > hi)
-		return topo_yaml_fail(c, topo_yaml_line(v, kl), "dscp: '%s' is out of range (0-63, low-high)", tmp);
+		return topo_yaml_fail(c, topo_yaml_line(v, kl),
+				      "dscp: '%s' is out of range (0-63, low-high)", tmp);
 	e->have_dscp = true;
 	e->lo = lo;
 	e->hi = hi;
@@ -883,10 +909,11 @@ static int parse_dscp_map(struct topo_yaml_ctx *c, struct topo_qos *q, struct fy
 	if (first && fy_node_get_type(first) == FYNT_SCALAR && !topo_yaml_is_null(first)) {
 		/* 64 priorities, one per DSCP */
 		if (n != 64)
-			return topo_yaml_fail(c, topo_yaml_line(v, kl),
-				    "dscp_map: a list of priorities needs 64 entries (one per DSCP), "
-				    "got %d",
-				    n);
+			return topo_yaml_fail(
+				c, topo_yaml_line(v, kl),
+				"dscp_map: a list of priorities needs 64 entries (one per DSCP), "
+				"got %d",
+				n);
 		for (int i = 0; i < 64; i++)
 			if (get_prio(c, fy_node_sequence_get_by_index(v, i), "dscp_map",
 				     topo_yaml_line(v, kl), &q->dscp_prio[i]))
@@ -900,14 +927,18 @@ static int parse_dscp_map(struct topo_yaml_ctx *c, struct topo_qos *q, struct fy
 	while ((item = fy_node_sequence_iterate(v, &it))) {
 		int line = topo_yaml_line(item, kl);
 		struct dscp_entry e = {0};
-		if (topo_yaml_walk_map(c, item, line, "dscp_map entry", dscp_entry_keys, dscp_entry_pair, &e))
+		if (topo_yaml_walk_map(c, item, line, "dscp_map entry", dscp_entry_keys,
+				       dscp_entry_pair, &e))
 			return -1;
 		if (!e.have_dscp || !e.have_prio)
-			return topo_yaml_fail(c, line, "dscp_map entry: needs both 'dscp' and 'prio'");
+			return topo_yaml_fail(c, line,
+					      "dscp_map entry: needs both 'dscp' and 'prio'");
 		for (unsigned d = e.lo; d <= e.hi; d++) {
 			if (seen[d])
-				return topo_yaml_fail(c, line, "dscp_map: DSCP %u is mapped twice (also on line %d)",
-					    d, seen[d]);
+				return topo_yaml_fail(
+					c, line,
+					"dscp_map: DSCP %u is mapped twice (also on line %d)", d,
+					seen[d]);
 			seen[d] = line;
 			q->dscp_prio[d] = e.prio;
 		}
@@ -953,7 +984,8 @@ static int qos_pair(struct topo_yaml_ctx *c, void *obj, const char *key, struct 
 		return get_prio(c, v, key, kl, &q->control_prio);
 	if (!strcmp(key, "lossless")) {
 		q->lossless_mask = 0;
-		if (!topo_yaml_is_null(v) && fy_node_get_type(v) == FYNT_SCALAR && !fy_node_is_alias(v)) {
+		if (!topo_yaml_is_null(v) && fy_node_get_type(v) == FYNT_SCALAR &&
+		    !fy_node_is_alias(v)) {
 			uint8_t p;
 			if (get_prio(c, v, key, kl, &p))
 				return -1;
@@ -969,7 +1001,8 @@ static int qos_pair(struct topo_yaml_ctx *c, void *obj, const char *key, struct 
 			if (get_prio(c, item, key, topo_yaml_line(v, kl), &p))
 				return -1;
 			if (q->lossless_mask & (1u << p))
-				return topo_yaml_fail(c, topo_yaml_line(item, kl), "lossless: priority %u listed twice", p);
+				return topo_yaml_fail(c, topo_yaml_line(item, kl),
+						      "lossless: priority %u listed twice", p);
 			q->lossless_mask |= (uint8_t)(1u << p);
 		}
 		return 0;
@@ -979,12 +1012,14 @@ static int qos_pair(struct topo_yaml_ctx *c, void *obj, const char *key, struct 
 			return -1;
 		int n = fy_node_sequence_item_count(v);
 		if (n != TOPO_NUM_PRIO)
-			return topo_yaml_fail(c, topo_yaml_line(v, kl), "dwrr: expected %d weights (one per priority), got %d",
-				    TOPO_NUM_PRIO, n);
+			return topo_yaml_fail(
+				c, topo_yaml_line(v, kl),
+				"dwrr: expected %d weights (one per priority), got %d",
+				TOPO_NUM_PRIO, n);
 		for (int i = 0; i < TOPO_NUM_PRIO; i++) {
 			uint64_t x;
-			if (get_uint(c, fy_node_sequence_get_by_index(v, i), "dwrr", topo_yaml_line(v, kl), 0,
-				     1000, &x))
+			if (get_uint(c, fy_node_sequence_get_by_index(v, i), "dwrr",
+				     topo_yaml_line(v, kl), 0, 1000, &x))
 				return -1;
 			q->dwrr_weight[i] = (uint16_t)x;
 		}
@@ -997,8 +1032,10 @@ static int qos_pair(struct topo_yaml_ctx *c, void *obj, const char *key, struct 
 	if (topo_yaml_walk_map(c, v, kl, "qos.ecn", ecn_keys, ecn_pair, &e))
 		return -1;
 	if (q->ecn_kmin > q->ecn_kmax)
-		return topo_yaml_fail(c, e.kmax_line, "ecn: kmax (%" PRIu32 " bytes) is below kmin (%" PRIu32 " bytes)",
-			    q->ecn_kmax, q->ecn_kmin);
+		return topo_yaml_fail(c, e.kmax_line,
+				      "ecn: kmax (%" PRIu32 " bytes) is below kmin (%" PRIu32
+				      " bytes)",
+				      q->ecn_kmax, q->ecn_kmin);
 	return 0;
 }
 
@@ -1008,28 +1045,35 @@ static const char *const defaults_keys[] = {
 	"switch", "rtsw", "ctsw", "atsw", "host", "link", "host_link", NULL,
 };
 
-static int defaults_pair(struct topo_yaml_ctx *c, void *obj, const char *key, struct fy_node *v, int kl)
+static int defaults_pair(struct topo_yaml_ctx *c, void *obj, const char *key, struct fy_node *v,
+			 int kl)
 {
 	struct spec *s = obj;
 	char what[32];
 	snprintf(what, sizeof(what), "defaults.%s", key);
 	if (!strcmp(key, "switch"))
-		return topo_yaml_walk_map(c, v, kl, what, switch_val_keys, sw_vals_pair, &s->d_switch);
+		return topo_yaml_walk_map(c, v, kl, what, switch_val_keys, sw_vals_pair,
+					  &s->d_switch);
 	int r = topo_role_from_name(key);
 	if (r >= 0)
-		return topo_yaml_walk_map(c, v, kl, what, switch_val_keys, sw_vals_pair, &s->d_role[r]);
+		return topo_yaml_walk_map(c, v, kl, what, switch_val_keys, sw_vals_pair,
+					  &s->d_role[r]);
 	if (!strcmp(key, "host"))
-		return topo_yaml_walk_map(c, v, kl, what, host_val_keys, host_vals_pair, &s->d_host);
+		return topo_yaml_walk_map(c, v, kl, what, host_val_keys, host_vals_pair,
+					  &s->d_host);
 	if (!strcmp(key, "link"))
-		return topo_yaml_walk_map(c, v, kl, what, link_val_keys, link_vals_pair, &s->d_link);
+		return topo_yaml_walk_map(c, v, kl, what, link_val_keys, link_vals_pair,
+					  &s->d_link);
 	return topo_yaml_walk_map(c, v, kl, what, link_val_keys, link_vals_pair, &s->d_host_link);
 }
 
 /* Allocate n zeroed items for a list section; -1 with a message when too many. */
-static void *alloc_list(struct topo_yaml_ctx *c, size_t n, size_t size, uint32_t max, const char *key, int line)
+static void *alloc_list(struct topo_yaml_ctx *c, size_t n, size_t size, uint32_t max,
+			const char *key, int line)
 {
 	if (n > max) {
-		topo_yaml_fail(c, line, "%s: too many entries (%zu, at most %" PRIu32 ")", key, n, max);
+		topo_yaml_fail(c, line, "%s: too many entries (%zu, at most %" PRIu32 ")", key, n,
+			       max);
 		return NULL;
 	}
 	void *p = calloc(n ? n : 1, size);
@@ -1056,8 +1100,10 @@ static int parse_switches(struct topo_yaml_ctx *c, struct spec *s, struct fy_nod
 		if (!w->name[0])
 			return topo_yaml_fail(c, w->line, "switch: missing required key 'name'");
 		if (w->role < 0)
-			return topo_yaml_fail(c, w->line, "switch '%s': missing required key 'role' (rtsw, ctsw or atsw)",
-				    w->name);
+			return topo_yaml_fail(
+				c, w->line,
+				"switch '%s': missing required key 'role' (rtsw, ctsw or atsw)",
+				w->name);
 	}
 	return 0;
 }
@@ -1081,9 +1127,10 @@ static int parse_hosts(struct topo_yaml_ctx *c, struct spec *s, struct fy_node *
 			return topo_yaml_fail(c, h->line, "host: missing required key 'name'");
 		struct fy_node *lk = topo_yaml_map_get(item, "link");
 		if (lk && !h->has_leaf)
-			return topo_yaml_fail(c, topo_yaml_line(lk, h->line),
-				    "host '%s': 'link' settings need 'leaf' (they describe the link to it)",
-				    h->name);
+			return topo_yaml_fail(
+				c, topo_yaml_line(lk, h->line),
+				"host '%s': 'link' settings need 'leaf' (they describe the link to it)",
+				h->name);
 	}
 	return 0;
 }
@@ -1106,8 +1153,9 @@ static int parse_links(struct topo_yaml_ctx *c, struct spec *s, struct fy_node *
 		    fy_node_get_type(item) == FYNT_SEQUENCE) {
 			/* short form: [a, b] */
 			if (fy_node_sequence_item_count(item) != 2)
-				return topo_yaml_fail(c, l->line, "link: a link has exactly 2 ends, got %d",
-					    fy_node_sequence_item_count(item));
+				return topo_yaml_fail(c, l->line,
+						      "link: a link has exactly 2 ends, got %d",
+						      fy_node_sequence_item_count(item));
 			for (int i = 0; i < 2; i++)
 				if (get_name(c, fy_node_sequence_get_by_index(item, i), "link end", l->line,
 					     l->end[i]))
@@ -1117,7 +1165,9 @@ static int parse_links(struct topo_yaml_ctx *c, struct spec *s, struct fy_node *
 		if (topo_yaml_walk_map(c, item, l->line, "link", link_keys, link_pair, l))
 			return -1;
 		if (!l->end[0][0])
-			return topo_yaml_fail(c, l->line, "link: missing required key 'ends' (e.g. ends: [leaf0, spine0])");
+			return topo_yaml_fail(
+				c, l->line,
+				"link: missing required key 'ends' (e.g. ends: [leaf0, spine0])");
 	}
 	return 0;
 }
@@ -1140,11 +1190,13 @@ static int parse_events(struct topo_yaml_ctx *c, struct spec *s, struct fy_node 
 		if (topo_yaml_walk_map(c, item, e->line, "event", event_keys, event_pair, e))
 			return -1;
 		if (e->at == UINT64_MAX)
-			return topo_yaml_fail(c, e->line, "event: missing required key 'at' (e.g. at: 2s)");
+			return topo_yaml_fail(c, e->line,
+					      "event: missing required key 'at' (e.g. at: 2s)");
 		if (e->target < 0)
 			return topo_yaml_fail(c, e->line, "event: needs 'link' or 'switch'");
 		if (e->action < 0)
-			return topo_yaml_fail(c, e->line, "event: missing required key 'action' (down or up)");
+			return topo_yaml_fail(c, e->line,
+					      "event: missing required key 'action' (down or up)");
 	}
 	return 0;
 }
@@ -1282,7 +1334,8 @@ static int build_qos(struct builder *b)
 	struct topo *t = b->t;
 
 	if (s->n_sw == 0)
-		return topo_yaml_fail(c, s->root_line, "the topology has no switches ('switches:' list)");
+		return topo_yaml_fail(c, s->root_line,
+				      "the topology has no switches ('switches:' list)");
 	if (s->n_ho == 0)
 		return topo_yaml_fail(c, s->root_line, "the topology has no hosts ('hosts:' list)");
 	t->qos = s->qos;
@@ -1294,11 +1347,12 @@ static int build_qos(struct builder *b)
 	for (int p = 0; p < TOPO_NUM_PRIO; p++) {
 		if (p == t->qos.control_prio && t->qos.dwrr_weight[p] != 0)
 			return topo_yaml_fail(c, s->dwrr_line,
-				    "dwrr: weight of priority %d must be 0: it is the "
-				    "strict-priority control class",
-				    p);
+					      "dwrr: weight of priority %d must be 0: it is the "
+					      "strict-priority control class",
+					      p);
 		if (p != t->qos.control_prio && t->qos.dwrr_weight[p] == 0)
-			return topo_yaml_fail(c, s->dwrr_line, "dwrr: weight of priority %d must be 1..1000", p);
+			return topo_yaml_fail(c, s->dwrr_line,
+					      "dwrr: weight of priority %d must be 1..1000", p);
 	}
 	return 0;
 }
@@ -1336,8 +1390,9 @@ static int build_switches(struct builder *b)
 		struct topo_switch *sw = &b->t->switches[i];
 		long prev = nmap_put(&b->nodes, w->name, i);
 		if (prev >= 0)
-			return topo_yaml_fail(c, w->name_line, "duplicate name '%s' (first defined on line %d)",
-				    w->name, s->sw[prev].name_line);
+			return topo_yaml_fail(c, w->name_line,
+					      "duplicate name '%s' (first defined on line %d)",
+					      w->name, s->sw[prev].name_line);
 		struct sw_vals v;
 		builtin_switch(&v, w->role);
 		sw_merge(&v, &s->d_switch);
@@ -1349,9 +1404,10 @@ static int build_switches(struct builder *b)
 		sw->buffer_profile = HAS(&v, SW_BUFFER) ? v.buffer_profile
 							: pfc_buffer_profile_find(v.buffer);
 		if (!sw->buffer_profile)
-			return topo_yaml_fail(c, w->line,
-				    "switch '%s': built-in buffer profile '%s' is unknown to pfc/",
-				    w->name, v.buffer);
+			return topo_yaml_fail(
+				c, w->line,
+				"switch '%s': built-in buffer profile '%s' is unknown to pfc/",
+				w->name, v.buffer);
 		sw->profile = (enum rl_hash_profile)v.profile;
 		sw->algo = (enum rl_hash_algo)v.algo;
 		/* a per-switch seed by default, so that tiers do not polarize */
@@ -1378,8 +1434,9 @@ static int build_host_names(struct builder *b)
 		long prev = nmap_put(&b->nodes, h->name, ns + i);
 		if (prev >= 0) {
 			int pl = prev < (long)ns ? s->sw[prev].name_line : s->ho[prev - ns].name_line;
-			return topo_yaml_fail(b->c, h->name_line, "duplicate name '%s' (first defined on line %d)",
-				    h->name, pl);
+			return topo_yaml_fail(b->c, h->name_line,
+					      "duplicate name '%s' (first defined on line %d)",
+					      h->name, pl);
 		}
 	}
 	return 0;
@@ -1394,11 +1451,13 @@ static int link_ends(struct builder *b, const struct link_spec *l, struct topo_l
 		long id = nmap_get(&b->nodes, l->end[e]);
 		if (id < 0) {
 			if (l->host >= 0)
-				return topo_yaml_fail(b->c, l->line,
-					    "host '%s': leaf '%s' is not a switch in this topology",
-					    l->end[0], l->end[1]);
-			return topo_yaml_fail(b->c, l->line, "link: unknown node '%s' (not a switch or host)",
-				    l->end[e]);
+				return topo_yaml_fail(
+					b->c, l->line,
+					"host '%s': leaf '%s' is not a switch in this topology",
+					l->end[0], l->end[1]);
+			return topo_yaml_fail(b->c, l->line,
+					      "link: unknown node '%s' (not a switch or host)",
+					      l->end[e]);
 		}
 		lk->end[e].kind = id < (long)ns ? TOPO_NODE_SWITCH : TOPO_NODE_HOST;
 		lk->end[e].index = id < (long)ns ? (uint32_t)id : (uint32_t)(id - ns);
@@ -1415,22 +1474,25 @@ static int link_tiers(struct builder *b, const struct link_spec *l, const struct
 	int ra = role_rank(t, lk->end[0]), rb = role_rank(t, lk->end[1]);
 
 	if (ra == 0 && rb == 0)
-		return topo_yaml_fail(b->c, l->line,
-			    "link: joins two hosts ('%s', '%s'); a host attaches to an rtsw",
-			    l->end[0], l->end[1]);
+		return topo_yaml_fail(
+			b->c, l->line,
+			"link: joins two hosts ('%s', '%s'); a host attaches to an rtsw", l->end[0],
+			l->end[1]);
 	if (ra == 0 || rb == 0) {
 		int he = ra == 0 ? 0 : 1;
 		struct topo_node_ref sref = lk->end[1 - he];
 		if (t->switches[sref.index].role != TOPO_ROLE_RTSW)
-			return topo_yaml_fail(b->c, l->line,
-				    "host '%s' is attached to %s '%s': hosts attach to an rtsw (leaf)",
-				    l->end[he], node_kind_word(t, sref), l->end[1 - he]);
+			return topo_yaml_fail(
+				b->c, l->line,
+				"host '%s' is attached to %s '%s': hosts attach to an rtsw (leaf)",
+				l->end[he], node_kind_word(t, sref), l->end[1 - he]);
 	} else if (ra - rb != 1 && rb - ra != 1) {
-		return topo_yaml_fail(b->c, l->line,
-			    "link: %s '%s' cannot connect to %s '%s' (allowed: host-rtsw, rtsw-ctsw, "
-			    "ctsw-atsw)",
-			    node_kind_word(t, lk->end[0]), l->end[0], node_kind_word(t, lk->end[1]),
-			    l->end[1]);
+		return topo_yaml_fail(
+			b->c, l->line,
+			"link: %s '%s' cannot connect to %s '%s' (allowed: host-rtsw, rtsw-ctsw, "
+			"ctsw-atsw)",
+			node_kind_word(t, lk->end[0]), l->end[0], node_kind_word(t, lk->end[1]),
+			l->end[1]);
 	}
 	return 0;
 }
@@ -1445,19 +1507,21 @@ static int link_ports(struct builder *b, const struct link_spec *l, uint32_t k)
 		if (lk->end[e].kind == TOPO_NODE_SWITCH) {
 			struct topo_switch *sw = &t->switches[lk->end[e].index];
 			if (sw->n_ports == TOPO_MAX_PORTS)
-				return topo_yaml_fail(b->c, l->line, "switch '%s' has too many ports (at most %d)",
-					    sw->name, TOPO_MAX_PORTS);
+				return topo_yaml_fail(b->c, l->line,
+						      "switch '%s' has too many ports (at most %d)",
+						      sw->name, TOPO_MAX_PORTS);
 			lk->port[e] = sw->n_ports++;
 			continue;
 		}
 		uint32_t hi = lk->end[e].index;
 		if (b->hlinks[hi]++) {
 			struct topo_link *first = &t->links[t->hosts[hi].link];
-			return topo_yaml_fail(b->c, l->line,
-				    "host '%s' is attached twice: to '%s' (line %d) and to '%s'",
-				    b->s->ho[hi].name,
-				    topo_node_name(t, first->end[first->end[0].kind == TOPO_NODE_HOST]),
-				    first->line, l->end[1 - e]);
+			return topo_yaml_fail(
+				b->c, l->line,
+				"host '%s' is attached twice: to '%s' (line %d) and to '%s'",
+				b->s->ho[hi].name,
+				topo_node_name(t, first->end[first->end[0].kind == TOPO_NODE_HOST]),
+				first->line, l->end[1 - e]);
 		}
 		t->hosts[hi].link = k;
 		lk->port[e] = 0;
@@ -1479,8 +1543,9 @@ static int build_link(struct builder *b, const struct link_spec *l, uint32_t k)
 	long prev = nmap_put(&b->lnames, lk->name, k);
 	if (prev >= 0)
 		return topo_yaml_fail(b->c, l->named ? l->name_line : l->line,
-			    "duplicate link name '%s' (first used on line %d)%s", lk->name,
-			    b->t->links[prev].line, l->named ? "" : "; give parallel links a 'name'");
+				      "duplicate link name '%s' (first used on line %d)%s",
+				      lk->name, b->t->links[prev].line,
+				      l->named ? "" : "; give parallel links a 'name'");
 	bool has_host = lk->end[0].kind == TOPO_NODE_HOST || lk->end[1].kind == TOPO_NODE_HOST;
 	struct link_vals v;
 	builtin_link(&v);
@@ -1565,9 +1630,10 @@ static int check_spines(struct builder *b)
 			    t->switches[sw->ports[p].peer.index].role == TOPO_ROLE_RTSW)
 				has_leaf = true;
 		if (!has_leaf && sw->n_ports)
-			return topo_yaml_fail(b->c, sw->line,
-				    "ctsw '%s' has no link to an rtsw: a spine connects leaves",
-				    sw->name);
+			return topo_yaml_fail(
+				b->c, sw->line,
+				"ctsw '%s' has no link to an rtsw: a spine connects leaves",
+				sw->name);
 	}
 	return 0;
 }
@@ -1582,10 +1648,12 @@ static int build_leaves(struct builder *b)
 		if (t->switches[i].role == TOPO_ROLE_RTSW)
 			t->n_leaves++;
 	if (t->n_leaves == 0)
-		return topo_yaml_fail(b->c, b->s->root_line, "the topology has no rtsw (leaf) switch");
+		return topo_yaml_fail(b->c, b->s->root_line,
+				      "the topology has no rtsw (leaf) switch");
 	if (t->n_leaves > TOPO_MAX_LEAVES)
-		return topo_yaml_fail(b->c, b->s->root_line, "too many rtsw switches (%" PRIu32 ", at most %d)",
-			    t->n_leaves, TOPO_MAX_LEAVES);
+		return topo_yaml_fail(b->c, b->s->root_line,
+				      "too many rtsw switches (%" PRIu32 ", at most %d)",
+				      t->n_leaves, TOPO_MAX_LEAVES);
 	t->leaves = calloc(t->n_leaves, sizeof(*t->leaves));
 	if (!t->leaves)
 		return topo_yaml_fail(b->c, 0, "out of memory");
@@ -1611,9 +1679,10 @@ static int build_host_leaves(struct builder *b)
 
 	for (uint32_t i = 0; i < t->n_hosts; i++)
 		if (b->hlinks[i] == 0)
-			return topo_yaml_fail(b->c, s->ho[i].line,
-				    "host '%s' is not attached to any leaf (give it 'leaf:' or a link)",
-				    s->ho[i].name);
+			return topo_yaml_fail(
+				b->c, s->ho[i].line,
+				"host '%s' is not attached to any leaf (give it 'leaf:' or a link)",
+				s->ho[i].name);
 	for (uint32_t i = 0; i < t->n_switches; i++) {
 		struct topo_switch *sw = &t->switches[i];
 		for (uint16_t p = 0; p < sw->n_ports; p++) {
@@ -1622,9 +1691,10 @@ static int build_host_leaves(struct builder *b)
 			uint32_t hi = sw->ports[p].peer.index;
 			struct topo_host *h = &t->hosts[hi];
 			if (sw->n_hosts == TOPO_MAX_HOSTS_PER_LEAF)
-				return topo_yaml_fail(b->c, s->ho[hi].line,
-					    "leaf '%s' has more than %d hosts (the address scheme's limit)",
-					    sw->name, TOPO_MAX_HOSTS_PER_LEAF);
+				return topo_yaml_fail(
+					b->c, s->ho[hi].line,
+					"leaf '%s' has more than %d hosts (the address scheme's limit)",
+					sw->name, TOPO_MAX_HOSTS_PER_LEAF);
 			h->leaf = i;
 			h->leaf_port = p;
 			h->index = sw->n_hosts++;
@@ -1650,7 +1720,7 @@ static int claim_unique(struct builder *b, uint32_t i, int line, const char *key
 		return 0;
 	free(dup);
 	return topo_yaml_fail(b->c, line, "host '%s': %s '%s' is already used by host '%s'",
-		    b->t->hosts[i].name, key_name, val, b->t->hosts[prev].name);
+			      b->t->hosts[i].name, key_name, val, b->t->hosts[prev].name);
 }
 
 /* Keys that apply to one attach kind only are not set on another. */
@@ -1668,10 +1738,11 @@ static int host_attach_keys(struct builder *b, const struct topo_host *h,
 	};
 	for (size_t k = 0; k < sizeof(only) / sizeof(only[0]); k++)
 		if (HAS(v, only[k].field) && v->attach != only[k].attach)
-			return topo_yaml_fail(b->c, v->line[only[k].field],
-				    "host '%s': '%s' applies only to attach: %s (this host is %s)",
-				    h->name, only[k].key, attach_names[only[k].attach],
-				    attach_names[v->attach]);
+			return topo_yaml_fail(
+				b->c, v->line[only[k].field],
+				"host '%s': '%s' applies only to attach: %s (this host is %s)",
+				h->name, only[k].key, attach_names[only[k].attach],
+				attach_names[v->attach]);
 	return 0;
 }
 
@@ -1705,8 +1776,9 @@ static int host_attach_names(struct builder *b, uint32_t i, const struct host_va
 				    's', h->socket);
 	case TOPO_ATTACH_PCI:
 		if (!HAS(v, HO_PCI))
-			return topo_yaml_fail(b->c, line, "host '%s': attach: pci needs a 'pci' address",
-				    h->name);
+			return topo_yaml_fail(b->c, line,
+					      "host '%s': attach: pci needs a 'pci' address",
+					      h->name);
 		snprintf(h->pci, sizeof(h->pci), "%s", v->pci);
 		return claim_unique(b, i, v->line[HO_PCI], "pci", 'p', h->pci);
 	default:
@@ -1750,8 +1822,9 @@ static int build_hosts(struct builder *b)
 		const struct topo_link *lk = &t->links[h->link];
 		if (h->mtu > lk->mtu)
 			return topo_yaml_fail(b->c, HAS(&v, HO_MTU) ? v.line[HO_MTU] : hs->line,
-				    "host '%s': mtu %" PRIu32 " is larger than its link's mtu %" PRIu32,
-				    h->name, h->mtu, lk->mtu);
+					      "host '%s': mtu %" PRIu32
+					      " is larger than its link's mtu %" PRIu32,
+					      h->name, h->mtu, lk->mtu);
 		if (host_attach_names(b, i, &v))
 			return -1;
 		host_addresses(t, i);
@@ -1787,9 +1860,10 @@ static int check_connected(struct builder *b)
 	}
 	for (uint32_t i = 0; i < ns && rc == 0; i++)
 		if (!seen[i])
-			rc = topo_yaml_fail(b->c, t->switches[i].line,
-				  "switch '%s' is not connected to the rest of the fabric (no path from '%s')",
-				  t->switches[i].name, t->switches[0].name);
+			rc = topo_yaml_fail(
+				b->c, t->switches[i].line,
+				"switch '%s' is not connected to the rest of the fabric (no path from '%s')",
+				t->switches[i].name, t->switches[0].name);
 out:
 	free(seen);
 	free(queue);
@@ -1813,15 +1887,17 @@ static int build_events(struct builder *b)
 		long id = e->target == TOPO_EVENT_LINK ? nmap_get(&b->lnames, e->name)
 						       : nmap_get(&b->nodes, e->name);
 		if (e->target == TOPO_EVENT_SWITCH && id >= (long)ns)
-			return topo_yaml_fail(b->c, e->name_line, "switch: '%s' is a host, not a switch",
-				    e->name);
+			return topo_yaml_fail(b->c, e->name_line,
+					      "switch: '%s' is a host, not a switch", e->name);
 		if (id < 0) {
 			if (e->target == TOPO_EVENT_LINK)
-				return topo_yaml_fail(b->c, e->name_line,
-					    "link: unknown link '%s' (links are named 'a-b' after their "
-					    "ends unless given a 'name')",
-					    e->name);
-			return topo_yaml_fail(b->c, e->name_line, "switch: unknown switch '%s'", e->name);
+				return topo_yaml_fail(
+					b->c, e->name_line,
+					"link: unknown link '%s' (links are named 'a-b' after their "
+					"ends unless given a 'name')",
+					e->name);
+			return topo_yaml_fail(b->c, e->name_line, "switch: unknown switch '%s'",
+					      e->name);
 		}
 		ev->index = (uint32_t)id;
 	}
@@ -1874,8 +1950,8 @@ static void default_name(char out[TOPO_NAME_MAX], const char *display)
 int topo_load_string(const char *yaml, size_t len, const char *display_name,
 		     struct topo **out, char *err, size_t errlen)
 {
-	struct topo_yaml_ctx c = {.file = display_name ? display_name : "<string>", .err = err,
-				  .errlen = errlen};
+	struct topo_yaml_ctx c = {
+		.file = display_name ? display_name : "<string>", .err = err, .errlen = errlen};
 	struct spec s;
 	struct topo_yaml_doc d = {0};
 	struct topo *t = NULL;

@@ -94,8 +94,8 @@ bool topo_yaml_is_null(struct fy_node *n)
  * Copy a scalar value into buf as a C string. `key` names the value in
  * messages; key_line is used when the value has no position (null value).
  */
-int topo_yaml_scalar(struct topo_yaml_ctx *c, struct fy_node *v, const char *key, int key_line, char *buf,
-		  size_t len)
+int topo_yaml_scalar(struct topo_yaml_ctx *c, struct fy_node *v, const char *key, int key_line,
+		     char *buf, size_t len)
 {
 	int line = topo_yaml_line(v, key_line);
 	if (topo_yaml_is_null(v))
@@ -103,13 +103,15 @@ int topo_yaml_scalar(struct topo_yaml_ctx *c, struct fy_node *v, const char *key
 	if (fy_node_is_alias(v))
 		return topo_yaml_fail(c, line, "%s: YAML aliases are not supported", key);
 	if (fy_node_get_type(v) != FYNT_SCALAR)
-		return topo_yaml_fail(c, line, "%s: expected a scalar value, got %s", key, topo_yaml_type_word(v));
+		return topo_yaml_fail(c, line, "%s: expected a scalar value, got %s", key,
+				      topo_yaml_type_word(v));
 	size_t n = 0;
 	const char *s = fy_node_get_scalar(v, &n);
 	if (!s)
 		return topo_yaml_fail(c, line, "%s: unreadable value", key);
 	if (n >= len)
-		return topo_yaml_fail(c, line, "%s: value too long (at most %zu characters)", key, len - 1);
+		return topo_yaml_fail(c, line, "%s: value too long (at most %zu characters)", key,
+				      len - 1);
 	if (memchr(s, '\0', n))
 		return topo_yaml_fail(c, line, "%s: value contains a NUL character", key);
 	memcpy(buf, s, n);
@@ -120,15 +122,17 @@ int topo_yaml_scalar(struct topo_yaml_ctx *c, struct fy_node *v, const char *key
 /* -------------------------------------------------------------- mappings */
 
 int topo_yaml_walk_map(struct topo_yaml_ctx *c, struct fy_node *map, int line, const char *what,
-		    const char *const *keys, topo_yaml_pair_fn fn, void *obj)
+		       const char *const *keys, topo_yaml_pair_fn fn, void *obj)
 {
 	if (topo_yaml_is_null(map))
 		return topo_yaml_fail(c, line, "%s: expected a mapping, got nothing", what);
 	if (fy_node_is_alias(map))
-		return topo_yaml_fail(c, topo_yaml_line(map, line), "%s: YAML aliases are not supported", what);
+		return topo_yaml_fail(c, topo_yaml_line(map, line),
+				      "%s: YAML aliases are not supported", what);
 	if (fy_node_get_type(map) != FYNT_MAPPING)
-		return topo_yaml_fail(c, topo_yaml_line(map, line), "%s: expected a mapping (key: value), got %s",
-			    what, topo_yaml_type_word(map));
+		return topo_yaml_fail(c, topo_yaml_line(map, line),
+				      "%s: expected a mapping (key: value), got %s", what,
+				      topo_yaml_type_word(map));
 	void *it = NULL;
 	struct fy_node_pair *p;
 	while ((p = fy_node_mapping_iterate(map, &it))) {
@@ -155,7 +159,8 @@ int topo_yaml_walk_map(struct topo_yaml_ctx *c, struct fy_node *map, int line, c
 					break;
 				off += (size_t)n;
 			}
-			return topo_yaml_fail(c, kl, "unknown key '%s' in %s (expected: %s)", key, what, list);
+			return topo_yaml_fail(c, kl, "unknown key '%s' in %s (expected: %s)", key,
+					      what, list);
 		}
 		if (fn(c, obj, key, v, kl))
 			return -1;
@@ -175,10 +180,11 @@ int topo_yaml_check_list(struct topo_yaml_ctx *c, struct fy_node *v, const char 
 	if (topo_yaml_is_null(v))
 		return topo_yaml_fail(c, key_line, "%s: missing value (expected a list)", key);
 	if (fy_node_is_alias(v))
-		return topo_yaml_fail(c, topo_yaml_line(v, key_line), "%s: YAML aliases are not supported", key);
+		return topo_yaml_fail(c, topo_yaml_line(v, key_line),
+				      "%s: YAML aliases are not supported", key);
 	if (fy_node_get_type(v) != FYNT_SEQUENCE)
-		return topo_yaml_fail(c, topo_yaml_line(v, key_line), "%s: expected a list, got %s", key,
-			    topo_yaml_type_word(v));
+		return topo_yaml_fail(c, topo_yaml_line(v, key_line), "%s: expected a list, got %s",
+				      key, topo_yaml_type_word(v));
 	return 0;
 }
 
@@ -205,13 +211,14 @@ static int yaml_error(struct topo_yaml_ctx *c, struct fy_diag *diag)
 		/* collected positions are 1-based already */
 		int line = e->line > 0 ? e->line : 1;
 		return topo_yaml_fail(c, line, "YAML syntax error: %s (column %d)", e->msg,
-			    e->column > 0 ? e->column : 1);
+				      e->column > 0 ? e->column : 1);
 	}
 	/* no position: use libfyaml's text, stripped to its first line */
 	char *nl = strchr(c->diag_text, '\n');
 	if (nl)
 		*nl = '\0';
-	return topo_yaml_fail(c, 1, "YAML syntax error%s%s", c->diag_text[0] ? ": " : "", c->diag_text);
+	return topo_yaml_fail(c, 1, "YAML syntax error%s%s", c->diag_text[0] ? ": " : "",
+			      c->diag_text);
 }
 
 int topo_yaml_open(struct topo_yaml_ctx *c, const char *yaml, size_t len, const char *what,
@@ -247,7 +254,8 @@ int topo_yaml_open(struct topo_yaml_ctx *c, const char *yaml, size_t len, const 
 	if (extra) {
 		int line = topo_yaml_line(fy_document_root(extra), 0);
 		fy_parse_document_destroy(d->fyp, extra);
-		return topo_yaml_fail(c, line, "only one YAML document is allowed (found a second one)");
+		return topo_yaml_fail(c, line,
+				      "only one YAML document is allowed (found a second one)");
 	}
 	if (fy_diag_got_error(d->diag))
 		return yaml_error(c, d->diag);
@@ -292,7 +300,8 @@ int topo_yaml_read_file(struct topo_yaml_ctx *c, char **out, size_t *out_len)
 		len += n;
 		if (n == 0) {
 			if (ferror(f))
-				rc = topo_yaml_fail(c, 0, "cannot read: %s", strerror(errno ? errno : EIO));
+				rc = topo_yaml_fail(c, 0, "cannot read: %s",
+						    strerror(errno ? errno : EIO));
 			break;
 		}
 	}
