@@ -43,8 +43,8 @@ static void key_clean(char *k)
 /* A link direction's key: FROM_to_TO. */
 static void chan_name(const struct dp_fabric *f, const struct dp_chan *c, char *buf, size_t len)
 {
-	snprintf(buf, len, "%s_to_%s", rl_topo_node_name(f->topo, c->from),
-		 rl_topo_node_name(f->topo, c->to));
+	snprintf(buf, len, "%s_to_%s", topo_node_name(f->topo, c->from),
+		 topo_node_name(f->topo, c->to));
 	key_clean(buf);
 }
 
@@ -95,7 +95,7 @@ static int cmd_info(const char *cmd, const char *params, struct rte_tel_data *d)
 
 	(void)cmd;
 	(void)params;
-	rl_topo_summary(f->topo, s, sizeof(s));
+	topo_summary(f->topo, s, sizeof(s));
 	rte_tel_data_start_dict(d);
 	rte_tel_data_add_dict_string(d, "topology", s);
 	rte_tel_data_add_dict_string(d, "clock", f->eng->mode == DP_CLOCK_LIVE ? "live" : "virtual");
@@ -135,7 +135,7 @@ static int cmd_queues(const char *cmd, const char *params, struct rte_tel_data *
 	static const char *const cols[] = {"bytes", "peak_bytes", "tx_pkts", "tx_bytes", "xoff_rx",
 					   "paused"};
 	const struct dp_fabric *f = the_ctl->fab;
-	int l = params ? rl_topo_link_by_name(f->topo, params) : -1;
+	int l = params ? topo_link_by_name(f->topo, params) : -1;
 
 	(void)cmd;
 	if (l < 0)
@@ -173,7 +173,7 @@ static int cmd_switches(const char *cmd, const char *params, struct rte_tel_data
 			continue;
 		uint64_t v[] = {sw->up, sw->rx_pkts, sw->fwd_pkts, dp_switch_drops(sw), sw->arp_replies,
 				sw->nd_replies, sw->echo_replies, sw->pfc_rx, sw->ecn_marked, ms->bytes, ms->peak_bytes};
-		char k[RL_TOPO_NAME_MAX];
+		char k[TOPO_NAME_MAX];
 		snprintf(k, sizeof(k), "%s", sw->cfg->name);
 		key_clean(k);
 		if (add_row(d, k, v, N(v)) < 0)
@@ -210,7 +210,7 @@ static int cmd_drops(const char *cmd, const char *params, struct rte_tel_data *d
 			v[n++] = sw->drops[r];
 		for (int k = 1; k < PFC_MMU_VERDICT_COUNT; k++)
 			v[n++] = ms->drops[k];
-		char k[RL_TOPO_NAME_MAX];
+		char k[TOPO_NAME_MAX];
 		snprintf(k, sizeof(k), "%s", sw->cfg->name);
 		key_clean(k);
 		if (add_row(d, k, v, n) < 0)
@@ -258,7 +258,7 @@ static int cmd_pfc(const char *cmd, const char *params, struct rte_tel_data *d)
 static int cmd_ports(const char *cmd, const char *params, struct rte_tel_data *d)
 {
 	const struct dp_fabric *f = the_ctl->fab;
-	int s = params ? rl_topo_switch_by_name(f->topo, params) : -1;
+	int s = params ? topo_switch_by_name(f->topo, params) : -1;
 
 	(void)cmd;
 	if (s < 0)
@@ -267,7 +267,7 @@ static int cmd_ports(const char *cmd, const char *params, struct rte_tel_data *d
 	rte_tel_data_start_dict(d);
 	for (uint16_t p = 0; p < sw->cfg->n_ports; p++) {
 		char k[80];
-		snprintf(k, sizeof(k), "port%u_%s", p, rl_topo_node_name(f->topo, sw->cfg->ports[p].peer));
+		snprintf(k, sizeof(k), "port%u_%s", p, topo_node_name(f->topo, sw->cfg->ports[p].peer));
 		key_clean(k);
 		rte_tel_data_add_dict_u64(d, k, sw->port_tx_pkts[p]);
 	}
@@ -321,8 +321,8 @@ static int queue_set(const char *params, bool is_switch)
 		return -EINVAL;
 	memcpy(name, params, (size_t)(comma - params));
 	name[comma - params] = '\0';
-	int idx = is_switch ? rl_topo_switch_by_name(the_ctl->fab->topo, name)
-			    : rl_topo_link_by_name(the_ctl->fab->topo, name);
+	int idx = is_switch ? topo_switch_by_name(the_ctl->fab->topo, name)
+			    : topo_link_by_name(the_ctl->fab->topo, name);
 	if (idx < 0 || (strcmp(comma + 1, "up") && strcmp(comma + 1, "down")))
 		return -EINVAL;
 	c = malloc(sizeof(*c));

@@ -170,7 +170,7 @@ static void on_arrive(void *obj, uint64_t arg, uint64_t now)
 /* The queue to send from next, or -1: control first, the strict class, then DWRR. */
 static int pick_queue(struct dp_chan *c, uint64_t now)
 {
-	const struct rl_qos *qos = &c->fab->topo->qos;
+	const struct topo_qos *qos = &c->fab->topo->qos;
 	unsigned cp = qos->control_prio;
 
 	if (c->ctrl.n)
@@ -397,7 +397,7 @@ static void handle_arp(struct dp_switch *s, uint16_t port, struct rte_mbuf *m, u
 	struct dp_chan *c = s->out[port];
 	struct rte_ether_hdr *eh = rte_pktmbuf_mtod(m, struct rte_ether_hdr *);
 
-	if (s->cfg->role != RL_ROLE_RTSW || rte_pktmbuf_data_len(m) < sizeof(*eh) + sizeof(struct rte_arp_hdr)) {
+	if (s->cfg->role != TOPO_ROLE_RTSW || rte_pktmbuf_data_len(m) < sizeof(*eh) + sizeof(struct rte_arp_hdr)) {
 		sw_drop(s, m, DP_DROP_NOT_IP);
 		return;
 	}
@@ -484,7 +484,7 @@ static void handle_ns(struct dp_switch *s, uint16_t port, struct rte_mbuf *m,
 	static const uint8_t unspec[16];
 	const size_t na_len = 14 + 40 + 32;
 
-	if (s->cfg->role != RL_ROLE_RTSW || rte_pktmbuf_data_len(m) < p->l4_off + 24u ||
+	if (s->cfg->role != TOPO_ROLE_RTSW || rte_pktmbuf_data_len(m) < p->l4_off + 24u ||
 	    memcmp(p->src, unspec, 16) == 0 || memcmp(d + p->l4_off + 8, s->cfg->gw_ipv6, 8) != 0) {
 		sw_drop(s, m, DP_DROP_IPV6_CTL);
 		return;
@@ -581,20 +581,20 @@ static void answer_echo(struct dp_switch *s, uint16_t port, struct rte_mbuf *m,
 }
 
 static int choose_member(struct dp_switch *s, struct dp_group *g, const struct rl_pkt *p,
-			 const struct rl_host *dst, uint64_t now)
+			 const struct topo_host *dst, uint64_t now)
 {
-	const struct rl_switch *cfg = s->cfg;
+	const struct topo_switch *cfg = s->cfg;
 	unsigned n_up = (unsigned)__builtin_popcountll(g->up_mask);
 
 	if (n_up == 0)
 		return -1;
-	if (cfg->lb == RL_LB_PINNING)
+	if (cfg->lb == TOPO_LB_PINNING)
 		return rl_pin_select(dst->index, g->n, g->up_mask);
 	uint32_t h = rl_flow_hash(cfg->profile, cfg->algo, cfg->seed, p);
 	switch (cfg->lb) {
-	case RL_LB_RESILIENT:
+	case TOPO_LB_RESILIENT:
 		return rl_resilient_select(&g->rs, h);
-	case RL_LB_FLOWLET:
+	case TOPO_LB_FLOWLET:
 		return rl_flowlet_select(&s->flowlet, h, now, g->n, g->up_mask);
 	default: { /* modulo over the members that are up */
 		unsigned k = (unsigned)rl_ecmp_modulo(h, n_up);
@@ -615,7 +615,7 @@ static int host_of(const struct dp_fabric *f, uint8_t ip_version, const uint8_t 
 	uint32_t nh;
 
 	if (ip_version == 6)
-		return rl_route_host_by_ipv6(f->routes, addr);
+		return topo_route_host_by_ipv6(f->routes, addr);
 	return rte_lpm_lookup(f->lpm, rl_get_be32(addr), &nh) == 0 ? (int)nh : -1;
 }
 
@@ -693,7 +693,7 @@ static void switch_rx(struct dp_switch *s, uint16_t in_port, struct rte_mbuf *m,
 			sw_drop(s, m, DP_DROP_IPV6_CTL);
 		return;
 	}
-	if (s->cfg->role == RL_ROLE_RTSW && is_echo_to_gateway(s, p, d, len)) {
+	if (s->cfg->role == TOPO_ROLE_RTSW && is_echo_to_gateway(s, p, d, len)) {
 		answer_echo(s, in_port, m, p, now);
 		return;
 	}
@@ -706,14 +706,14 @@ static void switch_rx(struct dp_switch *s, uint16_t in_port, struct rte_mbuf *m,
 		sw_drop(s, m, DP_DROP_NO_ROUTE);
 		return;
 	}
-	const struct rl_host *h = &f->topo->hosts[hidx];
+	const struct topo_host *h = &f->topo->hosts[hidx];
 	int out_port;
 	if (h->leaf == s->idx) {
 		out_port = h->leaf_port;
 	} else {
 		struct dp_switch *leaf = &f->sw[h->leaf];
 		struct dp_group *g = &s->group[leaf->cfg->leaf_index];
-		int te_port = f->te && s->cfg->role == RL_ROLE_RTSW ? te_uplink(f, s, p, (uint32_t)hidx) : -1;
+		int te_port = f->te && s->cfg->role == TOPO_ROLE_RTSW ? te_uplink(f, s, p, (uint32_t)hidx) : -1;
 		if (te_port >= 0) {
 			out_port = te_port;
 		} else {
@@ -756,7 +756,7 @@ static void switch_rx(struct dp_switch *s, uint16_t in_port, struct rte_mbuf *m,
 	memcpy(d, oc->dst_mac, 6);
 	memcpy(d + 6, oc->src_mac, 6);
 
-	int first_hop = s->out[in_port]->to.kind == RL_NODE_HOST;
+	int first_hop = s->out[in_port]->to.kind == TOPO_NODE_HOST;
 	if (pv->flow_slot)
 		dp_flows_record_slot(&f->flows, (int32_t)pv->flow_slot - 1, len, s->idx,
 				     (uint16_t)out_port, first_hop);
@@ -783,7 +783,7 @@ static void deliver(struct dp_chan *c, struct rte_mbuf *m, uint64_t now)
 		rte_pktmbuf_free(m);
 		return;
 	}
-	if (c->to.kind == RL_NODE_SWITCH) {
+	if (c->to.kind == TOPO_NODE_SWITCH) {
 		switch_rx(&f->sw[c->to.index], c->to_port, m, now);
 		return;
 	}
@@ -848,14 +848,14 @@ void dp_fabric_host_send(struct dp_fabric *f, uint32_t host, struct rte_mbuf *m,
 /* Make each (switch, leaf) group's members what the routes say, moving as few flows as possible. */
 static void sync_groups(struct dp_fabric *f, bool first)
 {
-	const struct rl_topo *t = f->topo;
+	const struct topo *t = f->topo;
 
 	for (uint32_t si = 0; si < t->n_switches; si++) {
 		struct dp_switch *s = &f->sw[si];
 		for (uint32_t L = 0; L < t->n_leaves; L++) {
 			struct dp_group *g = &s->group[L];
 			unsigned n;
-			const uint16_t *ports = rl_route_group(f->routes, si, L, &n);
+			const uint16_t *ports = topo_route_group(f->routes, si, L, &n);
 			uint64_t want = 0;
 
 			for (unsigned i = 0; i < n; i++) {
@@ -870,7 +870,7 @@ static void sync_groups(struct dp_fabric *f, bool first)
 				if (k >= 0)
 					want |= 1ull << k;
 			}
-			if (s->cfg->lb == RL_LB_RESILIENT && g->n > 0) {
+			if (s->cfg->lb == TOPO_LB_RESILIENT && g->n > 0) {
 				if (first || g->rs.bucket == NULL) {
 					rl_resilient_free(&g->rs);
 					rl_resilient_init(&g->rs, s->cfg->resilient_buckets, g->n);
@@ -896,7 +896,7 @@ static void sync_groups(struct dp_fabric *f, bool first)
 
 static void reroute(struct dp_fabric *f, uint64_t now)
 {
-	rl_route_compute(f->routes);
+	topo_route_compute(f->routes);
 	sync_groups(f, false);
 	if (f->te)
 		dp_te_compute(f->te); /* the controller places the flows again */
@@ -988,7 +988,7 @@ int dp_fabric_set_link(struct dp_fabric *f, uint32_t link, bool up, uint64_t now
 		chan_flush(&f->chans[2 * link], now);
 		chan_flush(&f->chans[2 * link + 1], now);
 	}
-	rl_route_set_link(f->routes, link, up);
+	topo_route_set_link(f->routes, link, up);
 	reroute(f, now);
 	return 0;
 }
@@ -998,7 +998,7 @@ int dp_fabric_set_switch(struct dp_fabric *f, uint32_t sw, bool up, uint64_t now
 	if (sw >= f->topo->n_switches)
 		return -1;
 	f->sw[sw].up = up;
-	rl_route_set_switch(f->routes, sw, up);
+	topo_route_set_switch(f->routes, sw, up);
 	reroute(f, now);
 	return 0;
 }
@@ -1006,16 +1006,16 @@ int dp_fabric_set_switch(struct dp_fabric *f, uint32_t sw, bool up, uint64_t now
 static void on_topo_event(void *obj, uint64_t i, uint64_t now)
 {
 	struct dp_fabric *f = obj;
-	const struct rl_event *ev = &f->topo->events[i];
+	const struct topo_event *ev = &f->topo->events[i];
 
-	if (ev->target == RL_EVENT_LINK)
+	if (ev->target == TOPO_EVENT_LINK)
 		dp_fabric_set_link(f, ev->index, ev->up, now);
 	else
 		dp_fabric_set_switch(f, ev->index, ev->up, now);
 	f->events_applied++;
 }
 
-struct dp_chan *dp_fabric_chan_from(struct dp_fabric *f, uint32_t link, struct rl_node_ref from)
+struct dp_chan *dp_fabric_chan_from(struct dp_fabric *f, uint32_t link, struct topo_node_ref from)
 {
 	if (link >= f->topo->n_links)
 		return NULL;
@@ -1029,9 +1029,9 @@ struct dp_chan *dp_fabric_chan_from(struct dp_fabric *f, uint32_t link, struct r
 
 /* ---- construction ---- */
 
-static const uint8_t *node_port_mac(const struct rl_topo *t, struct rl_node_ref n, uint16_t port)
+static const uint8_t *node_port_mac(const struct topo *t, struct topo_node_ref n, uint16_t port)
 {
-	if (n.kind == RL_NODE_HOST)
+	if (n.kind == TOPO_NODE_HOST)
 		return t->hosts[n.index].mac;
 	return t->switches[n.index].ports[port].mac;
 }
@@ -1039,8 +1039,8 @@ static const uint8_t *node_port_mac(const struct rl_topo *t, struct rl_node_ref 
 static int init_chan(struct dp_fabric *f, struct dp_chan *c, uint32_t l, int dir, char *err,
 		     size_t errlen)
 {
-	const struct rl_topo *t = f->topo;
-	const struct rl_link *lk = &t->links[l];
+	const struct topo *t = f->topo;
+	const struct topo_link *lk = &t->links[l];
 
 	c->fab = f;
 	c->link = l;
@@ -1060,7 +1060,7 @@ static int init_chan(struct dp_fabric *f, struct dp_chan *c, uint32_t l, int dir
 	c->rng = (f->opt.seed ? f->opt.seed : 1) * 0x9e3779b97f4a7c15ull + 2 * l + (uint64_t)dir + 1;
 	for (int p = 0; p < DP_NUM_PRIO; p++)
 		c->quantum[p] = DWRR_QUANTUM * (t->qos.dwrr_weight[p] ? t->qos.dwrr_weight[p] : 1);
-	if (f->opt.watchdog && c->from.kind == RL_NODE_SWITCH) {
+	if (f->opt.watchdog && c->from.kind == TOPO_NODE_SWITCH) {
 		struct pfc_watchdog_config wc = *f->opt.watchdog;
 		wc.prio_mask = t->qos.lossless_mask;
 		if (pfc_watchdog_init(&c->wd, &wc, 0, err, errlen) < 0)
@@ -1072,8 +1072,8 @@ static int init_chan(struct dp_fabric *f, struct dp_chan *c, uint32_t l, int dir
 
 static int init_switch(struct dp_fabric *f, uint32_t si, char *err, size_t errlen)
 {
-	const struct rl_topo *t = f->topo;
-	const struct rl_switch *cfg = &t->switches[si];
+	const struct topo *t = f->topo;
+	const struct topo_switch *cfg = &t->switches[si];
 	struct dp_switch *s = &f->sw[si];
 	struct pfc_mmu_config mc;
 	struct pfc_mmu_port_config *pc = calloc(cfg->n_ports ? cfg->n_ports : 1, sizeof(*pc));
@@ -1091,8 +1091,8 @@ static int init_switch(struct dp_fabric *f, uint32_t si, char *err, size_t errle
 		return -1;
 	}
 	for (uint16_t p = 0; p < cfg->n_ports; p++) {
-		const struct rl_link *lk = &t->links[cfg->ports[p].link];
-		struct rl_node_ref me = {RL_NODE_SWITCH, si};
+		const struct topo_link *lk = &t->links[cfg->ports[p].link];
+		struct topo_node_ref me = {TOPO_NODE_SWITCH, si};
 		s->out[p] = dp_fabric_chan_from(f, cfg->ports[p].link, me);
 		/* largest frame: IP MTU + Ethernet header + one 802.1Q tag */
 		pfc_mmu_port_config_init(&pc[p], lk->rate_bps, lk->delay_ns, lk->mtu + 18);
@@ -1114,7 +1114,7 @@ static int init_switch(struct dp_fabric *f, uint32_t si, char *err, size_t errle
 		snprintf(err, errlen, "switch %s: buffer: %s", cfg->name, merr);
 		return -1;
 	}
-	if (cfg->lb == RL_LB_FLOWLET &&
+	if (cfg->lb == TOPO_LB_FLOWLET &&
 	    rl_flowlet_init(&s->flowlet, 4096, cfg->flowlet_timeout_ns, mc.seed) < 0) {
 		snprintf(err, errlen, "switch %s: flowlet table: out of memory", cfg->name);
 		return -1;
@@ -1122,7 +1122,7 @@ static int init_switch(struct dp_fabric *f, uint32_t si, char *err, size_t errle
 	return 0;
 }
 
-struct dp_fabric *dp_fabric_create(const struct rl_topo *t, struct dp_engine *e,
+struct dp_fabric *dp_fabric_create(const struct topo *t, struct dp_engine *e,
 				   struct rte_mempool *mp, const struct dp_fabric_opts *opt,
 				   char *err, size_t errlen)
 {
@@ -1146,7 +1146,7 @@ struct dp_fabric *dp_fabric_create(const struct rl_topo *t, struct dp_engine *e,
 	f->chans = calloc(f->n_chans ? f->n_chans : 1, sizeof(*f->chans));
 	f->sw = calloc(t->n_switches, sizeof(*f->sw));
 	f->host = calloc(t->n_hosts ? t->n_hosts : 1, sizeof(*f->host));
-	f->routes = rl_route_create(t);
+	f->routes = topo_route_create(t);
 	if (!f->chans || !f->sw || !f->host || !f->routes) {
 		snprintf(err, errlen, "out of memory");
 		goto fail;
@@ -1160,7 +1160,7 @@ struct dp_fabric *dp_fabric_create(const struct rl_topo *t, struct dp_engine *e,
 			goto fail;
 	for (uint32_t hi = 0; hi < t->n_hosts; hi++) {
 		struct dp_host *h = &f->host[hi];
-		struct rl_node_ref me = {RL_NODE_HOST, hi};
+		struct topo_node_ref me = {TOPO_NODE_HOST, hi};
 		h->idx = hi;
 		h->cfg = &t->hosts[hi];
 		h->port_id = -1;
@@ -1185,7 +1185,7 @@ struct dp_fabric *dp_fabric_create(const struct rl_topo *t, struct dp_engine *e,
 
 	if (dp_flows_init(&f->flows, f->opt.flow_capacity, err, errlen) < 0)
 		goto fail;
-	if (rl_route_compute(f->routes) < 0) {
+	if (topo_route_compute(f->routes) < 0) {
 		snprintf(err, errlen, "route computation failed");
 		goto fail;
 	}
@@ -1223,7 +1223,7 @@ void dp_fabric_destroy(struct dp_fabric *f)
 	if (f->lpm)
 		rte_lpm_free(f->lpm);
 	dp_flows_free(&f->flows);
-	rl_route_free(f->routes);
+	topo_route_free(f->routes);
 	free(f->chans);
 	free(f->sw);
 	free(f->host);

@@ -46,8 +46,8 @@
 #include "pfc_watchdog.h"
 #include "rl_parse.h"
 #include "rl_nexthop.h"
-#include "routes.h"
-#include "topology.h"
+#include "topo_route.h"
+#include "topo.h"
 
 #define DP_NUM_PRIO 8
 
@@ -113,7 +113,7 @@ struct dp_chan {
 	struct dp_fabric *fab;
 	uint32_t link;
 	uint8_t dir;                 /* 0: end[0] -> end[1] */
-	struct rl_node_ref from, to;
+	struct topo_node_ref from, to;
 	uint16_t from_port, to_port; /* switch ports (0 for a host end) */
 	uint8_t dst_mac[6];          /* rewrite: the receiving port's or host's MAC */
 	uint8_t src_mac[6];
@@ -157,17 +157,17 @@ struct dp_group {
 	uint16_t n;                          /* members ever seen; index into port[] */
 	uint16_t port[RL_NH_MAX_MEMBERS];
 	uint64_t up_mask;                    /* members in the group now */
-	struct rl_resilient rs;              /* RL_LB_RESILIENT only */
+	struct rl_resilient rs;              /* TOPO_LB_RESILIENT only */
 };
 
 struct dp_switch {
 	uint32_t idx;
-	const struct rl_switch *cfg;
+	const struct topo_switch *cfg;
 	struct pfc_mmu *mmu;
 	struct dp_chan **out;        /* [port] the channel this port sends on */
 	uint64_t *pfc_timer_at;      /* [port] pending PFC refresh timer; 0: none */
 	struct dp_group *group;      /* [leaf index] */
-	struct rl_flowlet flowlet;   /* RL_LB_FLOWLET only */
+	struct rl_flowlet flowlet;   /* TOPO_LB_FLOWLET only */
 	bool up;
 
 	uint64_t rx_pkts, rx_bytes, fwd_pkts;
@@ -179,7 +179,7 @@ struct dp_switch {
 
 struct dp_host {
 	uint32_t idx;
-	const struct rl_host *cfg;
+	const struct topo_host *cfg;
 	struct dp_chan *tx, *rx;     /* host -> leaf, leaf -> host */
 	uint64_t tx_pkts, tx_bytes, rx_pkts, rx_bytes;
 	uint64_t pfc_rx;             /* PFC frames its NIC obeyed */
@@ -199,10 +199,10 @@ struct dp_fabric_opts {
 };
 
 struct dp_fabric {
-	const struct rl_topo *topo;
+	const struct topo *topo;
 	struct dp_engine *eng;
 	struct rte_mempool *mp;
-	struct rl_routes *routes;
+	struct topo_routes *routes;
 	struct rte_lpm *lpm;         /* IPv4 destination -> host index */
 	struct dp_fabric_opts opt;
 	uint32_t n_chans;
@@ -221,7 +221,7 @@ struct dp_fabric {
  * struct dp_mbuf_priv). Scheduled events of the topology are armed on e.
  * Returns NULL with a message in err on failure.
  */
-struct dp_fabric *dp_fabric_create(const struct rl_topo *t, struct dp_engine *e,
+struct dp_fabric *dp_fabric_create(const struct topo *t, struct dp_engine *e,
 				   struct rte_mempool *mp, const struct dp_fabric_opts *opt,
 				   char *err, size_t errlen);
 void dp_fabric_destroy(struct dp_fabric *f);
@@ -234,7 +234,7 @@ int dp_fabric_set_link(struct dp_fabric *f, uint32_t link, bool up, uint64_t now
 int dp_fabric_set_switch(struct dp_fabric *f, uint32_t sw, bool up, uint64_t now_ns);
 
 /* The channel of link l in the direction leaving node `from` (NULL if not an end). */
-struct dp_chan *dp_fabric_chan_from(struct dp_fabric *f, uint32_t link, struct rl_node_ref from);
+struct dp_chan *dp_fabric_chan_from(struct dp_fabric *f, uint32_t link, struct topo_node_ref from);
 
 /* Arm c's PFC watchdog poll (when the watchdog is on and none is pending). */
 void dp_watchdog_arm(struct dp_chan *c, uint64_t now_ns);

@@ -143,19 +143,19 @@ void dp_flow_name(const struct dp_flow *f, char *buf, size_t len)
 		snprintf(buf, len, "%s:%u > %s:%u %s", s, f->key.sport, d, f->key.dport, proto);
 }
 
-void dp_flow_path(const struct dp_flow *f, const struct rl_topo *t, char *buf, size_t len)
+void dp_flow_path(const struct dp_flow *f, const struct topo *t, char *buf, size_t len)
 {
 	size_t o = 0;
 
 	buf[0] = '\0';
 	for (uint8_t i = 0; i < f->n_hops && o < len; i++) {
-		const struct rl_switch *sw = &t->switches[f->hop_switch[i]];
+		const struct topo_switch *sw = &t->switches[f->hop_switch[i]];
 		o += (size_t)snprintf(buf + o, len - o, "%s%s:p%u", i ? " > " : "", sw->name,
 				      f->hop_port[i]);
 	}
 }
 
-void dp_flows_print(const struct dp_flows *fl, const struct rl_topo *t, uint32_t n, FILE *out)
+void dp_flows_print(const struct dp_flows *fl, const struct topo *t, uint32_t n, FILE *out)
 {
 	const struct dp_flow **top = malloc((n ? n : 1) * sizeof(*top));
 	uint32_t k = top ? dp_flows_top(fl, top, n) : 0;

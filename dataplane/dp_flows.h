@@ -16,7 +16,7 @@
 #include <stdio.h>
 
 #include "rl_parse.h"
-#include "topology.h"
+#include "topo.h"
 
 #define DP_FLOW_MAX_HOPS 8
 
@@ -71,9 +71,9 @@ uint32_t dp_flows_top(const struct dp_flows *fl, const struct dp_flow **out, uin
 /* "10.0.0.1:49458 > 10.0.1.1:4791 udp qp 17" */
 void dp_flow_name(const struct dp_flow *f, char *buf, size_t len);
 /* "leaf0:p5 > spine1:p1 > leaf1:p0" */
-void dp_flow_path(const struct dp_flow *f, const struct rl_topo *t, char *buf, size_t len);
+void dp_flow_path(const struct dp_flow *f, const struct topo *t, char *buf, size_t len);
 
 /* Print the top n flows with their paths. */
-void dp_flows_print(const struct dp_flows *fl, const struct rl_topo *t, uint32_t n, FILE *out);
+void dp_flows_print(const struct dp_flows *fl, const struct topo *t, uint32_t n, FILE *out);
 
 #endif /* DP_FLOWS_H */

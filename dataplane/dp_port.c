@@ -9,12 +9,12 @@
 #include <rte_malloc.h>
 
 /* The vdev name rocelab gives host h's port (also its ethdev name). */
-static void vdev_name(const struct rl_topo *t, uint32_t h, enum dp_veth_driver drv, char *buf,
+static void vdev_name(const struct topo *t, uint32_t h, enum dp_veth_driver drv, char *buf,
 		      size_t len)
 {
-	if (t->hosts[h].attach == RL_ATTACH_VHOST)
+	if (t->hosts[h].attach == TOPO_ATTACH_VHOST)
 		snprintf(buf, len, "net_vhost%u", h);
-	else if (t->hosts[h].attach == RL_ATTACH_NET_NULL)
+	else if (t->hosts[h].attach == TOPO_ATTACH_NET_NULL)
 		snprintf(buf, len, "net_null%u", h);
 	else
 		snprintf(buf, len, "%s%u", drv == DP_VETH_AF_XDP ? "net_af_xdp" : "net_af_packet", h);
@@ -30,18 +30,18 @@ static int push(char **argv, int *argc, int cap, char *s)
 	return 0;
 }
 
-int dp_port_eal_args(const struct rl_topo *t, enum dp_veth_driver drv, char **argv, int *argc,
+int dp_port_eal_args(const struct topo *t, enum dp_veth_driver drv, char **argv, int *argc,
 		     int argv_cap, char *err, size_t errlen)
 {
 	bool any_pci = false;
 
 	for (uint32_t h = 0; h < t->n_hosts; h++) {
-		const struct rl_host *hc = &t->hosts[h];
+		const struct topo_host *hc = &t->hosts[h];
 		char name[64], arg[512];
 
 		vdev_name(t, h, drv, name, sizeof(name));
 		switch (hc->attach) {
-		case RL_ATTACH_VETH:
+		case TOPO_ATTACH_VETH:
 			if (drv == DP_VETH_AF_XDP)
 				snprintf(arg, sizeof(arg), "--vdev=%s,iface=%s,start_queue=0,queue_count=1",
 					 name, hc->ifname);
@@ -62,15 +62,15 @@ int dp_port_eal_args(const struct rl_topo *t, enum dp_veth_driver drv, char **ar
 				snprintf(arg, sizeof(arg), "--vdev=%s,iface=%s,framecnt=4096,qpairs=1", name,
 					 hc->ifname);
 			break;
-		case RL_ATTACH_VHOST:
+		case TOPO_ATTACH_VHOST:
 			snprintf(arg, sizeof(arg), "--vdev=%s,iface=%s,queues=1,client=0", name,
 				 hc->socket);
 			break;
-		case RL_ATTACH_PCI:
+		case TOPO_ATTACH_PCI:
 			snprintf(arg, sizeof(arg), "-a%s", hc->pci);
 			any_pci = true;
 			break;
-		case RL_ATTACH_NET_NULL: /* a sink: traffic comes from --gen */
+		case TOPO_ATTACH_NET_NULL: /* a sink: traffic comes from --gen */
 			snprintf(arg, sizeof(arg), "--vdev=%s,no-rx=1", name);
 			break;
 		default:
@@ -110,7 +110,7 @@ static int start_port(uint16_t pid, struct rte_mempool *mp, char *err, size_t er
 int dp_port_setup(struct dp_ports *ps, struct dp_fabric *f, struct rte_mempool *mp,
 		  enum dp_veth_driver drv, char *err, size_t errlen)
 {
-	const struct rl_topo *t = f->topo;
+	const struct topo *t = f->topo;
 
 	memset(ps, 0, sizeof(*ps));
 	ps->host = calloc(t->n_hosts + 1, sizeof(*ps->host));
@@ -123,20 +123,20 @@ int dp_port_setup(struct dp_ports *ps, struct dp_fabric *f, struct rte_mempool *
 		return -1;
 	}
 	for (uint32_t h = 0; h < t->n_hosts; h++) {
-		const struct rl_host *hc = &t->hosts[h];
+		const struct topo_host *hc = &t->hosts[h];
 		char name[64], why[200];
 		uint16_t pid;
 
 		ps->by_host[h] = -1;
-		if (hc->attach == RL_ATTACH_EMULATED)
+		if (hc->attach == TOPO_ATTACH_EMULATED)
 			continue;
-		if (hc->attach == RL_ATTACH_PCI)
+		if (hc->attach == TOPO_ATTACH_PCI)
 			snprintf(name, sizeof(name), "%s", hc->pci);
 		else
 			vdev_name(t, h, drv, name, sizeof(name));
 		if (rte_eth_dev_get_port_by_name(name, &pid) != 0) {
 			snprintf(err, errlen, "host %s: no DPDK port %s (is interface %s there?)", hc->name,
-				 name, hc->attach == RL_ATTACH_VETH ? hc->ifname : hc->socket);
+				 name, hc->attach == TOPO_ATTACH_VETH ? hc->ifname : hc->socket);
 			return -1;
 		}
 		if (start_port(pid, mp, why, sizeof(why)) < 0) {

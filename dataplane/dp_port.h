@@ -38,7 +38,7 @@ struct dp_ports {
  * create the ports of t's hosts. Strings are allocated (freed at exit).
  * Returns 0, or -1 with a message when argv is full or a host cannot attach.
  */
-int dp_port_eal_args(const struct rl_topo *t, enum dp_veth_driver drv, char **argv, int *argc,
+int dp_port_eal_args(const struct topo *t, enum dp_veth_driver drv, char **argv, int *argc,
 		     int argv_cap, char *err, size_t errlen);
 
 /*

@@ -10,7 +10,7 @@
 int dp_te_create(struct dp_te *te, struct dp_fabric *f, const uint32_t (*pairs)[2], uint32_t n,
 		 char *err, size_t errlen)
 {
-	const struct rl_topo *t = f->topo;
+	const struct topo *t = f->topo;
 
 	memset(te, 0, sizeof(*te));
 	te->fab = f;
@@ -48,7 +48,7 @@ void dp_te_free(struct dp_te *te)
 void dp_te_compute(struct dp_te *te)
 {
 	struct dp_fabric *f = te->fab;
-	const struct rl_topo *t = f->topo;
+	const struct topo *t = f->topo;
 	/* residual capacity (bit/s) of each link direction, as channels are numbered */
 	double *resid = malloc(f->n_chans * sizeof(*resid));
 
@@ -62,11 +62,11 @@ void dp_te_compute(struct dp_te *te)
 
 	for (uint32_t i = 0; i < te->n_pairs; i++) {
 		struct dp_te_pair *p = &te->pair[i];
-		const struct rl_host *hs = &t->hosts[p->src], *hd = &t->hosts[p->dst];
+		const struct topo_host *hs = &t->hosts[p->src], *hd = &t->hosts[p->dst];
 		uint32_t src_leaf = hs->leaf, dst_leaf_index = (uint32_t)t->switches[hd->leaf].leaf_index;
 		double demand = (double)t->links[hs->link].rate_bps, best = -INFINITY;
 		unsigned n_up;
-		const uint16_t *ups = rl_route_group(f->routes, src_leaf, dst_leaf_index, &n_up);
+		const uint16_t *ups = topo_route_group(f->routes, src_leaf, dst_leaf_index, &n_up);
 
 		p->uplink = p->spine = -1;
 		if (hs->leaf == hd->leaf)
@@ -74,13 +74,13 @@ void dp_te_compute(struct dp_te *te)
 		struct dp_chan *best_up = NULL, *best_down = NULL;
 		for (unsigned k = 0; k < n_up; k++) {
 			struct dp_chan *up = f->sw[src_leaf].out[ups[k]];
-			if (up->to.kind != RL_NODE_SWITCH)
+			if (up->to.kind != TOPO_NODE_SWITCH)
 				continue;
 			uint32_t spine = up->to.index;
 			unsigned n_down;
-			const uint16_t *downs = rl_route_group(f->routes, spine, dst_leaf_index, &n_down);
+			const uint16_t *downs = topo_route_group(f->routes, spine, dst_leaf_index, &n_down);
 			/* a 2-tier path: the spine reaches the destination leaf directly */
-			if (n_down == 0 || f->sw[spine].out[downs[0]]->to.kind != RL_NODE_SWITCH ||
+			if (n_down == 0 || f->sw[spine].out[downs[0]]->to.kind != TOPO_NODE_SWITCH ||
 			    f->sw[spine].out[downs[0]]->to.index != hd->leaf)
 				continue;
 			struct dp_chan *down = f->sw[spine].out[downs[0]];
@@ -108,7 +108,7 @@ void dp_te_compute(struct dp_te *te)
 
 void dp_te_print(const struct dp_te *te, FILE *out)
 {
-	const struct rl_topo *t = te->fab->topo;
+	const struct topo *t = te->fab->topo;
 
 	for (uint32_t i = 0; i < te->n_pairs; i++) {
 		const struct dp_te_pair *p = &te->pair[i];

@@ -9,18 +9,18 @@
 #include <string.h>
 
 #include "pfc_mmu.h"
-#include "topology.h"
+#include "topo.h"
 
 /* "10G", "25Gbps", "100M": bit/s, as the topology format reads rates. Returns 0 or -1. */
 static inline int dp_parse_rate(const char *s, uint64_t *bps)
 {
-	return rl_topo_parse_rate(s, bps);
+	return topo_parse_rate(s, bps);
 }
 
 /* "2ms", "500us", "1s": nanoseconds, as the topology format reads durations. Returns 0 or -1. */
 static inline int dp_parse_time(const char *s, uint64_t *ns)
 {
-	return rl_topo_parse_duration(s, ns);
+	return topo_parse_duration(s, ns);
 }
 
 /* A whole number, decimal or 0x hex, nothing after it. Returns 0 or -1. */

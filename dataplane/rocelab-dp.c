@@ -29,13 +29,30 @@
 #include "dp_port.h"
 #include "dp_stats.h"
 #include "dp_units.h"
-#include "topology.h"
+#include "topo.h"
+#include "topo_traffic.h"
 
 #define EXIT_BAD_INPUT 2
-#define MAX_GENS 64
 #define MAX_CAPTURES 16
+/*
+ * Longest spec of each kind the data plane's parsers read whole: they copy
+ * it into fixed buffers (dp_gen.c 512, dp_nic.c 160 for --rdma, 2048 for
+ * --coll) and would parse a longer one cut short. A traffic file can hold
+ * longer entries (e.g. a collective naming hundreds of hosts), so they are
+ * refused at their line instead.
+ */
+#define GEN_SPEC_MAX 511
+#define RDMA_SPEC_MAX 159
+#define COLL_SPEC_MAX 2047
 #define EAL_ARGS_MAX 256
 #define IDLE_SLEEP_MAX_NS 20000 /* live mode: longest nap when idle (docs/DESIGN.md: tens of us) */
+
+/* Traffic specs in the --gen/--rdma language; no fixed limit. */
+struct spec_list {
+	const char **spec;
+	const char **where; /* NULL: from a flag; else FILE:LINE in the traffic file */
+	unsigned n, cap;
+};
 
 struct opts {
 	const char *topology;
@@ -44,11 +61,11 @@ struct opts {
 	bool list_hosts;
 	enum dp_clock_mode clock;
 	uint64_t duration_ns;
-	const char *gen[MAX_GENS];
-	unsigned n_gen;
-	const char *rdma[MAX_GENS];
-	unsigned n_rdma;
+	struct spec_list gen;   /* --gen and the traffic file's generators */
+	struct spec_list rdma;  /* --rdma and the traffic file's rdma transfers */
 	const char *coll;
+	const char *coll_where; /* NULL: --coll; else its FILE:LINE in the traffic file */
+	const char *traffic;    /* --traffic FILE */
 	struct dp_nic_opts nic;
 	bool te;
 	bool watchdog;
@@ -97,6 +114,9 @@ static void usage(FILE *out)
 		"  --coll SPEC         a collective over emulated NICs, nccl-tests-like lines per size\n"
 		"                      (keys op,hosts,sizes,qps,mode,channels,chunk,window,cts,sport,\n"
 		"                      iters,warmup,data; see dataplane/dp_nic.h)\n"
+		"  --traffic FILE      generators, rdma transfers and a collective from a YAML file\n"
+		"                      (the keys of --gen, --rdma, --coll; no limit on entries;\n"
+		"                      see topologies/README.md); adds to the flags\n"
 		"  --nic qpc=N,miss=TIME  emulated NICs hold N QP contexts; a miss costs TIME\n"
 		"  --pfc-watchdog [detect=T,restore=T,poll=T,action=drop|forward]\n"
 		"                      PFC watchdog on switch egress (SONiC defaults 200ms/200ms/100ms, drop)\n"
@@ -118,6 +138,32 @@ static void usage(FILE *out)
 		"While it runs: DPDK telemetry under /rocelab/ (dpdk-telemetry.py -f NAME, or\n"
 		"scripts/rocelab-stats NAME); SIGINT/SIGTERM stop it and print the tables.\n"
 		"Exit status: 0 ok, 1 runtime failure, 2 bad input.\n");
+}
+
+/* Append spec (where: NULL or its FILE:LINE). Returns 0, or -ENOMEM. */
+static int spec_push(struct spec_list *l, const char *spec, const char *where)
+{
+	if (l->n == l->cap) {
+		unsigned cap = l->cap ? 2 * l->cap : 16;
+		const char **s = realloc(l->spec, cap * sizeof(*s));
+		if (s)
+			l->spec = s;
+		const char **w = s ? realloc(l->where, cap * sizeof(*w)) : NULL;
+		if (!w)
+			return -ENOMEM;
+		l->where = w;
+		l->cap = cap;
+	}
+	l->spec[l->n] = spec;
+	l->where[l->n++] = where;
+	return 0;
+}
+
+static void spec_list_free(struct spec_list *l)
+{
+	free(l->spec);
+	free(l->where);
+	memset(l, 0, sizeof(*l));
 }
 
 static int bad(const char *what, const char *arg)
@@ -158,7 +204,8 @@ static int parse_watchdog(const char *spec, struct pfc_watchdog_config *w)
 static int parse_opts(int argc, char **argv, struct opts *o)
 {
 	enum { O_TOPO = 256, O_CLOS, O_CHECK, O_LIST, O_CLOCK, O_DUR, O_GEN, O_VETH, O_CAP, O_CSV, O_CSVI,
-	       O_BUSY, O_SEED, O_NAME, O_MEM, O_QUIET, O_RDMA, O_FLOWS, O_COLL, O_NIC, O_TE, O_WD };
+	       O_BUSY, O_SEED, O_NAME, O_MEM, O_QUIET, O_RDMA, O_FLOWS, O_COLL, O_NIC, O_TE, O_WD,
+	       O_TRAFFIC };
 	static const struct option lo[] = {
 		{"topology", required_argument, NULL, O_TOPO}, {"clos", required_argument, NULL, O_CLOS},
 		{"check", no_argument, NULL, O_CHECK},         {"list-hosts", no_argument, NULL, O_LIST},         {"clock", required_argument, NULL, O_CLOCK},
@@ -171,6 +218,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		{"rdma", required_argument, NULL, O_RDMA},     {"flows", required_argument, NULL, O_FLOWS},
 		{"coll", required_argument, NULL, O_COLL},     {"nic", required_argument, NULL, O_NIC},
 		{"te", no_argument, NULL, O_TE},               {"pfc-watchdog", optional_argument, NULL, O_WD},
+		{"traffic", required_argument, NULL, O_TRAFFIC},
 		{NULL, 0, NULL, 0},
 	};
 	int c;
@@ -205,16 +253,15 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 				return bad("bad --duration (e.g. 10s, 250ms):", optarg);
 			break;
 		case O_GEN:
-			if (o->n_gen == MAX_GENS)
-				return bad("too many --gen, the limit is 64:", optarg);
-			o->gen[o->n_gen++] = optarg;
+			if (spec_push(&o->gen, optarg, NULL) < 0)
+				return bad("out of memory for --gen", optarg);
 			break;
 		case O_RDMA:
-			if (o->n_rdma == MAX_GENS)
-				return bad("too many --rdma, the limit is 64:", optarg);
-			o->rdma[o->n_rdma++] = optarg;
+			if (spec_push(&o->rdma, optarg, NULL) < 0)
+				return bad("out of memory for --rdma", optarg);
 			break;
 		case O_COLL: o->coll = optarg; break;
+		case O_TRAFFIC: o->traffic = optarg; break;
 		case O_TE: o->te = true; break;
 		case O_WD:
 			o->watchdog = true;
@@ -287,12 +334,13 @@ static uint64_t tsc_ns(void *ctx)
 
 struct run {
 	struct opts *o;
-	struct rl_topo *topo;
+	struct topo *topo;
 	struct dp_engine eng;
 	struct rte_mempool *mp;
 	struct dp_fabric *fab;
 	struct dp_ports ports;
-	struct dp_gen gens[MAX_GENS];
+	struct dp_gen *gens;             /* [o->gen.n] */
+	struct topo_traffic *traffic;    /* --traffic: owns the file's specs */
 	struct dp_capture *cap[MAX_CAPTURES];
 	struct dp_csv csv;
 	struct dp_ctl *ctl;
@@ -363,7 +411,7 @@ static int eal_init(struct run *r, char *err, size_t errlen)
 
 static bool gens_active(const struct run *r)
 {
-	for (unsigned i = 0; i < r->o->n_gen; i++)
+	for (unsigned i = 0; i < r->o->gen.n; i++)
 		if (!dp_gen_done(&r->gens[i]))
 			return true;
 	return false;
@@ -439,7 +487,7 @@ static int setup_captures(struct run *r, char *err, size_t errlen)
 		snprintf(spec, sizeof(spec), "%s", r->o->capture[i]);
 		char *eq = strchr(spec, '=');
 		*eq = '\0';
-		int l = rl_topo_link_by_name(r->topo, spec);
+		int l = topo_link_by_name(r->topo, spec);
 		if (l < 0) {
 			snprintf(err, errlen, "--capture: no link named '%s'", spec);
 			return -1;
@@ -453,6 +501,76 @@ static int setup_captures(struct run *r, char *err, size_t errlen)
 	return 0;
 }
 
+/* "WHERE: err" for what came from the traffic file (where != NULL). */
+static void at_where(char *err, size_t errlen, const char *where)
+{
+	if (!where)
+		return;
+	char msg[512];
+	snprintf(msg, sizeof(msg), "%s", err);
+	if (snprintf(err, errlen, "%s: %s", where, msg) >= (int)errlen)
+		return; /* cut, as any message longer than err */
+}
+
+/*
+ * --traffic FILE: its generators and rdma transfers join the flags' lists,
+ * its collective takes the --coll slot (one collective per run: dp_nic.c
+ * runs one), each with its FILE:LINE. *out keeps the specs. Returns 0, or
+ * the exit code after printing why.
+ */
+static int add_traffic(struct opts *o, const struct topo *t, struct topo_traffic **out)
+{
+	char err[512];
+	if (topo_traffic_load(o->traffic, t, out, err, sizeof(err)) < 0) {
+		fprintf(stderr, "rocelab-dp: %s\n", err);
+		return EXIT_BAD_INPUT;
+	}
+	static const size_t spec_max[TOPO_TRAFFIC_KINDS] = {
+		[TOPO_TRAFFIC_GEN] = GEN_SPEC_MAX,
+		[TOPO_TRAFFIC_RDMA] = RDMA_SPEC_MAX,
+		[TOPO_TRAFFIC_COLL] = COLL_SPEC_MAX,
+	};
+	for (uint32_t i = 0; i < (*out)->n; i++) {
+		const struct topo_traffic_entry *e = &(*out)->e[i];
+		int rc = 0;
+		if (strlen(e->spec) > spec_max[e->kind]) {
+			fprintf(stderr, "rocelab-dp: %s: this entry is %zu characters as a spec, the data "
+				"plane reads at most %zu%s\n", e->where, strlen(e->spec), spec_max[e->kind],
+				e->kind == TOPO_TRAFFIC_COLL ? " (name fewer hosts, or hosts: all)" : "");
+			return EXIT_BAD_INPUT;
+		}
+		if (e->kind == TOPO_TRAFFIC_GEN)
+			rc = spec_push(&o->gen, e->spec, e->where);
+		else if (e->kind == TOPO_TRAFFIC_RDMA)
+			rc = spec_push(&o->rdma, e->spec, e->where);
+		else if (o->coll) {
+			fprintf(stderr, "rocelab-dp: %s: one collective per run (dataplane/dp_nic.c runs "
+				"one); the first is %s\n", e->where,
+				o->coll_where ? o->coll_where : "the --coll flag");
+			return EXIT_BAD_INPUT;
+		} else {
+			o->coll = e->spec;
+			o->coll_where = e->where;
+		}
+		if (rc < 0) {
+			fprintf(stderr, "rocelab-dp: %s: out of memory\n", e->where);
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* Free what main() holds before DPDK starts; returns rc. */
+static int free_early(struct opts *o, struct run *r, int rc)
+{
+	free(r->gens);
+	topo_traffic_free(r->traffic);
+	topo_free(r->topo);
+	spec_list_free(&o->gen);
+	spec_list_free(&o->rdma);
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	struct opts o;
@@ -460,44 +578,48 @@ int main(int argc, char **argv)
 	char err[512];
 	int rc = parse_opts(argc, argv, &o);
 
-	if (rc)
-		return rc;
-	if (o.check) {
-		if (!o.topology)
-			return bad("--check needs --topology FILE", NULL);
-		return rl_topo_check_file(o.topology, stdout, stderr);
-	}
 	memset(&r, 0, sizeof(r));
 	r.o = &o;
+	if (rc)
+		return free_early(&o, &r, rc);
+	if (o.check) {
+		if (!o.topology)
+			return free_early(&o, &r, bad("--check needs --topology FILE", NULL));
+		return free_early(&o, &r, topo_check_file(o.topology, stdout, stderr));
+	}
 	if (o.topology) {
-		if (rl_topo_load(o.topology, &r.topo, err, sizeof(err)) < 0) {
+		if (topo_load(o.topology, &r.topo, err, sizeof(err)) < 0) {
 			fprintf(stderr, "rocelab-dp: %s\n", err);
-			return EXIT_BAD_INPUT;
+			return free_early(&o, &r, EXIT_BAD_INPUT);
 		}
-	} else if ((r.topo = rl_topo_clos(o.clos[0], o.clos[1], o.clos[2], err, sizeof(err))) == NULL) {
+	} else if ((r.topo = topo_clos(o.clos[0], o.clos[1], o.clos[2], err, sizeof(err))) == NULL) {
 		fprintf(stderr, "rocelab-dp: --clos: %s\n", err);
-		return EXIT_BAD_INPUT;
+		return free_early(&o, &r, EXIT_BAD_INPUT);
 	}
 	if (o.list_hosts) {
 		for (uint32_t h = 0; h < r.topo->n_hosts; h++) {
-			const struct rl_host *hc = &r.topo->hosts[h];
+			const struct topo_host *hc = &r.topo->hosts[h];
 			char ip[16], gw[16], mac[18], ip6[48], gw6[48];
-			printf("%s %s %s %s/24 %s %s %u %s/64 %s\n", hc->name, rl_attach_name(hc->attach),
-			       hc->ifname[0] ? hc->ifname : "-", rl_topo_ipv4_str(hc->ipv4, ip, sizeof(ip)),
-			       rl_topo_ipv4_str(hc->gw_ipv4, gw, sizeof(gw)),
-			       rl_topo_mac_str(hc->mac, mac, sizeof(mac)), hc->mtu,
-			       rl_topo_ipv6_str(hc->ipv6, ip6, sizeof(ip6)),
-			       rl_topo_ipv6_str(hc->gw_ipv6, gw6, sizeof(gw6)));
+			printf("%s %s %s %s/24 %s %s %u %s/64 %s\n", hc->name, topo_attach_name(hc->attach),
+			       hc->ifname[0] ? hc->ifname : "-", topo_ipv4_str(hc->ipv4, ip, sizeof(ip)),
+			       topo_ipv4_str(hc->gw_ipv4, gw, sizeof(gw)),
+			       topo_mac_str(hc->mac, mac, sizeof(mac)), hc->mtu,
+			       topo_ipv6_str(hc->ipv6, ip6, sizeof(ip6)),
+			       topo_ipv6_str(hc->gw_ipv6, gw6, sizeof(gw6)));
 		}
-		rl_topo_free(r.topo);
-		return 0;
+		return free_early(&o, &r, 0);
 	}
-	/* generators are checked before anything starts */
-	for (unsigned i = 0; i < o.n_gen; i++)
-		if (dp_gen_parse(&r.gens[i], r.topo, o.gen[i], err, sizeof(err)) < 0) {
-			fprintf(stderr, "rocelab-dp: --gen: %s\n", err);
-			rl_topo_free(r.topo);
-			return EXIT_BAD_INPUT;
+	/* the traffic file and the generators are checked before anything starts */
+	if (o.traffic && (rc = add_traffic(&o, r.topo, &r.traffic)) != 0)
+		return free_early(&o, &r, rc);
+	r.gens = calloc(o.gen.n + 1, sizeof(*r.gens));
+	if (!r.gens)
+		return free_early(&o, &r, 1);
+	for (unsigned i = 0; i < o.gen.n; i++)
+		if (dp_gen_parse(&r.gens[i], r.topo, o.gen.spec[i], err, sizeof(err)) < 0) {
+			fprintf(stderr, "rocelab-dp: %s: %s\n", o.gen.where[i] ? o.gen.where[i] : "--gen",
+				err);
+			return free_early(&o, &r, EXIT_BAD_INPUT);
 		}
 
 	signal(SIGINT, on_signal);
@@ -509,7 +631,7 @@ int main(int argc, char **argv)
 	for (uint32_t h = 0; h < r.topo->n_hosts; h++) {
 		if (r.topo->hosts[h].mtu > max_mtu)
 			max_mtu = r.topo->hosts[h].mtu;
-		if (r.topo->hosts[h].attach == RL_ATTACH_EMULATED && max_mtu < NE_MAX_FRAME)
+		if (r.topo->hosts[h].attach == TOPO_ATTACH_EMULATED && max_mtu < NE_MAX_FRAME)
 			max_mtu = NE_MAX_FRAME; /* RoCE path MTU 4096 whatever the host MTU says */
 	}
 	uint16_t room = (uint16_t)(RTE_PKTMBUF_HEADROOM + (max_mtu > 1500 ? 9216 + 64 : 2048));
@@ -547,22 +669,25 @@ int main(int argc, char **argv)
 		r.csv.last_ns = r.start_ns;
 		dp_timer_add(&r.eng, r.start_ns + o.csv_interval_ns, on_csv, &r, 0);
 	}
-	for (unsigned i = 0; i < o.n_gen; i++) {
+	for (unsigned i = 0; i < o.gen.n; i++) {
 		if (r.gens[i].size > (uint32_t)(room - RTE_PKTMBUF_HEADROOM)) {
-			snprintf(err, sizeof(err), "--gen %s: size %u is larger than the hosts' frames (%u)",
-				 o.gen[i], r.gens[i].size, (unsigned)(room - RTE_PKTMBUF_HEADROOM));
+			snprintf(err, sizeof(err), "%s %s: size %u is larger than the hosts' frames (%u)",
+				 o.gen.where[i] ? o.gen.where[i] : "--gen", o.gen.spec[i], r.gens[i].size,
+				 (unsigned)(room - RTE_PKTMBUF_HEADROOM));
 			rc = EXIT_BAD_INPUT;
 			goto fail_rc;
 		}
 		r.gens[i].start_ns += r.start_ns;
 		dp_gen_start(&r.gens[i], r.fab);
 	}
-	for (unsigned i = 0; i < o.n_rdma; i++)
-		if (dp_nics_add_rdma(&r.nics, o.rdma[i], r.start_ns, err, sizeof(err)) < 0) {
+	for (unsigned i = 0; i < o.rdma.n; i++)
+		if (dp_nics_add_rdma(&r.nics, o.rdma.spec[i], r.start_ns, err, sizeof(err)) < 0) {
+			at_where(err, sizeof(err), o.rdma.where[i]);
 			rc = EXIT_BAD_INPUT;
 			goto fail_rc;
 		}
 	if (o.coll && dp_nics_add_coll(&r.nics, o.coll, r.start_ns, stdout, err, sizeof(err)) < 0) {
+		at_where(err, sizeof(err), o.coll_where);
 		rc = EXIT_BAD_INPUT;
 		goto fail_rc;
 	}
@@ -586,7 +711,7 @@ int main(int argc, char **argv)
 		goto fail;
 
 	char summary[256];
-	rl_topo_summary(r.topo, summary, sizeof(summary));
+	topo_summary(r.topo, summary, sizeof(summary));
 	if (!o.quiet)
 		printf("rocelab-dp: %s; %s clock; %u host ports; telemetry /rocelab/*\n", summary,
 		       o.clock == DP_CLOCK_LIVE ? "live" : "virtual", r.ports.n);
@@ -614,10 +739,10 @@ int main(int argc, char **argv)
 		       r.eng.fired, fwd, wall > 0 ? (double)fwd / wall / 1e6 : 0.0);
 		dp_stats_print(r.fab, elapsed, stdout);
 		dp_flows_print(&r.fab->flows, r.topo, 20, stdout);
-		for (unsigned i = 0; i < o.n_gen; i++)
+		for (unsigned i = 0; i < o.gen.n; i++)
 			printf("%sgenerator %s: sent %" PRIu64 " of %" PRIu64 ", waited %" PRIu64
 			       " times for its NIC queue, %" PRIu64 " for an mbuf\n",
-			       i ? "" : "\n", o.gen[i], r.gens[i].sent, r.gens[i].count,
+			       i ? "" : "\n", o.gen.spec[i], r.gens[i].sent, r.gens[i].count,
 			       r.gens[i].blocked, r.gens[i].no_mbuf);
 		if (r.nics.n) {
 			printf("\n");
@@ -650,7 +775,11 @@ out:
 	dp_fabric_destroy(r.fab);
 	dp_engine_free(&r.eng);
 	rte_mempool_free(r.mp);
-	rl_topo_free(r.topo);
+	topo_free(r.topo);
+	free(r.gens);
+	topo_traffic_free(r.traffic);
+	spec_list_free(&o.gen);
+	spec_list_free(&o.rdma);
 	rte_eal_cleanup();
 	for (int i = 0; i < r.eal_argc; i++)
 		free(r.eal_argv[i]);

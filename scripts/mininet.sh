@@ -23,7 +23,8 @@
 #   mininet.sh -h | --help
 #
 # --timeout S bounds the whole sandbox (timeout --foreground; default none).
-# rocelab-dp: $ROCELAB_DP or build/dataplane/rocelab-dp (rocelab-topo next to it).
+# rocelab-dp: $ROCELAB_DP or build/dataplane/rocelab-dp (rocelab-topo: $ROCELAB_TOPO, or
+# build/topology/ beside it).
 # Needs root and /usr/bin/python3 with Debian's mininet (scripts/install-deps.sh).
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -67,10 +68,13 @@ DP=${ROCELAB_DP:-$here/build/dataplane/rocelab-dp}
 [ -x "$DP" ] || die "rocelab-dp not built at $DP (run: meson setup build && ninja -C build)"
 DP=$(cd "$(dirname "$DP")" && pwd)/$(basename "$DP")
 export ROCELAB_DP=$DP
-if [ -z "${ROCELAB_TOPO:-}" ] && [ -x "$(dirname "$DP")/rocelab-topo" ]; then
-  ROCELAB_TOPO=$(dirname "$DP")/rocelab-topo
-  export ROCELAB_TOPO
-fi
+# rocelab-topo: built in topology/ beside dataplane/ (or installed next to rocelab-dp)
+for t in "$(dirname "$DP")/../topology/rocelab-topo" "$(dirname "$DP")/rocelab-topo"; do
+  if [ -z "${ROCELAB_TOPO:-}" ] && [ -x "$t" ]; then
+    ROCELAB_TOPO=$(cd "$(dirname "$t")" && pwd)/rocelab-topo
+    export ROCELAB_TOPO
+  fi
+done
 
 case "${1:-}" in
   --python)

@@ -94,7 +94,7 @@ for a moment first; that is harmless.
 
 Environment:
   ROCELAB_DP          rocelab-dp to run (default REPO/build/dataplane/rocelab-dp)
-  ROCELAB_TOPO        rocelab-topo (default: next to rocelab-dp, then REPO/build)
+  ROCELAB_TOPO        rocelab-topo (default: build/topology beside rocelab-dp's folder)
   ROCELAB_DP_TIMEOUT  the timeout wrapper's limit in seconds (default 86400)
   ROCELAB_DP_ARGS     extra rocelab-dp options, split on blanks (e.g.
                       "--csv /root/links.csv"; paths outside the private /tmp)
@@ -145,11 +145,14 @@ def rocelab_dp_path():
 
 
 def rocelab_topo_path():
-    """rocelab-topo: $ROCELAB_TOPO, next to rocelab-dp, REPO/build, or PATH."""
+    """rocelab-topo: $ROCELAB_TOPO, in topology/ beside rocelab-dp's folder, next to
+    rocelab-dp (installed), REPO/build/topology, or PATH."""
     if os.environ.get('ROCELAB_TOPO'):
         return os.environ['ROCELAB_TOPO']
-    for cand in (os.path.join(os.path.dirname(rocelab_dp_path()), 'rocelab-topo'),
-                 os.path.join(_REPO, 'build', 'dataplane', 'rocelab-topo')):
+    dp_dir = os.path.dirname(rocelab_dp_path())
+    for cand in (os.path.join(dp_dir, '..', 'topology', 'rocelab-topo'),
+                 os.path.join(dp_dir, 'rocelab-topo'),
+                 os.path.join(_REPO, 'build', 'topology', 'rocelab-topo')):
         if os.access(cand, os.X_OK):
             return cand
     return shutil.which('rocelab-topo') or 'rocelab-topo'

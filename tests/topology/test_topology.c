@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Topology loader: the shipped files, defaults, derived addresses, rl_topo_clos(), bad input. */
+/* Topology loader: the shipped files, defaults, derived addresses, topo_clos(), bad input. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -12,7 +12,7 @@
 #include <cmocka.h>
 
 #include "pfc_mmu.h"
-#include "topology.h"
+#include "topo.h"
 
 #ifndef RL_TOPO_DIR
 #error "RL_TOPO_DIR must name the topologies/ folder"
@@ -20,35 +20,35 @@
 
 #define IPV4(a, b, c, d) ((uint32_t)(a) << 24 | (uint32_t)(b) << 16 | (uint32_t)(c) << 8 | (uint32_t)(d))
 
-static struct rl_topo *load_shipped(const char *file)
+static struct topo *load_shipped(const char *file)
 {
 	char path[512], err[512];
 	snprintf(path, sizeof(path), "%s/%s", RL_TOPO_DIR, file);
-	struct rl_topo *t = NULL;
-	int rc = rl_topo_load(path, &t, err, sizeof(err));
+	struct topo *t = NULL;
+	int rc = topo_load(path, &t, err, sizeof(err));
 	if (rc != 0)
 		fail_msg("%s", err);
 	assert_non_null(t);
 	return t;
 }
 
-static const struct rl_switch *sw_named(const struct rl_topo *t, const char *name)
+static const struct topo_switch *sw_named(const struct topo *t, const char *name)
 {
-	int i = rl_topo_switch_by_name(t, name);
+	int i = topo_switch_by_name(t, name);
 	assert_true(i >= 0);
 	return &t->switches[i];
 }
 
-static const struct rl_host *host_named(const struct rl_topo *t, const char *name)
+static const struct topo_host *host_named(const struct topo *t, const char *name)
 {
-	int i = rl_topo_host_by_name(t, name);
+	int i = topo_host_by_name(t, name);
 	assert_true(i >= 0);
 	return &t->hosts[i];
 }
 
-static const struct rl_link *link_named(const struct rl_topo *t, const char *name)
+static const struct topo_link *link_named(const struct topo *t, const char *name)
 {
-	int i = rl_topo_link_by_name(t, name);
+	int i = topo_link_by_name(t, name);
 	if (i < 0)
 		fail_msg("no link %s", name);
 	return &t->links[i];
@@ -57,7 +57,7 @@ static const struct rl_link *link_named(const struct rl_topo *t, const char *nam
 static void test_default_file(void **state)
 {
 	(void)state;
-	struct rl_topo *t = load_shipped("default.yaml");
+	struct topo *t = load_shipped("default.yaml");
 	assert_string_equal(t->name, "default");
 	assert_int_equal(t->n_switches, 4);
 	assert_int_equal(t->n_hosts, 8);
@@ -65,10 +65,10 @@ static void test_default_file(void **state)
 	assert_int_equal(t->n_events, 0);
 	assert_int_equal(t->n_leaves, 2);
 
-	const struct rl_switch *l0 = sw_named(t, "leaf0"), *l1 = sw_named(t, "leaf1");
-	const struct rl_switch *s0 = sw_named(t, "spine0"), *s1 = sw_named(t, "spine1");
-	assert_int_equal(l0->role, RL_ROLE_RTSW);
-	assert_int_equal(s1->role, RL_ROLE_CTSW);
+	const struct topo_switch *l0 = sw_named(t, "leaf0"), *l1 = sw_named(t, "leaf1");
+	const struct topo_switch *s0 = sw_named(t, "spine0"), *s1 = sw_named(t, "spine1");
+	assert_int_equal(l0->role, TOPO_ROLE_RTSW);
+	assert_int_equal(s1->role, TOPO_ROLE_CTSW);
 	assert_int_equal(l0->leaf_index, 0);
 	assert_int_equal(l1->leaf_index, 1);
 	assert_int_equal(s0->leaf_index, -1);
@@ -83,7 +83,7 @@ static void test_default_file(void **state)
 	assert_ptr_equal(s0->buffer_profile, pfc_buffer_profile_find("deep"));
 	assert_int_equal(l0->profile, RL_PROFILE_5TUPLE);
 	assert_int_equal(l0->algo, RL_HASH_CRC32);
-	assert_int_equal(l0->lb, RL_LB_ECMP);
+	assert_int_equal(l0->lb, TOPO_LB_ECMP);
 	assert_int_equal(l0->flowlet_timeout_ns, 100000);
 	assert_int_equal(l0->resilient_buckets, 256);
 	/* per-switch seeds differ (no polarization) and are stable */
@@ -100,25 +100,25 @@ static void test_default_file(void **state)
 
 	/* ports: hosts first (host order), then uplinks in spine order */
 	for (int p = 0; p < 4; p++) {
-		assert_int_equal(l0->ports[p].peer.kind, RL_NODE_HOST);
-		assert_string_equal(rl_topo_node_name(t, l0->ports[p].peer), t->hosts[p].name);
+		assert_int_equal(l0->ports[p].peer.kind, TOPO_NODE_HOST);
+		assert_string_equal(topo_node_name(t, l0->ports[p].peer), t->hosts[p].name);
 	}
-	assert_int_equal(l0->ports[4].peer.kind, RL_NODE_SWITCH);
-	assert_string_equal(rl_topo_node_name(t, l0->ports[4].peer), "spine0");
-	assert_string_equal(rl_topo_node_name(t, l0->ports[5].peer), "spine1");
+	assert_int_equal(l0->ports[4].peer.kind, TOPO_NODE_SWITCH);
+	assert_string_equal(topo_node_name(t, l0->ports[4].peer), "spine0");
+	assert_string_equal(topo_node_name(t, l0->ports[5].peer), "spine1");
 	/* the peer port is consistent both ways */
-	const struct rl_port *up = &l1->ports[5]; /* leaf1 -> spine1 */
-	assert_string_equal(rl_topo_node_name(t, up->peer), "spine1");
+	const struct topo_port *up = &l1->ports[5]; /* leaf1 -> spine1 */
+	assert_string_equal(topo_node_name(t, up->peer), "spine1");
 	assert_int_equal(up->peer_port, 1);
-	const struct rl_port *down = &s1->ports[up->peer_port];
-	assert_string_equal(rl_topo_node_name(t, down->peer), "leaf1");
+	const struct topo_port *down = &s1->ports[up->peer_port];
+	assert_string_equal(topo_node_name(t, down->peer), "leaf1");
 	assert_int_equal(down->peer_port, 5);
 	assert_int_equal(down->link, up->link);
 	assert_string_equal(t->links[up->link].name, "leaf1-spine1");
 
 	/* hosts and derived addresses */
-	const struct rl_host *h0 = host_named(t, "h0"), *h5 = host_named(t, "h5");
-	assert_int_equal(h0->attach, RL_ATTACH_VETH);
+	const struct topo_host *h0 = host_named(t, "h0"), *h5 = host_named(t, "h5");
+	assert_int_equal(h0->attach, TOPO_ATTACH_VETH);
 	assert_int_equal(h0->mtu, 1500);
 	assert_string_equal(h0->netns, "h0");
 	assert_string_equal(h0->ifname, "rl-h0");
@@ -130,14 +130,14 @@ static void test_default_file(void **state)
 	assert_int_equal(h5->gw_ipv4, IPV4(10, 0, 1, 254));
 	assert_int_equal(l1->subnet4, IPV4(10, 0, 1, 0));
 	char buf[64];
-	assert_string_equal(rl_topo_ipv6_str(h5->ipv6, buf, sizeof(buf)), "fd00:0:0:1::2");
-	assert_string_equal(rl_topo_ipv6_str(h5->gw_ipv6, buf, sizeof(buf)), "fd00:0:0:1::fe");
-	assert_string_equal(rl_topo_ipv6_str(h0->ipv6, buf, sizeof(buf)), "fd00::1");
-	assert_string_equal(rl_topo_mac_str(h5->mac, buf, sizeof(buf)), "02:00:0a:00:01:02");
+	assert_string_equal(topo_ipv6_str(h5->ipv6, buf, sizeof(buf)), "fd00:0:0:1::2");
+	assert_string_equal(topo_ipv6_str(h5->gw_ipv6, buf, sizeof(buf)), "fd00:0:0:1::fe");
+	assert_string_equal(topo_ipv6_str(h0->ipv6, buf, sizeof(buf)), "fd00::1");
+	assert_string_equal(topo_mac_str(h5->mac, buf, sizeof(buf)), "02:00:0a:00:01:02");
 	/* gateway MAC: leaf1 (switch 1) port 1 */
-	assert_string_equal(rl_topo_mac_str(h5->gw_mac, buf, sizeof(buf)), "02:01:00:01:00:01");
+	assert_string_equal(topo_mac_str(h5->gw_mac, buf, sizeof(buf)), "02:01:00:01:00:01");
 	assert_memory_equal(h5->gw_mac, l1->ports[h5->leaf_port].mac, 6);
-	assert_string_equal(rl_topo_ipv4_str(h5->ipv4, buf, sizeof(buf)), "10.0.1.2");
+	assert_string_equal(topo_ipv4_str(h5->ipv4, buf, sizeof(buf)), "10.0.1.2");
 	/* all host MACs and IPs distinct */
 	for (uint32_t i = 0; i < t->n_hosts; i++)
 		for (uint32_t j = i + 1; j < t->n_hosts; j++) {
@@ -160,31 +160,31 @@ static void test_default_file(void **state)
 	assert_true(t->qos.ecn);
 	assert_int_equal(t->qos.ecn_kmin, 5000);
 	assert_int_equal(t->qos.ecn_kmax, 200000);
-	rl_topo_free(t);
+	topo_free(t);
 }
 
 static void test_clos_4x4x16_file(void **state)
 {
 	(void)state;
-	struct rl_topo *t = load_shipped("clos-4x4x16.yaml");
+	struct topo *t = load_shipped("clos-4x4x16.yaml");
 	assert_int_equal(t->n_switches, 8);
 	assert_int_equal(t->n_hosts, 64);
 	assert_int_equal(t->n_links, 64 + 16);
 	assert_int_equal(t->n_leaves, 4);
 	for (uint32_t i = 0; i < t->n_hosts; i++) {
-		assert_int_equal(t->hosts[i].attach, RL_ATTACH_EMULATED);
+		assert_int_equal(t->hosts[i].attach, TOPO_ATTACH_EMULATED);
 		assert_int_equal(t->hosts[i].mtu, 4200);
 		assert_string_equal(t->hosts[i].netns, ""); /* veth only */
 	}
-	const struct rl_switch *l3 = sw_named(t, "leaf3"), *s2 = sw_named(t, "spine2");
+	const struct topo_switch *l3 = sw_named(t, "leaf3"), *s2 = sw_named(t, "spine2");
 	assert_int_equal(l3->n_ports, 20);
 	assert_int_equal(l3->n_hosts, 16);
 	assert_int_equal(s2->n_ports, 4);
 	assert_int_equal(l3->profile, RL_PROFILE_EECMP);
-	assert_int_equal(l3->lb, RL_LB_RESILIENT);
+	assert_int_equal(l3->lb, TOPO_LB_RESILIENT);
 	assert_int_equal(s2->profile, RL_PROFILE_EECMP);
-	assert_int_equal(s2->lb, RL_LB_ECMP);
-	const struct rl_host *h63 = host_named(t, "h63");
+	assert_int_equal(s2->lb, TOPO_LB_ECMP);
+	const struct topo_host *h63 = host_named(t, "h63");
 	assert_int_equal(h63->ipv4, IPV4(10, 0, 3, 16));
 	assert_int_equal(h63->index, 15);
 	assert_int_equal(link_named(t, "leaf2-spine3")->rate_bps, 400000000000ull);
@@ -192,48 +192,48 @@ static void test_clos_4x4x16_file(void **state)
 	assert_int_equal(t->qos.dwrr_weight[3], 4);
 	assert_int_equal(t->qos.dscp_prio[26], 3);
 	assert_int_equal(t->qos.dscp_prio[48], 6);
-	rl_topo_free(t);
+	topo_free(t);
 }
 
 /* The benchmark fabric: the default Clos with every host on a net_null port. */
 static void test_net_null_bench_file(void **state)
 {
 	(void)state;
-	struct rl_topo *t = load_shipped("../tests/bench/null-2x2.yaml");
+	struct topo *t = load_shipped("../tests/bench/null-2x2.yaml");
 	assert_int_equal(t->n_switches, 4);
 	assert_int_equal(t->n_hosts, 8);
 	for (uint32_t i = 0; i < t->n_hosts; i++) {
-		assert_int_equal(t->hosts[i].attach, RL_ATTACH_NET_NULL);
+		assert_int_equal(t->hosts[i].attach, TOPO_ATTACH_NET_NULL);
 		assert_string_equal(t->hosts[i].netns, ""); /* veth only */
 	}
-	assert_string_equal(rl_attach_name(RL_ATTACH_NET_NULL), "net_null");
-	assert_int_equal(rl_attach_from_name("net_null"), RL_ATTACH_NET_NULL);
+	assert_string_equal(topo_attach_name(TOPO_ATTACH_NET_NULL), "net_null");
+	assert_int_equal(topo_attach_from_name("net_null"), TOPO_ATTACH_NET_NULL);
 	assert_int_equal(host_named(t, "h4")->ipv4, IPV4(10, 0, 1, 1));
-	rl_topo_free(t);
+	topo_free(t);
 }
 
 static void test_3tier_file(void **state)
 {
 	(void)state;
-	struct rl_topo *t = load_shipped("3tier-2zones.yaml");
+	struct topo *t = load_shipped("3tier-2zones.yaml");
 	assert_int_equal(t->n_switches, 10);
 	assert_int_equal(t->n_hosts, 16);
 	assert_int_equal(t->n_links, 16 + 8 + 8);
 	assert_int_equal(t->n_leaves, 4);
-	unsigned roles[RL_ROLE_COUNT] = {0};
+	unsigned roles[TOPO_ROLE_COUNT] = {0};
 	for (uint32_t i = 0; i < t->n_switches; i++) {
 		roles[t->switches[i].role]++;
 		assert_int_equal(t->switches[i].algo, RL_HASH_CRC32C); /* defaults.switch */
 	}
-	assert_int_equal(roles[RL_ROLE_RTSW], 4);
-	assert_int_equal(roles[RL_ROLE_CTSW], 4);
-	assert_int_equal(roles[RL_ROLE_ATSW], 2);
-	const struct rl_switch *agg0 = sw_named(t, "agg0");
-	assert_int_equal(agg0->role, RL_ROLE_ATSW);
-	assert_int_equal(agg0->lb, RL_LB_RESILIENT);
+	assert_int_equal(roles[TOPO_ROLE_RTSW], 4);
+	assert_int_equal(roles[TOPO_ROLE_CTSW], 4);
+	assert_int_equal(roles[TOPO_ROLE_ATSW], 2);
+	const struct topo_switch *agg0 = sw_named(t, "agg0");
+	assert_int_equal(agg0->role, TOPO_ROLE_ATSW);
+	assert_int_equal(agg0->lb, TOPO_LB_RESILIENT);
 	assert_string_equal(agg0->buffer, "deep");
 	assert_int_equal(agg0->n_ports, 4);
-	const struct rl_link *up = link_named(t, "z0-spine0-agg0");
+	const struct topo_link *up = link_named(t, "z0-spine0-agg0");
 	assert_int_equal(up->rate_bps, 50000000000ull);
 	assert_int_equal(up->delay_ns, 10000);
 	/* the second zone's leaves are leaf index 2 and 3 */
@@ -242,27 +242,27 @@ static void test_3tier_file(void **state)
 	assert_int_equal(t->n_events, 2);
 	assert_int_equal(t->events[0].at_ns, 2000000000ull);
 	assert_false(t->events[0].up);
-	assert_int_equal(t->events[0].target, RL_EVENT_LINK);
-	assert_int_equal(t->events[0].index, (uint32_t)rl_topo_link_by_name(t, "z0-spine0-agg0"));
+	assert_int_equal(t->events[0].target, TOPO_EVENT_LINK);
+	assert_int_equal(t->events[0].index, (uint32_t)topo_link_by_name(t, "z0-spine0-agg0"));
 	assert_int_equal(t->events[1].at_ns, 4000000000ull);
 	assert_true(t->events[1].up);
-	rl_topo_free(t);
+	topo_free(t);
 }
 
 /* default.yaml is the 2,2,4 Clos: same nodes, ports, addresses and settings. */
 static void test_default_equals_clos(void **state)
 {
 	(void)state;
-	struct rl_topo *f = load_shipped("default.yaml");
+	struct topo *f = load_shipped("default.yaml");
 	char err[256];
-	struct rl_topo *c = rl_topo_clos(2, 2, 4, err, sizeof(err));
+	struct topo *c = topo_clos(2, 2, 4, err, sizeof(err));
 	assert_non_null(c);
 	assert_string_equal(c->name, "clos-2x2x4");
 	assert_int_equal(f->n_switches, c->n_switches);
 	assert_int_equal(f->n_hosts, c->n_hosts);
 	assert_int_equal(f->n_links, c->n_links);
 	for (uint32_t i = 0; i < f->n_switches; i++) {
-		const struct rl_switch *a = &f->switches[i], *b = &c->switches[i];
+		const struct topo_switch *a = &f->switches[i], *b = &c->switches[i];
 		assert_string_equal(a->name, b->name);
 		assert_int_equal(a->role, b->role);
 		assert_string_equal(a->buffer, b->buffer);
@@ -278,7 +278,7 @@ static void test_default_equals_clos(void **state)
 		}
 	}
 	for (uint32_t i = 0; i < f->n_hosts; i++) {
-		const struct rl_host *a = &f->hosts[i], *b = &c->hosts[i];
+		const struct topo_host *a = &f->hosts[i], *b = &c->hosts[i];
 		assert_string_equal(a->name, b->name);
 		assert_int_equal(a->ipv4, b->ipv4);
 		assert_memory_equal(a->mac, b->mac, 6);
@@ -292,15 +292,15 @@ static void test_default_equals_clos(void **state)
 		assert_int_equal(f->links[i].delay_ns, c->links[i].delay_ns);
 	}
 	assert_memory_equal(&f->qos, &c->qos, sizeof(f->qos));
-	rl_topo_free(f);
-	rl_topo_free(c);
+	topo_free(f);
+	topo_free(c);
 }
 
 static void test_clos_builder(void **state)
 {
 	(void)state;
 	char err[256];
-	struct rl_topo *t = rl_topo_clos(4, 4, 4, err, sizeof(err));
+	struct topo *t = topo_clos(4, 4, 4, err, sizeof(err));
 	if (!t)
 		fail_msg("%s", err);
 	assert_int_equal(t->n_switches, 8);
@@ -310,41 +310,41 @@ static void test_clos_builder(void **state)
 	for (unsigned l = 0; l < 4; l++) {
 		char name[16];
 		snprintf(name, sizeof(name), "leaf%u", l);
-		const struct rl_switch *sw = sw_named(t, name);
-		assert_int_equal(sw->role, RL_ROLE_RTSW);
+		const struct topo_switch *sw = sw_named(t, name);
+		assert_int_equal(sw->role, TOPO_ROLE_RTSW);
 		assert_int_equal(sw->n_ports, 8);
 		assert_int_equal(sw->leaf_index, (int)l);
 		/* uplink k goes to spine k */
 		for (unsigned k = 0; k < 4; k++) {
 			snprintf(name, sizeof(name), "spine%u", k);
-			assert_string_equal(rl_topo_node_name(t, sw->ports[4 + k].peer), name);
+			assert_string_equal(topo_node_name(t, sw->ports[4 + k].peer), name);
 		}
 	}
 	for (unsigned s = 0; s < 4; s++) {
 		char name[16];
 		snprintf(name, sizeof(name), "spine%u", s);
-		const struct rl_switch *sw = sw_named(t, name);
-		assert_int_equal(sw->role, RL_ROLE_CTSW);
+		const struct topo_switch *sw = sw_named(t, name);
+		assert_int_equal(sw->role, TOPO_ROLE_CTSW);
 		assert_int_equal(sw->n_ports, 4);
 		assert_string_equal(sw->buffer, "deep");
 	}
-	const struct rl_host *h13 = host_named(t, "h13"); /* leaf3, index 1 */
+	const struct topo_host *h13 = host_named(t, "h13"); /* leaf3, index 1 */
 	assert_string_equal(t->switches[h13->leaf].name, "leaf3");
 	assert_int_equal(h13->index, 1);
 	assert_int_equal(h13->leaf_port, 1);
 	assert_int_equal(h13->ipv4, IPV4(10, 0, 3, 2));
-	assert_int_equal(h13->attach, RL_ATTACH_VETH);
-	rl_topo_free(t);
+	assert_int_equal(h13->attach, TOPO_ATTACH_VETH);
+	topo_free(t);
 
 	/* out of range sizes */
-	assert_null(rl_topo_clos(0, 2, 2, err, sizeof(err)));
+	assert_null(topo_clos(0, 2, 2, err, sizeof(err)));
 	assert_non_null(strstr(err, "bad Clos size"));
-	assert_null(rl_topo_clos(2, 2, 254, err, sizeof(err)));
-	assert_null(rl_topo_clos(2, 0, 2, err, sizeof(err)));
-	t = rl_topo_clos(1, 1, 253, err, sizeof(err));
+	assert_null(topo_clos(2, 2, 254, err, sizeof(err)));
+	assert_null(topo_clos(2, 0, 2, err, sizeof(err)));
+	t = topo_clos(1, 1, 253, err, sizeof(err));
 	assert_non_null(t);
 	assert_int_equal(t->hosts[252].ipv4, IPV4(10, 0, 0, 253));
-	rl_topo_free(t);
+	topo_free(t);
 }
 
 /* ------------------------------------------------------- malformed input */
@@ -514,8 +514,8 @@ static void check_bad(const struct bad_case *bc)
 {
 	char *path = write_temp(bc->yaml, strlen(bc->yaml));
 	char err[512], prefix[600];
-	struct rl_topo *t = (struct rl_topo *)0x1;
-	int rc = rl_topo_load(path, &t, err, sizeof(err));
+	struct topo *t = (struct topo *)0x1;
+	int rc = topo_load(path, &t, err, sizeof(err));
 	if (rc != -1 || t != NULL)
 		fail_msg("case '%s': loaded although invalid", bc->what);
 	if (bc->line > 0)
@@ -533,7 +533,7 @@ static void check_bad(const struct bad_case *bc)
 	/* rocelab-topo --check: exit 2 and the same message */
 	char out[1024] = "", eout[1024] = "";
 	FILE *fo = fmemopen(out, sizeof(out), "w"), *fe = fmemopen(eout, sizeof(eout), "w");
-	assert_int_equal(rl_topo_check_file(path, fo, fe), 2);
+	assert_int_equal(topo_check_file(path, fo, fe), 2);
 	fclose(fo);
 	fclose(fe);
 	assert_string_equal(out, "");
@@ -558,8 +558,8 @@ static void test_base_is_valid(void **state)
 	static const char base[] = BASE;
 	char *path = write_temp(base, strlen(base));
 	char err[512];
-	struct rl_topo *t = NULL;
-	int rc = rl_topo_load(path, &t, err, sizeof(err));
+	struct topo *t = NULL;
+	int rc = topo_load(path, &t, err, sizeof(err));
 	if (rc)
 		fail_msg("%s", err);
 	assert_int_equal(t->n_switches, 3);
@@ -568,10 +568,10 @@ static void test_base_is_valid(void **state)
 	const char *base_name = strrchr(path, '/') + 1;
 	snprintf(expect, sizeof(expect), "%.*s", (int)strcspn(base_name, "."), base_name);
 	assert_string_equal(t->name, expect);
-	rl_topo_free(t);
+	topo_free(t);
 	char out[512] = "";
 	FILE *fo = fmemopen(out, sizeof(out), "w");
-	assert_int_equal(rl_topo_check_file(path, fo, stderr), 0);
+	assert_int_equal(topo_check_file(path, fo, stderr), 0);
 	fclose(fo);
 	assert_non_null(strstr(out, "3 switches (2 rtsw, 1 ctsw, 0 atsw), 2 hosts, 4 links, 0 events"));
 	unlink(path);
@@ -582,17 +582,17 @@ static void test_missing_file(void **state)
 {
 	(void)state;
 	char err[512];
-	struct rl_topo *t = (struct rl_topo *)0x1;
-	assert_int_equal(rl_topo_load("/nonexistent/rl-topo.yaml", &t, err, sizeof(err)), -1);
+	struct topo *t = (struct topo *)0x1;
+	assert_int_equal(topo_load("/nonexistent/rl-topo.yaml", &t, err, sizeof(err)), -1);
 	assert_null(t);
 	assert_string_equal(err, "/nonexistent/rl-topo.yaml: cannot read: No such file or directory");
-	assert_int_equal(rl_topo_load("/tmp", &t, err, sizeof(err)), -1); /* a directory */
+	assert_int_equal(topo_load("/tmp", &t, err, sizeof(err)), -1); /* a directory */
 	assert_non_null(strstr(err, "/tmp: cannot read"));
 	/* a tiny err buffer is truncated, not overrun */
 	char small[8];
-	assert_int_equal(rl_topo_load("/nonexistent/rl-topo.yaml", &t, small, sizeof(small)), -1);
+	assert_int_equal(topo_load("/nonexistent/rl-topo.yaml", &t, small, sizeof(small)), -1);
 	assert_int_equal(strlen(small), 7);
-	assert_int_equal(rl_topo_load("/nonexistent/x", &t, NULL, 0), -1);
+	assert_int_equal(topo_load("/nonexistent/x", &t, NULL, 0), -1);
 }
 
 /* Values in units, and settings that override defaults, land where they should. */
@@ -629,38 +629,38 @@ static void test_units_and_overrides(void **state)
 		"  - {at: 1500ms, link: slow, action: down}\n"
 		"  - {at: 0, link: leaf1-spine0, action: down}\n";
 	char err[512];
-	struct rl_topo *t = NULL;
-	if (rl_topo_load_string(y, strlen(y), "units.yaml", &t, err, sizeof(err)))
+	struct topo *t = NULL;
+	if (topo_load_string(y, strlen(y), "units.yaml", &t, err, sizeof(err)))
 		fail_msg("%s", err);
-	const struct rl_switch *l0 = sw_named(t, "leaf0"), *l1 = sw_named(t, "leaf1"),
+	const struct topo_switch *l0 = sw_named(t, "leaf0"), *l1 = sw_named(t, "leaf1"),
 			       *s0 = sw_named(t, "spine0");
 	assert_int_equal(l0->seed, 16);
 	assert_int_equal(l0->algo, RL_HASH_XOR);      /* own key beats defaults.rtsw */
 	assert_int_equal(l1->algo, RL_HASH_TOEPLITZ); /* defaults.rtsw */
 	assert_int_equal(s0->algo, RL_HASH_CRC32);    /* built-in */
-	assert_int_equal(l1->lb, RL_LB_FLOWLET);
+	assert_int_equal(l1->lb, TOPO_LB_FLOWLET);
 	assert_int_equal(l1->flowlet_timeout_ns, 12500);
-	assert_int_equal(s0->lb, RL_LB_PINNING);
+	assert_int_equal(s0->lb, TOPO_LB_PINNING);
 	assert_string_equal(s0->buffer, "shallow");
 	/* spine0 is listed first in its link: port numbering still per switch */
 	assert_int_equal(l0->n_ports, 2);
-	assert_string_equal(rl_topo_node_name(t, l0->ports[1].peer), "spine0");
+	assert_string_equal(topo_node_name(t, l0->ports[1].peer), "spine0");
 
-	const struct rl_link *slow = link_named(t, "slow");
+	const struct topo_link *slow = link_named(t, "slow");
 	assert_int_equal(slow->rate_bps, 100000000ull);
 	assert_int_equal(slow->delay_ns, 2000000ull);
 	assert_true(slow->loss > 0.00499 && slow->loss < 0.00501);
 	assert_int_equal(link_named(t, "vm1-leaf1")->rate_bps, 25000000000ull); /* host_link */
-	const struct rl_link *sl = link_named(t, "spine0-leaf0");
+	const struct topo_link *sl = link_named(t, "spine0-leaf0");
 	assert_int_equal(sl->rate_bps, 2500000000ull);
 	assert_int_equal(sl->delay_ns, 0);
 	assert_int_equal(sl->mtu, 1500);
 	assert_int_equal(link_named(t, "leaf1-spine0")->delay_ns, 1500);
 	assert_int_equal(link_named(t, "leaf1-spine0")->rate_bps, 100000000000ull);
 
-	const struct rl_host *vm = host_named(t, "vm1"), *nic = host_named(t, "nic2"),
+	const struct topo_host *vm = host_named(t, "vm1"), *nic = host_named(t, "nic2"),
 			     *lh = host_named(t, "a-very-long-host");
-	assert_int_equal(vm->attach, RL_ATTACH_VHOST);
+	assert_int_equal(vm->attach, TOPO_ATTACH_VHOST);
 	assert_string_equal(vm->socket, "/tmp/rocelab-vm1.sock");
 	assert_string_equal(nic->pci, "0000:3b:00.1");
 	assert_int_equal(lh->mtu, 9000);
@@ -683,28 +683,28 @@ static void test_units_and_overrides(void **state)
 	assert_int_equal(t->n_events, 3);
 	assert_int_equal(t->events[0].at_ns, 0);
 	assert_int_equal(t->events[1].at_ns, 1500000000ull);
-	assert_int_equal(t->events[1].index, (uint32_t)rl_topo_link_by_name(t, "slow"));
-	assert_int_equal(t->events[2].target, RL_EVENT_SWITCH);
-	assert_int_equal(t->events[2].index, (uint32_t)rl_topo_switch_by_name(t, "spine0"));
+	assert_int_equal(t->events[1].index, (uint32_t)topo_link_by_name(t, "slow"));
+	assert_int_equal(t->events[2].target, TOPO_EVENT_SWITCH);
+	assert_int_equal(t->events[2].index, (uint32_t)topo_switch_by_name(t, "spine0"));
 	assert_true(t->events[2].up);
-	rl_topo_free(t);
+	topo_free(t);
 }
 
 static void test_unit_parsers(void **state)
 {
 	(void)state;
 	uint64_t v = 77;
-	assert_int_equal(rl_topo_parse_rate("100G", &v), 0);
+	assert_int_equal(topo_parse_rate("100G", &v), 0);
 	assert_int_equal(v, 100000000000ull);
-	assert_int_equal(rl_topo_parse_rate("25Gbps", &v), 0);
+	assert_int_equal(topo_parse_rate("25Gbps", &v), 0);
 	assert_int_equal(v, 25000000000ull);
-	assert_int_equal(rl_topo_parse_rate("100M", &v), 0);
+	assert_int_equal(topo_parse_rate("100M", &v), 0);
 	assert_int_equal(v, 100000000ull);
-	assert_int_equal(rl_topo_parse_rate("2.5G", &v), 0);
+	assert_int_equal(topo_parse_rate("2.5G", &v), 0);
 	assert_int_equal(v, 2500000000ull);
-	assert_int_equal(rl_topo_parse_rate("1500", &v), 0);
+	assert_int_equal(topo_parse_rate("1500", &v), 0);
 	assert_int_equal(v, 1500);
-	assert_int_equal(rl_topo_parse_rate("10 kbps", &v), 0);
+	assert_int_equal(topo_parse_rate("10 kbps", &v), 0);
 	assert_int_equal(v, 10000);
 	v = 77;
 	static const char *const bad_rates[] = {
@@ -712,25 +712,25 @@ static void test_unit_parsers(void **state)
 		"99999999999999999999999", "1..5G", ".5G",
 	};
 	for (size_t i = 0; i < sizeof(bad_rates) / sizeof(bad_rates[0]); i++)
-		if (rl_topo_parse_rate(bad_rates[i], &v) != -1)
+		if (topo_parse_rate(bad_rates[i], &v) != -1)
 			fail_msg("rate '%s' accepted", bad_rates[i]);
 	assert_int_equal(v, 77);
-	assert_int_equal(rl_topo_parse_rate(NULL, &v), -1);
+	assert_int_equal(topo_parse_rate(NULL, &v), -1);
 
-	assert_int_equal(rl_topo_parse_duration("2ms", &v), 0);
+	assert_int_equal(topo_parse_duration("2ms", &v), 0);
 	assert_int_equal(v, 2000000ull);
-	assert_int_equal(rl_topo_parse_duration("1us", &v), 0);
+	assert_int_equal(topo_parse_duration("1us", &v), 0);
 	assert_int_equal(v, 1000);
-	assert_int_equal(rl_topo_parse_duration("1.5s", &v), 0);
+	assert_int_equal(topo_parse_duration("1.5s", &v), 0);
 	assert_int_equal(v, 1500000000ull);
-	assert_int_equal(rl_topo_parse_duration("250ns", &v), 0);
+	assert_int_equal(topo_parse_duration("250ns", &v), 0);
 	assert_int_equal(v, 250);
-	assert_int_equal(rl_topo_parse_duration("0", &v), 0);
+	assert_int_equal(topo_parse_duration("0", &v), 0);
 	assert_int_equal(v, 0);
 	v = 77;
 	static const char *const bad_times[] = {"5", "1.5ns", "2 min", "ms", "-1s", "2d", "86401s"};
 	for (size_t i = 0; i < sizeof(bad_times) / sizeof(bad_times[0]); i++)
-		if (rl_topo_parse_duration(bad_times[i], &v) != -1)
+		if (topo_parse_duration(bad_times[i], &v) != -1)
 			fail_msg("duration '%s' accepted", bad_times[i]);
 	assert_int_equal(v, 77);
 }
@@ -762,13 +762,13 @@ static void test_readme_example(void **state)
 	fclose(f);
 	fclose(m);
 	char err[512];
-	struct rl_topo *t = NULL;
-	if (rl_topo_load_string(text, len, "README.md example", &t, err, sizeof(err)))
+	struct topo *t = NULL;
+	if (topo_load_string(text, len, "README.md example", &t, err, sizeof(err)))
 		fail_msg("%s", err);
 	assert_string_equal(t->name, "lab1");
 	assert_int_equal(t->n_hosts, 4);
 	assert_int_equal(t->n_events, 3);
-	rl_topo_free(t);
+	topo_free(t);
 	free(text);
 }
 
@@ -813,12 +813,12 @@ static void test_mutations_never_crash(void **state)
 			}
 		}
 		char err[512];
-		struct rl_topo *t = NULL;
-		int rc = rl_topo_load_string(buf, len, "m.yaml", &t, err, sizeof(err));
+		struct topo *t = NULL;
+		int rc = topo_load_string(buf, len, "m.yaml", &t, err, sizeof(err));
 		if (rc == 0) {
 			assert_non_null(t);
 			loaded++;
-			rl_topo_free(t);
+			topo_free(t);
 		} else {
 			assert_null(t);
 			rejected++;

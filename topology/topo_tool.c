@@ -4,58 +4,76 @@
  * dump the whole resolved topology as JSON (for scripts, e.g. the Mininet
  * module topologies/rocelab_mininet.py). No DPDK.
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "routes.h"
-#include "topology.h"
+#include "topo.h"
+#include "topo_gen.h"
+#include "topo_route.h"
 
 static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: rocelab-topo --check FILE     validate; exit 0 (prints a summary) or 2\n"
 		"       rocelab-topo --routes FILE    print hosts and every switch's ECMP groups\n"
-		"       rocelab-topo --clos S,L,H     the same for the built-in 2-tier Clos\n"
+		"       rocelab-topo --clos S,L,H[,KEY=VALUE...]\n"
+		"                                     the same for the generated 2-tier Clos\n"
 		"                                     (S spines, L leaves, H hosts per leaf)\n"
 		"       rocelab-topo --json FILE      the resolved topology as JSON on stdout: every\n"
 		"                                     default applied, derived addresses, ports;\n"
 		"                                     rates in bit/s, times in ns, sizes in bytes\n"
-		"       rocelab-topo --json-clos S,L,H  the same for the built-in 2-tier Clos\n"
+		"       rocelab-topo --json-clos S,L,H[,KEY=VALUE...]  the same for the Clos\n"
+		"       rocelab-topo --generate SPEC [-o FILE]\n"
+		"                                     write a generated fabric as a topology file\n"
+		"                                     (stdout, or FILE); exit 2 on a bad SPEC\n"
 		"       rocelab-topo --help\n"
+		"SPEC is KEY=VALUE pairs separated by commas:\n"
+		"  2-tier Clos: spines=S,leaves=L,hosts=H (hosts per leaf)\n"
+		"  AI zones:    zones=Z,leaves=L,spines=S,atsw=A,hosts=H (leaves and spines per\n"
+		"               zone; every spine linked to each of the A aggregation switches)\n"
+		"  and optional: host-rate, leaf-rate, spine-rate (host-leaf, leaf-spine and\n"
+		"  spine-ATSW links, e.g. 400G; default 100G), host-delay, leaf-delay,\n"
+		"  spine-delay (e.g. 1us), leaf-oversub, spine-oversub (capacity below a\n"
+		"  switch over capacity above it, e.g. 7 or 1:7; sets that tier's rate),\n"
+		"  attach (veth, vhost, emulated, net_null), host-mtu, profile (5tuple, eecmp,\n"
+		"  dqpn, 3tuple), lb (ecmp, resilient, flowlet, pinning), name.\n"
+		"  e.g. --generate zones=2,leaves=32,spines=8,atsw=4,hosts=16,host-rate=400G,\n"
+		"       leaf-rate=400G,spine-oversub=7,attach=emulated -o ai.yaml\n"
 		"The file format is described in topologies/README.md.\n");
 }
 
-static void print_hosts(const struct rl_topo *t, FILE *out)
+static void print_hosts(const struct topo *t, FILE *out)
 {
 	char a[48], b[48], m[24], g[24];
 	fprintf(out, "%-12s %-8s %-10s %-5s %-14s %-18s %-18s %s\n", "host", "attach", "leaf",
 		"port", "ipv4", "ipv6", "mac", "gateway mac");
 	for (uint32_t i = 0; i < t->n_hosts; i++) {
-		const struct rl_host *h = &t->hosts[i];
+		const struct topo_host *h = &t->hosts[i];
 		fprintf(out, "%-12s %-8s %-10s %-5u %-14s %-18s %-18s %s\n", h->name,
-			rl_attach_name(h->attach), t->switches[h->leaf].name, h->leaf_port,
-			rl_topo_ipv4_str(h->ipv4, a, sizeof(a)), rl_topo_ipv6_str(h->ipv6, b, sizeof(b)),
-			rl_topo_mac_str(h->mac, m, sizeof(m)), rl_topo_mac_str(h->gw_mac, g, sizeof(g)));
+			topo_attach_name(h->attach), t->switches[h->leaf].name, h->leaf_port,
+			topo_ipv4_str(h->ipv4, a, sizeof(a)), topo_ipv6_str(h->ipv6, b, sizeof(b)),
+			topo_mac_str(h->mac, m, sizeof(m)), topo_mac_str(h->gw_mac, g, sizeof(g)));
 	}
 	fputc('\n', out);
 }
 
-static int print_routes(struct rl_topo *t)
+static int print_routes(struct topo *t)
 {
 	char sum[256];
-	rl_topo_summary(t, sum, sizeof(sum));
+	topo_summary(t, sum, sizeof(sum));
 	printf("%s\n\n", sum);
 	print_hosts(t, stdout);
-	struct rl_routes *r = rl_route_create(t);
+	struct topo_routes *r = topo_route_create(t);
 	if (!r) {
 		fprintf(stderr, "rocelab-topo: out of memory computing routes\n");
 		return 1;
 	}
-	rl_route_print(r, stdout);
-	rl_route_free(r);
+	topo_route_print(r, stdout);
+	topo_route_free(r);
 	return 0;
 }
 
@@ -81,50 +99,50 @@ static void json_kv(FILE *out, bool first, const char *key, const char *value)
 	json_str(out, value);
 }
 
-static void json_switch(const struct rl_topo *t, uint32_t i, FILE *out)
+static void json_switch(const struct topo *t, uint32_t i, FILE *out)
 {
-	const struct rl_switch *s = &t->switches[i];
+	const struct topo_switch *s = &t->switches[i];
 	char a[48], m[24];
 	fprintf(out, "    {");
 	json_kv(out, true, "name", s->name);
-	json_kv(out, false, "role", rl_role_name(s->role));
+	json_kv(out, false, "role", topo_role_name(s->role));
 	fprintf(out, ", \"index\": %" PRIu32 ", \"leaf_index\": %d", i, s->leaf_index);
 	json_kv(out, false, "buffer", s->buffer);
 	json_kv(out, false, "profile", rl_profile_name(s->profile));
 	json_kv(out, false, "algo", rl_hash_algo_name(s->algo));
 	fprintf(out, ", \"seed\": %" PRIu32, s->seed);
-	json_kv(out, false, "lb", rl_lb_name(s->lb));
+	json_kv(out, false, "lb", topo_lb_name(s->lb));
 	fprintf(out, ", \"flowlet_timeout_ns\": %" PRIu64 ", \"resilient_buckets\": %" PRIu32,
 		s->flowlet_timeout_ns, s->resilient_buckets);
-	json_kv(out, false, "mac", rl_topo_mac_str(s->mac, m, sizeof(m)));
-	json_kv(out, false, "loopback4", rl_topo_ipv4_str(s->loopback4, a, sizeof(a)));
-	if (s->role == RL_ROLE_RTSW) {
-		json_kv(out, false, "subnet4", rl_topo_ipv4_str(s->subnet4, a, sizeof(a)));
+	json_kv(out, false, "mac", topo_mac_str(s->mac, m, sizeof(m)));
+	json_kv(out, false, "loopback4", topo_ipv4_str(s->loopback4, a, sizeof(a)));
+	if (s->role == TOPO_ROLE_RTSW) {
+		json_kv(out, false, "subnet4", topo_ipv4_str(s->subnet4, a, sizeof(a)));
 		fprintf(out, ", \"prefix4\": 24");
-		json_kv(out, false, "gateway4", rl_topo_ipv4_str(s->gw_ipv4, a, sizeof(a)));
-		json_kv(out, false, "gateway6", rl_topo_ipv6_str(s->gw_ipv6, a, sizeof(a)));
+		json_kv(out, false, "gateway4", topo_ipv4_str(s->gw_ipv4, a, sizeof(a)));
+		json_kv(out, false, "gateway6", topo_ipv6_str(s->gw_ipv6, a, sizeof(a)));
 	}
 	fprintf(out, ",\n     \"ports\": [");
 	for (uint16_t p = 0; p < s->n_ports; p++) {
-		const struct rl_port *pt = &s->ports[p];
+		const struct topo_port *pt = &s->ports[p];
 		fprintf(out, "%s{\"port\": %u", p ? ", " : "", p);
 		json_kv(out, false, "link", t->links[pt->link].name);
-		json_kv(out, false, "peer", rl_topo_node_name(t, pt->peer));
-		json_kv(out, false, "peer_kind", pt->peer.kind == RL_NODE_HOST ? "host" : "switch");
+		json_kv(out, false, "peer", topo_node_name(t, pt->peer));
+		json_kv(out, false, "peer_kind", pt->peer.kind == TOPO_NODE_HOST ? "host" : "switch");
 		fprintf(out, ", \"peer_port\": %u", pt->peer_port);
-		json_kv(out, false, "mac", rl_topo_mac_str(pt->mac, m, sizeof(m)));
+		json_kv(out, false, "mac", topo_mac_str(pt->mac, m, sizeof(m)));
 		fputc('}', out);
 	}
 	fprintf(out, "]}");
 }
 
-static void json_host(const struct rl_topo *t, uint32_t i, FILE *out)
+static void json_host(const struct topo *t, uint32_t i, FILE *out)
 {
-	const struct rl_host *h = &t->hosts[i];
+	const struct topo_host *h = &t->hosts[i];
 	char a[48], m[24];
 	fprintf(out, "    {");
 	json_kv(out, true, "name", h->name);
-	json_kv(out, false, "attach", rl_attach_name(h->attach));
+	json_kv(out, false, "attach", topo_attach_name(h->attach));
 	json_kv(out, false, "leaf", t->switches[h->leaf].name);
 	fprintf(out, ", \"leaf_index\": %d, \"index\": %u, \"leaf_port\": %u",
 		t->switches[h->leaf].leaf_index, h->index, h->leaf_port);
@@ -135,35 +153,35 @@ static void json_host(const struct rl_topo *t, uint32_t i, FILE *out)
 	json_kv(out, false, "socket", h->socket);
 	json_kv(out, false, "pci", h->pci);
 	fprintf(out, ",\n     ");
-	json_kv(out, true, "ipv4", rl_topo_ipv4_str(h->ipv4, a, sizeof(a)));
+	json_kv(out, true, "ipv4", topo_ipv4_str(h->ipv4, a, sizeof(a)));
 	fprintf(out, ", \"prefix4\": 24");
-	json_kv(out, false, "gateway4", rl_topo_ipv4_str(h->gw_ipv4, a, sizeof(a)));
-	json_kv(out, false, "ipv6", rl_topo_ipv6_str(h->ipv6, a, sizeof(a)));
+	json_kv(out, false, "gateway4", topo_ipv4_str(h->gw_ipv4, a, sizeof(a)));
+	json_kv(out, false, "ipv6", topo_ipv6_str(h->ipv6, a, sizeof(a)));
 	fprintf(out, ", \"prefix6\": 64");
-	json_kv(out, false, "gateway6", rl_topo_ipv6_str(h->gw_ipv6, a, sizeof(a)));
-	json_kv(out, false, "mac", rl_topo_mac_str(h->mac, m, sizeof(m)));
-	json_kv(out, false, "gateway_mac", rl_topo_mac_str(h->gw_mac, m, sizeof(m)));
+	json_kv(out, false, "gateway6", topo_ipv6_str(h->gw_ipv6, a, sizeof(a)));
+	json_kv(out, false, "mac", topo_mac_str(h->mac, m, sizeof(m)));
+	json_kv(out, false, "gateway_mac", topo_mac_str(h->gw_mac, m, sizeof(m)));
 	fputc('}', out);
 }
 
-static void json_link(const struct rl_topo *t, uint32_t i, FILE *out)
+static void json_link(const struct topo *t, uint32_t i, FILE *out)
 {
-	const struct rl_link *l = &t->links[i];
+	const struct topo_link *l = &t->links[i];
 	fprintf(out, "    {");
 	json_kv(out, true, "name", l->name);
 	fprintf(out, ", \"ends\": [");
-	json_str(out, rl_topo_node_name(t, l->end[0]));
+	json_str(out, topo_node_name(t, l->end[0]));
 	fprintf(out, ", ");
-	json_str(out, rl_topo_node_name(t, l->end[1]));
+	json_str(out, topo_node_name(t, l->end[1]));
 	fprintf(out, "], \"ports\": [%u, %u], \"rate_bps\": %" PRIu64 ", \"delay_ns\": %" PRIu64
 		     ", \"mtu\": %" PRIu32 ", \"loss\": %.17g}",
 		l->port[0], l->port[1], l->rate_bps, l->delay_ns, l->mtu, l->loss);
 }
 
-static void json_event(const struct rl_topo *t, uint32_t i, FILE *out)
+static void json_event(const struct topo *t, uint32_t i, FILE *out)
 {
-	const struct rl_event *e = &t->events[i];
-	bool link = e->target == RL_EVENT_LINK;
+	const struct topo_event *e = &t->events[i];
+	bool link = e->target == TOPO_EVENT_LINK;
 	fprintf(out, "    {\"at_ns\": %" PRIu64, e->at_ns);
 	json_kv(out, false, link ? "link" : "switch",
 		link ? t->links[e->index].name : t->switches[e->index].name);
@@ -171,20 +189,20 @@ static void json_event(const struct rl_topo *t, uint32_t i, FILE *out)
 	fputc('}', out);
 }
 
-static void json_qos(const struct rl_qos *q, FILE *out)
+static void json_qos(const struct topo_qos *q, FILE *out)
 {
 	fprintf(out, "  \"qos\": {\n    \"dscp_prio\": [");
 	for (int d = 0; d < 64; d++)
 		fprintf(out, "%s%u", d ? ", " : "", q->dscp_prio[d]);
 	fprintf(out, "],\n    \"lossless\": [");
 	bool first = true;
-	for (int p = 0; p < RL_TOPO_NUM_PRIO; p++)
+	for (int p = 0; p < TOPO_NUM_PRIO; p++)
 		if (q->lossless_mask & (1u << p)) {
 			fprintf(out, "%s%d", first ? "" : ", ", p);
 			first = false;
 		}
 	fprintf(out, "], \"control\": %u, \"dwrr\": [", q->control_prio);
-	for (int p = 0; p < RL_TOPO_NUM_PRIO; p++)
+	for (int p = 0; p < TOPO_NUM_PRIO; p++)
 		fprintf(out, "%s%u", p ? ", " : "", q->dwrr_weight[p]);
 	fprintf(out,
 		"],\n    \"ecn\": {\"enabled\": %s, \"kmin\": %" PRIu32 ", \"kmax\": %" PRIu32
@@ -206,7 +224,7 @@ static void json_qos(const struct rl_qos *q, FILE *out)
  *   qos {dscp_prio[64], lossless, control, dwrr[8], ecn {enabled, kmin, kmax, pmax}}.
  * Rates in bit/s, times in ns, sizes in bytes.
  */
-static void print_json(const struct rl_topo *t, FILE *out)
+static void print_json(const struct topo *t, FILE *out)
 {
 	fprintf(out, "{\n  ");
 	json_kv(out, true, "name", t->name);
@@ -236,34 +254,82 @@ static void print_json(const struct rl_topo *t, FILE *out)
 	fprintf(out, "}\n");
 }
 
-static int parse_clos(const char *arg, unsigned v[3])
+/* The Clos S,L,H (v) with the settings in keys ("KEY=VALUE,..."); NULL after printing why. */
+static struct topo *clos_with_keys(const char *opt, const unsigned v[3], const char *keys)
 {
-	char tail;
-	if (sscanf(arg, "%u,%u,%u%c", &v[0], &v[1], &v[2], &tail) != 3)
-		return -1;
-	return 0;
+	struct topo_gen_params p;
+	char err[512];
+	topo_gen_init(&p);
+	p.spines = v[0];
+	p.leaves = v[1];
+	p.hosts = v[2];
+	if (topo_gen_parse(&p, keys, err, sizeof(err)) < 0) {
+		fprintf(stderr, "rocelab-topo: %s: %s\n", opt, err);
+		return NULL;
+	}
+	if (p.zones) {
+		fprintf(stderr, "rocelab-topo: %s is the 2-tier Clos: use --generate for zones\n",
+			opt);
+		return NULL;
+	}
+	struct topo *t = topo_gen(&p, err, sizeof(err));
+	if (!t)
+		fprintf(stderr, "rocelab-topo: %s: %s\n", opt, err);
+	return t;
 }
 
 /*
- * Build the --clos / --json-clos topology from "S,L,H". NULL after printing
- * why, with *rc the exit code: 1 for a malformed argument, 2 for counts the
- * address scheme cannot hold.
+ * Build the --clos / --json-clos topology from "S,L,H[,KEY=VALUE...]". NULL
+ * after printing why, with *rc the exit code: 1 for a malformed S,L,H, 2 for
+ * counts the address scheme cannot hold or a bad KEY=VALUE.
  */
-static struct rl_topo *clos_from_arg(const char *opt, const char *arg, int *rc)
+static struct topo *clos_from_arg(const char *opt, const char *arg, int *rc)
 {
 	unsigned v[3];
+	int used = 0;
 	char err[512];
-	if (parse_clos(arg, v)) {
-		fprintf(stderr, "rocelab-topo: %s takes S,L,H (e.g. 2,2,4)\n", opt);
+	if (sscanf(arg, "%u,%u,%u%n", &v[0], &v[1], &v[2], &used) != 3 ||
+	    (arg[used] && arg[used] != ',')) {
+		fprintf(stderr, "rocelab-topo: %s takes S,L,H[,KEY=VALUE...] (e.g. 2,2,4)\n", opt);
 		*rc = 1;
 		return NULL;
 	}
-	struct rl_topo *t = rl_topo_clos(v[0], v[1], v[2], err, sizeof(err));
-	if (!t) {
-		fprintf(stderr, "%s\n", err);
-		*rc = 2;
+	struct topo *t;
+	if (arg[used]) {
+		t = clos_with_keys(opt, v, arg + used + 1);
+	} else { /* the plain Clos, its size checked as before */
+		t = topo_clos(v[0], v[1], v[2], err, sizeof(err));
+		if (!t)
+			fprintf(stderr, "%s\n", err);
 	}
+	if (!t)
+		*rc = 2;
 	return t;
+}
+
+/* --generate SPEC [-o FILE]: the fabric as YAML; 0, or 2 for a bad SPEC, 1 if it cannot write. */
+static int generate(const char *spec, const char *path)
+{
+	struct topo_gen_params p;
+	char err[512], comment[640];
+	topo_gen_init(&p);
+	if (topo_gen_parse(&p, spec, err, sizeof(err)) < 0 ||
+	    topo_gen_resolve(&p, err, sizeof(err)) < 0) {
+		fprintf(stderr, "rocelab-topo: --generate: %s\n", err);
+		return 2;
+	}
+	FILE *out = path ? fopen(path, "w") : stdout;
+	if (!out) {
+		fprintf(stderr, "rocelab-topo: cannot write %s: %s\n", path, strerror(errno));
+		return 1;
+	}
+	snprintf(comment, sizeof(comment), "Generated by rocelab-topo --generate %s", spec);
+	int rc = topo_gen_write(&p, comment, out);
+	if ((path && fclose(out)) || (!path && fflush(out)) || rc) {
+		fprintf(stderr, "rocelab-topo: cannot write %s\n", path ? path : "the output");
+		return 1;
+	}
+	return 0;
 }
 
 int main(int argc, char **argv)
@@ -272,6 +338,12 @@ int main(int argc, char **argv)
 		usage(stdout);
 		return 0;
 	}
+	if (argc >= 3 && !strcmp(argv[1], "--generate")) {
+		if (argc == 3)
+			return generate(argv[2], NULL);
+		if (argc == 5 && !strcmp(argv[3], "-o"))
+			return generate(argv[2], argv[4]);
+	}
 	if (argc != 3) {
 		usage(stderr);
 		return 1;
@@ -279,12 +351,12 @@ int main(int argc, char **argv)
 	char err[512];
 	const char *opt = argv[1];
 	if (!strcmp(opt, "--check"))
-		return rl_topo_check_file(argv[2], stdout, stderr);
+		return topo_check_file(argv[2], stdout, stderr);
 	bool json = !strcmp(opt, "--json") || !strcmp(opt, "--json-clos");
-	struct rl_topo *t = NULL;
+	struct topo *t = NULL;
 	int rc = 0;
 	if (!strcmp(opt, "--routes") || !strcmp(opt, "--json")) {
-		if (rl_topo_load(argv[2], &t, err, sizeof(err))) {
+		if (topo_load(argv[2], &t, err, sizeof(err))) {
 			fprintf(stderr, "%s\n", err);
 			return 2;
 		}
@@ -300,7 +372,7 @@ int main(int argc, char **argv)
 		print_json(t, stdout);
 	else
 		rc = print_routes(t);
-	rl_topo_free(t);
+	topo_free(t);
 	if (fflush(stdout) || ferror(stdout)) {
 		fprintf(stderr, "rocelab-topo: cannot write the output\n");
 		rc = 1;

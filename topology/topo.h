@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * rl_topo: the fabric a rocelab-dp process emulates, loaded from a YAML file
- * (format: topologies/README.md) or built in memory (rl_topo_clos()).
+ * topo: the fabric a rocelab-dp process emulates, loaded from a YAML file
+ * (format: topologies/README.md) or built in memory (topo_clos()).
  *
  * Everything here is plain data the data plane walks: arrays of switches,
  * hosts, links and scheduled events, indexed from 0, plus the QoS settings.
@@ -21,8 +21,8 @@
  * IPv4 addresses are stored in host byte order; MACs and IPv6 addresses as
  * bytes in network order. No function here touches DPDK or reads a clock.
  */
-#ifndef RL_TOPOLOGY_H
-#define RL_TOPOLOGY_H
+#ifndef TOPO_H
+#define TOPO_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -34,76 +34,76 @@
 struct pfc_buffer_profile;
 
 /* Longest node or profile name, including the terminating NUL. */
-#define RL_TOPO_NAME_MAX 32
+#define TOPO_NAME_MAX 32
 /* Longest link name ("a-b" by default), including the NUL. */
-#define RL_TOPO_LINK_NAME_MAX (2 * RL_TOPO_NAME_MAX)
+#define TOPO_LINK_NAME_MAX (2 * TOPO_NAME_MAX)
 /* Longest vhost-user socket path, including the NUL (sun_path is 108). */
-#define RL_TOPO_PATH_MAX 108
+#define TOPO_PATH_MAX 108
 /* Linux interface names: IFNAMSIZ. */
-#define RL_TOPO_IFNAME_MAX 16
-#define RL_TOPO_PCI_MAX 16
+#define TOPO_IFNAME_MAX 16
+#define TOPO_PCI_MAX 16
 /* Priorities (traffic classes) per port. */
-#define RL_TOPO_NUM_PRIO 8
+#define TOPO_NUM_PRIO 8
 /* Limits of the address scheme. */
-#define RL_TOPO_MAX_HOSTS_PER_LEAF 253
-#define RL_TOPO_MAX_LEAVES 4096
-#define RL_TOPO_MAX_SWITCHES 65535
-#define RL_TOPO_MAX_HOSTS (1u << 20)
-#define RL_TOPO_MAX_PORTS 65535
+#define TOPO_MAX_HOSTS_PER_LEAF 253
+#define TOPO_MAX_LEAVES 4096
+#define TOPO_MAX_SWITCHES 65535
+#define TOPO_MAX_HOSTS (1u << 20)
+#define TOPO_MAX_PORTS 65535
 
-enum rl_role {
-	RL_ROLE_RTSW, /* rack (leaf) switch: hosts below, CTSWs above */
-	RL_ROLE_CTSW, /* cluster (spine) switch: RTSWs below, ATSWs above */
-	RL_ROLE_ATSW, /* aggregation switch: joins the CTSWs of AI zones */
-	RL_ROLE_COUNT,
+enum topo_role {
+	TOPO_ROLE_RTSW, /* rack (leaf) switch: hosts below, CTSWs above */
+	TOPO_ROLE_CTSW, /* cluster (spine) switch: RTSWs below, ATSWs above */
+	TOPO_ROLE_ATSW, /* aggregation switch: joins the CTSWs of AI zones */
+	TOPO_ROLE_COUNT,
 };
 
-enum rl_lb {
-	RL_LB_ECMP,      /* hash mod group size */
-	RL_LB_RESILIENT, /* resilient hashing table (rl_resilient) */
-	RL_LB_FLOWLET,   /* flowlet switching with flowlet_timeout_ns */
-	RL_LB_PINNING,   /* uplink chosen by the destination's index under its leaf */
-	RL_LB_COUNT,
+enum topo_lb {
+	TOPO_LB_ECMP,      /* hash mod group size */
+	TOPO_LB_RESILIENT, /* resilient hashing table (rl_resilient) */
+	TOPO_LB_FLOWLET,   /* flowlet switching with flowlet_timeout_ns */
+	TOPO_LB_PINNING,   /* uplink chosen by the destination's index under its leaf */
+	TOPO_LB_COUNT,
 };
 
-enum rl_attach {
-	RL_ATTACH_VETH,     /* veth pair into a network namespace (af_xdp/af_packet) */
-	RL_ATTACH_VHOST,    /* vhost-user socket to a qemu VM */
-	RL_ATTACH_PCI,      /* a physical NIC by PCI address */
-	RL_ATTACH_EMULATED, /* the in-process NIC emulator (nic_emul/) */
-	RL_ATTACH_NET_NULL, /* a DPDK net_null port: receives nothing, frees what it is sent (benchmarks) */
-	RL_ATTACH_COUNT,
+enum topo_attach {
+	TOPO_ATTACH_VETH,     /* veth pair into a network namespace (af_xdp/af_packet) */
+	TOPO_ATTACH_VHOST,    /* vhost-user socket to a qemu VM */
+	TOPO_ATTACH_PCI,      /* a physical NIC by PCI address */
+	TOPO_ATTACH_EMULATED, /* the in-process NIC emulator (nic_emul/) */
+	TOPO_ATTACH_NET_NULL, /* a DPDK net_null port: receives nothing, frees what it is sent (benchmarks) */
+	TOPO_ATTACH_COUNT,
 };
 
-enum rl_node_kind { RL_NODE_SWITCH, RL_NODE_HOST };
+enum topo_node_kind { TOPO_NODE_SWITCH, TOPO_NODE_HOST };
 
 /* A switch or a host, by index into topo->switches or topo->hosts. */
-struct rl_node_ref {
-	enum rl_node_kind kind;
+struct topo_node_ref {
+	enum topo_node_kind kind;
 	uint32_t index;
 };
 
 /* One port of a switch. Ports are numbered in link order (see README). */
-struct rl_port {
+struct topo_port {
 	uint32_t link;           /* index into topo->links */
-	struct rl_node_ref peer; /* the node at the other end */
+	struct topo_node_ref peer; /* the node at the other end */
 	uint16_t peer_port;      /* port number on the peer switch; 0 for a host */
 	uint8_t mac[6];
 };
 
-struct rl_switch {
-	char name[RL_TOPO_NAME_MAX];
-	enum rl_role role;
-	char buffer[RL_TOPO_NAME_MAX];                   /* buffer profile name */
+struct topo_switch {
+	char name[TOPO_NAME_MAX];
+	enum topo_role role;
+	char buffer[TOPO_NAME_MAX];                   /* buffer profile name */
 	const struct pfc_buffer_profile *buffer_profile; /* never NULL after load */
 	enum rl_hash_profile profile;
 	enum rl_hash_algo algo;
 	uint32_t seed;
-	enum rl_lb lb;
+	enum topo_lb lb;
 	uint64_t flowlet_timeout_ns;
 	uint32_t resilient_buckets; /* power of two */
 	uint16_t n_ports;
-	struct rl_port *ports;
+	struct topo_port *ports;
 	int leaf_index;             /* 0.. for an rtsw, -1 otherwise */
 	uint16_t n_hosts;           /* hosts attached (rtsw only) */
 	uint32_t subnet4;           /* rtsw: 10.(L>>8).(L&255).0, prefix 24 */
@@ -114,13 +114,13 @@ struct rl_switch {
 	int line;                   /* line of its entry in the file (1-based, 0 if built) */
 };
 
-struct rl_host {
-	char name[RL_TOPO_NAME_MAX];
-	enum rl_attach attach;
-	char netns[RL_TOPO_NAME_MAX];      /* veth: network namespace name */
-	char ifname[RL_TOPO_IFNAME_MAX];   /* veth: the end rocelab-dp opens (root netns) */
-	char socket[RL_TOPO_PATH_MAX];     /* vhost: vhost-user socket path */
-	char pci[RL_TOPO_PCI_MAX];         /* pci: DDDD:BB:DD.F */
+struct topo_host {
+	char name[TOPO_NAME_MAX];
+	enum topo_attach attach;
+	char netns[TOPO_NAME_MAX];      /* veth: network namespace name */
+	char ifname[TOPO_IFNAME_MAX];   /* veth: the end rocelab-dp opens (root netns) */
+	char socket[TOPO_PATH_MAX];     /* vhost: vhost-user socket path */
+	char pci[TOPO_PCI_MAX];         /* pci: DDDD:BB:DD.F */
 	uint32_t mtu;                      /* host interface MTU (IP bytes) */
 	uint32_t ipv4;
 	uint8_t ipv6[16];
@@ -135,9 +135,9 @@ struct rl_host {
 	int line;
 };
 
-struct rl_link {
-	char name[RL_TOPO_LINK_NAME_MAX];
-	struct rl_node_ref end[2];
+struct topo_link {
+	char name[TOPO_LINK_NAME_MAX];
+	struct topo_node_ref end[2];
 	uint16_t port[2];   /* port number at each end (0 for a host end) */
 	uint64_t rate_bps;  /* > 0 */
 	uint64_t delay_ns;  /* propagation delay, one way */
@@ -146,56 +146,56 @@ struct rl_link {
 	int line;
 };
 
-enum rl_event_target { RL_EVENT_LINK, RL_EVENT_SWITCH };
+enum topo_event_target { TOPO_EVENT_LINK, TOPO_EVENT_SWITCH };
 
 /* A scheduled failure-injection event; topo->events is sorted by at_ns. */
-struct rl_event {
+struct topo_event {
 	uint64_t at_ns;
-	enum rl_event_target target;
+	enum topo_event_target target;
 	uint32_t index; /* into topo->links or topo->switches */
 	bool up;        /* false: take it down, true: bring it back */
 	int line;
 };
 
-struct rl_qos {
+struct topo_qos {
 	uint8_t dscp_prio[64];          /* DSCP -> priority 0..7 */
 	uint8_t lossless_mask;          /* bit p set: priority p is lossless (PFC) */
 	uint8_t control_prio;           /* the strict-priority class */
-	uint16_t dwrr_weight[RL_TOPO_NUM_PRIO]; /* 0 for control_prio, >= 1 otherwise */
+	uint16_t dwrr_weight[TOPO_NUM_PRIO]; /* 0 for control_prio, >= 1 otherwise */
 	bool ecn;                       /* ECN marking on enqueue */
 	uint32_t ecn_kmin;              /* bytes queued where marking starts */
 	uint32_t ecn_kmax;              /* bytes where the probability reaches pmax */
 	double ecn_pmax;                /* 0..1 */
 };
 
-struct rl_topo {
-	char name[RL_TOPO_NAME_MAX];
+struct topo {
+	char name[TOPO_NAME_MAX];
 	char path[256];                 /* the file it came from ("<clos>" if built) */
 	uint32_t n_switches, n_hosts, n_links, n_events;
 	uint32_t n_leaves;
-	struct rl_switch *switches;
-	struct rl_host *hosts;
-	struct rl_link *links;
-	struct rl_event *events;
+	struct topo_switch *switches;
+	struct topo_host *hosts;
+	struct topo_link *links;
+	struct topo_event *events;
 	uint32_t *leaves;               /* leaf index -> switch index */
-	struct rl_qos qos;
+	struct topo_qos qos;
 };
 
 /*
  * Load and validate a topology file. Returns 0 and sets *out (free it with
- * rl_topo_free()), or -1 with *out = NULL and err filled with
+ * topo_free()), or -1 with *out = NULL and err filled with
  * "FILE:LINE: what is wrong" (lines 1-based; a file that cannot be read gives
  * "FILE: cannot read: reason"). err may be NULL; 512 bytes hold any message (longer ones are cut).
  * Never crashes on malformed input.
  */
-int rl_topo_load(const char *path, struct rl_topo **out, char *err, size_t errlen);
+int topo_load(const char *path, struct topo **out, char *err, size_t errlen);
 
 /*
- * Same as rl_topo_load() on YAML text in memory; display_name stands for the
+ * Same as topo_load() on YAML text in memory; display_name stands for the
  * file in messages and in topo->path.
  */
-int rl_topo_load_string(const char *yaml, size_t len, const char *display_name,
-			struct rl_topo **out, char *err, size_t errlen);
+int topo_load_string(const char *yaml, size_t len, const char *display_name,
+			struct topo **out, char *err, size_t errlen);
 
 /*
  * The 2-tier Clos: `spines` ctsw spine0.., `leaves` rtsw leaf0.., and
@@ -203,36 +203,38 @@ int rl_topo_load_string(const char *yaml, size_t len, const char *display_name,
  * linked to every spine, all other settings the file defaults (the result
  * equals topologies/default.yaml for 2,2,4 except for its name, "clos-SxLxH").
  * Returns NULL with err filled when a count is 0 or beyond the address scheme.
+ * Built by the generator (topo_gen.c); topo_gen() takes rates, delays,
+ * oversubscription, attach kind and AI zones.
  */
-struct rl_topo *rl_topo_clos(unsigned spines, unsigned leaves, unsigned hosts_per_leaf,
-			     char *err, size_t errlen);
+struct topo *topo_clos(unsigned spines, unsigned leaves, unsigned hosts_per_leaf,
+		       char *err, size_t errlen);
 
 /* Free a topology; NULL is fine. */
-void rl_topo_free(struct rl_topo *t);
+void topo_free(struct topo *t);
 
 /* Index of the switch / host / link with that name, or -1. */
-int rl_topo_switch_by_name(const struct rl_topo *t, const char *name);
-int rl_topo_host_by_name(const struct rl_topo *t, const char *name);
-int rl_topo_link_by_name(const struct rl_topo *t, const char *name);
+int topo_switch_by_name(const struct topo *t, const char *name);
+int topo_host_by_name(const struct topo *t, const char *name);
+int topo_link_by_name(const struct topo *t, const char *name);
 
 /* Name of a node (switch or host); "?" for a bad reference. */
-const char *rl_topo_node_name(const struct rl_topo *t, struct rl_node_ref ref);
+const char *topo_node_name(const struct topo *t, struct topo_node_ref ref);
 
 /* Names used in the file ("rtsw", "ecmp", "veth", ...); NULL when out of range. */
-const char *rl_role_name(enum rl_role role);
-const char *rl_lb_name(enum rl_lb lb);
-const char *rl_attach_name(enum rl_attach attach);
+const char *topo_role_name(enum topo_role role);
+const char *topo_lb_name(enum topo_lb lb);
+const char *topo_attach_name(enum topo_attach attach);
 /* Reverse lookups; -1 for an unknown name. */
-int rl_role_from_name(const char *name);
-int rl_lb_from_name(const char *name);
-int rl_attach_from_name(const char *name);
+int topo_role_from_name(const char *name);
+int topo_lb_from_name(const char *name);
+int topo_attach_from_name(const char *name);
 
 /* "10.0.1.2" from a host-order IPv4 address; buf of at least 16 bytes. Returns buf. */
-char *rl_topo_ipv4_str(uint32_t ipv4, char *buf, size_t len);
+char *topo_ipv4_str(uint32_t ipv4, char *buf, size_t len);
 /* "fd00:0:0:1::2" from 16 bytes; buf of at least 46 bytes. Returns buf. */
-char *rl_topo_ipv6_str(const uint8_t ipv6[16], char *buf, size_t len);
+char *topo_ipv6_str(const uint8_t ipv6[16], char *buf, size_t len);
 /* "02:00:0a:00:01:02"; buf of at least 18 bytes. Returns buf. */
-char *rl_topo_mac_str(const uint8_t mac[6], char *buf, size_t len);
+char *topo_mac_str(const uint8_t mac[6], char *buf, size_t len);
 
 /*
  * The topology format's units, for command lines and other tools:
@@ -243,20 +245,20 @@ char *rl_topo_mac_str(const uint8_t mac[6], char *buf, size_t len);
  * malformed, has a bad unit, is not a whole number of bit/s or ns, or is out
  * of range (a rate of 0 included).
  */
-int rl_topo_parse_rate(const char *s, uint64_t *bps);
-int rl_topo_parse_duration(const char *s, uint64_t *ns);
+int topo_parse_rate(const char *s, uint64_t *bps);
+int topo_parse_duration(const char *s, uint64_t *ns);
 
 /*
  * One line: "NAME: S switches (R rtsw, C ctsw, A atsw), H hosts, L links,
  * E events". Returns what snprintf returns.
  */
-int rl_topo_summary(const struct rl_topo *t, char *buf, size_t len);
+int topo_summary(const struct topo *t, char *buf, size_t len);
 
 /*
  * What `--check FILE` does (rocelab-topo, rocelab-dp): load path; when valid,
  * print the summary line to out and return 0; when not, print the
  * "FILE:LINE: ..." message to errout and return 2 (the exit code).
  */
-int rl_topo_check_file(const char *path, FILE *out, FILE *errout);
+int topo_check_file(const char *path, FILE *out, FILE *errout);
 
-#endif /* RL_TOPOLOGY_H */
+#endif /* TOPO_H */

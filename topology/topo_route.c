@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Shortest-path ECMP groups: one BFS per destination leaf over live switches. */
-#include "routes.h"
+#include "topo_route.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
-void rl_route_free(struct rl_routes *r)
+void topo_route_free(struct topo_routes *r)
 {
 	if (!r)
 		return;
@@ -24,11 +24,11 @@ void rl_route_free(struct rl_routes *r)
 	free(r);
 }
 
-struct rl_routes *rl_route_create(const struct rl_topo *t)
+struct topo_routes *topo_route_create(const struct topo *t)
 {
 	if (!t || !t->n_switches || !t->n_leaves)
 		return NULL;
-	struct rl_routes *r = calloc(1, sizeof(*r));
+	struct topo_routes *r = calloc(1, sizeof(*r));
 	if (!r)
 		return NULL;
 	r->topo = t;
@@ -40,7 +40,7 @@ struct rl_routes *rl_route_create(const struct rl_topo *t)
 	size_t pool = 0;
 	for (uint32_t s = 0; s < t->n_switches; s++)
 		for (uint16_t p = 0; p < t->switches[s].n_ports; p++)
-			pool += t->switches[s].ports[p].peer.kind == RL_NODE_SWITCH ? t->n_leaves : 0;
+			pool += t->switches[s].ports[p].peer.kind == TOPO_NODE_SWITCH ? t->n_leaves : 0;
 	r->link_up = malloc((t->n_links ? t->n_links : 1) * sizeof(bool));
 	r->switch_up = malloc(t->n_switches * sizeof(bool));
 	r->dist = calloc(ng, sizeof(*r->dist));
@@ -54,11 +54,11 @@ struct rl_routes *rl_route_create(const struct rl_topo *t)
 	r->bfs_dist = calloc(t->n_switches, sizeof(*r->bfs_dist));
 	if (!r->link_up || !r->switch_up || !r->dist || !r->grp_off || !r->grp_n || !r->changed ||
 	    !r->ports || !r->leaf_first || !r->leaf_host || !r->queue || !r->bfs_dist) {
-		rl_route_free(r);
+		topo_route_free(r);
 		return NULL;
 	}
 	if (pool > UINT32_MAX) {
-		rl_route_free(r);
+		topo_route_free(r);
 		return NULL;
 	}
 	for (uint32_t i = 0; i < t->n_links; i++)
@@ -69,7 +69,7 @@ struct rl_routes *rl_route_create(const struct rl_topo *t)
 	for (uint32_t s = 0; s < t->n_switches; s++) {
 		uint32_t fabric = 0;
 		for (uint16_t p = 0; p < t->switches[s].n_ports; p++)
-			fabric += t->switches[s].ports[p].peer.kind == RL_NODE_SWITCH;
+			fabric += t->switches[s].ports[p].peer.kind == TOPO_NODE_SWITCH;
 		for (uint32_t L = 0; L < t->n_leaves; L++) {
 			r->grp_off[(size_t)s * t->n_leaves + L] = off;
 			off += fabric;
@@ -79,26 +79,26 @@ struct rl_routes *rl_route_create(const struct rl_topo *t)
 	for (uint32_t L = 0; L < t->n_leaves; L++)
 		r->leaf_first[L + 1] = r->leaf_first[L] + t->switches[t->leaves[L]].n_hosts;
 	for (uint32_t h = 0; h < t->n_hosts; h++) {
-		const struct rl_host *ho = &t->hosts[h];
+		const struct topo_host *ho = &t->hosts[h];
 		int L = t->switches[ho->leaf].leaf_index;
 		if (L >= 0)
 			r->leaf_host[r->leaf_first[L] + ho->index] = h;
 	}
-	rl_route_compute(r);
+	topo_route_compute(r);
 	memset(r->changed, 0, ng);
 	return r;
 }
 
-int rl_route_compute(struct rl_routes *r)
+int topo_route_compute(struct topo_routes *r)
 {
 	if (!r)
 		return -1;
-	const struct rl_topo *t = r->topo;
+	const struct topo *t = r->topo;
 	int n_changed = 0;
 	for (uint32_t L = 0; L < r->n_leaves; L++) {
 		uint32_t leaf = t->leaves[L];
 		for (uint32_t s = 0; s < r->n_switches; s++)
-			r->bfs_dist[s] = RL_ROUTE_UNREACHABLE;
+			r->bfs_dist[s] = TOPO_ROUTE_UNREACHABLE;
 		uint32_t head = 0, tail = 0;
 		if (r->switch_up[leaf]) {
 			r->bfs_dist[leaf] = 0;
@@ -106,12 +106,12 @@ int rl_route_compute(struct rl_routes *r)
 		}
 		while (head < tail) {
 			uint32_t s = r->queue[head++];
-			const struct rl_switch *sw = &t->switches[s];
+			const struct topo_switch *sw = &t->switches[s];
 			for (uint16_t p = 0; p < sw->n_ports; p++) {
-				const struct rl_port *po = &sw->ports[p];
-				if (po->peer.kind != RL_NODE_SWITCH || !r->link_up[po->link] ||
+				const struct topo_port *po = &sw->ports[p];
+				if (po->peer.kind != TOPO_NODE_SWITCH || !r->link_up[po->link] ||
 				    !r->switch_up[po->peer.index] ||
-				    r->bfs_dist[po->peer.index] != RL_ROUTE_UNREACHABLE)
+				    r->bfs_dist[po->peer.index] != TOPO_ROUTE_UNREACHABLE)
 					continue;
 				r->bfs_dist[po->peer.index] = r->bfs_dist[s] + 1;
 				r->queue[tail++] = po->peer.index;
@@ -119,16 +119,16 @@ int rl_route_compute(struct rl_routes *r)
 		}
 		for (uint32_t s = 0; s < r->n_switches; s++) {
 			size_t g = (size_t)s * r->n_leaves + L;
-			const struct rl_switch *sw = &t->switches[s];
+			const struct topo_switch *sw = &t->switches[s];
 			uint16_t *ports = r->ports + r->grp_off[g];
 			uint16_t old_n = r->grp_n[g];
 			uint16_t n = 0;
 			uint32_t d = r->bfs_dist[s];
 			bool diff = false;
-			if (d != RL_ROUTE_UNREACHABLE && d > 0) {
+			if (d != TOPO_ROUTE_UNREACHABLE && d > 0) {
 				for (uint16_t p = 0; p < sw->n_ports; p++) {
-					const struct rl_port *po = &sw->ports[p];
-					if (po->peer.kind != RL_NODE_SWITCH || !r->link_up[po->link] ||
+					const struct topo_port *po = &sw->ports[p];
+					if (po->peer.kind != TOPO_NODE_SWITCH || !r->link_up[po->link] ||
 					    r->bfs_dist[po->peer.index] != d - 1)
 						continue;
 					if (n >= old_n || ports[n] != p)
@@ -147,7 +147,7 @@ int rl_route_compute(struct rl_routes *r)
 	return n_changed;
 }
 
-int rl_route_set_link(struct rl_routes *r, uint32_t link, bool up)
+int topo_route_set_link(struct topo_routes *r, uint32_t link, bool up)
 {
 	if (!r || link >= r->n_links)
 		return -1;
@@ -156,10 +156,10 @@ int rl_route_set_link(struct rl_routes *r, uint32_t link, bool up)
 		return 0;
 	}
 	r->link_up[link] = up;
-	return rl_route_compute(r);
+	return topo_route_compute(r);
 }
 
-int rl_route_set_switch(struct rl_routes *r, uint32_t sw, bool up)
+int topo_route_set_switch(struct topo_routes *r, uint32_t sw, bool up)
 {
 	if (!r || sw >= r->n_switches)
 		return -1;
@@ -168,18 +168,18 @@ int rl_route_set_switch(struct rl_routes *r, uint32_t sw, bool up)
 		return 0;
 	}
 	r->switch_up[sw] = up;
-	return rl_route_compute(r);
+	return topo_route_compute(r);
 }
 
-int rl_route_apply_event(struct rl_routes *r, const struct rl_event *ev)
+int topo_route_apply_event(struct topo_routes *r, const struct topo_event *ev)
 {
 	if (!r || !ev)
 		return -1;
-	return ev->target == RL_EVENT_LINK ? rl_route_set_link(r, ev->index, ev->up)
-					   : rl_route_set_switch(r, ev->index, ev->up);
+	return ev->target == TOPO_EVENT_LINK ? topo_route_set_link(r, ev->index, ev->up)
+					   : topo_route_set_switch(r, ev->index, ev->up);
 }
 
-const uint16_t *rl_route_group(const struct rl_routes *r, uint32_t sw, uint32_t leaf, unsigned *n)
+const uint16_t *topo_route_group(const struct topo_routes *r, uint32_t sw, uint32_t leaf, unsigned *n)
 {
 	*n = 0;
 	if (!r || sw >= r->n_switches || leaf >= r->n_leaves)
@@ -190,42 +190,42 @@ const uint16_t *rl_route_group(const struct rl_routes *r, uint32_t sw, uint32_t 
 }
 
 /* Whether host is reachable at all: its leaf and its link are up. */
-static bool host_live(const struct rl_routes *r, const struct rl_host *h)
+static bool host_live(const struct topo_routes *r, const struct topo_host *h)
 {
 	return r->switch_up[h->leaf] && r->link_up[h->link];
 }
 
-const uint16_t *rl_route_ports(const struct rl_routes *r, uint32_t sw, uint32_t host, unsigned *n)
+const uint16_t *topo_route_ports(const struct topo_routes *r, uint32_t sw, uint32_t host, unsigned *n)
 {
 	*n = 0;
 	if (!r || sw >= r->n_switches || host >= r->topo->n_hosts)
 		return NULL;
-	const struct rl_host *h = &r->topo->hosts[host];
+	const struct topo_host *h = &r->topo->hosts[host];
 	if (sw == h->leaf) {
 		if (host_live(r, h))
 			*n = 1;
 		return &h->leaf_port;
 	}
 	int L = r->topo->switches[h->leaf].leaf_index;
-	const uint16_t *p = rl_route_group(r, sw, (uint32_t)L, n);
+	const uint16_t *p = topo_route_group(r, sw, (uint32_t)L, n);
 	if (!host_live(r, h) || !r->switch_up[sw])
 		*n = 0;
 	return p;
 }
 
-uint32_t rl_route_dist(const struct rl_routes *r, uint32_t sw, uint32_t host)
+uint32_t topo_route_dist(const struct topo_routes *r, uint32_t sw, uint32_t host)
 {
 	if (!r || sw >= r->n_switches || host >= r->topo->n_hosts)
-		return RL_ROUTE_UNREACHABLE;
-	const struct rl_host *h = &r->topo->hosts[host];
+		return TOPO_ROUTE_UNREACHABLE;
+	const struct topo_host *h = &r->topo->hosts[host];
 	if (!host_live(r, h) || !r->switch_up[sw])
-		return RL_ROUTE_UNREACHABLE;
+		return TOPO_ROUTE_UNREACHABLE;
 	int L = r->topo->switches[h->leaf].leaf_index;
 	uint32_t d = r->dist[(size_t)sw * r->n_leaves + (uint32_t)L];
-	return d == RL_ROUTE_UNREACHABLE ? d : d + 1;
+	return d == TOPO_ROUTE_UNREACHABLE ? d : d + 1;
 }
 
-static int host_at(const struct rl_routes *r, uint32_t L, uint32_t last)
+static int host_at(const struct topo_routes *r, uint32_t L, uint32_t last)
 {
 	/* host index i has address ...(i+1) */
 	if (L >= r->n_leaves || last < 1)
@@ -236,14 +236,14 @@ static int host_at(const struct rl_routes *r, uint32_t L, uint32_t last)
 	return (int)r->leaf_host[r->leaf_first[L] + i];
 }
 
-int rl_route_host_by_ipv4(const struct rl_routes *r, uint32_t ipv4)
+int topo_route_host_by_ipv4(const struct topo_routes *r, uint32_t ipv4)
 {
 	if (!r || (ipv4 >> 24) != 10)
 		return -1;
 	return host_at(r, (ipv4 >> 8) & 0xffff, ipv4 & 0xff);
 }
 
-int rl_route_host_by_ipv6(const struct rl_routes *r, const uint8_t a[16])
+int topo_route_host_by_ipv6(const struct topo_routes *r, const uint8_t a[16])
 {
 	static const uint8_t zero[8];
 	if (!r || !a || a[0] != 0xfd || a[1] || a[2] || a[3] || a[4] || a[5] ||
@@ -254,7 +254,7 @@ int rl_route_host_by_ipv6(const struct rl_routes *r, const uint8_t a[16])
 	return host_at(r, L, last);
 }
 
-static void print_ports(const struct rl_routes *r, const struct rl_switch *sw, const uint16_t *p,
+static void print_ports(const struct topo_routes *r, const struct topo_switch *sw, const uint16_t *p,
 			unsigned n, FILE *out)
 {
 	if (n == 0) {
@@ -263,33 +263,33 @@ static void print_ports(const struct rl_routes *r, const struct rl_switch *sw, c
 	}
 	for (unsigned k = 0; k < n; k++)
 		fprintf(out, "%sp%u->%s", k ? " " : "", p[k],
-			rl_topo_node_name(r->topo, sw->ports[p[k]].peer));
+			topo_node_name(r->topo, sw->ports[p[k]].peer));
 }
 
-void rl_route_print(const struct rl_routes *r, FILE *out)
+void topo_route_print(const struct topo_routes *r, FILE *out)
 {
 	if (!r || !out)
 		return;
-	const struct rl_topo *t = r->topo;
+	const struct topo *t = r->topo;
 	char a[48], b[48];
 	for (uint32_t s = 0; s < r->n_switches; s++) {
-		const struct rl_switch *sw = &t->switches[s];
-		fprintf(out, "%s (%s, %u ports%s)\n", sw->name, rl_role_name(sw->role), sw->n_ports,
+		const struct topo_switch *sw = &t->switches[s];
+		fprintf(out, "%s (%s, %u ports%s)\n", sw->name, topo_role_name(sw->role), sw->n_ports,
 			r->switch_up[s] ? "" : ", DOWN");
 		fprintf(out, "  %-24s %-18s %5s  %s\n", "destination", "prefix", "hops", "egress ports");
 		for (uint32_t L = 0; L < r->n_leaves; L++) {
-			const struct rl_switch *leaf = &t->switches[t->leaves[L]];
+			const struct topo_switch *leaf = &t->switches[t->leaves[L]];
 			if (t->leaves[L] == s) {
 				/* own hosts: one port each */
 				for (uint32_t k = r->leaf_first[L]; k < r->leaf_first[L + 1]; k++) {
 					uint32_t h = r->leaf_host[k];
 					unsigned n;
-					const uint16_t *p = rl_route_ports(r, s, h, &n);
-					uint32_t d = rl_route_dist(r, s, h);
+					const uint16_t *p = topo_route_ports(r, s, h, &n);
+					uint32_t d = topo_route_dist(r, s, h);
 					snprintf(b, sizeof(b), "%s/32",
-						 rl_topo_ipv4_str(t->hosts[h].ipv4, a, sizeof(a)));
+						 topo_ipv4_str(t->hosts[h].ipv4, a, sizeof(a)));
 					fprintf(out, "  %-24s %-18s ", t->hosts[h].name, b);
-					if (d == RL_ROUTE_UNREACHABLE)
+					if (d == TOPO_ROUTE_UNREACHABLE)
 						fprintf(out, "%5s  ", "-");
 					else
 						fprintf(out, "%5" PRIu32 "  ", d);
@@ -299,13 +299,13 @@ void rl_route_print(const struct rl_routes *r, FILE *out)
 				continue;
 			}
 			unsigned n;
-			const uint16_t *p = rl_route_group(r, s, L, &n);
+			const uint16_t *p = topo_route_group(r, s, L, &n);
 			uint32_t d = r->dist[(size_t)s * r->n_leaves + L];
 			char dest[64];
 			snprintf(dest, sizeof(dest), "%s (%u hosts)", leaf->name, leaf->n_hosts);
-			snprintf(b, sizeof(b), "%s/24", rl_topo_ipv4_str(leaf->subnet4, a, sizeof(a)));
+			snprintf(b, sizeof(b), "%s/24", topo_ipv4_str(leaf->subnet4, a, sizeof(a)));
 			fprintf(out, "  %-24s %-18s ", dest, b);
-			if (d == RL_ROUTE_UNREACHABLE || !r->switch_up[s])
+			if (d == TOPO_ROUTE_UNREACHABLE || !r->switch_up[s])
 				fprintf(out, "%5s  ", "-");
 			else
 				fprintf(out, "%5" PRIu32 "  ", d + 1);

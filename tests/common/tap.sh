@@ -1,0 +1,12 @@
+# SPDX-License-Identifier: BSD-3-Clause
+# Shared by the shell tests: a private temporary directory ($tmp, removed at
+# exit) and TAP-like result lines. Source it; end the test with tap_done.
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+pass=0 fail=0
+ok()  { pass=$((pass + 1)); echo "ok - $1"; }
+nok() { fail=$((fail + 1)); echo "not ok - $1"; }
+# check NAME SHELL-CONDITION
+check() { if eval "$2"; then ok "$1"; else nok "$1"; fi; }
+# The summary line; the exit status is 1 when anything failed.
+tap_done() { echo "$pass passed, $fail failed"; [ "$fail" -eq 0 ]; }

@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+# rocelab-dp --traffic FILE on the virtual clock, on generated topologies:
+# 1,000 generators all run to their count; generators, an RDMA transfer and a
+# collective from one file run and check their data; bad traffic files exit 2
+# with FILE:LINE (the parser's checks and the --gen/--rdma/--coll parsers' own).
+# usage: test_traffic_dp.sh ROCELAB_DP ROCELAB_TOPO
+set -u
+DP=$1 TOPO=$2
+. "$(dirname "$0")/../common/tap.sh"
+trap 'rm -rf "$tmp" /var/run/dpdk/rl-tf$$-*' EXIT  # and DPDK's runtime folders of our runs
+
+n=0
+dp() { # rocelab-dp on the virtual clock with a unique DPDK name and a timeout
+  n=$((n + 1))
+  timeout 300 "$DP" --clock virtual --name "rl-tf$$-$n" "$@"
+}
+
+"$TOPO" --generate spines=4,leaves=8,hosts=16 -o "$tmp/clos128.yaml" || exit 1
+"$TOPO" --generate spines=2,leaves=2,hosts=2,attach=emulated -o "$tmp/emu.yaml" || exit 1
+
+# 1. 1,000 generators (more than the 64 the flags used to hold) over 128 hosts.
+{
+  echo "generators:"
+  for i in $(seq 0 999); do
+    src=$((i % 128)) dst=$(((i * 7 + 1 + i / 128) % 128))
+    [ $dst -eq $src ] && dst=$(((dst + 1) % 128))
+    echo "  - {src: h$src, dst: h$dst, rate: 1G, count: 10, start: $((i % 50))us}"
+  done
+} > "$tmp/gen1000.yaml"
+dp --topology "$tmp/clos128.yaml" --traffic "$tmp/gen1000.yaml" > "$tmp/gen.txt" 2> "$tmp/gen.err"
+rc=$?
+done_gens=$(grep -c '^generator .*: sent 10 of 10,' "$tmp/gen.txt")
+rx=$(awk '$1 ~ /^h[0-9]+$/ && NF == 5 { s += $4 } END { print s + 0 }' "$tmp/gen.txt")
+check "1,000 generators from a traffic file: exit 0, each sent 10 of 10 ($done_gens), hosts received 10,000 ($rx)" \
+  "[ $rc -eq 0 ] && [ $done_gens -eq 1000 ] && [ $rx -eq 10000 ]"
+
+# 1b. The 1,024-host AI-zone fabric: 1,000 generators from zone 0 to zone 1 cross the
+#     ATSW tier (every packet through 5 switches, the ATSWs share them by ECMP).
+"$TOPO" --generate zones=2,leaves=32,spines=16,atsw=4,hosts=16,host-rate=400G,leaf-rate=400G,spine-oversub=1:7 \
+  -o "$tmp/ai1024.yaml" || exit 1
+{
+  echo "generators:"
+  for i in $(seq 0 999); do
+    echo "  - {src: z0-h$((i % 512)), dst: z1-h$(((i * 5 + 3) % 512)), rate: 10G, count: 10}"
+  done
+} > "$tmp/cross.yaml"
+dp --topology "$tmp/ai1024.yaml" --traffic "$tmp/cross.yaml" > "$tmp/cross.txt" 2> "$tmp/cross.err"
+rc=$?
+rx=$(awk '$1 ~ /^z1-h[0-9]+$/ && NF == 5 { s += $4 } END { print s + 0 }' "$tmp/cross.txt")
+agg=$(awk '$2 == "atsw" { s += $4; n += ($4 > 0) } END { print s + 0, n + 0 }' "$tmp/cross.txt")
+fwd=$(sed -n 's/.* events, \([0-9]*\) switch forwards.*/\1/p' "$tmp/cross.txt")
+check "AI zones, 1,024 hosts: 10,000 packets from zone 0 reach zone 1 ($rx), all through the ATSWs, all 4 used ($agg), 5 switches each ($fwd forwards)" \
+  "[ $rc -eq 0 ] && [ $rx -eq 10000 ] && [ '$agg' = '10000 4' ] && [ '${fwd:-0}' = 50000 ]"
+
+# 2. Generators, RDMA and a collective from one file, on emulated NICs.
+cat > "$tmp/mix.yaml" <<'YAML'
+generators:
+  - {src: h0, dst: h3, rate: 10G, count: 100}
+rdma:
+  - {src: h0, dst: h2, qps: 2, size: 65536, count: 8}
+collectives:
+  - {op: allreduce, hosts: [h0, h1, h2, h3], sizes: 64K}
+YAML
+dp --topology "$tmp/emu.yaml" --traffic "$tmp/mix.yaml" > "$tmp/mix.txt" 2>&1
+rc=$?
+check "mixed file: exit 0, generator sent 100 of 100" "[ $rc -eq 0 ] && grep -q '^generator h0>h3:rate=10G,count=100: sent 100 of 100,' $tmp/mix.txt"
+check "mixed file: rdma 8 of 8, data verified" "grep -q '^rdma h0>h2:qps=2,size=65536,count=8: 8 of 8 WRITEs.*data verified' $tmp/mix.txt"
+check "mixed file: allreduce of 64K over 4 ranks, 0 wrong" \
+  "awk '\$1 == 65536 && \$NF == 0 { f = 1 } END { exit !f }' $tmp/mix.txt && grep -q '# allreduce: 4 ranks' $tmp/mix.txt"
+
+# 3. Bad files: exit 2, "rocelab-dp: FILE:LINE: ..." (table: name | line | message | file body)
+# (fed with < <(printf ...), not a pipe: a pipe would run it in a subshell and lose its count)
+bad() { # bad NAME LINE MESSAGE [extra rocelab-dp args] ; body on stdin
+  local name=$1 line=$2 msg=$3; shift 3
+  cat > "$tmp/bad.yaml"
+  dp --topology "$tmp/emu.yaml" --traffic "$tmp/bad.yaml" "$@" > /dev/null 2> "$tmp/bad.err"
+  local rc=$?
+  local first
+  first=$(grep -m1 '^rocelab-dp: ' "$tmp/bad.err")
+  if [ $rc -eq 2 ] && [[ "$first" == "rocelab-dp: $tmp/bad.yaml:$line: "*"$msg"* ]]; then
+    ok "bad traffic ($name): exit 2, $first"
+  else
+    nok "bad traffic ($name): exit $rc, '$first' (expected exit 2, FILE:$line: ...$msg)"
+  fi
+}
+bad "unknown key" 2 "unknown key 'speed' in generator" < <(printf 'generators:\n  - {src: h0, dst: h1, speed: 1G}\n')
+bad "unknown host" 2 "dst: unknown host 'h7'" < <(printf 'generators:\n  - {src: h0, dst: h7}\n')
+bad "negative rate" 3 "rate: '-1G' is not a rate above zero" < <(printf 'generators:\n  - {src: h0, dst: h1}\n  - {src: h0, dst: h1, rate: -1G}\n')
+bad "collective over one host" 2 "a collective over 1 host" < <(printf 'collectives:\n  - {op: allreduce, hosts: [h1]}\n')
+bad "size beyond the generator's range" 2 "generator: bad size=20000" < <(printf 'generators:\n  - {src: h0, dst: h1, size: 20000}\n')
+bad "qps beyond the rdma range" 2 "qps" < <(printf 'rdma:\n  - {src: h0, dst: h1, qps: 1000}\n')
+bad "second collective" 3 "one collective per run" < <(printf 'collectives:\n  - {op: allreduce}\n  - {op: allgather}\n')
+bad "--coll and a file collective" 2 "one collective per run" --coll op=allgather < <(printf 'collectives:\n  - {op: allreduce}\n')
+bad "unknown collective op" 2 "--coll: bad 'op=broadcast'" < <(printf 'collectives:\n  - {op: broadcast}\n')
+# a collective naming more hosts than --coll's parser reads whole (2047 characters)
+"$TOPO" --generate spines=2,leaves=5,hosts=100,attach=emulated,name=emu500 -o "$tmp/emu500.yaml" || exit 1
+{ echo "collectives:"; echo "  - {op: allreduce, sizes: 4K, data: off,"; echo "     hosts: ["
+  for i in $(seq 0 499); do echo "       h$i,"; done; echo "     ]}"; } > "$tmp/long.yaml"
+dp --topology "$tmp/emu500.yaml" --traffic "$tmp/long.yaml" > /dev/null 2> "$tmp/long.err"
+rc=$?
+check "a collective over 500 named hosts: exit 2 at its line, not cut short" \
+  "[ $rc -eq 2 ] && grep -q \"^rocelab-dp: $tmp/long.yaml:2: this entry is 2[0-9]* characters\" $tmp/long.err"
+rc=0; dp --topology "$tmp/emu.yaml" --traffic "$tmp/none.yaml" > /dev/null 2> "$tmp/none.err" || rc=$?
+check "missing traffic file: exit 2, FILE: cannot read" "[ $rc -eq 2 ] && grep -q \"$tmp/none.yaml: cannot read\" $tmp/none.err"
+
+tap_done
