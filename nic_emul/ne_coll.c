@@ -68,6 +68,9 @@ struct group {
 };
 
 struct rank {
+	struct ne_coll *owner; /* for the CQ notification callback */
+	uint32_t idx;
+	bool cq_ready;         /* on the ready heap: completions queued */
 	struct ne_nic *nic;
 	struct ne_cq *cq;
 	float *in, *work;
@@ -95,6 +98,9 @@ struct ne_coll {
 
 	uint32_t *dconn, ndconn; /* dirty stacks */
 	uint32_t *dgrp, ndgrp;
+	/* ranks whose CQ has completions (min-heap of rank indices, filled by the
+	 * CQ notification): polled in ascending rank order, as a scan would */
+	uint32_t *ready, nready;
 
 	bool running, done, failed;
 	uint64_t iter_start;
@@ -593,6 +599,50 @@ static int post_rwqe(struct ne_coll *c, uint32_t rank, uint32_t qpn, uint64_t wr
 	return ne_post_recv(c->r[rank].nic, qpn, &rw);
 }
 
+static void ready_push(struct ne_coll *c, uint32_t rank)
+{
+	uint32_t i = c->nready++;
+
+	while (i > 0 && c->ready[(i - 1) / 2] > rank) {
+		c->ready[i] = c->ready[(i - 1) / 2];
+		i = (i - 1) / 2;
+	}
+	c->ready[i] = rank;
+}
+
+static uint32_t ready_pop(struct ne_coll *c)
+{
+	uint32_t top = c->ready[0], last = c->ready[--c->nready], i = 0;
+
+	for (;;) {
+		uint32_t l = 2 * i + 1, m = l;
+
+		if (l >= c->nready)
+			break;
+		if (l + 1 < c->nready && c->ready[l + 1] < c->ready[l])
+			m = l + 1;
+		if (c->ready[m] >= last)
+			break;
+		c->ready[i] = c->ready[m];
+		i = m;
+	}
+	if (c->nready)
+		c->ready[i] = last;
+	return top;
+}
+
+/* CQ notification: the NIC queued a completion on this rank's CQ. */
+static void on_cq_notify(void *ctx, struct ne_cq *cq)
+{
+	struct rank *r = ctx;
+
+	(void)cq;
+	if (!r->cq_ready) {
+		r->cq_ready = true;
+		ready_push(r->owner, r->idx);
+	}
+}
+
 static int setup_qps(struct ne_coll *c)
 {
 	uint32_t sqd = sq_depth(c), rqd = rq_depth(c);
@@ -613,6 +663,7 @@ static int setup_qps(struct ne_coll *c)
 		c->r[i].cq = ne_cq_create(c->r[i].nic, (uint32_t)depth);
 		if (!c->r[i].cq)
 			return -ENOMEM;
+		ne_cq_set_notify(c->r[i].cq, on_cq_notify, &c->r[i]);
 	}
 	for (uint32_t k = 0; k < c->nconns; k++) {
 		struct conn *cn = &c->conns[k];
@@ -720,6 +771,7 @@ void ne_coll_destroy(struct ne_coll *c)
 	}
 	free(c->dconn);
 	free(c->dgrp);
+	free(c->ready);
 	free(c->iter_ns);
 	free(c);
 }
@@ -756,10 +808,14 @@ struct ne_coll *ne_coll_create(const struct ne_coll_config *cfg, struct ne_nic *
 	c->iters_total = cfg->warmup_iters + cfg->iters;
 	c->iter_ns = calloc(c->iters_total, sizeof(*c->iter_ns));
 	c->r = calloc(c->n, sizeof(*c->r));
-	if (!c->iter_ns || !c->r)
+	c->ready = calloc(c->n, sizeof(*c->ready));
+	if (!c->iter_ns || !c->r || !c->ready)
 		rc = -ENOMEM;
-	for (uint32_t i = 0; !rc && i < c->n; i++)
+	for (uint32_t i = 0; !rc && i < c->n; i++) {
 		c->r[i].nic = nics[i];
+		c->r[i].owner = c;
+		c->r[i].idx = i;
+	}
 	if (!rc)
 		rc = build_plan(c);
 	if (!rc)
@@ -1095,12 +1151,14 @@ static void run_dirty(struct ne_coll *c, uint64_t now)
 			uint32_t g = c->dgrp[--c->ndgrp];
 
 			c->groups[g].dirty = false;
+			c->st.group_steps++;
 			grant_step(c, g, now);
 		}
 		while (c->ndconn) {
 			uint32_t k = c->dconn[--c->ndconn];
 
 			c->conns[k].dirty = false;
+			c->st.conn_steps++;
 			sender_step(c, k, now);
 		}
 	}
@@ -1113,14 +1171,19 @@ int ne_coll_poll(struct ne_coll *c, uint64_t now_ns)
 
 	if (!c)
 		return -EINVAL;
-	for (uint32_t i = 0; i < c->n; i++) {
+	while (c->nready) {
+		uint32_t i = ready_pop(c);
 		int got;
 
-		while ((got = ne_cq_poll(c->r[i].cq, wc, 64)) > 0) {
+		c->r[i].cq_ready = false;
+		c->st.rank_visits++;
+		do {
+			got = ne_cq_poll(c->r[i].cq, wc, 64);
+			c->st.cq_polls++;
 			for (int j = 0; j < got; j++)
 				handle_wc(c, i, &wc[j]);
 			handled += got;
-		}
+		} while (got > 0);
 	}
 	if (c->failed)
 		return -EIO;
@@ -1145,11 +1208,8 @@ uint64_t ne_coll_next_event_ns(const struct ne_coll *c)
 {
 	if (!c)
 		return UINT64_MAX;
-	if (c->ndconn || c->ndgrp)
+	if (c->ndconn || c->ndgrp || c->nready)
 		return 0;
-	for (uint32_t i = 0; i < c->n; i++)
-		if (ne_cq_count(c->r[i].cq))
-			return 0;
 	return UINT64_MAX;
 }
 

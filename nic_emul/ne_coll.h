@@ -46,7 +46,9 @@
  *
  * Driving it (one call sequence per simulated instant `now`):
  *   ne_nic_rx() every frame that arrived by now;
- *   ne_coll_poll(coll, now)  -- drains every rank's CQ, grants CTS, posts WRs;
+ *   ne_coll_poll(coll, now)  -- drains the CQs that have completions (the
+ *                               collective registers ne_cq_set_notify on each
+ *                               CQ it creates), grants CTS, posts WRs;
  *   ne_nic_poll_tx() each NIC until it returns 0, forward the frames;
  *   sleep until min(ne_nic_next_event_ns(each NIC), ne_coll_next_event_ns(),
  *   the fabric's next delivery).
@@ -146,6 +148,12 @@ struct ne_coll_stats {
 	uint64_t post_busy;       /* posts refused with -ENOMEM (queue full), retried later */
 	uint64_t errors;          /* completions with an error status */
 	uint32_t first_error_status; /* enum ne_wc_status of the first error */
+	/* Work of ne_coll_poll(), counted (not timed): it follows the CQ
+	 * notifications, so it grows with completions, not with idle ranks. */
+	uint64_t rank_visits;     /* ranks whose CQ a poll drained (one per notification burst) */
+	uint64_t cq_polls;        /* ne_cq_poll() calls */
+	uint64_t conn_steps;      /* sender steps run on connections marked by an event */
+	uint64_t group_steps;     /* grant steps run on receiver groups marked by an event */
 };
 
 /* Description of one connection, for telemetry and tests. */
@@ -190,14 +198,15 @@ void ne_coll_destroy(struct ne_coll *coll);
 /* Start iteration 0 at now_ns. 0, or -EBUSY while a run is in progress. */
 int ne_coll_start(struct ne_coll *coll, uint64_t now_ns);
 
-/* Do everything due at now_ns: drain every rank's CQ, consume received
+/* Do everything due at now_ns: drain the CQs that were notified, consume received
  * chunks (reduce/copy), grant CTS, post WRITEs, finish and start iterations.
  * Returns the number of completions handled (>= 0), or -EIO once a work
  * completion failed (the run is stuck; see ne_coll_get_stats). */
 int ne_coll_poll(struct ne_coll *coll, uint64_t now_ns);
 
 /* When ne_coll_poll() next has something to do without any NIC activity:
- * 0 (now) when completions wait in a CQ, else UINT64_MAX. The collective has
+ * 0 (now) when completions wait in a CQ or work is marked, else UINT64_MAX.
+ * O(1): read from the ready/dirty lists, no scan over ranks. The collective has
  * no timers of its own; NIC activity (rx, poll_tx) is what creates work. */
 uint64_t ne_coll_next_event_ns(const struct ne_coll *coll);
 

@@ -667,6 +667,46 @@ static void test_determinism_and_nodata(void **state)
 	assert_true(t[0] == t[1] && t[0] == t[2]);
 }
 
+/* ne_coll_poll() follows CQ notifications: the ranks it visits and the CQ
+ * polls it makes are bounded by the completions it handles, whatever the
+ * number of ranks; a poll with nothing queued does no work at all. A scan
+ * over every rank on each poll (n visits per call) fails the bounds. */
+static void test_poll_work(void **state)
+{
+	static const uint32_t ranks[2] = {4, 32};
+
+	(void)state;
+	for (int v = 0; v < 2; v++) {
+		struct ne_coll_config c;
+		struct ne_coll_stats st, st2;
+		struct fab f;
+		uint64_t completions;
+
+		base_cfg(&c, NE_COLL_ALLREDUCE, ranks[v], 4ull * 4096 * ranks[v]);
+		c.qps_per_conn = 2;
+		c.data = false;
+		run(&f, &c);
+		ne_coll_get_stats(f.coll, &st);
+		/* every WRITE and every CTS completes once at each end */
+		completions = 2 * (st.data_wrs + st.cts_sent);
+		assert_true(st.rank_visits > 0);
+		assert_true(st.rank_visits <= completions);
+		assert_true(st.cq_polls <= st.rank_visits + completions);
+		/* far below one visit per rank per poll call */
+		assert_true(st.rank_visits * 4 < f.loops * ranks[v]);
+		/* idle: nothing queued, nothing marked */
+		assert_int_equal(ne_coll_next_event_ns(f.coll), UINT64_MAX);
+		for (int k = 0; k < 100; k++)
+			assert_int_equal(ne_coll_poll(f.coll, f.now), 0);
+		ne_coll_get_stats(f.coll, &st2);
+		assert_int_equal(st2.rank_visits, st.rank_visits);
+		assert_int_equal(st2.cq_polls, st.cq_polls);
+		assert_int_equal(st2.conn_steps, st.conn_steps);
+		assert_int_equal(st2.group_steps, st.group_steps);
+		fab_free(&f);
+	}
+}
+
 static void test_bad_config(void **state)
 {
 	struct ne_coll_config c;
@@ -728,6 +768,7 @@ int main(void)
 		cmocka_unit_test(test_busbw_time),
 		cmocka_unit_test(test_loss),
 		cmocka_unit_test(test_determinism_and_nodata),
+		cmocka_unit_test(test_poll_work),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
