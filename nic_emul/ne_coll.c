@@ -25,25 +25,28 @@ void ne_coll_destroy(struct ne_coll *c)
 					if (cn->dst_qpn[q])
 						ne_qp_destroy(c->ranks[cn->dst].nic, cn->dst_qpn[q]);
 				}
-				if (cn->src_ctrl_qpn)
+				/* nccl: the control QPNs name data QP 0 */
+				if (cn->src_ctrl_qpn && !coll_nccl(c))
 					ne_qp_destroy(c->ranks[cn->src].nic, cn->src_ctrl_qpn);
-				if (cn->dst_ctrl_qpn)
+				if (cn->dst_ctrl_qpn && !coll_nccl(c))
 					ne_qp_destroy(c->ranks[cn->dst].nic, cn->dst_ctrl_qpn);
 			}
 			free(cn->xfers);
 			free(cn->flags);
 			free(cn->recv_parts);
 			free(cn->send_parts);
+			free(cn->qp_outstanding);
 			free(cn->src_qpn);
 			free(cn->dst_qpn);
 		}
 		free(c->conns);
 	}
 	if (c->groups) {
-		for (uint32_t g = 0; g < c->nranks * c->nchannels; g++)
+		for (uint32_t g = 0; g < c->ngroups; g++)
 			free(c->groups[g].conns);
 		free(c->groups);
 	}
+	ne_coll_proxy_free(c);
 	if (c->ranks) {
 		for (uint32_t i = 0; i < c->nranks; i++) {
 			struct coll_rank *r = &c->ranks[i];
@@ -93,9 +96,10 @@ struct ne_coll *ne_coll_create(const struct ne_coll_config *cfg, struct ne_nic *
 	}
 	c->cfg = *cfg;
 	c->nranks = cfg->nranks;
-	c->nchannels = cfg->channels;
+	c->nchannels = ne_coll_channels(cfg);
 	c->nqps = cfg->qps_per_conn;
-	c->window = cfg->window;
+	/* nccl: NCCL_STEPS slots of which a message takes SLICESTEPS */
+	c->window = coll_nccl(c) ? NE_COLL_NCCL_SLICES_IN_FLIGHT : cfg->window;
 	c->rank_elems = cfg->bytes / 4;
 	c->block_elems = cfg->bytes / 4 / cfg->nranks;
 	c->iters_total = cfg->warmup_iters + cfg->iters;
@@ -119,6 +123,8 @@ struct ne_coll *ne_coll_create(const struct ne_coll_config *cfg, struct ne_nic *
 		rc = ne_coll_qps_setup(c);
 	if (!rc)
 		rc = ne_coll_groups_setup(c);
+	if (!rc)
+		rc = ne_coll_proxy_setup(c);
 	if (rc) {
 		ne_coll_destroy(c);
 		if (err)

@@ -12,6 +12,14 @@ void ne_coll_get_stats(const struct ne_coll *c, struct ne_coll_stats *out)
 	*out = c->stats;
 }
 
+int ne_coll_rank_proxy(const struct ne_coll *c, uint32_t rank, struct ne_coll_proxy_stats *out)
+{
+	if (!c || !out || rank >= c->nranks)
+		return -EINVAL;
+	*out = c->ranks[rank].pst;
+	return 0;
+}
+
 float *ne_coll_input(struct ne_coll *c, uint32_t rank, size_t *nfloats)
 {
 	if (!c || rank >= c->nranks || !c->ranks[rank].in) {

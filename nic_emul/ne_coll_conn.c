@@ -15,7 +15,7 @@
 int ne_coll_buffers_alloc(struct ne_coll *c)
 {
 	uint32_t n = c->nranks;
-	size_t chunk = c->cfg.chunk_bytes;
+	size_t chunk = c->slot_bytes; /* rocelab: chunk_bytes */
 
 	for (uint32_t i = 0; i < n; i++) {
 		struct coll_rank *r = &c->ranks[i];
@@ -59,18 +59,27 @@ int ne_coll_buffers_alloc(struct ne_coll *c)
 			r->src_owned = true;
 		}
 	}
-	/* staging: window slots of chunk bytes per incoming connection */
+	/* staging: window slots per incoming connection (rocelab: of chunk
+	 * bytes; nccl: of the largest message) */
 	for (uint32_t k = 0; k < c->nconns; k++) {
 		struct coll_conn *cn = &c->conns[k];
 
 		cn->stage_off = c->ranks[cn->dst].stage_len;
-		c->ranks[cn->dst].stage_len += (size_t)c->window * chunk;
+		c->ranks[cn->dst].stage_len += (size_t)c->window * c->slot_bytes;
+	}
+	/* nccl: the FIFO of each outgoing connection, after the staging slots */
+	for (uint32_t k = 0; coll_nccl(c) && k < c->nconns; k++) {
+		struct coll_conn *cn = &c->conns[k];
+
+		cn->fifo_off = c->ranks[cn->src].stage_len;
+		c->ranks[cn->src].stage_len += (size_t)c->window * NE_COLL_NCCL_FIFO_ENTRY;
 	}
 	for (uint32_t i = 0; i < n; i++) {
 		struct coll_rank *r = &c->ranks[i];
 
-		if (r->stage_len == 0)
-			r->stage_len = 64;
+		/* room for a FIFO entry's source (nccl), never empty */
+		if (r->stage_len < NE_COLL_NCCL_FIFO_ENTRY)
+			r->stage_len = NE_COLL_NCCL_FIFO_ENTRY;
 		r->stage = calloc(1, r->stage_len);
 		if (!r->stage)
 			return -ENOMEM;
@@ -106,14 +115,20 @@ int ne_coll_mrs_register(struct ne_coll *c)
 	return 0;
 }
 
+/* Queue depths: a QP carries at most one WQE per message in flight (split,
+ * rr) plus the CTS; CTRAN up to ctran_max_msgs WQEs per QP. */
 static uint32_t sq_depth(const struct ne_coll *c)
 {
-	return 4 * c->window + 8;
+	uint32_t d = 4 * c->window + 8;
+
+	return c->cfg.qp_mode == NE_COLL_QP_CTRAN ? d + c->cfg.ctran_max_msgs : d;
 }
 
 static uint32_t rq_depth(const struct ne_coll *c)
 {
-	return 2 * c->window + 4;
+	uint32_t d = 2 * c->window + 4;
+
+	return c->cfg.qp_mode == NE_COLL_QP_CTRAN ? d + c->cfg.ctran_max_msgs : d;
 }
 
 static int mkqp(struct ne_coll *c, uint32_t rank, uint32_t sqd, uint32_t rqd, uint32_t *qpn)
@@ -134,9 +149,10 @@ static uint32_t psn_of(uint32_t qpn)
 
 /* Bring the pair (rank a qpn qa) <-> (rank b qpn qb) to RTS. */
 static int connect_pair(struct ne_coll *c, uint32_t a, uint32_t qa, uint32_t b, uint32_t qb,
-			uint8_t dscp)
+			uint8_t dscp_a, uint8_t dscp_b)
 {
 	uint32_t rk[2] = {a, b}, q[2] = {qa, qb};
+	uint8_t dscp[2] = {dscp_a, dscp_b};
 
 	for (int i = 0; i < 2; i++) {
 		struct ne_nic_config peer;
@@ -155,7 +171,7 @@ static int connect_pair(struct ne_coll *c, uint32_t a, uint32_t qa, uint32_t b, 
 		at.path_mtu = c->cfg.path_mtu;
 		at.dest_ipv4 = peer.ipv4;
 		memcpy(at.dest_mac, peer.mac, 6);
-		at.dscp = dscp;
+		at.dscp = dscp[i];
 		at.min_rnr_timer = 1;
 		rc = ne_qp_modify(c->ranks[rk[i]].nic, q[i], &at,
 				  NE_QP_STATE | NE_QP_AV | NE_QP_PATH_MTU | NE_QP_DEST_QPN |
@@ -188,6 +204,31 @@ int ne_coll_post_recv(struct ne_coll *c, uint32_t rank, uint32_t qpn, uint64_t w
 	return ne_post_recv(c->ranks[rank].nic, qpn, &rw);
 }
 
+/* Data QP q of connection k, both ends, to RTS, receive WQEs posted. In the
+ * nccl model QP 0 also carries the FIFO back: deeper queues the other way,
+ * and the receiver's end in NCCL_IB_FIFO_TC's class when set. */
+static int data_qp_setup(struct ne_coll *c, uint32_t k, uint32_t q, uint32_t sqd, uint32_t rqd)
+{
+	struct coll_conn *cn = &c->conns[k];
+	bool fifo = coll_nccl(c) && q == 0;
+	uint8_t back_dscp = c->cfg.data_dscp;
+	int rc;
+
+	if (fifo && c->cfg.nccl_fifo_tc != NE_COLL_FIFO_TC_NONE)
+		back_dscp = (uint8_t)((unsigned)c->cfg.nccl_fifo_tc >> 2);
+	rc = mkqp(c, cn->src, sqd, fifo ? rqd : 1, &cn->src_qpn[q]);
+	if (!rc)
+		rc = mkqp(c, cn->dst, fifo ? sqd : 1, rqd, &cn->dst_qpn[q]);
+	if (!rc)
+		rc = connect_pair(c, cn->src, cn->src_qpn[q], cn->dst, cn->dst_qpn[q],
+				  c->cfg.data_dscp, back_dscp);
+	for (uint32_t w = 0; w < rqd && !rc; w++)
+		rc = ne_coll_post_recv(c, cn->dst, cn->dst_qpn[q], wr_id_make(WR_DATA_RECV, k, 0));
+	for (uint32_t w = 0; fifo && w < rqd && !rc; w++)
+		rc = ne_coll_post_recv(c, cn->src, cn->src_qpn[q], wr_id_make(WR_CTS_RECV, k, 0));
+	return rc;
+}
+
 int ne_coll_qps_setup(struct ne_coll *c)
 {
 	uint32_t sqd = sq_depth(c), rqd = rq_depth(c);
@@ -215,21 +256,22 @@ int ne_coll_qps_setup(struct ne_coll *c)
 		int rc;
 
 		for (uint32_t q = 0; q < c->nqps; q++) {
-			rc = mkqp(c, cn->src, sqd, 1, &cn->src_qpn[q]);
-			if (!rc)
-				rc = mkqp(c, cn->dst, 1, rqd, &cn->dst_qpn[q]);
-			if (!rc)
-				rc = connect_pair(c, cn->src, cn->src_qpn[q], cn->dst, cn->dst_qpn[q], c->cfg.data_dscp);
-			for (uint32_t w = 0; w < rqd && !rc; w++)
-				rc = ne_coll_post_recv(c, cn->dst, cn->dst_qpn[q], wr_id_make(WR_DATA_RECV, k, 0));
+			rc = data_qp_setup(c, k, q, sqd, rqd);
 			if (rc)
 				return rc;
+		}
+		if (coll_nccl(c)) {
+			/* no control QP: the FIFO goes the other way on data QP 0 */
+			cn->src_ctrl_qpn = cn->src_qpn[0];
+			cn->dst_ctrl_qpn = cn->dst_qpn[0];
+			continue;
 		}
 		rc = mkqp(c, cn->src, 1, rqd, &cn->src_ctrl_qpn);
 		if (!rc)
 			rc = mkqp(c, cn->dst, sqd, 1, &cn->dst_ctrl_qpn);
 		if (!rc)
-			rc = connect_pair(c, cn->src, cn->src_ctrl_qpn, cn->dst, cn->dst_ctrl_qpn, c->cfg.ctrl_dscp);
+			rc = connect_pair(c, cn->src, cn->src_ctrl_qpn, cn->dst, cn->dst_ctrl_qpn,
+					  c->cfg.ctrl_dscp, c->cfg.ctrl_dscp);
 		for (uint32_t w = 0; w < rqd && !rc; w++)
 			rc = ne_coll_post_recv(c, cn->src, cn->src_ctrl_qpn, wr_id_make(WR_CTS_RECV, k, 0));
 		if (rc)
@@ -240,7 +282,8 @@ int ne_coll_qps_setup(struct ne_coll *c)
 
 int ne_coll_groups_setup(struct ne_coll *c)
 {
-	c->groups = calloc((size_t)c->nranks * c->nchannels, sizeof(*c->groups));
+	c->ngroups = coll_nccl(c) ? c->nconns : c->nranks * c->nchannels;
+	c->groups = calloc(c->ngroups, sizeof(*c->groups));
 	if (!c->groups)
 		return -ENOMEM;
 	for (uint32_t k = 0; k < c->nconns; k++) {
@@ -258,6 +301,6 @@ int ne_coll_groups_setup(struct ne_coll *c)
 		g->conns[g->nconns++] = k;
 	}
 	c->dirty_conns = calloc(c->nconns + 1, sizeof(*c->dirty_conns));
-	c->dirty_groups = calloc((size_t)c->nranks * c->nchannels + 1, sizeof(*c->dirty_groups));
+	c->dirty_groups = calloc((size_t)c->ngroups + 1, sizeof(*c->dirty_groups));
 	return c->dirty_conns && c->dirty_groups ? 0 : -ENOMEM;
 }

@@ -87,7 +87,17 @@ const char *ne_coll_op_name(enum ne_coll_op op)
 
 const char *ne_coll_qp_mode_name(enum ne_coll_qp_mode mode)
 {
-	return mode == NE_COLL_QP_RR ? "rr" : "split";
+	switch (mode) {
+	case NE_COLL_QP_RR: return "rr";
+	case NE_COLL_QP_CTRAN: return "ctran";
+	case NE_COLL_QP_SPLIT:
+	default: return "split";
+	}
+}
+
+const char *ne_coll_model_name(enum ne_coll_model model)
+{
+	return model == NE_COLL_MODEL_NCCL ? "nccl" : "rocelab";
 }
 
 int ne_coll_format_header(char *buf, size_t cap)

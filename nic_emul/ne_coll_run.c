@@ -9,35 +9,35 @@
 #include <errno.h>
 #include <string.h>
 
-static void ready_push(struct ne_coll *c, uint32_t rank)
+void ne_coll_rank_heap_push(uint32_t *heap, uint32_t *n, uint32_t rank)
 {
-	uint32_t i = c->nready++;
+	uint32_t i = (*n)++;
 
-	while (i > 0 && c->ready[(i - 1) / 2] > rank) {
-		c->ready[i] = c->ready[(i - 1) / 2];
+	while (i > 0 && heap[(i - 1) / 2] > rank) {
+		heap[i] = heap[(i - 1) / 2];
 		i = (i - 1) / 2;
 	}
-	c->ready[i] = rank;
+	heap[i] = rank;
 }
 
-static uint32_t ready_pop(struct ne_coll *c)
+uint32_t ne_coll_rank_heap_pop(uint32_t *heap, uint32_t *n)
 {
-	uint32_t top = c->ready[0], last = c->ready[--c->nready], i = 0;
+	uint32_t top = heap[0], last = heap[--(*n)], i = 0;
 
 	for (;;) {
 		uint32_t l = 2 * i + 1, m = l;
 
-		if (l >= c->nready)
+		if (l >= *n)
 			break;
-		if (l + 1 < c->nready && c->ready[l + 1] < c->ready[l])
+		if (l + 1 < *n && heap[l + 1] < heap[l])
 			m = l + 1;
-		if (c->ready[m] >= last)
+		if (heap[m] >= last)
 			break;
-		c->ready[i] = c->ready[m];
+		heap[i] = heap[m];
 		i = m;
 	}
-	if (c->nready)
-		c->ready[i] = last;
+	if (*n)
+		heap[i] = last;
 	return top;
 }
 
@@ -49,7 +49,7 @@ void ne_coll_cq_notify(void *ctx, struct ne_cq *cq)
 	(void)cq;
 	if (!r->cq_ready) {
 		r->cq_ready = true;
-		ready_push(r->owner, r->idx);
+		ne_coll_rank_heap_push(r->owner->ready, &r->owner->nready, r->idx);
 	}
 }
 
@@ -70,13 +70,6 @@ static void mark_group(struct ne_coll *c, uint32_t g)
 		c->groups[g].dirty = true;
 		c->dirty_groups[c->ndirty_groups++] = g;
 	}
-}
-
-static uint32_t nparts(const struct ne_coll *c, uint32_t len)
-{
-	if (c->cfg.qp_mode == NE_COLL_QP_RR)
-		return 1;
-	return len < c->nqps ? len : c->nqps;
 }
 
 static void init_data(struct ne_coll *c)
@@ -116,13 +109,13 @@ static void begin_iter(struct ne_coll *c, uint64_t now)
 		struct coll_conn *cn = &c->conns[k];
 
 		memset(cn->flags, 0, cn->nxfers);
-		memset(cn->recv_parts, 0, cn->nxfers);
-		memset(cn->send_parts, 0, cn->nxfers);
+		memset(cn->recv_parts, 0, cn->nxfers * sizeof(*cn->recv_parts));
+		memset(cn->send_parts, 0, cn->nxfers * sizeof(*cn->send_parts));
 		cn->send_next = cn->send_part = 0;
 		cn->grant_next = 0;
 		mark_conn(c, k);
 	}
-	for (uint32_t g = 0; g < c->nranks * c->nchannels; g++) {
+	for (uint32_t g = 0; g < c->ngroups; g++) {
 		c->groups[g].granted = 0;
 		mark_group(c, g);
 	}
@@ -149,59 +142,6 @@ int ne_coll_start(struct ne_coll *c, uint64_t now_ns)
 	return 0;
 }
 
-/* Post the remaining parts of transfer s of connection k. */
-static int post_parts(struct ne_coll *c, uint32_t k, uint32_t s, uint64_t now)
-{
-	struct coll_conn *cn = &c->conns[k];
-	const struct coll_xfer *x = &cn->xfers[s];
-	struct coll_rank *rs = &c->ranks[cn->src], *rd = &c->ranks[cn->dst];
-	uint64_t src = (uint64_t)(uintptr_t)rs->src + (c->cfg.data ? x->src_off : 0);
-	uint64_t dst = (uint64_t)(uintptr_t)rd->stage + cn->stage_off +
-		       (uint64_t)(s % c->window) * c->cfg.chunk_bytes;
-	struct ne_send_wr wr;
-
-	memset(&wr, 0, sizeof(wr));
-	wr.opcode = NE_WR_RDMA_WRITE_WITH_IMM;
-	wr.send_flags = NE_SEND_SIGNALED;
-	wr.lkey = rs->src_key;
-	wr.rkey = rd->stage_key;
-	wr.imm_data = s;
-	wr.wr_id = wr_id_make(WR_DATA_SEND, k, s);
-	if (c->cfg.qp_mode == NE_COLL_QP_RR) {
-		int rc;
-
-		wr.local_addr = src;
-		wr.remote_addr = dst;
-		wr.length = x->len;
-		rc = ne_post_send(rs->nic, cn->src_qpn[cn->rr_next % c->nqps], &wr, now);
-		if (rc)
-			return rc;
-		cn->rr_next++;
-		c->stats.data_wrs++;
-		c->stats.data_bytes += x->len;
-		return 0;
-	}
-	for (uint32_t q = cn->send_part; q < c->nqps; q++) {
-		uint64_t lo = part_start(x->len, c->nqps, q), hi = part_start(x->len, c->nqps, q + 1);
-		int rc;
-
-		if (hi == lo)
-			continue;
-		wr.local_addr = src + lo;
-		wr.remote_addr = dst + lo;
-		wr.length = (uint32_t)(hi - lo);
-		rc = ne_post_send(rs->nic, cn->src_qpn[q], &wr, now);
-		if (rc) {
-			cn->send_part = q;
-			return rc;
-		}
-		c->stats.data_wrs++;
-		c->stats.data_bytes += hi - lo;
-	}
-	cn->send_part = 0;
-	return 0;
-}
-
 static void sender_step(struct ne_coll *c, uint32_t k, uint64_t now)
 {
 	struct coll_conn *cn = &c->conns[k];
@@ -214,14 +154,18 @@ static void sender_step(struct ne_coll *c, uint32_t k, uint64_t now)
 		if (c->cfg.cts) {
 			if (!(cn->flags[s] & XFER_CTS_RCVD))
 				return;
-		} else if (s >= c->window && !(cn->flags[s - c->window] & XFER_SEND_DONE)) {
-			return;
 		}
+		/* a send slot is reused once its previous message is ACKed (nccl;
+		 * rocelab without CTS) */
+		if ((coll_nccl(c) || !c->cfg.cts) && s >= c->window &&
+		    !(cn->flags[s - c->window] & XFER_SEND_DONE))
+			return;
 		if (x->dep_conn >= 0 && !(c->conns[x->dep_conn].flags[x->dep_seq] & XFER_RECV_DONE))
 			return;
-		rc = post_parts(c, k, s, now);
+		rc = ne_coll_post_msg(c, k, s, now);
 		if (rc) {
-			c->stats.post_busy++;
+			if (rc != -EAGAIN)
+				c->stats.post_busy++;
 			return;
 		}
 		cn->send_next++;
@@ -242,24 +186,19 @@ static void grant_step(struct ne_coll *c, uint32_t gi, uint64_t now)
 			struct coll_conn *cn = &c->conns[k];
 			uint32_t s = cn->grant_next;
 			struct coll_rank *rd = &c->ranks[cn->dst];
-			struct ne_send_wr wr;
 
 			if (s >= cn->nxfers)
 				continue;
 			if (s >= c->window && !(cn->flags[s - c->window] & XFER_RECV_DONE))
 				continue;
-			memset(&wr, 0, sizeof(wr));
-			wr.opcode = NE_WR_SEND_WITH_IMM;
-			wr.send_flags = NE_SEND_SIGNALED;
-			wr.imm_data = s;
-			wr.wr_id = wr_id_make(WR_CTS_SEND, k, s);
-			if (ne_post_send(rd->nic, cn->dst_ctrl_qpn, &wr, now)) {
+			if (ne_coll_post_cts(c, k, s, now)) {
 				c->stats.post_busy++;
 				return;
 			}
 			c->stats.cts_sent++;
 			cn->grant_next++;
-			c->cts_outstanding++;
+			if (!coll_nccl(c))
+				c->cts_outstanding++; /* nccl's FIFO writes are unsignaled */
 			g->granted++;
 			rd->granted_bytes += cn->xfers[s].len;
 			if (rd->granted_bytes > c->stats.max_granted_bytes)
@@ -279,7 +218,7 @@ static void consume(struct ne_coll *c, uint32_t k, uint32_t s)
 	struct coll_rank *rd = &c->ranks[cn->dst];
 
 	if (c->cfg.data) {
-		const uint8_t *slot = rd->stage + cn->stage_off + (size_t)(s % c->window) * c->cfg.chunk_bytes;
+		const uint8_t *slot = rd->stage + cn->stage_off + (size_t)(s % c->window) * c->slot_bytes;
 		uint8_t *dst = (uint8_t *)rd->work + x->dst_off;
 
 		if (x->kind == XFER_REDUCE) {
@@ -308,10 +247,18 @@ static void consume(struct ne_coll *c, uint32_t k, uint32_t s)
 		mark_conn(c, (uint32_t)cn->downstream);
 }
 
-static void handle_wc(struct ne_coll *c, uint32_t rank, const struct ne_wc *wc)
+/* The receiver of rr in the nccl model expects message s on QP s mod nqps. */
+static void check_rr_step(struct ne_coll *c, const struct coll_conn *cn, uint32_t s,
+			  const struct ne_wc *wc)
 {
-	uint32_t kind = (uint32_t)(wc->wr_id >> 62);
-	uint32_t k = (uint32_t)(wc->wr_id >> 32) & 0x3FFFFFFFu;
+	if (coll_nccl(c) && c->cfg.qp_mode == NE_COLL_QP_RR && wc->qpn != cn->dst_qpn[s % c->nqps])
+		c->stats.rr_mismatch++;
+}
+
+void ne_coll_handle_wc(struct ne_coll *c, uint32_t rank, const struct ne_wc *wc)
+{
+	uint32_t kind = (uint32_t)(wc->wr_id >> WR_KIND_SHIFT);
+	uint32_t k = (uint32_t)(wc->wr_id >> WR_CONN_SHIFT) & WR_CONN_MASK;
 	uint32_t s;
 	struct coll_conn *cn;
 
@@ -328,9 +275,13 @@ static void handle_wc(struct ne_coll *c, uint32_t rank, const struct ne_wc *wc)
 	switch (kind) {
 	case WR_DATA_SEND:
 		s = (uint32_t)wc->wr_id;
+		if (c->cfg.qp_mode == NE_COLL_QP_CTRAN) {
+			ne_coll_data_sent(c, cn, wc->wr_id);
+			s &= WR_SEQ_MASK;
+		}
 		if (s >= cn->nxfers)
 			return;
-		if (++cn->send_parts[s] == nparts(c, cn->xfers[s].len)) {
+		if (++cn->send_parts[s] == ne_coll_msg_wqes(c, cn->xfers[s].len)) {
 			cn->flags[s] |= XFER_SEND_DONE;
 			c->send_done++;
 		}
@@ -346,7 +297,8 @@ static void handle_wc(struct ne_coll *c, uint32_t rank, const struct ne_wc *wc)
 		s = wc->imm_data;
 		if (s >= cn->nxfers || (cn->flags[s] & XFER_RECV_DONE))
 			return;
-		if (++cn->recv_parts[s] == nparts(c, cn->xfers[s].len))
+		check_rr_step(c, cn, s, wc);
+		if (++cn->recv_parts[s] == ne_coll_msg_wqes(c, cn->xfers[s].len))
 			consume(c, k, s);
 		break;
 	case WR_CTS_RECV:
@@ -360,7 +312,7 @@ static void handle_wc(struct ne_coll *c, uint32_t rank, const struct ne_wc *wc)
 	}
 }
 
-static void run_dirty(struct ne_coll *c, uint64_t now)
+void ne_coll_run_marked(struct ne_coll *c, uint64_t now)
 {
 	while (c->ndirty_groups || c->ndirty_conns) {
 		while (c->ndirty_groups) {
@@ -382,37 +334,23 @@ static void run_dirty(struct ne_coll *c, uint64_t now)
 
 int ne_coll_poll(struct ne_coll *c, uint64_t now_ns)
 {
-	struct ne_wc wc[64];
-	int handled = 0;
+	int handled;
 
 	if (!c)
 		return -EINVAL;
-	while (c->nready) {
-		uint32_t i = ready_pop(c);
-		int got;
-
-		c->ranks[i].cq_ready = false;
-		c->stats.rank_visits++;
-		do {
-			got = ne_cq_poll(c->ranks[i].cq, wc, 64);
-			c->stats.cq_polls++;
-			for (int j = 0; j < got; j++)
-				handle_wc(c, i, &wc[j]);
-			handled += got;
-		} while (got > 0);
-	}
+	handled = ne_coll_proxy_poll(c, now_ns);
 	if (c->failed)
 		return -EIO;
 	if (!c->running)
 		return handled;
-	run_dirty(c, now_ns);
+	ne_coll_run_marked(c, now_ns);
 	while (c->running && c->recv_done == c->total_xfers && c->send_done == c->total_xfers &&
 	       c->cts_outstanding == 0) {
 		c->iter_ns[c->iters_done++] = now_ns - c->iter_start;
 		c->running = false;
 		if (c->iters_done < c->iters_total) {
 			begin_iter(c, now_ns);
-			run_dirty(c, now_ns);
+			ne_coll_run_marked(c, now_ns);
 		} else {
 			c->done = true;
 		}
@@ -424,7 +362,7 @@ uint64_t ne_coll_next_event_ns(const struct ne_coll *c)
 {
 	if (!c)
 		return UINT64_MAX;
-	if (c->ndirty_conns || c->ndirty_groups || c->nready)
+	if (c->ndirty_conns || c->ndirty_groups || c->nready || c->ndue)
 		return 0;
-	return UINT64_MAX;
+	return ne_coll_proxy_next_ns(c);
 }
