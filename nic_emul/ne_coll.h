@@ -340,8 +340,9 @@ int ne_coll_start(struct ne_coll *coll, uint64_t now_ns);
 int ne_coll_poll(struct ne_coll *coll, uint64_t now_ns);
 
 /* When ne_coll_poll() next has something to do without any NIC activity:
- * 0 (now) when completions wait in a CQ or work is marked, else UINT64_MAX.
- * O(1): read from the ready/dirty lists, no scan over ranks. The collective has
+ * 0 (now) when completions wait in a CQ or work is marked; with proxy costs,
+ * else the time a busy proxy thread frees; else UINT64_MAX. O(1): read from
+ * the ready/marked lists and the proxy timer heap, no scan over ranks. The collective has
  * no timers of its own; NIC activity (rx, poll_tx) is what creates work. */
 uint64_t ne_coll_next_event_ns(const struct ne_coll *coll);
 
