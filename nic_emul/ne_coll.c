@@ -95,6 +95,8 @@ struct ne_coll *ne_coll_create(const struct ne_coll_config *cfg, struct ne_nic *
 		return NULL;
 	}
 	c->cfg = *cfg;
+	if (coll_nccl(c))
+		c->cfg.cts = true; /* NCCL's sender always waits for the FIFO entry */
 	c->nranks = cfg->nranks;
 	c->nchannels = ne_coll_channels(cfg);
 	c->nqps = cfg->qps_per_conn;

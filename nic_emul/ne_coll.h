@@ -55,8 +55,9 @@
  * completions are in); rr with message s of a connection on QP s mod nqps at
  * both ends (the receiver counts a completion on another QP in rr_mismatch);
  * ctran (Meta's CTRAN): WQEs of min(ctran_wqe_bytes, remaining) bytes on the
- * QPs in turn, a QP with ctran_max_msgs outstanding skipped. cfg.window and
- * cfg.chunk_bytes are not used in this model.
+ * QPs in turn, a QP with ctran_max_msgs outstanding skipped. cfg.window,
+ * cfg.chunk_bytes, cfg.cts (always on) and cfg.ctrl_dscp (no control QP)
+ * are not used in this model.
  *
  * Proxy thread (both models): with proxy_post_ns or proxy_poll_ns set, each
  * rank has one proxy thread that posts WQEs and polls CQEs one at a time: a
