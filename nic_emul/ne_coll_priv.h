@@ -127,6 +127,8 @@ struct coll_proxy {
 	uint64_t busy_until;     /* the thread is free from then */
 	uint64_t timer_at;       /* scheduled on the proxy timer heap (UINT64_MAX: not) */
 	bool post_started;       /* the head post's doorbell rings at busy_until */
+	bool wc_taken;           /* wc was taken; it is acted on at busy_until */
+	struct ne_wc wc;
 	bool due;                /* on the due heap */
 	struct coll_post *q;     /* FIFO ring of posts */
 	uint32_t head, n, cap;

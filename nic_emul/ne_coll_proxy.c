@@ -9,7 +9,7 @@
  * Costs on: each rank has one proxy thread, as NCCL's proxy progress
  * thread, that does one thing at a time: post the oldest queued WQE (the
  * NIC sees it proxy_post_ns after the thread started it) or, with no post
- * queued, take one CQE (acted on at once, the thread busy proxy_poll_ns).
+ * queued, take one CQE (acted on proxy_poll_ns after it was taken).
  * A thread busy until t sits on the timer heap at t; ranks whose thread may
  * act now sit on the due heap. Nothing is scanned: the work of a poll
  * follows notifications, queued posts and timers.
@@ -265,6 +265,11 @@ static int proxy_run(struct ne_coll *c, uint32_t rank, uint64_t now)
 			finish_post(c, rank, now);
 			continue;
 		}
+		if (p->wc_taken) {
+			p->wc_taken = false;
+			ne_coll_handle_wc(c, rank, &p->wc);
+			continue;
+		}
 		if (p->n) {
 			p->post_started = true;
 			p->busy_until = now + c->cfg.proxy_post_ns;
@@ -276,14 +281,17 @@ static int proxy_run(struct ne_coll *c, uint32_t rank, uint64_t now)
 		if (ne_cq_poll(r->cq, &wc, 1) != 1)
 			break;
 		handled++;
-		if (!is_fifo_read(c, &wc)) {
-			p->busy_until = now + c->cfg.proxy_poll_ns;
-			r->pst.busy_ns += c->cfg.proxy_poll_ns;
-			r->pst.cqes_polled++;
-			c->stats.proxy_busy_ns += c->cfg.proxy_poll_ns;
-			c->stats.cqes_polled++;
+		if (is_fifo_read(c, &wc)) {
+			ne_coll_handle_wc(c, rank, &wc);
+			continue;
 		}
-		ne_coll_handle_wc(c, rank, &wc);
+		p->busy_until = now + c->cfg.proxy_poll_ns;
+		p->wc = wc;
+		p->wc_taken = true;
+		r->pst.busy_ns += c->cfg.proxy_poll_ns;
+		r->pst.cqes_polled++;
+		c->stats.proxy_busy_ns += c->cfg.proxy_poll_ns;
+		c->stats.cqes_polled++;
 	}
 	if (p->busy_until > now)
 		sleep_until_free(c, rank);
