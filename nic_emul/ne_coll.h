@@ -231,6 +231,7 @@ struct ne_coll_stats {
 	uint64_t rr_mismatch;     /* rr: a message completed at the receiver on another QP
 				   * than the one both sides' counters name (0 when in step) */
 	uint64_t ctran_qp_full;   /* CTRAN: a QP skipped because ctran_max_msgs were outstanding */
+	uint64_t ctran_max_outstanding; /* CTRAN: most WQEs outstanding on one QP */
 	/* proxy thread, summed over ranks (see ne_coll_rank_proxy) */
 	uint64_t wqes_posted;     /* send WQEs posted (data and CTS/FIFO) */
 	uint64_t cqes_polled;     /* CQEs taken from the CQs */

@@ -131,6 +131,8 @@ static int post_ctran(struct ne_coll *c, struct coll_conn *cn, uint32_t s,
 			return rc;
 		}
 		cn->qp_outstanding[q]++;
+		if (cn->qp_outstanding[q] > c->stats.ctran_max_outstanding)
+			c->stats.ctran_max_outstanding = cn->qp_outstanding[q];
 		cn->rr_next = (q + 1) % c->nqps;
 	}
 	cn->send_part = 0;

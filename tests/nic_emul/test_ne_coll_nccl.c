@@ -182,8 +182,10 @@ static void test_nccl_allreduce(void **state)
 		assert_int_equal(st.cts_sent, (uint64_t)nc * 24);
 		assert_int_equal(st.rr_mismatch, 0);
 		assert_int_equal(st.zero_len_wrs, 0);
-		if (mode == 2) /* 4 messages x 8 WQEs in flight against 4 QPs x 2 */
+		if (mode == 2) { /* 4 messages x 8 WQEs in flight against 4 QPs x 2 */
 			assert_true(st.ctran_qp_full > 0);
+			assert_int_equal(st.ctran_max_outstanding, 2); /* the cap, reached */
+		}
 		fab_free(&f);
 	}
 }
