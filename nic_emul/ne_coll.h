@@ -35,6 +35,37 @@
  * s - window of the same connection has completed (all parts ACKed), so each
  * connection has at most window chunks in flight (no receiver-wide bound).
  *
+ * Models. NE_COLL_MODEL_ROCELAB (default) is the above. NE_COLL_MODEL_NCCL
+ * follows NCCL's structure (docs/FACTS-NCCL-RNIC.md): every channel is its
+ * own connection with its own QP set; a ring chunk is min(NCCL_CHUNKSTEPS
+ * steps, ceil(size / (channels x ranks))) and goes as at most two slices,
+ * one network message each (ne_coll_nccl_chunk_elems, ne_coll_nccl_slices;
+ * AllGather/ReduceScatter apply the same chunk cap to each channel's share
+ * of a block, AllToAll/incast send messages of NCCL_P2P_NET_CHUNKSIZE); a
+ * connection has at most 4 messages in flight (NCCL_STEPS / SLICESTEPS), a
+ * sender reuses a slot only when its previous message is ACKed; the receiver
+ * grants each message with NCCL's FIFO entry: a 64-byte WRITE on the reverse
+ * direction of data QP 0 (no control QP), in the class of NCCL_IB_FIFO_TC
+ * when set (that QP's DSCP), unsignaled. It is a WRITE WITH IMM (the
+ * immediate names the message) so the emulated sender learns of it from a
+ * receive completion, where NCCL's proxy reads its FIFO memory: that
+ * completion is not charged a poll. QP strategies: split as NCCL's
+ * ncclIbMultiSend (pieces of roundup(ceil(S / nqps), 128) bytes, a zero-length
+ * WRITE WITH IMM on every QP past the end, the message done when all nqps
+ * completions are in); rr with message s of a connection on QP s mod nqps at
+ * both ends (the receiver counts a completion on another QP in rr_mismatch);
+ * ctran (Meta's CTRAN): WQEs of min(ctran_wqe_bytes, remaining) bytes on the
+ * QPs in turn, a QP with ctran_max_msgs outstanding skipped. cfg.window,
+ * cfg.chunk_bytes, cfg.cts (always on) and cfg.ctrl_dscp (no control QP)
+ * are not used in this model.
+ *
+ * Proxy thread (both models): with proxy_post_ns or proxy_poll_ns set, each
+ * rank has one proxy thread that posts WQEs and polls CQEs one at a time: a
+ * post reaches the NIC proxy_post_ns after the thread started it, a CQE is
+ * acted on proxy_poll_ns after the thread took it, and work waits while the
+ * thread is busy. ne_coll_next_event_ns() then names the time the thread is
+ * next free. With both 0 (default) posts and polls take no time.
+ *
  * Sizes follow nccl-tests: `bytes` is the "size" column. AllReduce: bytes
  * per rank; AllGather: output per rank (each rank contributes bytes/n);
  * ReduceScatter: input per rank (output bytes/n); AllToAll: send buffer per
@@ -46,7 +77,9 @@
  *
  * Driving it (one call sequence per simulated instant `now`):
  *   ne_nic_rx() every frame that arrived by now;
- *   ne_coll_poll(coll, now)  -- drains every rank's CQ, grants CTS, posts WRs;
+ *   ne_coll_poll(coll, now)  -- drains the CQs that have completions (the
+ *                               collective registers ne_cq_set_notify on each
+ *                               CQ it creates), grants CTS, posts WRs;
  *   ne_nic_poll_tx() each NIC until it returns 0, forward the frames;
  *   sleep until min(ne_nic_next_event_ns(each NIC), ne_coll_next_event_ns(),
  *   the fabric's next delivery).
@@ -79,6 +112,14 @@ enum ne_coll_op {
 enum ne_coll_qp_mode {
 	NE_COLL_QP_SPLIT = 0, /* each chunk divided evenly over the QPs */
 	NE_COLL_QP_RR,        /* each whole chunk on the next QP in turn */
+	NE_COLL_QP_CTRAN,     /* model nccl only: Meta's CTRAN, WQEs of ctran_wqe_bytes
+			       * round-robin over the QPs, at most ctran_max_msgs per QP */
+};
+
+/* How the collective is structured (see "Models" above). */
+enum ne_coll_model {
+	NE_COLL_MODEL_ROCELAB = 0, /* default: chunk_bytes transfers, window per receiver */
+	NE_COLL_MODEL_NCCL,        /* NCCL's ring formula, pipeline and FIFO (CTS) */
 };
 
 /* UDP source-port policy applied to the NICs before the QPs are connected. */
@@ -89,9 +130,24 @@ enum ne_coll_sport {
 	NE_COLL_SPORT_HASH,    /* 0xC000 | hash(sport_seed, lqpn, rqpn) */
 };
 
-#define NE_COLL_MAX_QPS 64u
+#define NE_COLL_MAX_QPS 64u        /* model rocelab */
+#define NE_COLL_NCCL_MAX_QPS 128u  /* model nccl: NCCL_IB_QPS_PER_CONNECTION's limit */
 #define NE_COLL_MAX_CHANNELS 64u
 #define NE_COLL_MAX_RANKS 1024u
+
+/* NCCL's constants (src/include/device.h, collectives.h, Simple protocol). */
+#define NE_COLL_NCCL_STEPS 8u            /* NCCL_STEPS: buffer slots per connection */
+#define NE_COLL_NCCL_CHUNKSTEPS 4u       /* ring chunk = NCCL_STEPS / 2 steps */
+#define NE_COLL_NCCL_SLICESTEPS 2u       /* slice (one network message) = NCCL_STEPS / 4 steps */
+#define NE_COLL_NCCL_SLICES_IN_FLIGHT 4u /* NCCL_STEPS / SLICESTEPS per connection */
+#define NE_COLL_NCCL_ALIGN 128u          /* split piece rounding, size key unit */
+#define NE_COLL_NCCL_FIFO_ENTRY 64u      /* bytes of one FIFO (CTS) entry, NCCL >= 2.20 */
+#define NE_COLL_NCCL_BUFFSIZE_DEFAULT (4u << 20)       /* NCCL_BUFFSIZE */
+#define NE_COLL_NCCL_P2P_CHUNK_DEFAULT (128u << 10)    /* NCCL_P2P_NET_CHUNKSIZE */
+#define NE_COLL_CTRAN_WQE_DEFAULT (512u << 10)  /* NCCL_CTRAN_IB_QP_SCALING_THRESHOLD */
+#define NE_COLL_CTRAN_MAX_MSGS_DEFAULT 128u     /* NCCL_CTRAN_IB_QP_MAX_MSGS */
+#define NE_COLL_CTRAN_MAX_QPS_DEFAULT 16u       /* NCCL_CTRAN_IB_MAX_QPS */
+#define NE_COLL_FIFO_TC_NONE (-1)               /* FIFO in the data QP's class */
 
 struct ne_coll_config {
 	enum ne_coll_op op;
@@ -117,6 +173,24 @@ struct ne_coll_config {
 	enum ne_coll_sport sport;
 	uint16_t sport_fixed;   /* for NE_COLL_SPORT_FIXED, default 0xC000 */
 	uint32_t sport_seed;    /* for NE_COLL_SPORT_HASH */
+
+	/* Model (default NE_COLL_MODEL_ROCELAB: everything above as it was). */
+	enum ne_coll_model model;
+	/* model nccl (key names in ne_coll_config_set): */
+	uint32_t nccl_buffsize;    /* NCCL_BUFFSIZE, default 4 MiB; a step is 1/8 */
+	uint32_t nccl_p2p_chunk;   /* NCCL_P2P_NET_CHUNKSIZE: AllToAll/incast messages, 128 KiB */
+	uint32_t nccl_min_channels; /* NCCL_MIN_NCHANNELS, default 1: channels at least this */
+	uint32_t nccl_max_channels; /* NCCL_MAX_NCHANNELS, default 64: channels at most this */
+	int16_t nccl_fifo_tc;      /* NCCL_IB_FIFO_TC: traffic class of the FIFO (CTS)
+				    * writes (DSCP = tc >> 2), default NE_COLL_FIFO_TC_NONE */
+	uint32_t ctran_wqe_bytes;  /* NCCL_CTRAN_IB_QP_SCALING_THRESHOLD, 512 KiB; 0 = split */
+	uint32_t ctran_max_msgs;   /* NCCL_CTRAN_IB_QP_MAX_MSGS, 128 outstanding WQEs per QP */
+
+	/* Host cost on each rank's single proxy thread (both models), 0 = off
+	 * (default): every post of a send WQE and every poll of a CQE occupies the
+	 * thread this long; they are served one at a time, in order. */
+	uint32_t proxy_post_ns;    /* key proxy_post_wqe, e.g. "250ns" */
+	uint32_t proxy_poll_ns;    /* key proxy_poll_cqe, e.g. "100ns" */
 };
 
 /* One result, the numbers of one nccl-tests line. */
@@ -146,6 +220,30 @@ struct ne_coll_stats {
 	uint64_t post_busy;       /* posts refused with -ENOMEM (queue full), retried later */
 	uint64_t errors;          /* completions with an error status */
 	uint32_t first_error_status; /* enum ne_wc_status of the first error */
+	/* Work of ne_coll_poll(), counted (not timed): it follows the CQ
+	 * notifications, so it grows with completions, not with idle ranks. */
+	uint64_t rank_visits;     /* ranks whose CQ a poll drained (one per notification burst) */
+	uint64_t cq_polls;        /* ne_cq_poll() calls */
+	uint64_t conn_steps;      /* sender steps run on connections marked by an event */
+	uint64_t group_steps;     /* grant steps run on receiver groups marked by an event */
+	/* model nccl */
+	uint64_t zero_len_wrs;    /* split: zero-length WRITEs for QPs past the message end */
+	uint64_t rr_mismatch;     /* rr: a message completed at the receiver on another QP
+				   * than the one both sides' counters name (0 when in step) */
+	uint64_t ctran_qp_full;   /* CTRAN: a QP skipped because ctran_max_msgs were outstanding */
+	uint64_t ctran_max_outstanding; /* CTRAN: most WQEs outstanding on one QP */
+	/* proxy thread, summed over ranks (see ne_coll_rank_proxy) */
+	uint64_t wqes_posted;     /* send WQEs posted (data and CTS/FIFO) */
+	uint64_t cqes_polled;     /* CQEs taken from the CQs */
+	uint64_t proxy_busy_ns;   /* proxy time spent on them (posts x post + polls x poll) */
+};
+
+/* One rank's proxy thread. */
+struct ne_coll_proxy_stats {
+	uint64_t wqes_posted;
+	uint64_t cqes_polled;
+	uint64_t busy_ns;
+	uint64_t max_queue;       /* most posts waiting for the thread at once */
 };
 
 /* Description of one connection, for telemetry and tests. */
@@ -164,6 +262,53 @@ void ne_coll_config_default(struct ne_coll_config *cfg);
 
 /* Check a config; 0 or -EINVAL. */
 int ne_coll_config_check(const struct ne_coll_config *cfg);
+
+/* Set one parameter from text, as NCCL's environment does. Keys:
+ *   model=rocelab|nccl (nccl also applies NCCL's defaults: 1 QP, round-robin,
+ *     NCCL_BUFFSIZE 4 MiB; set it first)
+ *   NCCL_IB_QPS_PER_CONNECTION=1..128, NCCL_IB_SPLIT_DATA_ON_QPS=0|1,
+ *   NCCL_BUFFSIZE, NCCL_P2P_NET_CHUNKSIZE (bytes: 4194304, 4M, 4MiB, 512K,
+ *     multiples of 128), NCCL_MIN_NCHANNELS, NCCL_MAX_NCHANNELS (1..64),
+ *   NCCL_IB_TC, NCCL_IB_FIFO_TC (0..255, DSCP = tc >> 2),
+ *   NCCL_CTRAN_IB_MAX_QPS (QPs, selects qp_mode ctran),
+ *   NCCL_CTRAN_IB_QP_SCALING_THRESHOLD (bytes, multiple of 128, 0 = split),
+ *   NCCL_CTRAN_IB_QP_MAX_MSGS (1..65535),
+ *   proxy_post_wqe, proxy_poll_cqe (time: 0, 250ns, 1us, 1.5us; at most 1 s),
+ *   and the plain fields: op, nranks, bytes, channels, qps, qp_mode
+ *   (split|rr|ctran), chunk (multiple of 128), window, cts (0|1), iters,
+ *   warmup_iters, data (0|1).
+ * Returns 0, or -EINVAL for an unknown key or a bad value, with a message
+ * naming the pair and what is wrong in msg (if not NULL, cap bytes). The
+ * config is unchanged on error. */
+int ne_coll_config_set_msg(struct ne_coll_config *cfg, const char *key, const char *value,
+			   char *msg, size_t cap);
+/* Same, without the message. */
+int ne_coll_config_set(struct ne_coll_config *cfg, const char *key, const char *value);
+
+/* Effective channel count: cfg->channels, raised to NCCL_MIN_NCHANNELS and
+ * capped at NCCL_MAX_NCHANNELS in model nccl; cfg->channels otherwise. */
+uint32_t ne_coll_channels(const struct ne_coll_config *cfg);
+
+/* NCCL's arithmetic (model nccl), sizes in elements of elem_bytes.
+ * Ring chunk used by the loop that starts at element `offset` of a `count`
+ * element AllReduce: min(chunkSize, ceil((count - offset) / (nchannels x
+ * nranks))), chunkSize = NCCL_CHUNKSTEPS steps of buffsize / NCCL_STEPS bytes.
+ * 0 when an argument is 0 or offset >= count. */
+uint64_t ne_coll_nccl_chunk_elems(uint64_t count, uint64_t offset, uint32_t nchannels,
+				  uint32_t nranks, uint32_t buffsize, uint32_t elem_bytes);
+/* Slices (network messages) of a chunk of nelem elements: slice =
+ * max(ceil(nelem / 32) x 16, step x SLICESTEPS / 32) elements; at most
+ * CHUNKSTEPS / SLICESTEPS (2) of them. Writes their sizes to slice[0..]
+ * and returns how many (0 for nelem 0). */
+uint32_t ne_coll_nccl_slices(uint64_t nelem, uint32_t buffsize, uint32_t elem_bytes,
+			     uint64_t slice[2]);
+/* NCCL's split of a message of len bytes over nqps QPs: piece =
+ * roundup(ceil(len / nqps), 128); QP q carries [q x piece, min(len, (q+1) x
+ * piece)), zero bytes past the end. Returns QP q's length, its offset in *off. */
+uint32_t ne_coll_split_piece(uint32_t len, uint32_t nqps, uint32_t q, uint32_t *off);
+/* CTRAN: WQEs a message of len bytes takes with WQEs of wqe_bytes
+ * (min(wqe_bytes, remaining) each; wqe_bytes 0: one per QP, split equally). */
+uint32_t ne_coll_ctran_wqes(uint32_t len, uint32_t wqe_bytes, uint32_t nqps);
 
 /* QPs and MRs a rank's NIC needs for this config. */
 uint32_t ne_coll_qps_needed(const struct ne_coll_config *cfg, uint32_t rank);
@@ -190,14 +335,16 @@ void ne_coll_destroy(struct ne_coll *coll);
 /* Start iteration 0 at now_ns. 0, or -EBUSY while a run is in progress. */
 int ne_coll_start(struct ne_coll *coll, uint64_t now_ns);
 
-/* Do everything due at now_ns: drain every rank's CQ, consume received
+/* Do everything due at now_ns: drain the CQs that were notified, consume received
  * chunks (reduce/copy), grant CTS, post WRITEs, finish and start iterations.
  * Returns the number of completions handled (>= 0), or -EIO once a work
  * completion failed (the run is stuck; see ne_coll_get_stats). */
 int ne_coll_poll(struct ne_coll *coll, uint64_t now_ns);
 
 /* When ne_coll_poll() next has something to do without any NIC activity:
- * 0 (now) when completions wait in a CQ, else UINT64_MAX. The collective has
+ * 0 (now) when completions wait in a CQ or work is marked; with proxy costs,
+ * else the time a busy proxy thread frees; else UINT64_MAX. O(1): read from
+ * the ready/marked lists and the proxy timer heap, no scan over ranks. The collective has
  * no timers of its own; NIC activity (rx, poll_tx) is what creates work. */
 uint64_t ne_coll_next_event_ns(const struct ne_coll *coll);
 
@@ -213,6 +360,9 @@ uint64_t ne_coll_iter_time_ns(const struct ne_coll *coll, uint32_t i);
 int ne_coll_get_result(const struct ne_coll *coll, struct ne_coll_result *out);
 
 void ne_coll_get_stats(const struct ne_coll *coll, struct ne_coll_stats *out);
+
+/* One rank's proxy-thread counters. 0, or -EINVAL (bad rank, NULL). */
+int ne_coll_rank_proxy(const struct ne_coll *coll, uint32_t rank, struct ne_coll_proxy_stats *out);
 
 /* Buffers of a rank (NULL, *nfloats = 0 when the rank has none, or when
  * cfg.data is false). Input: what the rank contributes (write it before
@@ -239,6 +389,7 @@ void ne_coll_result_compute(struct ne_coll_result *r);
 
 const char *ne_coll_op_name(enum ne_coll_op op);
 const char *ne_coll_qp_mode_name(enum ne_coll_qp_mode mode);
+const char *ne_coll_model_name(enum ne_coll_model model);
 
 /* nccl-tests-like output. Both return what snprintf returns. The header is
  * two lines ending in '\n'; the line ends in '\n'. Columns:

@@ -18,9 +18,7 @@
 #include "ne_fab.h"
 #include "rl_parse.h"
 
-#define RATE 100000000000ull /* 100 Gbit/s */
-#define DELAY 1000ull        /* 1 us per link */
-#define UNTIL 10000000000ull /* 10 s simulated */
+#include "coll_test_util.h"
 
 static void base_cfg(struct ne_coll_config *c, enum ne_coll_op op, uint32_t n, uint64_t bytes)
 {
@@ -33,138 +31,15 @@ static void base_cfg(struct ne_coll_config *c, enum ne_coll_op op, uint32_t n, u
 	c->timeout = 8; /* 1 ms: short simulated runs when a tail packet is lost */
 }
 
-/* Distinct small integers per rank and element: sums are exact in float. */
-static float val(uint32_t rank, uint64_t e)
-{
-	return (float)((rank + 1) * 1000u + (uint32_t)(e % 997u));
-}
-
-static void fill_inputs(struct ne_coll *c, uint32_t n)
-{
-	for (uint32_t r = 0; r < n; r++) {
-		size_t nf;
-		float *in = ne_coll_input(c, r, &nf);
-
-		for (size_t e = 0; e < nf; e++)
-			in[e] = val(r, e);
-	}
-}
-
-/* Run one collective on a fresh fabric; the caller frees. */
-static void run(struct fab *f, const struct ne_coll_config *cfg)
-{
-	fab_init(f, cfg, RATE, DELAY);
-	assert_non_null(fab_coll(f, cfg));
-	fill_inputs(f->coll, cfg->nranks);
-	assert_int_equal(ne_coll_start(f->coll, 0), 0);
-	assert_true(fab_run(f, UNTIL));
-	assert_true(ne_coll_done(f->coll));
-	assert_int_equal(f->bad_frames, 0);
-}
-
-static bool is_data(const struct fab *f, const struct fab_rec *r)
-{
-	return r->dscp == f->data_dscp && r->opcode <= RL_OP_WRITE_ONLY_IMM;
-}
-
-static uint64_t wire_data_bytes(const struct fab *f)
-{
-	uint64_t b = 0;
-
-	for (size_t i = 0; i < f->nlog; i++)
-		if (is_data(f, &f->log[i]))
-			b += f->log[i].payload_len;
-	return b;
-}
-
-/* Check outputs against sums computed here. Returns wrong elements. */
-static long verify(struct ne_coll *c, const struct ne_coll_config *cfg)
-{
-	uint32_t n = cfg->nranks;
-	uint64_t pc = cfg->bytes / 4 / n, cnt = cfg->bytes / 4;
-	long wrong = 0;
-
-	for (uint32_t r = 0; r < n; r++) {
-		size_t nf;
-		const float *o = ne_coll_output(c, r, &nf);
-
-		switch (cfg->op) {
-		case NE_COLL_ALLREDUCE:
-			assert_int_equal(nf, cnt);
-			for (uint64_t e = 0; e < cnt; e++) {
-				float want = 0;
-
-				for (uint32_t s = 0; s < n; s++)
-					want += val(s, e);
-				wrong += o[e] != want;
-			}
-			break;
-		case NE_COLL_ALLGATHER:
-			assert_int_equal(nf, n * pc);
-			for (uint32_t s = 0; s < n; s++)
-				for (uint64_t e = 0; e < pc; e++)
-					wrong += o[s * pc + e] != val(s, e);
-			break;
-		case NE_COLL_REDUCESCATTER:
-			assert_int_equal(nf, pc);
-			for (uint64_t e = 0; e < pc; e++) {
-				float want = 0;
-
-				for (uint32_t s = 0; s < n; s++)
-					want += val(s, r * pc + e);
-				wrong += o[e] != want;
-			}
-			break;
-		case NE_COLL_ALLTOALL:
-			assert_int_equal(nf, n * pc);
-			for (uint32_t s = 0; s < n; s++)
-				for (uint64_t e = 0; e < pc; e++)
-					wrong += o[s * pc + e] != (s == r ? val(r, r * pc + e)
-									  : val(s, r * pc + e));
-			break;
-		case NE_COLL_INCAST:
-			if (r != cfg->root) {
-				assert_null(o);
-				break;
-			}
-			assert_int_equal(nf, n * cnt);
-			for (uint32_t s = 0; s < n; s++)
-				for (uint64_t e = 0; e < cnt; e++)
-					wrong += o[s * cnt + e] != (s == r ? 0.0f : val(s, e));
-			break;
-		}
-	}
-	return wrong;
-}
-
-/* Payload bytes the algorithm implies on the wire for one iteration. */
-static uint64_t implied_bytes(const struct ne_coll_config *cfg)
-{
-	uint64_t n = cfg->nranks, pc = cfg->bytes / 4 / n, cnt = cfg->bytes / 4;
-
-	switch (cfg->op) {
-	case NE_COLL_ALLREDUCE:
-		return 2 * (n - 1) * cnt * 4;
-	case NE_COLL_ALLGATHER:
-	case NE_COLL_REDUCESCATTER:
-		return (n - 1) * n * pc * 4;
-	case NE_COLL_ALLTOALL:
-		return n * (n - 1) * pc * 4;
-	case NE_COLL_INCAST:
-		return (n - 1) * cnt * 4;
-	}
-	return 0;
-}
-
 static void check_run(const struct ne_coll_config *cfg)
 {
 	struct fab f;
 
-	run(&f, cfg);
-	assert_int_equal(verify(f.coll, cfg), 0);
+	coll_run(&f, cfg);
+	assert_int_equal(coll_verify(f.coll, cfg), 0);
 	assert_int_equal(ne_coll_check(f.coll), 0);
 	/* no loss: the wire carries exactly what the algorithm implies */
-	assert_int_equal(wire_data_bytes(&f), implied_bytes(cfg));
+	assert_int_equal(coll_wire_data_bytes(&f), coll_implied_bytes(cfg));
 	fab_free(&f);
 }
 
@@ -262,7 +137,7 @@ static void check_qpns(const struct fab *f, uint32_t want)
 			const struct fab_rec *r = &f->log[i];
 			bool mine = false, dup = false;
 
-			if (!is_data(f, r) || r->src != ci.src || r->dst != ci.dst)
+			if (!coll_is_data(f, r) || r->src != ci.src || r->dst != ci.dst)
 				continue;
 			for (uint32_t q = 0; q < ci.nqps; q++)
 				mine |= ci.dst_data_qpn[q] == r->dqpn;
@@ -289,9 +164,9 @@ static void test_split_rr(void **state)
 		c.qps_per_conn = 4;
 		c.qp_mode = mode ? NE_COLL_QP_RR : NE_COLL_QP_SPLIT;
 		c.channels = 2;
-		run(&f, &c);
-		assert_int_equal(verify(f.coll, &c), 0);
-		assert_int_equal(wire_data_bytes(&f), implied_bytes(&c));
+		coll_run(&f, &c);
+		assert_int_equal(coll_verify(f.coll, &c), 0);
+		assert_int_equal(coll_wire_data_bytes(&f), coll_implied_bytes(&c));
 		check_qpns(&f, 4);
 		/* data on DSCP 26, CTS on DSCP 48 */
 		for (size_t i = 0; i < f.nlog; i++) {
@@ -332,7 +207,7 @@ static void test_split_rr(void **state)
 		struct fab f;
 
 		base_cfg(&c, NE_COLL_ALLREDUCE, 4, 4 * 30011);
-		run(&f, &c);
+		coll_run(&f, &c);
 		check_qpns(&f, 1);
 		fab_free(&f);
 	}
@@ -352,11 +227,11 @@ static void test_sport_policy(void **state)
 		c.qp_mode = NE_COLL_QP_RR;
 		c.sport = pol ? NE_COLL_SPORT_FIXED : NE_COLL_SPORT_RXE;
 		c.sport_fixed = 0xD00D;
-		run(&f, &c);
+		coll_run(&f, &c);
 		for (size_t i = 0; i < f.nlog; i++) {
 			const struct fab_rec *r = &f.log[i];
 
-			if (!is_data(&f, r))
+			if (!coll_is_data(&f, r))
 				continue;
 			if (pol)
 				assert_int_equal(r->sport, 0xD00D);
@@ -409,7 +284,7 @@ static size_t check_cts_order(const struct fab *f)
 				cts_at[r->imm] = r->t_rx;
 				continue;
 			}
-			if (!is_data(f, r) || r->src != ci.src || r->dst != ci.dst)
+			if (!coll_is_data(f, r) || r->src != ci.src || r->dst != ci.dst)
 				continue;
 			for (uint32_t j = 0; j < ci.nqps; j++)
 				if (ci.dst_data_qpn[j] == r->dqpn)
@@ -449,8 +324,8 @@ static void test_cts_order(void **state)
 		c.qp_mode = v % 2 ? NE_COLL_QP_RR : NE_COLL_QP_SPLIT;
 		c.window = (uint32_t)(1 + v % 2);
 		c.channels = 2;
-		run(&f, &c);
-		assert_int_equal(verify(f.coll, &c), 0);
+		coll_run(&f, &c);
+		assert_int_equal(coll_verify(f.coll, &c), 0);
 		msgs = check_cts_order(&f);
 		assert_true(msgs > 20);
 		fab_free(&f);
@@ -476,8 +351,8 @@ static void test_inflight(void **state)
 		c.chunk_bytes = 8192;
 		c.cts = v != 1;
 		bound = (int64_t)c.channels * c.window * c.chunk_bytes;
-		run(&f, &c);
-		assert_int_equal(verify(f.coll, &c), 0);
+		coll_run(&f, &c);
+		assert_int_equal(coll_verify(f.coll, &c), 0);
 		for (uint32_t r = 0; r < 8; r++) {
 			assert_int_equal(f.inflight[r], 0);
 			if (f.max_inflight[r] > mx)
@@ -513,7 +388,7 @@ static void test_busbw_time(void **state)
 		c.chunk_bytes = 65536;
 		c.iters = v ? 3 : 1;
 		c.warmup_iters = v ? 1 : 0;
-		run(&f, &c);
+		coll_run(&f, &c);
 		assert_int_equal(ne_coll_get_result(f.coll, &r), 0);
 		assert_int_equal(r.size, 1 << 20);
 		assert_int_equal(r.count, 1 << 18);
@@ -530,7 +405,7 @@ static void test_busbw_time(void **state)
 			assert_true(t1 && t2 && t3);
 			assert_int_equal(r.time_ns, (t1 + t2 + t3 + 1) / 3);
 			assert_int_equal(ne_coll_iter_time_ns(f.coll, 0) + t1 + t2 + t3, f.now);
-			assert_int_equal(wire_data_bytes(&f), 4 * implied_bytes(&c));
+			assert_int_equal(coll_wire_data_bytes(&f), 4 * coll_implied_bytes(&c));
 		}
 		assert_true(r.algbw * r.time_ns > r.size - 1.0 && r.algbw * r.time_ns < r.size + 1.0);
 		assert_true(r.busbw > r.algbw * 1.5 - 1e-9 && r.busbw < r.algbw * 1.5 + 1e-9);
@@ -538,7 +413,7 @@ static void test_busbw_time(void **state)
 		 * chunks in flight, not far from it */
 		assert_true(r.busbw < line_gbs);
 		assert_true(r.busbw > 0.6 * line_gbs);
-		assert_int_equal(verify(f.coll, &c), 0);
+		assert_int_equal(coll_verify(f.coll, &c), 0);
 		fab_free(&f);
 	}
 }
@@ -589,11 +464,11 @@ static void test_loss(void **state)
 		f.drop = drop_some;
 		f.drop_arg = &d;
 		assert_non_null(fab_coll(&f, &c));
-		fill_inputs(f.coll, 4);
+		coll_fill_inputs(f.coll, 4);
 		assert_int_equal(ne_coll_start(f.coll, 0), 0);
 		assert_true(fab_run(&f, UNTIL));
 		assert_int_equal(d.dropped, 4);
-		assert_int_equal(verify(f.coll, &c), 0);
+		assert_int_equal(coll_verify(f.coll, &c), 0);
 		for (uint32_t r = 0; r < 4; r++) {
 			struct ne_counters k;
 
@@ -610,9 +485,9 @@ static void test_loss(void **state)
 		/* data retransmissions add to the implied bytes; a lost CTS is resent on
 		 * the control QP and costs no data */
 		if (kind == 1)
-			assert_int_equal(wire_data_bytes(&f), implied_bytes(&c));
+			assert_int_equal(coll_wire_data_bytes(&f), coll_implied_bytes(&c));
 		else
-			assert_true(wire_data_bytes(&f) > implied_bytes(&c));
+			assert_true(coll_wire_data_bytes(&f) > coll_implied_bytes(&c));
 		fab_free(&f);
 	}
 }
@@ -648,7 +523,7 @@ static void test_determinism_and_nodata(void **state)
 		fab_init(&f, &c, RATE, DELAY);
 		assert_non_null(fab_coll(&f, &c));
 		if (c.data)
-			fill_inputs(f.coll, 8);
+			coll_fill_inputs(f.coll, 8);
 		else
 			assert_null(ne_coll_input(f.coll, 0, NULL));
 		assert_int_equal(ne_coll_start(f.coll, 0), 0);
@@ -656,7 +531,7 @@ static void test_determinism_and_nodata(void **state)
 		h[v] = log_hash(&f);
 		t[v] = f.now;
 		if (c.data)
-			assert_int_equal(verify(f.coll, &c), 0);
+			assert_int_equal(coll_verify(f.coll, &c), 0);
 		else
 			assert_int_equal(ne_coll_check(f.coll), -22);
 		fab_free(&f);
@@ -665,6 +540,64 @@ static void test_determinism_and_nodata(void **state)
 	assert_true(h[0] == h[1]);
 	assert_true(h[0] == h[2]);
 	assert_true(t[0] == t[1] && t[0] == t[2]);
+}
+
+/* ne_coll_poll() follows CQ notifications: the ranks it visits and the CQ
+ * polls it makes are bounded by the completions it handles, whatever the
+ * number of ranks; a poll with nothing queued does no work at all. A scan
+ * over every rank on each poll (n visits per call) fails the bounds. */
+static void test_poll_work(void **state)
+{
+	static const uint32_t ranks[2] = {4, 32};
+
+	(void)state;
+	for (int v = 0; v < 4; v++) {
+		struct ne_coll_config c;
+		struct ne_coll_stats st, st2;
+		struct fab f;
+		uint64_t completions;
+
+		base_cfg(&c, NE_COLL_ALLREDUCE, ranks[v % 2], 4ull * 4096 * ranks[v % 2]);
+		c.qps_per_conn = 2;
+		c.data = false;
+		/* v 2, 3: with proxy costs a thread also wakes to start and finish
+		 * each post and after each costed poll */
+		c.proxy_post_ns = v >= 2 ? 200 : 0;
+		c.proxy_poll_ns = v >= 2 ? 100 : 0;
+		coll_run(&f, &c);
+		ne_coll_get_stats(f.coll, &st);
+		/* every WRITE and every CTS completes once at each end */
+		completions = 2 * (st.data_wrs + st.cts_sent);
+		assert_int_equal(st.cqes_polled, completions);
+		assert_int_equal(st.wqes_posted, st.data_wrs + st.cts_sent);
+		assert_true(st.rank_visits > 0);
+		if (v < 2) {
+			assert_true(st.rank_visits <= completions);
+			assert_true(st.cq_polls <= st.rank_visits + completions);
+		} else {
+			assert_true(st.rank_visits <= 2 * completions + 2 * st.wqes_posted);
+			assert_true(st.cq_polls <= st.rank_visits + completions);
+		}
+		/* far below one visit per rank per poll call */
+		assert_true(st.rank_visits * 4 < f.loops * ranks[v % 2]);
+		/* idle: nothing queued, nothing marked (a proxy thread may still
+		 * be busy with its last poll: let it finish) */
+		if (ne_coll_next_event_ns(f.coll) != UINT64_MAX) {
+			assert_true(v >= 2);
+			f.now = ne_coll_next_event_ns(f.coll);
+			assert_int_equal(ne_coll_poll(f.coll, f.now), 0);
+			ne_coll_get_stats(f.coll, &st);
+		}
+		assert_int_equal(ne_coll_next_event_ns(f.coll), UINT64_MAX);
+		for (int k = 0; k < 100; k++)
+			assert_int_equal(ne_coll_poll(f.coll, f.now), 0);
+		ne_coll_get_stats(f.coll, &st2);
+		assert_int_equal(st2.rank_visits, st.rank_visits);
+		assert_int_equal(st2.cq_polls, st.cq_polls);
+		assert_int_equal(st2.conn_steps, st.conn_steps);
+		assert_int_equal(st2.group_steps, st.group_steps);
+		fab_free(&f);
+	}
 }
 
 static void test_bad_config(void **state)
@@ -728,6 +661,7 @@ int main(void)
 		cmocka_unit_test(test_busbw_time),
 		cmocka_unit_test(test_loss),
 		cmocka_unit_test(test_determinism_and_nodata),
+		cmocka_unit_test(test_poll_work),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,114 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * ne_coll buffers as the caller sees them, the result check, statistics.
+ */
+#include "ne_coll_priv.h"
+
+#include <errno.h>
+#include <math.h>
+
+void ne_coll_get_stats(const struct ne_coll *c, struct ne_coll_stats *out)
+{
+	*out = c->stats;
+}
+
+int ne_coll_rank_proxy(const struct ne_coll *c, uint32_t rank, struct ne_coll_proxy_stats *out)
+{
+	if (!c || !out || rank >= c->nranks)
+		return -EINVAL;
+	*out = c->ranks[rank].pst;
+	return 0;
+}
+
+float *ne_coll_input(struct ne_coll *c, uint32_t rank, size_t *nfloats)
+{
+	if (!c || rank >= c->nranks || !c->ranks[rank].in) {
+		if (nfloats)
+			*nfloats = 0;
+		return NULL;
+	}
+	if (nfloats)
+		*nfloats = c->ranks[rank].nin;
+	return c->ranks[rank].in;
+}
+
+const float *ne_coll_output(const struct ne_coll *c, uint32_t rank, size_t *nfloats)
+{
+	const struct coll_rank *r;
+
+	if (!c || rank >= c->nranks || !c->ranks[rank].work) {
+		if (nfloats)
+			*nfloats = 0;
+		return NULL;
+	}
+	r = &c->ranks[rank];
+	if (c->cfg.op == NE_COLL_REDUCESCATTER) {
+		if (nfloats)
+			*nfloats = c->block_elems;
+		return r->work + (size_t)rank * c->block_elems;
+	}
+	if (nfloats)
+		*nfloats = r->nwork;
+	return r->work;
+}
+
+static bool close_enough(float got, double want)
+{
+	double d = fabs((double)got - want);
+
+	return d <= 1e-5 * (fabs(want) > 1.0 ? fabs(want) : 1.0);
+}
+
+long ne_coll_check(const struct ne_coll *c)
+{
+	uint32_t n;
+	long wrong = 0;
+
+	if (!c || !c->cfg.data)
+		return -EINVAL;
+	n = c->nranks;
+	for (uint32_t i = 0; i < n; i++) {
+		const struct coll_rank *r = &c->ranks[i];
+
+		switch (c->cfg.op) {
+		case NE_COLL_ALLREDUCE:
+			for (uint64_t e = 0; e < c->rank_elems; e++) {
+				double want = 0;
+
+				for (uint32_t s = 0; s < n; s++)
+					want += c->ranks[s].in[e];
+				wrong += !close_enough(r->work[e], want);
+			}
+			break;
+		case NE_COLL_ALLGATHER:
+			for (uint32_t s = 0; s < n; s++)
+				for (uint64_t e = 0; e < c->block_elems; e++)
+					wrong += !close_enough(r->work[s * c->block_elems + e], c->ranks[s].in[e]);
+			break;
+		case NE_COLL_REDUCESCATTER:
+			for (uint64_t e = 0; e < c->block_elems; e++) {
+				double want = 0;
+
+				for (uint32_t s = 0; s < n; s++)
+					want += c->ranks[s].in[i * c->block_elems + e];
+				wrong += !close_enough(r->work[i * c->block_elems + e], want);
+			}
+			break;
+		case NE_COLL_ALLTOALL:
+			for (uint32_t s = 0; s < n; s++)
+				for (uint64_t e = 0; e < c->block_elems; e++)
+					wrong += !close_enough(r->work[s * c->block_elems + e],
+							       c->ranks[s].in[i * c->block_elems + e]);
+			break;
+		case NE_COLL_INCAST:
+			if (i != c->cfg.root)
+				break;
+			for (uint32_t s = 0; s < n; s++)
+				for (uint64_t e = 0; e < c->rank_elems; e++)
+					wrong += !close_enough(r->work[s * c->rank_elems + e],
+							       s == i ? 0.0 : c->ranks[s].in[e]);
+			break;
+		}
+	}
+	return wrong;
+}

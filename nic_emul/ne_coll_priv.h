@@ -1,0 +1,242 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * ne_coll internals shared by its files (not a public API):
+ *   ne_coll.c         create, destroy, iteration state queries, connection info
+ *   ne_coll_config.c  configuration: defaults, checks, NIC sizing
+ *   ne_coll_plan.c    the schedule: every connection's ordered chunk transfers
+ *   ne_coll_conn.c    buffers, memory regions, CQs, QPs and their connection
+ *   ne_coll_run.c     the progress engine: CQ notifications, CTS grants, posts
+ *   ne_coll_post.c    how a message becomes WQEs: split, round-robin, CTRAN
+ *   ne_coll_proxy.c   each rank's proxy thread: post and poll costs, in order
+ *   ne_coll_nccl.c    NCCL's arithmetic: ring chunk, slices, split pieces
+ *   ne_coll_keys.c    the key=value parser (NCCL's names)
+ *   ne_coll_result.c  nccl-tests numbers and output lines
+ *   ne_coll_check.c   buffers seen by the caller, result check, statistics
+ *
+ * A plan is built once at create: every connection gets its ordered list of
+ * chunk transfers (source offset, destination offset, length, reduce or copy,
+ * and the transfer it depends on: for ring operations, the previous hop of
+ * the same chunk arriving at the sender). Each iteration then replays the
+ * plan: receivers grant (CTS), senders post WRITE WITH IMM parts when
+ * granted and their data is ready, receivers consume complete transfers.
+ * All progress is triggered by work completions; ranks with completions,
+ * connections and receiver groups that may progress are kept on lists so a
+ * poll does work proportional to what changed.
+ */
+#ifndef NE_COLL_PRIV_H
+#define NE_COLL_PRIV_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "ne_coll.h"
+
+/* Kind of a work request, in the top two bits of its wr_id. */
+#define WR_DATA_SEND 0u
+#define WR_CTS_SEND 1u
+#define WR_DATA_RECV 2u
+#define WR_CTS_RECV 3u
+#define WR_KIND_SHIFT 62
+#define WR_CONN_SHIFT 32
+#define WR_CONN_MASK 0x3FFFFFFFu
+/* CTRAN: the QP index rides in the top bits of the seq field of a data WQE. */
+#define WR_QP_SHIFT 24
+#define WR_SEQ_MASK 0xFFFFFFu
+#define COLL_MAX_SEQ_CTRAN WR_SEQ_MASK
+
+/* What the receiver does with a transfer's bytes. */
+#define XFER_COPY 0u
+#define XFER_REDUCE 1u
+
+/* State bits of one transfer (coll_conn.flags[seq]). */
+#define XFER_RECV_DONE 1u /* all parts arrived, consumed by the receiver */
+#define XFER_SEND_DONE 2u /* all parts completed (ACKed) at the sender */
+#define XFER_CTS_RCVD 4u  /* CTS arrived at the sender */
+
+/* Completions taken from a CQ per ne_cq_poll() call. */
+#define COLL_POLL_BATCH 64
+
+/* One chunk transfer on a connection (one message). */
+struct coll_xfer {
+	uint64_t src_off; /* bytes into the sender's source buffer */
+	uint64_t dst_off; /* bytes into the receiver's result buffer */
+	uint32_t len;     /* bytes, 1..chunk_bytes, multiple of 4 */
+	uint8_t kind;     /* XFER_COPY / XFER_REDUCE */
+	int32_t dep_conn; /* -1: no dependency */
+	uint32_t dep_seq;
+};
+
+/* A connection: sender rank -> receiver rank on one channel. */
+struct coll_conn {
+	uint32_t src, dst, channel;
+	uint32_t *src_qpn; /* nqps data QPNs on the sender's NIC */
+	uint32_t *dst_qpn; /* nqps data QPNs on the receiver's NIC */
+	uint32_t src_ctrl_qpn, dst_ctrl_qpn;
+	struct coll_xfer *xfers;
+	uint32_t nxfers, xfers_cap;
+	uint64_t bytes;
+	uint8_t *flags;                   /* per seq: XFER_* bits */
+	uint16_t *recv_parts, *send_parts; /* per seq: WQEs completed at each end */
+	uint16_t *qp_outstanding;         /* CTRAN: send WQEs not completed, per QP */
+	uint64_t fifo_off;                /* nccl: FIFO slots in the sender's stage buffer */
+	uint64_t stage_off;               /* in the receiver's staging buffer */
+	int32_t downstream;               /* connection whose transfers depend on ours */
+	uint32_t group;
+	/* sender */
+	uint32_t send_next, send_part, rr_next;
+	/* receiver */
+	uint32_t grant_next;
+	bool dirty;
+};
+
+/* A receiver's incoming connections of one channel: CTS budget of window. */
+struct coll_group {
+	uint32_t *conns;
+	uint32_t nconns, conns_cap, rr_next, granted;
+	bool dirty;
+};
+
+struct coll_rank {
+	struct ne_coll *owner; /* for the CQ notification callback */
+	uint32_t idx;
+	bool cq_ready;         /* on the ready heap: completions queued */
+	struct ne_nic *nic;
+	struct ne_cq *cq;
+	float *in, *work;
+	size_t nin, nwork;
+	uint8_t *src;   /* registered source buffer (work, in or scratch) */
+	size_t src_len;
+	bool src_owned; /* src is a separate allocation */
+	uint8_t *stage;
+	size_t stage_len;
+	uint32_t src_key, stage_key;
+	bool src_reg, stage_reg;
+	uint64_t granted_bytes;
+	struct coll_proxy *proxy; /* NULL when the proxy costs are off */
+	struct ne_coll_proxy_stats pst; /* posts and polls of this rank (costs on or off) */
+};
+
+/* A post waiting for the rank's proxy thread. */
+struct coll_post {
+	uint32_t qpn;
+	struct ne_send_wr wr;
+};
+
+/* One rank's proxy thread (ne_coll_proxy.c). */
+struct coll_proxy {
+	uint64_t busy_until;     /* the thread is free from then */
+	uint64_t timer_at;       /* scheduled on the proxy timer heap (UINT64_MAX: not) */
+	bool post_started;       /* the head post's doorbell rings at busy_until */
+	bool wc_taken;           /* wc was taken; it is acted on at busy_until */
+	struct ne_wc wc;
+	bool due;                /* on the due heap */
+	struct coll_post *q;     /* FIFO ring of posts */
+	uint32_t head, n, cap;
+};
+
+struct coll_timer {
+	uint64_t t;
+	uint32_t rank;
+};
+
+struct ne_coll {
+	struct ne_coll_config cfg;
+	uint32_t nranks, nchannels, nqps, window;
+	uint32_t slot_bytes;   /* one staging slot (rocelab: chunk_bytes; nccl: largest message) */
+	uint32_t ngroups;      /* CTS budgets: nranks x nchannels (rocelab), nconns (nccl) */
+	uint64_t rank_elems;  /* AllReduce / incast: elements per rank */
+	uint64_t block_elems; /* AllGather/ReduceScatter/AllToAll: elements per block */
+	struct coll_rank *ranks;
+	struct coll_conn *conns;
+	uint32_t nconns;
+	struct coll_group *groups; /* ngroups */
+	uint64_t total_xfers;
+
+	uint32_t *dirty_conns, ndirty_conns; /* stacks of marked connections, groups */
+	uint32_t *dirty_groups, ndirty_groups;
+	/* ranks whose CQ has completions (min-heap of rank indices, filled by the
+	 * CQ notification): polled in ascending rank order, as a scan would */
+	uint32_t *ready, nready;
+	/* proxy costs on: ranks whose thread may act now (min-heap of ranks) and
+	 * when busy threads become free (min-heap of times, lazy deletion) */
+	bool proxy_on;
+	uint32_t *due, ndue;
+	struct coll_timer *timers;
+	uint32_t ntimers, timers_cap;
+
+	bool running, done, failed;
+	uint64_t iter_start;
+	uint32_t iters_done, iters_total;
+	uint64_t *iter_ns;
+	uint64_t recv_done, send_done, cts_outstanding;
+	struct ne_coll_stats stats;
+};
+
+static inline uint64_t wr_id_make(uint32_t kind, uint32_t conn, uint32_t seq)
+{
+	return (uint64_t)kind << WR_KIND_SHIFT | (uint64_t)conn << WR_CONN_SHIFT | seq;
+}
+
+/* Start of part i of k equal parts of total (parts differ by at most 1). */
+static inline uint64_t part_start(uint64_t total, uint64_t k, uint64_t i)
+{
+	return total * i / k;
+}
+
+static inline bool coll_nccl(const struct ne_coll *c)
+{
+	return c->cfg.model == NE_COLL_MODEL_NCCL;
+}
+
+static inline bool coll_op_is_ring(enum ne_coll_op op)
+{
+	return op == NE_COLL_ALLREDUCE || op == NE_COLL_ALLGATHER || op == NE_COLL_REDUCESCATTER;
+}
+
+/* ne_coll_plan.c: connections and their transfers. 0 or -ENOMEM. */
+int ne_coll_plan_build(struct ne_coll *c);
+
+/* ne_coll_conn.c: each 0 or a negative errno (-ENOMEM, or the NIC's error). */
+int ne_coll_buffers_alloc(struct ne_coll *c);
+int ne_coll_mrs_register(struct ne_coll *c);
+int ne_coll_qps_setup(struct ne_coll *c);
+int ne_coll_groups_setup(struct ne_coll *c);
+/* Post one zero-length receive WQE on qpn of rank; ne_post_recv's result. */
+int ne_coll_post_recv(struct ne_coll *c, uint32_t rank, uint32_t qpn, uint64_t wr_id);
+
+/* ne_coll_run.c: the CQ notification callback (ctx: the struct coll_rank). */
+void ne_coll_cq_notify(void *ctx, struct ne_cq *cq);
+/* Act on one completion of rank (marks connections and groups). */
+void ne_coll_handle_wc(struct ne_coll *c, uint32_t rank, const struct ne_wc *wc);
+/* Run the marked connections and groups until none is left. */
+void ne_coll_run_marked(struct ne_coll *c, uint64_t now);
+/* Min-heap of rank indices (ready and due heaps). */
+void ne_coll_rank_heap_push(uint32_t *heap, uint32_t *n, uint32_t rank);
+uint32_t ne_coll_rank_heap_pop(uint32_t *heap, uint32_t *n);
+
+/* ne_coll_post.c: WQEs a message of len bytes takes at each end. */
+uint32_t ne_coll_msg_wqes(const struct ne_coll *c, uint32_t len);
+/* Post the remaining WQEs of transfer s of connection k; 0, or the post's
+ * negative errno (-ENOMEM: queue full; -EAGAIN: CTRAN, every QP at its cap),
+ * after which a later call resumes where this one stopped. */
+int ne_coll_post_msg(struct ne_coll *c, uint32_t k, uint32_t s, uint64_t now);
+/* Post the CTS of transfer s of connection k (rocelab: SEND WITH IMM on the
+ * control QP; nccl: the FIFO entry on the reverse of data QP 0). */
+int ne_coll_post_cts(struct ne_coll *c, uint32_t k, uint32_t s, uint64_t now);
+/* Send completion of a data WQE (CTRAN: frees its QP's slot). */
+void ne_coll_data_sent(struct ne_coll *c, struct coll_conn *cn, uint64_t wr_id);
+
+/* ne_coll_proxy.c. Post through rank's proxy: direct when the costs are off
+ * (ne_post_send's result), else queued (0). */
+int ne_coll_proxy_post(struct ne_coll *c, uint32_t rank, uint32_t qpn,
+		       const struct ne_send_wr *wr, uint64_t now);
+/* Create the proxies when a cost is set; 0 or -ENOMEM. */
+int ne_coll_proxy_setup(struct ne_coll *c);
+void ne_coll_proxy_free(struct ne_coll *c);
+/* Drain CQs: without costs every notified CQ at once; with costs one CQE or
+ * post per free thread at a time. Returns completions handled. */
+int ne_coll_proxy_poll(struct ne_coll *c, uint64_t now);
+/* Earliest time a busy proxy thread frees (UINT64_MAX: none). */
+uint64_t ne_coll_proxy_next_ns(const struct ne_coll *c);
+
+#endif /* NE_COLL_PRIV_H */

@@ -1,0 +1,368 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * ne_coll progress engine: CQ notifications put ranks on a heap, their
+ * completions mark connections (sender steps) and receiver groups (CTS
+ * grants); a poll runs only what was marked.
+ */
+#include "ne_coll_priv.h"
+
+#include <errno.h>
+#include <string.h>
+
+void ne_coll_rank_heap_push(uint32_t *heap, uint32_t *n, uint32_t rank)
+{
+	uint32_t i = (*n)++;
+
+	while (i > 0 && heap[(i - 1) / 2] > rank) {
+		heap[i] = heap[(i - 1) / 2];
+		i = (i - 1) / 2;
+	}
+	heap[i] = rank;
+}
+
+uint32_t ne_coll_rank_heap_pop(uint32_t *heap, uint32_t *n)
+{
+	uint32_t top = heap[0], last = heap[--(*n)], i = 0;
+
+	for (;;) {
+		uint32_t l = 2 * i + 1, m = l;
+
+		if (l >= *n)
+			break;
+		if (l + 1 < *n && heap[l + 1] < heap[l])
+			m = l + 1;
+		if (heap[m] >= last)
+			break;
+		heap[i] = heap[m];
+		i = m;
+	}
+	if (*n)
+		heap[i] = last;
+	return top;
+}
+
+/* CQ notification: the NIC queued a completion on this rank's CQ. */
+void ne_coll_cq_notify(void *ctx, struct ne_cq *cq)
+{
+	struct coll_rank *r = ctx;
+
+	(void)cq;
+	if (!r->cq_ready) {
+		r->cq_ready = true;
+		ne_coll_rank_heap_push(r->owner->ready, &r->owner->nready, r->idx);
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* Running */
+
+static void mark_conn(struct ne_coll *c, uint32_t k)
+{
+	if (!c->conns[k].dirty) {
+		c->conns[k].dirty = true;
+		c->dirty_conns[c->ndirty_conns++] = k;
+	}
+}
+
+static void mark_group(struct ne_coll *c, uint32_t g)
+{
+	if (!c->groups[g].dirty) {
+		c->groups[g].dirty = true;
+		c->dirty_groups[c->ndirty_groups++] = g;
+	}
+}
+
+static void init_data(struct ne_coll *c)
+{
+	uint32_t n = c->nranks;
+
+	if (!c->cfg.data)
+		return;
+	for (uint32_t i = 0; i < n; i++) {
+		struct coll_rank *r = &c->ranks[i];
+
+		switch (c->cfg.op) {
+		case NE_COLL_ALLREDUCE:
+		case NE_COLL_REDUCESCATTER:
+			memcpy(r->work, r->in, r->nin * sizeof(float));
+			break;
+		case NE_COLL_ALLGATHER:
+			memset(r->work, 0, r->nwork * sizeof(float));
+			memcpy(r->work + (size_t)i * c->block_elems, r->in, c->block_elems * sizeof(float));
+			break;
+		case NE_COLL_ALLTOALL:
+			memset(r->work, 0, r->nwork * sizeof(float));
+			memcpy(r->work + (size_t)i * c->block_elems, r->in + (size_t)i * c->block_elems,
+			       c->block_elems * sizeof(float));
+			break;
+		case NE_COLL_INCAST:
+			if (r->work)
+				memset(r->work, 0, r->nwork * sizeof(float));
+			break;
+		}
+	}
+}
+
+static void begin_iter(struct ne_coll *c, uint64_t now)
+{
+	for (uint32_t k = 0; k < c->nconns; k++) {
+		struct coll_conn *cn = &c->conns[k];
+
+		memset(cn->flags, 0, cn->nxfers);
+		memset(cn->recv_parts, 0, cn->nxfers * sizeof(*cn->recv_parts));
+		memset(cn->send_parts, 0, cn->nxfers * sizeof(*cn->send_parts));
+		cn->send_next = cn->send_part = 0;
+		cn->grant_next = 0;
+		mark_conn(c, k);
+	}
+	for (uint32_t g = 0; g < c->ngroups; g++) {
+		c->groups[g].granted = 0;
+		mark_group(c, g);
+	}
+	for (uint32_t i = 0; i < c->nranks; i++)
+		c->ranks[i].granted_bytes = 0;
+	c->recv_done = c->send_done = 0;
+	init_data(c);
+	c->iter_start = now;
+	c->running = true;
+}
+
+int ne_coll_start(struct ne_coll *c, uint64_t now_ns)
+{
+	if (!c)
+		return -EINVAL;
+	if (c->running)
+		return -EBUSY;
+	if (c->failed)
+		return -EIO;
+	c->iters_done = 0;
+	c->done = false;
+	memset(c->iter_ns, 0, c->iters_total * sizeof(*c->iter_ns));
+	begin_iter(c, now_ns);
+	return 0;
+}
+
+static void sender_step(struct ne_coll *c, uint32_t k, uint64_t now)
+{
+	struct coll_conn *cn = &c->conns[k];
+
+	while (cn->send_next < cn->nxfers) {
+		uint32_t s = cn->send_next;
+		const struct coll_xfer *x = &cn->xfers[s];
+		int rc;
+
+		if (c->cfg.cts) {
+			if (!(cn->flags[s] & XFER_CTS_RCVD))
+				return;
+		}
+		/* a send slot is reused once its previous message is ACKed (nccl;
+		 * rocelab without CTS) */
+		if ((coll_nccl(c) || !c->cfg.cts) && s >= c->window &&
+		    !(cn->flags[s - c->window] & XFER_SEND_DONE))
+			return;
+		if (x->dep_conn >= 0 && !(c->conns[x->dep_conn].flags[x->dep_seq] & XFER_RECV_DONE))
+			return;
+		rc = ne_coll_post_msg(c, k, s, now);
+		if (rc) {
+			if (rc != -EAGAIN)
+				c->stats.post_busy++;
+			return;
+		}
+		cn->send_next++;
+	}
+}
+
+static void grant_step(struct ne_coll *c, uint32_t gi, uint64_t now)
+{
+	struct coll_group *g = &c->groups[gi];
+
+	if (!c->cfg.cts)
+		return;
+	while (g->granted < c->window) {
+		bool found = false;
+
+		for (uint32_t i = 0; i < g->nconns && !found; i++) {
+			uint32_t pos = (g->rr_next + i) % g->nconns, k = g->conns[pos];
+			struct coll_conn *cn = &c->conns[k];
+			uint32_t s = cn->grant_next;
+			struct coll_rank *rd = &c->ranks[cn->dst];
+
+			if (s >= cn->nxfers)
+				continue;
+			if (s >= c->window && !(cn->flags[s - c->window] & XFER_RECV_DONE))
+				continue;
+			if (ne_coll_post_cts(c, k, s, now)) {
+				c->stats.post_busy++;
+				return;
+			}
+			c->stats.cts_sent++;
+			cn->grant_next++;
+			if (!coll_nccl(c))
+				c->cts_outstanding++; /* nccl's FIFO writes are unsignaled */
+			g->granted++;
+			rd->granted_bytes += cn->xfers[s].len;
+			if (rd->granted_bytes > c->stats.max_granted_bytes)
+				c->stats.max_granted_bytes = rd->granted_bytes;
+			g->rr_next = (pos + 1) % g->nconns;
+			found = true;
+		}
+		if (!found)
+			return;
+	}
+}
+
+static void consume(struct ne_coll *c, uint32_t k, uint32_t s)
+{
+	struct coll_conn *cn = &c->conns[k];
+	const struct coll_xfer *x = &cn->xfers[s];
+	struct coll_rank *rd = &c->ranks[cn->dst];
+
+	if (c->cfg.data) {
+		const uint8_t *slot = rd->stage + cn->stage_off + (size_t)(s % c->window) * c->slot_bytes;
+		uint8_t *dst = (uint8_t *)rd->work + x->dst_off;
+
+		if (x->kind == XFER_REDUCE) {
+			float *d = (float *)(void *)dst;
+			uint32_t nf = x->len / 4;
+
+			for (uint32_t e = 0; e < nf; e++) {
+				float v;
+
+				memcpy(&v, slot + 4 * e, 4);
+				d[e] += v;
+			}
+		} else {
+			memcpy(dst, slot, x->len);
+		}
+	}
+	cn->flags[s] |= XFER_RECV_DONE;
+	c->recv_done++;
+	c->stats.transfers_done++;
+	if (c->cfg.cts) {
+		c->groups[cn->group].granted--;
+		rd->granted_bytes -= x->len;
+	}
+	mark_group(c, cn->group);
+	if (cn->downstream >= 0)
+		mark_conn(c, (uint32_t)cn->downstream);
+}
+
+/* The receiver of rr in the nccl model expects message s on QP s mod nqps. */
+static void check_rr_step(struct ne_coll *c, const struct coll_conn *cn, uint32_t s,
+			  const struct ne_wc *wc)
+{
+	if (coll_nccl(c) && c->cfg.qp_mode == NE_COLL_QP_RR && wc->qpn != cn->dst_qpn[s % c->nqps])
+		c->stats.rr_mismatch++;
+}
+
+void ne_coll_handle_wc(struct ne_coll *c, uint32_t rank, const struct ne_wc *wc)
+{
+	uint32_t kind = (uint32_t)(wc->wr_id >> WR_KIND_SHIFT);
+	uint32_t k = (uint32_t)(wc->wr_id >> WR_CONN_SHIFT) & WR_CONN_MASK;
+	uint32_t s;
+	struct coll_conn *cn;
+
+	if (wc->status != NE_WC_SUCCESS) {
+		if (!c->stats.errors)
+			c->stats.first_error_status = wc->status;
+		c->stats.errors++;
+		c->failed = true;
+		return;
+	}
+	if (k >= c->nconns)
+		return;
+	cn = &c->conns[k];
+	switch (kind) {
+	case WR_DATA_SEND:
+		s = (uint32_t)wc->wr_id;
+		if (c->cfg.qp_mode == NE_COLL_QP_CTRAN) {
+			ne_coll_data_sent(c, cn, wc->wr_id);
+			s &= WR_SEQ_MASK;
+		}
+		if (s >= cn->nxfers)
+			return;
+		if (++cn->send_parts[s] == ne_coll_msg_wqes(c, cn->xfers[s].len)) {
+			cn->flags[s] |= XFER_SEND_DONE;
+			c->send_done++;
+		}
+		mark_conn(c, k);
+		break;
+	case WR_CTS_SEND:
+		c->cts_outstanding--;
+		mark_group(c, cn->group);
+		break;
+	case WR_DATA_RECV:
+		if (ne_coll_post_recv(c, rank, wc->qpn, wc->wr_id))
+			c->stats.post_busy++;
+		s = wc->imm_data;
+		if (s >= cn->nxfers || (cn->flags[s] & XFER_RECV_DONE))
+			return;
+		check_rr_step(c, cn, s, wc);
+		if (++cn->recv_parts[s] == ne_coll_msg_wqes(c, cn->xfers[s].len))
+			consume(c, k, s);
+		break;
+	case WR_CTS_RECV:
+		if (ne_coll_post_recv(c, rank, wc->qpn, wc->wr_id))
+			c->stats.post_busy++;
+		s = wc->imm_data;
+		if (s < cn->nxfers)
+			cn->flags[s] |= XFER_CTS_RCVD;
+		mark_conn(c, k);
+		break;
+	}
+}
+
+void ne_coll_run_marked(struct ne_coll *c, uint64_t now)
+{
+	while (c->ndirty_groups || c->ndirty_conns) {
+		while (c->ndirty_groups) {
+			uint32_t g = c->dirty_groups[--c->ndirty_groups];
+
+			c->groups[g].dirty = false;
+			c->stats.group_steps++;
+			grant_step(c, g, now);
+		}
+		while (c->ndirty_conns) {
+			uint32_t k = c->dirty_conns[--c->ndirty_conns];
+
+			c->conns[k].dirty = false;
+			c->stats.conn_steps++;
+			sender_step(c, k, now);
+		}
+	}
+}
+
+int ne_coll_poll(struct ne_coll *c, uint64_t now_ns)
+{
+	int handled;
+
+	if (!c)
+		return -EINVAL;
+	handled = ne_coll_proxy_poll(c, now_ns);
+	if (c->failed)
+		return -EIO;
+	if (!c->running)
+		return handled;
+	ne_coll_run_marked(c, now_ns);
+	while (c->running && c->recv_done == c->total_xfers && c->send_done == c->total_xfers &&
+	       c->cts_outstanding == 0) {
+		c->iter_ns[c->iters_done++] = now_ns - c->iter_start;
+		c->running = false;
+		if (c->iters_done < c->iters_total) {
+			begin_iter(c, now_ns);
+			ne_coll_run_marked(c, now_ns);
+		} else {
+			c->done = true;
+		}
+	}
+	return handled;
+}
+
+uint64_t ne_coll_next_event_ns(const struct ne_coll *c)
+{
+	if (!c)
+		return UINT64_MAX;
+	if (c->ndirty_conns || c->ndirty_groups || c->nready || c->ndue)
+		return 0;
+	return ne_coll_proxy_next_ns(c);
+}
