@@ -161,6 +161,8 @@ def pfc_cases(tmp):
     check(f"PFC on: the senders' directions are marked paused ({paused})",
           "h0>leaf0" in paused and "h1>leaf0" in paused)
     check("PFC on: no drops marked", on_l and all(a["data-drops"] == "0" for a in on_l.values()))
+    check("PFC off: no direction marked paused",
+          off_l and all(float(a["data-paused"]) == 0 for a in off_l.values()))
     with open(off[:-4] + ".txt") as f:
         row = next((ln.split() for ln in f if ln.startswith("leaf0 ")), ["?"] * 8)
     node = next((g.attrib for g in tree.iter(SVG_NS + "g") if g.get("class") == "rlviz-node"

@@ -27,8 +27,9 @@ class Topo:
     """Nodes (name -> role, in file order: switches, then hosts), each host's
     leaf, and the links as (name, end_a, end_b)."""
 
-    def __init__(self, name, roles, host_leaf, links):
+    def __init__(self, name, roles, host_leaf, links, attach=None):
         self.name, self.roles, self.host_leaf, self.links = name, roles, host_leaf, links
+        self.attach = attach or {}  # host -> veth, emulated, net_null, ... (when known)
 
     def switches(self):
         return [n for n, r in self.roles.items() if r != "host"]
@@ -39,7 +40,8 @@ def topo_from_json(d):
     roles = {s["name"]: s["role"] for s in d["switches"]}
     roles.update({h["name"]: "host" for h in d["hosts"]})
     links = [(lk["name"], lk["ends"][0], lk["ends"][1]) for lk in d["links"]]
-    return Topo(d["name"], roles, {h["name"]: h["leaf"] for h in d["hosts"]}, links)
+    return Topo(d["name"], roles, {h["name"]: h["leaf"] for h in d["hosts"]}, links,
+                {h["name"]: h["attach"] for h in d["hosts"]})
 
 
 def topo_load(path, topo_tool):
