@@ -26,6 +26,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 SVG_NS = "{http://www.w3.org/2000/svg}"
 RUN_TIMEOUT = 120
+DPDK_RUN_DIR = "/var/run/dpdk"
 results = {"pass": 0, "fail": 0}
 
 
@@ -38,11 +39,13 @@ def check(name, ok):
 def run_dp(tmp, tag, topo, gens, interval="50us"):
     """A virtual-clock run with --csv (its stdout in TAG.txt); returns the CSV path."""
     out = os.path.join(tmp, f"{tag}.csv")
-    cmd = [DP, "--topology", topo, "--clock", "virtual", "--name",
-           f"rlviz-{os.getpid()}-{tag}", "--csv", out, "--csv-interval", interval]
+    prefix = f"rlviz-{os.getpid()}-{tag}"
+    cmd = [DP, "--topology", topo, "--clock", "virtual", "--name", prefix,
+           "--csv", out, "--csv-interval", interval]
     for g in gens:
         cmd += ["--gen", g]
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=RUN_TIMEOUT)
+    shutil.rmtree(os.path.join(DPDK_RUN_DIR, prefix), ignore_errors=True)  # DPDK leaves it
     with open(os.path.join(tmp, f"{tag}.txt"), "w") as f:
         f.write(p.stdout)
     if p.returncode != 0:
@@ -232,6 +235,9 @@ def main():
         bad_input_cases(tmp, good)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+    left = [d for d in os.listdir(DPDK_RUN_DIR) if d.startswith(f"rlviz-{os.getpid()}-")] \
+        if os.path.isdir(DPDK_RUN_DIR) else []
+    check(f"nothing left in /tmp or {DPDK_RUN_DIR} ({left})", not left and not os.path.exists(tmp))
     print(f"{results['pass']} passed, {results['fail']} failed")
     return 1 if results["fail"] else 0
 
