@@ -181,9 +181,10 @@ def _svg_with_attrs(svg, panel, sub, scene, values, nodes):
     return re.sub(rf'<g id="rlviz-p{panel}-node-(\d+)">', add_node, svg)
 
 
-def draw(panels, title, png=None, svg=None):
+def draw(panels, title, png=None, svg=None, columns=None):
     """Draw one or more (subtitle, scene, values, nodes) panels side by side into a
-    PNG and/or an SVG file. Returns the number of files written."""
+    PNG and/or an SVG file, at most `columns` per row (default: all in one).
+    Returns the number of files written."""
     import matplotlib
     matplotlib.use("Agg")
     matplotlib.rcParams["svg.hashsalt"] = "rocelab"  # same input, same SVG
@@ -194,8 +195,13 @@ def draw(panels, title, png=None, svg=None):
     widest = max(max(sum(1 for n in p[1].nodes if n.tier == t) for t in TIERS) for p in panels)
     tiers = max(len({n.tier for n in p[1].nodes}) for p in panels)
     w = min(30.0, max(6.0, 0.32 * widest + 2.5))
-    fig, axes = plt.subplots(1, len(panels), figsize=(w * len(panels) + 1.5, 1.3 * tiers + 1.6),
+    cols = min(len(panels), columns or len(panels))
+    rows = -(-len(panels) // cols)
+    fig, grid = plt.subplots(rows, cols, figsize=(w * cols + 1.5, (1.3 * tiers + 1.6) * rows),
                              squeeze=False)
+    axes = [list(grid.flat)]
+    for ax in axes[0][len(panels):]:
+        ax.set_visible(False)
     cmap, norm = colormap(), Normalize(0.0, 1.0)
     for p, (ax, (sub, scene, values, nodes)) in enumerate(zip(axes[0], panels)):
         _draw(ax, p, scene, values, nodes, cmap, norm)
@@ -208,9 +214,10 @@ def draw(panels, title, png=None, svg=None):
         for s in ("top", "right", "bottom"):
             ax.spines[s].set_visible(False)
         ax.set_title(sub + (" (aggregated: racks/groups)" if scene.aggregated else ""), fontsize=9)
-    _legend(axes[0][len(panels) // 2], panels[-1][1], plt)
+    _legend(axes[0][(len(panels) - 1) // cols * cols + (min(cols, len(panels)) - 1) // 2],
+            panels[-1][1], plt)
     sm = matplotlib.cm.ScalarMappable(norm=norm, cmap=cmap)
-    cb = fig.colorbar(sm, ax=axes[0].tolist(), fraction=0.025, pad=0.02)
+    cb = fig.colorbar(sm, ax=list(grid.flat), fraction=0.025 / rows, pad=0.02)
     cb.set_label("link utilisation (per direction)", fontsize=8)
     fig.suptitle(title, fontsize=11)
     written = 0
