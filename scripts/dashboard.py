@@ -62,8 +62,8 @@ class Poller:
                 vals.append((min(1.0, busy / span) if span > 0 else 0.0, c.get("queue_bytes", 0),
                              c.get("paused_mask", 0), c.get("drops", 0) - p.get("drops", 0),
                              c.get("up", 1)))
-            n = max(1, len(vals))
-            out.append([round(sum(v[0] for v in vals) / n, 4), max(v[1] for v in vals),
+            # an aggregated line (racks, groups) shows its busiest member, as rocelab-viz does
+            out.append([round(max(v[0] for v in vals), 4), max(v[1] for v in vals),
                         int(any(v[2] for v in vals)), sum(v[3] for v in vals),
                         int(all(v[4] for v in vals))])
         return out

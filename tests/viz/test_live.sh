@@ -64,6 +64,49 @@ printf '<!DOCTYPE html><html><body><script>undefinedFunction();</script></body><
 chromium_run --dump-dom "file://$tmp/bad.html" > /dev/null 2> "$tmp/bad.err"
 check "the console-error check sees a script error on a broken page" "console_errors $tmp/bad.err > /dev/null"
 
+# 0b. The time-slider page (rocelab-viz --html) of a PFC incast, opened at sample K
+#     (#sample=K): the page paints every direction with the CSV's utilisation of
+#     sample K and shows the pause mark exactly where the CSV says the sender is paused.
+"$DP" --topology "$SRC/tests/dataplane/data/incast-pfc-on.yaml" --clock virtual --quiet \
+  --name "$name-v" --csv "$tmp/pfc.csv" --csv-interval 50us \
+  --gen 'h0>h2:dscp=26,rate=10G,count=30000' --gen 'h1>h2:dscp=26,rate=10G,count=30000' > /dev/null 2>&1
+rm -rf "/var/run/dpdk/$name-v"
+/usr/bin/python3 "$SRC/tools/rocelab-viz" "$tmp/pfc.csv" --html "$tmp/pfc.html" --topo-tool "$TOPO_TOOL"
+k=$($PY -c "
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+times = sorted({int(r['time_ns']) for r in rows})
+paused = [i for i, t in enumerate(times) if any(r['paused_mask'] != '0x00' for r in rows if int(r['time_ns']) == t)]
+print(paused[len(paused) // 2] if paused else -1)" "$tmp/pfc.csv")
+chromium_run --dump-dom "file://$tmp/pfc.html#sample=$k" > "$tmp/pfc-dom.html" 2> "$tmp/pfc-dom.err"
+check "time-slider page: no console error" "[ -s $tmp/pfc-dom.html ] && ! console_errors $tmp/pfc-dom.err"
+res=$($PY - "$tmp/pfc.csv" "$tmp/pfc-dom.html" "$k" <<'PY'
+import csv, html.parser, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+k = int(sys.argv[3])
+t = sorted({int(r["time_ns"]) for r in rows})[k]
+want = {f"{r['from']}>{r['to']}": (round(float(r["util"]), 3), r["paused_mask"] != "0x00")
+        for r in rows if int(r["time_ns"]) == t}
+class P(html.parser.HTMLParser):
+    def __init__(self):
+        super().__init__(); self.util, self.ids, self.vis, self.sample = {}, {}, {}, None
+    def handle_starttag(self, tag, a):
+        a = dict(a)
+        if tag == "body": self.sample = a.get("data-sample")
+        if tag == "line" and a.get("class") == "ln":
+            self.util[a["data-link"]] = float(a.get("data-util", "nan")); self.ids[a["id"]] = a["data-link"]
+        if tag == "rect" and a.get("class") == "pm": self.vis[a["id"]] = a.get("visibility")
+p = P(); p.feed(open(sys.argv[2]).read())
+paused = {p.ids[i.replace("-p", "-l")]: v == "visible" for i, v in p.vis.items()}
+bad = [k_ for k_, (u, ps) in want.items() if abs(p.util.get(k_, -1) - u) > 1e-9 or paused.get(k_) != ps]
+n_paused = sum(ps for _, ps in want.values())
+print(f"{p.sample} {len(want)} {len(bad)} {n_paused} {bad[:2]}")
+PY
+)
+set -- $res
+check "time-slider page at sample $k: every direction's colour value and pause mark are the CSV's ($res)" \
+  "[ \"$1\" = \"$k\" ] && [ \"$2\" -gt 0 ] && [ \"$3\" = 0 ] && [ \"$4\" -gt 0 ]"
+
 # 1. A live fabric: h1 sends a fixed burst at once, h0 starts at ${START_S} s.
 "$DP" --topology "$TOPO" --clock live --duration 120s --name "$name" \
   --gen "h1>h3:rate=1G,size=1000,count=$FIXED_PKTS" \

@@ -2,7 +2,8 @@
 """One self-contained HTML file with a time slider over one or more runs (side
 by side, one slider): inline SVG, inline script, nothing fetched.
 
-Per drawn direction and sample it carries: utilisation (mean of the members),
+Per drawn direction and sample it carries: utilisation (of the busiest member
+when the line aggregates several, as the PNG colours it),
 queue bytes (largest member), paused (any member's sender paused at the
 sample), new drops in the interval (summed).
 """
@@ -21,8 +22,7 @@ def series(scene, run):
     lines = []
     for ln in scene.lines:
         ms = [by_key[m] for m in ln.members]
-        n = len(ms)
-        util = [round(sum(c.util[i] for c in ms) / n, UTIL_ROUND) for i in range(len(run.times))]
+        util = [round(max(c.util[i] for c in ms), UTIL_ROUND) for i in range(len(run.times))]
         queue = [max(c.queue[i] for c in ms) for i in range(len(run.times))]
         paused = [int(any(c.paused[i] for c in ms)) for i in range(len(run.times))]
         total = [sum(c.drops[i] for c in ms) for i in range(len(run.times))]
@@ -43,7 +43,7 @@ slider.max=Math.max(...RUNS.map(r=>r.t.length))-1;
 slider.addEventListener('input',()=>show(+slider.value));
 let timer=null;play.addEventListener('click',()=>{if(timer){clearInterval(timer);timer=null;play.textContent='play';return;}
 play.textContent='pause';timer=setInterval(()=>{let k=+slider.value+1;if(k>+slider.max)k=0;show(k);},120);});
-show(0);
+const rlStart=/^#sample=(\d+)$/.exec(location.hash);show(rlStart?Math.min(+rlStart[1],+slider.max):0);
 """
 
 
@@ -64,7 +64,7 @@ margin-right:18px}} h3{{font-size:14px;margin:4px 0}} #rl-t{{width:60%}} .legend
 </head><body>
 <h2 style="font-size:16px">{escape(title)}</h2>
 <div><button id="rl-play">play</button> <input type="range" id="rl-t" min="0" max="0" value="0">
-(slide through the samples; hover a link for its numbers)</div>
+(slide through the samples; hover a link for its numbers; #sample=K in the address opens sample K)</div>
 {legend}
 {"".join(body)}
 <script type="application/json" id="rl-data">{blob}</script>

@@ -3,13 +3,15 @@
 as two parallel lines (one per direction) coloured by utilisation, a pause
 mark at the sender of a direction that was paused, a drop mark where packets
 were dropped, down links dashed; a colour bar and a legend; the run's name.
+A line standing for several directions (racks, groups) carries their mean
+utilisation in data-util and is coloured by the busiest (data-util-max).
 
 Switch drops (buffer, pipeline) come from rocelab-dp's end-of-run switch
 table when it is given (rlreport), marked at the switch.
 
 In the SVG every direction is a group with its values as attributes:
   <g id="rlviz-p0-line-3" data-run="NAME" class="rlviz-link" data-link="leaf0>spine0"
-     data-util="0.7340" data-util-peak=... data-paused=... data-drops=...
+     data-util="0.7340" data-util-max=... data-util-peak=... data-paused=... data-drops=...
      data-pfc-tx=... data-members="2">
 and every node: <g class="rlviz-node" data-node="leaf0" data-tier="rtsw" data-drops=...>
 """
@@ -41,6 +43,7 @@ PAUSE_COLOR, DROP_COLOR, DOWN_COLOR = "#ff7f0e", "#d62728", "#7f7f7f"
 MARK_AT = 0.18       # pause/drop marks sit this far along the line from the sender
 OFFSET = 0.22        # the two directions of a link, apart by this share of a node gap
 UTIL_DIGITS = 4      # data-util precision (the CSV's)
+CROWDED = 20         # more switches than this in a tier: labels slanted
 
 
 class LineValue:
@@ -51,6 +54,7 @@ class LineValue:
     def __init__(self, summaries):
         n = len(summaries)
         self.util = sum(s.util for s in summaries) / n
+        self.util_max = max(s.util for s in summaries)  # the busiest member (aggregated lines)
         self.util_peak = max(s.util_peak for s in summaries)
         self.queue_peak = max(s.queue_peak for s in summaries)
         self.paused = max(s.paused_frac for s in summaries)
@@ -114,7 +118,8 @@ def _draw(ax, panel, scene, values, nodes, cmap, norm):
     for i, ln in enumerate(scene.lines):
         v = values[ln.key]
         (x0, y0), (x1, y1) = geo[ln.key]
-        color = cmap(norm(v.util)) if v.up else DOWN_COLOR
+        # an aggregated line shows its busiest member: a hot uplink stays visible in its group
+        color = cmap(norm(v.util_max)) if v.up else DOWN_COLOR
         ax.plot([x0, x1], [y0, y1], color=color, lw=0.8 if many else 2.2,
                 ls="-" if v.up else "--", gid=f"rlviz-p{panel}-line-{i}", zorder=1,
                 solid_capstyle="butt")
@@ -132,7 +137,9 @@ def _draw(ax, panel, scene, values, nodes, cmap, norm):
             ax.text(n.x, n.y - 0.14, n.label, ha="center", va="top", fontsize=fs,
                     rotation=90 if len(scene.nodes) > 24 else 0, zorder=5)
         else:
-            ax.text(n.x, n.y + 0.09, n.label, ha="center", va="bottom", fontsize=fs, zorder=5,
+            crowded = sum(1 for m in scene.nodes if m.tier == n.tier) > CROWDED
+            ax.text(n.x, n.y + 0.09, n.label, ha="left" if crowded else "center", va="bottom",
+                    fontsize=fs, zorder=5, rotation=35 if crowded else 0,
                     bbox={"boxstyle": "round,pad=0.15", "fc": "white", "ec": "none", "alpha": 0.8})
 
 
@@ -152,6 +159,7 @@ def _legend(ax, scene, plt):
 
 def _attrs(ln, v):
     return (f'class="rlviz-link" data-link="{_esc(ln.key)}" data-util="{v.util:.{UTIL_DIGITS}f}" '
+            f'data-util-max="{v.util_max:.{UTIL_DIGITS}f}" '
             f'data-util-peak="{v.util_peak:.{UTIL_DIGITS}f}" data-paused="{v.paused:.4f}" '
             f'data-drops="{v.drops}" data-pfc-tx="{v.pfc_tx}" data-queue-peak="{v.queue_peak}" '
             f'data-up="{int(v.up)}" data-members="{v.members}"')
@@ -213,7 +221,8 @@ def draw(panels, title, png=None, svg=None, columns=None):
         ax.set_xticks([])
         for s in ("top", "right", "bottom"):
             ax.spines[s].set_visible(False)
-        ax.set_title(sub + (" (aggregated: racks/groups)" if scene.aggregated else ""), fontsize=9)
+        ax.set_title(sub + (" (aggregated: racks/groups, coloured by the busiest member)"
+                            if scene.aggregated else ""), fontsize=9)
     _legend(axes[0][(len(panels) - 1) // cols * cols + (min(cols, len(panels)) - 1) // 2],
             panels[-1][1], plt)
     sm = matplotlib.cm.ScalarMappable(norm=norm, cmap=cmap)
