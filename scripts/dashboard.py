@@ -11,7 +11,7 @@ telemetry socket and repaints: each link direction coloured by its
 utilisation over the last interval (busy time / elapsed fabric time), its
 queue in the tooltip, a pause mark while its sender is paused, a drop mark when
 it dropped in the interval; a table of switch counters (forwarded, PFC
-received, ECN marks, drops by reason).
+received, ECN marks, bytes in the buffer, drops by reason).
 
 --name is the fabric's DPDK file prefix: `rocelab-dp --name N` (N), or a
 `scripts/fabric.sh up N` fabric (N or rocelab-N). The server listens on
@@ -74,7 +74,7 @@ class Poller:
             s, d = snap["switches"].get(name, {}), snap["drops"].get(name, {})
             why = " ".join(f"{k}={v}" for k, v in d.items() if v)
             rows.append([name, s.get("fwd_pkts", 0), s.get("pfc_rx", 0), s.get("ecn_marked", 0),
-                         s.get("drops", 0), why, s.get("up", 1)])
+                         s.get("buffer_bytes", 0), s.get("drops", 0), why, s.get("up", 1)])
         return rows
 
     def poll_once(self):
@@ -112,7 +112,7 @@ rlText('rl-status','ok');rlText('rl-clock',s.info.clock);rlText('rl-now',(s.info
 rlText('rl-tx',s.tx_pkts);rlText('rl-pfc',s.pfc_tx);
 s.lines.forEach((v,i)=>rlPaint('live',i,{util:v[0],queue:v[1],paused:v[2],drops:v[3],up:v[4]}));
 s.switches.forEach(r=>{const tr=document.querySelector('tr[data-switch="'+r[0]+'"]');if(!tr)return;
-const c=tr.children;for(let k=1;k<6;k++)c[k].textContent=r[k];tr.className=r[6]?'':'down';});}
+const c=tr.children;for(let k=1;k<7;k++)c[k].textContent=r[k];tr.className=r[7]?'':'down';});}
 async function rlTick(){try{const r=await fetch('/api/state',{cache:'no-store'});rlShow(await r.json());}
 catch(e){rlText('rl-status','dashboard server unreachable');}setTimeout(rlTick,RL_REFRESH_MS);}
 rlTick();
@@ -123,7 +123,7 @@ def page(topo, scene, interval):
     from html import escape
     js, legend = color_js()
     rows = "".join(f'<tr data-switch="{escape(s)}"><td>{escape(s)}</td><td>0</td><td>0</td>'
-                   f'<td>0</td><td>0</td><td></td></tr>' for s in topo.switches())
+                   f'<td>0</td><td>0</td><td>0</td><td></td></tr>' for s in topo.switches())
     return f"""<!DOCTYPE html>
 <html><head><meta charset="utf-8"><title>rocelab live: {escape(topo.name)}</title>
 <link rel="icon" href="data:,">
@@ -136,7 +136,7 @@ fabric time <span id="rl-now">?</span> &middot; packets sent on all links <b id=
 &middot; PFC frames <span id="rl-pfc">0</span> &middot; refresh every {interval:g} s (read-only)</div>
 {legend}
 {scene_svg(scene, "live")}
-<table><tr><th>switch</th><th>forwarded</th><th>PFC rx</th><th>ECN marked</th><th>drops</th>
+<table><tr><th>switch</th><th>forwarded</th><th>PFC rx</th><th>ECN marked</th><th>buffer B</th><th>drops</th>
 <th>drops by reason</th></tr>{rows}</table>
 <script>{js}{SCRIPT % int(interval * 1000)}</script></body></html>
 """.encode()

@@ -7,6 +7,9 @@ import sys
 
 
 def main(argv):
+    if argv[:1] in (["-h"], ["--help"]):
+        print(__doc__)
+        return 0
     if len(argv) != 4 or not all(a.isdigit() and int(a) > 0 for a in argv[:3]):
         print(__doc__, file=sys.stderr)
         return 2
