@@ -11,6 +11,7 @@
    (1 s refresh, as shipped; then 0.1 s, ten times the work) and again without
    the dashboard polling: switch forwards per second (Mpps) from telemetry, in
    the same run. Inside a private network namespace (root).
+3. The exporter: time of one scrape (--once) of that live fabric.
 
 usage: bench_viz.py BUILD_DIR [--phase-seconds N]
 """
@@ -133,10 +134,15 @@ def bench_dashboard(build, tmp, phase_s):
                 dash.terminate()
                 dash.wait()
                 dash = None
+        scrape = best_time([PY, os.path.join(SRC, "scripts", "exporter.py"), "--socket", sock,
+                            "--topology", topo, "--once",
+                            "--topo-tool", os.path.join(build, "dataplane", "rocelab-topo")])
         ref = (res[0][1] + res[-1][1]) / 2  # without, before and after
         for label, mpps in res:
             print(f"  {label:17s} {mpps:6.3f} M switch forwards/s   ratio to without (mean of both) "
                   f"{mpps / ref:5.3f}")
+        print(f"== exporter: one scrape of that fabric (exporter.py --once, process start "
+              f"included; one queues query per link), best of {REPEAT}: {scrape:.2f} s")
     finally:
         if dash:
             dash.terminate()
