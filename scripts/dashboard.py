@@ -8,7 +8,8 @@
 It draws the fabric by tier (as rocelab-viz does) and, every --interval
 (1 s), reads /rocelab/{info,links,pfc,switches,drops} from the fabric's DPDK
 telemetry socket and repaints: each link direction coloured by its
-utilisation over the last interval (busy time / elapsed fabric time), its
+utilisation over the last interval (busy time / elapsed time: wall time on
+the live clock, fabric time on the virtual one), its
 queue in the tooltip, a pause mark while its sender is paused, a drop mark when
 it dropped in the interval; a table of switch counters (forwarded, PFC
 received, ECN marks, bytes in the buffer, drops by reason).
@@ -48,10 +49,18 @@ class Poller:
         self.prev, self.state, self.polls = None, {"ok": False, "error": "no reading yet"}, 0
         self.lock, self.stop = threading.Lock(), threading.Event()
 
-    def _lines(self, snap):
-        now = snap["info"].get("now_ns", 0)
+    def _span_ns(self, snap):
+        """Time between this reading and the previous one: wall time on the live
+        clock (where fabric ns are wall ns), fabric time on the virtual clock."""
         prev = self.prev
-        span = now - prev["info"].get("now_ns", 0) if prev else 0
+        if prev is None:
+            return 0
+        if snap["info"].get("clock") == "live":
+            return snap["wall_ns"] - prev["wall_ns"]
+        return snap["info"].get("now_ns", 0) - prev["info"].get("now_ns", 0)
+
+    def _lines(self, snap):
+        prev, span = self.prev, self._span_ns(snap)
         out = []
         for ln in self.scene.lines:
             vals = []

@@ -60,6 +60,14 @@ class Run:
             first = t[0] or 1
         return [first] + [b - a for a, b in zip(t, t[1:])]
 
+    def origin(self):
+        """Where the first interval starts (ns): 0 on the virtual clock."""
+        return self.times[0] - self.spans()[0]
+
+    def rel_ms(self, i):
+        """Sample i's time since the run's start, in ms (live clocks are absolute)."""
+        return (self.times[i] - self.origin()) / 1e6
+
     def summary(self, chan):
         """The whole-run Summary of one Chan."""
         spans = self.spans()

@@ -17,7 +17,7 @@ UTIL_ROUND = 3
 
 
 def series(scene, run):
-    """{"t": [ms...], "lines": [[util...], [queue...], [paused...], [drops...]] per line}"""
+    """{"t": [ms since the run's start...], "lines": [[util...], [queue...], [paused...], [drops...]] per line}"""
     by_key = {c.key: c for c in run.chans}
     lines = []
     for ln in scene.lines:
@@ -29,7 +29,7 @@ def series(scene, run):
         drops = [total[0]] + [b - a for a, b in zip(total, total[1:])]
         up = [int(all(c.up[i] for c in ms)) for i in range(len(run.times))]
         lines.append([util, queue, paused, drops, up])
-    return {"t": [t / 1e6 for t in run.times], "lines": lines}
+    return {"t": [run.rel_ms(i) for i in range(len(run.times))], "lines": lines}
 
 
 SCRIPT = """

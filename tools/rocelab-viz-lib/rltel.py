@@ -17,6 +17,7 @@ import os
 import re
 import socket
 import threading
+import time
 
 TEL_MAX_ROWS = 255           # RTE_TEL_MAX_DICT_ENTRIES (256) minus the columns entry
 TEL_REPLY_MAX = 1 << 20      # bytes read per reply
@@ -129,16 +130,20 @@ def chan_rows(topo):
 
 def snapshot(tel, topo):
     """Everything the dashboard and the exporter read, keyed by topology names:
-    {"info": {...}, "links": {"a>b": {...}}, "pfc": {...}, "switches": {name: {...}},
+    {"info": {...}, "wall_ns": monotonic ns of the links reading,
+     "links": {"a>b": {...}}, "pfc": {...}, "switches": {name: {...}},
      "drops": {name: {...}, "links": {...}}}."""
-    info = tel.query("/rocelab/info") or {}  # first: its now_ns is closest to the links' reading
+    info = tel.query("/rocelab/info") or {}
     rows = chan_rows(topo)
     senders = sorted({clean(k.split(">")[0]) + "_to_" for k in rows.values()})
     sw_rows = {clean(s): s for s in topo.switches()}
+    # On the live clock info's now_ns is the time of the engine's last event, which
+    # can stand still for seconds while frames flow: a live reading is timed here.
+    wall_ns = time.monotonic_ns()
     links = {rows[k]: v for k, v in tel.table_all("/rocelab/links", senders).items() if k in rows}
     pfc = {rows[k]: v for k, v in tel.table_all("/rocelab/pfc", senders).items() if k in rows}
     names = list(sw_rows)
     switches = {sw_rows.get(k, k): v for k, v in tel.table_all("/rocelab/switches", names).items()}
     drops = {sw_rows.get(k, k): v for k, v in tel.table_all("/rocelab/drops", names).items()}
-    return {"info": info, "links": links, "pfc": pfc,
+    return {"info": info, "wall_ns": wall_ns, "links": links, "pfc": pfc,
             "switches": switches, "drops": drops}
