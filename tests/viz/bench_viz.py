@@ -33,6 +33,7 @@ VIZ = os.path.join(SRC, "tools", "rocelab-viz")
 BIG = (16, 64, 16)        # spines, leaves, hosts per leaf: 1,024 hosts
 LIVE = (4, 4, 8)          # the live fabric: 32 net_null hosts (DPDK: 32 ports at most), 48 links
 REPEAT = 3                # drawings timed; the best is printed
+TEL_THREAD = "telemetry"  # DPDK's telemetry threads (telemetry-v2, ...) in rocelab-dp
 
 
 def run_virtual(dp, topo, csv_path, gens, name):
@@ -90,11 +91,35 @@ def tel_fwd(sock_path):
     return sum(v[col] for v in t.values()), time.monotonic()
 
 
-def phase(sock_path, seconds):
+def cpu_s(pid, thread=None):
+    """CPU seconds (user + system) of a process, or of its threads whose name
+    starts with `thread`, from /proc (counts work: not disturbed by the noise of
+    a shared machine the way rates are)."""
+    tick = os.sysconf("SC_CLK_TCK")
+    total = 0
+    tasks = os.listdir(f"/proc/{pid}/task") if thread else [None]
+    for t in tasks:
+        base = f"/proc/{pid}/task/{t}" if t else f"/proc/{pid}"
+        try:
+            with open(f"{base}/comm") as f:
+                comm = f.read().strip()
+            with open(f"{base}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if thread is None or comm.startswith(thread):
+            total += int(fields[11]) + int(fields[12])  # utime, stime
+    return total / tick
+
+
+def phase(sock_path, seconds, dp_pid, dash_pid):
+    """(M switch forwards/s, CPU ms/s of rocelab-dp's telemetry thread, of the dashboard)."""
+    c0, d0 = cpu_s(dp_pid, TEL_THREAD), cpu_s(dash_pid) if dash_pid else 0.0
     f0, t0 = tel_fwd(sock_path)
     time.sleep(seconds)
     f1, t1 = tel_fwd(sock_path)
-    return (f1 - f0) / (t1 - t0) / 1e6
+    c1, d1 = cpu_s(dp_pid, TEL_THREAD), cpu_s(dash_pid) if dash_pid else 0.0
+    return (f1 - f0) / (t1 - t0) / 1e6, 1e3 * (c1 - c0) / (t1 - t0), 1e3 * (d1 - d0) / (t1 - t0)
 
 
 def bench_dashboard(build, tmp, phase_s):
@@ -129,7 +154,7 @@ def bench_dashboard(build, tmp, phase_s):
                                          "--interval", str(interval)],
                                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
                 time.sleep(1)
-            res.append((label, phase(sock, phase_s)))
+            res.append((label, *phase(sock, phase_s, dpp.pid, dash.pid if dash else None)))
             if dash:
                 dash.terminate()
                 dash.wait()
@@ -138,9 +163,10 @@ def bench_dashboard(build, tmp, phase_s):
                             "--topology", topo, "--once",
                             "--topo-tool", os.path.join(build, "dataplane", "rocelab-topo")])
         ref = (res[0][1] + res[-1][1]) / 2  # without, before and after
-        for label, mpps in res:
+        for label, mpps, tel_ms, dash_ms in res:
             print(f"  {label:17s} {mpps:6.3f} M switch forwards/s   ratio to without (mean of both) "
-                  f"{mpps / ref:5.3f}")
+                  f"{mpps / ref:5.3f}   CPU ms/s: telemetry thread {tel_ms:5.1f}, dashboard "
+                  f"{dash_ms:5.1f}")
         print(f"== exporter: one scrape of that fabric (exporter.py --once, process start "
               f"included; one queues query per link), best of {REPEAT}: {scrape:.2f} s")
     finally:
