@@ -188,6 +188,27 @@ check "dashboard: second load with no console error" "! console_errors $tmp/dom2
 chromium_run --window-size=1200,900 --screenshot="$tmp/dash.png" "$durl" > /dev/null 2>&1
 check "dashboard: screenshot taken (PNG)" "[ \"\$(head -c 4 $tmp/dash.png | tail -c 3)\" = PNG ]"
 
+# 4. Pauses on the dashboard: a 2:1 incast at 1 Gbit/s on lossless priority 3 (net_null
+#    hosts, PFC on): leaf0 pauses both senders; the page counts the PFC frames.
+for p in $dash_pid; do kill "$p"; wait "$p" 2>/dev/null; done; dash_pid=''
+kill -INT "$dp_pid"; wait "$dp_pid" 2>/dev/null; dp_pid=''; rm -rf "/var/run/dpdk/$name"
+INCAST=$SRC/tests/dataplane/data/incast-pfc-null.yaml
+"$DP" --topology "$INCAST" --clock live --duration 60s --name "$name" \
+  --gen 'h0>h2:dscp=26,rate=1G,size=1000,count=100000000' \
+  --gen 'h1>h2:dscp=26,rate=1G,size=1000,count=100000000' > "$tmp/dp2.out" 2>&1 &
+dp_pid=$!
+for _ in $(seq 100); do [ -n "$(cell /rocelab/links h0_to_leaf0 tx_pkts 2>/dev/null)" ] && break; sleep 0.2; done
+$PY "$SRC/scripts/dashboard.py" --name "$name" --topology "$INCAST" --topo-tool "$TOPO_TOOL" \
+  --port 0 > "$tmp/dash2.out" 2>&1 &
+dash_pid=$!
+wait_url "$tmp/dash2.out"; durl=$(url_of "$tmp/dash2.out")
+sleep 2
+chromium_run --dump-dom "$durl" > "$tmp/dom3.html" 2> "$tmp/dom3.err"
+pfc=$($PY -c "import re,sys; m=re.search(r'id=\"rl-pfc\">(\d+)<', open(sys.argv[1]).read()); print(m.group(1) if m else -1)" "$tmp/dom3.html")
+tpfc=$(cell /rocelab/links leaf0_to_h0 pfc_tx)
+check "dashboard: a PFC incast shows PFC frames ($pfc on the page; leaf0>h0 alone has sent $tpfc by now)" \
+  "[ \"$pfc\" -gt 0 ] && ! console_errors $tmp/dom3.err"
+
 cleanup; trap - EXIT
 check "nothing left in /tmp or /var/run/dpdk" "[ ! -e $tmp ] && [ ! -e /var/run/dpdk/$name ] && ! kill -0 $dp_pid 2>/dev/null"
 echo "$pass passed, $fail failed"
