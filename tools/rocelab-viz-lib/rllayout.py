@@ -10,6 +10,8 @@ drawn as one group, so a 1,024-host fabric stays readable.
 """
 
 import json
+import os
+import shutil
 import subprocess
 
 TIERS = ["host", "rtsw", "ctsw", "atsw"]  # bottom to top
@@ -42,6 +44,23 @@ def topo_from_json(d):
     links = [(lk["name"], lk["ends"][0], lk["ends"][1]) for lk in d["links"]]
     return Topo(d["name"], roles, {h["name"]: h["leaf"] for h in d["hosts"]}, links,
                 {h["name"]: h["attach"] for h in d["hosts"]})
+
+
+# where rocelab-topo is built, newest layout first (it moved from dataplane/ to topology/)
+TOPO_TOOL_BUILT = [("build", "topology", "rocelab-topo"), ("build", "dataplane", "rocelab-topo")]
+
+
+def find_topo_tool(root, installed_dir=None):
+    """rocelab-topo: built in the checkout at `root`, else installed in
+    installed_dir (next to the calling program), else on PATH; "rocelab-topo"
+    when none is found (topo_load then says so)."""
+    cands = [os.path.join(root, *parts) for parts in TOPO_TOOL_BUILT]
+    if installed_dir:
+        cands.append(os.path.join(installed_dir, "rocelab-topo"))
+    for c in cands:
+        if os.access(c, os.X_OK):
+            return os.path.normpath(c)
+    return shutil.which("rocelab-topo") or "rocelab-topo"
 
 
 def topo_load(path, topo_tool):

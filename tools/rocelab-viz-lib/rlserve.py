@@ -92,4 +92,5 @@ def serve(prog, port, routes, what):
 
 
 def default_topo_tool(script_dir):
-    return os.path.join(script_dir, "..", "build", "dataplane", "rocelab-topo")
+    """rocelab-topo of the checkout the script (scripts/) lives in."""
+    return rllayout.find_topo_tool(os.path.join(script_dir, ".."))
