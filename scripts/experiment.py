@@ -122,10 +122,16 @@ TOTALS = re.compile(r"^# totals: (.*)$")
 LINE = re.compile(r"^\s*(\d+)\s+(\d+)\s+\S+\s+\S+\s+-?\d+\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+(\S+)")
 
 
-def run_one(dp, topo, coll, name, seed, extra):
-    cmd = [dp, "--topology", topo, "--clock", "virtual", "--quiet", "--flows", "0",
+def run_one(dp, topo, coll, name, seed, extra, picture=None):
+    """picture: a path prefix; the run then also writes PREFIX.csv (the link time
+    series) and PREFIX.txt (its end-of-run tables) for rocelab-viz."""
+    cmd = [dp, "--topology", topo, "--clock", "virtual", "--flows", "0",
            "--name", name, "--coll", coll, "--seed", str(seed)] + list(extra or [])
+    cmd += ["--csv", picture + ".csv", "--csv-interval", PICTURE_INTERVAL] if picture else ["--quiet"]
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=1800)
+    if picture:
+        with open(picture + ".txt", "w") as f:
+            f.write(p.stdout)
     rows, totals = [], {}
     for line in p.stdout.splitlines():
         t = TOTALS.match(line)
@@ -142,6 +148,33 @@ def run_one(dp, topo, coll, name, seed, extra):
         die(f"rocelab-dp failed ({p.returncode}) for {coll}:\n{p.stderr.strip()[-2000:]}")
     # a stalled run (the transport never recovered) keeps the sizes it finished
     return rows, totals, stalled
+
+
+PICTURE_INTERVAL = "50us"  # sample period of the pictures' link time series
+PICTURE_COLUMNS = 3        # variants per row in pictures/fabric.png
+
+
+def slug(label):
+    return re.sub(r"[^A-Za-z0-9]+", "-", label).strip("-").lower()
+
+
+def pictures(exp, base_topo, out, drawn):
+    """pictures/fabric.{png,svg,html}: the fabric of every variant's first-seed
+    run on the first placement, side by side (one time slider in the HTML).
+    drawn: [(label, prefix)]. Returns the files' names for the report, or []."""
+    if not drawn:
+        return []
+    pl = next(iter(exp["placements"]))
+    cmd = ["/usr/bin/python3", os.path.join(ROOT, "tools", "rocelab-viz"),
+           "--topology", base_topo, "--out", os.path.join(out, "pictures", "fabric"),
+           "--columns", str(PICTURE_COLUMNS), "--title", f"{exp['title']} (placement {pl})"]
+    for label, prefix in drawn:
+        cmd += [prefix + ".csv", "--label", label, "--report", prefix + ".txt"]
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    if p.returncode != 0:
+        print(f"experiment: no pictures: {p.stderr.strip()}", file=sys.stderr)
+        return []
+    return ["pictures/fabric.png", "pictures/fabric.svg", "pictures/fabric.html"]
 
 
 def quick_sizes(coll):
@@ -184,6 +217,8 @@ def main():
     ap.add_argument("--out", help="results folder (default results/NAME)")
     ap.add_argument("--quick", action="store_true", help="first seed only")
     ap.add_argument("--smoke", action="store_true", help="first seed, two smallest sizes")
+    ap.add_argument("--no-pictures", action="store_true",
+                    help="skip pictures/ (the fabric of each variant, rocelab-viz)")
     ap.add_argument("--dp", default=os.environ.get("ROCELAB_DP", os.path.join(ROOT, "build/dataplane/rocelab-dp")))
     ap.add_argument("--topo-tool", default=os.environ.get(
         "ROCELAB_TOPO", os.path.join(ROOT, "build/topology/rocelab-topo")),
@@ -201,7 +236,10 @@ def main():
 
     runs = [(v, pl, hosts, seed) for v in exp["variants"] for pl, hosts in exp["placements"].items()
             for seed in seeds]
-    raw, tot, stalls = [], [], []
+    raw, tot, stalls, drawn = [], [], [], []
+    if not a.no_pictures:
+        os.makedirs(os.path.join(out, "pictures"), exist_ok=True)
+    first_pl = next(iter(exp["placements"]))
     t0 = time.time()
     with tempfile.TemporaryDirectory(prefix="rocelab-exp-") as tmp:
         for i, (v, pl, hosts, seed) in enumerate(runs):
@@ -209,8 +247,12 @@ def main():
             coll = f"{coll_base},hosts={hosts}" + (f",{v['coll']}" if v.get("coll") else "")
             print(f"\r[{i + 1}/{len(runs)}] {v['label']} / {pl} / seed {seed} "
                   f"({time.time() - t0:.0f} s)   ", end="", file=sys.stderr, flush=True)
+            pic = None
+            if not a.no_pictures and pl == first_pl and seed == seeds[0]:
+                pic = os.path.join(out, "pictures", slug(v["label"]))
+                drawn.append((v["label"], pic))
             rows, totals, stalled = run_one(a.dp, topo, coll, f"rl-exp-{os.getpid()}-{i}", seed,
-                                            v.get("dp_args"))
+                                            v.get("dp_args"), pic)
             if stalled:
                 stalls.append(f"{v['label']} / {pl} / seed {seed}: {stalled} "
                               f"(finished {len(rows)} size(s))")
@@ -235,6 +277,7 @@ def main():
     for key in {(r["variant"], r["placement"], r["size"]) for r in raw}:
         mean[key] = statistics.mean(r["busbw"] for r in raw if (r["variant"], r["placement"], r["size"]) == key)
     plot(exp, mean, os.path.join(out, "busbw.png"))
+    pics = pictures(exp, base, out, drawn)
 
     sizes = sorted({k[2] for k in mean})
     labels = [v["label"] for v in exp["variants"]]
@@ -303,11 +346,20 @@ def main():
                                    f"{good} to {bad} ({worst[1] / 2**20:g} MiB); the paper: more than "
                                    f"{claim['paper_pct']}%.")
         lines += ["## Against the paper", "", claim.get("text", ""), ""] + claim_lines + [""]
-    lines += ["![busbw](busbw.png)", "", "Raw numbers per seed: `results.csv`, `totals.csv`.", ""]
+    lines += ["![busbw](busbw.png)", ""]
+    if pics:
+        lines += ["## The fabric", "",
+                  f"Every variant's run (seed {seeds[0]}, placement {first_pl}): links coloured by "
+                  "mean utilisation per direction, orange marks where a sender was paused by PFC, "
+                  "red where packets were dropped. `pictures/fabric.html` plays the run over time "
+                  "(one slider for all variants); `pictures/*.csv` are the link time series.", "",
+                  "![fabric](pictures/fabric.png)", ""]
+    lines += ["Raw numbers per seed: `results.csv`, `totals.csv`.", ""]
     with open(os.path.join(out, "report.md"), "w") as f:
         f.write("\n".join(lines))
-    print("\n".join(lines[:-4]))
-    print(f"results in {out}/ (results.csv, totals.csv, busbw.png, report.md)")
+    print("\n".join(lines[:lines.index("![busbw](busbw.png)")]))
+    print(f"results in {out}/ (results.csv, totals.csv, busbw.png, report.md"
+          + (", pictures/fabric.png, .svg, .html" if pics else "") + ")")
 
 
 if __name__ == "__main__":

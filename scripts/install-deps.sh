@@ -13,6 +13,10 @@ PKGS=(
   # tools the tests and scripts drive
   tshark iproute2 iputils-ping iperf3 ethtool procps
   python3 python3-yaml python3-matplotlib
+  # issue 17 (see the fabric): scripts/exporter.py writes the Prometheus text
+  # format with python3-prometheus-client; tests/viz checks it with promtool
+  # (prometheus) and loads the dashboard in headless chromium; curl fetches
+  python3-prometheus-client prometheus chromium curl
   # Mininet-compatible topologies (issue: Mininet)
   mininet
   # soft-RoCE endpoints in qemu VMs (issue: soft-RoCE): kernel with rdma_rxe,

@@ -1,0 +1,182 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
+"""Live dashboard of a running rocelab-dp: a read-only web page on 127.0.0.1.
+
+  scripts/dashboard.py --name rocelab-lab --topology topologies/default.yaml
+  # then open http://127.0.0.1:9470/
+
+It draws the fabric by tier (as rocelab-viz does) and, every --interval
+(1 s), reads /rocelab/{info,links,pfc,switches,drops} from the fabric's DPDK
+telemetry socket and repaints: each link direction coloured by its
+utilisation over the last interval (busy time / elapsed time: wall time on
+the live clock, fabric time on the virtual one), its
+queue in the tooltip, a pause mark while its sender is paused, a drop mark when
+it dropped in the interval; a table of switch counters (forwarded, PFC
+received, ECN marks, bytes in the buffer, drops by reason).
+
+--name is the fabric's DPDK file prefix: `rocelab-dp --name N` (N), or a
+`scripts/fabric.sh up N` fabric (N or rocelab-N). The server listens on
+127.0.0.1 only, answers GET / and GET /api/state, and sends the fabric only
+query commands. The page is one HTML file with its own small inline script:
+nothing is fetched from anywhere else. Exit 2 on bad arguments or topology.
+"""
+
+import json
+import os
+import sys
+import threading
+import time
+
+HERE = os.path.dirname(os.path.realpath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "tools", "rocelab-viz-lib"))
+
+import rllayout  # noqa: E402
+import rlserve  # noqa: E402
+import rltel  # noqa: E402
+from rlsvg import color_js, scene_svg  # noqa: E402
+
+DEFAULT_PORT = 9470
+INTERVAL_MIN, INTERVAL_MAX = 0.05, 3600.0  # seconds between readings
+
+
+class Poller:
+    """Reads the fabric every interval on its own thread and keeps the latest
+    state as JSON for the page: per drawn line [util, queue, paused, drops in
+    the interval, up], switch rows, totals."""
+
+    def __init__(self, tel, topo, scene, interval):
+        self.tel, self.topo, self.scene, self.interval = tel, topo, scene, interval
+        self.prev, self.state, self.polls = None, {"ok": False, "error": "no reading yet"}, 0
+        self.lock, self.stop = threading.Lock(), threading.Event()
+
+    def _span_ns(self, snap):
+        """Time between this reading and the previous one: wall time on the live
+        clock (where fabric ns are wall ns), fabric time on the virtual clock."""
+        prev = self.prev
+        if prev is None:
+            return 0
+        if snap["info"].get("clock") == "live":
+            return snap["wall_ns"] - prev["wall_ns"]
+        return snap["info"].get("now_ns", 0) - prev["info"].get("now_ns", 0)
+
+    def _lines(self, snap):
+        prev, span = self.prev, self._span_ns(snap)
+        out = []
+        for ln in self.scene.lines:
+            vals = []
+            for m in ln.members:
+                c = snap["links"].get(m, {})
+                p = prev["links"].get(m, c) if prev else c
+                busy = c.get("busy_ns", 0) - p.get("busy_ns", 0)
+                vals.append((min(1.0, busy / span) if span > 0 else 0.0, c.get("queue_bytes", 0),
+                             c.get("paused_mask", 0), c.get("drops", 0) - p.get("drops", 0),
+                             c.get("up", 1)))
+            # an aggregated line (racks, groups) shows its busiest member, as rocelab-viz does
+            out.append([round(max(v[0] for v in vals), 4), max(v[1] for v in vals),
+                        int(any(v[2] for v in vals)), sum(v[3] for v in vals),
+                        int(all(v[4] for v in vals))])
+        return out
+
+    def _switches(self, snap):
+        rows = []
+        for name in self.topo.switches():
+            s, d = snap["switches"].get(name, {}), snap["drops"].get(name, {})
+            why = " ".join(f"{k}={v}" for k, v in d.items() if v)
+            rows.append([name, s.get("fwd_pkts", 0), s.get("pfc_rx", 0), s.get("ecn_marked", 0),
+                         s.get("buffer_bytes", 0), s.get("drops", 0), why, s.get("up", 1)])
+        return rows
+
+    def poll_once(self):
+        try:
+            snap = rltel.snapshot(self.tel, self.topo)
+            state = {"ok": True, "info": snap["info"], "lines": self._lines(snap),
+                     "switches": self._switches(snap),
+                     "tx_pkts": sum(c.get("tx_pkts", 0) for c in snap["links"].values()),
+                     "pfc_tx": sum(c.get("pfc_tx", 0) for c in snap["links"].values())}
+            self.prev = snap
+        except rltel.TelError as e:
+            state = {"ok": False, "error": str(e)}
+        with self.lock:
+            self.polls += 1
+            state["polls"] = self.polls
+            self.state = state
+
+    def run(self):
+        while not self.stop.is_set():
+            t0 = time.monotonic()
+            self.poll_once()
+            self.stop.wait(max(0.0, self.interval - (time.monotonic() - t0)))
+
+    def json(self):
+        with self.lock:
+            return json.dumps(self.state, separators=(",", ":")).encode()
+
+
+SCRIPT = """
+const RL_REFRESH_MS=%d;let rlRefreshes=0;
+function rlText(id,t){document.getElementById(id).textContent=t;}
+function rlShow(s){rlRefreshes++;document.body.dataset.refreshes=rlRefreshes;
+if(!s.ok){rlText('rl-status','no reading: '+s.error);return;}
+rlText('rl-status','ok');rlText('rl-clock',s.info.clock);rlText('rl-now',(s.info.now_ns/1e9).toFixed(3)+' s');
+rlText('rl-tx',s.tx_pkts);rlText('rl-pfc',s.pfc_tx);
+s.lines.forEach((v,i)=>rlPaint('live',i,{util:v[0],queue:v[1],paused:v[2],drops:v[3],up:v[4]}));
+s.switches.forEach(r=>{const tr=document.querySelector('tr[data-switch="'+r[0]+'"]');if(!tr)return;
+const c=tr.children;for(let k=1;k<7;k++)c[k].textContent=r[k];tr.className=r[7]?'':'down';});}
+async function rlTick(){try{const r=await fetch('/api/state',{cache:'no-store'});rlShow(await r.json());}
+catch(e){rlText('rl-status','dashboard server unreachable');}setTimeout(rlTick,RL_REFRESH_MS);}
+rlTick();
+"""
+
+
+def page(topo, scene, interval):
+    from html import escape
+    js, legend = color_js()
+    rows = "".join(f'<tr data-switch="{escape(s)}"><td>{escape(s)}</td><td>0</td><td>0</td>'
+                   f'<td>0</td><td>0</td><td>0</td><td></td></tr>' for s in topo.switches())
+    return f"""<!DOCTYPE html>
+<html><head><meta charset="utf-8"><title>rocelab live: {escape(topo.name)}</title>
+<link rel="icon" href="data:,">
+<style>body{{font-family:sans-serif;margin:12px}} table{{border-collapse:collapse;font-size:12px}}
+td,th{{border:1px solid #ccc;padding:2px 6px;text-align:right}} td:first-child{{text-align:left}}
+tr.down{{color:#999}} .legend{{font-size:12px;margin:6px 0}}</style></head><body>
+<h2 style="font-size:16px">rocelab live: {escape(topo.name)}</h2>
+<div>status <b id="rl-status">loading</b> &middot; clock <span id="rl-clock">?</span> &middot;
+fabric time <span id="rl-now">?</span> &middot; packets sent on all links <b id="rl-tx">0</b>
+&middot; PFC frames <span id="rl-pfc">0</span> &middot; refresh every {interval:g} s (read-only)</div>
+{legend}
+{scene_svg(scene, "live")}
+<table><tr><th>switch</th><th>forwarded</th><th>PFC rx</th><th>ECN marked</th><th>buffer B</th><th>drops</th>
+<th>drops by reason</th></tr>{rows}</table>
+<script>{js}{SCRIPT % int(interval * 1000)}</script></body></html>
+""".encode()
+
+
+def parse_args(argv):
+    ap = rlserve.arg_parser(__doc__, DEFAULT_PORT, rlserve.default_topo_tool(HERE))
+    ap.add_argument("--interval", type=float, default=1.0, help="seconds between readings (1)")
+    a = ap.parse_args(argv)
+    rlserve.check_port(ap, a)
+    if not INTERVAL_MIN <= a.interval <= INTERVAL_MAX:
+        ap.error(f"--interval={a.interval}: must be {INTERVAL_MIN}..{INTERVAL_MAX} seconds")
+    return a
+
+
+def main(argv):
+    a = parse_args(argv)
+    fabric = rlserve.open_fabric("dashboard", a)
+    if fabric is None:
+        return 2
+    topo, tel = fabric
+    scene = rllayout.scene_build(topo)
+    poller = Poller(tel, topo, scene, a.interval)
+    html = page(topo, scene, a.interval)
+    threading.Thread(target=poller.run, daemon=True).start()
+    routes = {"/": lambda h: (html, "text/html; charset=utf-8"),
+              "/api/state": lambda h: (poller.json(), "application/json")}
+    rc = rlserve.serve("dashboard", a.port, routes, f"{topo.name}, {tel.path}")
+    poller.stop.set()
+    return rc
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
