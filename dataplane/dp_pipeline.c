@@ -529,9 +529,10 @@ static bool stage_rewrite(struct pipe *x)
 	return true;
 }
 
-enum dp_verdict_kind dp_pipeline_decide(struct dp_switch *s, uint16_t in_port, struct dp_frame *fr,
-					struct rl_pkt *p, int parse_st, uint64_t now_ns,
-					struct dp_verdict *v)
+/* The chain (static: dp_switch.c, which includes this file, inlines it). */
+static enum dp_verdict_kind pipeline_decide(struct dp_switch *s, uint16_t in_port, struct dp_frame *fr,
+					    struct rl_pkt *p, int parse_st, uint64_t now_ns,
+					    struct dp_verdict *v)
 {
 	struct pipe x = {.s = s, .f = s->out[in_port]->fab, .in_port = in_port, .fr = fr, .p = p,
 			 .now = now_ns, .v = v};
@@ -546,6 +547,13 @@ enum dp_verdict_kind dp_pipeline_decide(struct dp_switch *s, uint16_t in_port, s
 		 !stage_nexthop(&x) && !stage_link(&x) && !stage_watchdog(&x) && !stage_admit(&x))
 		stage_rewrite(&x);
 	return v->kind;
+}
+
+enum dp_verdict_kind dp_pipeline_decide(struct dp_switch *s, uint16_t in_port, struct dp_frame *fr,
+					struct rl_pkt *p, int parse_st, uint64_t now_ns,
+					struct dp_verdict *v)
+{
+	return pipeline_decide(s, in_port, fr, p, parse_st, now_ns, v);
 }
 
 /* ---- counters ---- */
