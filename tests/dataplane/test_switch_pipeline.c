@@ -4,7 +4,7 @@
  * stage, on frames built here in plain arrays and a fabric state built from
  * a topology (dp_fabric_build.h): no EAL, no mbufs. Parse errors, PFC
  * frames, proxy ARP and ND, echo to the gateway, TTL, routing, ECMP /
- * pinning / TE choice, link state, admission (a full buffer refuses with
+ * pinning / TE choice, link state, the PFC watchdog, admission (a full buffer refuses with
  * DP_DROP_MMU after asking for XOFF), ECN marking and the rewrite.
  */
 #include <setjmp.h>
@@ -72,7 +72,7 @@ struct frame {
 	uint32_t room;
 };
 
-static int setup_yaml(void **state, const char *yaml)
+static int setup_yaml_wd(void **state, const char *yaml, const struct pfc_watchdog_config *wd)
 {
 	struct fix *x = calloc(1, sizeof(*x));
 	char err[256];
@@ -81,10 +81,24 @@ static int setup_yaml(void **state, const char *yaml)
 	if (rl_topo_load_string(yaml, strlen(yaml), "pipe.yaml", &x->t, err, sizeof(err)) != 0)
 		fail_msg("topology: %s", err);
 	x->f.topo = x->t;
+	x->f.opt.watchdog = wd;
 	if (dp_fabric_build(&x->f, err, sizeof(err)) != 0)
 		fail_msg("build: %s", err);
 	*state = x;
 	return 0;
+}
+
+static int setup_yaml(void **state, const char *yaml)
+{
+	return setup_yaml_wd(state, yaml, NULL);
+}
+
+/* PFC watchdog on switch egress: storm after 1 ms paused with packets waiting, then drop. */
+static int setup_watchdog(void **state)
+{
+	static struct pfc_watchdog_config wd = {.detect_ns = 1000000, .restore_ns = 1000000,
+						.poll_ns = 100000, .action = PFC_WD_DROP};
+	return setup_yaml_wd(state, yaml_ecmp, &wd);
 }
 
 static int setup_ecmp(void **state)
@@ -398,6 +412,10 @@ static void test_neighbour_discovery(void **state)
 	assert_int_equal(decide(leaf0, in, &fr, &p, &v), DP_VERDICT_DROP);
 	assert_int_equal(v.drop, DP_DROP_IPV6_CTL);
 
+	neighbour_solicit(x, &fr, "h0", h0->ipv6, h0->ipv6); /* its own address: no answer */
+	assert_int_equal(decide(leaf0, in, &fr, &p, &v), DP_VERDICT_DROP);
+	assert_int_equal(v.drop, DP_DROP_IPV6_CTL);
+
 	neighbour_solicit(x, &fr, "h0", h0->ipv6, h1->ipv6);
 	fr.room = fr.len; /* no room for the longer advertisement */
 	assert_int_equal(decide(leaf0, in, &fr, &p, &v), DP_VERDICT_DROP);
@@ -408,7 +426,7 @@ static void test_neighbour_discovery(void **state)
 	assert_int_equal(decide(leaf0, in, &fr, &p, &v), DP_VERDICT_DROP);
 	assert_int_equal(v.drop, DP_DROP_IPV6_CTL);
 	assert_int_equal(leaf0->nd_replies, 2);
-	assert_int_equal(leaf0->drops[DP_DROP_IPV6_CTL], 2);
+	assert_int_equal(leaf0->drops[DP_DROP_IPV6_CTL], 3);
 }
 
 static void test_echo_to_gateway(void **state)
@@ -610,6 +628,42 @@ static void test_te_choice(void **state)
 	assert_int_equal(x->te.hits, 32);
 }
 
+/* ---- PFC watchdog ---- */
+
+static void test_watchdog_storm_drops(void **state)
+{
+	struct fix *x = *state;
+	struct dp_switch *leaf0 = SW(x, "leaf0");
+	uint16_t in = PORT(x, leaf0, "h0"), out = PORT(x, leaf0, "h1");
+	struct dp_chan *oc = leaf0->out[out];
+	struct pfc_frame pf;
+	uint8_t xoff[PFC_FRAME_LEN];
+	struct frame fr;
+	struct rl_pkt p;
+	struct dp_verdict v;
+
+	assert_true(oc->wd_on);
+	/* h1 pauses priority 3 for good (re-sent before each expiry, as a storm does) */
+	pfc_frame_init(&pf, HOST(x, "h1")->mac);
+	pfc_frame_set(&pf, 3, 0xffff);
+	pfc_frame_encode(&pf, xoff, sizeof(xoff));
+	for (uint64_t t = 0; t <= 2000000; t += 100000) {
+		assert_int_equal(pfc_pause_rx(&oc->pause, xoff, sizeof(xoff), t), PFC_FRAME_OK);
+		pfc_watchdog_poll(&oc->wd, &oc->pause, 1u << 3, oc->q_tx_pkts, t);
+	}
+	assert_true(pfc_watchdog_in_storm(&oc->wd, 3));
+	/* lossless frames toward h1 are dropped on arrival; other priorities still pass */
+	udp4(x, &fr, "h0", "h1", 1000, 64, DSCP_LOSSLESS << 2);
+	assert_int_equal(decide(leaf0, in, &fr, &p, &v), DP_VERDICT_DROP);
+	assert_int_equal(v.drop, DP_DROP_PFC_STORM);
+	assert_int_equal(leaf0->drops[DP_DROP_PFC_STORM], 1);
+	udp4(x, &fr, "h0", "h1", 1000, 64, DSCP_LOSSY << 2);
+	assert_int_equal(decide(leaf0, in, &fr, &p, &v), DP_VERDICT_FORWARD);
+	/* and toward h0 (no storm) priority 3 passes */
+	udp4(x, &fr, "h1", "h0", 1000, 64, DSCP_LOSSLESS << 2);
+	assert_int_equal(decide(leaf0, out, &fr, &p, &v), DP_VERDICT_FORWARD);
+}
+
 /* ---- admission ---- */
 
 static void test_full_buffer_drops_and_sends_xoff(void **state)
@@ -659,14 +713,14 @@ static void test_ecn_mark_rewrite(void **state)
 	struct dp_verdict v;
 	int marked = -1;
 
-	/* ECT(0) frames queue up past kmax (2 KB): from there every one is marked CE */
+	/* ECT(1) frames queue up past kmax (2 KB): from there every one is marked CE */
 	for (int i = 0; i < 64 && marked < 0; i++) {
-		udp4(x, &fr, "h0", "h1", 1000, 64, DSCP_LOSSY << 2 | 2);
+		udp4(x, &fr, "h0", "h1", 1000, 64, DSCP_LOSSY << 2 | 1);
 		assert_int_equal(decide(leaf0, in, &fr, &p, &v), DP_VERDICT_FORWARD);
 		if (v.mmu_flags & PFC_MMU_F_ECN_CE)
 			marked = i;
 		else
-			assert_int_equal(fr.b[15] & 3, 2);
+			assert_int_equal(fr.b[15] & 3, 1);
 	}
 	assert_true(marked > 0);
 	assert_int_equal(fr.b[15] & 3, 3);             /* CE in the frame */
@@ -693,6 +747,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_ecmp_choice, setup_ecmp, teardown),
 		cmocka_unit_test_setup_teardown(test_pinning_choice, setup_pinning, teardown),
 		cmocka_unit_test_setup_teardown(test_te_choice, setup_ecmp, teardown),
+		cmocka_unit_test_setup_teardown(test_watchdog_storm_drops, setup_watchdog, teardown),
 		cmocka_unit_test_setup_teardown(test_full_buffer_drops_and_sends_xoff, setup_ecmp, teardown),
 		cmocka_unit_test_setup_teardown(test_ecn_mark_rewrite, setup_ecn, teardown),
 	};
