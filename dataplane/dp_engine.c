@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include "dp_engine.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -38,10 +39,16 @@ static bool earlier(const struct dp_timer *a, const struct dp_timer *b)
 
 int dp_timer_add(struct dp_engine *e, uint64_t at_ns, dp_timer_fn fn, void *obj, uint64_t arg)
 {
+	if (e->limit && e->n >= e->limit) {
+		e->timer_fail++;
+		return -ENOSPC;
+	}
 	if (e->n == e->cap) {
 		struct dp_timer *h = realloc(e->heap, 2 * e->cap * sizeof(*h));
-		if (h == NULL)
-			return -1;
+		if (h == NULL) {
+			e->timer_fail++;
+			return -ENOMEM;
+		}
 		e->heap = h;
 		e->cap *= 2;
 	}
