@@ -54,7 +54,8 @@ struct dp_engine {
 	uint64_t seq;
 	uint64_t fired;             /* timers run so far */
 	uint64_t mono_ns;           /* live: the latest time handed out (dp_engine_mono) */
-	uint32_t limit;             /* pending timers allowed; 0: as many as memory holds (tests set it) */
+	uint32_t limit;             /* pending timers allowed; 0: as many as memory holds (dp_engine_set_limit) */
+	uint32_t room;              /* min(cap, limit): dp_timer_add() beyond it takes the slow path */
 	uint64_t timer_fail;        /* dp_timer_add() calls that failed: events the model lost */
 };
 
@@ -65,6 +66,9 @@ struct dp_engine {
 int dp_engine_init(struct dp_engine *e, enum dp_clock_mode mode, uint64_t (*live_now)(void *),
 		   void *live_ctx);
 void dp_engine_free(struct dp_engine *e);
+
+/* Allow at most limit pending timers (0: no limit), so tests can make dp_timer_add() fail. */
+void dp_engine_set_limit(struct dp_engine *e, uint32_t limit);
 
 /* The current time: live reads the source (and remembers it), virtual returns now_ns. */
 uint64_t dp_engine_now(struct dp_engine *e);

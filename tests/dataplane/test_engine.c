@@ -156,7 +156,7 @@ static void test_timer_limit(void **state)
 	struct log *l = calloc(1, sizeof(*l));
 
 	assert_int_equal(dp_engine_init(&e, DP_CLOCK_VIRTUAL, NULL, NULL), 0);
-	e.limit = 2;
+	dp_engine_set_limit(&e, 2);
 	assert_int_equal(dp_timer_add(&e, 100, record, l, 1), 0);
 	assert_int_equal(dp_timer_add(&e, 200, record, l, 2), 0);
 	assert_int_equal(dp_timer_add(&e, 300, record, l, 3), -ENOSPC);
