@@ -73,24 +73,6 @@ static void fifo_free(struct dp_fifo *q)
 	memset(q, 0, sizeof(*q));
 }
 
-uint64_t dp_chan_queued_bytes(const struct dp_chan *c)
-{
-	uint64_t b = 0;
-
-	for (int p = 0; p < DP_NUM_PRIO; p++)
-		b += c->q[p].bytes;
-	return b;
-}
-
-uint64_t dp_chan_drops(const struct dp_chan *c)
-{
-	uint64_t n = 0;
-
-	for (int d = 0; d < DP_DROP_COUNT; d++)
-		n += c->drops[d];
-	return n;
-}
-
 /* ---- transmitter ---- */
 
 static void chan_kick(struct dp_chan *c, uint64_t now);
@@ -134,8 +116,8 @@ static void on_arrive(void *obj, uint64_t arg, uint64_t now)
 			break;
 		deliver(c, fifo_pop(&c->wire), dp_engine_mono(e, t));
 	}
-	if (m != NULL)
-		dp_timer_add(c->fab->eng, dp_priv(m)->arrive_ns, on_arrive, c, 0);
+	if (m != NULL && dp_timer_add(c->fab->eng, dp_priv(m)->arrive_ns, on_arrive, c, 0) < 0)
+		c->arrive_lost = true; /* counted in timer_fail; the next frame sent arms it */
 }
 
 /* The queue to send from next, or -1: control first, the strict class, then DWRR. */
@@ -208,10 +190,8 @@ static void chan_kick(struct dp_chan *c, uint64_t now)
 			now = dp_engine_mono(e, c->free_at_ns);
 		}
 	}
-	if (chan_has_work(c)) {
-		c->tx_busy = true;
-		dp_timer_add(e, c->free_at_ns, on_tx_done, c, 0);
-	}
+	if (chan_has_work(c) && dp_timer_add(e, c->free_at_ns, on_tx_done, c, 0) == 0)
+		c->tx_busy = true; /* (no timer, counted in timer_fail: not busy, the next kick tries again) */
 }
 
 /* Put the next frame on the wire; false when there is none to send (then maybe arm a pause wake-up). */
@@ -225,7 +205,8 @@ static bool chan_send_one(struct dp_chan *c, uint64_t now, bool live)
 		uint64_t t = pfc_pause_next_expiry_ns(&c->pause, now);
 		if (t != UINT64_MAX && (c->kick_at_ns == 0 || t < c->kick_at_ns)) {
 			c->kick_at_ns = t;
-			dp_timer_add(c->fab->eng, t, on_kick, c, t);
+			if (dp_timer_add(c->fab->eng, t, on_kick, c, t) < 0)
+				c->kick_at_ns = 0; /* counted in timer_fail; the next kick tries again */
 		}
 		return false;
 	}
@@ -281,7 +262,11 @@ static bool chan_send_one(struct dp_chan *c, uint64_t now, bool live)
 			c->drops[DP_DROP_NO_MBUF]++;
 			rte_pktmbuf_free(m);
 		} else if (was_empty) {
-			dp_timer_add(c->fab->eng, pv->arrive_ns, on_arrive, c, 0);
+			if (dp_timer_add(c->fab->eng, pv->arrive_ns, on_arrive, c, 0) < 0)
+				c->arrive_lost = true; /* counted in timer_fail; the next frame sent arms it */
+		} else if (unlikely(c->arrive_lost)) { /* its timer could not be added: try again */
+			c->arrive_lost = dp_timer_add(c->fab->eng, dp_priv(fifo_peek(&c->wire))->arrive_ns,
+						      on_arrive, c, 0) < 0;
 		}
 	}
 	return true;
@@ -412,7 +397,8 @@ void dp_watchdog_arm(struct dp_chan *c, uint64_t now)
 	if (t <= now)
 		t = now + 1;
 	c->wd_armed_at = t;
-	dp_timer_add(c->fab->eng, t, on_wd_poll, c, t);
+	if (dp_timer_add(c->fab->eng, t, on_wd_poll, c, t) < 0)
+		c->wd_armed_at = 0; /* counted in timer_fail; the next PFC frame or poll arms it again */
 }
 
 /* The switch side of the calls above (dp_switch.c). */

@@ -169,7 +169,10 @@ struct dp_fabric *dp_fabric_create(const struct rl_topo *t, struct dp_engine *e,
 	if (dp_flows_init(&f->flows, f->opt.flow_capacity, err, errlen) < 0)
 		goto fail;
 	for (uint32_t i = 0; i < t->n_events; i++)
-		dp_timer_add(e, t->events[i].at_ns, on_topo_event, f, i);
+		if (dp_timer_add(e, t->events[i].at_ns, on_topo_event, f, i) < 0) {
+			snprintf(err, errlen, "event %u: no timer left (out of memory)", i);
+			goto fail;
+		}
 	return f;
 fail:
 	dp_fabric_destroy(f);

@@ -90,7 +90,4 @@ int dp_fabric_set_switch(struct dp_fabric *f, uint32_t sw, bool up, uint64_t now
 /* Arm c's PFC watchdog poll (when the watchdog is on and none is pending). */
 void dp_watchdog_arm(struct dp_chan *c, uint64_t now_ns);
 
-/* Bytes queued now in a channel's data queues (all priorities). */
-uint64_t dp_chan_queued_bytes(const struct dp_chan *c);
-
 #endif /* DP_FABRIC_H */

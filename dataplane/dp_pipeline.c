@@ -555,29 +555,3 @@ enum dp_verdict_kind dp_pipeline_decide(struct dp_switch *s, uint16_t in_port, s
 {
 	return pipeline_decide(s, in_port, fr, p, parse_st, now_ns, v);
 }
-
-/* ---- counters ---- */
-
-static const char *const drop_names[DP_DROP_COUNT] = {
-	[DP_DROP_PARSE] = "parse",         [DP_DROP_NOT_IP] = "not_ip",
-	[DP_DROP_IPV6_CTL] = "ipv6_ctl",   [DP_DROP_TTL] = "ttl",
-	[DP_DROP_NO_ROUTE] = "no_route",   [DP_DROP_MMU] = "buffer",
-	[DP_DROP_LINK_DOWN] = "link_down", [DP_DROP_LOSS] = "loss",
-	[DP_DROP_QUEUE] = "host_queue",    [DP_DROP_NO_MBUF] = "no_mbuf",
-	[DP_DROP_SEGMENTED] = "segmented", [DP_DROP_PFC_BAD] = "pfc_bad",
-	[DP_DROP_PFC_STORM] = "pfc_storm",
-};
-
-const char *dp_drop_name(enum dp_drop d)
-{
-	return (unsigned)d < DP_DROP_COUNT ? drop_names[d] : "unknown";
-}
-
-uint64_t dp_switch_drops(const struct dp_switch *s)
-{
-	uint64_t n = 0;
-
-	for (int d = 0; d < DP_DROP_COUNT; d++)
-		n += s->drops[d];
-	return n;
-}

@@ -95,6 +95,7 @@ struct dp_chan {
 	uint64_t free_at_ns;         /* the end of the last frame sent */
 	uint64_t ser_rem;            /* serialization remainder (bit-ns mod rate) carried between frames */
 	uint64_t kick_at_ns;         /* pending wake-up for a pause expiry; 0: none */
+	bool arrive_lost;            /* the wire's arrival timer could not be added: the next frame sent arms it */
 	uint64_t rng;                /* loss */
 
 	/* counters */
@@ -173,6 +174,9 @@ struct dp_fabric {
 	uint64_t route_changes;
 	uint64_t events_applied;
 };
+
+/* Bytes queued now in a channel's data queues (all priorities). */
+uint64_t dp_chan_queued_bytes(const struct dp_chan *c);
 
 /* Sum of a link direction's drops of every reason (loss, link down, host queue, ...). */
 uint64_t dp_chan_drops(const struct dp_chan *c);

@@ -5,8 +5,10 @@
  * a topology (dp_fabric_build.h): no EAL, no mbufs. Parse errors, PFC
  * frames, proxy ARP and ND, echo to the gateway, TTL, routing, ECMP /
  * pinning / TE choice, link state, the PFC watchdog, admission (a full buffer refuses with
- * DP_DROP_MMU after asking for XOFF), ECN marking and the rewrite.
+ * DP_DROP_MMU after asking for XOFF), ECN marking and the rewrite. And the
+ * tables report timers the engine could not add.
  */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -17,8 +19,10 @@
 
 #include <cmocka.h>
 
+#include "dp_engine.h"
 #include "dp_fabric_build.h"
 #include "dp_pipeline.h"
+#include "dp_stats.h"
 #include "pfc_frame.h"
 #include "rl_bytes.h"
 #include "rl_parse.h"
@@ -734,6 +738,39 @@ static void test_ecn_mark_rewrite(void **state)
 	assert_int_equal(fr.b[15] & 3, 0);
 }
 
+/* ---- timers that cannot be added ---- */
+
+/* Print f's tables into buf (NUL-terminated). */
+static void print_tables(struct dp_fabric *f, char *buf, size_t len)
+{
+	FILE *fp = fmemopen(buf, len, "w");
+
+	assert_non_null(fp);
+	dp_stats_print(f, NOW, fp);
+	fclose(fp);
+}
+
+static void test_timer_failure_reported(void **state)
+{
+	struct fix *x = *state;
+	struct dp_engine e;
+	static char out[1 << 14];
+
+	assert_int_equal(dp_engine_init(&e, DP_CLOCK_VIRTUAL, NULL, NULL), 0);
+	x->f.eng = &e;
+	print_tables(&x->f, out, sizeof(out));
+	assert_non_null(strstr(out, "leaf0"));
+	assert_null(strstr(out, "timer_fail")); /* a sound run's tables are as they were */
+
+	dp_engine_set_limit(&e, 1);
+	assert_int_equal(dp_timer_add(&e, 10, NULL, NULL, 0), 0);
+	assert_int_equal(dp_timer_add(&e, 20, NULL, NULL, 0), -ENOSPC);
+	assert_int_equal(dp_timer_add(&e, 30, NULL, NULL, 0), -ENOSPC);
+	print_tables(&x->f, out, sizeof(out));
+	assert_non_null(strstr(out, "\ntimer_fail 2: "));
+	dp_engine_free(&e);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -750,6 +787,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_watchdog_storm_drops, setup_watchdog, teardown),
 		cmocka_unit_test_setup_teardown(test_full_buffer_drops_and_sends_xoff, setup_ecmp, teardown),
 		cmocka_unit_test_setup_teardown(test_ecn_mark_rewrite, setup_ecn, teardown),
+		cmocka_unit_test_setup_teardown(test_timer_failure_reported, setup_ecmp, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
