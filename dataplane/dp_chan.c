@@ -14,7 +14,17 @@
 #include "dp_switch.h"
 #include "dp_units.h"
 #include "pfc_frame.h"
+#include "rl_bytes.h"
 #include "rl_hash.h"
+#include "rl_parse.h"
+
+#define FIFO_FIRST_SLOTS 64  /* a FIFO's first allocation (a power of two) */
+#define ETH_HDR_LEN 14
+#define ETH_TYPE_OFF 12
+#define ETH_MIN_FRAME 60     /* shortest frame without FCS: shorter ones are padded on the wire */
+#define BITS_PER_BYTE 8     /* (NS_PER_S: DPDK's rte_cycles.h) */
+/* A uniform double in [0, 1) from the 53 top bits of a 64-bit random number. */
+#define RNG_UNIT(r) ((double)((r) >> 11) * 0x1.0p-53)
 
 static void switch_rx(struct dp_switch *s, uint16_t in_port, struct rte_mbuf *m, uint64_t now);
 
@@ -23,7 +33,7 @@ static void switch_rx(struct dp_switch *s, uint16_t in_port, struct rte_mbuf *m,
 /* Double a full FIFO's capacity (the rare path, kept out of line). Returns 0, -1 out of memory. */
 static __rte_noinline int fifo_grow(struct dp_fifo *q)
 {
-	uint32_t cap = q->cap ? q->cap * 2 : 64;
+	uint32_t cap = q->cap ? q->cap * 2 : FIFO_FIRST_SLOTS;
 	struct rte_mbuf **s = malloc(cap * sizeof(*s));
 
 	if (s == NULL)
@@ -227,7 +237,8 @@ static bool chan_send_one(struct dp_chan *c, uint64_t now, bool live)
 	}
 	uint64_t start = c->free_at_ns > ready ? c->free_at_ns : ready;
 	/* exact wire time: carry the fraction of a nanosecond to the next frame */
-	uint64_t num = (uint64_t)((len < 60 ? 60 : len) + PFC_WIRE_OVERHEAD) * 8 * 1000000000ull + c->ser_rem;
+	uint64_t num = (uint64_t)((len < ETH_MIN_FRAME ? ETH_MIN_FRAME : len) + PFC_WIRE_OVERHEAD) * BITS_PER_BYTE * (uint64_t)NS_PER_S +
+		       c->ser_rem;
 	uint64_t ser = rte_reciprocal_divide_u64(num, &c->rate_rcp);
 	c->ser_rem = num - ser * c->rate_bps;
 
@@ -252,7 +263,7 @@ static bool chan_send_one(struct dp_chan *c, uint64_t now, bool live)
 		if (pfc_mmu_dequeue(s->mmu, &mp, t) & PFC_MMU_F_XON)
 			send_pfc(s, mp.in_port, t);
 	}
-	if (c->loss > 0 && (double)(rl_xorshift64(&c->rng) >> 11) * 0x1.0p-53 < c->loss) {
+	if (c->loss > 0 && RNG_UNIT(rl_xorshift64(&c->rng)) < c->loss) {
 		c->drops[DP_DROP_LOSS]++;
 		rte_pktmbuf_free(m);
 	} else {
@@ -312,7 +323,7 @@ static void deliver(struct dp_chan *c, struct rte_mbuf *m, uint64_t now)
 	}
 	struct dp_host *h = &f->host[c->to.index];
 	const uint8_t *d = rte_pktmbuf_mtod(m, const uint8_t *);
-	if (rte_pktmbuf_data_len(m) >= 14 && d[12] == 0x88 && d[13] == 0x08) {
+	if (rte_pktmbuf_data_len(m) >= ETH_HDR_LEN && rl_get_be16(d + ETH_TYPE_OFF) == RL_ETHERTYPE_PAUSE) {
 		/* PFC for the host's NIC: pause its transmitter. The frame still goes
 		 * up to the host, as it would on a wire (a capture there shows it). */
 		if (pfc_pause_rx(&h->tx->pause, d, rte_pktmbuf_data_len(m), now) == PFC_FRAME_OK)
