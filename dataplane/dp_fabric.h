@@ -27,6 +27,13 @@
  *
  * Packets are rte_mbufs from a pool whose private area holds
  * struct dp_mbuf_priv; no packet is copied inside the fabric.
+ *
+ * Files: dp_types.h (the state), dp_fabric_build.c (building it, no DPDK),
+ * dp_chan.c (a link direction: queues, scheduler, pause, wire, delivery),
+ * dp_switch.c (a switch's ingress on mbufs, PFC frames it sends),
+ * dp_pipeline.c (the switch's forwarding decision as named stages, no
+ * DPDK), this file's dp_fabric.c (construction on DPDK, host sends,
+ * failures).
  */
 #ifndef DP_FABRIC_H
 #define DP_FABRIC_H
