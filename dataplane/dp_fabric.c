@@ -7,6 +7,7 @@
  */
 #include "dp_fabric.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -75,7 +76,7 @@ static void reroute(struct dp_fabric *f, uint64_t now)
 int dp_fabric_set_link(struct dp_fabric *f, uint32_t link, bool up, uint64_t now)
 {
 	if (link >= f->topo->n_links)
-		return -1;
+		return -EINVAL;
 	f->chans[2 * link].up = up;
 	f->chans[2 * link + 1].up = up;
 	if (!up) {
@@ -90,7 +91,7 @@ int dp_fabric_set_link(struct dp_fabric *f, uint32_t link, bool up, uint64_t now
 int dp_fabric_set_switch(struct dp_fabric *f, uint32_t sw, bool up, uint64_t now)
 {
 	if (sw >= f->topo->n_switches)
-		return -1;
+		return -EINVAL;
 	f->sw[sw].up = up;
 	rl_route_set_switch(f->routes, sw, up);
 	reroute(f, now);

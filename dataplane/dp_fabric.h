@@ -90,7 +90,7 @@ void dp_fabric_destroy(struct dp_fabric *f);
 /* A frame host h sent at now_ns: into its NIC's queue (the fabric owns m). */
 void dp_fabric_host_send(struct dp_fabric *f, uint32_t host, struct rte_mbuf *m, uint64_t now_ns);
 
-/* Take a link or a switch down or up at now_ns; routes and groups follow. Returns 0, -1 bad index. */
+/* Take a link or a switch down or up at now_ns; routes and groups follow. Returns 0, -EINVAL bad index. */
 int dp_fabric_set_link(struct dp_fabric *f, uint32_t link, bool up, uint64_t now_ns);
 int dp_fabric_set_switch(struct dp_fabric *f, uint32_t sw, bool up, uint64_t now_ns);
 
