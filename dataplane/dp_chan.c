@@ -133,7 +133,7 @@ static void on_arrive(void *obj, uint64_t arg, uint64_t now)
 /* The queue to send from next, or -1: control first, the strict class, then DWRR. */
 static int pick_queue(struct dp_chan *c, uint64_t now)
 {
-	const struct rl_qos *qos = &c->fab->topo->qos;
+	const struct topo_qos *qos = &c->fab->topo->qos;
 	unsigned cp = qos->control_prio;
 
 	if (c->ctrl.n)
@@ -317,7 +317,7 @@ static void deliver(struct dp_chan *c, struct rte_mbuf *m, uint64_t now)
 		rte_pktmbuf_free(m);
 		return;
 	}
-	if (c->to.kind == RL_NODE_SWITCH) {
+	if (c->to.kind == TOPO_NODE_SWITCH) {
 		switch_rx(&f->sw[c->to.index], c->to_port, m, now);
 		return;
 	}

@@ -64,7 +64,7 @@ void dp_fabric_host_send(struct dp_fabric *f, uint32_t host, struct rte_mbuf *m,
 
 static void reroute(struct dp_fabric *f, uint64_t now)
 {
-	rl_route_compute(f->routes);
+	topo_route_compute(f->routes);
 	dp_fabric_sync_groups(f, false);
 	if (f->te)
 		dp_te_compute(f->te); /* the controller places the flows again */
@@ -83,7 +83,7 @@ int dp_fabric_set_link(struct dp_fabric *f, uint32_t link, bool up, uint64_t now
 		dp_chan_flush(&f->chans[2 * link], now);
 		dp_chan_flush(&f->chans[2 * link + 1], now);
 	}
-	rl_route_set_link(f->routes, link, up);
+	topo_route_set_link(f->routes, link, up);
 	reroute(f, now);
 	return 0;
 }
@@ -93,7 +93,7 @@ int dp_fabric_set_switch(struct dp_fabric *f, uint32_t sw, bool up, uint64_t now
 	if (sw >= f->topo->n_switches)
 		return -EINVAL;
 	f->sw[sw].up = up;
-	rl_route_set_switch(f->routes, sw, up);
+	topo_route_set_switch(f->routes, sw, up);
 	reroute(f, now);
 	return 0;
 }
@@ -101,9 +101,9 @@ int dp_fabric_set_switch(struct dp_fabric *f, uint32_t sw, bool up, uint64_t now
 static void on_topo_event(void *obj, uint64_t i, uint64_t now)
 {
 	struct dp_fabric *f = obj;
-	const struct rl_event *ev = &f->topo->events[i];
+	const struct topo_event *ev = &f->topo->events[i];
 
-	if (ev->target == RL_EVENT_LINK)
+	if (ev->target == TOPO_EVENT_LINK)
 		dp_fabric_set_link(f, ev->index, ev->up, now);
 	else
 		dp_fabric_set_switch(f, ev->index, ev->up, now);
@@ -122,7 +122,7 @@ static int host_by_lpm(const struct dp_fabric *f, uint32_t addr)
 /* IPv4 destination -> host: one /32 per host. Returns 0, or -1 with a message in err. */
 static int lpm_create(struct dp_fabric *f, char *err, size_t errlen)
 {
-	const struct rl_topo *t = f->topo;
+	const struct topo *t = f->topo;
 	char name[RTE_LPM_NAMESIZE];
 
 	snprintf(name, sizeof(name), "rl_lpm_%p", (void *)f); /* unique per process */
@@ -141,7 +141,7 @@ static int lpm_create(struct dp_fabric *f, char *err, size_t errlen)
 	return 0;
 }
 
-struct dp_fabric *dp_fabric_create(const struct rl_topo *t, struct dp_engine *e,
+struct dp_fabric *dp_fabric_create(const struct topo *t, struct dp_engine *e,
 				   struct rte_mempool *mp, const struct dp_fabric_opts *opt,
 				   char *err, size_t errlen)
 {

@@ -82,7 +82,7 @@ static inline struct dp_mbuf_priv *dp_priv(struct rte_mbuf *m)
  * struct dp_mbuf_priv). Scheduled events of the topology are armed on e.
  * Returns NULL with a message in err on failure.
  */
-struct dp_fabric *dp_fabric_create(const struct rl_topo *t, struct dp_engine *e,
+struct dp_fabric *dp_fabric_create(const struct topo *t, struct dp_engine *e,
 				   struct rte_mempool *mp, const struct dp_fabric_opts *opt,
 				   char *err, size_t errlen);
 void dp_fabric_destroy(struct dp_fabric *f);

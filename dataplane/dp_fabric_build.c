@@ -19,7 +19,7 @@
 #define FLOWLET_TABLE_SLOTS 4096
 #define MMU_ERR_LEN 200
 
-struct dp_chan *dp_fabric_chan_from(struct dp_fabric *f, uint32_t link, struct rl_node_ref from)
+struct dp_chan *dp_fabric_chan_from(struct dp_fabric *f, uint32_t link, struct topo_node_ref from)
 {
 	if (link >= f->topo->n_links)
 		return NULL;
@@ -33,9 +33,9 @@ struct dp_chan *dp_fabric_chan_from(struct dp_fabric *f, uint32_t link, struct r
 
 /* ---- construction ---- */
 
-static const uint8_t *node_port_mac(const struct rl_topo *t, struct rl_node_ref n, uint16_t port)
+static const uint8_t *node_port_mac(const struct topo *t, struct topo_node_ref n, uint16_t port)
 {
-	if (n.kind == RL_NODE_HOST)
+	if (n.kind == TOPO_NODE_HOST)
 		return t->hosts[n.index].mac;
 	return t->switches[n.index].ports[port].mac;
 }
@@ -43,8 +43,8 @@ static const uint8_t *node_port_mac(const struct rl_topo *t, struct rl_node_ref 
 static int init_chan(struct dp_fabric *f, struct dp_chan *c, uint32_t l, int dir, char *err,
 		     size_t errlen)
 {
-	const struct rl_topo *t = f->topo;
-	const struct rl_link *lk = &t->links[l];
+	const struct topo *t = f->topo;
+	const struct topo_link *lk = &t->links[l];
 
 	c->fab = f;
 	c->link = l;
@@ -63,7 +63,7 @@ static int init_chan(struct dp_fabric *f, struct dp_chan *c, uint32_t l, int dir
 	c->rng = (f->opt.seed ? f->opt.seed : 1) * RNG_GOLDEN + 2 * l + (uint64_t)dir + 1;
 	for (int p = 0; p < DP_NUM_PRIO; p++)
 		c->quantum[p] = DWRR_QUANTUM * (t->qos.dwrr_weight[p] ? t->qos.dwrr_weight[p] : 1);
-	if (f->opt.watchdog && c->from.kind == RL_NODE_SWITCH) {
+	if (f->opt.watchdog && c->from.kind == TOPO_NODE_SWITCH) {
 		struct pfc_watchdog_config wc = *f->opt.watchdog;
 		wc.prio_mask = t->qos.lossless_mask;
 		if (pfc_watchdog_init(&c->wd, &wc, 0, err, errlen) < 0)
@@ -75,8 +75,8 @@ static int init_chan(struct dp_fabric *f, struct dp_chan *c, uint32_t l, int dir
 
 static int init_switch(struct dp_fabric *f, uint32_t si, char *err, size_t errlen)
 {
-	const struct rl_topo *t = f->topo;
-	const struct rl_switch *cfg = &t->switches[si];
+	const struct topo *t = f->topo;
+	const struct topo_switch *cfg = &t->switches[si];
 	struct dp_switch *s = &f->sw[si];
 	struct pfc_mmu_config mc;
 	struct pfc_mmu_port_config *pc = calloc(cfg->n_ports ? cfg->n_ports : 1, sizeof(*pc));
@@ -94,8 +94,8 @@ static int init_switch(struct dp_fabric *f, uint32_t si, char *err, size_t errle
 		return -ENOMEM;
 	}
 	for (uint16_t p = 0; p < cfg->n_ports; p++) {
-		const struct rl_link *lk = &t->links[cfg->ports[p].link];
-		struct rl_node_ref me = {RL_NODE_SWITCH, si};
+		const struct topo_link *lk = &t->links[cfg->ports[p].link];
+		struct topo_node_ref me = {TOPO_NODE_SWITCH, si};
 		s->out[p] = dp_fabric_chan_from(f, cfg->ports[p].link, me);
 		/* largest frame: IP MTU + Ethernet header + one 802.1Q tag */
 		pfc_mmu_port_config_init(&pc[p], lk->rate_bps, lk->delay_ns, lk->mtu + ETH_HDR_LEN + VLAN_TAG_LEN);
@@ -117,7 +117,7 @@ static int init_switch(struct dp_fabric *f, uint32_t si, char *err, size_t errle
 		snprintf(err, errlen, "switch %s: buffer: %s", cfg->name, merr);
 		return -EINVAL;
 	}
-	if (cfg->lb == RL_LB_FLOWLET &&
+	if (cfg->lb == TOPO_LB_FLOWLET &&
 	    rl_flowlet_init(&s->flowlet, FLOWLET_TABLE_SLOTS, cfg->flowlet_timeout_ns, mc.seed) < 0) {
 		snprintf(err, errlen, "switch %s: flowlet table: out of memory", cfg->name);
 		return -ENOMEM;
@@ -128,14 +128,14 @@ static int init_switch(struct dp_fabric *f, uint32_t si, char *err, size_t errle
 
 void dp_fabric_sync_groups(struct dp_fabric *f, bool first)
 {
-	const struct rl_topo *t = f->topo;
+	const struct topo *t = f->topo;
 
 	for (uint32_t si = 0; si < t->n_switches; si++) {
 		struct dp_switch *s = &f->sw[si];
 		for (uint32_t L = 0; L < t->n_leaves; L++) {
 			struct dp_group *g = &s->group[L];
 			unsigned n;
-			const uint16_t *ports = rl_route_group(f->routes, si, L, &n);
+			const uint16_t *ports = topo_route_group(f->routes, si, L, &n);
 			uint64_t want = 0;
 
 			for (unsigned i = 0; i < n; i++) {
@@ -150,7 +150,7 @@ void dp_fabric_sync_groups(struct dp_fabric *f, bool first)
 				if (k >= 0)
 					want |= 1ull << k;
 			}
-			if (s->cfg->lb == RL_LB_RESILIENT && g->n > 0) {
+			if (s->cfg->lb == TOPO_LB_RESILIENT && g->n > 0) {
 				if (first || g->rs.bucket == NULL) {
 					rl_resilient_free(&g->rs);
 					rl_resilient_init(&g->rs, s->cfg->resilient_buckets, g->n);
@@ -177,14 +177,14 @@ void dp_fabric_sync_groups(struct dp_fabric *f, bool first)
 /* The address scheme's host for an IPv4 address (the fabric replaces it with its rte_lpm). */
 static int host_by_scheme(const struct dp_fabric *f, uint32_t addr)
 {
-	return rl_route_host_by_ipv4(f->routes, addr);
+	return topo_route_host_by_ipv4(f->routes, addr);
 }
 
 static void init_host(struct dp_fabric *f, uint32_t hi)
 {
-	const struct rl_topo *t = f->topo;
+	const struct topo *t = f->topo;
 	struct dp_host *h = &f->host[hi];
-	struct rl_node_ref me = {RL_NODE_HOST, hi};
+	struct topo_node_ref me = {TOPO_NODE_HOST, hi};
 
 	h->idx = hi;
 	h->cfg = &t->hosts[hi];
@@ -195,14 +195,14 @@ static void init_host(struct dp_fabric *f, uint32_t hi)
 
 int dp_fabric_build(struct dp_fabric *f, char *err, size_t errlen)
 {
-	const struct rl_topo *t = f->topo;
+	const struct topo *t = f->topo;
 	int rc;
 
 	f->n_chans = 2 * t->n_links;
 	f->chans = calloc(f->n_chans ? f->n_chans : 1, sizeof(*f->chans));
 	f->sw = calloc(t->n_switches, sizeof(*f->sw));
 	f->host = calloc(t->n_hosts ? t->n_hosts : 1, sizeof(*f->host));
-	f->routes = rl_route_create(t);
+	f->routes = topo_route_create(t);
 	if (!f->chans || !f->sw || !f->host || !f->routes) {
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
@@ -217,7 +217,7 @@ int dp_fabric_build(struct dp_fabric *f, char *err, size_t errlen)
 			return rc;
 	for (uint32_t hi = 0; hi < t->n_hosts; hi++)
 		init_host(f, hi);
-	if (rl_route_compute(f->routes) < 0) {
+	if (topo_route_compute(f->routes) < 0) {
 		snprintf(err, errlen, "route computation failed");
 		return -EINVAL;
 	}
@@ -238,7 +238,7 @@ void dp_fabric_build_free(struct dp_fabric *f)
 		free(s->port_tx_pkts);
 		free(s->group);
 	}
-	rl_route_free(f->routes);
+	topo_route_free(f->routes);
 	free(f->chans);
 	free(f->sw);
 	free(f->host);

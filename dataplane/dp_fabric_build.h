@@ -34,6 +34,6 @@ void dp_fabric_build_free(struct dp_fabric *f);
 void dp_fabric_sync_groups(struct dp_fabric *f, bool first);
 
 /* The channel of link l in the direction leaving node `from` (NULL if not an end). */
-struct dp_chan *dp_fabric_chan_from(struct dp_fabric *f, uint32_t link, struct rl_node_ref from);
+struct dp_chan *dp_fabric_chan_from(struct dp_fabric *f, uint32_t link, struct topo_node_ref from);
 
 #endif /* DP_FABRIC_BUILD_H */

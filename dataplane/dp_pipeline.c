@@ -156,11 +156,11 @@ static bool stage_pfc_frame(struct pipe *x)
  */
 static bool stage_arp(struct pipe *x)
 {
-	const struct rl_switch *cfg = x->s->cfg;
+	const struct topo_switch *cfg = x->s->cfg;
 	const uint8_t *mac = x->s->out[x->in_port]->src_mac;
 	uint8_t *d = x->fr->d, *a = d + ETH_HDR_LEN;
 
-	if (cfg->role != RL_ROLE_RTSW || x->fr->len < ETH_HDR_LEN + ARP_LEN)
+	if (cfg->role != TOPO_ROLE_RTSW || x->fr->len < ETH_HDR_LEN + ARP_LEN)
 		return verdict_drop(x, DP_DROP_NOT_IP);
 	uint32_t tip = rl_get_be32(a + ARP_TIP_OFF);
 	uint32_t sip = rl_get_be32(a + ARP_SIP_OFF);
@@ -244,11 +244,11 @@ static void build_na(uint8_t *d, const uint8_t *mac, const uint8_t *asker_mac, c
 static bool stage_nd(struct pipe *x)
 {
 	static const uint8_t unspec[IPV6_ADDR_LEN];
-	const struct rl_switch *cfg = x->s->cfg;
+	const struct topo_switch *cfg = x->s->cfg;
 	const struct rl_pkt *p = x->p;
 	uint8_t *d = x->fr->d;
 
-	if (cfg->role != RL_ROLE_RTSW || x->fr->len < p->l4_off + (uint32_t)ND_NS_MIN_LEN ||
+	if (cfg->role != TOPO_ROLE_RTSW || x->fr->len < p->l4_off + (uint32_t)ND_NS_MIN_LEN ||
 	    memcmp(p->src, unspec, IPV6_ADDR_LEN) == 0 ||
 	    memcmp(d + p->l4_off + ND_TARGET_OFF, cfg->gw_ipv6, GW_PREFIX_LEN) != 0)
 		return verdict_drop(x, DP_DROP_IPV6_CTL);
@@ -309,7 +309,7 @@ static bool stage_echo(struct pipe *x)
 	const struct rl_pkt *p = x->p;
 	uint8_t *d = x->fr->d, *ip = d + p->l3_off, *icmp = d + p->l4_off;
 
-	if (x->s->cfg->role != RL_ROLE_RTSW || !is_echo_to_gateway(x->s, p, d, x->fr->len))
+	if (x->s->cfg->role != TOPO_ROLE_RTSW || !is_echo_to_gateway(x->s, p, d, x->fr->len))
 		return false;
 	bool v4 = p->ip_version == 4;
 	size_t alen = v4 ? IPV4_ADDR_LEN : IPV6_ADDR_LEN;
@@ -353,7 +353,7 @@ static bool stage_ttl(struct pipe *x)
 static int host_of(const struct dp_fabric *f, uint8_t ip_version, const uint8_t *addr)
 {
 	if (ip_version == 6)
-		return rl_route_host_by_ipv6(f->routes, addr);
+		return topo_route_host_by_ipv6(f->routes, addr);
 	return f->host_of_ipv4(f, rl_get_be32(addr));
 }
 
@@ -383,20 +383,20 @@ static int te_uplink(struct dp_fabric *f, const struct dp_switch *s, const struc
 
 /* The member of group g the switch's load balancing picks for p, or -1 when none is up. */
 static int choose_member(struct dp_switch *s, struct dp_group *g, const struct rl_pkt *p,
-			 const struct rl_host *dst, uint64_t now)
+			 const struct topo_host *dst, uint64_t now)
 {
-	const struct rl_switch *cfg = s->cfg;
+	const struct topo_switch *cfg = s->cfg;
 	unsigned n_up = (unsigned)__builtin_popcountll(g->up_mask);
 
 	if (n_up == 0)
 		return -1;
-	if (cfg->lb == RL_LB_PINNING)
+	if (cfg->lb == TOPO_LB_PINNING)
 		return rl_pin_select(dst->index, g->n, g->up_mask);
 	uint32_t h = rl_flow_hash(cfg->profile, cfg->algo, cfg->seed, p);
 	switch (cfg->lb) {
-	case RL_LB_RESILIENT:
+	case TOPO_LB_RESILIENT:
 		return rl_resilient_select(&g->rs, h);
-	case RL_LB_FLOWLET:
+	case TOPO_LB_FLOWLET:
 		return rl_flowlet_select(&s->flowlet, h, now, g->n, g->up_mask);
 	default: { /* modulo over the members that are up */
 		unsigned k = (unsigned)rl_ecmp_modulo(h, n_up);
@@ -419,13 +419,13 @@ static bool stage_nexthop(struct pipe *x)
 {
 	struct dp_switch *s = x->s;
 	struct dp_fabric *f = x->f;
-	const struct rl_host *h = &f->topo->hosts[x->host];
+	const struct topo_host *h = &f->topo->hosts[x->host];
 
 	if (h->leaf == s->idx) {
 		x->out_port = h->leaf_port;
 		return false;
 	}
-	int te_port = f->te && s->cfg->role == RL_ROLE_RTSW ? te_uplink(f, s, x->p, (uint32_t)x->host) : -1;
+	int te_port = f->te && s->cfg->role == TOPO_ROLE_RTSW ? te_uplink(f, s, x->p, (uint32_t)x->host) : -1;
 	if (te_port >= 0) {
 		x->out_port = te_port;
 		return false;

@@ -7,7 +7,7 @@
 
 void dp_stats_print(const struct dp_fabric *f, uint64_t elapsed_ns, FILE *out)
 {
-	const struct rl_topo *t = f->topo;
+	const struct topo *t = f->topo;
 
 	fprintf(out, "%-24s %-10s %12s %14s %6s %8s %8s %10s %8s\n", "link (from>to)", "state", "packets",
 		"bytes", "util%", "pfc_tx", "drops", "peak_q_B", "paused%");
@@ -23,8 +23,8 @@ void dp_stats_print(const struct dp_fabric *f, uint64_t elapsed_ns, FILE *out)
 			if (ns > paused)
 				paused = ns;
 		}
-		snprintf(name, sizeof(name), "%s>%s", rl_topo_node_name(t, c->from),
-			 rl_topo_node_name(t, c->to));
+		snprintf(name, sizeof(name), "%s>%s", topo_node_name(t, c->from),
+			 topo_node_name(t, c->to));
 		fprintf(out, "%-24s %-10s %12" PRIu64 " %14" PRIu64 " %6.1f %8" PRIu64 " %8" PRIu64
 			     " %10" PRIu64 " %8.1f\n",
 			name, c->up ? "up" : "DOWN", c->tx_pkts, c->tx_bytes,
@@ -44,7 +44,7 @@ void dp_stats_print(const struct dp_fabric *f, uint64_t elapsed_ns, FILE *out)
 						      dp_drop_name((enum dp_drop)d), sw->drops[d]);
 		fprintf(out, "%-10s %-5s %12" PRIu64 " %12" PRIu64 " %8" PRIu64 " %8" PRIu64 " %8" PRIu64
 			     " %8" PRIu64 "  %s\n",
-			sw->cfg->name, rl_role_name(sw->cfg->role), sw->rx_pkts, sw->fwd_pkts,
+			sw->cfg->name, topo_role_name(sw->cfg->role), sw->rx_pkts, sw->fwd_pkts,
 			sw->arp_replies + sw->nd_replies, sw->pfc_rx, sw->ecn_marked, dp_switch_drops(sw), why);
 	}
 	fprintf(out, "\n%-10s %12s %14s %12s %14s\n", "host", "sent", "sent_bytes", "received",
@@ -80,7 +80,7 @@ int dp_csv_open(struct dp_csv *c, const struct dp_fabric *f, const char *path,
 
 void dp_csv_sample(struct dp_csv *c, const struct dp_fabric *f, uint64_t now_ns)
 {
-	const struct rl_topo *t = f->topo;
+	const struct topo *t = f->topo;
 	uint64_t span = now_ns > c->last_ns ? now_ns - c->last_ns : 1;
 
 	for (uint32_t i = 0; i < f->n_chans; i++) {
@@ -89,8 +89,8 @@ void dp_csv_sample(struct dp_csv *c, const struct dp_fabric *f, uint64_t now_ns)
 		c->last_busy[i] = ch->busy_ns;
 		fprintf(c->fp, "%" PRIu64 ",%s,%s,%s,%d,%.4f,%" PRIu64 ",0x%02x,%" PRIu64 ",%" PRIu64
 			       ",%" PRIu64 ",%" PRIu64 "\n",
-			now_ns, t->links[ch->link].name, rl_topo_node_name(t, ch->from),
-			rl_topo_node_name(t, ch->to), ch->up, util > 1.0 ? 1.0 : util,
+			now_ns, t->links[ch->link].name, topo_node_name(t, ch->from),
+			topo_node_name(t, ch->to), ch->up, util > 1.0 ? 1.0 : util,
 			dp_chan_queued_bytes(ch), pfc_pause_mask(&ch->pause, now_ns), ch->tx_pkts,
 			ch->tx_bytes, ch->pfc_tx, dp_chan_drops(ch));
 	}

@@ -140,7 +140,7 @@ static void sw_flow_record(struct dp_switch *s, uint16_t in_port, struct dp_mbuf
 			   const struct dp_verdict *v)
 {
 	struct dp_fabric *f = s->out[in_port]->fab;
-	int first_hop = s->out[in_port]->to.kind == RL_NODE_HOST;
+	int first_hop = s->out[in_port]->to.kind == TOPO_NODE_HOST;
 
 	if (pv->flow_slot)
 		dp_flows_record_slot(&f->flows, (int32_t)pv->flow_slot - 1, v->len, s->idx,

@@ -23,8 +23,8 @@
 #include "pfc_watchdog.h"
 #include "rl_nexthop.h"
 #include "rl_parse.h"
-#include "routes.h"
-#include "topology.h"
+#include "topo_route.h"
+#include "topo.h"
 
 struct rte_lpm;
 struct rte_mbuf;
@@ -69,7 +69,7 @@ struct dp_chan {
 	struct dp_fabric *fab;
 	uint32_t link;
 	uint8_t dir;                 /* 0: end[0] -> end[1] */
-	struct rl_node_ref from, to;
+	struct topo_node_ref from, to;
 	uint16_t from_port, to_port; /* switch ports (0 for a host end) */
 	uint8_t dst_mac[6];          /* rewrite: the receiving port's or host's MAC */
 	uint8_t src_mac[6];
@@ -114,17 +114,17 @@ struct dp_group {
 	uint16_t n;                          /* members ever seen; index into port[] */
 	uint16_t port[RL_NH_MAX_MEMBERS];
 	uint64_t up_mask;                    /* members in the group now */
-	struct rl_resilient rs;              /* RL_LB_RESILIENT only */
+	struct rl_resilient rs;              /* TOPO_LB_RESILIENT only */
 };
 
 struct dp_switch {
 	uint32_t idx;
-	const struct rl_switch *cfg;
+	const struct topo_switch *cfg;
 	struct pfc_mmu *mmu;
 	struct dp_chan **out;        /* [port] the channel this port sends on */
 	uint64_t *pfc_timer_at;      /* [port] pending PFC refresh timer; 0: none */
 	struct dp_group *group;      /* [leaf index] */
-	struct rl_flowlet flowlet;   /* RL_LB_FLOWLET only */
+	struct rl_flowlet flowlet;   /* TOPO_LB_FLOWLET only */
 	bool up;
 
 	uint64_t rx_pkts, rx_bytes, fwd_pkts;
@@ -136,7 +136,7 @@ struct dp_switch {
 
 struct dp_host {
 	uint32_t idx;
-	const struct rl_host *cfg;
+	const struct topo_host *cfg;
 	struct dp_chan *tx, *rx;     /* host -> leaf, leaf -> host */
 	uint64_t tx_pkts, tx_bytes, rx_pkts, rx_bytes;
 	uint64_t pfc_rx;             /* PFC frames its NIC obeyed */
@@ -156,10 +156,10 @@ struct dp_fabric_opts {
 };
 
 struct dp_fabric {
-	const struct rl_topo *topo;
+	const struct topo *topo;
 	struct dp_engine *eng;
 	struct rte_mempool *mp;
-	struct rl_routes *routes;
+	struct topo_routes *routes;
 	struct rte_lpm *lpm;         /* IPv4 destination -> host index */
 	/* IPv4 destination (host order) -> host index, or -1: rte_lpm in the
 	 * running fabric, the address scheme (routes.h) by default */

@@ -64,7 +64,7 @@ static const char yaml_pinning[] = TOPO_YAML("pinning", "{enabled: false}");
 static const char yaml_ecn[] = TOPO_YAML("ecmp", "{enabled: true, kmin: 1KB, kmax: 2KB, pmax: 1.0}");
 
 struct fix {
-	struct rl_topo *t;
+	struct topo *t;
 	struct dp_fabric f;
 	struct dp_te te;
 	bool te_on;
@@ -82,7 +82,7 @@ static int setup_yaml_wd(void **state, const char *yaml, const struct pfc_watchd
 	char err[256];
 
 	assert_non_null(x);
-	if (rl_topo_load_string(yaml, strlen(yaml), "pipe.yaml", &x->t, err, sizeof(err)) != 0)
+	if (topo_load_string(yaml, strlen(yaml), "pipe.yaml", &x->t, err, sizeof(err)) != 0)
 		fail_msg("topology: %s", err);
 	x->f.topo = x->t;
 	x->f.opt.watchdog = wd;
@@ -127,23 +127,23 @@ static int teardown(void **state)
 	if (x->te_on)
 		dp_te_free(&x->te);
 	dp_fabric_build_free(&x->f);
-	rl_topo_free(x->t);
+	topo_free(x->t);
 	free(x);
 	return 0;
 }
 
 static struct dp_switch *SW(struct fix *x, const char *name)
 {
-	int i = rl_topo_switch_by_name(x->t, name);
+	int i = topo_switch_by_name(x->t, name);
 
 	if (i < 0)
 		fail_msg("no switch %s", name);
 	return &x->f.sw[i];
 }
 
-static const struct rl_host *HOST(struct fix *x, const char *name)
+static const struct topo_host *HOST(struct fix *x, const char *name)
 {
-	int i = rl_topo_host_by_name(x->t, name);
+	int i = topo_host_by_name(x->t, name);
 
 	if (i < 0)
 		fail_msg("no host %s", name);
@@ -154,7 +154,7 @@ static const struct rl_host *HOST(struct fix *x, const char *name)
 static uint16_t PORT(struct fix *x, struct dp_switch *s, const char *peer)
 {
 	for (uint16_t p = 0; p < s->cfg->n_ports; p++)
-		if (strcmp(rl_topo_node_name(x->t, s->out[p]->to), peer) == 0)
+		if (strcmp(topo_node_name(x->t, s->out[p]->to), peer) == 0)
 			return p;
 	fail_msg("%s has no port to %s", s->cfg->name, peer);
 	return 0;
@@ -197,7 +197,7 @@ static void eth(struct frame *fr, const uint8_t *dst, const uint8_t *src, uint16
 }
 
 /* IPv4 from host `from` to dst with a UDP (proto 17) or ICMP (1) payload of plen bytes. */
-static uint8_t *ipv4(struct frame *fr, const struct rl_host *from, uint32_t dst, uint8_t proto,
+static uint8_t *ipv4(struct frame *fr, const struct topo_host *from, uint32_t dst, uint8_t proto,
 		     uint8_t ttl, uint8_t tos, uint32_t plen)
 {
 	eth(fr, from->gw_mac, from->mac, RL_ETHERTYPE_IPV4);
@@ -223,7 +223,7 @@ static void udp4(struct fix *x, struct frame *fr, const char *from, const char *
 	rl_put_be16(u + 4, 64);
 }
 
-static uint8_t *ipv6(struct frame *fr, const struct rl_host *from, const uint8_t *src,
+static uint8_t *ipv6(struct frame *fr, const struct topo_host *from, const uint8_t *src,
 		     const uint8_t *dst, uint8_t next, uint8_t hops, uint32_t plen)
 {
 	eth(fr, from->gw_mac, from->mac, RL_ETHERTYPE_IPV6);
@@ -248,7 +248,7 @@ static uint16_t icmp6_check(const uint8_t *ip)
 static void arp_request(struct fix *x, struct frame *fr, const char *from, uint32_t target)
 {
 	static const uint8_t bcast[6] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
-	const struct rl_host *h = HOST(x, from);
+	const struct topo_host *h = HOST(x, from);
 
 	eth(fr, bcast, h->mac, RL_ETHERTYPE_ARP);
 	uint8_t *a = fr->b + 14;
@@ -344,7 +344,7 @@ static void test_arp(void **state)
 	struct dp_switch *leaf0 = SW(x, "leaf0");
 	uint16_t in = PORT(x, leaf0, "h0");
 	const uint8_t *port_mac = leaf0->out[in]->src_mac;
-	const struct rl_host *h0 = HOST(x, "h0"), *h1 = HOST(x, "h1");
+	const struct topo_host *h0 = HOST(x, "h0"), *h1 = HOST(x, "h1");
 	struct frame fr;
 	struct rl_pkt p;
 	struct dp_verdict v;
@@ -385,7 +385,7 @@ static void test_neighbour_discovery(void **state)
 	struct dp_switch *leaf0 = SW(x, "leaf0");
 	uint16_t in = PORT(x, leaf0, "h0");
 	const uint8_t *port_mac = leaf0->out[in]->src_mac;
-	const struct rl_host *h0 = HOST(x, "h0"), *h1 = HOST(x, "h1");
+	const struct topo_host *h0 = HOST(x, "h0"), *h1 = HOST(x, "h1");
 	static const uint8_t unspec[16];
 	struct frame fr;
 	struct rl_pkt p;
@@ -438,7 +438,7 @@ static void test_echo_to_gateway(void **state)
 	struct fix *x = *state;
 	struct dp_switch *leaf0 = SW(x, "leaf0");
 	uint16_t in = PORT(x, leaf0, "h0");
-	const struct rl_host *h0 = HOST(x, "h0");
+	const struct topo_host *h0 = HOST(x, "h0");
 	struct frame fr;
 	struct rl_pkt p;
 	struct dp_verdict v;
@@ -572,8 +572,8 @@ static void test_ecmp_choice(void **state)
 	/* leaf0-spine0 fails: the group shrinks to spine1 */
 	uint32_t l = leaf0->cfg->ports[PORT(x, leaf0, "spine0")].link;
 	x->f.chans[2 * l].up = x->f.chans[2 * l + 1].up = false;
-	rl_route_set_link(x->f.routes, l, false);
-	assert_int_equal(rl_route_compute(x->f.routes), 0);
+	topo_route_set_link(x->f.routes, l, false);
+	assert_int_equal(topo_route_compute(x->f.routes), 0);
 	dp_fabric_sync_groups(&x->f, false);
 	assert_int_equal(ports_used(x, 32), up1);
 	assert_true(x->f.route_changes > 0);
@@ -581,8 +581,8 @@ static void test_ecmp_choice(void **state)
 	/* no uplink left: no route */
 	uint32_t l1 = leaf0->cfg->ports[PORT(x, leaf0, "spine1")].link;
 	x->f.chans[2 * l1].up = x->f.chans[2 * l1 + 1].up = false;
-	rl_route_set_link(x->f.routes, l1, false);
-	assert_int_equal(rl_route_compute(x->f.routes), 0);
+	topo_route_set_link(x->f.routes, l1, false);
+	assert_int_equal(topo_route_compute(x->f.routes), 0);
 	dp_fabric_sync_groups(&x->f, false);
 	struct frame fr;
 	struct rl_pkt p;
