@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include "dp_engine.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,6 +15,7 @@ int dp_engine_init(struct dp_engine *e, enum dp_clock_mode mode, uint64_t (*live
 	e->live_now = live_now;
 	e->live_ctx = live_ctx;
 	e->cap = 1024;
+	e->room = e->cap;
 	e->heap = malloc(e->cap * sizeof(*e->heap));
 	return e->heap ? 0 : -1;
 }
@@ -36,14 +38,33 @@ static bool earlier(const struct dp_timer *a, const struct dp_timer *b)
 	return a->at_ns < b->at_ns || (a->at_ns == b->at_ns && a->seq < b->seq);
 }
 
-int dp_timer_add(struct dp_engine *e, uint64_t at_ns, dp_timer_fn fn, void *obj, uint64_t arg)
+void dp_engine_set_limit(struct dp_engine *e, uint32_t limit)
 {
+	e->limit = limit;
+	e->room = limit && limit < e->cap ? limit : e->cap;
+}
+
+/* Make room for one more timer (the rare path). Returns 0, -1 at the limit or out of memory. */
+static int grow(struct dp_engine *e)
+{
+	if (e->limit && e->n >= e->limit)
+		return -1;
 	if (e->n == e->cap) {
 		struct dp_timer *h = realloc(e->heap, 2 * e->cap * sizeof(*h));
 		if (h == NULL)
 			return -1;
 		e->heap = h;
 		e->cap *= 2;
+	}
+	dp_engine_set_limit(e, e->limit);
+	return 0;
+}
+
+int dp_timer_add(struct dp_engine *e, uint64_t at_ns, dp_timer_fn fn, void *obj, uint64_t arg)
+{
+	if (e->n >= e->room && grow(e) < 0) {
+		e->timer_fail++;
+		return e->limit && e->n >= e->limit ? -ENOSPC : -ENOMEM;
 	}
 	struct dp_timer t = {.at_ns = at_ns, .seq = e->seq++, .fn = fn, .obj = obj, .arg = arg};
 	uint32_t i = e->n++;

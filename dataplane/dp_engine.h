@@ -54,6 +54,9 @@ struct dp_engine {
 	uint64_t seq;
 	uint64_t fired;             /* timers run so far */
 	uint64_t mono_ns;           /* live: the latest time handed out (dp_engine_mono) */
+	uint32_t limit;             /* pending timers allowed; 0: as many as memory holds (dp_engine_set_limit) */
+	uint32_t room;              /* min(cap, limit): dp_timer_add() beyond it takes the slow path */
+	uint64_t timer_fail;        /* dp_timer_add() calls that failed: events the model lost */
 };
 
 /*
@@ -63,6 +66,9 @@ struct dp_engine {
 int dp_engine_init(struct dp_engine *e, enum dp_clock_mode mode, uint64_t (*live_now)(void *),
 		   void *live_ctx);
 void dp_engine_free(struct dp_engine *e);
+
+/* Allow at most limit pending timers (0: no limit), so tests can make dp_timer_add() fail. */
+void dp_engine_set_limit(struct dp_engine *e, uint32_t limit);
 
 /* The current time: live reads the source (and remembers it), virtual returns now_ns. */
 uint64_t dp_engine_now(struct dp_engine *e);
@@ -81,7 +87,12 @@ static inline uint64_t dp_engine_mono(struct dp_engine *e, uint64_t t)
 	return t;
 }
 
-/* Run fn(obj, arg, now) at at_ns (past deadlines run at the next dispatch). Returns 0, -1 out of memory. */
+/*
+ * Run fn(obj, arg, now) at at_ns (past deadlines run at the next dispatch).
+ * Returns 0, or -ENOMEM (the heap cannot grow) / -ENOSPC (limit pending
+ * timers already): then the timer is not added and timer_fail counts it, so
+ * a caller must not wait for its callback.
+ */
 int dp_timer_add(struct dp_engine *e, uint64_t at_ns, dp_timer_fn fn, void *obj, uint64_t arg);
 
 /* Deadline of the earliest timer, or UINT64_MAX when there is none. */

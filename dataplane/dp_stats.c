@@ -54,6 +54,9 @@ void dp_stats_print(const struct dp_fabric *f, uint64_t elapsed_ns, FILE *out)
 		fprintf(out, "%-10s %12" PRIu64 " %14" PRIu64 " %12" PRIu64 " %14" PRIu64 "\n",
 			ho->cfg->name, ho->tx_pkts, ho->tx_bytes, ho->rx_pkts, ho->rx_bytes);
 	}
+	if (f->eng->timer_fail) /* only then: the tables of a sound run stay as they were */
+		fprintf(out, "\ntimer_fail %" PRIu64 ": timers the engine could not add; events were lost"
+			     " and the figures above may be wrong\n", f->eng->timer_fail);
 }
 
 int dp_csv_open(struct dp_csv *c, const struct dp_fabric *f, const char *path,

@@ -10,7 +10,11 @@
 
 #include "dp_fabric.h"
 
-/* Print the per-link and per-switch tables (utilisation, and the share of the run its most-paused priority was paused, over elapsed_ns). */
+/*
+ * Print the per-link and per-switch tables (utilisation, and the share of
+ * the run its most-paused priority was paused, over elapsed_ns), and a
+ * timer_fail line when the engine failed to add timers.
+ */
 void dp_stats_print(const struct dp_fabric *f, uint64_t elapsed_ns, FILE *out);
 
 /* CSV time series: one row per channel per sample. */

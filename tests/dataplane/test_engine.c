@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* dp_engine: timer order, same-time FIFO order, virtual clock jumps, live clock source, live monotone time. */
+/* dp_engine: timer order, same-time FIFO order, virtual clock jumps, live clock source, live monotone time, timers that cannot be added. */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -143,6 +144,38 @@ static void test_live_monotone(void **state)
 	free(l);
 }
 
+/*
+ * A timer that cannot be added is refused with a negative errno and counted
+ * in timer_fail (what the fabric's tables report), never dropped silently;
+ * once timers have run, adding works again.
+ */
+static void test_timer_limit(void **state)
+{
+	(void)state;
+	struct dp_engine e;
+	struct log *l = calloc(1, sizeof(*l));
+
+	assert_int_equal(dp_engine_init(&e, DP_CLOCK_VIRTUAL, NULL, NULL), 0);
+	dp_engine_set_limit(&e, 2);
+	assert_int_equal(dp_timer_add(&e, 100, record, l, 1), 0);
+	assert_int_equal(dp_timer_add(&e, 200, record, l, 2), 0);
+	assert_int_equal(dp_timer_add(&e, 300, record, l, 3), -ENOSPC);
+	assert_int_equal(dp_timer_add(&e, 50, record, l, 4), -ENOSPC);
+	assert_int_equal(e.timer_fail, 2);
+	assert_int_equal(dp_engine_next_ns(&e), 100); /* the refused 50 is not there */
+	assert_true(dp_engine_step_virtual(&e, 1000));
+	assert_int_equal(dp_timer_add(&e, 300, record, l, 3), 0);
+	while (dp_engine_step_virtual(&e, 1000))
+		;
+	assert_int_equal(l->n, 3);
+	assert_int_equal(l->arg[0], 1);
+	assert_int_equal(l->arg[1], 2);
+	assert_int_equal(l->arg[2], 3);
+	assert_int_equal(e.timer_fail, 2);
+	dp_engine_free(&e);
+	free(l);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -150,6 +183,7 @@ int main(void)
 		cmocka_unit_test(test_virtual_steps),
 		cmocka_unit_test(test_live_clock),
 		cmocka_unit_test(test_live_monotone),
+		cmocka_unit_test(test_timer_limit),
 	};
 	return cmocka_run_group_tests_name("engine", tests, NULL, NULL);
 }

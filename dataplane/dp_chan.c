@@ -1,0 +1,447 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * dp_chan: one direction of a link. The transmitter at its sending end
+ * (FIFOs, eight egress queues and a control queue, strict priority + DWRR,
+ * 802.1Qbb pause, the PFC watchdog of switch egress), the wire
+ * (serialization, propagation, loss) and the delivery at the far end (a
+ * switch's pipeline, dp_switch.h, or a host).
+ */
+#include "dp_chan.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "dp_switch.h"
+#include "dp_units.h"
+#include "pfc_frame.h"
+#include "rl_bytes.h"
+#include "rl_hash.h"
+#include "rl_parse.h"
+
+#define FIFO_FIRST_SLOTS 64  /* a FIFO's first allocation (a power of two) */
+#define ETH_HDR_LEN 14
+#define ETH_TYPE_OFF 12
+#define ETH_MIN_FRAME 60     /* shortest frame without FCS: shorter ones are padded on the wire */
+#define BITS_PER_BYTE 8     /* (NS_PER_S: DPDK's rte_cycles.h) */
+/* A uniform double in [0, 1) from the 53 top bits of a 64-bit random number. */
+#define RNG_UNIT(r) ((double)((r) >> 11) * 0x1.0p-53)
+
+static void switch_rx(struct dp_switch *s, uint16_t in_port, struct rte_mbuf *m, uint64_t now);
+
+/* ---- FIFO ---- */
+
+/* Double a full FIFO's capacity (the rare path, kept out of line). Returns 0, -1 out of memory. */
+static __rte_noinline int fifo_grow(struct dp_fifo *q)
+{
+	uint32_t cap = q->cap ? q->cap * 2 : FIFO_FIRST_SLOTS;
+	struct rte_mbuf **s = malloc(cap * sizeof(*s));
+
+	if (s == NULL)
+		return -1;
+	for (uint32_t i = 0; i < q->n; i++)
+		s[i] = q->slot[(q->head + i) & (q->cap - 1)];
+	free(q->slot);
+	q->slot = s;
+	q->head = 0;
+	q->cap = cap;
+	return 0;
+}
+
+static inline int fifo_push(struct dp_fifo *q, struct rte_mbuf *m)
+{
+	if (unlikely(q->n == q->cap) && fifo_grow(q) < 0)
+		return -1;
+	q->slot[(q->head + q->n) & (q->cap - 1)] = m;
+	q->n++;
+	q->bytes += rte_pktmbuf_pkt_len(m);
+	return 0;
+}
+
+static struct rte_mbuf *fifo_peek(const struct dp_fifo *q)
+{
+	return q->n ? q->slot[q->head] : NULL;
+}
+
+static struct rte_mbuf *fifo_pop(struct dp_fifo *q)
+{
+	if (q->n == 0)
+		return NULL;
+	struct rte_mbuf *m = q->slot[q->head];
+	q->head = (q->head + 1) & (q->cap - 1);
+	q->n--;
+	q->bytes -= rte_pktmbuf_pkt_len(m);
+	return m;
+}
+
+static void fifo_free(struct dp_fifo *q)
+{
+	struct rte_mbuf *m;
+
+	while ((m = fifo_pop(q)) != NULL)
+		rte_pktmbuf_free(m);
+	free(q->slot);
+	memset(q, 0, sizeof(*q));
+}
+
+/* ---- transmitter ---- */
+
+static void chan_kick(struct dp_chan *c, uint64_t now);
+static bool chan_send_one(struct dp_chan *c, uint64_t now, bool live);
+static void deliver(struct dp_chan *c, struct rte_mbuf *m, uint64_t now);
+static void send_pfc(struct dp_switch *s, uint16_t port, uint64_t now);
+
+static void on_tx_done(void *obj, uint64_t arg, uint64_t now)
+{
+	struct dp_chan *c = obj;
+
+	(void)arg;
+	c->tx_busy = false;
+	chan_kick(c, now);
+}
+
+static void on_kick(void *obj, uint64_t arg, uint64_t now)
+{
+	struct dp_chan *c = obj;
+
+	if (c->kick_at_ns != arg)
+		return; /* superseded */
+	c->kick_at_ns = 0;
+	chan_kick(c, now);
+}
+
+static void on_arrive(void *obj, uint64_t arg, uint64_t now)
+{
+	struct dp_chan *c = obj;
+	struct rte_mbuf *m;
+
+	struct dp_engine *e = c->fab->eng;
+	/* live: also what has arrived by the clock's reading, in one go, as long as
+	 * no other event comes first (a PFC frame on its way must still win) */
+	uint64_t by = e->mode == DP_CLOCK_LIVE && e->now_ns > now ? e->now_ns : now;
+
+	(void)arg;
+	while ((m = fifo_peek(&c->wire)) != NULL) {
+		uint64_t t = dp_priv(m)->arrive_ns;
+		if (t > now && (t > by || t >= dp_engine_next_ns(e)))
+			break;
+		deliver(c, fifo_pop(&c->wire), dp_engine_mono(e, t));
+	}
+	if (m != NULL && dp_timer_add(c->fab->eng, dp_priv(m)->arrive_ns, on_arrive, c, 0) < 0)
+		c->arrive_lost = true; /* counted in timer_fail; the next frame sent arms it */
+}
+
+/* The queue to send from next, or -1: control first, the strict class, then DWRR. */
+static int pick_queue(struct dp_chan *c, uint64_t now)
+{
+	const struct topo_qos *qos = &c->fab->topo->qos;
+	unsigned cp = qos->control_prio;
+
+	if (c->ctrl.n)
+		return DP_NUM_PRIO; /* the control queue */
+	if (c->nonempty == 0)
+		return -1;
+	uint8_t paused = pfc_pause_mask(&c->pause, now);
+	if (c->wd_on && paused) /* a queue in storm with the forward action ignores pause */
+		for (unsigned p = 0; p < DP_NUM_PRIO; p++)
+			if ((paused >> p & 1) && pfc_watchdog_may_send(&c->wd, &c->pause, p, now))
+				paused &= (uint8_t)~(1u << p);
+	uint8_t eligible = c->nonempty & (uint8_t)~paused;
+	if (eligible == 0)
+		return -1;
+	if (eligible >> cp & 1)
+		return (int)cp;
+	/* DWRR: each visit adds a quantum; a queue sends while its deficit covers the head. */
+	for (;;) {
+		unsigned p = c->rr;
+		if (p != cp && (eligible >> p & 1)) {
+			uint32_t len = rte_pktmbuf_pkt_len(fifo_peek(&c->q[p]));
+			if (c->deficit[p] >= (int64_t)len) {
+				c->deficit[p] -= len;
+				return (int)p;
+			}
+			c->deficit[p] += c->quantum[p];
+		} else if (!(c->nonempty >> p & 1)) {
+			c->deficit[p] = 0; /* an idle queue keeps no credit */
+		}
+		c->rr = (uint8_t)((c->rr + 1) % DP_NUM_PRIO);
+	}
+}
+
+static bool chan_has_work(const struct dp_chan *c)
+{
+	return c->ctrl.n || c->nonempty;
+}
+
+/*
+ * Send the next frame if the link is free. A timer at the end of a frame
+ * chooses the next one only when frames wait (scheduling happens when the
+ * link frees, so a later frame of a higher priority still goes first); a
+ * frame that finds the link free and nothing waiting starts at once. Virtual
+ * clock: one frame per call. Live clock: frame after frame, back to back, as
+ * long as the link would have finished the previous one by the clock's
+ * reading and no other event is due before (one timer per burst, not per
+ * frame, and events still happen in time order).
+ */
+static void chan_kick(struct dp_chan *c, uint64_t now)
+{
+	struct dp_engine *e = c->fab->eng;
+	bool live = e->mode == DP_CLOCK_LIVE;
+
+	if (c->tx_busy || !c->up)
+		return;
+	if (c->free_at_ns <= now) {
+		for (;;) {
+			if (!chan_send_one(c, now, live))
+				return;
+			/* live: the next frame too if the clock has passed its start and
+			 * no other event (a pause arriving, a frame of higher priority) is due first */
+			if (!live || c->free_at_ns > e->now_ns || c->free_at_ns >= dp_engine_next_ns(e))
+				break;
+			now = dp_engine_mono(e, c->free_at_ns);
+		}
+	}
+	if (chan_has_work(c) && dp_timer_add(e, c->free_at_ns, on_tx_done, c, 0) == 0)
+		c->tx_busy = true; /* (no timer, counted in timer_fail: not busy, the next kick tries again) */
+}
+
+/* Put the next frame on the wire; false when there is none to send (then maybe arm a pause wake-up). */
+static bool chan_send_one(struct dp_chan *c, uint64_t now, bool live)
+{
+	int qi = pick_queue(c, now);
+	if (qi < 0) {
+		/* paused queues with packets: wake up when the first pause ends */
+		if (c->nonempty == 0)
+			return false;
+		uint64_t t = pfc_pause_next_expiry_ns(&c->pause, now);
+		if (t != UINT64_MAX && (c->kick_at_ns == 0 || t < c->kick_at_ns)) {
+			c->kick_at_ns = t;
+			if (dp_timer_add(c->fab->eng, t, on_kick, c, t) < 0)
+				c->kick_at_ns = 0; /* counted in timer_fail; the next kick tries again */
+		}
+		return false;
+	}
+	struct rte_mbuf *m = fifo_pop(qi == DP_NUM_PRIO ? &c->ctrl : &c->q[qi]);
+	if (qi < DP_NUM_PRIO && c->q[qi].n == 0)
+		c->nonempty &= (uint8_t)~(1u << qi);
+	struct dp_mbuf_priv *pv = dp_priv(m);
+	uint32_t len = rte_pktmbuf_pkt_len(m);
+	/* virtual: decisions happen exactly when the link frees, a frame comes or a
+	 * pause ends; live: the loop notices late, so a frame starts when it could
+	 * have: queued, and its priority's last pause over (XON or expiry) */
+	uint64_t ready = now;
+	if (live) {
+		ready = pv->queued_ns;
+		uint64_t resumed = qi < DP_NUM_PRIO ? pfc_pause_expiry_ns(&c->pause, (unsigned)qi) : 0;
+		if (resumed > ready && resumed <= now) /* (> now: the watchdog forwards through a pause) */
+			ready = resumed;
+	}
+	uint64_t start = c->free_at_ns > ready ? c->free_at_ns : ready;
+	/* exact wire time: carry the fraction of a nanosecond to the next frame */
+	uint64_t num = (uint64_t)((len < ETH_MIN_FRAME ? ETH_MIN_FRAME : len) + PFC_WIRE_OVERHEAD) * BITS_PER_BYTE * (uint64_t)NS_PER_S +
+		       c->ser_rem;
+	uint64_t ser = rte_reciprocal_divide_u64(num, &c->rate_rcp);
+	c->ser_rem = num - ser * c->rate_bps;
+
+	if (c->capture)
+		c->capture(c->capture_ctx, c, m, start);
+	c->free_at_ns = start + ser;
+	c->busy_ns += ser;
+	c->tx_pkts++;
+	c->tx_bytes += len;
+	if (qi == DP_NUM_PRIO) {
+		c->ctrl_tx++;
+	} else {
+		c->q_tx_pkts[qi]++;
+		c->q_tx_bytes[qi] += len;
+	}
+	if (pv->admitted) {
+		struct dp_switch *s = &c->fab->sw[c->from.index];
+		struct pfc_mmu_pkt mp = {.len = pv->len, .in_port = pv->in_port,
+					 .out_port = pv->out_port, .prio = pv->prio, .ect = pv->ect};
+		pv->admitted = 0;
+		uint64_t t = live ? now : start; /* live: never ahead of the switch's clock */
+		if (pfc_mmu_dequeue(s->mmu, &mp, t) & PFC_MMU_F_XON)
+			send_pfc(s, mp.in_port, t);
+	}
+	if (c->loss > 0 && RNG_UNIT(rl_xorshift64(&c->rng)) < c->loss) {
+		c->drops[DP_DROP_LOSS]++;
+		rte_pktmbuf_free(m);
+	} else {
+		pv->arrive_ns = c->free_at_ns + c->delay_ns;
+		bool was_empty = c->wire.n == 0;
+		if (fifo_push(&c->wire, m) < 0) {
+			c->drops[DP_DROP_NO_MBUF]++;
+			rte_pktmbuf_free(m);
+		} else if (was_empty) {
+			if (dp_timer_add(c->fab->eng, pv->arrive_ns, on_arrive, c, 0) < 0)
+				c->arrive_lost = true; /* counted in timer_fail; the next frame sent arms it */
+		} else if (unlikely(c->arrive_lost)) { /* its timer could not be added: try again */
+			c->arrive_lost = dp_timer_add(c->fab->eng, dp_priv(fifo_peek(&c->wire))->arrive_ns,
+						      on_arrive, c, 0) < 0;
+		}
+	}
+	return true;
+}
+
+/* Queue m on channel c at priority prio (DP_NUM_PRIO: control) and start sending. */
+static void chan_enqueue(struct dp_chan *c, struct rte_mbuf *m, int prio, uint64_t now)
+{
+	struct dp_fifo *q = prio == DP_NUM_PRIO ? &c->ctrl : &c->q[prio];
+
+	if (fifo_push(q, m) < 0) {
+		struct dp_mbuf_priv *pv = dp_priv(m);
+		if (pv->admitted) { /* give its bytes back to the buffer */
+			struct pfc_mmu_pkt mp = {.len = pv->len, .in_port = pv->in_port,
+						 .out_port = pv->out_port, .prio = pv->prio, .ect = pv->ect};
+			pfc_mmu_discard(c->fab->sw[c->from.index].mmu, &mp, now);
+		}
+		c->drops[DP_DROP_NO_MBUF]++;
+		rte_pktmbuf_free(m);
+		return;
+	}
+	if (prio < DP_NUM_PRIO) {
+		c->nonempty |= (uint8_t)(1u << prio);
+		if (q->bytes > c->q_peak_bytes[prio])
+			c->q_peak_bytes[prio] = q->bytes;
+	}
+	dp_priv(m)->queued_ns = now;
+	chan_kick(c, now);
+}
+
+static void deliver(struct dp_chan *c, struct rte_mbuf *m, uint64_t now)
+{
+	struct dp_fabric *f = c->fab;
+
+	if (!c->up) {
+		c->drops[DP_DROP_LINK_DOWN]++;
+		rte_pktmbuf_free(m);
+		return;
+	}
+	if (c->to.kind == TOPO_NODE_SWITCH) {
+		switch_rx(&f->sw[c->to.index], c->to_port, m, now);
+		return;
+	}
+	struct dp_host *h = &f->host[c->to.index];
+	const uint8_t *d = rte_pktmbuf_mtod(m, const uint8_t *);
+	if (rte_pktmbuf_data_len(m) >= ETH_HDR_LEN && rl_get_be16(d + ETH_TYPE_OFF) == RL_ETHERTYPE_PAUSE) {
+		/* PFC for the host's NIC: pause its transmitter. The frame still goes
+		 * up to the host, as it would on a wire (a capture there shows it). */
+		if (pfc_pause_rx(&h->tx->pause, d, rte_pktmbuf_data_len(m), now) == PFC_FRAME_OK)
+			h->pfc_rx++;
+		chan_kick(h->tx, now);
+	}
+	h->rx_pkts++;
+	h->rx_bytes += rte_pktmbuf_pkt_len(m);
+	if (f->opt.host_rx)
+		f->opt.host_rx(f->opt.host_rx_ctx, h, m, now);
+	else
+		rte_pktmbuf_free(m);
+}
+
+/*
+ * A link that goes down loses what waits in its queues: each packet is
+ * released from its switch's MMU (which may end an XOFF upstream) and counted.
+ */
+static void chan_flush_queue(struct dp_chan *c, int p, enum dp_drop why, uint64_t now)
+{
+	struct dp_fifo *q = p == DP_NUM_PRIO ? &c->ctrl : &c->q[p];
+	struct rte_mbuf *m;
+
+	while ((m = fifo_pop(q)) != NULL) {
+		struct dp_mbuf_priv *pv = dp_priv(m);
+		if (pv->admitted) {
+			struct dp_switch *s = &c->fab->sw[c->from.index];
+			struct pfc_mmu_pkt mp = {.len = pv->len, .in_port = pv->in_port,
+						 .out_port = pv->out_port, .prio = pv->prio, .ect = pv->ect};
+			if (pfc_mmu_discard(s->mmu, &mp, now) & PFC_MMU_F_XON)
+				send_pfc(s, mp.in_port, now);
+		}
+		c->drops[why]++;
+		rte_pktmbuf_free(m);
+	}
+	if (p < DP_NUM_PRIO)
+		c->nonempty &= (uint8_t)~(1u << p);
+}
+
+static void chan_flush(struct dp_chan *c, uint64_t now)
+{
+	for (int p = 0; p <= DP_NUM_PRIO; p++)
+		chan_flush_queue(c, p, DP_DROP_LINK_DOWN, now);
+}
+
+/*
+ * PFC watchdog poll of one switch egress channel: declares and restores
+ * storms (pfc/pfc_watchdog.h); a queue in storm with the drop action is
+ * drained. Polls continue while a priority is paused or in storm.
+ */
+static void on_wd_poll(void *obj, uint64_t at, uint64_t now)
+{
+	struct dp_chan *c = obj;
+	uint8_t nonempty = 0, watching = 0;
+
+	if (c->wd_armed_at != at)
+		return;
+	c->wd_armed_at = 0;
+	for (int p = 0; p < DP_NUM_PRIO; p++)
+		nonempty |= (uint8_t)((c->q[p].n > 0) << p);
+	pfc_watchdog_poll(&c->wd, &c->pause, nonempty, c->q_tx_pkts, now);
+	for (unsigned p = 0; p < DP_NUM_PRIO; p++) {
+		if (pfc_watchdog_drops(&c->wd, p) && c->q[p].n) {
+			uint64_t before = c->drops[DP_DROP_PFC_STORM];
+			chan_flush_queue(c, (int)p, DP_DROP_PFC_STORM, now);
+			pfc_watchdog_count_drop(&c->wd, p, c->drops[DP_DROP_PFC_STORM] - before);
+		}
+		watching |= (uint8_t)((pfc_watchdog_in_storm(&c->wd, p) ||
+				       !pfc_pause_may_send(&c->pause, p, now)) << p);
+	}
+	chan_kick(c, now);
+	if (watching)
+		dp_watchdog_arm(c, now);
+}
+
+void dp_watchdog_arm(struct dp_chan *c, uint64_t now)
+{
+	uint64_t t = pfc_watchdog_next_poll_ns(&c->wd);
+
+	if (!c->wd_on || c->wd_armed_at)
+		return;
+	if (t <= now)
+		t = now + 1;
+	c->wd_armed_at = t;
+	if (dp_timer_add(c->fab->eng, t, on_wd_poll, c, t) < 0)
+		c->wd_armed_at = 0; /* counted in timer_fail; the next PFC frame or poll arms it again */
+}
+
+/* The switch side of the calls above (dp_switch.c). */
+static void switch_rx(struct dp_switch *s, uint16_t in_port, struct rte_mbuf *m, uint64_t now)
+{
+	dp_switch_rx(s, in_port, m, now);
+}
+
+static void send_pfc(struct dp_switch *s, uint16_t port, uint64_t now)
+{
+	dp_switch_send_pfc(s, port, now);
+}
+
+void dp_chan_kick(struct dp_chan *c, uint64_t now_ns)
+{
+	chan_kick(c, now_ns);
+}
+
+void dp_chan_enqueue(struct dp_chan *c, struct rte_mbuf *m, int prio, uint64_t now_ns)
+{
+	chan_enqueue(c, m, prio, now_ns);
+}
+
+void dp_chan_flush(struct dp_chan *c, uint64_t now_ns)
+{
+	chan_flush(c, now_ns);
+}
+
+void dp_chan_free(struct dp_chan *c)
+{
+	for (int p = 0; p < DP_NUM_PRIO; p++)
+		fifo_free(&c->q[p]);
+	fifo_free(&c->ctrl);
+	fifo_free(&c->wire);
+}

@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * dp_chan: one direction of a link (struct dp_chan, dp_fabric.h): its
+ * transmitter, wire and delivery. Only the fabric calls these; a channel is
+ * set up by dp_fabric_create().
+ */
+#ifndef DP_CHAN_H
+#define DP_CHAN_H
+
+#include <stdint.h>
+
+#include "dp_fabric.h"
+
+/* Start sending if the link is free and a frame waits (else nothing; a timer will). */
+void dp_chan_kick(struct dp_chan *c, uint64_t now_ns);
+
+/*
+ * Queue m on c at priority prio (DP_NUM_PRIO: the control queue) and start
+ * sending. The channel owns m; if the queue cannot grow, m is dropped
+ * (DP_DROP_NO_MBUF) and its bytes are given back to the switch's buffer.
+ */
+void dp_chan_enqueue(struct dp_chan *c, struct rte_mbuf *m, int prio, uint64_t now_ns);
+
+/* Drop everything queued on c (DP_DROP_LINK_DOWN), releasing it from the sending switch's buffer. */
+void dp_chan_flush(struct dp_chan *c, uint64_t now_ns);
+
+/* Free the packets c holds (queues and wire) and its queues' memory. */
+void dp_chan_free(struct dp_chan *c);
+
+#endif /* DP_CHAN_H */

@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Counters of the fabric's state (dp_types.h): sums and names, no DPDK. */
+#include "dp_types.h"
+
+uint64_t dp_chan_queued_bytes(const struct dp_chan *c)
+{
+	uint64_t b = 0;
+
+	for (int p = 0; p < DP_NUM_PRIO; p++)
+		b += c->q[p].bytes;
+	return b;
+}
+
+uint64_t dp_chan_drops(const struct dp_chan *c)
+{
+	uint64_t n = 0;
+
+	for (int d = 0; d < DP_DROP_COUNT; d++)
+		n += c->drops[d];
+	return n;
+}
+
+static const char *const drop_names[DP_DROP_COUNT] = {
+	[DP_DROP_PARSE] = "parse",         [DP_DROP_NOT_IP] = "not_ip",
+	[DP_DROP_IPV6_CTL] = "ipv6_ctl",   [DP_DROP_TTL] = "ttl",
+	[DP_DROP_NO_ROUTE] = "no_route",   [DP_DROP_MMU] = "buffer",
+	[DP_DROP_LINK_DOWN] = "link_down", [DP_DROP_LOSS] = "loss",
+	[DP_DROP_QUEUE] = "host_queue",    [DP_DROP_NO_MBUF] = "no_mbuf",
+	[DP_DROP_SEGMENTED] = "segmented", [DP_DROP_PFC_BAD] = "pfc_bad",
+	[DP_DROP_PFC_STORM] = "pfc_storm",
+};
+
+const char *dp_drop_name(enum dp_drop d)
+{
+	return (unsigned)d < DP_DROP_COUNT ? drop_names[d] : "unknown";
+}
+
+uint64_t dp_switch_drops(const struct dp_switch *s)
+{
+	uint64_t n = 0;
+
+	for (int d = 0; d < DP_DROP_COUNT; d++)
+		n += s->drops[d];
+	return n;
+}

@@ -1,0 +1,187 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * dp_types: the fabric's state (dp_fabric.h describes the model): channels,
+ * switches, hosts, the fabric. No mbuf is touched through these types, so
+ * the switch's forwarding decision (dp_pipeline.h) and the construction of
+ * this state (dp_fabric_build.h) compile without DPDK's mbuf headers; the one
+ * DPDK type inside is the reciprocal a channel divides by.
+ */
+#ifndef DP_TYPES_H
+#define DP_TYPES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <rte_reciprocal.h>
+
+#include "dp_engine.h"
+#include "dp_flows.h"
+#include "dp_te.h"
+#include "pfc_mmu.h"
+#include "pfc_pause.h"
+#include "pfc_watchdog.h"
+#include "rl_nexthop.h"
+#include "rl_parse.h"
+#include "topo_route.h"
+#include "topo.h"
+
+struct rte_lpm;
+struct rte_mbuf;
+struct rte_mempool;
+
+#define DP_NUM_PRIO 8
+
+/* parse_err[] slots: one per negative rl_parse status, RL_PARSE_BAD_ARG the last; slot 0 counts unknown ones. */
+#define DP_PARSE_ERR_SLOTS (1 - RL_PARSE_BAD_ARG)
+
+/* A growable FIFO of mbufs. */
+struct dp_fifo {
+	struct rte_mbuf **slot;
+	uint32_t head, n, cap; /* cap: a power of two */
+	uint64_t bytes;
+};
+
+/* Why a packet was dropped; counted per switch (and per channel for link drops). */
+enum dp_drop {
+	DP_DROP_PARSE,     /* malformed frame (rl_parse error) */
+	DP_DROP_NOT_IP,    /* neither IPv4, ARP nor PFC */
+	DP_DROP_IPV6_CTL,  /* ND/MLD/RS the leaf does not answer (only NS for its /64 is) */
+	DP_DROP_TTL,       /* TTL 0 or 1 */
+	DP_DROP_NO_ROUTE,  /* destination not in the fabric or unreachable */
+	DP_DROP_MMU,       /* refused by the buffer (reason in the MMU's counters) */
+	DP_DROP_LINK_DOWN, /* sent to or arriving over a link that is down */
+	DP_DROP_LOSS,      /* the link's configured random loss */
+	DP_DROP_QUEUE,     /* host NIC queue full */
+	DP_DROP_NO_MBUF,   /* could not allocate a reply / PFC frame */
+	DP_DROP_SEGMENTED, /* multi-segment mbuf that could not be linearized */
+	DP_DROP_PFC_BAD,   /* malformed MAC control frame */
+	DP_DROP_PFC_STORM, /* PFC watchdog: a queue paused too long was drained */
+	DP_DROP_COUNT,
+};
+
+/* The short name of a drop reason ("buffer", "ttl", ...), "unknown" out of range. */
+const char *dp_drop_name(enum dp_drop d);
+
+struct dp_fabric;
+
+struct dp_chan {
+	struct dp_fabric *fab;
+	uint32_t link;
+	uint8_t dir;                 /* 0: end[0] -> end[1] */
+	struct topo_node_ref from, to;
+	uint16_t from_port, to_port; /* switch ports (0 for a host end) */
+	uint8_t dst_mac[6];          /* rewrite: the receiving port's or host's MAC */
+	uint8_t src_mac[6];
+	uint64_t rate_bps, delay_ns;
+	struct rte_reciprocal_u64 rate_rcp; /* x / rate_bps without a division (exact) */
+	double loss;
+	bool up;
+
+	struct dp_fifo q[DP_NUM_PRIO];
+	uint8_t nonempty;            /* bit p: q[p] holds packets */
+	struct dp_fifo ctrl;         /* PFC and ARP: sent first, never paused */
+	struct dp_fifo wire;         /* serialized, propagating */
+	uint64_t q_limit_bytes;      /* host NIC only (switch queues are the MMU's) */
+	uint32_t quantum[DP_NUM_PRIO];
+	int64_t deficit[DP_NUM_PRIO];
+	uint8_t rr;
+	struct pfc_pause pause;
+	struct pfc_watchdog wd;      /* switch egress only, when the fabric's watchdog is on */
+	bool wd_on;
+	uint64_t wd_armed_at;        /* pending watchdog poll; 0: none */
+
+	bool tx_busy;                /* a timer at free_at_ns will choose the next frame */
+	uint64_t free_at_ns;         /* the end of the last frame sent */
+	uint64_t ser_rem;            /* serialization remainder (bit-ns mod rate) carried between frames */
+	uint64_t kick_at_ns;         /* pending wake-up for a pause expiry; 0: none */
+	bool arrive_lost;            /* the wire's arrival timer could not be added: the next frame sent arms it */
+	uint64_t rng;                /* loss */
+
+	/* counters */
+	uint64_t tx_pkts, tx_bytes, busy_ns;
+	uint64_t q_tx_pkts[DP_NUM_PRIO], q_tx_bytes[DP_NUM_PRIO];
+	uint64_t ctrl_tx, pfc_tx;
+	uint64_t drops[DP_DROP_COUNT];
+	uint64_t q_peak_bytes[DP_NUM_PRIO];
+
+	/* capture: called for every frame as its transmission starts */
+	void (*capture)(void *ctx, struct dp_chan *c, struct rte_mbuf *m, uint64_t now_ns);
+	void *capture_ctx;
+};
+
+struct dp_group {
+	uint16_t n;                          /* members ever seen; index into port[] */
+	uint16_t port[RL_NH_MAX_MEMBERS];
+	uint64_t up_mask;                    /* members in the group now */
+	struct rl_resilient rs;              /* TOPO_LB_RESILIENT only */
+};
+
+struct dp_switch {
+	uint32_t idx;
+	const struct topo_switch *cfg;
+	struct pfc_mmu *mmu;
+	struct dp_chan **out;        /* [port] the channel this port sends on */
+	uint64_t *pfc_timer_at;      /* [port] pending PFC refresh timer; 0: none */
+	struct dp_group *group;      /* [leaf index] */
+	struct rl_flowlet flowlet;   /* TOPO_LB_FLOWLET only */
+	bool up;
+
+	uint64_t rx_pkts, rx_bytes, fwd_pkts;
+	uint64_t arp_replies, nd_replies, echo_replies, pfc_rx, ecn_marked;
+	uint64_t drops[DP_DROP_COUNT];
+	uint64_t parse_err[DP_PARSE_ERR_SLOTS]; /* by -rl_parse status */
+	uint64_t *port_tx_pkts;      /* [port] forwarded out of it (flows per port) */
+};
+
+struct dp_host {
+	uint32_t idx;
+	const struct topo_host *cfg;
+	struct dp_chan *tx, *rx;     /* host -> leaf, leaf -> host */
+	uint64_t tx_pkts, tx_bytes, rx_pkts, rx_bytes;
+	uint64_t pfc_rx;             /* PFC frames its NIC obeyed */
+	int port_id;                 /* DPDK port, -1 when none */
+};
+
+/* What reaches a host; the callee owns m. */
+typedef void (*dp_host_rx_fn)(void *ctx, struct dp_host *h, struct rte_mbuf *m, uint64_t now_ns);
+
+struct dp_fabric_opts {
+	dp_host_rx_fn host_rx;
+	void *host_rx_ctx;
+	uint64_t host_queue_bytes;   /* per priority of a host NIC; 0 = 512 KiB */
+	uint32_t flow_capacity;      /* flows whose path is recorded; 0: none */
+	const struct pfc_watchdog_config *watchdog; /* PFC watchdog on switch egress; NULL: off */
+	uint64_t seed;               /* link loss and flowlet choices */
+};
+
+struct dp_fabric {
+	const struct topo *topo;
+	struct dp_engine *eng;
+	struct rte_mempool *mp;
+	struct topo_routes *routes;
+	struct rte_lpm *lpm;         /* IPv4 destination -> host index */
+	/* IPv4 destination (host order) -> host index, or -1: rte_lpm in the
+	 * running fabric, the address scheme (topo_route.h) by default */
+	int (*host_of_ipv4)(const struct dp_fabric *f, uint32_t addr);
+	struct dp_fabric_opts opt;
+	uint32_t n_chans;
+	struct dp_chan *chans;       /* [2 * n_links], link l: 2l (end0->end1), 2l+1 */
+	struct dp_switch *sw;
+	struct dp_host *host;
+	struct dp_flows flows;
+	struct dp_te *te;            /* traffic engineering, or NULL (set by the owner) */
+	uint64_t route_changes;
+	uint64_t events_applied;
+};
+
+/* Bytes queued now in a channel's data queues (all priorities). */
+uint64_t dp_chan_queued_bytes(const struct dp_chan *c);
+
+/* Sum of a link direction's drops of every reason (loss, link down, host queue, ...). */
+uint64_t dp_chan_drops(const struct dp_chan *c);
+
+/* Sum of a switch's drops of every reason (its MMU's drops are in DP_DROP_MMU). */
+uint64_t dp_switch_drops(const struct dp_switch *s);
+
+#endif /* DP_TYPES_H */
