@@ -116,6 +116,11 @@ void ne_nic_get_counters(const struct ne_nic *nic, struct ne_counters *out)
 	*out = nic->cnt;
 }
 
+void ne_nic_get_work(const struct ne_nic *nic, struct ne_work *out)
+{
+	*out = nic->work;
+}
+
 void ne_nic_get_config(const struct ne_nic *nic, struct ne_nic_config *out)
 {
 	*out = nic->cfg;
@@ -303,6 +308,8 @@ bool ne_qpc_touch(struct ne_nic *nic, uint32_t qpn)
 	for (uint32_t i = 0; i < nic->cfg.qpc_entries; i++) {
 		struct ne_qpc_entry *e = &nic->qpc[i];
 
+		nic->work.qpc_probes++;
+
 		if (e->valid && e->qpn == qpn) {
 			e->last_use = nic->qpc_clock;
 			nic->cnt.qpc_hits++;
@@ -432,6 +439,8 @@ static void run_timers(struct ne_nic *nic, uint64_t now_ns)
 	for (uint32_t i = 0; i < nic->nqps; i++) {
 		struct ne_qp *qp = &nic->qps[i];
 
+		if (qp->used)
+			nic->work.qp_visits++;
 		if (qp->used && qp->rto_at != NE_NO_TIME && qp->rto_at <= now_ns)
 			ne_comp_timer(nic, qp, now_ns);
 		if (qp->used && qp->dc.active)
@@ -455,6 +464,7 @@ int ne_nic_poll_tx(struct ne_nic *nic, uint64_t now_ns, uint8_t *buf, size_t cap
 	if (nic->ev_valid && now_ns < nic->ev_cache)
 		return 0; /* nothing can be due before the next event */
 	ne_nic_touch(nic);
+	nic->work.polls++;
 	run_timers(nic, now_ns);
 	if (!nic->link_up || now_ns < nic->link_free_ns)
 		return 0;
@@ -466,6 +476,7 @@ int ne_nic_poll_tx(struct ne_nic *nic, uint64_t now_ns, uint8_t *buf, size_t cap
 		qp = &nic->qps[idx];
 		if (!qp->used)
 			continue;
+		nic->work.qp_visits++;
 		if (qp->dc.np_pending) {
 			got = ne_dcqcn_build_cnp(nic, qp, buf, &flen);
 			break;
@@ -531,6 +542,7 @@ uint64_t ne_nic_next_event_ns(const struct ne_nic *nic)
 
 		if (!qp->used)
 			continue;
+		((struct ne_nic *)(uintptr_t)nic)->work.qp_visits++;
 		if (qp->rto_at < t)
 			t = qp->rto_at;
 		if (!nic->link_up)

@@ -186,6 +186,18 @@ struct ne_counters {
 	uint64_t cnp_rate_cuts;          /* RP: CNPs that cut a QP's rate */
 };
 
+/* Work the NIC did to schedule, for tests and benchmarks that count work
+ * instead of timing it (a shared machine makes times noisy). */
+struct ne_work {
+	uint64_t polls;      /* ne_nic_poll_tx calls that looked for a frame (not cut
+			      * short by the cached next event time) */
+	uint64_t qp_visits;  /* QPs examined: transmit candidates, QPs whose timers
+			      * ran, QPs whose scheduling keys were recomputed */
+	uint64_t heap_moves; /* insertions, removals and sift steps in the
+			      * scheduler's heaps */
+	uint64_t qpc_probes; /* QP context cache entries examined */
+};
+
 /* Names of the fields of struct ne_counters in order; NULL-terminated. */
 extern const char *const ne_counter_names[];
 
@@ -398,6 +410,9 @@ void ne_nic_set_ip_id(struct ne_nic *nic, uint16_t ip_id);
 
 /* Copy the counters. */
 void ne_nic_get_counters(const struct ne_nic *nic, struct ne_counters *out);
+
+/* Copy the work counters (struct ne_work). */
+void ne_nic_get_work(const struct ne_nic *nic, struct ne_work *out);
 
 /* Copy the configuration the NIC was created with (addresses, rate, source
  * port policy as currently set). */

@@ -162,6 +162,7 @@ struct ne_qpc_entry {
 struct ne_nic {
 	struct ne_nic_config cfg;
 	struct ne_counters cnt;
+	struct ne_work work;
 	bool link_up;
 	uint16_t ip_id;
 	uint64_t link_free_ns;
