@@ -7,6 +7,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ne_bits.h"
+#include "ne_heap.h"
 #include "ne_nic.h"
 #include "rl_parse.h"
 
@@ -153,10 +155,34 @@ struct ne_qp {
 	struct ne_dcqcn_qp dc;
 };
 
+/* One resident QP context of the cache model, at the slot of its QP
+ * (qpn % nqps), on a most-recently-used-first list. */
 struct ne_qpc_entry {
 	uint32_t qpn;
-	uint64_t last_use;
 	bool valid;
+	uint32_t prev, next; /* slots; NE_QPC_NIL ends the list */
+};
+#define NE_QPC_NIL UINT32_MAX
+
+/*
+ * The transmit scheduler (ne_sched.c). A QP's "due" time is when it next has
+ * a frame it may send (a CNP, a response whose QP context is ready, a
+ * request not held by an RNR wait, a context miss or DCQCN pacing); it is a
+ * function of the QP's state only, recomputed when the QP is marked dirty.
+ * QPs with nothing to send are in no structure, so they cost nothing.
+ *   wait   QPs due after the latest poll's time, by due time;
+ *   ready  QPs due at or before it, by due time, and ready_set, the same QPs
+ *          by slot: the round-robin walk visits only them;
+ *   rto    armed retransmit timers; dc: DCQCN alpha/rate timers.
+ */
+struct ne_sched {
+	struct ne_heap wait, ready, rto, dc;
+	struct ne_bits ready_set;
+	uint32_t *dirty;  /* slots whose keys must be recomputed */
+	uint32_t ndirty;
+	uint8_t *is_dirty; /* per slot */
+	uint32_t *due;    /* scratch: slots whose timers are due */
+	uint64_t now;     /* time of the latest poll */
 };
 
 struct ne_nic {
@@ -177,8 +203,10 @@ struct ne_nic {
 
 	struct ne_cq *cqs;
 
-	struct ne_qpc_entry *qpc;
-	uint64_t qpc_clock;
+	struct ne_qpc_entry *qpc; /* [nqps] when the cache model is on */
+	uint32_t qpc_head, qpc_tail, qpc_count;
+
+	struct ne_sched sched;
 
 	/* ne_nic_next_event_ns() cached until the next state change: any call
 	 * that can change transmit work or timers clears ev_valid. While valid,
@@ -191,6 +219,17 @@ static inline void ne_nic_touch(struct ne_nic *nic)
 {
 	nic->ev_valid = false;
 }
+
+/* ne_sched.c */
+int ne_sched_init(struct ne_nic *nic);
+void ne_sched_free(struct ne_nic *nic);
+/* qp's state changed: invalidate the cached next event and recompute the
+ * QP's scheduling keys before the next poll or next-event query. Every
+ * change to a QP's transmit work, ready times or timers must call this. */
+void ne_qp_touch(struct ne_nic *nic, struct ne_qp *qp);
+/* As ne_qp_touch, but keeps the cached next event (for state changes that
+ * the cache may ignore, as DCQCN's lazy timers replayed by a query). */
+void ne_sched_mark(struct ne_nic *nic, struct ne_qp *qp);
 
 /* ne_nic.c */
 struct ne_qp *ne_qp_lookup(const struct ne_nic *nic, uint32_t qpn);
@@ -261,6 +300,9 @@ static inline uint64_t ne_dcqcn_tx_at(const struct ne_qp *qp)
 }
 /* NP: a request packet for qp arrived with ECN CE. */
 void ne_dcqcn_np_ce(struct ne_nic *nic, struct ne_qp *qp, uint64_t now_ns);
+/* RP: time of the QP's next alpha or rate timer event that changes its
+ * state, NE_NO_TIME when none will (inactive, or alpha settled and not paced). */
+uint64_t ne_dcqcn_next_timer_ns(const struct ne_nic *nic, const struct ne_qp *qp);
 /* NP: build the pending CNP of qp (returns 1 with *len set, or 0). */
 int ne_dcqcn_build_cnp(struct ne_nic *nic, struct ne_qp *qp, uint8_t *buf, size_t *len);
 
