@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
+#define _GNU_SOURCE /* qsort_r */
 #include "dp_nic.h"
 
 #include <errno.h>
@@ -47,6 +48,24 @@ struct dp_coll {
 static void service(struct dp_nic_host *nh, uint64_t now);
 static void coll_poll(struct dp_nics *ns, uint64_t now);
 
+/* Put nh on the list of NICs whose wake-up the next coll_poll looks at. */
+static void wake_list_add(struct dp_nic_host *nh)
+{
+	struct dp_nics *ns = nh->owner;
+
+	if (nh->listed)
+		return;
+	nh->listed = true;
+	ns->wake[ns->n_wake++] = (uint32_t)(nh - ns->h);
+}
+
+/* ne_nic wake notification: the NIC's next event may have moved. */
+static void on_nic_changed(void *ctx, struct ne_nic *nic)
+{
+	(void)nic;
+	wake_list_add(ctx);
+}
+
 static void on_wake(void *obj, uint64_t at, uint64_t now)
 {
 	struct dp_nic_host *nh = obj;
@@ -54,6 +73,7 @@ static void on_wake(void *obj, uint64_t at, uint64_t now)
 	if (nh->armed_at != at)
 		return; /* superseded by an earlier wake-up */
 	nh->armed_at = 0;
+	wake_list_add(nh); /* not armed: a coll_poll during its service arms it */
 	service(nh, now);
 }
 
@@ -133,6 +153,8 @@ static void service(struct dp_nic_host *nh, uint64_t now)
 		if (dp_chan_queued_bytes(h->tx) >= NIC_QUEUE_ROOM) {
 			/* paused or slower than the NIC: look again after one frame time */
 			nh->tx_waits++;
+			nh->waiting = true;
+			wake_list_add(nh);
 			arm(nh, now + dp_ser_ns(NE_MAX_FRAME, h->tx->rate_bps), now);
 			return;
 		}
@@ -162,6 +184,10 @@ static void service(struct dp_nic_host *nh, uint64_t now)
 		 * poll_tx does not serve). */
 		nh->stalls++;
 		next = now + NIC_STALL_RETRY_NS;
+		nh->waiting = true;
+		wake_list_add(nh);
+	} else {
+		nh->waiting = false;
 	}
 	arm(nh, next, now);
 }
@@ -220,7 +246,8 @@ int dp_nics_create(struct dp_nics *ns, struct dp_fabric *f, const struct dp_nic_
 	ns->fab = f;
 	ns->by_host = malloc((t->n_hosts + 1) * sizeof(*ns->by_host));
 	ns->h = calloc(t->n_hosts + 1, sizeof(*ns->h));
-	if (!ns->by_host || !ns->h) {
+	ns->wake = calloc(t->n_hosts + 1, sizeof(*ns->wake));
+	if (!ns->by_host || !ns->h || !ns->wake) {
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
@@ -259,7 +286,10 @@ int dp_nics_create(struct dp_nics *ns, struct dp_fabric *f, const struct dp_nic_
 		}
 		nh->owner = ns;
 		nh->host = i;
+		nh->coll_rank = -1;
+		ne_nic_set_wake_notify(nh->nic, on_nic_changed, nh);
 		ns->by_host[i] = (int32_t)ns->n++;
+		wake_list_add(nh); /* not armed yet */
 	}
 	return 0;
 }
@@ -444,6 +474,39 @@ int dp_nics_add_rdma(struct dp_nics *ns, const char *spec, uint64_t start_offset
 
 static void coll_start_size(void *obj, uint64_t arg, uint64_t now);
 
+static int cmp_rank(const void *a, const void *b, void *ctx)
+{
+	const struct dp_nics *ns = ctx;
+	int32_t x = ns->h[*(const uint32_t *)a].coll_rank, y = ns->h[*(const uint32_t *)b].coll_rank;
+
+	return (x > y) - (x < y);
+}
+
+/*
+ * Arm the collective's NICs that may need it, in rank order. Re-arming any
+ * other rank would change nothing: its state has not changed since it was
+ * armed at its next event (arm() keeps an earlier wake-up), so only the
+ * listed ones are looked at: changed, unarmed or waiting. Waiting ones stay
+ * listed until their service.
+ */
+static void coll_arm_listed(struct dp_nics *ns, uint64_t now)
+{
+	uint32_t kept = 0;
+
+	qsort_r(ns->wake, ns->n_wake, sizeof(*ns->wake), cmp_rank, ns);
+	for (uint32_t i = 0; i < ns->n_wake; i++) {
+		struct dp_nic_host *nh = &ns->h[ns->wake[i]];
+
+		if (nh->coll_rank >= 0)
+			arm(nh, ne_nic_next_event_ns(nh->nic), now);
+		if (nh->waiting)
+			ns->wake[kept++] = ns->wake[i];
+		else
+			nh->listed = false;
+	}
+	ns->n_wake = kept;
+}
+
 /* Drive the collective at now: its CQs, posts and CTS; wake the NICs it gave work. */
 static void coll_poll(struct dp_nics *ns, uint64_t now)
 {
@@ -461,8 +524,7 @@ static void coll_poll(struct dp_nics *ns, uint64_t now)
 		c->run = NULL;
 		return;
 	}
-	for (uint32_t r = 0; r < c->cfg.nranks; r++)
-		arm(&ns->h[c->rank_nic[r]], ne_nic_next_event_ns(c->nics[r]), now);
+	coll_arm_listed(ns, now);
 	if (!ne_coll_done(c->run))
 		return;
 	struct ne_coll_result res;
@@ -655,8 +717,10 @@ int dp_nics_add_coll(struct dp_nics *ns, const char *spec, uint64_t start_ns, FI
 		snprintf(err, errlen, "--coll: needs at least 2 emulated hosts (has %u)", c->cfg.nranks);
 		return -1;
 	}
-	for (uint32_t r = 0; r < c->cfg.nranks; r++)
+	for (uint32_t r = 0; r < c->cfg.nranks; r++) {
 		c->nics[r] = ns->h[c->rank_nic[r]].nic;
+		ns->h[c->rank_nic[r]].coll_rank = (int32_t)r;
+	}
 	c->cfg.bytes = c->size_max;
 	if (ne_coll_config_check(&c->cfg) != 0) {
 		snprintf(err, errlen, "--coll '%s': inconsistent settings", spec);
@@ -832,6 +896,7 @@ void dp_nics_destroy(struct dp_nics *ns)
 	for (uint32_t i = 0; i < ns->n; i++)
 		ne_nic_destroy(ns->h[i].nic); /* frees its QPs, CQs and MRs */
 	free(ns->rdma);
+	free(ns->wake);
 	free(ns->h);
 	free(ns->by_host);
 	memset(ns, 0, sizeof(*ns));

@@ -59,6 +59,9 @@ struct dp_nic_host {
 	uint64_t tx_waits;          /* times it waited for room in the host queue */
 	uint64_t stalls;            /* wake-ups where the NIC was due but had nothing to send */
 	uint64_t no_mbuf;
+	int32_t coll_rank;          /* its rank in --coll, -1 none */
+	bool waiting;               /* armed later than its next event (queue full, stall) */
+	bool listed;                /* in owner->wake */
 };
 
 struct dp_nics {
@@ -70,6 +73,11 @@ struct dp_nics {
 	uint32_t n_rdma;
 	struct dp_coll *coll;       /* --coll, or NULL */
 	FILE *coll_out;             /* where result lines go */
+	/* NICs whose wake-up time the collective's poll must look at again:
+	 * their state changed since their next event was read (ne_nic wake
+	 * notification), they are not armed, or they wait (indices into h) */
+	uint32_t *wake;
+	uint32_t n_wake;
 };
 
 /*

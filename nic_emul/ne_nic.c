@@ -108,6 +108,15 @@ void ne_nic_set_link(struct ne_nic *nic, bool up)
 	nic->link_up = up;
 }
 
+int ne_nic_set_wake_notify(struct ne_nic *nic, ne_nic_wake_fn fn, void *ctx)
+{
+	if (!nic)
+		return -EINVAL;
+	nic->wake = fn;
+	nic->wake_ctx = ctx;
+	return 0;
+}
+
 void ne_nic_set_ip_id(struct ne_nic *nic, uint16_t ip_id)
 {
 	nic->ip_id = ip_id;

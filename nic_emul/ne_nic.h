@@ -44,6 +44,8 @@ struct ne_cq;
 
 /* Completion notification callback (ne_cq_set_notify). */
 typedef void (*ne_cq_notify_fn)(void *ctx, struct ne_cq *cq);
+/* Wake notification callback (ne_nic_set_wake_notify). */
+typedef void (*ne_nic_wake_fn)(void *ctx, struct ne_nic *nic);
 
 /* ------------------------------------------------------------------ */
 /* NIC configuration                                                   */
@@ -397,6 +399,15 @@ int ne_nic_poll_tx(struct ne_nic *nic, uint64_t now_ns, uint8_t *buf, size_t cap
  * frame ready (bounded below by the link being free), or a timer. UINT64_MAX
  * when idle. May be earlier than necessary, never later. */
 uint64_t ne_nic_next_event_ns(const struct ne_nic *nic);
+
+/* Wake notification: fn(ctx, nic) is called when the NIC's state changes
+ * (work posted, a QP modified, a frame received, a poll) while the time last
+ * returned by ne_nic_next_event_ns() is still cached, so at most once per
+ * read of it: the owner of many NICs re-reads the next event time only of
+ * the NICs that called, instead of all of them after every event. Called
+ * from inside the NIC call that made the change; fn must not call into this
+ * NIC. fn NULL turns it off. Returns 0 or -EINVAL (nic NULL). */
+int ne_nic_set_wake_notify(struct ne_nic *nic, ne_nic_wake_fn fn, void *ctx);
 
 /* Earliest time the link is free for the next frame (line-rate pacing). */
 uint64_t ne_nic_link_free_ns(const struct ne_nic *nic);

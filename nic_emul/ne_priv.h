@@ -213,11 +213,20 @@ struct ne_nic {
 	 * ne_nic_poll_tx() before ev_cache returns 0 without scanning. */
 	uint64_t ev_cache;
 	bool ev_valid;
+
+	ne_nic_wake_fn wake; /* ne_nic_set_wake_notify */
+	void *wake_ctx;
 };
 
+/* The NIC's state changed: the cached next event is stale; tell the owner
+ * once per read of it. */
 static inline void ne_nic_touch(struct ne_nic *nic)
 {
+	if (!nic->ev_valid)
+		return;
 	nic->ev_valid = false;
+	if (nic->wake)
+		nic->wake(nic->wake_ctx, nic);
 }
 
 /* ne_sched.c */
