@@ -133,6 +133,16 @@ struct ne_nic_config {
 	 * this set (halves the cost per data packet); default false. */
 	bool icrc_off;
 
+	/* Payload bytes are not modelled: request and READ response payloads
+	 * go out as zeros without reading the MR, received payloads are not
+	 * stored, and the ICRC takes the payload as zeros without reading it
+	 * (rl_icrc_compute_zeros, O(1) in its length), on transmit and receive.
+	 * MR keys, bounds and access are still checked. The only cost left that
+	 * grows with the payload is zero-filling it in the frame buffer. For
+	 * simulations whose buffers hold only zeros (ne_coll with data off): the
+	 * wire is then the same byte for byte. Default false. */
+	bool zero_payload;
+
 	/* DCQCN reaction and notification points; both off by default. */
 	struct ne_dcqcn_config dcqcn;
 };
@@ -428,6 +438,9 @@ void ne_nic_get_work(const struct ne_nic *nic, struct ne_work *out);
 /* Copy the configuration the NIC was created with (addresses, rate, source
  * port policy as currently set). */
 void ne_nic_get_config(const struct ne_nic *nic, struct ne_nic_config *out);
+
+/* Turn the zero_payload model (see struct ne_nic_config) on or off. */
+void ne_nic_set_zero_payload(struct ne_nic *nic, bool on);
 
 /* Change the UDP source port policy. It applies to QPs whose address vector
  * or destination QPN is set (ne_qp_modify with NE_QP_AV or NE_QP_DEST_QPN)

@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "ne_bits.h"
 #include "ne_heap.h"
@@ -265,8 +266,23 @@ size_t ne_build_hdrs(struct ne_nic *nic, const struct ne_qp *qp, uint8_t *buf,
 void ne_put_reth(uint8_t *p, uint64_t va, uint32_t rkey, uint32_t len);
 void ne_put_aeth(uint8_t *p, uint8_t syndrome, uint32_t msn);
 void ne_put_be32(uint8_t *p, uint32_t v);
-/* Compute and store the ICRC of a complete frame; 0 or -1. */
-int ne_finish_icrc(uint8_t *frame, size_t len);
+/* Compute and store the ICRC of a complete frame (payload taken as zeros,
+ * not read, with zero_payload); 0 or -1. */
+int ne_finish_icrc(uint8_t *frame, size_t len, bool zero_payload);
+/* Copy n payload bytes from src, or zeros under the zero_payload model. */
+static inline void ne_payload_out(const struct ne_nic *nic, uint8_t *dst, const uint8_t *src, size_t n)
+{
+	if (nic->cfg.zero_payload)
+		memset(dst, 0, n);
+	else
+		memcpy(dst, src, n);
+}
+/* Store n received payload bytes at dst (nothing under the zero_payload model). */
+static inline void ne_payload_in(const struct ne_nic *nic, uint8_t *dst, const uint8_t *src, size_t n)
+{
+	if (!nic->cfg.zero_payload)
+		memcpy(dst, src, n);
+}
 /* Is the opcode in the RC request set this NIC implements? */
 bool ne_op_is_request(uint8_t op);
 bool ne_op_is_response(uint8_t op);

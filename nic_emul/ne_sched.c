@@ -335,7 +335,7 @@ int ne_nic_poll_tx(struct ne_nic *nic, uint64_t now_ns, uint8_t *buf, size_t cap
 		return rc == VISIT_STOP ? 0 : rc;
 	nic->rr = (win + 1) % nic->nqps;
 	if (!nic->cfg.icrc_off)
-		ne_finish_icrc(buf, flen);
+		ne_finish_icrc(buf, flen, nic->cfg.zero_payload);
 	nic->cnt.sent_pkts++;
 	nic->cnt.sent_bytes += flen;
 	if (nic->cfg.line_rate_bps) {
