@@ -6,7 +6,7 @@
 
 #include "rl_icrc.h"
 
-static void cfg_for(struct ne_nic_config *c, int i, uint64_t rate)
+void sim_config(struct ne_nic_config *c, int i, uint64_t rate)
 {
 	ne_nic_config_default(c);
 	c->mac[0] = 0x02;
@@ -30,8 +30,8 @@ void sim_init(struct sim *s, uint64_t rate_bps, uint64_t delay_ns)
 {
 	struct ne_nic_config c0, c1;
 
-	cfg_for(&c0, 0, rate_bps);
-	cfg_for(&c1, 1, rate_bps);
+	sim_config(&c0, 0, rate_bps);
+	sim_config(&c1, 1, rate_bps);
 	sim_init_cfg(s, &c0, &c1, delay_ns);
 }
 

@@ -71,6 +71,9 @@ struct sim {
 	int rx_status_count[16]; /* index -status */
 };
 
+/* The config of NIC i (0 or 1) of sim_init: its addresses, rate, IP ids. */
+void sim_config(struct ne_nic_config *c, int i, uint64_t rate_bps);
+
 /* Two NICs: 10.0.0.1 / 02:00:00:00:00:01 and 10.0.0.2 / ...:02. */
 void sim_init(struct sim *s, uint64_t rate_bps, uint64_t delay_ns);
 void sim_init_cfg(struct sim *s, const struct ne_nic_config *c0, const struct ne_nic_config *c1,

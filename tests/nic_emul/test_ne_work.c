@@ -41,11 +41,7 @@ struct run {
 
 static void cfg_for(struct ne_nic_config *c, int i)
 {
-	ne_nic_config_default(c);
-	c->mac[0] = 0x02;
-	c->mac[5] = (uint8_t)(i + 1);
-	c->ipv4 = 0x0A000001u + (uint32_t)i;
-	c->line_rate_bps = G100;
+	sim_config(c, i, G100);
 	c->max_qps = MAX_QPS;
 	c->qpc_entries = QPC_ENTRIES;
 	c->qpc_miss_ns = QPC_MISS_NS;

@@ -45,11 +45,7 @@ struct run {
 
 static void cfg_for(struct ne_nic_config *c, int i, bool zero)
 {
-	ne_nic_config_default(c);
-	c->mac[0] = 0x02;
-	c->mac[5] = (uint8_t)(i + 1);
-	c->ipv4 = 0x0A000001u + (uint32_t)i;
-	c->line_rate_bps = G100;
+	sim_config(c, i, G100);
 	c->zero_payload = zero;
 }
 
