@@ -107,10 +107,16 @@ ran_fields() {
   sed -n 's/^rocelab-dp: ran \([0-9.]*\) s (virtual) in \([0-9.]*\) s of wall time, \([0-9]*\) events, \([0-9]*\) switch forwards.*/\1 \2 \3 \4/p'
 }
 
-run_dp() { # name, build, args...: prints rocelab-dp's stdout; its exit status
-  local name=$1 b=$2
+# name, build, args...: rocelab-dp's stdout in $TMP/out, its CPU seconds (user +
+# system, less noisy than wall time on a shared machine) in CPU; its exit status
+run_dp() {
+  local name=$1 b=$2 rc=0
   shift 2
-  timeout 1800 "$b/dataplane/rocelab-dp" --clock virtual --name "rl-bnic-$$-$name" "$@" 2>"$TMP/err"
+  local TIMEFORMAT='%U %S'
+  { time timeout 1800 "$b/dataplane/rocelab-dp" --clock virtual --name "rl-bnic-$$-$name" "$@" \
+      >"$TMP/out" 2>"$TMP/err" || rc=$?; } 2>"$TMP/cpu"
+  CPU=$(awk '{ print $1 + $2 }' "$TMP/cpu")
+  return $rc
 }
 
 failed=0
@@ -118,36 +124,38 @@ clos_yaml $LEAVES $SPINES $HOSTS emulated "$TMP/clos128.yaml"
 # ring order interleaving the leaves: leaf0's first host, leaf1's first, ...
 order=$(python3 -c "print('+'.join(f'h{l * $HOSTS + i}' for i in range($HOSTS) for l in range($LEAVES)))")
 
-declare -A GEN_RATE
+declare -A GEN_RATE GEN_CPU_RATE
 for b in "${builds[@]}"; do
   echo "== $b: generator reference, default topology, $GEN_PACKETS x 64 B h0 -> h4 (3 switches)"
-  if out=$(run_dp gen "$b" --topology topologies/default.yaml \
-             --gen "h0>h4:size=64,rate=100G,count=$GEN_PACKETS,flows=64"); then
-    read -r v w e f <<<"$(echo "$out" | ran_fields)"
+  if run_dp gen "$b" --topology topologies/default.yaml \
+       --gen "h0>h4:size=64,rate=100G,count=$GEN_PACKETS,flows=64"; then
+    read -r v w e f < <(ran_fields <"$TMP/out")
     GEN_RATE[$b]=$(python3 -c "print($f / $w)")
-    python3 -c "print(f'  {$f} switch forwards in {$w:.3f} s wall: {$f / $w / 1e6:.3f} M forwards/s, {$e / $w / 1e6:.3f} M events/s')"
+    GEN_CPU_RATE[$b]=$(python3 -c "print($f / $CPU)")
+    python3 -c "print(f'  {$f} switch forwards in {$w:.3f} s wall ({$CPU:.2f} s CPU): {$f / $w / 1e6:.3f} M forwards/s wall, {$f / $CPU / 1e6:.3f} M per CPU second, {$e / $w / 1e6:.3f} M events/s wall')"
   else
-    echo "  FAILED: $(tail -1 "$TMP/err")"; failed=1; GEN_RATE[$b]=0
+    echo "  FAILED: $(tail -1 "$TMP/err")"; failed=1; GEN_RATE[$b]=0; GEN_CPU_RATE[$b]=0
   fi
 done
 
 echo "== ring AllReduce, 128 emulated NICs, ${LEAVES} leaves x ${SPINES} spines x ${HOSTS} hosts, 100G, data=off"
-printf '%-22s %-8s %5s %10s %9s %12s %12s %12s %7s\n' build size qps virt_ms wall_s events M_ev/s M_fwd/s ratio
+printf '%-22s %-5s %4s %8s %8s %7s %10s %8s %8s %7s %8s\n' build size qps virt_ms wall_s cpu_s events M_ev/s M_fwd/s ratio cpu_ratio
 for s in $SIZES; do
   for q in $QPS; do
     mode=""
     [ "$q" -gt 1 ] && mode=",mode=split"
     for b in "${builds[@]}"; do
       spec="op=allreduce,hosts=$order,sizes=$s,data=off,qps=$q$mode"
-      if out=$(run_dp "ar-$s-$q" "$b" --topology "$TMP/clos128.yaml" --coll "$spec"); then
-        read -r v w e f <<<"$(echo "$out" | ran_fields)"
-        python3 - "$b" "$s" "$q" "$v" "$w" "$e" "$f" "${GEN_RATE[$b]}" <<'PY'
+      if run_dp "ar-$s-$q" "$b" --topology "$TMP/clos128.yaml" --coll "$spec"; then
+        read -r v w e f < <(ran_fields <"$TMP/out")
+        python3 - "$b" "$s" "$q" "$v" "$w" "$e" "$f" "${GEN_RATE[$b]}" "$CPU" "${GEN_CPU_RATE[$b]}" <<'PY'
 import sys
 b, s, q = sys.argv[1:4]
-v, w, e, f, g = (float(x) for x in sys.argv[4:9])
+v, w, e, f, g, cpu, gc = (float(x) for x in sys.argv[4:11])
 ratio = f"{f / w / g:.3f}" if g > 0 else "-"
-print(f"{b[-22:]:<22} {s:<8} {q:>5} {v * 1e3:>10.3f} {w:>9.2f} {int(e):>12} {e / w / 1e6:>12.3f} "
-      f"{f / w / 1e6:>12.3f} {ratio:>7}")
+cratio = f"{f / cpu / gc:.3f}" if gc > 0 and cpu > 0 else "-"
+print(f"{b[-22:]:<22} {s:<5} {q:>4} {v * 1e3:>8.3f} {w:>8.2f} {cpu:>7.2f} {int(e):>10} {e / w / 1e6:>8.3f} "
+      f"{f / w / 1e6:>8.3f} {ratio:>7} {cratio:>8}")
 PY
       else
         echo "$b $s qps=$q FAILED: $(tail -1 "$TMP/err")"; failed=1
@@ -155,7 +163,8 @@ PY
     done
   done
 done
-echo "(ratio: switch forwards per wall second / the generator reference's, same build, same run)"
+echo "(ratio: switch forwards per wall second / the generator reference's, same build, same run;"
+echo " cpu_ratio: the same per CPU second, less sensitive to other processes on the machine)"
 
 if [ "$NS3" = 1 ]; then
   echo "== ns-3 comparison: 8 leaves x 8 spines x 16 hosts, 100G, 1 us links, UDP at line rate,"
@@ -169,10 +178,10 @@ if [ "$NS3" = 1 ]; then
     done
   done
   for b in "${builds[@]}"; do
-    if out=$(run_dp ns3 "$b" --topology "$TMP/ns3.yaml" --duration 1ms "${gens[@]}"); then
-      read -r v w e f <<<"$(echo "$out" | ran_fields)"
-      tx=$(echo "$out" | awk '/^link \(from>to\)/ { on = 1; next } on && NF == 0 { on = 0 } on && $2 == "up" { n += $3 } END { print n + 0 }')
-      python3 -c "print(f'  $b: {$tx} link transmissions in {$w:.2f} s wall: {$tx / $w / 1e6:.3f} M per wall second ({$e / $w / 1e6:.3f} M events/s)')"
+    if run_dp ns3 "$b" --topology "$TMP/ns3.yaml" --duration 1ms "${gens[@]}"; then
+      read -r v w e f < <(ran_fields <"$TMP/out")
+      tx=$(awk '/^link \(from>to\)/ { on = 1; next } on && NF == 0 { on = 0 } on && $2 == "up" { n += $3 } END { print n + 0 }' "$TMP/out")
+      python3 -c "print(f'  $b: {$tx} link transmissions in {$w:.2f} s wall ({$CPU:.2f} s CPU): {$tx / $w / 1e6:.3f} M per wall second, {$tx / $CPU / 1e6:.3f} M per CPU second')"
     else
       echo "  $b FAILED: $(tail -1 "$TMP/err")"; failed=1
     fi
