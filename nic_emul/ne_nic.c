@@ -348,6 +348,20 @@ static void qpc_push_front(struct ne_nic *nic, uint32_t slot, uint32_t qpn)
 	nic->qpc_count++;
 }
 
+/* Drop the resident context at slot (held or on the list). */
+static void qpc_drop(struct ne_nic *nic, uint32_t slot)
+{
+	struct ne_qpc_entry *e = &nic->qpc[slot];
+
+	if (e->held) {
+		e->held = false;
+		e->valid = false;
+		nic->qpc_held--;
+	} else {
+		qpc_unlink(nic, slot);
+	}
+}
+
 bool ne_qpc_touch(struct ne_nic *nic, uint32_t qpn)
 {
 	uint32_t slot;
@@ -360,18 +374,47 @@ bool ne_qpc_touch(struct ne_nic *nic, uint32_t qpn)
 	nic->work.qpc_probes++;
 	if (e->valid && e->qpn == qpn) {
 		nic->cnt.qpc_hits++;
-		qpc_unlink(nic, slot);
-		qpc_push_front(nic, slot, qpn);
+		if (!e->held) {
+			qpc_unlink(nic, slot);
+			qpc_push_front(nic, slot, qpn);
+		}
 		return true;
 	}
 	nic->cnt.qpc_misses++;
 	/* a context left by a destroyed QP of the same slot goes first */
 	if (e->valid)
-		qpc_unlink(nic, slot);
-	else if (nic->qpc_count >= nic->cfg.qpc_entries)
-		qpc_unlink(nic, nic->qpc_tail);
-	qpc_push_front(nic, slot, qpn);
+		qpc_drop(nic, slot);
+	else if (nic->qpc_count + nic->qpc_held >= nic->cfg.qpc_entries &&
+		 nic->qpc_tail != NE_QPC_NIL)
+		qpc_unlink(nic, nic->qpc_tail); /* the least recently used one not held */
+	if (nic->cfg.qpc_hold) {
+		e->qpn = qpn;
+		e->valid = true;
+		e->held = true;
+		nic->qpc_held++;
+	} else {
+		qpc_push_front(nic, slot, qpn);
+	}
 	return false;
+}
+
+void ne_qpc_sent(struct ne_nic *nic, uint32_t qpn)
+{
+	uint32_t slot;
+	struct ne_qpc_entry *e;
+
+	if (!nic->qpc || !nic->cfg.qpc_hold)
+		return;
+	slot = qpn % nic->nqps;
+	e = &nic->qpc[slot];
+	if (!e->valid || e->qpn != qpn || !e->held)
+		return;
+	e->held = false;
+	nic->qpc_held--;
+	qpc_push_front(nic, slot, qpn);
+	/* back to capacity after an overflow of held contexts */
+	while (nic->qpc_count + nic->qpc_held > nic->cfg.qpc_entries && nic->qpc_count > 1)
+		qpc_unlink(nic, nic->qpc_tail);
 }
 
 /* ------------------------------------------------------------------ */

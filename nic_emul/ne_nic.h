@@ -127,6 +127,15 @@ struct ne_nic_config {
 	 * 0 entries disables the model (every access hits). */
 	uint32_t qpc_entries;
 	uint64_t qpc_miss_ns;
+	/* Hold a fetched context until its QP has sent a frame: a context the
+	 * cache fetched on a miss is not evicted before the QP's next frame
+	 * leaves (it then becomes the most recently used), so QPs cannot evict
+	 * each other's contexts while they wait out the miss and thrash. Each QP
+	 * then misses at most once per frame it sends, plus once: misses <=
+	 * sent_pkts + QPs. When every resident context is held, a miss fetches
+	 * one more (the cache overflows by the held ones). Default false: a
+	 * fetched context is evictable at once (the model before this option). */
+	bool qpc_hold;
 
 	/* Skip the ICRC: transmit frames carry 0 and received frames are not
 	 * checked. Only for simulations where every endpoint is an ne_nic with

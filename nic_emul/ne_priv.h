@@ -161,6 +161,7 @@ struct ne_qp {
 struct ne_qpc_entry {
 	uint32_t qpn;
 	bool valid;
+	bool held;           /* qpc_hold: fetched, its QP has not sent since; not on the list */
 	uint32_t prev, next; /* slots; NE_QPC_NIL ends the list */
 };
 #define NE_QPC_NIL UINT32_MAX
@@ -205,7 +206,8 @@ struct ne_nic {
 	struct ne_cq *cqs;
 
 	struct ne_qpc_entry *qpc; /* [nqps] when the cache model is on */
-	uint32_t qpc_head, qpc_tail, qpc_count;
+	uint32_t qpc_head, qpc_tail, qpc_count; /* the LRU list, most recent first */
+	uint32_t qpc_held;                       /* resident contexts off the list */
 
 	struct ne_sched sched;
 
@@ -247,6 +249,8 @@ struct ne_mr *ne_mr_lookup(struct ne_nic *nic, uint32_t key);
 /* Resolve [iova, iova+len) of an MR with the given access; NULL if out of bounds. */
 uint8_t *ne_mr_ptr(struct ne_nic *nic, uint32_t key, uint64_t iova, uint32_t len, uint32_t access);
 bool ne_qpc_touch(struct ne_nic *nic, uint32_t qpn);
+/* The QP sent a frame: a context held for it (qpc_hold) becomes evictable. */
+void ne_qpc_sent(struct ne_nic *nic, uint32_t qpn);
 void ne_cq_push(struct ne_nic *nic, struct ne_cq *cq, const struct ne_wc *wc);
 
 /* ne_qp.c */

@@ -240,8 +240,10 @@ static int visit(struct ne_nic *nic, struct ne_qp *qp, uint64_t now_ns, uint8_t 
 			qp->resp_ready_ns = now_ns + nic->cfg.qpc_miss_ns;
 		} else {
 			got = ne_resp_build(nic, qp, buf, flen);
-			if (got)
+			if (got) {
+				ne_qpc_sent(nic, qp->qpn);
 				return got;
+			}
 		}
 	}
 	if (req_ready(qp) && now_ns >= qp->tx_ready_ns && now_ns >= ne_dcqcn_tx_at(qp)) {
@@ -254,6 +256,8 @@ static int visit(struct ne_nic *nic, struct ne_qp *qp, uint64_t now_ns, uint8_t 
 			return 0;
 		}
 		got = ne_req_build(nic, qp, now_ns, buf, flen);
+		if (got)
+			ne_qpc_sent(nic, qp->qpn);
 		if (got && qp->dc.limited)
 			ne_dcqcn_sent(nic, qp, now_ns, *flen);
 	}

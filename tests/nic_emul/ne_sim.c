@@ -35,6 +35,22 @@ void sim_init(struct sim *s, uint64_t rate_bps, uint64_t delay_ns)
 	sim_init_cfg(s, &c0, &c1, delay_ns);
 }
 
+uint32_t sim_reap(struct ne_cq *cq, uint64_t *ok)
+{
+	struct ne_wc wc[16];
+	uint32_t failed = 0;
+	int n;
+
+	while ((n = ne_cq_poll(cq, wc, 16)) > 0)
+		for (int k = 0; k < n; k++) {
+			if (wc[k].status == NE_WC_SUCCESS)
+				(*ok)++;
+			else
+				failed++;
+		}
+	return failed;
+}
+
 void sim_free(struct sim *s)
 {
 	for (size_t i = 0; i < s->nq; i++)

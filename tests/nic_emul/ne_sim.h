@@ -89,6 +89,10 @@ void sim_connect(struct sim *s, uint32_t *q0, uint32_t *q1, struct ne_cq *cq0, s
 		 uint32_t mtu, uint32_t psn0, uint32_t psn1, uint8_t timeout, uint8_t retry,
 		 uint8_t rnr_retry);
 
+/* Take every completion waiting in cq: adds the successful ones to *ok and
+ * returns how many failed. */
+uint32_t sim_reap(struct ne_cq *cq, uint64_t *ok);
+
 /* Deterministic bytes. */
 void sim_fill(uint8_t *p, size_t n, uint32_t seed);
 
