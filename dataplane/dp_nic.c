@@ -217,6 +217,8 @@ static int nic_opts_kv(void *ctx, const char *k, const char *v)
 		o->qpc_entries = (uint32_t)n;
 	else if (strcmp(k, "miss") == 0 && dp_parse_time(v, &o->qpc_miss_ns) == 0)
 		;
+	else if (strcmp(k, "quantum") == 0 && dp_parse_bytes(v, &n) == 0 && n <= 1u << 30)
+		o->tx_quantum = (uint32_t)n;
 	else if (strcmp(k, "hold") == 0 && (strcmp(v, "on") == 0 || strcmp(v, "off") == 0))
 		o->qpc_hold = strcmp(v, "on") == 0;
 	else
@@ -281,6 +283,7 @@ int dp_nics_create(struct dp_nics *ns, struct dp_fabric *f, const struct dp_nic_
 		cfg.qpc_entries = o->qpc_entries;
 		cfg.qpc_miss_ns = o->qpc_miss_ns;
 		cfg.qpc_hold = o->qpc_hold;
+		cfg.tx_quantum = o->tx_quantum;
 		struct dp_nic_host *nh = &ns->h[ns->n];
 		nh->nic = ne_nic_create(&cfg);
 		if (nh->nic == NULL) {

@@ -60,6 +60,7 @@ struct ne_nic *ne_nic_create(const struct ne_nic_config *cfg)
 	nic->qps = calloc(nic->nqps, sizeof(*nic->qps));
 	nic->mrs = calloc(cfg->max_mrs, sizeof(*nic->mrs));
 	nic->qpc_head = nic->qpc_tail = NE_QPC_NIL;
+	nic->turn = NE_HEAP_NONE;
 	if (cfg->qpc_entries)
 		nic->qpc = calloc(nic->nqps, sizeof(*nic->qpc));
 	if (!nic->qps || !nic->mrs || (cfg->qpc_entries && !nic->qpc) || ne_sched_init(nic)) {

@@ -152,6 +152,15 @@ struct ne_nic_config {
 	 * wire is then the same byte for byte. Default false. */
 	bool zero_payload;
 
+	/* Transmit arbitration among QPs with a frame ready. 0 (default): round
+	 * robin, one frame per QP per turn (the wire of rxe-like NICs). Else
+	 * deficit round robin as a ConnectX TX arbiter: a QP's turn adds
+	 * tx_quantum bytes to its deficit and it keeps sending while the
+	 * deficit stays positive, each frame charged its length (at least one
+	 * frame per turn; an overdraft carries over, a credit is dropped when
+	 * the turn ends). */
+	uint32_t tx_quantum;
+
 	/* DCQCN reaction and notification points; both off by default. */
 	struct ne_dcqcn_config dcqcn;
 };

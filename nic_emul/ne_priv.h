@@ -154,6 +154,7 @@ struct ne_qp {
 	uint64_t resp_ready_ns;
 
 	struct ne_dcqcn_qp dc;
+	int64_t deficit; /* tx_quantum arbitration: bytes it may still send this turn */
 };
 
 /* One resident QP context of the cache model, at the slot of its QP
@@ -199,6 +200,7 @@ struct ne_nic {
 	uint32_t nqps;
 	uint32_t next_qpn;
 	uint32_t rr; /* round-robin position for transmit */
+	uint32_t turn; /* tx_quantum: slot whose turn it is, NE_HEAP_NONE none */
 
 	struct ne_mr *mrs;
 	uint32_t next_key;

@@ -34,6 +34,7 @@ void ne_qp_reset(struct ne_qp *qp)
 	if (qp->res)
 		memset(qp->res, 0, qp->nres * sizeof(*qp->res));
 	memset(&qp->dc, 0, sizeof(qp->dc));
+	qp->deficit = 0;
 }
 
 static uint16_t sport_of(const struct ne_nic *nic, uint32_t lqpn, uint32_t rqpn)

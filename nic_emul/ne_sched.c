@@ -315,6 +315,34 @@ static int pick(struct ne_nic *nic, uint64_t now_ns, uint8_t *buf, size_t cap, s
 	return 0;
 }
 
+/* The QP whose turn it is ends it: a credit is dropped, an overdraft kept. */
+static void end_turn(struct ne_nic *nic)
+{
+	if (nic->turn != NE_HEAP_NONE && nic->qps[nic->turn].deficit > 0)
+		nic->qps[nic->turn].deficit = 0;
+	nic->turn = NE_HEAP_NONE;
+}
+
+/* Where the next walk starts after win sent flen bytes: the next slot, or
+ * win again while its tx_quantum turn lasts. */
+static uint32_t next_rr(struct ne_nic *nic, uint32_t win, size_t flen)
+{
+	struct ne_qp *qp = &nic->qps[win];
+
+	if (!nic->cfg.tx_quantum)
+		return (win + 1) % nic->nqps;
+	if (nic->turn != win) {
+		end_turn(nic);
+		nic->turn = win;
+		qp->deficit += nic->cfg.tx_quantum;
+	}
+	qp->deficit -= (int64_t)flen;
+	if (qp->deficit > 0)
+		return win;
+	end_turn(nic);
+	return (win + 1) % nic->nqps;
+}
+
 int ne_nic_poll_tx(struct ne_nic *nic, uint64_t now_ns, uint8_t *buf, size_t cap, size_t *len)
 {
 	size_t flen = 0;
@@ -337,7 +365,7 @@ int ne_nic_poll_tx(struct ne_nic *nic, uint64_t now_ns, uint8_t *buf, size_t cap
 	rc = pick(nic, now_ns, buf, cap, &flen, &win);
 	if (rc != 1)
 		return rc == VISIT_STOP ? 0 : rc;
-	nic->rr = (win + 1) % nic->nqps;
+	nic->rr = next_rr(nic, win, flen);
 	if (!nic->cfg.icrc_off)
 		ne_finish_icrc(buf, flen, nic->cfg.zero_payload);
 	nic->cnt.sent_pkts++;

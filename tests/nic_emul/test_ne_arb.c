@@ -1,0 +1,135 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Transmit arbitration among ready QPs (tx_quantum, issue 15). Two QPs of
+ * one NIC each WRITE 256 KiB at once. Round robin (tx_quantum 0, the
+ * default) alternates them frame by frame; deficit round robin with a
+ * 16 KiB quantum sends them in runs that fill the quantum: 4 frames of
+ * 4,154 bytes (16,616 > 16,384 ends the turn; the 232-byte overdraft
+ * carries over, so now and then a turn ends after 3).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "ne_sim.h"
+
+#define G100 100000000000ull
+#define MTU 4096u
+#define MSG_BYTES (256u * 1024u)
+#define QUANTUM (16u * 1024u)
+#define PSN_GAP 100000u /* the QPs' PSN ranges never meet: a frame's PSN names its QP */
+#define RUN_LIMIT_NS 100000000ull
+#define MAX_RUNS 1024u
+
+struct done_ctx {
+	struct ne_cq *cq;
+	uint64_t want, got;
+};
+
+static bool all_done(struct sim *s, void *arg)
+{
+	struct done_ctx *d = arg;
+
+	(void)s;
+	assert_int_equal(sim_reap(d->cq, &d->got), 0);
+	return d->got == d->want;
+}
+
+/* Lengths of the runs of consecutive WRITE frames of the same QP from NIC 0. */
+static size_t write_runs(uint32_t quantum, uint32_t *runs)
+{
+	struct ne_nic_config c0, c1;
+	struct sim s;
+	struct ne_cq *cq[2];
+	uint8_t *mem[2];
+	uint32_t key[2], q0[2], q1[2];
+	struct done_ctx d;
+	size_t n = 0;
+	int last = -1;
+
+	sim_config(&c0, 0, G100);
+	sim_config(&c1, 1, G100);
+	c0.tx_quantum = quantum;
+	sim_init_cfg(&s, &c0, &c1, 1000);
+	for (int i = 0; i < 2; i++) {
+		cq[i] = ne_cq_create(s.nic[i], 16);
+		mem[i] = calloc(1, MSG_BYTES);
+		assert_non_null(mem[i]);
+		struct ne_mr_attr mr = {.addr = mem[i], .len = MSG_BYTES,
+					.access = NE_ACCESS_LOCAL_WRITE | NE_ACCESS_REMOTE_WRITE};
+		assert_int_equal(ne_mr_reg(s.nic[i], &mr, &key[i]), 0);
+	}
+	for (uint32_t k = 0; k < 2; k++) {
+		sim_connect(&s, &q0[k], &q1[k], cq[0], cq[1], MTU, k * PSN_GAP, 0, 14, 7, 7);
+		struct ne_send_wr wr = {.wr_id = k, .opcode = NE_WR_RDMA_WRITE,
+					.send_flags = NE_SEND_SIGNALED, .length = MSG_BYTES,
+					.lkey = key[0], .rkey = key[1]};
+		assert_int_equal(ne_post_send(s.nic[0], q0[k], &wr, 0), 0);
+	}
+	d.cq = cq[0];
+	d.want = 2;
+	d.got = 0;
+	assert_true(sim_run(&s, RUN_LIMIT_NS, all_done, &d));
+	for (size_t i = 0; i < s.nlog; i++) {
+		const struct sim_rec *r = &s.log[i];
+		int qp;
+
+		if (r->from != 0 || r->payload_len == 0)
+			continue;
+		qp = r->psn >= PSN_GAP;
+		if (qp != last) {
+			assert_true(n < MAX_RUNS);
+			runs[n++] = 0;
+			last = qp;
+		}
+		runs[n - 1]++;
+	}
+	sim_free(&s);
+	free(mem[0]);
+	free(mem[1]);
+	return n;
+}
+
+static void test_round_robin_alternates(void **state)
+{
+	uint32_t runs[MAX_RUNS];
+	size_t n;
+
+	(void)state;
+	n = write_runs(0, runs);
+	assert_int_equal(n, 2 * MSG_BYTES / MTU);
+	for (size_t i = 0; i < n; i++)
+		assert_int_equal(runs[i], 1);
+}
+
+static void test_deficit_round_robin_runs(void **state)
+{
+	uint32_t runs[MAX_RUNS], frames = 0, fours = 0;
+	size_t n;
+
+	(void)state;
+	n = write_runs(QUANTUM, runs);
+	for (size_t i = 0; i < n; i++) {
+		frames += runs[i];
+		if (i + 2 < n) { /* the last turns end with the messages */
+			assert_true(runs[i] == 3 || runs[i] == 4);
+			fours += runs[i] == 4;
+		}
+	}
+	assert_int_equal(frames, 2 * MSG_BYTES / MTU);
+	assert_true(fours * 2 > n); /* mostly full quanta of 4 frames */
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_round_robin_alternates),
+		cmocka_unit_test(test_deficit_round_robin_runs),
+	};
+	return cmocka_run_group_tests_name("ne_arb", tests, NULL, NULL);
+}
