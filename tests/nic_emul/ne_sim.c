@@ -51,6 +51,17 @@ uint32_t sim_reap(struct ne_cq *cq, uint64_t *ok)
 	return failed;
 }
 
+bool sim_all_done(struct sim *s, void *arg)
+{
+	struct sim_done *d = arg;
+
+	(void)s;
+	for (int i = 0; i < 2; i++)
+		if (d->cq[i])
+			d->failed += sim_reap(d->cq[i], &d->got);
+	return d->got == d->want;
+}
+
 void sim_free(struct sim *s)
 {
 	for (size_t i = 0; i < s->nq; i++)

@@ -93,6 +93,15 @@ void sim_connect(struct sim *s, uint32_t *q0, uint32_t *q1, struct ne_cq *cq0, s
  * returns how many failed. */
 uint32_t sim_reap(struct ne_cq *cq, uint64_t *ok);
 
+/* A sim_run() predicate: true once `want` successful completions were
+ * reaped from the CQs in cq[] (NULL entries skipped); failed ones counted. */
+struct sim_done {
+	struct ne_cq *cq[2];
+	uint64_t want, got;
+	uint32_t failed;
+};
+bool sim_all_done(struct sim *s, void *arg); /* arg: struct sim_done */
+
 /* Deterministic bytes. */
 void sim_fill(uint8_t *p, size_t n, uint32_t seed);
 

@@ -26,20 +26,6 @@
 #define RUN_LIMIT_NS 100000000ull
 #define MAX_RUNS 1024u
 
-struct done_ctx {
-	struct ne_cq *cq;
-	uint64_t want, got;
-};
-
-static bool all_done(struct sim *s, void *arg)
-{
-	struct done_ctx *d = arg;
-
-	(void)s;
-	assert_int_equal(sim_reap(d->cq, &d->got), 0);
-	return d->got == d->want;
-}
-
 /* Lengths of the runs of consecutive WRITE frames of the same QP from NIC 0. */
 static size_t write_runs(uint32_t quantum, uint32_t *runs)
 {
@@ -48,7 +34,7 @@ static size_t write_runs(uint32_t quantum, uint32_t *runs)
 	struct ne_cq *cq[2];
 	uint8_t *mem[2];
 	uint32_t key[2], q0[2], q1[2];
-	struct done_ctx d;
+	struct sim_done d = {0};
 	size_t n = 0;
 	int last = -1;
 
@@ -71,10 +57,10 @@ static size_t write_runs(uint32_t quantum, uint32_t *runs)
 					.lkey = key[0], .rkey = key[1]};
 		assert_int_equal(ne_post_send(s.nic[0], q0[k], &wr, 0), 0);
 	}
-	d.cq = cq[0];
+	d.cq[0] = cq[0];
 	d.want = 2;
-	d.got = 0;
-	assert_true(sim_run(&s, RUN_LIMIT_NS, all_done, &d));
+	assert_true(sim_run(&s, RUN_LIMIT_NS, sim_all_done, &d));
+	assert_int_equal(d.failed, 0);
 	for (size_t i = 0; i < s.nlog; i++) {
 		const struct sim_rec *r = &s.log[i];
 		int qp;

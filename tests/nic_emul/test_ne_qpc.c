@@ -39,21 +39,6 @@ struct outcome {
 	struct ne_counters cnt[2];
 };
 
-struct done_ctx {
-	struct ne_cq *cq[2];
-	uint64_t want, got;
-};
-
-static bool all_done(struct sim *s, void *arg)
-{
-	struct done_ctx *d = arg;
-
-	(void)s;
-	for (int i = 0; i < 2; i++)
-		assert_int_equal(sim_reap(d->cq[i], &d->got), 0);
-	return d->got == d->want;
-}
-
 static void transfer(bool hold, struct outcome *out)
 {
 	struct ne_nic_config c[2];
@@ -61,7 +46,7 @@ static void transfer(bool hold, struct outcome *out)
 	struct ne_cq *cq[2];
 	uint8_t *mem[2];
 	uint32_t key[2], q[2][NIC_QPS];
-	struct done_ctx d;
+	struct sim_done d = {0};
 
 	for (int i = 0; i < 2; i++) {
 		sim_config(&c[i], i, G100);
@@ -94,8 +79,8 @@ static void transfer(bool hold, struct outcome *out)
 	d.cq[0] = cq[0];
 	d.cq[1] = cq[1];
 	d.want = 2ull * QPS * MSGS_PER_QP;
-	d.got = 0;
-	out->completed = sim_run(&s, RUN_LIMIT_NS, all_done, &d);
+	out->completed = sim_run(&s, RUN_LIMIT_NS, sim_all_done, &d);
+	assert_int_equal(d.failed, 0);
 	for (int i = 0; i < 2; i++)
 		ne_nic_get_counters(s.nic[i], &out->cnt[i]);
 	sim_free(&s);

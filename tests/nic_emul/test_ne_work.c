@@ -47,20 +47,6 @@ static void cfg_for(struct ne_nic_config *c, int i)
 	c->qpc_miss_ns = QPC_MISS_NS;
 }
 
-struct done_ctx {
-	struct ne_cq *cq;
-	uint64_t want, got;
-};
-
-static bool all_done(struct sim *s, void *arg)
-{
-	struct done_ctx *d = arg;
-
-	(void)s;
-	assert_int_equal(sim_reap(d->cq, &d->got), 0);
-	return d->got == d->want;
-}
-
 /* The transfer: WRITEs round-robin over ACTIVE_QPS QPs, then `idle` QP
  * pairs created after them (so the active QPNs do not change), in RTS with
  * nothing posted. */
@@ -71,7 +57,7 @@ static void transfer(uint32_t idle, struct run *out)
 	struct ne_cq *cq[2];
 	uint32_t q0[ACTIVE_QPS], q1[ACTIVE_QPS], key[2];
 	uint8_t *mem[2];
-	struct done_ctx d;
+	struct sim_done d = {0};
 	struct ne_work base[2];
 
 	cfg_for(&c0, 0);
@@ -116,10 +102,10 @@ static void transfer(uint32_t idle, struct run *out)
 			};
 			assert_int_equal(ne_post_send(s.nic[0], q0[q], &wr, 0), 0);
 		}
-	d.cq = cq[0];
+	d.cq[0] = cq[0];
 	d.want = (uint64_t)MSGS_PER_QP * ACTIVE_QPS;
-	d.got = 0;
-	assert_true(sim_run(&s, RUN_LIMIT_NS, all_done, &d));
+	assert_true(sim_run(&s, RUN_LIMIT_NS, sim_all_done, &d));
+	assert_int_equal(d.failed, 0);
 	assert_int_equal(memcmp(mem[0], mem[1], MSG_BYTES), 0);
 	assert_int_equal(s.bad_frames, 0);
 	for (int i = 0; i < 2; i++) {
