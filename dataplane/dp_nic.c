@@ -306,8 +306,8 @@ static int rdma_kv(void *ctx, const char *k, const char *v)
 	uint64_t n;
 
 	if (strcmp(k, "sport") == 0) {
-		if (strcmp(v, "rxe") == 0)
-			r->sport = NE_SPORT_RXE;
+		if (strcmp(v, "rxe") == 0 || strcmp(v, "mlx5") == 0)
+			r->sport = NE_SPORT_RXE; /* mlx5 computes it as rxe does */
 		else if (strcmp(v, "fixed") == 0)
 			r->sport = NE_SPORT_FIXED;
 		else if (strcmp(v, "hash") == 0)
@@ -620,8 +620,8 @@ static int coll_kv(struct dp_nics *ns, struct dp_coll *c, const char *k, const c
 		return 0;
 	}
 	if (strcmp(k, "sport") == 0) {
-		if (strcmp(v, "rxe") == 0)
-			c->cfg.sport = NE_COLL_SPORT_RXE;
+		if (strcmp(v, "rxe") == 0 || strcmp(v, "mlx5") == 0)
+			c->cfg.sport = NE_COLL_SPORT_RXE; /* mlx5 computes it as rxe does */
 		else if (strcmp(v, "fixed") == 0)
 			c->cfg.sport = NE_COLL_SPORT_FIXED;
 		else if (strcmp(v, "hash") == 0)

@@ -16,7 +16,8 @@
  *   depth  outstanding messages per QP [4]
  *   mtu    path MTU 256..4096 [4096]
  *   dscp   DSCP of the QPs [26: priority 3, lossless by default]
- *   sport  UDP source ports: rxe (Linux's fold of the QPN pair), fixed, hash [rxe]
+ *   sport  UDP source ports: rxe (Linux's fold of the QPN pair), mlx5 (the same fold),
+ *          fixed, hash [rxe]
  *   start  time of the first post [0]
  * The destination buffer is checked against the source after the last
  * completion; the result line gives time, goodput and the NICs' retransmit
@@ -29,7 +30,8 @@
  *   qps      data QPs per connection 1..64 [1]; mode split | rr [rr]
  *   channels parallel rings [1]; chunk bytes [512K]; window chunks in flight [4]
  *   cts      on | off: receiver-driven clear-to-send [on]
- *   sport    rxe | fixed | hash: UDP source ports of the QPs [rxe]
+ *   sport    rxe | mlx5 | fixed | hash: UDP source ports of the QPs [rxe]
+ *            (mlx5 computes them as rxe: 0xC000 | fold(lqpn x rqpn))
  *   iters, warmup  measured and warm-up iterations per size [1, 0]
  *   data     on | off: move and check real data (off: same wire, O(chunk) memory) [on]
  * Each size prints an nccl-tests line (time, algbw, busbw, #wrong); sizes

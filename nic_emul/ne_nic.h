@@ -55,6 +55,10 @@ enum ne_sport_policy {
 	NE_SPORT_RXE = 0, /* 0xC000 | fold(lqpn x rqpn): Linux rxe (rdma_get_udp_sport) */
 	NE_SPORT_FIXED,   /* cfg.sport_fixed for every QP */
 	NE_SPORT_HASH,    /* 0xC000 | (hash(seed, lqpn, rqpn) & 0x3FFF) */
+	/* mlx5 (ConnectX) computes an RC QP's port the same way as rxe (kernel
+	 * "RDMA/mlx5: Define RoCEv2 udp source port when set path", 2020; see
+	 * docs/FACTS-NCCL-RNIC.md), so its policy is rxe's. */
+	NE_SPORT_MLX5 = NE_SPORT_RXE,
 };
 
 /* Ethernet overhead not in the frame buffer: FCS 4 + preamble/SFD 8 + IFG 12. */
