@@ -29,6 +29,7 @@ struct dp_rdma {
 	uint32_t *sqpn, *dqpn;
 	uint32_t *outstanding;
 	uint32_t next_qp;
+	struct dp_rdma *next_src;   /* the source NIC's next transfer */
 	uint64_t posted, completed, errors;
 	uint64_t first_post_ns, done_ns;
 	bool started, finished, data_ok;
@@ -141,13 +142,11 @@ static void service(struct dp_nic_host *nh, uint64_t now)
 	struct dp_nics *ns = nh->owner;
 	struct dp_fabric *f = ns->fab;
 	struct dp_host *h = &f->host[nh->host];
-	uint32_t idx = (uint32_t)(nh - ns->h);
 	uint8_t buf[NE_MAX_FRAME];
 	size_t len;
 
-	for (uint32_t i = 0; i < ns->n_rdma; i++)
-		if (ns->rdma[i]->src == idx)
-			rdma_progress(ns->rdma[i], now);
+	for (struct dp_rdma *r = nh->rdma_src; r; r = r->next_src)
+		rdma_progress(r, now);
 	coll_poll(ns, now);
 	for (;;) {
 		if (dp_chan_queued_bytes(h->tx) >= NIC_QUEUE_ROOM) {
@@ -173,9 +172,8 @@ static void service(struct dp_nic_host *nh, uint64_t now)
 		nh->tx_frames++;
 		dp_fabric_host_send(f, nh->host, m, now);
 	}
-	for (uint32_t i = 0; i < ns->n_rdma; i++)
-		if (ns->rdma[i]->src == idx)
-			rdma_progress(ns->rdma[i], now);
+	for (struct dp_rdma *r = nh->rdma_src; r; r = r->next_src)
+		rdma_progress(r, now);
 	coll_poll(ns, now);
 	uint64_t next = ne_nic_next_event_ns(nh->nic);
 	if (next <= now) {
@@ -429,6 +427,14 @@ int dp_nics_add_rdma(struct dp_nics *ns, const char *spec, uint64_t start_offset
 	r->ns = ns;
 	if (parse_rdma(ns, r, spec, err, errlen) < 0)
 		return -1;
+	/* the source NIC's service progresses its transfers in flag order */
+	struct dp_nic_host *src = &ns->h[r->src];
+	if (src->rdma_src_tail)
+		src->rdma_src_tail->next_src = r;
+	else
+		src->rdma_src = r;
+	src->rdma_src_tail = r;
+	src->rdma_end = ns->h[r->dst].rdma_end = true;
 
 	const struct rl_topo *t = ns->fab->topo;
 	struct dp_nic_host *S = &ns->h[r->src], *D = &ns->h[r->dst];
@@ -554,14 +560,6 @@ static void coll_poll(struct dp_nics *ns, uint64_t now)
 	dp_timer_add(ns->fab->eng, now + 1, coll_start_size, ns, 0);
 }
 
-/* True when NIC idx is an end of some --rdma transfer (whose data is checked). */
-static bool rdma_uses(const struct dp_nics *ns, uint32_t idx)
-{
-	for (uint32_t i = 0; i < ns->n_rdma; i++)
-		if (ns->rdma[i]->src == idx || ns->rdma[i]->dst == idx)
-			return true;
-	return false;
-}
 
 static void coll_start_size(void *obj, uint64_t arg, uint64_t now)
 {
@@ -573,7 +571,7 @@ static void coll_start_size(void *obj, uint64_t arg, uint64_t now)
 	/* data=off: the buffers only ever hold zeros, so the NICs need not copy
 	 * them nor run the ICRC over them (same wire, O(1) per payload byte) */
 	for (uint32_t r = 0; r < c->cfg.nranks; r++)
-		ne_nic_set_zero_payload(c->nics[r], !c->cfg.data && !rdma_uses(ns, c->rank_nic[r]));
+		ne_nic_set_zero_payload(c->nics[r], !c->cfg.data && !ns->h[c->rank_nic[r]].rdma_end);
 	c->cfg.bytes = c->size;
 	c->run = ne_coll_create(&c->cfg, c->nics, &e);
 	if (c->run == NULL || ne_coll_start(c->run, now) != 0) {

@@ -62,6 +62,9 @@ struct dp_nic_host {
 	uint64_t stalls;            /* wake-ups where the NIC was due but had nothing to send */
 	uint64_t no_mbuf;
 	int32_t coll_rank;          /* its rank in --coll, -1 none */
+	struct dp_rdma *rdma_src;   /* first --rdma transfer it sends, in order of the flags */
+	struct dp_rdma *rdma_src_tail;
+	bool rdma_end;              /* an end of some --rdma transfer */
 	bool waiting;               /* armed later than its next event (queue full, stall) */
 	bool listed;                /* in owner->wake */
 };
