@@ -217,6 +217,8 @@ static int nic_opts_kv(void *ctx, const char *k, const char *v)
 		;
 	else if (strcmp(k, "quantum") == 0 && dp_parse_bytes(v, &n) == 0 && n <= 1u << 30)
 		o->tx_quantum = (uint32_t)n;
+	else if (strcmp(k, "msgrate") == 0 && dp_parse_u64(v, &n) == 0 && n <= 1000000000000ull)
+		o->msg_rate = n;
 	else if (strcmp(k, "hold") == 0 && (strcmp(v, "on") == 0 || strcmp(v, "off") == 0))
 		o->qpc_hold = strcmp(v, "on") == 0;
 	else
@@ -282,6 +284,7 @@ int dp_nics_create(struct dp_nics *ns, struct dp_fabric *f, const struct dp_nic_
 		cfg.qpc_miss_ns = o->qpc_miss_ns;
 		cfg.qpc_hold = o->qpc_hold;
 		cfg.tx_quantum = o->tx_quantum;
+		cfg.msg_rate = o->msg_rate;
 		struct dp_nic_host *nh = &ns->h[ns->n];
 		nh->nic = ne_nic_create(&cfg);
 		if (nh->nic == NULL) {

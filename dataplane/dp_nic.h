@@ -99,9 +99,10 @@ struct dp_nic_opts {
 	uint64_t qpc_miss_ns;  /* cost of a context miss */
 	bool qpc_hold;         /* hold a fetched context until its QP has sent (ne_nic_config) */
 	uint32_t tx_quantum;   /* TX arbitration: 0 round robin, else DRR quantum in bytes */
+	uint64_t msg_rate;     /* message-rate ceiling, messages/s; 0 none */
 };
 
-/* Parse --nic "qpc=N,miss=TIME,hold=on|off,quantum=BYTES" into o. Returns 0 or -1. */
+/* Parse --nic "qpc=N,miss=TIME,hold=on|off,quantum=BYTES,msgrate=N" into o. Returns 0 or -1. */
 int dp_nic_opts_parse(struct dp_nic_opts *o, const char *spec);
 
 int dp_nics_create(struct dp_nics *ns, struct dp_fabric *f, const struct dp_nic_opts *o,

@@ -99,7 +99,8 @@ static void usage(FILE *out)
 		"                      iters,warmup,data; see dataplane/dp_nic.h)\n"
 		"  --nic qpc=N,miss=TIME[,hold=on]  emulated NICs hold N QP contexts; a miss costs\n"
 		"                      TIME; hold=on keeps a fetched context until its QP has sent;\n"
-		"                      quantum=BYTES: deficit round robin among ready QPs\n"
+		"                      quantum=BYTES: deficit round robin among ready QPs;\n"
+		"                      msgrate=N: at most N messages per second per NIC\n"
 		"  --pfc-watchdog [detect=T,restore=T,poll=T,action=drop|forward]\n"
 		"                      PFC watchdog on switch egress (SONiC defaults 200ms/200ms/100ms, drop)\n"
 		"  --te                traffic engineering: a controller places each connection of\n"
@@ -226,7 +227,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			break;
 		case O_NIC:
 			if (dp_nic_opts_parse(&o->nic, optarg) < 0)
-				return bad("bad --nic (qpc=N,miss=TIME,hold=on|off,quantum=BYTES):", optarg);
+				return bad("bad --nic (qpc=N,miss=TIME,hold=on|off,quantum=BYTES,msgrate=N):", optarg);
 			break;
 		case O_VETH:
 			if (strcmp(optarg, "af_packet") == 0)

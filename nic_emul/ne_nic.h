@@ -165,6 +165,14 @@ struct ne_nic_config {
 	 * the turn ends). */
 	uint32_t tx_quantum;
 
+	/* Message-rate ceiling of the NIC (messages per second; 0, the default,
+	 * none): the first packet of a work request (a message; again when
+	 * go-back-N resends it) leaves at least 1 s / msg_rate after the
+	 * previous one, whichever QP it is on (ConnectX-6 is rated at 215 M
+	 * messages/s, docs/FACTS-NCCL-RNIC.md). Responses and later packets of
+	 * a message are not limited. */
+	uint64_t msg_rate;
+
 	/* DCQCN reaction and notification points; both off by default. */
 	struct ne_dcqcn_config dcqcn;
 };

@@ -201,6 +201,7 @@ struct ne_nic {
 	uint32_t next_qpn;
 	uint32_t rr; /* round-robin position for transmit */
 	uint32_t turn; /* tx_quantum: slot whose turn it is, NE_HEAP_NONE none */
+	uint64_t msg_free_ns; /* msg_rate: the next message may not start before */
 
 	struct ne_mr *mrs;
 	uint32_t next_key;

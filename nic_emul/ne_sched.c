@@ -20,6 +20,8 @@
 
 #include "ne_priv.h"
 
+#define NE_NS_PER_S 1000000000ull
+
 int ne_sched_init(struct ne_nic *nic)
 {
 	struct ne_sched *s = &nic->sched;
@@ -83,8 +85,25 @@ static bool req_ready(const struct ne_qp *qp)
 	return qp->state == NE_QPS_RTS && ne_req_has_work(qp);
 }
 
+/* Earliest time qp's next request packet may leave under the message-rate
+ * ceiling: msg_free_ns when it starts a work request, else 0. The NIC-wide
+ * time moves with every message start; QPs keyed before that are visited
+ * once, refused and keyed again (work follows the QPs with messages, not
+ * the idle ones). */
+static uint64_t msg_at(const struct ne_nic *nic, const struct ne_qp *qp)
+{
+	return nic->cfg.msg_rate && qp->req_off == 0 ? nic->msg_free_ns : 0;
+}
+
+/* A request packet of qp left at now: a message start moves the ceiling. */
+static void msg_sent(struct ne_nic *nic, bool started, uint64_t now_ns)
+{
+	if (nic->cfg.msg_rate && started)
+		nic->msg_free_ns = now_ns + (NE_NS_PER_S + nic->cfg.msg_rate - 1) / nic->cfg.msg_rate;
+}
+
 /* When qp next has a frame it may send (the link aside), NE_NO_TIME if none. */
-static uint64_t due_ns(const struct ne_qp *qp)
+static uint64_t due_ns(const struct ne_nic *nic, const struct ne_qp *qp)
 {
 	uint64_t t = NE_NO_TIME;
 
@@ -95,7 +114,7 @@ static uint64_t due_ns(const struct ne_qp *qp)
 	if (ne_resp_has_work(qp) && qp->resp_ready_ns < t)
 		t = qp->resp_ready_ns;
 	if (req_ready(qp)) {
-		uint64_t r = tmax(qp->tx_ready_ns, ne_dcqcn_tx_at(qp));
+		uint64_t r = tmax(tmax(qp->tx_ready_ns, ne_dcqcn_tx_at(qp)), msg_at(nic, qp));
 
 		if (r < t)
 			t = r;
@@ -116,7 +135,7 @@ static void rekey(struct ne_nic *nic, uint32_t slot)
 {
 	struct ne_sched *s = &nic->sched;
 	const struct ne_qp *qp = &nic->qps[slot];
-	uint64_t due = due_ns(qp);
+	uint64_t due = due_ns(nic, qp);
 
 	nic->work.qp_visits++;
 	heap_put(&s->rto, slot, qp->used ? qp->rto_at : NE_NO_TIME);
@@ -246,7 +265,10 @@ static int visit(struct ne_nic *nic, struct ne_qp *qp, uint64_t now_ns, uint8_t 
 			}
 		}
 	}
-	if (req_ready(qp) && now_ns >= qp->tx_ready_ns && now_ns >= ne_dcqcn_tx_at(qp)) {
+	if (req_ready(qp) && now_ns >= qp->tx_ready_ns && now_ns >= ne_dcqcn_tx_at(qp) &&
+	    now_ns >= msg_at(nic, qp)) {
+		bool starts = qp->req_off == 0;
+
 		if (cap < qp_max_frame(qp)) {
 			nic->cnt.send_err++;
 			return -ENOSPC;
@@ -256,8 +278,10 @@ static int visit(struct ne_nic *nic, struct ne_qp *qp, uint64_t now_ns, uint8_t 
 			return 0;
 		}
 		got = ne_req_build(nic, qp, now_ns, buf, flen);
-		if (got)
+		if (got) {
 			ne_qpc_sent(nic, qp->qpn);
+			msg_sent(nic, starts, now_ns);
+		}
 		if (got && qp->dc.limited)
 			ne_dcqcn_sent(nic, qp, now_ns, *flen);
 	}

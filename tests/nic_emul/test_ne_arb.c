@@ -6,6 +6,9 @@
  * 16 KiB quantum sends them in runs that fill the quantum: 4 frames of
  * 4,154 bytes (16,616 > 16,384 ends the turn; the 232-byte overdraft
  * carries over, so now and then a turn ends after 3).
+ * The message-rate ceiling (msg_rate): first packets of messages leave at
+ * least 1 s / msg_rate apart over all QPs; the other packets of a message
+ * are not held.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -111,11 +114,115 @@ static void test_deficit_round_robin_runs(void **state)
 	assert_true(fours * 2 > n); /* mostly full quanta of 4 frames */
 }
 
+#define RATE_MSGS_PER_QP 32u
+#define SMALL_MSG 256u
+#define BIG_MSG (16u * 1024u) /* 4 packets */
+#define MSG_RATE 10000000ull  /* 10 M messages/s: 100 ns apart */
+#define MSG_GAP_NS 100u
+/* for 4-packet messages: a gap longer than a 4 KiB frame's 334 ns at 100G,
+ * shorter than a whole message */
+#define MSG_RATE_BIG 1000000ull
+#define MSG_GAP_BIG_NS 1000u
+
+/* Departure times of NIC 0's request packets (first packets flagged) for
+ * 2 QPs x RATE_MSGS_PER_QP WRITEs of `bytes` each. */
+static size_t request_times(uint64_t msg_rate, uint32_t bytes, uint64_t *t, bool *first, size_t max)
+{
+	struct ne_nic_config c0, c1;
+	struct sim s;
+	struct ne_cq *cq[2];
+	uint8_t *mem[2];
+	uint32_t key[2], q0[2], q1[2];
+	struct sim_done d = {0};
+	size_t n = 0;
+
+	sim_config(&c0, 0, G100);
+	sim_config(&c1, 1, G100);
+	c0.msg_rate = msg_rate;
+	sim_init_cfg(&s, &c0, &c1, 1000);
+	for (int i = 0; i < 2; i++) {
+		cq[i] = ne_cq_create(s.nic[i], 2 * RATE_MSGS_PER_QP + 8);
+		mem[i] = calloc(1, BIG_MSG);
+		assert_non_null(mem[i]);
+		struct ne_mr_attr mr = {.addr = mem[i], .len = BIG_MSG,
+					.access = NE_ACCESS_LOCAL_WRITE | NE_ACCESS_REMOTE_WRITE};
+		assert_int_equal(ne_mr_reg(s.nic[i], &mr, &key[i]), 0);
+	}
+	for (uint32_t k = 0; k < 2; k++)
+		sim_connect(&s, &q0[k], &q1[k], cq[0], cq[1], MTU, k * PSN_GAP, 0, 14, 7, 7);
+	for (uint32_t m = 0; m < RATE_MSGS_PER_QP; m++)
+		for (uint32_t k = 0; k < 2; k++) {
+			struct ne_send_wr wr = {.wr_id = k, .opcode = NE_WR_RDMA_WRITE,
+						.send_flags = NE_SEND_SIGNALED, .length = bytes,
+						.lkey = key[0], .rkey = key[1]};
+			assert_int_equal(ne_post_send(s.nic[0], q0[k], &wr, 0), 0);
+		}
+	d.cq[0] = cq[0];
+	d.want = 2 * RATE_MSGS_PER_QP;
+	assert_true(sim_run(&s, RUN_LIMIT_NS, sim_all_done, &d));
+	assert_int_equal(d.failed, 0);
+	for (size_t i = 0; i < s.nlog; i++) {
+		const struct sim_rec *r = &s.log[i];
+
+		if (r->from != 0 || r->payload_len == 0)
+			continue;
+		assert_true(n < max);
+		t[n] = r->t;
+		first[n] = r->reth_len != 0; /* the RETH rides on a WRITE's first packet */
+		n++;
+	}
+	sim_free(&s);
+	free(mem[0]);
+	free(mem[1]);
+	return n;
+}
+
+#define MAX_PKTS 1024u
+
+static void test_message_rate_ceiling(void **state)
+{
+	uint64_t t[MAX_PKTS], prev_first = 0, min_free = UINT64_MAX;
+	bool first[MAX_PKTS], seen = false;
+	size_t n;
+
+	(void)state;
+	/* without a ceiling, one-packet messages leave closer than the gap */
+	n = request_times(0, SMALL_MSG, t, first, MAX_PKTS);
+	assert_int_equal(n, 2 * RATE_MSGS_PER_QP);
+	for (size_t i = 1; i < n; i++)
+		if (t[i] - t[i - 1] < min_free)
+			min_free = t[i] - t[i - 1];
+	assert_true(min_free < MSG_GAP_NS);
+
+	/* with it, every message start is at least the gap after the previous one */
+	n = request_times(MSG_RATE, SMALL_MSG, t, first, MAX_PKTS);
+	assert_int_equal(n, 2 * RATE_MSGS_PER_QP);
+	for (size_t i = 1; i < n; i++)
+		assert_true(t[i] - t[i - 1] >= MSG_GAP_NS);
+
+	/* multi-packet messages: starts spaced, the rest of a message not held */
+	n = request_times(MSG_RATE_BIG, BIG_MSG, t, first, MAX_PKTS);
+	assert_int_equal(n, 2 * RATE_MSGS_PER_QP * (BIG_MSG / MTU));
+	min_free = UINT64_MAX;
+	for (size_t i = 0; i < n; i++) {
+		if (first[i]) {
+			if (seen)
+				assert_true(t[i] - prev_first >= MSG_GAP_BIG_NS);
+			prev_first = t[i];
+			seen = true;
+		} else if (i > 0 && t[i] - t[i - 1] < min_free) {
+			min_free = t[i] - t[i - 1];
+		}
+	}
+	assert_true(min_free < MSG_GAP_BIG_NS);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_round_robin_alternates),
 		cmocka_unit_test(test_deficit_round_robin_runs),
+		cmocka_unit_test(test_message_rate_ceiling),
 	};
 	return cmocka_run_group_tests_name("ne_arb", tests, NULL, NULL);
 }
