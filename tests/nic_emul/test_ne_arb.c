@@ -29,43 +29,79 @@
 #define RUN_LIMIT_NS 100000000ull
 #define MAX_RUNS 1024u
 
-/* Lengths of the runs of consecutive WRITE frames of the same QP from NIC 0. */
-static size_t write_runs(uint32_t quantum, uint32_t *runs)
-{
-	struct ne_nic_config c0, c1;
+/* Two NICs (NIC 0 configured by c0), a CQ and a zeroed MR of mem_len bytes
+ * on each, 2 connected QP pairs whose PSN ranges tell them apart. */
+struct pair {
 	struct sim s;
 	struct ne_cq *cq[2];
 	uint8_t *mem[2];
 	uint32_t key[2], q0[2], q1[2];
+};
+
+static void pair_open(struct pair *p, const struct ne_nic_config *c0, uint32_t cq_depth,
+		      uint32_t mem_len)
+{
+	struct ne_nic_config c1;
+
+	sim_config(&c1, 1, G100);
+	sim_init_cfg(&p->s, c0, &c1, 1000);
+	for (int i = 0; i < 2; i++) {
+		p->cq[i] = ne_cq_create(p->s.nic[i], cq_depth);
+		p->mem[i] = calloc(1, mem_len);
+		assert_non_null(p->mem[i]);
+		struct ne_mr_attr mr = {.addr = p->mem[i], .len = mem_len,
+					.access = NE_ACCESS_LOCAL_WRITE | NE_ACCESS_REMOTE_WRITE};
+		assert_int_equal(ne_mr_reg(p->s.nic[i], &mr, &p->key[i]), 0);
+	}
+	for (uint32_t k = 0; k < 2; k++)
+		sim_connect(&p->s, &p->q0[k], &p->q1[k], p->cq[0], p->cq[1], MTU, k * PSN_GAP, 0, 14,
+			    7, 7);
+}
+
+/* NIC 0 WRITEs `bytes` on QP k. */
+static void pair_write(struct pair *p, uint32_t k, uint32_t bytes)
+{
+	struct ne_send_wr wr = {.wr_id = k, .opcode = NE_WR_RDMA_WRITE,
+				.send_flags = NE_SEND_SIGNALED, .length = bytes,
+				.lkey = p->key[0], .rkey = p->key[1]};
+
+	assert_int_equal(ne_post_send(p->s.nic[0], p->q0[k], &wr, 0), 0);
+}
+
+/* Run until NIC 0 has `want` successful completions. */
+static void pair_run(struct pair *p, uint64_t want)
+{
 	struct sim_done d = {0};
+
+	d.cq[0] = p->cq[0];
+	d.want = want;
+	assert_true(sim_run(&p->s, RUN_LIMIT_NS, sim_all_done, &d));
+	assert_int_equal(d.failed, 0);
+}
+
+static void pair_close(struct pair *p)
+{
+	sim_free(&p->s);
+	free(p->mem[0]);
+	free(p->mem[1]);
+}
+
+/* Lengths of the runs of consecutive WRITE frames of the same QP from NIC 0. */
+static size_t write_runs(uint32_t quantum, uint32_t *runs)
+{
+	struct ne_nic_config c0;
+	struct pair p;
 	size_t n = 0;
 	int last = -1;
 
 	sim_config(&c0, 0, G100);
-	sim_config(&c1, 1, G100);
 	c0.tx_quantum = quantum;
-	sim_init_cfg(&s, &c0, &c1, 1000);
-	for (int i = 0; i < 2; i++) {
-		cq[i] = ne_cq_create(s.nic[i], 16);
-		mem[i] = calloc(1, MSG_BYTES);
-		assert_non_null(mem[i]);
-		struct ne_mr_attr mr = {.addr = mem[i], .len = MSG_BYTES,
-					.access = NE_ACCESS_LOCAL_WRITE | NE_ACCESS_REMOTE_WRITE};
-		assert_int_equal(ne_mr_reg(s.nic[i], &mr, &key[i]), 0);
-	}
-	for (uint32_t k = 0; k < 2; k++) {
-		sim_connect(&s, &q0[k], &q1[k], cq[0], cq[1], MTU, k * PSN_GAP, 0, 14, 7, 7);
-		struct ne_send_wr wr = {.wr_id = k, .opcode = NE_WR_RDMA_WRITE,
-					.send_flags = NE_SEND_SIGNALED, .length = MSG_BYTES,
-					.lkey = key[0], .rkey = key[1]};
-		assert_int_equal(ne_post_send(s.nic[0], q0[k], &wr, 0), 0);
-	}
-	d.cq[0] = cq[0];
-	d.want = 2;
-	assert_true(sim_run(&s, RUN_LIMIT_NS, sim_all_done, &d));
-	assert_int_equal(d.failed, 0);
-	for (size_t i = 0; i < s.nlog; i++) {
-		const struct sim_rec *r = &s.log[i];
+	pair_open(&p, &c0, 16, MSG_BYTES);
+	for (uint32_t k = 0; k < 2; k++)
+		pair_write(&p, k, MSG_BYTES);
+	pair_run(&p, 2);
+	for (size_t i = 0; i < p.s.nlog; i++) {
+		const struct sim_rec *r = &p.s.log[i];
 		int qp;
 
 		if (r->from != 0 || r->payload_len == 0)
@@ -78,9 +114,7 @@ static size_t write_runs(uint32_t quantum, uint32_t *runs)
 		}
 		runs[n - 1]++;
 	}
-	sim_free(&s);
-	free(mem[0]);
-	free(mem[1]);
+	pair_close(&p);
 	return n;
 }
 
@@ -128,41 +162,19 @@ static void test_deficit_round_robin_runs(void **state)
  * 2 QPs x RATE_MSGS_PER_QP WRITEs of `bytes` each. */
 static size_t request_times(uint64_t msg_rate, uint32_t bytes, uint64_t *t, bool *first, size_t max)
 {
-	struct ne_nic_config c0, c1;
-	struct sim s;
-	struct ne_cq *cq[2];
-	uint8_t *mem[2];
-	uint32_t key[2], q0[2], q1[2];
-	struct sim_done d = {0};
+	struct ne_nic_config c0;
+	struct pair p;
 	size_t n = 0;
 
 	sim_config(&c0, 0, G100);
-	sim_config(&c1, 1, G100);
 	c0.msg_rate = msg_rate;
-	sim_init_cfg(&s, &c0, &c1, 1000);
-	for (int i = 0; i < 2; i++) {
-		cq[i] = ne_cq_create(s.nic[i], 2 * RATE_MSGS_PER_QP + 8);
-		mem[i] = calloc(1, BIG_MSG);
-		assert_non_null(mem[i]);
-		struct ne_mr_attr mr = {.addr = mem[i], .len = BIG_MSG,
-					.access = NE_ACCESS_LOCAL_WRITE | NE_ACCESS_REMOTE_WRITE};
-		assert_int_equal(ne_mr_reg(s.nic[i], &mr, &key[i]), 0);
-	}
-	for (uint32_t k = 0; k < 2; k++)
-		sim_connect(&s, &q0[k], &q1[k], cq[0], cq[1], MTU, k * PSN_GAP, 0, 14, 7, 7);
+	pair_open(&p, &c0, 2 * RATE_MSGS_PER_QP + 8, BIG_MSG);
 	for (uint32_t m = 0; m < RATE_MSGS_PER_QP; m++)
-		for (uint32_t k = 0; k < 2; k++) {
-			struct ne_send_wr wr = {.wr_id = k, .opcode = NE_WR_RDMA_WRITE,
-						.send_flags = NE_SEND_SIGNALED, .length = bytes,
-						.lkey = key[0], .rkey = key[1]};
-			assert_int_equal(ne_post_send(s.nic[0], q0[k], &wr, 0), 0);
-		}
-	d.cq[0] = cq[0];
-	d.want = 2 * RATE_MSGS_PER_QP;
-	assert_true(sim_run(&s, RUN_LIMIT_NS, sim_all_done, &d));
-	assert_int_equal(d.failed, 0);
-	for (size_t i = 0; i < s.nlog; i++) {
-		const struct sim_rec *r = &s.log[i];
+		for (uint32_t k = 0; k < 2; k++)
+			pair_write(&p, k, bytes);
+	pair_run(&p, 2 * RATE_MSGS_PER_QP);
+	for (size_t i = 0; i < p.s.nlog; i++) {
+		const struct sim_rec *r = &p.s.log[i];
 
 		if (r->from != 0 || r->payload_len == 0)
 			continue;
@@ -171,9 +183,7 @@ static size_t request_times(uint64_t msg_rate, uint32_t bytes, uint64_t *t, bool
 		first[n] = r->reth_len != 0; /* the RETH rides on a WRITE's first packet */
 		n++;
 	}
-	sim_free(&s);
-	free(mem[0]);
-	free(mem[1]);
+	pair_close(&p);
 	return n;
 }
 
