@@ -244,7 +244,7 @@ int dp_nics_create(struct dp_nics *ns, struct dp_fabric *f, const struct dp_nic_
 	uint32_t max_qps = o->max_qps;
 	uint64_t seed = o->seed;
 
-	const struct rl_topo *t = f->topo;
+	const struct topo *t = f->topo;
 
 	memset(ns, 0, sizeof(*ns));
 	ns->fab = f;
@@ -256,11 +256,11 @@ int dp_nics_create(struct dp_nics *ns, struct dp_fabric *f, const struct dp_nic_
 		return -1;
 	}
 	for (uint32_t i = 0; i < t->n_hosts; i++) {
-		const struct rl_host *hc = &t->hosts[i];
+		const struct topo_host *hc = &t->hosts[i];
 		struct ne_nic_config cfg;
 
 		ns->by_host[i] = -1;
-		if (hc->attach != RL_ATTACH_EMULATED)
+		if (hc->attach != TOPO_ATTACH_EMULATED)
 			continue;
 		ne_nic_config_default(&cfg);
 		memcpy(cfg.mac, hc->mac, 6);
@@ -341,7 +341,7 @@ static int rdma_kv(void *ctx, const char *k, const char *v)
 static int parse_rdma(struct dp_nics *ns, struct dp_rdma *r, const char *spec, char *err,
 		      size_t errlen)
 {
-	const struct rl_topo *t = ns->fab->topo;
+	const struct topo *t = ns->fab->topo;
 	char buf[160], *opts, *gt;
 
 	snprintf(r->spec, sizeof(r->spec), "%s", spec);
@@ -356,7 +356,7 @@ static int parse_rdma(struct dp_nics *ns, struct dp_rdma *r, const char *spec, c
 		return -1;
 	}
 	*gt = '\0';
-	int s = rl_topo_host_by_name(t, buf), d = rl_topo_host_by_name(t, gt + 1);
+	int s = topo_host_by_name(t, buf), d = topo_host_by_name(t, gt + 1);
 	if (s < 0 || d < 0 || s == d || !dp_nics_owns(ns, (uint32_t)s) || !dp_nics_owns(ns, (uint32_t)d)) {
 		snprintf(err, errlen, "--rdma '%s': both ends must be different emulated hosts", spec);
 		return -1;
@@ -372,8 +372,8 @@ static int parse_rdma(struct dp_nics *ns, struct dp_rdma *r, const char *spec, c
 }
 
 /* Bring a QP pair to RTS, each end pointing at the other through its gateway MAC. */
-static int connect_qp(struct dp_rdma *r, struct ne_nic *nic, const struct rl_host *me,
-		      const struct rl_host *peer, uint32_t qpn, uint32_t peer_qpn)
+static int connect_qp(struct dp_rdma *r, struct ne_nic *nic, const struct topo_host *me,
+		      const struct topo_host *peer, uint32_t qpn, uint32_t peer_qpn)
 {
 	struct ne_qp_attr a;
 
@@ -439,9 +439,9 @@ int dp_nics_add_rdma(struct dp_nics *ns, const char *spec, uint64_t start_offset
 	src->rdma_src_tail = r;
 	src->rdma_end = ns->h[r->dst].rdma_end = true;
 
-	const struct rl_topo *t = ns->fab->topo;
+	const struct topo *t = ns->fab->topo;
 	struct dp_nic_host *S = &ns->h[r->src], *D = &ns->h[r->dst];
-	const struct rl_host *sh = &t->hosts[S->host], *dh = &t->hosts[D->host];
+	const struct topo_host *sh = &t->hosts[S->host], *dh = &t->hosts[D->host];
 	r->sbuf = malloc(r->size);
 	r->dbuf = calloc(1, r->size);
 	r->sqpn = calloc(r->qps, sizeof(*r->sqpn));
@@ -590,7 +590,7 @@ static void coll_start_size(void *obj, uint64_t arg, uint64_t now)
 
 static int coll_kv(struct dp_nics *ns, struct dp_coll *c, const char *k, const char *v)
 {
-	const struct rl_topo *t = ns->fab->topo;
+	const struct topo *t = ns->fab->topo;
 	uint64_t n;
 
 	if (strcmp(k, "op") == 0) {
@@ -642,7 +642,7 @@ static int coll_kv(struct dp_nics *ns, struct dp_coll *c, const char *k, const c
 		snprintf(buf, sizeof(buf), "%s", v);
 		char *save = NULL;
 		for (char *h = strtok_r(buf, "+", &save); h; h = strtok_r(NULL, "+", &save)) {
-			int hi = rl_topo_host_by_name(t, h);
+			int hi = topo_host_by_name(t, h);
 			if (hi < 0 || !dp_nics_owns(ns, (uint32_t)hi) || c->cfg.nranks == ns->n)
 				return -1;
 			for (uint32_t r = 0; r < c->cfg.nranks; r++)
@@ -838,7 +838,7 @@ unsigned dp_nics_failures(const struct dp_nics *ns)
 
 void dp_nics_report(const struct dp_nics *ns, FILE *out)
 {
-	const struct rl_topo *t = ns->fab->topo;
+	const struct topo *t = ns->fab->topo;
 
 	for (uint32_t i = 0; i < ns->n_rdma; i++) {
 		const struct dp_rdma *r = ns->rdma[i];
