@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
+#define _GNU_SOURCE /* qsort_r */
 #include "dp_nic.h"
 
 #include <errno.h>
@@ -28,6 +29,7 @@ struct dp_rdma {
 	uint32_t *sqpn, *dqpn;
 	uint32_t *outstanding;
 	uint32_t next_qp;
+	struct dp_rdma *next_src;   /* the source NIC's next transfer */
 	uint64_t posted, completed, errors;
 	uint64_t first_post_ns, done_ns;
 	bool started, finished, data_ok;
@@ -47,6 +49,24 @@ struct dp_coll {
 static void service(struct dp_nic_host *nh, uint64_t now);
 static void coll_poll(struct dp_nics *ns, uint64_t now);
 
+/* Put nh on the list of NICs whose wake-up the next coll_poll looks at. */
+static void wake_list_add(struct dp_nic_host *nh)
+{
+	struct dp_nics *ns = nh->owner;
+
+	if (nh->listed)
+		return;
+	nh->listed = true;
+	ns->wake[ns->n_wake++] = (uint32_t)(nh - ns->h);
+}
+
+/* ne_nic wake notification: the NIC's next event may have moved. */
+static void on_nic_changed(void *ctx, struct ne_nic *nic)
+{
+	(void)nic;
+	wake_list_add(ctx);
+}
+
 static void on_wake(void *obj, uint64_t at, uint64_t now)
 {
 	struct dp_nic_host *nh = obj;
@@ -54,6 +74,7 @@ static void on_wake(void *obj, uint64_t at, uint64_t now)
 	if (nh->armed_at != at)
 		return; /* superseded by an earlier wake-up */
 	nh->armed_at = 0;
+	wake_list_add(nh); /* not armed: a coll_poll during its service arms it */
 	service(nh, now);
 }
 
@@ -121,18 +142,18 @@ static void service(struct dp_nic_host *nh, uint64_t now)
 	struct dp_nics *ns = nh->owner;
 	struct dp_fabric *f = ns->fab;
 	struct dp_host *h = &f->host[nh->host];
-	uint32_t idx = (uint32_t)(nh - ns->h);
 	uint8_t buf[NE_MAX_FRAME];
 	size_t len;
 
-	for (uint32_t i = 0; i < ns->n_rdma; i++)
-		if (ns->rdma[i]->src == idx)
-			rdma_progress(ns->rdma[i], now);
+	for (struct dp_rdma *r = nh->rdma_src; r; r = r->next_src)
+		rdma_progress(r, now);
 	coll_poll(ns, now);
 	for (;;) {
 		if (dp_chan_queued_bytes(h->tx) >= NIC_QUEUE_ROOM) {
 			/* paused or slower than the NIC: look again after one frame time */
 			nh->tx_waits++;
+			nh->waiting = true;
+			wake_list_add(nh);
 			arm(nh, now + dp_ser_ns(NE_MAX_FRAME, h->tx->rate_bps), now);
 			return;
 		}
@@ -151,9 +172,8 @@ static void service(struct dp_nic_host *nh, uint64_t now)
 		nh->tx_frames++;
 		dp_fabric_host_send(f, nh->host, m, now);
 	}
-	for (uint32_t i = 0; i < ns->n_rdma; i++)
-		if (ns->rdma[i]->src == idx)
-			rdma_progress(ns->rdma[i], now);
+	for (struct dp_rdma *r = nh->rdma_src; r; r = r->next_src)
+		rdma_progress(r, now);
 	coll_poll(ns, now);
 	uint64_t next = ne_nic_next_event_ns(nh->nic);
 	if (next <= now) {
@@ -162,6 +182,10 @@ static void service(struct dp_nic_host *nh, uint64_t now)
 		 * poll_tx does not serve). */
 		nh->stalls++;
 		next = now + NIC_STALL_RETRY_NS;
+		nh->waiting = true;
+		wake_list_add(nh);
+	} else {
+		nh->waiting = false;
 	}
 	arm(nh, next, now);
 }
@@ -191,6 +215,12 @@ static int nic_opts_kv(void *ctx, const char *k, const char *v)
 		o->qpc_entries = (uint32_t)n;
 	else if (strcmp(k, "miss") == 0 && dp_parse_time(v, &o->qpc_miss_ns) == 0)
 		;
+	else if (strcmp(k, "quantum") == 0 && dp_parse_bytes(v, &n) == 0 && n <= 1u << 30)
+		o->tx_quantum = (uint32_t)n;
+	else if (strcmp(k, "msgrate") == 0 && dp_parse_u64(v, &n) == 0 && n <= 1000000000000ull)
+		o->msg_rate = n;
+	else if (strcmp(k, "hold") == 0 && (strcmp(v, "on") == 0 || strcmp(v, "off") == 0))
+		o->qpc_hold = strcmp(v, "on") == 0;
 	else
 		return -1;
 	return 0;
@@ -220,7 +250,8 @@ int dp_nics_create(struct dp_nics *ns, struct dp_fabric *f, const struct dp_nic_
 	ns->fab = f;
 	ns->by_host = malloc((t->n_hosts + 1) * sizeof(*ns->by_host));
 	ns->h = calloc(t->n_hosts + 1, sizeof(*ns->h));
-	if (!ns->by_host || !ns->h) {
+	ns->wake = calloc(t->n_hosts + 1, sizeof(*ns->wake));
+	if (!ns->by_host || !ns->h || !ns->wake) {
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
@@ -251,6 +282,9 @@ int dp_nics_create(struct dp_nics *ns, struct dp_fabric *f, const struct dp_nic_
 		}
 		cfg.qpc_entries = o->qpc_entries;
 		cfg.qpc_miss_ns = o->qpc_miss_ns;
+		cfg.qpc_hold = o->qpc_hold;
+		cfg.tx_quantum = o->tx_quantum;
+		cfg.msg_rate = o->msg_rate;
 		struct dp_nic_host *nh = &ns->h[ns->n];
 		nh->nic = ne_nic_create(&cfg);
 		if (nh->nic == NULL) {
@@ -259,7 +293,10 @@ int dp_nics_create(struct dp_nics *ns, struct dp_fabric *f, const struct dp_nic_
 		}
 		nh->owner = ns;
 		nh->host = i;
+		nh->coll_rank = -1;
+		ne_nic_set_wake_notify(nh->nic, on_nic_changed, nh);
 		ns->by_host[i] = (int32_t)ns->n++;
+		wake_list_add(nh); /* not armed yet */
 	}
 	return 0;
 }
@@ -270,8 +307,8 @@ static int rdma_kv(void *ctx, const char *k, const char *v)
 	uint64_t n;
 
 	if (strcmp(k, "sport") == 0) {
-		if (strcmp(v, "rxe") == 0)
-			r->sport = NE_SPORT_RXE;
+		if (strcmp(v, "rxe") == 0 || strcmp(v, "mlx5") == 0)
+			r->sport = NE_SPORT_RXE; /* mlx5 computes it as rxe does */
 		else if (strcmp(v, "fixed") == 0)
 			r->sport = NE_SPORT_FIXED;
 		else if (strcmp(v, "hash") == 0)
@@ -393,6 +430,14 @@ int dp_nics_add_rdma(struct dp_nics *ns, const char *spec, uint64_t start_offset
 	r->ns = ns;
 	if (parse_rdma(ns, r, spec, err, errlen) < 0)
 		return -1;
+	/* the source NIC's service progresses its transfers in flag order */
+	struct dp_nic_host *src = &ns->h[r->src];
+	if (src->rdma_src_tail)
+		src->rdma_src_tail->next_src = r;
+	else
+		src->rdma_src = r;
+	src->rdma_src_tail = r;
+	src->rdma_end = ns->h[r->dst].rdma_end = true;
 
 	const struct topo *t = ns->fab->topo;
 	struct dp_nic_host *S = &ns->h[r->src], *D = &ns->h[r->dst];
@@ -444,6 +489,39 @@ int dp_nics_add_rdma(struct dp_nics *ns, const char *spec, uint64_t start_offset
 
 static void coll_start_size(void *obj, uint64_t arg, uint64_t now);
 
+static int cmp_rank(const void *a, const void *b, void *ctx)
+{
+	const struct dp_nics *ns = ctx;
+	int32_t x = ns->h[*(const uint32_t *)a].coll_rank, y = ns->h[*(const uint32_t *)b].coll_rank;
+
+	return (x > y) - (x < y);
+}
+
+/*
+ * Arm the collective's NICs that may need it, in rank order. Re-arming any
+ * other rank would change nothing: its state has not changed since it was
+ * armed at its next event (arm() keeps an earlier wake-up), so only the
+ * listed ones are looked at: changed, unarmed or waiting. Waiting ones stay
+ * listed until their service.
+ */
+static void coll_arm_listed(struct dp_nics *ns, uint64_t now)
+{
+	uint32_t kept = 0;
+
+	qsort_r(ns->wake, ns->n_wake, sizeof(*ns->wake), cmp_rank, ns);
+	for (uint32_t i = 0; i < ns->n_wake; i++) {
+		struct dp_nic_host *nh = &ns->h[ns->wake[i]];
+
+		if (nh->coll_rank >= 0)
+			arm(nh, ne_nic_next_event_ns(nh->nic), now);
+		if (nh->waiting)
+			ns->wake[kept++] = ns->wake[i];
+		else
+			nh->listed = false;
+	}
+	ns->n_wake = kept;
+}
+
 /* Drive the collective at now: its CQs, posts and CTS; wake the NICs it gave work. */
 static void coll_poll(struct dp_nics *ns, uint64_t now)
 {
@@ -461,8 +539,7 @@ static void coll_poll(struct dp_nics *ns, uint64_t now)
 		c->run = NULL;
 		return;
 	}
-	for (uint32_t r = 0; r < c->cfg.nranks; r++)
-		arm(&ns->h[c->rank_nic[r]], ne_nic_next_event_ns(c->nics[r]), now);
+	coll_arm_listed(ns, now);
 	if (!ne_coll_done(c->run))
 		return;
 	struct ne_coll_result res;
@@ -486,6 +563,7 @@ static void coll_poll(struct dp_nics *ns, uint64_t now)
 	dp_timer_add(ns->fab->eng, now + 1, coll_start_size, ns, 0);
 }
 
+
 static void coll_start_size(void *obj, uint64_t arg, uint64_t now)
 {
 	struct dp_nics *ns = obj;
@@ -493,6 +571,10 @@ static void coll_start_size(void *obj, uint64_t arg, uint64_t now)
 	int e = 0;
 
 	(void)arg;
+	/* data=off: the buffers only ever hold zeros, so the NICs need not copy
+	 * them nor run the ICRC over them (same wire, O(1) per payload byte) */
+	for (uint32_t r = 0; r < c->cfg.nranks; r++)
+		ne_nic_set_zero_payload(c->nics[r], !c->cfg.data && !ns->h[c->rank_nic[r]].rdma_end);
 	c->cfg.bytes = c->size;
 	c->run = ne_coll_create(&c->cfg, c->nics, &e);
 	if (c->run == NULL || ne_coll_start(c->run, now) != 0) {
@@ -539,8 +621,8 @@ static int coll_kv(struct dp_nics *ns, struct dp_coll *c, const char *k, const c
 		return 0;
 	}
 	if (strcmp(k, "sport") == 0) {
-		if (strcmp(v, "rxe") == 0)
-			c->cfg.sport = NE_COLL_SPORT_RXE;
+		if (strcmp(v, "rxe") == 0 || strcmp(v, "mlx5") == 0)
+			c->cfg.sport = NE_COLL_SPORT_RXE; /* mlx5 computes it as rxe does */
 		else if (strcmp(v, "fixed") == 0)
 			c->cfg.sport = NE_COLL_SPORT_FIXED;
 		else if (strcmp(v, "hash") == 0)
@@ -655,8 +737,10 @@ int dp_nics_add_coll(struct dp_nics *ns, const char *spec, uint64_t start_ns, FI
 		snprintf(err, errlen, "--coll: needs at least 2 emulated hosts (has %u)", c->cfg.nranks);
 		return -1;
 	}
-	for (uint32_t r = 0; r < c->cfg.nranks; r++)
+	for (uint32_t r = 0; r < c->cfg.nranks; r++) {
 		c->nics[r] = ns->h[c->rank_nic[r]].nic;
+		ns->h[c->rank_nic[r]].coll_rank = (int32_t)r;
+	}
 	c->cfg.bytes = c->size_max;
 	if (ne_coll_config_check(&c->cfg) != 0) {
 		snprintf(err, errlen, "--coll '%s': inconsistent settings", spec);
@@ -832,6 +916,7 @@ void dp_nics_destroy(struct dp_nics *ns)
 	for (uint32_t i = 0; i < ns->n; i++)
 		ne_nic_destroy(ns->h[i].nic); /* frees its QPs, CQs and MRs */
 	free(ns->rdma);
+	free(ns->wake);
 	free(ns->h);
 	free(ns->by_host);
 	memset(ns, 0, sizeof(*ns));

@@ -16,7 +16,8 @@
  *   depth  outstanding messages per QP [4]
  *   mtu    path MTU 256..4096 [4096]
  *   dscp   DSCP of the QPs [26: priority 3, lossless by default]
- *   sport  UDP source ports: rxe (Linux's fold of the QPN pair), fixed, hash [rxe]
+ *   sport  UDP source ports: rxe (Linux's fold of the QPN pair), mlx5 (the same fold),
+ *          fixed, hash [rxe]
  *   start  time of the first post [0]
  * The destination buffer is checked against the source after the last
  * completion; the result line gives time, goodput and the NICs' retransmit
@@ -29,7 +30,8 @@
  *   qps      data QPs per connection 1..64 [1]; mode split | rr [rr]
  *   channels parallel rings [1]; chunk bytes [512K]; window chunks in flight [4]
  *   cts      on | off: receiver-driven clear-to-send [on]
- *   sport    rxe | fixed | hash: UDP source ports of the QPs [rxe]
+ *   sport    rxe | mlx5 | fixed | hash: UDP source ports of the QPs [rxe]
+ *            (mlx5 computes them as rxe: 0xC000 | fold(lqpn x rqpn))
  *   iters, warmup  measured and warm-up iterations per size [1, 0]
  *   data     on | off: move and check real data (off: same wire, O(chunk) memory) [on]
  * Each size prints an nccl-tests line (time, algbw, busbw, #wrong); sizes
@@ -59,6 +61,12 @@ struct dp_nic_host {
 	uint64_t tx_waits;          /* times it waited for room in the host queue */
 	uint64_t stalls;            /* wake-ups where the NIC was due but had nothing to send */
 	uint64_t no_mbuf;
+	int32_t coll_rank;          /* its rank in --coll, -1 none */
+	struct dp_rdma *rdma_src;   /* first --rdma transfer it sends, in order of the flags */
+	struct dp_rdma *rdma_src_tail;
+	bool rdma_end;              /* an end of some --rdma transfer */
+	bool waiting;               /* armed later than its next event (queue full, stall) */
+	bool listed;                /* in owner->wake */
 };
 
 struct dp_nics {
@@ -70,6 +78,11 @@ struct dp_nics {
 	uint32_t n_rdma;
 	struct dp_coll *coll;       /* --coll, or NULL */
 	FILE *coll_out;             /* where result lines go */
+	/* NICs whose wake-up time the collective's poll must look at again:
+	 * their state changed since their next event was read (ne_nic wake
+	 * notification), they are not armed, or they wait (indices into h) */
+	uint32_t *wake;
+	uint32_t n_wake;
 };
 
 /*
@@ -84,9 +97,12 @@ struct dp_nic_opts {
 	uint64_t seed;         /* 1: QPNs from 0x11 as rxe; else a per-NIC start */
 	uint32_t qpc_entries;  /* QP context cache entries; 0: no cache model */
 	uint64_t qpc_miss_ns;  /* cost of a context miss */
+	bool qpc_hold;         /* hold a fetched context until its QP has sent (ne_nic_config) */
+	uint32_t tx_quantum;   /* TX arbitration: 0 round robin, else DRR quantum in bytes */
+	uint64_t msg_rate;     /* message-rate ceiling, messages/s; 0 none */
 };
 
-/* Parse --nic "qpc=N,miss=TIME" into o. Returns 0 or -1. */
+/* Parse --nic "qpc=N,miss=TIME,hold=on|off,quantum=BYTES,msgrate=N" into o. Returns 0 or -1. */
 int dp_nic_opts_parse(struct dp_nic_opts *o, const char *spec);
 
 int dp_nics_create(struct dp_nics *ns, struct dp_fabric *f, const struct dp_nic_opts *o,

@@ -117,7 +117,10 @@ static void usage(FILE *out)
 		"  --traffic FILE      generators, rdma transfers and a collective from a YAML file\n"
 		"                      (the keys of --gen, --rdma, --coll; no limit on entries;\n"
 		"                      see topologies/README.md); adds to the flags\n"
-		"  --nic qpc=N,miss=TIME  emulated NICs hold N QP contexts; a miss costs TIME\n"
+		"  --nic qpc=N,miss=TIME[,hold=on]  emulated NICs hold N QP contexts; a miss costs\n"
+		"                      TIME; hold=on keeps a fetched context until its QP has sent;\n"
+		"                      quantum=BYTES: deficit round robin among ready QPs;\n"
+		"                      msgrate=N: at most N messages per second per NIC\n"
 		"  --pfc-watchdog [detect=T,restore=T,poll=T,action=drop|forward]\n"
 		"                      PFC watchdog on switch egress (SONiC defaults 200ms/200ms/100ms, drop)\n"
 		"  --te                traffic engineering: a controller places each connection of\n"
@@ -271,7 +274,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			break;
 		case O_NIC:
 			if (dp_nic_opts_parse(&o->nic, optarg) < 0)
-				return bad("bad --nic (qpc=N,miss=TIME):", optarg);
+				return bad("bad --nic (qpc=N,miss=TIME,hold=on|off,quantum=BYTES,msgrate=N):", optarg);
 			break;
 		case O_VETH:
 			if (strcmp(optarg, "af_packet") == 0)

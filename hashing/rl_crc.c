@@ -1,6 +1,14 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include "rl_crc.h"
 
+#include <isa-l/crc.h>
+
+#define CRC32_POLY 0xEDB88320u   /* reflected IEEE 802.3 */
+#define CRC32C_POLY 0x82F63B78u  /* reflected Castagnoli */
+#define CRC32_ONE 0x80000000u    /* the polynomial 1 in reflected bit order */
+#define CRC32_X8 0x00800000u     /* x^8 in reflected bit order */
+#define CRC32_LOG_TERMS 64       /* x^(2^k) for every bit of a size_t */
+
 /*
  * The tables are constant after load: a constructor fills them once before
  * main(), so lookups need no lazy-init check on the fast path and are safe
@@ -9,6 +17,32 @@
 static uint32_t crc32_table[8][256]; /* slice-by-8: [k][b] = CRC of b followed by k zero bytes */
 static uint32_t crc32c_table[256];
 static uint16_t crc16_table[256];
+/* x^(8n) mod P for n = 0..RL_CRC32_ZEROS_TABLE, and x^(2^k) mod P */
+static uint32_t crc32_zeros_pow[RL_CRC32_ZEROS_TABLE + 1];
+static uint32_t crc32_x2k[CRC32_LOG_TERMS];
+
+/* a x b modulo the CRC-32 polynomial, both in reflected bit order. */
+static uint32_t crc32_mulmod(uint32_t a, uint32_t b)
+{
+	uint32_t p = 0;
+
+	for (uint32_t m = CRC32_ONE; m; m >>= 1) {
+		if (a & m)
+			p ^= b;
+		b = (b & 1) ? (b >> 1) ^ CRC32_POLY : b >> 1;
+	}
+	return p;
+}
+
+static void crc32_zeros_init(void)
+{
+	crc32_x2k[0] = CRC32_ONE >> 1; /* x^1 */
+	for (int k = 1; k < CRC32_LOG_TERMS; k++)
+		crc32_x2k[k] = crc32_mulmod(crc32_x2k[k - 1], crc32_x2k[k - 1]);
+	crc32_zeros_pow[0] = CRC32_ONE;
+	for (uint32_t n = 1; n <= RL_CRC32_ZEROS_TABLE; n++)
+		crc32_zeros_pow[n] = crc32_mulmod(crc32_zeros_pow[n - 1], CRC32_X8);
+}
 
 __attribute__((constructor)) static void rl_crc_tables_init(void)
 {
@@ -17,8 +51,8 @@ __attribute__((constructor)) static void rl_crc_tables_init(void)
 		uint16_t s = (uint16_t)(i << 8);
 
 		for (int k = 0; k < 8; k++) {
-			a = (a & 1) ? (a >> 1) ^ 0xEDB88320u : a >> 1;
-			c = (c & 1) ? (c >> 1) ^ 0x82F63B78u : c >> 1;
+			a = (a & 1) ? (a >> 1) ^ CRC32_POLY : a >> 1;
+			c = (c & 1) ? (c >> 1) ^ CRC32C_POLY : c >> 1;
 			s = (s & 0x8000) ? (uint16_t)((s << 1) ^ 0x1021u) : (uint16_t)(s << 1);
 		}
 		crc32_table[0][i] = a;
@@ -29,13 +63,36 @@ __attribute__((constructor)) static void rl_crc_tables_init(void)
 		for (int k = 1; k < 8; k++)
 			crc32_table[k][i] = (crc32_table[k - 1][i] >> 8) ^
 					    crc32_table[0][crc32_table[k - 1][i] & 0xff];
+	crc32_zeros_init();
+}
+
+/*
+ * ISA-L's crc32_gzip_refl is zlib's crc32(): it inverts the register on entry
+ * and exit. Inverting around it gives the raw register update.
+ */
+uint32_t rl_crc32_update(uint32_t crc, const void *data, size_t len)
+{
+	return ~crc32_gzip_refl(~crc, data, len);
+}
+
+uint32_t rl_crc32_zeros(uint32_t crc, size_t n)
+{
+	uint32_t pow = CRC32_ONE;
+
+	if (n <= RL_CRC32_ZEROS_TABLE)
+		return crc32_mulmod(crc32_zeros_pow[n], crc);
+	/* x^(8n) = product of x^(2^k) over the set bits k of 8n */
+	for (int k = 3; n && k < CRC32_LOG_TERMS; k++, n >>= 1)
+		if (n & 1)
+			pow = crc32_mulmod(pow, crc32_x2k[k]);
+	return crc32_mulmod(pow, crc);
 }
 
 /*
  * Slice-by-8: eight bytes per step through eight tables, about 5x the
  * byte-at-a-time speed on the payloads the ICRC covers (KBs per packet).
  */
-uint32_t rl_crc32_update(uint32_t crc, const void *data, size_t len)
+uint32_t rl_crc32_update_sw(uint32_t crc, const void *data, size_t len)
 {
 	const uint8_t *p = data;
 	const uint32_t (*t)[256] = crc32_table;

@@ -1,21 +1,18 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include "rl_icrc.h"
 
+#include <errno.h>
 #include <string.h>
 
 #include "rl_bytes.h"
 #include "rl_crc.h"
 
-uint32_t rl_icrc_compute(const uint8_t *frame, const struct rl_pkt *pkt, bool *ok)
+/* CRC register over the masked LRH/IP/UDP/BTH part (everything before the BTH's end). */
+static uint32_t icrc_headers(const uint8_t *frame, const struct rl_pkt *pkt)
 {
 	/* Masked copies of the variant headers: at most 40 (IPv6) + 8 + 12 bytes. */
 	uint8_t hdr[40 + 8 + RL_BTH_LEN];
 	static const uint8_t lrh_ones[8] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
-
-	if (ok)
-		*ok = pkt->is_roce;
-	if (!pkt->is_roce)
-		return 0;
 
 	size_t n = pkt->l3_len;
 	memcpy(hdr, frame + pkt->l3_off, n);
@@ -36,10 +33,35 @@ uint32_t rl_icrc_compute(const uint8_t *frame, const struct rl_pkt *pkt, bool *o
 	n += RL_BTH_LEN;
 
 	uint32_t crc = rl_crc32_update(0xffffffffu, lrh_ones, sizeof(lrh_ones));
-	crc = rl_crc32_update(crc, hdr, n);
+	return rl_crc32_update(crc, hdr, n);
+}
+
+uint32_t rl_icrc_compute(const uint8_t *frame, const struct rl_pkt *pkt, bool *ok)
+{
+	if (ok)
+		*ok = pkt->is_roce;
+	if (!pkt->is_roce)
+		return 0;
+
+	uint32_t crc = icrc_headers(frame, pkt);
 	uint32_t rest = pkt->bth_off + RL_BTH_LEN;
 	crc = rl_crc32_update(crc, frame + rest, pkt->icrc_off - rest);
 	return ~crc;
+}
+
+int rl_icrc_compute_zeros(const uint8_t *frame, const struct rl_pkt *pkt, size_t zero_off,
+			  uint32_t *crc_out)
+{
+	uint32_t rest = pkt->bth_off + RL_BTH_LEN;
+
+	if (!pkt->is_roce)
+		return -EINVAL;
+	if (zero_off < rest || zero_off > pkt->icrc_off)
+		return -ERANGE;
+	uint32_t crc = icrc_headers(frame, pkt);
+	crc = rl_crc32_update(crc, frame + rest, zero_off - rest);
+	*crc_out = ~rl_crc32_zeros(crc, pkt->icrc_off - zero_off);
+	return 0;
 }
 
 bool rl_icrc_verify(const uint8_t *frame, const struct rl_pkt *pkt)

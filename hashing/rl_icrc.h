@@ -27,6 +27,18 @@
  */
 uint32_t rl_icrc_compute(const uint8_t *frame, const struct rl_pkt *pkt, bool *ok);
 
+/*
+ * The ICRC of a frame whose bytes [zero_off, pkt->icrc_off) are taken as
+ * zeros and not read (payloads a simulation does not model): the headers
+ * through the CRC engine, the zero run in O(1) (rl_crc32_zeros), so the cost
+ * does not grow with the payload. Equal to rl_icrc_compute() on the frame
+ * with those bytes zeroed. Returns 0 with *crc_out set, -EINVAL when pkt is
+ * not RoCEv2, -ERANGE when zero_off is before the end of the BTH or after
+ * the ICRC's offset.
+ */
+int rl_icrc_compute_zeros(const uint8_t *frame, const struct rl_pkt *pkt, size_t zero_off,
+			  uint32_t *crc_out);
+
 /* True when the frame is RoCEv2 and its stored ICRC equals the computed one. */
 bool rl_icrc_verify(const uint8_t *frame, const struct rl_pkt *pkt);
 

@@ -198,7 +198,7 @@ static int read_resp(struct ne_nic *nic, struct ne_qp *qp, struct ne_swqe *w,
 			ne_comp_wqe(nic, qp, NE_WC_LOC_PROT_ERR);
 			return NE_RX_OK;
 		}
-		memcpy(dst, frame + pkt->payload_off, expect);
+		ne_payload_in(nic, dst, frame + pkt->payload_off, expect);
 	}
 	qp->comp_psn = ne_psn_add(pkt->bth.psn, 1);
 	qp->comp_opcode = op;

@@ -124,6 +124,21 @@ void ne_dcqcn_advance(struct ne_nic *nic, struct ne_qp *qp, uint64_t now_ns)
 	}
 }
 
+uint64_t ne_dcqcn_next_timer_ns(const struct ne_nic *nic, const struct ne_qp *qp)
+{
+	const struct ne_dcqcn_qp *d = &qp->dc;
+	uint64_t t = NE_NO_TIME;
+
+	if (!d->active)
+		return NE_NO_TIME;
+	/* once alpha / g_inv rounds to 0 its decay changes nothing (see advance) */
+	if (d->alpha / nic->cfg.dcqcn.g_inv != 0)
+		t = d->next_alpha_ns;
+	if (d->limited && d->next_rate_ns < t)
+		t = d->next_rate_ns;
+	return t;
+}
+
 void ne_dcqcn_cnp(struct ne_nic *nic, struct ne_qp *qp, uint64_t now_ns)
 {
 	const struct ne_dcqcn_config *c = &nic->cfg.dcqcn;
@@ -155,7 +170,7 @@ void ne_dcqcn_cnp(struct ne_nic *nic, struct ne_qp *qp, uint64_t now_ns)
 	d->next_rate_ns = now_ns + c->rate_timer_ns;
 	d->cuts++;
 	nic->cnt.cnp_rate_cuts++;
-	ne_nic_touch(nic);
+	ne_qp_touch(nic, qp);
 }
 
 void ne_dcqcn_sent(struct ne_nic *nic, struct ne_qp *qp, uint64_t now_ns, size_t flen)
@@ -227,6 +242,7 @@ int ne_qp_dcqcn_query(struct ne_nic *nic, uint32_t qpn, uint64_t now_ns, struct 
 	if (!qp)
 		return -ENOENT;
 	ne_dcqcn_advance(nic, qp, now_ns);
+	ne_sched_mark(nic, qp);
 	d = &qp->dc;
 	memset(out, 0, sizeof(*out));
 	out->limited = d->limited;

@@ -59,9 +59,11 @@ struct ne_nic *ne_nic_create(const struct ne_nic_config *cfg)
 	nic->next_key = 0x100;
 	nic->qps = calloc(nic->nqps, sizeof(*nic->qps));
 	nic->mrs = calloc(cfg->max_mrs, sizeof(*nic->mrs));
+	nic->qpc_head = nic->qpc_tail = NE_QPC_NIL;
+	nic->turn = NE_HEAP_NONE;
 	if (cfg->qpc_entries)
-		nic->qpc = calloc(cfg->qpc_entries, sizeof(*nic->qpc));
-	if (!nic->qps || !nic->mrs || (cfg->qpc_entries && !nic->qpc)) {
+		nic->qpc = calloc(nic->nqps, sizeof(*nic->qpc));
+	if (!nic->qps || !nic->mrs || (cfg->qpc_entries && !nic->qpc) || ne_sched_init(nic)) {
 		ne_nic_destroy(nic);
 		return NULL;
 	}
@@ -95,6 +97,7 @@ void ne_nic_destroy(struct ne_nic *nic)
 	free(nic->qps);
 	free(nic->mrs);
 	free(nic->qpc);
+	ne_sched_free(nic);
 	free(nic);
 }
 
@@ -106,6 +109,20 @@ void ne_nic_set_link(struct ne_nic *nic, bool up)
 	nic->link_up = up;
 }
 
+void ne_nic_set_zero_payload(struct ne_nic *nic, bool on)
+{
+	nic->cfg.zero_payload = on;
+}
+
+int ne_nic_set_wake_notify(struct ne_nic *nic, ne_nic_wake_fn fn, void *ctx)
+{
+	if (!nic)
+		return -EINVAL;
+	nic->wake = fn;
+	nic->wake_ctx = ctx;
+	return 0;
+}
+
 void ne_nic_set_ip_id(struct ne_nic *nic, uint16_t ip_id)
 {
 	nic->ip_id = ip_id;
@@ -114,6 +131,11 @@ void ne_nic_set_ip_id(struct ne_nic *nic, uint16_t ip_id)
 void ne_nic_get_counters(const struct ne_nic *nic, struct ne_counters *out)
 {
 	*out = nic->cnt;
+}
+
+void ne_nic_get_work(const struct ne_nic *nic, struct ne_work *out)
+{
+	*out = nic->work;
 }
 
 void ne_nic_get_config(const struct ne_nic *nic, struct ne_nic_config *out)
@@ -291,34 +313,109 @@ int ne_cq_set_notify(struct ne_cq *cq, ne_cq_notify_fn fn, void *ctx)
 }
 
 /* ------------------------------------------------------------------ */
-/* QP context cache: LRU over qpc_entries resident contexts. */
+/* QP context cache: qpc_entries resident contexts, least recently used
+ * evicted. An entry lives at its QP's slot (qpn % nqps), so finding it is one
+ * probe; a most-recently-used-first list gives the victim. */
+
+static void qpc_unlink(struct ne_nic *nic, uint32_t slot)
+{
+	struct ne_qpc_entry *e = &nic->qpc[slot];
+
+	if (e->prev != NE_QPC_NIL)
+		nic->qpc[e->prev].next = e->next;
+	else
+		nic->qpc_head = e->next;
+	if (e->next != NE_QPC_NIL)
+		nic->qpc[e->next].prev = e->prev;
+	else
+		nic->qpc_tail = e->prev;
+	e->valid = false;
+	nic->qpc_count--;
+}
+
+static void qpc_push_front(struct ne_nic *nic, uint32_t slot, uint32_t qpn)
+{
+	struct ne_qpc_entry *e = &nic->qpc[slot];
+
+	e->qpn = qpn;
+	e->valid = true;
+	e->prev = NE_QPC_NIL;
+	e->next = nic->qpc_head;
+	if (nic->qpc_head != NE_QPC_NIL)
+		nic->qpc[nic->qpc_head].prev = slot;
+	else
+		nic->qpc_tail = slot;
+	nic->qpc_head = slot;
+	nic->qpc_count++;
+}
+
+/* Drop the resident context at slot (held or on the list). */
+static void qpc_drop(struct ne_nic *nic, uint32_t slot)
+{
+	struct ne_qpc_entry *e = &nic->qpc[slot];
+
+	if (e->held) {
+		e->held = false;
+		e->valid = false;
+		nic->qpc_held--;
+	} else {
+		qpc_unlink(nic, slot);
+	}
+}
 
 bool ne_qpc_touch(struct ne_nic *nic, uint32_t qpn)
 {
-	struct ne_qpc_entry *victim = NULL;
+	uint32_t slot;
+	struct ne_qpc_entry *e;
 
 	if (!nic->qpc)
 		return true;
-	nic->qpc_clock++;
-	for (uint32_t i = 0; i < nic->cfg.qpc_entries; i++) {
-		struct ne_qpc_entry *e = &nic->qpc[i];
-
-		if (e->valid && e->qpn == qpn) {
-			e->last_use = nic->qpc_clock;
-			nic->cnt.qpc_hits++;
-			return true;
+	slot = qpn % nic->nqps;
+	e = &nic->qpc[slot];
+	nic->work.qpc_probes++;
+	if (e->valid && e->qpn == qpn) {
+		nic->cnt.qpc_hits++;
+		if (!e->held) {
+			qpc_unlink(nic, slot);
+			qpc_push_front(nic, slot, qpn);
 		}
-		/* prefer an empty slot, else the least recently used */
-		if (!victim)
-			victim = e;
-		else if (victim->valid && (!e->valid || e->last_use < victim->last_use))
-			victim = e;
+		return true;
 	}
 	nic->cnt.qpc_misses++;
-	victim->valid = true;
-	victim->qpn = qpn;
-	victim->last_use = nic->qpc_clock;
+	/* a context left by a destroyed QP of the same slot goes first */
+	if (e->valid)
+		qpc_drop(nic, slot);
+	else if (nic->qpc_count + nic->qpc_held >= nic->cfg.qpc_entries &&
+		 nic->qpc_tail != NE_QPC_NIL)
+		qpc_unlink(nic, nic->qpc_tail); /* the least recently used one not held */
+	if (nic->cfg.qpc_hold) {
+		e->qpn = qpn;
+		e->valid = true;
+		e->held = true;
+		nic->qpc_held++;
+	} else {
+		qpc_push_front(nic, slot, qpn);
+	}
 	return false;
+}
+
+void ne_qpc_sent(struct ne_nic *nic, uint32_t qpn)
+{
+	uint32_t slot;
+	struct ne_qpc_entry *e;
+
+	if (!nic->qpc || !nic->cfg.qpc_hold)
+		return;
+	slot = qpn % nic->nqps;
+	e = &nic->qpc[slot];
+	if (!e->valid || e->qpn != qpn || !e->held)
+		return;
+	e->held = false;
+	nic->qpc_held--;
+	qpc_push_front(nic, slot, qpn);
+	/* back to capacity after an overflow of held contexts */
+	while (nic->qpc_count + nic->qpc_held > nic->cfg.qpc_entries && nic->qpc_count > 1)
+		qpc_unlink(nic, nic->qpc_tail);
 }
 
 /* ------------------------------------------------------------------ */
@@ -332,6 +429,17 @@ struct ne_qp *ne_qp_lookup(const struct ne_nic *nic, uint32_t qpn)
 	if (qp->used && qp->qpn == qpn)
 		return qp;
 	return NULL;
+}
+
+/* The received ICRC is right (payload taken as zeros in the zero_payload model). */
+static bool icrc_ok(const struct ne_nic *nic, const uint8_t *frame, const struct rl_pkt *pkt)
+{
+	uint32_t crc;
+
+	if (!nic->cfg.zero_payload)
+		return rl_icrc_verify(frame, pkt);
+	return rl_icrc_compute_zeros(frame, pkt, pkt->payload_off, &crc) == 0 &&
+	       crc == pkt->icrc_wire;
 }
 
 int ne_nic_rx(struct ne_nic *nic, const uint8_t *frame, size_t len, uint64_t now_ns)
@@ -359,7 +467,7 @@ int ne_nic_rx(struct ne_nic *nic, const uint8_t *frame, size_t len, uint64_t now
 		nic->cnt.rcv_wrong_dst++;
 		return NE_RX_WRONG_DST;
 	}
-	if (!nic->cfg.icrc_off && !rl_icrc_verify(frame, &pkt)) {
+	if (!nic->cfg.icrc_off && !icrc_ok(nic, frame, &pkt)) {
 		nic->cnt.icrc_err++;
 		return NE_RX_BAD_ICRC;
 	}
@@ -381,6 +489,7 @@ int ne_nic_rx(struct ne_nic *nic, const uint8_t *frame, size_t len, uint64_t now
 		nic->cnt.rcv_unknown_qpn++;
 		return NE_RX_UNKNOWN_QPN;
 	}
+	ne_qp_touch(nic, qp); /* what follows may change its work and timers */
 	if (!ne_op_is_request(op) && !ne_op_is_response(op)) {
 		nic->cnt.rcv_bad_opcode++;
 		return NE_RX_BAD_OPCODE;
@@ -417,141 +526,4 @@ int ne_nic_rx(struct ne_nic *nic, const uint8_t *frame, size_t len, uint64_t now
 	if (ne_op_is_request(op))
 		return ne_resp_rx(nic, qp, frame, &pkt, now_ns);
 	return ne_comp_rx(nic, qp, frame, &pkt, now_ns);
-}
-
-/* ------------------------------------------------------------------ */
-/* Transmit */
-
-static uint32_t qp_max_frame(const struct ne_qp *qp)
-{
-	return NE_HDR_LEN + RL_RETH_LEN + RL_IMMDT_LEN + qp->attr.path_mtu + 3 + RL_ICRC_LEN;
-}
-
-static void run_timers(struct ne_nic *nic, uint64_t now_ns)
-{
-	for (uint32_t i = 0; i < nic->nqps; i++) {
-		struct ne_qp *qp = &nic->qps[i];
-
-		if (qp->used && qp->rto_at != NE_NO_TIME && qp->rto_at <= now_ns)
-			ne_comp_timer(nic, qp, now_ns);
-		if (qp->used && qp->dc.active)
-			ne_dcqcn_advance(nic, qp, now_ns);
-	}
-}
-
-static bool req_ready(const struct ne_qp *qp)
-{
-	return qp->state == NE_QPS_RTS && ne_req_has_work(qp);
-}
-
-int ne_nic_poll_tx(struct ne_nic *nic, uint64_t now_ns, uint8_t *buf, size_t cap, size_t *len)
-{
-	size_t flen = 0;
-	int got = 0;
-	uint32_t i, idx = 0;
-
-	if (!nic || !buf || !len)
-		return -EINVAL;
-	if (nic->ev_valid && now_ns < nic->ev_cache)
-		return 0; /* nothing can be due before the next event */
-	ne_nic_touch(nic);
-	run_timers(nic, now_ns);
-	if (!nic->link_up || now_ns < nic->link_free_ns)
-		return 0;
-
-	for (i = 0; i < nic->nqps && !got; i++) {
-		struct ne_qp *qp;
-
-		idx = (nic->rr + i) % nic->nqps;
-		qp = &nic->qps[idx];
-		if (!qp->used)
-			continue;
-		if (qp->dc.np_pending) {
-			got = ne_dcqcn_build_cnp(nic, qp, buf, &flen);
-			break;
-		}
-		if (ne_resp_has_work(qp) && now_ns >= qp->resp_ready_ns) {
-			if (cap < qp_max_frame(qp)) {
-				nic->cnt.send_err++;
-				return -ENOSPC;
-			}
-			if (!ne_qpc_touch(nic, qp->qpn)) {
-				qp->resp_ready_ns = now_ns + nic->cfg.qpc_miss_ns;
-			} else {
-				got = ne_resp_build(nic, qp, buf, &flen);
-				if (got)
-					break;
-			}
-		}
-		if (req_ready(qp) && now_ns >= qp->tx_ready_ns && now_ns >= ne_dcqcn_tx_at(qp)) {
-			if (cap < qp_max_frame(qp)) {
-				nic->cnt.send_err++;
-				return -ENOSPC;
-			}
-			if (!ne_qpc_touch(nic, qp->qpn)) {
-				qp->tx_ready_ns = now_ns + nic->cfg.qpc_miss_ns;
-				continue;
-			}
-			got = ne_req_build(nic, qp, now_ns, buf, &flen);
-			if (got && qp->dc.limited)
-				ne_dcqcn_sent(nic, qp, now_ns, flen);
-		}
-	}
-	if (!got)
-		return 0;
-	nic->rr = (idx + 1) % nic->nqps;
-	if (!nic->cfg.icrc_off)
-		ne_finish_icrc(buf, flen);
-	nic->cnt.sent_pkts++;
-	nic->cnt.sent_bytes += flen;
-	if (nic->cfg.line_rate_bps) {
-		uint64_t bits = (uint64_t)(flen + NE_WIRE_OVERHEAD) * 8ull;
-
-		nic->link_free_ns = now_ns + (bits * 1000000000ull + nic->cfg.line_rate_bps - 1) /
-						     nic->cfg.line_rate_bps;
-	}
-	*len = flen;
-	return 1;
-}
-
-static uint64_t tmax(uint64_t a, uint64_t b)
-{
-	return a > b ? a : b;
-}
-
-uint64_t ne_nic_next_event_ns(const struct ne_nic *nic)
-{
-	uint64_t t = NE_NO_TIME;
-
-	if (nic->ev_valid)
-		return nic->ev_cache;
-
-	for (uint32_t i = 0; i < nic->nqps; i++) {
-		const struct ne_qp *qp = &nic->qps[i];
-
-		if (!qp->used)
-			continue;
-		if (qp->rto_at < t)
-			t = qp->rto_at;
-		if (!nic->link_up)
-			continue;
-		if (qp->dc.np_pending && nic->link_free_ns < t)
-			t = nic->link_free_ns;
-		if (ne_resp_has_work(qp)) {
-			uint64_t r = tmax(qp->resp_ready_ns, nic->link_free_ns);
-
-			if (r < t)
-				t = r;
-		}
-		if (req_ready(qp)) {
-			uint64_t r = tmax(tmax(qp->tx_ready_ns, ne_dcqcn_tx_at(qp)), nic->link_free_ns);
-
-			if (r < t)
-				t = r;
-		}
-	}
-	/* the cache is not part of the NIC's observable state */
-	((struct ne_nic *)(uintptr_t)nic)->ev_cache = t;
-	((struct ne_nic *)(uintptr_t)nic)->ev_valid = true;
-	return t;
 }

@@ -44,6 +44,8 @@ struct ne_cq;
 
 /* Completion notification callback (ne_cq_set_notify). */
 typedef void (*ne_cq_notify_fn)(void *ctx, struct ne_cq *cq);
+/* Wake notification callback (ne_nic_set_wake_notify). */
+typedef void (*ne_nic_wake_fn)(void *ctx, struct ne_nic *nic);
 
 /* ------------------------------------------------------------------ */
 /* NIC configuration                                                   */
@@ -53,6 +55,10 @@ enum ne_sport_policy {
 	NE_SPORT_RXE = 0, /* 0xC000 | fold(lqpn x rqpn): Linux rxe (rdma_get_udp_sport) */
 	NE_SPORT_FIXED,   /* cfg.sport_fixed for every QP */
 	NE_SPORT_HASH,    /* 0xC000 | (hash(seed, lqpn, rqpn) & 0x3FFF) */
+	/* mlx5 (ConnectX) computes an RC QP's port the same way as rxe (kernel
+	 * "RDMA/mlx5: Define RoCEv2 udp source port when set path", 2020; see
+	 * docs/FACTS-NCCL-RNIC.md), so its policy is rxe's. */
+	NE_SPORT_MLX5 = NE_SPORT_RXE,
 };
 
 /* Ethernet overhead not in the frame buffer: FCS 4 + preamble/SFD 8 + IFG 12. */
@@ -125,11 +131,47 @@ struct ne_nic_config {
 	 * 0 entries disables the model (every access hits). */
 	uint32_t qpc_entries;
 	uint64_t qpc_miss_ns;
+	/* Hold a fetched context until its QP has sent a frame: a context the
+	 * cache fetched on a miss is not evicted before the QP's next frame
+	 * leaves (it then becomes the most recently used), so QPs cannot evict
+	 * each other's contexts while they wait out the miss and thrash. Each QP
+	 * then misses at most once per frame it sends, plus once: misses <=
+	 * sent_pkts + QPs. When every resident context is held, a miss fetches
+	 * one more (the cache overflows by the held ones). Default false: a
+	 * fetched context is evictable at once (the model before this option). */
+	bool qpc_hold;
 
 	/* Skip the ICRC: transmit frames carry 0 and received frames are not
 	 * checked. Only for simulations where every endpoint is an ne_nic with
 	 * this set (halves the cost per data packet); default false. */
 	bool icrc_off;
+
+	/* Payload bytes are not modelled: request and READ response payloads
+	 * go out as zeros without reading the MR, received payloads are not
+	 * stored, and the ICRC takes the payload as zeros without reading it
+	 * (rl_icrc_compute_zeros, O(1) in its length), on transmit and receive.
+	 * MR keys, bounds and access are still checked. The only cost left that
+	 * grows with the payload is zero-filling it in the frame buffer. For
+	 * simulations whose buffers hold only zeros (ne_coll with data off): the
+	 * wire is then the same byte for byte. Default false. */
+	bool zero_payload;
+
+	/* Transmit arbitration among QPs with a frame ready. 0 (default): round
+	 * robin, one frame per QP per turn (the wire of rxe-like NICs). Else
+	 * deficit round robin as a ConnectX TX arbiter: a QP's turn adds
+	 * tx_quantum bytes to its deficit and it keeps sending while the
+	 * deficit stays positive, each frame charged its length (at least one
+	 * frame per turn; an overdraft carries over, a credit is dropped when
+	 * the turn ends). */
+	uint32_t tx_quantum;
+
+	/* Message-rate ceiling of the NIC (messages per second; 0, the default,
+	 * none): the first packet of a work request (a message; again when
+	 * go-back-N resends it) leaves at least 1 s / msg_rate after the
+	 * previous one, whichever QP it is on (ConnectX-6 is rated at 215 M
+	 * messages/s, docs/FACTS-NCCL-RNIC.md). Responses and later packets of
+	 * a message are not limited. */
+	uint64_t msg_rate;
 
 	/* DCQCN reaction and notification points; both off by default. */
 	struct ne_dcqcn_config dcqcn;
@@ -184,6 +226,18 @@ struct ne_counters {
 	uint64_t ecn_ce_rcvd;            /* NP: CE-marked request packets received */
 	uint64_t cnp_sent;               /* NP: CNPs sent */
 	uint64_t cnp_rate_cuts;          /* RP: CNPs that cut a QP's rate */
+};
+
+/* Work the NIC did to schedule, for tests and benchmarks that count work
+ * instead of timing it (a shared machine makes times noisy). */
+struct ne_work {
+	uint64_t polls;      /* ne_nic_poll_tx calls that looked for a frame (not cut
+			      * short by the cached next event time) */
+	uint64_t qp_visits;  /* QPs examined: transmit candidates, QPs whose timers
+			      * ran, QPs whose scheduling keys were recomputed */
+	uint64_t heap_moves; /* insertions, removals and sift steps in the
+			      * scheduler's heaps */
+	uint64_t qpc_probes; /* QP context cache entries examined */
 };
 
 /* Names of the fields of struct ne_counters in order; NULL-terminated. */
@@ -386,6 +440,15 @@ int ne_nic_poll_tx(struct ne_nic *nic, uint64_t now_ns, uint8_t *buf, size_t cap
  * when idle. May be earlier than necessary, never later. */
 uint64_t ne_nic_next_event_ns(const struct ne_nic *nic);
 
+/* Wake notification: fn(ctx, nic) is called when the NIC's state changes
+ * (work posted, a QP modified, a frame received, a poll) while the time last
+ * returned by ne_nic_next_event_ns() is still cached, so at most once per
+ * read of it: the owner of many NICs re-reads the next event time only of
+ * the NICs that called, instead of all of them after every event. Called
+ * from inside the NIC call that made the change; fn must not call into this
+ * NIC. fn NULL turns it off. Returns 0 or -EINVAL (nic NULL). */
+int ne_nic_set_wake_notify(struct ne_nic *nic, ne_nic_wake_fn fn, void *ctx);
+
 /* Earliest time the link is free for the next frame (line-rate pacing). */
 uint64_t ne_nic_link_free_ns(const struct ne_nic *nic);
 
@@ -399,9 +462,15 @@ void ne_nic_set_ip_id(struct ne_nic *nic, uint16_t ip_id);
 /* Copy the counters. */
 void ne_nic_get_counters(const struct ne_nic *nic, struct ne_counters *out);
 
+/* Copy the work counters (struct ne_work). */
+void ne_nic_get_work(const struct ne_nic *nic, struct ne_work *out);
+
 /* Copy the configuration the NIC was created with (addresses, rate, source
  * port policy as currently set). */
 void ne_nic_get_config(const struct ne_nic *nic, struct ne_nic_config *out);
+
+/* Turn the zero_payload model (see struct ne_nic_config) on or off. */
+void ne_nic_set_zero_payload(struct ne_nic *nic, bool on);
 
 /* Change the UDP source port policy. It applies to QPs whose address vector
  * or destination QPN is set (ne_qp_modify with NE_QP_AV or NE_QP_DEST_QPN)

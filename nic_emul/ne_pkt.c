@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "ne_priv.h"
+#include "rl_bytes.h"
 #include "rl_icrc.h"
 
 void ne_put_be32(uint8_t *p, uint32_t v)
@@ -82,13 +83,19 @@ size_t ne_build_hdrs(struct ne_nic *nic, const struct ne_qp *qp, uint8_t *buf,
 	return 14 + 20 + 8;
 }
 
-int ne_finish_icrc(uint8_t *frame, size_t len)
+int ne_finish_icrc(uint8_t *frame, size_t len, bool zero_payload)
 {
 	struct rl_pkt pkt;
+	uint32_t crc;
 
 	if (rl_parse(frame, len, &pkt) != RL_PARSE_OK || !pkt.is_roce)
 		return -1;
-	return rl_icrc_store(frame, &pkt);
+	if (!zero_payload)
+		return rl_icrc_store(frame, &pkt);
+	if (rl_icrc_compute_zeros(frame, &pkt, pkt.payload_off, &crc) != 0)
+		return -1;
+	rl_put_le32(frame + pkt.icrc_off, crc);
+	return 0;
 }
 
 bool ne_op_is_request(uint8_t op)

@@ -6,7 +6,10 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
+#include "ne_bits.h"
+#include "ne_heap.h"
 #include "ne_nic.h"
 #include "rl_parse.h"
 
@@ -151,17 +154,44 @@ struct ne_qp {
 	uint64_t resp_ready_ns;
 
 	struct ne_dcqcn_qp dc;
+	int64_t deficit; /* tx_quantum arbitration: bytes it may still send this turn */
 };
 
+/* One resident QP context of the cache model, at the slot of its QP
+ * (qpn % nqps), on a most-recently-used-first list. */
 struct ne_qpc_entry {
 	uint32_t qpn;
-	uint64_t last_use;
 	bool valid;
+	bool held;           /* qpc_hold: fetched, its QP has not sent since; not on the list */
+	uint32_t prev, next; /* slots; NE_QPC_NIL ends the list */
+};
+#define NE_QPC_NIL UINT32_MAX
+
+/*
+ * The transmit scheduler (ne_sched.c). A QP's "due" time is when it next has
+ * a frame it may send (a CNP, a response whose QP context is ready, a
+ * request not held by an RNR wait, a context miss or DCQCN pacing); it is a
+ * function of the QP's state only, recomputed when the QP is marked dirty.
+ * QPs with nothing to send are in no structure, so they cost nothing.
+ *   wait   QPs due after the latest poll's time, by due time;
+ *   ready  QPs due at or before it, by due time, and ready_set, the same QPs
+ *          by slot: the round-robin walk visits only them;
+ *   rto    armed retransmit timers; dc: DCQCN alpha/rate timers.
+ */
+struct ne_sched {
+	struct ne_heap wait, ready, rto, dc;
+	struct ne_bits ready_set;
+	uint32_t *dirty;  /* slots whose keys must be recomputed */
+	uint32_t ndirty;
+	uint8_t *is_dirty; /* per slot */
+	uint32_t *due;    /* scratch: slots whose timers are due */
+	uint64_t now;     /* time of the latest poll */
 };
 
 struct ne_nic {
 	struct ne_nic_config cfg;
 	struct ne_counters cnt;
+	struct ne_work work;
 	bool link_up;
 	uint16_t ip_id;
 	uint64_t link_free_ns;
@@ -170,26 +200,51 @@ struct ne_nic {
 	uint32_t nqps;
 	uint32_t next_qpn;
 	uint32_t rr; /* round-robin position for transmit */
+	uint32_t turn; /* tx_quantum: slot whose turn it is, NE_HEAP_NONE none */
+	uint64_t msg_free_ns; /* msg_rate: the next message may not start before */
 
 	struct ne_mr *mrs;
 	uint32_t next_key;
 
 	struct ne_cq *cqs;
 
-	struct ne_qpc_entry *qpc;
-	uint64_t qpc_clock;
+	struct ne_qpc_entry *qpc; /* [nqps] when the cache model is on */
+	uint32_t qpc_head, qpc_tail, qpc_count; /* the LRU list, most recent first */
+	uint32_t qpc_held;                       /* resident contexts off the list */
+
+	struct ne_sched sched;
 
 	/* ne_nic_next_event_ns() cached until the next state change: any call
 	 * that can change transmit work or timers clears ev_valid. While valid,
 	 * ne_nic_poll_tx() before ev_cache returns 0 without scanning. */
 	uint64_t ev_cache;
 	bool ev_valid;
+
+	ne_nic_wake_fn wake; /* ne_nic_set_wake_notify */
+	void *wake_ctx;
 };
 
+/* The NIC's state changed: the cached next event is stale; tell the owner
+ * once per read of it. */
 static inline void ne_nic_touch(struct ne_nic *nic)
 {
+	if (!nic->ev_valid)
+		return;
 	nic->ev_valid = false;
+	if (nic->wake)
+		nic->wake(nic->wake_ctx, nic);
 }
+
+/* ne_sched.c */
+int ne_sched_init(struct ne_nic *nic);
+void ne_sched_free(struct ne_nic *nic);
+/* qp's state changed: invalidate the cached next event and recompute the
+ * QP's scheduling keys before the next poll or next-event query. Every
+ * change to a QP's transmit work, ready times or timers must call this. */
+void ne_qp_touch(struct ne_nic *nic, struct ne_qp *qp);
+/* As ne_qp_touch, but keeps the cached next event (for state changes that
+ * the cache may ignore, as DCQCN's lazy timers replayed by a query). */
+void ne_sched_mark(struct ne_nic *nic, struct ne_qp *qp);
 
 /* ne_nic.c */
 struct ne_qp *ne_qp_lookup(const struct ne_nic *nic, uint32_t qpn);
@@ -197,6 +252,8 @@ struct ne_mr *ne_mr_lookup(struct ne_nic *nic, uint32_t key);
 /* Resolve [iova, iova+len) of an MR with the given access; NULL if out of bounds. */
 uint8_t *ne_mr_ptr(struct ne_nic *nic, uint32_t key, uint64_t iova, uint32_t len, uint32_t access);
 bool ne_qpc_touch(struct ne_nic *nic, uint32_t qpn);
+/* The QP sent a frame: a context held for it (qpc_hold) becomes evictable. */
+void ne_qpc_sent(struct ne_nic *nic, uint32_t qpn);
 void ne_cq_push(struct ne_nic *nic, struct ne_cq *cq, const struct ne_wc *wc);
 
 /* ne_qp.c */
@@ -216,8 +273,23 @@ size_t ne_build_hdrs(struct ne_nic *nic, const struct ne_qp *qp, uint8_t *buf,
 void ne_put_reth(uint8_t *p, uint64_t va, uint32_t rkey, uint32_t len);
 void ne_put_aeth(uint8_t *p, uint8_t syndrome, uint32_t msn);
 void ne_put_be32(uint8_t *p, uint32_t v);
-/* Compute and store the ICRC of a complete frame; 0 or -1. */
-int ne_finish_icrc(uint8_t *frame, size_t len);
+/* Compute and store the ICRC of a complete frame (payload taken as zeros,
+ * not read, with zero_payload); 0 or -1. */
+int ne_finish_icrc(uint8_t *frame, size_t len, bool zero_payload);
+/* Copy n payload bytes from src, or zeros under the zero_payload model. */
+static inline void ne_payload_out(const struct ne_nic *nic, uint8_t *dst, const uint8_t *src, size_t n)
+{
+	if (nic->cfg.zero_payload)
+		memset(dst, 0, n);
+	else
+		memcpy(dst, src, n);
+}
+/* Store n received payload bytes at dst (nothing under the zero_payload model). */
+static inline void ne_payload_in(const struct ne_nic *nic, uint8_t *dst, const uint8_t *src, size_t n)
+{
+	if (!nic->cfg.zero_payload)
+		memcpy(dst, src, n);
+}
 /* Is the opcode in the RC request set this NIC implements? */
 bool ne_op_is_request(uint8_t op);
 bool ne_op_is_response(uint8_t op);
@@ -260,6 +332,9 @@ static inline uint64_t ne_dcqcn_tx_at(const struct ne_qp *qp)
 }
 /* NP: a request packet for qp arrived with ECN CE. */
 void ne_dcqcn_np_ce(struct ne_nic *nic, struct ne_qp *qp, uint64_t now_ns);
+/* RP: time of the QP's next alpha or rate timer event that changes its
+ * state, NE_NO_TIME when none will (inactive, or alpha settled and not paced). */
+uint64_t ne_dcqcn_next_timer_ns(const struct ne_nic *nic, const struct ne_qp *qp);
 /* NP: build the pending CNP of qp (returns 1 with *len set, or 0). */
 int ne_dcqcn_build_cnp(struct ne_nic *nic, struct ne_qp *qp, uint8_t *buf, size_t *len);
 

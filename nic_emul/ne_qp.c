@@ -34,6 +34,7 @@ void ne_qp_reset(struct ne_qp *qp)
 	if (qp->res)
 		memset(qp->res, 0, qp->nres * sizeof(*qp->res));
 	memset(&qp->dc, 0, sizeof(qp->dc));
+	qp->deficit = 0;
 }
 
 static uint16_t sport_of(const struct ne_nic *nic, uint32_t lqpn, uint32_t rqpn)
@@ -125,6 +126,7 @@ int ne_qp_create(struct ne_nic *nic, const struct ne_qp_init_attr *attr, uint32_
 	qp->attr.max_rd_atomic = NE_MAX_RD_ATOMIC;
 	qp->attr.max_dest_rd_atomic = NE_MAX_RD_ATOMIC;
 	ne_qp_reset(qp);
+	ne_qp_touch(nic, qp);
 	*qpn = n;
 	return 0;
 }
@@ -145,6 +147,7 @@ int ne_qp_destroy(struct ne_nic *nic, uint32_t qpn)
 	free(qp->res);
 	free(qp->rsp);
 	memset(qp, 0, sizeof(*qp));
+	ne_qp_touch(nic, qp); /* leaves the scheduler's structures */
 	return 0;
 }
 
@@ -201,6 +204,7 @@ int ne_qp_modify(struct ne_nic *nic, uint32_t qpn, const struct ne_qp_attr *attr
 
 	if (!qp)
 		return -ENOENT;
+	ne_qp_touch(nic, qp);
 	if (!attr)
 		return -EINVAL;
 	cur = qp->state;
@@ -355,6 +359,7 @@ int ne_post_send(struct ne_nic *nic, uint32_t qpn, const struct ne_send_wr *wr, 
 	(void)now_ns;
 	if (!qp)
 		return -ENOENT;
+	ne_qp_touch(nic, qp);
 	if (!wr || qp->state != NE_QPS_RTS || wr->opcode > NE_WR_RDMA_READ ||
 	    wr->length > 0x80000000u || (wr->opcode == NE_WR_RDMA_READ && wr->length == 0))
 		return -EINVAL;
@@ -381,6 +386,7 @@ int ne_post_recv(struct ne_nic *nic, uint32_t qpn, const struct ne_recv_wr *wr)
 
 	if (!qp)
 		return -ENOENT;
+	ne_qp_touch(nic, qp);
 	if (!wr || (qp->state != NE_QPS_INIT && qp->state != NE_QPS_RTR && qp->state != NE_QPS_RTS))
 		return -EINVAL;
 	if (wr->length && !ne_mr_ptr(nic, wr->lkey, wr->addr, wr->length, NE_ACCESS_LOCAL_WRITE))

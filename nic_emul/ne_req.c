@@ -141,7 +141,7 @@ int ne_req_build(struct ne_nic *nic, struct ne_qp *qp, uint64_t now_ns, uint8_t 
 		if (pl)
 			src = ne_mr_ptr(nic, w->wr.lkey, w->wr.local_addr + off, pl, 0);
 		if (src) {
-			memcpy(buf + pos, src, pl);
+			ne_payload_out(nic, buf + pos, src, pl);
 		} else if (pl) {
 			memset(buf + pos, 0, pl); /* MR deregistered under a posted WQE */
 			nic->cnt.send_err++;

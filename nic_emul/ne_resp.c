@@ -267,7 +267,7 @@ int ne_resp_rx(struct ne_nic *nic, struct ne_qp *qp, const uint8_t *frame,
 				qp->resp_has_rwqe = false;
 				return class_c(nic, qp, NE_AETH_NAK_REM_OP, psn);
 			}
-			memcpy(dst, data, pl);
+			ne_payload_in(nic, dst, data, pl);
 		}
 		qp->resp_rwqe_off += pl;
 		if (last) {
@@ -310,7 +310,7 @@ int ne_resp_rx(struct ne_nic *nic, struct ne_qp *qp, const uint8_t *frame,
 				nic->cnt.rcv_access_err++;
 				return class_c(nic, qp, NE_AETH_NAK_REM_ACC, psn);
 			}
-			memcpy(dst, data, pl);
+			ne_payload_in(nic, dst, data, pl);
 		}
 		qp->resp_va += pl;
 		qp->resp_resid -= pl;
@@ -384,7 +384,7 @@ int ne_resp_build(struct ne_nic *nic, struct ne_qp *qp, uint8_t *buf, size_t *le
 			if (pl)
 				src = ne_mr_ptr(nic, it->rkey, it->va, pl, NE_ACCESS_REMOTE_READ);
 			if (src)
-				memcpy(buf + pos, src, pl);
+				ne_payload_out(nic, buf + pos, src, pl);
 			else if (pl)
 				memset(buf + pos, 0, pl); /* MR gone since the request was checked */
 			pos += pl;

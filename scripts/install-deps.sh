@@ -9,6 +9,7 @@ PKGS=(
   meson ninja-build pkg-config gcc clang libclang-rt-14-dev
   # libraries
   libcmocka-dev libpcap-dev libfyaml-dev
+  libisal-dev  # hashing/: CRC-32 (ICRC, CRC32 hash) through ISA-L
   dpdk dpdk-dev libdpdk-dev
   # tools the tests and scripts drive
   tshark iproute2 iputils-ping iperf3 ethtool procps

@@ -3,6 +3,7 @@
  * Parser and ICRC against real soft-RoCE packets (tests/testdata), and the
  * parser's error paths on crafted and truncated frames.
  */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -14,6 +15,8 @@
 #include <cmocka.h>
 
 #include "golden.h"
+#include "rl_bytes.h"
+#include "rl_crc.h"
 #include "rl_icrc.h"
 #include "rl_parse.h"
 
@@ -183,15 +186,16 @@ static void test_icrc_ttl_dscp_rewrite(void **state)
 	}
 }
 
-/* The ICRC as the spec words it, written independently: bitwise CRC-32 over a masked copy. */
-static uint32_t spec_icrc(const uint8_t *f, const struct rl_pkt *p)
+/* The bytes the ICRC covers, as the spec words them: 8 x 0xFF, then the frame
+ * from the IP header up to the ICRC with the variant fields set to ones.
+ * Returns a malloc'd copy of *n bytes. */
+static uint8_t *spec_masked(const uint8_t *f, const struct rl_pkt *p, size_t *n)
 {
-	size_t n = p->icrc_off - p->l3_off;
-	uint8_t *b = malloc(8 + n);
-	uint32_t crc = 0xffffffffu;
+	size_t len = p->icrc_off - p->l3_off;
+	uint8_t *b = malloc(8 + len);
 
 	memset(b, 0xff, 8);
-	memcpy(b + 8, f + p->l3_off, n);
+	memcpy(b + 8, f + p->l3_off, len);
 	uint8_t *ip = b + 8, *udp = ip + p->l3_len, *bth = udp + 8;
 	if (p->ip_version == 4) {
 		ip[1] = ip[8] = ip[10] = ip[11] = 0xff;
@@ -201,13 +205,35 @@ static uint32_t spec_icrc(const uint8_t *f, const struct rl_pkt *p)
 	}
 	udp[6] = udp[7] = 0xff;
 	bth[4] = 0xff;
-	for (size_t i = 0; i < 8 + n; i++) {
+	*n = 8 + len;
+	return b;
+}
+
+/* The ICRC as the spec words it, written independently: bitwise CRC-32 over a masked copy. */
+static uint32_t spec_icrc(const uint8_t *f, const struct rl_pkt *p)
+{
+	size_t n;
+	uint8_t *b = spec_masked(f, p, &n);
+	uint32_t crc = 0xffffffffu;
+
+	for (size_t i = 0; i < n; i++) {
 		crc ^= b[i];
 		for (int k = 0; k < 8; k++)
 			crc = (crc >> 1) ^ (0xEDB88320u & -(crc & 1));
 	}
 	free(b);
 	return ~crc;
+}
+
+/* The ICRC through the slice-by-8 table engine (the implementation before ISA-L). */
+static uint32_t table_icrc(const uint8_t *f, const struct rl_pkt *p)
+{
+	size_t n;
+	uint8_t *b = spec_masked(f, p, &n);
+	uint32_t crc = ~rl_crc32_update_sw(0xffffffffu, b, n);
+
+	free(b);
+	return crc;
 }
 
 /* Build an IPv6 RoCEv2 frame carrying the UDP datagram of golden frame i. */
@@ -460,6 +486,134 @@ static void test_opcodes(void **state)
 	assert_true(rl_icrc_verify(f, &p));
 }
 
+/* A deterministic xorshift64 stream for the random frames. */
+static uint64_t rnd_next(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
+#define RND_SEED 0x9e3779b97f4a7c15ull
+#define MAX_TEST_LEN 9000u
+
+/* ISA-L's CRC-32 equals the table engine on random bytes of every length
+ * 1..9000, at every alignment modulo 8, from a random register. */
+static void test_crc32_isal_every_length(void **state)
+{
+	(void)state;
+	uint64_t s = RND_SEED;
+	uint8_t *buf = malloc(MAX_TEST_LEN + 8);
+
+	assert_non_null(buf);
+	for (size_t i = 0; i < MAX_TEST_LEN + 8; i++)
+		buf[i] = (uint8_t)rnd_next(&s);
+	for (size_t len = 1; len <= MAX_TEST_LEN; len++) {
+		uint32_t init = (uint32_t)rnd_next(&s);
+		size_t off = len % 8;
+
+		if (rl_crc32_update(init, buf + off, len) != rl_crc32_update_sw(init, buf + off, len))
+			fail_msg("length %zu offset %zu: ISA-L 0x%08x, table 0x%08x", len, off,
+				 rl_crc32_update(init, buf + off, len),
+				 rl_crc32_update_sw(init, buf + off, len));
+	}
+	free(buf);
+}
+
+/* Every golden frame: the library ICRC equals the table engine's and the wire's. */
+static void test_icrc_isal_golden(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < G.n_frames; i++) {
+		struct rl_pkt p;
+
+		assert_int_equal(rl_parse(G.frame[i].data, G.frame[i].len, &p), RL_PARSE_OK);
+		assert_int_equal(rl_icrc_compute(G.frame[i].data, &p, NULL), table_icrc(G.frame[i].data, &p));
+		assert_int_equal(table_icrc(G.frame[i].data, &p), p.icrc_wire);
+	}
+}
+
+/* A RoCEv2 SEND_ONLY frame of exactly len bytes (len >= 58) with random payload. */
+static void random_roce_frame(uint8_t *f, size_t len, uint64_t *s)
+{
+	size_t hdr = 14 + 20 + 8 + RL_BTH_LEN;
+
+	craft(f);
+	rl_put_be16(f + 14 + 2, (uint16_t)(len - 14));
+	rl_put_be16(f + 14 + 20 + 4, (uint16_t)(len - 14 - 20));
+	for (size_t i = hdr; i < len; i++)
+		f[i] = (uint8_t)rnd_next(s);
+}
+
+/* Random RoCEv2 frames of every length up to 9000 bytes: library ICRC = table ICRC,
+ * and the zero-payload ICRC = the ICRC of the same frame with its payload zeroed. */
+static void test_icrc_isal_random_frames(void **state)
+{
+	(void)state;
+	uint64_t s = RND_SEED;
+	uint8_t *f = malloc(MAX_TEST_LEN);
+	size_t min = 14 + 20 + 8 + RL_BTH_LEN + RL_ICRC_LEN;
+
+	assert_non_null(f);
+	for (size_t len = min; len <= MAX_TEST_LEN; len++) {
+		struct rl_pkt p;
+		uint32_t z;
+
+		random_roce_frame(f, len, &s);
+		assert_int_equal(rl_parse(f, len, &p), RL_PARSE_OK);
+		assert_int_equal(p.icrc_off, len - RL_ICRC_LEN);
+		if (rl_icrc_compute(f, &p, NULL) != table_icrc(f, &p))
+			fail_msg("frame of %zu bytes: ISA-L ICRC differs from the table's", len);
+		assert_int_equal(rl_icrc_compute_zeros(f, &p, p.payload_off, &z), 0);
+		memset(f + p.payload_off, 0, p.icrc_off - p.payload_off);
+		assert_int_equal(z, table_icrc(f, &p));
+	}
+	free(f);
+}
+
+/* CRC of n zero bytes by the power table and by repeated squaring (n beyond the
+ * table) equals the table engine over real zeros. */
+static void test_crc32_zeros(void **state)
+{
+	(void)state;
+	static const size_t big[] = {RL_CRC32_ZEROS_TABLE + 1, 65536, 1000003, 1u << 20};
+	size_t max = 1u << 20;
+	uint8_t *z = calloc(1, max);
+	uint64_t s = RND_SEED;
+
+	assert_non_null(z);
+	for (size_t n = 0; n <= RL_CRC32_ZEROS_TABLE + 64; n++) {
+		uint32_t init = (uint32_t)rnd_next(&s);
+
+		if (rl_crc32_zeros(init, n) != rl_crc32_update_sw(init, z, n))
+			fail_msg("%zu zero bytes: 0x%08x, table 0x%08x", n, rl_crc32_zeros(init, n),
+				 rl_crc32_update_sw(init, z, n));
+	}
+	for (size_t i = 0; i < sizeof(big) / sizeof(big[0]); i++)
+		assert_int_equal(rl_crc32_zeros(0x12345678u, big[i]),
+				 rl_crc32_update_sw(0x12345678u, z, big[i]));
+	free(z);
+}
+
+/* rl_icrc_compute_zeros refuses what is not RoCE and ranges outside the payload. */
+static void test_icrc_zeros_errors(void **state)
+{
+	(void)state;
+	uint8_t f[128];
+	size_t n = craft(f);
+	struct rl_pkt p;
+	uint32_t z;
+
+	assert_int_equal(rl_parse(f, n, &p), RL_PARSE_OK);
+	assert_int_equal(rl_icrc_compute_zeros(f, &p, p.bth_off, &z), -ERANGE);
+	assert_int_equal(rl_icrc_compute_zeros(f, &p, p.icrc_off + 1, &z), -ERANGE);
+	assert_int_equal(rl_icrc_compute_zeros(f, &p, p.icrc_off, &z), 0);
+	assert_int_equal(z, rl_icrc_compute(f, &p, NULL));
+	p.is_roce = false;
+	assert_int_equal(rl_icrc_compute_zeros(f, &p, p.payload_off, &z), -EINVAL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -471,6 +625,11 @@ int main(void)
 		cmocka_unit_test(test_truncations),
 		cmocka_unit_test(test_distinct_errors),
 		cmocka_unit_test(test_opcodes),
+		cmocka_unit_test(test_crc32_isal_every_length),
+		cmocka_unit_test(test_icrc_isal_golden),
+		cmocka_unit_test(test_icrc_isal_random_frames),
+		cmocka_unit_test(test_crc32_zeros),
+		cmocka_unit_test(test_icrc_zeros_errors),
 	};
 	return cmocka_run_group_tests_name("parse_icrc", tests, setup, teardown);
 }

@@ -6,7 +6,7 @@
 
 #include "rl_icrc.h"
 
-static void cfg_for(struct ne_nic_config *c, int i, uint64_t rate)
+void sim_config(struct ne_nic_config *c, int i, uint64_t rate)
 {
 	ne_nic_config_default(c);
 	c->mac[0] = 0x02;
@@ -30,9 +30,36 @@ void sim_init(struct sim *s, uint64_t rate_bps, uint64_t delay_ns)
 {
 	struct ne_nic_config c0, c1;
 
-	cfg_for(&c0, 0, rate_bps);
-	cfg_for(&c1, 1, rate_bps);
+	sim_config(&c0, 0, rate_bps);
+	sim_config(&c1, 1, rate_bps);
 	sim_init_cfg(s, &c0, &c1, delay_ns);
+}
+
+uint32_t sim_reap(struct ne_cq *cq, uint64_t *ok)
+{
+	struct ne_wc wc[16];
+	uint32_t failed = 0;
+	int n;
+
+	while ((n = ne_cq_poll(cq, wc, 16)) > 0)
+		for (int k = 0; k < n; k++) {
+			if (wc[k].status == NE_WC_SUCCESS)
+				(*ok)++;
+			else
+				failed++;
+		}
+	return failed;
+}
+
+bool sim_all_done(struct sim *s, void *arg)
+{
+	struct sim_done *d = arg;
+
+	(void)s;
+	for (int i = 0; i < 2; i++)
+		if (d->cq[i])
+			d->failed += sim_reap(d->cq[i], &d->got);
+	return d->got == d->want;
 }
 
 void sim_free(struct sim *s)

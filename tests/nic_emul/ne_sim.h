@@ -71,6 +71,9 @@ struct sim {
 	int rx_status_count[16]; /* index -status */
 };
 
+/* The config of NIC i (0 or 1) of sim_init: its addresses, rate, IP ids. */
+void sim_config(struct ne_nic_config *c, int i, uint64_t rate_bps);
+
 /* Two NICs: 10.0.0.1 / 02:00:00:00:00:01 and 10.0.0.2 / ...:02. */
 void sim_init(struct sim *s, uint64_t rate_bps, uint64_t delay_ns);
 void sim_init_cfg(struct sim *s, const struct ne_nic_config *c0, const struct ne_nic_config *c1,
@@ -85,6 +88,19 @@ bool sim_run(struct sim *s, uint64_t until, bool (*pred)(struct sim *s, void *ar
 void sim_connect(struct sim *s, uint32_t *q0, uint32_t *q1, struct ne_cq *cq0, struct ne_cq *cq1,
 		 uint32_t mtu, uint32_t psn0, uint32_t psn1, uint8_t timeout, uint8_t retry,
 		 uint8_t rnr_retry);
+
+/* Take every completion waiting in cq: adds the successful ones to *ok and
+ * returns how many failed. */
+uint32_t sim_reap(struct ne_cq *cq, uint64_t *ok);
+
+/* A sim_run() predicate: true once `want` successful completions were
+ * reaped from the CQs in cq[] (NULL entries skipped); failed ones counted. */
+struct sim_done {
+	struct ne_cq *cq[2];
+	uint64_t want, got;
+	uint32_t failed;
+};
+bool sim_all_done(struct sim *s, void *arg); /* arg: struct sim_done */
 
 /* Deterministic bytes. */
 void sim_fill(uint8_t *p, size_t n, uint32_t seed);

@@ -1,0 +1,190 @@
+#!/usr/bin/env bash
+# bench-nic.sh: the emulated-NIC path at 128 ranks (issue 13), as figures and
+# ratios, never as a pass/fail timing.
+#
+#   1. reference: the generator path on the default topology (64 B packets
+#      h0 -> h4 through 3 switches, virtual clock): switch forwards per wall
+#      second, measured in the same run so the ratios hold on a shared machine;
+#   2. a ring AllReduce over 128 emulated NICs on a 16-leaf x 8-spine x 8-host
+#      100G Clos (1 us links, path MTU 4096), ring order interleaving the
+#      leaves (every hop crosses the fabric), data=off, for each size and QP
+#      count: virtual time, wall time, events and switch forwards per wall
+#      second, and the forwards ratio to the reference (issue 13's figure:
+#      0.04-0.18 before, target >= 0.5);
+#   3. the ns-3 comparison workload: 8 leaves x 8 spines x 16 hosts, 100G,
+#      1 us links, host (l,h) sends UDP at line rate with 1000-byte payloads
+#      to host ((l+1) mod 8, h) for 1 ms of simulated time (the first 64
+#      senders while --gen takes at most 64 specs): link transmissions per
+#      wall second (Debian's ns-3 3.37: about 28 thousand here).
+#
+# --reference-build DIR measures a second build (e.g. an older commit built
+# in its own directory) the same way, in the same run, next to this one.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+usage() {
+  cat <<'EOF'
+usage: scripts/bench-nic.sh [--build DIR] [--reference-build DIR] [--sizes "8M 64M"]
+                            [--qps "1 16"] [--gen-packets N] [--no-ns3] [--help]
+  --build DIR            build directory with dataplane/rocelab-dp [build]
+  --reference-build DIR  also measure this build's rocelab-dp, same workloads
+  --sizes LIST           AllReduce sizes (K/M/G binary suffixes) [8M 64M]
+  --qps LIST             data QPs per connection; more than 1 uses mode=split [1 16]
+  --gen-packets N        packets of the generator reference run [2000000]
+  --no-ns3               skip the ns-3 comparison workload
+Prints figures; exit 0 when every run finished, 1 when one failed, 2 on bad input.
+EOF
+}
+
+die_usage() { echo "bench-nic.sh: $1" >&2; usage >&2; exit 2; }
+
+BUILD=build
+REF=""
+SIZES="8M 64M"
+QPS="1 16"
+GEN_PACKETS=2000000
+NS3=1
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --build) [ $# -ge 2 ] || die_usage "--build needs a directory"; BUILD=$2; shift 2 ;;
+    --reference-build) [ $# -ge 2 ] || die_usage "--reference-build needs a directory"; REF=$2; shift 2 ;;
+    --sizes) [ $# -ge 2 ] || die_usage "--sizes needs a list"; SIZES=$2; shift 2 ;;
+    --qps) [ $# -ge 2 ] || die_usage "--qps needs a list"; QPS=$2; shift 2 ;;
+    --gen-packets) [ $# -ge 2 ] || die_usage "--gen-packets needs a number"; GEN_PACKETS=$2; shift 2 ;;
+    --no-ns3) NS3=0; shift ;;
+    -h|--help) usage; exit 0 ;;
+    *) die_usage "unknown argument '$1'" ;;
+  esac
+done
+for s in $SIZES; do
+  [[ $s =~ ^[0-9]+[KMG]?$ ]] || die_usage "--sizes: '$s' is not a size (e.g. 8M)"
+done
+for q in $QPS; do
+  [[ $q =~ ^[0-9]+$ ]] && [ "$q" -ge 1 ] && [ "$q" -le 64 ] || die_usage "--qps: '$q' is not 1..64"
+done
+[[ $GEN_PACKETS =~ ^[0-9]+$ ]] && [ "$GEN_PACKETS" -ge 1000 ] || \
+  die_usage "--gen-packets: '$GEN_PACKETS' is not a number >= 1000"
+builds=("$BUILD")
+[ -n "$REF" ] && builds+=("$REF")
+for b in "${builds[@]}"; do
+  [ -x "$b/dataplane/rocelab-dp" ] || die_usage "no $b/dataplane/rocelab-dp (build it first)"
+done
+
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+LEAVES=16 SPINES=8 HOSTS=8
+
+# A 2-tier Clos of emulated NICs (or plain hosts) as YAML: $1 leaves, $2
+# spines, $3 hosts per leaf, $4 attach, $5 file. Host (l,i) is h(l*H+i).
+clos_yaml() {
+  python3 - "$@" <<'PY'
+import sys
+L, S, H, attach, out = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], sys.argv[5]
+with open(out, "w") as f:
+    f.write(f"name: bench-clos-{L}x{S}x{H}\n")
+    f.write("defaults:\n")
+    mtu = ", mtu: 9000" if attach == "emulated" else ""
+    f.write(f"  host: {{attach: {attach}{mtu}}}\n")
+    f.write("  link: {rate: 100G, delay: 1us}\n")
+    f.write("switches:\n")
+    for l in range(L):
+        f.write(f"  - {{name: leaf{l}, role: rtsw}}\n")
+    for s in range(S):
+        f.write(f"  - {{name: spine{s}, role: ctsw}}\n")
+    f.write("hosts:\n")
+    for l in range(L):
+        for i in range(H):
+            f.write(f"  - {{name: h{l * H + i}, leaf: leaf{l}}}\n")
+    f.write("links:\n")
+    for l in range(L):
+        for s in range(S):
+            f.write(f"  - [leaf{l}, spine{s}]\n")
+PY
+}
+
+# "ran V s (virtual) in W s of wall time, E events, F switch forwards" -> "V W E F"
+ran_fields() {
+  sed -n 's/^rocelab-dp: ran \([0-9.]*\) s (virtual) in \([0-9.]*\) s of wall time, \([0-9]*\) events, \([0-9]*\) switch forwards.*/\1 \2 \3 \4/p'
+}
+
+# name, build, args...: rocelab-dp's stdout in $TMP/out, its CPU seconds (user +
+# system, less noisy than wall time on a shared machine) in CPU; its exit status
+run_dp() {
+  local name=$1 b=$2 rc=0
+  shift 2
+  local TIMEFORMAT='%U %S'
+  { time timeout 1800 "$b/dataplane/rocelab-dp" --clock virtual --name "rl-bnic-$$-$name" "$@" \
+      >"$TMP/out" 2>"$TMP/err" || rc=$?; } 2>"$TMP/cpu"
+  CPU=$(awk '{ print $1 + $2 }' "$TMP/cpu")
+  return $rc
+}
+
+failed=0
+clos_yaml $LEAVES $SPINES $HOSTS emulated "$TMP/clos128.yaml"
+# ring order interleaving the leaves: leaf0's first host, leaf1's first, ...
+order=$(python3 -c "print('+'.join(f'h{l * $HOSTS + i}' for i in range($HOSTS) for l in range($LEAVES)))")
+
+declare -A GEN_RATE GEN_CPU_RATE
+for b in "${builds[@]}"; do
+  echo "== $b: generator reference, default topology, $GEN_PACKETS x 64 B h0 -> h4 (3 switches)"
+  if run_dp gen "$b" --topology topologies/default.yaml \
+       --gen "h0>h4:size=64,rate=100G,count=$GEN_PACKETS,flows=64"; then
+    read -r v w e f < <(ran_fields <"$TMP/out")
+    GEN_RATE[$b]=$(python3 -c "print($f / $w)")
+    GEN_CPU_RATE[$b]=$(python3 -c "print($f / $CPU)")
+    python3 -c "print(f'  {$f} switch forwards in {$w:.3f} s wall ({$CPU:.2f} s CPU): {$f / $w / 1e6:.3f} M forwards/s wall, {$f / $CPU / 1e6:.3f} M per CPU second, {$e / $w / 1e6:.3f} M events/s wall')"
+  else
+    echo "  FAILED: $(tail -1 "$TMP/err")"; failed=1; GEN_RATE[$b]=0; GEN_CPU_RATE[$b]=0
+  fi
+done
+
+echo "== ring AllReduce, 128 emulated NICs, ${LEAVES} leaves x ${SPINES} spines x ${HOSTS} hosts, 100G, data=off"
+printf '%-22s %-5s %4s %8s %8s %7s %10s %8s %8s %7s %8s\n' build size qps virt_ms wall_s cpu_s events M_ev/s M_fwd/s ratio cpu_ratio
+for s in $SIZES; do
+  for q in $QPS; do
+    mode=""
+    [ "$q" -gt 1 ] && mode=",mode=split"
+    for b in "${builds[@]}"; do
+      spec="op=allreduce,hosts=$order,sizes=$s,data=off,qps=$q$mode"
+      if run_dp "ar-$s-$q" "$b" --topology "$TMP/clos128.yaml" --coll "$spec"; then
+        read -r v w e f < <(ran_fields <"$TMP/out")
+        python3 - "$b" "$s" "$q" "$v" "$w" "$e" "$f" "${GEN_RATE[$b]}" "$CPU" "${GEN_CPU_RATE[$b]}" <<'PY'
+import sys
+b, s, q = sys.argv[1:4]
+v, w, e, f, g, cpu, gc = (float(x) for x in sys.argv[4:11])
+ratio = f"{f / w / g:.3f}" if g > 0 else "-"
+cratio = f"{f / cpu / gc:.3f}" if gc > 0 and cpu > 0 else "-"
+print(f"{b[-22:]:<22} {s:<5} {q:>4} {v * 1e3:>8.3f} {w:>8.2f} {cpu:>7.2f} {int(e):>10} {e / w / 1e6:>8.3f} "
+      f"{f / w / 1e6:>8.3f} {ratio:>7} {cratio:>8}")
+PY
+      else
+        echo "$b $s qps=$q FAILED: $(tail -1 "$TMP/err")"; failed=1
+      fi
+    done
+  done
+done
+echo "(ratio: switch forwards per wall second / the generator reference's, same build, same run;"
+echo " cpu_ratio: the same per CPU second, less sensitive to other processes on the machine)"
+
+if [ "$NS3" = 1 ]; then
+  echo "== ns-3 comparison: 8 leaves x 8 spines x 16 hosts, 100G, 1 us links, UDP at line rate,"
+  echo "   1000-byte payloads, host (l,h) -> ((l+1) mod 8, h), hosts h < 8 of each leaf (64 senders), 1 ms"
+  clos_yaml 8 8 16 veth "$TMP/ns3.yaml"
+  gens=()
+  for l in $(seq 0 7); do
+    for i in $(seq 0 7); do
+      # frame = 14 Ethernet + 20 IPv4 + 8 UDP + 1000 payload
+      gens+=(--gen "h$((l * 16 + i))>h$((((l + 1) % 8) * 16 + i)):proto=udp,size=1042,rate=100G,count=100000000")
+    done
+  done
+  for b in "${builds[@]}"; do
+    if run_dp ns3 "$b" --topology "$TMP/ns3.yaml" --duration 1ms "${gens[@]}"; then
+      read -r v w e f < <(ran_fields <"$TMP/out")
+      tx=$(awk '/^link \(from>to\)/ { on = 1; next } on && NF == 0 { on = 0 } on && $2 == "up" { n += $3 } END { print n + 0 }' "$TMP/out")
+      python3 -c "print(f'  $b: {$tx} link transmissions in {$w:.2f} s wall ({$CPU:.2f} s CPU): {$tx / $w / 1e6:.3f} M per wall second, {$tx / $CPU / 1e6:.3f} M per CPU second')"
+    else
+      echo "  $b FAILED: $(tail -1 "$TMP/err")"; failed=1
+    fi
+  done
+fi
+exit $failed
