@@ -12,7 +12,16 @@
 #                       default Clos (2 leaves x 2 spines x 4 hosts) with h0 and h4 as vhost
 #                       hosts (MTU 9000) and the other six emulated (idle)
 #   --server H --client H   the two endpoints (default: the first two vhost hosts)
-#   --mode auto|vm|ns   auto: ns when this kernel has rdma_rxe (modprobe -n), else vm
+#   --mode auto|vm|ns|host
+#                       vm: two qemu VMs under TCG (rxe in each guest)
+#                       ns: kernel rxe in one network namespace per endpoint; needs a
+#                           kernel whose rxe opens its UDP socket per namespace
+#                       host: the lab-server mode: every rxe device in this machine's
+#                           initial namespace, each on its own veth into rocelab-dp, with
+#                           per-endpoint policy routing (kernels whose rxe is initial-
+#                           namespace only, such as Debian 12's 6.1); see host_up below
+#                       auto: with rdma_rxe (modprobe -n), ns when a probe shows
+#                           per-namespace rxe sockets, else host; without it, vm
 #   --net auto|vhost|tap    vm mode: how the VMs attach to rocelab-dp (auto: vhost-user,
 #                       then TAP + af_packet if vhost-user fails)
 #   --fabric dp|bridge  dp: rocelab-dp (default); bridge: a plain Linux bridge (benchmark
@@ -68,7 +77,7 @@ while [ $# -gt 0 ]; do
     *) die "unknown argument $1 (see --help)" ;;
   esac
 done
-case $mode in auto|vm|ns) ;; *) die "--mode: auto, vm or ns" ;; esac
+case $mode in auto|vm|ns|host) ;; *) die "--mode: auto, vm, ns or host" ;; esac
 case $net in auto|vhost|tap) ;; *) die "--net: auto, vhost or tap" ;; esac
 case $fabric in dp|bridge) ;; *) die "--fabric: dp or bridge" ;; esac
 [[ $timeout =~ ^[0-9]+$ ]] && [ "$timeout" -ge 60 ] || die "--timeout: seconds, at least 60"
@@ -82,11 +91,32 @@ for i in "${!captures[@]}"; do
   f=${c#*=}; captures[$i]="${c%%=*}=$(realpath -m "$f")"
 done
 
+# Does this kernel's rxe work inside a network namespace? Older kernels (Debian 12's
+# 6.1 among them) open rxe's UDP port 4791 in the initial namespace only, so a device
+# in another namespace sends but never receives. Probe: an rxe device on a veth in a
+# fresh namespace, and a look for port 4791 (0x12B7) in that namespace's UDP table.
+rxe_netns_probe() {
+  modprobe rdma_rxe 2>/dev/null; modprobe veth 2>/dev/null
+  timeout 30 unshare --net sh -c '
+    ip link add name rlprobe0 type veth peer name rlprobe1 || exit 3
+    ip link set rlprobe0 up
+    rdma link add rlprobe type rxe netdev rlprobe0 2>/dev/null || exit 3
+    grep -qi ":12B7 " /proc/net/udp; r=$?
+    rdma link delete rlprobe 2>/dev/null
+    exit $r' >/dev/null 2>&1
+}
+
 # ---------------------------------------------------------------- outer: choose, build, isolate
 if [ -z "${RL_RXE_INNER:-}" ]; then
   if [ "$mode" = auto ]; then
-    if modprobe -n rdma_rxe >/dev/null 2>&1; then mode=ns; else mode=vm; fi
-    say "mode $mode ($( [ $mode = ns ] && echo 'this kernel has rdma_rxe: namespace hosts' || echo 'no rdma_rxe in this kernel: qemu VMs under TCG'))"
+    if ! modprobe -n rdma_rxe >/dev/null 2>&1; then
+      mode=vm; why="no rdma_rxe in this kernel: qemu VMs under TCG"
+    elif rxe_netns_probe; then
+      mode=ns; why="rxe opens its socket per network namespace: namespace hosts"
+    else
+      mode=host; why="rxe listens in the initial namespace only: lab-server mode (veths, policy routing)"
+    fi
+    say "mode $mode ($why)"
   fi
   if [ "$fabric" = dp ] && [ ! -x "$DP" ]; then die "rocelab-dp not built at $DP (ninja -C build)" 3; fi
   if [ "$mode" = vm ]; then
@@ -98,9 +128,11 @@ if [ -z "${RL_RXE_INNER:-}" ]; then
     fi
   fi
   export RL_RXE_INNER=1 RL_MODE=$mode RL_KERNEL=$kernel RL_INITRD=$initrd
-  # a private network, PID and mount namespace: when it ends, everything in it ends
+  # a private network, PID and mount namespace: when it ends, everything in it ends;
+  # the lab-server mode needs the initial network namespace (rxe listens only there)
+  netns=(--net); [ "$mode" = host ] && netns=()
   exec timeout --signal=TERM --kill-after=10 "$((timeout + 30))" \
-    unshare --net --pid --mount --fork --mount-proc --kill-child=SIGTERM -- \
+    unshare "${netns[@]}" --pid --mount --fork --mount-proc --kill-child=SIGTERM -- \
     bash "$0" "${args[@]}"
 fi
 
@@ -123,13 +155,14 @@ cleanup() {
   stop_dp
   for d in "${rxe_devs[@]}"; do rdma link delete "$d" 2>/dev/null; done
   for p in "${ns_pids[@]}"; do kill -KILL "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
+  declare -F host_down >/dev/null && host_down  # defined below; cleanup may run first
   rm -rf "/var/run/dpdk/rocelab-$name" "/run/dpdk/rocelab-$name" 2>/dev/null
   rm -rf "$work"
 }
 stop_dp() {
   [ -n "$dp_pid" ] || return 0
   kill -TERM "$dp_pid" 2>/dev/null
-  for _ in $(seq 100); do kill -0 "$dp_pid" 2>/dev/null || break; sleep 0.1; done
+  for _ in $(seq 300); do kill -0 "$dp_pid" 2>/dev/null || break; sleep 0.1; done  # tables: slow under TCG
   kill -KILL "$dp_pid" 2>/dev/null; wait "$dp_pid" 2>/dev/null
   dp_pid=""
 }
@@ -170,7 +203,7 @@ EOF
   else
     sed -i "s|@H0@|ifname: rxtap0|; s|@H4@|ifname: rxtap4|" "$topo"
   fi
-  [ "$mode" = ns ] && sed -i "s|attach: $attach, mtu: $mtu, [^}]*}|attach: veth, mtu: $mtu}|" "$topo"
+  [ "$mode" = ns ] || [ "$mode" = host ] && sed -i "s|attach: $attach, mtu: $mtu, [^}]*}|attach: veth, mtu: $mtu}|" "$topo"
   [ "$logs" != "$work" ] && cp "$topo" "$logs/topology.yaml"
 fi
 hosts=$("$DP" --list-hosts --topology "$topo" 2>&1) || { echo "$hosts" >&2; exit 2; }
@@ -206,7 +239,8 @@ start_dp() { # TOPOLOGY [extra args]
   # priority rocelab-dp of the CPU for milliseconds; it sleeps when idle, so a
   # higher priority costs the VMs nothing (64 B ibv_rc_pingpong: 8.9 -> 3.5 ms/iter)
   [ "$dp_nice" != 0 ] && cmd=(nice -n "$dp_nice" "${cmd[@]}")
-  timeout --signal=TERM --kill-after=5 "$((timeout + 10))" "${cmd[@]}" > "$logs/dp.log" 2>&1 &
+  # (timeout arms --kill-after on any signal it forwards: leave stop_dp time to print tables)
+  timeout --signal=TERM --kill-after=40 "$((timeout + 10))" "${cmd[@]}" > "$logs/dp.log" 2>&1 &
   dp_pid=$!
   for _ in $(seq 150); do
     grep -q '^rocelab-dp: .*telemetry' "$logs/dp.log" 2>/dev/null && return 0
@@ -303,7 +337,7 @@ run_ns() {
   local pid h ifn cidr gw mac m n
   start_dp "$topo" --veth af_packet || return 3
   for h in "$server" "$client"; do
-    read -r _ _ ifn cidr gw mac m <<<"$(hinfo "$h")"
+    read -r _ _ ifn cidr gw mac m _ <<<"$(hinfo "$h")"
     unshare --net sleep "$((timeout + 30))" & pid=$!
     ns_pids+=("$pid")
     for _ in $(seq 50); do
@@ -325,22 +359,144 @@ run_ns() {
   stop_dp; start_dp "$topo" --veth af_packet || return 3
   local sp cp sd cd
   eval "sp=\$ns_$server cp=\$ns_$client sd=\$dev_$server cd=\$dev_$client"
-  nsenter -t "$sp" -n env RL_ROLE=server RL_DEV="$sd" RL_IP="${s_cidr%/*}" RL_PEER="${c_cidr%/*}" \
+  run_pair "$sd" "$cd" nsenter -t "$sp" -n -- nsenter -t "$cp" -n
+}
+
+# rxe-tests.sh on both endpoints, server first: SDEV CDEV [SERVER-PREFIX... -- CLIENT-PREFIX...]
+# (a prefix such as `nsenter -t PID -n` runs the side in its namespace)
+run_pair() {
+  local sd=$1 cd=$2 spre=() cpre=(); shift 2
+  while [ $# -gt 0 ] && [ "$1" != -- ]; do spre+=("$1"); shift; done
+  [ $# -gt 0 ] && shift
+  cpre=("$@")
+  "${spre[@]}" env RL_ROLE=server RL_DEV="$sd" RL_IP="${s_cidr%/*}" RL_PEER="${c_cidr%/*}" \
     RL_TESTS="$tests" RL_ITERS="$iters" sh "$here/rxe-tests.sh" > "$logs/$server.serial" 2>&1 &
   local p1=$!
   sleep 1
-  nsenter -t "$cp" -n env RL_ROLE=client RL_DEV="$cd" RL_IP="${c_cidr%/*}" RL_PEER="${s_cidr%/*}" \
+  "${cpre[@]}" env RL_ROLE=client RL_DEV="$cd" RL_IP="${c_cidr%/*}" RL_PEER="${s_cidr%/*}" \
     RL_TESTS="$tests" RL_ITERS="$iters" sh "$here/rxe-tests.sh" > "$logs/$client.serial" 2>&1
   wait "$p1"
   stop_dp
   return 0
 }
 
+# ------------------------------------------------- lab-server mode (kernel rxe, initial namespace)
+# Every endpoint is an rxe device on its own veth in this (the initial) namespace: the
+# endpoint end EP carries the host's address and MAC, the other end (the topology's
+# ifname) is opened by rocelab-dp. All endpoint addresses are local here, so without
+# help the kernel would deliver A -> B through its local table and never touch a wire.
+# What makes each endpoint's traffic leave by its own veth and come back in by the
+# other's:
+#  - rule `from A to A lookup local` (pref HOST_RULE_PREF + 2i): a tool's own loopback
+#    (perftest's TCP exchange connects to the peer, which is local) stays local;
+#  - rule `from A iif lo lookup T_i`, T_i = the subnet and a default route via the
+#    leaf's gateway on EP_i: whatever this host originates with source A leaves by EP_i.
+#    rxe's route lookup (rxe_find_route4: source = the GID's address, output device =
+#    the rxe's netdev) and the RDMA core's destination MAC resolution for the QP's
+#    address vector (addr4_resolve, same source and device) both go this way, so the
+#    QP's destination MAC is the gateway's and rxe does not take its loopback
+#    short-cut (taken when that MAC is the device's own);
+#  - the local table's rule moved from pref 0 to HOST_LOCAL_PREF, behind those rules;
+#  - on each EP: accept_local=1 (packets from B arrive with a source that is local
+#    here), rp_filter=0 (here and in `all`, which is the maximum of both), arp_ignore=1,
+#    arp_announce=2, arp_filter=1 (each EP answers and asks ARP only for its own
+#    address), no IPv6, no offloads.
+# Received RoCE packets then reach rxe's one UDP socket with skb->dev = EP_j, and rxe
+# hands them to the device on EP_j (rxe_get_dev_from_net), whose GID table holds B.
+HOST_TABLE_BASE=4791000   # routing table ids T_i = HOST_TABLE_BASE + i
+HOST_RULE_PREF=100        # first rule preference (two per endpoint)
+HOST_LOCAL_PREF=1000      # where the local table's rule goes while the run lasts
+HOST_LOCK=/run/rocelab-rxe-host.lock
+host_links=() host_rules=() host_saved_rp="" host_moved_local=0
+
+ep_name() { local e="${1}-ep"; echo "${e:0:15}"; }
+
+host_up() { # HOST INDEX
+  local h=$1 i=$2 ifn cidr gw mac m ep a t net n
+  read -r _ _ ifn cidr gw mac m _ <<<"$(hinfo "$h")"
+  ep=$(ep_name "$ifn") a=${cidr%/*} t=$((HOST_TABLE_BASE + i))
+  ip link add name "$ifn" mtu 9500 type veth peer name "$ep" || return 3
+  host_links+=("$ifn")
+  for n in "$ifn" "$ep"; do
+    sysctl -qw "net.ipv6.conf.$n.disable_ipv6=1" 2>/dev/null
+    ethtool -K "$n" tx off tso off gso off gro off rx off >/dev/null 2>&1 || true
+  done
+  sysctl -qw "net.ipv4.conf.$ep.rp_filter=0" "net.ipv4.conf.$ep.accept_local=1" \
+    "net.ipv4.conf.$ep.arp_ignore=1" "net.ipv4.conf.$ep.arp_announce=2" \
+    "net.ipv4.conf.$ep.arp_filter=1" "net.ipv4.conf.$ifn.rp_filter=0" || return 3
+  ip link set "$ep" address "$mac" mtu "$m" || return 3
+  ip link set "$ifn" up && ip link set "$ep" up && ip addr add "$cidr" dev "$ep" || return 3
+  net=$(ip -4 -o route show dev "$ep" proto kernel scope link | awk '{ print $1; exit }')
+  ip route add "$net" dev "$ep" src "$a" table "$t" || return 3
+  ip route add default via "$gw" dev "$ep" src "$a" table "$t" || return 3
+  host_rules+=("$((HOST_RULE_PREF + 2 * i))" "$((HOST_RULE_PREF + 2 * i + 1))")
+  ip rule add pref "$((HOST_RULE_PREF + 2 * i))" from "$a" to "$a" lookup local || return 3
+  ip rule add pref "$((HOST_RULE_PREF + 2 * i + 1))" from "$a" iif lo lookup "$t" || return 3
+  n="rxe_${name}_$h"; n=${n:0:30}
+  rdma link add "$n" type rxe netdev "$ep" || return 3
+  rxe_devs+=("$n")
+  eval "dev_$h=$n"
+}
+
+host_local_behind() { # move the local table's rule behind the endpoint rules
+  ip rule show pref 0 | grep -q 'lookup local' || return 0
+  # add first, then delete: at no moment is there no local rule
+  ip rule add pref "$HOST_LOCAL_PREF" lookup local || return 3
+  host_moved_local=1
+  ip rule del pref 0 lookup local || return 3
+}
+
+host_down() { # undo host_up and host_local_behind (called by cleanup; idempotent)
+  local p d i
+  for d in "${rxe_devs[@]}"; do rdma link delete "$d" 2>/dev/null; done
+  rxe_devs=()
+  for p in "${host_rules[@]}"; do ip rule del pref "$p" 2>/dev/null; done
+  host_rules=()
+  for i in "${!host_links[@]}"; do
+    ip route flush table "$((HOST_TABLE_BASE + i))" 2>/dev/null
+    ip link del "${host_links[$i]}" 2>/dev/null
+  done
+  host_links=()
+  if [ "$host_moved_local" = 1 ]; then
+    ip rule show pref 0 | grep -q 'lookup local' || ip rule add pref 0 lookup local
+    ip rule del pref "$HOST_LOCAL_PREF" lookup local 2>/dev/null
+    host_moved_local=0
+  fi
+  if [ -n "$host_saved_rp" ]; then
+    sysctl -qw "net.ipv4.conf.all.rp_filter=$host_saved_rp"; host_saved_rp=""
+  fi
+}
+
+run_host() {
+  local h i=0 sd cd
+  # one lab-server run at a time: the rules, tables and the local rule are shared
+  exec 9> "$HOST_LOCK" && flock -n 9 || { echo "$ME: error: another lab-server run holds $HOST_LOCK" >&2; return 3; }
+  modprobe rdma_rxe 2>/dev/null; modprobe veth 2>/dev/null
+  [ -d /sys/module/rdma_rxe ] || { echo "$ME: error: rdma_rxe is not loaded (modprobe rdma_rxe)" >&2; return 3; }
+  for h in "$server" "$client"; do
+    ip link show "$(hinfo "$h" | awk '{ print $3 }')" >/dev/null 2>&1 \
+      && { echo "$ME: error: interface $(hinfo "$h" | awk '{ print $3 }') of $h exists already" >&2; return 3; }
+  done
+  host_saved_rp=$(sysctl -n net.ipv4.conf.all.rp_filter) || return 3
+  sysctl -qw net.ipv4.conf.all.rp_filter=0 || return 3
+  for h in "$server" "$client"; do
+    host_up "$h" "$i" || { echo "$ME: error: setting up endpoint $h failed" >&2; return 3; }
+    i=$((i + 1))
+  done
+  host_local_behind || { echo "$ME: error: cannot move the local table's rule" >&2; return 3; }
+  start_dp "$topo" --veth af_packet || return 3
+  eval "sd=\$dev_$server cd=\$dev_$client"
+  run_pair "$sd" "$cd"
+}
+
 # ------------------------------------------------------------------------------- run
-started=$(date +%s)
+started=$(date +%s) kind=$mode
 if [ "$mode" = ns ]; then
   [ "$fabric" = dp ] || die "--fabric bridge is for VMs" 2
   run_ns; status=$?
+elif [ "$mode" = host ]; then
+  [ "$fabric" = dp ] || die "--fabric bridge is for VMs" 2
+  run_host; status=$?
 else
   [ -r "$kernel" ] || { echo "$ME: error: cannot read kernel '$kernel'" >&2; exit 3; }
   [ -r "$initrd" ] || { echo "$ME: error: cannot read initrd '$initrd'" >&2; exit 3; }
@@ -381,7 +537,8 @@ fail_msgs=()
 for h in "$server" "$client"; do
   log=$logs/$h.serial
   if [ ! -s "$log" ] || ! grep -q '^@@RL BOOT\|^@@RL INFO' "$log"; then
-    fail_msgs+=("$h did not boot (its init never reported on the serial console; tail below)")
+    if [ "$mode" = vm ]; then fail_msgs+=("$h did not boot (its init never reported on the serial console; tail below)")
+    else fail_msgs+=("$h: its test runner never started (setup failed; see above)"); fi
   elif ! grep -q '^@@RL DONE' "$log"; then
     fail_msgs+=("$h did not finish its tests (no DONE on its serial console)")
   elif grep -q '^@@RL WATCHDOG' "$log"; then
