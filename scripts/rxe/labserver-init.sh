@@ -5,6 +5,7 @@
 # /dev/shm. Kernel command line:
 #   rocelab.wd=SECONDS     power off after this long whatever happens
 #   rocelab.top=PATH       the checkout, shared read-only (tag rltop) at its own path
+#   rocelab.ro=PATH        one more directory shared read-only (tag rlro) at its own path
 #   rocelab.rw=PATH        a writable directory (tag rlrw) at its own path; it holds
 #                          labserver.cmd (run with bash in the chroot), and receives
 #                          labserver.log (its output) and labserver.rc (its exit status)
@@ -21,12 +22,13 @@ mount -t devtmpfs devtmpfs /dev
 off() { sync; poweroff -f; sleep 5; echo o > /proc/sysrq-trigger; }
 die() { echo "$M ERROR $*"; dmesg | tail -10 | sed "s/^/$M DIAG /"; off; }
 
-WD=600 TOP="" RW="" MODS=""
+WD=600 TOP="" RW="" RO="" MODS=""
 for w in $(cat /proc/cmdline); do
   case $w in
     rocelab.wd=*) WD=${w#*=} ;;
     rocelab.top=*) TOP=${w#*=} ;;
     rocelab.rw=*) RW=${w#*=} ;;
+    rocelab.ro=*) RO=${w#*=} ;;
     rocelab.modules=*) MODS=$(echo "${w#*=}" | tr ',' ' ') ;;
   esac
 done
@@ -52,6 +54,10 @@ mkdir -p $R/dev/pts && mount -t devpts devpts $R/dev/pts
 if [ -n "$TOP" ]; then
   mkdir -p "$R$TOP" 2>/dev/null
   mount -t 9p -o "$p9,ro" rltop "$R$TOP" || die "cannot mount the checkout $TOP (9p tag rltop)"
+fi
+if [ -n "$RO" ]; then
+  mkdir -p "$R$RO" 2>/dev/null
+  mount -t 9p -o "$p9,ro" rlro "$R$RO" || die "cannot mount $RO (9p tag rlro)"
 fi
 [ -n "$RW" ] || die "rocelab.rw is needed"
 mkdir -p "$R$RW" 2>/dev/null

@@ -5,6 +5,8 @@
 #
 #   --rw DIR        a writable directory shared with the guest at the same path (results,
 #                   captures, logs); default: a temporary one, removed at the end
+#   --ro DIR        one more directory shared read-only at its own path (a build
+#                   directory outside the checkout)
 #   --timeout S     bound on the whole VM (default 900); the guest powers itself off
 #                   30 s before it
 #   --smp N         vCPUs (default 2)        --mem MB    guest memory (default 2048)
@@ -29,11 +31,12 @@ QEMU=${QEMU:-qemu-system-x86_64}
 ME=labserver.sh
 die() { echo "$ME: error: $*" >&2; exit "${2:-2}"; }
 
-rw="" timeout=900 smp=2 mem=2048 kernel="" initrd="" serial=""
+rw="" ro="" timeout=900 smp=2 mem=2048 kernel="" initrd="" serial=""
 modules="veth,crc32_generic,rdma_rxe,ib_uverbs,rdma_ucm"  # rxe cannot add a device without crc32_generic
 while [ $# -gt 0 ]; do
   case $1 in
     --rw) rw=$2; shift 2 ;;
+    --ro) ro=$2; shift 2 ;;
     --timeout) timeout=$2; shift 2 ;;
     --smp) smp=$2; shift 2 ;;
     --mem) mem=$2; shift 2 ;;
@@ -67,6 +70,13 @@ mkdir -p "$rw" || die "cannot create $rw"
 rw=$(realpath "$rw")
 case $rw in *[[:space:],]*) die "--rw: no spaces or commas in the path ($rw)" ;; esac
 case $top in *[[:space:],]*) die "the checkout's path has spaces or commas ($top)" ;; esac
+ro_opts=()
+if [ -n "$ro" ]; then
+  [ -d "$ro" ] || die "--ro: no directory $ro"
+  ro=$(realpath "$ro")
+  case $ro in *[[:space:],]*) die "--ro: no spaces or commas in the path ($ro)" ;; esac
+  ro_opts=(-virtfs "local,path=$ro,mount_tag=rlro,security_model=none,readonly=on,id=rlro")
+fi
 qpid=""
 cleanup() {
   trap - EXIT INT TERM
@@ -86,13 +96,14 @@ rm -f "$rw/labserver.rc" "$rw/labserver.log"
 con=$rw/labserver.serial; [ -n "$serial" ] && con=$(realpath -m "$serial")
 : > "$con"
 append="console=ttyS0 quiet loglevel=3 panic=-1 rocelab.wd=$((timeout - 30)) rocelab.top=$top rocelab.rw=$rw rocelab.modules=$modules"
+[ -n "$ro" ] && append+=" rocelab.ro=$ro"
 started=$(date +%s)
 timeout --signal=TERM --kill-after=10 "$timeout" "$QEMU" -machine pc,accel=tcg -cpu max -smp "$smp" -m "$mem" \
   -nodefaults -display none -no-reboot -monitor none -serial "file:$con" \
   -kernel "$kernel" -initrd "$initrd" -append "$append" \
   -virtfs "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap,id=hostroot" \
   -virtfs "local,path=$top,mount_tag=rltop,security_model=none,readonly=on,id=rltop" \
-  -virtfs "local,path=$rw,mount_tag=rlrw,security_model=none,id=rlrw" \
+  -virtfs "local,path=$rw,mount_tag=rlrw,security_model=none,id=rlrw" "${ro_opts[@]}" \
   > "$rw/labserver.qemu" 2>&1 &
 qpid=$!
 echo "$ME: booted the lab-server VM (TCG, $smp vCPU, ${mem} MB, $(basename "$kernel")); running: $*" >&2

@@ -25,7 +25,8 @@
 #   --net auto|vhost|tap    vm mode: how the VMs attach to rocelab-dp (auto: vhost-user,
 #                       then TAP + af_packet if vhost-user fails)
 #   --fabric dp|bridge  dp: rocelab-dp (default); bridge: a plain Linux bridge (benchmark
-#                       baseline; TAPs, no rocelab-dp)
+#                       baseline, no rocelab-dp; vm mode: TAPs; host mode: the veths)
+#   --detect            print the mode auto would pick (vm, ns or host) and exit
 #   --capture LINK=FILE pcap of a fabric link (rocelab-dp --capture; repeatable)
 #   --mtu N             endpoint MTU (default 9000: rxe path MTU 4096)
 #   --timeout S         bound on the whole run (default 600); the guest watchdog fires
@@ -52,7 +53,7 @@ die() { echo "$ME: error: $*" >&2; exit "${2:-2}"; }
 
 tests="pingpong,write_bw:65536:4,read_bw,send_bw" iters="" topo="" server="" client=""
 mode=auto net=auto fabric=dp captures=() mtu=9000 timeout=600 logs="" kernel="" initrd=""
-dp_args="" verbose=0 dp_nice=-10
+dp_args="" verbose=0 dp_nice=-10 detect=0
 args=("$@")
 while [ $# -gt 0 ]; do
   case $1 in
@@ -62,6 +63,7 @@ while [ $# -gt 0 ]; do
     --server) server=$2; shift 2 ;;
     --client) client=$2; shift 2 ;;
     --mode) mode=$2; shift 2 ;;
+    --detect) detect=1; mode=auto; shift ;;
     --net) net=$2; shift 2 ;;
     --fabric) fabric=$2; shift 2 ;;
     --capture) captures+=("$2"); shift 2 ;;
@@ -116,6 +118,7 @@ if [ -z "${RL_RXE_INNER:-}" ]; then
     else
       mode=host; why="rxe listens in the initial namespace only: lab-server mode (veths, policy routing)"
     fi
+    [ "$detect" = 1 ] && { echo "$mode"; say "$why" >&2; exit 0; }
     say "mode $mode ($why)"
   fi
   if [ "$fabric" = dp ] && [ ! -x "$DP" ]; then die "rocelab-dp not built at $DP (ninja -C build)" 3; fi
@@ -141,7 +144,7 @@ mode=$RL_MODE kernel=$RL_KERNEL initrd=$RL_INITRD
 ip link set lo up
 work=$(mktemp -d /tmp/rocelab-rxe.XXXXXX)
 name="rxe$$-$(basename "$work" | cut -d. -f2)"
-dp_pid="" vm_pids=() ns_pids=() rxe_devs=() status=0
+dp_pid="" dp_t0="" vm_pids=() ns_pids=() rxe_devs=() status=0
 [ -n "$logs" ] || logs=$work
 
 cleanup() {
@@ -159,8 +162,22 @@ cleanup() {
   rm -rf "/var/run/dpdk/rocelab-$name" "/run/dpdk/rocelab-$name" 2>/dev/null
   rm -rf "$work"
 }
+# rocelab-dp's CPU time and wall time so far ("CPU_S WALL_S" into $logs/dp.cpu): how
+# much of the machine the fabric takes from the endpoints (under TCG the VMs' speed is
+# the CPU they get). rocelab-dp is the child of the `timeout` whose PID we hold.
+dp_cpu_note() {
+  local p c="" hz
+  for p in /proc/[0-9]*; do
+    [ "$(awk '{ sub(/.*\) /, ""); print $2 }' "$p/stat" 2>/dev/null)" = "$dp_pid" ] && { c=${p#/proc/}; break; }
+  done
+  [ -n "$c" ] || return 0
+  hz=$(getconf CLK_TCK)
+  awk -v hz="$hz" -v t0="$dp_t0" -v now="$(date +%s.%N)" \
+    '{ sub(/.*\) /, ""); printf "%.2f %.2f\n", ($12 + $13) / hz, now - t0 }' "/proc/$c/stat" > "$logs/dp.cpu"
+}
 stop_dp() {
   [ -n "$dp_pid" ] || return 0
+  dp_cpu_note
   kill -TERM "$dp_pid" 2>/dev/null
   for _ in $(seq 300); do kill -0 "$dp_pid" 2>/dev/null || break; sleep 0.1; done  # tables: slow under TCG
   kill -KILL "$dp_pid" 2>/dev/null; wait "$dp_pid" 2>/dev/null
@@ -241,7 +258,7 @@ start_dp() { # TOPOLOGY [extra args]
   [ "$dp_nice" != 0 ] && cmd=(nice -n "$dp_nice" "${cmd[@]}")
   # (timeout arms --kill-after on any signal it forwards: leave stop_dp time to print tables)
   timeout --signal=TERM --kill-after=40 "$((timeout + 10))" "${cmd[@]}" > "$logs/dp.log" 2>&1 &
-  dp_pid=$!
+  dp_pid=$! dp_t0=$(date +%s.%N)
   for _ in $(seq 150); do
     grep -q '^rocelab-dp: .*telemetry' "$logs/dp.log" 2>/dev/null && return 0
     kill -0 "$dp_pid" 2>/dev/null || break
@@ -407,13 +424,14 @@ HOST_TABLE_BASE=4791000   # routing table ids T_i = HOST_TABLE_BASE + i
 HOST_RULE_PREF=100        # first rule preference (two per endpoint)
 HOST_LOCAL_PREF=1000      # where the local table's rule goes while the run lasts
 HOST_LOCK=/run/rocelab-rxe-host.lock
+HOST_BRIDGE=rl-rxe-br     # --fabric bridge: the baseline's bridge
 host_links=() host_rules=() host_saved_rp="" host_moved_local=0
 
 ep_name() { local e="${1}-ep"; echo "${e:0:15}"; }
 
-host_up() { # HOST INDEX
-  local h=$1 i=$2 ifn cidr gw mac m ep a t net n
-  read -r _ _ ifn cidr gw mac m _ <<<"$(hinfo "$h")"
+host_up() { # HOST INDEX CIDR GW (GW empty: no default route, one L2 segment)
+  local h=$1 i=$2 cidr=$3 gw=$4 ifn mac m ep a t net n
+  read -r _ _ ifn _ _ mac m _ <<<"$(hinfo "$h")"
   ep=$(ep_name "$ifn") a=${cidr%/*} t=$((HOST_TABLE_BASE + i))
   ip link add name "$ifn" mtu 9500 type veth peer name "$ep" || return 3
   host_links+=("$ifn")
@@ -428,7 +446,7 @@ host_up() { # HOST INDEX
   ip link set "$ifn" up && ip link set "$ep" up && ip addr add "$cidr" dev "$ep" || return 3
   net=$(ip -4 -o route show dev "$ep" proto kernel scope link | awk '{ print $1; exit }')
   ip route add "$net" dev "$ep" src "$a" table "$t" || return 3
-  ip route add default via "$gw" dev "$ep" src "$a" table "$t" || return 3
+  if [ -n "$gw" ]; then ip route add default via "$gw" dev "$ep" src "$a" table "$t" || return 3; fi
   host_rules+=("$((HOST_RULE_PREF + 2 * i))" "$((HOST_RULE_PREF + 2 * i + 1))")
   ip rule add pref "$((HOST_RULE_PREF + 2 * i))" from "$a" to "$a" lookup local || return 3
   ip rule add pref "$((HOST_RULE_PREF + 2 * i + 1))" from "$a" iif lo lookup "$t" || return 3
@@ -479,11 +497,22 @@ run_host() {
   done
   host_saved_rp=$(sysctl -n net.ipv4.conf.all.rp_filter) || return 3
   sysctl -qw net.ipv4.conf.all.rp_filter=0 || return 3
-  for h in "$server" "$client"; do
-    host_up "$h" "$i" || { echo "$ME: error: setting up endpoint $h failed" >&2; return 3; }
-    i=$((i + 1))
-  done
+  host_up "$server" 0 "$s_cidr" "$s_gw" && host_up "$client" 1 "$c_cidr" "$c_gw" \
+    || { echo "$ME: error: setting up the endpoints failed" >&2; return 3; }
   host_local_behind || { echo "$ME: error: cannot move the local table's rule" >&2; return 3; }
+  if [ "$fabric" = bridge ]; then # the baseline: the fabric ends of both veths on one bridge
+    ip link show "$HOST_BRIDGE" >/dev/null 2>&1 && { echo "$ME: error: $HOST_BRIDGE exists already" >&2; return 3; }
+    ip link add name "$HOST_BRIDGE" mtu 9500 type bridge || return 3
+    host_links+=("$HOST_BRIDGE")
+    sysctl -qw "net.ipv6.conf.$HOST_BRIDGE.disable_ipv6=1" 2>/dev/null
+    ip link set "$HOST_BRIDGE" up || return 3
+    for h in "$server" "$client"; do
+      ip link set "$(hinfo "$h" | awk '{ print $3 }')" master "$HOST_BRIDGE" || return 3
+    done
+    eval "sd=\$dev_$server cd=\$dev_$client"
+    run_pair "$sd" "$cd"
+    return 0
+  fi
   start_dp "$topo" --veth af_packet || return 3
   eval "sd=\$dev_$server cd=\$dev_$client"
   run_pair "$sd" "$cd"
@@ -495,7 +524,6 @@ if [ "$mode" = ns ]; then
   [ "$fabric" = dp ] || die "--fabric bridge is for VMs" 2
   run_ns; status=$?
 elif [ "$mode" = host ]; then
-  [ "$fabric" = dp ] || die "--fabric bridge is for VMs" 2
   run_host; status=$?
 else
   [ -r "$kernel" ] || { echo "$ME: error: cannot read kernel '$kernel'" >&2; exit 3; }
@@ -549,7 +577,7 @@ done
 parse "$logs/$client.serial" > "$work/client.tsv" 2>/dev/null
 parse "$logs/$server.serial" > "$work/server.tsv" 2>/dev/null
 echo
-echo "== soft-RoCE through $( [ "$fabric" = dp ] && echo "rocelab-dp ($kind)" || echo "a Linux bridge (tap)" ): $server -> $client, ${elapsed}s"
+echo "== soft-RoCE through $( [ "$fabric" = dp ] && echo "rocelab-dp ($kind)" || echo "a Linux bridge ($kind)" ): $server -> $client, ${elapsed}s"
 printf '%-3s %-10s %7s %4s %6s %5s %5s %8s  %s\n' k test size qps iters s_rc c_rc secs "client result"
 : > "$logs/summary.tsv"
 npass=0 nfail=0
@@ -570,6 +598,8 @@ done
 if [ "$fabric" = dp ] && [ -s "$logs/dp.log" ]; then
   echo "== rocelab-dp"
   grep -E '^rocelab-dp: ran' "$logs/dp.log"
+  [ -s "$logs/dp.cpu" ] && read -r dcpu dwall < "$logs/dp.cpu" \
+    && echo "rocelab-dp used ${dcpu} s of CPU in ${dwall} s"
   awk '/^link \(from>to\)/ || ($1 ~ />spine|^spine.*>/ && $3 > 0) { print }
        /^switch +role/ { s = 1 } s && NF == 0 { s = 0 } s { print }' "$logs/dp.log"
 fi
