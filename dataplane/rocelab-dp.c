@@ -36,6 +36,7 @@
 #define MAX_CAPTURES 16
 #define EAL_ARGS_MAX 256
 #define IDLE_SLEEP_MAX_NS 20000 /* live mode: longest nap when idle (docs/DESIGN.md: tens of us) */
+#define IDLE_NAP_LIMIT_NS 10000000ull /* --idle-nap at most 10 ms */
 
 struct opts {
 	const char *topology;
@@ -59,6 +60,7 @@ struct opts {
 	const char *csv;
 	uint64_t csv_interval_ns;
 	bool busy_poll;
+	uint64_t idle_nap_ns; /* live mode: longest nap when idle */
 	bool quiet;
 	uint32_t flows;
 	uint64_t seed;
@@ -108,6 +110,8 @@ static void usage(FILE *out)
 		"  --csv FILE          per-link time series (utilisation, queue, pause, drops)\n"
 		"  --csv-interval TIME sample period of --csv (default 100ms)\n"
 		"  --busy-poll         live mode: never sleep (for benchmarks)\n"
+		"  --idle-nap TIME     live mode: longest nap when idle (default 20us; longer naps\n"
+		"                      leave more CPU to endpoints sharing the machine)\n"
 		"  --flows N           record the path of up to N flows (default 65536, 0: off)\n"
 		"  --seed N            seed of link loss, flowlet choices and emulated NICs' QPNs (default 1)\n"
 		"  --name NAME         DPDK file prefix / telemetry name (default rocelab-PID)\n"
@@ -158,7 +162,7 @@ static int parse_watchdog(const char *spec, struct pfc_watchdog_config *w)
 static int parse_opts(int argc, char **argv, struct opts *o)
 {
 	enum { O_TOPO = 256, O_CLOS, O_CHECK, O_LIST, O_CLOCK, O_DUR, O_GEN, O_VETH, O_CAP, O_CSV, O_CSVI,
-	       O_BUSY, O_SEED, O_NAME, O_MEM, O_QUIET, O_RDMA, O_FLOWS, O_COLL, O_NIC, O_TE, O_WD };
+	       O_BUSY, O_NAP, O_SEED, O_NAME, O_MEM, O_QUIET, O_RDMA, O_FLOWS, O_COLL, O_NIC, O_TE, O_WD };
 	static const struct option lo[] = {
 		{"topology", required_argument, NULL, O_TOPO}, {"clos", required_argument, NULL, O_CLOS},
 		{"check", no_argument, NULL, O_CHECK},         {"list-hosts", no_argument, NULL, O_LIST},         {"clock", required_argument, NULL, O_CLOCK},
@@ -166,6 +170,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		{"veth", required_argument, NULL, O_VETH},     {"capture", required_argument, NULL, O_CAP},
 		{"csv", required_argument, NULL, O_CSV},       {"csv-interval", required_argument, NULL, O_CSVI},
 		{"busy-poll", no_argument, NULL, O_BUSY},      {"seed", required_argument, NULL, O_SEED},
+		{"idle-nap", required_argument, NULL, O_NAP},
 		{"name", required_argument, NULL, O_NAME},     {"mem", required_argument, NULL, O_MEM},
 		{"quiet", no_argument, NULL, O_QUIET},         {"help", no_argument, NULL, 'h'},
 		{"rdma", required_argument, NULL, O_RDMA},     {"flows", required_argument, NULL, O_FLOWS},
@@ -180,6 +185,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 	o->csv_interval_ns = 100000000ull;
 	o->seed = 1;
 	o->mem_mb = 512;
+	o->idle_nap_ns = IDLE_SLEEP_MAX_NS;
 	pfc_watchdog_config_default(&o->wd);
 	o->flows = 65536;
 	opterr = 0;
@@ -245,6 +251,10 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 				return bad("bad --csv-interval:", optarg);
 			break;
 		case O_BUSY: o->busy_poll = true; break;
+		case O_NAP:
+			if (dp_parse_time(optarg, &o->idle_nap_ns) < 0 || o->idle_nap_ns > IDLE_NAP_LIMIT_NS)
+				return bad("bad --idle-nap (e.g. 20us, 200us; at most 10ms):", optarg);
+			break;
 		case O_SEED:
 			if (dp_parse_u64(optarg, &o->seed) < 0)
 				return bad("bad --seed:", optarg);
@@ -419,8 +429,8 @@ static void run_live(struct run *r)
 			continue;
 		uint64_t next = dp_engine_next_ns(&r->eng);
 		uint64_t nap = next > now ? next - now : 0;
-		if (nap > IDLE_SLEEP_MAX_NS)
-			nap = IDLE_SLEEP_MAX_NS;
+		if (nap > r->o->idle_nap_ns)
+			nap = r->o->idle_nap_ns;
 		if (nap > 2000) {
 			struct timespec ts = {0, (long)nap};
 			nanosleep(&ts, NULL);
