@@ -11,7 +11,7 @@
 #                   30 s before it
 #   --smp N         vCPUs (default 2)        --mem MB    guest memory (default 2048)
 #   --modules LIST  modules the guest loads before COMMAND (comma list; default
-#                   veth,crc32_generic,rdma_rxe,ib_uverbs,rdma_ucm)
+#                   veth,bridge,crc32_generic,rdma_rxe,ib_uverbs,rdma_ucm)
 #   --kernel F --initrd F   boot these instead of mkinitramfs.sh --labserver's
 #   --serial FILE   keep the guest's console log here
 #
@@ -32,7 +32,7 @@ ME=labserver.sh
 die() { echo "$ME: error: $*" >&2; exit "${2:-2}"; }
 
 rw="" ro="" timeout=900 smp=2 mem=2048 kernel="" initrd="" serial=""
-modules="veth,crc32_generic,rdma_rxe,ib_uverbs,rdma_ucm"  # rxe cannot add a device without crc32_generic
+modules="veth,bridge,crc32_generic,rdma_rxe,ib_uverbs,rdma_ucm"  # rxe cannot add a device without crc32_generic
 while [ $# -gt 0 ]; do
   case $1 in
     --rw) rw=$2; shift 2 ;;

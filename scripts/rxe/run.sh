@@ -5,6 +5,7 @@
 #   run.sh [options]
 #
 #   --tests LIST        comma list NAME[:SIZE[:QPS[:ITERS]]]; NAME is pingpong (ibv_rc_pingpong),
+#                       pingpong_ev (ibv_rc_pingpong -e: sleeps on completion events),
 #                       write_bw, read_bw, send_bw, write_lat, read_lat, send_lat
 #                       (default: pingpong,write_bw:65536:4,read_bw,send_bw)
 #   --iters N           default iteration count of every test (default: 200 pingpong/lat, 100 bw)
@@ -35,6 +36,11 @@
 #   --kernel F --initrd F   boot these instead of mkinitramfs.sh's
 #   --dp-args "ARGS"    extra rocelab-dp arguments
 #   --dp-nice N         run rocelab-dp at nice N (default -10; 0: as the VMs)
+#   --dp-idle-nap TIME  rocelab-dp --idle-nap (default 200us; rocelab-dp's own default is
+#                       20us): how long the fabric naps when idle. On a few shared cores
+#                       the endpoints (TCG vCPUs, rxe, the tools) need the CPU a 20us
+#                       poll loop takes: measured with bench.sh, 200us cut rocelab-dp's
+#                       CPU time 8x and made rxe faster through it (README)
 #   -v, --verbose       print the serial logs and rocelab-dp's tables at the end
 #
 # Everything runs inside a private network, PID and mount namespace (unshare), so
@@ -53,7 +59,7 @@ die() { echo "$ME: error: $*" >&2; exit "${2:-2}"; }
 
 tests="pingpong,write_bw:65536:4,read_bw,send_bw" iters="" topo="" server="" client=""
 mode=auto net=auto fabric=dp captures=() mtu=9000 timeout=600 logs="" kernel="" initrd=""
-dp_args="" verbose=0 dp_nice=-10 detect=0
+dp_args="" verbose=0 dp_nice=-10 detect=0 dp_nap=200us
 args=("$@")
 while [ $# -gt 0 ]; do
   case $1 in
@@ -74,6 +80,7 @@ while [ $# -gt 0 ]; do
     --initrd) initrd=$2; shift 2 ;;
     --dp-args) dp_args=$2; shift 2 ;;
     --dp-nice) dp_nice=$2; shift 2 ;;
+    --dp-idle-nap) dp_nap=$2; shift 2 ;;
     -v|--verbose) verbose=1; shift ;;
     -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
     *) die "unknown argument $1 (see --help)" ;;
@@ -84,6 +91,7 @@ case $net in auto|vhost|tap) ;; *) die "--net: auto, vhost or tap" ;; esac
 case $fabric in dp|bridge) ;; *) die "--fabric: dp or bridge" ;; esac
 [[ $timeout =~ ^[0-9]+$ ]] && [ "$timeout" -ge 60 ] || die "--timeout: seconds, at least 60"
 [[ $mtu =~ ^[0-9]+$ ]] || die "--mtu: a number"
+[[ $dp_nap =~ ^[0-9]+(ns|us|ms)$ ]] || die "--dp-idle-nap: a time such as 200us (got '$dp_nap')"
 [ "$(id -u)" = 0 ] || die "needs root (namespaces, TAPs, DPDK)"
 [ -n "$topo" ] && [ ! -r "$topo" ] && die "cannot read topology $topo"
 [ -n "$topo" ] && topo=$(realpath "$topo")
@@ -247,7 +255,7 @@ say "fabric $fabric, mode $mode; server $server ${s_cidr} ($s_mac) <-> client $c
 
 start_dp() { # TOPOLOGY [extra args]
   local t=$1 c; shift
-  local cmd=("$DP" --topology "$t" --name "rocelab-$name")
+  local cmd=("$DP" --topology "$t" --name "rocelab-$name" --idle-nap "$dp_nap")
   for c in "${captures[@]}"; do cmd+=(--capture "$c"); done
   # shellcheck disable=SC2206
   [ -n "$dp_args" ] && cmd+=($dp_args)
@@ -490,6 +498,7 @@ run_host() {
   # one lab-server run at a time: the rules, tables and the local rule are shared
   exec 9> "$HOST_LOCK" && flock -n 9 || { echo "$ME: error: another lab-server run holds $HOST_LOCK" >&2; return 3; }
   modprobe rdma_rxe 2>/dev/null; modprobe veth 2>/dev/null
+  [ "$fabric" = bridge ] && modprobe bridge 2>/dev/null
   [ -d /sys/module/rdma_rxe ] || { echo "$ME: error: rdma_rxe is not loaded (modprobe rdma_rxe)" >&2; return 3; }
   for h in "$server" "$client"; do
     ip link show "$(hinfo "$h" | awk '{ print $3 }')" >/dev/null 2>&1 \
@@ -511,11 +520,26 @@ run_host() {
     done
     eval "sd=\$dev_$server cd=\$dev_$client"
     run_pair "$sd" "$cd"
+    host_counters > "$logs/host-counters.txt"
     return 0
   fi
   start_dp "$topo" --veth af_packet || return 3
   eval "sd=\$dev_$server cd=\$dev_$client"
   run_pair "$sd" "$cd"
+  host_counters > "$logs/host-counters.txt"
+}
+
+# where packets went missing between rxe and rocelab-dp: each veth end's counters
+# (TX drops on an endpoint end: the peer's backlog was full; RX drops on the fabric end)
+# and the per-CPU backlog drops (/proc/net/softnet_stat, 2nd column, hex)
+host_counters() {
+  local l
+  for l in "${host_links[@]}"; do
+    ip -s -s link show dev "$l"
+    ip -s -s link show dev "$(ep_name "$l")" 2>/dev/null
+  done
+  echo "softnet_stat (processed dropped squeezed ... per CPU, hex):"
+  cat /proc/net/softnet_stat
 }
 
 # ------------------------------------------------------------------------------- run

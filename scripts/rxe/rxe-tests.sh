@@ -11,7 +11,7 @@
 #   RL_TOOL_TIMEOUT  seconds per tool (default 120)
 #   RL_SYNC_TIMEOUT  seconds to wait for the peer (default 120)
 #   RL_BASE_PORT     first TCP port of the tools' out-of-band exchange (default 18515)
-# Tests: pingpong (ibv_rc_pingpong), write_bw, read_bw, send_bw, write_lat, read_lat,
+# Tests: pingpong (ibv_rc_pingpong), pingpong_ev (the same with -e), write_bw, read_bw, send_bw, write_lat, read_lat,
 # send_lat (perftest). The client waits for the server: for test K the server starts
 # the tool, waits until it listens, then answers `ready K` on TCP port 7000+K.
 #
@@ -108,6 +108,10 @@ EOF
     pingpong|rc_pingpong|ibv_rc_pingpong)
       name=pingpong; size=${size:-4096}; qps=1; iters=${iters:-${ITERS:-200}}
       cmd="ibv_rc_pingpong -d $DEV -g $GID -m $MTU -s $size -n $iters -p $port" ;;
+    pingpong_ev) # the same, sleeping on completion events (-e) instead of spinning on the
+                 # CQ: the tool leaves the CPU to the fabric and rxe between messages
+      size=${size:-4096}; qps=1; iters=${iters:-${ITERS:-200}}
+      cmd="ibv_rc_pingpong -e -d $DEV -g $GID -m $MTU -s $size -n $iters -p $port" ;;
     write_bw|read_bw|send_bw|write_lat|read_lat|send_lat)
       case $name in *_bw) d_size=65536 d_iters=${ITERS:-100} ;; *) d_size=64 d_iters=${ITERS:-200} ;; esac
       size=${size:-$d_size}; qps=${qps:-1}; iters=${iters:-$d_iters}

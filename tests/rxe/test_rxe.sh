@@ -138,6 +138,16 @@ EOF
   check "nothing left behind (qemu, work dirs)" leftovers
   ;;
 bad)
+  # rocelab-dp --idle-nap (run.sh's fabric naps longer than rocelab-dp's default): a
+  # time is accepted, garbage and more than 10 ms are refused with the value named
+  out=$("$DP" --idle-nap 200us --list-hosts --clos 2,2,1 2>&1); rc=$?
+  check "rocelab-dp --idle-nap 200us is accepted (rc=$rc)" [ "$rc" = 0 ]
+  for v in 20ms fast; do
+    out=$("$DP" --idle-nap "$v" --list-hosts --clos 2,2,1 2>&1); rc=$?
+    check "rocelab-dp --idle-nap $v: exit 2 naming the value (rc=$rc: $out)" \
+      bash -c "[ $rc = 2 ] && grep -q \"bad --idle-nap.*'$v'\" <<<\"\$1\"" _ "$out"
+  done
+
   # a tool that fails: an unknown test name next to a good one
   echo "# run.sh --tests pingpong:1024:1:10,bogus"
   timeout 300 "$RUN" --mode vm --net vhost --tests pingpong:1024:1:10,bogus --timeout 150 > "$work/out" 2>&1
