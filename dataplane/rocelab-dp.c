@@ -46,6 +46,7 @@
 #define COLL_SPEC_MAX 2047
 #define EAL_ARGS_MAX 256
 #define IDLE_SLEEP_MAX_NS 20000 /* live mode: longest nap when idle (docs/DESIGN.md: tens of us) */
+#define IDLE_NAP_LIMIT_NS 10000000ull /* --idle-nap at most 10 ms */
 
 /* Traffic specs in the --gen/--rdma language; no fixed limit. */
 struct spec_list {
@@ -76,6 +77,7 @@ struct opts {
 	const char *csv;
 	uint64_t csv_interval_ns;
 	bool busy_poll;
+	uint64_t idle_nap_ns; /* live mode: longest nap when idle */
 	bool quiet;
 	uint32_t flows;
 	uint64_t seed;
@@ -131,6 +133,8 @@ static void usage(FILE *out)
 		"  --csv FILE          per-link time series (utilisation, queue, pause, drops)\n"
 		"  --csv-interval TIME sample period of --csv (default 100ms)\n"
 		"  --busy-poll         live mode: never sleep (for benchmarks)\n"
+		"  --idle-nap TIME     live mode: longest nap when idle (default 20us; longer naps\n"
+		"                      leave more CPU to endpoints sharing the machine)\n"
 		"  --flows N           record the path of up to N flows (default 65536, 0: off)\n"
 		"  --seed N            seed of link loss, flowlet choices and emulated NICs' QPNs (default 1)\n"
 		"  --name NAME         DPDK file prefix / telemetry name (default rocelab-PID)\n"
@@ -207,7 +211,7 @@ static int parse_watchdog(const char *spec, struct pfc_watchdog_config *w)
 static int parse_opts(int argc, char **argv, struct opts *o)
 {
 	enum { O_TOPO = 256, O_CLOS, O_CHECK, O_LIST, O_CLOCK, O_DUR, O_GEN, O_VETH, O_CAP, O_CSV, O_CSVI,
-	       O_BUSY, O_SEED, O_NAME, O_MEM, O_QUIET, O_RDMA, O_FLOWS, O_COLL, O_NIC, O_TE, O_WD,
+	       O_BUSY, O_NAP, O_SEED, O_NAME, O_MEM, O_QUIET, O_RDMA, O_FLOWS, O_COLL, O_NIC, O_TE, O_WD,
 	       O_TRAFFIC };
 	static const struct option lo[] = {
 		{"topology", required_argument, NULL, O_TOPO}, {"clos", required_argument, NULL, O_CLOS},

@@ -21,7 +21,8 @@ PKGS=(
   # Mininet-compatible topologies (issue: Mininet)
   mininet
   # soft-RoCE endpoints in qemu VMs (issue: soft-RoCE): kernel with rdma_rxe,
-  # an initramfs of busybox + rdma-core/perftest, qemu under TCG
+  # an initramfs of busybox + rdma-core/perftest, qemu under TCG; the lab-server VM
+  # (scripts/rxe/labserver.sh) boots the same kernel with this root over qemu's 9p
   qemu-system-x86 busybox-static linux-image-amd64 cpio kmod
   rdma-core ibverbs-utils ibverbs-providers perftest
 )

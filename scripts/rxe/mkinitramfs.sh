@@ -2,7 +2,7 @@
 # Build (or reuse) the soft-RoCE guest: an uncompressed kernel and an initramfs made
 # from this machine's Debian packages, nothing downloaded.
 #
-#   mkinitramfs.sh [--kver KVER] [--cache DIR] [--force]
+#   mkinitramfs.sh [--kver KVER] [--cache DIR] [--force] [--labserver]
 #
 # Prints two lines on stdout: `kernel PATH` and `initrd PATH`. The result is cached
 # under DIR (default $ROCELAB_RXE_CACHE or /var/tmp/rocelab-rxe) by a key made of the
@@ -14,17 +14,22 @@
 # busybox-static, rdma-core/ibverbs-utils/perftest/iproute2 binaries with their ldd
 # libraries, the rxe verbs provider and its driver file, libgcc_s.so.1, and the
 # guest's /init (guest-init.sh) and test runner (rxe-tests.sh).
+#
+# --labserver builds the lab-server guest instead (labserver.sh): only busybox, the
+# virtio/9p modules and labserver-init.sh as /init; everything else (rdma_rxe, the
+# tools, rocelab-dp) comes from this machine's root, shared read-only over 9p.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 die() { echo "mkinitramfs.sh: $*" >&2; exit 2; }
 
-kver="" cache=${ROCELAB_RXE_CACHE:-/var/tmp/rocelab-rxe} force=0
+kver="" cache=${ROCELAB_RXE_CACHE:-/var/tmp/rocelab-rxe} force=0 labserver=0
 while [ $# -gt 0 ]; do
   case $1 in
     --kver) kver=$2; shift 2 ;;
     --cache) cache=$2; shift 2 ;;
     --force) force=1; shift ;;
-    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
+    --labserver) labserver=1; shift ;;
+    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
     *) die "unknown argument $1" ;;
   esac
 done
@@ -34,6 +39,9 @@ BINARIES="ibv_rc_pingpong ibv_devices ibv_devinfo ib_write_bw ib_read_bw ib_send
           ib_write_lat ib_read_lat ib_send_lat rdma"
 PACKAGES="busybox-static rdma-core ibverbs-utils ibverbs-providers perftest iproute2 libc6"
 MULTIARCH=x86_64-linux-gnu
+if [ "$labserver" = 1 ]; then
+  MODULES="virtio_pci 9pnet_virtio 9p" BINARIES="" PACKAGES="busybox-static"
+fi
 
 if [ -z "$kver" ]; then # the newest installed kernel that has rxe and a vmlinuz
   for d in $(ls -d /lib/modules/*/ 2>/dev/null | sort -V -r); do
@@ -49,15 +57,17 @@ command -v busybox >/dev/null || die "busybox not found (install busybox-static)
 for b in $BINARIES; do command -v "$b" >/dev/null || die "$b not found (install rdma-core ibverbs-utils perftest iproute2)"; done
 provider=/usr/lib/$MULTIARCH/libibverbs/librxe-rdmav34.so
 [ -f "$provider" ] || provider=$(ls /usr/lib/$MULTIARCH/libibverbs/librxe-rdmav*.so 2>/dev/null | head -1)
-[ -f "$provider" ] || die "rxe verbs provider not found (install ibverbs-providers)"
-[ -f /etc/libibverbs.d/rxe.driver ] || die "/etc/libibverbs.d/rxe.driver not found (install ibverbs-providers)"
+if [ "$labserver" = 0 ]; then
+  [ -f "$provider" ] || die "rxe verbs provider not found (install ibverbs-providers)"
+  [ -f /etc/libibverbs.d/rxe.driver ] || die "/etc/libibverbs.d/rxe.driver not found (install ibverbs-providers)"
+fi
 
 key=$( {
-  echo "$kver"
+  echo "$kver labserver=$labserver"
   dpkg-query -W -f '${Package} ${Version}\n' $PACKAGES "linux-image-$kver" 2>/dev/null || true
-  cat "$0" "$here/guest-init.sh" "$here/rxe-tests.sh"
+  cat "$0" "$here/guest-init.sh" "$here/rxe-tests.sh" "$here/labserver-init.sh"
 } | sha256sum | cut -c1-12)
-out="$cache/$kver-$key"
+out="$cache/$kver-$key"; [ "$labserver" = 1 ] && out="$cache/labserver-$kver-$key"
 if [ "$force" = 0 ] && [ -f "$out/initramfs.cpio.gz" ] && [ -f "$out/kernel" ]; then
   echo "kernel $out/kernel"; echo "initrd $out/initramfs.cpio.gz"; exit 0
 fi
@@ -117,9 +127,11 @@ for b in $BINARIES; do
   cp "$p" "$root/bin/$b"
   for l in $(libs_of "$p"); do copy_lib "$l"; done
 done
-cp "$provider" "$root/usr/lib/$MULTIARCH/libibverbs/"
-for l in $(libs_of "$provider"); do copy_lib "$l"; done
-cp /etc/libibverbs.d/rxe.driver "$root/etc/libibverbs.d/"
+if [ "$labserver" = 0 ]; then
+  cp "$provider" "$root/usr/lib/$MULTIARCH/libibverbs/"
+  for l in $(libs_of "$provider"); do copy_lib "$l"; done
+  cp /etc/libibverbs.d/rxe.driver "$root/etc/libibverbs.d/"
+fi
 gcc_s=$(ls /lib/$MULTIARCH/libgcc_s.so.1 /usr/lib/$MULTIARCH/libgcc_s.so.1 2>/dev/null | head -1)
 [ -n "$gcc_s" ] && copy_lib "$gcc_s"
 copy_lib /lib64/ld-linux-x86-64.so.2
@@ -128,9 +140,14 @@ echo 'root:x:0:0:root:/root:/bin/sh' > "$root/etc/passwd"
 echo 'root:x:0:' > "$root/etc/group"
 printf '127.0.0.1 localhost\n' > "$root/etc/hosts"
 
-cp "$here/guest-init.sh" "$root/init"
-cp "$here/rxe-tests.sh" "$root/bin/rxe-tests.sh"
-chmod 755 "$root/init" "$root/bin/rxe-tests.sh"
+if [ "$labserver" = 1 ]; then
+  cp "$here/labserver-init.sh" "$root/init"
+else
+  cp "$here/guest-init.sh" "$root/init"
+  cp "$here/rxe-tests.sh" "$root/bin/rxe-tests.sh"
+  chmod 755 "$root/bin/rxe-tests.sh"
+fi
+chmod 755 "$root/init"
 mknod -m 600 "$root/dev/console" c 5 1
 mknod -m 666 "$root/dev/null" c 1 3
 

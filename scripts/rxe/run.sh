@@ -5,6 +5,7 @@
 #   run.sh [options]
 #
 #   --tests LIST        comma list NAME[:SIZE[:QPS[:ITERS]]]; NAME is pingpong (ibv_rc_pingpong),
+#                       pingpong_ev (ibv_rc_pingpong -e: sleeps on completion events),
 #                       write_bw, read_bw, send_bw, write_lat, read_lat, send_lat
 #                       (default: pingpong,write_bw:65536:4,read_bw,send_bw)
 #   --iters N           default iteration count of every test (default: 200 pingpong/lat, 100 bw)
@@ -12,11 +13,21 @@
 #                       default Clos (2 leaves x 2 spines x 4 hosts) with h0 and h4 as vhost
 #                       hosts (MTU 9000) and the other six emulated (idle)
 #   --server H --client H   the two endpoints (default: the first two vhost hosts)
-#   --mode auto|vm|ns   auto: ns when this kernel has rdma_rxe (modprobe -n), else vm
+#   --mode auto|vm|ns|host
+#                       vm: two qemu VMs under TCG (rxe in each guest)
+#                       ns: kernel rxe in one network namespace per endpoint; needs a
+#                           kernel whose rxe opens its UDP socket per namespace
+#                       host: the lab-server mode: every rxe device in this machine's
+#                           initial namespace, each on its own veth into rocelab-dp, with
+#                           per-endpoint policy routing (kernels whose rxe is initial-
+#                           namespace only, such as Debian 12's 6.1); see host_up below
+#                       auto: with rdma_rxe (modprobe -n), ns when a probe shows
+#                           per-namespace rxe sockets, else host; without it, vm
 #   --net auto|vhost|tap    vm mode: how the VMs attach to rocelab-dp (auto: vhost-user,
 #                       then TAP + af_packet if vhost-user fails)
 #   --fabric dp|bridge  dp: rocelab-dp (default); bridge: a plain Linux bridge (benchmark
-#                       baseline; TAPs, no rocelab-dp)
+#                       baseline, no rocelab-dp; vm mode: TAPs; host mode: the veths)
+#   --detect            print the mode auto would pick (vm, ns or host) and exit
 #   --capture LINK=FILE pcap of a fabric link (rocelab-dp --capture; repeatable)
 #   --mtu N             endpoint MTU (default 9000: rxe path MTU 4096)
 #   --timeout S         bound on the whole run (default 600); the guest watchdog fires
@@ -25,6 +36,11 @@
 #   --kernel F --initrd F   boot these instead of mkinitramfs.sh's
 #   --dp-args "ARGS"    extra rocelab-dp arguments
 #   --dp-nice N         run rocelab-dp at nice N (default -10; 0: as the VMs)
+#   --dp-idle-nap TIME  rocelab-dp --idle-nap (default 200us; rocelab-dp's own default is
+#                       20us): how long the fabric naps when idle. On a few shared cores
+#                       the endpoints (TCG vCPUs, rxe, the tools) need the CPU a 20us
+#                       poll loop takes: measured with bench.sh, 200us cut rocelab-dp's
+#                       CPU time 8x and made rxe faster through it (README)
 #   -v, --verbose       print the serial logs and rocelab-dp's tables at the end
 #
 # Everything runs inside a private network, PID and mount namespace (unshare), so
@@ -43,7 +59,7 @@ die() { echo "$ME: error: $*" >&2; exit "${2:-2}"; }
 
 tests="pingpong,write_bw:65536:4,read_bw,send_bw" iters="" topo="" server="" client=""
 mode=auto net=auto fabric=dp captures=() mtu=9000 timeout=600 logs="" kernel="" initrd=""
-dp_args="" verbose=0 dp_nice=-10
+dp_args="" verbose=0 dp_nice=-10 detect=0 dp_nap=200us
 args=("$@")
 while [ $# -gt 0 ]; do
   case $1 in
@@ -53,6 +69,7 @@ while [ $# -gt 0 ]; do
     --server) server=$2; shift 2 ;;
     --client) client=$2; shift 2 ;;
     --mode) mode=$2; shift 2 ;;
+    --detect) detect=1; mode=auto; shift ;;
     --net) net=$2; shift 2 ;;
     --fabric) fabric=$2; shift 2 ;;
     --capture) captures+=("$2"); shift 2 ;;
@@ -63,16 +80,18 @@ while [ $# -gt 0 ]; do
     --initrd) initrd=$2; shift 2 ;;
     --dp-args) dp_args=$2; shift 2 ;;
     --dp-nice) dp_nice=$2; shift 2 ;;
+    --dp-idle-nap) dp_nap=$2; shift 2 ;;
     -v|--verbose) verbose=1; shift ;;
     -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
     *) die "unknown argument $1 (see --help)" ;;
   esac
 done
-case $mode in auto|vm|ns) ;; *) die "--mode: auto, vm or ns" ;; esac
+case $mode in auto|vm|ns|host) ;; *) die "--mode: auto, vm, ns or host" ;; esac
 case $net in auto|vhost|tap) ;; *) die "--net: auto, vhost or tap" ;; esac
 case $fabric in dp|bridge) ;; *) die "--fabric: dp or bridge" ;; esac
 [[ $timeout =~ ^[0-9]+$ ]] && [ "$timeout" -ge 60 ] || die "--timeout: seconds, at least 60"
 [[ $mtu =~ ^[0-9]+$ ]] || die "--mtu: a number"
+[[ $dp_nap =~ ^[0-9]+(ns|us|ms)$ ]] || die "--dp-idle-nap: a time such as 200us (got '$dp_nap')"
 [ "$(id -u)" = 0 ] || die "needs root (namespaces, TAPs, DPDK)"
 [ -n "$topo" ] && [ ! -r "$topo" ] && die "cannot read topology $topo"
 [ -n "$topo" ] && topo=$(realpath "$topo")
@@ -82,11 +101,33 @@ for i in "${!captures[@]}"; do
   f=${c#*=}; captures[$i]="${c%%=*}=$(realpath -m "$f")"
 done
 
+# Does this kernel's rxe work inside a network namespace? Older kernels (Debian 12's
+# 6.1 among them) open rxe's UDP port 4791 in the initial namespace only, so a device
+# in another namespace sends but never receives. Probe: an rxe device on a veth in a
+# fresh namespace, and a look for port 4791 (0x12B7) in that namespace's UDP table.
+rxe_netns_probe() {
+  modprobe rdma_rxe 2>/dev/null; modprobe veth 2>/dev/null
+  timeout 30 unshare --net sh -c '
+    ip link add name rlprobe0 type veth peer name rlprobe1 || exit 3
+    ip link set rlprobe0 up
+    rdma link add rlprobe type rxe netdev rlprobe0 2>/dev/null || exit 3
+    grep -qi ":12B7 " /proc/net/udp; r=$?
+    rdma link delete rlprobe 2>/dev/null
+    exit $r' >/dev/null 2>&1
+}
+
 # ---------------------------------------------------------------- outer: choose, build, isolate
 if [ -z "${RL_RXE_INNER:-}" ]; then
   if [ "$mode" = auto ]; then
-    if modprobe -n rdma_rxe >/dev/null 2>&1; then mode=ns; else mode=vm; fi
-    say "mode $mode ($( [ $mode = ns ] && echo 'this kernel has rdma_rxe: namespace hosts' || echo 'no rdma_rxe in this kernel: qemu VMs under TCG'))"
+    if ! modprobe -n rdma_rxe >/dev/null 2>&1; then
+      mode=vm; why="no rdma_rxe in this kernel: qemu VMs under TCG"
+    elif rxe_netns_probe; then
+      mode=ns; why="rxe opens its socket per network namespace: namespace hosts"
+    else
+      mode=host; why="rxe listens in the initial namespace only: lab-server mode (veths, policy routing)"
+    fi
+    [ "$detect" = 1 ] && { echo "$mode"; say "$why" >&2; exit 0; }
+    say "mode $mode ($why)"
   fi
   if [ "$fabric" = dp ] && [ ! -x "$DP" ]; then die "rocelab-dp not built at $DP (ninja -C build)" 3; fi
   if [ "$mode" = vm ]; then
@@ -98,9 +139,11 @@ if [ -z "${RL_RXE_INNER:-}" ]; then
     fi
   fi
   export RL_RXE_INNER=1 RL_MODE=$mode RL_KERNEL=$kernel RL_INITRD=$initrd
-  # a private network, PID and mount namespace: when it ends, everything in it ends
+  # a private network, PID and mount namespace: when it ends, everything in it ends;
+  # the lab-server mode needs the initial network namespace (rxe listens only there)
+  netns=(--net); [ "$mode" = host ] && netns=()
   exec timeout --signal=TERM --kill-after=10 "$((timeout + 30))" \
-    unshare --net --pid --mount --fork --mount-proc --kill-child=SIGTERM -- \
+    unshare "${netns[@]}" --pid --mount --fork --mount-proc --kill-child=SIGTERM -- \
     bash "$0" "${args[@]}"
 fi
 
@@ -109,7 +152,7 @@ mode=$RL_MODE kernel=$RL_KERNEL initrd=$RL_INITRD
 ip link set lo up
 work=$(mktemp -d /tmp/rocelab-rxe.XXXXXX)
 name="rxe$$-$(basename "$work" | cut -d. -f2)"
-dp_pid="" vm_pids=() ns_pids=() rxe_devs=() status=0
+dp_pid="" dp_t0="" vm_pids=() ns_pids=() rxe_devs=() status=0
 [ -n "$logs" ] || logs=$work
 
 cleanup() {
@@ -123,13 +166,28 @@ cleanup() {
   stop_dp
   for d in "${rxe_devs[@]}"; do rdma link delete "$d" 2>/dev/null; done
   for p in "${ns_pids[@]}"; do kill -KILL "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
+  declare -F host_down >/dev/null && host_down  # defined below; cleanup may run first
   rm -rf "/var/run/dpdk/rocelab-$name" "/run/dpdk/rocelab-$name" 2>/dev/null
   rm -rf "$work"
 }
+# rocelab-dp's CPU time and wall time so far ("CPU_S WALL_S" into $logs/dp.cpu): how
+# much of the machine the fabric takes from the endpoints (under TCG the VMs' speed is
+# the CPU they get). rocelab-dp is the child of the `timeout` whose PID we hold.
+dp_cpu_note() {
+  local p c="" hz
+  for p in /proc/[0-9]*; do
+    [ "$(awk '{ sub(/.*\) /, ""); print $2 }' "$p/stat" 2>/dev/null)" = "$dp_pid" ] && { c=${p#/proc/}; break; }
+  done
+  [ -n "$c" ] || return 0
+  hz=$(getconf CLK_TCK)
+  awk -v hz="$hz" -v t0="$dp_t0" -v now="$(date +%s.%N)" \
+    '{ sub(/.*\) /, ""); printf "%.2f %.2f\n", ($12 + $13) / hz, now - t0 }' "/proc/$c/stat" > "$logs/dp.cpu"
+}
 stop_dp() {
   [ -n "$dp_pid" ] || return 0
+  dp_cpu_note
   kill -TERM "$dp_pid" 2>/dev/null
-  for _ in $(seq 100); do kill -0 "$dp_pid" 2>/dev/null || break; sleep 0.1; done
+  for _ in $(seq 300); do kill -0 "$dp_pid" 2>/dev/null || break; sleep 0.1; done  # tables: slow under TCG
   kill -KILL "$dp_pid" 2>/dev/null; wait "$dp_pid" 2>/dev/null
   dp_pid=""
 }
@@ -170,7 +228,7 @@ EOF
   else
     sed -i "s|@H0@|ifname: rxtap0|; s|@H4@|ifname: rxtap4|" "$topo"
   fi
-  [ "$mode" = ns ] && sed -i "s|attach: $attach, mtu: $mtu, [^}]*}|attach: veth, mtu: $mtu}|" "$topo"
+  [ "$mode" = ns ] || [ "$mode" = host ] && sed -i "s|attach: $attach, mtu: $mtu, [^}]*}|attach: veth, mtu: $mtu}|" "$topo"
   [ "$logs" != "$work" ] && cp "$topo" "$logs/topology.yaml"
 fi
 hosts=$("$DP" --list-hosts --topology "$topo" 2>&1) || { echo "$hosts" >&2; exit 2; }
@@ -197,7 +255,7 @@ say "fabric $fabric, mode $mode; server $server ${s_cidr} ($s_mac) <-> client $c
 
 start_dp() { # TOPOLOGY [extra args]
   local t=$1 c; shift
-  local cmd=("$DP" --topology "$t" --name "rocelab-$name")
+  local cmd=("$DP" --topology "$t" --name "rocelab-$name" --idle-nap "$dp_nap")
   for c in "${captures[@]}"; do cmd+=(--capture "$c"); done
   # shellcheck disable=SC2206
   [ -n "$dp_args" ] && cmd+=($dp_args)
@@ -206,8 +264,9 @@ start_dp() { # TOPOLOGY [extra args]
   # priority rocelab-dp of the CPU for milliseconds; it sleeps when idle, so a
   # higher priority costs the VMs nothing (64 B ibv_rc_pingpong: 8.9 -> 3.5 ms/iter)
   [ "$dp_nice" != 0 ] && cmd=(nice -n "$dp_nice" "${cmd[@]}")
-  timeout --signal=TERM --kill-after=5 "$((timeout + 10))" "${cmd[@]}" > "$logs/dp.log" 2>&1 &
-  dp_pid=$!
+  # (timeout arms --kill-after on any signal it forwards: leave stop_dp time to print tables)
+  timeout --signal=TERM --kill-after=40 "$((timeout + 10))" "${cmd[@]}" > "$logs/dp.log" 2>&1 &
+  dp_pid=$! dp_t0=$(date +%s.%N)
   for _ in $(seq 150); do
     grep -q '^rocelab-dp: .*telemetry' "$logs/dp.log" 2>/dev/null && return 0
     kill -0 "$dp_pid" 2>/dev/null || break
@@ -303,7 +362,7 @@ run_ns() {
   local pid h ifn cidr gw mac m n
   start_dp "$topo" --veth af_packet || return 3
   for h in "$server" "$client"; do
-    read -r _ _ ifn cidr gw mac m <<<"$(hinfo "$h")"
+    read -r _ _ ifn cidr gw mac m _ <<<"$(hinfo "$h")"
     unshare --net sleep "$((timeout + 30))" & pid=$!
     ns_pids+=("$pid")
     for _ in $(seq 50); do
@@ -325,22 +384,171 @@ run_ns() {
   stop_dp; start_dp "$topo" --veth af_packet || return 3
   local sp cp sd cd
   eval "sp=\$ns_$server cp=\$ns_$client sd=\$dev_$server cd=\$dev_$client"
-  nsenter -t "$sp" -n env RL_ROLE=server RL_DEV="$sd" RL_IP="${s_cidr%/*}" RL_PEER="${c_cidr%/*}" \
+  run_pair "$sd" "$cd" nsenter -t "$sp" -n -- nsenter -t "$cp" -n
+}
+
+# rxe-tests.sh on both endpoints, server first: SDEV CDEV [SERVER-PREFIX... -- CLIENT-PREFIX...]
+# (a prefix such as `nsenter -t PID -n` runs the side in its namespace)
+run_pair() {
+  local sd=$1 cd=$2 spre=() cpre=(); shift 2
+  while [ $# -gt 0 ] && [ "$1" != -- ]; do spre+=("$1"); shift; done
+  [ $# -gt 0 ] && shift
+  cpre=("$@")
+  "${spre[@]}" env RL_ROLE=server RL_DEV="$sd" RL_IP="${s_cidr%/*}" RL_PEER="${c_cidr%/*}" \
     RL_TESTS="$tests" RL_ITERS="$iters" sh "$here/rxe-tests.sh" > "$logs/$server.serial" 2>&1 &
   local p1=$!
   sleep 1
-  nsenter -t "$cp" -n env RL_ROLE=client RL_DEV="$cd" RL_IP="${c_cidr%/*}" RL_PEER="${s_cidr%/*}" \
+  "${cpre[@]}" env RL_ROLE=client RL_DEV="$cd" RL_IP="${c_cidr%/*}" RL_PEER="${s_cidr%/*}" \
     RL_TESTS="$tests" RL_ITERS="$iters" sh "$here/rxe-tests.sh" > "$logs/$client.serial" 2>&1
   wait "$p1"
   stop_dp
   return 0
 }
 
+# ------------------------------------------------- lab-server mode (kernel rxe, initial namespace)
+# Every endpoint is an rxe device on its own veth in this (the initial) namespace: the
+# endpoint end EP carries the host's address and MAC, the other end (the topology's
+# ifname) is opened by rocelab-dp. All endpoint addresses are local here, so without
+# help the kernel would deliver A -> B through its local table and never touch a wire.
+# What makes each endpoint's traffic leave by its own veth and come back in by the
+# other's:
+#  - rule `from A to A lookup local` (pref HOST_RULE_PREF + 2i): a tool's own loopback
+#    (perftest's TCP exchange connects to the peer, which is local) stays local;
+#  - rule `from A iif lo lookup T_i`, T_i = the subnet and a default route via the
+#    leaf's gateway on EP_i: whatever this host originates with source A leaves by EP_i.
+#    rxe's route lookup (rxe_find_route4: source = the GID's address, output device =
+#    the rxe's netdev) and the RDMA core's destination MAC resolution for the QP's
+#    address vector (addr4_resolve, same source and device) both go this way, so the
+#    QP's destination MAC is the gateway's and rxe does not take its loopback
+#    short-cut (taken when that MAC is the device's own);
+#  - the local table's rule moved from pref 0 to HOST_LOCAL_PREF, behind those rules;
+#  - on each EP: accept_local=1 (packets from B arrive with a source that is local
+#    here), rp_filter=0 (here and in `all`, which is the maximum of both), arp_ignore=1,
+#    arp_announce=2, arp_filter=1 (each EP answers and asks ARP only for its own
+#    address), no IPv6, no offloads.
+# Received RoCE packets then reach rxe's one UDP socket with skb->dev = EP_j, and rxe
+# hands them to the device on EP_j (rxe_get_dev_from_net), whose GID table holds B.
+HOST_TABLE_BASE=4791000   # routing table ids T_i = HOST_TABLE_BASE + i
+HOST_RULE_PREF=100        # first rule preference (two per endpoint)
+HOST_LOCAL_PREF=1000      # where the local table's rule goes while the run lasts
+HOST_LOCK=/run/rocelab-rxe-host.lock
+HOST_BRIDGE=rl-rxe-br     # --fabric bridge: the baseline's bridge
+host_links=() host_rules=() host_saved_rp="" host_moved_local=0
+
+ep_name() { local e="${1}-ep"; echo "${e:0:15}"; }
+
+host_up() { # HOST INDEX CIDR GW (GW empty: no default route, one L2 segment)
+  local h=$1 i=$2 cidr=$3 gw=$4 ifn mac m ep a t net n
+  read -r _ _ ifn _ _ mac m _ <<<"$(hinfo "$h")"
+  ep=$(ep_name "$ifn") a=${cidr%/*} t=$((HOST_TABLE_BASE + i))
+  ip link add name "$ifn" mtu 9500 type veth peer name "$ep" || return 3
+  host_links+=("$ifn")
+  for n in "$ifn" "$ep"; do
+    sysctl -qw "net.ipv6.conf.$n.disable_ipv6=1" 2>/dev/null
+    ethtool -K "$n" tx off tso off gso off gro off rx off >/dev/null 2>&1 || true
+  done
+  sysctl -qw "net.ipv4.conf.$ep.rp_filter=0" "net.ipv4.conf.$ep.accept_local=1" \
+    "net.ipv4.conf.$ep.arp_ignore=1" "net.ipv4.conf.$ep.arp_announce=2" \
+    "net.ipv4.conf.$ep.arp_filter=1" "net.ipv4.conf.$ifn.rp_filter=0" || return 3
+  ip link set "$ep" address "$mac" mtu "$m" || return 3
+  ip link set "$ifn" up && ip link set "$ep" up && ip addr add "$cidr" dev "$ep" || return 3
+  net=$(ip -4 -o route show dev "$ep" proto kernel scope link | awk '{ print $1; exit }')
+  ip route add "$net" dev "$ep" src "$a" table "$t" || return 3
+  if [ -n "$gw" ]; then ip route add default via "$gw" dev "$ep" src "$a" table "$t" || return 3; fi
+  host_rules+=("$((HOST_RULE_PREF + 2 * i))" "$((HOST_RULE_PREF + 2 * i + 1))")
+  ip rule add pref "$((HOST_RULE_PREF + 2 * i))" from "$a" to "$a" lookup local || return 3
+  ip rule add pref "$((HOST_RULE_PREF + 2 * i + 1))" from "$a" iif lo lookup "$t" || return 3
+  n="rxe_${name}_$h"; n=${n:0:30}
+  rdma link add "$n" type rxe netdev "$ep" || return 3
+  rxe_devs+=("$n")
+  eval "dev_$h=$n"
+}
+
+host_local_behind() { # move the local table's rule behind the endpoint rules
+  ip rule show pref 0 | grep -q 'lookup local' || return 0
+  # add first, then delete: at no moment is there no local rule
+  ip rule add pref "$HOST_LOCAL_PREF" lookup local || return 3
+  host_moved_local=1
+  ip rule del pref 0 lookup local || return 3
+}
+
+host_down() { # undo host_up and host_local_behind (called by cleanup; idempotent)
+  local p d i
+  for d in "${rxe_devs[@]}"; do rdma link delete "$d" 2>/dev/null; done
+  rxe_devs=()
+  for p in "${host_rules[@]}"; do ip rule del pref "$p" 2>/dev/null; done
+  host_rules=()
+  for i in "${!host_links[@]}"; do
+    ip route flush table "$((HOST_TABLE_BASE + i))" 2>/dev/null
+    ip link del "${host_links[$i]}" 2>/dev/null
+  done
+  host_links=()
+  if [ "$host_moved_local" = 1 ]; then
+    ip rule show pref 0 | grep -q 'lookup local' || ip rule add pref 0 lookup local
+    ip rule del pref "$HOST_LOCAL_PREF" lookup local 2>/dev/null
+    host_moved_local=0
+  fi
+  if [ -n "$host_saved_rp" ]; then
+    sysctl -qw "net.ipv4.conf.all.rp_filter=$host_saved_rp"; host_saved_rp=""
+  fi
+}
+
+run_host() {
+  local h i=0 sd cd
+  # one lab-server run at a time: the rules, tables and the local rule are shared
+  exec 9> "$HOST_LOCK" && flock -n 9 || { echo "$ME: error: another lab-server run holds $HOST_LOCK" >&2; return 3; }
+  modprobe rdma_rxe 2>/dev/null; modprobe veth 2>/dev/null
+  [ "$fabric" = bridge ] && modprobe bridge 2>/dev/null
+  [ -d /sys/module/rdma_rxe ] || { echo "$ME: error: rdma_rxe is not loaded (modprobe rdma_rxe)" >&2; return 3; }
+  for h in "$server" "$client"; do
+    ip link show "$(hinfo "$h" | awk '{ print $3 }')" >/dev/null 2>&1 \
+      && { echo "$ME: error: interface $(hinfo "$h" | awk '{ print $3 }') of $h exists already" >&2; return 3; }
+  done
+  host_saved_rp=$(sysctl -n net.ipv4.conf.all.rp_filter) || return 3
+  sysctl -qw net.ipv4.conf.all.rp_filter=0 || return 3
+  host_up "$server" 0 "$s_cidr" "$s_gw" && host_up "$client" 1 "$c_cidr" "$c_gw" \
+    || { echo "$ME: error: setting up the endpoints failed" >&2; return 3; }
+  host_local_behind || { echo "$ME: error: cannot move the local table's rule" >&2; return 3; }
+  if [ "$fabric" = bridge ]; then # the baseline: the fabric ends of both veths on one bridge
+    ip link show "$HOST_BRIDGE" >/dev/null 2>&1 && { echo "$ME: error: $HOST_BRIDGE exists already" >&2; return 3; }
+    ip link add name "$HOST_BRIDGE" mtu 9500 type bridge || return 3
+    host_links+=("$HOST_BRIDGE")
+    sysctl -qw "net.ipv6.conf.$HOST_BRIDGE.disable_ipv6=1" 2>/dev/null
+    ip link set "$HOST_BRIDGE" up || return 3
+    for h in "$server" "$client"; do
+      ip link set "$(hinfo "$h" | awk '{ print $3 }')" master "$HOST_BRIDGE" || return 3
+    done
+    eval "sd=\$dev_$server cd=\$dev_$client"
+    run_pair "$sd" "$cd"
+    host_counters > "$logs/host-counters.txt"
+    return 0
+  fi
+  start_dp "$topo" --veth af_packet || return 3
+  eval "sd=\$dev_$server cd=\$dev_$client"
+  run_pair "$sd" "$cd"
+  host_counters > "$logs/host-counters.txt"
+}
+
+# where packets went missing between rxe and rocelab-dp: each veth end's counters
+# (TX drops on an endpoint end: the peer's backlog was full; RX drops on the fabric end)
+# and the per-CPU backlog drops (/proc/net/softnet_stat, 2nd column, hex)
+host_counters() {
+  local l
+  for l in "${host_links[@]}"; do
+    ip -s -s link show dev "$l"
+    ip -s -s link show dev "$(ep_name "$l")" 2>/dev/null
+  done
+  echo "softnet_stat (processed dropped squeezed ... per CPU, hex):"
+  cat /proc/net/softnet_stat
+}
+
 # ------------------------------------------------------------------------------- run
-started=$(date +%s)
+started=$(date +%s) kind=$mode
 if [ "$mode" = ns ]; then
   [ "$fabric" = dp ] || die "--fabric bridge is for VMs" 2
   run_ns; status=$?
+elif [ "$mode" = host ]; then
+  run_host; status=$?
 else
   [ -r "$kernel" ] || { echo "$ME: error: cannot read kernel '$kernel'" >&2; exit 3; }
   [ -r "$initrd" ] || { echo "$ME: error: cannot read initrd '$initrd'" >&2; exit 3; }
@@ -381,7 +589,8 @@ fail_msgs=()
 for h in "$server" "$client"; do
   log=$logs/$h.serial
   if [ ! -s "$log" ] || ! grep -q '^@@RL BOOT\|^@@RL INFO' "$log"; then
-    fail_msgs+=("$h did not boot (its init never reported on the serial console; tail below)")
+    if [ "$mode" = vm ]; then fail_msgs+=("$h did not boot (its init never reported on the serial console; tail below)")
+    else fail_msgs+=("$h: its test runner never started (setup failed; see above)"); fi
   elif ! grep -q '^@@RL DONE' "$log"; then
     fail_msgs+=("$h did not finish its tests (no DONE on its serial console)")
   elif grep -q '^@@RL WATCHDOG' "$log"; then
@@ -392,7 +601,7 @@ done
 parse "$logs/$client.serial" > "$work/client.tsv" 2>/dev/null
 parse "$logs/$server.serial" > "$work/server.tsv" 2>/dev/null
 echo
-echo "== soft-RoCE through $( [ "$fabric" = dp ] && echo "rocelab-dp ($kind)" || echo "a Linux bridge (tap)" ): $server -> $client, ${elapsed}s"
+echo "== soft-RoCE through $( [ "$fabric" = dp ] && echo "rocelab-dp ($kind)" || echo "a Linux bridge ($kind)" ): $server -> $client, ${elapsed}s"
 printf '%-3s %-10s %7s %4s %6s %5s %5s %8s  %s\n' k test size qps iters s_rc c_rc secs "client result"
 : > "$logs/summary.tsv"
 npass=0 nfail=0
@@ -413,6 +622,8 @@ done
 if [ "$fabric" = dp ] && [ -s "$logs/dp.log" ]; then
   echo "== rocelab-dp"
   grep -E '^rocelab-dp: ran' "$logs/dp.log"
+  [ -s "$logs/dp.cpu" ] && read -r dcpu dwall < "$logs/dp.cpu" \
+    && echo "rocelab-dp used ${dcpu} s of CPU in ${dwall} s"
   awk '/^link \(from>to\)/ || ($1 ~ />spine|^spine.*>/ && $3 > 0) { print }
        /^switch +role/ { s = 1 } s && NF == 0 { s = 0 } s { print }' "$logs/dp.log"
 fi

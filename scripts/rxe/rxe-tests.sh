@@ -11,7 +11,7 @@
 #   RL_TOOL_TIMEOUT  seconds per tool (default 120)
 #   RL_SYNC_TIMEOUT  seconds to wait for the peer (default 120)
 #   RL_BASE_PORT     first TCP port of the tools' out-of-band exchange (default 18515)
-# Tests: pingpong (ibv_rc_pingpong), write_bw, read_bw, send_bw, write_lat, read_lat,
+# Tests: pingpong (ibv_rc_pingpong), pingpong_ev (the same with -e), write_bw, read_bw, send_bw, write_lat, read_lat,
 # send_lat (perftest). The client waits for the server: for test K the server starts
 # the tool, waits until it listens, then answers `ready K` on TCP port 7000+K.
 #
@@ -83,15 +83,16 @@ GID=$(gid_index) || { echo "$M ERROR no RoCE v2 GID for $RL_IP on $DEV"; exit 99
 MTU=$(pmtu); [ -n "$MTU" ] || MTU=1024
 echo "$M INFO role=$RL_ROLE dev=$DEV ip=$RL_IP peer=$RL_PEER gid_index=$GID active_mtu=$MTU"
 
-# the path through the fabric must work before any test (ARP, routes)
+# the path through the fabric must work before any test (ARP, routes); from our own
+# address, so that in the lab-server mode (both endpoints local) it crosses the fabric
 t0=$(now_cs); ok=0
 while [ $(( $(now_cs) - t0 )) -lt $((SYNC_TO * 100)) ]; do
-  if $BB ping -c 1 -W 2 "$RL_PEER" > /dev/null 2>&1; then ok=1; break; fi
+  if $BB ping -c 1 -W 2 -I "$RL_IP" "$RL_PEER" > /dev/null 2>&1; then ok=1; break; fi
   sleep 1
 done
 if [ $ok = 1 ]; then
   echo "$M INFO peer $RL_PEER reachable after $(secs_since "$t0") s"
-  $BB ping -c 3 -i 0.2 -W 2 "$RL_PEER" 2>&1 | tail -2
+  $BB ping -c 3 -i 0.2 -W 2 -I "$RL_IP" "$RL_PEER" 2>&1 | tail -2
 else
   echo "$M ERROR peer $RL_PEER not reachable (ping) within ${SYNC_TO}s"
 fi
@@ -107,6 +108,10 @@ EOF
     pingpong|rc_pingpong|ibv_rc_pingpong)
       name=pingpong; size=${size:-4096}; qps=1; iters=${iters:-${ITERS:-200}}
       cmd="ibv_rc_pingpong -d $DEV -g $GID -m $MTU -s $size -n $iters -p $port" ;;
+    pingpong_ev) # the same, sleeping on completion events (-e) instead of spinning on the
+                 # CQ: the tool leaves the CPU to the fabric and rxe between messages
+      size=${size:-4096}; qps=1; iters=${iters:-${ITERS:-200}}
+      cmd="ibv_rc_pingpong -e -d $DEV -g $GID -m $MTU -s $size -n $iters -p $port" ;;
     write_bw|read_bw|send_bw|write_lat|read_lat|send_lat)
       case $name in *_bw) d_size=65536 d_iters=${ITERS:-100} ;; *) d_size=64 d_iters=${ITERS:-200} ;; esac
       size=${size:-$d_size}; qps=${qps:-1}; iters=${iters:-$d_iters}
@@ -123,7 +128,7 @@ EOF
     echo "$M END k=$k test=$name rc=98 secs=0.00 error=peer-unreachable"
     failed=$((failed + 1)); continue
   fi
-  out=/tmp/rl-out.$k
+  out=/tmp/rl-out.$RL_ROLE.$$.$k  # both roles share one /tmp in the lab-server mode
   t0=$(now_cs)
   if [ "$RL_ROLE" = server ]; then
     echo "$M CMD $cmd"
@@ -147,7 +152,7 @@ EOF
       echo "server did not get ready for test $k within ${SYNC_TO}s" > "$out"; rc=97
     fi
   fi
-  cat "$out"
+  cat "$out"; rm -f "$out"
   [ $rc = 143 ] || [ $rc = 124 ] && echo "(timed out after ${TOOL_TO}s)"
   echo "$M END k=$k test=$name rc=$rc secs=$(secs_since "$t0")"
   if [ $rc = 0 ]; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
