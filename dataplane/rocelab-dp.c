@@ -220,6 +220,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		{"veth", required_argument, NULL, O_VETH},     {"capture", required_argument, NULL, O_CAP},
 		{"csv", required_argument, NULL, O_CSV},       {"csv-interval", required_argument, NULL, O_CSVI},
 		{"busy-poll", no_argument, NULL, O_BUSY},      {"seed", required_argument, NULL, O_SEED},
+		{"idle-nap", required_argument, NULL, O_NAP},
 		{"name", required_argument, NULL, O_NAME},     {"mem", required_argument, NULL, O_MEM},
 		{"quiet", no_argument, NULL, O_QUIET},         {"help", no_argument, NULL, 'h'},
 		{"rdma", required_argument, NULL, O_RDMA},     {"flows", required_argument, NULL, O_FLOWS},
@@ -235,6 +236,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 	o->csv_interval_ns = 100000000ull;
 	o->seed = 1;
 	o->mem_mb = 512;
+	o->idle_nap_ns = IDLE_SLEEP_MAX_NS;
 	pfc_watchdog_config_default(&o->wd);
 	o->flows = 65536;
 	opterr = 0;
@@ -299,6 +301,10 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 				return bad("bad --csv-interval:", optarg);
 			break;
 		case O_BUSY: o->busy_poll = true; break;
+		case O_NAP:
+			if (dp_parse_time(optarg, &o->idle_nap_ns) < 0 || o->idle_nap_ns > IDLE_NAP_LIMIT_NS)
+				return bad("bad --idle-nap (e.g. 20us, 200us; at most 10ms):", optarg);
+			break;
 		case O_SEED:
 			if (dp_parse_u64(optarg, &o->seed) < 0)
 				return bad("bad --seed:", optarg);
@@ -474,8 +480,8 @@ static void run_live(struct run *r)
 			continue;
 		uint64_t next = dp_engine_next_ns(&r->eng);
 		uint64_t nap = next > now ? next - now : 0;
-		if (nap > IDLE_SLEEP_MAX_NS)
-			nap = IDLE_SLEEP_MAX_NS;
+		if (nap > r->o->idle_nap_ns)
+			nap = r->o->idle_nap_ns;
 		if (nap > 2000) {
 			struct timespec ts = {0, (long)nap};
 			nanosleep(&ts, NULL);
