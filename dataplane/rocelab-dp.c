@@ -45,7 +45,7 @@
 #define RDMA_SPEC_MAX 159
 #define COLL_SPEC_MAX 2047
 #define EAL_ARGS_MAX 256
-#define IDLE_SLEEP_MAX_NS 20000 /* live mode: longest nap when idle (docs/DESIGN.md: tens of us) */
+#define IDLE_SLEEP_MAX_NS 20000 /* live mode: default longest nap when idle (--idle-nap) */
 #define IDLE_NAP_LIMIT_NS 10000000ull /* --idle-nap at most 10 ms */
 
 /* Traffic specs in the --gen/--rdma language; no fixed limit. */
