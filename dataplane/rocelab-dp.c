@@ -22,6 +22,7 @@
 
 #include "dp_capture.h"
 #include "dp_ctl.h"
+#include "dp_eal.h"
 #include "dp_engine.h"
 #include "dp_fabric.h"
 #include "dp_gen.h"
@@ -34,7 +35,6 @@
 #define EXIT_BAD_INPUT 2
 #define MAX_GENS 64
 #define MAX_CAPTURES 16
-#define EAL_ARGS_MAX 256
 #define IDLE_SLEEP_MAX_NS 20000 /* live mode: longest nap when idle (docs/DESIGN.md: tens of us) */
 
 struct opts {
@@ -299,9 +299,7 @@ struct run {
 	struct dp_nics nics;
 	struct dp_te te;
 	uint64_t start_ns;
-	char *eal_argv[EAL_ARGS_MAX]; /* the strings, freed after rte_eal_cleanup() */
-	char *eal_perm[EAL_ARGS_MAX]; /* the array handed to EAL, which permutes it */
-	int eal_argc;
+	struct dp_eal eal;
 };
 
 /*
@@ -331,34 +329,30 @@ static void on_csv(void *obj, uint64_t arg, uint64_t now)
 
 static int eal_init(struct run *r, char *err, size_t errlen)
 {
-	char **argv = r->eal_argv;
-	int argc = 0;
+	struct dp_eal *e = &r->eal;
 	char prefix[64], mem[32];
 
 	if (r->o->name)
-		snprintf(prefix, sizeof(prefix), "--file-prefix=%s", r->o->name);
+		snprintf(prefix, sizeof(prefix), "%s", r->o->name);
 	else
-		snprintf(prefix, sizeof(prefix), "--file-prefix=rocelab-%d", (int)getpid());
+		snprintf(prefix, sizeof(prefix), "rocelab-%d", (int)getpid());
 	snprintf(mem, sizeof(mem), "-m%u", r->o->mem_mb);
-	char *fixed[] = {"rocelab-dp", "-l0", "--no-huge", mem, prefix, "--log-level=*:warning"};
+	const char *fixed[] = {"rocelab-dp", "-l0", "--no-huge", mem, "--log-level=*:warning"};
 	for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++)
-		argv[argc++] = strdup(fixed[i]);
-	int prc = r->o->clock == DP_CLOCK_LIVE
-			  ? dp_port_eal_args(r->topo, r->o->veth, argv, &argc, EAL_ARGS_MAX, err, errlen)
-			  : 0;
-	if (r->o->clock == DP_CLOCK_VIRTUAL && argc < EAL_ARGS_MAX)
-		argv[argc++] = strdup("--no-pci");
-	r->eal_argc = argc;
-	if (prc < 0)
-		return -1;
-	/* rte_eal_init() permutes argv: hand it a copy of the array, keep ours to free */
-	memcpy(r->eal_perm, argv, (size_t)argc * sizeof(*argv));
-	int rc = rte_eal_init(argc, r->eal_perm);
-	if (rc < 0) {
-		snprintf(err, errlen, "EAL init failed: %s", rte_strerror(rte_errno));
-		return -1;
+		if (dp_eal_add(e, fixed[i]) < 0)
+			goto too_many;
+	if (dp_eal_set_prefix(e, prefix) < 0)
+		goto too_many;
+	if (r->o->clock == DP_CLOCK_LIVE) {
+		if (dp_port_eal_args(r->topo, r->o->veth, e->argv, &e->argc, DP_EAL_ARGS_MAX, err, errlen) < 0)
+			return -1;
+	} else if (dp_eal_add(e, "--no-pci") < 0) {
+		goto too_many;
 	}
-	return 0;
+	return dp_eal_start(e, err, errlen);
+too_many:
+	snprintf(err, errlen, "EAL arguments: out of memory or too many");
+	return -1;
 }
 
 static bool gens_active(const struct run *r)
@@ -651,8 +645,6 @@ out:
 	dp_engine_free(&r.eng);
 	rte_mempool_free(r.mp);
 	rl_topo_free(r.topo);
-	rte_eal_cleanup();
-	for (int i = 0; i < r.eal_argc; i++)
-		free(r.eal_argv[i]);
+	dp_eal_stop(&r.eal); /* also removes the runtime directory */
 	return rc;
 }
