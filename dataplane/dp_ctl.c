@@ -101,6 +101,9 @@ static int cmd_info(const char *cmd, const char *params, struct rte_tel_data *d)
 	rte_tel_data_add_dict_string(d, "clock", f->eng->mode == DP_CLOCK_LIVE ? "live" : "virtual");
 	rte_tel_data_add_dict_u64(d, "now_ns", f->eng->now_ns);
 	rte_tel_data_add_dict_u64(d, "events", f->eng->fired);
+	/* live: how far behind real time the fabric is (0 while it keeps up), and the worst so far */
+	rte_tel_data_add_dict_u64(d, "lag_ns", f->eng->lag_ns);
+	rte_tel_data_add_dict_u64(d, "lag_max_ns", f->eng->lag_max_ns);
 	rte_tel_data_add_dict_u64(d, "route_changes", f->route_changes);
 	rte_tel_data_add_dict_u64(d, "commands_applied", the_ctl->applied);
 	return 0;

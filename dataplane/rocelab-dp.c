@@ -36,6 +36,16 @@
 #define MAX_GENS 64
 #define MAX_CAPTURES 16
 #define IDLE_SLEEP_MAX_NS 20000 /* live mode: longest nap when idle (docs/DESIGN.md: tens of us) */
+/*
+ * live mode: timers run per loop turn at most, before the loop looks at its
+ * clock, signals, ports and telemetry again. A timer moves at most a burst
+ * of frames (dp_gen, dp_fabric), well under 1 us each, so a turn lasts
+ * milliseconds at most: --duration and signals are honoured to within that.
+ */
+#define LIVE_TURN_BUDGET 512
+#define LAG_LIMIT_DEFAULT_NS 100000000ull /* --lag-policy stop: 100 ms, as ns-3's hard limit */
+#define NS_PER_MS 1e6
+#define LAG_REPORT_NS 1000000ull /* a lag from 1 ms on is reported as falling behind */
 
 struct opts {
 	const char *topology;
@@ -64,14 +74,19 @@ struct opts {
 	uint64_t seed;
 	const char *name;
 	unsigned mem_mb;
+	bool lag_stop;          /* --lag-policy stop: falling behind by lag_limit_ns ends the run */
+	uint64_t lag_limit_ns;
 };
 
 static volatile sig_atomic_t stop_requested;
+/* when the first stop signal came (CLOCK_MONOTONIC, read in the handler: async-signal-safe) */
+static struct timespec stop_signal_ts;
 
 static void on_signal(int sig)
 {
-	(void)sig;
-	stop_requested = 1;
+	if (!stop_requested)
+		clock_gettime(CLOCK_MONOTONIC, &stop_signal_ts);
+	stop_requested = sig;
 }
 
 static void usage(FILE *out)
@@ -108,6 +123,11 @@ static void usage(FILE *out)
 		"  --csv FILE          per-link time series (utilisation, queue, pause, drops)\n"
 		"  --csv-interval TIME sample period of --csv (default 100ms)\n"
 		"  --busy-poll         live mode: never sleep (for benchmarks)\n"
+		"  --lag-policy best-effort|stop[=LIMIT]\n"
+		"                      live mode when the fabric falls behind real time (the lag, in\n"
+		"                      the tables and /rocelab/info): best-effort runs on late (default);\n"
+		"                      stop ends the run with exit status 1 once the lag exceeds LIMIT\n"
+		"                      (default 100ms)\n"
 		"  --flows N           record the path of up to N flows (default 65536, 0: off)\n"
 		"  --seed N            seed of link loss, flowlet choices and emulated NICs' QPNs (default 1)\n"
 		"  --name NAME         DPDK file prefix / telemetry name (default rocelab-PID)\n"
@@ -155,10 +175,28 @@ static int parse_watchdog(const char *spec, struct pfc_watchdog_config *w)
 	return dp_kv_each(buf, watchdog_kv, w, &bad);
 }
 
+/* "best-effort", "stop" or "stop=TIME" (TIME > 0). Returns 0, -1 when bad. */
+static int parse_lag_policy(const char *arg, struct opts *o)
+{
+	if (strcmp(arg, "best-effort") == 0) {
+		o->lag_stop = false;
+		return 0;
+	}
+	if (strcmp(arg, "stop") == 0) {
+		o->lag_stop = true;
+		return 0;
+	}
+	if (strncmp(arg, "stop=", 5) != 0 || dp_parse_time(arg + 5, &o->lag_limit_ns) < 0 ||
+	    o->lag_limit_ns == 0)
+		return -1;
+	o->lag_stop = true;
+	return 0;
+}
+
 static int parse_opts(int argc, char **argv, struct opts *o)
 {
 	enum { O_TOPO = 256, O_CLOS, O_CHECK, O_LIST, O_CLOCK, O_DUR, O_GEN, O_VETH, O_CAP, O_CSV, O_CSVI,
-	       O_BUSY, O_SEED, O_NAME, O_MEM, O_QUIET, O_RDMA, O_FLOWS, O_COLL, O_NIC, O_TE, O_WD };
+	       O_BUSY, O_SEED, O_NAME, O_MEM, O_QUIET, O_RDMA, O_FLOWS, O_COLL, O_NIC, O_TE, O_WD, O_LAG };
 	static const struct option lo[] = {
 		{"topology", required_argument, NULL, O_TOPO}, {"clos", required_argument, NULL, O_CLOS},
 		{"check", no_argument, NULL, O_CHECK},         {"list-hosts", no_argument, NULL, O_LIST},         {"clock", required_argument, NULL, O_CLOCK},
@@ -171,6 +209,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		{"rdma", required_argument, NULL, O_RDMA},     {"flows", required_argument, NULL, O_FLOWS},
 		{"coll", required_argument, NULL, O_COLL},     {"nic", required_argument, NULL, O_NIC},
 		{"te", no_argument, NULL, O_TE},               {"pfc-watchdog", optional_argument, NULL, O_WD},
+		{"lag-policy", required_argument, NULL, O_LAG},
 		{NULL, 0, NULL, 0},
 	};
 	int c;
@@ -182,6 +221,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 	o->mem_mb = 512;
 	pfc_watchdog_config_default(&o->wd);
 	o->flows = 65536;
+	o->lag_limit_ns = LAG_LIMIT_DEFAULT_NS;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
 		switch (c) {
@@ -245,6 +285,10 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 				return bad("bad --csv-interval:", optarg);
 			break;
 		case O_BUSY: o->busy_poll = true; break;
+		case O_LAG:
+			if (parse_lag_policy(optarg, o) < 0)
+				return bad("bad --lag-policy (best-effort or stop[=TIME], e.g. stop=50ms):", optarg);
+			break;
 		case O_SEED:
 			if (dp_parse_u64(optarg, &o->seed) < 0)
 				return bad("bad --seed:", optarg);
@@ -272,6 +316,12 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 	if (o->topology && o->clos[0])
 		return bad("give either --topology or --clos, not both", NULL);
 	return 0;
+}
+
+/* b - a in seconds */
+static double ts_diff(const struct timespec *a, const struct timespec *b)
+{
+	return (double)(b->tv_sec - a->tv_sec) + (double)(b->tv_nsec - a->tv_nsec) / 1e9;
 }
 
 static uint64_t tsc_ns(void *ctx)
@@ -393,7 +443,28 @@ static void run_virtual(struct run *r)
 		       (double)r->eng.now_ns / 1e9);
 }
 
-static void run_live(struct run *r)
+/* Live: nap until the next timer when a turn found nothing to do (unless --busy-poll). */
+static void live_idle(struct run *r, uint64_t now)
+{
+	uint64_t next = dp_engine_next_ns(&r->eng);
+	uint64_t nap = next > now ? next - now : 0;
+
+	if (nap > IDLE_SLEEP_MAX_NS)
+		nap = IDLE_SLEEP_MAX_NS;
+	if (nap > 2000) {
+		struct timespec ts = {0, (long)nap};
+		nanosleep(&ts, NULL);
+	}
+}
+
+/*
+ * The live loop. Each turn: at most LIVE_TURN_BUDGET timers of what fell due,
+ * in time order; then what the ports received and telemetry commands, at
+ * this reading or, when behind, at the oldest timer left (time never runs
+ * backwards). Returns 0, or 1 when
+ * --lag-policy stop ended the run.
+ */
+static int run_live(struct run *r)
 {
 	uint64_t end = r->o->duration_ns ? r->start_ns + r->o->duration_ns : UINT64_MAX;
 
@@ -402,24 +473,26 @@ static void run_live(struct run *r)
 		uint64_t now = dp_engine_now(&r->eng);
 		if (now >= end)
 			break;
-		/* first what fell due since the last turn, in time order; then what the
-		 * ports received, at this reading: time never runs backwards */
-		uint32_t work = dp_engine_run_due(&r->eng, now);
-		work += dp_port_poll(&r->ports, r->fab, dp_engine_mono(&r->eng, now));
+		uint32_t work = dp_engine_run_budget(&r->eng, now, LIVE_TURN_BUDGET);
+		/* behind (due timers left): the fabric's present is its oldest due timer,
+		 * not the clock; what the ports bring enters there, or the time order
+		 * breaks (a late PFC pause would act after frames it should have held) */
+		uint64_t lag = dp_engine_note_lag(&r->eng, now);
+		uint64_t t = dp_engine_mono(&r->eng, now - lag);
+		work += dp_port_poll(&r->ports, r->fab, t);
 		dp_port_flush(&r->ports);
 		if (r->ctl)
-			work += dp_ctl_poll(r->ctl, dp_engine_mono(&r->eng, now));
-		if (work || r->o->busy_poll)
-			continue;
-		uint64_t next = dp_engine_next_ns(&r->eng);
-		uint64_t nap = next > now ? next - now : 0;
-		if (nap > IDLE_SLEEP_MAX_NS)
-			nap = IDLE_SLEEP_MAX_NS;
-		if (nap > 2000) {
-			struct timespec ts = {0, (long)nap};
-			nanosleep(&ts, NULL);
+			work += dp_ctl_poll(r->ctl, t);
+		if (r->o->lag_stop && lag > r->o->lag_limit_ns) {
+			fprintf(stderr, "rocelab-dp: %.1f ms behind real time, over the limit of %.1f ms "
+				"(--lag-policy stop): stopping\n", (double)lag / NS_PER_MS,
+				(double)r->o->lag_limit_ns / NS_PER_MS);
+			return 1;
 		}
+		if (!work && !r->o->busy_poll)
+			live_idle(r, now);
 	}
+	return 0;
 }
 
 static int setup_captures(struct run *r, char *err, size_t errlen)
@@ -532,6 +605,16 @@ int main(int argc, char **argv)
 		goto fail;
 	if (setup_captures(&r, err, sizeof(err)) < 0)
 		goto fail;
+	r.ctl = dp_ctl_create(r.fab, err, sizeof(err));
+	if (r.ctl == NULL)
+		goto fail;
+
+	char summary[256];
+	rl_topo_summary(r.topo, summary, sizeof(summary));
+	if (!o.quiet)
+		printf("rocelab-dp: %s; %s clock; %u host ports; telemetry /rocelab/*\n", summary,
+		       o.clock == DP_CLOCK_LIVE ? "live" : "virtual", r.ports.n);
+	/* live: the run's time starts here; what is set up after is armed at start_ns */
 	r.start_ns = dp_engine_now(&r.eng);
 	if (o.csv) {
 		if (dp_csv_open(&r.csv, r.fab, o.csv, o.csv_interval_ns) < 0) {
@@ -575,27 +658,20 @@ int main(int argc, char **argv)
 		if (!o.quiet)
 			dp_te_print(&r.te, stdout);
 	}
-	r.ctl = dp_ctl_create(r.fab, err, sizeof(err));
-	if (r.ctl == NULL)
-		goto fail;
-
-	char summary[256];
-	rl_topo_summary(r.topo, summary, sizeof(summary));
-	if (!o.quiet)
-		printf("rocelab-dp: %s; %s clock; %u host ports; telemetry /rocelab/*\n", summary,
-		       o.clock == DP_CLOCK_LIVE ? "live" : "virtual", r.ports.n);
 	fflush(stdout);
 
 	struct timespec w0, w1;
 	clock_gettime(CLOCK_MONOTONIC, &w0);
+	int run_rc = 0;
 	if (o.clock == DP_CLOCK_VIRTUAL)
 		run_virtual(&r);
 	else
-		run_live(&r);
+		run_rc = run_live(&r);
 	clock_gettime(CLOCK_MONOTONIC, &w1);
+	double after_signal = stop_requested ? ts_diff(&stop_signal_ts, &w1) : 0;
 
 	uint64_t elapsed = dp_engine_now(&r.eng) - r.start_ns;
-	double wall = (double)(w1.tv_sec - w0.tv_sec) + (double)(w1.tv_nsec - w0.tv_nsec) / 1e9;
+	double wall = ts_diff(&w0, &w1);
 	uint64_t fwd = 0;
 	for (uint32_t s = 0; s < r.topo->n_switches; s++)
 		fwd += r.fab->sw[s].fwd_pkts;
@@ -606,13 +682,19 @@ int main(int argc, char **argv)
 		       " events, %" PRIu64 " switch forwards (%.3f M per wall second)\n\n",
 		       (double)elapsed / 1e9, o.clock == DP_CLOCK_LIVE ? "live" : "virtual", wall,
 		       r.eng.fired, fwd, wall > 0 ? (double)fwd / wall / 1e6 : 0.0);
+		if (stop_requested)
+			printf("rocelab-dp: stopped by %s, %.3f ms after the signal\n",
+			       stop_requested == SIGINT ? "SIGINT" : "SIGTERM", after_signal * 1e3);
+		if (o.clock == DP_CLOCK_LIVE)
+			printf("rocelab-dp: lag behind real time: max %.3f ms, at the end %.3f ms (%s)\n\n",
+			       (double)r.eng.lag_max_ns / NS_PER_MS, (double)r.eng.lag_ns / NS_PER_MS,
+			       r.eng.lag_max_ns >= LAG_REPORT_NS
+				       ? "it fell behind: rates below are what it achieved"
+				       : "kept up");
 		dp_stats_print(r.fab, elapsed, stdout);
 		dp_flows_print(&r.fab->flows, r.topo, 20, stdout);
 		for (unsigned i = 0; i < o.n_gen; i++)
-			printf("%sgenerator %s: sent %" PRIu64 " of %" PRIu64 ", waited %" PRIu64
-			       " times for its NIC queue, %" PRIu64 " for an mbuf\n",
-			       i ? "" : "\n", o.gen[i], r.gens[i].sent, r.gens[i].count,
-			       r.gens[i].blocked, r.gens[i].no_mbuf);
+			dp_gen_print(&r.gens[i], o.gen[i], r.start_ns + elapsed, i == 0, stdout);
 		if (r.nics.n) {
 			printf("\n");
 			dp_nics_report(&r.nics, stdout);
@@ -620,7 +702,7 @@ int main(int argc, char **argv)
 	}
 	if (o.coll)
 		dp_nics_print_totals(&r.nics, stdout);
-	rc = 0;
+	rc = run_rc;
 	if (dp_nics_failures(&r.nics)) {
 		fprintf(stderr, "rocelab-dp: %u RDMA transfer(s) failed or did not finish\n",
 			dp_nics_failures(&r.nics));

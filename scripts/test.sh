@@ -15,7 +15,8 @@ bash scripts/install-deps.sh   # idempotent: nothing to do when all is there
 FUZZ_SECONDS=${FUZZ_SECONDS:-30}
 # Leftover check: a baseline now, a comparison after everything (other runs on this
 # machine may come and go meanwhile: only rocelab names and this run's processes count).
-export ROCELAB_SUITE_RUN="$$-$(date +%s%N)"
+ROCELAB_SUITE_RUN="$$-$(date +%s%N)"
+export ROCELAB_SUITE_RUN
 leftover_base=$(mktemp /tmp/rl-leftover-base.XXXXXX)
 trap 'rm -f "$leftover_base"' EXIT
 bash tests/dataplane/test_leftovers_suite.sh baseline "$leftover_base"
