@@ -4,6 +4,7 @@
  * one DPDK process, with real hosts on DPDK ports and in-process packet
  * sources, on a live or a virtual clock.
  */
+#include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <signal.h>
@@ -140,9 +141,13 @@ static void usage(FILE *out)
 		"Exit status: 0 ok, 1 runtime failure, 2 bad input.\n");
 }
 
+/* Print "rocelab-dp: WHAT 'ARG' (see --help)" (no quotes without arg) and return EXIT_BAD_INPUT. */
 static int bad(const char *what, const char *arg)
 {
-	fprintf(stderr, "rocelab-dp: %s '%s' (see --help)\n", what, arg ? arg : "");
+	if (arg)
+		fprintf(stderr, "rocelab-dp: %s '%s' (see --help)\n", what, arg);
+	else
+		fprintf(stderr, "rocelab-dp: %s (see --help)\n", what);
 	return EXIT_BAD_INPUT;
 }
 
@@ -495,13 +500,14 @@ static int run_live(struct run *r)
 	return 0;
 }
 
+/* Open the --capture files. Returns 0, -EINVAL for a bad LINK=FILE, -EIO when a file cannot be written. */
 static int setup_captures(struct run *r, char *err, size_t errlen)
 {
 	for (unsigned i = 0; i < r->o->n_capture; i++) {
 		char spec[256];
 		if (strlen(r->o->capture[i]) >= sizeof(spec)) {
 			snprintf(err, errlen, "--capture: argument too long");
-			return -1;
+			return -EINVAL;
 		}
 		snprintf(spec, sizeof(spec), "%s", r->o->capture[i]);
 		char *eq = strchr(spec, '=');
@@ -509,11 +515,11 @@ static int setup_captures(struct run *r, char *err, size_t errlen)
 		int l = rl_topo_link_by_name(r->topo, spec);
 		if (l < 0) {
 			snprintf(err, errlen, "--capture: no link named '%s'", spec);
-			return -1;
+			return -EINVAL;
 		}
 		r->cap[i] = dp_capture_open(eq + 1, err, errlen);
 		if (r->cap[i] == NULL)
-			return -1;
+			return -EIO;
 		dp_capture_attach(r->cap[i], &r->fab->chans[2 * l]);
 		dp_capture_attach(r->cap[i], &r->fab->chans[2 * l + 1]);
 	}
@@ -603,8 +609,10 @@ int main(int argc, char **argv)
 	if (o.clock == DP_CLOCK_LIVE &&
 	    dp_port_setup(&r.ports, r.fab, r.mp, o.veth, err, sizeof(err)) < 0)
 		goto fail;
-	if (setup_captures(&r, err, sizeof(err)) < 0)
-		goto fail;
+	if ((rc = setup_captures(&r, err, sizeof(err))) < 0) {
+		rc = rc == -EINVAL ? EXIT_BAD_INPUT : 1;
+		goto fail_rc;
+	}
 	r.ctl = dp_ctl_create(r.fab, err, sizeof(err));
 	if (r.ctl == NULL)
 		goto fail;
