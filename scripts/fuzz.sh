@@ -28,7 +28,8 @@ if [ ! -f "$dir/build.ninja" ]; then
   CC=clang meson setup "$dir" -Dfuzz=true -Ddpdk=disabled -Dc_args=-fsanitize=fuzzer-no-link \
     -Db_sanitize=address,undefined -Db_lundef=false >/dev/null
 fi
-ninja -C "$dir" -j2 $(printf 'tests/fuzz/fuzz_%s ' "${targets[@]}") >/dev/null
+mapfile -t exes < <(printf 'tests/fuzz/fuzz_%s\n' "${targets[@]}")
+ninja -C "$dir" -j2 "${exes[@]}" >/dev/null
 
 # Generated seeds: every frame of the golden capture (for parse, and as nic_rx records:
 # the whole frame, and its BTH onwards on NIC 1's headers), every topology file.
