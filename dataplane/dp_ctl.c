@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include <rte_errno.h>
+#include <rte_mempool.h>
 #include <rte_ring.h>
 #include <rte_rwlock.h>
 #include <rte_telemetry.h>
@@ -85,6 +86,9 @@ static int cmd_info(const char *cmd, const char *params, struct rte_tel_data *d)
 	/* live: how far behind real time the fabric is (0 while it keeps up), and the worst so far */
 	rte_tel_data_add_dict_u64(d, "lag_ns", f->eng->lag_ns);
 	rte_tel_data_add_dict_u64(d, "lag_max_ns", f->eng->lag_max_ns);
+	/* mbufs held by the fabric (queues, wires, ports), for leak checks; read racily */
+	rte_tel_data_add_dict_u64(d, "mbufs_in_use", rte_mempool_in_use_count(f->mp));
+	rte_tel_data_add_dict_u64(d, "mbufs_total", f->mp->size);
 	rte_tel_data_add_dict_u64(d, "route_changes", f->route_changes);
 	rte_tel_data_add_dict_u64(d, "commands_applied", the_ctl->applied);
 	return 0;
