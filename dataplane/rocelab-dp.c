@@ -355,6 +355,10 @@ struct run {
 	struct dp_te te;
 	uint64_t start_ns;
 	struct dp_eal eal;
+	uint16_t frame_room;    /* bytes an mbuf holds for a frame */
+	int run_rc;             /* 0, or 1 when --lag-policy stop ended the run */
+	double wall_s;          /* wall time of the run loop */
+	double after_signal_s;  /* from a stop signal to the loop's end */
 };
 
 /*
@@ -526,11 +530,257 @@ static int setup_captures(struct run *r, char *err, size_t errlen)
 	return 0;
 }
 
+/* --topology FILE or --clos S,L,H into r->topo. Returns 0 or EXIT_BAD_INPUT (with a message). */
+static int load_topology(struct run *r)
+{
+	const struct opts *o = r->o;
+	char err[512];
+
+	if (o->topology) {
+		if (rl_topo_load(o->topology, &r->topo, err, sizeof(err)) < 0) {
+			fprintf(stderr, "rocelab-dp: %s\n", err);
+			return EXIT_BAD_INPUT;
+		}
+	} else if ((r->topo = rl_topo_clos(o->clos[0], o->clos[1], o->clos[2], err, sizeof(err))) == NULL) {
+		fprintf(stderr, "rocelab-dp: --clos: %s\n", err);
+		return EXIT_BAD_INPUT;
+	}
+	return 0;
+}
+
+/* --list-hosts: NAME ATTACH IFNAME IPV4/24 GW MAC MTU IPV6/64 GW6, one host a line. */
+static void list_hosts(const struct rl_topo *t)
+{
+	for (uint32_t h = 0; h < t->n_hosts; h++) {
+		const struct rl_host *hc = &t->hosts[h];
+		char ip[16], gw[16], mac[18], ip6[48], gw6[48];
+		printf("%s %s %s %s/24 %s %s %u %s/64 %s\n", hc->name, rl_attach_name(hc->attach),
+		       hc->ifname[0] ? hc->ifname : "-", rl_topo_ipv4_str(hc->ipv4, ip, sizeof(ip)),
+		       rl_topo_ipv4_str(hc->gw_ipv4, gw, sizeof(gw)), rl_topo_mac_str(hc->mac, mac, sizeof(mac)),
+		       hc->mtu, rl_topo_ipv6_str(hc->ipv6, ip6, sizeof(ip6)),
+		       rl_topo_ipv6_str(hc->gw_ipv6, gw6, sizeof(gw6)));
+	}
+}
+
+/* Generators are checked before anything starts. Returns 0 or EXIT_BAD_INPUT (with a message). */
+static int parse_gens(struct run *r)
+{
+	char err[512];
+
+	for (unsigned i = 0; i < r->o->n_gen; i++)
+		if (dp_gen_parse(&r->gens[i], r->topo, r->o->gen[i], err, sizeof(err)) < 0) {
+			fprintf(stderr, "rocelab-dp: --gen: %s\n", err);
+			return EXIT_BAD_INPUT;
+		}
+	return 0;
+}
+
+/* The mbuf pool, sized for the largest frame a host may send. Returns 0, -1 with err. */
+static int setup_pool(struct run *r, char *err, size_t errlen)
+{
+	/* Frames are never larger than the hosts' MTU (switches do not grow them). */
+	uint32_t max_mtu = 1500;
+
+	for (uint32_t h = 0; h < r->topo->n_hosts; h++) {
+		if (r->topo->hosts[h].mtu > max_mtu)
+			max_mtu = r->topo->hosts[h].mtu;
+		if (r->topo->hosts[h].attach == RL_ATTACH_EMULATED && max_mtu < NE_MAX_FRAME)
+			max_mtu = NE_MAX_FRAME; /* RoCE path MTU 4096 whatever the host MTU says */
+	}
+	uint16_t room = (uint16_t)(RTE_PKTMBUF_HEADROOM + (max_mtu > 1500 ? 9216 + 64 : 2048));
+	r->frame_room = (uint16_t)(room - RTE_PKTMBUF_HEADROOM);
+	r->mp = rte_pktmbuf_pool_create("rl_mbuf", max_mtu > 1500 ? 16383 : 65535, 256,
+					RTE_ALIGN(sizeof(struct dp_mbuf_priv), RTE_MBUF_PRIV_ALIGN), room,
+					(int)rte_socket_id());
+	if (r->mp == NULL) {
+		snprintf(err, errlen, "mbuf pool: %s", rte_strerror(rte_errno));
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * Everything before traffic: EAL, pool, engine, fabric, emulated NICs, ports,
+ * captures, CSV, telemetry. Returns 0, 1 (runtime failure) or EXIT_BAD_INPUT,
+ * with a message in err.
+ */
+static int setup(struct run *r, char *err, size_t errlen)
+{
+	struct opts *o = r->o;
+
+	if (eal_init(r, err, errlen) < 0 || setup_pool(r, err, errlen) < 0)
+		return 1;
+	if (dp_engine_init(&r->eng, o->clock, tsc_ns, NULL) < 0) {
+		snprintf(err, errlen, "engine: out of memory");
+		return 1;
+	}
+	struct dp_fabric_opts fo = {.seed = o->seed, .host_rx = host_rx, .host_rx_ctx = r,
+				    .flow_capacity = o->flows, .watchdog = o->watchdog ? &o->wd : NULL};
+	r->fab = dp_fabric_create(r->topo, &r->eng, r->mp, &fo, err, errlen);
+	if (r->fab == NULL)
+		return 1;
+	o->nic.max_qps = dp_nics_coll_qps(o->coll);
+	o->nic.seed = o->seed;
+	if (dp_nics_create(&r->nics, r->fab, &o->nic, err, errlen) < 0)
+		return 1;
+	if (o->clock == DP_CLOCK_LIVE && dp_port_setup(&r->ports, r->fab, r->mp, o->veth, err, errlen) < 0)
+		return 1;
+	int rc = setup_captures(r, err, errlen);
+	if (rc < 0)
+		return rc == -EINVAL ? EXIT_BAD_INPUT : 1;
+	if (o->csv && dp_csv_open(&r->csv, r->fab, o->csv, o->csv_interval_ns) < 0) {
+		snprintf(err, errlen, "--csv %s: cannot write", o->csv);
+		return 1;
+	}
+	r->ctl = dp_ctl_create(r->fab, err, errlen);
+	return r->ctl ? 0 : 1;
+}
+
+/* --te: a controller places the --coll's connections. Returns 0 or EXIT_BAD_INPUT with err. */
+static int start_te(struct run *r, char *err, size_t errlen)
+{
+	uint32_t n = r->topo->n_hosts * r->topo->n_hosts;
+	uint32_t(*pairs)[2] = malloc(sizeof(*pairs) * (n + 1));
+	uint32_t np = pairs ? dp_nics_coll_pairs(&r->nics, pairs, n) : 0;
+	int rc = np ? dp_te_create(&r->te, r->fab, (const uint32_t(*)[2])pairs, np, err, errlen) : -1;
+
+	free(pairs);
+	if (rc < 0) {
+		if (np == 0)
+			snprintf(err, errlen, "--te needs a --coll (its traffic matrix)");
+		return EXIT_BAD_INPUT;
+	}
+	r->fab->te = &r->te;
+	if (!r->o->quiet)
+		dp_te_print(&r->te, stdout);
+	return 0;
+}
+
+/*
+ * The run's time starts: arm the CSV sampler, the generators, RDMA transfers,
+ * the collective and TE. Returns 0 or EXIT_BAD_INPUT with err.
+ */
+static int start_traffic(struct run *r, char *err, size_t errlen)
+{
+	struct opts *o = r->o;
+
+	/* live: the run's time starts here; what is set up after is armed at start_ns */
+	r->start_ns = dp_engine_now(&r->eng);
+	if (o->csv) {
+		r->csv.last_ns = r->start_ns;
+		dp_timer_add(&r->eng, r->start_ns + o->csv_interval_ns, on_csv, r, 0);
+	}
+	for (unsigned i = 0; i < o->n_gen; i++) {
+		if (r->gens[i].size > r->frame_room) {
+			snprintf(err, errlen, "--gen %s: size %u is larger than the hosts' frames (%u)", o->gen[i],
+				 r->gens[i].size, (unsigned)r->frame_room);
+			return EXIT_BAD_INPUT;
+		}
+		r->gens[i].start_ns += r->start_ns;
+		dp_gen_start(&r->gens[i], r->fab);
+	}
+	for (unsigned i = 0; i < o->n_rdma; i++)
+		if (dp_nics_add_rdma(&r->nics, o->rdma[i], r->start_ns, err, errlen) < 0)
+			return EXIT_BAD_INPUT;
+	if (o->coll && dp_nics_add_coll(&r->nics, o->coll, r->start_ns, stdout, err, errlen) < 0)
+		return EXIT_BAD_INPUT;
+	return o->te ? start_te(r, err, errlen) : 0;
+}
+
+/* The run loop of the chosen clock, timed. */
+static void run(struct run *r)
+{
+	struct timespec w0, w1;
+	char summary[256];
+
+	rl_topo_summary(r->topo, summary, sizeof(summary));
+	if (!r->o->quiet)
+		printf("rocelab-dp: %s; %s clock; %u host ports; telemetry /rocelab/*\n", summary,
+		       r->o->clock == DP_CLOCK_LIVE ? "live" : "virtual", r->ports.n);
+	fflush(stdout);
+	clock_gettime(CLOCK_MONOTONIC, &w0);
+	if (r->o->clock == DP_CLOCK_VIRTUAL)
+		run_virtual(r);
+	else
+		r->run_rc = run_live(r);
+	clock_gettime(CLOCK_MONOTONIC, &w1);
+	r->wall_s = ts_diff(&w0, &w1);
+	r->after_signal_s = stop_requested ? ts_diff(&stop_signal_ts, &w1) : 0;
+}
+
+/* How the run ended: its time, events, forwards, a stop signal, the lag. */
+static void report_run(const struct run *r, uint64_t elapsed)
+{
+	uint64_t fwd = 0;
+
+	for (uint32_t s = 0; s < r->topo->n_switches; s++)
+		fwd += r->fab->sw[s].fwd_pkts;
+	if (r->o->clock == DP_CLOCK_VIRTUAL)
+		fprintf(stderr, "\n");
+	printf("\nrocelab-dp: ran %.6f s (%s) in %.3f s of wall time, %" PRIu64 " events, %" PRIu64
+	       " switch forwards (%.3f M per wall second)\n\n",
+	       (double)elapsed / 1e9, r->o->clock == DP_CLOCK_LIVE ? "live" : "virtual", r->wall_s,
+	       r->eng.fired, fwd, r->wall_s > 0 ? (double)fwd / r->wall_s / 1e6 : 0.0);
+	if (stop_requested)
+		printf("rocelab-dp: stopped by %s, %.3f ms after the signal\n",
+		       stop_requested == SIGINT ? "SIGINT" : "SIGTERM", r->after_signal_s * 1e3);
+	if (r->o->clock == DP_CLOCK_LIVE)
+		printf("rocelab-dp: lag behind real time: max %.3f ms, at the end %.3f ms (%s)\n\n",
+		       (double)r->eng.lag_max_ns / NS_PER_MS, (double)r->eng.lag_ns / NS_PER_MS,
+		       r->eng.lag_max_ns >= LAG_REPORT_NS ? "it fell behind: rates below are what it achieved"
+							  : "kept up");
+}
+
+/* The tables at exit. Returns the exit status: 1 when RDMA failed or the lag policy stopped the run. */
+static int report(struct run *r)
+{
+	uint64_t elapsed = dp_engine_now(&r->eng) - r->start_ns;
+
+	if (!r->o->quiet) {
+		report_run(r, elapsed);
+		dp_stats_print(r->fab, elapsed, stdout);
+		dp_flows_print(&r->fab->flows, r->topo, 20, stdout);
+		for (unsigned i = 0; i < r->o->n_gen; i++)
+			dp_gen_print(&r->gens[i], r->o->gen[i], r->start_ns + elapsed, i == 0, stdout);
+		if (r->nics.n) {
+			printf("\n");
+			dp_nics_report(&r->nics, stdout);
+		}
+	}
+	if (r->o->coll)
+		dp_nics_print_totals(&r->nics, stdout);
+	if (dp_nics_failures(&r->nics)) {
+		fprintf(stderr, "rocelab-dp: %u RDMA transfer(s) failed or did not finish\n",
+			dp_nics_failures(&r->nics));
+		return 1;
+	}
+	return r->run_rc;
+}
+
+/* Free everything, in the reverse order of set-up; removes the DPDK runtime directory. */
+static void teardown(struct run *r)
+{
+	if (r->fab)
+		r->fab->te = NULL;
+	dp_te_free(&r->te);
+	dp_nics_destroy(&r->nics);
+	dp_ctl_destroy(r->ctl);
+	for (unsigned i = 0; i < MAX_CAPTURES; i++)
+		dp_capture_close(r->cap[i]);
+	dp_csv_close(&r->csv);
+	dp_port_close(&r->ports);
+	dp_fabric_destroy(r->fab);
+	dp_engine_free(&r->eng);
+	rte_mempool_free(r->mp);
+	rl_topo_free(r->topo);
+	dp_eal_stop(&r->eal); /* also removes the runtime directory */
+}
+
 int main(int argc, char **argv)
 {
 	struct opts o;
 	struct run r;
-	char err[512];
+	char err[512] = "";
 	int rc = parse_opts(argc, argv, &o);
 
 	if (rc)
@@ -542,199 +792,28 @@ int main(int argc, char **argv)
 	}
 	memset(&r, 0, sizeof(r));
 	r.o = &o;
-	if (o.topology) {
-		if (rl_topo_load(o.topology, &r.topo, err, sizeof(err)) < 0) {
-			fprintf(stderr, "rocelab-dp: %s\n", err);
-			return EXIT_BAD_INPUT;
-		}
-	} else if ((r.topo = rl_topo_clos(o.clos[0], o.clos[1], o.clos[2], err, sizeof(err))) == NULL) {
-		fprintf(stderr, "rocelab-dp: --clos: %s\n", err);
-		return EXIT_BAD_INPUT;
-	}
+	if ((rc = load_topology(&r)) != 0)
+		return rc;
 	if (o.list_hosts) {
-		for (uint32_t h = 0; h < r.topo->n_hosts; h++) {
-			const struct rl_host *hc = &r.topo->hosts[h];
-			char ip[16], gw[16], mac[18], ip6[48], gw6[48];
-			printf("%s %s %s %s/24 %s %s %u %s/64 %s\n", hc->name, rl_attach_name(hc->attach),
-			       hc->ifname[0] ? hc->ifname : "-", rl_topo_ipv4_str(hc->ipv4, ip, sizeof(ip)),
-			       rl_topo_ipv4_str(hc->gw_ipv4, gw, sizeof(gw)),
-			       rl_topo_mac_str(hc->mac, mac, sizeof(mac)), hc->mtu,
-			       rl_topo_ipv6_str(hc->ipv6, ip6, sizeof(ip6)),
-			       rl_topo_ipv6_str(hc->gw_ipv6, gw6, sizeof(gw6)));
-		}
+		list_hosts(r.topo);
 		rl_topo_free(r.topo);
 		return 0;
 	}
-	/* generators are checked before anything starts */
-	for (unsigned i = 0; i < o.n_gen; i++)
-		if (dp_gen_parse(&r.gens[i], r.topo, o.gen[i], err, sizeof(err)) < 0) {
-			fprintf(stderr, "rocelab-dp: --gen: %s\n", err);
-			rl_topo_free(r.topo);
-			return EXIT_BAD_INPUT;
-		}
-
+	if ((rc = parse_gens(&r)) != 0) {
+		rl_topo_free(r.topo);
+		return rc;
+	}
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
-	if (eal_init(&r, err, sizeof(err)) < 0)
-		goto fail;
-	/* Frames are never larger than the hosts' MTU (switches do not grow them). */
-	uint32_t max_mtu = 1500;
-	for (uint32_t h = 0; h < r.topo->n_hosts; h++) {
-		if (r.topo->hosts[h].mtu > max_mtu)
-			max_mtu = r.topo->hosts[h].mtu;
-		if (r.topo->hosts[h].attach == RL_ATTACH_EMULATED && max_mtu < NE_MAX_FRAME)
-			max_mtu = NE_MAX_FRAME; /* RoCE path MTU 4096 whatever the host MTU says */
+	rc = setup(&r, err, sizeof(err));
+	if (rc == 0)
+		rc = start_traffic(&r, err, sizeof(err));
+	if (rc == 0) {
+		run(&r);
+		rc = report(&r);
+	} else {
+		fprintf(stderr, "rocelab-dp: %s\n", err);
 	}
-	uint16_t room = (uint16_t)(RTE_PKTMBUF_HEADROOM + (max_mtu > 1500 ? 9216 + 64 : 2048));
-	r.mp = rte_pktmbuf_pool_create("rl_mbuf", max_mtu > 1500 ? 16383 : 65535, 256,
-				       RTE_ALIGN(sizeof(struct dp_mbuf_priv), RTE_MBUF_PRIV_ALIGN), room,
-				       (int)rte_socket_id());
-	if (r.mp == NULL) {
-		snprintf(err, sizeof(err), "mbuf pool: %s", rte_strerror(rte_errno));
-		goto fail;
-	}
-	if (dp_engine_init(&r.eng, o.clock, tsc_ns, NULL) < 0) {
-		snprintf(err, sizeof(err), "engine: out of memory");
-		goto fail;
-	}
-	struct dp_fabric_opts fo = {.seed = o.seed, .host_rx = host_rx, .host_rx_ctx = &r,
-				    .flow_capacity = o.flows, .watchdog = o.watchdog ? &o.wd : NULL};
-	r.fab = dp_fabric_create(r.topo, &r.eng, r.mp, &fo, err, sizeof(err));
-	if (r.fab == NULL)
-		goto fail;
-	o.nic.max_qps = dp_nics_coll_qps(o.coll);
-	o.nic.seed = o.seed;
-	if (dp_nics_create(&r.nics, r.fab, &o.nic, err, sizeof(err)) < 0)
-		goto fail;
-	if (o.clock == DP_CLOCK_LIVE &&
-	    dp_port_setup(&r.ports, r.fab, r.mp, o.veth, err, sizeof(err)) < 0)
-		goto fail;
-	if ((rc = setup_captures(&r, err, sizeof(err))) < 0) {
-		rc = rc == -EINVAL ? EXIT_BAD_INPUT : 1;
-		goto fail_rc;
-	}
-	r.ctl = dp_ctl_create(r.fab, err, sizeof(err));
-	if (r.ctl == NULL)
-		goto fail;
-
-	char summary[256];
-	rl_topo_summary(r.topo, summary, sizeof(summary));
-	if (!o.quiet)
-		printf("rocelab-dp: %s; %s clock; %u host ports; telemetry /rocelab/*\n", summary,
-		       o.clock == DP_CLOCK_LIVE ? "live" : "virtual", r.ports.n);
-	/* live: the run's time starts here; what is set up after is armed at start_ns */
-	r.start_ns = dp_engine_now(&r.eng);
-	if (o.csv) {
-		if (dp_csv_open(&r.csv, r.fab, o.csv, o.csv_interval_ns) < 0) {
-			snprintf(err, sizeof(err), "--csv %s: cannot write", o.csv);
-			goto fail;
-		}
-		r.csv.last_ns = r.start_ns;
-		dp_timer_add(&r.eng, r.start_ns + o.csv_interval_ns, on_csv, &r, 0);
-	}
-	for (unsigned i = 0; i < o.n_gen; i++) {
-		if (r.gens[i].size > (uint32_t)(room - RTE_PKTMBUF_HEADROOM)) {
-			snprintf(err, sizeof(err), "--gen %s: size %u is larger than the hosts' frames (%u)",
-				 o.gen[i], r.gens[i].size, (unsigned)(room - RTE_PKTMBUF_HEADROOM));
-			rc = EXIT_BAD_INPUT;
-			goto fail_rc;
-		}
-		r.gens[i].start_ns += r.start_ns;
-		dp_gen_start(&r.gens[i], r.fab);
-	}
-	for (unsigned i = 0; i < o.n_rdma; i++)
-		if (dp_nics_add_rdma(&r.nics, o.rdma[i], r.start_ns, err, sizeof(err)) < 0) {
-			rc = EXIT_BAD_INPUT;
-			goto fail_rc;
-		}
-	if (o.coll && dp_nics_add_coll(&r.nics, o.coll, r.start_ns, stdout, err, sizeof(err)) < 0) {
-		rc = EXIT_BAD_INPUT;
-		goto fail_rc;
-	}
-	if (o.te) {
-		uint32_t(*pairs)[2] = malloc(sizeof(*pairs) * (r.topo->n_hosts * r.topo->n_hosts + 1));
-		uint32_t np = pairs ? dp_nics_coll_pairs(&r.nics, pairs, r.topo->n_hosts * r.topo->n_hosts) : 0;
-		int terc = np ? dp_te_create(&r.te, r.fab, (const uint32_t(*)[2])pairs, np, err, sizeof(err)) : -1;
-		free(pairs);
-		if (terc < 0) {
-			if (np == 0)
-				snprintf(err, sizeof(err), "--te needs a --coll (its traffic matrix)");
-			rc = EXIT_BAD_INPUT;
-			goto fail_rc;
-		}
-		r.fab->te = &r.te;
-		if (!o.quiet)
-			dp_te_print(&r.te, stdout);
-	}
-	fflush(stdout);
-
-	struct timespec w0, w1;
-	clock_gettime(CLOCK_MONOTONIC, &w0);
-	int run_rc = 0;
-	if (o.clock == DP_CLOCK_VIRTUAL)
-		run_virtual(&r);
-	else
-		run_rc = run_live(&r);
-	clock_gettime(CLOCK_MONOTONIC, &w1);
-	double after_signal = stop_requested ? ts_diff(&stop_signal_ts, &w1) : 0;
-
-	uint64_t elapsed = dp_engine_now(&r.eng) - r.start_ns;
-	double wall = ts_diff(&w0, &w1);
-	uint64_t fwd = 0;
-	for (uint32_t s = 0; s < r.topo->n_switches; s++)
-		fwd += r.fab->sw[s].fwd_pkts;
-	if (!o.quiet) {
-		if (o.clock == DP_CLOCK_VIRTUAL)
-			fprintf(stderr, "\n");
-		printf("\nrocelab-dp: ran %.6f s (%s) in %.3f s of wall time, %" PRIu64
-		       " events, %" PRIu64 " switch forwards (%.3f M per wall second)\n\n",
-		       (double)elapsed / 1e9, o.clock == DP_CLOCK_LIVE ? "live" : "virtual", wall,
-		       r.eng.fired, fwd, wall > 0 ? (double)fwd / wall / 1e6 : 0.0);
-		if (stop_requested)
-			printf("rocelab-dp: stopped by %s, %.3f ms after the signal\n",
-			       stop_requested == SIGINT ? "SIGINT" : "SIGTERM", after_signal * 1e3);
-		if (o.clock == DP_CLOCK_LIVE)
-			printf("rocelab-dp: lag behind real time: max %.3f ms, at the end %.3f ms (%s)\n\n",
-			       (double)r.eng.lag_max_ns / NS_PER_MS, (double)r.eng.lag_ns / NS_PER_MS,
-			       r.eng.lag_max_ns >= LAG_REPORT_NS
-				       ? "it fell behind: rates below are what it achieved"
-				       : "kept up");
-		dp_stats_print(r.fab, elapsed, stdout);
-		dp_flows_print(&r.fab->flows, r.topo, 20, stdout);
-		for (unsigned i = 0; i < o.n_gen; i++)
-			dp_gen_print(&r.gens[i], o.gen[i], r.start_ns + elapsed, i == 0, stdout);
-		if (r.nics.n) {
-			printf("\n");
-			dp_nics_report(&r.nics, stdout);
-		}
-	}
-	if (o.coll)
-		dp_nics_print_totals(&r.nics, stdout);
-	rc = run_rc;
-	if (dp_nics_failures(&r.nics)) {
-		fprintf(stderr, "rocelab-dp: %u RDMA transfer(s) failed or did not finish\n",
-			dp_nics_failures(&r.nics));
-		rc = 1;
-	}
-	goto out;
-fail:
-	rc = 1;
-fail_rc:
-	fprintf(stderr, "rocelab-dp: %s\n", err);
-out:
-	if (r.fab)
-		r.fab->te = NULL;
-	dp_te_free(&r.te);
-	dp_nics_destroy(&r.nics);
-	dp_ctl_destroy(r.ctl);
-	for (unsigned i = 0; i < MAX_CAPTURES; i++)
-		dp_capture_close(r.cap[i]);
-	dp_csv_close(&r.csv);
-	dp_port_close(&r.ports);
-	dp_fabric_destroy(r.fab);
-	dp_engine_free(&r.eng);
-	rte_mempool_free(r.mp);
-	rl_topo_free(r.topo);
-	dp_eal_stop(&r.eal); /* also removes the runtime directory */
+	teardown(&r);
 	return rc;
 }
