@@ -34,7 +34,7 @@
 #define BOUNCE_MAX 64
 #define NICS_QPS 4
 #define NS_PER_US 1000
-#define RX_STATUS_MIN (-16) /* below every documented enum ne_rx_status */
+#define RX_STATUS_MIN NE_RX_CNP /* the last documented enum ne_rx_status */
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
