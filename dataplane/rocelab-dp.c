@@ -727,18 +727,23 @@ static void report_run(const struct run *r, uint64_t elapsed)
 	if (r->o->clock == DP_CLOCK_LIVE)
 		printf("rocelab-dp: lag behind real time: max %.3f ms, at the end %.3f ms (%s)\n\n",
 		       (double)r->eng.lag_max_ns / NS_PER_MS, (double)r->eng.lag_ns / NS_PER_MS,
-		       r->eng.lag_max_ns >= LAG_REPORT_NS ? "it fell behind: rates below are what it achieved"
-							  : "kept up");
+		       r->eng.lag_max_ns >= LAG_REPORT_NS
+			       ? "it fell behind: link tables cover the fabric's time up to the lag at the "
+				 "end, generators' rates are against real time"
+			       : "kept up");
 }
 
 /* The tables at exit. Returns the exit status: 1 when RDMA failed or the lag policy stopped the run. */
 static int report(struct run *r)
 {
 	uint64_t elapsed = dp_engine_now(&r->eng) - r->start_ns;
+	/* live and behind: the fabric has done its work up to `lag` ago; utilisation
+	 * and pause shares are of the links over that time, not over work not done */
+	uint64_t fabric_ns = elapsed > r->eng.lag_ns ? elapsed - r->eng.lag_ns : 0;
 
 	if (!r->o->quiet) {
 		report_run(r, elapsed);
-		dp_stats_print(r->fab, elapsed, stdout);
+		dp_stats_print(r->fab, fabric_ns, stdout);
 		dp_flows_print(&r->fab->flows, r->topo, 20, stdout);
 		for (unsigned i = 0; i < r->o->n_gen; i++)
 			dp_gen_print(&r->gens[i], r->o->gen[i], r->start_ns + elapsed, i == 0, stdout);
