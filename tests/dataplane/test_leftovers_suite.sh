@@ -16,9 +16,9 @@ set -u
 mode=${1:-} file=${2:-}
 [ -n "$mode" ] && [ -n "$file" ] || { echo "usage: $0 baseline|check FILE" >&2; exit 2; }
 
-# Names our tests and scripts give: DPDK prefixes rocelab-*, rl-*, lt*-pfc;
+# Names our tests and scripts give: DPDK prefixes rocelab-*, rl-*;
 # /tmp/rocelab-*, /tmp/rl-*; veths rl-*; namespaces rocelab*/rl-*.
-ours='^(rocelab|rl-|rl_|lt[0-9]+-)'
+ours='^(rocelab|rl-|rl_)'
 
 # A DPDK runtime directory that a live process has open is in use (someone's
 # run in progress), not left behind.
