@@ -30,8 +30,8 @@ static rte_rwlock_t the_ctl_lock = RTE_RWLOCK_INITIALIZER;
 /* A link direction's key: FROM_to_TO. */
 static void chan_name(const struct dp_fabric *f, const struct dp_chan *c, char *buf, size_t len)
 {
-	snprintf(buf, len, "%s_to_%s", rl_topo_node_name(f->topo, c->from),
-		 rl_topo_node_name(f->topo, c->to));
+	snprintf(buf, len, "%s_to_%s", topo_node_name(f->topo, c->from),
+		 topo_node_name(f->topo, c->to));
 	dp_ctl_key_clean(buf);
 }
 
@@ -77,7 +77,7 @@ static int cmd_info(const char *cmd, const char *params, struct rte_tel_data *d)
 
 	(void)cmd;
 	(void)params;
-	rl_topo_summary(f->topo, s, sizeof(s));
+	topo_summary(f->topo, s, sizeof(s));
 	rte_tel_data_start_dict(d);
 	rte_tel_data_add_dict_string(d, "topology", s);
 	rte_tel_data_add_dict_string(d, "clock", f->eng->mode == DP_CLOCK_LIVE ? "live" : "virtual");
@@ -123,7 +123,7 @@ static int cmd_queues(const char *cmd, const char *params, struct rte_tel_data *
 	static const char *const cols[] = {"bytes", "peak_bytes", "tx_pkts", "tx_bytes", "xoff_rx",
 					   "paused"};
 	const struct dp_fabric *f = the_ctl->fab;
-	int l = params ? rl_topo_link_by_name(f->topo, params) : -1;
+	int l = params ? topo_link_by_name(f->topo, params) : -1;
 
 	(void)cmd;
 	if (l < 0)
@@ -161,7 +161,7 @@ static int cmd_switches(const char *cmd, const char *params, struct rte_tel_data
 			continue;
 		uint64_t v[] = {sw->up, sw->rx_pkts, sw->fwd_pkts, dp_switch_drops(sw), sw->arp_replies,
 				sw->nd_replies, sw->echo_replies, sw->pfc_rx, sw->ecn_marked, ms->bytes, ms->peak_bytes};
-		char k[RL_TOPO_NAME_MAX];
+		char k[TOPO_NAME_MAX];
 		snprintf(k, sizeof(k), "%s", sw->cfg->name);
 		dp_ctl_key_clean(k);
 		if (add_row(d, k, v, N(v)) < 0)
@@ -198,7 +198,7 @@ static int cmd_drops(const char *cmd, const char *params, struct rte_tel_data *d
 			v[n++] = sw->drops[r];
 		for (int k = 1; k < PFC_MMU_VERDICT_COUNT; k++)
 			v[n++] = ms->drops[k];
-		char k[RL_TOPO_NAME_MAX];
+		char k[TOPO_NAME_MAX];
 		snprintf(k, sizeof(k), "%s", sw->cfg->name);
 		dp_ctl_key_clean(k);
 		if (add_row(d, k, v, n) < 0)
@@ -246,7 +246,7 @@ static int cmd_pfc(const char *cmd, const char *params, struct rte_tel_data *d)
 static int cmd_ports(const char *cmd, const char *params, struct rte_tel_data *d)
 {
 	const struct dp_fabric *f = the_ctl->fab;
-	int s = params ? rl_topo_switch_by_name(f->topo, params) : -1;
+	int s = params ? topo_switch_by_name(f->topo, params) : -1;
 
 	(void)cmd;
 	if (s < 0)
@@ -255,7 +255,7 @@ static int cmd_ports(const char *cmd, const char *params, struct rte_tel_data *d
 	rte_tel_data_start_dict(d);
 	for (uint16_t p = 0; p < sw->cfg->n_ports; p++) {
 		char k[80];
-		snprintf(k, sizeof(k), "port%u_%s", p, rl_topo_node_name(f->topo, sw->cfg->ports[p].peer));
+		snprintf(k, sizeof(k), "port%u_%s", p, topo_node_name(f->topo, sw->cfg->ports[p].peer));
 		dp_ctl_key_clean(k);
 		rte_tel_data_add_dict_u64(d, k, sw->port_tx_pkts[p]);
 	}

@@ -5,7 +5,7 @@
 #include <errno.h>
 #include <string.h>
 
-int dp_ctl_parse_set(const struct rl_topo *t, const char *params, bool is_switch,
+int dp_ctl_parse_set(const struct topo *t, const char *params, bool is_switch,
 		     struct dp_ctl_set *out)
 {
 	char name[DP_CTL_NAME_MAX + 1];
@@ -15,7 +15,7 @@ int dp_ctl_parse_set(const struct rl_topo *t, const char *params, bool is_switch
 		return -EINVAL;
 	memcpy(name, params, (size_t)(comma - params));
 	name[comma - params] = '\0';
-	int idx = is_switch ? rl_topo_switch_by_name(t, name) : rl_topo_link_by_name(t, name);
+	int idx = is_switch ? topo_switch_by_name(t, name) : topo_link_by_name(t, name);
 	if (idx < 0 || (strcmp(comma + 1, "up") && strcmp(comma + 1, "down")))
 		return -EINVAL;
 	out->is_switch = is_switch;

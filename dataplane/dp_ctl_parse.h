@@ -10,7 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "topology.h"
+#include "topo.h"
 
 /* Longest switch or link name a set command takes. */
 #define DP_CTL_NAME_MAX 95
@@ -27,7 +27,7 @@ struct dp_ctl_set {
  * Returns 0 and fills *out, or -EINVAL (no comma, unknown or too long a
  * name, a state other than up/down; params may be NULL).
  */
-int dp_ctl_parse_set(const struct rl_topo *t, const char *params, bool is_switch,
+int dp_ctl_parse_set(const struct topo *t, const char *params, bool is_switch,
 		     struct dp_ctl_set *out);
 
 /* A table's row selector: true when params is NULL or empty, or name starts with it. */

@@ -77,7 +77,7 @@ static int gen_kv(void *ctx, const char *k, const char *v)
 	return kv(gp->g, k, v, gp->err, gp->errlen);
 }
 
-int dp_gen_parse(struct dp_gen *g, const struct rl_topo *t, const char *spec, char *err,
+int dp_gen_parse(struct dp_gen *g, const struct topo *t, const char *spec, char *err,
 		 size_t errlen)
 {
 	char buf[512], *opts, *gt;
@@ -98,7 +98,7 @@ int dp_gen_parse(struct dp_gen *g, const struct rl_topo *t, const char *spec, ch
 		return -1;
 	}
 	*gt = '\0';
-	int s = rl_topo_host_by_name(t, buf), d = rl_topo_host_by_name(t, gt + 1);
+	int s = topo_host_by_name(t, buf), d = topo_host_by_name(t, gt + 1);
 	if (s < 0 || d < 0 || s == d) {
 		snprintf(err, errlen, "generator '%s': %s", spec,
 			 s < 0 ? "unknown source host" : d < 0 ? "unknown destination host"
@@ -129,8 +129,8 @@ int dp_gen_parse(struct dp_gen *g, const struct rl_topo *t, const char *spec, ch
 /* Write one frame of flow `flow` into d (g->size bytes). */
 static void build(struct dp_gen *g, uint8_t *d, uint32_t flow)
 {
-	const struct rl_topo *t = g->fab->topo;
-	const struct rl_host *s = &t->hosts[g->src], *dh = &t->hosts[g->dst];
+	const struct topo *t = g->fab->topo;
+	const struct topo_host *s = &t->hosts[g->src], *dh = &t->hosts[g->dst];
 	uint16_t ip_len = (uint16_t)(g->size - 14);
 
 	if (g->pfc) {

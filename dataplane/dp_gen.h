@@ -57,7 +57,7 @@ struct dp_gen {
  * Parse spec against topology t into g. Returns 0, or -1 with a message
  * naming the bad part.
  */
-int dp_gen_parse(struct dp_gen *g, const struct rl_topo *t, const char *spec, char *err,
+int dp_gen_parse(struct dp_gen *g, const struct topo *t, const char *spec, char *err,
 		 size_t errlen);
 
 /* Arm the generator's first packet on the fabric's engine. Returns 0, -1 out of memory. */

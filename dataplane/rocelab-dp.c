@@ -31,7 +31,7 @@
 #include "dp_port.h"
 #include "dp_stats.h"
 #include "dp_units.h"
-#include "topology.h"
+#include "topo.h"
 
 #define EXIT_BAD_INPUT 2
 #define MAX_GENS 64
@@ -342,7 +342,7 @@ static uint64_t tsc_ns(void *ctx)
 
 struct run {
 	struct opts *o;
-	struct rl_topo *topo;
+	struct topo *topo;
 	struct dp_engine eng;
 	struct rte_mempool *mp;
 	struct dp_fabric *fab;
@@ -516,7 +516,7 @@ static int setup_captures(struct run *r, char *err, size_t errlen)
 		snprintf(spec, sizeof(spec), "%s", r->o->capture[i]);
 		char *eq = strchr(spec, '=');
 		*eq = '\0';
-		int l = rl_topo_link_by_name(r->topo, spec);
+		int l = topo_link_by_name(r->topo, spec);
 		if (l < 0) {
 			snprintf(err, errlen, "--capture: no link named '%s'", spec);
 			return -EINVAL;
@@ -537,11 +537,11 @@ static int load_topology(struct run *r)
 	char err[512];
 
 	if (o->topology) {
-		if (rl_topo_load(o->topology, &r->topo, err, sizeof(err)) < 0) {
+		if (topo_load(o->topology, &r->topo, err, sizeof(err)) < 0) {
 			fprintf(stderr, "rocelab-dp: %s\n", err);
 			return EXIT_BAD_INPUT;
 		}
-	} else if ((r->topo = rl_topo_clos(o->clos[0], o->clos[1], o->clos[2], err, sizeof(err))) == NULL) {
+	} else if ((r->topo = topo_clos(o->clos[0], o->clos[1], o->clos[2], err, sizeof(err))) == NULL) {
 		fprintf(stderr, "rocelab-dp: --clos: %s\n", err);
 		return EXIT_BAD_INPUT;
 	}
@@ -549,16 +549,16 @@ static int load_topology(struct run *r)
 }
 
 /* --list-hosts: NAME ATTACH IFNAME IPV4/24 GW MAC MTU IPV6/64 GW6, one host a line. */
-static void list_hosts(const struct rl_topo *t)
+static void list_hosts(const struct topo *t)
 {
 	for (uint32_t h = 0; h < t->n_hosts; h++) {
-		const struct rl_host *hc = &t->hosts[h];
+		const struct topo_host *hc = &t->hosts[h];
 		char ip[16], gw[16], mac[18], ip6[48], gw6[48];
-		printf("%s %s %s %s/24 %s %s %u %s/64 %s\n", hc->name, rl_attach_name(hc->attach),
-		       hc->ifname[0] ? hc->ifname : "-", rl_topo_ipv4_str(hc->ipv4, ip, sizeof(ip)),
-		       rl_topo_ipv4_str(hc->gw_ipv4, gw, sizeof(gw)), rl_topo_mac_str(hc->mac, mac, sizeof(mac)),
-		       hc->mtu, rl_topo_ipv6_str(hc->ipv6, ip6, sizeof(ip6)),
-		       rl_topo_ipv6_str(hc->gw_ipv6, gw6, sizeof(gw6)));
+		printf("%s %s %s %s/24 %s %s %u %s/64 %s\n", hc->name, topo_attach_name(hc->attach),
+		       hc->ifname[0] ? hc->ifname : "-", topo_ipv4_str(hc->ipv4, ip, sizeof(ip)),
+		       topo_ipv4_str(hc->gw_ipv4, gw, sizeof(gw)), topo_mac_str(hc->mac, mac, sizeof(mac)),
+		       hc->mtu, topo_ipv6_str(hc->ipv6, ip6, sizeof(ip6)),
+		       topo_ipv6_str(hc->gw_ipv6, gw6, sizeof(gw6)));
 	}
 }
 
@@ -584,7 +584,7 @@ static int setup_pool(struct run *r, char *err, size_t errlen)
 	for (uint32_t h = 0; h < r->topo->n_hosts; h++) {
 		if (r->topo->hosts[h].mtu > max_mtu)
 			max_mtu = r->topo->hosts[h].mtu;
-		if (r->topo->hosts[h].attach == RL_ATTACH_EMULATED && max_mtu < NE_MAX_FRAME)
+		if (r->topo->hosts[h].attach == TOPO_ATTACH_EMULATED && max_mtu < NE_MAX_FRAME)
 			max_mtu = NE_MAX_FRAME; /* RoCE path MTU 4096 whatever the host MTU says */
 	}
 	uint16_t room = (uint16_t)(RTE_PKTMBUF_HEADROOM + (max_mtu > 1500 ? 9216 + 64 : 2048));
@@ -693,7 +693,7 @@ static void run(struct run *r)
 	struct timespec w0, w1;
 	char summary[256];
 
-	rl_topo_summary(r->topo, summary, sizeof(summary));
+	topo_summary(r->topo, summary, sizeof(summary));
 	if (!r->o->quiet)
 		printf("rocelab-dp: %s; %s clock; %u host ports; telemetry /rocelab/*\n", summary,
 		       r->o->clock == DP_CLOCK_LIVE ? "live" : "virtual", r->ports.n);
@@ -777,7 +777,7 @@ static void teardown(struct run *r)
 	dp_fabric_destroy(r->fab);
 	dp_engine_free(&r->eng);
 	rte_mempool_free(r->mp);
-	rl_topo_free(r->topo);
+	topo_free(r->topo);
 	dp_eal_stop(&r->eal); /* also removes the runtime directory */
 }
 
@@ -793,7 +793,7 @@ int main(int argc, char **argv)
 	if (o.check) {
 		if (!o.topology)
 			return bad("--check needs --topology FILE", NULL);
-		return rl_topo_check_file(o.topology, stdout, stderr);
+		return topo_check_file(o.topology, stdout, stderr);
 	}
 	memset(&r, 0, sizeof(r));
 	r.o = &o;
@@ -801,11 +801,11 @@ int main(int argc, char **argv)
 		return rc;
 	if (o.list_hosts) {
 		list_hosts(r.topo);
-		rl_topo_free(r.topo);
+		topo_free(r.topo);
 		return 0;
 	}
 	if ((rc = parse_gens(&r)) != 0) {
-		rl_topo_free(r.topo);
+		topo_free(r.topo);
 		return rc;
 	}
 	signal(SIGINT, on_signal);

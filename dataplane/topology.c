@@ -12,7 +12,7 @@
  * its scalar token, or for a collection from its first scalar, or else from
  * the key that names it (node_line()).
  */
-#include "topology.h"
+#include "topo.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -37,9 +37,9 @@
 
 /* ------------------------------------------------------------------ names */
 
-static const char *const role_names[RL_ROLE_COUNT] = {"rtsw", "ctsw", "atsw"};
-static const char *const lb_names[RL_LB_COUNT] = {"ecmp", "resilient", "flowlet", "pinning"};
-static const char *const attach_names[RL_ATTACH_COUNT] = {"veth", "vhost", "pci", "emulated",
+static const char *const role_names[TOPO_ROLE_COUNT] = {"rtsw", "ctsw", "atsw"};
+static const char *const lb_names[TOPO_LB_COUNT] = {"ecmp", "resilient", "flowlet", "pinning"};
+static const char *const attach_names[TOPO_ATTACH_COUNT] = {"veth", "vhost", "pci", "emulated",
 								    "net_null"};
 
 static int name_index(const char *const *names, int n, const char *name)
@@ -52,34 +52,34 @@ static int name_index(const char *const *names, int n, const char *name)
 	return -1;
 }
 
-const char *rl_role_name(enum rl_role role)
+const char *topo_role_name(enum topo_role role)
 {
-	return (unsigned)role < RL_ROLE_COUNT ? role_names[role] : NULL;
+	return (unsigned)role < TOPO_ROLE_COUNT ? role_names[role] : NULL;
 }
 
-const char *rl_lb_name(enum rl_lb lb)
+const char *topo_lb_name(enum topo_lb lb)
 {
-	return (unsigned)lb < RL_LB_COUNT ? lb_names[lb] : NULL;
+	return (unsigned)lb < TOPO_LB_COUNT ? lb_names[lb] : NULL;
 }
 
-const char *rl_attach_name(enum rl_attach attach)
+const char *topo_attach_name(enum topo_attach attach)
 {
-	return (unsigned)attach < RL_ATTACH_COUNT ? attach_names[attach] : NULL;
+	return (unsigned)attach < TOPO_ATTACH_COUNT ? attach_names[attach] : NULL;
 }
 
-int rl_role_from_name(const char *name)
+int topo_role_from_name(const char *name)
 {
-	return name_index(role_names, RL_ROLE_COUNT, name);
+	return name_index(role_names, TOPO_ROLE_COUNT, name);
 }
 
-int rl_lb_from_name(const char *name)
+int topo_lb_from_name(const char *name)
 {
-	return name_index(lb_names, RL_LB_COUNT, name);
+	return name_index(lb_names, TOPO_LB_COUNT, name);
 }
 
-int rl_attach_from_name(const char *name)
+int topo_attach_from_name(const char *name)
 {
-	return name_index(attach_names, RL_ATTACH_COUNT, name);
+	return name_index(attach_names, TOPO_ATTACH_COUNT, name);
 }
 
 /* --------------------------------------------------------------- context */
@@ -205,7 +205,7 @@ static int scalar(struct ctx *c, struct fy_node *v, const char *key, int key_lin
 static bool valid_name(const char *s)
 {
 	size_t n = strlen(s);
-	if (n == 0 || n >= RL_TOPO_NAME_MAX)
+	if (n == 0 || n >= TOPO_NAME_MAX)
 		return false;
 	if (!((s[0] >= 'a' && s[0] <= 'z') || (s[0] >= 'A' && s[0] <= 'Z') ||
 	      (s[0] >= '0' && s[0] <= '9')))
@@ -220,7 +220,7 @@ static bool valid_name(const char *s)
 }
 
 static int get_name(struct ctx *c, struct fy_node *v, const char *key, int key_line,
-		    char buf[RL_TOPO_NAME_MAX])
+		    char buf[TOPO_NAME_MAX])
 {
 	char tmp[256];
 	if (scalar(c, v, key, key_line, tmp, sizeof(tmp)))
@@ -229,7 +229,7 @@ static int get_name(struct ctx *c, struct fy_node *v, const char *key, int key_l
 		return fail(c, node_line(v, key_line),
 			    "%s: invalid name '%s' (1-%d characters: letters, digits, '_', '-', "
 			    "'.'; starting with a letter or digit)",
-			    key, tmp, RL_TOPO_NAME_MAX - 1);
+			    key, tmp, TOPO_NAME_MAX - 1);
 	memcpy(buf, tmp, strlen(tmp) + 1);
 	return 0;
 }
@@ -396,7 +396,7 @@ static enum scaled_err parse_scaled(const char *s, const struct unit *units, boo
 	return SC_OK;
 }
 
-int rl_topo_parse_rate(const char *s, uint64_t *bps)
+int topo_parse_rate(const char *s, uint64_t *bps)
 {
 	uint64_t x;
 	if (!s || !bps || parse_scaled(s, rate_units, false, &x) != SC_OK || x == 0 ||
@@ -406,7 +406,7 @@ int rl_topo_parse_rate(const char *s, uint64_t *bps)
 	return 0;
 }
 
-int rl_topo_parse_duration(const char *s, uint64_t *ns)
+int topo_parse_duration(const char *s, uint64_t *ns)
 {
 	uint64_t x;
 	if (!s || !ns || parse_scaled(s, time_units, true, &x) != SC_OK || x > MAX_AT)
@@ -588,7 +588,7 @@ enum { SW_BUFFER, SW_PROFILE, SW_ALGO, SW_SEED, SW_LB, SW_FLOWLET, SW_BUCKETS, S
 struct sw_vals {
 	unsigned set;
 	int line[SW_NFIELDS];
-	char buffer[RL_TOPO_NAME_MAX];
+	char buffer[TOPO_NAME_MAX];
 	const struct pfc_buffer_profile *buffer_profile;
 	int profile, algo, lb;
 	uint32_t seed;
@@ -603,10 +603,10 @@ struct host_vals {
 	int line[HO_NFIELDS];
 	int attach;
 	uint32_t mtu;
-	char netns[RL_TOPO_NAME_MAX];
-	char ifname[RL_TOPO_IFNAME_MAX];
-	char socket[RL_TOPO_PATH_MAX];
-	char pci[RL_TOPO_PCI_MAX];
+	char netns[TOPO_NAME_MAX];
+	char ifname[TOPO_IFNAME_MAX];
+	char socket[TOPO_PATH_MAX];
+	char pci[TOPO_PCI_MAX];
 };
 
 enum { LI_RATE, LI_DELAY, LI_MTU, LI_LOSS, LI_NFIELDS };
@@ -670,7 +670,7 @@ static int sw_val_pair(struct ctx *c, struct sw_vals *s, const char *key, struct
 		s->seed = (uint32_t)x;
 		SET(s, SW_SEED, line);
 	} else if (!strcmp(key, "lb")) {
-		if (get_enum(c, v, key, kl, rl_lb_from_name, "ecmp, resilient, flowlet, pinning",
+		if (get_enum(c, v, key, kl, topo_lb_from_name, "ecmp, resilient, flowlet, pinning",
 			     &s->lb))
 			return -1;
 		SET(s, SW_LB, line);
@@ -697,9 +697,9 @@ static int host_val_pair(struct ctx *c, struct host_vals *h, const char *key, st
 {
 	int line = node_line(v, kl);
 	uint64_t x;
-	char tmp[RL_TOPO_PATH_MAX];
+	char tmp[TOPO_PATH_MAX];
 	if (!strcmp(key, "attach")) {
-		if (get_enum(c, v, key, kl, rl_attach_from_name, "veth, vhost, pci, emulated, net_null",
+		if (get_enum(c, v, key, kl, topo_attach_from_name, "veth, vhost, pci, emulated, net_null",
 			     &h->attach))
 			return -1;
 		SET(h, HO_ATTACH, line);
@@ -715,7 +715,7 @@ static int host_val_pair(struct ctx *c, struct host_vals *h, const char *key, st
 	} else if (!strcmp(key, "ifname")) {
 		if (scalar(c, v, key, kl, tmp, sizeof(tmp)))
 			return -1;
-		if (strlen(tmp) >= RL_TOPO_IFNAME_MAX || !valid_name(tmp))
+		if (strlen(tmp) >= TOPO_IFNAME_MAX || !valid_name(tmp))
 			return fail(c, line,
 				    "ifname: invalid interface name '%s' (1-15 characters: letters, "
 				    "digits, '_', '-', '.')",
@@ -837,23 +837,23 @@ static void link_merge(struct link_vals *d, const struct link_vals *s)
 /* ------------------------------------------------------------ spec lists */
 
 struct sw_spec {
-	char name[RL_TOPO_NAME_MAX];
+	char name[TOPO_NAME_MAX];
 	int role;
 	int line, name_line, role_line;
 	struct sw_vals v;
 };
 
 struct link_spec {
-	char name[RL_TOPO_LINK_NAME_MAX];
+	char name[TOPO_LINK_NAME_MAX];
 	bool named;
-	char end[2][RL_TOPO_NAME_MAX];
+	char end[2][TOPO_NAME_MAX];
 	int line, name_line;
 	struct link_vals v;
 	long host; /* the host whose `leaf:` made this link, or -1 */
 };
 
 struct host_spec {
-	char name[RL_TOPO_NAME_MAX];
+	char name[TOPO_NAME_MAX];
 	int line, name_line;
 	bool has_leaf;
 	int leaf_line;
@@ -864,20 +864,20 @@ struct host_spec {
 struct ev_spec {
 	uint64_t at;
 	int target; /* -1 unset */
-	char name[RL_TOPO_LINK_NAME_MAX];
+	char name[TOPO_LINK_NAME_MAX];
 	int name_line;
 	int action; /* -1 unset, 0 down, 1 up */
 	int line;
 };
 
 struct spec {
-	char name[RL_TOPO_NAME_MAX];
+	char name[TOPO_NAME_MAX];
 	bool named;
 	int root_line;
-	struct sw_vals d_switch, d_role[RL_ROLE_COUNT];
+	struct sw_vals d_switch, d_role[TOPO_ROLE_COUNT];
 	struct host_vals d_host;
 	struct link_vals d_link, d_host_link;
-	struct rl_qos qos;
+	struct topo_qos qos;
 	bool dwrr_set;
 	int dwrr_line;
 	int qos_line;
@@ -907,7 +907,7 @@ static int switch_pair(struct ctx *c, void *obj, const char *key, struct fy_node
 	}
 	if (!strcmp(key, "role")) {
 		s->role_line = node_line(v, kl);
-		return get_enum(c, v, key, kl, rl_role_from_name, "rtsw, ctsw, atsw", &s->role);
+		return get_enum(c, v, key, kl, topo_role_from_name, "rtsw, ctsw, atsw", &s->role);
 	}
 	return sw_val_pair(c, &s->v, key, v, kl);
 }
@@ -937,12 +937,12 @@ static int link_pair(struct ctx *c, void *obj, const char *key, struct fy_node *
 		char tmp[256];
 		if (scalar(c, v, key, kl, tmp, sizeof(tmp)))
 			return -1;
-		if (strlen(tmp) >= RL_TOPO_LINK_NAME_MAX || !valid_name(tmp) ||
-		    strlen(tmp) >= RL_TOPO_NAME_MAX)
+		if (strlen(tmp) >= TOPO_LINK_NAME_MAX || !valid_name(tmp) ||
+		    strlen(tmp) >= TOPO_NAME_MAX)
 			return fail(c, node_line(v, kl),
 				    "name: invalid link name '%s' (1-%d characters: letters, digits, "
 				    "'_', '-', '.')",
-				    tmp, RL_TOPO_NAME_MAX - 1);
+				    tmp, TOPO_NAME_MAX - 1);
 		memcpy(l->name, tmp, strlen(tmp) + 1);
 		l->named = true;
 		l->name_line = node_line(v, kl);
@@ -1006,7 +1006,7 @@ static int event_pair(struct ctx *c, void *obj, const char *key, struct fy_node 
 	/* link or switch */
 	if (e->target >= 0)
 		return fail(c, kl, "event: give either 'link' or 'switch', not both");
-	e->target = !strcmp(key, "link") ? RL_EVENT_LINK : RL_EVENT_SWITCH;
+	e->target = !strcmp(key, "link") ? TOPO_EVENT_LINK : TOPO_EVENT_SWITCH;
 	e->name_line = node_line(v, kl);
 	char tmp[256];
 	if (scalar(c, v, key, kl, tmp, sizeof(tmp)))
@@ -1022,7 +1022,7 @@ static int event_pair(struct ctx *c, void *obj, const char *key, struct fy_node 
 static int get_prio(struct ctx *c, struct fy_node *v, const char *key, int kl, uint8_t *out)
 {
 	uint64_t x;
-	if (get_uint(c, v, key, kl, 0, RL_TOPO_NUM_PRIO - 1, &x))
+	if (get_uint(c, v, key, kl, 0, TOPO_NUM_PRIO - 1, &x))
 		return -1;
 	*out = (uint8_t)x;
 	return 0;
@@ -1066,7 +1066,7 @@ static int dscp_entry_pair(struct ctx *c, void *obj, const char *key, struct fy_
 
 static const char *const dscp_entry_keys[] = {"dscp", "prio", NULL};
 
-static int parse_dscp_map(struct ctx *c, struct rl_qos *q, struct fy_node *v, int kl)
+static int parse_dscp_map(struct ctx *c, struct topo_qos *q, struct fy_node *v, int kl)
 {
 	if (check_list(c, v, "dscp_map", kl))
 		return -1;
@@ -1110,7 +1110,7 @@ static int parse_dscp_map(struct ctx *c, struct rl_qos *q, struct fy_node *v, in
 static const char *const ecn_keys[] = {"enabled", "kmin", "kmax", "pmax", NULL};
 
 struct ecn_parse {
-	struct rl_qos *q;
+	struct topo_qos *q;
 	int kmax_line;
 };
 
@@ -1138,7 +1138,7 @@ static const char *const qos_keys[] = {"dscp_map", "lossless", "control", "dwrr"
 static int qos_pair(struct ctx *c, void *obj, const char *key, struct fy_node *v, int kl)
 {
 	struct spec *s = obj;
-	struct rl_qos *q = &s->qos;
+	struct topo_qos *q = &s->qos;
 	if (!strcmp(key, "dscp_map"))
 		return parse_dscp_map(c, q, v, kl);
 	if (!strcmp(key, "control"))
@@ -1170,10 +1170,10 @@ static int qos_pair(struct ctx *c, void *obj, const char *key, struct fy_node *v
 		if (check_list(c, v, key, kl))
 			return -1;
 		int n = fy_node_sequence_item_count(v);
-		if (n != RL_TOPO_NUM_PRIO)
+		if (n != TOPO_NUM_PRIO)
 			return fail(c, node_line(v, kl), "dwrr: expected %d weights (one per priority), got %d",
-				    RL_TOPO_NUM_PRIO, n);
-		for (int i = 0; i < RL_TOPO_NUM_PRIO; i++) {
+				    TOPO_NUM_PRIO, n);
+		for (int i = 0; i < TOPO_NUM_PRIO; i++) {
 			uint64_t x;
 			if (get_uint(c, fy_node_sequence_get_by_index(v, i), "dwrr", node_line(v, kl), 0,
 				     1000, &x))
@@ -1207,7 +1207,7 @@ static int defaults_pair(struct ctx *c, void *obj, const char *key, struct fy_no
 	snprintf(what, sizeof(what), "defaults.%s", key);
 	if (!strcmp(key, "switch"))
 		return walk_map(c, v, kl, what, switch_val_keys, sw_vals_pair, &s->d_switch);
-	int r = rl_role_from_name(key);
+	int r = topo_role_from_name(key);
 	if (r >= 0)
 		return walk_map(c, v, kl, what, switch_val_keys, sw_vals_pair, &s->d_role[r]);
 	if (!strcmp(key, "host"))
@@ -1235,7 +1235,7 @@ static int parse_switches(struct ctx *c, struct spec *s, struct fy_node *v, int 
 	if (check_list(c, v, "switches", kl))
 		return -1;
 	size_t n = (size_t)fy_node_sequence_item_count(v);
-	if (!(s->sw = alloc_list(c, n, sizeof(*s->sw), RL_TOPO_MAX_SWITCHES, "switches", kl)))
+	if (!(s->sw = alloc_list(c, n, sizeof(*s->sw), TOPO_MAX_SWITCHES, "switches", kl)))
 		return -1;
 	void *it = NULL;
 	struct fy_node *item;
@@ -1259,7 +1259,7 @@ static int parse_hosts(struct ctx *c, struct spec *s, struct fy_node *v, int kl)
 	if (check_list(c, v, "hosts", kl))
 		return -1;
 	size_t n = (size_t)fy_node_sequence_item_count(v);
-	if (!(s->ho = alloc_list(c, n, sizeof(*s->ho), RL_TOPO_MAX_HOSTS, "hosts", kl)))
+	if (!(s->ho = alloc_list(c, n, sizeof(*s->ho), TOPO_MAX_HOSTS, "hosts", kl)))
 		return -1;
 	void *it = NULL;
 	struct fy_node *item;
@@ -1285,7 +1285,7 @@ static int parse_links(struct ctx *c, struct spec *s, struct fy_node *v, int kl)
 	if (check_list(c, v, "links", kl))
 		return -1;
 	size_t n = (size_t)fy_node_sequence_item_count(v);
-	if (!(s->li = alloc_list(c, n, sizeof(*s->li), RL_TOPO_MAX_HOSTS + 4 * RL_TOPO_MAX_SWITCHES,
+	if (!(s->li = alloc_list(c, n, sizeof(*s->li), TOPO_MAX_HOSTS + 4 * TOPO_MAX_SWITCHES,
 				 "links", kl)))
 		return -1;
 	void *it = NULL;
@@ -1372,10 +1372,10 @@ static void builtin_switch(struct sw_vals *v, int role)
 {
 	memset(v, 0, sizeof(*v));
 	/* spines and aggregation: deep buffers statically divided over ports */
-	snprintf(v->buffer, sizeof(v->buffer), "%s", role == RL_ROLE_RTSW ? "shallow" : "deep");
+	snprintf(v->buffer, sizeof(v->buffer), "%s", role == TOPO_ROLE_RTSW ? "shallow" : "deep");
 	v->profile = RL_PROFILE_5TUPLE;
 	v->algo = RL_HASH_CRC32;
-	v->lb = RL_LB_ECMP;
+	v->lb = TOPO_LB_ECMP;
 	v->flowlet_ns = 100000; /* 100 us */
 	v->buckets = 256;
 }
@@ -1383,7 +1383,7 @@ static void builtin_switch(struct sw_vals *v, int role)
 static void builtin_host(struct host_vals *v)
 {
 	memset(v, 0, sizeof(*v));
-	v->attach = RL_ATTACH_VETH;
+	v->attach = TOPO_ATTACH_VETH;
 	v->mtu = 1500;
 }
 
@@ -1396,7 +1396,7 @@ static void builtin_link(struct link_vals *v)
 	v->loss = 0.0;
 }
 
-static void builtin_qos(struct rl_qos *q)
+static void builtin_qos(struct topo_qos *q)
 {
 	memset(q, 0, sizeof(*q));
 	for (int d = 0; d < 64; d++)
@@ -1432,26 +1432,26 @@ static void leaf_ipv6(uint8_t a[16], uint32_t leaf, uint16_t last)
 	a[15] = (uint8_t)last;
 }
 
-static int role_rank(const struct rl_topo *t, struct rl_node_ref r)
+static int role_rank(const struct topo *t, struct topo_node_ref r)
 {
 	/* host 0, rtsw 1, ctsw 2, atsw 3: a link must join adjacent tiers */
-	return r.kind == RL_NODE_HOST ? 0 : 1 + (int)t->switches[r.index].role;
+	return r.kind == TOPO_NODE_HOST ? 0 : 1 + (int)t->switches[r.index].role;
 }
 
-static const char *node_kind_word(const struct rl_topo *t, struct rl_node_ref r)
+static const char *node_kind_word(const struct topo *t, struct topo_node_ref r)
 {
-	return r.kind == RL_NODE_HOST ? "host" : rl_role_name(t->switches[r.index].role);
+	return r.kind == TOPO_NODE_HOST ? "host" : topo_role_name(t->switches[r.index].role);
 }
 
 static int event_cmp(const void *a, const void *b)
 {
-	const struct rl_event *x = a, *y = b;
+	const struct topo_event *x = a, *y = b;
 	if (x->at_ns != y->at_ns)
 		return x->at_ns < y->at_ns ? -1 : 1;
 	return x->line < y->line ? -1 : x->line > y->line; /* stable: file order */
 }
 
-static int build(struct ctx *c, struct spec *s, struct rl_topo *t)
+static int build(struct ctx *c, struct spec *s, struct topo *t)
 {
 	struct nmap nodes = {0}, lnames = {0}, uniq = {0};
 	uint32_t *hlinks = NULL, *queue = NULL;
@@ -1465,7 +1465,7 @@ static int build(struct ctx *c, struct spec *s, struct rl_topo *t)
 	/* QoS consistency */
 	t->qos = s->qos;
 	if (s->dwrr_set) {
-		for (int p = 0; p < RL_TOPO_NUM_PRIO; p++) {
+		for (int p = 0; p < TOPO_NUM_PRIO; p++) {
 			if (p == t->qos.control_prio && t->qos.dwrr_weight[p] != 0)
 				return fail(c, s->dwrr_line,
 					    "dwrr: weight of priority %d must be 0: it is the "
@@ -1476,7 +1476,7 @@ static int build(struct ctx *c, struct spec *s, struct rl_topo *t)
 					    p);
 		}
 	} else {
-		for (int p = 0; p < RL_TOPO_NUM_PRIO; p++)
+		for (int p = 0; p < TOPO_NUM_PRIO; p++)
 			t->qos.dwrr_weight[p] = p == t->qos.control_prio ? 0 : 1;
 	}
 
@@ -1499,7 +1499,7 @@ static int build(struct ctx *c, struct spec *s, struct rl_topo *t)
 
 	for (uint32_t i = 0; i < ns; i++) {
 		struct sw_spec *w = &s->sw[i];
-		struct rl_switch *sw = &t->switches[i];
+		struct topo_switch *sw = &t->switches[i];
 		long prev = nmap_put(&nodes, w->name, i);
 		if (prev >= 0) {
 			fail(c, w->name_line, "duplicate name '%s' (first defined on line %d)", w->name,
@@ -1512,7 +1512,7 @@ static int build(struct ctx *c, struct spec *s, struct rl_topo *t)
 		sw_merge(&v, &s->d_role[w->role]);
 		sw_merge(&v, &w->v);
 		memcpy(sw->name, w->name, sizeof(sw->name));
-		sw->role = (enum rl_role)w->role;
+		sw->role = (enum topo_role)w->role;
 		memcpy(sw->buffer, v.buffer, sizeof(sw->buffer));
 		sw->buffer_profile = HAS(&v, SW_BUFFER) ? v.buffer_profile
 							: pfc_buffer_profile_find(v.buffer);
@@ -1525,7 +1525,7 @@ static int build(struct ctx *c, struct spec *s, struct rl_topo *t)
 		sw->algo = (enum rl_hash_algo)v.algo;
 		/* a per-switch seed by default, so that tiers do not polarize */
 		sw->seed = HAS(&v, SW_SEED) ? v.seed : fnv1a(w->name);
-		sw->lb = (enum rl_lb)v.lb;
+		sw->lb = (enum topo_lb)v.lb;
 		sw->flowlet_timeout_ns = v.flowlet_ns;
 		sw->resilient_buckets = v.buckets;
 		sw->leaf_index = -1;
@@ -1551,13 +1551,13 @@ static int build(struct ctx *c, struct spec *s, struct rl_topo *t)
 			if (!s->ho[k].has_leaf)
 				continue;
 			l = &s->ho[k].link;
-			memcpy(l->end[0], s->ho[k].name, RL_TOPO_NAME_MAX);
+			memcpy(l->end[0], s->ho[k].name, TOPO_NAME_MAX);
 			l->line = s->ho[k].leaf_line;
 			l->host = k;
 		} else {
 			l = &s->li[k - nh];
 		}
-		struct rl_link *lk = &t->links[n_links];
+		struct topo_link *lk = &t->links[n_links];
 		for (int e = 0; e < 2; e++) {
 			long id = nmap_get(&nodes, l->end[e]);
 			if (id < 0) {
@@ -1569,7 +1569,7 @@ static int build(struct ctx *c, struct spec *s, struct rl_topo *t)
 					     l->end[e]);
 				goto out;
 			}
-			lk->end[e].kind = id < (long)ns ? RL_NODE_SWITCH : RL_NODE_HOST;
+			lk->end[e].kind = id < (long)ns ? TOPO_NODE_SWITCH : TOPO_NODE_HOST;
 			lk->end[e].index = id < (long)ns ? (uint32_t)id : (uint32_t)(id - ns);
 		}
 		if (!strcmp(l->end[0], l->end[1])) {
@@ -1584,8 +1584,8 @@ static int build(struct ctx *c, struct spec *s, struct rl_topo *t)
 		}
 		if (ra == 0 || rb == 0) {
 			int he = ra == 0 ? 0 : 1;
-			struct rl_node_ref sref = lk->end[1 - he];
-			if (t->switches[sref.index].role != RL_ROLE_RTSW) {
+			struct topo_node_ref sref = lk->end[1 - he];
+			if (t->switches[sref.index].role != TOPO_ROLE_RTSW) {
 				fail(c, l->line,
 				     "host '%s' is attached to %s '%s': hosts attach to an rtsw (leaf)",
 				     l->end[he], node_kind_word(t, sref), l->end[1 - he]);
@@ -1623,22 +1623,22 @@ static int build(struct ctx *c, struct spec *s, struct rl_topo *t)
 		lk->loss = v.loss;
 		lk->line = l->line;
 		for (int e = 0; e < 2; e++) {
-			if (lk->end[e].kind == RL_NODE_SWITCH) {
-				struct rl_switch *sw = &t->switches[lk->end[e].index];
-				if (sw->n_ports == RL_TOPO_MAX_PORTS) {
+			if (lk->end[e].kind == TOPO_NODE_SWITCH) {
+				struct topo_switch *sw = &t->switches[lk->end[e].index];
+				if (sw->n_ports == TOPO_MAX_PORTS) {
 					fail(c, l->line, "switch '%s' has too many ports (at most %d)",
-					     sw->name, RL_TOPO_MAX_PORTS);
+					     sw->name, TOPO_MAX_PORTS);
 					goto out;
 				}
 				lk->port[e] = sw->n_ports++;
 			} else {
 				uint32_t hi = lk->end[e].index;
 				if (hlinks[hi]++) {
-					struct rl_link *first = &t->links[t->hosts[hi].link];
+					struct topo_link *first = &t->links[t->hosts[hi].link];
 					fail(c, l->line,
 					     "host '%s' is attached twice: to '%s' (line %d) and to '%s'",
 					     s->ho[hi].name,
-					     rl_topo_node_name(t, first->end[first->end[0].kind == RL_NODE_HOST]),
+					     topo_node_name(t, first->end[first->end[0].kind == TOPO_NODE_HOST]),
 					     first->line, l->end[1 - e]);
 					goto out;
 				}
@@ -1652,7 +1652,7 @@ static int build(struct ctx *c, struct spec *s, struct rl_topo *t)
 
 	/* ports */
 	for (uint32_t i = 0; i < ns; i++) {
-		struct rl_switch *sw = &t->switches[i];
+		struct topo_switch *sw = &t->switches[i];
 		sw->ports = calloc(sw->n_ports ? sw->n_ports : 1, sizeof(*sw->ports));
 		if (!sw->ports) {
 			fail(c, 0, "out of memory");
@@ -1660,12 +1660,12 @@ static int build(struct ctx *c, struct spec *s, struct rl_topo *t)
 		}
 	}
 	for (uint32_t k = 0; k < n_links; k++) {
-		struct rl_link *lk = &t->links[k];
+		struct topo_link *lk = &t->links[k];
 		for (int e = 0; e < 2; e++) {
-			if (lk->end[e].kind != RL_NODE_SWITCH)
+			if (lk->end[e].kind != TOPO_NODE_SWITCH)
 				continue;
 			uint32_t si = lk->end[e].index;
-			struct rl_port *p = &t->switches[si].ports[lk->port[e]];
+			struct topo_port *p = &t->switches[si].ports[lk->port[e]];
 			p->link = k;
 			p->peer = lk->end[1 - e];
 			p->peer_port = lk->port[1 - e];
@@ -1676,13 +1676,13 @@ static int build(struct ctx *c, struct spec *s, struct rl_topo *t)
 
 	/* role sanity beyond single links */
 	for (uint32_t i = 0; i < ns; i++) {
-		struct rl_switch *sw = &t->switches[i];
-		if (sw->role != RL_ROLE_CTSW)
+		struct topo_switch *sw = &t->switches[i];
+		if (sw->role != TOPO_ROLE_CTSW)
 			continue;
 		bool has_leaf = false;
 		for (uint16_t p = 0; p < sw->n_ports; p++)
-			if (sw->ports[p].peer.kind == RL_NODE_SWITCH &&
-			    t->switches[sw->ports[p].peer.index].role == RL_ROLE_RTSW)
+			if (sw->ports[p].peer.kind == TOPO_NODE_SWITCH &&
+			    t->switches[sw->ports[p].peer.index].role == TOPO_ROLE_RTSW)
 				has_leaf = true;
 		if (!has_leaf && sw->n_ports) {
 			fail(c, sw->line, "ctsw '%s' has no link to an rtsw: a spine connects leaves",
@@ -1693,15 +1693,15 @@ static int build(struct ctx *c, struct spec *s, struct rl_topo *t)
 
 	/* leaves, in switch order */
 	for (uint32_t i = 0; i < ns; i++)
-		if (t->switches[i].role == RL_ROLE_RTSW)
+		if (t->switches[i].role == TOPO_ROLE_RTSW)
 			t->n_leaves++;
 	if (t->n_leaves == 0) {
 		fail(c, s->root_line, "the topology has no rtsw (leaf) switch");
 		goto out;
 	}
-	if (t->n_leaves > RL_TOPO_MAX_LEAVES) {
+	if (t->n_leaves > TOPO_MAX_LEAVES) {
 		fail(c, s->root_line, "too many rtsw switches (%" PRIu32 ", at most %d)", t->n_leaves,
-		     RL_TOPO_MAX_LEAVES);
+		     TOPO_MAX_LEAVES);
 		goto out;
 	}
 	t->leaves = calloc(t->n_leaves, sizeof(*t->leaves));
@@ -1710,8 +1710,8 @@ static int build(struct ctx *c, struct spec *s, struct rl_topo *t)
 		goto out;
 	}
 	for (uint32_t i = 0, L = 0; i < ns; i++) {
-		struct rl_switch *sw = &t->switches[i];
-		if (sw->role != RL_ROLE_RTSW)
+		struct topo_switch *sw = &t->switches[i];
+		if (sw->role != TOPO_ROLE_RTSW)
 			continue;
 		sw->leaf_index = (int)L;
 		t->leaves[L] = i;
@@ -1731,16 +1731,16 @@ static int build(struct ctx *c, struct spec *s, struct rl_topo *t)
 		}
 	}
 	for (uint32_t i = 0; i < ns; i++) {
-		struct rl_switch *sw = &t->switches[i];
+		struct topo_switch *sw = &t->switches[i];
 		for (uint16_t p = 0; p < sw->n_ports; p++) {
-			if (sw->ports[p].peer.kind != RL_NODE_HOST)
+			if (sw->ports[p].peer.kind != TOPO_NODE_HOST)
 				continue;
 			uint32_t hi = sw->ports[p].peer.index;
-			struct rl_host *h = &t->hosts[hi];
-			if (sw->n_hosts == RL_TOPO_MAX_HOSTS_PER_LEAF) {
+			struct topo_host *h = &t->hosts[hi];
+			if (sw->n_hosts == TOPO_MAX_HOSTS_PER_LEAF) {
 				fail(c, s->ho[hi].line,
 				     "leaf '%s' has more than %d hosts (the address scheme's limit)",
-				     sw->name, RL_TOPO_MAX_HOSTS_PER_LEAF);
+				     sw->name, TOPO_MAX_HOSTS_PER_LEAF);
 				goto out;
 			}
 			h->leaf = i;
@@ -1750,25 +1750,25 @@ static int build(struct ctx *c, struct spec *s, struct rl_topo *t)
 	}
 	for (uint32_t i = 0; i < nh; i++) {
 		struct host_spec *hs = &s->ho[i];
-		struct rl_host *h = &t->hosts[i];
-		struct rl_switch *leaf = &t->switches[h->leaf];
+		struct topo_host *h = &t->hosts[i];
+		struct topo_switch *leaf = &t->switches[h->leaf];
 		uint32_t L = (uint32_t)leaf->leaf_index;
 		struct host_vals v;
 		builtin_host(&v);
 		host_merge(&v, &s->d_host);
 		host_merge(&v, &hs->v);
 		memcpy(h->name, hs->name, sizeof(h->name));
-		h->attach = (enum rl_attach)v.attach;
+		h->attach = (enum topo_attach)v.attach;
 		h->mtu = v.mtu;
 		h->line = hs->line;
 		static const struct {
 			int field, attach;
 			const char *key;
 		} only[] = {
-			{HO_NETNS, RL_ATTACH_VETH, "netns"},
-			{HO_IFNAME, RL_ATTACH_VETH, "ifname"},
-			{HO_SOCKET, RL_ATTACH_VHOST, "socket"},
-			{HO_PCI, RL_ATTACH_PCI, "pci"},
+			{HO_NETNS, TOPO_ATTACH_VETH, "netns"},
+			{HO_IFNAME, TOPO_ATTACH_VETH, "ifname"},
+			{HO_SOCKET, TOPO_ATTACH_VHOST, "socket"},
+			{HO_PCI, TOPO_ATTACH_PCI, "pci"},
 		};
 		for (size_t k = 0; k < sizeof(only) / sizeof(only[0]); k++) {
 			if (HAS(&v, only[k].field) && v.attach != only[k].attach) {
@@ -1779,7 +1779,7 @@ static int build(struct ctx *c, struct spec *s, struct rl_topo *t)
 				goto out;
 			}
 		}
-		const struct rl_link *lk = &t->links[h->link];
+		const struct topo_link *lk = &t->links[h->link];
 		if (h->mtu > lk->mtu) {
 			fail(c, HAS(&v, HO_MTU) ? v.line[HO_MTU] : hs->line,
 			     "host '%s': mtu %" PRIu32 " is larger than its link's mtu %" PRIu32, h->name,
@@ -1787,15 +1787,15 @@ static int build(struct ctx *c, struct spec *s, struct rl_topo *t)
 			goto out;
 		}
 		/* attach-specific names, unique across hosts */
-		char key[RL_TOPO_PATH_MAX + 8];
+		char key[TOPO_PATH_MAX + 8];
 		const char *uniq_val = NULL, *uniq_key = NULL;
 		int uniq_line = hs->line;
 		switch (h->attach) {
-		case RL_ATTACH_VETH:
+		case TOPO_ATTACH_VETH:
 			snprintf(h->netns, sizeof(h->netns), "%s", HAS(&v, HO_NETNS) ? v.netns : h->name);
 			if (HAS(&v, HO_IFNAME))
 				snprintf(h->ifname, sizeof(h->ifname), "%s", v.ifname);
-			else if (strlen(h->name) <= RL_TOPO_IFNAME_MAX - 1 - 3)
+			else if (strlen(h->name) <= TOPO_IFNAME_MAX - 1 - 3)
 				snprintf(h->ifname, sizeof(h->ifname), "rl-%s", h->name);
 			else
 				snprintf(h->ifname, sizeof(h->ifname), "rlh%" PRIu32, i);
@@ -1822,7 +1822,7 @@ static int build(struct ctx *c, struct spec *s, struct rl_topo *t)
 			if (HAS(&v, HO_IFNAME))
 				uniq_line = v.line[HO_IFNAME];
 			break;
-		case RL_ATTACH_VHOST:
+		case TOPO_ATTACH_VHOST:
 			if (HAS(&v, HO_SOCKET))
 				snprintf(h->socket, sizeof(h->socket), "%s", v.socket);
 			else
@@ -1832,7 +1832,7 @@ static int build(struct ctx *c, struct spec *s, struct rl_topo *t)
 			if (HAS(&v, HO_SOCKET))
 				uniq_line = v.line[HO_SOCKET];
 			break;
-		case RL_ATTACH_PCI:
+		case TOPO_ATTACH_PCI:
 			if (!HAS(&v, HO_PCI)) {
 				fail(c, hs->line, "host '%s': attach: pci needs a 'pci' address", h->name);
 				goto out;
@@ -1880,10 +1880,10 @@ static int build(struct ctx *c, struct spec *s, struct rl_topo *t)
 		queue[tail++] = 0;
 		seen[0] = 1;
 		while (head < tail) {
-			struct rl_switch *sw = &t->switches[queue[head++]];
+			struct topo_switch *sw = &t->switches[queue[head++]];
 			for (uint16_t p = 0; p < sw->n_ports; p++) {
-				struct rl_node_ref r = sw->ports[p].peer;
-				if (r.kind == RL_NODE_SWITCH && !seen[r.index]) {
+				struct topo_node_ref r = sw->ports[p].peer;
+				if (r.kind == TOPO_NODE_SWITCH && !seen[r.index]) {
 					seen[r.index] = 1;
 					queue[tail++] = r.index;
 				}
@@ -1904,19 +1904,19 @@ static int build(struct ctx *c, struct spec *s, struct rl_topo *t)
 	/* events */
 	for (uint32_t i = 0; i < s->n_ev; i++) {
 		struct ev_spec *e = &s->ev[i];
-		struct rl_event *ev = &t->events[i];
+		struct topo_event *ev = &t->events[i];
 		ev->at_ns = e->at;
-		ev->target = (enum rl_event_target)e->target;
+		ev->target = (enum topo_event_target)e->target;
 		ev->up = e->action == 1;
 		ev->line = e->line;
-		long id = e->target == RL_EVENT_LINK ? nmap_get(&lnames, e->name)
+		long id = e->target == TOPO_EVENT_LINK ? nmap_get(&lnames, e->name)
 						     : nmap_get(&nodes, e->name);
-		if (e->target == RL_EVENT_SWITCH && id >= (long)ns) {
+		if (e->target == TOPO_EVENT_SWITCH && id >= (long)ns) {
 			fail(c, e->name_line, "switch: '%s' is a host, not a switch", e->name);
 			goto out;
 		}
 		if (id < 0) {
-			if (e->target == RL_EVENT_LINK)
+			if (e->target == TOPO_EVENT_LINK)
 				fail(c, e->name_line,
 				     "link: unknown link '%s' (links are named 'a-b' after their ends "
 				     "unless given a 'name')",
@@ -1974,17 +1974,17 @@ static int yaml_error(struct ctx *c, struct fy_diag *diag)
 	return fail(c, 1, "YAML syntax error%s%s", c->diag_text[0] ? ": " : "", c->diag_text);
 }
 
-static void default_name(char out[RL_TOPO_NAME_MAX], const char *display)
+static void default_name(char out[TOPO_NAME_MAX], const char *display)
 {
 	const char *base = strrchr(display, '/');
 	base = base ? base + 1 : display;
 	size_t n = strcspn(base, ".");
 	if (n == 0) {
-		snprintf(out, RL_TOPO_NAME_MAX, "topology");
+		snprintf(out, TOPO_NAME_MAX, "topology");
 		return;
 	}
-	if (n >= RL_TOPO_NAME_MAX)
-		n = RL_TOPO_NAME_MAX - 1;
+	if (n >= TOPO_NAME_MAX)
+		n = TOPO_NAME_MAX - 1;
 	memcpy(out, base, n);
 	out[n] = '\0';
 }
@@ -2026,15 +2026,15 @@ static int line_of(const char *s, size_t off)
 	return line;
 }
 
-int rl_topo_load_string(const char *yaml, size_t len, const char *display_name,
-			struct rl_topo **out, char *err, size_t errlen)
+int topo_load_string(const char *yaml, size_t len, const char *display_name,
+			struct topo **out, char *err, size_t errlen)
 {
 	struct ctx c = {.file = display_name ? display_name : "<string>", .err = err, .errlen = errlen};
 	struct spec s;
 	struct fy_diag *diag = NULL;
 	struct fy_parser *fyp = NULL;
 	struct fy_document *doc = NULL;
-	struct rl_topo *t = NULL;
+	struct topo *t = NULL;
 	int rc = -1;
 
 	memset(&s, 0, sizeof(s));
@@ -2113,7 +2113,7 @@ int rl_topo_load_string(const char *yaml, size_t len, const char *display_name,
 	t = NULL;
 	rc = 0;
 done:
-	rl_topo_free(t);
+	topo_free(t);
 	spec_free(&s);
 	if (doc)
 		fy_parse_document_destroy(fyp, doc);
@@ -2124,7 +2124,7 @@ done:
 	return rc;
 }
 
-int rl_topo_load(const char *path, struct rl_topo **out, char *err, size_t errlen)
+int topo_load(const char *path, struct topo **out, char *err, size_t errlen)
 {
 	struct ctx c = {.file = path ? path : "(null)", .err = err, .errlen = errlen};
 	if (err && errlen)
@@ -2168,12 +2168,12 @@ int rl_topo_load(const char *path, struct rl_topo **out, char *err, size_t errle
 	}
 	fclose(f);
 	buf[len] = '\0';
-	int rc = rl_topo_load_string(buf, len, path, out, err, errlen);
+	int rc = topo_load_string(buf, len, path, out, err, errlen);
 	free(buf);
 	return rc;
 }
 
-void rl_topo_free(struct rl_topo *t)
+void topo_free(struct topo *t)
 {
 	if (!t)
 		return;
@@ -2190,21 +2190,21 @@ void rl_topo_free(struct rl_topo *t)
 
 /* ------------------------------------------------------------------ clos */
 
-struct rl_topo *rl_topo_clos(unsigned spines, unsigned leaves, unsigned hosts_per_leaf,
+struct topo *topo_clos(unsigned spines, unsigned leaves, unsigned hosts_per_leaf,
 			     char *err, size_t errlen)
 {
 	char name[64];
 	snprintf(name, sizeof(name), "clos-%ux%ux%u", spines, leaves, hosts_per_leaf);
 	if (err && errlen)
 		err[0] = '\0';
-	if (spines < 1 || spines > 1024 || leaves < 1 || leaves > RL_TOPO_MAX_LEAVES ||
-	    hosts_per_leaf < 1 || hosts_per_leaf > RL_TOPO_MAX_HOSTS_PER_LEAF ||
-	    (uint64_t)leaves * hosts_per_leaf > RL_TOPO_MAX_HOSTS) {
+	if (spines < 1 || spines > 1024 || leaves < 1 || leaves > TOPO_MAX_LEAVES ||
+	    hosts_per_leaf < 1 || hosts_per_leaf > TOPO_MAX_HOSTS_PER_LEAF ||
+	    (uint64_t)leaves * hosts_per_leaf > TOPO_MAX_HOSTS) {
 		if (err && errlen)
 			snprintf(err, errlen,
 				 "<%s>: bad Clos size: spines 1..1024, leaves 1..%d, hosts per leaf "
 				 "1..%d",
-				 name, RL_TOPO_MAX_LEAVES, RL_TOPO_MAX_HOSTS_PER_LEAF);
+				 name, TOPO_MAX_LEAVES, TOPO_MAX_HOSTS_PER_LEAF);
 		return NULL;
 	}
 	char *text = NULL;
@@ -2236,15 +2236,15 @@ struct rl_topo *rl_topo_clos(unsigned spines, unsigned leaves, unsigned hosts_pe
 	}
 	char display[80];
 	snprintf(display, sizeof(display), "<%s>", name);
-	struct rl_topo *t = NULL;
-	rl_topo_load_string(text, len, display, &t, err, errlen);
+	struct topo *t = NULL;
+	topo_load_string(text, len, display, &t, err, errlen);
 	free(text);
 	return t;
 }
 
 /* ------------------------------------------------------------- accessors */
 
-int rl_topo_switch_by_name(const struct rl_topo *t, const char *name)
+int topo_switch_by_name(const struct topo *t, const char *name)
 {
 	if (!t || !name)
 		return -1;
@@ -2254,7 +2254,7 @@ int rl_topo_switch_by_name(const struct rl_topo *t, const char *name)
 	return -1;
 }
 
-int rl_topo_host_by_name(const struct rl_topo *t, const char *name)
+int topo_host_by_name(const struct topo *t, const char *name)
 {
 	if (!t || !name)
 		return -1;
@@ -2264,7 +2264,7 @@ int rl_topo_host_by_name(const struct rl_topo *t, const char *name)
 	return -1;
 }
 
-int rl_topo_link_by_name(const struct rl_topo *t, const char *name)
+int topo_link_by_name(const struct topo *t, const char *name)
 {
 	if (!t || !name)
 		return -1;
@@ -2274,25 +2274,25 @@ int rl_topo_link_by_name(const struct rl_topo *t, const char *name)
 	return -1;
 }
 
-const char *rl_topo_node_name(const struct rl_topo *t, struct rl_node_ref ref)
+const char *topo_node_name(const struct topo *t, struct topo_node_ref ref)
 {
 	if (!t)
 		return "?";
-	if (ref.kind == RL_NODE_SWITCH && ref.index < t->n_switches)
+	if (ref.kind == TOPO_NODE_SWITCH && ref.index < t->n_switches)
 		return t->switches[ref.index].name;
-	if (ref.kind == RL_NODE_HOST && ref.index < t->n_hosts)
+	if (ref.kind == TOPO_NODE_HOST && ref.index < t->n_hosts)
 		return t->hosts[ref.index].name;
 	return "?";
 }
 
-char *rl_topo_ipv4_str(uint32_t ipv4, char *buf, size_t len)
+char *topo_ipv4_str(uint32_t ipv4, char *buf, size_t len)
 {
 	snprintf(buf, len, "%u.%u.%u.%u", ipv4 >> 24, (ipv4 >> 16) & 255, (ipv4 >> 8) & 255,
 		 ipv4 & 255);
 	return buf;
 }
 
-char *rl_topo_ipv6_str(const uint8_t a[16], char *buf, size_t len)
+char *topo_ipv6_str(const uint8_t a[16], char *buf, size_t len)
 {
 	uint16_t w[8];
 	for (int i = 0; i < 8; i++)
@@ -2331,37 +2331,37 @@ char *rl_topo_ipv6_str(const uint8_t a[16], char *buf, size_t len)
 	return buf;
 }
 
-char *rl_topo_mac_str(const uint8_t m[6], char *buf, size_t len)
+char *topo_mac_str(const uint8_t m[6], char *buf, size_t len)
 {
 	snprintf(buf, len, "%02x:%02x:%02x:%02x:%02x:%02x", m[0], m[1], m[2], m[3], m[4], m[5]);
 	return buf;
 }
 
-int rl_topo_summary(const struct rl_topo *t, char *buf, size_t len)
+int topo_summary(const struct topo *t, char *buf, size_t len)
 {
-	unsigned n[RL_ROLE_COUNT] = {0};
+	unsigned n[TOPO_ROLE_COUNT] = {0};
 	for (uint32_t i = 0; i < t->n_switches; i++)
 		n[t->switches[i].role]++;
 	return snprintf(buf, len,
 			"%s: %" PRIu32 " switches (%u rtsw, %u ctsw, %u atsw), %" PRIu32
 			" hosts, %" PRIu32 " links, %" PRIu32 " events",
-			t->name, t->n_switches, n[RL_ROLE_RTSW], n[RL_ROLE_CTSW], n[RL_ROLE_ATSW],
+			t->name, t->n_switches, n[TOPO_ROLE_RTSW], n[TOPO_ROLE_CTSW], n[TOPO_ROLE_ATSW],
 			t->n_hosts, t->n_links, t->n_events);
 }
 
-int rl_topo_check_file(const char *path, FILE *out, FILE *errout)
+int topo_check_file(const char *path, FILE *out, FILE *errout)
 {
 	char err[512];
-	struct rl_topo *t = NULL;
-	if (rl_topo_load(path, &t, err, sizeof(err))) {
+	struct topo *t = NULL;
+	if (topo_load(path, &t, err, sizeof(err))) {
 		if (errout)
 			fprintf(errout, "%s\n", err);
 		return 2;
 	}
 	char sum[256];
-	rl_topo_summary(t, sum, sizeof(sum));
+	topo_summary(t, sum, sizeof(sum));
 	if (out)
 		fprintf(out, "%s: OK\n", sum);
-	rl_topo_free(t);
+	topo_free(t);
 	return 0;
 }

@@ -14,9 +14,9 @@
 static void test_set(void **state)
 {
 	char err[256];
-	struct rl_topo *t = rl_topo_clos(2, 2, 4, err, sizeof(err));
+	struct topo *t = topo_clos(2, 2, 4, err, sizeof(err));
 	struct dp_ctl_set c;
-	int l = rl_topo_link_by_name(t, t->links[3].name);
+	int l = topo_link_by_name(t, t->links[3].name);
 	char cmd[128];
 
 	(void)state;
@@ -28,7 +28,7 @@ static void test_set(void **state)
 	assert_int_equal(c.index, (uint32_t)l);
 	assert_int_equal(dp_ctl_parse_set(t, "spine1,up", true, &c), 0);
 	assert_true(c.is_switch && c.up);
-	assert_int_equal(c.index, (uint32_t)rl_topo_switch_by_name(t, "spine1"));
+	assert_int_equal(c.index, (uint32_t)topo_switch_by_name(t, "spine1"));
 	/* refused: no state, a bad state, unknown names, a switch as a link, NULL, too long */
 	assert_int_equal(dp_ctl_parse_set(t, "spine1", true, &c), -EINVAL);
 	assert_int_equal(dp_ctl_parse_set(t, "spine1,sideways", true, &c), -EINVAL);
@@ -38,7 +38,7 @@ static void test_set(void **state)
 	memset(cmd, 'a', sizeof(cmd));
 	strcpy(cmd + DP_CTL_NAME_MAX + 1, ",up");
 	assert_int_equal(dp_ctl_parse_set(t, cmd, true, &c), -EINVAL);
-	rl_topo_free(t);
+	topo_free(t);
 }
 
 static void test_selected_and_keys(void **state)

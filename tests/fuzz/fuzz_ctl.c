@@ -15,17 +15,17 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static struct rl_topo *topo(void)
+static struct topo *topo(void)
 {
-	static struct rl_topo *t;
+	static struct topo *t;
 	char err[256];
 
-	if (t == NULL && (t = rl_topo_clos(2, 2, 4, err, sizeof(err))) == NULL)
+	if (t == NULL && (t = topo_clos(2, 2, 4, err, sizeof(err))) == NULL)
 		abort();
 	return t;
 }
 
-static void check_set(const struct rl_topo *t, const char *params, bool is_switch)
+static void check_set(const struct topo *t, const char *params, bool is_switch)
 {
 	struct dp_ctl_set c;
 
@@ -39,7 +39,7 @@ static void check_set(const struct rl_topo *t, const char *params, bool is_switc
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	const struct rl_topo *t = topo();
+	const struct topo *t = topo();
 	char *p = malloc(size + 1); /* telemetry hands commands over as C strings */
 
 	memcpy(p, data, size);
