@@ -1,22 +1,17 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include "dp_ctl.h"
+#include "dp_ctl_parse.h"
 
-#include <ctype.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <rte_errno.h>
+#include <rte_mempool.h>
 #include <rte_ring.h>
 #include <rte_rwlock.h>
 #include <rte_telemetry.h>
-
-struct ctl_cmd {
-	bool is_switch;
-	bool up;
-	uint32_t index;
-};
 
 struct dp_ctl {
 	struct dp_fabric *fab;
@@ -32,20 +27,12 @@ struct dp_ctl {
 static struct dp_ctl *the_ctl;
 static rte_rwlock_t the_ctl_lock = RTE_RWLOCK_INITIALIZER;
 
-/* DPDK 22.11 accepts only letters, digits and '_' in dict keys: map the rest to '_'. */
-static void key_clean(char *k)
-{
-	for (; *k; k++)
-		if (!isalnum((unsigned char)*k) && *k != '_')
-			*k = '_';
-}
-
 /* A link direction's key: FROM_to_TO. */
 static void chan_name(const struct dp_fabric *f, const struct dp_chan *c, char *buf, size_t len)
 {
 	snprintf(buf, len, "%s_to_%s", topo_node_name(f->topo, c->from),
 		 topo_node_name(f->topo, c->to));
-	key_clean(buf);
+	dp_ctl_key_clean(buf);
 }
 
 /*
@@ -81,11 +68,6 @@ static int add_row(struct rte_tel_data *d, const char *name, const uint64_t *v, 
 	return 0;
 }
 
-static bool selected(const char *params, const char *name)
-{
-	return params == NULL || params[0] == '\0' || strncmp(name, params, strlen(params)) == 0;
-}
-
 #define N(a) (sizeof(a) / sizeof((a)[0]))
 
 static int cmd_info(const char *cmd, const char *params, struct rte_tel_data *d)
@@ -101,6 +83,12 @@ static int cmd_info(const char *cmd, const char *params, struct rte_tel_data *d)
 	rte_tel_data_add_dict_string(d, "clock", f->eng->mode == DP_CLOCK_LIVE ? "live" : "virtual");
 	rte_tel_data_add_dict_u64(d, "now_ns", f->eng->now_ns);
 	rte_tel_data_add_dict_u64(d, "events", f->eng->fired);
+	/* live: how far behind real time the fabric is (0 while it keeps up), and the worst so far */
+	rte_tel_data_add_dict_u64(d, "lag_ns", f->eng->lag_ns);
+	rte_tel_data_add_dict_u64(d, "lag_max_ns", f->eng->lag_max_ns);
+	/* mbufs held by the fabric (queues, wires, ports), for leak checks; read racily */
+	rte_tel_data_add_dict_u64(d, "mbufs_in_use", rte_mempool_in_use_count(f->mp));
+	rte_tel_data_add_dict_u64(d, "mbufs_total", f->mp->size);
 	rte_tel_data_add_dict_u64(d, "route_changes", f->route_changes);
 	rte_tel_data_add_dict_u64(d, "commands_applied", the_ctl->applied);
 	return 0;
@@ -120,7 +108,7 @@ static int cmd_links(const char *cmd, const char *params, struct rte_tel_data *d
 		char name[80];
 
 		chan_name(f, c, name, sizeof(name));
-		if (!selected(params, name))
+		if (!dp_ctl_selected(params, name))
 			continue;
 		uint64_t v[] = {c->up, c->tx_pkts, c->tx_bytes, c->busy_ns, dp_chan_queued_bytes(c),
 				c->pfc_tx, pfc_pause_mask(&c->pause, f->eng->now_ns), dp_chan_drops(c)};
@@ -169,13 +157,13 @@ static int cmd_switches(const char *cmd, const char *params, struct rte_tel_data
 	for (uint32_t s = 0; s < f->topo->n_switches; s++) {
 		const struct dp_switch *sw = &f->sw[s];
 		const struct pfc_mmu_stats *ms = pfc_mmu_stats(sw->mmu);
-		if (!selected(params, sw->cfg->name))
+		if (!dp_ctl_selected(params, sw->cfg->name))
 			continue;
 		uint64_t v[] = {sw->up, sw->rx_pkts, sw->fwd_pkts, dp_switch_drops(sw), sw->arp_replies,
 				sw->nd_replies, sw->echo_replies, sw->pfc_rx, sw->ecn_marked, ms->bytes, ms->peak_bytes};
 		char k[TOPO_NAME_MAX];
 		snprintf(k, sizeof(k), "%s", sw->cfg->name);
-		key_clean(k);
+		dp_ctl_key_clean(k);
 		if (add_row(d, k, v, N(v)) < 0)
 			break;
 	}
@@ -204,7 +192,7 @@ static int cmd_drops(const char *cmd, const char *params, struct rte_tel_data *d
 		const struct pfc_mmu_stats *ms = pfc_mmu_stats(sw->mmu);
 		uint64_t v[DP_DROP_COUNT + PFC_MMU_VERDICT_COUNT];
 		size_t n = 0;
-		if (!selected(params, sw->cfg->name))
+		if (!dp_ctl_selected(params, sw->cfg->name))
 			continue;
 		for (int r = 0; r < DP_DROP_COUNT; r++)
 			v[n++] = sw->drops[r];
@@ -212,7 +200,7 @@ static int cmd_drops(const char *cmd, const char *params, struct rte_tel_data *d
 			v[n++] = ms->drops[k];
 		char k[TOPO_NAME_MAX];
 		snprintf(k, sizeof(k), "%s", sw->cfg->name);
-		key_clean(k);
+		dp_ctl_key_clean(k);
 		if (add_row(d, k, v, n) < 0)
 			return 0;
 	}
@@ -221,7 +209,7 @@ static int cmd_drops(const char *cmd, const char *params, struct rte_tel_data *d
 	for (uint32_t i = 0; i < f->n_chans; i++)
 		for (int r = 0; r < DP_DROP_COUNT; r++)
 			by[r] += f->chans[i].drops[r];
-	if (selected(params, "links"))
+	if (dp_ctl_selected(params, "links"))
 		add_row(d, "links", by, nc);
 	return 0;
 }
@@ -241,7 +229,7 @@ static int cmd_pfc(const char *cmd, const char *params, struct rte_tel_data *d)
 		uint64_t xoff = 0, xon = 0, paused = 0;
 
 		chan_name(f, c, name, sizeof(name));
-		if (!selected(params, name))
+		if (!dp_ctl_selected(params, name))
 			continue;
 		for (int p = 0; p < DP_NUM_PRIO; p++) {
 			xoff += c->pause.xoff_rx[p];
@@ -268,7 +256,7 @@ static int cmd_ports(const char *cmd, const char *params, struct rte_tel_data *d
 	for (uint16_t p = 0; p < sw->cfg->n_ports; p++) {
 		char k[80];
 		snprintf(k, sizeof(k), "port%u_%s", p, topo_node_name(f->topo, sw->cfg->ports[p].peer));
-		key_clean(k);
+		dp_ctl_key_clean(k);
 		rte_tel_data_add_dict_u64(d, k, sw->port_tx_pkts[p]);
 	}
 	return 0;
@@ -310,32 +298,19 @@ static int cmd_flows(const char *cmd, const char *params, struct rte_tel_data *d
 	return 0;
 }
 
-/* "NAME,up" / "NAME,down" into a queued command. */
+/* "NAME,up" / "NAME,down" into a queued command (applied by dp_ctl_poll()). */
 static int queue_set(const char *params, bool is_switch)
 {
-	char name[96];
-	const char *comma = params ? strchr(params, ',') : NULL;
-	struct ctl_cmd *c;
+	struct dp_ctl_set *c = malloc(sizeof(*c));
 
-	if (comma == NULL || (size_t)(comma - params) >= sizeof(name))
-		return -EINVAL;
-	memcpy(name, params, (size_t)(comma - params));
-	name[comma - params] = '\0';
-	int idx = is_switch ? topo_switch_by_name(the_ctl->fab->topo, name)
-			    : topo_link_by_name(the_ctl->fab->topo, name);
-	if (idx < 0 || (strcmp(comma + 1, "up") && strcmp(comma + 1, "down")))
-		return -EINVAL;
-	c = malloc(sizeof(*c));
 	if (c == NULL)
 		return -ENOMEM;
-	c->is_switch = is_switch;
-	c->up = strcmp(comma + 1, "up") == 0;
-	c->index = (uint32_t)idx;
-	if (rte_ring_enqueue(the_ctl->ring, c) != 0) {
+	int rc = dp_ctl_parse_set(the_ctl->fab->topo, params, is_switch, c);
+	if (rc == 0 && rte_ring_enqueue(the_ctl->ring, c) != 0)
+		rc = -ENOSPC;
+	if (rc < 0)
 		free(c);
-		return -ENOSPC;
-	}
-	return 0;
+	return rc;
 }
 
 static int cmd_link_set(const char *cmd, const char *params, struct rte_tel_data *d)
@@ -424,7 +399,7 @@ uint32_t dp_ctl_poll(struct dp_ctl *c, uint64_t now_ns)
 	uint32_t n = 0;
 
 	while (rte_ring_dequeue(c->ring, &p) == 0) {
-		struct ctl_cmd *cmd = p;
+		struct dp_ctl_set *cmd = p;
 		if (cmd->is_switch)
 			dp_fabric_set_switch(c->fab, cmd->index, cmd->up, now_ns);
 		else

@@ -13,7 +13,8 @@
  * keep only letters, digits and '_' (a DPDK 22.11 rule): other characters
  * of node names become '_'.
  *
- *   /rocelab/info                      topology, clock, time, events
+ *   /rocelab/info                      topology, clock, time, events, lag (live: now and max, ns),
+ *                                      mbufs in use and in all
  *   /rocelab/links[,PREFIX]            per link direction FROM_to_TO: up, packets, bytes, busy, queue, pfc, drops
  *   /rocelab/queues,LINK               per priority of both directions of LINK
  *   /rocelab/switches[,PREFIX]         per switch: rx, forwarded, drops, arp, pfc, ecn, buffer

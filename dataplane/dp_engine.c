@@ -107,17 +107,32 @@ static struct dp_timer pop(struct dp_engine *e)
 	return top;
 }
 
-uint32_t dp_engine_run_due(struct dp_engine *e, uint64_t now_ns)
+uint32_t dp_engine_run_budget(struct dp_engine *e, uint64_t now_ns, uint32_t max)
 {
 	uint32_t ran = 0;
 
-	while (e->n && e->heap[0].at_ns <= now_ns) {
+	while (ran < max && e->n && e->heap[0].at_ns <= now_ns) {
 		struct dp_timer t = pop(e);
 		t.fn(t.obj, t.arg, dp_engine_mono(e, t.at_ns));
 		ran++;
 	}
 	e->fired += ran;
 	return ran;
+}
+
+uint32_t dp_engine_run_due(struct dp_engine *e, uint64_t now_ns)
+{
+	return dp_engine_run_budget(e, now_ns, UINT32_MAX);
+}
+
+uint64_t dp_engine_note_lag(struct dp_engine *e, uint64_t now_ns)
+{
+	uint64_t next = dp_engine_next_ns(e);
+
+	e->lag_ns = next < now_ns ? now_ns - next : 0;
+	if (e->lag_ns > e->lag_max_ns)
+		e->lag_max_ns = e->lag_ns;
+	return e->lag_ns;
 }
 
 bool dp_engine_step_virtual(struct dp_engine *e, uint64_t until_ns)

@@ -23,6 +23,14 @@
  * timing stays exact whatever the loop's lateness: a transmitter starts a
  * frame at max(link free, frame queued), not at the time it noticed.
  *
+ * Live mode under overload: when the fabric cannot keep up with real time,
+ * every timer a turn runs schedules more that are already due, so "run all
+ * that is due" would never return. The live loop therefore runs at most a
+ * budget of timers per turn (dp_engine_run_budget()) and then checks its
+ * clock, signals and telemetry; the timers left over are late. How late the
+ * oldest one is after a turn is the lag (dp_engine_note_lag()): 0 while the
+ * fabric keeps up, growing while it falls behind real time.
+ *
  * No timer is ever cancelled: an owner that changes its mind keeps the
  * deadline it expects and ignores stale callbacks (see dp_fabric.c).
  */
@@ -57,6 +65,8 @@ struct dp_engine {
 	uint32_t limit;             /* pending timers allowed; 0: as many as memory holds (dp_engine_set_limit) */
 	uint32_t room;              /* min(cap, limit): dp_timer_add() beyond it takes the slow path */
 	uint64_t timer_fail;        /* dp_timer_add() calls that failed: events the model lost */
+	uint64_t lag_ns;            /* live: how late the oldest due timer was at the last note */
+	uint64_t lag_max_ns;        /* live: the largest lag noted */
 };
 
 /*
@@ -104,6 +114,19 @@ uint64_t dp_engine_next_ns(const struct dp_engine *e);
  * of it). Returns the number run.
  */
 uint32_t dp_engine_run_due(struct dp_engine *e, uint64_t now_ns);
+
+/*
+ * Like dp_engine_run_due() but runs at most max timers (the oldest first),
+ * so a live loop gets back to its checks however far behind it is. Returns
+ * the number run; when it is max, timers due by now_ns may be left.
+ */
+uint32_t dp_engine_run_budget(struct dp_engine *e, uint64_t now_ns, uint32_t max);
+
+/*
+ * Record the lag at now_ns: now_ns minus the deadline of the earliest timer
+ * when that is in the past, else 0; keeps the maximum. Returns the lag.
+ */
+uint64_t dp_engine_note_lag(struct dp_engine *e, uint64_t now_ns);
 
 /*
  * Virtual clock: jump to the next deadline (if it is <= until_ns) and run

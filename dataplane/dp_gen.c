@@ -4,6 +4,7 @@
 #define DP_GEN_BURST 64 /* live: packets sent per wake-up at most */
 
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -266,4 +267,28 @@ int dp_gen_start(struct dp_gen *g, struct dp_fabric *f)
 bool dp_gen_done(const struct dp_gen *g)
 {
 	return g->sent >= g->count;
+}
+
+double dp_gen_achieved_bps(const struct dp_gen *g, uint64_t end_ns)
+{
+	uint64_t until = dp_gen_done(g) && g->done_ns < end_ns ? g->done_ns : end_ns;
+	uint64_t bits = (uint64_t)(g->size + PFC_WIRE_OVERHEAD) * 8;
+
+	if (until <= g->start_ns || g->sent == 0)
+		return 0;
+	/* n packets sent at pacing start + k x gap span (n - 1) gaps; count n for a
+	 * fair rate when the run ended mid-way, n - 1 once the last one is out */
+	uint64_t n = dp_gen_done(g) && g->sent > 1 ? g->sent - 1 : g->sent;
+	return (double)n * (double)bits * 1e9 / (double)(until - g->start_ns);
+}
+
+void dp_gen_print(const struct dp_gen *g, const char *spec, uint64_t end_ns, bool first, FILE *out)
+{
+	double got = dp_gen_achieved_bps(g, end_ns);
+
+	fprintf(out,
+		"%sgenerator %s: sent %" PRIu64 " of %" PRIu64 ", asked %.3f Gbit/s, achieved %.3f Gbit/s "
+		"(%.1f%%), waited %" PRIu64 " times for its NIC queue, %" PRIu64 " for an mbuf\n",
+		first ? "\n" : "", spec, g->sent, g->count, (double)g->rate_bps / 1e9, got / 1e9,
+		100.0 * got / (double)g->rate_bps, g->blocked, g->no_mbuf);
 }

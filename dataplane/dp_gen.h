@@ -26,6 +26,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "dp_fabric.h"
 
@@ -64,5 +65,20 @@ int dp_gen_start(struct dp_gen *g, struct dp_fabric *f);
 
 /* True when every packet has been handed to the NIC. */
 bool dp_gen_done(const struct dp_gen *g);
+
+/*
+ * The rate the generator achieved up to end_ns (bit/s on the wire, like
+ * rate=: frame, preamble and gap): what it sent over the time from its start
+ * to its last packet, or to end_ns while it was still sending. 0 before its
+ * start. On the live clock this is against real time, so a fabric that falls
+ * behind shows here.
+ */
+double dp_gen_achieved_bps(const struct dp_gen *g, uint64_t end_ns);
+
+/*
+ * One line: "generator SPEC: sent N of M, asked R, achieved A (P%), waited ..."
+ * (a blank line before when first). Achieved as dp_gen_achieved_bps().
+ */
+void dp_gen_print(const struct dp_gen *g, const char *spec, uint64_t end_ns, bool first, FILE *out);
 
 #endif /* DP_GEN_H */

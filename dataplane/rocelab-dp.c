@@ -4,6 +4,7 @@
  * one DPDK process, with real hosts on DPDK ports and in-process packet
  * sources, on a live or a virtual clock.
  */
+#include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <signal.h>
@@ -22,6 +23,7 @@
 
 #include "dp_capture.h"
 #include "dp_ctl.h"
+#include "dp_eal.h"
 #include "dp_engine.h"
 #include "dp_fabric.h"
 #include "dp_gen.h"
@@ -44,9 +46,18 @@
 #define GEN_SPEC_MAX 511
 #define RDMA_SPEC_MAX 159
 #define COLL_SPEC_MAX 2047
-#define EAL_ARGS_MAX 256
 #define IDLE_SLEEP_MAX_NS 20000 /* live mode: default longest nap when idle (--idle-nap) */
 #define IDLE_NAP_LIMIT_NS 10000000ull /* --idle-nap at most 10 ms */
+/*
+ * live mode: timers run per loop turn at most, before the loop looks at its
+ * clock, signals, ports and telemetry again. A timer moves at most a burst
+ * of frames (dp_gen, dp_fabric), well under 1 us each, so a turn lasts
+ * milliseconds at most: --duration and signals are honoured to within that.
+ */
+#define LIVE_TURN_BUDGET 512
+#define LAG_LIMIT_DEFAULT_NS 100000000ull /* --lag-policy stop: 100 ms, as ns-3's hard limit */
+#define NS_PER_MS 1e6
+#define LAG_REPORT_NS 1000000ull /* a lag from 1 ms on is reported as falling behind */
 
 /* Traffic specs in the --gen/--rdma language; no fixed limit. */
 struct spec_list {
@@ -83,14 +94,19 @@ struct opts {
 	uint64_t seed;
 	const char *name;
 	unsigned mem_mb;
+	bool lag_stop;          /* --lag-policy stop: falling behind by lag_limit_ns ends the run */
+	uint64_t lag_limit_ns;
 };
 
 static volatile sig_atomic_t stop_requested;
+/* when the first stop signal came (CLOCK_MONOTONIC, read in the handler: async-signal-safe) */
+static struct timespec stop_signal_ts;
 
 static void on_signal(int sig)
 {
-	(void)sig;
-	stop_requested = 1;
+	if (!stop_requested)
+		clock_gettime(CLOCK_MONOTONIC, &stop_signal_ts);
+	stop_requested = sig;
 }
 
 static void usage(FILE *out)
@@ -135,6 +151,11 @@ static void usage(FILE *out)
 		"  --busy-poll         live mode: never sleep (for benchmarks)\n"
 		"  --idle-nap TIME     live mode: longest nap when idle (default 20us; longer naps\n"
 		"                      leave more CPU to endpoints sharing the machine)\n"
+		"  --lag-policy best-effort|stop[=LIMIT]\n"
+		"                      live mode when the fabric falls behind real time (the lag, in\n"
+		"                      the tables and /rocelab/info): best-effort runs on late (default);\n"
+		"                      stop ends the run with exit status 1 once the lag exceeds LIMIT\n"
+		"                      (default 100ms)\n"
 		"  --flows N           record the path of up to N flows (default 65536, 0: off)\n"
 		"  --seed N            seed of link loss, flowlet choices and emulated NICs' QPNs (default 1)\n"
 		"  --name NAME         DPDK file prefix / telemetry name (default rocelab-PID)\n"
@@ -145,6 +166,16 @@ static void usage(FILE *out)
 		"While it runs: DPDK telemetry under /rocelab/ (dpdk-telemetry.py -f NAME, or\n"
 		"scripts/rocelab-stats NAME); SIGINT/SIGTERM stop it and print the tables.\n"
 		"Exit status: 0 ok, 1 runtime failure, 2 bad input.\n");
+}
+
+/* Print "rocelab-dp: WHAT 'ARG' (see --help)" (no quotes without arg) and return EXIT_BAD_INPUT. */
+static int bad(const char *what, const char *arg)
+{
+	if (arg)
+		fprintf(stderr, "rocelab-dp: %s '%s' (see --help)\n", what, arg);
+	else
+		fprintf(stderr, "rocelab-dp: %s (see --help)\n", what);
+	return EXIT_BAD_INPUT;
 }
 
 /* Append spec (where: NULL or its FILE:LINE). Returns 0, or -ENOMEM. */
@@ -171,12 +202,6 @@ static void spec_list_free(struct spec_list *l)
 	free(l->spec);
 	free(l->where);
 	memset(l, 0, sizeof(*l));
-}
-
-static int bad(const char *what, const char *arg)
-{
-	fprintf(stderr, "rocelab-dp: %s '%s' (see --help)\n", what, arg ? arg : "");
-	return EXIT_BAD_INPUT;
 }
 
 static int watchdog_kv(void *ctx, const char *k, const char *v)
@@ -208,11 +233,29 @@ static int parse_watchdog(const char *spec, struct pfc_watchdog_config *w)
 	return dp_kv_each(buf, watchdog_kv, w, &bad);
 }
 
+/* "best-effort", "stop" or "stop=TIME" (TIME > 0). Returns 0, -1 when bad. */
+static int parse_lag_policy(const char *arg, struct opts *o)
+{
+	if (strcmp(arg, "best-effort") == 0) {
+		o->lag_stop = false;
+		return 0;
+	}
+	if (strcmp(arg, "stop") == 0) {
+		o->lag_stop = true;
+		return 0;
+	}
+	if (strncmp(arg, "stop=", 5) != 0 || dp_parse_time(arg + 5, &o->lag_limit_ns) < 0 ||
+	    o->lag_limit_ns == 0)
+		return -1;
+	o->lag_stop = true;
+	return 0;
+}
+
 static int parse_opts(int argc, char **argv, struct opts *o)
 {
 	enum { O_TOPO = 256, O_CLOS, O_CHECK, O_LIST, O_CLOCK, O_DUR, O_GEN, O_VETH, O_CAP, O_CSV, O_CSVI,
-	       O_BUSY, O_NAP, O_SEED, O_NAME, O_MEM, O_QUIET, O_RDMA, O_FLOWS, O_COLL, O_NIC, O_TE, O_WD,
-	       O_TRAFFIC };
+	       O_BUSY, O_SEED, O_NAME, O_MEM, O_QUIET, O_RDMA, O_FLOWS, O_COLL, O_NIC, O_TE, O_WD, O_LAG,
+	       O_NAP, O_TRAFFIC };
 	static const struct option lo[] = {
 		{"topology", required_argument, NULL, O_TOPO}, {"clos", required_argument, NULL, O_CLOS},
 		{"check", no_argument, NULL, O_CHECK},         {"list-hosts", no_argument, NULL, O_LIST},         {"clock", required_argument, NULL, O_CLOCK},
@@ -220,12 +263,13 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		{"veth", required_argument, NULL, O_VETH},     {"capture", required_argument, NULL, O_CAP},
 		{"csv", required_argument, NULL, O_CSV},       {"csv-interval", required_argument, NULL, O_CSVI},
 		{"busy-poll", no_argument, NULL, O_BUSY},      {"seed", required_argument, NULL, O_SEED},
-		{"idle-nap", required_argument, NULL, O_NAP},
 		{"name", required_argument, NULL, O_NAME},     {"mem", required_argument, NULL, O_MEM},
 		{"quiet", no_argument, NULL, O_QUIET},         {"help", no_argument, NULL, 'h'},
 		{"rdma", required_argument, NULL, O_RDMA},     {"flows", required_argument, NULL, O_FLOWS},
 		{"coll", required_argument, NULL, O_COLL},     {"nic", required_argument, NULL, O_NIC},
 		{"te", no_argument, NULL, O_TE},               {"pfc-watchdog", optional_argument, NULL, O_WD},
+		{"lag-policy", required_argument, NULL, O_LAG},
+		{"idle-nap", required_argument, NULL, O_NAP},
 		{"traffic", required_argument, NULL, O_TRAFFIC},
 		{NULL, 0, NULL, 0},
 	};
@@ -239,6 +283,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 	o->idle_nap_ns = IDLE_SLEEP_MAX_NS;
 	pfc_watchdog_config_default(&o->wd);
 	o->flows = 65536;
+	o->lag_limit_ns = LAG_LIMIT_DEFAULT_NS;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
 		switch (c) {
@@ -305,6 +350,10 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			if (dp_parse_time(optarg, &o->idle_nap_ns) < 0 || o->idle_nap_ns > IDLE_NAP_LIMIT_NS)
 				return bad("bad --idle-nap (e.g. 20us, 200us; at most 10ms):", optarg);
 			break;
+		case O_LAG:
+			if (parse_lag_policy(optarg, o) < 0)
+				return bad("bad --lag-policy (best-effort or stop[=TIME], e.g. stop=50ms):", optarg);
+			break;
 		case O_SEED:
 			if (dp_parse_u64(optarg, &o->seed) < 0)
 				return bad("bad --seed:", optarg);
@@ -334,6 +383,12 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 	return 0;
 }
 
+/* b - a in seconds */
+static double ts_diff(const struct timespec *a, const struct timespec *b)
+{
+	return (double)(b->tv_sec - a->tv_sec) + (double)(b->tv_nsec - a->tv_nsec) / 1e9;
+}
+
 static uint64_t tsc_ns(void *ctx)
 {
 	static __thread uint64_t hz;
@@ -360,9 +415,11 @@ struct run {
 	struct dp_nics nics;
 	struct dp_te te;
 	uint64_t start_ns;
-	char *eal_argv[EAL_ARGS_MAX]; /* the strings, freed after rte_eal_cleanup() */
-	char *eal_perm[EAL_ARGS_MAX]; /* the array handed to EAL, which permutes it */
-	int eal_argc;
+	struct dp_eal eal;
+	uint16_t frame_room;    /* bytes an mbuf holds for a frame */
+	int run_rc;             /* 0, or 1 when --lag-policy stop ended the run */
+	double wall_s;          /* wall time of the run loop */
+	double after_signal_s;  /* from a stop signal to the loop's end */
 };
 
 /*
@@ -392,34 +449,30 @@ static void on_csv(void *obj, uint64_t arg, uint64_t now)
 
 static int eal_init(struct run *r, char *err, size_t errlen)
 {
-	char **argv = r->eal_argv;
-	int argc = 0;
+	struct dp_eal *e = &r->eal;
 	char prefix[64], mem[32];
 
 	if (r->o->name)
-		snprintf(prefix, sizeof(prefix), "--file-prefix=%s", r->o->name);
+		snprintf(prefix, sizeof(prefix), "%s", r->o->name);
 	else
-		snprintf(prefix, sizeof(prefix), "--file-prefix=rocelab-%d", (int)getpid());
+		snprintf(prefix, sizeof(prefix), "rocelab-%d", (int)getpid());
 	snprintf(mem, sizeof(mem), "-m%u", r->o->mem_mb);
-	char *fixed[] = {"rocelab-dp", "-l0", "--no-huge", mem, prefix, "--log-level=*:warning"};
+	const char *fixed[] = {"rocelab-dp", "-l0", "--no-huge", mem, "--log-level=*:warning"};
 	for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++)
-		argv[argc++] = strdup(fixed[i]);
-	int prc = r->o->clock == DP_CLOCK_LIVE
-			  ? dp_port_eal_args(r->topo, r->o->veth, argv, &argc, EAL_ARGS_MAX, err, errlen)
-			  : 0;
-	if (r->o->clock == DP_CLOCK_VIRTUAL && argc < EAL_ARGS_MAX)
-		argv[argc++] = strdup("--no-pci");
-	r->eal_argc = argc;
-	if (prc < 0)
-		return -1;
-	/* rte_eal_init() permutes argv: hand it a copy of the array, keep ours to free */
-	memcpy(r->eal_perm, argv, (size_t)argc * sizeof(*argv));
-	int rc = rte_eal_init(argc, r->eal_perm);
-	if (rc < 0) {
-		snprintf(err, errlen, "EAL init failed: %s", rte_strerror(rte_errno));
-		return -1;
+		if (dp_eal_add(e, fixed[i]) < 0)
+			goto too_many;
+	if (dp_eal_set_prefix(e, prefix) < 0)
+		goto too_many;
+	if (r->o->clock == DP_CLOCK_LIVE) {
+		if (dp_port_eal_args(r->topo, r->o->veth, e->argv, &e->argc, DP_EAL_ARGS_MAX, err, errlen) < 0)
+			return -1;
+	} else if (dp_eal_add(e, "--no-pci") < 0) {
+		goto too_many;
 	}
-	return 0;
+	return dp_eal_start(e, err, errlen);
+too_many:
+	snprintf(err, errlen, "EAL arguments: out of memory or too many");
+	return -1;
 }
 
 static bool gens_active(const struct run *r)
@@ -460,7 +513,28 @@ static void run_virtual(struct run *r)
 		       (double)r->eng.now_ns / 1e9);
 }
 
-static void run_live(struct run *r)
+/* Live: nap until the next timer when a turn found nothing to do (unless --busy-poll). */
+static void live_idle(struct run *r, uint64_t now)
+{
+	uint64_t next = dp_engine_next_ns(&r->eng);
+	uint64_t nap = next > now ? next - now : 0;
+
+	if (nap > r->o->idle_nap_ns)
+		nap = r->o->idle_nap_ns;
+	if (nap > 2000) {
+		struct timespec ts = {0, (long)nap};
+		nanosleep(&ts, NULL);
+	}
+}
+
+/*
+ * The live loop. Each turn: at most LIVE_TURN_BUDGET timers of what fell due,
+ * in time order; then what the ports received and telemetry commands, at
+ * this reading or, when behind, at the oldest timer left (time never runs
+ * backwards). Returns 0, or 1 when
+ * --lag-policy stop ended the run.
+ */
+static int run_live(struct run *r)
 {
 	uint64_t end = r->o->duration_ns ? r->start_ns + r->o->duration_ns : UINT64_MAX;
 
@@ -469,33 +543,36 @@ static void run_live(struct run *r)
 		uint64_t now = dp_engine_now(&r->eng);
 		if (now >= end)
 			break;
-		/* first what fell due since the last turn, in time order; then what the
-		 * ports received, at this reading: time never runs backwards */
-		uint32_t work = dp_engine_run_due(&r->eng, now);
-		work += dp_port_poll(&r->ports, r->fab, dp_engine_mono(&r->eng, now));
+		uint32_t work = dp_engine_run_budget(&r->eng, now, LIVE_TURN_BUDGET);
+		/* behind (due timers left): the fabric's present is its oldest due timer,
+		 * not the clock; what the ports bring enters there, or the time order
+		 * breaks (a late PFC pause would act after frames it should have held) */
+		uint64_t lag = dp_engine_note_lag(&r->eng, now);
+		uint64_t t = dp_engine_mono(&r->eng, now - lag);
+		work += dp_port_poll(&r->ports, r->fab, t);
 		dp_port_flush(&r->ports);
 		if (r->ctl)
-			work += dp_ctl_poll(r->ctl, dp_engine_mono(&r->eng, now));
-		if (work || r->o->busy_poll)
-			continue;
-		uint64_t next = dp_engine_next_ns(&r->eng);
-		uint64_t nap = next > now ? next - now : 0;
-		if (nap > r->o->idle_nap_ns)
-			nap = r->o->idle_nap_ns;
-		if (nap > 2000) {
-			struct timespec ts = {0, (long)nap};
-			nanosleep(&ts, NULL);
+			work += dp_ctl_poll(r->ctl, t);
+		if (r->o->lag_stop && lag > r->o->lag_limit_ns) {
+			fprintf(stderr, "rocelab-dp: %.1f ms behind real time, over the limit of %.1f ms "
+				"(--lag-policy stop): stopping\n", (double)lag / NS_PER_MS,
+				(double)r->o->lag_limit_ns / NS_PER_MS);
+			return 1;
 		}
+		if (!work && !r->o->busy_poll)
+			live_idle(r, now);
 	}
+	return 0;
 }
 
+/* Open the --capture files. Returns 0, -EINVAL for a bad LINK=FILE, -EIO when a file cannot be written. */
 static int setup_captures(struct run *r, char *err, size_t errlen)
 {
 	for (unsigned i = 0; i < r->o->n_capture; i++) {
 		char spec[256];
 		if (strlen(r->o->capture[i]) >= sizeof(spec)) {
 			snprintf(err, errlen, "--capture: argument too long");
-			return -1;
+			return -EINVAL;
 		}
 		snprintf(spec, sizeof(spec), "%s", r->o->capture[i]);
 		char *eq = strchr(spec, '=');
@@ -503,15 +580,47 @@ static int setup_captures(struct run *r, char *err, size_t errlen)
 		int l = topo_link_by_name(r->topo, spec);
 		if (l < 0) {
 			snprintf(err, errlen, "--capture: no link named '%s'", spec);
-			return -1;
+			return -EINVAL;
 		}
 		r->cap[i] = dp_capture_open(eq + 1, err, errlen);
 		if (r->cap[i] == NULL)
-			return -1;
+			return -EIO;
 		dp_capture_attach(r->cap[i], &r->fab->chans[2 * l]);
 		dp_capture_attach(r->cap[i], &r->fab->chans[2 * l + 1]);
 	}
 	return 0;
+}
+
+/* --topology FILE or --clos S,L,H into r->topo. Returns 0 or EXIT_BAD_INPUT (with a message). */
+static int load_topology(struct run *r)
+{
+	const struct opts *o = r->o;
+	char err[512];
+
+	if (o->topology) {
+		if (topo_load(o->topology, &r->topo, err, sizeof(err)) < 0) {
+			fprintf(stderr, "rocelab-dp: %s\n", err);
+			return EXIT_BAD_INPUT;
+		}
+	} else if ((r->topo = topo_clos(o->clos[0], o->clos[1], o->clos[2], err, sizeof(err))) == NULL) {
+		fprintf(stderr, "rocelab-dp: --clos: %s\n", err);
+		return EXIT_BAD_INPUT;
+	}
+	return 0;
+}
+
+/* --list-hosts: NAME ATTACH IFNAME IPV4/24 GW MAC MTU IPV6/64 GW6, one host a line. */
+static void list_hosts(const struct topo *t)
+{
+	for (uint32_t h = 0; h < t->n_hosts; h++) {
+		const struct topo_host *hc = &t->hosts[h];
+		char ip[16], gw[16], mac[18], ip6[48], gw6[48];
+		printf("%s %s %s %s/24 %s %s %u %s/64 %s\n", hc->name, topo_attach_name(hc->attach),
+		       hc->ifname[0] ? hc->ifname : "-", topo_ipv4_str(hc->ipv4, ip, sizeof(ip)),
+		       topo_ipv4_str(hc->gw_ipv4, gw, sizeof(gw)), topo_mac_str(hc->mac, mac, sizeof(mac)),
+		       hc->mtu, topo_ipv6_str(hc->ipv6, ip6, sizeof(ip6)),
+		       topo_ipv6_str(hc->gw_ipv6, gw6, sizeof(gw6)));
+	}
 }
 
 /* "WHERE: err" for what came from the traffic file (where != NULL). */
@@ -528,13 +637,15 @@ static void at_where(char *err, size_t errlen, const char *where)
 /*
  * --traffic FILE: its generators and rdma transfers join the flags' lists,
  * its collective takes the --coll slot (one collective per run: dp_nic.c
- * runs one), each with its FILE:LINE. *out keeps the specs. Returns 0, or
- * the exit code after printing why.
+ * runs one), each with its FILE:LINE. r->traffic keeps the specs. Returns 0,
+ * or the exit code after printing why.
  */
-static int add_traffic(struct opts *o, const struct topo *t, struct topo_traffic **out)
+static int add_traffic(struct run *r)
 {
+	struct opts *o = r->o;
 	char err[512];
-	if (topo_traffic_load(o->traffic, t, out, err, sizeof(err)) < 0) {
+
+	if (topo_traffic_load(o->traffic, r->topo, &r->traffic, err, sizeof(err)) < 0) {
 		fprintf(stderr, "rocelab-dp: %s\n", err);
 		return EXIT_BAD_INPUT;
 	}
@@ -543,8 +654,8 @@ static int add_traffic(struct opts *o, const struct topo *t, struct topo_traffic
 		[TOPO_TRAFFIC_RDMA] = RDMA_SPEC_MAX,
 		[TOPO_TRAFFIC_COLL] = COLL_SPEC_MAX,
 	};
-	for (uint32_t i = 0; i < (*out)->n; i++) {
-		const struct topo_traffic_entry *e = &(*out)->e[i];
+	for (uint32_t i = 0; i < r->traffic->n; i++) {
+		const struct topo_traffic_entry *e = &r->traffic->e[i];
 		int rc = 0;
 		if (strlen(e->spec) > spec_max[e->kind]) {
 			fprintf(stderr, "rocelab-dp: %s: this entry is %zu characters as a spec, the data "
@@ -573,228 +684,287 @@ static int add_traffic(struct opts *o, const struct topo *t, struct topo_traffic
 	return 0;
 }
 
-/* Free what main() holds before DPDK starts; returns rc. */
-static int free_early(struct opts *o, struct run *r, int rc)
+/*
+ * The traffic file and the generators are checked before anything starts.
+ * Returns 0, 1 (out of memory) or EXIT_BAD_INPUT (with a message).
+ */
+static int parse_gens(struct run *r)
+{
+	const struct opts *o = r->o;
+	char err[512];
+	int rc;
+
+	if (o->traffic && (rc = add_traffic(r)) != 0)
+		return rc;
+	r->gens = calloc(o->gen.n + 1, sizeof(*r->gens));
+	if (!r->gens)
+		return 1;
+	for (unsigned i = 0; i < o->gen.n; i++)
+		if (dp_gen_parse(&r->gens[i], r->topo, o->gen.spec[i], err, sizeof(err)) < 0) {
+			fprintf(stderr, "rocelab-dp: %s: %s\n", o->gen.where[i] ? o->gen.where[i] : "--gen",
+				err);
+			return EXIT_BAD_INPUT;
+		}
+	return 0;
+}
+
+/* The mbuf pool, sized for the largest frame a host may send. Returns 0, -1 with err. */
+static int setup_pool(struct run *r, char *err, size_t errlen)
+{
+	/* Frames are never larger than the hosts' MTU (switches do not grow them). */
+	uint32_t max_mtu = 1500;
+
+	for (uint32_t h = 0; h < r->topo->n_hosts; h++) {
+		if (r->topo->hosts[h].mtu > max_mtu)
+			max_mtu = r->topo->hosts[h].mtu;
+		if (r->topo->hosts[h].attach == TOPO_ATTACH_EMULATED && max_mtu < NE_MAX_FRAME)
+			max_mtu = NE_MAX_FRAME; /* RoCE path MTU 4096 whatever the host MTU says */
+	}
+	uint16_t room = (uint16_t)(RTE_PKTMBUF_HEADROOM + (max_mtu > 1500 ? 9216 + 64 : 2048));
+	r->frame_room = (uint16_t)(room - RTE_PKTMBUF_HEADROOM);
+	r->mp = rte_pktmbuf_pool_create("rl_mbuf", max_mtu > 1500 ? 16383 : 65535, 256,
+					RTE_ALIGN(sizeof(struct dp_mbuf_priv), RTE_MBUF_PRIV_ALIGN), room,
+					(int)rte_socket_id());
+	if (r->mp == NULL) {
+		snprintf(err, errlen, "mbuf pool: %s", rte_strerror(rte_errno));
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * Everything before traffic: EAL, pool, engine, fabric, emulated NICs, ports,
+ * captures, CSV, telemetry. Returns 0, 1 (runtime failure) or EXIT_BAD_INPUT,
+ * with a message in err.
+ */
+static int setup(struct run *r, char *err, size_t errlen)
+{
+	struct opts *o = r->o;
+
+	if (eal_init(r, err, errlen) < 0 || setup_pool(r, err, errlen) < 0)
+		return 1;
+	if (dp_engine_init(&r->eng, o->clock, tsc_ns, NULL) < 0) {
+		snprintf(err, errlen, "engine: out of memory");
+		return 1;
+	}
+	struct dp_fabric_opts fo = {.seed = o->seed, .host_rx = host_rx, .host_rx_ctx = r,
+				    .flow_capacity = o->flows, .watchdog = o->watchdog ? &o->wd : NULL};
+	r->fab = dp_fabric_create(r->topo, &r->eng, r->mp, &fo, err, errlen);
+	if (r->fab == NULL)
+		return 1;
+	o->nic.max_qps = dp_nics_coll_qps(o->coll);
+	o->nic.seed = o->seed;
+	if (dp_nics_create(&r->nics, r->fab, &o->nic, err, errlen) < 0)
+		return 1;
+	if (o->clock == DP_CLOCK_LIVE && dp_port_setup(&r->ports, r->fab, r->mp, o->veth, err, errlen) < 0)
+		return 1;
+	int rc = setup_captures(r, err, errlen);
+	if (rc < 0)
+		return rc == -EINVAL ? EXIT_BAD_INPUT : 1;
+	if (o->csv && dp_csv_open(&r->csv, r->fab, o->csv, o->csv_interval_ns) < 0) {
+		snprintf(err, errlen, "--csv %s: cannot write", o->csv);
+		return 1;
+	}
+	r->ctl = dp_ctl_create(r->fab, err, errlen);
+	return r->ctl ? 0 : 1;
+}
+
+/* --te: a controller places the --coll's connections. Returns 0 or EXIT_BAD_INPUT with err. */
+static int start_te(struct run *r, char *err, size_t errlen)
+{
+	uint32_t n = r->topo->n_hosts * r->topo->n_hosts;
+	uint32_t(*pairs)[2] = malloc(sizeof(*pairs) * (n + 1));
+	uint32_t np = pairs ? dp_nics_coll_pairs(&r->nics, pairs, n) : 0;
+	int rc = np ? dp_te_create(&r->te, r->fab, (const uint32_t(*)[2])pairs, np, err, errlen) : -1;
+
+	free(pairs);
+	if (rc < 0) {
+		if (np == 0)
+			snprintf(err, errlen, "--te needs a --coll (its traffic matrix)");
+		return EXIT_BAD_INPUT;
+	}
+	r->fab->te = &r->te;
+	if (!r->o->quiet)
+		dp_te_print(&r->te, stdout);
+	return 0;
+}
+
+/*
+ * The run's time starts: arm the CSV sampler, the generators, RDMA transfers,
+ * the collective and TE. Returns 0 or EXIT_BAD_INPUT with err.
+ */
+static int start_traffic(struct run *r, char *err, size_t errlen)
+{
+	struct opts *o = r->o;
+
+	/* live: the run's time starts here; what is set up after is armed at start_ns */
+	r->start_ns = dp_engine_now(&r->eng);
+	if (o->csv) {
+		r->csv.last_ns = r->start_ns;
+		dp_timer_add(&r->eng, r->start_ns + o->csv_interval_ns, on_csv, r, 0);
+	}
+	for (unsigned i = 0; i < o->gen.n; i++) {
+		if (r->gens[i].size > r->frame_room) {
+			snprintf(err, errlen, "%s %s: size %u is larger than the hosts' frames (%u)",
+				 o->gen.where[i] ? o->gen.where[i] : "--gen", o->gen.spec[i], r->gens[i].size,
+				 (unsigned)r->frame_room);
+			return EXIT_BAD_INPUT;
+		}
+		r->gens[i].start_ns += r->start_ns;
+		dp_gen_start(&r->gens[i], r->fab);
+	}
+	for (unsigned i = 0; i < o->rdma.n; i++)
+		if (dp_nics_add_rdma(&r->nics, o->rdma.spec[i], r->start_ns, err, errlen) < 0) {
+			at_where(err, errlen, o->rdma.where[i]);
+			return EXIT_BAD_INPUT;
+		}
+	if (o->coll && dp_nics_add_coll(&r->nics, o->coll, r->start_ns, stdout, err, errlen) < 0) {
+		at_where(err, errlen, o->coll_where);
+		return EXIT_BAD_INPUT;
+	}
+	return o->te ? start_te(r, err, errlen) : 0;
+}
+
+/* The run loop of the chosen clock, timed. */
+static void run(struct run *r)
+{
+	struct timespec w0, w1;
+	char summary[256];
+
+	topo_summary(r->topo, summary, sizeof(summary));
+	if (!r->o->quiet)
+		printf("rocelab-dp: %s; %s clock; %u host ports; telemetry /rocelab/*\n", summary,
+		       r->o->clock == DP_CLOCK_LIVE ? "live" : "virtual", r->ports.n);
+	fflush(stdout);
+	clock_gettime(CLOCK_MONOTONIC, &w0);
+	if (r->o->clock == DP_CLOCK_VIRTUAL)
+		run_virtual(r);
+	else
+		r->run_rc = run_live(r);
+	clock_gettime(CLOCK_MONOTONIC, &w1);
+	r->wall_s = ts_diff(&w0, &w1);
+	r->after_signal_s = stop_requested ? ts_diff(&stop_signal_ts, &w1) : 0;
+}
+
+/* How the run ended: its time, events, forwards, a stop signal, the lag. */
+static void report_run(const struct run *r, uint64_t elapsed)
+{
+	uint64_t fwd = 0;
+
+	for (uint32_t s = 0; s < r->topo->n_switches; s++)
+		fwd += r->fab->sw[s].fwd_pkts;
+	if (r->o->clock == DP_CLOCK_VIRTUAL)
+		fprintf(stderr, "\n");
+	printf("\nrocelab-dp: ran %.6f s (%s) in %.3f s of wall time, %" PRIu64 " events, %" PRIu64
+	       " switch forwards (%.3f M per wall second)\n\n",
+	       (double)elapsed / 1e9, r->o->clock == DP_CLOCK_LIVE ? "live" : "virtual", r->wall_s,
+	       r->eng.fired, fwd, r->wall_s > 0 ? (double)fwd / r->wall_s / 1e6 : 0.0);
+	if (stop_requested)
+		printf("rocelab-dp: stopped by %s, %.3f ms after the signal\n",
+		       stop_requested == SIGINT ? "SIGINT" : "SIGTERM", r->after_signal_s * 1e3);
+	if (r->o->clock == DP_CLOCK_LIVE)
+		printf("rocelab-dp: lag behind real time: max %.3f ms, at the end %.3f ms (%s)\n\n",
+		       (double)r->eng.lag_max_ns / NS_PER_MS, (double)r->eng.lag_ns / NS_PER_MS,
+		       r->eng.lag_max_ns >= LAG_REPORT_NS
+			       ? "it fell behind: link tables cover the fabric's time up to the lag at the "
+				 "end, generators' rates are against real time"
+			       : "kept up");
+}
+
+/* The tables at exit. Returns the exit status: 1 when RDMA failed or the lag policy stopped the run. */
+static int report(struct run *r)
+{
+	uint64_t elapsed = dp_engine_now(&r->eng) - r->start_ns;
+	/* live and behind: the fabric has done its work up to `lag` ago; utilisation
+	 * and pause shares are of the links over that time, not over work not done */
+	uint64_t fabric_ns = elapsed > r->eng.lag_ns ? elapsed - r->eng.lag_ns : 0;
+
+	if (!r->o->quiet) {
+		report_run(r, elapsed);
+		dp_stats_print(r->fab, fabric_ns, stdout);
+		dp_flows_print(&r->fab->flows, r->topo, 20, stdout);
+		for (unsigned i = 0; i < r->o->gen.n; i++)
+			dp_gen_print(&r->gens[i], r->o->gen.spec[i], r->start_ns + elapsed, i == 0, stdout);
+		if (r->nics.n) {
+			printf("\n");
+			dp_nics_report(&r->nics, stdout);
+		}
+	}
+	if (r->o->coll)
+		dp_nics_print_totals(&r->nics, stdout);
+	if (dp_nics_failures(&r->nics)) {
+		fprintf(stderr, "rocelab-dp: %u RDMA transfer(s) failed or did not finish\n",
+			dp_nics_failures(&r->nics));
+		return 1;
+	}
+	return r->run_rc;
+}
+
+/* Free what is held before DPDK starts: the topology, traffic specs, generators. */
+static void free_early(struct run *r)
 {
 	free(r->gens);
 	topo_traffic_free(r->traffic);
 	topo_free(r->topo);
-	spec_list_free(&o->gen);
-	spec_list_free(&o->rdma);
-	return rc;
+	spec_list_free(&r->o->gen);
+	spec_list_free(&r->o->rdma);
+	r->gens = NULL;
+	r->traffic = NULL;
+	r->topo = NULL;
+}
+
+/* Free everything, in the reverse order of set-up; removes the DPDK runtime directory. */
+static void teardown(struct run *r)
+{
+	if (r->fab)
+		r->fab->te = NULL;
+	dp_te_free(&r->te);
+	dp_nics_destroy(&r->nics);
+	dp_ctl_destroy(r->ctl);
+	for (unsigned i = 0; i < MAX_CAPTURES; i++)
+		dp_capture_close(r->cap[i]);
+	dp_csv_close(&r->csv);
+	dp_port_close(&r->ports);
+	dp_fabric_destroy(r->fab);
+	dp_engine_free(&r->eng);
+	rte_mempool_free(r->mp);
+	free_early(r);
+	dp_eal_stop(&r->eal); /* also removes the runtime directory */
 }
 
 int main(int argc, char **argv)
 {
 	struct opts o;
 	struct run r;
-	char err[512];
+	char err[512] = "";
 	int rc = parse_opts(argc, argv, &o);
 
 	memset(&r, 0, sizeof(r));
 	r.o = &o;
-	if (rc)
-		return free_early(&o, &r, rc);
-	if (o.check) {
-		if (!o.topology)
-			return free_early(&o, &r, bad("--check needs --topology FILE", NULL));
-		return free_early(&o, &r, topo_check_file(o.topology, stdout, stderr));
+	if (rc == 0 && o.check)
+		rc = o.topology ? topo_check_file(o.topology, stdout, stderr)
+				: bad("--check needs --topology FILE", NULL);
+	else if (rc == 0 && (rc = load_topology(&r)) == 0) {
+		if (o.list_hosts)
+			list_hosts(r.topo);
+		else
+			rc = parse_gens(&r);
 	}
-	if (o.topology) {
-		if (topo_load(o.topology, &r.topo, err, sizeof(err)) < 0) {
-			fprintf(stderr, "rocelab-dp: %s\n", err);
-			return free_early(&o, &r, EXIT_BAD_INPUT);
-		}
-	} else if ((r.topo = topo_clos(o.clos[0], o.clos[1], o.clos[2], err, sizeof(err))) == NULL) {
-		fprintf(stderr, "rocelab-dp: --clos: %s\n", err);
-		return free_early(&o, &r, EXIT_BAD_INPUT);
+	if (rc || o.check || o.list_hosts) {
+		free_early(&r);
+		return rc;
 	}
-	if (o.list_hosts) {
-		for (uint32_t h = 0; h < r.topo->n_hosts; h++) {
-			const struct topo_host *hc = &r.topo->hosts[h];
-			char ip[16], gw[16], mac[18], ip6[48], gw6[48];
-			printf("%s %s %s %s/24 %s %s %u %s/64 %s\n", hc->name, topo_attach_name(hc->attach),
-			       hc->ifname[0] ? hc->ifname : "-", topo_ipv4_str(hc->ipv4, ip, sizeof(ip)),
-			       topo_ipv4_str(hc->gw_ipv4, gw, sizeof(gw)),
-			       topo_mac_str(hc->mac, mac, sizeof(mac)), hc->mtu,
-			       topo_ipv6_str(hc->ipv6, ip6, sizeof(ip6)),
-			       topo_ipv6_str(hc->gw_ipv6, gw6, sizeof(gw6)));
-		}
-		return free_early(&o, &r, 0);
-	}
-	/* the traffic file and the generators are checked before anything starts */
-	if (o.traffic && (rc = add_traffic(&o, r.topo, &r.traffic)) != 0)
-		return free_early(&o, &r, rc);
-	r.gens = calloc(o.gen.n + 1, sizeof(*r.gens));
-	if (!r.gens)
-		return free_early(&o, &r, 1);
-	for (unsigned i = 0; i < o.gen.n; i++)
-		if (dp_gen_parse(&r.gens[i], r.topo, o.gen.spec[i], err, sizeof(err)) < 0) {
-			fprintf(stderr, "rocelab-dp: %s: %s\n", o.gen.where[i] ? o.gen.where[i] : "--gen",
-				err);
-			return free_early(&o, &r, EXIT_BAD_INPUT);
-		}
-
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
-	if (eal_init(&r, err, sizeof(err)) < 0)
-		goto fail;
-	/* Frames are never larger than the hosts' MTU (switches do not grow them). */
-	uint32_t max_mtu = 1500;
-	for (uint32_t h = 0; h < r.topo->n_hosts; h++) {
-		if (r.topo->hosts[h].mtu > max_mtu)
-			max_mtu = r.topo->hosts[h].mtu;
-		if (r.topo->hosts[h].attach == TOPO_ATTACH_EMULATED && max_mtu < NE_MAX_FRAME)
-			max_mtu = NE_MAX_FRAME; /* RoCE path MTU 4096 whatever the host MTU says */
+	rc = setup(&r, err, sizeof(err));
+	if (rc == 0)
+		rc = start_traffic(&r, err, sizeof(err));
+	if (rc == 0) {
+		run(&r);
+		rc = report(&r);
+	} else {
+		fprintf(stderr, "rocelab-dp: %s\n", err);
 	}
-	uint16_t room = (uint16_t)(RTE_PKTMBUF_HEADROOM + (max_mtu > 1500 ? 9216 + 64 : 2048));
-	r.mp = rte_pktmbuf_pool_create("rl_mbuf", max_mtu > 1500 ? 16383 : 65535, 256,
-				       RTE_ALIGN(sizeof(struct dp_mbuf_priv), RTE_MBUF_PRIV_ALIGN), room,
-				       (int)rte_socket_id());
-	if (r.mp == NULL) {
-		snprintf(err, sizeof(err), "mbuf pool: %s", rte_strerror(rte_errno));
-		goto fail;
-	}
-	if (dp_engine_init(&r.eng, o.clock, tsc_ns, NULL) < 0) {
-		snprintf(err, sizeof(err), "engine: out of memory");
-		goto fail;
-	}
-	struct dp_fabric_opts fo = {.seed = o.seed, .host_rx = host_rx, .host_rx_ctx = &r,
-				    .flow_capacity = o.flows, .watchdog = o.watchdog ? &o.wd : NULL};
-	r.fab = dp_fabric_create(r.topo, &r.eng, r.mp, &fo, err, sizeof(err));
-	if (r.fab == NULL)
-		goto fail;
-	o.nic.max_qps = dp_nics_coll_qps(o.coll);
-	o.nic.seed = o.seed;
-	if (dp_nics_create(&r.nics, r.fab, &o.nic, err, sizeof(err)) < 0)
-		goto fail;
-	if (o.clock == DP_CLOCK_LIVE &&
-	    dp_port_setup(&r.ports, r.fab, r.mp, o.veth, err, sizeof(err)) < 0)
-		goto fail;
-	if (setup_captures(&r, err, sizeof(err)) < 0)
-		goto fail;
-	r.start_ns = dp_engine_now(&r.eng);
-	if (o.csv) {
-		if (dp_csv_open(&r.csv, r.fab, o.csv, o.csv_interval_ns) < 0) {
-			snprintf(err, sizeof(err), "--csv %s: cannot write", o.csv);
-			goto fail;
-		}
-		r.csv.last_ns = r.start_ns;
-		dp_timer_add(&r.eng, r.start_ns + o.csv_interval_ns, on_csv, &r, 0);
-	}
-	for (unsigned i = 0; i < o.gen.n; i++) {
-		if (r.gens[i].size > (uint32_t)(room - RTE_PKTMBUF_HEADROOM)) {
-			snprintf(err, sizeof(err), "%s %s: size %u is larger than the hosts' frames (%u)",
-				 o.gen.where[i] ? o.gen.where[i] : "--gen", o.gen.spec[i], r.gens[i].size,
-				 (unsigned)(room - RTE_PKTMBUF_HEADROOM));
-			rc = EXIT_BAD_INPUT;
-			goto fail_rc;
-		}
-		r.gens[i].start_ns += r.start_ns;
-		dp_gen_start(&r.gens[i], r.fab);
-	}
-	for (unsigned i = 0; i < o.rdma.n; i++)
-		if (dp_nics_add_rdma(&r.nics, o.rdma.spec[i], r.start_ns, err, sizeof(err)) < 0) {
-			at_where(err, sizeof(err), o.rdma.where[i]);
-			rc = EXIT_BAD_INPUT;
-			goto fail_rc;
-		}
-	if (o.coll && dp_nics_add_coll(&r.nics, o.coll, r.start_ns, stdout, err, sizeof(err)) < 0) {
-		at_where(err, sizeof(err), o.coll_where);
-		rc = EXIT_BAD_INPUT;
-		goto fail_rc;
-	}
-	if (o.te) {
-		uint32_t(*pairs)[2] = malloc(sizeof(*pairs) * (r.topo->n_hosts * r.topo->n_hosts + 1));
-		uint32_t np = pairs ? dp_nics_coll_pairs(&r.nics, pairs, r.topo->n_hosts * r.topo->n_hosts) : 0;
-		int terc = np ? dp_te_create(&r.te, r.fab, (const uint32_t(*)[2])pairs, np, err, sizeof(err)) : -1;
-		free(pairs);
-		if (terc < 0) {
-			if (np == 0)
-				snprintf(err, sizeof(err), "--te needs a --coll (its traffic matrix)");
-			rc = EXIT_BAD_INPUT;
-			goto fail_rc;
-		}
-		r.fab->te = &r.te;
-		if (!o.quiet)
-			dp_te_print(&r.te, stdout);
-	}
-	r.ctl = dp_ctl_create(r.fab, err, sizeof(err));
-	if (r.ctl == NULL)
-		goto fail;
-
-	char summary[256];
-	topo_summary(r.topo, summary, sizeof(summary));
-	if (!o.quiet)
-		printf("rocelab-dp: %s; %s clock; %u host ports; telemetry /rocelab/*\n", summary,
-		       o.clock == DP_CLOCK_LIVE ? "live" : "virtual", r.ports.n);
-	fflush(stdout);
-
-	struct timespec w0, w1;
-	clock_gettime(CLOCK_MONOTONIC, &w0);
-	if (o.clock == DP_CLOCK_VIRTUAL)
-		run_virtual(&r);
-	else
-		run_live(&r);
-	clock_gettime(CLOCK_MONOTONIC, &w1);
-
-	uint64_t elapsed = dp_engine_now(&r.eng) - r.start_ns;
-	double wall = (double)(w1.tv_sec - w0.tv_sec) + (double)(w1.tv_nsec - w0.tv_nsec) / 1e9;
-	uint64_t fwd = 0;
-	for (uint32_t s = 0; s < r.topo->n_switches; s++)
-		fwd += r.fab->sw[s].fwd_pkts;
-	if (!o.quiet) {
-		if (o.clock == DP_CLOCK_VIRTUAL)
-			fprintf(stderr, "\n");
-		printf("\nrocelab-dp: ran %.6f s (%s) in %.3f s of wall time, %" PRIu64
-		       " events, %" PRIu64 " switch forwards (%.3f M per wall second)\n\n",
-		       (double)elapsed / 1e9, o.clock == DP_CLOCK_LIVE ? "live" : "virtual", wall,
-		       r.eng.fired, fwd, wall > 0 ? (double)fwd / wall / 1e6 : 0.0);
-		dp_stats_print(r.fab, elapsed, stdout);
-		dp_flows_print(&r.fab->flows, r.topo, 20, stdout);
-		for (unsigned i = 0; i < o.gen.n; i++)
-			printf("%sgenerator %s: sent %" PRIu64 " of %" PRIu64 ", waited %" PRIu64
-			       " times for its NIC queue, %" PRIu64 " for an mbuf\n",
-			       i ? "" : "\n", o.gen.spec[i], r.gens[i].sent, r.gens[i].count,
-			       r.gens[i].blocked, r.gens[i].no_mbuf);
-		if (r.nics.n) {
-			printf("\n");
-			dp_nics_report(&r.nics, stdout);
-		}
-	}
-	if (o.coll)
-		dp_nics_print_totals(&r.nics, stdout);
-	rc = 0;
-	if (dp_nics_failures(&r.nics)) {
-		fprintf(stderr, "rocelab-dp: %u RDMA transfer(s) failed or did not finish\n",
-			dp_nics_failures(&r.nics));
-		rc = 1;
-	}
-	goto out;
-fail:
-	rc = 1;
-fail_rc:
-	fprintf(stderr, "rocelab-dp: %s\n", err);
-out:
-	if (r.fab)
-		r.fab->te = NULL;
-	dp_te_free(&r.te);
-	dp_nics_destroy(&r.nics);
-	dp_ctl_destroy(r.ctl);
-	for (unsigned i = 0; i < MAX_CAPTURES; i++)
-		dp_capture_close(r.cap[i]);
-	dp_csv_close(&r.csv);
-	dp_port_close(&r.ports);
-	dp_fabric_destroy(r.fab);
-	dp_engine_free(&r.eng);
-	rte_mempool_free(r.mp);
-	topo_free(r.topo);
-	free(r.gens);
-	topo_traffic_free(r.traffic);
-	spec_list_free(&o.gen);
-	spec_list_free(&o.rdma);
-	rte_eal_cleanup();
-	for (int i = 0; i < r.eal_argc; i++)
-		free(r.eal_argv[i]);
+	teardown(&r);
 	return rc;
 }

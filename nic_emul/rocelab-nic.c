@@ -40,9 +40,10 @@
 
 #include "rl_bytes.h"
 #include "ne_nic.h"
+#include "ne_peer.h"
 
 #define PROG "rocelab-nic"
-#define EXCH_MSG_LEN sizeof("0000:000000:000000:00000000000000000000000000000000")
+#define EXCH_MSG_LEN NE_PEER_MSG_LEN
 #define RX_BUF 16384u
 #define WRID_RECV 1u
 #define WRID_SEND 2u
@@ -512,53 +513,6 @@ static int arp_resolve(struct app *a, uint32_t ip, uint8_t mac[6])
 /* ------------------------------------------------------------------ */
 /* ibv_rc_pingpong's out-of-band exchange */
 
-struct pp_dest {
-	uint32_t lid, qpn, psn;
-	uint8_t gid[16];
-};
-
-static void gid_to_wire(const uint8_t gid[16], char out[33])
-{
-	for (int i = 0; i < 16; i++)
-		snprintf(out + 2 * i, 3, "%02x", gid[i]);
-}
-
-static bool wire_to_gid(const char *s, uint8_t gid[16])
-{
-	if (strlen(s) != 32)
-		return false;
-	for (int i = 0; i < 16; i++) {
-		unsigned int b;
-
-		if (sscanf(s + 2 * i, "%2x", &b) != 1)
-			return false;
-		gid[i] = (uint8_t)b;
-	}
-	return true;
-}
-
-static void fmt_msg(const struct pp_dest *d, char msg[EXCH_MSG_LEN])
-{
-	char g[33];
-
-	gid_to_wire(d->gid, g);
-	memset(msg, 0, EXCH_MSG_LEN);
-	snprintf(msg, EXCH_MSG_LEN, "%04x:%06x:%06x:%s", d->lid, d->qpn, d->psn, g);
-}
-
-static bool parse_msg(const char *msg, struct pp_dest *d)
-{
-	char g[33];
-	unsigned int lid, qpn, psn;
-
-	if (sscanf(msg, "%x:%x:%x:%32s", &lid, &qpn, &psn, g) != 4)
-		return false;
-	d->lid = lid;
-	d->qpn = qpn & 0xFFFFFFu;
-	d->psn = psn & 0xFFFFFFu;
-	return wire_to_gid(g, d->gid);
-}
-
 /* Wait for fd to be readable (events POLLIN) or writable, running the NIC. */
 static bool wait_fd(struct app *a, int fd, short events)
 {
@@ -743,7 +697,7 @@ static bool gid_is_v4(const uint8_t g[16])
 }
 
 /* Bring the QP to RTS towards rem (ibv_rc_pingpong's pp_connect_ctx values). */
-static int qp_connect(struct app *a, const struct pp_dest *my, const struct pp_dest *rem)
+static int qp_connect(struct app *a, const struct ne_peer_dest *my, const struct ne_peer_dest *rem)
 {
 	struct ne_qp_attr qa;
 	uint32_t rip, hop;
@@ -796,7 +750,7 @@ static int qp_connect(struct app *a, const struct pp_dest *my, const struct pp_d
 	return 0;
 }
 
-static void print_dest(const char *what, const struct pp_dest *d)
+static void print_dest(const char *what, const struct ne_peer_dest *d)
 {
 	char g[INET6_ADDRSTRLEN];
 
@@ -821,7 +775,7 @@ static void print_counters(const struct app *a)
 
 static int pingpong(struct app *a)
 {
-	struct pp_dest my, rem;
+	struct ne_peer_dest my, rem;
 	char msg[EXCH_MSG_LEN];
 	uint32_t scnt = 0, rcnt = 0, pending;
 	uint64_t t0, t1;
@@ -846,7 +800,7 @@ static int pingpong(struct app *a)
 		fd = tcp_connect(a, a->o.server, a->o.port);
 		if (fd < 0)
 			return 1;
-		fmt_msg(&my, msg);
+		ne_peer_format(&my, msg);
 		if (write(fd, msg, EXCH_MSG_LEN) != (ssize_t)EXCH_MSG_LEN ||
 		    !read_full(a, fd, msg, EXCH_MSG_LEN) || write(fd, "done", 5) != 5) {
 			err("couldn't exchange addresses with %s:%u", a->o.server, a->o.port);
@@ -855,7 +809,7 @@ static int pingpong(struct app *a)
 		}
 		close(fd);
 		msg[EXCH_MSG_LEN - 1] = 0;
-		if (!parse_msg(msg, &rem)) {
+		if (ne_peer_parse(msg, EXCH_MSG_LEN, &rem) < 0) {
 			err("bad address message from the server: '%s'", msg);
 			return 1;
 		}
@@ -872,7 +826,7 @@ static int pingpong(struct app *a)
 			return 1;
 		}
 		msg[EXCH_MSG_LEN - 1] = 0;
-		if (!parse_msg(msg, &rem)) {
+		if (ne_peer_parse(msg, EXCH_MSG_LEN, &rem) < 0) {
 			err("bad address message from the client: '%s'", msg);
 			close(fd);
 			return 1;
@@ -883,7 +837,7 @@ static int pingpong(struct app *a)
 			close(fd);
 			return 1;
 		}
-		fmt_msg(&my, msg);
+		ne_peer_format(&my, msg);
 		if (write(fd, msg, EXCH_MSG_LEN) != (ssize_t)EXCH_MSG_LEN) {
 			err("couldn't send our address message");
 			close(fd);

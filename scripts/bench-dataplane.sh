@@ -29,6 +29,10 @@ runs=${2:-5}
 ninja -C build -j2 >/dev/null
 DP=build/dataplane/rocelab-dp
 GEN='h0>h4:size=64,rate=100G,count=1000000000,flows=64'
+# dpdk-testpmd keeps its DPDK runtime directory (/var/run/dpdk/PREFIX, ~6 MB) after
+# it exits: remove ours (unique prefixes rl-tp-$$, rl-tpx-$$) whatever way we leave.
+testpmd_dirs_rm() { rm -rf "/var/run/dpdk/rl-tp-$$" "/var/run/dpdk/rl-tpx-$$"; }
+trap testpmd_dirs_rm EXIT
 
 echo "== dpdk-testpmd io forwarding, 2 x net_null, no hugepages (1 forwarding core)"
 tp=$( (timeout -s INT 8 dpdk-testpmd --no-huge -m 512 --no-pci --file-prefix "rl-tp-$$" \
@@ -45,6 +49,7 @@ for line in sys.stdin:
             if cur: rates.append(cur)
             cur = seen = 0
 print(statistics.median(rates[1:]) / 1e6 if len(rates) > 2 else 0)')
+testpmd_dirs_rm
 echo "testpmd: ${tp} Mpps"
 
 echo "== rocelab-dp, live clock, busy poll, net_null hosts, 64 B h0 -> h4 through 3 switches, $runs runs of 2 s"
@@ -130,7 +135,7 @@ unshare --net -- bash -c '
     nsenter -t $p -n sh -c "ip link set lo up; ip addr add 10.9.0.$((i + 1))/24 dev eth0; ip link set eth0 up;
       ethtool -K eth0 tx off tso off gso off gro off rx off >/dev/null 2>&1"
   done
-  (sleep 20; echo) | timeout 30 dpdk-testpmd --no-huge -m 512 --no-pci --file-prefix rl-tpx-$$ -l 0,1 \
+  (sleep 20; echo) | timeout 30 dpdk-testpmd --no-huge -m 512 --no-pci --file-prefix rl-tpx-$PPID -l 0,1 \
     --vdev net_af_xdp0,iface=rl-t0 --vdev net_af_xdp1,iface=rl-t1 --log-level="*:error" -- \
     --forward-mode=io --auto-start --total-num-mbufs=16384 >/dev/null 2>&1 &
   tp=$!

@@ -13,6 +13,13 @@ cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh   # idempotent: nothing to do when all is there
 
 FUZZ_SECONDS=${FUZZ_SECONDS:-30}
+# Leftover check: a baseline now, a comparison after everything (other runs on this
+# machine may come and go meanwhile: only rocelab names and this run's processes count).
+ROCELAB_SUITE_RUN="$$-$(date +%s%N)"
+export ROCELAB_SUITE_RUN
+leftover_base=$(mktemp /tmp/rl-leftover-base.XXXXXX)
+trap 'rm -f "$leftover_base"' EXIT
+bash tests/dataplane/test_leftovers_suite.sh baseline "$leftover_base"
 suite_args=()
 for s in ${SUITES:-}; do suite_args+=(--suite "$s"); done
 
@@ -51,5 +58,8 @@ if [ "$FUZZ_SECONDS" -gt 0 ]; then
   if bash scripts/fuzz.sh "$FUZZ_SECONDS"; then total_ok=$((total_ok + 1))
   else total_fail=$((total_fail + 1)); echo "tests: $total_ok passed, $total_fail failed"; exit 1; fi
 fi
+echo "== leftovers"
+if bash tests/dataplane/test_leftovers_suite.sh check "$leftover_base"; then total_ok=$((total_ok + 1))
+else total_fail=$((total_fail + 1)); fi
 echo "tests: $total_ok passed, $total_fail failed"
 [ "$total_fail" -eq 0 ]

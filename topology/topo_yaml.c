@@ -221,10 +221,51 @@ static int yaml_error(struct topo_yaml_ctx *c, struct fy_diag *diag)
 			      c->diag_text);
 }
 
+/*
+ * Offset of the first byte of s[0..len) that is not part of well-formed
+ * UTF-8 (RFC 3629: no overlong forms, surrogates or values past U+10FFFF),
+ * or len when all is. YAML is Unicode text, and libfyaml 0.8 loops forever
+ * on some malformed input (a '%' then the byte 0xf6), so it gets none.
+ */
+static size_t utf8_bad_offset(const unsigned char *s, size_t len)
+{
+	size_t i = 0;
+
+	while (i < len) {
+		unsigned char b = s[i];
+		size_t n = b < 0x80 ? 1 : (b & 0xe0) == 0xc0 ? 2 : (b & 0xf0) == 0xe0 ? 3 : (b & 0xf8) == 0xf0 ? 4 : 0;
+		if (n == 0 || b == 0xc0 || b == 0xc1 || b > 0xf4 || i + n > len)
+			return i;
+		for (size_t k = 1; k < n; k++)
+			if ((s[i + k] & 0xc0) != 0x80)
+				return i;
+		unsigned char b1 = n > 1 ? s[i + 1] : 0;
+		if ((b == 0xe0 && b1 < 0xa0) || (b == 0xed && b1 > 0x9f) || (b == 0xf0 && b1 < 0x90) ||
+		    (b == 0xf4 && b1 > 0x8f))
+			return i; /* overlong, surrogate, or above U+10FFFF */
+		i += n;
+	}
+	return len;
+}
+
+/* 1-based line of offset off in s. */
+static int line_of(const char *s, size_t off)
+{
+	int line = 1;
+
+	for (size_t i = 0; i < off; i++)
+		line += s[i] == '\n';
+	return line;
+}
+
 int topo_yaml_open(struct topo_yaml_ctx *c, const char *yaml, size_t len, const char *what,
 		   struct topo_yaml_doc *d)
 {
 	memset(d, 0, sizeof(*d));
+	size_t bad = yaml ? utf8_bad_offset((const unsigned char *)yaml, len) : len;
+	if (yaml && bad < len)
+		return topo_yaml_fail(c, line_of(yaml, bad), "not UTF-8 text (byte 0x%02x)",
+				      (unsigned char)yaml[bad]);
 	struct fy_diag_cfg dcfg;
 	fy_diag_cfg_default(&dcfg);
 	dcfg.fp = NULL;

@@ -176,6 +176,43 @@ static void test_timer_limit(void **state)
 	free(l);
 }
 
+/* A source that is always behind: each run schedules its next one a little later but still due. */
+static void behind(void *obj, uint64_t arg, uint64_t now)
+{
+	struct log *l = obj;
+
+	l->n++;
+	dp_timer_add(l->e, now + 1, behind, l, arg);
+}
+
+/* Overload: a budget bounds a turn's work; the lag is how late the oldest timer is. */
+static void test_budget_and_lag(void **state)
+{
+	struct dp_engine e;
+	struct log *l = calloc(1, sizeof(*l));
+	uint64_t t = 1000;
+
+	(void)state;
+	assert_int_equal(dp_engine_init(&e, DP_CLOCK_LIVE, fake_now, &t), 0);
+	l->e = &e;
+	assert_int_equal(dp_timer_add(&e, 100, behind, l, 0), 0);
+	/* everything from 100 to 1000 is due: a budget of 64 runs exactly 64 */
+	assert_int_equal(dp_engine_run_budget(&e, dp_engine_now(&e), 64), 64);
+	assert_int_equal(l->n, 64);
+	assert_int_equal(dp_engine_next_ns(&e), 164);
+	assert_int_equal(dp_engine_note_lag(&e, 1000), 1000 - 164);
+	assert_int_equal(e.lag_max_ns, 836);
+	/* caught up (next timer in the future): lag 0, the maximum stays */
+	t = 100;
+	assert_int_equal(dp_engine_note_lag(&e, dp_engine_now(&e)), 0);
+	assert_int_equal(e.lag_ns, 0);
+	assert_int_equal(e.lag_max_ns, 836);
+	/* a budget larger than what is due runs only what is due */
+	assert_int_equal(dp_engine_run_budget(&e, 170, 1000), 7); /* 164..170 */
+	dp_engine_free(&e);
+	free(l);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -184,6 +221,7 @@ int main(void)
 		cmocka_unit_test(test_live_clock),
 		cmocka_unit_test(test_live_monotone),
 		cmocka_unit_test(test_timer_limit),
+		cmocka_unit_test(test_budget_and_lag),
 	};
 	return cmocka_run_group_tests_name("engine", tests, NULL, NULL);
 }

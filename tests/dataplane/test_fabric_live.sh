@@ -137,7 +137,7 @@ fi
 #    incast at 1 Gbit/s on lossless priority 3. Live mode works in bursts; a pause on its
 #    way must still stop the sender in time: zero drops, the senders paused, the port to
 #    h2 at line rate.
-out=$(timeout 60 "$DP" --topology "$DATA/incast-pfc-null.yaml" --clock live --duration 2s --name "lt$$-pfc" \
+out=$(timeout 60 "$DP" --topology "$DATA/incast-pfc-null.yaml" --clock live --duration 2s --name "rl-lt$$-pfc" \
   --gen 'h0>h2:dscp=26,rate=1G,size=1000,count=10000000' --gen 'h1>h2:dscp=26,rate=1G,size=1000,count=10000000' 2>/dev/null)
 col() { echo "$out" | awk -v l="$1" -v c="$2" '$1 == l { print $c; exit }'; }
 check "live PFC incast: leaf0 drops nothing ($(col leaf0 8) drops)" "[ \"$(col leaf0 8)\" = 0 ] && [ $(col leaf0 3) -gt 100000 ]"
@@ -149,6 +149,11 @@ check "live PFC incast: the port to h2 ran at line rate ($(col leaf0\>h2 5)%)" \
 check "rocelab-dp stopped cleanly and printed its tables" "grep -q '^rocelab-dp: ran' /tmp/rocelab-$name.final"
 rm -f "/tmp/rocelab-$name.final"
 check "no rocelab process or namespace left behind" "! pgrep -f 'rocelab-$name' > /dev/null && [ ! -d /tmp/rocelab-$name ] && [ ! -d /tmp/rocelab-${name}x ]"
+# rocelab-dp removes its DPDK runtime directory (SIGTERM from fabric.sh down, and a --duration end)
+check "no DPDK runtime directory left (rocelab-$name, rocelab-${name}x, rl-lt$$-pfc)" \
+  "[ ! -e /var/run/dpdk/rocelab-$name ] && [ ! -e /var/run/dpdk/rocelab-${name}x ] && [ ! -e /var/run/dpdk/rl-lt$$-pfc ]"
+links=$(ip -o link | awk -F': ' '$2 != "lo" { print $2 }' | tr '\n' ' ')
+check "no veth left in the test's namespace (${links:-none})" "[ -z \"$links\" ]"
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
