@@ -6,6 +6,7 @@
  *          framecnt=4096: the default 512 drops silently and uncounted)
  *   vhost  net_vhost on a vhost-user socket (qemu connects as the client)
  *   pci    the NIC's own PMD, by PCI address
+ *   dpdk   any virtual device by the user's devargs (net_pcap, net_tap, net_memif)
  *
  * dp_port_eal_args() adds the --vdev/-a arguments EAL needs before
  * rte_eal_init(); dp_port_setup() then configures and starts one port per
@@ -36,15 +37,18 @@ struct dp_ports {
 /*
  * Append to argv (capacity argv_cap, count *argc) the EAL arguments that
  * create the ports of t's hosts. Strings are allocated (freed at exit).
- * Returns 0, or -1 with a message when argv is full or a host cannot attach.
+ * Returns 0; -EINVAL with a message when a dpdk host's device name is one
+ * rocelab gives another host's port; -E2BIG when argv is full.
  */
 int dp_port_eal_args(const struct topo *t, enum dp_veth_driver drv, char **argv, int *argc,
 		     int argv_cap, char *err, size_t errlen);
 
 /*
  * After rte_eal_init(): find, configure and start each host's port with
- * mbufs from mp, and record port ids in f->host[].port_id. Returns 0, or -1
- * with a message naming the host.
+ * mbufs from mp, and record port ids in f->host[].port_id. Returns 0, or with
+ * a message naming the host: -EINVAL when DPDK refused a dpdk host's devargs
+ * (bad input: the message names the devargs), -ENODEV when another host's
+ * port is missing, -EIO when a port does not start, -ENOMEM.
  */
 int dp_port_setup(struct dp_ports *ps, struct dp_fabric *f, struct rte_mempool *mp,
 		  enum dp_veth_driver drv, char *err, size_t errlen);

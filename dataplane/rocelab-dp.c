@@ -4,6 +4,7 @@
  * one DPDK process, with real hosts on DPDK ports and in-process packet
  * sources, on a live or a virtual clock.
  */
+#include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <signal.h>
@@ -401,7 +402,7 @@ static int eal_init(struct run *r, char *err, size_t errlen)
 		argv[argc++] = strdup("--no-pci");
 	r->eal_argc = argc;
 	if (prc < 0)
-		return -1;
+		return prc; /* -EINVAL: a host's devargs (bad input) */
 	/* rte_eal_init() permutes argv: hand it a copy of the array, keep ours to free */
 	memcpy(r->eal_perm, argv, (size_t)argc * sizeof(*argv));
 	int rc = rte_eal_init(argc, r->eal_perm);
@@ -627,8 +628,11 @@ int main(int argc, char **argv)
 
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
-	if (eal_init(&r, err, sizeof(err)) < 0)
-		goto fail;
+	int prc = eal_init(&r, err, sizeof(err));
+	if (prc < 0) {
+		rc = prc == -EINVAL ? EXIT_BAD_INPUT : 1;
+		goto fail_rc;
+	}
 	/* Frames are never larger than the hosts' MTU (switches do not grow them). */
 	uint32_t max_mtu = 1500;
 	for (uint32_t h = 0; h < r.topo->n_hosts; h++) {
@@ -659,8 +663,10 @@ int main(int argc, char **argv)
 	if (dp_nics_create(&r.nics, r.fab, &o.nic, err, sizeof(err)) < 0)
 		goto fail;
 	if (o.clock == DP_CLOCK_LIVE &&
-	    dp_port_setup(&r.ports, r.fab, r.mp, o.veth, err, sizeof(err)) < 0)
-		goto fail;
+	    (prc = dp_port_setup(&r.ports, r.fab, r.mp, o.veth, err, sizeof(err))) < 0) {
+		rc = prc == -EINVAL ? EXIT_BAD_INPUT : 1; /* DPDK refused a host's devargs */
+		goto fail_rc;
+	}
 	if (setup_captures(&r, err, sizeof(err)) < 0)
 		goto fail;
 	r.start_ns = dp_engine_now(&r.eng);
