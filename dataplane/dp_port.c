@@ -129,6 +129,32 @@ int dp_port_eal_args(const struct topo *t, enum dp_veth_driver drv, char **argv,
 	return 0;
 }
 
+int dp_port_eal_failed(const struct topo *t, int eal_errno, char *err, size_t errlen)
+{
+	size_t off = 0;
+	uint32_t n = 0;
+
+	snprintf(err, errlen, "EAL init failed: %s", rte_strerror(eal_errno));
+	/* EAL answers ENODEV when a --vdev names a driver it does not have */
+	if (eal_errno != ENODEV)
+		return -1;
+	for (uint32_t h = 0; h < t->n_hosts && off < errlen; h++) {
+		const struct topo_host *hc = &t->hosts[h];
+		if (hc->attach != TOPO_ATTACH_DPDK)
+			continue;
+		int w = snprintf(err + off, errlen - off, "%s host %s's devargs '%s'",
+				 n++ ? " or" : "DPDK has no driver for", hc->name, hc->devargs);
+		if (w < 0)
+			break;
+		off += (size_t)w;
+	}
+	if (n == 0)
+		return -1; /* err still holds EAL's reason: the loop wrote nothing */
+	if (off < errlen)
+		snprintf(err + off, errlen - off, " (EAL names the device above)");
+	return -EINVAL;
+}
+
 static int start_port(uint16_t pid, struct rte_mempool *mp, char *err, size_t errlen)
 {
 	struct rte_eth_conf conf;

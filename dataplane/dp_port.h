@@ -44,6 +44,15 @@ int dp_port_eal_args(const struct topo *t, enum dp_veth_driver drv, char **argv,
 		     int argv_cap, char *err, size_t errlen);
 
 /*
+ * Explain why rte_eal_init() failed with eal_errno (rte_errno): when it is
+ * ENODEV and t has dpdk hosts, one of their devargs names a driver DPDK does
+ * not have (EAL's own message names the device): the message names those
+ * hosts and devargs, and the result is -EINVAL (bad input). Otherwise the
+ * message is EAL's reason and the result -1.
+ */
+int dp_port_eal_failed(const struct topo *t, int eal_errno, char *err, size_t errlen);
+
+/*
  * After rte_eal_init(): find, configure and start each host's port with
  * mbufs from mp, and record port ids in f->host[].port_id. Returns 0, or with
  * a message naming the host: -EINVAL when DPDK refused a dpdk host's devargs

@@ -406,10 +406,8 @@ static int eal_init(struct run *r, char *err, size_t errlen)
 	/* rte_eal_init() permutes argv: hand it a copy of the array, keep ours to free */
 	memcpy(r->eal_perm, argv, (size_t)argc * sizeof(*argv));
 	int rc = rte_eal_init(argc, r->eal_perm);
-	if (rc < 0) {
-		snprintf(err, errlen, "EAL init failed: %s", rte_strerror(rte_errno));
-		return -1;
-	}
+	if (rc < 0)
+		return dp_port_eal_failed(r->topo, rte_errno, err, errlen);
 	return 0;
 }
 
