@@ -155,7 +155,13 @@ int dp_port_eal_failed(const struct topo *t, int eal_errno, char *err, size_t er
 	return -EINVAL;
 }
 
-static int start_port(uint16_t pid, struct rte_mempool *mp, char *err, size_t errlen)
+/*
+ * Configure one RX and one TX queue and start port pid. mtu 0 keeps the
+ * PMD's default; otherwise the port takes the host's MTU (a physical NIC
+ * drops frames above its MTU, 1500 by default).
+ */
+static int start_port(uint16_t pid, struct rte_mempool *mp, uint32_t mtu, char *err,
+		      size_t errlen)
 {
 	struct rte_eth_conf conf;
 	struct rte_eth_dev_info info;
@@ -164,6 +170,7 @@ static int start_port(uint16_t pid, struct rte_mempool *mp, char *err, size_t er
 	memset(&conf, 0, sizeof(conf));
 	if ((rc = rte_eth_dev_info_get(pid, &info)) != 0 ||
 	    (rc = rte_eth_dev_configure(pid, 1, 1, &conf)) != 0 ||
+	    (mtu && (rc = rte_eth_dev_set_mtu(pid, (uint16_t)mtu)) != 0) ||
 	    (rc = rte_eth_rx_queue_setup(pid, 0, 1024, rte_eth_dev_socket_id(pid), NULL, mp)) != 0 ||
 	    (rc = rte_eth_tx_queue_setup(pid, 0, 1024, rte_eth_dev_socket_id(pid), NULL)) != 0 ||
 	    (rc = rte_eth_dev_start(pid)) != 0) {
@@ -214,7 +221,8 @@ int dp_port_setup(struct dp_ports *ps, struct dp_fabric *f, struct rte_mempool *
 				 name, hc->attach == TOPO_ATTACH_VETH ? hc->ifname : hc->socket);
 			return -ENODEV;
 		}
-		if (start_port(pid, mp, why, sizeof(why)) < 0) {
+		if (start_port(pid, mp, hc->attach == TOPO_ATTACH_PCI ? hc->mtu : 0, why, sizeof(why)) <
+		    0) {
 			if (hc->attach == TOPO_ATTACH_DPDK) {
 				snprintf(err, errlen, "host %s: devargs '%s': port %s: %s", hc->name,
 					 hc->devargs, name, why);

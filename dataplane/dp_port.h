@@ -5,7 +5,7 @@
  *   veth   net_af_xdp on the root-side veth end (fallback net_af_packet with
  *          framecnt=4096: the default 512 drops silently and uncounted)
  *   vhost  net_vhost on a vhost-user socket (qemu connects as the client)
- *   pci    the NIC's own PMD, by PCI address
+ *   pci    the NIC's own PMD, by PCI address, its MTU set to the host's
  *   dpdk   any virtual device by the user's devargs (net_pcap, net_tap, net_memif)
  *
  * dp_port_eal_args() adds the --vdev/-a arguments EAL needs before

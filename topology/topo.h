@@ -5,7 +5,8 @@
  *
  * Everything here is plain data the data plane walks: arrays of switches,
  * hosts, links and scheduled events, indexed from 0, plus the QoS settings.
- * Addresses and MACs are derived from the topology, never read from the file:
+ * Addresses and MACs are derived from the topology (a host may name its own
+ * IPv4 address and MAC with ipv4:/mac:, e.g. to replay a capture):
  *
  *   leaf L (the L-th rtsw in file order), host i (0-based, by the leaf's port
  *   order) under it:
