@@ -763,6 +763,34 @@ static void test_unit_parsers(void **state)
 	assert_int_equal(v, 77);
 }
 
+/* attach: dpdk keeps its devargs as written; ipv4:/mac: replace the derived addresses only. */
+static void test_dpdk_host_and_own_addresses(void **state)
+{
+	(void)state;
+	static const char y[] =
+		L_SW "hosts:\n"
+		"  - {name: h0, leaf: leaf0, attach: dpdk, devargs: 'net_pcap_a,rx_pcap=in.pcap',\n"
+		"     ipv4: 10.99.0.1, mac: '52:54:00:99:00:01'}\n"
+		"  - {name: h1, leaf: leaf1}\n" L_LI;
+	char err[512], dev[TOPO_DEVNAME_MAX], a[16];
+	struct topo *t = NULL;
+	if (topo_load_string(y, strlen(y), "dpdk.yaml", &t, err, sizeof(err)))
+		fail_msg("%s", err);
+	assert_int_equal(t->hosts[0].attach, TOPO_ATTACH_DPDK);
+	assert_string_equal(t->hosts[0].devargs, "net_pcap_a,rx_pcap=in.pcap");
+	assert_string_equal(topo_devargs_name(t->hosts[0].devargs, dev, sizeof(dev)), "net_pcap_a");
+	assert_string_equal(topo_ipv4_str(t->hosts[0].ipv4, a, sizeof(a)), "10.99.0.1");
+	static const uint8_t mac0[6] = {0x52, 0x54, 0x00, 0x99, 0x00, 0x01};
+	assert_memory_equal(t->hosts[0].mac, mac0, 6);
+	/* the gateway stays the leaf's; h1 keeps its derived addresses */
+	assert_string_equal(topo_ipv4_str(t->hosts[0].gw_ipv4, a, sizeof(a)), "10.0.0.254");
+	assert_string_equal(topo_ipv4_str(t->hosts[1].ipv4, a, sizeof(a)), "10.0.1.1");
+	static const uint8_t mac1[6] = {0x02, 0x00, 0x0a, 0x00, 0x01, 0x01};
+	assert_memory_equal(t->hosts[1].mac, mac1, 6);
+	assert_string_equal(t->hosts[1].devargs, "");
+	topo_free(t);
+}
+
 /* The annotated example of topologies/README.md is valid. */
 static void test_readme_example(void **state)
 {
@@ -873,6 +901,7 @@ int main(void)
 		cmocka_unit_test(test_missing_file),
 		cmocka_unit_test(test_units_and_overrides),
 		cmocka_unit_test(test_unit_parsers),
+		cmocka_unit_test(test_dpdk_host_and_own_addresses),
 		cmocka_unit_test(test_readme_example),
 		cmocka_unit_test(test_mutations_never_crash),
 	};
