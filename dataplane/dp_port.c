@@ -2,6 +2,7 @@
 #include "dp_port.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -281,6 +282,28 @@ void dp_port_flush(struct dp_ports *ps)
 {
 	for (uint32_t i = 0; i < ps->n; i++)
 		rte_eth_tx_buffer_flush(ps->port_id[i], 0, ps->txb[i]);
+}
+
+void dp_port_print(const struct dp_ports *ps, const struct topo *t, FILE *out)
+{
+	if (ps->n == 0)
+		return;
+	fprintf(out, "\n%-20s %-12s %12s %12s %10s %10s %10s %10s %10s\n", "port", "host", "rx",
+		"tx", "refused", "imissed", "rx_nombuf", "ierrors", "oerrors");
+	for (uint32_t i = 0; i < ps->n; i++) {
+		struct rte_eth_stats st;
+		char name[RTE_ETH_NAME_MAX_LEN];
+
+		if (rte_eth_stats_get(ps->port_id[i], &st) != 0)
+			memset(&st, 0, sizeof(st));
+		if (rte_eth_dev_get_name_by_port(ps->port_id[i], name) != 0)
+			snprintf(name, sizeof(name), "port%u", ps->port_id[i]);
+		fprintf(out,
+			"%-20s %-12s %12" PRIu64 " %12" PRIu64 " %10" PRIu64 " %10" PRIu64
+			" %10" PRIu64 " %10" PRIu64 " %10" PRIu64 "\n",
+			name, t->hosts[ps->host[i]].name, st.ipackets, st.opackets, ps->tx_dropped[i],
+			st.imissed, st.rx_nombuf, st.ierrors, st.oerrors);
+	}
 }
 
 void dp_port_close(struct dp_ports *ps)

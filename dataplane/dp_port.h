@@ -16,6 +16,7 @@
 #define DP_PORT_H
 
 #include <stdint.h>
+#include <stdio.h>
 
 #include <rte_ethdev.h>
 
@@ -70,6 +71,15 @@ void dp_port_host_rx(void *ctx, struct dp_host *h, struct rte_mbuf *m, uint64_t 
 
 /* Send what dp_port_host_rx() buffered. */
 void dp_port_flush(struct dp_ports *ps);
+
+/*
+ * Print one line per port to out: its DPDK name, host, the PMD's counters
+ * (frames received and sent, imissed: the RX ring was full, rx_nombuf,
+ * ierrors, oerrors) and "refused": frames the fabric delivered to the host
+ * that the port did not take (a full TX ring, a memif without a peer), which
+ * the fabric's tables count as delivered. Nothing when there are no ports.
+ */
+void dp_port_print(const struct dp_ports *ps, const struct topo *t, FILE *out);
 
 /* Stop and close the ports, free the arrays. */
 void dp_port_close(struct dp_ports *ps);

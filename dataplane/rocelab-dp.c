@@ -746,6 +746,7 @@ int main(int argc, char **argv)
 		       r.eng.fired, fwd, wall > 0 ? (double)fwd / wall / 1e6 : 0.0);
 		dp_stats_print(r.fab, elapsed, stdout);
 		dp_flows_print(&r.fab->flows, r.topo, 20, stdout);
+		dp_port_print(&r.ports, r.topo, stdout);
 		for (unsigned i = 0; i < o.gen.n; i++)
 			printf("%sgenerator %s: sent %" PRIu64 " of %" PRIu64 ", waited %" PRIu64
 			       " times for its NIC queue, %" PRIu64 " for an mbuf\n",

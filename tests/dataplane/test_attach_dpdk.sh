@@ -74,6 +74,8 @@ for p in "0 10.99.0.1" "1 10.99.0.2"; do
   done
   check "leaf$1's uplinks carried every frame from $2 once ($rows)" "[ $rows -eq \$(npk \$( [ $1 = 0 ] && echo vm1-in.pcap || echo vm2-in.pcap)) ]"
 done
+port=$(awk '$1 == "net_pcap_vm1" { print $3, $4, $5 }' out.txt)
+check "vm1's pcap port read $n1, wrote $n2, refused none ($port)" "[ \"$port\" = \"$n1 $n2 0\" ]"
 rm -rf "$RUN/$pfx-pcap"
 
 # ---- 2. net_memif to dpdk-testpmd (5-tuple swap sends each frame back to its source)
@@ -102,6 +104,8 @@ check "testpmd received and sent back all $N frames over memif (${tprx:-?} / ${t
 h0rx=$(awk '$1 == "h0" && NF == 5 { print $4 }' out.txt)
 m0rx=$(awk '$1 == "m0" && NF == 5 { print $4 }' out.txt)
 check "the frames came back through the fabric to h0 ($m0rx to m0, ${h0rx:-?} back at h0)" "[ \"${m0rx:-}\" = $N ] && [ \"${h0rx:-}\" = $N ]"
+port=$(awk '$1 == "net_memif0" && $2 == "m0" { print $3, $4, $5 }' out.txt)
+check "m0's memif port: $N frames out, $N back, none refused (rx tx refused: ${port:-?})" "[ \"$port\" = \"$N $N 0\" ]"
 rm -rf "$RUN/$pfx-memif" "$RUN/$pfx-tp"
 
 # ---- 3. devargs DPDK refuses
