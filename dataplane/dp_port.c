@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include "dp_port.h"
 
+#include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,7 +14,9 @@
 static void vdev_name(const struct topo *t, uint32_t h, enum dp_veth_driver drv, char *buf,
 		      size_t len)
 {
-	if (t->hosts[h].attach == TOPO_ATTACH_VHOST)
+	if (t->hosts[h].attach == TOPO_ATTACH_DPDK)
+		topo_devargs_name(t->hosts[h].devargs, buf, len);
+	else if (t->hosts[h].attach == TOPO_ATTACH_VHOST)
 		snprintf(buf, len, "net_vhost%u", h);
 	else if (t->hosts[h].attach == TOPO_ATTACH_NET_NULL)
 		snprintf(buf, len, "net_null%u", h);
@@ -30,11 +34,46 @@ static int push(char **argv, int *argc, int cap, char *s)
 	return 0;
 }
 
+/*
+ * A dpdk host's device may not take the name rocelab gives another host's
+ * port (net_null3, net_vhost0...): EAL would refuse the second one with a
+ * message that names neither host. Returns 0, or -EINVAL with a message.
+ */
+static int check_dpdk_names(const struct topo *t, enum dp_veth_driver drv, char *err,
+			    size_t errlen)
+{
+	for (uint32_t h = 0; h < t->n_hosts; h++) {
+		const struct topo_host *hc = &t->hosts[h];
+		char mine[TOPO_DEVNAME_MAX], other[TOPO_DEVNAME_MAX];
+
+		if (hc->attach != TOPO_ATTACH_DPDK)
+			continue;
+		topo_devargs_name(hc->devargs, mine, sizeof(mine));
+		for (uint32_t o = 0; o < t->n_hosts; o++) {
+			enum topo_attach a = t->hosts[o].attach;
+			if (a == TOPO_ATTACH_DPDK || a == TOPO_ATTACH_PCI || a == TOPO_ATTACH_EMULATED)
+				continue;
+			vdev_name(t, o, drv, other, sizeof(other));
+			if (strcmp(mine, other) == 0) {
+				snprintf(err, errlen,
+					 "host %s: devargs '%s': device name %s is the one rocelab "
+					 "gives host %s's port; choose another",
+					 hc->name, hc->devargs, mine, t->hosts[o].name);
+				return -EINVAL;
+			}
+		}
+	}
+	return 0;
+}
+
 int dp_port_eal_args(const struct topo *t, enum dp_veth_driver drv, char **argv, int *argc,
 		     int argv_cap, char *err, size_t errlen)
 {
 	bool any_pci = false;
+	int rc = check_dpdk_names(t, drv, err, errlen);
 
+	if (rc < 0)
+		return rc;
 	for (uint32_t h = 0; h < t->n_hosts; h++) {
 		const struct topo_host *hc = &t->hosts[h];
 		char name[64], arg[512];
@@ -73,22 +112,57 @@ int dp_port_eal_args(const struct topo *t, enum dp_veth_driver drv, char **argv,
 		case TOPO_ATTACH_NET_NULL: /* a sink: traffic comes from --gen */
 			snprintf(arg, sizeof(arg), "--vdev=%s,no-rx=1", name);
 			break;
+		case TOPO_ATTACH_DPDK: /* the user's devargs, as written */
+			snprintf(arg, sizeof(arg), "--vdev=%s", hc->devargs);
+			break;
 		default:
 			continue; /* emulated: no port */
 		}
 		if (push(argv, argc, argv_cap, strdup(arg)) < 0) {
 			snprintf(err, errlen, "too many EAL arguments at host %s", hc->name);
-			return -1;
+			return -E2BIG;
 		}
 	}
 	if (!any_pci && push(argv, argc, argv_cap, strdup("--no-pci")) < 0) {
 		snprintf(err, errlen, "too many EAL arguments");
-		return -1;
+		return -E2BIG;
 	}
 	return 0;
 }
 
-static int start_port(uint16_t pid, struct rte_mempool *mp, char *err, size_t errlen)
+int dp_port_eal_failed(const struct topo *t, int eal_errno, char *err, size_t errlen)
+{
+	size_t off = 0;
+	uint32_t n = 0;
+
+	snprintf(err, errlen, "EAL init failed: %s", rte_strerror(eal_errno));
+	/* EAL answers ENODEV when a --vdev names a driver it does not have */
+	if (eal_errno != ENODEV)
+		return -1;
+	for (uint32_t h = 0; h < t->n_hosts && off < errlen; h++) {
+		const struct topo_host *hc = &t->hosts[h];
+		if (hc->attach != TOPO_ATTACH_DPDK)
+			continue;
+		int w = snprintf(err + off, errlen - off, "%s host %s's devargs '%s'",
+				 n++ ? " or" : "DPDK has no driver for", hc->name, hc->devargs);
+		if (w < 0)
+			break;
+		off += (size_t)w;
+	}
+	if (n == 0)
+		return -1; /* err still holds EAL's reason: the loop wrote nothing */
+	if (off < errlen)
+		snprintf(err + off, errlen - off, " (EAL names the device above)");
+	return -EINVAL;
+}
+
+/*
+ * Configure one RX and one TX queue and start port pid. mtu 0 keeps the
+ * PMD's default; otherwise the port takes the host's MTU (a physical NIC
+ * drops frames above its MTU, 1500 by default).
+ */
+static int start_port(uint16_t pid, struct rte_mempool *mp, uint32_t mtu, char *err,
+		      size_t errlen)
 {
 	struct rte_eth_conf conf;
 	struct rte_eth_dev_info info;
@@ -97,6 +171,7 @@ static int start_port(uint16_t pid, struct rte_mempool *mp, char *err, size_t er
 	memset(&conf, 0, sizeof(conf));
 	if ((rc = rte_eth_dev_info_get(pid, &info)) != 0 ||
 	    (rc = rte_eth_dev_configure(pid, 1, 1, &conf)) != 0 ||
+	    (mtu && (rc = rte_eth_dev_set_mtu(pid, (uint16_t)mtu)) != 0) ||
 	    (rc = rte_eth_rx_queue_setup(pid, 0, 1024, rte_eth_dev_socket_id(pid), NULL, mp)) != 0 ||
 	    (rc = rte_eth_tx_queue_setup(pid, 0, 1024, rte_eth_dev_socket_id(pid), NULL)) != 0 ||
 	    (rc = rte_eth_dev_start(pid)) != 0) {
@@ -120,7 +195,7 @@ int dp_port_setup(struct dp_ports *ps, struct dp_fabric *f, struct rte_mempool *
 	ps->by_host = malloc((t->n_hosts + 1) * sizeof(*ps->by_host));
 	if (!ps->host || !ps->port_id || !ps->txb || !ps->tx_dropped || !ps->by_host) {
 		snprintf(err, errlen, "out of memory");
-		return -1;
+		return -ENOMEM;
 	}
 	for (uint32_t h = 0; h < t->n_hosts; h++) {
 		const struct topo_host *hc = &t->hosts[h];
@@ -135,13 +210,27 @@ int dp_port_setup(struct dp_ports *ps, struct dp_fabric *f, struct rte_mempool *
 		else
 			vdev_name(t, h, drv, name, sizeof(name));
 		if (rte_eth_dev_get_port_by_name(name, &pid) != 0) {
+			if (hc->attach == TOPO_ATTACH_DPDK) {
+				/* EAL logged its reason above; the devargs are the user's input */
+				snprintf(err, errlen,
+					 "host %s: DPDK refused devargs '%s' (no port %s after EAL "
+					 "probed it; EAL's reason is above)",
+					 hc->name, hc->devargs, name);
+				return -EINVAL;
+			}
 			snprintf(err, errlen, "host %s: no DPDK port %s (is interface %s there?)", hc->name,
 				 name, hc->attach == TOPO_ATTACH_VETH ? hc->ifname : hc->socket);
-			return -1;
+			return -ENODEV;
 		}
-		if (start_port(pid, mp, why, sizeof(why)) < 0) {
+		if (start_port(pid, mp, hc->attach == TOPO_ATTACH_PCI ? hc->mtu : 0, why, sizeof(why)) <
+		    0) {
+			if (hc->attach == TOPO_ATTACH_DPDK) {
+				snprintf(err, errlen, "host %s: devargs '%s': port %s: %s", hc->name,
+					 hc->devargs, name, why);
+				return -EINVAL;
+			}
 			snprintf(err, errlen, "host %s: port %s: %s", hc->name, name, why);
-			return -1;
+			return -EIO;
 		}
 		uint32_t i = ps->n;
 		ps->host[i] = h;
@@ -151,7 +240,7 @@ int dp_port_setup(struct dp_ports *ps, struct dp_fabric *f, struct rte_mempool *
 						rte_eth_dev_socket_id(pid));
 		if (ps->txb[i] == NULL) {
 			snprintf(err, errlen, "out of memory");
-			return -1;
+			return -ENOMEM;
 		}
 		ps->n++;
 		rte_eth_tx_buffer_init(ps->txb[i], DP_PORT_BURST);
@@ -193,6 +282,28 @@ void dp_port_flush(struct dp_ports *ps)
 {
 	for (uint32_t i = 0; i < ps->n; i++)
 		rte_eth_tx_buffer_flush(ps->port_id[i], 0, ps->txb[i]);
+}
+
+void dp_port_print(const struct dp_ports *ps, const struct topo *t, FILE *out)
+{
+	if (ps->n == 0)
+		return;
+	fprintf(out, "\n%-20s %-12s %12s %12s %10s %10s %10s %10s %10s\n", "port", "host", "rx",
+		"tx", "refused", "imissed", "rx_nombuf", "ierrors", "oerrors");
+	for (uint32_t i = 0; i < ps->n; i++) {
+		struct rte_eth_stats st;
+		char name[RTE_ETH_NAME_MAX_LEN];
+
+		if (rte_eth_stats_get(ps->port_id[i], &st) != 0)
+			memset(&st, 0, sizeof(st));
+		if (rte_eth_dev_get_name_by_port(ps->port_id[i], name) != 0)
+			snprintf(name, sizeof(name), "port%u", ps->port_id[i]);
+		fprintf(out,
+			"%-20s %-12s %12" PRIu64 " %12" PRIu64 " %10" PRIu64 " %10" PRIu64
+			" %10" PRIu64 " %10" PRIu64 " %10" PRIu64 "\n",
+			name, t->hosts[ps->host[i]].name, st.ipackets, st.opackets, ps->tx_dropped[i],
+			st.imissed, st.rx_nombuf, st.ierrors, st.oerrors);
+	}
 }
 
 void dp_port_close(struct dp_ports *ps)

@@ -5,7 +5,8 @@
  *   veth   net_af_xdp on the root-side veth end (fallback net_af_packet with
  *          framecnt=4096: the default 512 drops silently and uncounted)
  *   vhost  net_vhost on a vhost-user socket (qemu connects as the client)
- *   pci    the NIC's own PMD, by PCI address
+ *   pci    the NIC's own PMD, by PCI address, its MTU set to the host's
+ *   dpdk   any virtual device by the user's devargs (net_pcap, net_tap, net_memif)
  *
  * dp_port_eal_args() adds the --vdev/-a arguments EAL needs before
  * rte_eal_init(); dp_port_setup() then configures and starts one port per
@@ -15,6 +16,7 @@
 #define DP_PORT_H
 
 #include <stdint.h>
+#include <stdio.h>
 
 #include <rte_ethdev.h>
 
@@ -36,15 +38,27 @@ struct dp_ports {
 /*
  * Append to argv (capacity argv_cap, count *argc) the EAL arguments that
  * create the ports of t's hosts. Strings are allocated (freed at exit).
- * Returns 0, or -1 with a message when argv is full or a host cannot attach.
+ * Returns 0; -EINVAL with a message when a dpdk host's device name is one
+ * rocelab gives another host's port; -E2BIG when argv is full.
  */
 int dp_port_eal_args(const struct topo *t, enum dp_veth_driver drv, char **argv, int *argc,
 		     int argv_cap, char *err, size_t errlen);
 
 /*
+ * Explain why rte_eal_init() failed with eal_errno (rte_errno): when it is
+ * ENODEV and t has dpdk hosts, one of their devargs names a driver DPDK does
+ * not have (EAL's own message names the device): the message names those
+ * hosts and devargs, and the result is -EINVAL (bad input). Otherwise the
+ * message is EAL's reason and the result -1.
+ */
+int dp_port_eal_failed(const struct topo *t, int eal_errno, char *err, size_t errlen);
+
+/*
  * After rte_eal_init(): find, configure and start each host's port with
- * mbufs from mp, and record port ids in f->host[].port_id. Returns 0, or -1
- * with a message naming the host.
+ * mbufs from mp, and record port ids in f->host[].port_id. Returns 0, or with
+ * a message naming the host: -EINVAL when DPDK refused a dpdk host's devargs
+ * (bad input: the message names the devargs), -ENODEV when another host's
+ * port is missing, -EIO when a port does not start, -ENOMEM.
  */
 int dp_port_setup(struct dp_ports *ps, struct dp_fabric *f, struct rte_mempool *mp,
 		  enum dp_veth_driver drv, char *err, size_t errlen);
@@ -57,6 +71,15 @@ void dp_port_host_rx(void *ctx, struct dp_host *h, struct rte_mbuf *m, uint64_t 
 
 /* Send what dp_port_host_rx() buffered. */
 void dp_port_flush(struct dp_ports *ps);
+
+/*
+ * Print one line per port to out: its DPDK name, host, the PMD's counters
+ * (frames received and sent, imissed: the RX ring was full, rx_nombuf,
+ * ierrors, oerrors) and "refused": frames the fabric delivered to the host
+ * that the port did not take (a full TX ring, a memif without a peer), which
+ * the fabric's tables count as delivered. Nothing when there are no ports.
+ */
+void dp_port_print(const struct dp_ports *ps, const struct topo *t, FILE *out);
 
 /* Stop and close the ports, free the arrays. */
 void dp_port_close(struct dp_ports *ps);

@@ -464,12 +464,16 @@ static int eal_init(struct run *r, char *err, size_t errlen)
 	if (dp_eal_set_prefix(e, prefix) < 0)
 		goto too_many;
 	if (r->o->clock == DP_CLOCK_LIVE) {
-		if (dp_port_eal_args(r->topo, r->o->veth, e->argv, &e->argc, DP_EAL_ARGS_MAX, err, errlen) < 0)
-			return -1;
+		int prc = dp_port_eal_args(r->topo, r->o->veth, e->argv, &e->argc, DP_EAL_ARGS_MAX, err,
+					   errlen);
+		if (prc < 0)
+			return prc; /* -EINVAL: a host's devargs (bad input) */
 	} else if (dp_eal_add(e, "--no-pci") < 0) {
 		goto too_many;
 	}
-	return dp_eal_start(e, err, errlen);
+	if (dp_eal_start(e, err, errlen) < 0) /* name the dpdk hosts' devargs if there are any */
+		return dp_port_eal_failed(r->topo, rte_errno, err, errlen);
+	return 0;
 too_many:
 	snprintf(err, errlen, "EAL arguments: out of memory or too many");
 	return -1;
@@ -741,7 +745,10 @@ static int setup(struct run *r, char *err, size_t errlen)
 {
 	struct opts *o = r->o;
 
-	if (eal_init(r, err, errlen) < 0 || setup_pool(r, err, errlen) < 0)
+	int prc = eal_init(r, err, errlen);
+	if (prc < 0)
+		return prc == -EINVAL ? EXIT_BAD_INPUT : 1;
+	if (setup_pool(r, err, errlen) < 0)
 		return 1;
 	if (dp_engine_init(&r->eng, o->clock, tsc_ns, NULL) < 0) {
 		snprintf(err, errlen, "engine: out of memory");
@@ -756,8 +763,9 @@ static int setup(struct run *r, char *err, size_t errlen)
 	o->nic.seed = o->seed;
 	if (dp_nics_create(&r->nics, r->fab, &o->nic, err, errlen) < 0)
 		return 1;
-	if (o->clock == DP_CLOCK_LIVE && dp_port_setup(&r->ports, r->fab, r->mp, o->veth, err, errlen) < 0)
-		return 1;
+	if (o->clock == DP_CLOCK_LIVE &&
+	    (prc = dp_port_setup(&r->ports, r->fab, r->mp, o->veth, err, errlen)) < 0)
+		return prc == -EINVAL ? EXIT_BAD_INPUT : 1; /* DPDK refused a host's devargs */
 	int rc = setup_captures(r, err, errlen);
 	if (rc < 0)
 		return rc == -EINVAL ? EXIT_BAD_INPUT : 1;
@@ -883,6 +891,7 @@ static int report(struct run *r)
 		report_run(r, elapsed);
 		dp_stats_print(r->fab, fabric_ns, stdout);
 		dp_flows_print(&r->fab->flows, r->topo, 20, stdout);
+		dp_port_print(&r->ports, r->topo, stdout);
 		for (unsigned i = 0; i < r->o->gen.n; i++)
 			dp_gen_print(&r->gens[i], r->o->gen.spec[i], r->start_ns + elapsed, i == 0, stdout);
 		if (r->nics.n) {

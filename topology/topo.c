@@ -14,6 +14,7 @@
  */
 #include "topo.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
@@ -40,7 +41,8 @@
 static const char *const role_names[TOPO_ROLE_COUNT] = {"rtsw", "ctsw", "atsw"};
 static const char *const lb_names[TOPO_LB_COUNT] = {"ecmp", "resilient", "flowlet", "pinning"};
 static const char *const attach_names[TOPO_ATTACH_COUNT] = {"veth", "vhost", "pci", "emulated",
-								    "net_null"};
+								    "net_null", "dpdk"};
+#define ATTACH_HINT "veth, vhost, pci, emulated, net_null, dpdk"
 
 static int name_index(const char *const *names, int n, const char *name)
 {
@@ -80,6 +82,12 @@ int topo_lb_from_name(const char *name)
 int topo_attach_from_name(const char *name)
 {
 	return name_index(attach_names, TOPO_ATTACH_COUNT, name);
+}
+
+char *topo_devargs_name(const char *devargs, char *buf, size_t len)
+{
+	snprintf(buf, len, "%.*s", (int)strcspn(devargs, ","), devargs);
+	return buf;
 }
 
 static bool valid_name(const char *s)
@@ -414,7 +422,10 @@ struct sw_vals {
 	uint32_t buckets;
 };
 
-enum { HO_ATTACH, HO_MTU, HO_NETNS, HO_IFNAME, HO_SOCKET, HO_PCI, HO_NFIELDS };
+enum {
+	HO_ATTACH, HO_MTU, HO_NETNS, HO_IFNAME, HO_SOCKET, HO_PCI, HO_DEVARGS, HO_IPV4, HO_MAC,
+	HO_NFIELDS
+};
 
 struct host_vals {
 	unsigned set;
@@ -425,6 +436,9 @@ struct host_vals {
 	char ifname[TOPO_IFNAME_MAX];
 	char socket[TOPO_PATH_MAX];
 	char pci[TOPO_PCI_MAX];
+	char devargs[TOPO_DEVARGS_MAX];
+	uint32_t ipv4; /* host order */
+	uint8_t mac[6];
 };
 
 enum { LI_RATE, LI_DELAY, LI_MTU, LI_LOSS, LI_NFIELDS };
@@ -510,6 +524,79 @@ static int sw_val_pair(struct topo_yaml_ctx *c, struct sw_vals *s, const char *k
 	return 0;
 }
 
+/*
+ * A dpdk host's devargs: "NAME[,key=value...]" as EAL's --vdev takes it. The
+ * loader checks what it can without DPDK (a device name EAL can hold, no
+ * blanks, no empty key=value pair); the driver checks the rest at start-up.
+ */
+static int get_devargs(struct topo_yaml_ctx *c, struct fy_node *v, const char *key, int kl,
+		       char out[TOPO_DEVARGS_MAX])
+{
+	static const char name_chars[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+					 "0123456789_";
+	int line = topo_yaml_line(v, kl);
+	char s[TOPO_DEVARGS_MAX];
+
+	if (topo_yaml_scalar(c, v, key, kl, s, sizeof(s)))
+		return -1;
+	size_t n = strcspn(s, ",");
+	if (s[0] == '\0')
+		return topo_yaml_fail(c, line, "devargs: empty (expected NAME[,key=value...], e.g. "
+					       "net_pcap0,rx_pcap=in.pcap)");
+	if (n == 0 || n >= TOPO_DEVNAME_MAX || strspn(s, name_chars) < n)
+		return topo_yaml_fail(c, line,
+				      "devargs: '%s': the device name before the first ',' must be "
+				      "1-%d letters, digits or '_' (e.g. net_pcap0)",
+				      s, TOPO_DEVNAME_MAX - 1);
+	if (s[strcspn(s, " \t\n")] != '\0')
+		return topo_yaml_fail(c, line, "devargs: '%s' contains a blank", s);
+	/* every ',' starts a key=value pair with a key */
+	for (const char *p = strchr(s, ','); p; p = strchr(p + 1, ','))
+		if (p[1] == ',' || p[1] == '\0' || p[1] == '=')
+			return topo_yaml_fail(c, line, "devargs: '%s' has an empty key=value pair", s);
+	memcpy(out, s, strlen(s) + 1);
+	return 0;
+}
+
+/* A host's own IPv4 address (replacing the derived one): unicast, dotted quad. */
+static int get_host_ipv4(struct topo_yaml_ctx *c, struct fy_node *v, const char *key, int kl,
+			 uint32_t *out)
+{
+	char s[TOPO_NAME_MAX];
+	struct in_addr a;
+
+	if (topo_yaml_scalar(c, v, key, kl, s, sizeof(s)))
+		return -1;
+	if (inet_pton(AF_INET, s, &a) != 1)
+		return topo_yaml_fail(c, topo_yaml_line(v, kl),
+				      "ipv4: '%s' is not an IPv4 address (a.b.c.d)", s);
+	*out = ntohl(a.s_addr);
+	if (*out == 0 || *out == UINT32_MAX || (*out >> 28) == 0xe)
+		return topo_yaml_fail(c, topo_yaml_line(v, kl),
+				      "ipv4: '%s' is not a unicast address", s);
+	return 0;
+}
+
+/* A host's own MAC (replacing the derived one): six hex pairs, unicast, not zero. */
+static int get_host_mac(struct topo_yaml_ctx *c, struct fy_node *v, const char *key, int kl,
+			uint8_t out[6])
+{
+	char s[TOPO_NAME_MAX];
+	int end = 0;
+
+	if (topo_yaml_scalar(c, v, key, kl, s, sizeof(s)))
+		return -1;
+	if (sscanf(s, "%2hhx:%2hhx:%2hhx:%2hhx:%2hhx:%2hhx%n", &out[0], &out[1], &out[2], &out[3],
+		   &out[4], &out[5], &end) != 6 ||
+	    (size_t)end != strlen(s) || strlen(s) != 17)
+		return topo_yaml_fail(c, topo_yaml_line(v, kl),
+				      "mac: '%s' is not a MAC address (xx:xx:xx:xx:xx:xx)", s);
+	if ((out[0] & 1) || !(out[0] | out[1] | out[2] | out[3] | out[4] | out[5]))
+		return topo_yaml_fail(c, topo_yaml_line(v, kl),
+				      "mac: '%s' is not a unicast address", s);
+	return 0;
+}
+
 static const char *const host_val_keys[] = {"attach", "mtu", NULL};
 
 static int host_val_pair(struct topo_yaml_ctx *c, struct host_vals *h, const char *key,
@@ -519,8 +606,7 @@ static int host_val_pair(struct topo_yaml_ctx *c, struct host_vals *h, const cha
 	uint64_t x;
 	char tmp[TOPO_PATH_MAX];
 	if (!strcmp(key, "attach")) {
-		if (get_enum(c, v, key, kl, topo_attach_from_name, "veth, vhost, pci, emulated, net_null",
-			     &h->attach))
+		if (get_enum(c, v, key, kl, topo_attach_from_name, ATTACH_HINT, &h->attach))
 			return -1;
 		SET(h, HO_ATTACH, line);
 	} else if (!strcmp(key, "mtu")) {
@@ -569,6 +655,18 @@ static int host_val_pair(struct topo_yaml_ctx *c, struct host_vals *h, const cha
 				c, line, "pci: '%s' is not a PCI address ([DDDD:]BB:DD.F)", tmp);
 		snprintf(h->pci, sizeof(h->pci), "%04x:%02x:%02x.%u", dom, bus, dev, fn);
 		SET(h, HO_PCI, line);
+	} else if (!strcmp(key, "devargs")) {
+		if (get_devargs(c, v, key, kl, h->devargs))
+			return -1;
+		SET(h, HO_DEVARGS, line);
+	} else if (!strcmp(key, "ipv4")) {
+		if (get_host_ipv4(c, v, key, kl, &h->ipv4))
+			return -1;
+		SET(h, HO_IPV4, line);
+	} else if (!strcmp(key, "mac")) {
+		if (get_host_mac(c, v, key, kl, h->mac))
+			return -1;
+		SET(h, HO_MAC, line);
 	}
 	return 0;
 }
@@ -636,6 +734,9 @@ static void host_merge(struct host_vals *d, const struct host_vals *s)
 		case HO_IFNAME: memcpy(d->ifname, s->ifname, sizeof(d->ifname)); break;
 		case HO_SOCKET: memcpy(d->socket, s->socket, sizeof(d->socket)); break;
 		case HO_PCI: memcpy(d->pci, s->pci, sizeof(d->pci)); break;
+		case HO_DEVARGS: memcpy(d->devargs, s->devargs, sizeof(d->devargs)); break;
+		case HO_IPV4: d->ipv4 = s->ipv4; break;
+		case HO_MAC: memcpy(d->mac, s->mac, sizeof(d->mac)); break;
 		}
 		SET(d, f, s->line[f]);
 	}
@@ -810,7 +911,8 @@ static int host_pair(struct topo_yaml_ctx *c, void *obj, const char *key, struct
 }
 
 static const char *const host_keys[] = {
-	"name", "attach", "leaf", "mtu", "netns", "ifname", "socket", "pci", "link", NULL,
+	"name",   "attach",  "leaf", "mtu", "netns", "ifname", "socket",
+	"pci",    "devargs", "ipv4", "mac", "link", NULL,
 };
 
 static const char *const event_keys[] = {"at", "link", "switch", "action", NULL};
@@ -1735,6 +1837,7 @@ static int host_attach_keys(struct builder *b, const struct topo_host *h,
 		{HO_IFNAME, TOPO_ATTACH_VETH, "ifname"},
 		{HO_SOCKET, TOPO_ATTACH_VHOST, "socket"},
 		{HO_PCI, TOPO_ATTACH_PCI, "pci"},
+		{HO_DEVARGS, TOPO_ATTACH_DPDK, "devargs"},
 	};
 	for (size_t k = 0; k < sizeof(only) / sizeof(only[0]); k++)
 		if (HAS(v, only[k].field) && v->attach != only[k].attach)
@@ -1781,6 +1884,18 @@ static int host_attach_names(struct builder *b, uint32_t i, const struct host_va
 					      h->name);
 		snprintf(h->pci, sizeof(h->pci), "%s", v->pci);
 		return claim_unique(b, i, v->line[HO_PCI], "pci", 'p', h->pci);
+	case TOPO_ATTACH_DPDK: {
+		char dev[TOPO_DEVNAME_MAX];
+		if (!HAS(v, HO_DEVARGS))
+			return topo_yaml_fail(b->c, line,
+					      "host '%s': attach: dpdk needs 'devargs' (e.g. "
+					      "net_pcap0,rx_pcap=in.pcap,tx_pcap=out.pcap)",
+					      h->name);
+		snprintf(h->devargs, sizeof(h->devargs), "%s", v->devargs);
+		/* EAL refuses a second device of one name: say so here, with the line */
+		return claim_unique(b, i, v->line[HO_DEVARGS], "DPDK device", 'd',
+				    topo_devargs_name(h->devargs, dev, sizeof(dev)));
+	}
 	default:
 		return 0;
 	}
@@ -1801,10 +1916,41 @@ static void host_addresses(struct topo *t, uint32_t i)
 	memcpy(h->gw_mac, leaf->ports[h->leaf_port].mac, 6);
 }
 
+/*
+ * A host's own ipv4:/mac: (a capture replayed through a dpdk host carries
+ * the addresses of the machines it was taken on). The fabric routes by /32
+ * and rewrites the MAC towards the host, so only uniqueness matters, checked
+ * over all hosts by claim_addresses(). Returns whether the host has one.
+ */
+static bool host_own_addresses(struct topo_host *h, const struct host_vals *v)
+{
+	if (HAS(v, HO_IPV4))
+		h->ipv4 = v->ipv4;
+	if (HAS(v, HO_MAC))
+		memcpy(h->mac, v->mac, sizeof(h->mac));
+	return HAS(v, HO_IPV4) || HAS(v, HO_MAC);
+}
+
+/* Every host's IPv4 address and MAC differ from every other's. */
+static int claim_addresses(struct builder *b)
+{
+	for (uint32_t i = 0; i < b->t->n_hosts; i++) {
+		const struct topo_host *h = &b->t->hosts[i];
+		char a[INET_ADDRSTRLEN], m[sizeof("xx:xx:xx:xx:xx:xx")];
+		snprintf(m, sizeof(m), "%02x:%02x:%02x:%02x:%02x:%02x", h->mac[0], h->mac[1],
+			 h->mac[2], h->mac[3], h->mac[4], h->mac[5]);
+		if (claim_unique(b, i, h->line, "ipv4", '4', topo_ipv4_str(h->ipv4, a, sizeof(a))) ||
+		    claim_unique(b, i, h->line, "mac", 'm', m))
+			return -1;
+	}
+	return 0;
+}
+
 /* Phase 10: host settings (built-in < defaults < own), attach names, addresses. */
 static int build_hosts(struct builder *b)
 {
 	struct topo *t = b->t;
+	bool own = false;
 
 	for (uint32_t i = 0; i < t->n_hosts; i++) {
 		struct host_spec *hs = &b->s->ho[i];
@@ -1828,8 +1974,10 @@ static int build_hosts(struct builder *b)
 		if (host_attach_names(b, i, &v))
 			return -1;
 		host_addresses(t, i);
+		own |= host_own_addresses(h, &v);
 	}
-	return 0;
+	/* derived addresses are unique by construction: check only when a host has its own */
+	return own ? claim_addresses(b) : 0;
 }
 
 /* Phase 11: every switch reachable from switch 0 (BFS over switch-switch links). */

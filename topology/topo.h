@@ -5,7 +5,8 @@
  *
  * Everything here is plain data the data plane walks: arrays of switches,
  * hosts, links and scheduled events, indexed from 0, plus the QoS settings.
- * Addresses and MACs are derived from the topology, never read from the file:
+ * Addresses and MACs are derived from the topology (a host may name its own
+ * IPv4 address and MAC with ipv4:/mac:, e.g. to replay a capture):
  *
  *   leaf L (the L-th rtsw in file order), host i (0-based, by the leaf's port
  *   order) under it:
@@ -42,6 +43,10 @@ struct pfc_buffer_profile;
 /* Linux interface names: IFNAMSIZ. */
 #define TOPO_IFNAME_MAX 16
 #define TOPO_PCI_MAX 16
+/* Longest dpdk devargs string, including the NUL. */
+#define TOPO_DEVARGS_MAX 256
+/* Longest DPDK device name (the devargs up to its first ','): RTE_DEV_NAME_MAX_LEN. */
+#define TOPO_DEVNAME_MAX 64
 /* Priorities (traffic classes) per port. */
 #define TOPO_NUM_PRIO 8
 /* Limits of the address scheme. */
@@ -72,6 +77,7 @@ enum topo_attach {
 	TOPO_ATTACH_PCI,      /* a physical NIC by PCI address */
 	TOPO_ATTACH_EMULATED, /* the in-process NIC emulator (nic_emul/) */
 	TOPO_ATTACH_NET_NULL, /* a DPDK net_null port: receives nothing, frees what it is sent (benchmarks) */
+	TOPO_ATTACH_DPDK,     /* any DPDK virtual device, by its devargs (net_pcap, net_tap, net_memif) */
 	TOPO_ATTACH_COUNT,
 };
 
@@ -121,6 +127,7 @@ struct topo_host {
 	char ifname[TOPO_IFNAME_MAX];   /* veth: the end rocelab-dp opens (root netns) */
 	char socket[TOPO_PATH_MAX];     /* vhost: vhost-user socket path */
 	char pci[TOPO_PCI_MAX];         /* pci: DDDD:BB:DD.F */
+	char devargs[TOPO_DEVARGS_MAX]; /* dpdk: "NAME[,key=value...]" as EAL's --vdev takes it */
 	uint32_t mtu;                      /* host interface MTU (IP bytes) */
 	uint32_t ipv4;
 	uint8_t ipv6[16];
@@ -228,6 +235,12 @@ const char *topo_attach_name(enum topo_attach attach);
 int topo_role_from_name(const char *name);
 int topo_lb_from_name(const char *name);
 int topo_attach_from_name(const char *name);
+
+/*
+ * The DPDK device name in a dpdk host's devargs: the text before the first
+ * ',' (truncated to len - 1). Returns buf.
+ */
+char *topo_devargs_name(const char *devargs, char *buf, size_t len);
 
 /* "10.0.1.2" from a host-order IPv4 address; buf of at least 16 bytes. Returns buf. */
 char *topo_ipv4_str(uint32_t ipv4, char *buf, size_t len);

@@ -125,10 +125,10 @@ static int set_tier(struct topo_gen_params *p, const char *key, const char *v, c
 static int set_misc(struct topo_gen_params *p, const char *key, const char *v, const char **why)
 {
 	if (!strcmp(key, "attach")) {
-		*why = "veth, vhost, emulated or net_null (pci needs an address per host: write "
-		       "the file by hand)";
+		*why = "veth, vhost, emulated or net_null (pci and dpdk need an address or devargs "
+		       "per host: write the file by hand)";
 		int a = topo_attach_from_name(v);
-		if (a < 0 || a == TOPO_ATTACH_PCI)
+		if (a < 0 || a == TOPO_ATTACH_PCI || a == TOPO_ATTACH_DPDK)
 			return -1;
 		p->attach = a;
 		return 0;

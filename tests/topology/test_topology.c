@@ -463,6 +463,34 @@ static const struct bad_case bad_cases[] = {
 	{"pci host without an address",
 	 L_SW "hosts:\n  - {name: h0, leaf: leaf0, attach: pci}\n  - {name: h1, leaf: leaf1}\n" L_LI,
 	 6, "attach: pci needs a 'pci' address"},
+	{"dpdk host without devargs",
+	 L_SW "hosts:\n  - {name: h0, leaf: leaf0, attach: dpdk}\n  - {name: h1, leaf: leaf1}\n" L_LI,
+	 6, "host 'h0': attach: dpdk needs 'devargs'"},
+	{"empty devargs",
+	 L_SW "hosts:\n  - {name: h0, leaf: leaf0, attach: dpdk, devargs: ''}\n  - {name: h1, leaf: leaf1}\n" L_LI,
+	 6, "devargs: empty"},
+	{"devargs without a device name",
+	 L_SW "hosts:\n  - {name: h0, leaf: leaf0, attach: dpdk, devargs: ',iface=x'}\n  - {name: h1, leaf: leaf1}\n" L_LI,
+	 6, "the device name before the first ',' must be"},
+	{"devargs with an empty pair",
+	 L_SW "hosts:\n  - {name: h0, leaf: leaf0, attach: dpdk, devargs: 'net_tap0,,iface=x'}\n  - {name: h1, leaf: leaf1}\n" L_LI,
+	 6, "has an empty key=value pair"},
+	{"devargs on a veth host",
+	 L_SW "hosts:\n  - {name: h0, leaf: leaf0, devargs: net_tap0}\n  - {name: h1, leaf: leaf1}\n" L_LI,
+	 6, "'devargs' applies only to attach: dpdk (this host is veth)"},
+	{"two dpdk hosts with one device name",
+	 L_SW "hosts:\n  - {name: h0, leaf: leaf0, attach: dpdk, devargs: 'net_tap0,iface=a'}\n"
+	 "  - {name: h1, leaf: leaf1, attach: dpdk, devargs: 'net_tap0,iface=b'}\n" L_LI,
+	 7, "host 'h1': DPDK device 'net_tap0' is already used by host 'h0'"},
+	{"bad host ipv4",
+	 L_SW "hosts:\n  - {name: h0, leaf: leaf0, ipv4: 10.0.0.256}\n  - {name: h1, leaf: leaf1}\n" L_LI,
+	 6, "ipv4: '10.0.0.256' is not an IPv4 address"},
+	{"multicast host mac",
+	 L_SW "hosts:\n  - {name: h0, leaf: leaf0, mac: '01:00:5e:00:00:01'}\n  - {name: h1, leaf: leaf1}\n" L_LI,
+	 6, "mac: '01:00:5e:00:00:01' is not a unicast address"},
+	{"a host's own ipv4 is another's derived one",
+	 L_SW "hosts:\n  - {name: h0, leaf: leaf0}\n  - {name: h1, leaf: leaf1, ipv4: 10.0.0.1}\n" L_LI,
+	 7, "host 'h1': ipv4 '10.0.0.1' is already used by host 'h0'"},
 	{"host mtu above link mtu",
 	 L_SW "hosts:\n  - {name: h0, leaf: leaf0, mtu: 9000, link: {mtu: 1500}}\n  - {name: h1, leaf: leaf1}\n" L_LI,
 	 6, "mtu 9000 is larger than its link's mtu 1500"},
@@ -735,6 +763,34 @@ static void test_unit_parsers(void **state)
 	assert_int_equal(v, 77);
 }
 
+/* attach: dpdk keeps its devargs as written; ipv4:/mac: replace the derived addresses only. */
+static void test_dpdk_host_and_own_addresses(void **state)
+{
+	(void)state;
+	static const char y[] =
+		L_SW "hosts:\n"
+		"  - {name: h0, leaf: leaf0, attach: dpdk, devargs: 'net_pcap_a,rx_pcap=in.pcap',\n"
+		"     ipv4: 10.99.0.1, mac: '52:54:00:99:00:01'}\n"
+		"  - {name: h1, leaf: leaf1}\n" L_LI;
+	char err[512], dev[TOPO_DEVNAME_MAX], a[16];
+	struct topo *t = NULL;
+	if (topo_load_string(y, strlen(y), "dpdk.yaml", &t, err, sizeof(err)))
+		fail_msg("%s", err);
+	assert_int_equal(t->hosts[0].attach, TOPO_ATTACH_DPDK);
+	assert_string_equal(t->hosts[0].devargs, "net_pcap_a,rx_pcap=in.pcap");
+	assert_string_equal(topo_devargs_name(t->hosts[0].devargs, dev, sizeof(dev)), "net_pcap_a");
+	assert_string_equal(topo_ipv4_str(t->hosts[0].ipv4, a, sizeof(a)), "10.99.0.1");
+	static const uint8_t mac0[6] = {0x52, 0x54, 0x00, 0x99, 0x00, 0x01};
+	assert_memory_equal(t->hosts[0].mac, mac0, 6);
+	/* the gateway stays the leaf's; h1 keeps its derived addresses */
+	assert_string_equal(topo_ipv4_str(t->hosts[0].gw_ipv4, a, sizeof(a)), "10.0.0.254");
+	assert_string_equal(topo_ipv4_str(t->hosts[1].ipv4, a, sizeof(a)), "10.0.1.1");
+	static const uint8_t mac1[6] = {0x02, 0x00, 0x0a, 0x00, 0x01, 0x01};
+	assert_memory_equal(t->hosts[1].mac, mac1, 6);
+	assert_string_equal(t->hosts[1].devargs, "");
+	topo_free(t);
+}
+
 /* The annotated example of topologies/README.md is valid. */
 static void test_readme_example(void **state)
 {
@@ -845,6 +901,7 @@ int main(void)
 		cmocka_unit_test(test_missing_file),
 		cmocka_unit_test(test_units_and_overrides),
 		cmocka_unit_test(test_unit_parsers),
+		cmocka_unit_test(test_dpdk_host_and_own_addresses),
 		cmocka_unit_test(test_readme_example),
 		cmocka_unit_test(test_mutations_never_crash),
 	};
