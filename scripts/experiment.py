@@ -136,7 +136,8 @@ def run_one(dp, topo, coll, name, seed, extra, picture=None):
     for line in p.stdout.splitlines():
         t = TOTALS.match(line)
         if t:
-            totals = {k: int(v) for k, v in (kv.split("=") for kv in t.group(1).split())}
+            totals = {k: float(v) if "." in v else int(v)
+                      for k, v in (kv.split("=") for kv in t.group(1).split())}
         m = LINE.match(line)
         if m:
             rows.append({"size": int(m.group(1)), "time_us": float(m.group(3)),
