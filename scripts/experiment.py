@@ -115,7 +115,10 @@ def base_topology(exp, exp_path, out, topo_tool):
     experiment, or {generate: SPEC} written by rocelab-topo --generate into out/topology.yaml."""
     t = exp["topology"]
     if isinstance(t, str):
-        return os.path.join(os.path.dirname(os.path.abspath(exp_path)), t), f"`{t}`"
+        path = os.path.join(os.path.dirname(os.path.abspath(exp_path)), t)
+        if not os.path.isfile(path):
+            die(f"{exp_path}: topology: no such file {path}")
+        return path, f"`{t}`"
     if not os.access(topo_tool, os.X_OK):
         die(f"rocelab-topo not found at {topo_tool} (build it, or give --topo-tool)")
     path = os.path.join(out, "topology.yaml")
