@@ -37,7 +37,7 @@ mkdir -p results
   echo "from \`results/NAME/report.md\`; plots and raw CSV are beside it."
   echo
   if [ -f experiments/FINDINGS.md ]; then
-    sed -e 's|^# |## |' experiments/FINDINGS.md
+    sed -e 's|^## |### |; s|^# |## |' experiments/FINDINGS.md
     echo
   fi
 } > "$report"
