@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -44,6 +45,10 @@ struct dp_coll {
 	struct ne_coll *run;       /* the size in progress */
 	bool finished, failed;
 	uint32_t sizes_done;
+	/* summed over the sizes run, for the totals line */
+	struct ne_coll_stats sum;
+	uint64_t proxy_busy_max_ns; /* per size, the busiest rank's proxy time */
+	uint64_t proxy_at;          /* pending proxy-thread wake-up; 0: none */
 };
 
 static void service(struct dp_nic_host *nh, uint64_t now);
@@ -522,6 +527,58 @@ static void coll_arm_listed(struct dp_nics *ns, uint64_t now)
 	ns->n_wake = kept;
 }
 
+/* Add the finishing size's collective counters to c->sum, then destroy the run. */
+static void coll_end_run(struct dp_coll *c)
+{
+	struct ne_coll_stats st;
+	struct ne_coll_proxy_stats ps;
+	uint64_t busiest = 0;
+
+	ne_coll_get_stats(c->run, &st);
+	c->sum.data_wrs += st.data_wrs;
+	c->sum.data_bytes += st.data_bytes;
+	c->sum.cts_sent += st.cts_sent;
+	c->sum.transfers_done += st.transfers_done;
+	c->sum.zero_len_wrs += st.zero_len_wrs;
+	c->sum.rr_mismatch += st.rr_mismatch;
+	c->sum.ctran_qp_full += st.ctran_qp_full;
+	c->sum.wqes_posted += st.wqes_posted;
+	c->sum.cqes_polled += st.cqes_polled;
+	c->sum.proxy_busy_ns += st.proxy_busy_ns;
+	for (uint32_t r = 0; r < c->cfg.nranks; r++)
+		if (ne_coll_rank_proxy(c->run, r, &ps) == 0 && ps.busy_ns > busiest)
+			busiest = ps.busy_ns;
+	c->proxy_busy_max_ns += busiest;
+	ne_coll_destroy(c->run);
+	c->run = NULL;
+}
+
+static void coll_proxy_due(void *obj, uint64_t at, uint64_t now)
+{
+	struct dp_nics *ns = obj;
+
+	if (ns->coll->proxy_at == at)
+		ns->coll->proxy_at = 0;
+	coll_poll(ns, now);
+}
+
+/*
+ * With proxy costs the collective has work of its own in the future (a
+ * proxy thread busy until then); wake it at that time unless an earlier
+ * wake-up is pending. A superseded wake-up still fires and polls for nothing.
+ */
+static void coll_arm_proxy(struct dp_nics *ns, uint64_t now)
+{
+	struct dp_coll *c = ns->coll;
+	uint64_t at = ne_coll_next_event_ns(c->run);
+
+	if (at == UINT64_MAX || (c->proxy_at && c->proxy_at <= at && c->proxy_at > now))
+		return;
+	at = at > now ? at : now + 1;
+	if (dp_timer_add(ns->fab->eng, at, coll_proxy_due, ns, at) == 0)
+		c->proxy_at = at;
+}
+
 /* Drive the collective at now: its CQs, posts and CTS; wake the NICs it gave work. */
 static void coll_poll(struct dp_nics *ns, uint64_t now)
 {
@@ -535,13 +592,14 @@ static void coll_poll(struct dp_nics *ns, uint64_t now)
 		fprintf(ns->coll_out, "# %s: size %" PRIu64 ": a work completion failed (%s); stopping\n",
 			c->spec, c->size, ne_wc_status_str((enum ne_wc_status)st.first_error_status));
 		c->failed = c->finished = true;
-		ne_coll_destroy(c->run);
-		c->run = NULL;
+		coll_end_run(c);
 		return;
 	}
 	coll_arm_listed(ns, now);
-	if (!ne_coll_done(c->run))
+	if (!ne_coll_done(c->run)) {
+		coll_arm_proxy(ns, now);
 		return;
+	}
 	struct ne_coll_result res;
 	char line[256];
 	if (ne_coll_get_result(c->run, &res) == 0) {
@@ -552,8 +610,7 @@ static void coll_poll(struct dp_nics *ns, uint64_t now)
 		if (res.wrong > 0)
 			c->failed = true;
 	}
-	ne_coll_destroy(c->run);
-	c->run = NULL;
+	coll_end_run(c);
 	c->sizes_done++;
 	if (c->size >= c->size_max) {
 		c->finished = true;
@@ -588,10 +645,32 @@ static void coll_start_size(void *obj, uint64_t arg, uint64_t now)
 	coll_poll(ns, now);
 }
 
-static int coll_kv(struct dp_nics *ns, struct dp_coll *c, const char *k, const char *v)
+/* True for the keys --coll parses itself; the rest go to ne_coll_config_set(). */
+static bool coll_key_own(const struct dp_coll *c, const char *k)
+{
+	static const char *const own[] = {"op", "mode", "cts", "data", "sport", "hosts", "sizes",
+					   "size", "chunk", "channels", "window", "iters", "warmup"};
+
+	for (size_t i = 0; i < sizeof(own) / sizeof(own[0]); i++)
+		if (strcmp(k, own[i]) == 0)
+			return true;
+	/* qps up to NE_COLL_MAX_QPS in model rocelab; model nccl takes up to 128 */
+	return strcmp(k, "qps") == 0 && c->cfg.model != NE_COLL_MODEL_NCCL;
+}
+
+/*
+ * One key=value of --coll. Keys of ne_coll_config_set() (model, NCCL_*,
+ * proxy_post_wqe, proxy_poll_cqe, ...) pass through; its message naming the
+ * pair and what is wrong lands in why. Returns 0 or -1.
+ */
+static int coll_kv(struct dp_nics *ns, struct dp_coll *c, const char *k, const char *v, char *why,
+		   size_t whylen)
 {
 	const struct topo *t = ns->fab->topo;
 	uint64_t n;
+
+	if (!coll_key_own(c, k))
+		return ne_coll_config_set_msg(&c->cfg, k, v, why, whylen) == 0 ? 0 : -1;
 
 	if (strcmp(k, "op") == 0) {
 		for (int op = NE_COLL_ALLREDUCE; op <= NE_COLL_INCAST; op++)
@@ -606,6 +685,8 @@ static int coll_kv(struct dp_nics *ns, struct dp_coll *c, const char *k, const c
 			c->cfg.qp_mode = NE_COLL_QP_SPLIT;
 		else if (strcmp(v, "rr") == 0)
 			c->cfg.qp_mode = NE_COLL_QP_RR;
+		else if (strcmp(v, "ctran") == 0 && c->cfg.model == NE_COLL_MODEL_NCCL)
+			c->cfg.qp_mode = NE_COLL_QP_CTRAN;
 		else
 			return -1;
 		return 0;
@@ -689,13 +770,14 @@ static int coll_kv(struct dp_nics *ns, struct dp_coll *c, const char *k, const c
 struct coll_parse {
 	struct dp_nics *ns;
 	struct dp_coll *c;
+	char why[192]; /* ne_coll's message for a key it refused */
 };
 
 static int coll_kv_cb(void *ctx, const char *k, const char *v)
 {
 	struct coll_parse *cp = ctx;
 
-	return coll_kv(cp->ns, cp->c, k, v);
+	return coll_kv(cp->ns, cp->c, k, v, cp->why, sizeof(cp->why));
 }
 
 int dp_nics_add_coll(struct dp_nics *ns, const char *spec, uint64_t start_ns, FILE *out, char *err,
@@ -725,12 +807,16 @@ int dp_nics_add_coll(struct dp_nics *ns, const char *spec, uint64_t start_ns, FI
 	c->cfg.sport = NE_COLL_SPORT_RXE;
 	c->cfg.timeout = 10;
 	c->size_min = c->size_max = 1u << 20;
-	coll_kv(ns, c, "hosts", "all");
-	snprintf(buf, sizeof(buf), "%s", spec);
 	struct coll_parse cp = {.ns = ns, .c = c};
+	coll_kv(ns, c, "hosts", "all", cp.why, sizeof(cp.why));
+	snprintf(buf, sizeof(buf), "%s", spec);
 	const char *bad;
+	cp.why[0] = '\0';
 	if (dp_kv_each(buf, coll_kv_cb, &cp, &bad) < 0) {
-		snprintf(err, errlen, "--coll: bad '%s'", bad);
+		if (cp.why[0])
+			snprintf(err, errlen, "--coll: bad %s", cp.why); /* names the pair */
+		else
+			snprintf(err, errlen, "--coll: bad '%s'", bad);
 		return -1;
 	}
 	if (c->cfg.nranks < 2) {
@@ -795,10 +881,14 @@ static int coll_size_kv(void *ctx, const char *k, const char *v)
 	struct coll_size *cs = ctx;
 	uint64_t n;
 
-	if (strcmp(k, "qps") == 0 && dp_parse_u64(v, &n) == 0 && n >= 1 && n <= 1024)
+	bool qps = strcmp(k, "qps") == 0 || strcmp(k, "NCCL_IB_QPS_PER_CONNECTION") == 0 ||
+		   strcmp(k, "NCCL_CTRAN_IB_MAX_QPS") == 0;
+	bool chans = strcmp(k, "channels") == 0 || strcmp(k, "NCCL_MIN_NCHANNELS") == 0;
+
+	if (qps && dp_parse_u64(v, &n) == 0 && n >= 1 && n <= 1024)
 		cs->qps = (uint32_t)n;
-	else if (strcmp(k, "channels") == 0 && dp_parse_u64(v, &n) == 0 && n >= 1 && n <= 64)
-		cs->channels = (uint32_t)n;
+	else if (chans && dp_parse_u64(v, &n) == 0 && n >= 1 && n <= 64)
+		cs->channels = n > cs->channels ? (uint32_t)n : cs->channels; /* the larger */
 	else if (strcmp(k, "op") == 0)
 		cs->all_peers = strcmp(v, "alltoall") == 0 || strcmp(v, "incast") == 0;
 	return 0;
@@ -862,6 +952,46 @@ void dp_nics_report(const struct dp_nics *ns, FILE *out)
 	}
 }
 
+/*
+ * Spread of the bytes sent over the switch-to-switch channels that carried
+ * any: max / mean and the coefficient of variation (stdev / mean); 0 and 0
+ * when none did. How evenly the load balancing used the fabric.
+ */
+static void fabric_spread(const struct dp_fabric *f, double *max_mean, double *cv)
+{
+	double sum = 0, sq = 0, max = 0;
+	uint32_t n = 0;
+
+	for (uint32_t i = 0; i < f->n_chans; i++) {
+		const struct dp_chan *ch = &f->chans[i];
+		double b = (double)ch->tx_bytes;
+		if (ch->from.kind != TOPO_NODE_SWITCH || ch->to.kind != TOPO_NODE_SWITCH || b == 0)
+			continue;
+		sum += b;
+		sq += b * b;
+		max = b > max ? b : max;
+		n++;
+	}
+	*max_mean = *cv = 0;
+	if (n == 0)
+		return;
+	double mean = sum / n, var = sq / n - mean * mean;
+	*max_mean = max / mean;
+	*cv = var > 0 ? sqrt(var) / mean : 0;
+}
+
+/* The collective's counters: work requests and completions, the proxy thread. */
+static void print_coll_totals(const struct dp_coll *c, FILE *out)
+{
+	const struct ne_coll_stats *s = &c->sum;
+
+	fprintf(out, " messages=%" PRIu64 " data_wqes=%" PRIu64 " zero_len_wqes=%" PRIu64
+		     " cts=%" PRIu64 " wqes_posted=%" PRIu64 " cqes_polled=%" PRIu64
+		     " proxy_busy_ns=%" PRIu64 " proxy_busy_max_ns=%" PRIu64 " rr_mismatch=%" PRIu64,
+		s->transfers_done, s->data_wrs, s->zero_len_wrs, s->cts_sent, s->wqes_posted,
+		s->cqes_polled, s->proxy_busy_ns, c->proxy_busy_max_ns, s->rr_mismatch);
+}
+
 void dp_nics_print_totals(const struct dp_nics *ns, FILE *out)
 {
 	const struct dp_fabric *f = ns->fab;
@@ -875,6 +1005,7 @@ void dp_nics_print_totals(const struct dp_nics *ns, FILE *out)
 		sum.naks_sent += c.naks_sent;
 		sum.timeouts += c.timeouts;
 		sum.out_of_seq_request += c.out_of_seq_request;
+		sum.acks_sent += c.acks_sent;
 		qpc_miss += c.qpc_misses;
 	}
 	for (uint32_t s = 0; s < f->topo->n_switches; s++) {
@@ -889,11 +1020,17 @@ void dp_nics_print_totals(const struct dp_nics *ns, FILE *out)
 	uint64_t stalls = 0;
 	for (uint32_t i = 0; i < ns->n; i++)
 		stalls += ns->h[i].stalls;
+	double max_mean, cv;
+	fabric_spread(f, &max_mean, &cv);
 	fprintf(out, "# totals: retrans=%" PRIu64 " naks=%" PRIu64 " timeouts=%" PRIu64
 		     " out_of_seq=%" PRIu64 " drops=%" PRIu64 " pfc_frames=%" PRIu64 " ecn_marks=%" PRIu64
-		     " flowlet_switches=%" PRIu64 " qpc_misses=%" PRIu64 " nic_stalls=%" PRIu64 "\n",
+		     " flowlet_switches=%" PRIu64 " qpc_misses=%" PRIu64 " nic_stalls=%" PRIu64
+		     " acks=%" PRIu64 " link_max_mean=%.3f link_cv=%.3f",
 		sum.retrans_pkts, sum.naks_sent, sum.timeouts, sum.out_of_seq_request, drops, pfc, ecn,
-		flowlet, qpc_miss, stalls);
+		flowlet, qpc_miss, stalls, sum.acks_sent, max_mean, cv);
+	if (ns->coll)
+		print_coll_totals(ns->coll, out);
+	fputc('\n', out);
 }
 
 void dp_nics_destroy(struct dp_nics *ns)

@@ -34,8 +34,21 @@
  *            (mlx5 computes them as rxe: 0xC000 | fold(lqpn x rqpn))
  *   iters, warmup  measured and warm-up iterations per size [1, 0]
  *   data     on | off: move and check real data (off: same wire, O(chunk) memory) [on]
+ *   mode=ctran  (model nccl) Meta's CTRAN: fixed-size WQEs round-robin over the QPs
+ * Every other key goes to ne_coll_config_set() (nic_emul/ne_coll.h has the list):
+ *   model    rocelab | nccl (nccl applies NCCL's defaults: give it first) [rocelab]
+ *   NCCL_IB_QPS_PER_CONNECTION 1..128, NCCL_IB_SPLIT_DATA_ON_QPS 0|1, NCCL_BUFFSIZE,
+ *   NCCL_P2P_NET_CHUNKSIZE, NCCL_MIN_NCHANNELS, NCCL_MAX_NCHANNELS, NCCL_IB_TC,
+ *   NCCL_IB_FIFO_TC, NCCL_CTRAN_IB_MAX_QPS, NCCL_CTRAN_IB_QP_SCALING_THRESHOLD,
+ *   NCCL_CTRAN_IB_QP_MAX_MSGS (NCCL's names and defaults, sizes multiples of 128)
+ *   proxy_post_wqe, proxy_poll_cqe  time each post / poll takes on the rank's one
+ *            proxy thread (0, 200ns, 1.5us) [0: off]; a timer wakes the collective
+ *            when a busy proxy thread frees
+ *   qps      in model nccl also up to 128
+ * A bad pair: the error names it and what is wrong (rocelab-dp exits 2).
  * Each size prints an nccl-tests line (time, algbw, busbw, #wrong); sizes
- * run one after the other on the same fabric.
+ * run one after the other on the same fabric. The totals line
+ * (dp_nics_print_totals) adds the collective's counters summed over sizes.
  */
 #ifndef DP_NIC_H
 #define DP_NIC_H
@@ -108,7 +121,15 @@ int dp_nic_opts_parse(struct dp_nic_opts *o, const char *spec);
 int dp_nics_create(struct dp_nics *ns, struct dp_fabric *f, const struct dp_nic_opts *o,
 		   char *err, size_t errlen);
 
-/* Sums over the emulated NICs and the fabric, for one line of totals. */
+/*
+ * Sums over the emulated NICs and the fabric, for one line of totals:
+ * retransmits, NAKs, timeouts, drops, PFC frames, ECN marks, flowlet switches,
+ * QP context misses, ACKs sent, the spread of bytes over the switch-to-switch
+ * links that carried any (link_max_mean: max / mean, link_cv: stdev / mean),
+ * and with --coll: messages (transfers received), data_wqes (incl. zero-length),
+ * cts, wqes_posted, cqes_polled, proxy_busy_ns (all ranks), proxy_busy_max_ns
+ * (per size the busiest rank, summed), rr_mismatch.
+ */
 void dp_nics_print_totals(const struct dp_nics *ns, FILE *out);
 void dp_nics_destroy(struct dp_nics *ns);
 

@@ -21,6 +21,10 @@ An experiment file (see experiments/README.md):
     - {label: E-ECMP 16 QPs split, switch: {profile: eecmp}, coll: qps=16,mode=split}
     - {label: no PFC, topology: {qos: {lossless: []}},      # merged into the whole file
        dp_args: [--nic, "qpc=64,miss=2us"]}                  # extra rocelab-dp arguments
+    - {label: rr, nccl: {NCCL_IB_QPS_PER_CONNECTION: 16, NCCL_IB_SPLIT_DATA_ON_QPS: 0}}
+  nccl: {model: nccl, proxy_post_wqe: 200ns}  # ne_coll keys for every run (variants' win)
+  nic: "quantum=16K,msgrate=215000000"       # rocelab-dp --nic for every run (variants'
+                                              # own --nic in dp_args wins)
   baseline: ECMP 1 QP
   claim: {text: "...", kind: gain, paper_pct: 40}   # or kind: degradation, or kind: note
 
@@ -65,6 +69,10 @@ def load(path):
                                        and isinstance(t["generate"], str)):
         die(f"{path}: topology: expected a file name or {{generate: \"KEY=VALUE,...\"}} "
             f"(rocelab-topo --generate), got {t!r}")
+    for where, m in [("nccl", exp.get("nccl"))] + [(f"variant {v.get('label')!r}: nccl", v.get("nccl"))
+                                                    for v in exp["variants"]]:
+        if m is not None and not isinstance(m, dict):
+            die(f"{path}: {where}: expected a mapping of ne_coll keys (NCCL_IB_QPS_PER_CONNECTION: 16, ...), got {m!r}")
     labels = [v.get("label") for v in exp["variants"]]
     if exp["baseline"] not in labels:
         die(f"{path}: baseline '{exp['baseline']}' is not a variant label")
@@ -72,6 +80,24 @@ def load(path):
     exp.setdefault("placements", {"all": "all"})
     exp.setdefault("title", exp["name"])
     return exp
+
+
+def nccl_keys(exp, v):
+    """The ne_coll keys (model, NCCL_*, proxy costs) of the file's `nccl:` mapping with the
+    variant's merged over it, as a --coll suffix (model first: it resets NCCL's defaults)."""
+    keys = dict(exp.get("nccl") or {})
+    keys.update(v.get("nccl") or {})
+    order = sorted(keys, key=lambda k: k != "model")
+    return ",".join(f"{k}={keys[k]}" for k in order)
+
+
+def dp_args_for(exp, v):
+    """rocelab-dp arguments of a variant: the file's `nic:` as --nic unless the variant
+    gives its own --nic, then the variant's dp_args."""
+    extra = list(v.get("dp_args") or [])
+    if exp.get("nic") and "--nic" not in extra:
+        extra = ["--nic", str(exp["nic"])] + extra
+    return extra
 
 
 def merge(dst, src):
@@ -89,7 +115,10 @@ def base_topology(exp, exp_path, out, topo_tool):
     experiment, or {generate: SPEC} written by rocelab-topo --generate into out/topology.yaml."""
     t = exp["topology"]
     if isinstance(t, str):
-        return os.path.join(os.path.dirname(os.path.abspath(exp_path)), t), f"`{t}`"
+        path = os.path.join(os.path.dirname(os.path.abspath(exp_path)), t)
+        if not os.path.isfile(path):
+            die(f"{exp_path}: topology: no such file {path}")
+        return path, f"`{t}`"
     if not os.access(topo_tool, os.X_OK):
         die(f"rocelab-topo not found at {topo_tool} (build it, or give --topo-tool)")
     path = os.path.join(out, "topology.yaml")
@@ -136,7 +165,8 @@ def run_one(dp, topo, coll, name, seed, extra, picture=None):
     for line in p.stdout.splitlines():
         t = TOTALS.match(line)
         if t:
-            totals = {k: int(v) for k, v in (kv.split("=") for kv in t.group(1).split())}
+            totals = {k: float(v) if "." in v else int(v)
+                      for k, v in (kv.split("=") for kv in t.group(1).split())}
         m = LINE.match(line)
         if m:
             rows.append({"size": int(m.group(1)), "time_us": float(m.group(3)),
@@ -149,6 +179,11 @@ def run_one(dp, topo, coll, name, seed, extra, picture=None):
     # a stalled run (the transport never recovered) keeps the sizes it finished
     return rows, totals, stalled
 
+
+# totals of the collective and the run, shown per message in the mechanism table
+COLL_COLS = {"messages", "data_wqes", "zero_len_wqes", "cts", "wqes_posted", "cqes_polled",
+             "proxy_busy_ns", "proxy_busy_max_ns", "rr_mismatch", "wall_s", "link_cv",
+             "link_max_mean"}
 
 PICTURE_INTERVAL = "50us"  # sample period of the pictures' link time series
 PICTURE_COLUMNS = 3        # variants per row in pictures/fabric.png
@@ -185,6 +220,47 @@ def quick_sizes(coll):
     num = int(re.match(r"\d+", lo).group(0))
     unit = lo[len(str(num)):]
     return coll.replace(m.group(0), f"sizes={lo}:{num * 2}{unit}")
+
+
+def fmt_total(x):
+    """A totals cell: whole numbers as such, ratios (link spread) with 3 decimals."""
+    return f"{x:.0f}" if abs(x) >= 100 or x == int(x) else f"{x:.3f}"
+
+
+def mechanism_table(exp, labels, raw, tot):
+    """Per variant and placement (mean over seeds): the collective's work per network
+    message (data WQEs incl. zero-length, CQEs polled, ACKs), the busiest rank's proxy
+    thread busy time as a share of the collective's time, the spread of bytes over the
+    switch-to-switch links, QP context misses, and the wall time of a run."""
+    if not any(t.get("messages") for t in tot):
+        return []
+    out = ["## Mechanism counters (mean over seeds, whole sweep)", "",
+           "Per network message: data WQEs (split: one per QP, zero-length ones included), CQEs "
+           "polled by both ends, ACKs. proxy busy: the busiest rank's proxy thread, share of the "
+           "collective's time. link cv / max/mean: spread of bytes over the switch-to-switch links "
+           "(0 = even). Wall: seconds per run on this machine.", "",
+           "| variant | placement | messages | WQEs/msg | CQEs/msg | ACKs/msg | proxy busy | "
+           "link cv | link max/mean | QPC misses | wall (s) |",
+           "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for lab in labels:
+        for pl in exp["placements"]:
+            sel = [t for t in tot if t["variant"] == lab and t["placement"] == pl and t.get("messages")]
+            if not sel:
+                continue
+            f = []
+            for t in sel:
+                m = t["messages"]
+                coll_ns = 1000 * sum(r["time_us"] for r in raw if r["variant"] == lab
+                                     and r["placement"] == pl and r["seed"] == t["seed"])
+                f.append((m, t.get("data_wqes", 0) / m, t.get("cqes_polled", 0) / m,
+                          t.get("acks", 0) / m,
+                          100 * t.get("proxy_busy_max_ns", 0) / coll_ns if coll_ns else 0,
+                          t.get("link_cv", 0), t.get("link_max_mean", 0), t.get("qpc_misses", 0),
+                          t.get("wall_s", 0)))
+            mu = [statistics.mean(x[i] for x in f) for i in range(len(f[0]))]
+            out.append(f"| {lab} | {pl} | {mu[0]:.0f} | {mu[1]:.1f} | {mu[2]:.1f} | {mu[3]:.1f} | "
+                       f"{mu[4]:.0f}% | {mu[5]:.3f} | {mu[6]:.2f} | {mu[7]:.0f} | {mu[8]:.1f} |")
+    return out + [""]
 
 
 def plot(exp, results, out_png):
@@ -245,14 +321,19 @@ def main():
         for i, (v, pl, hosts, seed) in enumerate(runs):
             topo = topology_for(base, v.get("switch"), v.get("topology"), seed, tmp, f"r{i}")
             coll = f"{coll_base},hosts={hosts}" + (f",{v['coll']}" if v.get("coll") else "")
+            nk = nccl_keys(exp, v)
+            # model=nccl first: it resets the QP settings to NCCL's defaults
+            coll = (f"{nk},{coll}" if nk.startswith("model=") else f"{coll},{nk}") if nk else coll
             print(f"\r[{i + 1}/{len(runs)}] {v['label']} / {pl} / seed {seed} "
                   f"({time.time() - t0:.0f} s)   ", end="", file=sys.stderr, flush=True)
             pic = None
             if not a.no_pictures and pl == first_pl and seed == seeds[0]:
                 pic = os.path.join(out, "pictures", slug(v["label"]))
                 drawn.append((v["label"], pic))
+            t_run = time.time()
             rows, totals, stalled = run_one(a.dp, topo, coll, f"rl-exp-{os.getpid()}-{i}", seed,
-                                            v.get("dp_args"), pic)
+                                            dp_args_for(exp, v), pic)
+            totals["wall_s"] = round(time.time() - t_run, 1)
             if stalled:
                 stalls.append(f"{v['label']} / {pl} / seed {seed}: {stalled} "
                               f"(finished {len(rows)} size(s))")
@@ -268,6 +349,9 @@ def main():
         w.writerows(raw)
 
     tcols = sorted({k for t in tot for k in t} - {"variant", "placement", "seed"})
+    # the report's totals table: the fabric's and transport's events; the collective's
+    # work counters are in the mechanism table (all of them are in totals.csv)
+    fabric_cols = [c for c in tcols if c not in COLL_COLS]
     with open(os.path.join(out, "totals.csv"), "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=["variant", "placement", "seed"] + tcols)
         w.writeheader()
@@ -301,17 +385,18 @@ def main():
                 cells.append(f"{b:.2f}{pct}")
             lines.append(f"| {lab} | " + " | ".join(cells) + " |")
         lines.append("")
-    if tcols:
+    if fabric_cols:
         lines += ["## Fabric and NIC totals over the whole sweep (mean over seeds)", "",
-                  "| variant | placement | " + " | ".join(tcols) + " |",
-                  "|---|---|" + "---|" * len(tcols)]
+                  "| variant | placement | " + " | ".join(fabric_cols) + " |",
+                  "|---|---|" + "---|" * len(fabric_cols)]
         for lab in labels:
             for pl in exp["placements"]:
                 sel = [t for t in tot if t["variant"] == lab and t["placement"] == pl]
                 if sel:
                     lines.append(f"| {lab} | {pl} | " + " | ".join(
-                        f"{statistics.mean(t.get(c, 0) for t in sel):.0f}" for c in tcols) + " |")
+                        fmt_total(statistics.mean(t.get(c, 0) for t in sel)) for c in fabric_cols) + " |")
         lines.append("")
+    lines += mechanism_table(exp, labels, raw, tot)
     if stalls:
         lines += ["## Runs that failed", "",
                   "A QP went to the error state (e.g. its retry counter ran out after NAKs for "

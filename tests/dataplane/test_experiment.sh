@@ -26,5 +26,29 @@ check "report.md compares with the paper" "grep -q 'Largest gain over ECMP, 1 QP
 printf 'name: x\ntopology: nope.yaml\ncollective: op=allreduce\nvariants: [{label: a}]\nbaseline: b\n' > "$tmp/bad.yaml"
 $RUN "$tmp/bad.yaml" --dp "$DP" > "$tmp/bad.txt" 2>&1; rc=$?
 check "a baseline that is not a variant: exit 2 ($(cat $tmp/bad.txt))" "[ $rc -eq 2 ] && grep -q 'baseline' $tmp/bad.txt"
+# nccl: and nic: keys: NCCL's keys reach rocelab-dp, the report counts the work per message
+cat > "$tmp/nccl.yaml" <<EOF2
+name: nccl-keys
+topology: $(cd "$EXP" && pwd)/clos-2x4x4-emulated.yaml
+collective: op=allreduce,sizes=1M,data=off
+nccl: {model: nccl, NCCL_IB_QPS_PER_CONNECTION: 4, proxy_post_wqe: 200ns, proxy_poll_cqe: 100ns}
+nic: "quantum=16K"
+placements: {full: h0+h4+h1+h5}
+variants:
+  - {label: split, nccl: {NCCL_IB_SPLIT_DATA_ON_QPS: 1}}
+  - {label: rr, nccl: {NCCL_IB_SPLIT_DATA_ON_QPS: 0}}
+baseline: split
+EOF2
+timeout 300 $RUN "$tmp/nccl.yaml" --dp "$DP" --no-pictures --out "$tmp/n" > "$tmp/n.txt" 2>&1; rc=$?
+[ $rc -eq 0 ] || tail -5 "$tmp/n.txt"
+check "nccl: keys run (exit $rc)" "[ $rc -eq 0 ] && [ \$(tail -n +2 $tmp/n/results.csv | wc -l) -eq 2 ]"
+check "mechanism table: split 4 WQEs and 8 CQEs per message, rr 1 and 2" \
+  "grep -Eq '^\\| split \\| full \\| [0-9]+ \\| 4\\.0 \\| 8\\.0 \\|' $tmp/n/report.md && grep -Eq '^\\| rr \\| full \\| [0-9]+ \\| 1\\.0 \\| 2\\.0 \\|' $tmp/n/report.md"
+sed -i 's/NCCL_IB_QPS_PER_CONNECTION: 4/NCCL_IB_QPS_PER_CONNECTION: 129/' "$tmp/nccl.yaml"
+timeout 120 $RUN "$tmp/nccl.yaml" --dp "$DP" --no-pictures --out "$tmp/n2" > "$tmp/n2.txt" 2>&1; rc=$?
+check "an NCCL key out of range: exit 2 naming the pair" "[ $rc -eq 2 ] && grep -q 'NCCL_IB_QPS_PER_CONNECTION=129: must be 1..128' $tmp/n2.txt"
+sed -i 's/^nccl: .*/nccl: [model, nccl]/' "$tmp/nccl.yaml"
+$RUN "$tmp/nccl.yaml" --dp "$DP" > "$tmp/n3.txt" 2>&1; rc=$?
+check "nccl: not a mapping: exit 2" "[ $rc -eq 2 ] && grep -q 'nccl: expected a mapping' $tmp/n3.txt"
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
