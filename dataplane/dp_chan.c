@@ -83,6 +83,71 @@ static void fifo_free(struct dp_fifo *q)
 	memset(q, 0, sizeof(*q));
 }
 
+/* ---- wire: frames in flight and their arrival times, side by side ---- */
+
+/* Double a full wire's capacity (the rare path). Returns 0, -1 out of memory. */
+static __rte_noinline int wire_grow(struct dp_wire *w)
+{
+	uint32_t cap = w->cap ? w->cap * 2 : FIFO_FIRST_SLOTS;
+	struct rte_mbuf **s = malloc(cap * sizeof(*s));
+	uint64_t *at = malloc(cap * sizeof(*at));
+
+	if (s == NULL || at == NULL) {
+		free(s);
+		free(at);
+		return -1;
+	}
+	for (uint32_t i = 0; i < w->n; i++) {
+		uint32_t j = (w->head + i) & (w->cap - 1);
+		s[i] = w->slot[j];
+		at[i] = w->at[j];
+	}
+	free(w->slot);
+	free(w->at);
+	w->slot = s;
+	w->at = at;
+	w->head = 0;
+	w->cap = cap;
+	return 0;
+}
+
+/* Append m, arriving at at_ns (not earlier than the frames before it). Returns 0, -1 out of memory. */
+static inline int wire_push(struct dp_wire *w, struct rte_mbuf *m, uint64_t at_ns)
+{
+	if (unlikely(w->n == w->cap) && wire_grow(w) < 0)
+		return -1;
+	uint32_t i = (w->head + w->n) & (w->cap - 1);
+	w->slot[i] = m;
+	w->at[i] = at_ns;
+	w->n++;
+	return 0;
+}
+
+/* The head frame's arrival time; UINT64_MAX when the wire is empty. */
+static inline uint64_t wire_head_ns(const struct dp_wire *w)
+{
+	return w->n ? w->at[w->head] : UINT64_MAX;
+}
+
+/* Take the head frame (the wire must not be empty). */
+static inline struct rte_mbuf *wire_pop(struct dp_wire *w)
+{
+	struct rte_mbuf *m = w->slot[w->head];
+
+	w->head = (w->head + 1) & (w->cap - 1);
+	w->n--;
+	return m;
+}
+
+static void wire_free(struct dp_wire *w)
+{
+	while (w->n)
+		rte_pktmbuf_free(wire_pop(w));
+	free(w->slot);
+	free(w->at);
+	memset(w, 0, sizeof(*w));
+}
+
 /* ---- transmitter ---- */
 
 static void chan_kick(struct dp_chan *c, uint64_t now);
@@ -120,13 +185,16 @@ static void on_arrive(void *obj, uint64_t arg, uint64_t now)
 	uint64_t by = e->mode == DP_CLOCK_LIVE && e->now_ns > now ? e->now_ns : now;
 
 	(void)arg;
-	while ((m = fifo_peek(&c->wire)) != NULL) {
-		uint64_t t = dp_priv(m)->arrive_ns;
+	while (c->wire.n) {
+		uint64_t t = wire_head_ns(&c->wire);
 		if (t > now && (t > by || t >= dp_engine_next_ns(e)))
 			break;
-		deliver(c, fifo_pop(&c->wire), dp_engine_mono(e, t));
+		m = wire_pop(&c->wire);
+		if (c->wire.n) /* the next frame's header, while this one is delivered */
+			rte_prefetch0(c->wire.slot[c->wire.head]);
+		deliver(c, m, dp_engine_mono(e, t));
 	}
-	if (m != NULL && dp_timer_add(c->fab->eng, dp_priv(m)->arrive_ns, on_arrive, c, 0) < 0)
+	if (c->wire.n && dp_timer_add(c->fab->eng, wire_head_ns(&c->wire), on_arrive, c, 0) < 0)
 		c->arrive_lost = true; /* counted in timer_fail; the next frame sent arms it */
 }
 
@@ -267,16 +335,16 @@ static bool chan_send_one(struct dp_chan *c, uint64_t now, bool live)
 		c->drops[DP_DROP_LOSS]++;
 		rte_pktmbuf_free(m);
 	} else {
-		pv->arrive_ns = c->free_at_ns + c->delay_ns;
+		uint64_t arrive = c->free_at_ns + c->delay_ns;
 		bool was_empty = c->wire.n == 0;
-		if (fifo_push(&c->wire, m) < 0) {
+		if (wire_push(&c->wire, m, arrive) < 0) {
 			c->drops[DP_DROP_NO_MBUF]++;
 			rte_pktmbuf_free(m);
 		} else if (was_empty) {
-			if (dp_timer_add(c->fab->eng, pv->arrive_ns, on_arrive, c, 0) < 0)
+			if (dp_timer_add(c->fab->eng, arrive, on_arrive, c, 0) < 0)
 				c->arrive_lost = true; /* counted in timer_fail; the next frame sent arms it */
 		} else if (unlikely(c->arrive_lost)) { /* its timer could not be added: try again */
-			c->arrive_lost = dp_timer_add(c->fab->eng, dp_priv(fifo_peek(&c->wire))->arrive_ns,
+			c->arrive_lost = dp_timer_add(c->fab->eng, wire_head_ns(&c->wire),
 						      on_arrive, c, 0) < 0;
 		}
 	}
@@ -443,5 +511,5 @@ void dp_chan_free(struct dp_chan *c)
 	for (int p = 0; p < DP_NUM_PRIO; p++)
 		fifo_free(&c->q[p]);
 	fifo_free(&c->ctrl);
-	fifo_free(&c->wire);
+	wire_free(&c->wire);
 }

@@ -49,7 +49,6 @@
 
 /* Per-packet state carried in the mbuf's private area. */
 struct dp_mbuf_priv {
-	uint64_t arrive_ns; /* on the wire: when its last bit reaches the far end */
 	uint64_t queued_ns; /* in an egress queue: when it entered (a live transmitter starts it no earlier) */
 	uint32_t len;       /* bytes the MMU charged */
 	uint16_t in_port;   /* switch ingress port (MMU PG) */
