@@ -13,9 +13,15 @@
 #      0.04-0.18 before, target >= 0.5);
 #   3. the ns-3 comparison workload: 8 leaves x 8 spines x 16 hosts, 100G,
 #      1 us links, host (l,h) sends UDP at line rate with 1000-byte payloads
-#      to host ((l+1) mod 8, h) for 1 ms of simulated time (the first 64
-#      senders while --gen takes at most 64 specs): link transmissions per
-#      wall second (Debian's ns-3 3.37: about 28 thousand here).
+#      to host ((l+1) mod 8, h) for 1 ms of simulated time, all 128
+#      senders: link transmissions per wall second (Debian's ns-3 3.37:
+#      about 28 thousand here);
+#   4. with --ai1024 SIZES (long: minutes): a ring AllReduce over 1,024
+#      emulated NICs with E-ECMP and 16 QPs (split) on a generated 3-tier
+#      AI-zone fabric (2 zones x 32 leaves x 16 hosts, 8 spines per zone,
+#      4 aggregation switches, 400G, 1 us links), ring order interleaving
+#      the leaves of both zones, data=off: virtual time, wall time, CPU time,
+#      events and peak RSS (issue 13's target: 64 MiB in <= 10 min, 4 GiB).
 #
 # --reference-build DIR measures a second build (e.g. an older commit built
 # in its own directory) the same way, in the same run, next to this one.
@@ -25,13 +31,17 @@ cd "$(dirname "$0")/.."
 usage() {
   cat <<'EOF'
 usage: scripts/bench-nic.sh [--build DIR] [--reference-build DIR] [--sizes "8M 64M"]
-                            [--qps "1 16"] [--gen-packets N] [--no-ns3] [--help]
+                            [--qps "1 16"] [--gen-packets N] [--no-ns3] [--no-ring]
+                            [--ai1024 "8M 64M"] [--help]
   --build DIR            build directory with dataplane/rocelab-dp [build]
   --reference-build DIR  also measure this build's rocelab-dp, same workloads
   --sizes LIST           AllReduce sizes (K/M/G binary suffixes) [8M 64M]
   --qps LIST             data QPs per connection; more than 1 uses mode=split [1 16]
   --gen-packets N        packets of the generator reference run [2000000]
   --no-ns3               skip the ns-3 comparison workload
+  --no-ring              skip the generator reference and the 128-rank AllReduce
+  --ai1024 LIST          also the 1,024-rank AllReduce on the generated 3-tier
+                         fabric for each size (long: minutes per size)
 Prints figures; exit 0 when every run finished, 1 when one failed, 2 on bad input.
 EOF
 }
@@ -44,6 +54,8 @@ SIZES="8M 64M"
 QPS="1 16"
 GEN_PACKETS=2000000
 NS3=1
+RING=1
+AI1024=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --build) [ $# -ge 2 ] || die_usage "--build needs a directory"; BUILD=$2; shift 2 ;;
@@ -52,11 +64,13 @@ while [ $# -gt 0 ]; do
     --qps) [ $# -ge 2 ] || die_usage "--qps needs a list"; QPS=$2; shift 2 ;;
     --gen-packets) [ $# -ge 2 ] || die_usage "--gen-packets needs a number"; GEN_PACKETS=$2; shift 2 ;;
     --no-ns3) NS3=0; shift ;;
+    --no-ring) RING=0; shift ;;
+    --ai1024) [ $# -ge 2 ] || die_usage "--ai1024 needs a list of sizes"; AI1024=$2; shift 2 ;;
     -h|--help) usage; exit 0 ;;
     *) die_usage "unknown argument '$1'" ;;
   esac
 done
-for s in $SIZES; do
+for s in $SIZES $AI1024; do
   [[ $s =~ ^[0-9]+[KMG]?$ ]] || die_usage "--sizes: '$s' is not a size (e.g. 8M)"
 done
 for q in $QPS; do
@@ -108,14 +122,22 @@ ran_fields() {
 }
 
 # name, build, args...: rocelab-dp's stdout in $TMP/out, its CPU seconds (user +
-# system, less noisy than wall time on a shared machine) in CPU; its exit status
+# system, less noisy than wall time on a shared machine) in CPU, its peak
+# resident set in RSS_MIB (getrusage of the child: DPDK runs with --no-huge,
+# so the mbuf pool is counted); its exit status
 run_dp() {
   local name=$1 b=$2 rc=0
   shift 2
-  local TIMEFORMAT='%U %S'
-  { time timeout 1800 "$b/dataplane/rocelab-dp" --clock virtual --name "rl-bnic-$$-$name" "$@" \
-      >"$TMP/out" 2>"$TMP/err" || rc=$?; } 2>"$TMP/cpu"
-  CPU=$(awk '{ print $1 + $2 }' "$TMP/cpu")
+  python3 -c '
+import resource, subprocess, sys
+with open(sys.argv[1], "w") as out, open(sys.argv[2], "w") as err:
+    rc = subprocess.call(sys.argv[4:], stdout=out, stderr=err)
+u = resource.getrusage(resource.RUSAGE_CHILDREN)
+with open(sys.argv[3], "w") as f:
+    f.write(f"{u.ru_utime + u.ru_stime} {u.ru_maxrss / 1024:.0f}\n")
+sys.exit(rc)' "$TMP/out" "$TMP/err" "$TMP/cpu" \
+    timeout 1800 "$b/dataplane/rocelab-dp" --clock virtual --name "rl-bnic-$$-$name" "$@" || rc=$?
+  read -r CPU RSS_MIB <"$TMP/cpu"
   return $rc
 }
 
@@ -126,6 +148,7 @@ order=$(python3 -c "print('+'.join(f'h{l * $HOSTS + i}' for i in range($HOSTS) f
 
 declare -A GEN_RATE GEN_CPU_RATE
 for b in "${builds[@]}"; do
+  [ "$RING" = 1 ] || break
   echo "== $b: generator reference, default topology, $GEN_PACKETS x 64 B h0 -> h4 (3 switches)"
   if run_dp gen "$b" --topology topologies/default.yaml \
        --gen "h0>h4:size=64,rate=100G,count=$GEN_PACKETS,flows=64"; then
@@ -138,8 +161,9 @@ for b in "${builds[@]}"; do
   fi
 done
 
-echo "== ring AllReduce, 128 emulated NICs, ${LEAVES} leaves x ${SPINES} spines x ${HOSTS} hosts, 100G, data=off"
-printf '%-22s %-5s %4s %8s %8s %7s %10s %8s %8s %7s %8s\n' build size qps virt_ms wall_s cpu_s events M_ev/s M_fwd/s ratio cpu_ratio
+[ "$RING" = 1 ] || SIZES=""
+[ "$RING" = 1 ] && echo "== ring AllReduce, 128 emulated NICs, ${LEAVES} leaves x ${SPINES} spines x ${HOSTS} hosts, 100G, data=off"
+[ "$RING" = 1 ] && printf '%-22s %-5s %4s %8s %8s %7s %10s %8s %8s %7s %8s\n' build size qps virt_ms wall_s cpu_s events M_ev/s M_fwd/s ratio cpu_ratio
 for s in $SIZES; do
   for q in $QPS; do
     mode=""
@@ -163,16 +187,18 @@ PY
     done
   done
 done
-echo "(ratio: switch forwards per wall second / the generator reference's, same build, same run;"
-echo " cpu_ratio: the same per CPU second, less sensitive to other processes on the machine)"
+if [ "$RING" = 1 ]; then
+  echo "(ratio: switch forwards per wall second / the generator reference's, same build, same run;"
+  echo " cpu_ratio: the same per CPU second, less sensitive to other processes on the machine)"
+fi
 
 if [ "$NS3" = 1 ]; then
   echo "== ns-3 comparison: 8 leaves x 8 spines x 16 hosts, 100G, 1 us links, UDP at line rate,"
-  echo "   1000-byte payloads, host (l,h) -> ((l+1) mod 8, h), hosts h < 8 of each leaf (64 senders), 1 ms"
+  echo "   1000-byte payloads, host (l,h) -> ((l+1) mod 8, h), all 128 senders, 1 ms"
   clos_yaml 8 8 16 veth "$TMP/ns3.yaml"
   gens=()
   for l in $(seq 0 7); do
-    for i in $(seq 0 7); do
+    for i in $(seq 0 15); do
       # frame = 14 Ethernet + 20 IPv4 + 8 UDP + 1000 payload
       gens+=(--gen "h$((l * 16 + i))>h$((((l + 1) % 8) * 16 + i)):proto=udp,size=1042,rate=100G,count=100000000")
     done
@@ -185,6 +211,41 @@ if [ "$NS3" = 1 ]; then
     else
       echo "  $b FAILED: $(tail -1 "$TMP/err")"; failed=1
     fi
+  done
+fi
+if [ -n "$AI1024" ]; then
+  spec=zones=2,leaves=32,spines=8,atsw=4,hosts=16,host-rate=400G,leaf-rate=400G,spine-rate=400G
+  spec+=,host-delay=1us,leaf-delay=1us,spine-delay=1us,host-mtu=9000,profile=eecmp,attach=emulated,name=ai1024
+  echo "== ring AllReduce, 1,024 emulated NICs, generated 3-tier fabric ($spec),"
+  echo "   E-ECMP, 16 QPs per connection (split), data=off, ring order interleaving the leaves of both zones"
+  # hosts=all takes the topology's host order (an explicit list of 1,024 names
+  # is longer than --coll reads), so the hosts are listed interleaved:
+  # host i of every leaf of zone 0, then of zone 1, for i = 0..15
+  "$BUILD/topology/rocelab-topo" --generate "$spec" -o "$TMP/ai.yaml"
+  python3 - "$TMP/ai.yaml" <<'PY'
+import re, sys
+path = sys.argv[1]
+lines = open(path).read().split("\n")
+s = lines.index("hosts:")
+e = s + 1
+while e < len(lines) and lines[e].startswith("  - {name:"):
+    e += 1
+def order(line):  # z<Z>-h<N>, 16 hosts per leaf
+    z, h = (int(x) for x in re.match(r"  - \{name: z(\d+)-h(\d+),", line).groups())
+    return (h % 16, z, h // 16)
+open(path, "w").write("\n".join(lines[:s + 1] + sorted(lines[s + 1:e], key=order) + lines[e:]))
+PY
+  printf '%-22s %-5s %8s %8s %7s %11s %8s %8s\n' build size virt_ms wall_s cpu_s events M_ev/s rss_MiB
+  for s in $AI1024; do
+    for b in "${builds[@]}"; do
+      if run_dp "ai-$s" "$b" --topology "$TMP/ai.yaml" --coll "op=allreduce,hosts=all,sizes=$s,data=off,qps=16,mode=split"; then
+        read -r v w e f < <(ran_fields <"$TMP/out")
+        python3 -c "print(f'{\"$b\"[-22:]:<22} {\"$s\":<5} {$v * 1e3:>8.3f} {$w:>8.1f} {$CPU:>7.1f} {$e:>11} {$e / $w / 1e6:>8.3f} {$RSS_MIB:>8}')"
+        grep -v '^#' "$TMP/out" | grep -E '^ *[0-9]+ ' | sed 's/^/    /' || true
+      else
+        echo "$b $s FAILED: $(tail -1 "$TMP/err" | tail -c 300)"; failed=1
+      fi
+    done
   done
 fi
 exit $failed
