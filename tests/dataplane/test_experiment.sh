@@ -5,12 +5,8 @@
 set -u
 DP=$1 EXP=$2
 RUN="/usr/bin/python3 $(dirname "$0")/../../scripts/experiment.py"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-pass=0 fail=0
-ok()  { pass=$((pass + 1)); echo "ok - $1"; }
-nok() { fail=$((fail + 1)); echo "not ok - $1"; }
-check() { if eval "$2"; then ok "$1"; else nok "$1"; fi; }
+# shellcheck source=../common/tap.sh
+. "$(dirname "$0")/../common/tap.sh"   # $tmp, ok/nok/check, tap_done
 
 for i in 1 2; do
   timeout 600 $RUN "$EXP/e1-eecmp-qp-scaling.yaml" --smoke --dp "$DP" --out "$tmp/r$i" > "$tmp/out$i.txt" 2>&1
@@ -50,5 +46,4 @@ check "an NCCL key out of range: exit 2 naming the pair" "[ $rc -eq 2 ] && grep 
 sed -i 's/^nccl: .*/nccl: [model, nccl]/' "$tmp/nccl.yaml"
 $RUN "$tmp/nccl.yaml" --dp "$DP" > "$tmp/n3.txt" 2>&1; rc=$?
 check "nccl: not a mapping: exit 2" "[ $rc -eq 2 ] && grep -q 'nccl: expected a mapping' $tmp/n3.txt"
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+tap_done

@@ -6,12 +6,8 @@
 # usage: test_fabric_virtual.sh ROCELAB_DP ROCELAB_LB DATA_DIR
 set -u
 DP=$1 LB=$2 DATA=$3
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-pass=0 fail=0
-ok()  { pass=$((pass + 1)); echo "ok - $1"; }
-nok() { fail=$((fail + 1)); echo "not ok - $1"; }
-check() { if eval "$2"; then ok "$1"; else nok "$1"; fi; }
+# shellcheck source=../common/tap.sh
+. "$(dirname "$0")/../common/tap.sh"   # $tmp, ok/nok/check, tap_done
 
 n=0
 dp() { # run rocelab-dp on the virtual clock with a unique DPDK name and a timeout
@@ -167,5 +163,4 @@ out=$(dp --topology "$tmp/missing.yaml" 2>&1); rc=$?
 check "missing topology: exit 2" "[ $rc -eq 2 ] && echo \"$out\" | grep -q 'cannot read'"
 check "--help" "\"$DP\" --help | grep -q '^usage: rocelab-dp'"
 
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+tap_done

@@ -7,12 +7,8 @@ LB=$1
 DATA=$2
 PCAP=$DATA/rxe-rc-ud.pcap
 CSV=$DATA/rxe-rc-ud.fields.csv
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-pass=0 fail=0
-ok()   { pass=$((pass + 1)); echo "ok - $1"; }
-nok()  { fail=$((fail + 1)); echo "not ok - $1"; }
-check() { if eval "$2"; then ok "$1"; else nok "$1"; fi; }
+# shellcheck source=../common/tap.sh
+. "$(dirname "$0")/../common/tap.sh"   # $tmp, ok/nok/check, tap_done
 
 "$LB" --pcap "$PCAP" --fields --profile eecmp --uplinks 4 > "$tmp/out.csv"
 check "--fields exits 0" "[ $? -eq 0 ]"
@@ -77,5 +73,4 @@ expect_err "zero uplinks" "bad uplink count" --pcap "$PCAP" --uplinks 0
 expect_err "bad seed" "bad seed" --pcap "$PCAP" --seed xyz
 check "--help exits 0" "\"$LB\" --help | grep -q '^usage: rocelab-lb'"
 
-echo "$pass passed, $fail failed"
-[ $fail -eq 0 ]
+tap_done
