@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# The emulated NICs' counters, live: /rocelab/nics and the exporter's
+# rocelab_nic_<counter>_total{host=...}, against a live rocelab-dp with
+# emulated hosts (tests/dataplane/data/emulated.yaml) inside a private network
+# namespace (unshare --net); the NICs talk only to each other in the fabric.
+#   - h0>h4: COUNT RDMA WRITEs that finish early: h4's counters then stand
+#     still, so the exporter's value, telemetry's and COUNT x SIZE / MTU agree;
+#   - h1>h5: a transfer still running: the exporter's h1 sent_pkts lies between
+#     two telemetry reads taken before and after it, and grows;
+#   - promtool check metrics passes; every NIC counter is there for every
+#     emulated host; a prefix selects rows; nothing left in /tmp or /var/run/dpdk.
+# usage: test_nics.sh ROCELAB_DP ROCELAB_TOPO SOURCE_ROOT   (root)
+set -u
+. "$(dirname "$0")/live-lib.sh"
+rl_netns 170 "$0" "$@"
+DP=$(realpath "$1") TOPO_TOOL=$(realpath "$2") SRC=$(realpath "$3")
+PY=/usr/bin/python3
+TOPO=$SRC/tests/dataplane/data/emulated.yaml
+COUNT=200 SIZE=65536 MTU=4096   # h0>h4; emulated.yaml's MTU 9000 gives path MTU 4096
+N_COUNTERS=42                   # fields of nic_emul's struct ne_counters
+name=rlnics$$
+tmp=$(mktemp -d /tmp/rlviz-nics-XXXXXX)
+dp_pid=''
+cleanup() {
+  if [ -n "$dp_pid" ]; then kill -INT "$dp_pid" 2>/dev/null; wait "$dp_pid" 2>/dev/null; fi
+  rm -rf "$tmp" "/var/run/dpdk/$name"
+}
+trap cleanup EXIT
+ip link set lo up
+
+metric() { # NAME HOST: the exporter's sample, as an integer
+  awk -v k="$1{host=\"$2\"}" '$1 == k { printf "%d", $2 }' "$tmp/metrics.txt"
+}
+scrape() { $PY "$SRC/scripts/exporter.py" --name "$name" --topology "$TOPO" --topo-tool "$TOPO_TOOL" --once > "$tmp/metrics.txt" 2> "$tmp/exp.err"; }
+
+"$DP" --topology "$TOPO" --clock live --duration 150s --name "$name" --quiet \
+  --rdma "h0>h4:count=$COUNT,size=$SIZE" \
+  --rdma 'h1>h5:count=100000000,size=65536,depth=1' > "$tmp/dp.out" 2>&1 &
+dp_pid=$!
+want=$((COUNT * SIZE / MTU))
+for _ in $(seq 150); do
+  [ -S "/var/run/dpdk/$name/dpdk_telemetry.v2" ] && [ "$(cell /rocelab/nics h4 rcvd_pkts 2>/dev/null)" = $want ] && break
+  sleep 0.2
+done
+sleep 0.5 # h4's last ACK reaches h0
+check "telemetry: /rocelab/nics h4 rcvd_pkts = $COUNT x $SIZE / $MTU = $want" "[ \"\$(cell /rocelab/nics h4 rcvd_pkts)\" = $want ]"
+cols=$(tel /rocelab/nics | $PY -c "import json,sys; t=json.load(sys.stdin)['/rocelab/nics']; print(len(t['columns']), ' '.join(sorted(k for k in t if k != 'columns')))")
+check "telemetry: $N_COUNTERS columns, one row per emulated host ($cols)" "[ \"$cols\" = \"$N_COUNTERS h0 h1 h4 h5\" ]"
+rows=$(tel /rocelab/nics,h4 | $PY -c "import json,sys; print(' '.join(k for k in json.load(sys.stdin)['/rocelab/nics'] if k != 'columns'))")
+check "telemetry: /rocelab/nics,h4 keeps only h4 ($rows)" "[ \"$rows\" = h4 ]"
+
+before=$(cell /rocelab/nics h1 sent_pkts)
+scrape
+after=$(cell /rocelab/nics h1 sent_pkts)
+check "exporter --once answers ($(wc -l < "$tmp/metrics.txt") lines)" "grep -q '^rocelab_up 1' $tmp/metrics.txt && [ ! -s $tmp/exp.err ]"
+check "promtool check metrics passes" "promtool check metrics < $tmp/metrics.txt"
+m=$(metric rocelab_nic_rcvd_pkts_total h4) t=$(cell /rocelab/nics h4 rcvd_pkts)
+check "rocelab_nic_rcvd_pkts_total{host=\"h4\"} ($m) = telemetry h4 rcvd_pkts ($t) = $want" \
+  "[ -n \"$m\" ] && [ \"$m\" = \"$t\" ] && [ \"$t\" = $want ]"
+m=$(metric rocelab_nic_sent_bytes_total h0) t=$(cell /rocelab/nics h0 sent_bytes)
+check "rocelab_nic_sent_bytes_total{host=\"h0\"} ($m) = telemetry h0 sent_bytes ($t), more than $COUNT x $SIZE" \
+  "[ -n \"$m\" ] && [ \"$m\" = \"$t\" ] && [ \"$t\" -gt $((COUNT * SIZE)) ]"
+m=$(metric rocelab_nic_sent_pkts_total h1)
+check "h1>h5 still running: telemetry before ($before) <= rocelab_nic_sent_pkts_total{host=\"h1\"} ($m) <= telemetry after ($after), and it grew" \
+  "[ -n \"$m\" ] && [ $before -le $m ] && [ $m -le $after ] && [ $after -gt $before ] && kill -0 $dp_pid"
+n=$($PY - "$tmp/metrics.txt" <<'PY'
+import re, sys
+hosts = {}
+for line in open(sys.argv[1]):
+    m = re.match(r'rocelab_nic_(\w+)_total\{host="(\w+)"\} ', line)
+    if m:
+        hosts.setdefault(m.group(2), set()).add(m.group(1))
+print(" ".join(f"{h}:{len(c)}" for h, c in sorted(hosts.items())))
+PY
+)
+check "every emulated host has all $N_COUNTERS NIC counters ($n)" \
+  "[ \"$n\" = \"h0:$N_COUNTERS h1:$N_COUNTERS h4:$N_COUNTERS h5:$N_COUNTERS\" ]"
+check "NIC counters are typed counter with help" \
+  "grep -q '^# TYPE rocelab_nic_retrans_pkts_total counter' $tmp/metrics.txt && grep -q '^# HELP rocelab_nic_retrans_pkts_total Request packets sent again' $tmp/metrics.txt"
+
+cleanup; trap - EXIT
+check "nothing left in /tmp or /var/run/dpdk" "[ ! -e $tmp ] && [ ! -e /var/run/dpdk/$name ] && ! kill -0 $dp_pid 2>/dev/null"
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
