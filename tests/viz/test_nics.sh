@@ -8,7 +8,10 @@
 #   - h1>h5: a transfer still running: the exporter's h1 sent_pkts lies between
 #     two telemetry reads taken before and after it, and grows;
 #   - promtool check metrics passes; every NIC counter is there for every
-#     emulated host; a prefix selects rows; nothing left in /tmp or /var/run/dpdk.
+#     emulated host; a prefix selects rows;
+#   - BIG_HOSTS emulated hosts: the whole /rocelab/nics reply is cut (DPDK's
+#     16 KB), yet the exporter has every host (it asks the missing ones by name);
+#   - nothing left in /tmp or /var/run/dpdk.
 # usage: test_nics.sh ROCELAB_DP ROCELAB_TOPO SOURCE_ROOT   (root)
 set -u
 . "$(dirname "$0")/live-lib.sh"
@@ -18,6 +21,8 @@ PY=/usr/bin/python3
 TOPO=$SRC/tests/dataplane/data/emulated.yaml
 COUNT=200 SIZE=65536 MTU=4096   # h0>h4; emulated.yaml's MTU 9000 gives path MTU 4096
 N_COUNTERS=42                   # fields of nic_emul's struct ne_counters
+BIG_SPINES=2 BIG_LEAVES=8 BIG_PER_LEAF=32   # 256 emulated hosts: more rows than one reply holds
+BIG_HOSTS=$((BIG_LEAVES * BIG_PER_LEAF)) BIG_COUNT=20
 name=rlnics$$
 tmp=$(mktemp -d /tmp/rlviz-nics-XXXXXX)
 dp_pid=''
@@ -31,7 +36,7 @@ ip link set lo up
 metric() { # NAME HOST: the exporter's sample, as an integer
   awk -v k="$1{host=\"$2\"}" '$1 == k { printf "%d", $2 }' "$tmp/metrics.txt"
 }
-scrape() { $PY "$SRC/scripts/exporter.py" --name "$name" --topology "$TOPO" --topo-tool "$TOPO_TOOL" --once > "$tmp/metrics.txt" 2> "$tmp/exp.err"; }
+scrape() { $PY "$SRC/scripts/exporter.py" --name "$name" --topology "$1" --topo-tool "$TOPO_TOOL" --once > "$tmp/metrics.txt" 2> "$tmp/exp.err"; }
 
 "$DP" --topology "$TOPO" --clock live --duration 150s --name "$name" --quiet \
   --rdma "h0>h4:count=$COUNT,size=$SIZE" \
@@ -50,7 +55,7 @@ rows=$(tel /rocelab/nics,h4 | $PY -c "import json,sys; print(' '.join(k for k in
 check "telemetry: /rocelab/nics,h4 keeps only h4 ($rows)" "[ \"$rows\" = h4 ]"
 
 before=$(cell /rocelab/nics h1 sent_pkts)
-scrape
+scrape "$TOPO"
 after=$(cell /rocelab/nics h1 sent_pkts)
 check "exporter --once answers ($(wc -l < "$tmp/metrics.txt") lines)" "grep -q '^rocelab_up 1' $tmp/metrics.txt && [ ! -s $tmp/exp.err ]"
 check "promtool check metrics passes" "promtool check metrics < $tmp/metrics.txt"
@@ -77,6 +82,29 @@ check "every emulated host has all $N_COUNTERS NIC counters ($n)" \
   "[ \"$n\" = \"h0:$N_COUNTERS h1:$N_COUNTERS h4:$N_COUNTERS h5:$N_COUNTERS\" ]"
 check "NIC counters are typed counter with help" \
   "grep -q '^# TYPE rocelab_nic_retrans_pkts_total counter' $tmp/metrics.txt && grep -q '^# HELP rocelab_nic_retrans_pkts_total Request packets sent again' $tmp/metrics.txt"
+
+# A fabric with more emulated hosts than one telemetry reply holds.
+kill -INT "$dp_pid"; wait "$dp_pid" 2>/dev/null; dp_pid=''; rm -rf "/var/run/dpdk/$name"
+$PY "$SRC/tests/viz/gen_clos.py" $BIG_SPINES $BIG_LEAVES $BIG_PER_LEAF "$tmp/big.yaml"
+sed -i 's/attach: net_null/attach: emulated/' "$tmp/big.yaml"
+last=h$((BIG_HOSTS - 1))
+"$DP" --topology "$tmp/big.yaml" --clock live --duration 120s --name "$name" --quiet \
+  --rdma "h0>$last:count=$BIG_COUNT,size=$SIZE" > "$tmp/dp2.out" 2>&1 &
+dp_pid=$!
+want=$((BIG_COUNT * SIZE / MTU))
+for _ in $(seq 150); do
+  [ -S "/var/run/dpdk/$name/dpdk_telemetry.v2" ] && [ "$(cell /rocelab/nics,$last $last rcvd_pkts 2>/dev/null)" = $want ] && break
+  sleep 0.2
+done
+sleep 0.5
+whole=$(tel /rocelab/nics | $PY -c "import json,sys; print(len(json.load(sys.stdin)['/rocelab/nics']) - 1)")
+check "$BIG_HOSTS emulated hosts: the whole /rocelab/nics reply is cut ($whole rows)" "[ \"$whole\" -gt 0 ] && [ \"$whole\" -lt $BIG_HOSTS ]"
+scrape "$tmp/big.yaml"
+n=$(grep -c '^rocelab_nic_sent_pkts_total{host=' "$tmp/metrics.txt")
+check "exporter: every one of the $BIG_HOSTS hosts has its NIC counters ($n)" "[ \"$n\" = $BIG_HOSTS ] && promtool check metrics < $tmp/metrics.txt"
+m=$(metric rocelab_nic_rcvd_pkts_total $last) t=$(cell /rocelab/nics,$last $last rcvd_pkts)
+check "rocelab_nic_rcvd_pkts_total{host=\"$last\"} ($m) = telemetry ($t) = $want (a row past the cut)" \
+  "[ -n \"$m\" ] && [ \"$m\" = \"$t\" ] && [ \"$t\" = $want ]"
 
 cleanup; trap - EXIT
 check "nothing left in /tmp or /var/run/dpdk" "[ ! -e $tmp ] && [ ! -e /var/run/dpdk/$name ] && ! kill -0 $dp_pid 2>/dev/null"
