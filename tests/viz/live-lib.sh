@@ -1,6 +1,7 @@
 # Shared by the live tests of suite viz (sourced): a private network namespace,
 # TAP-like results, and telemetry read directly (independently of the tools
-# under test). The caller sets $name (the rocelab-dp's --name) before tel/cell.
+# under test), headless Chromium, the URL a server prints. The caller sets
+# $name (the rocelab-dp's --name) before tel/cell and $tmp before chromium_run.
 
 # rl_netns SECONDS SCRIPT ARGS...: run SCRIPT again inside its own network
 # namespace (unshare --net, root) under a timeout; returns in the re-run.
@@ -26,3 +27,14 @@ PY
 cell() { # QUERY ROW COLUMN: one cell of a telemetry table
   tel "$1" | /usr/bin/python3 -c "import json,sys; t=list(json.load(sys.stdin).values())[0]; print(t[sys.argv[1]][t['columns'].index(sys.argv[2])])" "$2" "$3"
 }
+
+chromium_run() { # ARGS...: headless Chromium with a fresh profile, its log on stderr
+  local ud; ud=$(mktemp -d "$tmp/chromium-XXXXXX")
+  timeout 90 chromium --headless --no-sandbox --disable-gpu --disable-quic --no-first-run \
+    --disable-background-networking --disable-component-update --disable-sync \
+    --user-data-dir="$ud" --enable-logging=stderr --v=0 --virtual-time-budget=3500 "$@"
+  local rc=$?; rm -rf "$ud"; return $rc
+}
+console_errors() { grep -E 'CONSOLE\(|Uncaught' "$1"; }
+url_of() { sed -n 's/^[a-z]*: \(http:[^ ]*\) .*/\1/p' "$1"; }
+wait_url() { for _ in $(seq 100); do [ -n "$(url_of "$1")" ] && return 0; sleep 0.1; done; return 1; }

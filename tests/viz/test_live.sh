@@ -29,21 +29,11 @@ cleanup() {
 trap cleanup EXIT
 ip link set lo up
 
-chromium_run() { # ARGS...: headless Chromium with a fresh profile, its log on stderr
-  local ud; ud=$(mktemp -d "$tmp/chromium-XXXXXX")
-  timeout 90 chromium --headless --no-sandbox --disable-gpu --disable-quic --no-first-run \
-    --disable-background-networking --disable-component-update --disable-sync \
-    --user-data-dir="$ud" --enable-logging=stderr --v=0 --virtual-time-budget=3500 "$@"
-  local rc=$?; rm -rf "$ud"; return $rc
-}
-console_errors() { grep -E 'CONSOLE\(|Uncaught' "$1"; }
 elapsed() { echo $(( $(date +%s) - t0 )); } # seconds since rocelab-dp was started
 listens_local() { # PORT: the only listener on PORT is 127.0.0.1
   local l; l=$(ss -Hltn "sport = :$1" | awk '{ print $4 }')
   [ "$l" = "127.0.0.1:$1" ]
 }
-url_of() { sed -n 's/^[a-z]*: \(http:[^ ]*\) .*/\1/p' "$1"; }
-wait_url() { for _ in $(seq 100); do [ -n "$(url_of "$1")" ] && return 0; sleep 0.1; done; return 1; }
 
 # 0. The console-error check itself finds an error (so it can fail).
 printf '<!DOCTYPE html><html><body><script>undefinedFunction();</script></body></html>' > "$tmp/bad.html"

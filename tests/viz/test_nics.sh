@@ -9,6 +9,8 @@
 #     two telemetry reads taken before and after it, and grows;
 #   - promtool check metrics passes; every NIC counter is there for every
 #     emulated host; a prefix selects rows;
+#   - the dashboard in headless Chromium: no console error, a NIC table with a
+#     row per emulated host, h4's "received" cell = telemetry's rcvd_pkts;
 #   - BIG_HOSTS emulated hosts: the whole /rocelab/nics reply is cut (DPDK's
 #     16 KB), yet the exporter has every host (it asks the missing ones by name);
 #   - nothing left in /tmp or /var/run/dpdk.
@@ -25,8 +27,9 @@ BIG_SPINES=2 BIG_LEAVES=8 BIG_PER_LEAF=32   # 256 emulated hosts: more rows than
 BIG_HOSTS=$((BIG_LEAVES * BIG_PER_LEAF)) BIG_COUNT=20
 name=rlnics$$
 tmp=$(mktemp -d /tmp/rlviz-nics-XXXXXX)
-dp_pid=''
+dp_pid='' dash_pid=''
 cleanup() {
+  if [ -n "$dash_pid" ]; then kill "$dash_pid" 2>/dev/null; wait "$dash_pid" 2>/dev/null; fi
   if [ -n "$dp_pid" ]; then kill -INT "$dp_pid" 2>/dev/null; wait "$dp_pid" 2>/dev/null; fi
   rm -rf "$tmp" "/var/run/dpdk/$name"
 }
@@ -82,6 +85,32 @@ check "every emulated host has all $N_COUNTERS NIC counters ($n)" \
   "[ \"$n\" = \"h0:$N_COUNTERS h1:$N_COUNTERS h4:$N_COUNTERS h5:$N_COUNTERS\" ]"
 check "NIC counters are typed counter with help" \
   "grep -q '^# TYPE rocelab_nic_retrans_pkts_total counter' $tmp/metrics.txt && grep -q '^# HELP rocelab_nic_retrans_pkts_total Request packets sent again' $tmp/metrics.txt"
+
+# The dashboard's NIC table, in headless Chromium.
+$PY "$SRC/scripts/dashboard.py" --name "$name" --topology "$TOPO" --topo-tool "$TOPO_TOOL" \
+  --port 0 > "$tmp/dash.out" 2>&1 &
+dash_pid=$!
+wait_url "$tmp/dash.out"; durl=$(url_of "$tmp/dash.out")
+chromium_run --dump-dom "$durl" > "$tmp/dom.html" 2> "$tmp/dom.err"
+nics=$($PY - "$tmp/dom.html" <<'PY'
+import html.parser, sys
+class P(html.parser.HTMLParser):
+    def __init__(self):
+        super().__init__(); self.rows, self.cur = {}, None
+    def handle_starttag(self, tag, a):
+        a = dict(a)
+        if tag == "tr": self.cur = a.get("data-nic")
+        if tag == "tr" and self.cur: self.rows[self.cur] = []
+    def handle_data(self, d):
+        if self.cur and d.strip(): self.rows[self.cur].append(d.strip())
+p = P(); p.feed(open(sys.argv[1]).read())
+print(" ".join(sorted(p.rows)), p.rows.get("h4", ["?", "?", "?"])[2])
+PY
+)
+t=$(cell /rocelab/nics h4 rcvd_pkts)
+check "dashboard: no console error, a NIC row per emulated host, h4 received = telemetry ($nics; $t)" \
+  "[ -s $tmp/dom.html ] && ! console_errors $tmp/dom.err && [ \"$nics\" = \"h0 h1 h4 h5 $t\" ] && [ \"$t\" = $want ]"
+kill "$dash_pid"; wait "$dash_pid" 2>/dev/null; dash_pid=''
 
 # A fabric with more emulated hosts than one telemetry reply holds.
 kill -INT "$dp_pid"; wait "$dp_pid" 2>/dev/null; dp_pid=''; rm -rf "/var/run/dpdk/$name"

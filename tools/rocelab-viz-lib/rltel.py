@@ -149,13 +149,20 @@ def snapshot(tel, topo):
             "switches": switches, "drops": drops}
 
 
-def nics(tel, topo):
+def emulated_hosts(topo):
+    """Hosts with attach "emulated" in topology order (every host when the
+    topology does not say which attach each host has)."""
+    return [h for h in topo.host_leaf if topo.attach.get(h, "emulated") == "emulated"]
+
+
+def nics(tel, topo, hosts=None):
     """The emulated NICs' counters, {host: {counter: value}}, keyed by the
-    topology's host names (hosts with attach "emulated", or every host when
-    the topology does not say). A reply holds about 16 KB: hosts missing from
-    the whole table are asked one at a time (a prefix may match more hosts;
-    only the exact row is taken)."""
-    hosts = [h for h in topo.host_leaf if topo.attach.get(h, "emulated") == "emulated"]
+    topology's host names: of `hosts`, or of every emulated host. A reply
+    holds about 16 KB: hosts missing from the whole table are asked one at a
+    time (a prefix may match more hosts; only the exact row is taken)."""
+    hosts = emulated_hosts(topo) if hosts is None else hosts
+    if not hosts:
+        return {}
     whole = tel.table("/rocelab/nics")
     out = {}
     for h in hosts:
