@@ -13,7 +13,8 @@
 #     row per emulated host, h4's "received" cell = telemetry's rcvd_pkts;
 #   - BIG_HOSTS emulated hosts: the whole /rocelab/nics reply is cut (DPDK's
 #     16 KB), yet the exporter has every host (it asks the missing ones by name);
-#   - nothing left in /tmp or /var/run/dpdk.
+#   - no sanitizer report from rocelab-dp (ASan builds); nothing left in /tmp
+#     or /var/run/dpdk.
 # usage: test_nics.sh ROCELAB_DP ROCELAB_TOPO SOURCE_ROOT   (root)
 set -u
 . "$(dirname "$0")/live-lib.sh"
@@ -135,6 +136,9 @@ m=$(metric rocelab_nic_rcvd_pkts_total $last) t=$(cell /rocelab/nics,$last $last
 check "rocelab_nic_rcvd_pkts_total{host=\"$last\"} ($m) = telemetry ($t) = $want (a row past the cut)" \
   "[ -n \"$m\" ] && [ \"$m\" = \"$t\" ] && [ \"$t\" = $want ]"
 
+kill -INT "$dp_pid"; wait "$dp_pid" 2>/dev/null; dp_pid=''
+sanitizer() { grep -E 'ERROR: AddressSanitizer|ERROR: LeakSanitizer|runtime error:' "$@"; }
+check "rocelab-dp (both runs) printed no sanitizer report" "! sanitizer $tmp/dp.out $tmp/dp2.out"
 cleanup; trap - EXIT
 check "nothing left in /tmp or /var/run/dpdk" "[ ! -e $tmp ] && [ ! -e /var/run/dpdk/$name ] && ! kill -0 $dp_pid 2>/dev/null"
 echo "$pass passed, $fail failed"
