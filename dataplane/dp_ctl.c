@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include "dp_ctl.h"
 #include "dp_ctl_parse.h"
+#include "dp_nic.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -15,6 +16,7 @@
 
 struct dp_ctl {
 	struct dp_fabric *fab;
+	const struct dp_nics *nics; /* emulated NICs, or NULL */
 	struct rte_ring *ring;
 	uint64_t applied;
 };
@@ -298,6 +300,42 @@ static int cmd_flows(const char *cmd, const char *params, struct rte_tel_data *d
 	return 0;
 }
 
+/*
+ * One row per emulated host: its NIC's counters, in the order of
+ * ne_counter_names. ne_nic_get_counters() copies 64-bit words the engine
+ * thread keeps writing: read racily as the other tables, never torn.
+ */
+static int cmd_nics(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	const struct dp_nics *ns = the_ctl->nics;
+	const struct dp_fabric *f = the_ctl->fab;
+	size_t nc = 0;
+
+	(void)cmd;
+	while (ne_counter_names[nc] != NULL)
+		nc++;
+	if (nc != sizeof(struct ne_counters) / sizeof(uint64_t))
+		return -EINVAL; /* names and struct out of step (ne_nic.c asserts they are not) */
+	rte_tel_data_start_dict(d);
+	add_columns(d, ne_counter_names, nc);
+	for (uint32_t i = 0; ns != NULL && i < ns->n; i++) {
+		const char *host = f->topo->hosts[ns->h[i].host].name;
+		struct ne_counters cnt;
+		uint64_t v[sizeof(cnt) / sizeof(uint64_t)];
+		char k[TOPO_NAME_MAX];
+
+		if (!dp_ctl_selected(params, host))
+			continue;
+		ne_nic_get_counters(ns->h[i].nic, &cnt);
+		memcpy(v, &cnt, sizeof(v)); /* struct ne_counters is nc uint64_t in name order */
+		snprintf(k, sizeof(k), "%s", host);
+		dp_ctl_key_clean(k);
+		if (add_row(d, k, v, nc) < 0)
+			break;
+	}
+	return 0;
+}
+
 /* "NAME,up" / "NAME,down" into a queued command (applied by dp_ctl_poll()). */
 static int queue_set(const char *params, bool is_switch)
 {
@@ -348,10 +386,12 @@ LOCKED(cmd_drops)
 LOCKED(cmd_pfc)
 LOCKED(cmd_flows)
 LOCKED(cmd_ports)
+LOCKED(cmd_nics)
 LOCKED(cmd_link_set)
 LOCKED(cmd_switch_set)
 
-struct dp_ctl *dp_ctl_create(struct dp_fabric *f, char *err, size_t errlen)
+struct dp_ctl *dp_ctl_create(struct dp_fabric *f, const struct dp_nics *nics, char *err,
+			     size_t errlen)
 {
 	static const struct {
 		const char *name;
@@ -366,6 +406,7 @@ struct dp_ctl *dp_ctl_create(struct dp_fabric *f, char *err, size_t errlen)
 		{"/rocelab/pfc", cmd_pfc_locked, "PFC frames sent and received, pause time, per link direction. Parameter: name prefix."},
 		{"/rocelab/flows", cmd_flows_locked, "The 200 largest flows: name, packets, bytes, path changes, path (switch:port)."},
 		{"/rocelab/ports", cmd_ports_locked, "Packets forwarded per port of a switch. Parameter: switch."},
+		{"/rocelab/nics", cmd_nics_locked, "Per emulated host: its NIC's counters (rxe's names and ours). Parameter: name prefix."},
 		{"/rocelab/link_set", cmd_link_set_locked, "Take a link down or up. Parameters: LINK,up|down."},
 		{"/rocelab/switch_set", cmd_switch_set_locked, "Take a switch down or up. Parameters: SWITCH,up|down."},
 	};
@@ -381,6 +422,7 @@ struct dp_ctl *dp_ctl_create(struct dp_fabric *f, char *err, size_t errlen)
 		return NULL;
 	}
 	c->fab = f;
+	c->nics = nics;
 	c->ring = rte_ring_create("rl_ctl", 64, SOCKET_ID_ANY, RING_F_SC_DEQ);
 	if (c->ring == NULL) {
 		snprintf(err, errlen, "telemetry: command ring: %s", rte_strerror(rte_errno));

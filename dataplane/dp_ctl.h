@@ -21,6 +21,7 @@
  *   /rocelab/drops[,PREFIX]            per switch by reason (and the MMU's), and "links" summed
  *   /rocelab/pfc[,PREFIX]              per link direction: PFC sent, XOFF/XON received, time paused
  *   /rocelab/flows                     the 200 largest flows and the path each took (switch:port)
+ *   /rocelab/nics[,PREFIX]             per emulated host: its NIC's counters (ne_counter_names' columns)
  *   /rocelab/ports,SWITCH              packets forwarded out of each port (where flows went)
  *   /rocelab/link_set,LINK,up|down     take a link down or up
  *   /rocelab/switch_set,SWITCH,up|down take a switch down or up
@@ -34,12 +35,16 @@
 #include "dp_fabric.h"
 
 struct dp_ctl;
+struct dp_nics;
 
 /*
- * Register the commands for fabric f. DPDK telemetry has no per-command
- * context, so one dp_ctl per process is the limit. Returns NULL with a message.
+ * Register the commands for fabric f and its emulated NICs (nics may be NULL:
+ * /rocelab/nics then answers an empty table). DPDK telemetry has no
+ * per-command context, so one dp_ctl per process is the limit. Destroy it
+ * before f and nics: its commands read them. Returns NULL with a message.
  */
-struct dp_ctl *dp_ctl_create(struct dp_fabric *f, char *err, size_t errlen);
+struct dp_ctl *dp_ctl_create(struct dp_fabric *f, const struct dp_nics *nics, char *err,
+			     size_t errlen);
 /* Apply queued commands at now_ns. Returns how many were applied. */
 uint32_t dp_ctl_poll(struct dp_ctl *c, uint64_t now_ns);
 void dp_ctl_destroy(struct dp_ctl *c);

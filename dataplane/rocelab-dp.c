@@ -774,7 +774,7 @@ static int setup(struct run *r, char *err, size_t errlen)
 		snprintf(err, errlen, "--csv %s: cannot write", o->csv);
 		return 1;
 	}
-	r->ctl = dp_ctl_create(r->fab, err, errlen);
+	r->ctl = dp_ctl_create(r->fab, &r->nics, err, errlen);
 	return r->ctl ? 0 : 1;
 }
 
@@ -929,8 +929,8 @@ static void teardown(struct run *r)
 	if (r->fab)
 		r->fab->te = NULL;
 	dp_te_free(&r->te);
+	dp_ctl_destroy(r->ctl); /* first: its telemetry commands read the NICs */
 	dp_nics_destroy(&r->nics);
-	dp_ctl_destroy(r->ctl);
 	for (unsigned i = 0; i < MAX_CAPTURES; i++)
 		dp_capture_close(r->cap[i]);
 	dp_csv_close(&r->csv);

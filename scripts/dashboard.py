@@ -12,7 +12,10 @@ utilisation over the last interval (busy time / elapsed time: wall time on
 the live clock, fabric time on the virtual one), its
 queue in the tooltip, a pause mark while its sender is paused, a drop mark when
 it dropped in the interval; a table of switch counters (forwarded, PFC
-received, ECN marks, bytes in the buffer, drops by reason).
+received, ECN marks, bytes in the buffer, drops by reason); with emulated
+hosts (attach: emulated), a table of their NICs' counters from /rocelab/nics
+(frames sent and received, retransmits, timeouts, NAKs, CNPs) for the first
+NIC_ROWS_MAX of them, so a large fabric's refresh stays cheap.
 
 --name is the fabric's DPDK file prefix: `rocelab-dp --name N` (N), or a
 `scripts/fabric.sh up N` fabric (N or rocelab-N). The server listens on
@@ -37,6 +40,11 @@ from rlsvg import color_js, scene_svg  # noqa: E402
 
 DEFAULT_PORT = 9470
 INTERVAL_MIN, INTERVAL_MAX = 0.05, 3600.0  # seconds between readings
+NIC_ROWS_MAX = 64  # emulated hosts in the NIC table (each refresh reads them)
+# the NIC table's columns after the host: (/rocelab/nics column, heading)
+NIC_COLS = [("sent_pkts", "sent"), ("rcvd_pkts", "received"), ("retrans_pkts", "retransmits"),
+            ("timeouts", "timeouts"), ("naks_sent", "NAKs sent"), ("naks_rcvd", "NAKs rcvd"),
+            ("cnp_rcvd", "CNPs rcvd")]
 
 
 class Poller:
@@ -48,6 +56,7 @@ class Poller:
         self.tel, self.topo, self.scene, self.interval = tel, topo, scene, interval
         self.prev, self.state, self.polls = None, {"ok": False, "error": "no reading yet"}, 0
         self.lock, self.stop = threading.Lock(), threading.Event()
+        self.nic_hosts = rltel.emulated_hosts(topo)[:NIC_ROWS_MAX]
 
     def _span_ns(self, snap):
         """Time between this reading and the previous one: wall time on the live
@@ -86,11 +95,15 @@ class Poller:
                          s.get("buffer_bytes", 0), s.get("drops", 0), why, s.get("up", 1)])
         return rows
 
+    def _nics(self):
+        rows = rltel.nics(self.tel, self.topo, self.nic_hosts)
+        return [[h] + [rows[h].get(c, 0) for c, _ in NIC_COLS] for h in self.nic_hosts if h in rows]
+
     def poll_once(self):
         try:
             snap = rltel.snapshot(self.tel, self.topo)
             state = {"ok": True, "info": snap["info"], "lines": self._lines(snap),
-                     "switches": self._switches(snap),
+                     "switches": self._switches(snap), "nics": self._nics(),
                      "tx_pkts": sum(c.get("tx_pkts", 0) for c in snap["links"].values()),
                      "pfc_tx": sum(c.get("pfc_tx", 0) for c in snap["links"].values())}
             self.prev = snap
@@ -121,11 +134,28 @@ rlText('rl-status','ok');rlText('rl-clock',s.info.clock);rlText('rl-now',(s.info
 rlText('rl-tx',s.tx_pkts);rlText('rl-pfc',s.pfc_tx);
 s.lines.forEach((v,i)=>rlPaint('live',i,{util:v[0],queue:v[1],paused:v[2],drops:v[3],up:v[4]}));
 s.switches.forEach(r=>{const tr=document.querySelector('tr[data-switch="'+r[0]+'"]');if(!tr)return;
-const c=tr.children;for(let k=1;k<7;k++)c[k].textContent=r[k];tr.className=r[7]?'':'down';});}
+const c=tr.children;for(let k=1;k<7;k++)c[k].textContent=r[k];tr.className=r[7]?'':'down';});
+s.nics.forEach(r=>{const tr=document.querySelector('tr[data-nic="'+r[0]+'"]');if(!tr)return;
+const c=tr.children;for(let k=1;k<r.length;k++)c[k].textContent=r[k];});}
 async function rlTick(){try{const r=await fetch('/api/state',{cache:'no-store'});rlShow(await r.json());}
 catch(e){rlText('rl-status','dashboard server unreachable');}setTimeout(rlTick,RL_REFRESH_MS);}
 rlTick();
 """
+
+
+def nic_table(topo):
+    """The emulated NICs' table (empty without emulated hosts)."""
+    from html import escape
+    hosts = rltel.emulated_hosts(topo)
+    if not hosts:
+        return ""
+    shown = hosts[:NIC_ROWS_MAX]
+    zeros = "<td>0</td>" * len(NIC_COLS)
+    rows = "".join(f'<tr data-nic="{escape(h)}"><td>{escape(h)}</td>{zeros}</tr>' for h in shown)
+    heads = "".join(f"<th>{escape(t)}</th>" for _, t in NIC_COLS)
+    more = f" (the first {len(shown)} of {len(hosts)})" if len(shown) < len(hosts) else ""
+    return (f'<h3 style="font-size:14px">emulated NICs{more}</h3>'
+            f'<table id="rl-nics"><tr><th>host</th>{heads}</tr>{rows}</table>')
 
 
 def page(topo, scene, interval):
@@ -147,6 +177,7 @@ fabric time <span id="rl-now">?</span> &middot; packets sent on all links <b id=
 {scene_svg(scene, "live")}
 <table><tr><th>switch</th><th>forwarded</th><th>PFC rx</th><th>ECN marked</th><th>buffer B</th><th>drops</th>
 <th>drops by reason</th></tr>{rows}</table>
+{nic_table(topo)}
 <script>{js}{SCRIPT % int(interval * 1000)}</script></body></html>
 """.encode()
 

@@ -6,14 +6,23 @@
   curl http://127.0.0.1:9471/metrics
 
 Every scrape reads the fabric's DPDK telemetry (/rocelab/info, links, pfc,
-queues per link, switches, drops, flows: query commands only) and answers in
-the Prometheus text format (OpenMetrics when the scraper asks for it), written
-by python3-prometheus-client. Metric names and labels: see METRICS below and
-the README. Link directions are labelled link="FROM>TO" as rocelab-dp prints
-them. Exit 2 on bad arguments or topology.
+queues per link, switches, drops, flows, nics: query commands only) and
+answers in the Prometheus text format (OpenMetrics when the scraper asks for
+it), written by python3-prometheus-client. Metric names and labels: see
+METRICS below and the README. Link directions are labelled link="FROM>TO" as
+rocelab-dp prints them. Exit 2 on bad arguments or topology.
+
+Emulated NICs (hosts with attach: emulated, /rocelab/nics): every counter of
+nic_emul's ne_counters becomes rocelab_nic_<counter>_total{host="h0"}, a
+counter under its nic_emul name (rxe's names first: sent_pkts, rcvd_pkts,
+duplicate_request, out_of_seq_request, rcvd_seq_err, completer_retry_err, ...;
+then sent_bytes, rcvd_bytes, retrans_pkts, naks_sent, timeouts, cnp_rcvd,
+qpc_misses, cq_overflow, ecn_ce_rcvd, cnp_sent, ...), e.g.
+rocelab_nic_retrans_pkts_total{host="h0"}. No emulated hosts: no samples.
 """
 
 import os
+import re
 import sys
 import time
 
@@ -26,6 +35,7 @@ import rltel  # noqa: E402
 DEFAULT_PORT = 9471
 NS_PER_S = 1e9
 NUM_PRIO = 8
+METRIC_PART = re.compile(r"[a-zA-Z_][a-zA-Z0-9_]*")
 
 # (metric, type, help, telemetry table, column, scale); counters lose "_total"
 # here: prometheus_client adds it.
@@ -70,6 +80,35 @@ HOST_METRICS = [  # from the host's link: what its NIC (veth, emulated, net_null
     ("rocelab_host_rx_bytes", "Bytes the fabric delivered to the host", "down", "tx_bytes"),
     ("rocelab_host_pfc_xoff_received", "PFC XOFF frames the host's NIC received", "up", "xoff_received"),
 ]
+# Emulated NICs: help of the counters of nic_emul/ne_nic.h's struct ne_counters
+# (the telemetry's columns name the metrics; a counter missing here still gets one)
+NIC_HELP = {
+    "sent_pkts": "Frames the NIC sent", "rcvd_pkts": "RoCE frames that passed ICRC and header checks",
+    "duplicate_request": "Responder: request PSNs before the expected one",
+    "out_of_seq_request": "Responder: PSN gaps (NAK sent)",
+    "rcvd_rnr_err": "Requester: RNR NAKs received", "send_rnr_err": "Responder: RNR NAKs sent",
+    "rcvd_seq_err": "Requester: PSN sequence NAKs that acked new PSNs",
+    "ack_deferred": "rxe's name, never counted",
+    "retry_exceeded_err": "Transport retries exhausted", "retry_rnr_exceeded_err": "RNR retries exhausted",
+    "completer_retry_err": "Go-back-N retries started", "send_err": "Frames not sent (buffer too small)",
+    "link_downed": "Link up to down transitions", "rdma_sends": "SEND WQEs completed by the requester",
+    "rdma_recvs": "Receive WQEs completed by the responder",
+    "sent_bytes": "Bytes the NIC sent", "rcvd_bytes": "Bytes of the RoCE frames the NIC accepted",
+    "retrans_pkts": "Request packets sent again", "naks_sent": "NAKs sent (all kinds)",
+    "naks_rcvd": "NAKs received", "acks_sent": "ACKs sent", "acks_rcvd": "ACKs received",
+    "ack_coalesced": "Unsent ACKs replaced by a newer one",
+    "timeouts": "Retransmit timer expiries with work outstanding",
+    "icrc_err": "Frames dropped: bad ICRC", "rcv_malformed": "Frames dropped: truncated or bad lengths",
+    "rcv_not_roce": "Frames dropped: not UDP 4791", "rcv_wrong_dst": "Frames dropped: not addressed to the NIC",
+    "rcv_unknown_qpn": "Frames dropped: no such QP", "rcv_bad_state": "Frames dropped: QP state refuses them",
+    "rcv_bad_opcode": "Frames dropped: opcode not implemented",
+    "rcv_opcode_seq_err": "Responder: opcodes out of sequence", "rcv_len_err": "Responder: invalid payload lengths",
+    "rcv_access_err": "Responder: rkey, bounds or permission errors",
+    "rcv_stale_resp": "Requester: responses matching nothing outstanding", "cnp_rcvd": "CNPs received",
+    "qpc_hits": "QP context cache hits", "qpc_misses": "QP context cache misses",
+    "cq_overflow": "Completions lost to a full CQ", "ecn_ce_rcvd": "DCQCN NP: CE-marked request packets received",
+    "cnp_sent": "DCQCN NP: CNPs sent", "cnp_rate_cuts": "DCQCN RP: CNPs that cut a QP's rate",
+}
 
 
 class Collector:
@@ -147,13 +186,28 @@ class Collector:
             fams[3].add_metric([v[0], v[4]], 1)
         yield from fams
 
+    def _nics(self):
+        rows = rltel.nics(self.tel, self.topo)
+        cols = []  # the telemetry's column order (every row has the same columns)
+        for row in rows.values():
+            cols = list(row)
+            break
+        for col in cols:
+            if not METRIC_PART.fullmatch(col):
+                continue  # not a name Prometheus takes (telemetry keys are [A-Za-z0-9_])
+            doc = NIC_HELP.get(col, f"Emulated NIC counter {col} (nic_emul)")
+            f = self._fam(f"rocelab_nic_{col}", "counter", doc, ["host"])
+            for h, row in sorted(rows.items()):
+                f.add_metric([h], row.get(col, 0))
+            yield f
+
     def collect(self):
         t0 = time.monotonic()
         up = self._fam("rocelab_up", "gauge", "1 when the last telemetry read worked", [])
         try:
             snap = rltel.snapshot(self.tel, self.topo)
             out = list(self._links(snap)) + list(self._queues()) + list(self._switches(snap))
-            out += list(self._hosts(snap)) + list(self._flows())
+            out += list(self._hosts(snap)) + list(self._flows()) + list(self._nics())
             info = snap["info"]
             i = self._fam("rocelab_info", "gauge", "The fabric (value 1)", ["topology", "clock"])
             i.add_metric([info.get("topology", ""), info.get("clock", "")], 1)

@@ -12,6 +12,10 @@
    the dashboard polling: switch forwards per second (Mpps) from telemetry, in
    the same run. Inside a private network namespace (root).
 3. The exporter: time of one scrape (--once) of that live fabric.
+4. The exporter with emulated NICs: one scrape (--once) of an idle live fabric
+   of NICS_BIG emulated hosts (more rows than one /rocelab/nics reply holds:
+   the rest are asked one host at a time) against the 4 emulated hosts of
+   tests/dataplane/data/emulated.yaml, in the same run (the ratio).
 
 usage: bench_viz.py BUILD_DIR [--phase-seconds N]
 """
@@ -33,7 +37,12 @@ VIZ = os.path.join(SRC, "tools", "rocelab-viz")
 BIG = (16, 64, 16)        # spines, leaves, hosts per leaf: 1,024 hosts
 LIVE = (4, 4, 8)          # the live fabric: 32 net_null hosts (DPDK: 32 ports at most), 48 links
 REPEAT = 3                # drawings timed; the best is printed
+NICS_BIG = (2, 8, 32)     # part 4: 256 emulated hosts
 TEL_THREAD = "telemetry"  # DPDK's telemetry threads (telemetry-v2, ...) in rocelab-dp
+
+
+def topo_tool(build):
+    return os.path.join(build, "topology", "rocelab-topo")
 
 
 def run_virtual(dp, topo, csv_path, gens, name):
@@ -76,6 +85,17 @@ def bench_draw(build, tmp):
     for what in ("png+svg", "html"):
         print(f"  {what:8s} default (8 hosts) {res['small', what]:6.2f} s   1,024 hosts "
               f"{res['big', what]:6.2f} s   ratio {res['big', what] / res['small', what]:5.2f}")
+
+
+def stop_dp(dpp, name):
+    """Stop a rocelab-dp (SIGINT, then SIGKILL after 30 s) and remove its runtime folder."""
+    dpp.send_signal(2)
+    try:
+        dpp.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        dpp.kill()
+        dpp.wait()
+    shutil.rmtree(f"/var/run/dpdk/{name}", ignore_errors=True)
 
 
 def tel_fwd(sock_path):
@@ -150,7 +170,7 @@ def bench_dashboard(build, tmp, phase_s):
             if interval:
                 dash = subprocess.Popen([PY, os.path.join(SRC, "scripts", "dashboard.py"),
                                          "--socket", sock, "--topology", topo, "--port", "0",
-                                         "--topo-tool", os.path.join(build, "dataplane", "rocelab-topo"),
+                                         "--topo-tool", topo_tool(build),
                                          "--interval", str(interval)],
                                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
                 time.sleep(1)
@@ -161,7 +181,7 @@ def bench_dashboard(build, tmp, phase_s):
                 dash = None
         scrape = best_time([PY, os.path.join(SRC, "scripts", "exporter.py"), "--socket", sock,
                             "--topology", topo, "--once",
-                            "--topo-tool", os.path.join(build, "dataplane", "rocelab-topo")])
+                            "--topo-tool", topo_tool(build)])
         ref = (res[0][1] + res[-1][1]) / 2  # without, before and after
         for label, mpps, tel_ms, dash_ms in res:
             print(f"  {label:17s} {mpps:6.3f} M switch forwards/s   ratio to without (mean of both) "
@@ -173,13 +193,51 @@ def bench_dashboard(build, tmp, phase_s):
         if dash:
             dash.terminate()
             dash.wait()
-        dpp.send_signal(2)
-        try:
-            dpp.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            dpp.kill()
-            dpp.wait()
-        shutil.rmtree(f"/var/run/dpdk/{name}", ignore_errors=True)
+        stop_dp(dpp, name)
+
+
+def nics_scrape(build, topo, name):
+    """Best time of exporter.py --once on an idle live fabric of emulated hosts,
+    and the rows of one whole /rocelab/nics reply."""
+    dp = os.path.join(build, "dataplane", "rocelab-dp")
+    dpp = subprocess.Popen([dp, "--topology", topo, "--clock", "live", "--duration", "120s",
+                            "--name", name, "--quiet"],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    sock = f"/var/run/dpdk/{name}/dpdk_telemetry.v2"
+    try:
+        for _ in range(100):
+            if os.path.exists(sock):
+                break
+            time.sleep(0.2)
+        time.sleep(2)
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        s.settimeout(5)
+        s.connect(sock)
+        s.recv(65536)
+        s.send(b"/rocelab/nics")
+        rows = len(json.loads(s.recv(1 << 20))["/rocelab/nics"]) - 1
+        s.close()
+        return best_time([PY, os.path.join(SRC, "scripts", "exporter.py"), "--socket", sock,
+                          "--topology", topo, "--once", "--topo-tool", topo_tool(build)]), rows
+    finally:
+        stop_dp(dpp, name)
+
+
+def bench_nics(build, tmp):
+    big = os.path.join(tmp, "nics.yaml")
+    subprocess.run([PY, os.path.join(HERE, "gen_clos.py"), *map(str, NICS_BIG), big], check=True)
+    with open(big) as f:
+        text = f.read().replace("attach: net_null", "attach: emulated")
+    with open(big, "w") as f:
+        f.write(text)
+    small = os.path.join(SRC, "tests", "dataplane", "data", "emulated.yaml")
+    t_small, r_small = nics_scrape(build, small, f"rlviz-bench-{os.getpid()}-nics4")
+    t_big, r_big = nics_scrape(build, big, f"rlviz-bench-{os.getpid()}-nics")
+    n = NICS_BIG[1] * NICS_BIG[2]
+    print(f"== exporter with emulated NICs: one scrape (--once, process start included), best of {REPEAT}")
+    print(f"  4 emulated hosts   {t_small:5.2f} s   (whole /rocelab/nics reply: {r_small} rows)")
+    print(f"  {n} emulated hosts {t_big:5.2f} s   (whole reply: {r_big} rows; {n - r_big} asked one by one)"
+          f"   ratio {t_big / t_small:5.2f}")
 
 
 def main():
@@ -187,7 +245,8 @@ def main():
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("build", help="the meson build folder")
     ap.add_argument("--phase-seconds", type=int, default=10)
-    ap.add_argument("--skip-draw", action="store_true", help="only the dashboard part")
+    ap.add_argument("--skip-draw", action="store_true", help="no drawing part")
+    ap.add_argument("--only-nics", action="store_true", help="only part 4 (emulated NICs)")
     a = ap.parse_args()
     if os.environ.get("ROCELAB_IN_NETNS") != "1":
         if os.geteuid() != 0:
@@ -199,9 +258,11 @@ def main():
     build = os.path.abspath(a.build)
     tmp = tempfile.mkdtemp(prefix="rlviz-bench-")
     try:
-        if not a.skip_draw:
+        if not (a.skip_draw or a.only_nics):
             bench_draw(build, tmp)
-        bench_dashboard(build, tmp, a.phase_seconds)
+        if not a.only_nics:
+            bench_dashboard(build, tmp, a.phase_seconds)
+        bench_nics(build, tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return 0

@@ -11,10 +11,8 @@
 #   - nothing left in /tmp or /var/run/dpdk.
 # usage: test_live.sh ROCELAB_DP ROCELAB_TOPO SOURCE_ROOT   (root)
 set -u
-if [ "${ROCELAB_IN_NETNS:-}" != 1 ]; then
-  [ "$(id -u)" -eq 0 ] || { echo "test_live.sh: needs root"; echo "0 passed, 1 failed"; exit 1; }
-  ROCELAB_IN_NETNS=1 exec timeout 280 unshare --net -- bash "$0" "$@"
-fi
+. "$(dirname "$0")/live-lib.sh"
+rl_netns 280 "$0" "$@"
 DP=$(realpath "$1") TOPO_TOOL=$(realpath "$2") SRC=$(realpath "$3")
 PY=/usr/bin/python3
 TOPO=$SRC/tests/viz/live-null.yaml
@@ -22,10 +20,6 @@ START_S=16          # h0 starts sending at this fabric second
 FIXED_PKTS=5000     # h1 sends this many 1000-byte packets at once, then stops
 name=rlviz$$
 tmp=$(mktemp -d /tmp/rlviz-live-XXXXXX)
-pass=0 fail=0
-ok()  { pass=$((pass + 1)); echo "ok - $1"; }
-nok() { fail=$((fail + 1)); echo "not ok - $1"; }
-check() { if eval "$2"; then ok "$1"; else nok "$1"; fi; }
 dp_pid='' dash_pid='' exp_pid=''
 cleanup() {
   for p in $dash_pid $exp_pid; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
@@ -35,29 +29,11 @@ cleanup() {
 trap cleanup EXIT
 ip link set lo up
 
-chromium_run() { # ARGS...: headless Chromium with a fresh profile, its log on stderr
-  local ud; ud=$(mktemp -d "$tmp/chromium-XXXXXX")
-  timeout 90 chromium --headless --no-sandbox --disable-gpu --disable-quic --no-first-run \
-    --disable-background-networking --disable-component-update --disable-sync \
-    --user-data-dir="$ud" --enable-logging=stderr --v=0 --virtual-time-budget=3500 "$@"
-  local rc=$?; rm -rf "$ud"; return $rc
-}
-console_errors() { grep -E 'CONSOLE\(|Uncaught' "$1"; }
-tel() { # QUERY: one telemetry reply (JSON), read here independently of the tools under test
-  $PY - "/var/run/dpdk/$name/dpdk_telemetry.v2" "$1" <<'PY'
-import socket, sys
-s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET); s.settimeout(5)
-s.connect(sys.argv[1]); s.recv(65536); s.send(sys.argv[2].encode()); print(s.recv(1 << 20).decode())
-PY
-}
-cell() { tel "$1" | $PY -c "import json,sys; t=list(json.load(sys.stdin).values())[0]; print(t[sys.argv[1]][t['columns'].index(sys.argv[2])])" "$2" "$3"; }
 elapsed() { echo $(( $(date +%s) - t0 )); } # seconds since rocelab-dp was started
 listens_local() { # PORT: the only listener on PORT is 127.0.0.1
   local l; l=$(ss -Hltn "sport = :$1" | awk '{ print $4 }')
   [ "$l" = "127.0.0.1:$1" ]
 }
-url_of() { sed -n 's/^[a-z]*: \(http:[^ ]*\) .*/\1/p' "$1"; }
-wait_url() { for _ in $(seq 100); do [ -n "$(url_of "$1")" ] && return 0; sleep 0.1; done; return 1; }
 
 # 0. The console-error check itself finds an error (so it can fail).
 printf '<!DOCTYPE html><html><body><script>undefinedFunction();</script></body></html>' > "$tmp/bad.html"

@@ -9,7 +9,7 @@ digits and '_' made '_' (dataplane/dp_ctl.c). A reply holds at most
 TEL_MAX_ROWS rows; larger fabrics are asked one sending node at a time.
 
 Only query commands are sent (links, queues, switches, drops, pfc, flows,
-info); nothing here changes the fabric.
+nics, info); nothing here changes the fabric.
 """
 
 import json
@@ -23,7 +23,7 @@ TEL_MAX_ROWS = 255           # RTE_TEL_MAX_DICT_ENTRIES (256) minus the columns 
 TEL_REPLY_MAX = 1 << 20      # bytes read per reply
 TEL_TIMEOUT_S = 5.0
 READ_ONLY = ("/rocelab/info", "/rocelab/links", "/rocelab/queues", "/rocelab/switches",
-             "/rocelab/drops", "/rocelab/pfc", "/rocelab/flows")
+             "/rocelab/drops", "/rocelab/pfc", "/rocelab/flows", "/rocelab/nics")
 
 
 class TelError(Exception):
@@ -147,3 +147,28 @@ def snapshot(tel, topo):
     drops = {sw_rows.get(k, k): v for k, v in tel.table_all("/rocelab/drops", names).items()}
     return {"info": info, "wall_ns": wall_ns, "links": links, "pfc": pfc,
             "switches": switches, "drops": drops}
+
+
+def emulated_hosts(topo):
+    """Hosts with attach "emulated" in topology order (every host when the
+    topology does not say which attach each host has)."""
+    return [h for h in topo.host_leaf if topo.attach.get(h, "emulated") == "emulated"]
+
+
+def nics(tel, topo, hosts=None):
+    """The emulated NICs' counters, {host: {counter: value}}, keyed by the
+    topology's host names: of `hosts`, or of every emulated host. A reply
+    holds about 16 KB: hosts missing from the whole table are asked one at a
+    time (a prefix may match more hosts; only the exact row is taken)."""
+    hosts = emulated_hosts(topo) if hosts is None else hosts
+    if not hosts:
+        return {}
+    whole = tel.table("/rocelab/nics")
+    out = {}
+    for h in hosts:
+        row = whole.get(clean(h))
+        if row is None:
+            row = tel.table(f"/rocelab/nics,{h}").get(clean(h))
+        if row is not None:
+            out[h] = row
+    return out
