@@ -31,6 +31,7 @@ struct key_ctx {
 };
 
 /* Write "key=value: why" into the message buffer; returns -EINVAL. */
+static int bad(const struct key_ctx *k, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static int bad(const struct key_ctx *k, const char *fmt, ...)
 {
 	char why[160];
