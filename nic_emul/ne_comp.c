@@ -145,7 +145,9 @@ void ne_comp_timer(struct ne_nic *nic, struct ne_qp *qp, uint64_t now_ns)
 
 static bool is_read_resp(uint8_t op)
 {
-	return op >= RL_OP_READ_RESP_FIRST && op <= RL_OP_READ_RESP_ONLY;
+	uint32_t m = ne_op_mask(op);
+
+	return (m & NE_OPM_RESP) && (m & NE_OPM_READ);
 }
 
 static void progress(struct ne_qp *qp)
@@ -163,32 +165,17 @@ static int read_resp(struct ne_nic *nic, struct ne_qp *qp, struct ne_swqe *w,
 	uint32_t mtu = qp->attr.path_mtu;
 	uint32_t off = (uint32_t)ne_psn_diff(pkt->bth.psn, w->first_psn) * mtu;
 	uint32_t rem = w->wr.length > off ? w->wr.length - off : 0;
-	bool mid_msg = qp->comp_opcode == RL_OP_READ_RESP_FIRST ||
-		       qp->comp_opcode == RL_OP_READ_RESP_MIDDLE;
+	/* comp_opcode is a READ response opcode or -1 (mask 0) */
+	bool mid_msg = ne_op_any((uint8_t)qp->comp_opcode, NE_OPM_FIRST | NE_OPM_MIDDLE);
 	bool want_last = rem <= mtu;
 	uint32_t expect;
 	uint8_t *dst;
 
-	switch (op) {
-	case RL_OP_READ_RESP_FIRST:
-		if (mid_msg || want_last)
-			goto bad;
-		break;
-	case RL_OP_READ_RESP_ONLY:
-		if (mid_msg || !want_last)
-			goto bad;
-		break;
-	case RL_OP_READ_RESP_MIDDLE:
-		if (!mid_msg || want_last)
-			goto bad;
-		break;
-	case RL_OP_READ_RESP_LAST:
-		if (!mid_msg || !want_last)
-			goto bad;
-		break;
-	default:
+	/* FIRST/ONLY start a message, MIDDLE/LAST continue one; LAST/ONLY
+	 * must carry the rest, FIRST/MIDDLE exactly one MTU */
+	if (!is_read_resp(op) || ne_op_any(op, NE_OPM_START) == mid_msg ||
+	    ne_op_any(op, NE_OPM_END) != want_last)
 		goto bad;
-	}
 	expect = want_last ? rem : mtu;
 	if (pkt->payload_len != expect)
 		goto bad;

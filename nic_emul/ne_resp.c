@@ -347,7 +347,7 @@ int ne_resp_build(struct ne_nic *nic, struct ne_qp *qp, uint8_t *buf, size_t *le
 		bth.psn = it->psn;
 		if (it->kind == NE_RSP_ACK) {
 			bth.opcode = RL_OP_ACK;
-			pos = ne_build_hdrs(nic, qp, buf, RL_BTH_LEN + RL_AETH_LEN + RL_ICRC_LEN, &bth) +
+			pos = ne_build_hdrs(nic, qp, buf, ne_op_hdr_len(bth.opcode) + RL_ICRC_LEN, &bth) +
 			      RL_BTH_LEN;
 			ne_put_aeth(buf + pos, it->syndrome, it->msn);
 			pos += RL_AETH_LEN;
@@ -371,11 +371,10 @@ int ne_resp_build(struct ne_nic *nic, struct ne_qp *qp, uint8_t *buf, size_t *le
 				bth.opcode = last ? RL_OP_READ_RESP_ONLY : RL_OP_READ_RESP_FIRST;
 			else
 				bth.opcode = last ? RL_OP_READ_RESP_LAST : RL_OP_READ_RESP_MIDDLE;
-			aeth = bth.opcode != RL_OP_READ_RESP_MIDDLE;
+			aeth = ne_op_any(bth.opcode, NE_OPM_AETH);
 			bth.padcnt = (uint8_t)pad;
 			pos = ne_build_hdrs(nic, qp, buf,
-					    RL_BTH_LEN + (aeth ? RL_AETH_LEN : 0) + pl + pad + RL_ICRC_LEN,
-					    &bth) +
+					    ne_op_hdr_len(bth.opcode) + pl + pad + RL_ICRC_LEN, &bth) +
 			      RL_BTH_LEN;
 			if (aeth) {
 				ne_put_aeth(buf + pos, NE_AETH_ACK_UNLIMITED, it->msn);
