@@ -37,8 +37,8 @@
 
 #include "ne_priv.h"
 
-#define NE_AETH_VALUE_MASK 0x1Fu  /* AETH syndrome low bits: RNR timer code or credits */
-#define NE_RNR_RETRY_INFINITE 7   /* rnr_retry 7: retry for ever (IBA) */
+#define NE_AETH_VALUE_MASK    0x1Fu /* AETH syndrome low bits: RNR timer code or credits */
+#define NE_RNR_RETRY_INFINITE 7     /* rnr_retry 7: retry for ever (IBA) */
 
 static struct ne_swqe *head_wqe(const struct ne_qp *qp)
 {
@@ -232,10 +232,10 @@ struct comp_ctx {
 	uint64_t now_ns;
 	uint8_t op;
 	uint32_t psn;
-	uint8_t syn;        /* AETH syndrome */
-	struct ne_swqe *w;  /* oldest WQE, set by get_wqe */
-	int d;              /* psn against comp_psn, set by check_psn */
-	int rc;             /* what ne_comp_rx returns */
+	uint8_t syn;       /* AETH syndrome */
+	struct ne_swqe *w; /* oldest WQE, set by get_wqe */
+	int d;             /* psn against comp_psn, set by check_psn */
+	int rc;            /* what ne_comp_rx returns */
 };
 
 /* The oldest WQE must be sent and not yet complete; else the response is
@@ -296,14 +296,10 @@ static enum comp_state check_ack(struct comp_ctx *c)
 	if (!ne_op_any(c->op, NE_OPM_ACK))
 		return COMPST_STALE;
 	switch (c->syn & NE_AETH_TYPE_MASK) {
-	case NE_AETH_ACK:
-		return COMPST_ACK;
-	case NE_AETH_RNR_NAK:
-		return COMPST_RNR;
-	case NE_AETH_NAK:
-		return COMPST_NAK;
-	default:
-		return COMPST_STALE;
+	case NE_AETH_ACK: return COMPST_ACK;
+	case NE_AETH_RNR_NAK: return COMPST_RNR;
+	case NE_AETH_NAK: return COMPST_NAK;
+	default: return COMPST_STALE;
 	}
 }
 
@@ -370,15 +366,9 @@ static enum comp_state do_nak(struct comp_ctx *c)
 		}
 		do_retry(c->nic, qp, false);
 		break;
-	case NE_AETH_NAK_INV_REQ:
-		ne_comp_wqe(c->nic, qp, NE_WC_REM_INV_REQ_ERR);
-		break;
-	case NE_AETH_NAK_REM_ACC:
-		ne_comp_wqe(c->nic, qp, NE_WC_REM_ACCESS_ERR);
-		break;
-	default:
-		ne_comp_wqe(c->nic, qp, NE_WC_REM_OP_ERR);
-		break;
+	case NE_AETH_NAK_INV_REQ: ne_comp_wqe(c->nic, qp, NE_WC_REM_INV_REQ_ERR); break;
+	case NE_AETH_NAK_REM_ACC: ne_comp_wqe(c->nic, qp, NE_WC_REM_ACCESS_ERR); break;
+	default: ne_comp_wqe(c->nic, qp, NE_WC_REM_OP_ERR); break;
 	}
 	return COMPST_EXIT;
 }
@@ -391,18 +381,23 @@ static enum comp_state do_stale(struct comp_ctx *c)
 	return COMPST_EXIT;
 }
 
-typedef enum comp_state (*comp_step_fn)(struct comp_ctx *c);
-
-static const comp_step_fn comp_steps[COMPST_EXIT] = {
-	[COMPST_GET_WQE] = get_wqe,
-	[COMPST_CHECK_PSN] = check_psn,
-	[COMPST_CHECK_ACK] = check_ack,
-	[COMPST_READ] = do_read,
-	[COMPST_ACK] = do_ack,
-	[COMPST_RNR] = do_rnr,
-	[COMPST_NAK] = do_nak,
-	[COMPST_STALE] = do_stale,
-};
+/* One step of the chain; a switch so that the steps inline (as in ne_resp.c). */
+static enum comp_state comp_step(struct comp_ctx *c, enum comp_state st)
+{
+	switch (st) {
+	case COMPST_GET_WQE: return get_wqe(c);
+	case COMPST_CHECK_PSN: return check_psn(c);
+	case COMPST_CHECK_ACK: return check_ack(c);
+	case COMPST_READ: return do_read(c);
+	case COMPST_ACK: return do_ack(c);
+	case COMPST_RNR: return do_rnr(c);
+	case COMPST_NAK: return do_nak(c);
+	case COMPST_STALE: return do_stale(c);
+	case COMPST_EXIT:
+	case COMPST_DONE: break;
+	}
+	return st;
+}
 
 int ne_comp_rx(struct ne_nic *nic, struct ne_qp *qp, const uint8_t *frame,
 	       const struct rl_pkt *pkt, uint64_t now_ns)
@@ -428,7 +423,7 @@ int ne_comp_rx(struct ne_nic *nic, struct ne_qp *qp, const uint8_t *frame,
 			nic->cnt.naks_rcvd++;
 	}
 	while (st != COMPST_EXIT && st != COMPST_DONE)
-		st = comp_steps[st](&c);
+		st = comp_step(&c, st);
 	if (st == COMPST_DONE)
 		return c.rc;
 	/* forward progress restarts the retransmit timer (or stops it); a late

@@ -22,32 +22,32 @@
 struct expect {
 	uint8_t op;
 	const char *name;
-	char side;     /* 'q' request, 's' response */
-	char family;   /* 'S' send, 'W' write, 'R' read, 'A' ack */
-	char pos;      /* 'F' first, 'M' middle, 'L' last, 'O' only */
+	char side;   /* 'q' request, 's' response */
+	char family; /* 'S' send, 'W' write, 'R' read, 'A' ack */
+	char pos;    /* 'F' first, 'M' middle, 'L' last, 'O' only */
 	bool reth, aeth, immdt, payload;
 	uint32_t hdr_len; /* BTH + extended headers, by hand */
 };
 
 static const struct expect rc[] = {
-	{ 0, "RC_SEND_FIRST", 'q', 'S', 'F', false, false, false, true, 12 },
-	{ 1, "RC_SEND_MIDDLE", 'q', 'S', 'M', false, false, false, true, 12 },
-	{ 2, "RC_SEND_LAST", 'q', 'S', 'L', false, false, false, true, 12 },
-	{ 3, "RC_SEND_LAST_WITH_IMMEDIATE", 'q', 'S', 'L', false, false, true, true, 16 },
-	{ 4, "RC_SEND_ONLY", 'q', 'S', 'O', false, false, false, true, 12 },
-	{ 5, "RC_SEND_ONLY_WITH_IMMEDIATE", 'q', 'S', 'O', false, false, true, true, 16 },
-	{ 6, "RC_RDMA_WRITE_FIRST", 'q', 'W', 'F', true, false, false, true, 28 },
-	{ 7, "RC_RDMA_WRITE_MIDDLE", 'q', 'W', 'M', false, false, false, true, 12 },
-	{ 8, "RC_RDMA_WRITE_LAST", 'q', 'W', 'L', false, false, false, true, 12 },
-	{ 9, "RC_RDMA_WRITE_LAST_WITH_IMMEDIATE", 'q', 'W', 'L', false, false, true, true, 16 },
-	{ 10, "RC_RDMA_WRITE_ONLY", 'q', 'W', 'O', true, false, false, true, 28 },
-	{ 11, "RC_RDMA_WRITE_ONLY_WITH_IMMEDIATE", 'q', 'W', 'O', true, false, true, true, 32 },
-	{ 12, "RC_RDMA_READ_REQUEST", 'q', 'R', 'O', true, false, false, false, 28 },
-	{ 13, "RC_RDMA_READ_RESPONSE_FIRST", 's', 'R', 'F', false, true, false, true, 16 },
-	{ 14, "RC_RDMA_READ_RESPONSE_MIDDLE", 's', 'R', 'M', false, false, false, true, 12 },
-	{ 15, "RC_RDMA_READ_RESPONSE_LAST", 's', 'R', 'L', false, true, false, true, 16 },
-	{ 16, "RC_RDMA_READ_RESPONSE_ONLY", 's', 'R', 'O', false, true, false, true, 16 },
-	{ 17, "RC_ACKNOWLEDGE", 's', 'A', 'O', false, true, false, false, 16 },
+	{0, "RC_SEND_FIRST", 'q', 'S', 'F', false, false, false, true, 12},
+	{1, "RC_SEND_MIDDLE", 'q', 'S', 'M', false, false, false, true, 12},
+	{2, "RC_SEND_LAST", 'q', 'S', 'L', false, false, false, true, 12},
+	{3, "RC_SEND_LAST_WITH_IMMEDIATE", 'q', 'S', 'L', false, false, true, true, 16},
+	{4, "RC_SEND_ONLY", 'q', 'S', 'O', false, false, false, true, 12},
+	{5, "RC_SEND_ONLY_WITH_IMMEDIATE", 'q', 'S', 'O', false, false, true, true, 16},
+	{6, "RC_RDMA_WRITE_FIRST", 'q', 'W', 'F', true, false, false, true, 28},
+	{7, "RC_RDMA_WRITE_MIDDLE", 'q', 'W', 'M', false, false, false, true, 12},
+	{8, "RC_RDMA_WRITE_LAST", 'q', 'W', 'L', false, false, false, true, 12},
+	{9, "RC_RDMA_WRITE_LAST_WITH_IMMEDIATE", 'q', 'W', 'L', false, false, true, true, 16},
+	{10, "RC_RDMA_WRITE_ONLY", 'q', 'W', 'O', true, false, false, true, 28},
+	{11, "RC_RDMA_WRITE_ONLY_WITH_IMMEDIATE", 'q', 'W', 'O', true, false, true, true, 32},
+	{12, "RC_RDMA_READ_REQUEST", 'q', 'R', 'O', true, false, false, false, 28},
+	{13, "RC_RDMA_READ_RESPONSE_FIRST", 's', 'R', 'F', false, true, false, true, 16},
+	{14, "RC_RDMA_READ_RESPONSE_MIDDLE", 's', 'R', 'M', false, false, false, true, 12},
+	{15, "RC_RDMA_READ_RESPONSE_LAST", 's', 'R', 'L', false, true, false, true, 16},
+	{16, "RC_RDMA_READ_RESPONSE_ONLY", 's', 'R', 'O', false, true, false, true, 16},
+	{17, "RC_ACKNOWLEDGE", 's', 'A', 'O', false, true, false, false, 16},
 };
 
 static uint32_t family_bit(char f)

@@ -17,13 +17,13 @@
 
 #include "ne_priv.h"
 
-#define MTU 1024
-#define FIRST_PSN 100
-#define RNR_TIMER 5
-#define MEM_SIZE 8192
-#define WRITE_IOVA 0x10000u
-#define WRITE_KEY 0x100u
-#define BAD_KEY 0x999u
+#define MTU         1024
+#define FIRST_PSN   100
+#define RNR_TIMER   5
+#define MEM_SIZE    8192
+#define WRITE_IOVA  0x10000u
+#define WRITE_KEY   0x100u
+#define BAD_KEY     0x999u
 #define PAYLOAD_OFF 64
 
 struct fix {
@@ -39,10 +39,10 @@ static int setup(void **state)
 {
 	static struct fix f;
 	struct ne_nic_config cfg;
-	struct ne_qp_init_attr ia = { 0 };
-	struct ne_qp_attr a = { 0 };
-	struct ne_mr_attr m = { f.mem, MEM_SIZE, WRITE_IOVA,
-				NE_ACCESS_LOCAL_WRITE | NE_ACCESS_REMOTE_WRITE, WRITE_KEY };
+	struct ne_qp_init_attr ia = {0};
+	struct ne_qp_attr a = {0};
+	struct ne_mr_attr m = {f.mem, MEM_SIZE, WRITE_IOVA,
+			       NE_ACCESS_LOCAL_WRITE | NE_ACCESS_REMOTE_WRITE, WRITE_KEY};
 	uint32_t key;
 
 	memset(&f, 0, sizeof(f));
@@ -99,7 +99,7 @@ static int rx(struct fix *f, uint8_t op, uint32_t psn, uint32_t pl, bool ackreq,
 
 static void post_recv(struct fix *f, uint32_t len)
 {
-	struct ne_recv_wr w = { .wr_id = 42, .addr = WRITE_IOVA, .length = len, .lkey = WRITE_KEY };
+	struct ne_recv_wr w = {.wr_id = 42, .addr = WRITE_IOVA, .length = len, .lkey = WRITE_KEY};
 
 	assert_int_equal(ne_post_recv(f->nic, f->qpn, &w), 0);
 }
@@ -195,7 +195,8 @@ static void test_op_seq(void **state)
 {
 	struct fix *f = *state;
 
-	assert_class_c(f, rx(f, RL_OP_SEND_MIDDLE, FIRST_PSN, MTU, false, NULL), NE_AETH_NAK_INV_REQ);
+	assert_class_c(f, rx(f, RL_OP_SEND_MIDDLE, FIRST_PSN, MTU, false, NULL),
+		       NE_AETH_NAK_INV_REQ);
 	assert_int_equal(counters(f).rcv_opcode_seq_err, 1);
 }
 
@@ -205,7 +206,8 @@ static void test_pkt_len(void **state)
 	struct fix *f = *state;
 
 	post_recv(f, 2 * MTU);
-	assert_class_c(f, rx(f, RL_OP_SEND_FIRST, FIRST_PSN, MTU - 1, false, NULL), NE_AETH_NAK_INV_REQ);
+	assert_class_c(f, rx(f, RL_OP_SEND_FIRST, FIRST_PSN, MTU - 1, false, NULL),
+		       NE_AETH_NAK_INV_REQ);
 	assert_int_equal(counters(f).rcv_len_err, 1);
 }
 
@@ -213,7 +215,7 @@ static void test_pkt_len(void **state)
 static void test_bad_rkey(void **state)
 {
 	struct fix *f = *state;
-	struct rl_bth_info reth = { .reth_va = WRITE_IOVA, .reth_rkey = BAD_KEY, .reth_dmalen = 8 };
+	struct rl_bth_info reth = {.reth_va = WRITE_IOVA, .reth_rkey = BAD_KEY, .reth_dmalen = 8};
 
 	assert_class_c(f, rx(f, RL_OP_WRITE_ONLY, FIRST_PSN, 8, true, &reth), NE_AETH_NAK_REM_ACC);
 	assert_int_equal(counters(f).rcv_access_err, 1);
@@ -252,7 +254,7 @@ static void test_send_too_long(void **state)
 static void test_write_imm_rnr(void **state)
 {
 	struct fix *f = *state;
-	struct rl_bth_info reth = { .reth_va = WRITE_IOVA, .reth_rkey = WRITE_KEY, .reth_dmalen = 8 };
+	struct rl_bth_info reth = {.reth_va = WRITE_IOVA, .reth_rkey = WRITE_KEY, .reth_dmalen = 8};
 
 	assert_int_equal(rx(f, RL_OP_WRITE_ONLY_IMM, FIRST_PSN, 8, true, &reth), NE_RX_RNR);
 	assert_answer(f, NE_AETH_RNR_NAK | RNR_TIMER, FIRST_PSN);
