@@ -531,75 +531,92 @@ int ne_resp_rx(struct ne_nic *nic, struct ne_qp *qp, const uint8_t *frame, const
 	return c.rc;
 }
 
+/* Build the ACK/NAK item it into buf; returns the frame length. */
+static size_t build_ack(struct ne_nic *nic, struct ne_qp *qp, const struct ne_rsp_item *it,
+			uint8_t *buf)
+{
+	struct ne_bth_fields bth;
+	size_t pos;
+
+	memset(&bth, 0, sizeof(bth));
+	bth.dqpn = qp->attr.dest_qpn;
+	bth.psn = it->psn;
+	bth.opcode = RL_OP_ACK;
+	pos = ne_build_hdrs(nic, qp, buf, ne_op_hdr_len(bth.opcode) + RL_ICRC_LEN, &bth) +
+	      RL_BTH_LEN;
+	ne_put_aeth(buf + pos, it->syndrome, it->msn);
+	pos += RL_AETH_LEN;
+	memset(buf + pos, 0, RL_ICRC_LEN);
+	if ((it->syndrome & NE_AETH_TYPE_MASK) == NE_AETH_ACK)
+		nic->cnt.acks_sent++;
+	else
+		nic->cnt.naks_sent++;
+	return pos + RL_ICRC_LEN;
+}
+
+/* Build the next READ response packet of item it into buf (FIRST, MIDDLE,
+ * LAST or ONLY by what is left) and advance it; returns the frame length.
+ * *done tells whether that was the item's last packet. */
+static size_t build_read_resp(struct ne_nic *nic, struct ne_qp *qp, struct ne_rsp_item *it,
+			      uint8_t *buf, bool *done)
+{
+	uint32_t mtu = qp->attr.path_mtu;
+	uint32_t pl = it->resid < mtu ? it->resid : mtu;
+	bool last = it->resid <= mtu;
+	uint32_t pad = (4 - (pl & 3)) & 3;
+	const uint8_t *src = NULL;
+	struct ne_bth_fields bth;
+	size_t pos;
+
+	memset(&bth, 0, sizeof(bth));
+	bth.dqpn = qp->attr.dest_qpn;
+	bth.psn = it->psn;
+	if (!it->started)
+		bth.opcode = last ? RL_OP_READ_RESP_ONLY : RL_OP_READ_RESP_FIRST;
+	else
+		bth.opcode = last ? RL_OP_READ_RESP_LAST : RL_OP_READ_RESP_MIDDLE;
+	bth.padcnt = (uint8_t)pad;
+	pos = ne_build_hdrs(nic, qp, buf, ne_op_hdr_len(bth.opcode) + pl + pad + RL_ICRC_LEN,
+			    &bth) +
+	      RL_BTH_LEN;
+	if (ne_op_any(bth.opcode, NE_OPM_AETH)) {
+		ne_put_aeth(buf + pos, NE_AETH_ACK_UNLIMITED, it->msn);
+		pos += RL_AETH_LEN;
+	}
+	if (pl)
+		src = ne_mr_ptr(nic, it->rkey, it->va, pl, NE_ACCESS_REMOTE_READ);
+	if (src)
+		ne_payload_out(nic, buf + pos, src, pl);
+	else if (pl)
+		memset(buf + pos, 0, pl); /* MR gone since the request was checked */
+	pos += pl;
+	memset(buf + pos, 0, pad + RL_ICRC_LEN);
+	it->started = true;
+	it->va += pl;
+	it->resid -= pl;
+	it->psn = ne_psn_add(it->psn, 1);
+	*done = last;
+	return pos + pad + RL_ICRC_LEN;
+}
+
 int ne_resp_build(struct ne_nic *nic, struct ne_qp *qp, uint8_t *buf, size_t *len)
 {
 	struct ne_rsp_item *it;
-	struct ne_bth_fields bth;
-	size_t pos;
+	bool done = true;
 
 	while (qp->rsp_head != qp->rsp_tail) {
 		it = rsp_at(qp, qp->rsp_head);
 		if (it->kind == NE_RSP_READ && qp->state == NE_QPS_ERROR) {
-			qp->rsp_head++;
+			qp->rsp_head++; /* no READ responses from a QP in ERROR */
 			continue;
 		}
-		memset(&bth, 0, sizeof(bth));
-		bth.dqpn = qp->attr.dest_qpn;
-		bth.psn = it->psn;
-		if (it->kind == NE_RSP_ACK) {
-			bth.opcode = RL_OP_ACK;
-			pos = ne_build_hdrs(nic, qp, buf, ne_op_hdr_len(bth.opcode) + RL_ICRC_LEN,
-					    &bth) +
-			      RL_BTH_LEN;
-			ne_put_aeth(buf + pos, it->syndrome, it->msn);
-			pos += RL_AETH_LEN;
-			memset(buf + pos, 0, RL_ICRC_LEN);
-			*len = pos + RL_ICRC_LEN;
-			if ((it->syndrome & NE_AETH_TYPE_MASK) == NE_AETH_ACK)
-				nic->cnt.acks_sent++;
-			else
-				nic->cnt.naks_sent++;
+		if (it->kind == NE_RSP_ACK)
+			*len = build_ack(nic, qp, it, buf);
+		else
+			*len = build_read_resp(nic, qp, it, buf, &done);
+		if (done)
 			qp->rsp_head++;
-			return 1;
-		} else {
-			uint32_t mtu = qp->attr.path_mtu;
-			uint32_t pl = it->resid < mtu ? it->resid : mtu;
-			bool last = it->resid <= mtu;
-			uint32_t pad = (4 - (pl & 3)) & 3;
-			bool aeth;
-			const uint8_t *src = NULL;
-
-			if (!it->started)
-				bth.opcode = last ? RL_OP_READ_RESP_ONLY : RL_OP_READ_RESP_FIRST;
-			else
-				bth.opcode = last ? RL_OP_READ_RESP_LAST : RL_OP_READ_RESP_MIDDLE;
-			aeth = ne_op_any(bth.opcode, NE_OPM_AETH);
-			bth.padcnt = (uint8_t)pad;
-			pos = ne_build_hdrs(nic, qp, buf,
-					    ne_op_hdr_len(bth.opcode) + pl + pad + RL_ICRC_LEN,
-					    &bth) +
-			      RL_BTH_LEN;
-			if (aeth) {
-				ne_put_aeth(buf + pos, NE_AETH_ACK_UNLIMITED, it->msn);
-				pos += RL_AETH_LEN;
-			}
-			if (pl)
-				src = ne_mr_ptr(nic, it->rkey, it->va, pl, NE_ACCESS_REMOTE_READ);
-			if (src)
-				ne_payload_out(nic, buf + pos, src, pl);
-			else if (pl)
-				memset(buf + pos, 0, pl); /* MR gone since the request was checked */
-			pos += pl;
-			memset(buf + pos, 0, pad + RL_ICRC_LEN);
-			*len = pos + pad + RL_ICRC_LEN;
-			it->started = true;
-			it->va += pl;
-			it->resid -= pl;
-			it->psn = ne_psn_add(it->psn, 1);
-			if (last)
-				qp->rsp_head++;
-			return 1;
-		}
+		return 1;
 	}
 	return 0;
 }
