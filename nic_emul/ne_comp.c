@@ -37,6 +37,9 @@
 
 #include "ne_priv.h"
 
+#define NE_AETH_VALUE_MASK    0x1Fu /* AETH syndrome low bits: RNR timer code or credits */
+#define NE_RNR_RETRY_INFINITE 7     /* rnr_retry 7: retry for ever (IBA) */
+
 static struct ne_swqe *head_wqe(const struct ne_qp *qp)
 {
 	if (qp->sq_head == qp->sq_tail)
@@ -145,7 +148,9 @@ void ne_comp_timer(struct ne_nic *nic, struct ne_qp *qp, uint64_t now_ns)
 
 static bool is_read_resp(uint8_t op)
 {
-	return op >= RL_OP_READ_RESP_FIRST && op <= RL_OP_READ_RESP_ONLY;
+	uint32_t m = ne_op_mask(op);
+
+	return (m & NE_OPM_RESP) && (m & NE_OPM_READ);
 }
 
 static void progress(struct ne_qp *qp)
@@ -163,32 +168,17 @@ static int read_resp(struct ne_nic *nic, struct ne_qp *qp, struct ne_swqe *w,
 	uint32_t mtu = qp->attr.path_mtu;
 	uint32_t off = (uint32_t)ne_psn_diff(pkt->bth.psn, w->first_psn) * mtu;
 	uint32_t rem = w->wr.length > off ? w->wr.length - off : 0;
-	bool mid_msg = qp->comp_opcode == RL_OP_READ_RESP_FIRST ||
-		       qp->comp_opcode == RL_OP_READ_RESP_MIDDLE;
+	/* comp_opcode is a READ response opcode or -1 (mask 0) */
+	bool mid_msg = ne_op_any((uint8_t)qp->comp_opcode, NE_OPM_FIRST | NE_OPM_MIDDLE);
 	bool want_last = rem <= mtu;
 	uint32_t expect;
 	uint8_t *dst;
 
-	switch (op) {
-	case RL_OP_READ_RESP_FIRST:
-		if (mid_msg || want_last)
-			goto bad;
-		break;
-	case RL_OP_READ_RESP_ONLY:
-		if (mid_msg || !want_last)
-			goto bad;
-		break;
-	case RL_OP_READ_RESP_MIDDLE:
-		if (!mid_msg || want_last)
-			goto bad;
-		break;
-	case RL_OP_READ_RESP_LAST:
-		if (!mid_msg || !want_last)
-			goto bad;
-		break;
-	default:
+	/* FIRST/ONLY start a message, MIDDLE/LAST continue one; LAST/ONLY
+	 * must carry the rest, FIRST/MIDDLE exactly one MTU */
+	if (!is_read_resp(op) || ne_op_any(op, NE_OPM_START) == mid_msg ||
+	    ne_op_any(op, NE_OPM_END) != want_last)
 		goto bad;
-	}
 	expect = want_last ? rem : mtu;
 	if (pkt->payload_len != expect)
 		goto bad;
@@ -211,133 +201,231 @@ bad:
 	return NE_RX_STALE;
 }
 
+/*
+ * ne_comp_rx() runs one response through a chain of named steps, as rxe's
+ * completer does: each step checks one thing and names the next one.
+ *   GET_WQE -> CHECK_PSN -> CHECK_ACK -> READ | ACK | RNR | NAK -> EXIT,
+ * CHECK_PSN loops back to GET_WQE after completing a WQE that a later PSN
+ * acknowledged (coalesced ACK); STALE counts and ignores the response.
+ * EXIT restarts the retransmit timer after progress; DONE returns at once
+ * (an RNR NAK: no timer while the RNR delay runs).
+ */
+enum comp_state {
+	COMPST_GET_WQE,
+	COMPST_CHECK_PSN,
+	COMPST_CHECK_ACK,
+	COMPST_READ,
+	COMPST_ACK,
+	COMPST_RNR,
+	COMPST_NAK,
+	COMPST_STALE,
+	COMPST_EXIT,
+	COMPST_DONE,
+};
+
+/* One response on its way through the chain. */
+struct comp_ctx {
+	struct ne_nic *nic;
+	struct ne_qp *qp;
+	const uint8_t *frame;
+	const struct rl_pkt *pkt;
+	uint64_t now_ns;
+	uint8_t op;
+	uint32_t psn;
+	uint8_t syn;       /* AETH syndrome */
+	struct ne_swqe *w; /* oldest WQE, set by get_wqe */
+	int d;             /* psn against comp_psn, set by check_psn */
+	int rc;            /* what ne_comp_rx returns */
+};
+
+/* The oldest WQE must be sent and not yet complete; else the response is
+ * stale. */
+static enum comp_state get_wqe(struct comp_ctx *c)
+{
+	c->w = head_wqe(c->qp);
+	if (!c->w || c->w->state != NE_WQE_PENDING)
+		return COMPST_STALE;
+	return COMPST_CHECK_PSN;
+}
+
+static bool wqe_is_read(const struct ne_swqe *w)
+{
+	return w->wr.opcode == NE_WR_RDMA_READ;
+}
+
+/* PSN against the WQE and comp_psn. Beyond the WQE's last PSN: a SEND/WRITE
+ * is complete (coalesced ACK, next WQE), a READ lost responses (retry).
+ * Before comp_psn: only the ACK of a SEND/WRITE's last PSN completes it,
+ * anything else is stale. A READ response beyond comp_psn is a gap: stale,
+ * the retransmit timer recovers. */
+static enum comp_state check_psn(struct comp_ctx *c)
+{
+	struct ne_qp *qp = c->qp;
+	struct ne_swqe *w = c->w;
+
+	if (ne_psn_cmp(c->psn, w->last_psn) > 0) {
+		if (wqe_is_read(w)) {
+			do_retry(c->nic, qp, false);
+			return COMPST_EXIT;
+		}
+		progress(qp);
+		ne_comp_wqe(c->nic, qp, NE_WC_SUCCESS);
+		return COMPST_GET_WQE;
+	}
+	c->d = ne_psn_cmp(c->psn, qp->comp_psn);
+	if (c->d < 0) {
+		if (c->op == RL_OP_ACK && c->psn == w->last_psn &&
+		    (c->syn & NE_AETH_TYPE_MASK) == NE_AETH_ACK && !wqe_is_read(w)) {
+			progress(qp);
+			ne_comp_wqe(c->nic, qp, NE_WC_SUCCESS);
+			return COMPST_EXIT;
+		}
+		return COMPST_STALE;
+	}
+	if (c->d > 0 && wqe_is_read(w) && c->op != RL_OP_ACK)
+		return COMPST_STALE;
+	return COMPST_CHECK_ACK;
+}
+
+/* Kind of response: a READ response at comp_psn for a READ WQE, or an
+ * ACK/RNR NAK/NAK by the AETH type; anything else is stale. */
+static enum comp_state check_ack(struct comp_ctx *c)
+{
+	if (is_read_resp(c->op))
+		return wqe_is_read(c->w) && c->d == 0 ? COMPST_READ : COMPST_STALE;
+	if (!ne_op_any(c->op, NE_OPM_ACK))
+		return COMPST_STALE;
+	switch (c->syn & NE_AETH_TYPE_MASK) {
+	case NE_AETH_ACK: return COMPST_ACK;
+	case NE_AETH_RNR_NAK: return COMPST_RNR;
+	case NE_AETH_NAK: return COMPST_NAK;
+	default: return COMPST_STALE;
+	}
+}
+
+/* A READ response in order: place it (read_resp checks its position and
+ * length). */
+static enum comp_state do_read(struct comp_ctx *c)
+{
+	c->rc = read_resp(c->nic, c->qp, c->w, c->frame, c->pkt);
+	return COMPST_EXIT;
+}
+
+/* Positive ACK: completes a SEND/WRITE at its last PSN, else acknowledges up
+ * to its PSN; a READ WQE is completed by its responses only (stale). */
+static enum comp_state do_ack(struct comp_ctx *c)
+{
+	struct ne_qp *qp = c->qp;
+
+	if (wqe_is_read(c->w))
+		return COMPST_STALE;
+	progress(qp);
+	if (c->psn == c->w->last_psn)
+		ne_comp_wqe(c->nic, qp, NE_WC_SUCCESS);
+	else
+		qp->comp_psn = ne_psn_add(c->psn, 1);
+	return COMPST_EXIT;
+}
+
+/* RNR NAK: resend from its PSN after the RNR timer it carries, or complete
+ * the WQE with RNR retry exceeded when rnr_retry is used up (7: for ever). */
+static enum comp_state do_rnr(struct comp_ctx *c)
+{
+	struct ne_qp *qp = c->qp;
+
+	c->nic->cnt.rcvd_rnr_err++;
+	qp->comp_psn = c->psn;
+	if (qp->rnr_left == 0) {
+		c->nic->cnt.retry_rnr_exceeded_err++;
+		ne_comp_wqe(c->nic, qp, NE_WC_RNR_RETRY_EXC_ERR);
+	} else {
+		if (qp->rnr_left != NE_RNR_RETRY_INFINITE)
+			qp->rnr_left--;
+		qp->tx_ready_ns = c->now_ns + ne_rnr_timer_ns(c->syn & NE_AETH_VALUE_MASK);
+		ne_req_retry(qp);
+		qp->rto_at = NE_NO_TIME;
+	}
+	return COMPST_DONE;
+}
+
+/* NAK: a PSN sequence NAK acknowledges what lies before its PSN and starts
+ * a retry; the other NAKs complete the WQE with their error (QP to ERROR). */
+static enum comp_state do_nak(struct comp_ctx *c)
+{
+	struct ne_qp *qp = c->qp;
+
+	switch (c->syn) {
+	case NE_AETH_NAK_PSN_SEQ:
+		if (ne_psn_cmp(c->psn, qp->comp_psn) > 0) {
+			/* implicitly acknowledges everything before psn: forward
+			 * progress, and a new sequence error that the retry in
+			 * progress (if any) does not cover */
+			c->nic->cnt.rcvd_seq_err++;
+			qp->comp_psn = c->psn;
+			progress(qp);
+		}
+		do_retry(c->nic, qp, false);
+		break;
+	case NE_AETH_NAK_INV_REQ: ne_comp_wqe(c->nic, qp, NE_WC_REM_INV_REQ_ERR); break;
+	case NE_AETH_NAK_REM_ACC: ne_comp_wqe(c->nic, qp, NE_WC_REM_ACCESS_ERR); break;
+	default: ne_comp_wqe(c->nic, qp, NE_WC_REM_OP_ERR); break;
+	}
+	return COMPST_EXIT;
+}
+
+/* A response that matches nothing outstanding: counted and ignored. */
+static enum comp_state do_stale(struct comp_ctx *c)
+{
+	c->nic->cnt.rcv_stale_resp++;
+	c->rc = NE_RX_STALE;
+	return COMPST_EXIT;
+}
+
+/* One step of the chain; a switch so that the steps inline (as in ne_resp.c). */
+static enum comp_state comp_step(struct comp_ctx *c, enum comp_state st)
+{
+	switch (st) {
+	case COMPST_GET_WQE: return get_wqe(c);
+	case COMPST_CHECK_PSN: return check_psn(c);
+	case COMPST_CHECK_ACK: return check_ack(c);
+	case COMPST_READ: return do_read(c);
+	case COMPST_ACK: return do_ack(c);
+	case COMPST_RNR: return do_rnr(c);
+	case COMPST_NAK: return do_nak(c);
+	case COMPST_STALE: return do_stale(c);
+	case COMPST_EXIT:
+	case COMPST_DONE: break;
+	}
+	return st;
+}
+
 int ne_comp_rx(struct ne_nic *nic, struct ne_qp *qp, const uint8_t *frame,
 	       const struct rl_pkt *pkt, uint64_t now_ns)
 {
-	uint8_t op = pkt->bth.opcode;
-	uint32_t psn = pkt->bth.psn;
-	uint8_t syn = pkt->bth.aeth_syndrome;
-	int ret = NE_RX_OK;
-	struct ne_swqe *w;
+	struct comp_ctx c = {
+		.nic = nic,
+		.qp = qp,
+		.frame = frame,
+		.pkt = pkt,
+		.now_ns = now_ns,
+		.op = pkt->bth.opcode,
+		.psn = pkt->bth.psn,
+		.syn = pkt->bth.aeth_syndrome,
+		.rc = NE_RX_OK,
+	};
 	uint32_t old_head = qp->sq_head, old_comp = qp->comp_psn;
+	enum comp_state st = COMPST_GET_WQE;
 
-	if (op == RL_OP_ACK) {
-		if ((syn & NE_AETH_TYPE_MASK) == NE_AETH_ACK)
+	if (c.op == RL_OP_ACK) {
+		if ((c.syn & NE_AETH_TYPE_MASK) == NE_AETH_ACK)
 			nic->cnt.acks_rcvd++;
 		else
 			nic->cnt.naks_rcvd++;
 	}
-	for (;;) {
-		int d;
-
-		w = head_wqe(qp);
-		if (!w || w->state != NE_WQE_PENDING) {
-			nic->cnt.rcv_stale_resp++;
-			ret = NE_RX_STALE;
-			break;
-		}
-		if (ne_psn_cmp(psn, w->last_psn) > 0) {
-			if (w->wr.opcode == NE_WR_RDMA_READ) {
-				/* responses of this READ were lost */
-				do_retry(nic, qp, false);
-				break;
-			}
-			progress(qp);
-			ne_comp_wqe(nic, qp, NE_WC_SUCCESS);
-			continue;
-		}
-		d = ne_psn_cmp(psn, qp->comp_psn);
-		if (d < 0) {
-			if (op == RL_OP_ACK && psn == w->last_psn &&
-			    (syn & NE_AETH_TYPE_MASK) == NE_AETH_ACK &&
-			    w->wr.opcode != NE_WR_RDMA_READ) {
-				progress(qp);
-				ne_comp_wqe(nic, qp, NE_WC_SUCCESS);
-			} else {
-				nic->cnt.rcv_stale_resp++;
-				ret = NE_RX_STALE;
-			}
-			break;
-		}
-		if (d > 0 && w->wr.opcode == NE_WR_RDMA_READ && op != RL_OP_ACK) {
-			/* a gap in the READ responses: wait for the timer */
-			nic->cnt.rcv_stale_resp++;
-			ret = NE_RX_STALE;
-			break;
-		}
-		if (is_read_resp(op)) {
-			if (w->wr.opcode != NE_WR_RDMA_READ || d != 0) {
-				nic->cnt.rcv_stale_resp++;
-				ret = NE_RX_STALE;
-				break;
-			}
-			ret = read_resp(nic, qp, w, frame, pkt);
-			break;
-		}
-		if (op != RL_OP_ACK) {
-			nic->cnt.rcv_stale_resp++;
-			ret = NE_RX_STALE;
-			break;
-		}
-		switch (syn & NE_AETH_TYPE_MASK) {
-		case NE_AETH_ACK:
-			if (w->wr.opcode == NE_WR_RDMA_READ) {
-				nic->cnt.rcv_stale_resp++;
-				ret = NE_RX_STALE;
-			} else if (psn == w->last_psn) {
-				progress(qp);
-				ne_comp_wqe(nic, qp, NE_WC_SUCCESS);
-			} else {
-				progress(qp);
-				qp->comp_psn = ne_psn_add(psn, 1);
-			}
-			break;
-		case NE_AETH_RNR_NAK:
-			nic->cnt.rcvd_rnr_err++;
-			qp->comp_psn = psn;
-			if (qp->rnr_left == 0) {
-				nic->cnt.retry_rnr_exceeded_err++;
-				ne_comp_wqe(nic, qp, NE_WC_RNR_RETRY_EXC_ERR);
-			} else {
-				if (qp->rnr_left != 7)
-					qp->rnr_left--;
-				qp->tx_ready_ns = now_ns + ne_rnr_timer_ns(syn & 0x1F);
-				ne_req_retry(qp);
-				qp->rto_at = NE_NO_TIME;
-			}
-			return NE_RX_OK; /* no timer while waiting out the RNR delay */
-		case NE_AETH_NAK:
-			switch (syn) {
-			case NE_AETH_NAK_PSN_SEQ:
-				if (ne_psn_cmp(psn, qp->comp_psn) > 0) {
-					/* implicitly acknowledges everything before
-					 * psn: forward progress, and a new sequence
-					 * error that the retry in progress (if any)
-					 * does not cover */
-					nic->cnt.rcvd_seq_err++;
-					qp->comp_psn = psn;
-					progress(qp);
-				}
-				do_retry(nic, qp, false);
-				break;
-			case NE_AETH_NAK_INV_REQ:
-				ne_comp_wqe(nic, qp, NE_WC_REM_INV_REQ_ERR);
-				break;
-			case NE_AETH_NAK_REM_ACC:
-				ne_comp_wqe(nic, qp, NE_WC_REM_ACCESS_ERR);
-				break;
-			default:
-				ne_comp_wqe(nic, qp, NE_WC_REM_OP_ERR);
-				break;
-			}
-			break;
-		default:
-			nic->cnt.rcv_stale_resp++;
-			ret = NE_RX_STALE;
-			break;
-		}
-		break;
-	}
+	while (st != COMPST_EXIT && st != COMPST_DONE)
+		st = comp_step(&c, st);
+	if (st == COMPST_DONE)
+		return c.rc;
 	/* forward progress restarts the retransmit timer (or stops it); a late
 	 * response from before a rewind may have acknowledged PSNs beyond the
 	 * requester's position: move the requester up to comp_psn first */
@@ -346,5 +434,5 @@ int ne_comp_rx(struct ne_nic *nic, struct ne_qp *qp, const uint8_t *frame,
 			ne_req_sync(qp);
 		rearm(qp, now_ns);
 	}
-	return ret;
+	return c.rc;
 }

@@ -98,16 +98,6 @@ int ne_finish_icrc(uint8_t *frame, size_t len, bool zero_payload)
 	return 0;
 }
 
-bool ne_op_is_request(uint8_t op)
-{
-	return op <= RL_OP_READ_REQUEST;
-}
-
-bool ne_op_is_response(uint8_t op)
-{
-	return op >= RL_OP_READ_RESP_FIRST && op <= RL_OP_ACK;
-}
-
 uint16_t ne_rxe_udp_sport(uint32_t lqpn, uint32_t rqpn)
 {
 	/* rdma_calc_flow_label(): 20-bit fold of the 48-bit product */

@@ -11,6 +11,7 @@
 #include "ne_bits.h"
 #include "ne_heap.h"
 #include "ne_nic.h"
+#include "ne_opcode.h"
 #include "rl_parse.h"
 
 #define NE_NO_TIME UINT64_MAX
@@ -290,9 +291,6 @@ static inline void ne_payload_in(const struct ne_nic *nic, uint8_t *dst, const u
 	if (!nic->cfg.zero_payload)
 		memcpy(dst, src, n);
 }
-/* Is the opcode in the RC request set this NIC implements? */
-bool ne_op_is_request(uint8_t op);
-bool ne_op_is_response(uint8_t op);
 
 /* ne_req.c: build the next request packet of qp (0 none, 1 built). */
 int ne_req_build(struct ne_nic *nic, struct ne_qp *qp, uint64_t now_ns, uint8_t *buf, size_t *len);

@@ -102,9 +102,9 @@ int ne_req_build(struct ne_nic *nic, struct ne_qp *qp, uint64_t now_ns, uint8_t 
 
 		bth.opcode = RL_OP_READ_REQUEST;
 		bth.ackreq = true;
-		pos = ne_build_hdrs(nic, qp, buf, RL_BTH_LEN + RL_RETH_LEN + RL_ICRC_LEN, &bth);
+		pos = ne_build_hdrs(nic, qp, buf, ne_op_hdr_len(bth.opcode) + RL_ICRC_LEN, &bth);
 		ne_put_reth(buf + pos + RL_BTH_LEN, w->wr.remote_addr + off, w->wr.rkey, rem);
-		pos += RL_BTH_LEN + RL_RETH_LEN;
+		pos += ne_op_hdr_len(bth.opcode);
 		memset(buf + pos, 0, RL_ICRC_LEN);
 		*len = pos + RL_ICRC_LEN;
 		note_psn(nic, qp, qp->req_psn, n);
@@ -115,26 +115,25 @@ int ne_req_build(struct ne_nic *nic, struct ne_qp *qp, uint64_t now_ns, uint8_t 
 	} else {
 		uint32_t pl = rem < mtu ? rem : mtu;
 		bool first = off == 0, last = off + pl >= w->wr.length;
-		bool imm = w->wr.opcode == NE_WR_SEND_WITH_IMM || w->wr.opcode == NE_WR_RDMA_WRITE_WITH_IMM;
-		bool write = w->wr.opcode == NE_WR_RDMA_WRITE || w->wr.opcode == NE_WR_RDMA_WRITE_WITH_IMM;
-		bool has_reth = write && first, has_imm = imm && last;
+		uint8_t op = pick_opcode(w->wr.opcode, first, last);
 		uint32_t pad = (4 - (pl & 3)) & 3;
-		size_t roce = RL_BTH_LEN + (has_reth ? RL_RETH_LEN : 0) + (has_imm ? RL_IMMDT_LEN : 0) +
-			      pl + pad + RL_ICRC_LEN;
+		size_t roce = ne_op_hdr_len(op) + pl + pad + RL_ICRC_LEN;
 		const uint8_t *src = NULL;
 
-		bth.opcode = pick_opcode(w->wr.opcode, first, last);
+		bth.opcode = op;
 		bth.padcnt = (uint8_t)pad;
-		bth.se = last && (w->wr.send_flags & NE_SEND_SOLICITED) && (!write || imm);
+		/* Solicited Event on the last packet of a SEND or WRITE with immediate */
+		bth.se = last && (w->wr.send_flags & NE_SEND_SOLICITED) &&
+			 ne_op_any(op, NE_OPM_SEND | NE_OPM_IMMDT);
 		bth.ackreq = last || (qp->noack_pkts++ > NE_MAX_PKT_PER_ACK);
 		if (bth.ackreq)
 			qp->noack_pkts = 0;
 		pos = ne_build_hdrs(nic, qp, buf, roce, &bth) + RL_BTH_LEN;
-		if (has_reth) {
+		if (ne_op_any(op, NE_OPM_RETH)) {
 			ne_put_reth(buf + pos, w->wr.remote_addr, w->wr.rkey, w->wr.length);
 			pos += RL_RETH_LEN;
 		}
-		if (has_imm) {
+		if (ne_op_any(op, NE_OPM_IMMDT)) {
 			ne_put_be32(buf + pos, w->wr.imm_data);
 			pos += RL_IMMDT_LEN;
 		}
