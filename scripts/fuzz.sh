@@ -29,7 +29,7 @@ if [ ! -f "$dir/build.ninja" ]; then
     -Db_sanitize=address,undefined -Db_lundef=false >/dev/null
 fi
 mapfile -t exes < <(printf 'tests/fuzz/fuzz_%s\n' "${targets[@]}")
-ninja -C "$dir" -j2 "${exes[@]}" >/dev/null
+ninja -C "$dir" -j2 "${exes[@]}" >/dev/null || { ninja -C "$dir" -j1 "${exes[@]}" | tail -30; echo "fuzz.sh: building the fuzz targets failed" >&2; exit 1; }
 
 # Generated seeds: every frame of the golden capture (for parse, and as nic_rx records:
 # the whole frame, and its BTH onwards on NIC 1's headers), every topology file.
