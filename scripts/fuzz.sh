@@ -55,6 +55,8 @@ done
 # a leak inside libfyaml itself is not ours (tests/fuzz/lsan.supp says which)
 export LSAN_OPTIONS="suppressions=$PWD/tests/fuzz/lsan.supp:print_suppressions=0"
 fails=0
+log=""
+trap 'rm -f "$log"' EXIT   # a run cut short leaves no log behind
 for t in "${targets[@]}"; do
   if [ -n "${FUZZ_RUNS:-}" ]; then limit=(-runs="$FUZZ_RUNS"); bound=$((24 * 3600))
   else limit=(-max_total_time="$secs"); bound=$((secs + 120)); fi
