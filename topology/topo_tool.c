@@ -189,6 +189,19 @@ static void json_event(const struct topo *t, uint32_t i, FILE *out)
 	fputc('}', out);
 }
 
+/* `  "NAME": [` then one element a line (each(t, i, out)), commas between, `  ],`. */
+static void json_array(const struct topo *t, const char *name, uint32_t n,
+		       void (*each)(const struct topo *t, uint32_t i, FILE *out), FILE *out)
+{
+	fprintf(out, "  \"%s\": [\n", name);
+	for (uint32_t i = 0; i < n; i++) {
+		each(t, i, out);
+		fprintf(out, "%s\n", i + 1 < n ? "," : "");
+	}
+	fprintf(out, "  ],\n");
+}
+
+
 static void json_qos(const struct topo_qos *q, FILE *out)
 {
 	fprintf(out, "  \"qos\": {\n    \"dscp_prio\": [");
@@ -229,27 +242,11 @@ static void print_json(const struct topo *t, FILE *out)
 	fprintf(out, "{\n  ");
 	json_kv(out, true, "name", t->name);
 	json_kv(out, false, "path", t->path);
-	fprintf(out, ",\n  \"switches\": [\n");
-	for (uint32_t i = 0; i < t->n_switches; i++) {
-		json_switch(t, i, out);
-		fprintf(out, "%s\n", i + 1 < t->n_switches ? "," : "");
-	}
-	fprintf(out, "  ],\n  \"hosts\": [\n");
-	for (uint32_t i = 0; i < t->n_hosts; i++) {
-		json_host(t, i, out);
-		fprintf(out, "%s\n", i + 1 < t->n_hosts ? "," : "");
-	}
-	fprintf(out, "  ],\n  \"links\": [\n");
-	for (uint32_t i = 0; i < t->n_links; i++) {
-		json_link(t, i, out);
-		fprintf(out, "%s\n", i + 1 < t->n_links ? "," : "");
-	}
-	fprintf(out, "  ],\n  \"events\": [\n");
-	for (uint32_t i = 0; i < t->n_events; i++) {
-		json_event(t, i, out);
-		fprintf(out, "%s\n", i + 1 < t->n_events ? "," : "");
-	}
-	fprintf(out, "  ],\n");
+	fprintf(out, ",\n");
+	json_array(t, "switches", t->n_switches, json_switch, out);
+	json_array(t, "hosts", t->n_hosts, json_host, out);
+	json_array(t, "links", t->n_links, json_link, out);
+	json_array(t, "events", t->n_events, json_event, out);
 	json_qos(&t->qos, out);
 	fprintf(out, "}\n");
 }
