@@ -174,12 +174,26 @@ static void on_kick(void *obj, uint64_t arg, uint64_t now)
 	chan_kick(c, now);
 }
 
+static void on_arrive(void *obj, uint64_t arg, uint64_t now);
+
+/*
+ * The wire's next arrival, at the receiving end's engine. Keyed by the
+ * channel, not by who arms it: the sender (a frame on an empty wire), the
+ * receiver (the next frame) or the hand-over between partitions, so an
+ * arrival has one place among the events of its nanosecond.
+ */
+static int arm_arrival(struct dp_chan *c)
+{
+	return dp_timer_add_keyed(c->rx_eng, c->rx_lp, c->arr_key, wire_head_ns(&c->wire), on_arrive,
+				  c, 0);
+}
+
 static void on_arrive(void *obj, uint64_t arg, uint64_t now)
 {
 	struct dp_chan *c = obj;
 	struct rte_mbuf *m;
 
-	struct dp_engine *e = c->fab->eng;
+	struct dp_engine *e = c->rx_eng;
 	/* live: also what has arrived by the clock's reading, in one go, as long as
 	 * no other event comes first (a PFC frame on its way must still win) */
 	uint64_t by = e->mode == DP_CLOCK_LIVE && e->now_ns > now ? e->now_ns : now;
@@ -194,7 +208,7 @@ static void on_arrive(void *obj, uint64_t arg, uint64_t now)
 			rte_prefetch0(c->wire.slot[c->wire.head]);
 		deliver(c, m, dp_engine_mono(e, t));
 	}
-	if (c->wire.n && dp_timer_add(c->fab->eng, wire_head_ns(&c->wire), on_arrive, c, 0) < 0)
+	if (c->wire.n && arm_arrival(c) < 0)
 		c->arrive_lost = true; /* counted in timer_fail; the next frame sent arms it */
 }
 
@@ -252,7 +266,7 @@ static bool chan_has_work(const struct dp_chan *c)
  */
 static void chan_kick(struct dp_chan *c, uint64_t now)
 {
-	struct dp_engine *e = c->fab->eng;
+	struct dp_engine *e = c->eng;
 	bool live = e->mode == DP_CLOCK_LIVE;
 
 	if (c->tx_busy || !c->up)
@@ -268,8 +282,27 @@ static void chan_kick(struct dp_chan *c, uint64_t now)
 			now = dp_engine_mono(e, c->free_at_ns);
 		}
 	}
-	if (chan_has_work(c) && dp_timer_add(e, c->free_at_ns, on_tx_done, c, 0) == 0)
+	if (chan_has_work(c) && dp_timer_add_lp(e, c->lp, c->free_at_ns, on_tx_done, c, 0) == 0)
 		c->tx_busy = true; /* (no timer, counted in timer_fail: not busy, the next kick tries again) */
+}
+
+/*
+ * A frame on a link cut between partitions: into the outbox of this window
+ * (the sender's engine knows its parity); the receiving partition takes it
+ * onto the wire at the start of the next window (dp_chan_take_cross). The
+ * lookahead guarantees it arrives no earlier than that window starts.
+ */
+static void send_cross(struct dp_chan *c, struct rte_mbuf *m, uint64_t arrive)
+{
+	struct dp_engine *e = c->eng;
+
+	if (wire_push(&c->out[e->xfer_parity], m, arrive) < 0) {
+		c->drops[DP_DROP_NO_MBUF]++;
+		rte_pktmbuf_free(m);
+		return;
+	}
+	if (arrive < e->xfer_min_ns)
+		e->xfer_min_ns = arrive;
 }
 
 /* Put the next frame on the wire; false when there is none to send (then maybe arm a pause wake-up). */
@@ -283,7 +316,7 @@ static bool chan_send_one(struct dp_chan *c, uint64_t now, bool live)
 		uint64_t t = pfc_pause_next_expiry_ns(&c->pause, now);
 		if (t != UINT64_MAX && (c->kick_at_ns == 0 || t < c->kick_at_ns)) {
 			c->kick_at_ns = t;
-			if (dp_timer_add(c->fab->eng, t, on_kick, c, t) < 0)
+			if (dp_timer_add_lp(c->eng, c->lp, t, on_kick, c, t) < 0)
 				c->kick_at_ns = 0; /* counted in timer_fail; the next kick tries again */
 		}
 		return false;
@@ -334,18 +367,17 @@ static bool chan_send_one(struct dp_chan *c, uint64_t now, bool live)
 	if (c->loss > 0 && RNG_UNIT(rl_xorshift64(&c->rng)) < c->loss) {
 		c->drops[DP_DROP_LOSS]++;
 		rte_pktmbuf_free(m);
+	} else if (unlikely(c->cross)) {
+		send_cross(c, m, c->free_at_ns + c->delay_ns);
 	} else {
 		uint64_t arrive = c->free_at_ns + c->delay_ns;
 		bool was_empty = c->wire.n == 0;
 		if (wire_push(&c->wire, m, arrive) < 0) {
 			c->drops[DP_DROP_NO_MBUF]++;
 			rte_pktmbuf_free(m);
-		} else if (was_empty) {
-			if (dp_timer_add(c->fab->eng, arrive, on_arrive, c, 0) < 0)
-				c->arrive_lost = true; /* counted in timer_fail; the next frame sent arms it */
-		} else if (unlikely(c->arrive_lost)) { /* its timer could not be added: try again */
-			c->arrive_lost = dp_timer_add(c->fab->eng, wire_head_ns(&c->wire),
-						      on_arrive, c, 0) < 0;
+		} else if (was_empty || unlikely(c->arrive_lost)) {
+			/* (arrive_lost: its timer could not be added: try again) */
+			c->arrive_lost = arm_arrival(c) < 0; /* counted in timer_fail; the next frame sent arms it */
 		}
 	}
 	return true;
@@ -476,7 +508,7 @@ void dp_watchdog_arm(struct dp_chan *c, uint64_t now)
 	if (t <= now)
 		t = now + 1;
 	c->wd_armed_at = t;
-	if (dp_timer_add(c->fab->eng, t, on_wd_poll, c, t) < 0)
+	if (dp_timer_add_lp(c->eng, c->lp, t, on_wd_poll, c, t) < 0)
 		c->wd_armed_at = 0; /* counted in timer_fail; the next PFC frame or poll arms it again */
 }
 
@@ -506,8 +538,32 @@ void dp_chan_flush(struct dp_chan *c, uint64_t now_ns)
 	chan_flush(c, now_ns);
 }
 
+uint32_t dp_chan_take_cross(struct dp_chan *c, unsigned parity, uint64_t mark_ns, uint32_t *n_mark)
+{
+	struct dp_wire *o = &c->out[parity];
+	bool was_empty = c->wire.n == 0;
+	uint32_t n = 0;
+
+	while (o->n) {
+		uint64_t at = o->at[o->head];
+		*n_mark += at == mark_ns;
+		struct rte_mbuf *m = wire_pop(o);
+		if (wire_push(&c->wire, m, at) < 0) {
+			c->drops[DP_DROP_NO_MBUF]++;
+			rte_pktmbuf_free(m);
+			continue;
+		}
+		n++;
+	}
+	if (n && (was_empty || c->arrive_lost))
+		c->arrive_lost = arm_arrival(c) < 0;
+	return n;
+}
+
 void dp_chan_free(struct dp_chan *c)
 {
+	wire_free(&c->out[0]);
+	wire_free(&c->out[1]);
 	for (int p = 0; p < DP_NUM_PRIO; p++)
 		fifo_free(&c->q[p]);
 	fifo_free(&c->ctrl);

@@ -27,4 +27,14 @@ void dp_chan_flush(struct dp_chan *c, uint64_t now_ns);
 /* Free the packets c holds (queues and wire) and its queues' memory. */
 void dp_chan_free(struct dp_chan *c);
 
+/*
+ * A link cut between partitions: move the frames the sender put in outbox
+ * parity onto the wire, in sending order, and arm the next arrival if the
+ * wire was empty. Run by the receiving partition between windows, when the
+ * sender no longer writes that outbox. Adds to *n_mark the frames arriving
+ * exactly at mark_ns (a window's end: they wait for the next one). Returns
+ * the number moved.
+ */
+uint32_t dp_chan_take_cross(struct dp_chan *c, unsigned parity, uint64_t mark_ns, uint32_t *n_mark);
+
 #endif /* DP_CHAN_H */

@@ -16,6 +16,9 @@ int dp_engine_init(struct dp_engine *e, enum dp_clock_mode mode, uint64_t (*live
 	e->live_ctx = live_ctx;
 	e->cap = 1024;
 	e->room = e->cap;
+	e->lp_seq = e->own_seq;
+	e->n_lp = 1;
+	e->xfer_min_ns = UINT64_MAX;
 	e->heap = malloc(e->cap * sizeof(*e->heap));
 	return e->heap ? 0 : -1;
 }
@@ -35,7 +38,14 @@ uint64_t dp_engine_now(struct dp_engine *e)
 
 static bool earlier(const struct dp_timer *a, const struct dp_timer *b)
 {
-	return a->at_ns < b->at_ns || (a->at_ns == b->at_ns && a->seq < b->seq);
+	return a->at_ns < b->at_ns || (a->at_ns == b->at_ns && a->key < b->key);
+}
+
+void dp_engine_set_lps(struct dp_engine *e, uint64_t *seq, uint32_t n_lp)
+{
+	e->lp_seq = seq;
+	e->n_lp = n_lp;
+	e->cur_lp = DP_LP_GLOBAL;
 }
 
 void dp_engine_set_limit(struct dp_engine *e, uint32_t limit)
@@ -60,24 +70,71 @@ static int grow(struct dp_engine *e)
 	return 0;
 }
 
-int dp_timer_add(struct dp_engine *e, uint64_t at_ns, dp_timer_fn fn, void *obj, uint64_t arg)
+/* Put t in the heap. Returns 0, -ENOMEM or -ENOSPC (counted in timer_fail). */
+static int heap_push(struct dp_engine *e, const struct dp_timer *t)
 {
 	if (e->n >= e->room && grow(e) < 0) {
 		e->timer_fail++;
 		return e->limit && e->n >= e->limit ? -ENOSPC : -ENOMEM;
 	}
-	struct dp_timer t = {.at_ns = at_ns, .seq = e->seq++, .fn = fn, .obj = obj, .arg = arg};
 	uint32_t i = e->n++;
 
 	while (i > 0) { /* sift up */
 		uint32_t parent = (i - 1) / 2;
-		if (!earlier(&t, &e->heap[parent]))
+		if (!earlier(t, &e->heap[parent]))
 			break;
 		e->heap[i] = e->heap[parent];
 		i = parent;
 	}
-	e->heap[i] = t;
+	e->heap[i] = *t;
 	return 0;
+}
+
+int dp_timer_add_lp(struct dp_engine *e, uint32_t lp, uint64_t at_ns, dp_timer_fn fn, void *obj,
+		    uint64_t arg)
+{
+	uint64_t *seq = &e->lp_seq[(size_t)e->cur_lp * DP_LP_STRIDE];
+	struct dp_timer t = {.at_ns = at_ns, .key = (uint64_t)e->cur_lp << DP_LP_SEQ_BITS | *seq,
+			     .fn = fn, .obj = obj, .arg = arg, .lp = lp};
+
+	/* (2^40 timers of one LP: days of a run at any rate this engine reaches) */
+	int rc = heap_push(e, &t);
+	if (rc == 0)
+		++*seq;
+	return rc;
+}
+
+int dp_timer_add(struct dp_engine *e, uint64_t at_ns, dp_timer_fn fn, void *obj, uint64_t arg)
+{
+	return dp_timer_add_lp(e, e->cur_lp, at_ns, fn, obj, arg);
+}
+
+int dp_timer_add_keyed(struct dp_engine *e, uint32_t lp, uint32_t key_lp, uint64_t at_ns,
+		       dp_timer_fn fn, void *obj, uint64_t arg)
+{
+	struct dp_timer t = {.at_ns = at_ns, .key = (uint64_t)key_lp << DP_LP_SEQ_BITS, .fn = fn,
+			     .obj = obj, .arg = arg, .lp = lp};
+
+	return heap_push(e, &t);
+}
+
+bool dp_engine_peek(const struct dp_engine *e, uint64_t *at_ns, uint64_t *key)
+{
+	if (e->n == 0)
+		return false;
+	*at_ns = e->heap[0].at_ns;
+	*key = e->heap[0].key;
+	return true;
+}
+
+/* Run t as its LP. */
+static inline void dispatch(struct dp_engine *e, const struct dp_timer *t)
+{
+	uint32_t was = e->cur_lp;
+
+	e->cur_lp = t->lp;
+	t->fn(t->obj, t->arg, dp_engine_mono(e, t->at_ns));
+	e->cur_lp = was;
 }
 
 uint64_t dp_engine_next_ns(const struct dp_engine *e)
@@ -113,7 +170,7 @@ uint32_t dp_engine_run_budget(struct dp_engine *e, uint64_t now_ns, uint32_t max
 
 	while (ran < max && e->n && e->heap[0].at_ns <= now_ns) {
 		struct dp_timer t = pop(e);
-		t.fn(t.obj, t.arg, dp_engine_mono(e, t.at_ns));
+		dispatch(e, &t);
 		ran++;
 	}
 	e->fired += ran;
@@ -147,5 +204,25 @@ bool dp_engine_step_virtual(struct dp_engine *e, uint64_t until_ns)
 	if (next > e->now_ns)
 		e->now_ns = next;
 	dp_engine_run_due(e, e->now_ns);
+	return true;
+}
+
+bool dp_engine_step_below(struct dp_engine *e, uint64_t end_at, uint64_t end_key)
+{
+	uint32_t ran = 0;
+
+	if (e->n == 0)
+		return false;
+	uint64_t t = e->heap[0].at_ns;
+	if (t > end_at || (t == end_at && e->heap[0].key >= end_key))
+		return false;
+	if (t > e->now_ns)
+		e->now_ns = t;
+	while (e->n && e->heap[0].at_ns == t && (t < end_at || e->heap[0].key < end_key)) {
+		struct dp_timer x = pop(e);
+		dispatch(e, &x);
+		ran++;
+	}
+	e->fired += ran;
 	return true;
 }

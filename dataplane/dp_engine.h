@@ -2,9 +2,15 @@
 /*
  * dp_engine: the event loop's timers and clock.
  *
- * Timers live in a binary min-heap ordered by (time, insertion sequence), so
- * events due at the same nanosecond run in the order they were scheduled and
- * a run is deterministic. The heap gives the next deadline in O(1), which is
+ * Timers live in a binary min-heap ordered by (time, key), so events due at
+ * the same nanosecond run in a fixed order and a run is deterministic. The
+ * key is (LP, sequence): the logical process (a switch, a host, the global
+ * events, ...) whose event scheduled the timer and how many that LP had
+ * scheduled before. An LP's events run in the same order however the fabric
+ * is cut into partitions (dp_part.h), so the keys, and with them the order of
+ * every event, do not depend on the partitioning: one engine and N engines
+ * run the same events in the same order. An engine that never names LPs has
+ * one (LP 0): then the key is the insertion order, as in a plain heap. The heap gives the next deadline in O(1), which is
  * what the virtual clock needs (jump to it) and what the live loop needs
  * (sleep until it). Nanosecond deadlines matter here: a 64-byte frame lasts
  * 6.7 ns at 100 Gbit/s, so a coarse timer wheel would reorder a link's
@@ -44,12 +50,19 @@ enum dp_clock_mode { DP_CLOCK_LIVE, DP_CLOCK_VIRTUAL };
 
 typedef void (*dp_timer_fn)(void *obj, uint64_t arg, uint64_t now_ns);
 
+/* Logical processes: 0 runs the global events (topology changes, sampling) and set-up. */
+#define DP_LP_GLOBAL 0u
+#define DP_LP_SEQ_BITS 40  /* a key: LP in the top 24 bits, that LP's sequence in the low 40 */
+#define DP_LP_MAX ((1u << (64 - DP_LP_SEQ_BITS)) - 1)
+#define DP_LP_STRIDE 8     /* uint64_t per LP counter: one cache line, no false sharing between partitions */
+
 struct dp_timer {
 	uint64_t at_ns;
-	uint64_t seq;
+	uint64_t key;      /* (scheduling LP << DP_LP_SEQ_BITS) | its sequence */
 	dp_timer_fn fn;
 	void *obj;
 	uint64_t arg;
+	uint32_t lp;       /* the LP the callback runs as (what it schedules is keyed by it) */
 };
 
 struct dp_engine {
@@ -59,7 +72,10 @@ struct dp_engine {
 	void *live_ctx;
 	struct dp_timer *heap;
 	uint32_t n, cap;
-	uint64_t seq;
+	uint32_t cur_lp;            /* the LP of the running callback (DP_LP_GLOBAL outside one) */
+	uint64_t *lp_seq;           /* [lp * DP_LP_STRIDE]: timers each LP scheduled (maybe shared) */
+	uint32_t n_lp;
+	uint64_t own_seq[DP_LP_STRIDE]; /* lp_seq of an engine with one LP */
 	uint64_t fired;             /* timers run so far */
 	uint64_t mono_ns;           /* live: the latest time handed out (dp_engine_mono) */
 	uint32_t limit;             /* pending timers allowed; 0: as many as memory holds (dp_engine_set_limit) */
@@ -67,6 +83,9 @@ struct dp_engine {
 	uint64_t timer_fail;        /* dp_timer_add() calls that failed: events the model lost */
 	uint64_t lag_ns;            /* live: how late the oldest due timer was at the last note */
 	uint64_t lag_max_ns;        /* live: the largest lag noted */
+	/* a partition's engine (dp_part.h): frames for other partitions */
+	unsigned xfer_parity;       /* the outbox this window fills (window number & 1) */
+	uint64_t xfer_min_ns;       /* earliest arrival put in an outbox this window; UINT64_MAX: none */
 };
 
 /*
@@ -76,6 +95,13 @@ struct dp_engine {
 int dp_engine_init(struct dp_engine *e, enum dp_clock_mode mode, uint64_t (*live_now)(void *),
 		   void *live_ctx);
 void dp_engine_free(struct dp_engine *e);
+
+/*
+ * Use seq (n_lp counters, DP_LP_STRIDE uint64_t apart, zeroed by the caller)
+ * as the LP sequence counters: engines of one partitioned run share one
+ * array, each LP's counter written only by the engine that runs that LP.
+ */
+void dp_engine_set_lps(struct dp_engine *e, uint64_t *seq, uint32_t n_lp);
 
 /* Allow at most limit pending timers (0: no limit), so tests can make dp_timer_add() fail. */
 void dp_engine_set_limit(struct dp_engine *e, uint32_t limit);
@@ -104,6 +130,26 @@ static inline uint64_t dp_engine_mono(struct dp_engine *e, uint64_t t)
  * a caller must not wait for its callback.
  */
 int dp_timer_add(struct dp_engine *e, uint64_t at_ns, dp_timer_fn fn, void *obj, uint64_t arg);
+
+/*
+ * dp_timer_add() for a callback that runs as LP lp (what the callback
+ * schedules is keyed by lp). The key is the running LP's next sequence.
+ * Same returns.
+ */
+int dp_timer_add_lp(struct dp_engine *e, uint32_t lp, uint64_t at_ns, dp_timer_fn fn, void *obj,
+		    uint64_t arg);
+
+/*
+ * A timer whose key is (key_lp, 0) whoever schedules it: for a callback of
+ * which at most one is pending per key_lp (a wire's next arrival), so that
+ * its place among events at the same time does not depend on which engine
+ * armed it, or when. Runs as LP lp. Same returns.
+ */
+int dp_timer_add_keyed(struct dp_engine *e, uint32_t lp, uint32_t key_lp, uint64_t at_ns,
+		       dp_timer_fn fn, void *obj, uint64_t arg);
+
+/* (deadline, key) of the earliest timer; false when there is none. */
+bool dp_engine_peek(const struct dp_engine *e, uint64_t *at_ns, uint64_t *key);
 
 /* Deadline of the earliest timer, or UINT64_MAX when there is none. */
 uint64_t dp_engine_next_ns(const struct dp_engine *e);
@@ -134,5 +180,14 @@ uint64_t dp_engine_note_lag(struct dp_engine *e, uint64_t now_ns);
  * clock then stands at until_ns).
  */
 bool dp_engine_step_virtual(struct dp_engine *e, uint64_t until_ns);
+
+/*
+ * Virtual clock, bounded by a key: jump to the next deadline t and run the
+ * timers due at t whose (time, key) is below (end_at, end_key), including
+ * those they schedule. Returns false (the clock unmoved) when the earliest
+ * timer is not below the bound. A partition's window (dp_part.h) is a run of
+ * such steps.
+ */
+bool dp_engine_step_below(struct dp_engine *e, uint64_t end_at, uint64_t end_key);
 
 #endif /* DP_ENGINE_H */

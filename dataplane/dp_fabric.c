@@ -111,6 +111,46 @@ static void on_topo_event(void *obj, uint64_t i, uint64_t now)
 }
 
 
+/*
+ * Name every node's logical process and put every node on engine f->eng
+ * (dp_part_create() moves them to partitions' engines). The LPs' sequence
+ * counters are the fabric's: every engine of the run keys by them. Returns
+ * 0, or -E2BIG with a message when the fabric has more LPs than keys hold.
+ */
+static int assign_lps(struct dp_fabric *f, char *err, size_t errlen)
+{
+	uint32_t n_nodes = DP_LP_FIRST_NODE + f->topo->n_switches + f->topo->n_hosts;
+
+	f->n_lp = dp_lp_arrival(f, f->n_chans);
+	if (f->n_lp > DP_LP_MAX) {
+		snprintf(err, errlen, "%u switches, hosts and link directions: more than %u", f->n_lp,
+			 DP_LP_MAX);
+		return -E2BIG;
+	}
+	f->lp_seq = calloc((size_t)n_nodes * DP_LP_STRIDE, sizeof(*f->lp_seq));
+	if (f->lp_seq == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	dp_engine_set_lps(f->eng, f->lp_seq, n_nodes);
+	for (uint32_t i = 0; i < f->topo->n_switches; i++) {
+		f->sw[i].lp = dp_lp_switch(i);
+		f->sw[i].eng = f->eng;
+	}
+	for (uint32_t i = 0; i < f->topo->n_hosts; i++) {
+		f->host[i].lp = dp_lp_host(f, i);
+		f->host[i].eng = f->eng;
+	}
+	for (uint32_t i = 0; i < f->n_chans; i++) {
+		struct dp_chan *c = &f->chans[i];
+		c->lp = dp_lp_node(f, c->from);
+		c->rx_lp = dp_lp_node(f, c->to);
+		c->arr_key = dp_lp_arrival(f, i);
+		c->eng = c->rx_eng = f->eng;
+	}
+	return 0;
+}
+
 /* The fabric's IPv4 lookup: one /32 per host in an rte_lpm. */
 static int host_by_lpm(const struct dp_fabric *f, uint32_t addr)
 {
@@ -165,6 +205,8 @@ struct dp_fabric *dp_fabric_create(const struct topo *t, struct dp_engine *e,
 		goto fail;
 	for (uint32_t i = 0; i < f->n_chans; i++) /* x / rate without a division on every frame */
 		f->chans[i].rate_rcp = rte_reciprocal_value_u64(f->chans[i].rate_bps);
+	if (assign_lps(f, err, errlen) < 0)
+		goto fail;
 	if (lpm_create(f, err, errlen) < 0)
 		goto fail;
 	if (dp_flows_init(&f->flows, f->opt.flow_capacity, err, errlen) < 0)
@@ -190,5 +232,6 @@ void dp_fabric_destroy(struct dp_fabric *f)
 		rte_lpm_free(f->lpm);
 	dp_flows_free(&f->flows);
 	dp_fabric_build_free(f);
+	free(f->lp_seq);
 	free(f);
 }

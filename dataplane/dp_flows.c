@@ -45,8 +45,50 @@ void dp_flows_free(struct dp_flows *fl)
 	memset(fl, 0, sizeof(*fl));
 }
 
+void dp_flows_share(struct dp_flows *fl)
+{
+	fl->shared = true;
+	rte_spinlock_init(&fl->lock);
+}
+
+static inline void flows_lock(struct dp_flows *fl)
+{
+	if (fl->shared)
+		rte_spinlock_lock(&fl->lock);
+}
+
+static inline void flows_unlock(struct dp_flows *fl)
+{
+	if (fl->shared)
+		rte_spinlock_unlock(&fl->lock);
+}
+
+static int32_t record(struct dp_flows *fl, const struct rl_pkt *p, uint32_t len, uint32_t sw,
+		      uint16_t port, int first_hop);
+static void record_slot(struct dp_flows *fl, int32_t slot, uint32_t len, uint32_t sw,
+			uint16_t port, int first_hop);
+
 int32_t dp_flows_record(struct dp_flows *fl, const struct rl_pkt *p, uint32_t len, uint32_t sw,
 			uint16_t port, int first_hop)
+{
+	if (fl->h == NULL)
+		return -1;
+	flows_lock(fl);
+	int32_t slot = record(fl, p, len, sw, port, first_hop);
+	flows_unlock(fl);
+	return slot;
+}
+
+void dp_flows_record_slot(struct dp_flows *fl, int32_t slot, uint32_t len, uint32_t sw,
+			  uint16_t port, int first_hop)
+{
+	flows_lock(fl);
+	record_slot(fl, slot, len, sw, port, first_hop);
+	flows_unlock(fl);
+}
+
+static int32_t record(struct dp_flows *fl, const struct rl_pkt *p, uint32_t len, uint32_t sw,
+		      uint16_t port, int first_hop)
 {
 	struct dp_flow_key k;
 
@@ -68,12 +110,12 @@ int32_t dp_flows_record(struct dp_flows *fl, const struct rl_pkt *p, uint32_t le
 	struct dp_flow *f = &fl->flow[pos];
 	if (f->pkts == 0 && f->n_hops == 0)
 		f->key = k;
-	dp_flows_record_slot(fl, pos, len, sw, port, first_hop);
+	record_slot(fl, pos, len, sw, port, first_hop);
 	return pos;
 }
 
-void dp_flows_record_slot(struct dp_flows *fl, int32_t slot, uint32_t len, uint32_t sw,
-			  uint16_t port, int first_hop)
+static void record_slot(struct dp_flows *fl, int32_t slot, uint32_t len, uint32_t sw,
+			uint16_t port, int first_hop)
 {
 	struct dp_flow *f = &fl->flow[slot];
 
@@ -105,7 +147,10 @@ static int by_bytes(const void *a, const void *b)
 {
 	const struct dp_flow *x = *(const struct dp_flow *const *)a, *y = *(const struct dp_flow *const *)b;
 
-	return x->bytes < y->bytes ? 1 : x->bytes > y->bytes ? -1 : 0;
+	if (x->bytes != y->bytes)
+		return x->bytes < y->bytes ? 1 : -1;
+	/* equal bytes: by key, not by table slot (slots depend on insertion order) */
+	return memcmp(&x->key, &y->key, sizeof(x->key));
 }
 
 uint32_t dp_flows_top(const struct dp_flows *fl, const struct dp_flow **out, uint32_t max)

@@ -12,8 +12,11 @@
 #ifndef DP_FLOWS_H
 #define DP_FLOWS_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+
+#include <rte_spinlock.h>
 
 #include "rl_parse.h"
 #include "topo.h"
@@ -40,6 +43,8 @@ struct dp_flow {
 
 struct dp_flows {
 	struct rte_hash *h;
+	bool shared;            /* recorded from several partitions' threads: calls take lock */
+	rte_spinlock_t lock;
 	struct dp_flow *flow;   /* [capacity], indexed by the hash's key position */
 	uint32_t capacity;
 	uint64_t untracked;     /* packets of flows that did not fit */
@@ -48,6 +53,14 @@ struct dp_flows {
 /* A table of capacity flows (0: disabled, every call is a no-op). Returns 0 or -1 with a message. */
 int dp_flows_init(struct dp_flows *fl, uint32_t capacity, char *err, size_t errlen);
 void dp_flows_free(struct dp_flows *fl);
+
+/*
+ * From now on switches of several threads record into fl (dp_part.h): each
+ * call takes a lock. The content does not depend on the threads' timing: a
+ * flow's hops are added in time order, and hops in different partitions are
+ * at least a window apart. (Which flows fit a full table does depend on it.)
+ */
+void dp_flows_share(struct dp_flows *fl);
 
 /*
  * Switch sw forwarded packet p (len bytes) out of port; first_hop when it

@@ -230,7 +230,7 @@ static uint64_t send_one(struct dp_gen *g, uint64_t now, bool *sent)
 static void on_send(void *obj, uint64_t arg, uint64_t now)
 {
 	struct dp_gen *g = obj;
-	struct dp_engine *e = g->fab->eng;
+	struct dp_engine *e = g->fab->host[g->src].eng;
 
 	(void)arg;
 	/* live: every packet due by the clock's reading in one go (at most a burst) */
@@ -251,7 +251,7 @@ static void on_send(void *obj, uint64_t arg, uint64_t now)
 				next = e->now_ns + 1;
 		} else if (sent && next <= now) /* behind (it waited): no burst, one wire time on */
 			next = now + dp_ser_ns(g->size, g->rate_bps);
-		dp_timer_add(e, next, on_send, g, 0);
+		dp_timer_add_lp(e, g->fab->host[g->src].lp, next, on_send, g, 0);
 		return;
 	}
 }
@@ -261,7 +261,7 @@ int dp_gen_start(struct dp_gen *g, struct dp_fabric *f)
 	g->fab = f;
 	if (g->count == 0)
 		return 0;
-	return dp_timer_add(f->eng, g->start_ns, on_send, g, 0);
+	return dp_timer_add_lp(f->host[g->src].eng, f->host[g->src].lp, g->start_ns, on_send, g, 0);
 }
 
 bool dp_gen_done(const struct dp_gen *g)

@@ -65,6 +65,15 @@ static void wake_list_add(struct dp_nic_host *nh)
 	ns->wake[ns->n_wake++] = (uint32_t)(nh - ns->h);
 }
 
+/*
+ * The engine the NICs' shared work (collective, --rdma transfers) runs on:
+ * their partition's, where every emulated host is (dp_part.h).
+ */
+static struct dp_engine *nics_eng(const struct dp_nics *ns)
+{
+	return ns->n ? ns->fab->host[ns->h[0].host].eng : ns->fab->eng;
+}
+
 /* ne_nic wake notification: the NIC's next event may have moved. */
 static void on_nic_changed(void *ctx, struct ne_nic *nic)
 {
@@ -93,7 +102,8 @@ static void arm(struct dp_nic_host *nh, uint64_t t, uint64_t now)
 	if (nh->armed_at != 0 && nh->armed_at <= t)
 		return;
 	nh->armed_at = t;
-	dp_timer_add(nh->owner->fab->eng, t, on_wake, nh, t);
+	struct dp_fabric *f = nh->owner->fab;
+	dp_timer_add_lp(f->host[nh->host].eng, dp_lp_host(f, nh->host), t, on_wake, nh, t);
 }
 
 /* Post and reap the WRITEs of one transfer whose source NIC is running. */
@@ -489,7 +499,7 @@ int dp_nics_add_rdma(struct dp_nics *ns, const char *spec, uint64_t start_offset
 			return -1;
 		}
 	r->start_ns += start_offset_ns;
-	return dp_timer_add(ns->fab->eng, r->start_ns, on_rdma_start, r, 0);
+	return dp_timer_add_lp(nics_eng(ns), DP_LP_NICS, r->start_ns, on_rdma_start, r, 0);
 }
 
 static void coll_start_size(void *obj, uint64_t arg, uint64_t now);
@@ -575,7 +585,7 @@ static void coll_arm_proxy(struct dp_nics *ns, uint64_t now)
 	if (at == UINT64_MAX || (c->proxy_at && c->proxy_at <= at && c->proxy_at > now))
 		return;
 	at = at > now ? at : now + 1;
-	if (dp_timer_add(ns->fab->eng, at, coll_proxy_due, ns, at) == 0)
+	if (dp_timer_add_lp(nics_eng(ns), DP_LP_NICS, at, coll_proxy_due, ns, at) == 0)
 		c->proxy_at = at;
 }
 
@@ -617,7 +627,7 @@ static void coll_poll(struct dp_nics *ns, uint64_t now)
 		return;
 	}
 	c->size *= 2;
-	dp_timer_add(ns->fab->eng, now + 1, coll_start_size, ns, 0);
+	dp_timer_add_lp(nics_eng(ns), DP_LP_NICS, now + 1, coll_start_size, ns, 0);
 }
 
 
@@ -840,7 +850,7 @@ int dp_nics_add_coll(struct dp_nics *ns, const char *spec, uint64_t start_ns, FI
 		ne_coll_op_name(c->cfg.op), c->cfg.nranks, c->cfg.channels, c->cfg.qps_per_conn,
 		ne_coll_qp_mode_name(c->cfg.qp_mode), c->cfg.chunk_bytes, c->cfg.window,
 		c->cfg.cts ? "on" : "off", hdr);
-	return dp_timer_add(ns->fab->eng, start_ns, coll_start_size, ns, 0);
+	return dp_timer_add_lp(nics_eng(ns), DP_LP_NICS, start_ns, coll_start_size, ns, 0);
 }
 
 uint32_t dp_nics_coll_pairs(const struct dp_nics *ns, uint32_t (*out)[2], uint32_t max)

@@ -377,7 +377,7 @@ static int te_uplink(struct dp_fabric *f, const struct dp_switch *s, const struc
 	int port = dp_te_lookup(f->te, (uint32_t)src, dst_host);
 	if (port < 0 || !s->out[port]->up)
 		return -1;
-	f->te->hits++;
+	__atomic_fetch_add(&f->te->hits, 1, __ATOMIC_RELAXED); /* switches of several partitions */
 	return port;
 }
 

@@ -66,7 +66,7 @@ void dp_switch_send_pfc(struct dp_switch *s, uint16_t port, uint64_t now)
 		if (next <= now)
 			next = now + 1;
 		s->pfc_timer_at[port] = next;
-		if (dp_timer_add(c->fab->eng, next, on_pfc_refresh, s, port) < 0)
+		if (dp_timer_add_lp(s->eng, s->lp, next, on_pfc_refresh, s, port) < 0)
 			s->pfc_timer_at[port] = 0; /* counted in timer_fail; the next send_pfc tries again */
 	}
 }

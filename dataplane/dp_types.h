@@ -76,10 +76,25 @@ const char *dp_drop_name(enum dp_drop d);
 
 struct dp_fabric;
 
+/*
+ * Logical processes (dp_engine.h): DP_LP_GLOBAL, then the emulated NICs'
+ * shared work (collectives, --rdma transfers), then every switch, every
+ * host, and one key per channel for its wire's arrivals.
+ */
+#define DP_LP_NICS 1u
+#define DP_LP_FIRST_NODE 2u
+
 struct dp_chan {
 	struct dp_fabric *fab;
 	uint32_t link;
 	uint8_t dir;                 /* 0: end[0] -> end[1] */
+	/* where it runs: the transmitter in the sending node's partition, the
+	 * wire's deliveries in the receiving node's (the same engine unless the
+	 * link is cut between partitions, dp_part.h) */
+	struct dp_engine *eng, *rx_eng;
+	uint32_t lp, rx_lp, arr_key; /* LPs of the two ends; the key of its arrivals */
+	bool cross;                  /* cut between partitions: frames go through out[] */
+	struct dp_wire out[2];       /* cross: frames sent in windows of parity 0 / 1, not yet handed over */
 	struct topo_node_ref from, to;
 	uint16_t from_port, to_port; /* switch ports (0 for a host end) */
 	uint8_t dst_mac[6];          /* rewrite: the receiving port's or host's MAC */
@@ -130,6 +145,8 @@ struct dp_group {
 
 struct dp_switch {
 	uint32_t idx;
+	struct dp_engine *eng;       /* its partition's engine */
+	uint32_t lp;
 	const struct topo_switch *cfg;
 	struct pfc_mmu *mmu;
 	struct dp_chan **out;        /* [port] the channel this port sends on */
@@ -147,6 +164,8 @@ struct dp_switch {
 
 struct dp_host {
 	uint32_t idx;
+	struct dp_engine *eng;       /* its partition's engine */
+	uint32_t lp;
 	const struct topo_host *cfg;
 	struct dp_chan *tx, *rx;     /* host -> leaf, leaf -> host */
 	uint64_t tx_pkts, tx_bytes, rx_pkts, rx_bytes;
@@ -168,7 +187,7 @@ struct dp_fabric_opts {
 
 struct dp_fabric {
 	const struct topo *topo;
-	struct dp_engine *eng;
+	struct dp_engine *eng;       /* the global events' engine (and every node's, unless partitioned) */
 	struct rte_mempool *mp;
 	struct topo_routes *routes;
 	struct rte_lpm *lpm;         /* IPv4 destination -> host index */
@@ -184,7 +203,24 @@ struct dp_fabric {
 	struct dp_te *te;            /* traffic engineering, or NULL (set by the owner) */
 	uint64_t route_changes;
 	uint64_t events_applied;
+	uint32_t n_lp;               /* logical processes, including the arrival keys */
+	uint64_t *lp_seq;            /* the LPs' sequence counters (dp_engine_set_lps) */
 };
+
+/* The LP of a switch, a host, a channel's arrivals. */
+static inline uint32_t dp_lp_switch(uint32_t s) { return DP_LP_FIRST_NODE + s; }
+static inline uint32_t dp_lp_host(const struct dp_fabric *f, uint32_t h)
+{
+	return DP_LP_FIRST_NODE + f->topo->n_switches + h;
+}
+static inline uint32_t dp_lp_arrival(const struct dp_fabric *f, uint32_t chan)
+{
+	return DP_LP_FIRST_NODE + f->topo->n_switches + f->topo->n_hosts + chan;
+}
+static inline uint32_t dp_lp_node(const struct dp_fabric *f, struct topo_node_ref n)
+{
+	return n.kind == TOPO_NODE_SWITCH ? dp_lp_switch(n.index) : dp_lp_host(f, n.index);
+}
 
 /* Bytes queued now in a channel's data queues (all priorities). */
 uint64_t dp_chan_queued_bytes(const struct dp_chan *c);

@@ -22,6 +22,7 @@
 #include <rte_mbuf.h>
 
 #include "dp_capture.h"
+#include "dp_part.h"
 #include "dp_ctl.h"
 #include "dp_eal.h"
 #include "dp_engine.h"
@@ -36,6 +37,7 @@
 
 #define EXIT_BAD_INPUT 2
 #define MAX_CAPTURES 16
+#define MAX_WORKERS 256 /* --workers: partitions (threads) */
 /*
  * Longest spec of each kind the data plane's parsers read whole: they copy
  * it into fixed buffers (dp_gen.c 512, dp_nic.c 160 for --rdma, 2048 for
@@ -94,6 +96,7 @@ struct opts {
 	uint64_t seed;
 	const char *name;
 	unsigned mem_mb;
+	uint32_t workers;       /* --workers: partitions on threads (virtual clock) */
 	bool lag_stop;          /* --lag-policy stop: falling behind by lag_limit_ns ends the run */
 	uint64_t lag_limit_ns;
 };
@@ -124,6 +127,8 @@ static void usage(FILE *out)
 		"  --clock live|virtual  live: real time, hosts on DPDK ports (default);\n"
 		"                      virtual: simulated time, hosts are sinks, traffic from --gen\n"
 		"  --duration TIME     stop after TIME (e.g. 10s, 500ms); virtual default: when idle\n"
+		"  --workers N         virtual clock: cut the fabric into N partitions run on N threads\n"
+		"                      (same output as 1; docs/ARCHITECTURE.md, dataplane/dp_part.h) [1]\n"
 		"  --gen SPEC          in-process traffic SRC>DST[:key=value,...] (repeatable;\n"
 		"                      keys proto,flows,sport,size,rate,count,start,dscp,ttl)\n"
 		"  --rdma SPEC         RDMA WRITEs between emulated NICs SRC>DST[:key=value,...]\n"
@@ -256,7 +261,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 {
 	enum { O_TOPO = 256, O_CLOS, O_CHECK, O_LIST, O_CLOCK, O_DUR, O_GEN, O_VETH, O_CAP, O_CSV, O_CSVI,
 	       O_BUSY, O_SEED, O_NAME, O_MEM, O_QUIET, O_RDMA, O_FLOWS, O_COLL, O_NIC, O_TE, O_WD, O_LAG,
-	       O_NAP, O_TRAFFIC };
+	       O_NAP, O_TRAFFIC, O_WORKERS };
 	static const struct option lo[] = {
 		{"topology", required_argument, NULL, O_TOPO}, {"clos", required_argument, NULL, O_CLOS},
 		{"check", no_argument, NULL, O_CHECK},         {"list-hosts", no_argument, NULL, O_LIST},         {"clock", required_argument, NULL, O_CLOCK},
@@ -272,6 +277,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		{"lag-policy", required_argument, NULL, O_LAG},
 		{"idle-nap", required_argument, NULL, O_NAP},
 		{"traffic", required_argument, NULL, O_TRAFFIC},
+		{"workers", required_argument, NULL, O_WORKERS},
 		{NULL, 0, NULL, 0},
 	};
 	int c;
@@ -285,10 +291,16 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 	pfc_watchdog_config_default(&o->wd);
 	o->flows = 65536;
 	o->lag_limit_ns = LAG_LIMIT_DEFAULT_NS;
+	o->workers = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
 		switch (c) {
 		case O_TOPO: o->topology = optarg; break;
+		case O_WORKERS:
+			if (dp_parse_u64(optarg, &v) < 0 || v == 0 || v > MAX_WORKERS)
+				return bad("bad --workers (1..256):", optarg);
+			o->workers = (uint32_t)v;
+			break;
 		case O_CLOS:
 			if (sscanf(optarg, "%u,%u,%u", &o->clos[0], &o->clos[1], &o->clos[2]) != 3)
 				return bad("bad --clos, want S,L,H:", optarg);
@@ -381,6 +393,9 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		return bad("a topology is needed: --topology FILE or --clos S,L,H", NULL);
 	if (o->topology && o->clos[0])
 		return bad("give either --topology or --clos, not both", NULL);
+	if (o->workers > 1 && o->clock == DP_CLOCK_LIVE)
+		return bad("--workers above 1 needs --clock virtual (partitions of the live clock are not "
+			   "built yet)", NULL);
 	return 0;
 }
 
@@ -414,6 +429,7 @@ struct run {
 	struct dp_csv csv;
 	struct dp_ctl *ctl;
 	struct dp_nics nics;
+	struct dp_parts *parts;          /* --workers */
 	struct dp_te te;
 	uint64_t start_ns;
 	struct dp_eal eal;
@@ -421,6 +437,7 @@ struct run {
 	int run_rc;             /* 0, or 1 when --lag-policy stop ended the run */
 	double wall_s;          /* wall time of the run loop */
 	double after_signal_s;  /* from a stop signal to the loop's end */
+	time_t last_progress;   /* virtual: last progress line */
 };
 
 /*
@@ -488,8 +505,61 @@ static bool gens_active(const struct run *r)
 	return false;
 }
 
+/* dp_part: partition part's generators, and the NICs if it holds them, have work left. */
+static bool part_traffic_left(void *ctx, uint32_t part)
+{
+	struct run *r = ctx;
+
+	for (unsigned i = 0; i < r->o->gen.n; i++)
+		if (dp_parts_of_host(r->parts, r->gens[i].src) == part && !dp_gen_done(&r->gens[i]))
+			return true;
+	return r->nics.n && dp_parts_of_host(r->parts, r->nics.h[0].host) == part &&
+	       dp_nics_active(&r->nics);
+}
+
+/* dp_part, between windows (every partition stopped): telemetry, progress, signals. */
+static bool part_between(void *ctx, uint64_t now, uint64_t events)
+{
+	struct run *r = ctx;
+	time_t t = time(NULL);
+
+	if (r->ctl)
+		dp_ctl_poll(r->ctl, now);
+	if (t != r->last_progress && !r->o->quiet) {
+		r->last_progress = t;
+		fprintf(stderr, "rocelab-dp: virtual time %.6f s, %" PRIu64 " events\r", (double)now / 1e9,
+			events);
+	}
+	return !stop_requested;
+}
+
+/* The virtual clock on --workers threads: the same run as run_virtual's, in windows. */
+static void run_virtual_parts(struct run *r)
+{
+	struct dp_part_run pr = {.until_ns = r->o->duration_ns ? r->o->duration_ns : UINT64_MAX,
+				 .traffic_left = part_traffic_left, .between = part_between, .ctx = r};
+
+	r->last_progress = time(NULL);
+	if (dp_parts_run(r->parts, &pr) < 0) {
+		r->run_rc = 1;
+		return;
+	}
+	if (!r->o->quiet)
+		fprintf(stderr, "rocelab-dp: %u partitions, lookahead %" PRIu64 " ns, %" PRIu64
+			" windows, %" PRIu64 " frames crossed partitions (%" PRIu64 " at a window's end)\n",
+			dp_parts_count(r->parts), dp_parts_lookahead_ns(r->parts), dp_parts_windows(r->parts),
+			dp_parts_crossed(r->parts), dp_parts_crossed_at_end(r->parts));
+	if (!stop_requested && dp_parts_next_ns(r->parts) == UINT64_MAX && dp_nics_active(&r->nics))
+		printf("# stalled at %.6f s: RDMA work is unfinished and no NIC has anything scheduled\n",
+		       (double)r->eng.now_ns / 1e9);
+}
+
 static void run_virtual(struct run *r)
 {
+	if (dp_parts_count(r->parts) > 1) {
+		run_virtual_parts(r);
+		return;
+	}
 	/* returns when the duration is reached, traffic is done, or nothing is scheduled */
 	uint64_t until = r->o->duration_ns ? r->o->duration_ns : UINT64_MAX;
 	time_t last_progress = time(NULL);
@@ -585,6 +655,14 @@ static int setup_captures(struct run *r, char *err, size_t errlen)
 		int l = topo_link_by_name(r->topo, spec);
 		if (l < 0) {
 			snprintf(err, errlen, "--capture: no link named '%s'", spec);
+			return -EINVAL;
+		}
+		uint32_t pa = dp_parts_of_switch_or_host(r->parts, r->topo->links[l].end[0]);
+		uint32_t pb = dp_parts_of_switch_or_host(r->parts, r->topo->links[l].end[1]);
+		if (pa != pb) {
+			snprintf(err, errlen,
+				 "--capture %s: the link joins partitions %u and %u; capturing a link "
+				 "between partitions is not built yet (use --workers 1)", spec, pa, pb);
 			return -EINVAL;
 		}
 		r->cap[i] = dp_capture_open(eq + 1, err, errlen);
@@ -760,6 +838,9 @@ static int setup(struct run *r, char *err, size_t errlen)
 	r->fab = dp_fabric_create(r->topo, &r->eng, r->mp, &fo, err, errlen);
 	if (r->fab == NULL)
 		return 1;
+	prc = dp_parts_create(&r->parts, r->fab, o->workers, err, errlen);
+	if (prc < 0)
+		return prc == -EINVAL ? EXIT_BAD_INPUT : 1;
 	o->nic.max_qps = dp_nics_coll_qps(o->coll);
 	o->nic.seed = o->seed;
 	if (dp_nics_create(&r->nics, r->fab, &o->nic, err, errlen) < 0)
@@ -936,6 +1017,7 @@ static void teardown(struct run *r)
 	dp_csv_close(&r->csv);
 	dp_port_close(&r->ports);
 	dp_fabric_destroy(r->fab);
+	dp_parts_destroy(r->parts);
 	dp_engine_free(&r->eng);
 	rte_mempool_free(r->mp);
 	free_early(r);

@@ -298,6 +298,8 @@ def main():
     ap.add_argument("--smoke", action="store_true", help="first seed, two smallest sizes")
     ap.add_argument("--no-pictures", action="store_true",
                     help="skip pictures/ (the fabric of each variant, rocelab-viz)")
+    ap.add_argument("--workers", type=int, default=1,
+                    help="rocelab-dp --workers: partitions on threads (same results as 1)")
     ap.add_argument("--dp", default=os.environ.get("ROCELAB_DP", os.path.join(ROOT, "build/dataplane/rocelab-dp")))
     ap.add_argument("--topo-tool", default=os.environ.get(
         "ROCELAB_TOPO", os.path.join(ROOT, "build/topology/rocelab-topo")),
@@ -334,8 +336,9 @@ def main():
                 pic = os.path.join(out, "pictures", slug(v["label"]))
                 drawn.append((v["label"], pic))
             t_run = time.time()
+            workers_args = ["--workers", str(a.workers)] if a.workers > 1 else []
             rows, totals, stalled = run_one(a.dp, topo, coll, f"rl-exp-{os.getpid()}-{i}", seed,
-                                            dp_args_for(exp, v), pic)
+                                            dp_args_for(exp, v) + workers_args, pic)
             totals["wall_s"] = round(time.time() - t_run, 1)
             if stalled:
                 stalls.append(f"{v['label']} / {pl} / seed {seed}: {stalled} "

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* dp_engine: timer order, same-time FIFO order, virtual clock jumps, live clock source, live monotone time, timers that cannot be added. */
+/* dp_engine: timer order, same-time FIFO order, same-time order by (LP, sequence) keys, key-bounded steps, virtual clock jumps, live clock source, live monotone time, timers that cannot be added. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -213,6 +213,76 @@ static void test_budget_and_lag(void **state)
 	free(l);
 }
 
+/* Schedules, as the LP it runs as, a timer at the same time for LP arg >> 8 (if any). */
+static void schedule_from_lp(void *obj, uint64_t arg, uint64_t now)
+{
+	struct log *l = obj;
+
+	record(obj, arg, now);
+	if (arg >> 8)
+		dp_timer_add_lp(l->e, (uint32_t)(arg >> 8), now, record, l, arg & 0xff);
+}
+
+/*
+ * Same-time order by key: what LP 2 schedules runs before what LP 3
+ * schedules, whatever the insertion order; within an LP, in its order; a
+ * keyed timer (an arrival) sits at its key_lp's place.
+ */
+static void test_lp_keys(void **state)
+{
+	(void)state;
+	struct dp_engine e;
+	uint64_t seq[8 * DP_LP_STRIDE] = {0};
+	struct log *l = calloc(1, sizeof(*l));
+
+	assert_int_equal(dp_engine_init(&e, DP_CLOCK_VIRTUAL, NULL, NULL), 0);
+	dp_engine_set_lps(&e, seq, 8);
+	l->e = &e;
+	/* set-up (LP 0): at 10, a callback running as LP 3 and one running as LP 2;
+	 * each schedules a timer at 20 (args 31, 21) */
+	dp_timer_add_lp(&e, 3, 10, schedule_from_lp, l, (3u << 8) | 31);
+	dp_timer_add_lp(&e, 2, 10, schedule_from_lp, l, (2u << 8) | 21);
+	/* an arrival keyed by LP 2.5 (key_lp 5 > 3 > 2), armed first, at 20 */
+	assert_int_equal(dp_timer_add_keyed(&e, 4, 5, 20, record, l, 50), 0);
+	assert_int_equal(dp_engine_run_due(&e, 100), 5);
+	/* at 10: set-up order (both keyed by LP 0); at 20: LP 2's, LP 3's, then the keyed one */
+	uint64_t want[] = {(3u << 8) | 31, (2u << 8) | 21, 21, 31, 50};
+	for (int i = 0; i < 5; i++)
+		assert_int_equal(l->arg[i], want[i]);
+	dp_engine_free(&e);
+	free(l);
+}
+
+/* dp_engine_step_below(): runs the timers of the next instant below (time, key), no further. */
+static void test_step_below(void **state)
+{
+	(void)state;
+	struct dp_engine e;
+	struct log *l = calloc(1, sizeof(*l));
+	uint64_t at, key;
+
+	assert_int_equal(dp_engine_init(&e, DP_CLOCK_VIRTUAL, NULL, NULL), 0);
+	for (uint64_t i = 0; i < 4; i++)
+		dp_timer_add(&e, 100, record, l, i); /* keys 0..3 (LP 0) */
+	dp_timer_add(&e, 200, record, l, 9);
+	assert_false(dp_engine_step_below(&e, 100, 0)); /* nothing below (100, 0) */
+	assert_int_equal(e.now_ns, 0);
+	assert_true(dp_engine_step_below(&e, 100, 2)); /* keys 0 and 1 at 100 */
+	assert_int_equal(l->n, 2);
+	assert_int_equal(e.now_ns, 100);
+	assert_true(dp_engine_peek(&e, &at, &key));
+	assert_int_equal(at, 100);
+	assert_int_equal(key, 2);
+	assert_true(dp_engine_step_below(&e, 150, 0)); /* the rest of 100, not 200 */
+	assert_int_equal(l->n, 4);
+	assert_false(dp_engine_step_below(&e, 200, 0));
+	assert_true(dp_engine_step_below(&e, 201, 0));
+	assert_int_equal(l->n, 5);
+	assert_int_equal(e.fired, 5);
+	dp_engine_free(&e);
+	free(l);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -222,6 +292,8 @@ int main(void)
 		cmocka_unit_test(test_live_monotone),
 		cmocka_unit_test(test_timer_limit),
 		cmocka_unit_test(test_budget_and_lag),
+		cmocka_unit_test(test_lp_keys),
+		cmocka_unit_test(test_step_below),
 	};
 	return cmocka_run_group_tests_name("engine", tests, NULL, NULL);
 }

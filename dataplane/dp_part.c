@@ -1,0 +1,576 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Partitions of the fabric on parallel threads, conservative windows (dp_part.h). */
+#include "dp_part.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_common.h>
+#include <rte_pause.h>
+
+#include "dp_chan.h"
+
+#define POLL_WINDOWS 4096u  /* windows between two calls of run->between() */
+#define SPINS_BEFORE_YIELD 2000u /* barrier: spin this long, then give the core away (oversubscribed) */
+
+/* What a partition tells the others at the end of a window (read after the barrier). */
+struct dp_part_pub {
+	uint64_t next_at, next_key; /* its earliest timer; next_at UINT64_MAX: none */
+	uint64_t sent_min;          /* earliest arrival it put in an outbox, not yet handed over */
+	uint64_t idle_at;           /* when it last became idle */
+	uint64_t now;
+	bool idle;
+};
+
+struct dp_part {
+	struct dp_engine eng;
+	struct dp_parts *ps;
+	uint32_t idx;
+	uint32_t *in_cross, n_in_cross; /* cut channels delivering here */
+	uint32_t *tx, n_tx;             /* channels sending from here */
+	uint32_t *rx, n_rx;             /* channels delivering here */
+	bool idle;                      /* traffic done and its channels empty (ending without a bound) */
+	uint64_t idle_at;
+	uint64_t crossed;
+	uint64_t at_end;                /* of those, arriving exactly at the end of the window they were handed into */
+	struct dp_part_pub pub[2];      /* by round parity: written for round r + 1 while others read round r */
+	pthread_t th;
+	bool started;
+} __rte_cache_aligned;
+
+/* The agreed next step: every thread computes the same from the same publications. */
+enum step_kind { STEP_STOP, STEP_GLOBAL, STEP_WINDOW };
+
+struct step {
+	enum step_kind kind;
+	uint64_t end_at, end_key; /* window: run events below (end_at, end_key) */
+	bool early_stop;          /* window: stop at the instant the partition becomes idle */
+	bool run_timer;           /* global: run the fabric engine's earliest timer (else: poll only) */
+	uint64_t end_ns;          /* stop: the run's final time */
+};
+
+struct dp_parts {
+	struct dp_fabric *f;
+	uint32_t n;
+	struct dp_part *p;        /* [n] */
+	uint32_t *part_sw, *part_host;
+	uint64_t lookahead;
+	/* a run */
+	const struct dp_part_run *run;
+	bool stop_when_idle;
+	atomic_uint bar_count, bar_sense;
+	atomic_int go;            /* threads wait for it: 1 run, -1 give up (not all threads started) */
+	bool stop_flag;           /* set by thread 0 in a global step, read after the barrier */
+	uint64_t end_ns;
+	uint64_t windows;
+};
+
+/* ---- the cut ---- */
+
+static bool host_emulated(const struct topo *t, uint32_t h)
+{
+	return t->hosts[h].attach == TOPO_ATTACH_EMULATED;
+}
+
+/*
+ * Default cut into n: with emulated NICs, partition 0 holds them and the
+ * others take the switches; leaves in balanced contiguous groups (a rack
+ * stays whole), spines and aggregation switches round robin.
+ */
+static void plan(struct dp_parts *ps)
+{
+	const struct topo *t = ps->f->topo;
+	uint32_t n_leaves = 0, n_emulated = 0;
+
+	for (uint32_t i = 0; i < t->n_switches; i++)
+		n_leaves += t->switches[i].role == TOPO_ROLE_RTSW;
+	for (uint32_t h = 0; h < t->n_hosts; h++)
+		n_emulated += host_emulated(t, h);
+	uint32_t first = n_emulated && ps->n > 1 ? 1 : 0; /* partitions of switches: first..n-1 */
+	uint32_t m = ps->n - first, leaf = 0, other = 0;
+	for (uint32_t i = 0; i < t->n_switches; i++) {
+		if (t->switches[i].role == TOPO_ROLE_RTSW)
+			ps->part_sw[i] = first + (uint32_t)((uint64_t)leaf++ * m / n_leaves);
+		else
+			ps->part_sw[i] = first + other++ % m;
+	}
+	for (uint32_t h = 0; h < t->n_hosts; h++)
+		ps->part_host[h] = host_emulated(t, h) && first ? 0 : ps->part_sw[t->hosts[h].leaf];
+}
+
+static uint32_t node_part(const struct dp_parts *ps, struct topo_node_ref n)
+{
+	return n.kind == TOPO_NODE_SWITCH ? ps->part_sw[n.index] : ps->part_host[n.index];
+}
+
+static int list_add(uint32_t **a, uint32_t *n, uint32_t v)
+{
+	uint32_t *x = realloc(*a, (*n + 1) * sizeof(**a));
+
+	if (x == NULL)
+		return -ENOMEM;
+	x[(*n)++] = v;
+	*a = x;
+	return 0;
+}
+
+/* Move the nodes and channels onto their partitions' engines; find the cut and the lookahead. */
+static int place(struct dp_parts *ps, char *err, size_t errlen)
+{
+	struct dp_fabric *f = ps->f;
+	const struct topo *t = f->topo;
+
+	for (uint32_t i = 0; i < t->n_switches; i++)
+		f->sw[i].eng = &ps->p[ps->part_sw[i]].eng;
+	for (uint32_t h = 0; h < t->n_hosts; h++)
+		f->host[h].eng = &ps->p[ps->part_host[h]].eng;
+	ps->lookahead = UINT64_MAX;
+	for (uint32_t i = 0; i < f->n_chans; i++) {
+		struct dp_chan *c = &f->chans[i];
+		struct dp_part *from = &ps->p[node_part(ps, c->from)], *to = &ps->p[node_part(ps, c->to)];
+		c->eng = &from->eng;
+		c->rx_eng = &to->eng;
+		c->cross = from != to;
+		if (list_add(&from->tx, &from->n_tx, i) < 0 || list_add(&to->rx, &to->n_rx, i) < 0 ||
+		    (c->cross && list_add(&to->in_cross, &to->n_in_cross, i) < 0)) {
+			snprintf(err, errlen, "out of memory");
+			return -ENOMEM;
+		}
+		if (!c->cross)
+			continue;
+		if (c->delay_ns == 0) {
+			snprintf(err, errlen,
+				 "link '%s' (line %d) joins partitions %u and %u and has no delay: the virtual "
+				 "clock needs a delay on every link between partitions (give it one, or use "
+				 "fewer --workers)",
+				 t->links[c->link].name, t->links[c->link].line, from->idx, to->idx);
+			return -EINVAL;
+		}
+		if (c->delay_ns < ps->lookahead)
+			ps->lookahead = c->delay_ns;
+	}
+	return 0;
+}
+
+int dp_parts_create(struct dp_parts **out, struct dp_fabric *f, uint32_t workers, char *err,
+		    size_t errlen)
+{
+	const struct topo *t = f->topo;
+	int rc;
+
+	*out = NULL;
+	if (workers == 0 || workers > t->n_switches) {
+		snprintf(err, errlen, "--workers %u: want 1..%u (one partition holds at least one switch)",
+			 workers, t->n_switches);
+		return -EINVAL;
+	}
+	struct dp_parts *ps = calloc(1, sizeof(*ps));
+	if (ps == NULL)
+		goto nomem;
+	ps->f = f;
+	ps->n = workers;
+	ps->p = aligned_alloc(RTE_CACHE_LINE_SIZE, workers * sizeof(*ps->p));
+	if (ps->p)
+		memset(ps->p, 0, workers * sizeof(*ps->p));
+	ps->part_sw = calloc(t->n_switches, sizeof(*ps->part_sw));
+	ps->part_host = calloc(t->n_hosts ? t->n_hosts : 1, sizeof(*ps->part_host));
+	if (ps->p == NULL || ps->part_sw == NULL || ps->part_host == NULL)
+		goto nomem;
+	uint32_t n_nodes = DP_LP_FIRST_NODE + t->n_switches + t->n_hosts;
+	for (uint32_t i = 0; i < workers; i++) {
+		struct dp_part *p = &ps->p[i];
+		p->ps = ps;
+		p->idx = i;
+		if (dp_engine_init(&p->eng, DP_CLOCK_VIRTUAL, NULL, NULL) < 0)
+			goto nomem;
+		dp_engine_set_lps(&p->eng, f->lp_seq, n_nodes);
+	}
+	*out = ps;
+	if (workers == 1) {
+		ps->lookahead = UINT64_MAX; /* everything stays on f->eng */
+		return 0;
+	}
+	plan(ps);
+	rc = place(ps, err, errlen);
+	if (rc < 0) {
+		dp_parts_destroy(ps);
+		*out = NULL;
+		return rc;
+	}
+	dp_flows_share(&f->flows);
+	return 0;
+nomem:
+	snprintf(err, errlen, "out of memory");
+	dp_parts_destroy(ps);
+	return -ENOMEM;
+}
+
+void dp_parts_destroy(struct dp_parts *ps)
+{
+	if (ps == NULL)
+		return;
+	for (uint32_t i = 0; ps->p && i < ps->n; i++) {
+		struct dp_part *p = &ps->p[i];
+		if (p->eng.heap)
+			dp_engine_free(&p->eng);
+		free(p->in_cross);
+		free(p->tx);
+		free(p->rx);
+	}
+	free(ps->p);
+	free(ps->part_sw);
+	free(ps->part_host);
+	free(ps);
+}
+
+uint32_t dp_parts_count(const struct dp_parts *ps)
+{
+	return ps->n;
+}
+
+uint32_t dp_parts_of_switch(const struct dp_parts *ps, uint32_t sw)
+{
+	return ps->n > 1 ? ps->part_sw[sw] : 0;
+}
+
+uint32_t dp_parts_of_host(const struct dp_parts *ps, uint32_t host)
+{
+	return ps->n > 1 ? ps->part_host[host] : 0;
+}
+
+uint32_t dp_parts_of_switch_or_host(const struct dp_parts *ps, struct topo_node_ref n)
+{
+	return ps->n > 1 ? node_part(ps, n) : 0;
+}
+
+uint64_t dp_parts_lookahead_ns(const struct dp_parts *ps)
+{
+	return ps->lookahead;
+}
+
+uint64_t dp_parts_windows(const struct dp_parts *ps)
+{
+	return ps->windows;
+}
+
+uint64_t dp_parts_crossed(const struct dp_parts *ps)
+{
+	uint64_t n = 0;
+
+	for (uint32_t i = 0; i < ps->n; i++)
+		n += ps->p[i].crossed;
+	return n;
+}
+
+uint64_t dp_parts_crossed_at_end(const struct dp_parts *ps)
+{
+	uint64_t n = 0;
+
+	for (uint32_t i = 0; i < ps->n; i++)
+		n += ps->p[i].at_end;
+	return n;
+}
+
+uint64_t dp_parts_next_ns(const struct dp_parts *ps)
+{
+	uint64_t next = dp_engine_next_ns(ps->f->eng);
+
+	for (uint32_t i = 0; ps->n > 1 && i < ps->n; i++) {
+		uint64_t t = dp_engine_next_ns(&ps->p[i].eng);
+		if (t < next)
+			next = t;
+	}
+	return next;
+}
+
+/* ---- the threads' meeting point ---- */
+
+/*
+ * Sense-reversing barrier: the last to arrive flips the sense. Waiters spin
+ * (windows are microseconds of work), then yield the core, which is what
+ * keeps more workers than cores (oversubscribed) moving.
+ */
+static void barrier(struct dp_parts *ps, unsigned *sense)
+{
+	unsigned s = !*sense;
+
+	*sense = s;
+	if (atomic_fetch_add_explicit(&ps->bar_count, 1, memory_order_acq_rel) + 1 == ps->n) {
+		atomic_store_explicit(&ps->bar_count, 0, memory_order_relaxed);
+		atomic_store_explicit(&ps->bar_sense, s, memory_order_release);
+		return;
+	}
+	for (unsigned spins = 0; atomic_load_explicit(&ps->bar_sense, memory_order_acquire) != s;)
+		if (++spins < SPINS_BEFORE_YIELD)
+			rte_pause();
+		else
+			sched_yield();
+}
+
+/* ---- one partition's side ---- */
+
+/* Its traffic is done and its channels hold nothing: nothing queued or sending, nothing on a wire into it. */
+static bool local_idle(struct dp_part *p)
+{
+	const struct dp_part_run *run = p->ps->run;
+	struct dp_fabric *f = p->ps->f;
+
+	if (run->traffic_left && run->traffic_left(run->ctx, p->idx))
+		return false;
+	for (uint32_t i = 0; i < p->n_tx; i++) {
+		const struct dp_chan *c = &f->chans[p->tx[i]];
+		if (c->tx_busy || dp_chan_queued_bytes(c))
+			return false;
+	}
+	for (uint32_t i = 0; i < p->n_rx; i++)
+		if (f->chans[p->rx[i]].wire.n)
+			return false;
+	return true;
+}
+
+/* After a step at now: note a change of idleness. Returns the idleness. */
+static bool note_idle(struct dp_part *p, uint64_t now)
+{
+	bool idle = local_idle(p);
+
+	if (idle && !p->idle)
+		p->idle_at = now;
+	p->idle = idle;
+	return idle;
+}
+
+static void publish(struct dp_part *p, unsigned slot)
+{
+	struct dp_part_pub *pub = &p->pub[slot];
+
+	if (!dp_engine_peek(&p->eng, &pub->next_at, &pub->next_key))
+		pub->next_at = pub->next_key = UINT64_MAX;
+	pub->sent_min = p->eng.xfer_min_ns;
+	pub->idle = p->idle;
+	pub->idle_at = p->idle_at;
+	pub->now = p->eng.now_ns;
+}
+
+/* Window number w: take what the last window sent here, then run the events below the end. */
+static void run_window(struct dp_part *p, const struct step *st, uint64_t w)
+{
+	bool track = p->ps->stop_when_idle;
+
+	p->eng.xfer_parity = (unsigned)(w & 1);
+	p->eng.xfer_min_ns = UINT64_MAX;
+	if (w > 0) {
+		uint32_t at_end = 0;
+		for (uint32_t i = 0; i < p->n_in_cross; i++) {
+			struct dp_chan *c = &p->ps->f->chans[p->in_cross[i]];
+			uint32_t n = dp_chan_take_cross(c, (unsigned)((w - 1) & 1),
+							st->end_key ? UINT64_MAX : st->end_at, &at_end);
+			p->crossed += n;
+			if (n)
+				p->idle = false;
+		}
+		p->at_end += at_end;
+	}
+	while (dp_engine_step_below(&p->eng, st->end_at, st->end_key))
+		if (track && note_idle(p, p->eng.now_ns) && st->early_stop)
+			break;
+}
+
+/* ---- agreeing on the next step ---- */
+
+struct agree {
+	uint64_t last_poll_w;     /* window of the last poll */
+	uint64_t first_ns;        /* the run's first instant (an event's time) */
+	bool first_known;
+};
+
+static uint64_t add_sat(uint64_t a, uint64_t b)
+{
+	return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
+static bool key_below(uint64_t at, uint64_t key, uint64_t end_at, uint64_t end_key)
+{
+	return at < end_at || (at == end_at && key < end_key);
+}
+
+static void decide(struct dp_parts *ps, unsigned slot, uint64_t w, struct agree *ag, struct step *st)
+{
+	uint64_t min_at = UINT64_MAX, min_key = UINT64_MAX, sent_min = UINT64_MAX, idle_at = 0, now = 0;
+	uint64_t g_at = UINT64_MAX, g_key = UINT64_MAX, until = ps->run->until_ns;
+	bool all_idle = true;
+
+	for (uint32_t i = 0; i < ps->n; i++) {
+		const struct dp_part_pub *pub = &ps->p[i].pub[slot];
+		if (key_below(pub->next_at, pub->next_key, min_at, min_key)) {
+			min_at = pub->next_at;
+			min_key = pub->next_key;
+		}
+		sent_min = RTE_MIN(sent_min, pub->sent_min);
+		all_idle &= pub->idle;
+		idle_at = RTE_MAX(idle_at, pub->idle_at);
+		now = RTE_MAX(now, pub->now);
+	}
+	bool has_g = dp_engine_peek(ps->f->eng, &g_at, &g_key);
+	uint64_t first = RTE_MIN(RTE_MIN(min_at, sent_min), g_at);
+	if (!ag->first_known) {
+		ag->first_known = true;
+		ag->first_ns = first;
+	}
+	memset(st, 0, sizeof(*st));
+	if (w - ag->last_poll_w >= POLL_WINDOWS && ps->run->between) {
+		ag->last_poll_w = w;
+		st->kind = STEP_GLOBAL;
+		return;
+	}
+	if (first == UINT64_MAX || (until != UINT64_MAX && first > until)) {
+		st->kind = STEP_STOP; /* nothing left, or nothing left by the bound */
+		st->end_ns = until != UINT64_MAX ? until : RTE_MAX(now, ps->f->eng->now_ns);
+		return;
+	}
+	if (ps->stop_when_idle && all_idle && sent_min == UINT64_MAX) {
+		/* the single engine ends after the first instant all is idle: the
+		 * last partition's idle instant (not before the run's first step);
+		 * what the others still have up to it runs first */
+		uint64_t end = RTE_MAX(idle_at, ag->first_ns);
+		if (has_g && g_at <= end) {
+			st->kind = STEP_GLOBAL;
+			st->run_timer = true;
+		} else if (min_at <= end) {
+			st->kind = STEP_WINDOW;
+			st->end_at = end + 1;
+		} else {
+			st->kind = STEP_STOP;
+			st->end_ns = end;
+		}
+		return;
+	}
+	if (has_g && key_below(g_at, g_key, min_at, min_key) && g_at <= sent_min) {
+		st->kind = STEP_GLOBAL; /* (an arrival at g_at is keyed after every global event) */
+		st->run_timer = true;
+		return;
+	}
+	st->kind = STEP_WINDOW;
+	st->early_stop = ps->stop_when_idle;
+	st->end_at = add_sat(RTE_MIN(min_at, sent_min), ps->lookahead);
+	if (has_g && key_below(g_at, g_key, st->end_at, st->end_key)) {
+		st->end_at = g_at;
+		st->end_key = g_key;
+	}
+	if (until != UINT64_MAX && !key_below(st->end_at, st->end_key, until + 1, 0)) {
+		st->end_at = until + 1;
+		st->end_key = 0;
+	}
+}
+
+/* Thread 0, every partition stopped: the earliest global event, or telemetry and progress. */
+static void run_global(struct dp_parts *ps, const struct step *st)
+{
+	struct dp_engine *g = ps->f->eng;
+	uint64_t at, key;
+
+	if (st->run_timer && dp_engine_peek(g, &at, &key)) {
+		dp_engine_step_below(g, at, key + 1);
+		return;
+	}
+	uint64_t events = g->fired, now = g->now_ns;
+	for (uint32_t i = 0; i < ps->n; i++) {
+		events += ps->p[i].eng.fired;
+		now = RTE_MAX(now, ps->p[i].eng.now_ns);
+	}
+	if (!ps->run->between(ps->run->ctx, now, events))
+		ps->stop_flag = true;
+}
+
+static void worker(struct dp_part *p)
+{
+	struct dp_parts *ps = p->ps;
+	struct agree ag = {0};
+	unsigned sense = 0;
+	uint64_t round = 0, w = 0;
+	struct step st;
+
+	p->idle = ps->stop_when_idle && local_idle(p);
+	p->idle_at = 0;
+	publish(p, 0);
+	for (;;) {
+		barrier(ps, &sense);
+		decide(ps, (unsigned)(round & 1), w, &ag, &st);
+		if (st.kind == STEP_STOP) {
+			if (p->idx == 0)
+				ps->end_ns = st.end_ns;
+			return;
+		}
+		if (st.kind == STEP_GLOBAL) {
+			barrier(ps, &sense); /* everyone has read the fabric engine in decide() */
+			if (p->idx == 0)
+				run_global(ps, &st);
+			barrier(ps, &sense);
+			if (ps->stop_flag) {
+				if (p->idx == 0)
+					ps->end_ns = RTE_MAX(ps->f->eng->now_ns, p->eng.now_ns);
+				return;
+			}
+			if (ps->stop_when_idle && st.run_timer)
+				note_idle(p, ps->f->eng->now_ns); /* a topology change may have emptied queues */
+		} else {
+			run_window(p, &st, w);
+			w++;
+			if (p->idx == 0)
+				ps->windows = w;
+		}
+		round++;
+		publish(p, (unsigned)(round & 1));
+	}
+}
+
+static void *thread_main(void *arg)
+{
+	struct dp_part *p = arg;
+	int go;
+
+	while ((go = atomic_load_explicit(&p->ps->go, memory_order_acquire)) == 0)
+		sched_yield();
+	if (go > 0)
+		worker(p);
+	return NULL;
+}
+
+int dp_parts_run(struct dp_parts *ps, const struct dp_part_run *run)
+{
+	struct dp_engine *g = ps->f->eng;
+	int rc = 0;
+
+	ps->run = run;
+	ps->stop_when_idle = run->until_ns == UINT64_MAX;
+	ps->stop_flag = false;
+	atomic_store(&ps->bar_count, 0);
+	atomic_store(&ps->bar_sense, 0);
+	atomic_store(&ps->go, 0);
+	uint32_t started = 1;
+	for (; started < ps->n; started++) {
+		rc = -pthread_create(&ps->p[started].th, NULL, thread_main, &ps->p[started]);
+		if (rc < 0)
+			break;
+	}
+	/* the barrier counts on every thread: unless all started, none may run */
+	atomic_store_explicit(&ps->go, rc < 0 ? -1 : 1, memory_order_release);
+	if (rc == 0)
+		worker(&ps->p[0]);
+	for (uint32_t i = 1; i < started; i++)
+		pthread_join(ps->p[i].th, NULL);
+	if (rc < 0) {
+		fprintf(stderr, "rocelab-dp: cannot start worker thread %u: %s\n", started, strerror(-rc));
+		return rc;
+	}
+	g->now_ns = ps->end_ns;
+	for (uint32_t i = 0; i < ps->n; i++) {
+		g->fired += ps->p[i].eng.fired;
+		g->timer_fail += ps->p[i].eng.timer_fail;
+	}
+	return 0;
+}

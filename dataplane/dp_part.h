@@ -1,0 +1,105 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * dp_part: the fabric cut into partitions that run in parallel on the
+ * virtual clock (rocelab-dp --workers N).
+ *
+ * Each partition has its own engine and owns its nodes: their timers run
+ * there, their channels' transmitters run there, and the wires of the links
+ * into them deliver there. A link whose ends are in two partitions is cut:
+ * its sender puts frames in an outbox (dp_chan_take_cross); the receiving
+ * partition moves them onto the wire between windows.
+ *
+ * Conservative windows: the lookahead L is the smallest delay of a cut
+ * link. A frame that starts at t arrives at t + serialization + delay >= t +
+ * L, so in a window [T, T + L) no partition can receive anything from
+ * another that it has not been handed at the window's start. The threads
+ * run a window each, meet at a barrier, and agree (each computing the same
+ * function of what the others published) on the next window: from the
+ * earliest pending event anywhere, so idle stretches cost nothing.
+ *
+ * Same output for any number of partitions: events at the same nanosecond
+ * are ordered by their (LP, sequence) keys (dp_engine.h), which do not
+ * depend on the cut; a cut link's arrival is keyed by its channel, not by
+ * when it was handed over. Global events (topology changes, CSV samples,
+ * telemetry) run on the fabric's engine between windows, with every
+ * partition stopped, in their place in that order.
+ *
+ * Ending: with a bound, the run ends there. Without one, the single engine
+ * ends after the first instant at which all traffic is done and the fabric
+ * has drained (rocelab-dp's run_virtual); a partition therefore stops its
+ * window early at the instant it becomes idle, and when every partition is
+ * idle with nothing in flight, the instant the last became idle is the end,
+ * after the others have run what they still had up to it.
+ *
+ * The cut (dp_parts_create): with emulated NICs, partition 0 holds all of
+ * them and the collective or transfers that drive them (one ne_coll spans
+ * every rank); the switches and the other hosts are spread over the other
+ * partitions. Without, the leaves are split into balanced contiguous groups
+ * with their hosts and the spines and aggregation switches are dealt round
+ * robin.
+ */
+#ifndef DP_PART_H
+#define DP_PART_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dp_engine.h"
+#include "dp_types.h"
+
+struct dp_parts;
+
+/* What the run asks of the fabric's owner. */
+struct dp_part_run {
+	uint64_t until_ns;   /* run events at or before this time; UINT64_MAX: no bound */
+	/* no bound: true while partition part's traffic sources (generators,
+	 * emulated NICs) have work left */
+	bool (*traffic_left)(void *ctx, uint32_t part);
+	/* between windows, every partition stopped, about every few thousand
+	 * windows: telemetry, progress. Returns false to stop the run (a signal). */
+	bool (*between)(void *ctx, uint64_t now_ns, uint64_t events);
+	void *ctx;
+};
+
+/*
+ * Cut f into workers partitions (each with an engine of its own) and move
+ * every node onto its partition's engine; *out gets them. Call after
+ * dp_fabric_create() and before anything but the fabric's own events is
+ * scheduled. workers 1 keeps every node on f->eng. Returns 0, or with a
+ * message in err: -EINVAL for workers 0 or more than the switches, or a cut
+ * link with no delay (no lookahead); -ENOMEM.
+ */
+int dp_parts_create(struct dp_parts **out, struct dp_fabric *f, uint32_t workers, char *err,
+		    size_t errlen);
+
+void dp_parts_destroy(struct dp_parts *ps);
+
+/* Partitions; the partition of a switch, of a host. */
+uint32_t dp_parts_count(const struct dp_parts *ps);
+uint32_t dp_parts_of_switch(const struct dp_parts *ps, uint32_t sw);
+uint32_t dp_parts_of_host(const struct dp_parts *ps, uint32_t host);
+uint32_t dp_parts_of_switch_or_host(const struct dp_parts *ps, struct topo_node_ref n);
+
+/* The lookahead: the smallest delay of a cut link; UINT64_MAX when nothing is cut. */
+uint64_t dp_parts_lookahead_ns(const struct dp_parts *ps);
+
+/*
+ * Run the virtual clock on one thread per partition (the caller's thread is
+ * partition 0's) until the bound, the end of the traffic, or between()
+ * says stop. Afterwards f->eng holds the run's time (the last instant run,
+ * or the bound) and the sums of the partitions' events and failed timers.
+ * Returns 0, or -errno when a thread cannot be started.
+ */
+int dp_parts_run(struct dp_parts *ps, const struct dp_part_run *run);
+
+/* The earliest pending timer of any engine of the run; UINT64_MAX: none. */
+uint64_t dp_parts_next_ns(const struct dp_parts *ps);
+
+/* Windows run by the last dp_parts_run(), and how many frames crossed a cut. */
+uint64_t dp_parts_windows(const struct dp_parts *ps);
+uint64_t dp_parts_crossed(const struct dp_parts *ps);
+/* Of those, the frames that arrived exactly at the end of the window they were handed into. */
+uint64_t dp_parts_crossed_at_end(const struct dp_parts *ps);
+
+#endif /* DP_PART_H */

@@ -1,0 +1,107 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+# rocelab-dp --workers N (dataplane/dp_part.h): the virtual clock on N
+# partitions gives the same output as one engine, byte for byte: generators
+# on the default topology (tables and CSV), a link that goes down between
+# partitions, PFC across a cut (lossless), 64 emulated NICs running an
+# AllReduce and an AllToAll, the E1 experiment; frames do cross the cut and
+# some arrive exactly at a window's end; bad input gives exit 2.
+#
+# usage: test_partitions.sh ROCELAB_DP ROCELAB_TOPO DATA_DIR TOPOLOGIES_DIR EXPERIMENTS_DIR
+DP=$1 TOPO=$2 DATA=$3 TOPOS=$4 EXPS=$5
+. "$(dirname "$0")/../common/tap.sh"   # $tmp, ok/nok/check, tap_done
+
+n=0
+dp() { # rocelab-dp on the virtual clock with a unique DPDK name and a timeout
+  n=$((n + 1))
+  timeout 600 "$DP" --clock virtual --name "rl-pt$$-$n" "$@"
+}
+# Wall time differs between runs; everything else must not.
+strip_wall() { sed 's/ in [0-9.]* s of wall time//; s/ ([0-9.]* M per wall second)//' "$1"; }
+# same_as_one NAME ARGS...: run with --workers 1, 2 and 4 (4 oversubscribes a
+# 2-core machine: still identical; $WORKERS overrides the list); @W@ in an
+# argument becomes the count.
+same_as_one() {
+  local name=$1 w a; shift
+  for w in ${WORKERS:-1 2 4}; do
+    local args=(); for a in "$@"; do args+=("${a//@W@/$w}"); done
+    dp --workers "$w" "${args[@]}" > "$tmp/$name.w$w.txt" 2> "$tmp/$name.w$w.err"
+    echo $? > "$tmp/$name.w$w.rc"
+    strip_wall "$tmp/$name.w$w.txt" > "$tmp/$name.w$w.cmp"
+  done
+  for w in ${WORKERS:-1 2 4}; do
+    [ "$w" = 1 ] && continue
+    check "$name: --workers $w exits 0 and prints what --workers 1 prints" \
+      "[ \$(cat $tmp/$name.w1.rc) = 0 ] && [ \$(cat $tmp/$name.w$w.rc) = 0 ] && grep -q '^rocelab-dp: ran' $tmp/$name.w1.cmp && cmp -s $tmp/$name.w1.cmp $tmp/$name.w$w.cmp"
+  done
+}
+# frames that crossed partitions, and how many of them at a window's end (from stderr)
+crossed() { sed -n 's/.* \([0-9]*\) frames crossed partitions.*/\1/p' "$1" | tail -1; }
+at_end() { sed -n 's/.*(\([0-9]*\) at a window.s end).*/\1/p' "$1" | tail -1; }
+
+# 1. Generators on the default topology; the link time series too.
+gens=(--gen 'h1>h3:flows=16,rate=40G,count=3000' --gen 'h2>h4:proto=roce,flows=8,rate=40G,count=3000'
+      --gen 'h3>h1:size=200,rate=10G,count=3000' --gen 'h4>h2:proto=roce,rate=20G,count=2000')
+same_as_one default --topology "$TOPOS/default.yaml" "${gens[@]}" --csv "$tmp/default.w@W@.csv" --csv-interval 20us
+check "default: the CSV time series are identical for 1, 2 and 4 workers" \
+  "cmp -s $tmp/default.w1.csv $tmp/default.w2.csv && cmp -s $tmp/default.w1.csv $tmp/default.w4.csv && [ \$(wc -l < $tmp/default.w1.csv) -gt 20 ]"
+c=$(crossed "$tmp/default.w2.err"); e=$(at_end "$tmp/default.w2.err")
+check "default: frames crossed the cut ($c), some arriving exactly at a window's end ($e)" \
+  "[ \"${c:-0}\" -gt 1000 ] && [ \"${e:-0}\" -gt 0 ]"
+
+# 2. A link between partitions goes down at 1 ms and comes back at 2 ms, with
+#    traffic on it; the same without a bound (the run ends when drained).
+fo=(--topology "$DATA/part-failover.yaml" --gen 'h0>h2:flows=16,rate=40G,count=15000'
+    --gen 'h1>h3:proto=roce,flows=8,rate=40G,count=15000')
+same_as_one failover "${fo[@]}"
+lk() { awk -v l="$2" -v c="$3" '$1 == l { print $c; exit }' "$1"; } # FILE FROM>TO COLUMN
+check "failover: the cut link came back up after dropping what it held when it went down" \
+  "[ \"\$(lk $tmp/failover.w2.txt 'leaf0>spine1' 2)\" = up ] && [ \"\$(lk $tmp/failover.w2.txt 'leaf0>spine1' 7)\" -gt 0 ]"
+same_as_one failover_bounded "${fo[@]}" --duration 1900us
+check "failover (at 1.9 ms): the cut link is down and traffic moved to spine0" \
+  "[ \"\$(lk $tmp/failover_bounded.w2.txt 'leaf0>spine1' 2)\" = DOWN ] && [ \"\$(lk $tmp/failover_bounded.w2.txt 'leaf0>spine0' 3)\" -gt \$((\$(lk $tmp/failover_bounded.w2.txt 'leaf0>spine1' 3) * 3 / 2)) ]"
+
+# 3. PFC across the cut: a 2:1 incast whose senders (leaf0) are in partition 0
+#    and whose bottleneck (leaf1 -> h2) is in partition 1 stays lossless.
+inc=(--topology "$DATA/part-incast.yaml" --gen 'h0>h2:dscp=26,rate=10G,count=20000'
+     --gen 'h1>h2:dscp=26,rate=10G,count=20000')
+WORKERS="1 2 3" same_as_one incast "${inc[@]}"
+rx=$(awk '$1 == "h2" && NF == 5 { print $4; exit }' "$tmp/incast.w2.txt")
+check "incast: h2 received all 40000 packets with 2 workers (lossless across the cut)" "[ \"$rx\" = 40000 ]"
+check "incast: no switch dropped anything" \
+  "! awk '\$2 ~ /tsw\$/ && \$8 != 0 { bad = 1 } END { exit !bad }' $tmp/incast.w2.txt"
+check "incast: leaf1 sent PFC frames across the cut and spine0's port to it was paused" \
+  "[ \"\$(lk $tmp/incast.w2.txt 'leaf1>spine0' 6)\" -gt 0 ] && awk '\$1 == \"spine0>leaf1\" && \$9 > 0 { f = 1 } END { exit !f }' $tmp/incast.w2.txt"
+
+# 4. 64 emulated NICs on a generated 2-tier Clos: an AllReduce and an AllToAll.
+"$TOPO" --generate spines=4,leaves=8,hosts=8,attach=emulated -o "$tmp/clos64.yaml" > /dev/null
+same_as_one allreduce64 --topology "$tmp/clos64.yaml" --coll 'op=allreduce,sizes=1M,data=on,qps=4,mode=split'
+same_as_one alltoall64 --topology "$tmp/clos64.yaml" --coll 'op=alltoall,sizes=256K,data=on,qps=2'
+check "allreduce64: the collective ran and its data is right" \
+  "grep -Eq '^ +1048576 .* 0\$' $tmp/allreduce64.w2.txt"
+
+# 5. The E1 experiment (smoke: first seed, two sizes): identical result tables.
+for w in 1 2; do
+  timeout 900 /usr/bin/python3 "$(dirname "$0")/../../scripts/experiment.py" "$EXPS/e1-eecmp-qp-scaling.yaml" \
+    --smoke --no-pictures --workers $w --dp "$DP" --out "$tmp/e1-w$w" > "$tmp/e1-w$w.log" 2>&1
+  echo $? > "$tmp/e1-w$w.rc"
+done
+check "E1 (smoke): --workers 2 gives the same results and totals as 1" \
+  "[ \$(cat $tmp/e1-w1.rc) = 0 ] && [ \$(cat $tmp/e1-w2.rc) = 0 ] && cmp -s $tmp/e1-w1/totals.csv $tmp/e1-w2/totals.csv && cmp -s $tmp/e1-w1/results.csv $tmp/e1-w2/results.csv && [ \$(wc -l < $tmp/e1-w1/results.csv) -gt 5 ]"
+
+# 6. Bad input: exit 2 and a message that says what is wrong.
+bad() { # NAME EXPECTED-TEXT ARGS...
+  local name=$1 want=$2; shift 2
+  dp "$@" > "$tmp/bad.out" 2> "$tmp/bad.err"; local rc=$?
+  check "bad input: $name: exit 2 and '$want'" "[ $rc = 2 ] && grep -q -- \"$want\" $tmp/bad.err"
+}
+bad "--workers 0" "bad --workers" --topology "$TOPOS/default.yaml" --workers 0
+bad "--workers x" "bad --workers" --topology "$TOPOS/default.yaml" --workers x
+bad "more workers than switches" "want 1\.\.3" --topology "$DATA/part-incast.yaml" --workers 4
+bad "a cut link with no delay" "link 'leaf0-spine1' (line [0-9]*) joins partitions" \
+  --topology "$DATA/part-nodelay.yaml" --workers 2 --gen 'h0>h2:count=10'
+dp --workers 2 --topology "$TOPOS/default.yaml" --clock live > "$tmp/bad.out" 2> "$tmp/bad.err"; rc=$?
+check "bad input: --workers 2 on the live clock: exit 2, says it needs the virtual clock (not built yet)" \
+  "[ $rc = 2 ] && grep -q 'needs --clock virtual' $tmp/bad.err"
+
+tap_done
