@@ -78,7 +78,7 @@ int rl_icrc_store(uint8_t *frame, const struct rl_pkt *pkt)
 	uint32_t crc = rl_icrc_compute(frame, pkt, &ok);
 
 	if (!ok)
-		return -1;
+		return -EINVAL;
 	rl_put_le32(frame + pkt->icrc_off, crc);
 	return 0;
 }

@@ -72,10 +72,10 @@ struct ne_nic *ne_nic_create(const struct ne_nic_config *cfg)
 
 static void qp_free(struct ne_qp *qp)
 {
-	free(qp->sq);
-	free(qp->rq);
-	free(qp->res);
-	free(qp->rsp);
+	free(qp->sq.wqe);
+	free(qp->rq.wqe);
+	free(qp->resp.res);
+	free(qp->resp.rsp);
 	memset(qp, 0, sizeof(*qp));
 }
 
@@ -518,10 +518,10 @@ int ne_nic_rx(struct ne_nic *nic, const uint8_t *frame, size_t len, uint64_t now
 	if (!ne_qpc_touch(nic, qp->qpn)) {
 		uint64_t t = now_ns + nic->cfg.qpc_miss_ns;
 
-		if (qp->resp_ready_ns < t)
-			qp->resp_ready_ns = t;
-		if (qp->tx_ready_ns < t)
-			qp->tx_ready_ns = t;
+		if (qp->resp.ready_ns < t)
+			qp->resp.ready_ns = t;
+		if (qp->req.ready_ns < t)
+			qp->req.ready_ns = t;
 	}
 	if (ne_op_is_request(op))
 		return ne_resp_rx(nic, qp, frame, &pkt, now_ns);

@@ -4,6 +4,7 @@
  * checksum 0, BTH, extended headers; ICRC (hashing/rl_icrc). The
  * layout and field values are those Linux rxe puts on the wire.
  */
+#include <errno.h>
 #include <string.h>
 
 #include "ne_priv.h"
@@ -87,13 +88,15 @@ int ne_finish_icrc(uint8_t *frame, size_t len, bool zero_payload)
 {
 	struct rl_pkt pkt;
 	uint32_t crc;
+	int rc;
 
 	if (rl_parse(frame, len, &pkt) != RL_PARSE_OK || !pkt.is_roce)
-		return -1;
+		return -EINVAL;
 	if (!zero_payload)
 		return rl_icrc_store(frame, &pkt);
-	if (rl_icrc_compute_zeros(frame, &pkt, pkt.payload_off, &crc) != 0)
-		return -1;
+	rc = rl_icrc_compute_zeros(frame, &pkt, pkt.payload_off, &crc);
+	if (rc < 0)
+		return rc;
 	rl_put_le32(frame + pkt.icrc_off, crc);
 	return 0;
 }

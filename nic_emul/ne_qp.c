@@ -10,29 +10,29 @@
 
 void ne_qp_reset(struct ne_qp *qp)
 {
-	qp->sq_head = qp->sq_next = qp->sq_tail = 0;
-	qp->rq_head = qp->rq_tail = 0;
-	qp->rsp_head = qp->rsp_tail = 0;
-	qp->req_psn = qp->comp_psn = qp->attr.sq_psn;
-	qp->req_off = 0;
-	qp->req_max_valid = false;
-	qp->noack_pkts = 0;
-	qp->tx_ready_ns = 0;
-	qp->comp_opcode = -1;
-	qp->retry_left = qp->attr.retry_cnt;
-	qp->rnr_left = qp->attr.rnr_retry;
-	qp->started_retry = false;
-	qp->rto_at = NE_NO_TIME;
-	qp->resp_psn = qp->attr.rq_psn;
-	qp->resp_msn = 0;
-	qp->resp_opcode = -1;
-	qp->sent_psn_nak = false;
-	qp->resp_resid = 0;
-	qp->resp_has_rwqe = false;
-	qp->resp_ready_ns = 0;
-	qp->res_next = 0;
-	if (qp->res)
-		memset(qp->res, 0, qp->nres * sizeof(*qp->res));
+	qp->sq.head = qp->sq.next = qp->sq.tail = 0;
+	qp->rq.head = qp->rq.tail = 0;
+	qp->resp.rsp_head = qp->resp.rsp_tail = 0;
+	qp->req.psn = qp->comp.psn = qp->attr.sq_psn;
+	qp->req.off = 0;
+	qp->req.max_valid = false;
+	qp->req.noack_pkts = 0;
+	qp->req.ready_ns = 0;
+	qp->comp.opcode = -1;
+	qp->comp.retry_left = qp->attr.retry_cnt;
+	qp->comp.rnr_left = qp->attr.rnr_retry;
+	qp->comp.started_retry = false;
+	qp->comp.rto_at = NE_NO_TIME;
+	qp->resp.psn = qp->attr.rq_psn;
+	qp->resp.msn = 0;
+	qp->resp.opcode = -1;
+	qp->resp.sent_psn_nak = false;
+	qp->resp.resid = 0;
+	qp->resp.has_rwqe = false;
+	qp->resp.ready_ns = 0;
+	qp->resp.res_next = 0;
+	if (qp->resp.res)
+		memset(qp->resp.res, 0, qp->resp.nres * sizeof(*qp->resp.res));
 	memset(&qp->dc, 0, sizeof(qp->dc));
 	qp->deficit = 0;
 }
@@ -93,25 +93,25 @@ int ne_qp_create(struct ne_nic *nic, const struct ne_qp_init_attr *attr, uint32_
 			return -ENOMEM;
 	}
 	memset(qp, 0, sizeof(*qp));
-	qp->sq = calloc(attr->max_send_wr, sizeof(*qp->sq));
-	qp->rq = calloc(attr->max_recv_wr, sizeof(*qp->rq));
-	qp->nres = NE_MAX_RD_ATOMIC;
-	qp->res = calloc(qp->nres, sizeof(*qp->res));
-	qp->rsp_size = 2 * NE_MAX_RD_ATOMIC + 4;
-	qp->rsp = calloc(qp->rsp_size, sizeof(*qp->rsp));
-	if (!qp->sq || !qp->rq || !qp->res || !qp->rsp) {
-		free(qp->sq);
-		free(qp->rq);
-		free(qp->res);
-		free(qp->rsp);
+	qp->sq.wqe = calloc(attr->max_send_wr, sizeof(*qp->sq.wqe));
+	qp->rq.wqe = calloc(attr->max_recv_wr, sizeof(*qp->rq.wqe));
+	qp->resp.nres = NE_MAX_RD_ATOMIC;
+	qp->resp.res = calloc(qp->resp.nres, sizeof(*qp->resp.res));
+	qp->resp.rsp_size = 2 * NE_MAX_RD_ATOMIC + 4;
+	qp->resp.rsp = calloc(qp->resp.rsp_size, sizeof(*qp->resp.rsp));
+	if (!qp->sq.wqe || !qp->rq.wqe || !qp->resp.res || !qp->resp.rsp) {
+		free(qp->sq.wqe);
+		free(qp->rq.wqe);
+		free(qp->resp.res);
+		free(qp->resp.rsp);
 		memset(qp, 0, sizeof(*qp));
 		return -ENOMEM;
 	}
 	qp->used = true;
 	qp->qpn = n;
 	qp->state = NE_QPS_RESET;
-	qp->sq_size = attr->max_send_wr;
-	qp->rq_size = attr->max_recv_wr;
+	qp->sq.size = attr->max_send_wr;
+	qp->rq.size = attr->max_recv_wr;
 	qp->scq = attr->send_cq;
 	qp->rcq = attr->recv_cq;
 	qp->scq->users++;
@@ -142,10 +142,10 @@ int ne_qp_destroy(struct ne_nic *nic, uint32_t qpn)
 		return -ENOENT;
 	qp->scq->users--;
 	qp->rcq->users--;
-	free(qp->sq);
-	free(qp->rq);
-	free(qp->res);
-	free(qp->rsp);
+	free(qp->sq.wqe);
+	free(qp->rq.wqe);
+	free(qp->resp.res);
+	free(qp->resp.rsp);
 	memset(qp, 0, sizeof(*qp));
 	ne_qp_touch(nic, qp); /* leaves the scheduler's structures */
 	return 0;
@@ -161,35 +161,35 @@ void ne_qp_to_error(struct ne_nic *nic, struct ne_qp *qp)
 	struct ne_wc wc;
 
 	qp->state = NE_QPS_ERROR;
-	qp->rto_at = NE_NO_TIME;
-	while (qp->sq_head != qp->sq_tail) {
-		struct ne_swqe *w = &qp->sq[qp->sq_head % qp->sq_size];
+	qp->comp.rto_at = NE_NO_TIME;
+	while (qp->sq.head != qp->sq.tail) {
+		struct ne_swqe *w = &qp->sq.wqe[qp->sq.head % qp->sq.size];
 
 		memset(&wc, 0, sizeof(wc));
 		wc.wr_id = w->wr.wr_id;
 		wc.status = NE_WC_WR_FLUSH_ERR;
 		wc.qpn = qp->qpn;
 		ne_cq_push(nic, qp->scq, &wc);
-		qp->sq_head++;
+		qp->sq.head++;
 	}
-	qp->sq_next = qp->sq_tail;
-	if (qp->resp_has_rwqe) {
+	qp->sq.next = qp->sq.tail;
+	if (qp->resp.has_rwqe) {
 		memset(&wc, 0, sizeof(wc));
-		wc.wr_id = qp->resp_rwqe.wr_id;
+		wc.wr_id = qp->resp.rwqe.wr_id;
 		wc.status = NE_WC_WR_FLUSH_ERR;
 		wc.opcode = NE_WC_RECV;
 		wc.qpn = qp->qpn;
 		ne_cq_push(nic, qp->rcq, &wc);
-		qp->resp_has_rwqe = false;
+		qp->resp.has_rwqe = false;
 	}
-	while (qp->rq_head != qp->rq_tail) {
+	while (qp->rq.head != qp->rq.tail) {
 		memset(&wc, 0, sizeof(wc));
-		wc.wr_id = qp->rq[qp->rq_head % qp->rq_size].wr_id;
+		wc.wr_id = qp->rq.wqe[qp->rq.head % qp->rq.size].wr_id;
 		wc.status = NE_WC_WR_FLUSH_ERR;
 		wc.opcode = NE_WC_RECV;
 		wc.qpn = qp->qpn;
 		ne_cq_push(nic, qp->rcq, &wc);
-		qp->rq_head++;
+		qp->rq.head++;
 	}
 	/* Responses already queued (e.g. the NAK that caused the error) still go out. */
 }
@@ -295,8 +295,8 @@ int ne_qp_modify(struct ne_nic *nic, uint32_t qpn, const struct ne_qp_attr *attr
 
 	if (!(mask & NE_QP_STATE) || next == cur) {
 		if (cur == NE_QPS_RTS && (mask & (NE_QP_RETRY_CNT | NE_QP_RNR_RETRY))) {
-			qp->retry_left = qp->attr.retry_cnt;
-			qp->rnr_left = qp->attr.rnr_retry;
+			qp->comp.retry_left = qp->attr.retry_cnt;
+			qp->comp.rnr_left = qp->attr.rnr_retry;
 		}
 		return 0;
 	}
@@ -310,21 +310,21 @@ int ne_qp_modify(struct ne_nic *nic, uint32_t qpn, const struct ne_qp_attr *attr
 		break;
 	case NE_QPS_RTR:
 		qp->state = NE_QPS_RTR;
-		qp->resp_psn = qp->attr.rq_psn;
-		qp->resp_msn = 0;
-		qp->resp_opcode = -1;
-		qp->sent_psn_nak = false;
+		qp->resp.psn = qp->attr.rq_psn;
+		qp->resp.msn = 0;
+		qp->resp.opcode = -1;
+		qp->resp.sent_psn_nak = false;
 		break;
 	case NE_QPS_RTS:
 		qp->state = NE_QPS_RTS;
-		qp->req_psn = qp->comp_psn = qp->attr.sq_psn;
-		qp->req_off = 0;
-		qp->req_max_valid = false;
-		qp->comp_opcode = -1;
-		qp->retry_left = qp->attr.retry_cnt;
-		qp->rnr_left = qp->attr.rnr_retry;
-		qp->started_retry = false;
-		qp->rto_at = NE_NO_TIME;
+		qp->req.psn = qp->comp.psn = qp->attr.sq_psn;
+		qp->req.off = 0;
+		qp->req.max_valid = false;
+		qp->comp.opcode = -1;
+		qp->comp.retry_left = qp->attr.retry_cnt;
+		qp->comp.rnr_left = qp->attr.rnr_retry;
+		qp->comp.started_retry = false;
+		qp->comp.rto_at = NE_NO_TIME;
 		break;
 	case NE_QPS_ERROR:
 		ne_qp_to_error(nic, qp);
@@ -367,13 +367,13 @@ int ne_post_send(struct ne_nic *nic, uint32_t qpn, const struct ne_send_wr *wr, 
 	    !ne_mr_ptr(nic, wr->lkey, wr->local_addr, wr->length,
 		       wr->opcode == NE_WR_RDMA_READ ? NE_ACCESS_LOCAL_WRITE : 0))
 		return -EFAULT;
-	if (qp->sq_tail - qp->sq_head >= qp->sq_size)
+	if (qp->sq.tail - qp->sq.head >= qp->sq.size)
 		return -ENOMEM;
-	w = &qp->sq[qp->sq_tail % qp->sq_size];
+	w = &qp->sq.wqe[qp->sq.tail % qp->sq.size];
 	memset(w, 0, sizeof(*w));
 	w->wr = *wr;
 	w->state = NE_WQE_POSTED;
-	qp->sq_tail++;
+	qp->sq.tail++;
 	return 0;
 }
 
@@ -391,10 +391,10 @@ int ne_post_recv(struct ne_nic *nic, uint32_t qpn, const struct ne_recv_wr *wr)
 		return -EINVAL;
 	if (wr->length && !ne_mr_ptr(nic, wr->lkey, wr->addr, wr->length, NE_ACCESS_LOCAL_WRITE))
 		return -EFAULT;
-	if (qp->rq_tail - qp->rq_head >= qp->rq_size)
+	if (qp->rq.tail - qp->rq.head >= qp->rq.size)
 		return -ENOMEM;
-	qp->rq[qp->rq_tail % qp->rq_size] = *wr;
-	qp->rq_tail++;
+	qp->rq.wqe[qp->rq.tail % qp->rq.size] = *wr;
+	qp->rq.tail++;
 	return 0;
 }
 

@@ -596,7 +596,8 @@ static void test_crc32_zeros(void **state)
 	free(z);
 }
 
-/* rl_icrc_compute_zeros refuses what is not RoCE and ranges outside the payload. */
+/* rl_icrc_compute_zeros refuses what is not RoCE and ranges outside the payload;
+ * rl_icrc_store refuses what is not RoCE. */
 static void test_icrc_zeros_errors(void **state)
 {
 	(void)state;
@@ -612,6 +613,11 @@ static void test_icrc_zeros_errors(void **state)
 	assert_int_equal(z, rl_icrc_compute(f, &p, NULL));
 	p.is_roce = false;
 	assert_int_equal(rl_icrc_compute_zeros(f, &p, p.payload_off, &z), -EINVAL);
+	/* rl_icrc_store refuses it too, and leaves the frame alone */
+	uint8_t before[128];
+	memcpy(before, f, n);
+	assert_int_equal(rl_icrc_store(f, &p), -EINVAL);
+	assert_memory_equal(f, before, n);
 }
 
 int main(void)
