@@ -30,86 +30,6 @@ const char *rl_parse_strerror(int status)
 	}
 }
 
-/* Extended headers per operation (low 5 bits of the opcode) for RC. */
-static const uint8_t rc_ext[32] = {
-	[RL_OP_SEND_FIRST] = 0,
-	[RL_OP_SEND_MIDDLE] = 0,
-	[RL_OP_SEND_LAST] = 0,
-	[RL_OP_SEND_LAST_IMM] = RL_EXT_IMMDT,
-	[RL_OP_SEND_ONLY] = 0,
-	[RL_OP_SEND_ONLY_IMM] = RL_EXT_IMMDT,
-	[RL_OP_WRITE_FIRST] = RL_EXT_RETH,
-	[RL_OP_WRITE_MIDDLE] = 0,
-	[RL_OP_WRITE_LAST] = 0,
-	[RL_OP_WRITE_LAST_IMM] = RL_EXT_IMMDT,
-	[RL_OP_WRITE_ONLY] = RL_EXT_RETH,
-	[RL_OP_WRITE_ONLY_IMM] = RL_EXT_RETH | RL_EXT_IMMDT,
-	[RL_OP_READ_REQUEST] = RL_EXT_RETH,
-	[RL_OP_READ_RESP_FIRST] = RL_EXT_AETH,
-	[RL_OP_READ_RESP_MIDDLE] = 0,
-	[RL_OP_READ_RESP_LAST] = RL_EXT_AETH,
-	[RL_OP_READ_RESP_ONLY] = RL_EXT_AETH,
-	[RL_OP_ACK] = RL_EXT_AETH,
-	[RL_OP_ATOMIC_ACK] = RL_EXT_AETH | RL_EXT_ATOMICACKETH,
-	[RL_OP_CMP_SWAP] = RL_EXT_ATOMICETH,
-	[RL_OP_FETCH_ADD] = RL_EXT_ATOMICETH,
-	[RL_OP_SEND_LAST_INV] = RL_EXT_IETH,
-	[RL_OP_SEND_ONLY_INV] = RL_EXT_IETH,
-};
-
-/* Which RC operations exist (bit per low-5-bit opcode). */
-#define RC_OPS 0x00dfffffu /* 0..20, 22, 23 */
-/* UC: SEND and WRITE families only (0..11). */
-#define UC_OPS 0x00000fffu
-
-int rl_opcode_ext(uint8_t opcode)
-{
-	unsigned op = opcode & 0x1f;
-
-	switch (opcode & 0xe0) {
-	case RL_TRANSPORT_RC:
-		return (RC_OPS >> op) & 1 ? rc_ext[op] : -1;
-	case RL_TRANSPORT_UC:
-		return (UC_OPS >> op) & 1 ? rc_ext[op] : -1;
-	case RL_TRANSPORT_UD:
-		if (op == RL_OP_SEND_ONLY)
-			return RL_EXT_DETH;
-		if (op == RL_OP_SEND_ONLY_IMM)
-			return RL_EXT_DETH | RL_EXT_IMMDT;
-		return -1;
-	case RL_TRANSPORT_CNP:
-		return opcode == RL_OP_CNP ? RL_EXT_CNP_PAD : -1;
-	default: /* RD is not used by RoCEv2 endpoints we know */
-		return -1;
-	}
-}
-
-const char *rl_opcode_name(uint8_t opcode)
-{
-	static const char *const rc[32] = {
-		"RC SEND_FIRST", "RC SEND_MIDDLE", "RC SEND_LAST", "RC SEND_LAST_IMM", "RC SEND_ONLY",
-		"RC SEND_ONLY_IMM", "RC WRITE_FIRST", "RC WRITE_MIDDLE", "RC WRITE_LAST",
-		"RC WRITE_LAST_IMM", "RC WRITE_ONLY", "RC WRITE_ONLY_IMM", "RC READ_REQUEST",
-		"RC READ_RESP_FIRST", "RC READ_RESP_MIDDLE", "RC READ_RESP_LAST", "RC READ_RESP_ONLY",
-		"RC ACK", "RC ATOMIC_ACK", "RC CMP_SWAP", "RC FETCH_ADD", NULL, "RC SEND_LAST_INV",
-		"RC SEND_ONLY_INV",
-	};
-	static const char *const uc[12] = {
-		"UC SEND_FIRST", "UC SEND_MIDDLE", "UC SEND_LAST", "UC SEND_LAST_IMM", "UC SEND_ONLY",
-		"UC SEND_ONLY_IMM", "UC WRITE_FIRST", "UC WRITE_MIDDLE", "UC WRITE_LAST",
-		"UC WRITE_LAST_IMM", "UC WRITE_ONLY", "UC WRITE_ONLY_IMM",
-	};
-
-	if (rl_opcode_ext(opcode) < 0)
-		return "unknown";
-	switch (opcode & 0xe0) {
-	case RL_TRANSPORT_RC: return rc[opcode & 0x1f];
-	case RL_TRANSPORT_UC: return uc[opcode & 0x1f];
-	case RL_TRANSPORT_UD: return opcode == RL_OP_UD_SEND_ONLY ? "UD SEND_ONLY" : "UD SEND_ONLY_IMM";
-	default: return "CNP";
-	}
-}
-
 /* Parse the BTH and extended headers at off; end is where the ICRC begins + 4. */
 static int parse_roce(const uint8_t *f, uint32_t off, uint32_t end, struct rl_pkt *p)
 {
@@ -145,9 +65,9 @@ static int parse_roce(const uint8_t *f, uint32_t off, uint32_t end, struct rl_pk
 
 	/* The order of extended headers is fixed by the IBA spec (9.2). */
 	if (ext & RL_EXT_CNP_PAD) {
-		if (lim - x < 16)
+		if (lim - x < RL_CNP_PAD_LEN)
 			return RL_PARSE_EXT_TRUNC;
-		x += 16;
+		x += RL_CNP_PAD_LEN;
 	}
 	if (ext & RL_EXT_DETH) {
 		if (lim - x < RL_DETH_LEN)

@@ -463,9 +463,27 @@ static void test_opcodes(void **state)
 	assert_int_equal(rl_opcode_ext(RL_OP_WRITE_ONLY_IMM), RL_EXT_RETH | RL_EXT_IMMDT);
 	assert_int_equal(rl_opcode_ext(RL_OP_READ_RESP_MIDDLE), 0);
 	assert_int_equal(rl_opcode_ext(RL_OP_UD_SEND_ONLY), RL_EXT_DETH);
-	assert_int_equal(rl_opcode_ext(0x20 | RL_OP_READ_REQUEST), -1); /* no READ on UC */
-	assert_int_equal(rl_opcode_ext(21), -1);
+	assert_int_equal(rl_opcode_ext(0x20 | RL_OP_READ_REQUEST), -ENOENT); /* no READ on UC */
+	assert_int_equal(rl_opcode_ext(21), -ENOENT);
+	assert_int_equal(rl_opcode_ext(RL_TRANSPORT_RD | RL_OP_SEND_ONLY), -ENOENT);
+	assert_int_equal(rl_opcode_ext(RL_TRANSPORT_UD | RL_OP_SEND_FIRST), -ENOENT);
+	/* header lengths (BTH + extended headers), by hand from IBTA 9.2-9.3 */
+	assert_int_equal(rl_opcode_hdr_len(RL_OP_SEND_MIDDLE), 12);
+	assert_int_equal(rl_opcode_hdr_len(RL_OP_WRITE_ONLY_IMM), 12 + 16 + 4);
+	assert_int_equal(rl_opcode_hdr_len(RL_OP_READ_REQUEST), 12 + 16);
+	assert_int_equal(rl_opcode_hdr_len(RL_OP_ACK), 12 + 4);
+	assert_int_equal(rl_opcode_hdr_len(RL_OP_ATOMIC_ACK), 12 + 4 + 8);
+	assert_int_equal(rl_opcode_hdr_len(RL_OP_FETCH_ADD), 12 + 28);
+	assert_int_equal(rl_opcode_hdr_len(RL_OP_SEND_ONLY_INV), 12 + 4);
+	assert_int_equal(rl_opcode_hdr_len(RL_TRANSPORT_UC | RL_OP_WRITE_FIRST), 12 + 16);
+	assert_int_equal(rl_opcode_hdr_len(RL_OP_UD_SEND_ONLY_IMM), 12 + 8 + 4);
+	assert_int_equal(rl_opcode_hdr_len(RL_OP_CNP), 12 + 16);
+	assert_int_equal(rl_opcode_hdr_len(21), -ENOENT);
 	assert_string_equal(rl_opcode_name(RL_OP_ACK), "RC ACK");
+	assert_string_equal(rl_opcode_name(RL_OP_READ_RESP_FIRST), "RC READ_RESP_FIRST");
+	assert_string_equal(rl_opcode_name(RL_OP_SEND_ONLY_INV), "RC SEND_ONLY_INV");
+	assert_string_equal(rl_opcode_name(RL_TRANSPORT_UC | RL_OP_WRITE_ONLY_IMM), "UC WRITE_ONLY_IMM");
+	assert_string_equal(rl_opcode_name(RL_TRANSPORT_UC | RL_OP_READ_REQUEST), "unknown");
 	assert_string_equal(rl_opcode_name(RL_OP_UD_SEND_ONLY), "UD SEND_ONLY");
 	assert_string_equal(rl_opcode_name(RL_OP_CNP), "CNP");
 	assert_string_equal(rl_opcode_name(0x7f), "unknown");
