@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * rl_opcode: the RoCEv2 BTH opcodes and the one table of which extended
- * headers follow the BTH for each (IBTA vol. 1 table 39 and section 9.3;
+ * rl_opcode: the RoCEv2 Base Transport Header (layout, opcodes) and the one
+ * table of which extended headers follow the BTH for each opcode (IBTA vol. 1 table 39 and section 9.3;
  * the same facts as Linux rxe_opcode.c).
  *
  * This is the lowest layer that knows opcodes: the frame parser
@@ -25,6 +25,21 @@
 #define RL_ATOMICACKETH_LEN 8
 #define RL_CNP_PAD_LEN 16 /* the reserved bytes after a CNP's BTH */
 #define RL_ICRC_LEN 4
+
+/* Base Transport Header fields: byte offsets and bits (IBTA 9.2). */
+#define RL_BTH_FLAGS_OFF 1    /* SE, M, PadCnt, TVer */
+#define RL_BTH_SE 0x80u
+#define RL_BTH_MIGREQ 0x40u
+#define RL_BTH_PAD_SHIFT 4
+#define RL_BTH_PAD_MASK 3u    /* after the shift */
+#define RL_BTH_TVER_MASK 0x0Fu
+#define RL_BTH_PKEY_OFF 2
+#define RL_BTH_QPN_OFF 4      /* a 32-bit word: FECN, BECN, reserved, then the QPN */
+#define RL_BTH_FECN 0x80u     /* in the first byte of that word */
+#define RL_BTH_BECN 0x40u
+#define RL_BTH_PSN_OFF 8      /* a 32-bit word: AckReq, reserved, then the PSN */
+#define RL_BTH_ACKREQ 0x80000000u
+#define RL_24BIT_MASK 0xFFFFFFu /* QPNs, PSNs and MSNs are 24-bit */
 
 /* BTH opcodes: the top 3 bits name the transport, the low 5 the operation. */
 #define RL_TRANSPORT_MASK 0xE0u

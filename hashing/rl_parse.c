@@ -38,17 +38,21 @@ static int parse_roce(const uint8_t *f, uint32_t off, uint32_t end, struct rl_pk
 	if (end < off || end - off < RL_BTH_LEN + RL_ICRC_LEN)
 		return RL_PARSE_BTH_TRUNC;
 	const uint8_t *h = f + off;
+	const uint8_t flags = h[RL_BTH_FLAGS_OFF];
+	const uint32_t qpn_word = rl_get_be32(h + RL_BTH_QPN_OFF);
+	const uint32_t psn_word = rl_get_be32(h + RL_BTH_PSN_OFF);
+
 	b->opcode = h[0];
-	b->se = h[1] >> 7;
-	b->migreq = (h[1] >> 6) & 1;
-	b->padcnt = (h[1] >> 4) & 3;
-	b->tver = h[1] & 0xf;
-	b->pkey = rl_get_be16(h + 2);
-	b->fecn = h[4] >> 7;
-	b->becn = (h[4] >> 6) & 1;
-	b->dqpn = rl_get_be32(h + 4) & 0xffffff;
-	b->ackreq = h[8] >> 7;
-	b->psn = rl_get_be32(h + 8) & 0xffffff;
+	b->se = (flags & RL_BTH_SE) != 0;
+	b->migreq = (flags & RL_BTH_MIGREQ) != 0;
+	b->padcnt = (flags >> RL_BTH_PAD_SHIFT) & RL_BTH_PAD_MASK;
+	b->tver = flags & RL_BTH_TVER_MASK;
+	b->pkey = rl_get_be16(h + RL_BTH_PKEY_OFF);
+	b->fecn = (h[RL_BTH_QPN_OFF] & RL_BTH_FECN) != 0;
+	b->becn = (h[RL_BTH_QPN_OFF] & RL_BTH_BECN) != 0;
+	b->dqpn = qpn_word & RL_24BIT_MASK;
+	b->ackreq = (psn_word & RL_BTH_ACKREQ) != 0;
+	b->psn = psn_word & RL_24BIT_MASK;
 
 	p->is_roce = true;
 	p->bth_off = (uint16_t)off;
@@ -73,7 +77,7 @@ static int parse_roce(const uint8_t *f, uint32_t off, uint32_t end, struct rl_pk
 		if (lim - x < RL_DETH_LEN)
 			return RL_PARSE_EXT_TRUNC;
 		b->deth_qkey = rl_get_be32(f + x);
-		b->deth_srcqp = rl_get_be32(f + x + 4) & 0xffffff;
+		b->deth_srcqp = rl_get_be32(f + x + 4) & RL_24BIT_MASK;
 		x += RL_DETH_LEN;
 	}
 	if (ext & RL_EXT_RETH) {
@@ -95,7 +99,7 @@ static int parse_roce(const uint8_t *f, uint32_t off, uint32_t end, struct rl_pk
 		if (lim - x < RL_AETH_LEN)
 			return RL_PARSE_EXT_TRUNC;
 		b->aeth_syndrome = f[x];
-		b->aeth_msn = rl_get_be32(f + x) & 0xffffff;
+		b->aeth_msn = rl_get_be32(f + x) & RL_24BIT_MASK;
 		x += RL_AETH_LEN;
 	}
 	if (ext & RL_EXT_ATOMICACKETH) {
@@ -128,29 +132,29 @@ static int parse_l4(const uint8_t *f, uint32_t off, uint32_t end, struct rl_pkt 
 	p->l4_off = (uint16_t)off;
 	if (p->proto != RL_IPPROTO_TCP && p->proto != RL_IPPROTO_UDP)
 		return RL_PARSE_OK;
-	if (end - off < (p->proto == RL_IPPROTO_UDP ? 8u : 4u))
+	if (end - off < (uint32_t)(p->proto == RL_IPPROTO_UDP ? RL_UDP_HDR_LEN : RL_L4_PORTS_LEN))
 		return RL_PARSE_L4_TRUNC;
 	p->sport = rl_get_be16(f + off);
 	p->dport = rl_get_be16(f + off + 2);
 	if (p->proto != RL_IPPROTO_UDP)
 		return RL_PARSE_OK;
 	uint16_t ulen = rl_get_be16(f + off + 4);
-	if (ulen < 8 || ulen > end - off)
+	if (ulen < RL_UDP_HDR_LEN || ulen > end - off)
 		return RL_PARSE_UDP_BAD_LEN;
 	if (p->dport != RL_ROCEV2_PORT)
 		return RL_PARSE_OK;
-	return parse_roce(f, off + 8, off + ulen, p);
+	return parse_roce(f, off + RL_UDP_HDR_LEN, off + ulen, p);
 }
 
 static int parse_ipv4(const uint8_t *f, uint32_t off, uint32_t len, struct rl_pkt *p)
 {
-	if (len - off < 20)
+	if (len - off < RL_IPV4_HDR_LEN)
 		return RL_PARSE_IPV4_TRUNC;
 	const uint8_t *h = f + off;
 	if (h[0] >> 4 != 4)
 		return RL_PARSE_IPV4_BAD_VERSION;
 	uint32_t ihl = (h[0] & 0xfu) * 4;
-	if (ihl < 20)
+	if (ihl < RL_IPV4_HDR_LEN)
 		return RL_PARSE_IPV4_BAD_IHL;
 	if (len - off < ihl)
 		return RL_PARSE_IPV4_TRUNC;
@@ -168,20 +172,20 @@ static int parse_ipv4(const uint8_t *f, uint32_t off, uint32_t len, struct rl_pk
 	p->ip_total_len = tot;
 	/* Only the first fragment carries ports; later ones hash on addresses. */
 	uint16_t frag = rl_get_be16(h + 6);
-	if (frag & 0x1fff)
+	if (frag & RL_IPV4_FRAG_OFF_MASK)
 		return RL_PARSE_OK;
 	return parse_l4(f, off + ihl, off + tot, p);
 }
 
 static int parse_ipv6(const uint8_t *f, uint32_t off, uint32_t len, struct rl_pkt *p)
 {
-	if (len - off < 40)
+	if (len - off < RL_IPV6_HDR_LEN)
 		return RL_PARSE_IPV6_TRUNC;
 	const uint8_t *h = f + off;
 	if (h[0] >> 4 != 6)
 		return RL_PARSE_IPV6_BAD_VERSION;
 	uint16_t plen = rl_get_be16(h + 4);
-	if (plen > len - off - 40)
+	if (plen > len - off - RL_IPV6_HDR_LEN)
 		return RL_PARSE_IPV6_BAD_PAYLEN;
 	uint8_t tc = (uint8_t)((h[0] << 4) | (h[1] >> 4));
 	p->ip_version = 6;
@@ -192,10 +196,10 @@ static int parse_ipv6(const uint8_t *f, uint32_t off, uint32_t len, struct rl_pk
 	p->ttl = h[7];
 	memcpy(p->src, h + 8, 16);
 	memcpy(p->dst, h + 24, 16);
-	p->l3_len = 40;
-	p->ip_total_len = (uint16_t)(40 + plen);
+	p->l3_len = RL_IPV6_HDR_LEN;
+	p->ip_total_len = (uint16_t)(RL_IPV6_HDR_LEN + plen);
 	/* Extension headers are not followed: the fabric sees none from RoCE or rxe. */
-	return parse_l4(f, off + 40, off + 40 + plen, p);
+	return parse_l4(f, off + RL_IPV6_HDR_LEN, off + RL_IPV6_HDR_LEN + plen, p);
 }
 
 int rl_parse(const uint8_t *frame, size_t len, struct rl_pkt *out)
@@ -206,23 +210,23 @@ int rl_parse(const uint8_t *frame, size_t len, struct rl_pkt *out)
 	if (len > UINT16_MAX)
 		len = UINT16_MAX; /* offsets are 16-bit; nothing in the fabric is larger */
 	out->frame_len = (uint32_t)len;
-	if (len < 14)
+	if (len < RL_ETH_HDR_LEN)
 		return RL_PARSE_ETH_TRUNC;
-	memcpy(out->dmac, frame, 6);
-	memcpy(out->smac, frame + 6, 6);
+	memcpy(out->dmac, frame, RL_ETH_ADDR_LEN);
+	memcpy(out->smac, frame + RL_ETH_ADDR_LEN, RL_ETH_ADDR_LEN);
 
-	uint32_t off = 12;
+	uint32_t off = RL_ETH_TYPE_OFF;
 	uint16_t et = rl_get_be16(frame + off);
 	while (et == RL_ETHERTYPE_VLAN || et == RL_ETHERTYPE_QINQ) {
 		if (out->n_vlans == 2)
 			return RL_PARSE_VLAN_TOO_MANY;
-		if (len - off < 6)
+		if (len - off < RL_VLAN_TAG_LEN + 2) /* the tag and the next EtherType */
 			return RL_PARSE_VLAN_TRUNC;
 		out->vlan_tci[out->n_vlans++] = rl_get_be16(frame + off + 2);
-		off += 4;
+		off += RL_VLAN_TAG_LEN;
 		et = rl_get_be16(frame + off);
 	}
-	off += 2;
+	off += 2; /* the EtherType */
 	out->ethertype = et;
 	out->l3_off = (uint16_t)off;
 

@@ -26,8 +26,23 @@
 #define RL_ETHERTYPE_QINQ 0x88A8
 #define RL_ETHERTYPE_PAUSE 0x8808 /* MAC control: 802.3x pause and 802.1Qbb PFC */
 
+/* Ethernet II: destination, source, EtherType (after any tags). */
+#define RL_ETH_ADDR_LEN 6
+#define RL_ETH_TYPE_OFF 12 /* the EtherType (or first tag's TPID) */
+#define RL_ETH_HDR_LEN 14
+#define RL_VLAN_TAG_LEN 4  /* TPID + TCI */
+
+#define RL_IPV4_HDR_LEN 20 /* without options (IHL 5) */
+#define RL_IPV4_HDR_MAX 60 /* with the most options (IHL 15) */
+#define RL_IPV4_FRAG_OFF_MASK 0x1FFF /* fragment offset bits of the flags/offset word */
+#define RL_IPV4_DF 0x4000            /* don't fragment, in the same word */
+#define RL_IPV6_HDR_LEN 40
+#define RL_ECN_CE 3 /* ECN field: congestion experienced */
+
 #define RL_IPPROTO_TCP 6
 #define RL_IPPROTO_UDP 17
+#define RL_UDP_HDR_LEN 8
+#define RL_L4_PORTS_LEN 4 /* source and destination port, TCP or UDP */
 #define RL_ROCEV2_PORT 4791
 
 /* Results of rl_parse(): 0 is success, each failure has its own code. */

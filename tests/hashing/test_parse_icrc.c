@@ -638,10 +638,39 @@ static void test_icrc_zeros_errors(void **state)
 	assert_memory_equal(f, before, n);
 }
 
+/* An IPv4 header with options (IHL 15, the largest): the ICRC covers the
+ * whole header, options included, and computing it stays inside its buffer
+ * (a 60-byte IPv4 header is longer than IPv6's 40; under ASan this test
+ * caught a stack overflow when the buffer was sized for IPv6). */
+static void test_icrc_ipv4_options(void **state)
+{
+	(void)state;
+	uint8_t base[128], f[160];
+	size_t n = craft(base);
+	const size_t opt = 40, ip = 14; /* option bytes; the IPv4 header's offset */
+	struct rl_pkt p;
+
+	memcpy(f, base, ip + 20);
+	memset(f + ip + 20, 0x01, opt); /* NOP options */
+	memcpy(f + ip + 20 + opt, base + ip + 20, n - ip - 20);
+	n += opt;
+	f[ip] = 0x4F;                          /* version 4, IHL 15 */
+	f[ip + 3] = (uint8_t)(48 + opt);       /* total length */
+	assert_int_equal(rl_parse(f, n, &p), RL_PARSE_OK);
+	assert_true(p.is_roce);
+	assert_int_equal(p.l3_len, 60);
+	assert_int_equal(rl_icrc_store(f, &p), 0);
+	assert_int_equal(rl_parse(f, n, &p), RL_PARSE_OK); /* reads the stored ICRC */
+	assert_true(rl_icrc_verify(f, &p));
+	f[ip + 20 + 7] = 0x00; /* an option byte changes: the ICRC no longer matches */
+	assert_false(rl_icrc_verify(f, &p));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_golden_fields),
+		cmocka_unit_test(test_icrc_ipv4_options),
 		cmocka_unit_test(test_golden_icrc),
 		cmocka_unit_test(test_icrc_flip_every_byte),
 		cmocka_unit_test(test_icrc_ttl_dscp_rewrite),
