@@ -223,10 +223,10 @@ int ne_dcqcn_build_cnp(struct ne_nic *nic, struct ne_qp *qp, uint8_t *buf, size_
 	bth.opcode = RL_OP_CNP;
 	bth.dqpn = qp->attr.dest_qpn;
 	bth.psn = 0;
-	pos = ne_build_hdrs(nic, &tmp, buf, RL_BTH_LEN + 16 + RL_ICRC_LEN, &bth);
-	buf[pos + 4] |= 0x40; /* BECN */
-	memset(buf + pos + RL_BTH_LEN, 0, 16 + RL_ICRC_LEN);
-	*len = pos + RL_BTH_LEN + 16 + RL_ICRC_LEN;
+	pos = ne_build_hdrs(nic, &tmp, buf, RL_BTH_LEN + RL_CNP_PAD_LEN + RL_ICRC_LEN, &bth);
+	buf[pos + RL_BTH_QPN_OFF] |= RL_BTH_BECN;
+	memset(buf + pos + RL_BTH_LEN, 0, RL_CNP_PAD_LEN + RL_ICRC_LEN);
+	*len = pos + RL_BTH_LEN + RL_CNP_PAD_LEN + RL_ICRC_LEN;
 	nic->cnt.cnp_sent++;
 	return 1;
 }

@@ -32,10 +32,10 @@ void ne_nic_config_default(struct ne_nic_config *cfg)
 	memset(cfg, 0, sizeof(*cfg));
 	cfg->ttl = 64;
 	cfg->sport_policy = NE_SPORT_RXE;
-	cfg->sport_fixed = 0xC000;
+	cfg->sport_fixed = NE_SPORT_BASE;
 	cfg->max_qps = 256;
 	cfg->max_mrs = 256;
-	cfg->first_qpn = 0x11;
+	cfg->first_qpn = NE_FIRST_QPN_DEFAULT;
 	ne_dcqcn_config_default(&cfg->dcqcn);
 }
 
@@ -50,8 +50,8 @@ struct ne_nic *ne_nic_create(const struct ne_nic_config *cfg)
 		return NULL;
 	nic->cfg = *cfg;
 	ne_dcqcn_resolve(&nic->cfg);
-	if (nic->cfg.first_qpn == 0 || nic->cfg.first_qpn > 0xFFFFFF)
-		nic->cfg.first_qpn = 0x11;
+	if (nic->cfg.first_qpn == 0 || nic->cfg.first_qpn > NE_QPN_MAX)
+		nic->cfg.first_qpn = NE_FIRST_QPN_DEFAULT;
 	nic->link_up = true;
 	nic->ip_id = cfg->ip_id;
 	nic->nqps = cfg->max_qps;
@@ -461,7 +461,7 @@ int ne_nic_rx(struct ne_nic *nic, const uint8_t *frame, size_t len, uint64_t now
 		nic->cnt.rcv_not_roce++;
 		return NE_RX_NOT_ROCE;
 	}
-	if (memcmp(pkt.dmac, nic->cfg.mac, 6) != 0 ||
+	if (memcmp(pkt.dmac, nic->cfg.mac, RL_ETH_ADDR_LEN) != 0 ||
 	    ((uint32_t)pkt.dst[0] << 24 | (uint32_t)pkt.dst[1] << 16 |
 	     (uint32_t)pkt.dst[2] << 8 | pkt.dst[3]) != nic->cfg.ipv4) {
 		nic->cnt.rcv_wrong_dst++;
@@ -513,7 +513,7 @@ int ne_nic_rx(struct ne_nic *nic, const uint8_t *frame, size_t len, uint64_t now
 		}
 	}
 	/* DCQCN notification point: congestion seen on the way to us */
-	if (nic->cfg.dcqcn.np_enable && pkt.ecn == 3 && ne_op_is_request(op))
+	if (nic->cfg.dcqcn.np_enable && pkt.ecn == RL_ECN_CE && ne_op_is_request(op))
 		ne_dcqcn_np_ce(nic, qp, now_ns);
 	if (!ne_qpc_touch(nic, qp->qpn)) {
 		uint64_t t = now_ns + nic->cfg.qpc_miss_ns;

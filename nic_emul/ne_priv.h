@@ -16,6 +16,20 @@
 
 #define NE_NO_TIME UINT64_MAX
 
+/* QP numbers are 24-bit; 0 and 1 are the special QPs (SMI, GSI). */
+#define NE_QPN_MIN 2u
+#define NE_QPN_MAX RL_24BIT_MASK
+#define NE_FIRST_QPN_DEFAULT 0x11u /* rxe's first QPN */
+/* RoCEv2 UDP source ports: 0xC000 | 14 bits (rdma_flow_label_to_udp_sport). */
+#define NE_SPORT_BASE 0xC000u
+#define NE_SPORT_MASK 0x3FFFu
+/* timeout and min_rnr_timer are 5-bit codes; the local ACK timeout is
+ * 4.096 us << timeout (IBA 11.2.4.2). */
+#define NE_TIMER_CODE_MAX 31
+#define NE_TIMEOUT_UNIT_NS 4096ull
+/* MSNs count modulo 2^24. */
+#define NE_MSN_NEXT(msn) (((msn) + 1) & RL_24BIT_MASK)
+
 /* AETH syndromes (IBA 9.3.5, rxe's AETH_* values). */
 #define NE_AETH_TYPE_MASK 0xE0u
 #define NE_AETH_ACK 0x00u
@@ -27,7 +41,9 @@
 #define NE_AETH_NAK_REM_ACC 0x62u
 #define NE_AETH_NAK_REM_OP 0x63u
 
-#define NE_HDR_LEN (14u + 20u + 8u + RL_BTH_LEN) /* Eth + IPv4 + UDP + BTH */
+/* Every frame the NIC builds: Ethernet II (no tag), IPv4 without options, UDP. */
+#define NE_L2L4_LEN (RL_ETH_HDR_LEN + RL_IPV4_HDR_LEN + RL_UDP_HDR_LEN)
+#define NE_HDR_LEN (NE_L2L4_LEN + RL_BTH_LEN) /* Eth + IPv4 + UDP + BTH */
 
 struct ne_mr {
 	bool used;

@@ -7,6 +7,14 @@
 #include "ne_priv.h"
 
 #define NE_MAX_RD_ATOMIC 16u
+#define NE_MAX_WR (1u << 20)           /* send or receive queue depth */
+#define NE_MAX_MSG_LEN 0x80000000u     /* 2 GiB, IBA's largest message */
+#define NE_DSCP_MAX 63
+#define NE_RETRY_MAX 7                 /* retry_cnt, rnr_retry: 3 bits */
+/* Attributes of a new QP (rxe's defaults). */
+#define NE_DEFAULT_PATH_MTU 1024
+#define NE_DEFAULT_TIMEOUT 14          /* 4.096 us << 14: 67 ms */
+#define NE_DEFAULT_MIN_RNR_TIMER 12    /* 0.64 ms */
 
 void ne_qp_reset(struct ne_qp *qp)
 {
@@ -47,12 +55,13 @@ static uint16_t sport_of(const struct ne_nic *nic, uint32_t lqpn, uint32_t rqpn)
 		uint32_t a = lqpn < rqpn ? lqpn : rqpn, b = lqpn < rqpn ? rqpn : lqpn;
 		uint32_t h = nic->cfg.sport_seed ^ (a * 0x9E3779B1u) ^ (b * 0x85EBCA77u);
 
+		/* an integer mixer (xorshift-multiply rounds) */
 		h ^= h >> 16;
 		h *= 0x7FEB352Du;
 		h ^= h >> 15;
 		h *= 0x846CA68Bu;
 		h ^= h >> 16;
-		return (uint16_t)(0xC000u | (h & 0x3FFFu));
+		return (uint16_t)(NE_SPORT_BASE | (h & NE_SPORT_MASK));
 	}
 	case NE_SPORT_RXE:
 	default:
@@ -71,10 +80,10 @@ int ne_qp_create(struct ne_nic *nic, const struct ne_qp_init_attr *attr, uint32_
 	if (!nic || !attr || !qpn || !attr->send_cq || !attr->recv_cq ||
 	    attr->send_cq->nic != nic || attr->recv_cq->nic != nic ||
 	    attr->max_send_wr == 0 || attr->max_recv_wr == 0 ||
-	    attr->max_send_wr > (1u << 20) || attr->max_recv_wr > (1u << 20))
+	    attr->max_send_wr > NE_MAX_WR || attr->max_recv_wr > NE_MAX_WR)
 		return -EINVAL;
 	if (attr->qpn) {
-		if (attr->qpn < 2 || attr->qpn > 0xFFFFFF)
+		if (attr->qpn < NE_QPN_MIN || attr->qpn > NE_QPN_MAX)
 			return -EINVAL;
 		n = attr->qpn;
 		if (nic->qps[n % nic->nqps].used)
@@ -83,8 +92,8 @@ int ne_qp_create(struct ne_nic *nic, const struct ne_qp_init_attr *attr, uint32_
 	} else {
 		for (uint32_t tries = 0; tries < nic->nqps; tries++) {
 			n = nic->next_qpn;
-			nic->next_qpn = nic->next_qpn >= 0xFFFFFF ? 2 : nic->next_qpn + 1;
-			if (n >= 2 && !nic->qps[n % nic->nqps].used) {
+			nic->next_qpn = nic->next_qpn >= NE_QPN_MAX ? NE_QPN_MIN : nic->next_qpn + 1;
+			if (n >= NE_QPN_MIN && !nic->qps[n % nic->nqps].used) {
 				qp = &nic->qps[n % nic->nqps];
 				break;
 			}
@@ -117,12 +126,12 @@ int ne_qp_create(struct ne_nic *nic, const struct ne_qp_init_attr *attr, uint32_
 	qp->scq->users++;
 	qp->rcq->users++;
 	qp->sq_sig_all = attr->sq_sig_all;
-	qp->attr.path_mtu = 1024;
+	qp->attr.path_mtu = NE_DEFAULT_PATH_MTU;
 	qp->attr.pkey = NE_DEFAULT_PKEY;
-	qp->attr.timeout = 14;
-	qp->attr.retry_cnt = 7;
-	qp->attr.rnr_retry = 7;
-	qp->attr.min_rnr_timer = 12;
+	qp->attr.timeout = NE_DEFAULT_TIMEOUT;
+	qp->attr.retry_cnt = NE_RETRY_MAX;
+	qp->attr.rnr_retry = NE_RETRY_MAX;
+	qp->attr.min_rnr_timer = NE_DEFAULT_MIN_RNR_TIMER;
 	qp->attr.max_rd_atomic = NE_MAX_RD_ATOMIC;
 	qp->attr.max_dest_rd_atomic = NE_MAX_RD_ATOMIC;
 	ne_qp_reset(qp);
@@ -213,15 +222,15 @@ int ne_qp_modify(struct ne_nic *nic, uint32_t qpn, const struct ne_qp_attr *attr
 	/* value checks */
 	if ((mask & NE_QP_PATH_MTU) && !valid_mtu(attr->path_mtu))
 		return -EINVAL;
-	if ((mask & NE_QP_AV) && attr->dscp > 63)
+	if ((mask & NE_QP_AV) && attr->dscp > NE_DSCP_MAX)
 		return -EINVAL;
-	if ((mask & NE_QP_TIMEOUT) && attr->timeout > 31)
+	if ((mask & NE_QP_TIMEOUT) && attr->timeout > NE_TIMER_CODE_MAX)
 		return -EINVAL;
-	if ((mask & NE_QP_RETRY_CNT) && attr->retry_cnt > 7)
+	if ((mask & NE_QP_RETRY_CNT) && attr->retry_cnt > NE_RETRY_MAX)
 		return -EINVAL;
-	if ((mask & NE_QP_RNR_RETRY) && attr->rnr_retry > 7)
+	if ((mask & NE_QP_RNR_RETRY) && attr->rnr_retry > NE_RETRY_MAX)
 		return -EINVAL;
-	if ((mask & NE_QP_MIN_RNR_TIMER) && attr->min_rnr_timer > 31)
+	if ((mask & NE_QP_MIN_RNR_TIMER) && attr->min_rnr_timer > NE_TIMER_CODE_MAX)
 		return -EINVAL;
 	if ((mask & NE_QP_MAX_QP_RD_ATOMIC) &&
 	    (attr->max_rd_atomic == 0 || attr->max_rd_atomic > NE_MAX_RD_ATOMIC))
@@ -229,7 +238,7 @@ int ne_qp_modify(struct ne_nic *nic, uint32_t qpn, const struct ne_qp_attr *attr
 	if ((mask & NE_QP_MAX_DEST_RD_ATOMIC) &&
 	    (attr->max_dest_rd_atomic == 0 || attr->max_dest_rd_atomic > NE_MAX_RD_ATOMIC))
 		return -EINVAL;
-	if ((mask & NE_QP_DEST_QPN) && (attr->dest_qpn == 0 || attr->dest_qpn > 0xFFFFFF))
+	if ((mask & NE_QP_DEST_QPN) && (attr->dest_qpn == 0 || attr->dest_qpn > NE_QPN_MAX))
 		return -EINVAL;
 
 	/* transition checks */
@@ -361,7 +370,7 @@ int ne_post_send(struct ne_nic *nic, uint32_t qpn, const struct ne_send_wr *wr, 
 		return -ENOENT;
 	ne_qp_touch(nic, qp);
 	if (!wr || qp->state != NE_QPS_RTS || wr->opcode > NE_WR_RDMA_READ ||
-	    wr->length > 0x80000000u || (wr->opcode == NE_WR_RDMA_READ && wr->length == 0))
+	    wr->length > NE_MAX_MSG_LEN || (wr->opcode == NE_WR_RDMA_READ && wr->length == 0))
 		return -EINVAL;
 	if (wr->length &&
 	    !ne_mr_ptr(nic, wr->lkey, wr->local_addr, wr->length,

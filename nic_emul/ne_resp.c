@@ -348,7 +348,7 @@ static enum resp_state execute_read(struct resp_ctx *c)
 	uint32_t n = ne_num_pkts(b->reth_dmalen, c->mtu);
 	struct ne_read_res *r;
 
-	qp->resp.msn = (qp->resp.msn + 1) & 0xFFFFFFu;
+	qp->resp.msn = NE_MSN_NEXT(qp->resp.msn);
 	r = &qp->resp.res[qp->resp.res_next++ % qp->attr.max_dest_rd_atomic];
 	r->valid = true;
 	r->first_psn = c->psn;
@@ -384,7 +384,7 @@ static enum resp_state execute_send(struct resp_ctx *c)
 	}
 	qp->resp.rwqe_off += c->pl;
 	if (c->mask & NE_OPM_END) {
-		qp->resp.msn = (qp->resp.msn + 1) & 0xFFFFFFu;
+		qp->resp.msn = NE_MSN_NEXT(qp->resp.msn);
 		qp->resp.has_rwqe = false;
 		recv_cqe(c->nic, qp, qp->resp.rwqe.wr_id, NE_WC_SUCCESS, NE_WC_RECV,
 			 qp->resp.rwqe_off, imm, imm ? c->pkt->bth.immdt : 0);
@@ -411,7 +411,7 @@ static enum resp_state execute_write(struct resp_ctx *c)
 	qp->resp.va += c->pl;
 	qp->resp.resid -= c->pl;
 	if (c->mask & NE_OPM_END) {
-		qp->resp.msn = (qp->resp.msn + 1) & 0xFFFFFFu;
+		qp->resp.msn = NE_MSN_NEXT(qp->resp.msn);
 		if (c->mask & NE_OPM_IMMDT) {
 			memset(&rwqe, 0, sizeof(rwqe));
 			rq_take(qp, &rwqe); /* check_imm_wqe saw one */

@@ -60,6 +60,11 @@ const struct pfc_buffer_profile *pfc_buffer_profile_at(size_t i)
 #define ALPHA_SHIFT 16
 #define ALPHA_MAX   64.0
 #define BUFFER_MAX  (1ull << 40) /* 1 TiB: keeps free * alpha_q16 inside 64 bits */
+#define MIN_FRAME_BYTES 60u      /* the shortest Ethernet frame, without FCS */
+/* The port of a configuration given none: 100 Gbit/s, 100 ns of cable, 1514-byte frames. */
+#define DEFAULT_PORT_RATE_BPS 100000000000ull
+#define DEFAULT_PORT_CABLE_NS 100
+#define DEFAULT_PORT_MTU 1514
 
 struct pfc_mmu {
 	struct pfc_mmu_config cfg; /* cfg.ports is NULL: per-port links live in ports[] */
@@ -195,7 +200,8 @@ void pfc_mmu_config_init(struct pfc_mmu_config *cfg, const struct pfc_buffer_pro
 	if (port)
 		cfg->port = *port;
 	else
-		pfc_mmu_port_config_init(&cfg->port, 100000000000ull, 100, 1514);
+		pfc_mmu_port_config_init(&cfg->port, DEFAULT_PORT_RATE_BPS, DEFAULT_PORT_CABLE_NS,
+					 DEFAULT_PORT_MTU);
 	cfg->seed = 1;
 }
 
@@ -277,14 +283,14 @@ static int compute_layout(const struct pfc_mmu_config *cfg, struct layout *lo, c
 			set_err(err, errlen, "pfc_mmu: port %u: link rate is 0 bit/s", i);
 			return -EINVAL;
 		}
-		if (pc->mtu_bytes < 60) {
-			set_err(err, errlen, "pfc_mmu: port %u: frame size %u is below 60 bytes", i,
-				pc->mtu_bytes);
+		if (pc->mtu_bytes < MIN_FRAME_BYTES) {
+			set_err(err, errlen, "pfc_mmu: port %u: frame size %u is below %u bytes", i,
+				pc->mtu_bytes, MIN_FRAME_BYTES);
 			return -EINVAL;
 		}
-		if (pc->headroom_pkt_bytes && pc->headroom_pkt_bytes < 60) {
-			set_err(err, errlen, "pfc_mmu: port %u: headroom packet size %u is below 60",
-				i, pc->headroom_pkt_bytes);
+		if (pc->headroom_pkt_bytes && pc->headroom_pkt_bytes < MIN_FRAME_BYTES) {
+			set_err(err, errlen, "pfc_mmu: port %u: headroom packet size %u is below %u",
+				i, pc->headroom_pkt_bytes, MIN_FRAME_BYTES);
 			return -EINVAL;
 		}
 		uint64_t h = n_lossless * pfc_mmu_headroom_bytes(pc, cfg->cell_bytes);
