@@ -83,7 +83,7 @@ void ne_comp_wqe(struct ne_nic *nic, struct ne_qp *qp, enum ne_wc_status st)
 		nic->cnt.rdma_sends++;
 	if (st == NE_WC_SUCCESS && ne_psn_cmp(w->last_psn, qp->comp.psn) >= 0)
 		qp->comp.psn = ne_psn_add(w->last_psn, 1);
-	qp->comp.opcode = -1;
+	qp->comp.opcode = NE_OP_NONE;
 	qp->sq.head++;
 	if ((int32_t)(qp->sq.next - qp->sq.head) < 0)
 		qp->sq.next = qp->sq.head;
@@ -168,7 +168,7 @@ static int read_resp(struct ne_nic *nic, struct ne_qp *qp, struct ne_swqe *w,
 	uint32_t mtu = qp->attr.path_mtu;
 	uint32_t off = (uint32_t)ne_psn_diff(pkt->bth.psn, w->first_psn) * mtu;
 	uint32_t rem = w->wr.length > off ? w->wr.length - off : 0;
-	/* comp_opcode is a READ response opcode or -1 (mask 0) */
+	/* comp.opcode is a READ response opcode or NE_OP_NONE (mask 0) */
 	bool mid_msg = ne_op_any((uint8_t)qp->comp.opcode, NE_OPM_FIRST | NE_OPM_MIDDLE);
 	bool want_last = rem <= mtu;
 	uint32_t expect;

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "ne_priv.h"
+#include "rl_bytes.h"
 #include "rl_icrc.h"
 
 const char *const ne_counter_names[] = {
@@ -56,7 +57,7 @@ struct ne_nic *ne_nic_create(const struct ne_nic_config *cfg)
 	nic->ip_id = cfg->ip_id;
 	nic->nqps = cfg->max_qps;
 	nic->next_qpn = nic->cfg.first_qpn;
-	nic->next_key = 0x100;
+	nic->next_key = NE_FIRST_KEY;
 	nic->qps = calloc(nic->nqps, sizeof(*nic->qps));
 	nic->mrs = calloc(cfg->max_mrs, sizeof(*nic->mrs));
 	nic->qpc_head = nic->qpc_tail = NE_QPC_NIL;
@@ -462,8 +463,7 @@ int ne_nic_rx(struct ne_nic *nic, const uint8_t *frame, size_t len, uint64_t now
 		return NE_RX_NOT_ROCE;
 	}
 	if (memcmp(pkt.dmac, nic->cfg.mac, RL_ETH_ADDR_LEN) != 0 ||
-	    ((uint32_t)pkt.dst[0] << 24 | (uint32_t)pkt.dst[1] << 16 |
-	     (uint32_t)pkt.dst[2] << 8 | pkt.dst[3]) != nic->cfg.ipv4) {
+	    rl_get_be32(pkt.dst) != nic->cfg.ipv4) {
 		nic->cnt.rcv_wrong_dst++;
 		return NE_RX_WRONG_DST;
 	}
@@ -503,14 +503,9 @@ int ne_nic_rx(struct ne_nic *nic, const uint8_t *frame, size_t len, uint64_t now
 		nic->cnt.rcv_bad_state++;
 		return NE_RX_BAD_STATE;
 	}
-	{
-		uint32_t sip = (uint32_t)pkt.src[0] << 24 | (uint32_t)pkt.src[1] << 16 |
-			       (uint32_t)pkt.src[2] << 8 | pkt.src[3];
-
-		if (sip != qp->attr.dest_ipv4) {
-			nic->cnt.rcv_wrong_dst++;
-			return NE_RX_WRONG_DST;
-		}
+	if (rl_get_be32(pkt.src) != qp->attr.dest_ipv4) {
+		nic->cnt.rcv_wrong_dst++;
+		return NE_RX_WRONG_DST;
 	}
 	/* DCQCN notification point: congestion seen on the way to us */
 	if (nic->cfg.dcqcn.np_enable && pkt.ecn == RL_ECN_CE && ne_op_is_request(op))

@@ -27,6 +27,29 @@
  * 4.096 us << timeout (IBA 11.2.4.2). */
 #define NE_TIMER_CODE_MAX 31
 #define NE_TIMEOUT_UNIT_NS 4096ull
+#define NE_NS_PER_S 1000000000ull
+#define NE_DSCP_MAX 63
+#define NE_FIRST_KEY 0x100u /* first MR key handed out */
+
+/* RoCE payloads are padded to a multiple of 4 bytes (BTH PadCnt 0..3). */
+#define NE_PAD_MAX 3u
+static inline uint32_t ne_pad_len(uint32_t payload)
+{
+	return (4 - (payload & 3)) & 3;
+}
+
+/* Nanoseconds a frame of flen bytes (wire overhead added) takes at rate_bps,
+ * rounded up; rate_bps > 0. */
+static inline uint64_t ne_wire_ns(size_t flen, uint64_t rate_bps)
+{
+	uint64_t bits = (uint64_t)(flen + NE_WIRE_OVERHEAD) * 8ull;
+
+	return (bits * NE_NS_PER_S + rate_bps - 1) / rate_bps;
+}
+
+/* No opcode (comp.opcode, resp.opcode before the first packet): outside the
+ * 8-bit opcodes, so ne_op_mask((uint8_t)NE_OP_NONE) is 0. */
+#define NE_OP_NONE (-1)
 /* MSNs count modulo 2^24. */
 #define NE_MSN_NEXT(msn) (((msn) + 1) & RL_24BIT_MASK)
 
@@ -100,7 +123,8 @@ struct ne_rsp_item {
 };
 
 /* DCQCN per-QP state (ne_dcqcn.c). Rates in bit/s, alpha in 1/2^20. */
-#define NE_DCQCN_ALPHA_ONE (1u << 20)
+#define NE_DCQCN_ALPHA_SHIFT 20
+#define NE_DCQCN_ALPHA_ONE (1u << NE_DCQCN_ALPHA_SHIFT)
 struct ne_dcqcn_qp {
 	bool active;            /* got a CNP once: alpha timer runs */
 	bool limited;           /* rc < rate_max: paced, rate timer and byte counter run */
@@ -152,7 +176,7 @@ struct ne_qp_req {
 /* Completer (ne_comp.c): acknowledgement position and retries. */
 struct ne_qp_comp {
 	uint32_t psn;        /* oldest PSN not yet acknowledged */
-	int opcode;          /* last READ response opcode, -1 none (ne_req_retry clears it) */
+	int opcode;          /* last READ response opcode, NE_OP_NONE none (ne_req_retry clears it) */
 	uint8_t retry_left, rnr_left;
 	bool started_retry;
 	uint64_t rto_at;     /* retransmit timer deadline or NE_NO_TIME (armed by ne_req.c) */
@@ -170,7 +194,7 @@ struct ne_rq {
 struct ne_qp_resp {
 	uint32_t psn;        /* expected PSN */
 	uint32_t msn;
-	int opcode;          /* last accepted request opcode, -1 none */
+	int opcode;          /* last accepted request opcode, NE_OP_NONE none */
 	bool sent_psn_nak;
 	uint64_t va;         /* WRITE in progress */
 	uint32_t rkey;

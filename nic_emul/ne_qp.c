@@ -9,7 +9,6 @@
 #define NE_MAX_RD_ATOMIC 16u
 #define NE_MAX_WR (1u << 20)           /* send or receive queue depth */
 #define NE_MAX_MSG_LEN 0x80000000u     /* 2 GiB, IBA's largest message */
-#define NE_DSCP_MAX 63
 #define NE_RETRY_MAX 7                 /* retry_cnt, rnr_retry: 3 bits */
 /* Attributes of a new QP (rxe's defaults). */
 #define NE_DEFAULT_PATH_MTU 1024
@@ -26,14 +25,14 @@ void ne_qp_reset(struct ne_qp *qp)
 	qp->req.max_valid = false;
 	qp->req.noack_pkts = 0;
 	qp->req.ready_ns = 0;
-	qp->comp.opcode = -1;
+	qp->comp.opcode = NE_OP_NONE;
 	qp->comp.retry_left = qp->attr.retry_cnt;
 	qp->comp.rnr_left = qp->attr.rnr_retry;
 	qp->comp.started_retry = false;
 	qp->comp.rto_at = NE_NO_TIME;
 	qp->resp.psn = qp->attr.rq_psn;
 	qp->resp.msn = 0;
-	qp->resp.opcode = -1;
+	qp->resp.opcode = NE_OP_NONE;
 	qp->resp.sent_psn_nak = false;
 	qp->resp.resid = 0;
 	qp->resp.has_rwqe = false;
@@ -321,7 +320,7 @@ int ne_qp_modify(struct ne_nic *nic, uint32_t qpn, const struct ne_qp_attr *attr
 		qp->state = NE_QPS_RTR;
 		qp->resp.psn = qp->attr.rq_psn;
 		qp->resp.msn = 0;
-		qp->resp.opcode = -1;
+		qp->resp.opcode = NE_OP_NONE;
 		qp->resp.sent_psn_nak = false;
 		break;
 	case NE_QPS_RTS:
@@ -329,7 +328,7 @@ int ne_qp_modify(struct ne_nic *nic, uint32_t qpn, const struct ne_qp_attr *attr
 		qp->req.psn = qp->comp.psn = qp->attr.sq_psn;
 		qp->req.off = 0;
 		qp->req.max_valid = false;
-		qp->comp.opcode = -1;
+		qp->comp.opcode = NE_OP_NONE;
 		qp->comp.retry_left = qp->attr.retry_cnt;
 		qp->comp.rnr_left = qp->attr.rnr_retry;
 		qp->comp.started_retry = false;

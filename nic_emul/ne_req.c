@@ -116,7 +116,7 @@ int ne_req_build(struct ne_nic *nic, struct ne_qp *qp, uint64_t now_ns, uint8_t 
 		uint32_t pl = rem < mtu ? rem : mtu;
 		bool first = off == 0, last = off + pl >= w->wr.length;
 		uint8_t op = pick_opcode(w->wr.opcode, first, last);
-		uint32_t pad = (4 - (pl & 3)) & 3;
+		uint32_t pad = ne_pad_len(pl);
 		size_t roce = ne_op_hdr_len(op) + pl + pad + RL_ICRC_LEN;
 		const uint8_t *src = NULL;
 
@@ -193,7 +193,7 @@ static void req_goto_comp(struct ne_qp *qp)
 void ne_req_retry(struct ne_qp *qp)
 {
 	req_goto_comp(qp);
-	qp->comp.opcode = -1;
+	qp->comp.opcode = NE_OP_NONE;
 }
 
 void ne_req_sync(struct ne_qp *qp)

@@ -227,7 +227,7 @@ static enum resp_state check_op_valid(struct resp_ctx *c)
  * request, class C. */
 static enum resp_state check_op_seq(struct resp_ctx *c)
 {
-	/* resp_opcode -1 (none) maps to an unknown opcode: mask 0 */
+	/* resp.opcode NE_OP_NONE maps to an unknown opcode: mask 0 */
 	uint32_t prev = ne_op_mask((uint8_t)c->qp->resp.opcode);
 	uint32_t open =
 		(prev & (NE_OPM_FIRST | NE_OPM_MIDDLE)) ? prev & (NE_OPM_SEND | NE_OPM_WRITE) : 0;
@@ -563,7 +563,7 @@ static size_t build_read_resp(struct ne_nic *nic, struct ne_qp *qp, struct ne_rs
 	uint32_t mtu = qp->attr.path_mtu;
 	uint32_t pl = it->resid < mtu ? it->resid : mtu;
 	bool last = it->resid <= mtu;
-	uint32_t pad = (4 - (pl & 3)) & 3;
+	uint32_t pad = ne_pad_len(pl);
 	const uint8_t *src = NULL;
 	struct ne_bth_fields bth;
 	size_t pos;

@@ -20,8 +20,6 @@
 
 #include "ne_priv.h"
 
-#define NE_NS_PER_S 1000000000ull
-
 int ne_sched_init(struct ne_nic *nic)
 {
 	struct ne_sched *s = &nic->sched;
@@ -232,7 +230,7 @@ static void run_timers(struct ne_nic *nic, uint64_t now_ns)
 
 static uint32_t qp_max_frame(const struct ne_qp *qp)
 {
-	return NE_HDR_LEN + RL_RETH_LEN + RL_IMMDT_LEN + qp->attr.path_mtu + 3 + RL_ICRC_LEN;
+	return NE_HDR_LEN + RL_RETH_LEN + RL_IMMDT_LEN + qp->attr.path_mtu + NE_PAD_MAX + RL_ICRC_LEN;
 }
 
 #define VISIT_STOP 2 /* a pending CNP ended the walk (sent or not) */
@@ -394,12 +392,8 @@ int ne_nic_poll_tx(struct ne_nic *nic, uint64_t now_ns, uint8_t *buf, size_t cap
 		ne_finish_icrc(buf, flen, nic->cfg.zero_payload);
 	nic->cnt.sent_pkts++;
 	nic->cnt.sent_bytes += flen;
-	if (nic->cfg.line_rate_bps) {
-		uint64_t bits = (uint64_t)(flen + NE_WIRE_OVERHEAD) * 8ull;
-
-		nic->link_free_ns = now_ns + (bits * 1000000000ull + nic->cfg.line_rate_bps - 1) /
-						     nic->cfg.line_rate_bps;
-	}
+	if (nic->cfg.line_rate_bps)
+		nic->link_free_ns = now_ns + ne_wire_ns(flen, nic->cfg.line_rate_bps);
 	*len = flen;
 	return 1;
 }
