@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * rl_opcode: the RoCEv2 Base Transport Header (layout, opcodes) and the one
- * table of which extended headers follow the BTH for each opcode (IBTA vol. 1 table 39 and section 9.3;
- * the same facts as Linux rxe_opcode.c).
+ * table of which extended headers follow the BTH for each opcode (IBTA
+ * vol. 1 table 39 and section 9.3; the same facts as Linux rxe_opcode.c).
  *
  * This is the lowest layer that knows opcodes: the frame parser
  * (rl_parse.c) reads headers by it, and the emulated NIC (nic_emul/
@@ -15,31 +15,31 @@
 #include <stdint.h>
 
 /* Header lengths in bytes. */
-#define RL_BTH_LEN 12
-#define RL_RETH_LEN 16
-#define RL_AETH_LEN 4
-#define RL_DETH_LEN 8
-#define RL_IMMDT_LEN 4
-#define RL_IETH_LEN 4
-#define RL_ATOMICETH_LEN 28
+#define RL_BTH_LEN          12
+#define RL_RETH_LEN         16
+#define RL_AETH_LEN         4
+#define RL_DETH_LEN         8
+#define RL_IMMDT_LEN        4
+#define RL_IETH_LEN         4
+#define RL_ATOMICETH_LEN    28
 #define RL_ATOMICACKETH_LEN 8
-#define RL_CNP_PAD_LEN 16 /* the reserved bytes after a CNP's BTH */
-#define RL_ICRC_LEN 4
+#define RL_CNP_PAD_LEN      16 /* the reserved bytes after a CNP's BTH */
+#define RL_ICRC_LEN         4
 
 /* Base Transport Header fields: byte offsets and bits (IBTA 9.2). */
-#define RL_BTH_FLAGS_OFF 1    /* SE, M, PadCnt, TVer */
-#define RL_BTH_SE 0x80u
-#define RL_BTH_MIGREQ 0x40u
+#define RL_BTH_FLAGS_OFF 1 /* SE, M, PadCnt, TVer */
+#define RL_BTH_SE        0x80u
+#define RL_BTH_MIGREQ    0x40u
 #define RL_BTH_PAD_SHIFT 4
-#define RL_BTH_PAD_MASK 3u    /* after the shift */
+#define RL_BTH_PAD_MASK  3u /* after the shift */
 #define RL_BTH_TVER_MASK 0x0Fu
-#define RL_BTH_PKEY_OFF 2
-#define RL_BTH_QPN_OFF 4      /* a 32-bit word: FECN, BECN, reserved, then the QPN */
-#define RL_BTH_FECN 0x80u     /* in the first byte of that word */
-#define RL_BTH_BECN 0x40u
-#define RL_BTH_PSN_OFF 8      /* a 32-bit word: AckReq, reserved, then the PSN */
-#define RL_BTH_ACKREQ 0x80000000u
-#define RL_24BIT_MASK 0xFFFFFFu /* QPNs, PSNs and MSNs are 24-bit */
+#define RL_BTH_PKEY_OFF  2
+#define RL_BTH_QPN_OFF   4     /* a 32-bit word: FECN, BECN, reserved, then the QPN */
+#define RL_BTH_FECN      0x80u /* in the first byte of that word */
+#define RL_BTH_BECN      0x40u
+#define RL_BTH_PSN_OFF   8 /* a 32-bit word: AckReq, reserved, then the PSN */
+#define RL_BTH_ACKREQ    0x80000000u
+#define RL_24BIT_MASK    0xFFFFFFu /* QPNs, PSNs and MSNs are 24-bit */
 
 /* BTH opcodes: the top 3 bits name the transport, the low 5 the operation. */
 #define RL_TRANSPORT_MASK 0xE0u
@@ -100,29 +100,29 @@ enum rl_ext {
  * rl_opcode_ext(), the enum RL_EXT_OF_<op> below (constants, for tables that
  * are built at compile time, as nic_emul's) and the set of RC opcodes.
  */
-#define RL_RC_OPCODES(X)                                     \
-	X(SEND_FIRST, 0)                                     \
-	X(SEND_MIDDLE, 0)                                    \
-	X(SEND_LAST, 0)                                      \
-	X(SEND_LAST_IMM, RL_EXT_IMMDT)                       \
-	X(SEND_ONLY, 0)                                      \
-	X(SEND_ONLY_IMM, RL_EXT_IMMDT)                       \
-	X(WRITE_FIRST, RL_EXT_RETH)                          \
-	X(WRITE_MIDDLE, 0)                                   \
-	X(WRITE_LAST, 0)                                     \
-	X(WRITE_LAST_IMM, RL_EXT_IMMDT)                      \
-	X(WRITE_ONLY, RL_EXT_RETH)                           \
-	X(WRITE_ONLY_IMM, RL_EXT_RETH | RL_EXT_IMMDT)        \
-	X(READ_REQUEST, RL_EXT_RETH)                         \
-	X(READ_RESP_FIRST, RL_EXT_AETH)                      \
-	X(READ_RESP_MIDDLE, 0)                               \
-	X(READ_RESP_LAST, RL_EXT_AETH)                       \
-	X(READ_RESP_ONLY, RL_EXT_AETH)                       \
-	X(ACK, RL_EXT_AETH)                                  \
-	X(ATOMIC_ACK, RL_EXT_AETH | RL_EXT_ATOMICACKETH)     \
-	X(CMP_SWAP, RL_EXT_ATOMICETH)                        \
-	X(FETCH_ADD, RL_EXT_ATOMICETH)                       \
-	X(SEND_LAST_INV, RL_EXT_IETH)                        \
+#define RL_RC_OPCODES(X)                                                                           \
+	X(SEND_FIRST, 0)                                                                           \
+	X(SEND_MIDDLE, 0)                                                                          \
+	X(SEND_LAST, 0)                                                                            \
+	X(SEND_LAST_IMM, RL_EXT_IMMDT)                                                             \
+	X(SEND_ONLY, 0)                                                                            \
+	X(SEND_ONLY_IMM, RL_EXT_IMMDT)                                                             \
+	X(WRITE_FIRST, RL_EXT_RETH)                                                                \
+	X(WRITE_MIDDLE, 0)                                                                         \
+	X(WRITE_LAST, 0)                                                                           \
+	X(WRITE_LAST_IMM, RL_EXT_IMMDT)                                                            \
+	X(WRITE_ONLY, RL_EXT_RETH)                                                                 \
+	X(WRITE_ONLY_IMM, RL_EXT_RETH | RL_EXT_IMMDT)                                              \
+	X(READ_REQUEST, RL_EXT_RETH)                                                               \
+	X(READ_RESP_FIRST, RL_EXT_AETH)                                                            \
+	X(READ_RESP_MIDDLE, 0)                                                                     \
+	X(READ_RESP_LAST, RL_EXT_AETH)                                                             \
+	X(READ_RESP_ONLY, RL_EXT_AETH)                                                             \
+	X(ACK, RL_EXT_AETH)                                                                        \
+	X(ATOMIC_ACK, RL_EXT_AETH | RL_EXT_ATOMICACKETH)                                           \
+	X(CMP_SWAP, RL_EXT_ATOMICETH)                                                              \
+	X(FETCH_ADD, RL_EXT_ATOMICETH)                                                             \
+	X(SEND_LAST_INV, RL_EXT_IETH)                                                              \
 	X(SEND_ONLY_INV, RL_EXT_IETH)
 
 /* RL_EXT_OF_<op>: the extended headers of RC operation <op>, from the table. */
@@ -132,13 +132,13 @@ enum rl_ext_of { RL_RC_OPCODES(RL_EXT_OF_ROW) };
 
 /* Bytes of the extended headers named by ext (enum rl_ext bits); a constant
  * expression when ext is one. */
-#define RL_EXT_HDR_LEN(ext)                                                         \
-	((((ext) & RL_EXT_RETH) ? RL_RETH_LEN : 0) + (((ext) & RL_EXT_AETH) ? RL_AETH_LEN : 0) + \
-	 (((ext) & RL_EXT_DETH) ? RL_DETH_LEN : 0) + (((ext) & RL_EXT_IMMDT) ? RL_IMMDT_LEN : 0) + \
-	 (((ext) & RL_EXT_IETH) ? RL_IETH_LEN : 0) +                                       \
-	 (((ext) & RL_EXT_ATOMICETH) ? RL_ATOMICETH_LEN : 0) +                             \
-	 (((ext) & RL_EXT_ATOMICACKETH) ? RL_ATOMICACKETH_LEN : 0) +                       \
-	 (((ext) & RL_EXT_CNP_PAD) ? RL_CNP_PAD_LEN : 0))
+#define RL_EXT_HDR_LEN(ext)                                                                        \
+	((((ext)&RL_EXT_RETH) ? RL_RETH_LEN : 0) + (((ext)&RL_EXT_AETH) ? RL_AETH_LEN : 0) +       \
+	 (((ext)&RL_EXT_DETH) ? RL_DETH_LEN : 0) + (((ext)&RL_EXT_IMMDT) ? RL_IMMDT_LEN : 0) +     \
+	 (((ext)&RL_EXT_IETH) ? RL_IETH_LEN : 0) +                                                 \
+	 (((ext)&RL_EXT_ATOMICETH) ? RL_ATOMICETH_LEN : 0) +                                       \
+	 (((ext)&RL_EXT_ATOMICACKETH) ? RL_ATOMICACKETH_LEN : 0) +                                 \
+	 (((ext)&RL_EXT_CNP_PAD) ? RL_CNP_PAD_LEN : 0))
 
 /*
  * Extended headers (enum rl_ext bits) that follow the BTH for this opcode

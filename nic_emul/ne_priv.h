@@ -47,8 +47,8 @@ static inline uint64_t ne_wire_ns(size_t flen, uint64_t rate_bps)
 	return (bits * NE_NS_PER_S + rate_bps - 1) / rate_bps;
 }
 
-/* No opcode (comp.opcode, resp.opcode before the first packet): outside the
- * 8-bit opcodes, so ne_op_mask((uint8_t)NE_OP_NONE) is 0. */
+/* No opcode (comp.opcode, resp.opcode before the first packet): as a uint8_t
+ * it is 255, outside the opcode table, so ne_op_mask() gives 0. */
 #define NE_OP_NONE (-1)
 /* MSNs count modulo 2^24. */
 #define NE_MSN_NEXT(msn) (((msn) + 1) & RL_24BIT_MASK)
