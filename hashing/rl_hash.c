@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include "rl_hash.h"
 
+#include <errno.h>
 #include <string.h>
 
 #include "rl_bytes.h"
@@ -24,11 +25,11 @@ static const char *const profile_names[RL_PROFILE_COUNT] = {
 static int index_of(const char *const *names, int n, const char *name)
 {
 	if (name == NULL)
-		return -1;
+		return -EINVAL;
 	for (int i = 0; i < n; i++)
 		if (strcmp(names[i], name) == 0)
 			return i;
-	return -1;
+	return -ENOENT;
 }
 
 const char *rl_hash_algo_name(enum rl_hash_algo algo)

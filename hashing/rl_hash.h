@@ -28,7 +28,7 @@ enum rl_hash_algo {
 
 /* Name ("crc16", "crc32", "crc32c", "xor", "toeplitz") of an algorithm; NULL when out of range. */
 const char *rl_hash_algo_name(enum rl_hash_algo algo);
-/* Algorithm by name; returns -1 for an unknown name. */
+/* Algorithm by name; returns -ENOENT for an unknown name, -EINVAL for NULL. */
 int rl_hash_algo_from_name(const char *name);
 
 /* Hash len bytes with algo and seed. An out-of-range algo returns 0. */
@@ -55,7 +55,7 @@ enum rl_hash_profile {
 
 /* Name ("5tuple", "eecmp", "dqpn", "3tuple") of a profile; NULL when out of range. */
 const char *rl_profile_name(enum rl_hash_profile profile);
-/* Profile by name; returns -1 for an unknown name. */
+/* Profile by name; returns -ENOENT for an unknown name, -EINVAL for NULL. */
 int rl_profile_from_name(const char *name);
 
 /* Largest key a profile produces: two IPv6 addresses, ports, proto, QPN. */

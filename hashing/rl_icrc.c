@@ -10,8 +10,10 @@
 /* CRC register over the masked LRH/IP/UDP/BTH part (everything before the BTH's end). */
 static uint32_t icrc_headers(const uint8_t *frame, const struct rl_pkt *pkt)
 {
-	/* Masked copies of the variant headers: at most 40 (IPv6) + 8 + 12 bytes. */
-	uint8_t hdr[40 + 8 + RL_BTH_LEN];
+	/* Masked copies of the variant headers: the IP header (IPv4 with options
+	 * is the longest: 60 bytes, IPv6 is 40), UDP and BTH. */
+	uint8_t hdr[RL_IPV4_HDR_MAX + RL_UDP_HDR_LEN + RL_BTH_LEN];
+	_Static_assert(RL_IPV4_HDR_MAX >= RL_IPV6_HDR_LEN, "hdr holds either IP header");
 	static const uint8_t lrh_ones[8] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
 
 	size_t n = pkt->l3_len;
@@ -25,11 +27,11 @@ static uint32_t icrc_headers(const uint8_t *frame, const struct rl_pkt *pkt)
 		hdr[1] = hdr[2] = hdr[3] = 0xff; /* traffic class low nibble, flow label */
 		hdr[7] = 0xff;                   /* hop limit */
 	}
-	memcpy(hdr + n, frame + pkt->l4_off, 8);
+	memcpy(hdr + n, frame + pkt->l4_off, RL_UDP_HDR_LEN);
 	hdr[n + 6] = hdr[n + 7] = 0xff; /* UDP checksum */
-	n += 8;
+	n += RL_UDP_HDR_LEN;
 	memcpy(hdr + n, frame + pkt->bth_off, RL_BTH_LEN);
-	hdr[n + 4] = 0xff; /* BTH reserved byte (FECN/BECN live here) */
+	hdr[n + RL_BTH_QPN_OFF] = 0xff; /* BTH reserved byte (FECN/BECN live here) */
 	n += RL_BTH_LEN;
 
 	uint32_t crc = rl_crc32_update(0xffffffffu, lrh_ones, sizeof(lrh_ones));
@@ -78,7 +80,7 @@ int rl_icrc_store(uint8_t *frame, const struct rl_pkt *pkt)
 	uint32_t crc = rl_icrc_compute(frame, pkt, &ok);
 
 	if (!ok)
-		return -1;
+		return -EINVAL;
 	rl_put_le32(frame + pkt->icrc_off, crc);
 	return 0;
 }

@@ -44,7 +44,7 @@ bool rl_icrc_verify(const uint8_t *frame, const struct rl_pkt *pkt);
 
 /*
  * Recompute and store the ICRC in place (after building or editing a
- * RoCEv2 packet). Returns 0, or -1 when pkt is not RoCEv2.
+ * RoCEv2 packet). Returns 0, or -EINVAL when pkt is not RoCEv2.
  */
 int rl_icrc_store(uint8_t *frame, const struct rl_pkt *pkt);
 

@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include "rl_nexthop.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 int rl_ecmp_modulo(uint32_t hash, unsigned n_members)
 {
-	return n_members ? (int)(hash % n_members) : -1;
+	return n_members ? (int)(hash % n_members) : -EINVAL;
 }
 
 static bool is_pow2(uint64_t x)
@@ -19,10 +20,10 @@ int rl_resilient_init(struct rl_resilient *rs, uint32_t n_buckets, unsigned n_me
 	memset(rs, 0, sizeof(*rs));
 	if (!is_pow2(n_buckets) || n_buckets < 2 || n_buckets > 65536 || n_members == 0 ||
 	    n_members > RL_NH_MAX_MEMBERS)
-		return -1;
+		return -EINVAL;
 	rs->bucket = calloc(n_buckets, sizeof(*rs->bucket));
 	if (rs->bucket == NULL)
-		return -1;
+		return -ENOMEM;
 	rs->n_buckets = n_buckets;
 	for (uint32_t b = 0; b < n_buckets; b++) {
 		rs->bucket[b] = (uint16_t)(b % n_members);
@@ -41,7 +42,7 @@ void rl_resilient_free(struct rl_resilient *rs)
 int rl_resilient_select(const struct rl_resilient *rs, uint32_t hash)
 {
 	if (rs->members == 0)
-		return -1;
+		return -ENOENT;
 	return rs->bucket[hash & (rs->n_buckets - 1)];
 }
 
@@ -61,8 +62,10 @@ static int extreme_member(const struct rl_resilient *rs, bool largest)
 
 int rl_resilient_remove(struct rl_resilient *rs, unsigned m)
 {
-	if (m >= RL_NH_MAX_MEMBERS || !(rs->members >> m & 1))
-		return -1;
+	if (m >= RL_NH_MAX_MEMBERS)
+		return -EINVAL;
+	if (!(rs->members >> m & 1))
+		return -ENOENT;
 	rs->members &= ~(1ull << m);
 	int moved = 0;
 
@@ -74,7 +77,7 @@ int rl_resilient_remove(struct rl_resilient *rs, unsigned m)
 		rs->load[to]++;
 		moved++;
 	}
-	/* An emptied group keeps its buckets pointing at m; select() returns -1 then. */
+	/* An emptied group keeps its buckets pointing at m; select() returns -ENOENT then. */
 	if (rs->members)
 		rs->load[m] = 0;
 	return moved;
@@ -82,8 +85,10 @@ int rl_resilient_remove(struct rl_resilient *rs, unsigned m)
 
 int rl_resilient_add(struct rl_resilient *rs, unsigned m)
 {
-	if (m >= RL_NH_MAX_MEMBERS || (rs->members >> m & 1))
-		return -1;
+	if (m >= RL_NH_MAX_MEMBERS)
+		return -EINVAL;
+	if (rs->members >> m & 1)
+		return -EEXIST;
 	if (rs->members == 0) { /* the group was empty: m takes every bucket */
 		for (uint32_t b = 0; b < rs->n_buckets; b++)
 			rs->bucket[b] = (uint16_t)m;
@@ -115,10 +120,10 @@ int rl_flowlet_init(struct rl_flowlet *fl, uint32_t n_entries, uint64_t timeout_
 {
 	memset(fl, 0, sizeof(*fl));
 	if (!is_pow2(n_entries) || n_entries > (1u << 24))
-		return -1;
+		return -EINVAL;
 	fl->e = calloc(n_entries, sizeof(*fl->e));
 	if (fl->e == NULL)
-		return -1;
+		return -ENOMEM;
 	fl->n_entries = n_entries;
 	fl->timeout_ns = timeout_ns;
 	fl->rng = seed ? seed : 0x9e3779b97f4a7c15ull; /* xorshift must not start at 0 */
@@ -146,7 +151,7 @@ int rl_flowlet_select(struct rl_flowlet *fl, uint32_t hash, uint64_t now_ns, uns
 
 	fl->packets++;
 	if (usable == 0)
-		return -1;
+		return -ENOENT;
 	if (e->valid && now_ns - e->last_ns <= fl->timeout_ns && (usable >> e->member & 1)) {
 		e->last_ns = now_ns;
 		return e->member;
@@ -174,7 +179,7 @@ int rl_pin_select(uint32_t dst_host_index, unsigned n_uplinks, uint64_t up_mask)
 	uint64_t usable = usable_mask(n_uplinks, up_mask);
 
 	if (usable == 0)
-		return -1;
+		return -ENOENT;
 	unsigned first = dst_host_index % n_uplinks;
 
 	for (unsigned i = 0; i < n_uplinks; i++) {
@@ -182,5 +187,5 @@ int rl_pin_select(uint32_t dst_host_index, unsigned n_uplinks, uint64_t up_mask)
 		if (usable >> c & 1)
 			return (int)c;
 	}
-	return -1; /* not reached: usable is non-zero */
+	return -ENOENT; /* not reached: usable is non-zero */
 }

@@ -33,7 +33,7 @@ static inline uint64_t rl_xorshift64(uint64_t *s)
 	return *s = x;
 }
 
-/* Modulo ECMP: hash mod n_members; returns -1 when n_members is 0. */
+/* Modulo ECMP: hash mod n_members; returns -EINVAL when n_members is 0. */
 int rl_ecmp_modulo(uint32_t hash, unsigned n_members);
 
 /* Resilient ECMP table. */
@@ -46,23 +46,26 @@ struct rl_resilient {
 
 /*
  * Create a table of n_buckets (a power of two, 2..65536) spread evenly over
- * n_members (1..RL_NH_MAX_MEMBERS) members. Returns 0, or -1 on a bad
- * argument or when memory runs out (rs is then left empty and safe to free).
+ * n_members (1..RL_NH_MAX_MEMBERS) members. Returns 0, -EINVAL on a bad
+ * argument or -ENOMEM when memory runs out (rs is then left empty and safe
+ * to free).
  */
 int rl_resilient_init(struct rl_resilient *rs, uint32_t n_buckets, unsigned n_members);
 void rl_resilient_free(struct rl_resilient *rs);
-/* Member for a hash; -1 when the group is empty. */
+/* Member for a hash; -ENOENT when the group is empty. */
 int rl_resilient_select(const struct rl_resilient *rs, uint32_t hash);
 /*
  * Take member m out: only its buckets move, spread over the remaining members
  * so their loads stay within one bucket of each other. Returns the number of
- * buckets moved, or -1 when m is not a member.
+ * buckets moved, -EINVAL when m >= RL_NH_MAX_MEMBERS, or -ENOENT when m
+ * is not a member.
  */
 int rl_resilient_remove(struct rl_resilient *rs, unsigned m);
 /*
  * Put member m (back) in: it takes buckets from the most loaded members until
  * loads are balanced; no bucket moves between two other members. Returns the
- * number of buckets moved, or -1 when m is out of range or already a member.
+ * number of buckets moved, -EINVAL when m >= RL_NH_MAX_MEMBERS, or -EEXIST
+ * when m is already a member.
  */
 int rl_resilient_add(struct rl_resilient *rs, unsigned m);
 
@@ -86,8 +89,8 @@ struct rl_flowlet {
 
 /*
  * Create a table of n_entries (a power of two, 1..2^24) with the gap timeout
- * and a seed for the choice of member of a new flowlet. Returns 0, or -1 on a
- * bad argument or out of memory.
+ * and a seed for the choice of member of a new flowlet. Returns 0, -EINVAL
+ * on a bad argument or -ENOMEM when memory runs out.
  */
 int rl_flowlet_init(struct rl_flowlet *fl, uint32_t n_entries, uint64_t timeout_ns, uint64_t seed);
 void rl_flowlet_free(struct rl_flowlet *fl);
@@ -95,8 +98,8 @@ void rl_flowlet_free(struct rl_flowlet *fl);
  * Member for a packet of flow `hash` seen at now_ns among n_members members
  * whose bit is set in up_mask (bit i: member i usable). A packet within
  * timeout_ns of its flow's previous one keeps that flow's member while it is
- * usable; otherwise a new flowlet picks a usable member at random. Returns -1
- * when no member is usable.
+ * usable; otherwise a new flowlet picks a usable member at random. Returns
+ * -ENOENT when no member is usable.
  */
 int rl_flowlet_select(struct rl_flowlet *fl, uint32_t hash, uint64_t now_ns, unsigned n_members,
 		      uint64_t up_mask);
@@ -104,7 +107,7 @@ int rl_flowlet_select(struct rl_flowlet *fl, uint32_t hash, uint64_t now_ns, uns
 /*
  * Path pinning by destination slice: uplink = dst_host_index mod n_uplinks,
  * and if that uplink is down (bit clear in up_mask), the next usable one.
- * Returns -1 when no uplink is usable.
+ * Returns -ENOENT when no uplink is usable.
  */
 int rl_pin_select(uint32_t dst_host_index, unsigned n_uplinks, uint64_t up_mask);
 

@@ -30,86 +30,6 @@ const char *rl_parse_strerror(int status)
 	}
 }
 
-/* Extended headers per operation (low 5 bits of the opcode) for RC. */
-static const uint8_t rc_ext[32] = {
-	[RL_OP_SEND_FIRST] = 0,
-	[RL_OP_SEND_MIDDLE] = 0,
-	[RL_OP_SEND_LAST] = 0,
-	[RL_OP_SEND_LAST_IMM] = RL_EXT_IMMDT,
-	[RL_OP_SEND_ONLY] = 0,
-	[RL_OP_SEND_ONLY_IMM] = RL_EXT_IMMDT,
-	[RL_OP_WRITE_FIRST] = RL_EXT_RETH,
-	[RL_OP_WRITE_MIDDLE] = 0,
-	[RL_OP_WRITE_LAST] = 0,
-	[RL_OP_WRITE_LAST_IMM] = RL_EXT_IMMDT,
-	[RL_OP_WRITE_ONLY] = RL_EXT_RETH,
-	[RL_OP_WRITE_ONLY_IMM] = RL_EXT_RETH | RL_EXT_IMMDT,
-	[RL_OP_READ_REQUEST] = RL_EXT_RETH,
-	[RL_OP_READ_RESP_FIRST] = RL_EXT_AETH,
-	[RL_OP_READ_RESP_MIDDLE] = 0,
-	[RL_OP_READ_RESP_LAST] = RL_EXT_AETH,
-	[RL_OP_READ_RESP_ONLY] = RL_EXT_AETH,
-	[RL_OP_ACK] = RL_EXT_AETH,
-	[RL_OP_ATOMIC_ACK] = RL_EXT_AETH | RL_EXT_ATOMICACKETH,
-	[RL_OP_CMP_SWAP] = RL_EXT_ATOMICETH,
-	[RL_OP_FETCH_ADD] = RL_EXT_ATOMICETH,
-	[RL_OP_SEND_LAST_INV] = RL_EXT_IETH,
-	[RL_OP_SEND_ONLY_INV] = RL_EXT_IETH,
-};
-
-/* Which RC operations exist (bit per low-5-bit opcode). */
-#define RC_OPS 0x00dfffffu /* 0..20, 22, 23 */
-/* UC: SEND and WRITE families only (0..11). */
-#define UC_OPS 0x00000fffu
-
-int rl_opcode_ext(uint8_t opcode)
-{
-	unsigned op = opcode & 0x1f;
-
-	switch (opcode & 0xe0) {
-	case RL_TRANSPORT_RC:
-		return (RC_OPS >> op) & 1 ? rc_ext[op] : -1;
-	case RL_TRANSPORT_UC:
-		return (UC_OPS >> op) & 1 ? rc_ext[op] : -1;
-	case RL_TRANSPORT_UD:
-		if (op == RL_OP_SEND_ONLY)
-			return RL_EXT_DETH;
-		if (op == RL_OP_SEND_ONLY_IMM)
-			return RL_EXT_DETH | RL_EXT_IMMDT;
-		return -1;
-	case RL_TRANSPORT_CNP:
-		return opcode == RL_OP_CNP ? RL_EXT_CNP_PAD : -1;
-	default: /* RD is not used by RoCEv2 endpoints we know */
-		return -1;
-	}
-}
-
-const char *rl_opcode_name(uint8_t opcode)
-{
-	static const char *const rc[32] = {
-		"RC SEND_FIRST", "RC SEND_MIDDLE", "RC SEND_LAST", "RC SEND_LAST_IMM", "RC SEND_ONLY",
-		"RC SEND_ONLY_IMM", "RC WRITE_FIRST", "RC WRITE_MIDDLE", "RC WRITE_LAST",
-		"RC WRITE_LAST_IMM", "RC WRITE_ONLY", "RC WRITE_ONLY_IMM", "RC READ_REQUEST",
-		"RC READ_RESP_FIRST", "RC READ_RESP_MIDDLE", "RC READ_RESP_LAST", "RC READ_RESP_ONLY",
-		"RC ACK", "RC ATOMIC_ACK", "RC CMP_SWAP", "RC FETCH_ADD", NULL, "RC SEND_LAST_INV",
-		"RC SEND_ONLY_INV",
-	};
-	static const char *const uc[12] = {
-		"UC SEND_FIRST", "UC SEND_MIDDLE", "UC SEND_LAST", "UC SEND_LAST_IMM", "UC SEND_ONLY",
-		"UC SEND_ONLY_IMM", "UC WRITE_FIRST", "UC WRITE_MIDDLE", "UC WRITE_LAST",
-		"UC WRITE_LAST_IMM", "UC WRITE_ONLY", "UC WRITE_ONLY_IMM",
-	};
-
-	if (rl_opcode_ext(opcode) < 0)
-		return "unknown";
-	switch (opcode & 0xe0) {
-	case RL_TRANSPORT_RC: return rc[opcode & 0x1f];
-	case RL_TRANSPORT_UC: return uc[opcode & 0x1f];
-	case RL_TRANSPORT_UD: return opcode == RL_OP_UD_SEND_ONLY ? "UD SEND_ONLY" : "UD SEND_ONLY_IMM";
-	default: return "CNP";
-	}
-}
-
 /* Parse the BTH and extended headers at off; end is where the ICRC begins + 4. */
 static int parse_roce(const uint8_t *f, uint32_t off, uint32_t end, struct rl_pkt *p)
 {
@@ -118,17 +38,21 @@ static int parse_roce(const uint8_t *f, uint32_t off, uint32_t end, struct rl_pk
 	if (end < off || end - off < RL_BTH_LEN + RL_ICRC_LEN)
 		return RL_PARSE_BTH_TRUNC;
 	const uint8_t *h = f + off;
+	const uint8_t flags = h[RL_BTH_FLAGS_OFF];
+	const uint32_t qpn_word = rl_get_be32(h + RL_BTH_QPN_OFF);
+	const uint32_t psn_word = rl_get_be32(h + RL_BTH_PSN_OFF);
+
 	b->opcode = h[0];
-	b->se = h[1] >> 7;
-	b->migreq = (h[1] >> 6) & 1;
-	b->padcnt = (h[1] >> 4) & 3;
-	b->tver = h[1] & 0xf;
-	b->pkey = rl_get_be16(h + 2);
-	b->fecn = h[4] >> 7;
-	b->becn = (h[4] >> 6) & 1;
-	b->dqpn = rl_get_be32(h + 4) & 0xffffff;
-	b->ackreq = h[8] >> 7;
-	b->psn = rl_get_be32(h + 8) & 0xffffff;
+	b->se = (flags & RL_BTH_SE) != 0;
+	b->migreq = (flags & RL_BTH_MIGREQ) != 0;
+	b->padcnt = (flags >> RL_BTH_PAD_SHIFT) & RL_BTH_PAD_MASK;
+	b->tver = flags & RL_BTH_TVER_MASK;
+	b->pkey = rl_get_be16(h + RL_BTH_PKEY_OFF);
+	b->fecn = (h[RL_BTH_QPN_OFF] & RL_BTH_FECN) != 0;
+	b->becn = (h[RL_BTH_QPN_OFF] & RL_BTH_BECN) != 0;
+	b->dqpn = qpn_word & RL_24BIT_MASK;
+	b->ackreq = (psn_word & RL_BTH_ACKREQ) != 0;
+	b->psn = psn_word & RL_24BIT_MASK;
 
 	p->is_roce = true;
 	p->bth_off = (uint16_t)off;
@@ -145,15 +69,15 @@ static int parse_roce(const uint8_t *f, uint32_t off, uint32_t end, struct rl_pk
 
 	/* The order of extended headers is fixed by the IBA spec (9.2). */
 	if (ext & RL_EXT_CNP_PAD) {
-		if (lim - x < 16)
+		if (lim - x < RL_CNP_PAD_LEN)
 			return RL_PARSE_EXT_TRUNC;
-		x += 16;
+		x += RL_CNP_PAD_LEN;
 	}
 	if (ext & RL_EXT_DETH) {
 		if (lim - x < RL_DETH_LEN)
 			return RL_PARSE_EXT_TRUNC;
 		b->deth_qkey = rl_get_be32(f + x);
-		b->deth_srcqp = rl_get_be32(f + x + 4) & 0xffffff;
+		b->deth_srcqp = rl_get_be32(f + x + 4) & RL_24BIT_MASK;
 		x += RL_DETH_LEN;
 	}
 	if (ext & RL_EXT_RETH) {
@@ -175,7 +99,7 @@ static int parse_roce(const uint8_t *f, uint32_t off, uint32_t end, struct rl_pk
 		if (lim - x < RL_AETH_LEN)
 			return RL_PARSE_EXT_TRUNC;
 		b->aeth_syndrome = f[x];
-		b->aeth_msn = rl_get_be32(f + x) & 0xffffff;
+		b->aeth_msn = rl_get_be32(f + x) & RL_24BIT_MASK;
 		x += RL_AETH_LEN;
 	}
 	if (ext & RL_EXT_ATOMICACKETH) {
@@ -208,29 +132,29 @@ static int parse_l4(const uint8_t *f, uint32_t off, uint32_t end, struct rl_pkt 
 	p->l4_off = (uint16_t)off;
 	if (p->proto != RL_IPPROTO_TCP && p->proto != RL_IPPROTO_UDP)
 		return RL_PARSE_OK;
-	if (end - off < (p->proto == RL_IPPROTO_UDP ? 8u : 4u))
+	if (end - off < (uint32_t)(p->proto == RL_IPPROTO_UDP ? RL_UDP_HDR_LEN : RL_L4_PORTS_LEN))
 		return RL_PARSE_L4_TRUNC;
 	p->sport = rl_get_be16(f + off);
 	p->dport = rl_get_be16(f + off + 2);
 	if (p->proto != RL_IPPROTO_UDP)
 		return RL_PARSE_OK;
 	uint16_t ulen = rl_get_be16(f + off + 4);
-	if (ulen < 8 || ulen > end - off)
+	if (ulen < RL_UDP_HDR_LEN || ulen > end - off)
 		return RL_PARSE_UDP_BAD_LEN;
 	if (p->dport != RL_ROCEV2_PORT)
 		return RL_PARSE_OK;
-	return parse_roce(f, off + 8, off + ulen, p);
+	return parse_roce(f, off + RL_UDP_HDR_LEN, off + ulen, p);
 }
 
 static int parse_ipv4(const uint8_t *f, uint32_t off, uint32_t len, struct rl_pkt *p)
 {
-	if (len - off < 20)
+	if (len - off < RL_IPV4_HDR_LEN)
 		return RL_PARSE_IPV4_TRUNC;
 	const uint8_t *h = f + off;
 	if (h[0] >> 4 != 4)
 		return RL_PARSE_IPV4_BAD_VERSION;
 	uint32_t ihl = (h[0] & 0xfu) * 4;
-	if (ihl < 20)
+	if (ihl < RL_IPV4_HDR_LEN)
 		return RL_PARSE_IPV4_BAD_IHL;
 	if (len - off < ihl)
 		return RL_PARSE_IPV4_TRUNC;
@@ -248,20 +172,20 @@ static int parse_ipv4(const uint8_t *f, uint32_t off, uint32_t len, struct rl_pk
 	p->ip_total_len = tot;
 	/* Only the first fragment carries ports; later ones hash on addresses. */
 	uint16_t frag = rl_get_be16(h + 6);
-	if (frag & 0x1fff)
+	if (frag & RL_IPV4_FRAG_OFF_MASK)
 		return RL_PARSE_OK;
 	return parse_l4(f, off + ihl, off + tot, p);
 }
 
 static int parse_ipv6(const uint8_t *f, uint32_t off, uint32_t len, struct rl_pkt *p)
 {
-	if (len - off < 40)
+	if (len - off < RL_IPV6_HDR_LEN)
 		return RL_PARSE_IPV6_TRUNC;
 	const uint8_t *h = f + off;
 	if (h[0] >> 4 != 6)
 		return RL_PARSE_IPV6_BAD_VERSION;
 	uint16_t plen = rl_get_be16(h + 4);
-	if (plen > len - off - 40)
+	if (plen > len - off - RL_IPV6_HDR_LEN)
 		return RL_PARSE_IPV6_BAD_PAYLEN;
 	uint8_t tc = (uint8_t)((h[0] << 4) | (h[1] >> 4));
 	p->ip_version = 6;
@@ -272,10 +196,10 @@ static int parse_ipv6(const uint8_t *f, uint32_t off, uint32_t len, struct rl_pk
 	p->ttl = h[7];
 	memcpy(p->src, h + 8, 16);
 	memcpy(p->dst, h + 24, 16);
-	p->l3_len = 40;
-	p->ip_total_len = (uint16_t)(40 + plen);
+	p->l3_len = RL_IPV6_HDR_LEN;
+	p->ip_total_len = (uint16_t)(RL_IPV6_HDR_LEN + plen);
 	/* Extension headers are not followed: the fabric sees none from RoCE or rxe. */
-	return parse_l4(f, off + 40, off + 40 + plen, p);
+	return parse_l4(f, off + RL_IPV6_HDR_LEN, off + RL_IPV6_HDR_LEN + plen, p);
 }
 
 int rl_parse(const uint8_t *frame, size_t len, struct rl_pkt *out)
@@ -286,23 +210,23 @@ int rl_parse(const uint8_t *frame, size_t len, struct rl_pkt *out)
 	if (len > UINT16_MAX)
 		len = UINT16_MAX; /* offsets are 16-bit; nothing in the fabric is larger */
 	out->frame_len = (uint32_t)len;
-	if (len < 14)
+	if (len < RL_ETH_HDR_LEN)
 		return RL_PARSE_ETH_TRUNC;
-	memcpy(out->dmac, frame, 6);
-	memcpy(out->smac, frame + 6, 6);
+	memcpy(out->dmac, frame, RL_ETH_ADDR_LEN);
+	memcpy(out->smac, frame + RL_ETH_ADDR_LEN, RL_ETH_ADDR_LEN);
 
-	uint32_t off = 12;
+	uint32_t off = RL_ETH_TYPE_OFF;
 	uint16_t et = rl_get_be16(frame + off);
 	while (et == RL_ETHERTYPE_VLAN || et == RL_ETHERTYPE_QINQ) {
 		if (out->n_vlans == 2)
 			return RL_PARSE_VLAN_TOO_MANY;
-		if (len - off < 6)
+		if (len - off < RL_VLAN_TAG_LEN + 2) /* the tag and the next EtherType */
 			return RL_PARSE_VLAN_TRUNC;
 		out->vlan_tci[out->n_vlans++] = rl_get_be16(frame + off + 2);
-		off += 4;
+		off += RL_VLAN_TAG_LEN;
 		et = rl_get_be16(frame + off);
 	}
-	off += 2;
+	off += 2; /* the EtherType */
 	out->ethertype = et;
 	out->l3_off = (uint16_t)off;
 

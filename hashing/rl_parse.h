@@ -17,6 +17,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "rl_opcode.h" /* opcodes, extended headers and their lengths */
+
 #define RL_ETHERTYPE_IPV4 0x0800
 #define RL_ETHERTYPE_IPV6 0x86DD
 #define RL_ETHERTYPE_ARP 0x0806
@@ -24,69 +26,24 @@
 #define RL_ETHERTYPE_QINQ 0x88A8
 #define RL_ETHERTYPE_PAUSE 0x8808 /* MAC control: 802.3x pause and 802.1Qbb PFC */
 
+/* Ethernet II: destination, source, EtherType (after any tags). */
+#define RL_ETH_ADDR_LEN 6
+#define RL_ETH_TYPE_OFF 12 /* the EtherType (or first tag's TPID) */
+#define RL_ETH_HDR_LEN 14
+#define RL_VLAN_TAG_LEN 4  /* TPID + TCI */
+
+#define RL_IPV4_HDR_LEN 20 /* without options (IHL 5) */
+#define RL_IPV4_HDR_MAX 60 /* with the most options (IHL 15) */
+#define RL_IPV4_FRAG_OFF_MASK 0x1FFF /* fragment offset bits of the flags/offset word */
+#define RL_IPV4_DF 0x4000            /* don't fragment, in the same word */
+#define RL_IPV6_HDR_LEN 40
+#define RL_ECN_CE 3 /* ECN field: congestion experienced */
+
 #define RL_IPPROTO_TCP 6
 #define RL_IPPROTO_UDP 17
+#define RL_UDP_HDR_LEN 8
+#define RL_L4_PORTS_LEN 4 /* source and destination port, TCP or UDP */
 #define RL_ROCEV2_PORT 4791
-
-#define RL_BTH_LEN 12
-#define RL_RETH_LEN 16
-#define RL_AETH_LEN 4
-#define RL_DETH_LEN 8
-#define RL_IMMDT_LEN 4
-#define RL_IETH_LEN 4
-#define RL_ATOMICETH_LEN 28
-#define RL_ATOMICACKETH_LEN 8
-#define RL_ICRC_LEN 4
-
-/* BTH opcodes: the top 3 bits name the transport, the low 5 the operation. */
-enum rl_transport {
-	RL_TRANSPORT_RC = 0x00,
-	RL_TRANSPORT_UC = 0x20,
-	RL_TRANSPORT_RD = 0x40,
-	RL_TRANSPORT_UD = 0x60,
-	RL_TRANSPORT_CNP = 0x80,
-};
-
-enum rl_opcode {
-	RL_OP_SEND_FIRST = 0,
-	RL_OP_SEND_MIDDLE = 1,
-	RL_OP_SEND_LAST = 2,
-	RL_OP_SEND_LAST_IMM = 3,
-	RL_OP_SEND_ONLY = 4,
-	RL_OP_SEND_ONLY_IMM = 5,
-	RL_OP_WRITE_FIRST = 6,
-	RL_OP_WRITE_MIDDLE = 7,
-	RL_OP_WRITE_LAST = 8,
-	RL_OP_WRITE_LAST_IMM = 9,
-	RL_OP_WRITE_ONLY = 10,
-	RL_OP_WRITE_ONLY_IMM = 11,
-	RL_OP_READ_REQUEST = 12,
-	RL_OP_READ_RESP_FIRST = 13,
-	RL_OP_READ_RESP_MIDDLE = 14,
-	RL_OP_READ_RESP_LAST = 15,
-	RL_OP_READ_RESP_ONLY = 16,
-	RL_OP_ACK = 17,
-	RL_OP_ATOMIC_ACK = 18,
-	RL_OP_CMP_SWAP = 19,
-	RL_OP_FETCH_ADD = 20,
-	RL_OP_SEND_LAST_INV = 22,
-	RL_OP_SEND_ONLY_INV = 23,
-	RL_OP_UD_SEND_ONLY = RL_TRANSPORT_UD | RL_OP_SEND_ONLY,         /* 100 */
-	RL_OP_UD_SEND_ONLY_IMM = RL_TRANSPORT_UD | RL_OP_SEND_ONLY_IMM, /* 101 */
-	RL_OP_CNP = 0x81,
-};
-
-/* Extended-header bits, set in rl_bth_info.ext for the headers present. */
-enum rl_ext {
-	RL_EXT_RETH = 1u << 0,
-	RL_EXT_AETH = 1u << 1,
-	RL_EXT_DETH = 1u << 2,
-	RL_EXT_IMMDT = 1u << 3,
-	RL_EXT_IETH = 1u << 4,
-	RL_EXT_ATOMICETH = 1u << 5,
-	RL_EXT_ATOMICACKETH = 1u << 6,
-	RL_EXT_CNP_PAD = 1u << 7, /* the 16 reserved bytes after a CNP's BTH */
-};
 
 /* Results of rl_parse(): 0 is success, each failure has its own code. */
 enum rl_parse_status {
@@ -183,14 +140,5 @@ struct rl_pkt {
  * packets not to port 4791 parse OK with is_roce false.
  */
 int rl_parse(const uint8_t *frame, size_t len, struct rl_pkt *out);
-
-/* Name of a BTH opcode ("RC SEND_ONLY", "UD SEND_ONLY", "CNP", ...), or "unknown". */
-const char *rl_opcode_name(uint8_t opcode);
-
-/*
- * Extended headers (enum rl_ext bits) that follow the BTH for this opcode,
- * or -1 for an opcode the parser does not know (those parse with ext = 0).
- */
-int rl_opcode_ext(uint8_t opcode);
 
 #endif /* RL_PARSE_H */

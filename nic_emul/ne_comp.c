@@ -19,7 +19,7 @@
  *   NE_WC_RETRY_EXC_ERR and the QP moves to ERROR;
  * - a late response (sent before a go-back-N rewind) may acknowledge PSNs
  *   the requester is about to resend: the requester is moved up to
- *   comp_psn (ne_req_sync), so that its WQE, offset and PSN stay consistent.
+ *   comp.psn (ne_req_sync), so that its WQE, offset and PSN stay consistent.
  * Differences from rxe (rxe_comp.c resets the counters and started_retry on
  * positive ACKs, READ responses and coalesced completions only, and
  * decrements retry_cnt on every timeout and sequence NAK it does not ignore):
@@ -27,7 +27,7 @@
  * - a sequence NAK that acknowledges new PSNs is forward progress too: it
  *   resets the counters and started_retry, so it starts a new retry even
  *   while an older one is in progress (rxe waits for the timeout);
- * - a timeout or NAK that finds nothing sent after comp_psn resends nothing
+ * - a timeout or NAK that finds nothing sent after comp.psn resends nothing
  *   and does not count as a retry (rxe decrements retry_cnt anyway).
  * Without the last two, heavy reordering (many NAKs, several for the PSN
  * the requester sends next) exhausted a finite retry_cnt, or waited for
@@ -42,9 +42,9 @@
 
 static struct ne_swqe *head_wqe(const struct ne_qp *qp)
 {
-	if (qp->sq_head == qp->sq_tail)
+	if (qp->sq.head == qp->sq.tail)
 		return NULL;
-	return &qp->sq[qp->sq_head % qp->sq_size];
+	return &qp->sq.wqe[qp->sq.head % qp->sq.size];
 }
 
 static enum ne_wc_opcode wc_opcode(enum ne_wr_opcode op)
@@ -81,12 +81,12 @@ void ne_comp_wqe(struct ne_nic *nic, struct ne_qp *qp, enum ne_wc_status st)
 	}
 	if (st == NE_WC_SUCCESS && wc_opcode(w->wr.opcode) == NE_WC_SEND)
 		nic->cnt.rdma_sends++;
-	if (st == NE_WC_SUCCESS && ne_psn_cmp(w->last_psn, qp->comp_psn) >= 0)
-		qp->comp_psn = ne_psn_add(w->last_psn, 1);
-	qp->comp_opcode = -1;
-	qp->sq_head++;
-	if ((int32_t)(qp->sq_next - qp->sq_head) < 0)
-		qp->sq_next = qp->sq_head;
+	if (st == NE_WC_SUCCESS && ne_psn_cmp(w->last_psn, qp->comp.psn) >= 0)
+		qp->comp.psn = ne_psn_add(w->last_psn, 1);
+	qp->comp.opcode = NE_OP_NONE;
+	qp->sq.head++;
+	if ((int32_t)(qp->sq.next - qp->sq.head) < 0)
+		qp->sq.next = qp->sq.head;
 	if (st != NE_WC_SUCCESS)
 		ne_qp_to_error(nic, qp);
 }
@@ -101,10 +101,10 @@ static bool outstanding(const struct ne_qp *qp)
 static void rearm(struct ne_qp *qp, uint64_t now_ns)
 {
 	if (qp->state == NE_QPS_RTS && outstanding(qp) && qp->attr.timeout &&
-	    ne_psn_cmp(qp->req_psn, qp->comp_psn) > 0)
-		qp->rto_at = now_ns + ne_timeout_ns(qp->attr.timeout);
+	    ne_psn_cmp(qp->req.psn, qp->comp.psn) > 0)
+		qp->comp.rto_at = now_ns + ne_timeout_ns(qp->attr.timeout);
 	else
-		qp->rto_at = NE_NO_TIME;
+		qp->comp.rto_at = NE_NO_TIME;
 }
 
 static void do_retry(struct ne_nic *nic, struct ne_qp *qp, bool timeout)
@@ -113,21 +113,21 @@ static void do_retry(struct ne_nic *nic, struct ne_qp *qp, bool timeout)
 
 	if (!w || w->state != NE_WQE_PENDING)
 		return;
-	if (qp->started_retry && !timeout)
+	if (qp->comp.started_retry && !timeout)
 		return;
-	/* Nothing was sent after comp_psn (a NAK naming the very PSN the
+	/* Nothing was sent after comp.psn (a NAK naming the very PSN the
 	 * requester sends next, typically after a rewind with packets of the
 	 * first transmission still in flight): nothing to resend, so this is
 	 * not a retry and costs no retry_cnt (rxe decrements here too, but
 	 * treats retry_cnt 7 as infinite). */
-	if (ne_psn_cmp(qp->req_psn, qp->comp_psn) <= 0)
+	if (ne_psn_cmp(qp->req.psn, qp->comp.psn) <= 0)
 		return;
-	if (qp->retry_left > 0) {
-		qp->retry_left--;
+	if (qp->comp.retry_left > 0) {
+		qp->comp.retry_left--;
 		nic->cnt.completer_retry_err++;
 		ne_req_retry(qp);
-		qp->started_retry = true;
-		qp->rto_at = NE_NO_TIME; /* re-armed by the retransmission */
+		qp->comp.started_retry = true;
+		qp->comp.rto_at = NE_NO_TIME; /* re-armed by the retransmission */
 		return;
 	}
 	nic->cnt.retry_exceeded_err++;
@@ -136,13 +136,13 @@ static void do_retry(struct ne_nic *nic, struct ne_qp *qp, bool timeout)
 
 void ne_comp_timer(struct ne_nic *nic, struct ne_qp *qp, uint64_t now_ns)
 {
-	qp->rto_at = NE_NO_TIME;
-	if (qp->state != NE_QPS_RTS || !outstanding(qp) || ne_psn_cmp(qp->req_psn, qp->comp_psn) <= 0)
+	qp->comp.rto_at = NE_NO_TIME;
+	if (qp->state != NE_QPS_RTS || !outstanding(qp) || ne_psn_cmp(qp->req.psn, qp->comp.psn) <= 0)
 		return;
 	nic->cnt.timeouts++;
 	do_retry(nic, qp, true);
-	if (qp->state == NE_QPS_RTS && qp->rto_at == NE_NO_TIME && outstanding(qp) &&
-	    ne_psn_cmp(qp->req_psn, qp->comp_psn) > 0)
+	if (qp->state == NE_QPS_RTS && qp->comp.rto_at == NE_NO_TIME && outstanding(qp) &&
+	    ne_psn_cmp(qp->req.psn, qp->comp.psn) > 0)
 		rearm(qp, now_ns);
 }
 
@@ -155,9 +155,9 @@ static bool is_read_resp(uint8_t op)
 
 static void progress(struct ne_qp *qp)
 {
-	qp->retry_left = qp->attr.retry_cnt;
-	qp->rnr_left = qp->attr.rnr_retry;
-	qp->started_retry = false;
+	qp->comp.retry_left = qp->attr.retry_cnt;
+	qp->comp.rnr_left = qp->attr.rnr_retry;
+	qp->comp.started_retry = false;
 }
 
 /* A READ response at the expected PSN for the READ WQE w. */
@@ -168,8 +168,8 @@ static int read_resp(struct ne_nic *nic, struct ne_qp *qp, struct ne_swqe *w,
 	uint32_t mtu = qp->attr.path_mtu;
 	uint32_t off = (uint32_t)ne_psn_diff(pkt->bth.psn, w->first_psn) * mtu;
 	uint32_t rem = w->wr.length > off ? w->wr.length - off : 0;
-	/* comp_opcode is a READ response opcode or -1 (mask 0) */
-	bool mid_msg = ne_op_any((uint8_t)qp->comp_opcode, NE_OPM_FIRST | NE_OPM_MIDDLE);
+	/* comp.opcode is a READ response opcode or NE_OP_NONE (mask 0) */
+	bool mid_msg = ne_op_any((uint8_t)qp->comp.opcode, NE_OPM_FIRST | NE_OPM_MIDDLE);
 	bool want_last = rem <= mtu;
 	uint32_t expect;
 	uint8_t *dst;
@@ -190,8 +190,8 @@ static int read_resp(struct ne_nic *nic, struct ne_qp *qp, struct ne_swqe *w,
 		}
 		ne_payload_in(nic, dst, frame + pkt->payload_off, expect);
 	}
-	qp->comp_psn = ne_psn_add(pkt->bth.psn, 1);
-	qp->comp_opcode = op;
+	qp->comp.psn = ne_psn_add(pkt->bth.psn, 1);
+	qp->comp.opcode = op;
 	progress(qp);
 	if (want_last)
 		ne_comp_wqe(nic, qp, NE_WC_SUCCESS);
@@ -234,7 +234,7 @@ struct comp_ctx {
 	uint32_t psn;
 	uint8_t syn;       /* AETH syndrome */
 	struct ne_swqe *w; /* oldest WQE, set by get_wqe */
-	int d;             /* psn against comp_psn, set by check_psn */
+	int d;             /* psn against comp.psn, set by check_psn */
 	int rc;            /* what ne_comp_rx returns */
 };
 
@@ -253,10 +253,10 @@ static bool wqe_is_read(const struct ne_swqe *w)
 	return w->wr.opcode == NE_WR_RDMA_READ;
 }
 
-/* PSN against the WQE and comp_psn. Beyond the WQE's last PSN: a SEND/WRITE
+/* PSN against the WQE and comp.psn. Beyond the WQE's last PSN: a SEND/WRITE
  * is complete (coalesced ACK, next WQE), a READ lost responses (retry).
- * Before comp_psn: only the ACK of a SEND/WRITE's last PSN completes it,
- * anything else is stale. A READ response beyond comp_psn is a gap: stale,
+ * Before comp.psn: only the ACK of a SEND/WRITE's last PSN completes it,
+ * anything else is stale. A READ response beyond comp.psn is a gap: stale,
  * the retransmit timer recovers. */
 static enum comp_state check_psn(struct comp_ctx *c)
 {
@@ -272,7 +272,7 @@ static enum comp_state check_psn(struct comp_ctx *c)
 		ne_comp_wqe(c->nic, qp, NE_WC_SUCCESS);
 		return COMPST_GET_WQE;
 	}
-	c->d = ne_psn_cmp(c->psn, qp->comp_psn);
+	c->d = ne_psn_cmp(c->psn, qp->comp.psn);
 	if (c->d < 0) {
 		if (c->op == RL_OP_ACK && c->psn == w->last_psn &&
 		    (c->syn & NE_AETH_TYPE_MASK) == NE_AETH_ACK && !wqe_is_read(w)) {
@@ -287,7 +287,7 @@ static enum comp_state check_psn(struct comp_ctx *c)
 	return COMPST_CHECK_ACK;
 }
 
-/* Kind of response: a READ response at comp_psn for a READ WQE, or an
+/* Kind of response: a READ response at comp.psn for a READ WQE, or an
  * ACK/RNR NAK/NAK by the AETH type; anything else is stale. */
 static enum comp_state check_ack(struct comp_ctx *c)
 {
@@ -323,7 +323,7 @@ static enum comp_state do_ack(struct comp_ctx *c)
 	if (c->psn == c->w->last_psn)
 		ne_comp_wqe(c->nic, qp, NE_WC_SUCCESS);
 	else
-		qp->comp_psn = ne_psn_add(c->psn, 1);
+		qp->comp.psn = ne_psn_add(c->psn, 1);
 	return COMPST_EXIT;
 }
 
@@ -334,16 +334,16 @@ static enum comp_state do_rnr(struct comp_ctx *c)
 	struct ne_qp *qp = c->qp;
 
 	c->nic->cnt.rcvd_rnr_err++;
-	qp->comp_psn = c->psn;
-	if (qp->rnr_left == 0) {
+	qp->comp.psn = c->psn;
+	if (qp->comp.rnr_left == 0) {
 		c->nic->cnt.retry_rnr_exceeded_err++;
 		ne_comp_wqe(c->nic, qp, NE_WC_RNR_RETRY_EXC_ERR);
 	} else {
-		if (qp->rnr_left != NE_RNR_RETRY_INFINITE)
-			qp->rnr_left--;
-		qp->tx_ready_ns = c->now_ns + ne_rnr_timer_ns(c->syn & NE_AETH_VALUE_MASK);
+		if (qp->comp.rnr_left != NE_RNR_RETRY_INFINITE)
+			qp->comp.rnr_left--;
+		qp->req.ready_ns = c->now_ns + ne_rnr_timer_ns(c->syn & NE_AETH_VALUE_MASK);
 		ne_req_retry(qp);
-		qp->rto_at = NE_NO_TIME;
+		qp->comp.rto_at = NE_NO_TIME;
 	}
 	return COMPST_DONE;
 }
@@ -356,12 +356,12 @@ static enum comp_state do_nak(struct comp_ctx *c)
 
 	switch (c->syn) {
 	case NE_AETH_NAK_PSN_SEQ:
-		if (ne_psn_cmp(c->psn, qp->comp_psn) > 0) {
+		if (ne_psn_cmp(c->psn, qp->comp.psn) > 0) {
 			/* implicitly acknowledges everything before psn: forward
 			 * progress, and a new sequence error that the retry in
 			 * progress (if any) does not cover */
 			c->nic->cnt.rcvd_seq_err++;
-			qp->comp_psn = c->psn;
+			qp->comp.psn = c->psn;
 			progress(qp);
 		}
 		do_retry(c->nic, qp, false);
@@ -413,7 +413,7 @@ int ne_comp_rx(struct ne_nic *nic, struct ne_qp *qp, const uint8_t *frame,
 		.syn = pkt->bth.aeth_syndrome,
 		.rc = NE_RX_OK,
 	};
-	uint32_t old_head = qp->sq_head, old_comp = qp->comp_psn;
+	uint32_t old_head = qp->sq.head, old_comp = qp->comp.psn;
 	enum comp_state st = COMPST_GET_WQE;
 
 	if (c.op == RL_OP_ACK) {
@@ -428,8 +428,8 @@ int ne_comp_rx(struct ne_nic *nic, struct ne_qp *qp, const uint8_t *frame,
 		return c.rc;
 	/* forward progress restarts the retransmit timer (or stops it); a late
 	 * response from before a rewind may have acknowledged PSNs beyond the
-	 * requester's position: move the requester up to comp_psn first */
-	if (qp->sq_head != old_head || qp->comp_psn != old_comp) {
+	 * requester's position: move the requester up to comp.psn first */
+	if (qp->sq.head != old_head || qp->comp.psn != old_comp) {
 		if (qp->state == NE_QPS_RTS)
 			ne_req_sync(qp);
 		rearm(qp, now_ns);

@@ -59,7 +59,7 @@ void ne_dcqcn_resolve(struct ne_nic_config *cfg)
 		c->hai_rate_bps = d.hai_rate_bps;
 	if (!c->cnp_interval_ns)
 		c->cnp_interval_ns = d.cnp_interval_ns;
-	if (!c->cnp_dscp || c->cnp_dscp > 63)
+	if (!c->cnp_dscp || c->cnp_dscp > NE_DSCP_MAX)
 		c->cnp_dscp = d.cnp_dscp;
 }
 
@@ -156,7 +156,7 @@ void ne_dcqcn_cnp(struct ne_nic *nic, struct ne_qp *qp, uint64_t now_ns)
 	}
 	d->rt = d->rc;
 	/* RC x alpha / 2 with alpha in 1/2^20: RC < 2^43 for rates below 8 Tbit/s */
-	cut = (d->rc * (uint64_t)d->alpha) >> 21;
+	cut = (d->rc * (uint64_t)d->alpha) >> (NE_DCQCN_ALPHA_SHIFT + 1);
 	d->rc = d->rc - cut;
 	if (d->rc < c->rate_min_bps)
 		d->rc = c->rate_min_bps;
@@ -177,7 +177,6 @@ void ne_dcqcn_sent(struct ne_nic *nic, struct ne_qp *qp, uint64_t now_ns, size_t
 {
 	const struct ne_dcqcn_config *c = &nic->cfg.dcqcn;
 	struct ne_dcqcn_qp *d = &qp->dc;
-	uint64_t bits;
 
 	if (!d->limited)
 		return;
@@ -189,8 +188,7 @@ void ne_dcqcn_sent(struct ne_nic *nic, struct ne_qp *qp, uint64_t now_ns, size_t
 	if (!d->limited)
 		return;
 	/* the gap this frame takes at RC, wire overhead included, rounded up */
-	bits = (uint64_t)(flen + NE_WIRE_OVERHEAD) * 8ull;
-	d->next_tx_ns = now_ns + (bits * 1000000000ull + d->rc - 1) / d->rc;
+	d->next_tx_ns = now_ns + ne_wire_ns(flen, d->rc);
 }
 
 void ne_dcqcn_np_ce(struct ne_nic *nic, struct ne_qp *qp, uint64_t now_ns)
@@ -223,10 +221,10 @@ int ne_dcqcn_build_cnp(struct ne_nic *nic, struct ne_qp *qp, uint8_t *buf, size_
 	bth.opcode = RL_OP_CNP;
 	bth.dqpn = qp->attr.dest_qpn;
 	bth.psn = 0;
-	pos = ne_build_hdrs(nic, &tmp, buf, RL_BTH_LEN + 16 + RL_ICRC_LEN, &bth);
-	buf[pos + 4] |= 0x40; /* BECN */
-	memset(buf + pos + RL_BTH_LEN, 0, 16 + RL_ICRC_LEN);
-	*len = pos + RL_BTH_LEN + 16 + RL_ICRC_LEN;
+	pos = ne_build_hdrs(nic, &tmp, buf, RL_BTH_LEN + RL_CNP_PAD_LEN + RL_ICRC_LEN, &bth);
+	buf[pos + RL_BTH_QPN_OFF] |= RL_BTH_BECN;
+	memset(buf + pos + RL_BTH_LEN, 0, RL_CNP_PAD_LEN + RL_ICRC_LEN);
+	*len = pos + RL_BTH_LEN + RL_CNP_PAD_LEN + RL_ICRC_LEN;
 	nic->cnt.cnp_sent++;
 	return 1;
 }

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "ne_priv.h"
+#include "rl_bytes.h"
 #include "rl_icrc.h"
 
 const char *const ne_counter_names[] = {
@@ -32,10 +33,10 @@ void ne_nic_config_default(struct ne_nic_config *cfg)
 	memset(cfg, 0, sizeof(*cfg));
 	cfg->ttl = 64;
 	cfg->sport_policy = NE_SPORT_RXE;
-	cfg->sport_fixed = 0xC000;
+	cfg->sport_fixed = NE_SPORT_BASE;
 	cfg->max_qps = 256;
 	cfg->max_mrs = 256;
-	cfg->first_qpn = 0x11;
+	cfg->first_qpn = NE_FIRST_QPN_DEFAULT;
 	ne_dcqcn_config_default(&cfg->dcqcn);
 }
 
@@ -50,13 +51,13 @@ struct ne_nic *ne_nic_create(const struct ne_nic_config *cfg)
 		return NULL;
 	nic->cfg = *cfg;
 	ne_dcqcn_resolve(&nic->cfg);
-	if (nic->cfg.first_qpn == 0 || nic->cfg.first_qpn > 0xFFFFFF)
-		nic->cfg.first_qpn = 0x11;
+	if (nic->cfg.first_qpn == 0 || nic->cfg.first_qpn > NE_QPN_MAX)
+		nic->cfg.first_qpn = NE_FIRST_QPN_DEFAULT;
 	nic->link_up = true;
 	nic->ip_id = cfg->ip_id;
 	nic->nqps = cfg->max_qps;
 	nic->next_qpn = nic->cfg.first_qpn;
-	nic->next_key = 0x100;
+	nic->next_key = NE_FIRST_KEY;
 	nic->qps = calloc(nic->nqps, sizeof(*nic->qps));
 	nic->mrs = calloc(cfg->max_mrs, sizeof(*nic->mrs));
 	nic->qpc_head = nic->qpc_tail = NE_QPC_NIL;
@@ -72,10 +73,10 @@ struct ne_nic *ne_nic_create(const struct ne_nic_config *cfg)
 
 static void qp_free(struct ne_qp *qp)
 {
-	free(qp->sq);
-	free(qp->rq);
-	free(qp->res);
-	free(qp->rsp);
+	free(qp->sq.wqe);
+	free(qp->rq.wqe);
+	free(qp->resp.res);
+	free(qp->resp.rsp);
 	memset(qp, 0, sizeof(*qp));
 }
 
@@ -461,9 +462,8 @@ int ne_nic_rx(struct ne_nic *nic, const uint8_t *frame, size_t len, uint64_t now
 		nic->cnt.rcv_not_roce++;
 		return NE_RX_NOT_ROCE;
 	}
-	if (memcmp(pkt.dmac, nic->cfg.mac, 6) != 0 ||
-	    ((uint32_t)pkt.dst[0] << 24 | (uint32_t)pkt.dst[1] << 16 |
-	     (uint32_t)pkt.dst[2] << 8 | pkt.dst[3]) != nic->cfg.ipv4) {
+	if (memcmp(pkt.dmac, nic->cfg.mac, RL_ETH_ADDR_LEN) != 0 ||
+	    rl_get_be32(pkt.dst) != nic->cfg.ipv4) {
 		nic->cnt.rcv_wrong_dst++;
 		return NE_RX_WRONG_DST;
 	}
@@ -503,25 +503,20 @@ int ne_nic_rx(struct ne_nic *nic, const uint8_t *frame, size_t len, uint64_t now
 		nic->cnt.rcv_bad_state++;
 		return NE_RX_BAD_STATE;
 	}
-	{
-		uint32_t sip = (uint32_t)pkt.src[0] << 24 | (uint32_t)pkt.src[1] << 16 |
-			       (uint32_t)pkt.src[2] << 8 | pkt.src[3];
-
-		if (sip != qp->attr.dest_ipv4) {
-			nic->cnt.rcv_wrong_dst++;
-			return NE_RX_WRONG_DST;
-		}
+	if (rl_get_be32(pkt.src) != qp->attr.dest_ipv4) {
+		nic->cnt.rcv_wrong_dst++;
+		return NE_RX_WRONG_DST;
 	}
 	/* DCQCN notification point: congestion seen on the way to us */
-	if (nic->cfg.dcqcn.np_enable && pkt.ecn == 3 && ne_op_is_request(op))
+	if (nic->cfg.dcqcn.np_enable && pkt.ecn == RL_ECN_CE && ne_op_is_request(op))
 		ne_dcqcn_np_ce(nic, qp, now_ns);
 	if (!ne_qpc_touch(nic, qp->qpn)) {
 		uint64_t t = now_ns + nic->cfg.qpc_miss_ns;
 
-		if (qp->resp_ready_ns < t)
-			qp->resp_ready_ns = t;
-		if (qp->tx_ready_ns < t)
-			qp->tx_ready_ns = t;
+		if (qp->resp.ready_ns < t)
+			qp->resp.ready_ns = t;
+		if (qp->req.ready_ns < t)
+			qp->req.ready_ns = t;
 	}
 	if (ne_op_is_request(op))
 		return ne_resp_rx(nic, qp, frame, &pkt, now_ns);

@@ -4,7 +4,10 @@
  * of rxe_opcode.c): per opcode its name, a mask of properties and the length
  * of its headers (BTH and extended headers, without payload, pad and ICRC).
  * Requester, responder, completer and packet builder ask this table instead
- * of deciding opcode facts with their own switch or if chains.
+ * of deciding opcode facts with their own switch or if chains. Which
+ * extended headers an opcode carries (the RETH/AETH/IMMDT bits, hdr_len)
+ * is not written here: ne_opcode.c derives it from hashing's one opcode
+ * table (RL_RC_OPCODES in hashing/rl_opcode.h), the one the parser reads.
  * Opcodes outside the table (atomics, SEND with invalidate, UC, UD, CNP)
  * have mask 0: neither request nor response, so the NIC drops them.
  */

@@ -4,11 +4,14 @@
  * checksum 0, BTH, extended headers; ICRC (hashing/rl_icrc). The
  * layout and field values are those Linux rxe puts on the wire.
  */
+#include <errno.h>
 #include <string.h>
 
 #include "ne_priv.h"
 #include "rl_bytes.h"
 #include "rl_icrc.h"
+
+#define IPV4_VERSION_IHL5 0x45 /* version 4, a 20-byte header (no options) */
 
 void ne_put_be32(uint8_t *p, uint32_t v)
 {
@@ -34,14 +37,14 @@ void ne_put_reth(uint8_t *p, uint64_t va, uint32_t rkey, uint32_t len)
 
 void ne_put_aeth(uint8_t *p, uint8_t syndrome, uint32_t msn)
 {
-	ne_put_be32(p, ((uint32_t)syndrome << 24) | (msn & 0xFFFFFFu));
+	ne_put_be32(p, ((uint32_t)syndrome << 24) | (msn & RL_24BIT_MASK));
 }
 
 static uint16_t ipv4_csum(const uint8_t *h)
 {
 	uint32_t s = 0;
 
-	for (int i = 0; i < 20; i += 2)
+	for (int i = 0; i < RL_IPV4_HDR_LEN; i += 2)
 		s += ((uint32_t)h[i] << 8) | h[i + 1];
 	while (s >> 16)
 		s = (s & 0xFFFF) + (s >> 16);
@@ -51,18 +54,18 @@ static uint16_t ipv4_csum(const uint8_t *h)
 size_t ne_build_hdrs(struct ne_nic *nic, const struct ne_qp *qp, uint8_t *buf,
 		     size_t roce_len, const struct ne_bth_fields *bth)
 {
-	uint8_t *ip = buf + 14, *udp = ip + 20, *b = udp + 8;
-	uint16_t udp_len = (uint16_t)(8 + roce_len);
+	uint8_t *ip = buf + RL_ETH_HDR_LEN, *udp = ip + RL_IPV4_HDR_LEN, *b = udp + RL_UDP_HDR_LEN;
+	uint16_t udp_len = (uint16_t)(RL_UDP_HDR_LEN + roce_len);
 
-	memcpy(buf, qp->attr.dest_mac, 6);
-	memcpy(buf + 6, nic->cfg.mac, 6);
-	put_be16(buf + 12, RL_ETHERTYPE_IPV4);
+	memcpy(buf, qp->attr.dest_mac, RL_ETH_ADDR_LEN);
+	memcpy(buf + RL_ETH_ADDR_LEN, nic->cfg.mac, RL_ETH_ADDR_LEN);
+	put_be16(buf + RL_ETH_TYPE_OFF, RL_ETHERTYPE_IPV4);
 
-	ip[0] = 0x45;
+	ip[0] = IPV4_VERSION_IHL5;
 	ip[1] = (uint8_t)(qp->attr.dscp << 2); /* ECN not-ECT, as rxe */
-	put_be16(ip + 2, (uint16_t)(20 + udp_len));
+	put_be16(ip + 2, (uint16_t)(RL_IPV4_HDR_LEN + udp_len));
 	put_be16(ip + 4, nic->ip_id++);
-	put_be16(ip + 6, 0x4000); /* DF */
+	put_be16(ip + 6, RL_IPV4_DF);
 	ip[8] = nic->cfg.ttl;
 	ip[9] = RL_IPPROTO_UDP;
 	ip[10] = ip[11] = 0;
@@ -76,24 +79,27 @@ size_t ne_build_hdrs(struct ne_nic *nic, const struct ne_qp *qp, uint8_t *buf,
 	put_be16(udp + 6, 0); /* rxe sends UDP checksum 0 */
 
 	b[0] = bth->opcode;
-	b[1] = (uint8_t)((bth->se ? 0x80 : 0) | ((bth->padcnt & 3) << 4)); /* M 0, TVer 0 */
-	put_be16(b + 2, qp->attr.pkey);
-	ne_put_be32(b + 4, bth->dqpn & 0xFFFFFFu); /* reserved byte 0 */
-	ne_put_be32(b + 8, (bth->ackreq ? 0x80000000u : 0) | (bth->psn & NE_PSN_MASK));
-	return 14 + 20 + 8;
+	b[RL_BTH_FLAGS_OFF] = (uint8_t)((bth->se ? RL_BTH_SE : 0) |
+					((bth->padcnt & RL_BTH_PAD_MASK) << RL_BTH_PAD_SHIFT)); /* M 0, TVer 0 */
+	put_be16(b + RL_BTH_PKEY_OFF, qp->attr.pkey);
+	ne_put_be32(b + RL_BTH_QPN_OFF, bth->dqpn & RL_24BIT_MASK); /* FECN, BECN, reserved 0 */
+	ne_put_be32(b + RL_BTH_PSN_OFF, (bth->ackreq ? RL_BTH_ACKREQ : 0) | (bth->psn & NE_PSN_MASK));
+	return NE_L2L4_LEN;
 }
 
 int ne_finish_icrc(uint8_t *frame, size_t len, bool zero_payload)
 {
 	struct rl_pkt pkt;
 	uint32_t crc;
+	int rc;
 
 	if (rl_parse(frame, len, &pkt) != RL_PARSE_OK || !pkt.is_roce)
-		return -1;
+		return -EINVAL;
 	if (!zero_payload)
 		return rl_icrc_store(frame, &pkt);
-	if (rl_icrc_compute_zeros(frame, &pkt, pkt.payload_off, &crc) != 0)
-		return -1;
+	rc = rl_icrc_compute_zeros(frame, &pkt, pkt.payload_off, &crc);
+	if (rc < 0)
+		return rc;
 	rl_put_le32(frame + pkt.icrc_off, crc);
 	return 0;
 }
@@ -101,26 +107,26 @@ int ne_finish_icrc(uint8_t *frame, size_t len, bool zero_payload)
 uint16_t ne_rxe_udp_sport(uint32_t lqpn, uint32_t rqpn)
 {
 	/* rdma_calc_flow_label(): 20-bit fold of the 48-bit product */
-	uint64_t v = (uint64_t)(lqpn & 0xFFFFFFu) * (rqpn & 0xFFFFFFu);
+	uint64_t v = (uint64_t)(lqpn & RL_24BIT_MASK) * (rqpn & RL_24BIT_MASK);
 	uint32_t fl, lo, hi;
 
 	v ^= v >> 20;
 	v ^= v >> 40;
 	fl = (uint32_t)(v & 0xFFFFFu);
 	/* rdma_flow_label_to_udp_sport(): fold 20 bits to 14 */
-	lo = fl & 0x3FFFu;
-	hi = fl & 0xFC000u;
+	lo = fl & NE_SPORT_MASK;
+	hi = fl & ~NE_SPORT_MASK;
 	lo ^= hi >> 14;
-	return (uint16_t)(lo | 0xC000u);
+	return (uint16_t)(lo | NE_SPORT_BASE);
 }
 
 uint64_t ne_timeout_ns(uint8_t timeout)
 {
 	if (timeout == 0)
 		return 0;
-	if (timeout > 31)
-		timeout = 31;
-	return 4096ull << timeout;
+	if (timeout > NE_TIMER_CODE_MAX)
+		timeout = NE_TIMER_CODE_MAX;
+	return NE_TIMEOUT_UNIT_NS << timeout;
 }
 
 uint64_t ne_rnr_timer_ns(uint8_t code)

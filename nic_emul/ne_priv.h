@@ -16,6 +16,43 @@
 
 #define NE_NO_TIME UINT64_MAX
 
+/* QP numbers are 24-bit; 0 and 1 are the special QPs (SMI, GSI). */
+#define NE_QPN_MIN 2u
+#define NE_QPN_MAX RL_24BIT_MASK
+#define NE_FIRST_QPN_DEFAULT 0x11u /* rxe's first QPN */
+/* RoCEv2 UDP source ports: 0xC000 | 14 bits (rdma_flow_label_to_udp_sport). */
+#define NE_SPORT_BASE 0xC000u
+#define NE_SPORT_MASK 0x3FFFu
+/* timeout and min_rnr_timer are 5-bit codes; the local ACK timeout is
+ * 4.096 us << timeout (IBA 11.2.4.2). */
+#define NE_TIMER_CODE_MAX 31
+#define NE_TIMEOUT_UNIT_NS 4096ull
+#define NE_NS_PER_S 1000000000ull
+#define NE_DSCP_MAX 63
+#define NE_FIRST_KEY 0x100u /* first MR key handed out */
+
+/* RoCE payloads are padded to a multiple of 4 bytes (BTH PadCnt 0..3). */
+#define NE_PAD_MAX 3u
+static inline uint32_t ne_pad_len(uint32_t payload)
+{
+	return (4 - (payload & 3)) & 3;
+}
+
+/* Nanoseconds a frame of flen bytes (wire overhead added) takes at rate_bps,
+ * rounded up; rate_bps > 0. */
+static inline uint64_t ne_wire_ns(size_t flen, uint64_t rate_bps)
+{
+	uint64_t bits = (uint64_t)(flen + NE_WIRE_OVERHEAD) * 8ull;
+
+	return (bits * NE_NS_PER_S + rate_bps - 1) / rate_bps;
+}
+
+/* No opcode (comp.opcode, resp.opcode before the first packet): as a uint8_t
+ * it is 255, outside the opcode table, so ne_op_mask() gives 0. */
+#define NE_OP_NONE (-1)
+/* MSNs count modulo 2^24. */
+#define NE_MSN_NEXT(msn) (((msn) + 1) & RL_24BIT_MASK)
+
 /* AETH syndromes (IBA 9.3.5, rxe's AETH_* values). */
 #define NE_AETH_TYPE_MASK 0xE0u
 #define NE_AETH_ACK 0x00u
@@ -27,7 +64,9 @@
 #define NE_AETH_NAK_REM_ACC 0x62u
 #define NE_AETH_NAK_REM_OP 0x63u
 
-#define NE_HDR_LEN (14u + 20u + 8u + RL_BTH_LEN) /* Eth + IPv4 + UDP + BTH */
+/* Every frame the NIC builds: Ethernet II (no tag), IPv4 without options, UDP. */
+#define NE_L2L4_LEN (RL_ETH_HDR_LEN + RL_IPV4_HDR_LEN + RL_UDP_HDR_LEN)
+#define NE_HDR_LEN (NE_L2L4_LEN + RL_BTH_LEN) /* Eth + IPv4 + UDP + BTH */
 
 struct ne_mr {
 	bool used;
@@ -84,7 +123,8 @@ struct ne_rsp_item {
 };
 
 /* DCQCN per-QP state (ne_dcqcn.c). Rates in bit/s, alpha in 1/2^20. */
-#define NE_DCQCN_ALPHA_ONE (1u << 20)
+#define NE_DCQCN_ALPHA_SHIFT 20
+#define NE_DCQCN_ALPHA_ONE (1u << NE_DCQCN_ALPHA_SHIFT)
 struct ne_dcqcn_qp {
 	bool active;            /* got a CNP once: alpha timer runs */
 	bool limited;           /* rc < rate_max: paced, rate timer and byte counter run */
@@ -101,7 +141,78 @@ struct ne_dcqcn_qp {
 	uint64_t np_last_ns;
 };
 
+/*
+ * A QP's state, grouped by role as rxe splits the roles over files: each
+ * role's sub-struct is written by the file named in its comment; other files
+ * only read it, except where the comment names them. ne_qp.c (the verbs:
+ * create, modify, reset, flush to ERROR) initialises, resets and flushes
+ * every part.
+ */
+
+/* Send queue. Indices grow without bound, slot = idx % size. tail: ne_qp.c
+ * (ne_post_send); next: ne_req.c (the WQE the requester builds from; moved
+ * back by a retry, forward by ne_req_sync; ne_comp.c keeps it >= head);
+ * head: ne_comp.c (the oldest WQE not completed). */
+struct ne_sq {
+	struct ne_swqe *wqe;
+	uint32_t size;
+	uint32_t head; /* oldest not completed (completer) */
+	uint32_t next; /* next WQE the requester builds from */
+	uint32_t tail; /* next free */
+};
+
+/* Requester (ne_req.c): packet building position over the send queue. */
+struct ne_qp_req {
+	uint32_t psn;        /* PSN of the next request packet */
+	uint32_t off;        /* bytes of sq.wqe[sq.next] already covered */
+	uint32_t max_psn;    /* highest PSN ever sent + 1 (for retransmit counting) */
+	bool max_valid;
+	uint32_t noack_pkts; /* packets sent since the last AckReq */
+	/* not before: written by ne_comp.c (RNR NAK wait), ne_nic.c and
+	 * ne_sched.c (QP context miss); read by the scheduler */
+	uint64_t ready_ns;
+};
+
+/* Completer (ne_comp.c): acknowledgement position and retries. */
+struct ne_qp_comp {
+	uint32_t psn;        /* oldest PSN not yet acknowledged */
+	int opcode;          /* last READ response opcode, NE_OP_NONE none (ne_req_retry clears it) */
+	uint8_t retry_left, rnr_left;
+	bool started_retry;
+	uint64_t rto_at;     /* retransmit timer deadline or NE_NO_TIME (armed by ne_req.c) */
+};
+
+/* Receive queue. tail: ne_qp.c (ne_post_recv); head: ne_resp.c (a SEND or
+ * a WRITE with immediate takes a WQE). Indices grow, slot = idx % size. */
+struct ne_rq {
+	struct ne_recv_wr *wqe;
+	uint32_t size, head, tail;
+};
+
+/* Responder (ne_resp.c): the expected request, the message in progress,
+ * READ resources and the ordered output ring that ne_resp_build() sends. */
+struct ne_qp_resp {
+	uint32_t psn;        /* expected PSN */
+	uint32_t msn;
+	int opcode;          /* last accepted request opcode, NE_OP_NONE none */
+	bool sent_psn_nak;
+	uint64_t va;         /* WRITE in progress */
+	uint32_t rkey;
+	uint32_t resid;
+	uint32_t wlen;       /* total length of the WRITE in progress */
+	bool has_rwqe;       /* SEND in progress holds a receive WQE */
+	struct ne_recv_wr rwqe;
+	uint32_t rwqe_off;
+	struct ne_read_res *res; /* accepted READs, kept for duplicates */
+	uint32_t nres, res_next;
+	struct ne_rsp_item *rsp;
+	uint32_t rsp_size, rsp_head, rsp_tail; /* ring, indices grow */
+	/* not before: QP context miss (ne_nic.c, ne_sched.c) */
+	uint64_t ready_ns;
+};
+
 struct ne_qp {
+	/* identity and verbs attributes: ne_qp.c */
 	bool used;
 	uint32_t qpn;
 	enum ne_qp_state state;
@@ -110,52 +221,14 @@ struct ne_qp {
 	bool sq_sig_all;
 	uint16_t sport;
 
-	/* send queue: indices grow without bound, slot = idx % sq_size */
-	struct ne_swqe *sq;
-	uint32_t sq_size;
-	uint32_t sq_head; /* oldest not completed (completer) */
-	uint32_t sq_next; /* next WQE the requester builds from */
-	uint32_t sq_tail; /* next free */
+	struct ne_sq sq;
+	struct ne_qp_req req;
+	struct ne_qp_comp comp;
+	struct ne_rq rq;
+	struct ne_qp_resp resp;
 
-	/* requester */
-	uint32_t req_psn;   /* PSN of the next request packet */
-	uint32_t req_off;   /* bytes of sq[sq_next] already covered */
-	uint32_t req_max_psn; /* highest PSN ever sent + 1 (for retransmit counting) */
-	bool req_max_valid;
-	uint32_t noack_pkts;
-	uint64_t tx_ready_ns; /* not before (RNR wait, QPC miss) */
-
-	/* completer */
-	uint32_t comp_psn;  /* oldest PSN not yet acknowledged */
-	int comp_opcode;    /* last READ response opcode, -1 none */
-	uint8_t retry_left, rnr_left;
-	bool started_retry;
-	uint64_t rto_at;    /* retransmit timer deadline or NE_NO_TIME */
-
-	/* receive queue */
-	struct ne_recv_wr *rq;
-	uint32_t rq_size, rq_head, rq_tail;
-
-	/* responder */
-	uint32_t resp_psn;  /* expected PSN */
-	uint32_t resp_msn;
-	int resp_opcode;    /* last accepted request opcode, -1 none */
-	bool sent_psn_nak;
-	uint64_t resp_va;   /* WRITE in progress */
-	uint32_t resp_rkey;
-	uint32_t resp_resid;
-	uint32_t resp_wlen; /* total length of the WRITE in progress */
-	bool resp_has_rwqe; /* SEND in progress holds a receive WQE */
-	struct ne_recv_wr resp_rwqe;
-	uint32_t resp_rwqe_off;
-	struct ne_read_res *res;
-	uint32_t nres, res_next;
-	struct ne_rsp_item *rsp;
-	uint32_t rsp_size, rsp_head, rsp_tail; /* ring, indices grow */
-	uint64_t resp_ready_ns;
-
-	struct ne_dcqcn_qp dc;
-	int64_t deficit; /* tx_quantum arbitration: bytes it may still send this turn */
+	struct ne_dcqcn_qp dc; /* ne_dcqcn.c */
+	int64_t deficit; /* ne_sched.c, tx_quantum arbitration: bytes it may still send this turn */
 };
 
 /* One resident QP context of the cache model, at the slot of its QP
@@ -275,7 +348,8 @@ void ne_put_reth(uint8_t *p, uint64_t va, uint32_t rkey, uint32_t len);
 void ne_put_aeth(uint8_t *p, uint8_t syndrome, uint32_t msn);
 void ne_put_be32(uint8_t *p, uint32_t v);
 /* Compute and store the ICRC of a complete frame (payload taken as zeros,
- * not read, with zero_payload); 0 or -1. */
+ * not read, with zero_payload). Returns 0, or -EINVAL when the frame does
+ * not parse as RoCEv2. */
 int ne_finish_icrc(uint8_t *frame, size_t len, bool zero_payload);
 /* Copy n payload bytes from src, or zeros under the zero_payload model. */
 static inline void ne_payload_out(const struct ne_nic *nic, uint8_t *dst, const uint8_t *src, size_t n)
@@ -298,7 +372,7 @@ bool ne_req_has_work(const struct ne_qp *qp);
 void ne_req_retry(struct ne_qp *qp);
 /* The completer moved past the requester (a response to a packet sent before a
  * go-back-N rewind acknowledged PSNs the requester is about to resend): move
- * the requester forward to comp_psn so that its WQE, offset and PSN agree. */
+ * the requester forward to comp.psn so that its WQE, offset and PSN agree. */
 void ne_req_sync(struct ne_qp *qp);
 
 /* ne_resp.c */
@@ -311,7 +385,7 @@ bool ne_resp_has_work(const struct ne_qp *qp);
 int ne_comp_rx(struct ne_nic *nic, struct ne_qp *qp, const uint8_t *frame,
 	       const struct rl_pkt *pkt, uint64_t now_ns);
 void ne_comp_timer(struct ne_nic *nic, struct ne_qp *qp, uint64_t now_ns);
-/* Complete the WQE at sq_head with a status (error moves the QP to ERROR). */
+/* Complete the WQE at sq.head with a status (error moves the QP to ERROR). */
 void ne_comp_wqe(struct ne_nic *nic, struct ne_qp *qp, enum ne_wc_status st);
 
 /* ne_dcqcn.c */

@@ -7,32 +7,39 @@
 #include "ne_priv.h"
 
 #define NE_MAX_RD_ATOMIC 16u
+#define NE_MAX_WR (1u << 20)           /* send or receive queue depth */
+#define NE_MAX_MSG_LEN 0x80000000u     /* 2 GiB, IBA's largest message */
+#define NE_RETRY_MAX 7                 /* retry_cnt, rnr_retry: 3 bits */
+/* Attributes of a new QP (rxe's defaults). */
+#define NE_DEFAULT_PATH_MTU 1024
+#define NE_DEFAULT_TIMEOUT 14          /* 4.096 us << 14: 67 ms */
+#define NE_DEFAULT_MIN_RNR_TIMER 12    /* 0.64 ms */
 
 void ne_qp_reset(struct ne_qp *qp)
 {
-	qp->sq_head = qp->sq_next = qp->sq_tail = 0;
-	qp->rq_head = qp->rq_tail = 0;
-	qp->rsp_head = qp->rsp_tail = 0;
-	qp->req_psn = qp->comp_psn = qp->attr.sq_psn;
-	qp->req_off = 0;
-	qp->req_max_valid = false;
-	qp->noack_pkts = 0;
-	qp->tx_ready_ns = 0;
-	qp->comp_opcode = -1;
-	qp->retry_left = qp->attr.retry_cnt;
-	qp->rnr_left = qp->attr.rnr_retry;
-	qp->started_retry = false;
-	qp->rto_at = NE_NO_TIME;
-	qp->resp_psn = qp->attr.rq_psn;
-	qp->resp_msn = 0;
-	qp->resp_opcode = -1;
-	qp->sent_psn_nak = false;
-	qp->resp_resid = 0;
-	qp->resp_has_rwqe = false;
-	qp->resp_ready_ns = 0;
-	qp->res_next = 0;
-	if (qp->res)
-		memset(qp->res, 0, qp->nres * sizeof(*qp->res));
+	qp->sq.head = qp->sq.next = qp->sq.tail = 0;
+	qp->rq.head = qp->rq.tail = 0;
+	qp->resp.rsp_head = qp->resp.rsp_tail = 0;
+	qp->req.psn = qp->comp.psn = qp->attr.sq_psn;
+	qp->req.off = 0;
+	qp->req.max_valid = false;
+	qp->req.noack_pkts = 0;
+	qp->req.ready_ns = 0;
+	qp->comp.opcode = NE_OP_NONE;
+	qp->comp.retry_left = qp->attr.retry_cnt;
+	qp->comp.rnr_left = qp->attr.rnr_retry;
+	qp->comp.started_retry = false;
+	qp->comp.rto_at = NE_NO_TIME;
+	qp->resp.psn = qp->attr.rq_psn;
+	qp->resp.msn = 0;
+	qp->resp.opcode = NE_OP_NONE;
+	qp->resp.sent_psn_nak = false;
+	qp->resp.resid = 0;
+	qp->resp.has_rwqe = false;
+	qp->resp.ready_ns = 0;
+	qp->resp.res_next = 0;
+	if (qp->resp.res)
+		memset(qp->resp.res, 0, qp->resp.nres * sizeof(*qp->resp.res));
 	memset(&qp->dc, 0, sizeof(qp->dc));
 	qp->deficit = 0;
 }
@@ -47,12 +54,13 @@ static uint16_t sport_of(const struct ne_nic *nic, uint32_t lqpn, uint32_t rqpn)
 		uint32_t a = lqpn < rqpn ? lqpn : rqpn, b = lqpn < rqpn ? rqpn : lqpn;
 		uint32_t h = nic->cfg.sport_seed ^ (a * 0x9E3779B1u) ^ (b * 0x85EBCA77u);
 
+		/* an integer mixer (xorshift-multiply rounds) */
 		h ^= h >> 16;
 		h *= 0x7FEB352Du;
 		h ^= h >> 15;
 		h *= 0x846CA68Bu;
 		h ^= h >> 16;
-		return (uint16_t)(0xC000u | (h & 0x3FFFu));
+		return (uint16_t)(NE_SPORT_BASE | (h & NE_SPORT_MASK));
 	}
 	case NE_SPORT_RXE:
 	default:
@@ -71,10 +79,10 @@ int ne_qp_create(struct ne_nic *nic, const struct ne_qp_init_attr *attr, uint32_
 	if (!nic || !attr || !qpn || !attr->send_cq || !attr->recv_cq ||
 	    attr->send_cq->nic != nic || attr->recv_cq->nic != nic ||
 	    attr->max_send_wr == 0 || attr->max_recv_wr == 0 ||
-	    attr->max_send_wr > (1u << 20) || attr->max_recv_wr > (1u << 20))
+	    attr->max_send_wr > NE_MAX_WR || attr->max_recv_wr > NE_MAX_WR)
 		return -EINVAL;
 	if (attr->qpn) {
-		if (attr->qpn < 2 || attr->qpn > 0xFFFFFF)
+		if (attr->qpn < NE_QPN_MIN || attr->qpn > NE_QPN_MAX)
 			return -EINVAL;
 		n = attr->qpn;
 		if (nic->qps[n % nic->nqps].used)
@@ -83,8 +91,8 @@ int ne_qp_create(struct ne_nic *nic, const struct ne_qp_init_attr *attr, uint32_
 	} else {
 		for (uint32_t tries = 0; tries < nic->nqps; tries++) {
 			n = nic->next_qpn;
-			nic->next_qpn = nic->next_qpn >= 0xFFFFFF ? 2 : nic->next_qpn + 1;
-			if (n >= 2 && !nic->qps[n % nic->nqps].used) {
+			nic->next_qpn = nic->next_qpn >= NE_QPN_MAX ? NE_QPN_MIN : nic->next_qpn + 1;
+			if (n >= NE_QPN_MIN && !nic->qps[n % nic->nqps].used) {
 				qp = &nic->qps[n % nic->nqps];
 				break;
 			}
@@ -93,36 +101,36 @@ int ne_qp_create(struct ne_nic *nic, const struct ne_qp_init_attr *attr, uint32_
 			return -ENOMEM;
 	}
 	memset(qp, 0, sizeof(*qp));
-	qp->sq = calloc(attr->max_send_wr, sizeof(*qp->sq));
-	qp->rq = calloc(attr->max_recv_wr, sizeof(*qp->rq));
-	qp->nres = NE_MAX_RD_ATOMIC;
-	qp->res = calloc(qp->nres, sizeof(*qp->res));
-	qp->rsp_size = 2 * NE_MAX_RD_ATOMIC + 4;
-	qp->rsp = calloc(qp->rsp_size, sizeof(*qp->rsp));
-	if (!qp->sq || !qp->rq || !qp->res || !qp->rsp) {
-		free(qp->sq);
-		free(qp->rq);
-		free(qp->res);
-		free(qp->rsp);
+	qp->sq.wqe = calloc(attr->max_send_wr, sizeof(*qp->sq.wqe));
+	qp->rq.wqe = calloc(attr->max_recv_wr, sizeof(*qp->rq.wqe));
+	qp->resp.nres = NE_MAX_RD_ATOMIC;
+	qp->resp.res = calloc(qp->resp.nres, sizeof(*qp->resp.res));
+	qp->resp.rsp_size = 2 * NE_MAX_RD_ATOMIC + 4;
+	qp->resp.rsp = calloc(qp->resp.rsp_size, sizeof(*qp->resp.rsp));
+	if (!qp->sq.wqe || !qp->rq.wqe || !qp->resp.res || !qp->resp.rsp) {
+		free(qp->sq.wqe);
+		free(qp->rq.wqe);
+		free(qp->resp.res);
+		free(qp->resp.rsp);
 		memset(qp, 0, sizeof(*qp));
 		return -ENOMEM;
 	}
 	qp->used = true;
 	qp->qpn = n;
 	qp->state = NE_QPS_RESET;
-	qp->sq_size = attr->max_send_wr;
-	qp->rq_size = attr->max_recv_wr;
+	qp->sq.size = attr->max_send_wr;
+	qp->rq.size = attr->max_recv_wr;
 	qp->scq = attr->send_cq;
 	qp->rcq = attr->recv_cq;
 	qp->scq->users++;
 	qp->rcq->users++;
 	qp->sq_sig_all = attr->sq_sig_all;
-	qp->attr.path_mtu = 1024;
+	qp->attr.path_mtu = NE_DEFAULT_PATH_MTU;
 	qp->attr.pkey = NE_DEFAULT_PKEY;
-	qp->attr.timeout = 14;
-	qp->attr.retry_cnt = 7;
-	qp->attr.rnr_retry = 7;
-	qp->attr.min_rnr_timer = 12;
+	qp->attr.timeout = NE_DEFAULT_TIMEOUT;
+	qp->attr.retry_cnt = NE_RETRY_MAX;
+	qp->attr.rnr_retry = NE_RETRY_MAX;
+	qp->attr.min_rnr_timer = NE_DEFAULT_MIN_RNR_TIMER;
 	qp->attr.max_rd_atomic = NE_MAX_RD_ATOMIC;
 	qp->attr.max_dest_rd_atomic = NE_MAX_RD_ATOMIC;
 	ne_qp_reset(qp);
@@ -142,10 +150,10 @@ int ne_qp_destroy(struct ne_nic *nic, uint32_t qpn)
 		return -ENOENT;
 	qp->scq->users--;
 	qp->rcq->users--;
-	free(qp->sq);
-	free(qp->rq);
-	free(qp->res);
-	free(qp->rsp);
+	free(qp->sq.wqe);
+	free(qp->rq.wqe);
+	free(qp->resp.res);
+	free(qp->resp.rsp);
 	memset(qp, 0, sizeof(*qp));
 	ne_qp_touch(nic, qp); /* leaves the scheduler's structures */
 	return 0;
@@ -161,35 +169,35 @@ void ne_qp_to_error(struct ne_nic *nic, struct ne_qp *qp)
 	struct ne_wc wc;
 
 	qp->state = NE_QPS_ERROR;
-	qp->rto_at = NE_NO_TIME;
-	while (qp->sq_head != qp->sq_tail) {
-		struct ne_swqe *w = &qp->sq[qp->sq_head % qp->sq_size];
+	qp->comp.rto_at = NE_NO_TIME;
+	while (qp->sq.head != qp->sq.tail) {
+		struct ne_swqe *w = &qp->sq.wqe[qp->sq.head % qp->sq.size];
 
 		memset(&wc, 0, sizeof(wc));
 		wc.wr_id = w->wr.wr_id;
 		wc.status = NE_WC_WR_FLUSH_ERR;
 		wc.qpn = qp->qpn;
 		ne_cq_push(nic, qp->scq, &wc);
-		qp->sq_head++;
+		qp->sq.head++;
 	}
-	qp->sq_next = qp->sq_tail;
-	if (qp->resp_has_rwqe) {
+	qp->sq.next = qp->sq.tail;
+	if (qp->resp.has_rwqe) {
 		memset(&wc, 0, sizeof(wc));
-		wc.wr_id = qp->resp_rwqe.wr_id;
+		wc.wr_id = qp->resp.rwqe.wr_id;
 		wc.status = NE_WC_WR_FLUSH_ERR;
 		wc.opcode = NE_WC_RECV;
 		wc.qpn = qp->qpn;
 		ne_cq_push(nic, qp->rcq, &wc);
-		qp->resp_has_rwqe = false;
+		qp->resp.has_rwqe = false;
 	}
-	while (qp->rq_head != qp->rq_tail) {
+	while (qp->rq.head != qp->rq.tail) {
 		memset(&wc, 0, sizeof(wc));
-		wc.wr_id = qp->rq[qp->rq_head % qp->rq_size].wr_id;
+		wc.wr_id = qp->rq.wqe[qp->rq.head % qp->rq.size].wr_id;
 		wc.status = NE_WC_WR_FLUSH_ERR;
 		wc.opcode = NE_WC_RECV;
 		wc.qpn = qp->qpn;
 		ne_cq_push(nic, qp->rcq, &wc);
-		qp->rq_head++;
+		qp->rq.head++;
 	}
 	/* Responses already queued (e.g. the NAK that caused the error) still go out. */
 }
@@ -213,15 +221,15 @@ int ne_qp_modify(struct ne_nic *nic, uint32_t qpn, const struct ne_qp_attr *attr
 	/* value checks */
 	if ((mask & NE_QP_PATH_MTU) && !valid_mtu(attr->path_mtu))
 		return -EINVAL;
-	if ((mask & NE_QP_AV) && attr->dscp > 63)
+	if ((mask & NE_QP_AV) && attr->dscp > NE_DSCP_MAX)
 		return -EINVAL;
-	if ((mask & NE_QP_TIMEOUT) && attr->timeout > 31)
+	if ((mask & NE_QP_TIMEOUT) && attr->timeout > NE_TIMER_CODE_MAX)
 		return -EINVAL;
-	if ((mask & NE_QP_RETRY_CNT) && attr->retry_cnt > 7)
+	if ((mask & NE_QP_RETRY_CNT) && attr->retry_cnt > NE_RETRY_MAX)
 		return -EINVAL;
-	if ((mask & NE_QP_RNR_RETRY) && attr->rnr_retry > 7)
+	if ((mask & NE_QP_RNR_RETRY) && attr->rnr_retry > NE_RETRY_MAX)
 		return -EINVAL;
-	if ((mask & NE_QP_MIN_RNR_TIMER) && attr->min_rnr_timer > 31)
+	if ((mask & NE_QP_MIN_RNR_TIMER) && attr->min_rnr_timer > NE_TIMER_CODE_MAX)
 		return -EINVAL;
 	if ((mask & NE_QP_MAX_QP_RD_ATOMIC) &&
 	    (attr->max_rd_atomic == 0 || attr->max_rd_atomic > NE_MAX_RD_ATOMIC))
@@ -229,7 +237,7 @@ int ne_qp_modify(struct ne_nic *nic, uint32_t qpn, const struct ne_qp_attr *attr
 	if ((mask & NE_QP_MAX_DEST_RD_ATOMIC) &&
 	    (attr->max_dest_rd_atomic == 0 || attr->max_dest_rd_atomic > NE_MAX_RD_ATOMIC))
 		return -EINVAL;
-	if ((mask & NE_QP_DEST_QPN) && (attr->dest_qpn == 0 || attr->dest_qpn > 0xFFFFFF))
+	if ((mask & NE_QP_DEST_QPN) && (attr->dest_qpn == 0 || attr->dest_qpn > NE_QPN_MAX))
 		return -EINVAL;
 
 	/* transition checks */
@@ -295,8 +303,8 @@ int ne_qp_modify(struct ne_nic *nic, uint32_t qpn, const struct ne_qp_attr *attr
 
 	if (!(mask & NE_QP_STATE) || next == cur) {
 		if (cur == NE_QPS_RTS && (mask & (NE_QP_RETRY_CNT | NE_QP_RNR_RETRY))) {
-			qp->retry_left = qp->attr.retry_cnt;
-			qp->rnr_left = qp->attr.rnr_retry;
+			qp->comp.retry_left = qp->attr.retry_cnt;
+			qp->comp.rnr_left = qp->attr.rnr_retry;
 		}
 		return 0;
 	}
@@ -310,21 +318,21 @@ int ne_qp_modify(struct ne_nic *nic, uint32_t qpn, const struct ne_qp_attr *attr
 		break;
 	case NE_QPS_RTR:
 		qp->state = NE_QPS_RTR;
-		qp->resp_psn = qp->attr.rq_psn;
-		qp->resp_msn = 0;
-		qp->resp_opcode = -1;
-		qp->sent_psn_nak = false;
+		qp->resp.psn = qp->attr.rq_psn;
+		qp->resp.msn = 0;
+		qp->resp.opcode = NE_OP_NONE;
+		qp->resp.sent_psn_nak = false;
 		break;
 	case NE_QPS_RTS:
 		qp->state = NE_QPS_RTS;
-		qp->req_psn = qp->comp_psn = qp->attr.sq_psn;
-		qp->req_off = 0;
-		qp->req_max_valid = false;
-		qp->comp_opcode = -1;
-		qp->retry_left = qp->attr.retry_cnt;
-		qp->rnr_left = qp->attr.rnr_retry;
-		qp->started_retry = false;
-		qp->rto_at = NE_NO_TIME;
+		qp->req.psn = qp->comp.psn = qp->attr.sq_psn;
+		qp->req.off = 0;
+		qp->req.max_valid = false;
+		qp->comp.opcode = NE_OP_NONE;
+		qp->comp.retry_left = qp->attr.retry_cnt;
+		qp->comp.rnr_left = qp->attr.rnr_retry;
+		qp->comp.started_retry = false;
+		qp->comp.rto_at = NE_NO_TIME;
 		break;
 	case NE_QPS_ERROR:
 		ne_qp_to_error(nic, qp);
@@ -361,19 +369,19 @@ int ne_post_send(struct ne_nic *nic, uint32_t qpn, const struct ne_send_wr *wr, 
 		return -ENOENT;
 	ne_qp_touch(nic, qp);
 	if (!wr || qp->state != NE_QPS_RTS || wr->opcode > NE_WR_RDMA_READ ||
-	    wr->length > 0x80000000u || (wr->opcode == NE_WR_RDMA_READ && wr->length == 0))
+	    wr->length > NE_MAX_MSG_LEN || (wr->opcode == NE_WR_RDMA_READ && wr->length == 0))
 		return -EINVAL;
 	if (wr->length &&
 	    !ne_mr_ptr(nic, wr->lkey, wr->local_addr, wr->length,
 		       wr->opcode == NE_WR_RDMA_READ ? NE_ACCESS_LOCAL_WRITE : 0))
 		return -EFAULT;
-	if (qp->sq_tail - qp->sq_head >= qp->sq_size)
+	if (qp->sq.tail - qp->sq.head >= qp->sq.size)
 		return -ENOMEM;
-	w = &qp->sq[qp->sq_tail % qp->sq_size];
+	w = &qp->sq.wqe[qp->sq.tail % qp->sq.size];
 	memset(w, 0, sizeof(*w));
 	w->wr = *wr;
 	w->state = NE_WQE_POSTED;
-	qp->sq_tail++;
+	qp->sq.tail++;
 	return 0;
 }
 
@@ -391,10 +399,10 @@ int ne_post_recv(struct ne_nic *nic, uint32_t qpn, const struct ne_recv_wr *wr)
 		return -EINVAL;
 	if (wr->length && !ne_mr_ptr(nic, wr->lkey, wr->addr, wr->length, NE_ACCESS_LOCAL_WRITE))
 		return -EFAULT;
-	if (qp->rq_tail - qp->rq_head >= qp->rq_size)
+	if (qp->rq.tail - qp->rq.head >= qp->rq.size)
 		return -ENOMEM;
-	qp->rq[qp->rq_tail % qp->rq_size] = *wr;
-	qp->rq_tail++;
+	qp->rq.wqe[qp->rq.tail % qp->rq.size] = *wr;
+	qp->rq.tail++;
 	return 0;
 }
 

@@ -20,14 +20,14 @@
 
 static struct ne_swqe *wqe_at(const struct ne_qp *qp, uint32_t idx)
 {
-	return &qp->sq[idx % qp->sq_size];
+	return &qp->sq.wqe[idx % qp->sq.size];
 }
 
 static uint32_t reads_outstanding(const struct ne_qp *qp)
 {
 	uint32_t n = 0;
 
-	for (uint32_t i = qp->sq_head; i != qp->sq_next; i++)
+	for (uint32_t i = qp->sq.head; i != qp->sq.next; i++)
 		if (wqe_at(qp, i)->wr.opcode == NE_WR_RDMA_READ)
 			n++;
 	return n;
@@ -37,9 +37,9 @@ bool ne_req_has_work(const struct ne_qp *qp)
 {
 	const struct ne_swqe *w;
 
-	if (qp->sq_next == qp->sq_tail)
+	if (qp->sq.next == qp->sq.tail)
 		return false;
-	w = wqe_at(qp, qp->sq_next);
+	w = wqe_at(qp, qp->sq.next);
 	if (w->wr.opcode == NE_WR_RDMA_READ && reads_outstanding(qp) >= qp->attr.max_rd_atomic)
 		return false;
 	return true;
@@ -66,11 +66,11 @@ static void note_psn(struct ne_nic *nic, struct ne_qp *qp, uint32_t psn, uint32_
 {
 	uint32_t end = ne_psn_add(psn, span);
 
-	if (qp->req_max_valid && ne_psn_cmp(psn, qp->req_max_psn) < 0)
+	if (qp->req.max_valid && ne_psn_cmp(psn, qp->req.max_psn) < 0)
 		nic->cnt.retrans_pkts++;
-	if (!qp->req_max_valid || ne_psn_cmp(end, qp->req_max_psn) > 0) {
-		qp->req_max_psn = end;
-		qp->req_max_valid = true;
+	if (!qp->req.max_valid || ne_psn_cmp(end, qp->req.max_psn) > 0) {
+		qp->req.max_psn = end;
+		qp->req.max_valid = true;
 	}
 }
 
@@ -84,18 +84,18 @@ int ne_req_build(struct ne_nic *nic, struct ne_qp *qp, uint64_t now_ns, uint8_t 
 
 	if (!ne_req_has_work(qp))
 		return 0;
-	w = wqe_at(qp, qp->sq_next);
-	if (qp->req_off == 0) {
-		w->first_psn = qp->req_psn;
+	w = wqe_at(qp, qp->sq.next);
+	if (qp->req.off == 0) {
+		w->first_psn = qp->req.psn;
 		w->npkts = ne_num_pkts(w->wr.length, mtu);
 		w->last_psn = ne_psn_add(w->first_psn, w->npkts - 1);
 		w->state = NE_WQE_PENDING;
 	}
-	off = qp->req_off;
+	off = qp->req.off;
 	rem = w->wr.length - off;
 	memset(&bth, 0, sizeof(bth));
 	bth.dqpn = qp->attr.dest_qpn;
-	bth.psn = qp->req_psn;
+	bth.psn = qp->req.psn;
 
 	if (w->wr.opcode == NE_WR_RDMA_READ) {
 		uint32_t n = ne_num_pkts(rem, mtu);
@@ -107,16 +107,16 @@ int ne_req_build(struct ne_nic *nic, struct ne_qp *qp, uint64_t now_ns, uint8_t 
 		pos += ne_op_hdr_len(bth.opcode);
 		memset(buf + pos, 0, RL_ICRC_LEN);
 		*len = pos + RL_ICRC_LEN;
-		note_psn(nic, qp, qp->req_psn, n);
-		qp->req_psn = ne_psn_add(qp->req_psn, n);
-		qp->req_off = 0;
-		qp->sq_next++;
-		qp->noack_pkts = 0;
+		note_psn(nic, qp, qp->req.psn, n);
+		qp->req.psn = ne_psn_add(qp->req.psn, n);
+		qp->req.off = 0;
+		qp->sq.next++;
+		qp->req.noack_pkts = 0;
 	} else {
 		uint32_t pl = rem < mtu ? rem : mtu;
 		bool first = off == 0, last = off + pl >= w->wr.length;
 		uint8_t op = pick_opcode(w->wr.opcode, first, last);
-		uint32_t pad = (4 - (pl & 3)) & 3;
+		uint32_t pad = ne_pad_len(pl);
 		size_t roce = ne_op_hdr_len(op) + pl + pad + RL_ICRC_LEN;
 		const uint8_t *src = NULL;
 
@@ -125,9 +125,9 @@ int ne_req_build(struct ne_nic *nic, struct ne_qp *qp, uint64_t now_ns, uint8_t 
 		/* Solicited Event on the last packet of a SEND or WRITE with immediate */
 		bth.se = last && (w->wr.send_flags & NE_SEND_SOLICITED) &&
 			 ne_op_any(op, NE_OPM_SEND | NE_OPM_IMMDT);
-		bth.ackreq = last || (qp->noack_pkts++ > NE_MAX_PKT_PER_ACK);
+		bth.ackreq = last || (qp->req.noack_pkts++ > NE_MAX_PKT_PER_ACK);
 		if (bth.ackreq)
-			qp->noack_pkts = 0;
+			qp->req.noack_pkts = 0;
 		pos = ne_build_hdrs(nic, qp, buf, roce, &bth) + RL_BTH_LEN;
 		if (ne_op_any(op, NE_OPM_RETH)) {
 			ne_put_reth(buf + pos, w->wr.remote_addr, w->wr.rkey, w->wr.length);
@@ -148,56 +148,56 @@ int ne_req_build(struct ne_nic *nic, struct ne_qp *qp, uint64_t now_ns, uint8_t 
 		pos += pl;
 		memset(buf + pos, 0, pad + RL_ICRC_LEN);
 		*len = pos + pad + RL_ICRC_LEN;
-		note_psn(nic, qp, qp->req_psn, 1);
-		qp->req_psn = ne_psn_add(qp->req_psn, 1);
+		note_psn(nic, qp, qp->req.psn, 1);
+		qp->req.psn = ne_psn_add(qp->req.psn, 1);
 		if (last) {
-			qp->req_off = 0;
-			qp->sq_next++;
+			qp->req.off = 0;
+			qp->sq.next++;
 		} else {
-			qp->req_off = off + pl;
+			qp->req.off = off + pl;
 		}
 	}
-	if (qp->rto_at == NE_NO_TIME && qp->attr.timeout)
-		qp->rto_at = now_ns + ne_timeout_ns(qp->attr.timeout);
+	if (qp->comp.rto_at == NE_NO_TIME && qp->attr.timeout)
+		qp->comp.rto_at = now_ns + ne_timeout_ns(qp->attr.timeout);
 	return 1;
 }
 
 /* Point the requester at the completer's oldest unacknowledged PSN: the WQE
- * holding comp_psn (sent WQEs keep their PSN range, so rebuilding them
+ * holding comp.psn (sent WQEs keep their PSN range, so rebuilding them
  * assigns the same PSNs again), at the offset of that PSN. */
 static void req_goto_comp(struct ne_qp *qp)
 {
 	uint32_t i;
 
-	for (i = qp->sq_head; i != qp->sq_tail; i++) {
+	for (i = qp->sq.head; i != qp->sq.tail; i++) {
 		struct ne_swqe *w = wqe_at(qp, i);
 
 		if (w->state != NE_WQE_PENDING)
 			break;
-		if (ne_psn_cmp(qp->comp_psn, w->first_psn) >= 0 &&
-		    ne_psn_cmp(qp->comp_psn, w->last_psn) <= 0) {
-			qp->sq_next = i;
-			qp->req_psn = qp->comp_psn;
-			qp->req_off = (uint32_t)ne_psn_diff(qp->comp_psn, w->first_psn) * qp->attr.path_mtu;
-			qp->noack_pkts = 0;
+		if (ne_psn_cmp(qp->comp.psn, w->first_psn) >= 0 &&
+		    ne_psn_cmp(qp->comp.psn, w->last_psn) <= 0) {
+			qp->sq.next = i;
+			qp->req.psn = qp->comp.psn;
+			qp->req.off = (uint32_t)ne_psn_diff(qp->comp.psn, w->first_psn) * qp->attr.path_mtu;
+			qp->req.noack_pkts = 0;
 			return;
 		}
 	}
-	/* everything up to comp_psn is acknowledged: resume after it */
-	qp->sq_next = i;
-	qp->req_psn = qp->comp_psn;
-	qp->req_off = 0;
-	qp->noack_pkts = 0;
+	/* everything up to comp.psn is acknowledged: resume after it */
+	qp->sq.next = i;
+	qp->req.psn = qp->comp.psn;
+	qp->req.off = 0;
+	qp->req.noack_pkts = 0;
 }
 
 void ne_req_retry(struct ne_qp *qp)
 {
 	req_goto_comp(qp);
-	qp->comp_opcode = -1;
+	qp->comp.opcode = NE_OP_NONE;
 }
 
 void ne_req_sync(struct ne_qp *qp)
 {
-	if (ne_psn_cmp(qp->comp_psn, qp->req_psn) > 0 || (int32_t)(qp->sq_next - qp->sq_head) < 0)
+	if (ne_psn_cmp(qp->comp.psn, qp->req.psn) > 0 || (int32_t)(qp->sq.next - qp->sq.head) < 0)
 		req_goto_comp(qp);
 }

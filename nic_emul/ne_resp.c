@@ -22,42 +22,42 @@
 
 static struct ne_rsp_item *rsp_at(const struct ne_qp *qp, uint32_t idx)
 {
-	return &qp->rsp[idx % qp->rsp_size];
+	return &qp->resp.rsp[idx % qp->resp.rsp_size];
 }
 
 bool ne_resp_has_work(const struct ne_qp *qp)
 {
-	return qp->rsp_head != qp->rsp_tail;
+	return qp->resp.rsp_head != qp->resp.rsp_tail;
 }
 
 static void queue_ack(struct ne_nic *nic, struct ne_qp *qp, uint8_t syndrome, uint32_t psn)
 {
 	struct ne_rsp_item *it;
 
-	if (qp->rsp_tail != qp->rsp_head && syndrome == NE_AETH_ACK_UNLIMITED) {
-		it = rsp_at(qp, qp->rsp_tail - 1);
+	if (qp->resp.rsp_tail != qp->resp.rsp_head && syndrome == NE_AETH_ACK_UNLIMITED) {
+		it = rsp_at(qp, qp->resp.rsp_tail - 1);
 		if (it->kind == NE_RSP_ACK && it->syndrome == NE_AETH_ACK_UNLIMITED) {
 			it->psn = psn;
-			it->msn = qp->resp_msn;
+			it->msn = qp->resp.msn;
 			nic->cnt.ack_coalesced++;
 			return;
 		}
 	}
-	if (qp->rsp_tail - qp->rsp_head >= qp->rsp_size)
+	if (qp->resp.rsp_tail - qp->resp.rsp_head >= qp->resp.rsp_size)
 		return; /* cannot happen with the READ resource limit; the requester would retry */
-	it = rsp_at(qp, qp->rsp_tail++);
+	it = rsp_at(qp, qp->resp.rsp_tail++);
 	memset(it, 0, sizeof(*it));
 	it->kind = NE_RSP_ACK;
 	it->syndrome = syndrome;
 	it->psn = psn;
-	it->msn = qp->resp_msn;
+	it->msn = qp->resp.msn;
 }
 
 static uint32_t reads_queued(const struct ne_qp *qp)
 {
 	uint32_t n = 0;
 
-	for (uint32_t i = qp->rsp_head; i != qp->rsp_tail; i++)
+	for (uint32_t i = qp->resp.rsp_head; i != qp->resp.rsp_tail; i++)
 		if (rsp_at(qp, i)->kind == NE_RSP_READ)
 			n++;
 	return n;
@@ -66,7 +66,7 @@ static uint32_t reads_queued(const struct ne_qp *qp)
 static void queue_read(struct ne_qp *qp, uint32_t psn, uint64_t va, uint32_t rkey, uint32_t len,
 		       uint32_t msn)
 {
-	struct ne_rsp_item *it = rsp_at(qp, qp->rsp_tail++);
+	struct ne_rsp_item *it = rsp_at(qp, qp->resp.rsp_tail++);
 
 	memset(it, 0, sizeof(*it));
 	it->kind = NE_RSP_READ;
@@ -87,10 +87,10 @@ static int class_c(struct ne_nic *nic, struct ne_qp *qp, uint8_t syndrome, uint3
 
 static bool rq_take(struct ne_qp *qp, struct ne_recv_wr *out)
 {
-	if (qp->rq_head == qp->rq_tail)
+	if (qp->rq.head == qp->rq.tail)
 		return false;
-	*out = qp->rq[qp->rq_head % qp->rq_size];
-	qp->rq_head++;
+	*out = qp->rq.wqe[qp->rq.head % qp->rq.size];
+	qp->rq.head++;
 	return true;
 }
 
@@ -120,11 +120,11 @@ static int duplicate(struct ne_nic *nic, struct ne_qp *qp, const struct rl_pkt *
 	nic->cnt.duplicate_request++;
 	if (pkt->bth.opcode != RL_OP_READ_REQUEST) {
 		/* SEND/WRITE: acknowledge again what we have (C9-105) */
-		queue_ack(nic, qp, NE_AETH_ACK_UNLIMITED, ne_psn_add(qp->resp_psn, NE_PSN_MASK));
+		queue_ack(nic, qp, NE_AETH_ACK_UNLIMITED, ne_psn_add(qp->resp.psn, NE_PSN_MASK));
 		return NE_RX_OK;
 	}
-	for (uint32_t i = 0; i < qp->nres; i++) {
-		struct ne_read_res *r = &qp->res[i];
+	for (uint32_t i = 0; i < qp->resp.nres; i++) {
+		struct ne_read_res *r = &qp->resp.res[i];
 		uint32_t j, k;
 
 		if (!r->valid || ne_psn_cmp(psn, r->first_psn) < 0 || ne_psn_cmp(psn, r->last_psn) > 0)
@@ -134,10 +134,10 @@ static int duplicate(struct ne_nic *nic, struct ne_qp *qp, const struct rl_pkt *
 			       NE_ACCESS_REMOTE_READ))
 			return NE_RX_OK; /* ignore a retried READ that no longer fits */
 		/* drop READ replies in progress: the requester went back before them */
-		for (j = k = qp->rsp_head; j != qp->rsp_tail; j++)
+		for (j = k = qp->resp.rsp_head; j != qp->resp.rsp_tail; j++)
 			if (rsp_at(qp, j)->kind != NE_RSP_READ)
 				*rsp_at(qp, k++) = *rsp_at(qp, j);
-		qp->rsp_tail = k;
+		qp->resp.rsp_tail = k;
 		queue_read(qp, psn, pkt->bth.reth_va, pkt->bth.reth_rkey, pkt->bth.reth_dmalen, r->msn);
 		return NE_RX_OK;
 	}
@@ -201,13 +201,13 @@ static enum resp_state to_class_c(struct resp_ctx *c, uint8_t nak, uint64_t *cou
  * one is a duplicate; a later one is a gap (ERR_PSN). */
 static enum resp_state check_psn(struct resp_ctx *c)
 {
-	int d = ne_psn_cmp(c->psn, c->qp->resp_psn);
+	int d = ne_psn_cmp(c->psn, c->qp->resp.psn);
 
 	if (d > 0)
 		return RESPST_ERR_PSN;
 	if (d < 0)
 		return RESPST_DUPLICATE;
-	c->qp->sent_psn_nak = false;
+	c->qp->resp.sent_psn_nak = false;
 	return RESPST_CHK_OP_VALID;
 }
 
@@ -227,8 +227,8 @@ static enum resp_state check_op_valid(struct resp_ctx *c)
  * request, class C. */
 static enum resp_state check_op_seq(struct resp_ctx *c)
 {
-	/* resp_opcode -1 (none) maps to an unknown opcode: mask 0 */
-	uint32_t prev = ne_op_mask((uint8_t)c->qp->resp_opcode);
+	/* resp.opcode NE_OP_NONE maps to an unknown opcode: mask 0 */
+	uint32_t prev = ne_op_mask((uint8_t)c->qp->resp.opcode);
 	uint32_t open =
 		(prev & (NE_OPM_FIRST | NE_OPM_MIDDLE)) ? prev & (NE_OPM_SEND | NE_OPM_WRITE) : 0;
 	bool ok;
@@ -277,10 +277,10 @@ static enum resp_state check_reth(struct resp_ctx *c)
 					 read ? NE_ACCESS_REMOTE_READ : NE_ACCESS_REMOTE_WRITE))
 		return to_class_c(c, NE_AETH_NAK_REM_ACC, &c->nic->cnt.rcv_access_err);
 	if (!read) {
-		qp->resp_va = b->reth_va;
-		qp->resp_rkey = b->reth_rkey;
-		qp->resp_resid = b->reth_dmalen;
-		qp->resp_wlen = b->reth_dmalen;
+		qp->resp.va = b->reth_va;
+		qp->resp.rkey = b->reth_rkey;
+		qp->resp.resid = b->reth_dmalen;
+		qp->resp.wlen = b->reth_dmalen;
 	}
 	return RESPST_CHK_RESOURCE;
 }
@@ -299,9 +299,9 @@ static enum resp_state check_resource(struct resp_ctx *c)
 	} else if ((c->mask & NE_OPM_SEND) && (c->mask & NE_OPM_START)) {
 		if (!rq_take(qp, &rwqe))
 			return RESPST_ERR_RNR;
-		qp->resp_rwqe = rwqe;
-		qp->resp_has_rwqe = true;
-		qp->resp_rwqe_off = 0;
+		qp->resp.rwqe = rwqe;
+		qp->resp.has_rwqe = true;
+		qp->resp.rwqe_off = 0;
 	}
 	return RESPST_CHK_MSG_LEN;
 }
@@ -315,15 +315,15 @@ static enum resp_state check_msg_len(struct resp_ctx *c)
 	struct ne_qp *qp = c->qp;
 
 	if (c->mask & NE_OPM_SEND) {
-		if (c->pl <= qp->resp_rwqe.length - qp->resp_rwqe_off)
+		if (c->pl <= qp->resp.rwqe.length - qp->resp.rwqe_off)
 			return RESPST_CHK_IMM_WQE;
-		recv_cqe(c->nic, qp, qp->resp_rwqe.wr_id, NE_WC_LOC_LEN_ERR, NE_WC_RECV,
-			 qp->resp_rwqe_off, false, 0);
-		qp->resp_has_rwqe = false;
+		recv_cqe(c->nic, qp, qp->resp.rwqe.wr_id, NE_WC_LOC_LEN_ERR, NE_WC_RECV,
+			 qp->resp.rwqe_off, false, 0);
+		qp->resp.has_rwqe = false;
 		return to_class_c(c, NE_AETH_NAK_INV_REQ, &c->nic->cnt.rcv_len_err);
 	}
 	if (c->mask & NE_OPM_WRITE) {
-		if (c->pl > qp->resp_resid || ((c->mask & NE_OPM_END) && c->pl != qp->resp_resid))
+		if (c->pl > qp->resp.resid || ((c->mask & NE_OPM_END) && c->pl != qp->resp.resid))
 			return to_class_c(c, NE_AETH_NAK_INV_REQ, &c->nic->cnt.rcv_len_err);
 	}
 	return RESPST_CHK_IMM_WQE;
@@ -334,7 +334,7 @@ static enum resp_state check_msg_len(struct resp_ctx *c)
 static enum resp_state check_imm_wqe(struct resp_ctx *c)
 {
 	if ((c->mask & NE_OPM_WRITE) && (c->mask & NE_OPM_IMMDT) &&
-	    c->qp->rq_head == c->qp->rq_tail)
+	    c->qp->rq.head == c->qp->rq.tail)
 		return RESPST_ERR_RNR;
 	return RESPST_EXECUTE;
 }
@@ -348,15 +348,15 @@ static enum resp_state execute_read(struct resp_ctx *c)
 	uint32_t n = ne_num_pkts(b->reth_dmalen, c->mtu);
 	struct ne_read_res *r;
 
-	qp->resp_msn = (qp->resp_msn + 1) & 0xFFFFFFu;
-	r = &qp->res[qp->res_next++ % qp->attr.max_dest_rd_atomic];
+	qp->resp.msn = NE_MSN_NEXT(qp->resp.msn);
+	r = &qp->resp.res[qp->resp.res_next++ % qp->attr.max_dest_rd_atomic];
 	r->valid = true;
 	r->first_psn = c->psn;
 	r->last_psn = ne_psn_add(c->psn, n - 1);
-	r->msn = qp->resp_msn;
-	queue_read(qp, c->psn, b->reth_va, b->reth_rkey, b->reth_dmalen, qp->resp_msn);
-	qp->resp_psn = ne_psn_add(c->psn, n);
-	qp->resp_opcode = c->op;
+	r->msn = qp->resp.msn;
+	queue_read(qp, c->psn, b->reth_va, b->reth_rkey, b->reth_dmalen, qp->resp.msn);
+	qp->resp.psn = ne_psn_add(c->psn, n);
+	qp->resp.opcode = c->op;
 	c->rc = NE_RX_OK;
 	return RESPST_DONE;
 }
@@ -370,24 +370,24 @@ static enum resp_state execute_send(struct resp_ctx *c)
 	bool imm = c->mask & NE_OPM_IMMDT;
 
 	if (c->pl) {
-		uint8_t *dst = ne_mr_ptr(c->nic, qp->resp_rwqe.lkey,
-					 qp->resp_rwqe.addr + qp->resp_rwqe_off, c->pl,
+		uint8_t *dst = ne_mr_ptr(c->nic, qp->resp.rwqe.lkey,
+					 qp->resp.rwqe.addr + qp->resp.rwqe_off, c->pl,
 					 NE_ACCESS_LOCAL_WRITE);
 
 		if (!dst) {
-			recv_cqe(c->nic, qp, qp->resp_rwqe.wr_id, NE_WC_LOC_PROT_ERR, NE_WC_RECV,
-				 qp->resp_rwqe_off, false, 0);
-			qp->resp_has_rwqe = false;
+			recv_cqe(c->nic, qp, qp->resp.rwqe.wr_id, NE_WC_LOC_PROT_ERR, NE_WC_RECV,
+				 qp->resp.rwqe_off, false, 0);
+			qp->resp.has_rwqe = false;
 			return to_class_c(c, NE_AETH_NAK_REM_OP, NULL);
 		}
 		ne_payload_in(c->nic, dst, c->data, c->pl);
 	}
-	qp->resp_rwqe_off += c->pl;
+	qp->resp.rwqe_off += c->pl;
 	if (c->mask & NE_OPM_END) {
-		qp->resp_msn = (qp->resp_msn + 1) & 0xFFFFFFu;
-		qp->resp_has_rwqe = false;
-		recv_cqe(c->nic, qp, qp->resp_rwqe.wr_id, NE_WC_SUCCESS, NE_WC_RECV,
-			 qp->resp_rwqe_off, imm, imm ? c->pkt->bth.immdt : 0);
+		qp->resp.msn = NE_MSN_NEXT(qp->resp.msn);
+		qp->resp.has_rwqe = false;
+		recv_cqe(c->nic, qp, qp->resp.rwqe.wr_id, NE_WC_SUCCESS, NE_WC_RECV,
+			 qp->resp.rwqe_off, imm, imm ? c->pkt->bth.immdt : 0);
 	}
 	return RESPST_ACKNOWLEDGE;
 }
@@ -401,22 +401,22 @@ static enum resp_state execute_write(struct resp_ctx *c)
 	struct ne_recv_wr rwqe;
 
 	if (c->pl) {
-		uint8_t *dst = ne_mr_ptr(c->nic, qp->resp_rkey, qp->resp_va, c->pl,
+		uint8_t *dst = ne_mr_ptr(c->nic, qp->resp.rkey, qp->resp.va, c->pl,
 					 NE_ACCESS_REMOTE_WRITE);
 
 		if (!dst)
 			return to_class_c(c, NE_AETH_NAK_REM_ACC, &c->nic->cnt.rcv_access_err);
 		ne_payload_in(c->nic, dst, c->data, c->pl);
 	}
-	qp->resp_va += c->pl;
-	qp->resp_resid -= c->pl;
+	qp->resp.va += c->pl;
+	qp->resp.resid -= c->pl;
 	if (c->mask & NE_OPM_END) {
-		qp->resp_msn = (qp->resp_msn + 1) & 0xFFFFFFu;
+		qp->resp.msn = NE_MSN_NEXT(qp->resp.msn);
 		if (c->mask & NE_OPM_IMMDT) {
 			memset(&rwqe, 0, sizeof(rwqe));
 			rq_take(qp, &rwqe); /* check_imm_wqe saw one */
 			recv_cqe(c->nic, qp, rwqe.wr_id, NE_WC_SUCCESS, NE_WC_RECV_RDMA_WITH_IMM,
-				 qp->resp_wlen, true, c->pkt->bth.immdt);
+				 qp->resp.wlen, true, c->pkt->bth.immdt);
 		}
 	}
 	return RESPST_ACKNOWLEDGE;
@@ -437,8 +437,8 @@ static enum resp_state acknowledge(struct resp_ctx *c)
 {
 	struct ne_qp *qp = c->qp;
 
-	qp->resp_psn = ne_psn_add(c->psn, 1);
-	qp->resp_opcode = c->op;
+	qp->resp.psn = ne_psn_add(c->psn, 1);
+	qp->resp.opcode = c->op;
 	if (c->pkt->bth.ackreq)
 		queue_ack(c->nic, qp, NE_AETH_ACK_UNLIMITED, c->psn);
 	c->rc = NE_RX_OK;
@@ -459,11 +459,11 @@ static enum resp_state err_psn(struct resp_ctx *c)
 	struct ne_qp *qp = c->qp;
 
 	c->rc = NE_RX_PSN_DROP;
-	if (qp->sent_psn_nak)
+	if (qp->resp.sent_psn_nak)
 		return RESPST_DONE;
-	qp->sent_psn_nak = true;
+	qp->resp.sent_psn_nak = true;
 	c->nic->cnt.out_of_seq_request++;
-	queue_ack(c->nic, qp, NE_AETH_NAK_PSN_SEQ, qp->resp_psn);
+	queue_ack(c->nic, qp, NE_AETH_NAK_PSN_SEQ, qp->resp.psn);
 	return RESPST_DONE;
 }
 
@@ -563,7 +563,7 @@ static size_t build_read_resp(struct ne_nic *nic, struct ne_qp *qp, struct ne_rs
 	uint32_t mtu = qp->attr.path_mtu;
 	uint32_t pl = it->resid < mtu ? it->resid : mtu;
 	bool last = it->resid <= mtu;
-	uint32_t pad = (4 - (pl & 3)) & 3;
+	uint32_t pad = ne_pad_len(pl);
 	const uint8_t *src = NULL;
 	struct ne_bth_fields bth;
 	size_t pos;
@@ -604,10 +604,10 @@ int ne_resp_build(struct ne_nic *nic, struct ne_qp *qp, uint8_t *buf, size_t *le
 	struct ne_rsp_item *it;
 	bool done = true;
 
-	while (qp->rsp_head != qp->rsp_tail) {
-		it = rsp_at(qp, qp->rsp_head);
+	while (qp->resp.rsp_head != qp->resp.rsp_tail) {
+		it = rsp_at(qp, qp->resp.rsp_head);
 		if (it->kind == NE_RSP_READ && qp->state == NE_QPS_ERROR) {
-			qp->rsp_head++; /* no READ responses from a QP in ERROR */
+			qp->resp.rsp_head++; /* no READ responses from a QP in ERROR */
 			continue;
 		}
 		if (it->kind == NE_RSP_ACK)
@@ -615,7 +615,7 @@ int ne_resp_build(struct ne_nic *nic, struct ne_qp *qp, uint8_t *buf, size_t *le
 		else
 			*len = build_read_resp(nic, qp, it, buf, &done);
 		if (done)
-			qp->rsp_head++;
+			qp->resp.rsp_head++;
 		return 1;
 	}
 	return 0;

@@ -20,8 +20,6 @@
 
 #include "ne_priv.h"
 
-#define NE_NS_PER_S 1000000000ull
-
 int ne_sched_init(struct ne_nic *nic)
 {
 	struct ne_sched *s = &nic->sched;
@@ -92,7 +90,7 @@ static bool req_ready(const struct ne_qp *qp)
  * the idle ones). */
 static uint64_t msg_at(const struct ne_nic *nic, const struct ne_qp *qp)
 {
-	return nic->cfg.msg_rate && qp->req_off == 0 ? nic->msg_free_ns : 0;
+	return nic->cfg.msg_rate && qp->req.off == 0 ? nic->msg_free_ns : 0;
 }
 
 /* A request packet of qp left at now: a message start moves the ceiling. */
@@ -111,10 +109,10 @@ static uint64_t due_ns(const struct ne_nic *nic, const struct ne_qp *qp)
 		return NE_NO_TIME;
 	if (qp->dc.np_pending)
 		t = 0;
-	if (ne_resp_has_work(qp) && qp->resp_ready_ns < t)
-		t = qp->resp_ready_ns;
+	if (ne_resp_has_work(qp) && qp->resp.ready_ns < t)
+		t = qp->resp.ready_ns;
 	if (req_ready(qp)) {
-		uint64_t r = tmax(tmax(qp->tx_ready_ns, ne_dcqcn_tx_at(qp)), msg_at(nic, qp));
+		uint64_t r = tmax(tmax(qp->req.ready_ns, ne_dcqcn_tx_at(qp)), msg_at(nic, qp));
 
 		if (r < t)
 			t = r;
@@ -138,7 +136,7 @@ static void rekey(struct ne_nic *nic, uint32_t slot)
 	uint64_t due = due_ns(nic, qp);
 
 	nic->work.qp_visits++;
-	heap_put(&s->rto, slot, qp->used ? qp->rto_at : NE_NO_TIME);
+	heap_put(&s->rto, slot, qp->used ? qp->comp.rto_at : NE_NO_TIME);
 	heap_put(&s->dc, slot, qp->used ? ne_dcqcn_next_timer_ns(nic, qp) : NE_NO_TIME);
 	if (due != NE_NO_TIME && due <= s->now) {
 		ne_heap_remove(&s->wait, slot);
@@ -222,7 +220,7 @@ static void run_timers(struct ne_nic *nic, uint64_t now_ns)
 			continue;
 		qp = &nic->qps[s->due[i]];
 		nic->work.qp_visits++;
-		if (qp->used && qp->rto_at != NE_NO_TIME && qp->rto_at <= now_ns)
+		if (qp->used && qp->comp.rto_at != NE_NO_TIME && qp->comp.rto_at <= now_ns)
 			ne_comp_timer(nic, qp, now_ns);
 		if (qp->used && qp->dc.active)
 			ne_dcqcn_advance(nic, qp, now_ns);
@@ -232,7 +230,7 @@ static void run_timers(struct ne_nic *nic, uint64_t now_ns)
 
 static uint32_t qp_max_frame(const struct ne_qp *qp)
 {
-	return NE_HDR_LEN + RL_RETH_LEN + RL_IMMDT_LEN + qp->attr.path_mtu + 3 + RL_ICRC_LEN;
+	return NE_HDR_LEN + RL_RETH_LEN + RL_IMMDT_LEN + qp->attr.path_mtu + NE_PAD_MAX + RL_ICRC_LEN;
 }
 
 #define VISIT_STOP 2 /* a pending CNP ended the walk (sent or not) */
@@ -250,13 +248,13 @@ static int visit(struct ne_nic *nic, struct ne_qp *qp, uint64_t now_ns, uint8_t 
 
 	if (qp->dc.np_pending)
 		return ne_dcqcn_build_cnp(nic, qp, buf, flen) ? 1 : VISIT_STOP;
-	if (ne_resp_has_work(qp) && now_ns >= qp->resp_ready_ns) {
+	if (ne_resp_has_work(qp) && now_ns >= qp->resp.ready_ns) {
 		if (cap < qp_max_frame(qp)) {
 			nic->cnt.send_err++;
 			return -ENOSPC;
 		}
 		if (!ne_qpc_touch(nic, qp->qpn)) {
-			qp->resp_ready_ns = now_ns + nic->cfg.qpc_miss_ns;
+			qp->resp.ready_ns = now_ns + nic->cfg.qpc_miss_ns;
 		} else {
 			got = ne_resp_build(nic, qp, buf, flen);
 			if (got) {
@@ -265,16 +263,16 @@ static int visit(struct ne_nic *nic, struct ne_qp *qp, uint64_t now_ns, uint8_t 
 			}
 		}
 	}
-	if (req_ready(qp) && now_ns >= qp->tx_ready_ns && now_ns >= ne_dcqcn_tx_at(qp) &&
+	if (req_ready(qp) && now_ns >= qp->req.ready_ns && now_ns >= ne_dcqcn_tx_at(qp) &&
 	    now_ns >= msg_at(nic, qp)) {
-		bool starts = qp->req_off == 0;
+		bool starts = qp->req.off == 0;
 
 		if (cap < qp_max_frame(qp)) {
 			nic->cnt.send_err++;
 			return -ENOSPC;
 		}
 		if (!ne_qpc_touch(nic, qp->qpn)) {
-			qp->tx_ready_ns = now_ns + nic->cfg.qpc_miss_ns;
+			qp->req.ready_ns = now_ns + nic->cfg.qpc_miss_ns;
 			return 0;
 		}
 		got = ne_req_build(nic, qp, now_ns, buf, flen);
@@ -394,12 +392,8 @@ int ne_nic_poll_tx(struct ne_nic *nic, uint64_t now_ns, uint8_t *buf, size_t cap
 		ne_finish_icrc(buf, flen, nic->cfg.zero_payload);
 	nic->cnt.sent_pkts++;
 	nic->cnt.sent_bytes += flen;
-	if (nic->cfg.line_rate_bps) {
-		uint64_t bits = (uint64_t)(flen + NE_WIRE_OVERHEAD) * 8ull;
-
-		nic->link_free_ns = now_ns + (bits * 1000000000ull + nic->cfg.line_rate_bps - 1) /
-						     nic->cfg.line_rate_bps;
-	}
+	if (nic->cfg.line_rate_bps)
+		nic->link_free_ns = now_ns + ne_wire_ns(flen, nic->cfg.line_rate_bps);
 	*len = flen;
 	return 1;
 }

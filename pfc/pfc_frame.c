@@ -3,7 +3,16 @@
 
 #include "pfc_frame.h"
 
-const uint8_t pfc_dst_mac[6] = { 0x01, 0x80, 0xC2, 0x00, 0x00, 0x01 };
+/* The frame's layout (802.1Qbb annex N.3), byte offsets. */
+#define ADDR_LEN 6       /* a MAC address */
+#define OFF_SRC 6
+#define OFF_ETHERTYPE 12
+#define OFF_OPCODE 14    /* MAC Control opcode */
+#define OFF_ENABLE 16    /* priority-enable vector: 16 bits, the high byte reserved */
+#define OFF_TIME 18      /* PFC_NUM_PRIO pause times of 16 bits */
+_Static_assert(OFF_TIME + 2 * PFC_NUM_PRIO <= PFC_FRAME_LEN, "the times fit the frame");
+
+const uint8_t pfc_dst_mac[ADDR_LEN] = { 0x01, 0x80, 0xC2, 0x00, 0x00, 0x01 };
 
 static const char *const err_str[PFC_FRAME_ERR_COUNT] = {
 	[PFC_FRAME_OK] = "ok",
@@ -23,9 +32,9 @@ const char *pfc_frame_err_str(enum pfc_frame_err err)
 void pfc_frame_init(struct pfc_frame *f, const uint8_t src[6])
 {
 	memset(f, 0, sizeof(*f));
-	memcpy(f->dst, pfc_dst_mac, 6);
+	memcpy(f->dst, pfc_dst_mac, ADDR_LEN);
 	if (src)
-		memcpy(f->src, src, 6);
+		memcpy(f->src, src, ADDR_LEN);
 }
 
 void pfc_frame_set(struct pfc_frame *f, unsigned prio, uint16_t quanta)
@@ -52,13 +61,13 @@ size_t pfc_frame_encode(const struct pfc_frame *f, uint8_t *buf, size_t len)
 	if (!buf || len < PFC_FRAME_LEN)
 		return 0;
 	memset(buf, 0, PFC_FRAME_LEN);
-	memcpy(buf, pfc_dst_mac, 6);
-	memcpy(buf + 6, f->src, 6);
-	put16(buf + 12, PFC_ETHERTYPE);
-	put16(buf + 14, PFC_OPCODE);
-	put16(buf + 16, f->enable);
+	memcpy(buf, pfc_dst_mac, ADDR_LEN);
+	memcpy(buf + OFF_SRC, f->src, ADDR_LEN);
+	put16(buf + OFF_ETHERTYPE, PFC_ETHERTYPE);
+	put16(buf + OFF_OPCODE, PFC_OPCODE);
+	put16(buf + OFF_ENABLE, f->enable);
 	for (unsigned i = 0; i < PFC_NUM_PRIO; i++)
-		put16(buf + 18 + 2 * i, f->time[i]);
+		put16(buf + OFF_TIME + 2 * i, f->time[i]);
 	return PFC_FRAME_LEN;
 }
 
@@ -66,18 +75,18 @@ enum pfc_frame_err pfc_frame_decode(const uint8_t *buf, size_t len, struct pfc_f
 {
 	if (!buf || len < PFC_FRAME_LEN)
 		return PFC_FRAME_ERR_SHORT;
-	if (get16(buf + 12) != PFC_ETHERTYPE)
+	if (get16(buf + OFF_ETHERTYPE) != PFC_ETHERTYPE)
 		return PFC_FRAME_ERR_ETHERTYPE;
-	if (get16(buf + 14) != PFC_OPCODE)
+	if (get16(buf + OFF_OPCODE) != PFC_OPCODE)
 		return PFC_FRAME_ERR_OPCODE;
-	if (memcmp(buf, pfc_dst_mac, 6) != 0)
+	if (memcmp(buf, pfc_dst_mac, ADDR_LEN) != 0)
 		return PFC_FRAME_ERR_DST;
 	if (out) {
-		memcpy(out->dst, buf, 6);
-		memcpy(out->src, buf + 6, 6);
-		out->enable = buf[17]; /* buf[16] is reserved: ignored on receipt */
+		memcpy(out->dst, buf, ADDR_LEN);
+		memcpy(out->src, buf + OFF_SRC, ADDR_LEN);
+		out->enable = buf[OFF_ENABLE + 1]; /* the high byte is reserved: ignored on receipt */
 		for (unsigned i = 0; i < PFC_NUM_PRIO; i++)
-			out->time[i] = get16(buf + 18 + 2 * i);
+			out->time[i] = get16(buf + OFF_TIME + 2 * i);
 	}
 	return PFC_FRAME_OK;
 }

@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -59,6 +60,11 @@ const struct pfc_buffer_profile *pfc_buffer_profile_at(size_t i)
 #define ALPHA_SHIFT 16
 #define ALPHA_MAX   64.0
 #define BUFFER_MAX  (1ull << 40) /* 1 TiB: keeps free * alpha_q16 inside 64 bits */
+#define MIN_FRAME_BYTES 60u      /* the shortest Ethernet frame, without FCS */
+/* The port of a configuration given none: 100 Gbit/s, 100 ns of cable, 1514-byte frames. */
+#define DEFAULT_PORT_RATE_BPS 100000000000ull
+#define DEFAULT_PORT_CABLE_NS 100
+#define DEFAULT_PORT_MTU 1514
 
 struct pfc_mmu {
 	struct pfc_mmu_config cfg; /* cfg.ports is NULL: per-port links live in ports[] */
@@ -194,7 +200,8 @@ void pfc_mmu_config_init(struct pfc_mmu_config *cfg, const struct pfc_buffer_pro
 	if (port)
 		cfg->port = *port;
 	else
-		pfc_mmu_port_config_init(&cfg->port, 100000000000ull, 100, 1514);
+		pfc_mmu_port_config_init(&cfg->port, DEFAULT_PORT_RATE_BPS, DEFAULT_PORT_CABLE_NS,
+					 DEFAULT_PORT_MTU);
 	cfg->seed = 1;
 }
 
@@ -205,11 +212,11 @@ static int check_ecn(const struct pfc_ecn_config *e, const char *what, char *err
 	if (e->kmin_bytes > e->kmax_bytes) {
 		set_err(err, errlen, "%s: ECN kmin %llu bytes is above kmax %llu bytes", what,
 			(unsigned long long)e->kmin_bytes, (unsigned long long)e->kmax_bytes);
-		return -1;
+		return -EINVAL;
 	}
 	if (!(e->pmax > 0.0 && e->pmax <= 1.0)) {
 		set_err(err, errlen, "%s: ECN pmax %g is outside (0, 1]", what, e->pmax);
-		return -1;
+		return -EINVAL;
 	}
 	return 0;
 }
@@ -235,37 +242,38 @@ static int compute_layout(const struct pfc_mmu_config *cfg, struct layout *lo, c
 	if (cfg->n_ports == 0 || cfg->n_ports > PFC_MMU_MAX_PORTS) {
 		set_err(err, errlen, "pfc_mmu: %u ports: need 1 to %u", cfg->n_ports,
 			PFC_MMU_MAX_PORTS);
-		return -1;
+		return -EINVAL;
 	}
 	if (cfg->buffer_bytes == 0 || cfg->buffer_bytes > BUFFER_MAX) {
 		set_err(err, errlen, "pfc_mmu: buffer size %llu bytes: need 1 to %llu",
 			(unsigned long long)cfg->buffer_bytes, (unsigned long long)BUFFER_MAX);
-		return -1;
+		return -EINVAL;
 	}
 	if (cfg->cell_bytes == 0 || cfg->cell_bytes > cfg->buffer_bytes) {
 		set_err(err, errlen, "pfc_mmu: cell size %u bytes: need 1 to the buffer size",
 			cfg->cell_bytes);
-		return -1;
+		return -EINVAL;
 	}
 	if (cfg->mode != PFC_MMU_STATIC && cfg->mode != PFC_MMU_SHARED) {
 		set_err(err, errlen, "pfc_mmu: unknown partitioning mode %d", (int)cfg->mode);
-		return -1;
+		return -EINVAL;
 	}
 	if (cfg->mode == PFC_MMU_SHARED && !(cfg->alpha > 0.0 && cfg->alpha <= ALPHA_MAX)) {
 		set_err(err, errlen, "pfc_mmu: shared mode needs alpha in (0, %g], got %g",
 			ALPHA_MAX, cfg->alpha);
-		return -1;
+		return -EINVAL;
 	}
 	if (cfg->lossless_mask && cfg->pause_quanta == 0) {
 		set_err(err, errlen, "pfc_mmu: pause_quanta is 0 but priorities 0x%02x are lossless",
 			cfg->lossless_mask);
-		return -1;
+		return -EINVAL;
 	}
 	for (unsigned p = 0; p < PFC_NUM_PRIO; p++) {
 		char what[32];
 		snprintf(what, sizeof(what), "pfc_mmu: priority %u", p);
-		if (check_ecn(&cfg->ecn[p], what, err, errlen))
-			return -1;
+		int rc = check_ecn(&cfg->ecn[p], what, err, errlen);
+		if (rc < 0)
+			return rc;
 	}
 	unsigned n_lossless = popcount8(cfg->lossless_mask);
 	uint64_t max_hdrm = 0;
@@ -273,17 +281,17 @@ static int compute_layout(const struct pfc_mmu_config *cfg, struct layout *lo, c
 		const struct pfc_mmu_port_config *pc = port_cfg(cfg, i);
 		if (pc->rate_bps == 0) {
 			set_err(err, errlen, "pfc_mmu: port %u: link rate is 0 bit/s", i);
-			return -1;
+			return -EINVAL;
 		}
-		if (pc->mtu_bytes < 60) {
-			set_err(err, errlen, "pfc_mmu: port %u: frame size %u is below 60 bytes", i,
-				pc->mtu_bytes);
-			return -1;
+		if (pc->mtu_bytes < MIN_FRAME_BYTES) {
+			set_err(err, errlen, "pfc_mmu: port %u: frame size %u is below %u bytes", i,
+				pc->mtu_bytes, MIN_FRAME_BYTES);
+			return -EINVAL;
 		}
-		if (pc->headroom_pkt_bytes && pc->headroom_pkt_bytes < 60) {
-			set_err(err, errlen, "pfc_mmu: port %u: headroom packet size %u is below 60",
-				i, pc->headroom_pkt_bytes);
-			return -1;
+		if (pc->headroom_pkt_bytes && pc->headroom_pkt_bytes < MIN_FRAME_BYTES) {
+			set_err(err, errlen, "pfc_mmu: port %u: headroom packet size %u is below %u",
+				i, pc->headroom_pkt_bytes, MIN_FRAME_BYTES);
+			return -EINVAL;
 		}
 		uint64_t h = n_lossless * pfc_mmu_headroom_bytes(pc, cfg->cell_bytes);
 		if (h > max_hdrm)
@@ -295,13 +303,13 @@ static int compute_layout(const struct pfc_mmu_config *cfg, struct layout *lo, c
 			"pfc_mmu: egress limit %llu bytes is above the buffer size %llu bytes",
 			(unsigned long long)cfg->egress_limit_bytes,
 			(unsigned long long)cfg->buffer_bytes);
-		return -1;
+		return -EINVAL;
 	}
 	if (cfg->xoff_bytes > cfg->buffer_bytes) {
 		set_err(err, errlen,
 			"pfc_mmu: XOFF threshold %llu bytes is above the buffer size %llu bytes",
 			(unsigned long long)cfg->xoff_bytes, (unsigned long long)cfg->buffer_bytes);
-		return -1;
+		return -EINVAL;
 	}
 	if (cfg->mode == PFC_MMU_STATIC) {
 		lo->share = cfg->buffer_bytes / cfg->n_ports / cfg->cell_bytes * cfg->cell_bytes;
@@ -312,7 +320,7 @@ static int compute_layout(const struct pfc_mmu_config *cfg, struct layout *lo, c
 				(unsigned long long)lo->share,
 				(unsigned long long)cfg->buffer_bytes, cfg->n_ports, n_lossless,
 				(unsigned long long)max_hdrm);
-			return -1;
+			return -EINVAL;
 		}
 		lo->min_pool = lo->share - max_hdrm;
 		if (cfg->xoff_bytes > lo->min_pool) {
@@ -321,7 +329,7 @@ static int compute_layout(const struct pfc_mmu_config *cfg, struct layout *lo, c
 				"can use (its share of the buffer minus headroom)",
 				(unsigned long long)cfg->xoff_bytes,
 				(unsigned long long)lo->min_pool);
-			return -1;
+			return -EINVAL;
 		}
 		uint64_t t = cfg->xoff_bytes ? cfg->xoff_bytes : lo->min_pool;
 		if (cfg->lossless_mask && cfg->resume_offset_bytes >= t) {
@@ -329,7 +337,7 @@ static int compute_layout(const struct pfc_mmu_config *cfg, struct layout *lo, c
 				"pfc_mmu: resume offset %llu bytes is not below the XOFF threshold "
 				"%llu bytes", (unsigned long long)cfg->resume_offset_bytes,
 				(unsigned long long)t);
-			return -1;
+			return -EINVAL;
 		}
 	} else {
 		lo->reserved_total = (uint64_t)cfg->n_ports * PFC_NUM_PRIO * cfg->reserve_bytes;
@@ -341,7 +349,7 @@ static int compute_layout(const struct pfc_mmu_config *cfg, struct layout *lo, c
 				(unsigned long long)lo->reserved_total,
 				(unsigned long long)lo->headroom_total,
 				(unsigned long long)cfg->buffer_bytes);
-			return -1;
+			return -EINVAL;
 		}
 		lo->shared_pool = cfg->buffer_bytes - fixed;
 		if (cfg->xoff_bytes > lo->shared_pool + cfg->reserve_bytes) {
@@ -351,14 +359,14 @@ static int compute_layout(const struct pfc_mmu_config *cfg, struct layout *lo, c
 				(unsigned long long)cfg->xoff_bytes,
 				(unsigned long long)lo->shared_pool,
 				(unsigned long long)cfg->reserve_bytes);
-			return -1;
+			return -EINVAL;
 		}
 		if (cfg->lossless_mask && cfg->resume_offset_bytes >= lo->shared_pool) {
 			set_err(err, errlen,
 				"pfc_mmu: resume offset %llu bytes is not below the shared pool "
 				"(%llu bytes)", (unsigned long long)cfg->resume_offset_bytes,
 				(unsigned long long)lo->shared_pool);
-			return -1;
+			return -EINVAL;
 		}
 	}
 	return 0;
@@ -369,7 +377,7 @@ int pfc_mmu_check_config(const struct pfc_mmu_config *cfg, char *err, size_t err
 	struct layout lo;
 	if (!cfg) {
 		set_err(err, errlen, "pfc_mmu: no configuration");
-		return -1;
+		return -EINVAL;
 	}
 	return compute_layout(cfg, &lo, err, errlen);
 }
@@ -852,10 +860,11 @@ int pfc_mmu_set_ecn(struct pfc_mmu *m, unsigned port, unsigned prio,
 	if (port >= m->n_ports || prio >= PFC_NUM_PRIO) {
 		set_err(err, errlen, "pfc_mmu: queue (port %u, priority %u) does not exist", port,
 			prio);
-		return -1;
+		return -EINVAL;
 	}
-	if (check_ecn(ecn, "pfc_mmu", err, errlen))
-		return -1;
+	int rc = check_ecn(ecn, "pfc_mmu", err, errlen);
+	if (rc < 0)
+		return rc;
 	m->qs[port * PFC_NUM_PRIO + prio].ecn = *ecn;
 	return 0;
 }

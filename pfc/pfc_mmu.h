@@ -201,8 +201,8 @@ void pfc_mmu_config_init(struct pfc_mmu_config *cfg, const struct pfc_buffer_pro
 			 uint32_t n_ports, const struct pfc_mmu_port_config *port);
 
 /*
- * Validate cfg without allocating. Returns 0, or -1 with a human message in
- * err (when err is non-NULL and errlen > 0). Errors include: no ports or too
+ * Validate cfg without allocating. Returns 0, or -EINVAL with a human
+ * message in err (when err is non-NULL and errlen > 0). Errors include: no ports or too
  * many, zero buffer or cell size, a zero link rate, a frame size below 60,
  * alpha <= 0 in shared mode, headroom (plus reserves) not fitting in the
  * buffer / the port share, xoff_bytes or egress_limit_bytes above the buffer
@@ -364,8 +364,8 @@ uint64_t pfc_mmu_pause_ns(const struct pfc_mmu *mmu, unsigned port, unsigned pri
 			  uint64_t now_ns);
 
 /*
- * Replace the ECN marking of one egress queue. Returns 0, or -1 with a
- * message (bad port / priority, kmin > kmax, pmax outside (0, 1]).
+ * Replace the ECN marking of one egress queue. Returns 0, or -EINVAL with a
+ * message in err (bad port / priority, kmin > kmax, pmax outside (0, 1]).
  */
 int pfc_mmu_set_ecn(struct pfc_mmu *mmu, unsigned port, unsigned prio,
 		    const struct pfc_ecn_config *ecn, char *err, size_t errlen);

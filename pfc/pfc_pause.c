@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -10,7 +11,7 @@ int pfc_pause_init(struct pfc_pause *ps, uint64_t rate_bps, char *err, size_t er
 	if (rate_bps == 0) {
 		if (err && errlen)
 			snprintf(err, errlen, "pfc_pause: link rate is 0 bit/s");
-		return -1;
+		return -EINVAL;
 	}
 	ps->rate_bps = rate_bps;
 	ps->cache_quanta = PFC_QUANTA_MAX;

@@ -38,7 +38,7 @@ struct pfc_pause {
 };
 
 /*
- * Reset ps for a link of rate_bps. Returns 0, or -1 with a message in err
+ * Reset ps for a link of rate_bps. Returns 0, or -EINVAL with a message in err
  * (when err is non-NULL and errlen > 0) when rate_bps is 0.
  */
 int pfc_pause_init(struct pfc_pause *ps, uint64_t rate_bps, char *err, size_t errlen);

@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -34,7 +35,7 @@ int pfc_watchdog_init(struct pfc_watchdog *wd, const struct pfc_watchdog_config 
 	if (why) {
 		if (err && errlen)
 			snprintf(err, errlen, "pfc_watchdog: %s", why);
-		return -1;
+		return -EINVAL;
 	}
 	wd->cfg = *cfg;
 	wd->next_poll_ns = start_ns;

@@ -76,8 +76,9 @@ void pfc_watchdog_config_default(struct pfc_watchdog_config *cfg);
 
 /*
  * Reset wd with cfg (NULL: defaults); the first poll is due at start_ns.
- * Returns 0, or -1 with a message in err when a time is 0 or detect_ns is
- * shorter than poll_ns or the action is unknown.
+ * Returns 0, or -EINVAL with a message in err (when err is non-NULL and
+ * errlen > 0) when a time is 0 or detect_ns is shorter than poll_ns or the
+ * action is unknown.
  */
 int pfc_watchdog_init(struct pfc_watchdog *wd, const struct pfc_watchdog_config *cfg,
 		      uint64_t start_ns, char *err, size_t errlen);

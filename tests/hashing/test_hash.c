@@ -3,6 +3,7 @@
  * Hash algorithms (known-answer vectors), hash-field profiles, and how they
  * spread flows over uplinks.
  */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -115,9 +116,9 @@ static void test_names(void **state)
 		assert_int_equal(rl_hash_algo_from_name(rl_hash_algo_name((enum rl_hash_algo)a)), a);
 	for (int p = 0; p < RL_PROFILE_COUNT; p++)
 		assert_int_equal(rl_profile_from_name(rl_profile_name((enum rl_hash_profile)p)), p);
-	assert_int_equal(rl_hash_algo_from_name("md5"), -1);
-	assert_int_equal(rl_profile_from_name("7tuple"), -1);
-	assert_int_equal(rl_profile_from_name(NULL), -1);
+	assert_int_equal(rl_hash_algo_from_name("md5"), -ENOENT);
+	assert_int_equal(rl_profile_from_name("7tuple"), -ENOENT);
+	assert_int_equal(rl_profile_from_name(NULL), -EINVAL);
 	assert_null(rl_profile_name(RL_PROFILE_COUNT));
 }
 

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Next-hop choice: modulo and resilient ECMP, flowlet switching, path pinning. */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -23,7 +24,7 @@ static void test_modulo(void **state)
 {
 	(void)state;
 	assert_int_equal(rl_ecmp_modulo(10, 4), 2);
-	assert_int_equal(rl_ecmp_modulo(10, 0), -1);
+	assert_int_equal(rl_ecmp_modulo(10, 0), -EINVAL);
 }
 
 /* Removing one of 8 members moves exactly the flows that were on it; adding it back moves only flows onto it. */
@@ -40,7 +41,7 @@ static void test_resilient_remove_add(void **state)
 		before[i] = rl_resilient_select(&rs, flow_hash(i));
 
 	assert_int_equal(rl_resilient_remove(&rs, 3), 32);
-	assert_int_equal(rl_resilient_remove(&rs, 3), -1);
+	assert_int_equal(rl_resilient_remove(&rs, 3), -ENOENT);
 	unsigned moved = 0, on3 = 0;
 	for (uint32_t i = 0; i < NFLOWS; i++) {
 		after[i] = rl_resilient_select(&rs, flow_hash(i));
@@ -60,7 +61,7 @@ static void test_resilient_remove_add(void **state)
 
 	/* add it back: flows move only onto member 3, loads balanced again */
 	assert_int_equal(rl_resilient_add(&rs, 3), 32);
-	assert_int_equal(rl_resilient_add(&rs, 3), -1);
+	assert_int_equal(rl_resilient_add(&rs, 3), -EEXIST);
 	for (uint32_t i = 0; i < NFLOWS; i++) {
 		int now = rl_resilient_select(&rs, flow_hash(i));
 		if (now != after[i])
@@ -72,7 +73,7 @@ static void test_resilient_remove_add(void **state)
 	/* emptying the group: select says no member */
 	for (unsigned m = 0; m < 8; m++)
 		assert_true(rl_resilient_remove(&rs, m) >= 0);
-	assert_int_equal(rl_resilient_select(&rs, 1), -1);
+	assert_int_equal(rl_resilient_select(&rs, 1), -ENOENT);
 	assert_int_equal(rl_resilient_add(&rs, 5), 256);
 	assert_int_equal(rl_resilient_select(&rs, 1), 5);
 
@@ -86,13 +87,13 @@ static void test_resilient_bad_args(void **state)
 	(void)state;
 	struct rl_resilient rs;
 
-	assert_int_equal(rl_resilient_init(&rs, 100, 4), -1); /* not a power of two */
-	assert_int_equal(rl_resilient_init(&rs, 256, 0), -1);
-	assert_int_equal(rl_resilient_init(&rs, 256, RL_NH_MAX_MEMBERS + 1), -1);
+	assert_int_equal(rl_resilient_init(&rs, 100, 4), -EINVAL); /* not a power of two */
+	assert_int_equal(rl_resilient_init(&rs, 256, 0), -EINVAL);
+	assert_int_equal(rl_resilient_init(&rs, 256, RL_NH_MAX_MEMBERS + 1), -EINVAL);
 	rl_resilient_free(&rs); /* safe on a failed init */
 	assert_int_equal(rl_resilient_init(&rs, 64, 4), 0);
-	assert_int_equal(rl_resilient_remove(&rs, 64), -1);
-	assert_int_equal(rl_resilient_add(&rs, 99), -1);
+	assert_int_equal(rl_resilient_remove(&rs, 64), -EINVAL);
+	assert_int_equal(rl_resilient_add(&rs, 99), -EINVAL);
 	rl_resilient_free(&rs);
 }
 
@@ -139,12 +140,12 @@ static void test_flowlet_member_down(void **state)
 	int m2 = rl_flowlet_select(&fl, 5, 10, 4, 0xf & ~(1u << m));
 	assert_int_not_equal(m2, m);
 	assert_int_equal(fl.switches, 1);
-	assert_int_equal(rl_flowlet_select(&fl, 5, 20, 4, 0), -1);
+	assert_int_equal(rl_flowlet_select(&fl, 5, 20, 4, 0), -ENOENT);
 	/* members beyond n_members are never chosen */
 	for (int i = 0; i < 100; i++)
 		assert_in_range(rl_flowlet_select(&fl, (uint32_t)i, 1000000u * (uint64_t)i, 2, ~0ull), 0, 1);
 	rl_flowlet_free(&fl);
-	assert_int_equal(rl_flowlet_init(&fl, 1000, 1, 1), -1); /* not a power of two */
+	assert_int_equal(rl_flowlet_init(&fl, 1000, 1, 1), -EINVAL); /* not a power of two */
 }
 
 static void test_pinning(void **state)
@@ -158,7 +159,7 @@ static void test_pinning(void **state)
 	assert_int_equal(rl_pin_select(6, 4, 0xb), 3);
 	assert_int_equal(rl_pin_select(1, 4, 0xb), 1);
 	assert_int_equal(rl_pin_select(3, 4, 0x3), 0); /* wraps around */
-	assert_int_equal(rl_pin_select(3, 4, 0), -1);
+	assert_int_equal(rl_pin_select(3, 4, 0), -ENOENT);
 }
 
 int main(void)

@@ -463,9 +463,27 @@ static void test_opcodes(void **state)
 	assert_int_equal(rl_opcode_ext(RL_OP_WRITE_ONLY_IMM), RL_EXT_RETH | RL_EXT_IMMDT);
 	assert_int_equal(rl_opcode_ext(RL_OP_READ_RESP_MIDDLE), 0);
 	assert_int_equal(rl_opcode_ext(RL_OP_UD_SEND_ONLY), RL_EXT_DETH);
-	assert_int_equal(rl_opcode_ext(0x20 | RL_OP_READ_REQUEST), -1); /* no READ on UC */
-	assert_int_equal(rl_opcode_ext(21), -1);
+	assert_int_equal(rl_opcode_ext(0x20 | RL_OP_READ_REQUEST), -ENOENT); /* no READ on UC */
+	assert_int_equal(rl_opcode_ext(21), -ENOENT);
+	assert_int_equal(rl_opcode_ext(RL_TRANSPORT_RD | RL_OP_SEND_ONLY), -ENOENT);
+	assert_int_equal(rl_opcode_ext(RL_TRANSPORT_UD | RL_OP_SEND_FIRST), -ENOENT);
+	/* header lengths (BTH + extended headers), by hand from IBTA 9.2-9.3 */
+	assert_int_equal(rl_opcode_hdr_len(RL_OP_SEND_MIDDLE), 12);
+	assert_int_equal(rl_opcode_hdr_len(RL_OP_WRITE_ONLY_IMM), 12 + 16 + 4);
+	assert_int_equal(rl_opcode_hdr_len(RL_OP_READ_REQUEST), 12 + 16);
+	assert_int_equal(rl_opcode_hdr_len(RL_OP_ACK), 12 + 4);
+	assert_int_equal(rl_opcode_hdr_len(RL_OP_ATOMIC_ACK), 12 + 4 + 8);
+	assert_int_equal(rl_opcode_hdr_len(RL_OP_FETCH_ADD), 12 + 28);
+	assert_int_equal(rl_opcode_hdr_len(RL_OP_SEND_ONLY_INV), 12 + 4);
+	assert_int_equal(rl_opcode_hdr_len(RL_TRANSPORT_UC | RL_OP_WRITE_FIRST), 12 + 16);
+	assert_int_equal(rl_opcode_hdr_len(RL_OP_UD_SEND_ONLY_IMM), 12 + 8 + 4);
+	assert_int_equal(rl_opcode_hdr_len(RL_OP_CNP), 12 + 16);
+	assert_int_equal(rl_opcode_hdr_len(21), -ENOENT);
 	assert_string_equal(rl_opcode_name(RL_OP_ACK), "RC ACK");
+	assert_string_equal(rl_opcode_name(RL_OP_READ_RESP_FIRST), "RC READ_RESP_FIRST");
+	assert_string_equal(rl_opcode_name(RL_OP_SEND_ONLY_INV), "RC SEND_ONLY_INV");
+	assert_string_equal(rl_opcode_name(RL_TRANSPORT_UC | RL_OP_WRITE_ONLY_IMM), "UC WRITE_ONLY_IMM");
+	assert_string_equal(rl_opcode_name(RL_TRANSPORT_UC | RL_OP_READ_REQUEST), "unknown");
 	assert_string_equal(rl_opcode_name(RL_OP_UD_SEND_ONLY), "UD SEND_ONLY");
 	assert_string_equal(rl_opcode_name(RL_OP_CNP), "CNP");
 	assert_string_equal(rl_opcode_name(0x7f), "unknown");
@@ -596,7 +614,8 @@ static void test_crc32_zeros(void **state)
 	free(z);
 }
 
-/* rl_icrc_compute_zeros refuses what is not RoCE and ranges outside the payload. */
+/* rl_icrc_compute_zeros refuses what is not RoCE and ranges outside the payload;
+ * rl_icrc_store refuses what is not RoCE. */
 static void test_icrc_zeros_errors(void **state)
 {
 	(void)state;
@@ -612,12 +631,46 @@ static void test_icrc_zeros_errors(void **state)
 	assert_int_equal(z, rl_icrc_compute(f, &p, NULL));
 	p.is_roce = false;
 	assert_int_equal(rl_icrc_compute_zeros(f, &p, p.payload_off, &z), -EINVAL);
+	/* rl_icrc_store refuses it too, and leaves the frame alone */
+	uint8_t before[128];
+	memcpy(before, f, n);
+	assert_int_equal(rl_icrc_store(f, &p), -EINVAL);
+	assert_memory_equal(f, before, n);
+}
+
+/* An IPv4 header with options (IHL 15, the largest): the ICRC covers the
+ * whole header, options included, and computing it stays inside its buffer
+ * (a 60-byte IPv4 header is longer than IPv6's 40; under ASan this test
+ * caught a stack overflow when the buffer was sized for IPv6). */
+static void test_icrc_ipv4_options(void **state)
+{
+	(void)state;
+	uint8_t base[128], f[160];
+	size_t n = craft(base);
+	const size_t opt = 40, ip = 14; /* option bytes; the IPv4 header's offset */
+	struct rl_pkt p;
+
+	memcpy(f, base, ip + 20);
+	memset(f + ip + 20, 0x01, opt); /* NOP options */
+	memcpy(f + ip + 20 + opt, base + ip + 20, n - ip - 20);
+	n += opt;
+	f[ip] = 0x4F;                          /* version 4, IHL 15 */
+	f[ip + 3] = (uint8_t)(48 + opt);       /* total length */
+	assert_int_equal(rl_parse(f, n, &p), RL_PARSE_OK);
+	assert_true(p.is_roce);
+	assert_int_equal(p.l3_len, 60);
+	assert_int_equal(rl_icrc_store(f, &p), 0);
+	assert_int_equal(rl_parse(f, n, &p), RL_PARSE_OK); /* reads the stored ICRC */
+	assert_true(rl_icrc_verify(f, &p));
+	f[ip + 20 + 7] = 0x00; /* an option byte changes: the ICRC no longer matches */
+	assert_false(rl_icrc_verify(f, &p));
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_golden_fields),
+		cmocka_unit_test(test_icrc_ipv4_options),
 		cmocka_unit_test(test_golden_icrc),
 		cmocka_unit_test(test_icrc_flip_every_byte),
 		cmocka_unit_test(test_icrc_ttl_dscp_rewrite),

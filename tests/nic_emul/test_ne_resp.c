@@ -106,13 +106,13 @@ static void post_recv(struct fix *f, uint32_t len)
 
 static uint32_t queued(const struct fix *f)
 {
-	return f->qp->rsp_tail - f->qp->rsp_head;
+	return f->qp->resp.rsp_tail - f->qp->resp.rsp_head;
 }
 
 /* The newest answer queued: an ACK/NAK with this syndrome naming this PSN. */
 static void assert_answer(const struct fix *f, uint8_t syndrome, uint32_t psn)
 {
-	const struct ne_rsp_item *it = &f->qp->rsp[(f->qp->rsp_tail - 1) % f->qp->rsp_size];
+	const struct ne_rsp_item *it = &f->qp->resp.rsp[(f->qp->resp.rsp_tail - 1) % f->qp->resp.rsp_size];
 
 	assert_true(queued(f) > 0);
 	assert_int_equal(it->kind, NE_RSP_ACK);
@@ -230,7 +230,7 @@ static void test_send_rnr(void **state)
 
 	assert_int_equal(rx(f, RL_OP_SEND_ONLY, FIRST_PSN, 4, true, NULL), NE_RX_RNR);
 	assert_answer(f, NE_AETH_RNR_NAK | RNR_TIMER, FIRST_PSN);
-	assert_int_equal(f->qp->resp_psn, FIRST_PSN);
+	assert_int_equal(f->qp->resp.psn, FIRST_PSN);
 	assert_int_equal(f->qp->state, NE_QPS_RTR);
 	assert_int_equal(counters(f).send_rnr_err, 1);
 }

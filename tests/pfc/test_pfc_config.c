@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Configuration: profiles by name, and every configuration error returns -1 with a message. */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -54,14 +55,14 @@ static void test_profiles(void **state)
 static void expect_err(const struct pfc_mmu_config *cfg, const char *word)
 {
 	char err[256] = "";
-	assert_int_equal(pfc_mmu_check_config(cfg, err, sizeof(err)), -1);
+	assert_int_equal(pfc_mmu_check_config(cfg, err, sizeof(err)), -EINVAL);
 	if (!strstr(err, word))
 		fail_msg("message \"%s\" does not mention \"%s\"", err, word);
 	err[0] = 0;
 	assert_null(pfc_mmu_create(cfg, err, sizeof(err)));
 	assert_non_null(strstr(err, word));
 	/* no buffer for the message: still an error, no crash */
-	assert_int_equal(pfc_mmu_check_config(cfg, NULL, 0), -1);
+	assert_int_equal(pfc_mmu_check_config(cfg, NULL, 0), -EINVAL);
 }
 
 static void test_errors(void **state)
@@ -134,9 +135,9 @@ static void test_errors(void **state)
 	struct pfc_mmu *m = pfc_mmu_create(&cfg, err, sizeof(err));
 	assert_non_null(m);
 	struct pfc_ecn_config bad = { .enabled = true, .kmin_bytes = 10, .kmax_bytes = 5, .pmax = 0.1 };
-	assert_int_equal(pfc_mmu_set_ecn(m, 0, 0, &bad, err, sizeof(err)), -1);
+	assert_int_equal(pfc_mmu_set_ecn(m, 0, 0, &bad, err, sizeof(err)), -EINVAL);
 	assert_non_null(strstr(err, "kmin"));
-	assert_int_equal(pfc_mmu_set_ecn(m, 8, 0, &cfg.ecn[0], err, sizeof(err)), -1);
+	assert_int_equal(pfc_mmu_set_ecn(m, 8, 0, &cfg.ecn[0], err, sizeof(err)), -EINVAL);
 	assert_non_null(strstr(err, "does not exist"));
 	pfc_mmu_destroy(m);
 	/* watchdog */
@@ -144,11 +145,11 @@ static void test_errors(void **state)
 	struct pfc_watchdog_config wc;
 	pfc_watchdog_config_default(&wc);
 	wc.detect_ns = 0;
-	assert_int_equal(pfc_watchdog_init(&wd, &wc, 0, err, sizeof(err)), -1);
+	assert_int_equal(pfc_watchdog_init(&wd, &wc, 0, err, sizeof(err)), -EINVAL);
 	assert_non_null(strstr(err, "> 0"));
 	pfc_watchdog_config_default(&wc);
 	wc.detect_ns = wc.poll_ns / 2;
-	assert_int_equal(pfc_watchdog_init(&wd, &wc, 0, err, sizeof(err)), -1);
+	assert_int_equal(pfc_watchdog_init(&wd, &wc, 0, err, sizeof(err)), -EINVAL);
 	assert_non_null(strstr(err, "polling"));
 	assert_int_equal(pfc_watchdog_init(&wd, NULL, 0, err, sizeof(err)), 0);
 }
