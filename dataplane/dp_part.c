@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include <rte_common.h>
+#include <rte_lcore.h>
 #include <rte_pause.h>
 
 #include "dp_chan.h"
@@ -91,6 +92,13 @@ static void plan(struct dp_parts *ps)
 		n_leaves += t->switches[i].role == TOPO_ROLE_RTSW;
 	for (uint32_t h = 0; h < t->n_hosts; h++)
 		n_emulated += host_emulated(t, h);
+	if (t->switches[0].partition >= 0) { /* the topology file's cut (checked by from_file()) */
+		for (uint32_t i = 0; i < t->n_switches; i++)
+			ps->part_sw[i] = (uint32_t)t->switches[i].partition;
+		for (uint32_t h = 0; h < t->n_hosts; h++)
+			ps->part_host[h] = host_emulated(t, h) ? 0 : ps->part_sw[t->hosts[h].leaf];
+		return;
+	}
 	uint32_t first = n_emulated && ps->n > 1 ? 1 : 0; /* partitions of switches: first..n-1 */
 	uint32_t m = ps->n - first, leaf = 0, other = 0;
 	for (uint32_t i = 0; i < t->n_switches; i++) {
@@ -116,6 +124,42 @@ static int list_add(uint32_t **a, uint32_t *n, uint32_t v)
 		return -ENOMEM;
 	x[(*n)++] = v;
 	*a = x;
+	return 0;
+}
+
+/*
+ * The topology file's cut (switch key partition): every switch has one,
+ * below the number of workers, and every partition holds a switch. Returns
+ * 0 (also when the file gives none), or -EINVAL with a message.
+ */
+static int check_file_cut(const struct topo *t, uint32_t n, char *err, size_t errlen)
+{
+	uint32_t given = 0;
+	bool used[TOPO_MAX_PARTITIONS] = {false};
+
+	for (uint32_t i = 0; i < t->n_switches; i++)
+		given += t->switches[i].partition >= 0;
+	if (given == 0)
+		return 0;
+	for (uint32_t i = 0; i < t->n_switches; i++) {
+		const struct topo_switch *sw = &t->switches[i];
+		if (sw->partition < 0) {
+			snprintf(err, errlen, "%s:%d: switch '%s' has no partition (give every switch one, or none)",
+				 t->path, sw->line, sw->name);
+			return -EINVAL;
+		}
+		if ((uint32_t)sw->partition >= n) {
+			snprintf(err, errlen, "%s:%d: switch '%s' is in partition %d, but --workers is %u",
+				 t->path, sw->line, sw->name, sw->partition, n);
+			return -EINVAL;
+		}
+		used[sw->partition] = true;
+	}
+	for (uint32_t p = 0; p < n; p++)
+		if (!used[p]) {
+			snprintf(err, errlen, "%s: no switch is in partition %u (--workers %u)", t->path, p, n);
+			return -EINVAL;
+		}
 	return 0;
 }
 
@@ -195,8 +239,11 @@ int dp_parts_create(struct dp_parts **out, struct dp_fabric *f, uint32_t workers
 		ps->lookahead = UINT64_MAX; /* everything stays on f->eng */
 		return 0;
 	}
-	plan(ps);
-	rc = place(ps, err, errlen);
+	rc = check_file_cut(t, workers, err, errlen);
+	if (rc == 0) {
+		plan(ps);
+		rc = place(ps, err, errlen);
+	}
 	if (rc < 0) {
 		dp_parts_destroy(ps);
 		*out = NULL;
@@ -535,8 +582,14 @@ static void *thread_main(void *arg)
 
 	while ((go = atomic_load_explicit(&p->ps->go, memory_order_acquire)) == 0)
 		sched_yield();
-	if (go > 0)
-		worker(p);
+	if (go <= 0)
+		return NULL;
+	/* an lcore id gives the thread its own mempool cache: without one every
+	 * frame allocated or freed goes through the pool's shared ring */
+	bool registered = rte_thread_register() == 0;
+	worker(p);
+	if (registered)
+		rte_thread_unregister();
 	return NULL;
 }
 

@@ -31,12 +31,14 @@
  * idle with nothing in flight, the instant the last became idle is the end,
  * after the others have run what they still had up to it.
  *
- * The cut (dp_parts_create): with emulated NICs, partition 0 holds all of
- * them and the collective or transfers that drive them (one ne_coll spans
- * every rank); the switches and the other hosts are spread over the other
- * partitions. Without, the leaves are split into balanced contiguous groups
- * with their hosts and the spines and aggregation switches are dealt round
- * robin.
+ * The cut (dp_parts_create): the topology file's, when its switches say
+ * `partition: K` (every switch, K < workers, no partition empty); else with
+ * emulated NICs, partition 0 holds all of them and the collective or
+ * transfers that drive them (one ne_coll spans every rank) and the switches
+ * are spread over the other partitions; without, the leaves are split into
+ * balanced contiguous groups and the spines and aggregation switches are
+ * dealt round robin. A host runs with its leaf, an emulated one always in
+ * partition 0.
  */
 #ifndef DP_PART_H
 #define DP_PART_H

@@ -38,6 +38,7 @@
 #define EXIT_BAD_INPUT 2
 #define MAX_CAPTURES 16
 #define MAX_WORKERS 256 /* --workers: partitions (threads) */
+#define MAX_MBUFS 16777215u /* --mbufs */
 /*
  * Longest spec of each kind the data plane's parsers read whole: they copy
  * it into fixed buffers (dp_gen.c 512, dp_nic.c 160 for --rdma, 2048 for
@@ -96,6 +97,7 @@ struct opts {
 	uint64_t seed;
 	const char *name;
 	unsigned mem_mb;
+	uint32_t mbufs;         /* --mbufs: frames the pool holds; 0: by the MTU (65535 or 16383) */
 	uint32_t workers;       /* --workers: partitions on threads (virtual clock) */
 	bool lag_stop;          /* --lag-policy stop: falling behind by lag_limit_ns ends the run */
 	uint64_t lag_limit_ns;
@@ -166,6 +168,9 @@ static void usage(FILE *out)
 		"  --seed N            seed of link loss, flowlet choices and emulated NICs' QPNs (default 1)\n"
 		"  --name NAME         DPDK file prefix / telemetry name (default rocelab-PID)\n"
 		"  --mem MB            DPDK memory without hugepages (default 512)\n"
+		"  --mbufs N           frames the packet pool holds (default 65535, 16383 above MTU\n"
+		"                      1500; each takes its room + ~200 B of --mem). When it runs dry,\n"
+		"                      senders wait and switches drop (no_mbuf): an emulator limit\n"
 		"  --quiet             no tables at exit\n"
 		"  -h, --help          this text\n"
 		"\n"
@@ -261,7 +266,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 {
 	enum { O_TOPO = 256, O_CLOS, O_CHECK, O_LIST, O_CLOCK, O_DUR, O_GEN, O_VETH, O_CAP, O_CSV, O_CSVI,
 	       O_BUSY, O_SEED, O_NAME, O_MEM, O_QUIET, O_RDMA, O_FLOWS, O_COLL, O_NIC, O_TE, O_WD, O_LAG,
-	       O_NAP, O_TRAFFIC, O_WORKERS };
+	       O_NAP, O_TRAFFIC, O_WORKERS, O_MBUFS };
 	static const struct option lo[] = {
 		{"topology", required_argument, NULL, O_TOPO}, {"clos", required_argument, NULL, O_CLOS},
 		{"check", no_argument, NULL, O_CHECK},         {"list-hosts", no_argument, NULL, O_LIST},         {"clock", required_argument, NULL, O_CLOCK},
@@ -278,6 +283,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		{"idle-nap", required_argument, NULL, O_NAP},
 		{"traffic", required_argument, NULL, O_TRAFFIC},
 		{"workers", required_argument, NULL, O_WORKERS},
+		{"mbufs", required_argument, NULL, O_MBUFS},
 		{NULL, 0, NULL, 0},
 	};
 	int c;
@@ -376,6 +382,11 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			if (dp_parse_u64(optarg, &v) < 0 || v < 64 || v > 65536)
 				return bad("bad --mem (64..65536 MB):", optarg);
 			o->mem_mb = (unsigned)v;
+			break;
+		case O_MBUFS:
+			if (dp_parse_u64(optarg, &v) < 0 || v < 1024 || v > MAX_MBUFS)
+				return bad("bad --mbufs (1024..16777215):", optarg);
+			o->mbufs = (uint32_t)v;
 			break;
 		case O_QUIET: o->quiet = true; break;
 		case O_FLOWS:
@@ -805,11 +816,13 @@ static int setup_pool(struct run *r, char *err, size_t errlen)
 	}
 	uint16_t room = (uint16_t)(RTE_PKTMBUF_HEADROOM + (max_mtu > 1500 ? 9216 + 64 : 2048));
 	r->frame_room = (uint16_t)(room - RTE_PKTMBUF_HEADROOM);
-	r->mp = rte_pktmbuf_pool_create("rl_mbuf", max_mtu > 1500 ? 16383 : 65535, 256,
+	uint32_t n = r->o->mbufs ? r->o->mbufs : max_mtu > 1500 ? 16383 : 65535;
+	r->mp = rte_pktmbuf_pool_create("rl_mbuf", n, 256,
 					RTE_ALIGN(sizeof(struct dp_mbuf_priv), RTE_MBUF_PRIV_ALIGN), room,
 					(int)rte_socket_id());
 	if (r->mp == NULL) {
-		snprintf(err, errlen, "mbuf pool: %s", rte_strerror(rte_errno));
+		snprintf(err, errlen, "mbuf pool of %u frames of %u B: %s (give --mem more, or --mbufs fewer)",
+			 n, room, rte_strerror(rte_errno));
 		return -1;
 	}
 	return 0;
@@ -936,6 +949,22 @@ static void run(struct run *r)
 	r->after_signal_s = stop_requested ? ts_diff(&stop_signal_ts, &w1) : 0;
 }
 
+/* Times the packet pool had no frame to give: senders that waited, frames dropped as no_mbuf. */
+static uint64_t pool_ran_dry(const struct run *r)
+{
+	uint64_t n = 0;
+
+	for (unsigned i = 0; i < r->o->gen.n; i++)
+		n += r->gens[i].no_mbuf;
+	for (uint32_t s = 0; s < r->topo->n_switches; s++)
+		n += r->fab->sw[s].drops[DP_DROP_NO_MBUF];
+	for (uint32_t c = 0; c < r->fab->n_chans; c++)
+		n += r->fab->chans[c].drops[DP_DROP_NO_MBUF];
+	for (uint32_t i = 0; i < r->nics.n; i++)
+		n += r->nics.h[i].no_mbuf;
+	return n;
+}
+
 /* How the run ended: its time, events, forwards, a stop signal, the lag. */
 static void report_run(const struct run *r, uint64_t elapsed)
 {
@@ -949,6 +978,12 @@ static void report_run(const struct run *r, uint64_t elapsed)
 	       " switch forwards (%.3f M per wall second)\n\n",
 	       (double)elapsed / 1e9, r->o->clock == DP_CLOCK_LIVE ? "live" : "virtual", r->wall_s,
 	       r->eng.fired, fwd, r->wall_s > 0 ? (double)fwd / r->wall_s / 1e6 : 0.0);
+	uint64_t dry = pool_ran_dry(r);
+	if (dry)
+		fprintf(stderr, "rocelab-dp: the packet pool ran dry %" PRIu64 " times: senders waited and "
+			"switches dropped for want of a frame, an emulator limit (give --mbufs and --mem "
+			"more)%s\n", dry, dp_parts_count(r->parts) > 1 ? "; with --workers above 1 what "
+			"followed also depended on the threads' timing: not reproducible" : "");
 	if (stop_requested)
 		printf("rocelab-dp: stopped by %s, %.3f ms after the signal\n",
 		       stop_requested == SIGINT ? "SIGINT" : "SIGTERM", r->after_signal_s * 1e3);

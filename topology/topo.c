@@ -459,7 +459,7 @@ static const char *const switch_val_keys[] = {
 };
 static const char *const switch_keys[] = {
 	"name", "role", "buffer", "profile", "algo", "seed", "lb", "flowlet_timeout_us",
-	"resilient_buckets", NULL,
+	"resilient_buckets", "partition", NULL,
 };
 
 static int sw_val_pair(struct topo_yaml_ctx *c, struct sw_vals *s, const char *key,
@@ -762,7 +762,8 @@ static void link_merge(struct link_vals *d, const struct link_vals *s)
 struct sw_spec {
 	char name[TOPO_NAME_MAX];
 	int role;
-	int line, name_line, role_line;
+	int partition;      /* -1: not given */
+	int line, name_line, role_line, partition_line;
 	struct sw_vals v;
 };
 
@@ -832,6 +833,14 @@ static int switch_pair(struct topo_yaml_ctx *c, void *obj, const char *key, stru
 	if (!strcmp(key, "role")) {
 		s->role_line = topo_yaml_line(v, kl);
 		return get_enum(c, v, key, kl, topo_role_from_name, "rtsw, ctsw, atsw", &s->role);
+	}
+	if (!strcmp(key, "partition")) { /* rocelab-dp --workers: which partition runs it */
+		uint64_t p;
+		s->partition_line = topo_yaml_line(v, kl);
+		if (get_uint(c, v, key, kl, 0, TOPO_MAX_PARTITIONS - 1, &p))
+			return -1;
+		s->partition = (int)p;
+		return 0;
 	}
 	return sw_val_pair(c, &s->v, key, v, kl);
 }
@@ -1196,6 +1205,7 @@ static int parse_switches(struct topo_yaml_ctx *c, struct spec *s, struct fy_nod
 	while ((item = fy_node_sequence_iterate(v, &it))) {
 		struct sw_spec *w = &s->sw[s->n_sw++];
 		w->role = -1;
+		w->partition = -1;
 		w->line = topo_yaml_line(item, kl);
 		if (topo_yaml_walk_map(c, item, w->line, "switch", switch_keys, switch_pair, w))
 			return -1;
@@ -1502,6 +1512,7 @@ static int build_switches(struct builder *b)
 		sw_merge(&v, &w->v);
 		memcpy(sw->name, w->name, sizeof(sw->name));
 		sw->role = (enum topo_role)w->role;
+		sw->partition = w->partition;
 		memcpy(sw->buffer, v.buffer, sizeof(sw->buffer));
 		sw->buffer_profile = HAS(&v, SW_BUFFER) ? v.buffer_profile
 							: pfc_buffer_profile_find(v.buffer);

@@ -97,6 +97,8 @@ struct topo_port {
 	uint8_t mac[6];
 };
 
+#define TOPO_MAX_PARTITIONS 256 /* switch key partition: 0..255 */
+
 struct topo_switch {
 	char name[TOPO_NAME_MAX];
 	enum topo_role role;
@@ -111,6 +113,7 @@ struct topo_switch {
 	uint16_t n_ports;
 	struct topo_port *ports;
 	int leaf_index;             /* 0.. for an rtsw, -1 otherwise */
+	int partition;              /* rocelab-dp --workers: its partition (0..), -1 when not given */
 	uint16_t n_hosts;           /* hosts attached (rtsw only) */
 	uint32_t subnet4;           /* rtsw: 10.(L>>8).(L&255).0, prefix 24 */
 	uint32_t gw_ipv4;           /* rtsw: the gateway address .254 */

@@ -61,6 +61,12 @@ same_as_one failover_bounded "${fo[@]}" --duration 1900us
 check "failover (at 1.9 ms): the cut link is down and traffic moved to spine0" \
   "[ \"\$(lk $tmp/failover_bounded.w2.txt 'leaf0>spine1' 2)\" = DOWN ] && [ \"\$(lk $tmp/failover_bounded.w2.txt 'leaf0>spine0' 3)\" -gt \$((\$(lk $tmp/failover_bounded.w2.txt 'leaf0>spine1' 3) * 3 / 2)) ]"
 
+# 2b. The cut the topology file gives (switch key partition).
+WORKERS="1 2" same_as_one file_cut --topology "$DATA/part-file.yaml" --gen 'h0>h2:flows=8,rate=40G,count=3000' \
+  --gen 'h3>h1:proto=roce,flows=4,rate=40G,count=3000' --gen 'h0>h1:rate=10G,count=1000'
+check "file cut: leaf0 and leaf1 in different partitions: frames crossed, lookahead 2 us" \
+  "[ \"\$(crossed $tmp/file_cut.w2.err)\" -gt 0 ] && grep -q 'lookahead 2000 ns' $tmp/file_cut.w2.err"
+
 # 3. PFC across the cut: a 2:1 incast whose senders (leaf0) are in partition 0
 #    and whose bottleneck (leaf1 -> h2) is in partition 1 stays lossless.
 inc=(--topology "$DATA/part-incast.yaml" --gen 'h0>h2:dscp=26,rate=10G,count=20000'
@@ -98,6 +104,11 @@ bad() { # NAME EXPECTED-TEXT ARGS...
 bad "--workers 0" "bad --workers" --topology "$TOPOS/default.yaml" --workers 0
 bad "--workers x" "bad --workers" --topology "$TOPOS/default.yaml" --workers x
 bad "more workers than switches" "want 1\.\.3" --topology "$DATA/part-incast.yaml" --workers 4
+bad "a partition the file gives beyond --workers" "part-file-bad.yaml:[0-9]*: switch 'leaf1' is in partition 2, but --workers is 2" \
+  --topology "$DATA/part-file-bad.yaml" --workers 2
+sed 's/partition: 2/partition: 0/' "$DATA/part-file-bad.yaml" > "$tmp/part-file-bad2.yaml"
+bad "a switch the file gives no partition" "switch 'spine1' has no partition" \
+  --topology "$tmp/part-file-bad2.yaml" --workers 2
 bad "a cut link with no delay" "link 'leaf0-spine1' (line [0-9]*) joins partitions" \
   --topology "$DATA/part-nodelay.yaml" --workers 2 --gen 'h0>h2:count=10'
 dp --workers 2 --topology "$TOPOS/default.yaml" --clock live > "$tmp/bad.out" 2> "$tmp/bad.err"; rc=$?

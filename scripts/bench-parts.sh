@@ -1,0 +1,83 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+# Benchmark of the partitioned virtual clock (rocelab-dp --workers N,
+# dataplane/dp_part.h): the same workload with 1 worker and with N, in the
+# same run, on the same build. Prints the run loop's wall time (the 'ran'
+# line: set-up excluded), the process's CPU time, the speed-up (wall with 1
+# over wall with N) and whether the output is identical (it must be).
+#
+# Workloads:
+#   ns3   the ns-3 comparison: 8 leaves x 8 spines x 16 hosts, 100G, 1 us
+#         links, 128 UDP senders at line rate (1042-byte frames), host (l,h) ->
+#         ((l+1) mod 8, h), 1 ms. Enough mbufs that the pool never runs dry
+#         (a dry pool makes a partitioned run timing-dependent).
+#   ring  a ring AllReduce of 8 MiB over 256 emulated NICs on a 16 leaves x
+#         8 spines x 16 hosts 100G Clos, data=off, ring order interleaving the
+#         leaves. (Partition 0 holds every NIC and the collective: see
+#         dataplane/dp_part.h; the switches run in the others.)
+#
+# usage: scripts/bench-parts.sh [--build DIR] [--workers "2 4"] [--only ns3|ring]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BUILD=build WORKERS="2" ONLY=""
+while [ $# -gt 0 ]; do
+  case $1 in
+    --build) BUILD=$2; shift 2 ;;
+    --workers) WORKERS=$2; shift 2 ;;
+    --only) ONLY=$2; shift 2 ;;
+    -h|--help) sed -n '2,/^set -e/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+    *) echo "bench-parts.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
+  esac
+done
+DP=$BUILD/dataplane/rocelab-dp TOPO=$BUILD/topology/rocelab-topo
+[ -x "$DP" ] && [ -x "$TOPO" ] || { echo "bench-parts.sh: build first (meson setup $BUILD && ninja -C $BUILD)" >&2; exit 2; }
+TMP=$(mktemp -d /tmp/rl-bench-parts.XXXXXX)
+trap 'rm -rf "$TMP"' EXIT
+
+# run NAME WORKERS ARGS...: $TMP/NAME.wW.{out,err,cpu}
+run() {
+  local name=$1 w=$2; shift 2
+  /usr/bin/time -f "%U %S %M" -o "$TMP/$name.w$w.cpu" timeout 3600 "$DP" --clock virtual \
+    --name "rl-bparts-$$-$name-$w" --workers "$w" "$@" > "$TMP/$name.w$w.out" 2> "$TMP/$name.w$w.err"
+}
+loop_wall() { sed -n 's/^rocelab-dp: ran .* in \([0-9.]*\) s of wall time.*/\1/p' "$1"; }
+events() { sed -n 's/^rocelab-dp: ran .* s of wall time, \([0-9]*\) events.*/\1/p' "$1"; }
+same() { cmp -s <(sed 's/ in [0-9.]* s of wall time//; s/ ([0-9.]* M per wall second)//' "$1") \
+                <(sed 's/ in [0-9.]* s of wall time//; s/ ([0-9.]* M per wall second)//' "$2"); }
+
+bench() { # NAME TITLE ARGS...
+  local name=$1 title=$2; shift 2
+  echo "== $title"
+  run "$name" 1 "$@" || { echo "  --workers 1 FAILED: $(tail -1 "$TMP/$name.w1.err")"; return 1; }
+  local w1; w1=$(loop_wall "$TMP/$name.w1.out")
+  read -r u s m < "$TMP/$name.w1.cpu"
+  printf '  --workers 1: %8.2f s wall (run loop), %7.2f s CPU, %s events\n' "$w1" "$(echo "$u + $s" | bc)" "$(events "$TMP/$name.w1.out")"
+  for w in $WORKERS; do
+    run "$name" "$w" "$@" || { echo "  --workers $w FAILED: $(tail -1 "$TMP/$name.w$w.err")"; continue; }
+    local wn; wn=$(loop_wall "$TMP/$name.w$w.out")
+    read -r u s m < "$TMP/$name.w$w.cpu"
+    printf '  --workers %s: %8.2f s wall (run loop), %7.2f s CPU, speed-up %.2fx, output %s\n' "$w" "$wn" \
+      "$(echo "$u + $s" | bc)" "$(echo "$w1 / $wn" | bc -l)" \
+      "$(same "$TMP/$name.w1.out" "$TMP/$name.w$w.out" && echo identical || echo DIFFERENT)"
+    grep -h 'partitions, lookahead' "$TMP/$name.w$w.err" | tr '\r' '\n' | tail -1 | sed 's/^rocelab-dp: /    /'
+  done
+}
+
+echo "rocelab bench-parts: $(nproc) cores, $(git rev-parse --short HEAD 2>/dev/null || echo '?'), $(date -u +%FT%TZ)"
+if [ -z "$ONLY" ] || [ "$ONLY" = ns3 ]; then
+  "$TOPO" --generate spines=8,leaves=8,hosts=16,attach=veth -o "$TMP/ns3.yaml" > /dev/null
+  gens=()
+  for l in $(seq 0 7); do
+    for i in $(seq 0 15); do
+      gens+=(--gen "h$((l * 16 + i))>h$((((l + 1) % 8) * 16 + i)):proto=udp,size=1042,rate=100G,count=100000000")
+    done
+  done
+  bench ns3 "ns-3 comparison: 8 x 8 x 16, 100G, 128 senders at line rate, 1 ms" \
+    --topology "$TMP/ns3.yaml" --duration 1ms --flows 0 --mbufs 400000 --mem 3072 "${gens[@]}"
+fi
+if [ -z "$ONLY" ] || [ "$ONLY" = ring ]; then
+  "$TOPO" --generate spines=8,leaves=16,hosts=16,attach=emulated,host-mtu=9000 -o "$TMP/ring.yaml" > /dev/null
+  order=$(python3 -c "print('+'.join(f'h{l * 16 + i}' for i in range(16) for l in range(16)))")
+  bench ring "ring AllReduce, 256 emulated NICs, 16 x 8 x 16 100G Clos, 8 MiB, data=off" \
+    --topology "$TMP/ring.yaml" --flows 0 --coll "op=allreduce,sizes=8M,data=off,qps=1,hosts=$order"
+fi
