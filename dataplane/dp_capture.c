@@ -1,33 +1,122 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include "dp_capture.h"
 
+#include <inttypes.h>
 #include <pcap/pcap.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+
+/* A frame held back (partitioned runs): its place in the event order, its bytes. */
+struct rec {
+	uint64_t at, key;   /* the event that sent it: time, key (dp_engine.h) */
+	uint32_t sub;       /* its place among the records of that event */
+	uint32_t len, caplen;
+	uint8_t *data;
+};
+
+/* The records of one channel, in the order its (one) transmitting thread made them. */
+struct recs {
+	struct dp_chan *chan;
+	struct rec *r;
+	uint32_t n, cap;
+};
 
 struct dp_capture {
 	pcap_t *dead;
 	pcap_dumper_t *dump;
 	uint64_t frames;
+	bool held;          /* partitioned: keep records until dp_capture_flush() */
+	struct recs side[2];
+	uint64_t lost;      /* records that could not be held (out of memory) */
 };
+
+static void write_frame(struct dp_capture *cap, uint64_t at, const void *d, uint32_t caplen,
+			uint32_t len)
+{
+	struct pcap_pkthdr h;
+
+	h.caplen = caplen;
+	h.len = len;
+	/* with nanosecond precision, tv_usec carries nanoseconds */
+	h.ts.tv_sec = (time_t)(at / 1000000000ull);
+	h.ts.tv_usec = (suseconds_t)(at % 1000000000ull);
+	pcap_dump((u_char *)cap->dump, &h, d);
+	cap->frames++;
+}
+
+/*
+ * Hold a record of c's frame with its place in the event order: the event
+ * running now (the fabric's engine when a global event runs, else c's
+ * partition's) and how many records that event made before.
+ */
+static void hold(struct dp_capture *cap, struct dp_chan *c, uint64_t at, const void *d,
+		 uint32_t caplen, uint32_t len)
+{
+	struct dp_engine *e = c->fab->eng->dispatching ? c->fab->eng : c->eng;
+	struct recs *rs = &cap->side[cap->side[0].chan == c ? 0 : 1];
+
+	if (rs->n == rs->cap) {
+		uint32_t ncap = rs->cap ? 2 * rs->cap : 256;
+		struct rec *r = realloc(rs->r, ncap * sizeof(*r));
+		if (r == NULL) {
+			cap->lost++;
+			return;
+		}
+		rs->r = r;
+		rs->cap = ncap;
+	}
+	uint8_t *copy = malloc(caplen ? caplen : 1);
+	if (copy == NULL) {
+		cap->lost++;
+		return;
+	}
+	memcpy(copy, d, caplen);
+	rs->r[rs->n++] = (struct rec){.at = at, .key = e->cur_key, .sub = e->cur_sub++,
+				      .len = len, .caplen = caplen, .data = copy};
+}
+
+static bool rec_before(const struct rec *a, const struct rec *b)
+{
+	if (a->at != b->at)
+		return a->at < b->at;
+	if (a->key != b->key)
+		return a->key < b->key;
+	return a->sub < b->sub;
+}
+
+void dp_capture_flush(struct dp_capture *cap)
+{
+	struct recs *a = &cap->side[0], *b = &cap->side[1];
+	uint32_t i = 0, j = 0;
+
+	if (cap == NULL || !cap->held)
+		return;
+	while (i < a->n || j < b->n) { /* each side is in order: merge */
+		struct rec *r = j >= b->n || (i < a->n && rec_before(&a->r[i], &b->r[j])) ? &a->r[i++]
+											     : &b->r[j++];
+		write_frame(cap, r->at, r->data, r->caplen, r->len);
+		free(r->data);
+	}
+	a->n = b->n = 0;
+}
+
+void dp_capture_hold(struct dp_capture *cap)
+{
+	cap->held = true;
+}
 
 static void on_frame(void *ctx, struct dp_chan *c, struct rte_mbuf *m, uint64_t now_ns)
 {
 	struct dp_capture *cap = ctx;
 	uint8_t buf[RTE_MBUF_DEFAULT_BUF_SIZE * 8];
-	struct pcap_pkthdr h;
-	const void *d;
+	uint32_t len = rte_pktmbuf_pkt_len(m), caplen = len < sizeof(buf) ? len : (uint32_t)sizeof(buf);
+	const void *d = rte_pktmbuf_read(m, 0, caplen, buf);
 
-	(void)c;
-	h.caplen = h.len = rte_pktmbuf_pkt_len(m);
-	if (h.caplen > sizeof(buf))
-		h.caplen = sizeof(buf);
-	d = rte_pktmbuf_read(m, 0, h.caplen, buf);
-	/* with nanosecond precision, tv_usec carries nanoseconds */
-	h.ts.tv_sec = (time_t)(now_ns / 1000000000ull);
-	h.ts.tv_usec = (suseconds_t)(now_ns % 1000000000ull);
-	pcap_dump((u_char *)cap->dump, &h, d);
-	cap->frames++;
+	if (cap->held)
+		hold(cap, c, now_ns, d, caplen, len);
+	else
+		write_frame(cap, now_ns, d, caplen, len);
 }
 
 struct dp_capture *dp_capture_open(const char *path, char *err, size_t errlen)
@@ -52,6 +141,10 @@ struct dp_capture *dp_capture_open(const char *path, char *err, size_t errlen)
 
 void dp_capture_attach(struct dp_capture *cap, struct dp_chan *c)
 {
+	if (cap->side[0].chan == NULL)
+		cap->side[0].chan = c;
+	else
+		cap->side[1].chan = c;
 	c->capture = on_frame;
 	c->capture_ctx = cap;
 }
@@ -65,6 +158,12 @@ void dp_capture_close(struct dp_capture *cap)
 {
 	if (cap == NULL)
 		return;
+	dp_capture_flush(cap);
+	if (cap->lost)
+		fprintf(stderr, "rocelab-dp: capture: %" PRIu64 " frames could not be held (out of memory) and are missing\n",
+			cap->lost);
+	free(cap->side[0].r);
+	free(cap->side[1].r);
 	pcap_dump_close(cap->dump);
 	pcap_close(cap->dead);
 	free(cap);

@@ -21,6 +21,17 @@ void dp_capture_attach(struct dp_capture *cap, struct dp_chan *c);
 /* Frames written so far. */
 uint64_t dp_capture_count(const struct dp_capture *cap);
 /* Flush and close (NULL is fine). */
+/* Flush held records and close the file. */
 void dp_capture_close(struct dp_capture *cap);
+
+/*
+ * Partitioned runs (dp_part.h): the two directions of a captured link may
+ * be sent by two threads, so records are held, each with its event's place
+ * in the order of events, and written by dp_capture_flush() between windows
+ * (every partition stopped, every held record before any later one): the
+ * file is the one a single engine writes, frame for frame.
+ */
+void dp_capture_hold(struct dp_capture *cap);
+void dp_capture_flush(struct dp_capture *cap);
 
 #endif /* DP_CAPTURE_H */

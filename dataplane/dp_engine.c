@@ -133,7 +133,11 @@ static inline void dispatch(struct dp_engine *e, const struct dp_timer *t)
 	uint32_t was = e->cur_lp;
 
 	e->cur_lp = t->lp;
+	e->dispatching = true;
+	e->cur_key = t->key;
+	e->cur_sub = 0;
 	t->fn(t->obj, t->arg, dp_engine_mono(e, t->at_ns));
+	e->dispatching = false;
 	e->cur_lp = was;
 }
 

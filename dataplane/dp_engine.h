@@ -73,6 +73,9 @@ struct dp_engine {
 	struct dp_timer *heap;
 	uint32_t n, cap;
 	uint32_t cur_lp;            /* the LP of the running callback (DP_LP_GLOBAL outside one) */
+	bool dispatching;           /* a callback runs (then cur_key is its key) */
+	uint64_t cur_key;
+	uint32_t cur_sub;           /* a counter the running callback's observers share (captures) */
 	uint64_t *lp_seq;           /* [lp * DP_LP_STRIDE]: timers each LP scheduled (maybe shared) */
 	uint32_t n_lp;
 	uint64_t own_seq[DP_LP_STRIDE]; /* lp_seq of an engine with one LP */

@@ -153,10 +153,12 @@ void dp_fabric_sync_groups(struct dp_fabric *f, bool first)
 			if (s->cfg->lb == TOPO_LB_RESILIENT && g->n > 0) {
 				if (first || g->rs.bucket == NULL) {
 					rl_resilient_free(&g->rs);
-					rl_resilient_init(&g->rs, s->cfg->resilient_buckets, g->n);
-					for (unsigned j = 0; j < g->n; j++)
-						if (!(want >> j & 1))
-							rl_resilient_remove(&g->rs, j);
+					/* out of memory: the table stays empty and its packets are
+					 * dropped as no_route (counted), never sent to a wrong port */
+					if (rl_resilient_init(&g->rs, s->cfg->resilient_buckets, g->n) == 0)
+						for (unsigned j = 0; j < g->n; j++)
+							if (!(want >> j & 1))
+								rl_resilient_remove(&g->rs, j);
 				} else {
 					for (unsigned j = 0; j < g->n; j++) {
 						bool was = g->rs.members >> j & 1, is = want >> j & 1;

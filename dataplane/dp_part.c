@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <rte_common.h>
 #include <rte_lcore.h>
@@ -39,6 +40,7 @@ struct dp_part {
 	uint64_t idle_at;
 	uint64_t crossed;
 	uint64_t at_end;                /* of those, arriving exactly at the end of the window they were handed into */
+	double cpu_s;                   /* the thread's CPU time in the last run (balance: compare partitions) */
 	struct dp_part_pub pub[2];      /* by round parity: written for round r + 1 while others read round r */
 	pthread_t th;
 	bool started;
@@ -314,6 +316,12 @@ uint64_t dp_parts_crossed(const struct dp_parts *ps)
 	return n;
 }
 
+void dp_parts_load(const struct dp_parts *ps, uint32_t i, double *cpu_s, uint64_t *events)
+{
+	*cpu_s = ps->p[i].cpu_s;
+	*events = ps->p[i].eng.fired;
+}
+
 uint64_t dp_parts_crossed_at_end(const struct dp_parts *ps)
 {
 	uint64_t n = 0;
@@ -533,7 +541,25 @@ static void run_global(struct dp_parts *ps, const struct step *st)
 		ps->stop_flag = true;
 }
 
+static double thread_cpu_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void run_partition(struct dp_part *p);
+
 static void worker(struct dp_part *p)
+{
+	double t0 = thread_cpu_s();
+
+	run_partition(p);
+	p->cpu_s = thread_cpu_s() - t0;
+}
+
+static void run_partition(struct dp_part *p)
 {
 	struct dp_parts *ps = p->ps;
 	struct agree ag = {0};

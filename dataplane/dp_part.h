@@ -101,6 +101,9 @@ uint64_t dp_parts_next_ns(const struct dp_parts *ps);
 /* Windows run by the last dp_parts_run(), and how many frames crossed a cut. */
 uint64_t dp_parts_windows(const struct dp_parts *ps);
 uint64_t dp_parts_crossed(const struct dp_parts *ps);
+/* Partition i's thread: CPU seconds in the last run, events it ran (balance of the cut). */
+void dp_parts_load(const struct dp_parts *ps, uint32_t i, double *cpu_s, uint64_t *events);
+
 /* Of those, the frames that arrived exactly at the end of the window they were handed into. */
 uint64_t dp_parts_crossed_at_end(const struct dp_parts *ps);
 

@@ -536,6 +536,8 @@ static bool part_between(void *ctx, uint64_t now, uint64_t events)
 
 	if (r->ctl)
 		dp_ctl_poll(r->ctl, now);
+	for (unsigned i = 0; i < r->o->n_capture; i++)
+		dp_capture_flush(r->cap[i]);
 	if (t != r->last_progress && !r->o->quiet) {
 		r->last_progress = t;
 		fprintf(stderr, "rocelab-dp: virtual time %.6f s, %" PRIu64 " events\r", (double)now / 1e9,
@@ -560,6 +562,12 @@ static void run_virtual_parts(struct run *r)
 			" windows, %" PRIu64 " frames crossed partitions (%" PRIu64 " at a window's end)\n",
 			dp_parts_count(r->parts), dp_parts_lookahead_ns(r->parts), dp_parts_windows(r->parts),
 			dp_parts_crossed(r->parts), dp_parts_crossed_at_end(r->parts));
+	for (uint32_t i = 0; i < dp_parts_count(r->parts) && !r->o->quiet; i++) {
+		double cpu;
+		uint64_t ev;
+		dp_parts_load(r->parts, i, &cpu, &ev);
+		fprintf(stderr, "rocelab-dp: partition %u: %" PRIu64 " events, %.3f s CPU\n", i, ev, cpu);
+	}
 	if (!stop_requested && dp_parts_next_ns(r->parts) == UINT64_MAX && dp_nics_active(&r->nics))
 		printf("# stalled at %.6f s: RDMA work is unfinished and no NIC has anything scheduled\n",
 		       (double)r->eng.now_ns / 1e9);
@@ -668,17 +676,11 @@ static int setup_captures(struct run *r, char *err, size_t errlen)
 			snprintf(err, errlen, "--capture: no link named '%s'", spec);
 			return -EINVAL;
 		}
-		uint32_t pa = dp_parts_of_switch_or_host(r->parts, r->topo->links[l].end[0]);
-		uint32_t pb = dp_parts_of_switch_or_host(r->parts, r->topo->links[l].end[1]);
-		if (pa != pb) {
-			snprintf(err, errlen,
-				 "--capture %s: the link joins partitions %u and %u; capturing a link "
-				 "between partitions is not built yet (use --workers 1)", spec, pa, pb);
-			return -EINVAL;
-		}
 		r->cap[i] = dp_capture_open(eq + 1, err, errlen);
 		if (r->cap[i] == NULL)
 			return -EIO;
+		if (dp_parts_count(r->parts) > 1)
+			dp_capture_hold(r->cap[i]); /* the two directions may be sent by two threads */
 		dp_capture_attach(r->cap[i], &r->fab->chans[2 * l]);
 		dp_capture_attach(r->cap[i], &r->fab->chans[2 * l + 1]);
 	}

@@ -1872,7 +1872,7 @@ static int host_attach_names(struct builder *b, uint32_t i, const struct host_va
 		if (HAS(v, HO_IFNAME))
 			snprintf(h->ifname, sizeof(h->ifname), "%s", v->ifname);
 		else if (strlen(h->name) <= TOPO_IFNAME_MAX - 1 - 3)
-			snprintf(h->ifname, sizeof(h->ifname), "rl-%s", h->name);
+			snprintf(h->ifname, sizeof(h->ifname), "rl-%.*s", TOPO_IFNAME_MAX - 1 - 3, h->name);
 		else
 			snprintf(h->ifname, sizeof(h->ifname), "rlh%" PRIu32, i);
 		/* one interface per namespace: netns names are unique too */

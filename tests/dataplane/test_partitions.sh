@@ -42,9 +42,13 @@ at_end() { sed -n 's/.*(\([0-9]*\) at a window.s end).*/\1/p' "$1" | tail -1; }
 # 1. Generators on the default topology; the link time series too.
 gens=(--gen 'h1>h3:flows=16,rate=40G,count=3000' --gen 'h2>h4:proto=roce,flows=8,rate=40G,count=3000'
       --gen 'h3>h1:size=200,rate=10G,count=3000' --gen 'h4>h2:proto=roce,rate=20G,count=2000')
-same_as_one default --topology "$TOPOS/default.yaml" "${gens[@]}" --csv "$tmp/default.w@W@.csv" --csv-interval 20us
+same_as_one default --topology "$TOPOS/default.yaml" "${gens[@]}" --csv "$tmp/default.w@W@.csv" --csv-interval 20us \
+  --capture "leaf0-spine1=$tmp/default.w@W@.pcap" --capture "h2-leaf0=$tmp/default-h2.w@W@.pcap"
 check "default: the CSV time series are identical for 1, 2 and 4 workers" \
   "cmp -s $tmp/default.w1.csv $tmp/default.w2.csv && cmp -s $tmp/default.w1.csv $tmp/default.w4.csv && [ \$(wc -l < $tmp/default.w1.csv) -gt 20 ]"
+# leaf0-spine1 is cut (its two directions are sent by two threads): the pcap is still the one engine's
+check "default: the pcaps of a cut link and of a host link are identical for 1, 2 and 4 workers" \
+  "cmp -s $tmp/default.w1.pcap $tmp/default.w2.pcap && cmp -s $tmp/default.w1.pcap $tmp/default.w4.pcap && cmp -s $tmp/default-h2.w1.pcap $tmp/default-h2.w2.pcap && cmp -s $tmp/default-h2.w1.pcap $tmp/default-h2.w4.pcap && [ \$(stat -c %s $tmp/default.w1.pcap) -gt 100000 ]"
 c=$(crossed "$tmp/default.w2.err"); e=$(at_end "$tmp/default.w2.err")
 check "default: frames crossed the cut ($c), some arriving exactly at a window's end ($e)" \
   "[ \"${c:-0}\" -gt 1000 ] && [ \"${e:-0}\" -gt 0 ]"
@@ -70,8 +74,10 @@ check "file cut: leaf0 and leaf1 in different partitions: frames crossed, lookah
 # 3. PFC across the cut: a 2:1 incast whose senders (leaf0) are in partition 0
 #    and whose bottleneck (leaf1 -> h2) is in partition 1 stays lossless.
 inc=(--topology "$DATA/part-incast.yaml" --gen 'h0>h2:dscp=26,rate=10G,count=20000'
-     --gen 'h1>h2:dscp=26,rate=10G,count=20000')
+     --gen 'h1>h2:dscp=26,rate=10G,count=20000' --capture "leaf1-spine0=$tmp/incast.w@W@.pcap")
 WORKERS="1 2 3" same_as_one incast "${inc[@]}"
+check "incast: the pcap of the cut link (data one way, PFC the other) is identical for 1, 2 and 3 workers" \
+  "cmp -s $tmp/incast.w1.pcap $tmp/incast.w2.pcap && cmp -s $tmp/incast.w1.pcap $tmp/incast.w3.pcap"
 rx=$(awk '$1 == "h2" && NF == 5 { print $4; exit }' "$tmp/incast.w2.txt")
 check "incast: h2 received all 40000 packets with 2 workers (lossless across the cut)" "[ \"$rx\" = 40000 ]"
 check "incast: no switch dropped anything" \
