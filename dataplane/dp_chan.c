@@ -8,6 +8,8 @@
  */
 #include "dp_chan.h"
 
+#include <rte_ring.h>
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,6 +20,7 @@
 #include "rl_hash.h"
 #include "rl_parse.h"
 
+#define XRING_RETRY_NS 1000   /* live, cut link with a full ring: try again after this */
 #define FIFO_FIRST_SLOTS 64  /* a FIFO's first allocation (a power of two) */
 #define ETH_HDR_LEN 14
 #define ETH_TYPE_OFF 12
@@ -271,6 +274,17 @@ static void chan_kick(struct dp_chan *c, uint64_t now)
 
 	if (c->tx_busy || !c->up)
 		return;
+	if (unlikely(c->xring != NULL) && rte_ring_full(c->xring)) {
+		/* live, cut link: the receiving thread is behind; wait for it (its
+		 * frames back up into this queue: buffer, PFC, senders' queues)
+		 * instead of piling frames up where nobody takes them */
+		if (c->kick_at_ns == 0) {
+			c->kick_at_ns = now + XRING_RETRY_NS;
+			if (dp_timer_add_lp(e, c->lp, c->kick_at_ns, on_kick, c, c->kick_at_ns) < 0)
+				c->kick_at_ns = 0;
+		}
+		return;
+	}
 	if (c->free_at_ns <= now) {
 		for (;;) {
 			if (!chan_send_one(c, now, live))
@@ -296,6 +310,14 @@ static void send_cross(struct dp_chan *c, struct rte_mbuf *m, uint64_t arrive)
 {
 	struct dp_engine *e = c->eng;
 
+	if (c->xring) { /* live: the receiving thread takes it from the ring (dp_chan_take_ring) */
+		dp_priv(m)->queued_ns = arrive; /* (off every queue now: the field carries the arrival) */
+		if (rte_ring_sp_enqueue(c->xring, m) != 0) {
+			c->drops[DP_DROP_NO_MBUF]++;
+			rte_pktmbuf_free(m);
+		}
+		return;
+	}
 	if (wire_push(&c->out[e->xfer_parity], m, arrive) < 0) {
 		c->drops[DP_DROP_NO_MBUF]++;
 		rte_pktmbuf_free(m);
@@ -560,8 +582,31 @@ uint32_t dp_chan_take_cross(struct dp_chan *c, unsigned parity, uint64_t mark_ns
 	return n;
 }
 
+uint32_t dp_chan_take_ring(struct dp_chan *c)
+{
+	struct rte_mbuf *m[DP_XRING_BURST];
+	bool was_empty = c->wire.n == 0;
+	uint32_t n = rte_ring_sc_dequeue_burst(c->xring, (void **)m, DP_XRING_BURST, NULL);
+
+	for (uint32_t i = 0; i < n; i++)
+		if (wire_push(&c->wire, m[i], dp_priv(m[i])->queued_ns) < 0) {
+			c->drops[DP_DROP_NO_MBUF]++;
+			rte_pktmbuf_free(m[i]);
+		}
+	if (n && (was_empty || c->arrive_lost) && c->wire.n)
+		c->arrive_lost = arm_arrival(c) < 0;
+	return n;
+}
+
 void dp_chan_free(struct dp_chan *c)
 {
+	if (c->xring) {
+		struct rte_mbuf *m;
+		while (rte_ring_sc_dequeue(c->xring, (void **)&m) == 0)
+			rte_pktmbuf_free(m);
+		rte_ring_free(c->xring);
+		c->xring = NULL;
+	}
 	wire_free(&c->out[0]);
 	wire_free(&c->out[1]);
 	for (int p = 0; p < DP_NUM_PRIO; p++)

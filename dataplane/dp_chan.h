@@ -37,4 +37,13 @@ void dp_chan_free(struct dp_chan *c);
  */
 uint32_t dp_chan_take_cross(struct dp_chan *c, unsigned parity, uint64_t mark_ns, uint32_t *n_mark);
 
+#define DP_XRING_BURST 64
+
+/*
+ * Live clock: move up to DP_XRING_BURST frames the sending thread put in
+ * c->xring onto the wire (each with its arrival time) and arm the next
+ * arrival. Run by the receiving partition's thread. Returns the number moved.
+ */
+uint32_t dp_chan_take_ring(struct dp_chan *c);
+
 #endif /* DP_CHAN_H */

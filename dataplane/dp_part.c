@@ -12,13 +12,16 @@
 #include <time.h>
 
 #include <rte_common.h>
+#include <rte_errno.h>
 #include <rte_lcore.h>
+#include <rte_ring.h>
 #include <rte_pause.h>
 
 #include "dp_chan.h"
 
 #define POLL_WINDOWS 4096u  /* windows between two calls of run->between() */
-#define SPINS_BEFORE_YIELD 2000u /* barrier: spin this long, then give the core away (oversubscribed) */
+#define SPINS_BEFORE_YIELD 2000u
+#define XRING_SLOTS 4096u  /* live: frames in flight from one partition to another per cut link direction */ /* barrier: spin this long, then give the core away (oversubscribed) */
 
 /* What a partition tells the others at the end of a window (read after the barrier). */
 struct dp_part_pub {
@@ -59,6 +62,7 @@ struct step {
 
 struct dp_parts {
 	struct dp_fabric *f;
+	enum dp_clock_mode mode;
 	uint32_t n;
 	struct dp_part *p;        /* [n] */
 	uint32_t *part_sw, *part_host;
@@ -71,6 +75,11 @@ struct dp_parts {
 	bool stop_flag;           /* set by thread 0 in a global step, read after the barrier */
 	uint64_t end_ns;
 	uint64_t windows;
+	/* live */
+	const struct dp_part_live *live;
+	atomic_uint epoch;        /* odd: partition 0 asks every other to stop at the top of its loop */
+	atomic_uint paused, exited;
+	atomic_bool live_stop;
 };
 
 /* ---- the cut ---- */
@@ -189,6 +198,20 @@ static int place(struct dp_parts *ps, char *err, size_t errlen)
 		}
 		if (!c->cross)
 			continue;
+		if (c->delay_ns < ps->lookahead)
+			ps->lookahead = c->delay_ns;
+		if (ps->mode == DP_CLOCK_LIVE) { /* no windows: frames go over a ring, at once */
+			char name[RTE_RING_NAMESIZE];
+			snprintf(name, sizeof(name), "rl_x%p_%u", (void *)f, i);
+			c->xring = rte_ring_create(name, XRING_SLOTS, SOCKET_ID_ANY,
+						   RING_F_SP_ENQ | RING_F_SC_DEQ);
+			if (c->xring == NULL) {
+				snprintf(err, errlen, "ring for link '%s': %s", t->links[c->link].name,
+					 rte_strerror(rte_errno));
+				return -ENOMEM;
+			}
+			continue;
+		}
 		if (c->delay_ns == 0) {
 			snprintf(err, errlen,
 				 "link '%s' (line %d) joins partitions %u and %u and has no delay: the virtual "
@@ -203,8 +226,8 @@ static int place(struct dp_parts *ps, char *err, size_t errlen)
 	return 0;
 }
 
-int dp_parts_create(struct dp_parts **out, struct dp_fabric *f, uint32_t workers, char *err,
-		    size_t errlen)
+int dp_parts_create(struct dp_parts **out, struct dp_fabric *f, uint32_t workers,
+		    enum dp_clock_mode mode, uint64_t (*live_now)(void *), char *err, size_t errlen)
 {
 	const struct topo *t = f->topo;
 	int rc;
@@ -220,6 +243,7 @@ int dp_parts_create(struct dp_parts **out, struct dp_fabric *f, uint32_t workers
 		goto nomem;
 	ps->f = f;
 	ps->n = workers;
+	ps->mode = mode;
 	ps->p = aligned_alloc(RTE_CACHE_LINE_SIZE, workers * sizeof(*ps->p));
 	if (ps->p)
 		memset(ps->p, 0, workers * sizeof(*ps->p));
@@ -232,7 +256,7 @@ int dp_parts_create(struct dp_parts **out, struct dp_fabric *f, uint32_t workers
 		struct dp_part *p = &ps->p[i];
 		p->ps = ps;
 		p->idx = i;
-		if (dp_engine_init(&p->eng, DP_CLOCK_VIRTUAL, NULL, NULL) < 0)
+		if (dp_engine_init(&p->eng, mode, live_now, NULL) < 0)
 			goto nomem;
 		dp_engine_set_lps(&p->eng, f->lp_seq, n_nodes);
 	}
@@ -601,6 +625,107 @@ static void run_partition(struct dp_part *p)
 	}
 }
 
+/* ---- the live clock ---- */
+
+/* Partition 0: stop every other partition at the top of its loop. */
+static void stop_world(struct dp_parts *ps)
+{
+	atomic_fetch_add_explicit(&ps->epoch, 1, memory_order_acq_rel);
+	for (unsigned spins = 0;
+	     atomic_load_explicit(&ps->paused, memory_order_acquire) +
+		     atomic_load_explicit(&ps->exited, memory_order_acquire) < ps->n - 1;)
+		if (++spins < SPINS_BEFORE_YIELD)
+			rte_pause();
+		else
+			sched_yield();
+}
+
+static void resume_world(struct dp_parts *ps)
+{
+	atomic_store_explicit(&ps->paused, 0, memory_order_relaxed);
+	atomic_fetch_add_explicit(&ps->epoch, 1, memory_order_acq_rel);
+}
+
+/* Partition 0, the world stopped: the fabric engine's due timers, then between(). */
+static void live_global(struct dp_parts *ps, uint64_t now)
+{
+	struct dp_engine *g = ps->f->eng;
+	uint64_t events = 0;
+
+	dp_engine_run_due(g, now);
+	for (uint32_t i = 0; i < ps->n; i++)
+		events += ps->p[i].eng.fired;
+	if (!ps->live->between(ps->live->ctx, now, events + g->fired))
+		atomic_store(&ps->live_stop, true);
+}
+
+/* One turn's nap when it found nothing to do: until the next timer, at most nap_ns. */
+static void live_nap(struct dp_part *p, uint64_t now)
+{
+	uint64_t next = dp_engine_next_ns(&p->eng), nap = next > now ? next - now : 0;
+
+	if (nap > p->ps->live->nap_ns)
+		nap = p->ps->live->nap_ns;
+	if (nap > 2000) {
+		struct timespec ts = {0, (long)nap};
+		nanosleep(&ts, NULL);
+	}
+}
+
+static void live_partition(struct dp_part *p)
+{
+	struct dp_parts *ps = p->ps;
+	const struct dp_part_live *run = ps->live;
+	struct dp_fabric *f = ps->f;
+	unsigned seen = 0;
+	uint64_t last_between = dp_engine_now(&p->eng);
+
+	for (;;) {
+		unsigned ep = atomic_load_explicit(&ps->epoch, memory_order_acquire);
+		if ((ep & 1) && ep != seen) { /* (only other partitions see an odd epoch here) */
+			seen = ep;
+			atomic_fetch_add_explicit(&ps->paused, 1, memory_order_acq_rel);
+			for (unsigned spins = 0; atomic_load_explicit(&ps->epoch, memory_order_acquire) == ep;)
+				if (++spins < SPINS_BEFORE_YIELD)
+					rte_pause();
+				else
+					sched_yield();
+			/* then at least one turn of its own before the next stop */
+		}
+		if (atomic_load_explicit(&ps->live_stop, memory_order_acquire))
+			break;
+		uint64_t now = dp_engine_now(&p->eng);
+		if (now >= run->end_ns) {
+			atomic_store(&ps->live_stop, true);
+			break;
+		}
+		uint32_t work = 0;
+		for (uint32_t i = 0; i < p->n_in_cross; i++) {
+			uint32_t n = dp_chan_take_ring(&f->chans[p->in_cross[i]]);
+			p->crossed += n;
+			work += n;
+		}
+		work += dp_engine_run_budget(&p->eng, now, run->budget);
+		/* behind: what the ports bring enters at the oldest timer left (as one engine's loop) */
+		uint64_t lag = dp_engine_note_lag(&p->eng, now);
+		uint64_t t = dp_engine_mono(&p->eng, now - lag);
+		work += run->poll(run->ctx, p->idx, t);
+		run->flush(run->ctx, p->idx);
+		if (p->idx == 0 && (dp_engine_next_ns(f->eng) <= now || now - last_between >= run->between_ns)) {
+			if (ps->n > 1)
+				stop_world(ps);
+			live_global(ps, now);
+			if (ps->n > 1)
+				resume_world(ps);
+			last_between = dp_engine_now(&p->eng); /* (the stop may have taken a while) */
+			work++;
+		}
+		if (work == 0 && run->nap_ns)
+			live_nap(p, now);
+	}
+	atomic_fetch_add_explicit(&ps->exited, 1, memory_order_acq_rel);
+}
+
 static void *thread_main(void *arg)
 {
 	struct dp_part *p = arg;
@@ -613,7 +738,13 @@ static void *thread_main(void *arg)
 	/* an lcore id gives the thread its own mempool cache: without one every
 	 * frame allocated or freed goes through the pool's shared ring */
 	bool registered = rte_thread_register() == 0;
-	worker(p);
+	if (p->ps->live) {
+		double t0 = thread_cpu_s();
+		live_partition(p);
+		p->cpu_s = thread_cpu_s() - t0;
+	} else {
+		worker(p);
+	}
 	if (registered)
 		rte_thread_unregister();
 	return NULL;
@@ -650,6 +781,46 @@ int dp_parts_run(struct dp_parts *ps, const struct dp_part_run *run)
 	for (uint32_t i = 0; i < ps->n; i++) {
 		g->fired += ps->p[i].eng.fired;
 		g->timer_fail += ps->p[i].eng.timer_fail;
+	}
+	return 0;
+}
+
+int dp_parts_run_live(struct dp_parts *ps, const struct dp_part_live *run)
+{
+	struct dp_engine *g = ps->f->eng;
+	int rc = 0;
+
+	ps->live = run;
+	atomic_store(&ps->epoch, 0);
+	atomic_store(&ps->paused, 0);
+	atomic_store(&ps->exited, 0);
+	atomic_store(&ps->live_stop, false);
+	atomic_store(&ps->go, 0);
+	uint32_t started = 1;
+	for (; started < ps->n; started++) {
+		rc = -pthread_create(&ps->p[started].th, NULL, thread_main, &ps->p[started]);
+		if (rc < 0)
+			break;
+	}
+	atomic_store_explicit(&ps->go, rc < 0 ? -1 : 1, memory_order_release);
+	if (rc == 0) {
+		double t0 = thread_cpu_s();
+		live_partition(&ps->p[0]);
+		ps->p[0].cpu_s = thread_cpu_s() - t0;
+	}
+	for (uint32_t i = 1; i < started; i++)
+		pthread_join(ps->p[i].th, NULL);
+	ps->live = NULL;
+	if (rc < 0) {
+		fprintf(stderr, "rocelab-dp: cannot start worker thread %u: %s\n", started, strerror(-rc));
+		return rc;
+	}
+	for (uint32_t i = 0; i < ps->n; i++) {
+		struct dp_engine *e = &ps->p[i].eng;
+		g->fired += e->fired;
+		g->timer_fail += e->timer_fail;
+		g->lag_max_ns = RTE_MAX(g->lag_max_ns, e->lag_max_ns);
+		g->lag_ns = RTE_MAX(g->lag_ns, e->lag_ns);
 	}
 	return 0;
 }

@@ -31,6 +31,10 @@
  * idle with nothing in flight, the instant the last became idle is the end,
  * after the others have run what they still had up to it.
  *
+ * Live clock (dp_parts_run_live): no windows. A cut link hands frames over
+ * through a ring; the receiving thread puts them on the wire with their
+ * arrival time, late if it is behind, as any live work can be.
+ *
  * The cut (dp_parts_create): the topology file's, when its switches say
  * `partition: K` (every switch, K < workers, no partition empty); else with
  * emulated NICs, partition 0 holds all of them and the collective or
@@ -69,11 +73,12 @@ struct dp_part_run {
  * every node onto its partition's engine; *out gets them. Call after
  * dp_fabric_create() and before anything but the fabric's own events is
  * scheduled. workers 1 keeps every node on f->eng. Returns 0, or with a
- * message in err: -EINVAL for workers 0 or more than the switches, or a cut
- * link with no delay (no lookahead); -ENOMEM.
+ * message in err: -EINVAL for workers 0 or more than the switches, or (virtual
+ * clock) a cut link with no delay (no lookahead); -ENOMEM. Live clock
+ * (mode, live_now as dp_engine_init's): a cut link gets a ring.
  */
-int dp_parts_create(struct dp_parts **out, struct dp_fabric *f, uint32_t workers, char *err,
-		    size_t errlen);
+int dp_parts_create(struct dp_parts **out, struct dp_fabric *f, uint32_t workers,
+		    enum dp_clock_mode mode, uint64_t (*live_now)(void *), char *err, size_t errlen);
 
 void dp_parts_destroy(struct dp_parts *ps);
 
@@ -94,6 +99,30 @@ uint64_t dp_parts_lookahead_ns(const struct dp_parts *ps);
  * Returns 0, or -errno when a thread cannot be started.
  */
 int dp_parts_run(struct dp_parts *ps, const struct dp_part_run *run);
+
+/* What a live run asks of the fabric's owner. */
+struct dp_part_live {
+	uint64_t end_ns;          /* stop at this time of the clock; UINT64_MAX: when between() says */
+	uint32_t budget;          /* timers a partition runs per turn at most (dp_engine_run_budget) */
+	uint64_t nap_ns;          /* longest nap after a turn with nothing to do; 0: busy poll */
+	/* partition part's ports: receive into the fabric at now (returns frames), send what waits */
+	uint32_t (*poll)(void *ctx, uint32_t part, uint64_t now_ns);
+	void (*flush)(void *ctx, uint32_t part);
+	/* every between_ns, every partition stopped: telemetry commands, progress; false: stop */
+	bool (*between)(void *ctx, uint64_t now_ns, uint64_t events);
+	uint64_t between_ns;
+	void *ctx;
+};
+
+/*
+ * The live clock on one thread per partition (the caller's is partition
+ * 0's). Each runs its own loop: frames from other partitions (rings), its
+ * due timers, its ports. Partition 0 also runs the fabric engine's timers
+ * (topology events, CSV) and between(), with every other partition stopped
+ * at the top of its loop. Afterwards f->eng holds the sums of events and
+ * failed timers and the largest lag. Returns 0 or -errno (a thread).
+ */
+int dp_parts_run_live(struct dp_parts *ps, const struct dp_part_live *run);
 
 /* The earliest pending timer of any engine of the run; UINT64_MAX: none. */
 uint64_t dp_parts_next_ns(const struct dp_parts *ps);

@@ -251,17 +251,22 @@ int dp_port_setup(struct dp_ports *ps, struct dp_fabric *f, struct rte_mempool *
 	return 0;
 }
 
-uint32_t dp_port_poll(struct dp_ports *ps, struct dp_fabric *f, uint64_t now_ns)
+uint32_t dp_port_poll_one(struct dp_ports *ps, struct dp_fabric *f, uint32_t i, uint64_t now_ns)
 {
 	struct rte_mbuf *pkts[DP_PORT_BURST];
+	uint16_t n = rte_eth_rx_burst(ps->port_id[i], 0, pkts, DP_PORT_BURST);
+
+	for (uint16_t k = 0; k < n; k++)
+		dp_fabric_host_send(f, ps->host[i], pkts[k], now_ns);
+	return n;
+}
+
+uint32_t dp_port_poll(struct dp_ports *ps, struct dp_fabric *f, uint64_t now_ns)
+{
 	uint32_t total = 0;
 
-	for (uint32_t i = 0; i < ps->n; i++) {
-		uint16_t n = rte_eth_rx_burst(ps->port_id[i], 0, pkts, DP_PORT_BURST);
-		for (uint16_t k = 0; k < n; k++)
-			dp_fabric_host_send(f, ps->host[i], pkts[k], now_ns);
-		total += n;
-	}
+	for (uint32_t i = 0; i < ps->n; i++)
+		total += dp_port_poll_one(ps, f, i, now_ns);
 	return total;
 }
 
@@ -278,10 +283,15 @@ void dp_port_host_rx(void *ctx, struct dp_host *h, struct rte_mbuf *m, uint64_t 
 	rte_eth_tx_buffer(ps->port_id[i], 0, ps->txb[i], m);
 }
 
+void dp_port_flush_one(struct dp_ports *ps, uint32_t i)
+{
+	rte_eth_tx_buffer_flush(ps->port_id[i], 0, ps->txb[i]);
+}
+
 void dp_port_flush(struct dp_ports *ps)
 {
 	for (uint32_t i = 0; i < ps->n; i++)
-		rte_eth_tx_buffer_flush(ps->port_id[i], 0, ps->txb[i]);
+		dp_port_flush_one(ps, i);
 }
 
 void dp_port_print(const struct dp_ports *ps, const struct topo *t, FILE *out)

@@ -72,6 +72,10 @@ void dp_port_host_rx(void *ctx, struct dp_host *h, struct rte_mbuf *m, uint64_t 
 /* Send what dp_port_host_rx() buffered. */
 void dp_port_flush(struct dp_ports *ps);
 
+/* dp_port_poll() and dp_port_flush() of port i alone (the thread of its host's partition). */
+uint32_t dp_port_poll_one(struct dp_ports *ps, struct dp_fabric *f, uint32_t i, uint64_t now_ns);
+void dp_port_flush_one(struct dp_ports *ps, uint32_t i);
+
 /*
  * Print one line per port to out: its DPDK name, host, the PMD's counters
  * (frames received and sent, imissed: the RX ring was full, rx_nombuf,

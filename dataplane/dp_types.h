@@ -29,6 +29,7 @@
 struct rte_lpm;
 struct rte_mbuf;
 struct rte_mempool;
+struct rte_ring;
 
 #define DP_NUM_PRIO 8
 
@@ -94,7 +95,8 @@ struct dp_chan {
 	struct dp_engine *eng, *rx_eng;
 	uint32_t lp, rx_lp, arr_key; /* LPs of the two ends; the key of its arrivals */
 	bool cross;                  /* cut between partitions: frames go through out[] */
-	struct dp_wire out[2];       /* cross: frames sent in windows of parity 0 / 1, not yet handed over */
+	struct dp_wire out[2];       /* cross, virtual: frames sent in windows of parity 0 / 1, not yet handed over */
+	struct rte_ring *xring;      /* cross, live: frames on their way to the receiving thread */
 	struct topo_node_ref from, to;
 	uint16_t from_port, to_port; /* switch ports (0 for a host end) */
 	uint8_t dst_mac[6];          /* rewrite: the receiving port's or host's MAC */

@@ -39,6 +39,7 @@
 #define MAX_CAPTURES 16
 #define MAX_WORKERS 256 /* --workers: partitions (threads) */
 #define MAX_MBUFS 16777215u /* --mbufs */
+#define LIVE_BETWEEN_NS 1000000ull /* live partitions: telemetry and global events at least every 1 ms */
 /*
  * Longest spec of each kind the data plane's parsers read whole: they copy
  * it into fixed buffers (dp_gen.c 512, dp_nic.c 160 for --rdma, 2048 for
@@ -404,9 +405,9 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		return bad("a topology is needed: --topology FILE or --clos S,L,H", NULL);
 	if (o->topology && o->clos[0])
 		return bad("give either --topology or --clos, not both", NULL);
-	if (o->workers > 1 && o->clock == DP_CLOCK_LIVE)
-		return bad("--workers above 1 needs --clock virtual (partitions of the live clock are not "
-			   "built yet)", NULL);
+	if (o->workers > 1 && o->clock == DP_CLOCK_LIVE && o->lag_stop)
+		return bad("--lag-policy stop works with one worker (partitions of the live clock report "
+			   "their lag but do not stop on it)", NULL);
 	return 0;
 }
 
@@ -449,6 +450,7 @@ struct run {
 	double wall_s;          /* wall time of the run loop */
 	double after_signal_s;  /* from a stop signal to the loop's end */
 	time_t last_progress;   /* virtual: last progress line */
+	bool quiet_progress;    /* no progress line (live partitions) */
 };
 
 /*
@@ -538,7 +540,7 @@ static bool part_between(void *ctx, uint64_t now, uint64_t events)
 		dp_ctl_poll(r->ctl, now);
 	for (unsigned i = 0; i < r->o->n_capture; i++)
 		dp_capture_flush(r->cap[i]);
-	if (t != r->last_progress && !r->o->quiet) {
+	if (t != r->last_progress && !r->o->quiet && !r->quiet_progress) {
 		r->last_progress = t;
 		fprintf(stderr, "rocelab-dp: virtual time %.6f s, %" PRIu64 " events\r", (double)now / 1e9,
 			events);
@@ -628,11 +630,52 @@ static void live_idle(struct run *r, uint64_t now)
  * backwards). Returns 0, or 1 when
  * --lag-policy stop ended the run.
  */
+/* dp_part, live: partition part's ports (those of its hosts) receive at now. */
+static uint32_t part_poll(void *ctx, uint32_t part, uint64_t now)
+{
+	struct run *r = ctx;
+	uint32_t n = 0;
+
+	for (uint32_t i = 0; i < r->ports.n; i++)
+		if (dp_parts_of_host(r->parts, r->ports.host[i]) == part)
+			n += dp_port_poll_one(&r->ports, r->fab, i, now);
+	return n;
+}
+
+static void part_flush(void *ctx, uint32_t part)
+{
+	struct run *r = ctx;
+
+	for (uint32_t i = 0; i < r->ports.n; i++)
+		if (dp_parts_of_host(r->parts, r->ports.host[i]) == part)
+			dp_port_flush_one(&r->ports, i);
+}
+
+/* The live clock on --workers threads: each polls its hosts' ports (dp_parts_run_live). */
+static int run_live_parts(struct run *r)
+{
+	struct dp_part_live pl = {
+		.end_ns = r->o->duration_ns ? r->start_ns + r->o->duration_ns : UINT64_MAX,
+		.budget = LIVE_TURN_BUDGET, .nap_ns = r->o->busy_poll ? 0 : r->o->idle_nap_ns,
+		.poll = part_poll, .flush = part_flush, .between = part_between,
+		.between_ns = LIVE_BETWEEN_NS, .ctx = r};
+
+	r->quiet_progress = true; /* (live: no virtual-time progress line) */
+	if (dp_parts_run_live(r->parts, &pl) < 0)
+		return 1;
+	if (!r->o->quiet)
+		fprintf(stderr, "rocelab-dp: %u partitions (live), %" PRIu64 " frames crossed partitions\n",
+			dp_parts_count(r->parts), dp_parts_crossed(r->parts));
+	return 0;
+}
+
 static int run_live(struct run *r)
 {
 	uint64_t end = r->o->duration_ns ? r->start_ns + r->o->duration_ns : UINT64_MAX;
 
 	prctl(PR_SET_TIMERSLACK, 1000UL); /* naps of microseconds, not the default 50 us */
+	if (dp_parts_count(r->parts) > 1)
+		return run_live_parts(r);
 	while (!stop_requested) {
 		uint64_t now = dp_engine_now(&r->eng);
 		if (now >= end)
@@ -853,7 +896,7 @@ static int setup(struct run *r, char *err, size_t errlen)
 	r->fab = dp_fabric_create(r->topo, &r->eng, r->mp, &fo, err, errlen);
 	if (r->fab == NULL)
 		return 1;
-	prc = dp_parts_create(&r->parts, r->fab, o->workers, err, errlen);
+	prc = dp_parts_create(&r->parts, r->fab, o->workers, o->clock, tsc_ns, err, errlen);
 	if (prc < 0)
 		return prc == -EINVAL ? EXIT_BAD_INPUT : 1;
 	o->nic.max_qps = dp_nics_coll_qps(o->coll);

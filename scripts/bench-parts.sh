@@ -11,12 +11,16 @@
 #         links, 128 UDP senders at line rate (1042-byte frames), host (l,h) ->
 #         ((l+1) mod 8, h), 1 ms. Enough mbufs that the pool never runs dry
 #         (a dry pool makes a partitioned run timing-dependent).
+#   live  the live clock: 64-byte frames h0 -> h4 through leaf-spine-leaf on
+#         net_null hosts (tests/bench/null-2x2.yaml), busy polling, 3 s:
+#         frames delivered per second with N workers against 1 (leaf0 and
+#         spine0 in one partition, leaf1 and spine1 in the other)
 #   ring  a ring AllReduce of 8 MiB over 256 emulated NICs on a 16 leaves x
 #         8 spines x 16 hosts 100G Clos, data=off, ring order interleaving the
 #         leaves. (Partition 0 holds every NIC and the collective: see
 #         dataplane/dp_part.h; the switches run in the others.)
 #
-# usage: scripts/bench-parts.sh [--build DIR] [--workers "2 4"] [--only ns3|ring]
+# usage: scripts/bench-parts.sh [--build DIR] [--workers "2 4"] [--only ns3|ring|live]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=build WORKERS="2" ONLY=""
@@ -80,4 +84,17 @@ if [ -z "$ONLY" ] || [ "$ONLY" = ring ]; then
   order=$(python3 -c "print('+'.join(f'h{l * 16 + i}' for i in range(16) for l in range(16)))")
   bench ring "ring AllReduce, 256 emulated NICs, 16 x 8 x 16 100G Clos, 8 MiB, data=off" \
     --topology "$TMP/ring.yaml" --flows 0 --coll "op=allreduce,sizes=8M,data=off,qps=1,hosts=$order"
+fi
+if [ -z "$ONLY" ] || [ "$ONLY" = live ]; then
+  echo "== live clock, net_null hosts, 64 B h0 -> h4 through leaf-spine-leaf, busy poll, 3 s"
+  declare -A MPPS
+  for w in 1 $WORKERS; do
+    timeout 60 "$DP" --topology tests/bench/null-2x2.yaml --clock live --busy-poll --duration 3s \
+      --workers "$w" --name "rl-bparts-$$-live-$w" \
+      --gen 'h0>h4:size=64,rate=100G,count=1000000000,flows=64' > "$TMP/live.w$w.out" 2> "$TMP/live.w$w.err" || true
+    MPPS[$w]=$(awk '$1 == "h4" && NF == 5 { printf "%.3f", $4 / 3e6 }' "$TMP/live.w$w.out")
+    printf '  --workers %s: %s Mpps delivered to h4%s\n' "$w" "${MPPS[$w]:-FAILED}" \
+      "$([ "$w" != 1 ] && [ -n "${MPPS[$w]}" ] && [ -n "${MPPS[1]}" ] && python3 -c "print(f', {${MPPS[$w]} / max(${MPPS[1]}, 1e-9):.2f}x of 1 worker')")"
+    grep -h 'ran dry' "$TMP/live.w$w.err" | sed 's/^rocelab-dp: /    /' || true
+  done
 fi

@@ -5,7 +5,8 @@
 # on the default topology (tables and CSV), a link that goes down between
 # partitions, PFC across a cut (lossless), 64 emulated NICs running an
 # AllReduce and an AllToAll, the E1 experiment; frames do cross the cut and
-# some arrive exactly at a window's end; bad input gives exit 2.
+# some arrive exactly at a window's end; bad input gives exit 2. (The live
+# clock on partitions: test_partitions_live.sh.)
 #
 # usage: test_partitions.sh ROCELAB_DP ROCELAB_TOPO DATA_DIR TOPOLOGIES_DIR EXPERIMENTS_DIR
 DP=$1 TOPO=$2 DATA=$3 TOPOS=$4 EXPS=$5
@@ -117,8 +118,8 @@ bad "a switch the file gives no partition" "switch 'spine1' has no partition" \
   --topology "$tmp/part-file-bad2.yaml" --workers 2
 bad "a cut link with no delay" "link 'leaf0-spine1' (line [0-9]*) joins partitions" \
   --topology "$DATA/part-nodelay.yaml" --workers 2 --gen 'h0>h2:count=10'
-dp --workers 2 --topology "$TOPOS/default.yaml" --clock live > "$tmp/bad.out" 2> "$tmp/bad.err"; rc=$?
-check "bad input: --workers 2 on the live clock: exit 2, says it needs the virtual clock (not built yet)" \
-  "[ $rc = 2 ] && grep -q 'needs --clock virtual' $tmp/bad.err"
+dp --workers 2 --topology "$TOPOS/default.yaml" --clock live --lag-policy stop > "$tmp/bad.out" 2> "$tmp/bad.err"; rc=$?
+check "bad input: --workers 2 --lag-policy stop (live): exit 2, says it works with one worker" \
+  "[ $rc = 2 ] && grep -q 'lag-policy stop works with one worker' $tmp/bad.err"
 
 tap_done
