@@ -573,16 +573,6 @@ static double thread_cpu_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static void run_partition(struct dp_part *p);
-
-static void worker(struct dp_part *p)
-{
-	double t0 = thread_cpu_s();
-
-	run_partition(p);
-	p->cpu_s = thread_cpu_s() - t0;
-}
-
 static void run_partition(struct dp_part *p)
 {
 	struct dp_parts *ps = p->ps;
@@ -726,6 +716,18 @@ static void live_partition(struct dp_part *p)
 	atomic_fetch_add_explicit(&ps->exited, 1, memory_order_acq_rel);
 }
 
+/* Partition p's loop, for either clock, with its CPU time. */
+static void run_one(struct dp_part *p)
+{
+	double t0 = thread_cpu_s();
+
+	if (p->ps->live)
+		live_partition(p);
+	else
+		run_partition(p);
+	p->cpu_s = thread_cpu_s() - t0;
+}
+
 static void *thread_main(void *arg)
 {
 	struct dp_part *p = arg;
@@ -738,83 +740,41 @@ static void *thread_main(void *arg)
 	/* an lcore id gives the thread its own mempool cache: without one every
 	 * frame allocated or freed goes through the pool's shared ring */
 	bool registered = rte_thread_register() == 0;
-	if (p->ps->live) {
-		double t0 = thread_cpu_s();
-		live_partition(p);
-		p->cpu_s = thread_cpu_s() - t0;
-	} else {
-		worker(p);
-	}
+	run_one(p);
 	if (registered)
 		rte_thread_unregister();
 	return NULL;
 }
 
-int dp_parts_run(struct dp_parts *ps, const struct dp_part_run *run)
+/*
+ * Start partitions 1..n-1 on threads, run partition 0 here, join. The
+ * threads meet at barriers that count on all of them: unless every thread
+ * started, none runs. Returns 0 or -errno.
+ */
+static int run_threads(struct dp_parts *ps)
 {
-	struct dp_engine *g = ps->f->eng;
+	uint32_t started = 1;
 	int rc = 0;
 
-	ps->run = run;
-	ps->stop_when_idle = run->until_ns == UINT64_MAX;
-	ps->stop_flag = false;
-	atomic_store(&ps->bar_count, 0);
-	atomic_store(&ps->bar_sense, 0);
 	atomic_store(&ps->go, 0);
-	uint32_t started = 1;
 	for (; started < ps->n; started++) {
 		rc = -pthread_create(&ps->p[started].th, NULL, thread_main, &ps->p[started]);
 		if (rc < 0)
 			break;
 	}
-	/* the barrier counts on every thread: unless all started, none may run */
 	atomic_store_explicit(&ps->go, rc < 0 ? -1 : 1, memory_order_release);
 	if (rc == 0)
-		worker(&ps->p[0]);
+		run_one(&ps->p[0]);
 	for (uint32_t i = 1; i < started; i++)
 		pthread_join(ps->p[i].th, NULL);
-	if (rc < 0) {
+	if (rc < 0)
 		fprintf(stderr, "rocelab-dp: cannot start worker thread %u: %s\n", started, strerror(-rc));
-		return rc;
-	}
-	g->now_ns = ps->end_ns;
-	for (uint32_t i = 0; i < ps->n; i++) {
-		g->fired += ps->p[i].eng.fired;
-		g->timer_fail += ps->p[i].eng.timer_fail;
-	}
-	return 0;
+	return rc;
 }
 
-int dp_parts_run_live(struct dp_parts *ps, const struct dp_part_live *run)
+/* After a run: the partitions' events, failed timers and lag into the fabric engine. */
+static void sum_into(struct dp_parts *ps, struct dp_engine *g)
 {
-	struct dp_engine *g = ps->f->eng;
-	int rc = 0;
-
-	ps->live = run;
-	atomic_store(&ps->epoch, 0);
-	atomic_store(&ps->paused, 0);
-	atomic_store(&ps->exited, 0);
-	atomic_store(&ps->live_stop, false);
-	atomic_store(&ps->go, 0);
-	uint32_t started = 1;
-	for (; started < ps->n; started++) {
-		rc = -pthread_create(&ps->p[started].th, NULL, thread_main, &ps->p[started]);
-		if (rc < 0)
-			break;
-	}
-	atomic_store_explicit(&ps->go, rc < 0 ? -1 : 1, memory_order_release);
-	if (rc == 0) {
-		double t0 = thread_cpu_s();
-		live_partition(&ps->p[0]);
-		ps->p[0].cpu_s = thread_cpu_s() - t0;
-	}
-	for (uint32_t i = 1; i < started; i++)
-		pthread_join(ps->p[i].th, NULL);
-	ps->live = NULL;
-	if (rc < 0) {
-		fprintf(stderr, "rocelab-dp: cannot start worker thread %u: %s\n", started, strerror(-rc));
-		return rc;
-	}
 	for (uint32_t i = 0; i < ps->n; i++) {
 		struct dp_engine *e = &ps->p[i].eng;
 		g->fired += e->fired;
@@ -822,5 +782,35 @@ int dp_parts_run_live(struct dp_parts *ps, const struct dp_part_live *run)
 		g->lag_max_ns = RTE_MAX(g->lag_max_ns, e->lag_max_ns);
 		g->lag_ns = RTE_MAX(g->lag_ns, e->lag_ns);
 	}
+}
+
+int dp_parts_run(struct dp_parts *ps, const struct dp_part_run *run)
+{
+	ps->run = run;
+	ps->live = NULL;
+	ps->stop_when_idle = run->until_ns == UINT64_MAX;
+	ps->stop_flag = false;
+	atomic_store(&ps->bar_count, 0);
+	atomic_store(&ps->bar_sense, 0);
+	int rc = run_threads(ps);
+	if (rc < 0)
+		return rc;
+	ps->f->eng->now_ns = ps->end_ns;
+	sum_into(ps, ps->f->eng);
+	return 0;
+}
+
+int dp_parts_run_live(struct dp_parts *ps, const struct dp_part_live *run)
+{
+	ps->live = run;
+	atomic_store(&ps->epoch, 0);
+	atomic_store(&ps->paused, 0);
+	atomic_store(&ps->exited, 0);
+	atomic_store(&ps->live_stop, false);
+	int rc = run_threads(ps);
+	ps->live = NULL;
+	if (rc < 0)
+		return rc;
+	sum_into(ps, ps->f->eng);
 	return 0;
 }

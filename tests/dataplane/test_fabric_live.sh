@@ -20,6 +20,7 @@ ok()  { pass=$((pass + 1)); echo "ok - $1"; }
 nok() { fail=$((fail + 1)); echo "not ok - $1"; }
 check() { if eval "$2"; then ok "$1"; else nok "$1"; fi; }
 fx() { bash "$FAB" exec "$name" "$@"; }
+. "$(dirname "$0")/../common/pingall.sh"
 tel() { bash "$FAB" tel "$name" "$1"; }
 # cell QUERY ROW COLUMN: one number of a telemetry table ({"columns": [...], ROW: [...]})
 cell() { tel "$1" | python3 -c "import json,sys; t=list(json.load(sys.stdin).values())[0]; print(t[sys.argv[1]][t['columns'].index(sys.argv[2])])" "$2" "$3"; }
@@ -32,16 +33,7 @@ fi
 ok "fabric came up"
 
 # 1. Every host pings every other.
-mapfile -t hosts < <(awk '{ print $1 " " $4 }' "/tmp/rocelab-$name/hosts")
-bad=0 pairs=0
-for a in "${hosts[@]}"; do
-  for b in "${hosts[@]}"; do
-    [ "${a%% *}" = "${b%% *}" ] && continue
-    ip=${b#* }; ip=${ip%/*}
-    pairs=$((pairs + 1))
-    fx "${a%% *}" ping -c 1 -W 2 -q "$ip" > /dev/null 2>&1 || { bad=$((bad + 1)); echo "# ${a%% *} -> $ip failed"; }
-  done
-done
+all_pairs_ping "$name"
 check "all $pairs host pairs ping" "[ $bad -eq 0 ] && [ $pairs -eq 56 ]"
 
 # 1b. IPv6: the leaves answer neighbour solicitations by proxy and route IPv6.

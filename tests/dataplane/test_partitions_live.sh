@@ -22,6 +22,7 @@ ok()  { pass=$((pass + 1)); echo "ok - $1"; }
 nok() { fail=$((fail + 1)); echo "not ok - $1"; }
 check() { if eval "$2"; then ok "$1"; else nok "$1"; fi; }
 fx() { bash "$FAB" exec "$name" "$@"; }
+. "$(dirname "$0")/../common/pingall.sh"
 tel() { bash "$FAB" tel "$name" "$1"; }
 json() { python3 -c "import json,sys; d=json.load(sys.stdin); print(eval(sys.argv[1]))" "$1"; }
 final=/tmp/rocelab-$name.final
@@ -34,16 +35,7 @@ fi
 ok "fabric came up with --workers 2"
 
 # 1. Every host pings every other (half the pairs cross the cut).
-mapfile -t hosts < <(awk '{ print $1 " " $4 }' "/tmp/rocelab-$name/hosts")
-bad=0 pairs=0
-for a in "${hosts[@]}"; do
-  for b in "${hosts[@]}"; do
-    [ "${a%% *}" = "${b%% *}" ] && continue
-    ip=${b#* }; ip=${ip%/*}
-    pairs=$((pairs + 1))
-    fx "${a%% *}" ping -c 1 -W 2 -q "$ip" > /dev/null 2>&1 || { bad=$((bad + 1)); echo "# ${a%% *} -> $ip failed"; }
-  done
-done
+all_pairs_ping "$name"
 check "all $pairs host pairs ping" "[ $bad -eq 0 ] && [ $pairs -eq 56 ]"
 check "IPv6 ping across the cut (h0 -> h5, fd00:0:0:1::2)" "fx h0 ping -6 -c 2 -i 0.2 -W 2 -q fd00:0:0:1::2 > /dev/null"
 
