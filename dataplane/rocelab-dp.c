@@ -1068,6 +1068,11 @@ static int report(struct run *r)
 			dp_nics_failures(&r->nics));
 		return 1;
 	}
+	if (r->eng.timer_fail) { /* events were lost (the tables say so): not a sound run */
+		fprintf(stderr, "rocelab-dp: %" PRIu64 " timers could not be added (out of memory): "
+			"events were lost, the figures may be wrong\n", r->eng.timer_fail);
+		return 1;
+	}
 	return r->run_rc;
 }
 
