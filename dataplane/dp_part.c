@@ -18,6 +18,7 @@
 #include <rte_pause.h>
 
 #include "dp_chan.h"
+#include "topo_part.h"
 
 #define POLL_WINDOWS 4096u  /* windows between two calls of run->between() */
 #define SPINS_BEFORE_YIELD 2000u
@@ -84,47 +85,9 @@ struct dp_parts {
 
 /* ---- the cut ---- */
 
-static bool host_emulated(const struct topo *t, uint32_t h)
-{
-	return t->hosts[h].attach == TOPO_ATTACH_EMULATED;
-}
-
-/*
- * Default cut into n: with emulated NICs, partition 0 holds them and the
- * others take the switches; leaves in balanced contiguous groups (a rack
- * stays whole), spines and aggregation switches round robin.
- */
-static void plan(struct dp_parts *ps)
-{
-	const struct topo *t = ps->f->topo;
-	uint32_t n_leaves = 0, n_emulated = 0;
-
-	for (uint32_t i = 0; i < t->n_switches; i++)
-		n_leaves += t->switches[i].role == TOPO_ROLE_RTSW;
-	for (uint32_t h = 0; h < t->n_hosts; h++)
-		n_emulated += host_emulated(t, h);
-	if (t->switches[0].partition >= 0) { /* the topology file's cut (checked by from_file()) */
-		for (uint32_t i = 0; i < t->n_switches; i++)
-			ps->part_sw[i] = (uint32_t)t->switches[i].partition;
-		for (uint32_t h = 0; h < t->n_hosts; h++)
-			ps->part_host[h] = host_emulated(t, h) ? 0 : ps->part_sw[t->hosts[h].leaf];
-		return;
-	}
-	uint32_t first = n_emulated && ps->n > 1 ? 1 : 0; /* partitions of switches: first..n-1 */
-	uint32_t m = ps->n - first, leaf = 0, other = 0;
-	for (uint32_t i = 0; i < t->n_switches; i++) {
-		if (t->switches[i].role == TOPO_ROLE_RTSW)
-			ps->part_sw[i] = first + (uint32_t)((uint64_t)leaf++ * m / n_leaves);
-		else
-			ps->part_sw[i] = first + other++ % m;
-	}
-	for (uint32_t h = 0; h < t->n_hosts; h++)
-		ps->part_host[h] = host_emulated(t, h) && first ? 0 : ps->part_sw[t->hosts[h].leaf];
-}
-
 static uint32_t node_part(const struct dp_parts *ps, struct topo_node_ref n)
 {
-	return n.kind == TOPO_NODE_SWITCH ? ps->part_sw[n.index] : ps->part_host[n.index];
+	return topo_part_of(ps->part_sw, ps->part_host, n);
 }
 
 static int list_add(uint32_t **a, uint32_t *n, uint32_t v)
@@ -135,42 +98,6 @@ static int list_add(uint32_t **a, uint32_t *n, uint32_t v)
 		return -ENOMEM;
 	x[(*n)++] = v;
 	*a = x;
-	return 0;
-}
-
-/*
- * The topology file's cut (switch key partition): every switch has one,
- * below the number of workers, and every partition holds a switch. Returns
- * 0 (also when the file gives none), or -EINVAL with a message.
- */
-static int check_file_cut(const struct topo *t, uint32_t n, char *err, size_t errlen)
-{
-	uint32_t given = 0;
-	bool used[TOPO_MAX_PARTITIONS] = {false};
-
-	for (uint32_t i = 0; i < t->n_switches; i++)
-		given += t->switches[i].partition >= 0;
-	if (given == 0)
-		return 0;
-	for (uint32_t i = 0; i < t->n_switches; i++) {
-		const struct topo_switch *sw = &t->switches[i];
-		if (sw->partition < 0) {
-			snprintf(err, errlen, "%s:%d: switch '%s' has no partition (give every switch one, or none)",
-				 t->path, sw->line, sw->name);
-			return -EINVAL;
-		}
-		if ((uint32_t)sw->partition >= n) {
-			snprintf(err, errlen, "%s:%d: switch '%s' is in partition %d, but --workers is %u",
-				 t->path, sw->line, sw->name, sw->partition, n);
-			return -EINVAL;
-		}
-		used[sw->partition] = true;
-	}
-	for (uint32_t p = 0; p < n; p++)
-		if (!used[p]) {
-			snprintf(err, errlen, "%s: no switch is in partition %u (--workers %u)", t->path, p, n);
-			return -EINVAL;
-		}
 	return 0;
 }
 
@@ -233,7 +160,7 @@ int dp_parts_create(struct dp_parts **out, struct dp_fabric *f, uint32_t workers
 	int rc;
 
 	*out = NULL;
-	if (workers == 0 || workers > t->n_switches) {
+	if (workers == 0 || workers > t->n_switches) { /* (topo_partition says so too, without the option) */
 		snprintf(err, errlen, "--workers %u: want 1..%u (one partition holds at least one switch)",
 			 workers, t->n_switches);
 		return -EINVAL;
@@ -265,11 +192,9 @@ int dp_parts_create(struct dp_parts **out, struct dp_fabric *f, uint32_t workers
 		ps->lookahead = UINT64_MAX; /* everything stays on f->eng */
 		return 0;
 	}
-	rc = check_file_cut(t, workers, err, errlen);
-	if (rc == 0) {
-		plan(ps);
+	rc = topo_partition(t, workers, ps->part_sw, ps->part_host, err, errlen);
+	if (rc == 0)
 		rc = place(ps, err, errlen);
-	}
 	if (rc < 0) {
 		dp_parts_destroy(ps);
 		*out = NULL;

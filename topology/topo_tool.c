@@ -13,6 +13,7 @@
 
 #include "topo.h"
 #include "topo_gen.h"
+#include "topo_part.h"
 #include "topo_route.h"
 
 static void usage(FILE *f)
@@ -30,6 +31,10 @@ static void usage(FILE *f)
 		"       rocelab-topo --generate SPEC [-o FILE]\n"
 		"                                     write a generated fabric as a topology file\n"
 		"                                     (stdout, or FILE); exit 2 on a bad SPEC\n"
+		"       rocelab-topo --partitions N FILE\n"
+		"                                     the cut rocelab-dp --workers N makes: each\n"
+		"                                     partition's switches and hosts, the links\n"
+		"                                     between partitions and the lookahead\n"
 		"       rocelab-topo --help\n"
 		"SPEC is KEY=VALUE pairs separated by commas:\n"
 		"  2-tier Clos: spines=S,leaves=L,hosts=H (hosts per leaf)\n"
@@ -329,8 +334,67 @@ static int generate(const char *spec, const char *path)
 	return 0;
 }
 
+/*
+ * --partitions N FILE: print the cut (topo_part.h). Returns 0, 2 on bad
+ * input (file, N), 1 out of memory.
+ */
+static int print_partitions(const char *ns, const char *path)
+{
+	char err[512], *end;
+	struct topo *t = NULL;
+	unsigned long n = strtoul(ns, &end, 10);
+
+	if (*ns == '\0' || *end != '\0' || n == 0 || n > TOPO_MAX_PARTITIONS) {
+		fprintf(stderr, "rocelab-topo: --partitions %s: want a number of partitions 1..%d\n", ns,
+			TOPO_MAX_PARTITIONS);
+		return 2;
+	}
+	if (topo_load(path, &t, err, sizeof(err))) {
+		fprintf(stderr, "%s\n", err);
+		return 2;
+	}
+	uint32_t *sw = calloc(t->n_switches, sizeof(*sw)), *ho = calloc(t->n_hosts + 1, sizeof(*ho));
+	int rc = sw && ho ? 0 : 1;
+	if (rc == 0 && topo_partition(t, (uint32_t)n, sw, ho, err, sizeof(err)) < 0) {
+		fprintf(stderr, "rocelab-topo: %s\n", err);
+		rc = 2;
+	}
+	for (uint32_t p = 0; rc == 0 && p < n; p++) {
+		uint32_t nh = 0, cut = 0;
+		printf("partition %u:", p);
+		for (uint32_t i = 0; i < t->n_switches; i++)
+			if (sw[i] == p)
+				printf(" %s", t->switches[i].name);
+		for (uint32_t h = 0; h < t->n_hosts; h++)
+			nh += ho[h] == p;
+		for (uint32_t l = 0; l < t->n_links; l++)
+			cut += (topo_part_of(sw, ho, t->links[l].end[0]) == p) !=
+			       (topo_part_of(sw, ho, t->links[l].end[1]) == p);
+		printf("; %u hosts; %u links to other partitions\n", nh, cut);
+	}
+	uint64_t la = UINT64_MAX;
+	uint32_t ncut = 0;
+	for (uint32_t l = 0; rc == 0 && l < t->n_links; l++)
+		if (topo_part_of(sw, ho, t->links[l].end[0]) != topo_part_of(sw, ho, t->links[l].end[1])) {
+			ncut++;
+			if (t->links[l].delay_ns < la)
+				la = t->links[l].delay_ns;
+		}
+	if (rc == 0 && ncut)
+		printf("%u links cut; lookahead (smallest delay of a cut link) %" PRIu64 " ns%s\n", ncut, la,
+		       la ? "" : ": no lookahead, the virtual clock refuses this cut");
+	else if (rc == 0)
+		printf("no link cut\n");
+	free(sw);
+	free(ho);
+	topo_free(t);
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc == 4 && !strcmp(argv[1], "--partitions"))
+		return print_partitions(argv[2], argv[3]);
 	if (argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
 		usage(stdout);
 		return 0;

@@ -54,6 +54,12 @@ c=$(crossed "$tmp/default.w2.err"); e=$(at_end "$tmp/default.w2.err")
 check "default: frames crossed the cut ($c), some arriving exactly at a window's end ($e)" \
   "[ \"${c:-0}\" -gt 1000 ] && [ \"${e:-0}\" -gt 0 ]"
 
+check "rocelab-topo --partitions 2 shows the cut rocelab-dp makes (lookahead, 2 links cut)" \
+  "\"$TOPO\" --partitions 2 $TOPOS/default.yaml | grep -q '^2 links cut; lookahead (smallest delay of a cut link) 1000 ns' && grep -q 'lookahead 1000 ns' $tmp/default.w2.err && \"$TOPO\" --partitions 2 $TOPOS/default.yaml | grep -q '^partition 1: leaf1 spine1; 4 hosts'"
+"$TOPO" --partitions 3 "$DATA/part-file.yaml" > /dev/null 2> "$tmp/topo3.err"; rc=$?
+check "rocelab-topo --partitions 3 on a file cut into 2: exit 2, says which partition is empty" \
+  "[ $rc = 2 ] && grep -q 'no switch is in partition 2 of 3' $tmp/topo3.err"
+
 # 2. A link between partitions goes down at 1 ms and comes back at 2 ms, with
 #    traffic on it; the same without a bound (the run ends when drained).
 fo=(--topology "$DATA/part-failover.yaml" --gen 'h0>h2:flows=16,rate=40G,count=15000'
@@ -111,7 +117,7 @@ bad() { # NAME EXPECTED-TEXT ARGS...
 bad "--workers 0" "bad --workers" --topology "$TOPOS/default.yaml" --workers 0
 bad "--workers x" "bad --workers" --topology "$TOPOS/default.yaml" --workers x
 bad "more workers than switches" "want 1\.\.3" --topology "$DATA/part-incast.yaml" --workers 4
-bad "a partition the file gives beyond --workers" "part-file-bad.yaml:[0-9]*: switch 'leaf1' is in partition 2, but --workers is 2" \
+bad "a partition the file gives beyond --workers" "part-file-bad.yaml:[0-9]*: switch 'leaf1' is in partition 2, but there are 2 (0..1)" \
   --topology "$DATA/part-file-bad.yaml" --workers 2
 sed 's/partition: 2/partition: 0/' "$DATA/part-file-bad.yaml" > "$tmp/part-file-bad2.yaml"
 bad "a switch the file gives no partition" "switch 'spine1' has no partition" \
