@@ -8,6 +8,8 @@
  */
 #include "dp_chan.h"
 
+#include <errno.h>
+
 #include <rte_ring.h>
 
 #include <stdlib.h>
@@ -40,7 +42,7 @@ static __rte_noinline int fifo_grow(struct dp_fifo *q)
 	struct rte_mbuf **s = malloc(cap * sizeof(*s));
 
 	if (s == NULL)
-		return -1;
+		return -ENOMEM;
 	for (uint32_t i = 0; i < q->n; i++)
 		s[i] = q->slot[(q->head + i) & (q->cap - 1)];
 	free(q->slot);
@@ -53,7 +55,7 @@ static __rte_noinline int fifo_grow(struct dp_fifo *q)
 static inline int fifo_push(struct dp_fifo *q, struct rte_mbuf *m)
 {
 	if (unlikely(q->n == q->cap) && fifo_grow(q) < 0)
-		return -1;
+		return -ENOMEM;
 	q->slot[(q->head + q->n) & (q->cap - 1)] = m;
 	q->n++;
 	q->bytes += rte_pktmbuf_pkt_len(m);
@@ -98,7 +100,7 @@ static __rte_noinline int wire_grow(struct dp_wire *w)
 	if (s == NULL || at == NULL) {
 		free(s);
 		free(at);
-		return -1;
+		return -ENOMEM;
 	}
 	for (uint32_t i = 0; i < w->n; i++) {
 		uint32_t j = (w->head + i) & (w->cap - 1);
@@ -118,7 +120,7 @@ static __rte_noinline int wire_grow(struct dp_wire *w)
 static inline int wire_push(struct dp_wire *w, struct rte_mbuf *m, uint64_t at_ns)
 {
 	if (unlikely(w->n == w->cap) && wire_grow(w) < 0)
-		return -1;
+		return -ENOMEM;
 	uint32_t i = (w->head + w->n) & (w->cap - 1);
 	w->slot[i] = m;
 	w->at[i] = at_ns;

@@ -57,7 +57,7 @@ int dp_eal_start(struct dp_eal *e, char *err, size_t errlen)
 		/* EAL printed why; rte_errno is not always set (then "Success") */
 		snprintf(err, errlen, "EAL init failed%s%s", rte_errno ? ": " : " (see EAL's message above)",
 			 rte_errno ? rte_strerror(rte_errno) : "");
-		return -1;
+		return -EIO;
 	}
 	e->started = true;
 	e->dir_ours = true; /* EAL holds the prefix's lock: the directory is ours */

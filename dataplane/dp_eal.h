@@ -40,7 +40,7 @@ int dp_eal_add(struct dp_eal *e, const char *arg);
  */
 int dp_eal_set_prefix(struct dp_eal *e, const char *prefix);
 
-/* rte_eal_init() on the arguments. Returns 0, or -1 with a message in err. */
+/* rte_eal_init() on the arguments. Returns 0, or -EIO with a message in err. */
 int dp_eal_start(struct dp_eal *e, char *err, size_t errlen);
 
 /*

@@ -10,7 +10,7 @@ int dp_engine_init(struct dp_engine *e, enum dp_clock_mode mode, uint64_t (*live
 {
 	memset(e, 0, sizeof(*e));
 	if (mode == DP_CLOCK_LIVE && live_now == NULL)
-		return -1;
+		return -EINVAL;
 	e->mode = mode;
 	e->live_now = live_now;
 	e->live_ctx = live_ctx;
@@ -58,11 +58,11 @@ void dp_engine_set_limit(struct dp_engine *e, uint32_t limit)
 static int grow(struct dp_engine *e)
 {
 	if (e->limit && e->n >= e->limit)
-		return -1;
+		return -ENOSPC;
 	if (e->n == e->cap) {
 		struct dp_timer *h = realloc(e->heap, 2 * e->cap * sizeof(*h));
 		if (h == NULL)
-			return -1;
+			return -ENOMEM;
 		e->heap = h;
 		e->cap *= 2;
 	}

@@ -93,7 +93,7 @@ struct dp_engine {
 
 /*
  * Set up an engine. Live mode needs live_now (ns, monotonic). Returns 0, or
- * -1 when live mode has no clock source or memory runs out.
+ * -EINVAL when live mode has no clock source, -ENOMEM when memory runs out.
  */
 int dp_engine_init(struct dp_engine *e, enum dp_clock_mode mode, uint64_t (*live_now)(void *),
 		   void *live_ctx);

@@ -170,12 +170,12 @@ static int lpm_create(struct dp_fabric *f, char *err, size_t errlen)
 	f->lpm = rte_lpm_create(name, SOCKET_ID_ANY, &lc);
 	if (f->lpm == NULL) {
 		snprintf(err, errlen, "rte_lpm_create: %s", rte_strerror(rte_errno));
-		return -1;
+		return -ENOMEM;
 	}
 	for (uint32_t hi = 0; hi < t->n_hosts; hi++)
 		if (rte_lpm_add(f->lpm, t->hosts[hi].ipv4, LPM_HOST_DEPTH, hi) < 0) {
 			snprintf(err, errlen, "rte_lpm_add: host %s", t->hosts[hi].name);
-			return -1;
+			return -ENOMEM;
 		}
 	f->host_of_ipv4 = host_by_lpm;
 	return 0;

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include "dp_flows.h"
 
+#include <errno.h>
+
 #include <arpa/inet.h>
 #include <inttypes.h>
 #include <stdlib.h>
@@ -31,7 +33,7 @@ int dp_flows_init(struct dp_flows *fl, uint32_t capacity, char *err, size_t errl
 		snprintf(err, errlen, "flow table of %u: %s", capacity,
 			 fl->h ? "out of memory" : rte_strerror(rte_errno));
 		dp_flows_free(fl);
-		return -1;
+		return -ENOMEM;
 	}
 	fl->capacity = capacity;
 	return 0;

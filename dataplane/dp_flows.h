@@ -50,7 +50,7 @@ struct dp_flows {
 	uint64_t untracked;     /* packets of flows that did not fit */
 };
 
-/* A table of capacity flows (0: disabled, every call is a no-op). Returns 0 or -1 with a message. */
+/* A table of capacity flows (0: disabled, every call is a no-op). Returns 0 or -ENOMEM with a message. */
 int dp_flows_init(struct dp_flows *fl, uint32_t capacity, char *err, size_t errlen);
 void dp_flows_free(struct dp_flows *fl);
 

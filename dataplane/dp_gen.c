@@ -59,7 +59,7 @@ static int kv(struct dp_gen *g, const char *k, const char *v, char *err, size_t 
 	return 0;
 bad:
 	snprintf(err, errlen, "generator: bad %s=%s", k, v);
-	return -1;
+	return -EINVAL;
 }
 
 struct gen_parse {
@@ -95,7 +95,7 @@ int dp_gen_parse(struct dp_gen *g, const struct topo *t, const char *spec, char 
 	gt = strchr(buf, '>');
 	if (gt == NULL) {
 		snprintf(err, errlen, "generator '%s': want SRC>DST[:key=value,...]", spec);
-		return -1;
+		return -EINVAL;
 	}
 	*gt = '\0';
 	int s = topo_host_by_name(t, buf), d = topo_host_by_name(t, gt + 1);
@@ -103,7 +103,7 @@ int dp_gen_parse(struct dp_gen *g, const struct topo *t, const char *spec, char 
 		snprintf(err, errlen, "generator '%s': %s", spec,
 			 s < 0 ? "unknown source host" : d < 0 ? "unknown destination host"
 							 : "source and destination are the same host");
-		return -1;
+		return -EINVAL;
 	}
 	g->src = (uint32_t)s;
 	g->dst = (uint32_t)d;
@@ -112,7 +112,7 @@ int dp_gen_parse(struct dp_gen *g, const struct topo *t, const char *spec, char 
 	if (dp_kv_each(opts, gen_kv, &gp, &bad) < 0) {
 		if (strchr(bad, '=') == NULL) /* else gen_kv said what is wrong */
 			snprintf(err, errlen, "generator: '%s' is not key=value", bad);
-		return -1;
+		return -EINVAL;
 	}
 	if (!gp.sport_set)
 		g->sport = g->roce ? 0xc000 : 10000;
@@ -120,7 +120,7 @@ int dp_gen_parse(struct dp_gen *g, const struct topo *t, const char *spec, char 
 		g->size = PFC_FRAME_LEN;
 	if (!g->pfc && g->size < (g->roce ? 14u + 20 + 8 + 12 + 4 : 14u + 20 + 8)) {
 		snprintf(err, errlen, "generator: size %u too small for its headers", g->size);
-		return -1;
+		return -EINVAL;
 	}
 	return 0;
 }

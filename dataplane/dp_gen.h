@@ -54,13 +54,13 @@ struct dp_gen {
 };
 
 /*
- * Parse spec against topology t into g. Returns 0, or -1 with a message
+ * Parse spec against topology t into g. Returns 0, or -EINVAL with a message
  * naming the bad part.
  */
 int dp_gen_parse(struct dp_gen *g, const struct topo *t, const char *spec, char *err,
 		 size_t errlen);
 
-/* Arm the generator's first packet on the fabric's engine. Returns 0, -1 out of memory. */
+/* Arm the generator's first packet on the fabric's engine. Returns 0, -ENOMEM/-ENOSPC when no timer can be added. */
 int dp_gen_start(struct dp_gen *g, struct dp_fabric *f);
 
 /* True when every packet has been handed to the NIC. */

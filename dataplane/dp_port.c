@@ -28,7 +28,7 @@ static int push(char **argv, int *argc, int cap, char *s)
 {
 	if (s == NULL || *argc >= cap) {
 		free(s);
-		return -1;
+		return -E2BIG;
 	}
 	argv[(*argc)++] = s;
 	return 0;
@@ -138,7 +138,7 @@ int dp_port_eal_failed(const struct topo *t, int eal_errno, char *err, size_t er
 	snprintf(err, errlen, "EAL init failed: %s", rte_strerror(eal_errno));
 	/* EAL answers ENODEV when a --vdev names a driver it does not have */
 	if (eal_errno != ENODEV)
-		return -1;
+		return -EIO;
 	for (uint32_t h = 0; h < t->n_hosts && off < errlen; h++) {
 		const struct topo_host *hc = &t->hosts[h];
 		if (hc->attach != TOPO_ATTACH_DPDK)
@@ -176,7 +176,7 @@ static int start_port(uint16_t pid, struct rte_mempool *mp, uint32_t mtu, char *
 	    (rc = rte_eth_tx_queue_setup(pid, 0, 1024, rte_eth_dev_socket_id(pid), NULL)) != 0 ||
 	    (rc = rte_eth_dev_start(pid)) != 0) {
 		snprintf(err, errlen, "%s", rte_strerror(-rc));
-		return -1;
+		return -EIO;
 	}
 	rte_eth_promiscuous_enable(pid); /* some PMDs do not support it; harmless */
 	return 0;

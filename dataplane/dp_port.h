@@ -49,7 +49,7 @@ int dp_port_eal_args(const struct topo *t, enum dp_veth_driver drv, char **argv,
  * ENODEV and t has dpdk hosts, one of their devargs names a driver DPDK does
  * not have (EAL's own message names the device): the message names those
  * hosts and devargs, and the result is -EINVAL (bad input). Otherwise the
- * message is EAL's reason and the result -1.
+ * message is EAL's reason and the result -EIO.
  */
 int dp_port_eal_failed(const struct topo *t, int eal_errno, char *err, size_t errlen);
 

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include "dp_stats.h"
 
+#include <errno.h>
+
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,13 +67,13 @@ int dp_csv_open(struct dp_csv *c, const struct dp_fabric *f, const char *path,
 	memset(c, 0, sizeof(*c));
 	c->fp = fopen(path, "w");
 	if (c->fp == NULL)
-		return -1;
+		return -EIO;
 	c->interval_ns = interval_ns;
 	c->last_busy = calloc(f->n_chans + 1, sizeof(*c->last_busy));
 	if (c->last_busy == NULL) {
 		fclose(c->fp);
 		c->fp = NULL;
-		return -1;
+		return -ENOMEM;
 	}
 	fprintf(c->fp, "time_ns,link,from,to,up,util,queue_bytes,paused_mask,tx_pkts,tx_bytes,"
 		       "pfc_tx,drops\n");

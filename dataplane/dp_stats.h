@@ -26,7 +26,7 @@ struct dp_csv {
 };
 
 /*
- * Open path and write the header. Returns 0, or -1 with errno set. Samples
+ * Open path and write the header. Returns 0, or -EIO (errno says why) / -ENOMEM. Samples
  * are taken by dp_csv_sample() (the data plane arms a timer every interval).
  */
 int dp_csv_open(struct dp_csv *c, const struct dp_fabric *f, const char *path,

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include "dp_te.h"
 
+#include <errno.h>
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,13 +22,13 @@ int dp_te_create(struct dp_te *te, struct dp_fabric *f, const uint32_t (*pairs)[
 	if (te->pair == NULL || te->port_of == NULL) {
 		snprintf(err, errlen, "traffic engineering: out of memory");
 		dp_te_free(te);
-		return -1;
+		return -ENOMEM;
 	}
 	for (uint32_t i = 0; i < n; i++) {
 		if (pairs[i][0] >= t->n_hosts || pairs[i][1] >= t->n_hosts) {
 			snprintf(err, errlen, "traffic engineering: host index out of range");
 			dp_te_free(te);
-			return -1;
+			return -EINVAL;
 		}
 		te->pair[i].src = pairs[i][0];
 		te->pair[i].dst = pairs[i][1];

@@ -44,7 +44,7 @@ struct dp_te {
 
 /*
  * A controller for the pairs (copied) of fabric f, with a first placement.
- * Returns 0, or -1 with a message (out of memory, a host index out of range).
+ * Returns 0, or with a message -ENOMEM, or -EINVAL (a host index out of range).
  */
 int dp_te_create(struct dp_te *te, struct dp_fabric *f, const uint32_t (*pairs)[2], uint32_t n,
 		 char *err, size_t errlen);
