@@ -729,19 +729,23 @@ static int coll_kv(struct dp_nics *ns, struct dp_coll *c, const char *k, const c
 				c->rank_nic[c->cfg.nranks++] = i;
 			return 0;
 		}
-		char buf[2048];
-		snprintf(buf, sizeof(buf), "%s", v);
-		char *save = NULL;
-		for (char *h = strtok_r(buf, "+", &save); h; h = strtok_r(NULL, "+", &save)) {
+		char *buf = strdup(v), *save = NULL; /* (a list of a thousand hosts is long) */
+		int rc = buf ? 0 : -1;
+		for (char *h = buf ? strtok_r(buf, "+", &save) : NULL; h && rc == 0;
+		     h = strtok_r(NULL, "+", &save)) {
 			int hi = topo_host_by_name(t, h);
-			if (hi < 0 || !dp_nics_owns(ns, (uint32_t)hi) || c->cfg.nranks == ns->n)
-				return -1;
-			for (uint32_t r = 0; r < c->cfg.nranks; r++)
+			if (hi < 0 || !dp_nics_owns(ns, (uint32_t)hi) || c->cfg.nranks == ns->n) {
+				rc = -1;
+				break;
+			}
+			for (uint32_t r = 0; r < c->cfg.nranks && rc == 0; r++)
 				if (c->rank_nic[r] == (uint32_t)ns->by_host[hi])
-					return -1; /* a host at most once */
-			c->rank_nic[c->cfg.nranks++] = (uint32_t)ns->by_host[hi];
+					rc = -1; /* a host at most once */
+			if (rc == 0)
+				c->rank_nic[c->cfg.nranks++] = (uint32_t)ns->by_host[hi];
 		}
-		return 0;
+		free(buf);
+		return rc;
 	}
 	if (strcmp(k, "sizes") == 0 || strcmp(k, "size") == 0) {
 		char buf[64], *colon;
@@ -794,7 +798,7 @@ int dp_nics_add_coll(struct dp_nics *ns, const char *spec, uint64_t start_ns, FI
 		     size_t errlen)
 {
 	struct dp_coll *c = calloc(1, sizeof(*c));
-	char buf[2048];
+	char *buf = NULL;
 
 	if (c == NULL || ns->coll != NULL) {
 		free(c);
@@ -819,16 +823,23 @@ int dp_nics_add_coll(struct dp_nics *ns, const char *spec, uint64_t start_ns, FI
 	c->size_min = c->size_max = 1u << 20;
 	struct coll_parse cp = {.ns = ns, .c = c};
 	coll_kv(ns, c, "hosts", "all", cp.why, sizeof(cp.why));
-	snprintf(buf, sizeof(buf), "%s", spec);
+	buf = strdup(spec);
+	if (buf == NULL) {
+		snprintf(err, errlen, "--coll: out of memory");
+		return -1;
+	}
 	const char *bad;
 	cp.why[0] = '\0';
-	if (dp_kv_each(buf, coll_kv_cb, &cp, &bad) < 0) {
+	int kv = dp_kv_each(buf, coll_kv_cb, &cp, &bad);
+	if (kv < 0) {
 		if (cp.why[0])
 			snprintf(err, errlen, "--coll: bad %s", cp.why); /* names the pair */
 		else
-			snprintf(err, errlen, "--coll: bad '%s'", bad);
-		return -1;
+			snprintf(err, errlen, "--coll: bad '%.200s'", bad);
 	}
+	free(buf);
+	if (kv < 0)
+		return -1;
 	if (c->cfg.nranks < 2) {
 		snprintf(err, errlen, "--coll: needs at least 2 emulated hosts (has %u)", c->cfg.nranks);
 		return -1;
@@ -908,13 +919,13 @@ static int coll_size_kv(void *ctx, const char *k, const char *v)
 uint32_t dp_nics_coll_qps(const char *spec)
 {
 	struct coll_size cs = {.qps = 1, .channels = 1};
-	char buf[2048];
 	const char *bad;
+	char *buf = spec ? strdup(spec) : NULL;
 
-	if (spec == NULL)
-		return 0;
-	snprintf(buf, sizeof(buf), "%s", spec);
+	if (buf == NULL)
+		return 0; /* (no --coll; out of memory: dp_nics_add_coll will say so) */
 	dp_kv_each(buf, coll_size_kv, &cs, &bad); /* never refuses a key */
+	free(buf);
 	/* per peer connection and channel: data QPs + 1 control QP, both directions */
 	return 2 * (cs.qps + 1) * cs.channels * (cs.all_peers ? NE_COLL_MAX_RANKS / 16 : 2) + 16;
 }

@@ -42,14 +42,14 @@
 #define LIVE_BETWEEN_NS 1000000ull /* live partitions: telemetry and global events at least every 1 ms */
 /*
  * Longest spec of each kind the data plane's parsers read whole: they copy
- * it into fixed buffers (dp_gen.c 512, dp_nic.c 160 for --rdma, 2048 for
- * --coll) and would parse a longer one cut short. A traffic file can hold
- * longer entries (e.g. a collective naming hundreds of hosts), so they are
+ * it into fixed buffers (dp_gen.c 512, dp_nic.c 160 for --rdma; --coll has
+ * no limit: its host list may name a thousand hosts) and would parse a
+ * longer one cut short. A traffic file can hold longer entries, so they are
  * refused at their line instead.
  */
 #define GEN_SPEC_MAX 511
 #define RDMA_SPEC_MAX 159
-#define COLL_SPEC_MAX 2047
+#define COLL_SPEC_MAX SIZE_MAX
 #define IDLE_SLEEP_MAX_NS 20000 /* live mode: default longest nap when idle (--idle-nap) */
 #define IDLE_NAP_LIMIT_NS 10000000ull /* --idle-nap at most 10 ms */
 /*
