@@ -218,8 +218,8 @@ if [ -n "$AI1024" ]; then
   spec+=,host-delay=1us,leaf-delay=1us,spine-delay=1us,host-mtu=9000,profile=eecmp,attach=emulated,name=ai1024
   echo "== ring AllReduce, 1,024 emulated NICs, generated 3-tier fabric ($spec),"
   echo "   E-ECMP, 16 QPs per connection (split), data=off, ring order interleaving the leaves of both zones"
-  # hosts=all takes the topology's host order (an explicit list of 1,024 names
-  # is longer than --coll reads), so the hosts are listed interleaved:
+  # hosts=all takes the topology's host order (kept so that figures compare
+  # with earlier runs), so the hosts are listed interleaved in the file:
   # host i of every leaf of zone 0, then of zone 1, for i = 0..15
   "$BUILD/topology/rocelab-topo" --generate "$spec" -o "$TMP/ai.yaml"
   python3 - "$TMP/ai.yaml" <<'PY'
