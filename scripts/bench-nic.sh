@@ -32,7 +32,7 @@ usage() {
   cat <<'EOF'
 usage: scripts/bench-nic.sh [--build DIR] [--reference-build DIR] [--sizes "8M 64M"]
                             [--qps "1 16"] [--gen-packets N] [--no-ns3] [--no-ring]
-                            [--ai1024 "8M 64M"] [--help]
+                            [--ai1024 "8M 64M"] [--workers N] [--help]
   --build DIR            build directory with dataplane/rocelab-dp [build]
   --reference-build DIR  also measure this build's rocelab-dp, same workloads
   --sizes LIST           AllReduce sizes (K/M/G binary suffixes) [8M 64M]
@@ -42,6 +42,8 @@ usage: scripts/bench-nic.sh [--build DIR] [--reference-build DIR] [--sizes "8M 6
   --no-ring              skip the generator reference and the 128-rank AllReduce
   --ai1024 LIST          also the 1,024-rank AllReduce on the generated 3-tier
                          fabric for each size (long: minutes per size)
+  --workers N            every rocelab-dp run on N partitions (threads) [1];
+                         scripts/bench-parts.sh compares 1 and N in one run
 Prints figures; exit 0 when every run finished, 1 when one failed, 2 on bad input.
 EOF
 }
@@ -56,6 +58,7 @@ GEN_PACKETS=2000000
 NS3=1
 RING=1
 AI1024=""
+WORKERS=1
 while [ $# -gt 0 ]; do
   case "$1" in
     --build) [ $# -ge 2 ] || die_usage "--build needs a directory"; BUILD=$2; shift 2 ;;
@@ -66,6 +69,7 @@ while [ $# -gt 0 ]; do
     --no-ns3) NS3=0; shift ;;
     --no-ring) RING=0; shift ;;
     --ai1024) [ $# -ge 2 ] || die_usage "--ai1024 needs a list of sizes"; AI1024=$2; shift 2 ;;
+    --workers) [[ ${2:-} =~ ^[1-9][0-9]*$ ]] || die_usage "--workers needs a number from 1"; WORKERS=$2; shift 2 ;;
     -h|--help) usage; exit 0 ;;
     *) die_usage "unknown argument '$1'" ;;
   esac
@@ -136,7 +140,7 @@ u = resource.getrusage(resource.RUSAGE_CHILDREN)
 with open(sys.argv[3], "w") as f:
     f.write(f"{u.ru_utime + u.ru_stime} {u.ru_maxrss / 1024:.0f}\n")
 sys.exit(rc)' "$TMP/out" "$TMP/err" "$TMP/cpu" \
-    timeout 1800 "$b/dataplane/rocelab-dp" --clock virtual --name "rl-bnic-$$-$name" "$@" || rc=$?
+    timeout 1800 "$b/dataplane/rocelab-dp" --clock virtual --name "rl-bnic-$$-$name" --workers "$WORKERS" "$@" || rc=$?
   read -r CPU RSS_MIB <"$TMP/cpu"
   return $rc
 }
