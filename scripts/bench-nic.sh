@@ -74,6 +74,8 @@ while [ $# -gt 0 ]; do
     *) die_usage "unknown argument '$1'" ;;
   esac
 done
+WORKERS_ARG=()  # (builds before --workers do not know it: only given when above 1)
+[ "$WORKERS" = 1 ] || WORKERS_ARG=(--workers "$WORKERS")
 for s in $SIZES $AI1024; do
   [[ $s =~ ^[0-9]+[KMG]?$ ]] || die_usage "--sizes: '$s' is not a size (e.g. 8M)"
 done
@@ -140,7 +142,7 @@ u = resource.getrusage(resource.RUSAGE_CHILDREN)
 with open(sys.argv[3], "w") as f:
     f.write(f"{u.ru_utime + u.ru_stime} {u.ru_maxrss / 1024:.0f}\n")
 sys.exit(rc)' "$TMP/out" "$TMP/err" "$TMP/cpu" \
-    timeout 1800 "$b/dataplane/rocelab-dp" --clock virtual --name "rl-bnic-$$-$name" --workers "$WORKERS" "$@" || rc=$?
+    timeout 1800 "$b/dataplane/rocelab-dp" --clock virtual --name "rl-bnic-$$-$name" "${WORKERS_ARG[@]}" "$@" || rc=$?
   read -r CPU RSS_MIB <"$TMP/cpu"
   return $rc
 }
