@@ -863,6 +863,8 @@ int dp_nics_add_coll(struct dp_nics *ns, const char *spec, uint64_t start_ns, FI
 		ne_coll_op_name(c->cfg.op), c->cfg.nranks, c->cfg.channels, c->cfg.qps_per_conn,
 		ne_coll_qp_mode_name(c->cfg.qp_mode), c->cfg.chunk_bytes, c->cfg.window,
 		c->cfg.cts ? "on" : "off", hdr);
+	ne_coll_format_costs(&c->cfg, hdr, sizeof(hdr)); /* "" without costs */
+	fputs(hdr, out);
 	return dp_timer_add_lp(nics_eng(ns), DP_LP_NICS, start_ns, coll_start_size, ns, 0);
 }
 

@@ -414,6 +414,10 @@ const char *ne_coll_model_name(enum ne_coll_model model);
  * size count type redop root time(us) algbw(GB/s) busbw(GB/s) #wrong. */
 int ne_coll_format_header(char *buf, size_t cap);
 int ne_coll_format_result(const struct ne_coll_result *r, char *buf, size_t cap);
+/* The proxy-thread costs of cfg as one comment line ending in '\n' that says
+ * they are assumptions ("# host costs: proxy_post_wqe=200ns ..."), or "" when
+ * both are 0. Returns what snprintf returns (0 for ""). */
+int ne_coll_format_costs(const struct ne_coll_config *cfg, char *buf, size_t cap);
 /* The active QPs of a result as one comment line ending in '\n':
  * "# active QPs per NIC: mean M, while sending B, max X (...)". Returns what
  * snprintf returns. */

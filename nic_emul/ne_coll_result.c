@@ -105,6 +105,20 @@ static void active_result(const struct ne_coll *c, struct ne_coll_result *r)
 	r->active_qps_max = c->meas_max;
 }
 
+int ne_coll_format_costs(const struct ne_coll_config *cfg, char *buf, size_t cap)
+{
+	if (!cfg->proxy_post_ns && !cfg->proxy_poll_ns) {
+		if (cap)
+			buf[0] = '\0';
+		return 0;
+	}
+	return snprintf(buf, cap,
+			"# host costs: proxy_post_wqe=%uns proxy_poll_cqe=%uns per WQE post / CQE "
+			"poll on each rank's proxy thread: assumptions, not measurements (no public "
+			"figure)\n",
+			cfg->proxy_post_ns, cfg->proxy_poll_ns);
+}
+
 int ne_coll_format_active(const struct ne_coll_result *r, char *buf, size_t cap)
 {
 	return snprintf(buf, cap,
