@@ -10,7 +10,7 @@
  *   ne_coll_proxy.c   each rank's proxy thread: post and poll costs, in order
  *   ne_coll_nccl.c    NCCL's arithmetic: ring chunk, slices, split pieces
  *   ne_coll_keys.c    the key=value parser (NCCL's names)
- *   ne_coll_result.c  nccl-tests numbers and output lines
+ *   ne_coll_result.c  nccl-tests numbers and output lines, active QPs per NIC
  *   ne_coll_check.c   buffers seen by the caller, result check, statistics
  *
  * A plan is built once at create: every connection gets its ordered list of

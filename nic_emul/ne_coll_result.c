@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * ne_coll results: nccl-tests numbers (time, algbw, busbw) and lines.
+ * ne_coll results: nccl-tests numbers (time, algbw, busbw) and lines, and the
+ * active QPs per NIC (data QPs with a send WQE on the NIC) over time.
  */
 #include "ne_coll_priv.h"
 
