@@ -537,6 +537,16 @@ static void coll_arm_listed(struct dp_nics *ns, uint64_t now)
 	ns->n_wake = kept;
 }
 
+/* Active QPs per NIC (ne_coll_active_qps): sum one size's integrals into sum. */
+static void coll_sum_active(struct ne_coll_stats *sum, const struct ne_coll_stats *st)
+{
+	sum->active_qp_ns += st->active_qp_ns;
+	sum->active_busy_ns += st->active_busy_ns;
+	sum->nic_ns += st->nic_ns;
+	if (st->active_qps_max > sum->active_qps_max)
+		sum->active_qps_max = st->active_qps_max;
+}
+
 /* Add the finishing size's collective counters to c->sum, then destroy the run. */
 static void coll_end_run(struct dp_coll *c)
 {
@@ -555,6 +565,7 @@ static void coll_end_run(struct dp_coll *c)
 	c->sum.wqes_posted += st.wqes_posted;
 	c->sum.cqes_polled += st.cqes_polled;
 	c->sum.proxy_busy_ns += st.proxy_busy_ns;
+	coll_sum_active(&c->sum, &st);
 	for (uint32_t r = 0; r < c->cfg.nranks; r++)
 		if (ne_coll_rank_proxy(c->run, r, &ps) == 0 && ps.busy_ns > busiest)
 			busiest = ps.busy_ns;
@@ -615,6 +626,8 @@ static void coll_poll(struct dp_nics *ns, uint64_t now)
 	if (ne_coll_get_result(c->run, &res) == 0) {
 		res.wrong = c->cfg.data ? ne_coll_check(c->run) : -1;
 		ne_coll_format_result(&res, line, sizeof(line));
+		fputs(line, ns->coll_out);
+		ne_coll_format_active(&res, line, sizeof(line));
 		fputs(line, ns->coll_out);
 		fflush(ns->coll_out);
 		if (res.wrong > 0)
@@ -861,6 +874,8 @@ int dp_nics_add_coll(struct dp_nics *ns, const char *spec, uint64_t start_ns, FI
 		ne_coll_op_name(c->cfg.op), c->cfg.nranks, c->cfg.channels, c->cfg.qps_per_conn,
 		ne_coll_qp_mode_name(c->cfg.qp_mode), c->cfg.chunk_bytes, c->cfg.window,
 		c->cfg.cts ? "on" : "off", hdr);
+	ne_coll_format_costs(&c->cfg, hdr, sizeof(hdr)); /* "" without costs */
+	fputs(hdr, out);
 	return dp_timer_add_lp(nics_eng(ns), DP_LP_NICS, start_ns, coll_start_size, ns, 0);
 }
 
@@ -1001,6 +1016,16 @@ static void fabric_spread(const struct dp_fabric *f, double *max_mean, double *c
 	*cv = var > 0 ? sqrt(var) / mean : 0;
 }
 
+/* Active QPs per NIC over the sizes run: time-weighted mean over the
+ * collective's time, the same while a NIC had one, the most on one NIC. */
+static void print_active_totals(const struct ne_coll_stats *s, FILE *out)
+{
+	fprintf(out, " active_qps_mean=%.3f active_qps_busy_mean=%.3f active_qps_max=%" PRIu32,
+		s->nic_ns ? (double)s->active_qp_ns / (double)s->nic_ns : 0.0,
+		s->active_busy_ns ? (double)s->active_qp_ns / (double)s->active_busy_ns : 0.0,
+		s->active_qps_max);
+}
+
 /* The collective's counters: work requests and completions, the proxy thread. */
 static void print_coll_totals(const struct dp_coll *c, FILE *out)
 {
@@ -1011,6 +1036,7 @@ static void print_coll_totals(const struct dp_coll *c, FILE *out)
 		     " proxy_busy_ns=%" PRIu64 " proxy_busy_max_ns=%" PRIu64 " rr_mismatch=%" PRIu64,
 		s->transfers_done, s->data_wrs, s->zero_len_wrs, s->cts_sent, s->wqes_posted,
 		s->cqes_polled, s->proxy_busy_ns, c->proxy_busy_max_ns, s->rr_mismatch);
+	print_active_totals(s, out);
 }
 
 void dp_nics_print_totals(const struct dp_nics *ns, FILE *out)

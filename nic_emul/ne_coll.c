@@ -36,6 +36,7 @@ void ne_coll_destroy(struct ne_coll *c)
 			free(cn->recv_parts);
 			free(cn->send_parts);
 			free(cn->qp_outstanding);
+			free(cn->sq_wqes);
 			free(cn->src_qpn);
 			free(cn->dst_qpn);
 		}

@@ -209,6 +209,12 @@ struct ne_coll_result {
 	double algbw;           /* GB/s (1e9 bytes/s): size / time */
 	double busbw;           /* GB/s: algbw x ne_coll_busbw_factor() */
 	long wrong;             /* wrong elements from ne_coll_check(), -1 not checked */
+	/* Active QPs per NIC over the measured iterations (see ne_coll_active_qps):
+	 * time-weighted mean over the iterations' time and all ranks, the same
+	 * over the time a NIC had at least one active QP, and the most on one NIC. */
+	double active_qps_mean;
+	double active_qps_busy_mean;
+	uint32_t active_qps_max;
 };
 
 struct ne_coll_stats {
@@ -236,6 +242,12 @@ struct ne_coll_stats {
 	uint64_t wqes_posted;     /* send WQEs posted (data and CTS/FIFO) */
 	uint64_t cqes_polled;     /* CQEs taken from the CQs */
 	uint64_t proxy_busy_ns;   /* proxy time spent on them (posts x post + polls x poll) */
+	/* active QPs (ne_coll_active_qps), every iteration, summed over ranks:
+	 * active_qp_ns / nic_ns is the time-weighted mean per NIC */
+	uint64_t active_qp_ns;    /* integral of active QPs over time (QP x ns) */
+	uint64_t active_busy_ns;  /* time a NIC had at least one active QP */
+	uint64_t nic_ns;          /* finished iterations' time x ranks */
+	uint32_t active_qps_max;  /* most active QPs on one NIC at once */
 };
 
 /* One rank's proxy thread. */
@@ -361,6 +373,12 @@ int ne_coll_get_result(const struct ne_coll *coll, struct ne_coll_result *out);
 
 void ne_coll_get_stats(const struct ne_coll *coll, struct ne_coll_stats *out);
 
+/* Active QPs of rank now: its data QPs (sender side) with at least one send
+ * WQE on the NIC, i.e. posted to the NIC (through the proxy thread when its
+ * costs are on) and whose completion the collective has not handled yet.
+ * The FIFO/CTS writes do not count. 0 for a bad rank or NULL. */
+uint32_t ne_coll_active_qps(const struct ne_coll *coll, uint32_t rank);
+
 /* One rank's proxy-thread counters. 0, or -EINVAL (bad rank, NULL). */
 int ne_coll_rank_proxy(const struct ne_coll *coll, uint32_t rank, struct ne_coll_proxy_stats *out);
 
@@ -396,6 +414,14 @@ const char *ne_coll_model_name(enum ne_coll_model model);
  * size count type redop root time(us) algbw(GB/s) busbw(GB/s) #wrong. */
 int ne_coll_format_header(char *buf, size_t cap);
 int ne_coll_format_result(const struct ne_coll_result *r, char *buf, size_t cap);
+/* The proxy-thread costs of cfg as one comment line ending in '\n' that says
+ * they are assumptions ("# host costs: proxy_post_wqe=200ns ..."), or "" when
+ * both are 0. Returns what snprintf returns (0 for ""). */
+int ne_coll_format_costs(const struct ne_coll_config *cfg, char *buf, size_t cap);
+/* The active QPs of a result as one comment line ending in '\n':
+ * "# active QPs per NIC: mean M, while sending B, max X (...)". Returns what
+ * snprintf returns. */
+int ne_coll_format_active(const struct ne_coll_result *r, char *buf, size_t cap);
 
 #ifdef __cplusplus
 }

@@ -179,7 +179,7 @@ static int set_model(struct ne_coll_config *cfg, const struct key_ctx *k)
 
 static int set_split(struct ne_coll_config *cfg, const struct key_ctx *k)
 {
-	bool v;
+	bool v = false; /* get_bool sets it on success; gcc -O3 cannot see that */
 	int rc = get_bool(k, &v);
 
 	if (!rc)

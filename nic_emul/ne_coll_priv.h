@@ -10,7 +10,7 @@
  *   ne_coll_proxy.c   each rank's proxy thread: post and poll costs, in order
  *   ne_coll_nccl.c    NCCL's arithmetic: ring chunk, slices, split pieces
  *   ne_coll_keys.c    the key=value parser (NCCL's names)
- *   ne_coll_result.c  nccl-tests numbers and output lines
+ *   ne_coll_result.c  nccl-tests numbers and output lines, active QPs per NIC
  *   ne_coll_check.c   buffers seen by the caller, result check, statistics
  *
  * A plan is built once at create: every connection gets its ordered list of
@@ -78,6 +78,7 @@ struct coll_conn {
 	uint8_t *flags;                   /* per seq: XFER_* bits */
 	uint16_t *recv_parts, *send_parts; /* per seq: WQEs completed at each end */
 	uint16_t *qp_outstanding;         /* CTRAN: send WQEs not completed, per QP */
+	uint32_t *sq_wqes;                /* data WQEs on the sender's NIC, per QP (active QPs) */
 	uint64_t fifo_off;                /* nccl: FIFO slots in the sender's stage buffer */
 	uint64_t stage_off;               /* in the receiver's staging buffer */
 	int32_t downstream;               /* connection whose transfers depend on ours */
@@ -114,6 +115,8 @@ struct coll_rank {
 	uint64_t granted_bytes;
 	struct coll_proxy *proxy; /* NULL when the proxy costs are off */
 	struct ne_coll_proxy_stats pst; /* posts and polls of this rank (costs on or off) */
+	uint32_t active_qps;   /* data QPs with a send WQE on the NIC (ne_coll_result.c) */
+	uint64_t active_since; /* time of the last change of active_qps */
 };
 
 /* A post waiting for the rank's proxy thread. */
@@ -170,6 +173,9 @@ struct ne_coll {
 	uint64_t *iter_ns;
 	uint64_t recv_done, send_done, cts_outstanding;
 	struct ne_coll_stats stats;
+	/* active QPs at the start of the first measured iteration (ne_coll_result.c) */
+	uint64_t meas_qp_ns, meas_busy_ns, meas_nic_ns;
+	uint32_t meas_max;  /* most active QPs on one NIC since then */
 };
 
 static inline uint64_t wr_id_make(uint32_t kind, uint32_t conn, uint32_t seq)
@@ -206,13 +212,24 @@ int ne_coll_post_recv(struct ne_coll *c, uint32_t rank, uint32_t qpn, uint64_t w
 
 /* ne_coll_run.c: the CQ notification callback (ctx: the struct coll_rank). */
 void ne_coll_cq_notify(void *ctx, struct ne_cq *cq);
-/* Act on one completion of rank (marks connections and groups). */
-void ne_coll_handle_wc(struct ne_coll *c, uint32_t rank, const struct ne_wc *wc);
+/* Act on one completion of rank at now (marks connections and groups). */
+void ne_coll_handle_wc(struct ne_coll *c, uint32_t rank, const struct ne_wc *wc, uint64_t now);
 /* Run the marked connections and groups until none is left. */
 void ne_coll_run_marked(struct ne_coll *c, uint64_t now);
 /* Min-heap of rank indices (ready and due heaps). */
 void ne_coll_rank_heap_push(uint32_t *heap, uint32_t *n, uint32_t rank);
 uint32_t ne_coll_rank_heap_pop(uint32_t *heap, uint32_t *n);
+
+/* ne_coll_result.c: active QPs. A send WQE (any kind; only data WQEs count)
+ * reached rank's NIC on qpn at now; a data WQE's completion was handled at now.
+ * A data QP is active from its first WQE on the NIC to the handling of its
+ * last one's completion. */
+void ne_coll_active_posted(struct ne_coll *c, uint32_t rank, uint32_t qpn, uint64_t wr_id,
+			   uint64_t now);
+void ne_coll_active_completed(struct ne_coll *c, uint32_t rank, const struct ne_wc *wc,
+			      uint64_t now);
+/* An iteration starts at now: the measured ones take their baseline. */
+void ne_coll_active_iter_start(struct ne_coll *c);
 
 /* ne_coll_post.c: WQEs a message of len bytes takes at each end. */
 uint32_t ne_coll_msg_wqes(const struct ne_coll *c, uint32_t len);

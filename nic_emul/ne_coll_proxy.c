@@ -103,6 +103,7 @@ int ne_coll_proxy_post(struct ne_coll *c, uint32_t rank, uint32_t qpn,
 		if (!rc) {
 			c->stats.wqes_posted++;
 			r->pst.wqes_posted++;
+			ne_coll_active_posted(c, rank, qpn, wr->wr_id, now);
 		}
 		return rc;
 	}
@@ -200,7 +201,7 @@ static bool is_fifo_read(const struct ne_coll *c, const struct ne_wc *wc)
 }
 
 /* Costs off: every notified CQ, completely, ascending rank order. */
-static int drain_ready(struct ne_coll *c)
+static int drain_ready(struct ne_coll *c, uint64_t now)
 {
 	struct ne_wc wc[COLL_POLL_BATCH];
 	int handled = 0;
@@ -219,7 +220,7 @@ static int drain_ready(struct ne_coll *c)
 					c->stats.cqes_polled++;
 					c->ranks[i].pst.cqes_polled++;
 				}
-				ne_coll_handle_wc(c, i, &wc[j]);
+				ne_coll_handle_wc(c, i, &wc[j], now);
 			}
 			handled += got;
 		} while (got > 0);
@@ -243,6 +244,7 @@ static void finish_post(struct ne_coll *c, uint32_t rank, uint64_t now)
 		p->busy_until = now + (c->cfg.proxy_post_ns ? c->cfg.proxy_post_ns : 1);
 		return;
 	}
+	ne_coll_active_posted(c, rank, head->qpn, head->wr.wr_id, now);
 	p->post_started = false;
 	p->head = (p->head + 1) % p->cap;
 	p->n--;
@@ -267,7 +269,7 @@ static int proxy_run(struct ne_coll *c, uint32_t rank, uint64_t now)
 		}
 		if (p->wc_taken) {
 			p->wc_taken = false;
-			ne_coll_handle_wc(c, rank, &p->wc);
+			ne_coll_handle_wc(c, rank, &p->wc, now);
 			continue;
 		}
 		if (p->n) {
@@ -282,7 +284,7 @@ static int proxy_run(struct ne_coll *c, uint32_t rank, uint64_t now)
 			break;
 		handled++;
 		if (is_fifo_read(c, &wc)) {
-			ne_coll_handle_wc(c, rank, &wc);
+			ne_coll_handle_wc(c, rank, &wc, now);
 			continue;
 		}
 		p->busy_until = now + c->cfg.proxy_poll_ns;
@@ -338,5 +340,5 @@ static int drain_proxies(struct ne_coll *c, uint64_t now)
 
 int ne_coll_proxy_poll(struct ne_coll *c, uint64_t now)
 {
-	return c->proxy_on ? drain_proxies(c, now) : drain_ready(c);
+	return c->proxy_on ? drain_proxies(c, now) : drain_ready(c, now);
 }

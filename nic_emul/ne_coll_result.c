@@ -1,12 +1,132 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * ne_coll results: nccl-tests numbers (time, algbw, busbw) and lines.
+ * ne_coll results: nccl-tests numbers (time, algbw, busbw) and lines, and the
+ * active QPs per NIC (data QPs with a send WQE on the NIC) over time.
  */
 #include "ne_coll_priv.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+
+/* ------------------------------------------------------------------ */
+/* Active QPs: a rank's data QPs with a send WQE on its NIC */
+
+/* Data QP index of connection k whose sender-side QPN is qpn; nqps if none. */
+static uint32_t data_qp_index(const struct ne_coll *c, const struct coll_conn *cn, uint32_t qpn,
+			      uint64_t wr_id)
+{
+	uint32_t q = c->nqps;
+
+	if (c->cfg.qp_mode == NE_COLL_QP_CTRAN)
+		q = (uint32_t)(wr_id >> WR_QP_SHIFT) & 0xFFu;
+	else if (coll_nccl(c) && c->cfg.qp_mode == NE_COLL_QP_RR)
+		q = (uint32_t)wr_id % c->nqps;
+	if (q < c->nqps && cn->src_qpn[q] == qpn)
+		return q;
+	for (q = 0; q < c->nqps; q++) /* split, rocelab rr: at most nqps compares */
+		if (cn->src_qpn[q] == qpn)
+			return q;
+	return c->nqps;
+}
+
+/* Close rank's interval at now (add it to the integrals) and move its count by d. */
+static void active_move(struct ne_coll *c, struct coll_rank *r, int d, uint64_t now)
+{
+	uint64_t dt = now > r->active_since ? now - r->active_since : 0;
+
+	c->stats.active_qp_ns += (uint64_t)r->active_qps * dt;
+	if (r->active_qps)
+		c->stats.active_busy_ns += dt;
+	r->active_since = now;
+	r->active_qps = (uint32_t)((int64_t)r->active_qps + d);
+	if (r->active_qps > c->stats.active_qps_max)
+		c->stats.active_qps_max = r->active_qps;
+	if (r->active_qps > c->meas_max)
+		c->meas_max = r->active_qps;
+}
+
+/* The data connection and QP a send WQE of rank names, or NULL. */
+static struct coll_conn *data_conn(struct ne_coll *c, uint32_t rank, uint64_t wr_id)
+{
+	uint32_t k = (uint32_t)(wr_id >> WR_CONN_SHIFT) & WR_CONN_MASK;
+
+	if ((uint32_t)(wr_id >> WR_KIND_SHIFT) != WR_DATA_SEND || k >= c->nconns ||
+	    c->conns[k].src != rank)
+		return NULL;
+	return &c->conns[k];
+}
+
+void ne_coll_active_posted(struct ne_coll *c, uint32_t rank, uint32_t qpn, uint64_t wr_id,
+			   uint64_t now)
+{
+	struct coll_conn *cn = data_conn(c, rank, wr_id);
+	uint32_t q = cn ? data_qp_index(c, cn, qpn, wr_id) : c->nqps;
+
+	if (q < c->nqps && cn->sq_wqes[q]++ == 0)
+		active_move(c, &c->ranks[rank], 1, now);
+}
+
+void ne_coll_active_completed(struct ne_coll *c, uint32_t rank, const struct ne_wc *wc,
+			      uint64_t now)
+{
+	struct coll_conn *cn = data_conn(c, rank, wc->wr_id);
+	uint32_t q = cn ? data_qp_index(c, cn, wc->qpn, wc->wr_id) : c->nqps;
+
+	if (q < c->nqps && cn->sq_wqes[q] && --cn->sq_wqes[q] == 0)
+		active_move(c, &c->ranks[rank], -1, now);
+}
+
+void ne_coll_active_iter_start(struct ne_coll *c)
+{
+	/* every data WQE of the iteration before has completed (send_done), so
+	 * no rank has an open interval: the integrals are exact here */
+	if (c->iters_done != c->cfg.warmup_iters)
+		return;
+	c->meas_qp_ns = c->stats.active_qp_ns;
+	c->meas_busy_ns = c->stats.active_busy_ns;
+	c->meas_nic_ns = c->stats.nic_ns;
+	c->meas_max = 0;
+}
+
+uint32_t ne_coll_active_qps(const struct ne_coll *c, uint32_t rank)
+{
+	return c && rank < c->nranks ? c->ranks[rank].active_qps : 0;
+}
+
+/* The measured iterations' active QPs into r (after they finished). */
+static void active_result(const struct ne_coll *c, struct ne_coll_result *r)
+{
+	uint64_t qp_ns = c->stats.active_qp_ns - c->meas_qp_ns;
+	uint64_t busy = c->stats.active_busy_ns - c->meas_busy_ns;
+	uint64_t nic = c->stats.nic_ns - c->meas_nic_ns;
+
+	r->active_qps_mean = nic ? (double)qp_ns / (double)nic : 0;
+	r->active_qps_busy_mean = busy ? (double)qp_ns / (double)busy : 0;
+	r->active_qps_max = c->meas_max;
+}
+
+int ne_coll_format_costs(const struct ne_coll_config *cfg, char *buf, size_t cap)
+{
+	if (!cfg->proxy_post_ns && !cfg->proxy_poll_ns) {
+		if (cap)
+			buf[0] = '\0';
+		return 0;
+	}
+	return snprintf(buf, cap,
+			"# host costs: proxy_post_wqe=%uns proxy_poll_cqe=%uns per WQE post / CQE "
+			"poll on each rank's proxy thread: assumptions, not measurements (no public "
+			"figure)\n",
+			cfg->proxy_post_ns, cfg->proxy_poll_ns);
+}
+
+int ne_coll_format_active(const struct ne_coll_result *r, char *buf, size_t cap)
+{
+	return snprintf(buf, cap,
+			"# active QPs per NIC: mean %.2f, while sending %.2f, max %u (data QPs "
+			"with a send WQE on the NIC, time-weighted over %u iteration(s))\n",
+			r->active_qps_mean, r->active_qps_busy_mean, r->active_qps_max, r->iters);
+}
 
 /* ------------------------------------------------------------------ */
 /* Results */
@@ -70,6 +190,7 @@ int ne_coll_get_result(const struct ne_coll *c, struct ne_coll_result *r)
 	r->min_time_ns = mn;
 	r->max_time_ns = mx;
 	ne_coll_result_compute(r);
+	active_result(c, r);
 	return 0;
 }
 

@@ -124,6 +124,7 @@ static void begin_iter(struct ne_coll *c, uint64_t now)
 	c->recv_done = c->send_done = 0;
 	init_data(c);
 	c->iter_start = now;
+	ne_coll_active_iter_start(c);
 	c->running = true;
 }
 
@@ -255,7 +256,7 @@ static void check_rr_step(struct ne_coll *c, const struct coll_conn *cn, uint32_
 		c->stats.rr_mismatch++;
 }
 
-void ne_coll_handle_wc(struct ne_coll *c, uint32_t rank, const struct ne_wc *wc)
+void ne_coll_handle_wc(struct ne_coll *c, uint32_t rank, const struct ne_wc *wc, uint64_t now)
 {
 	uint32_t kind = (uint32_t)(wc->wr_id >> WR_KIND_SHIFT);
 	uint32_t k = (uint32_t)(wc->wr_id >> WR_CONN_SHIFT) & WR_CONN_MASK;
@@ -274,6 +275,7 @@ void ne_coll_handle_wc(struct ne_coll *c, uint32_t rank, const struct ne_wc *wc)
 	cn = &c->conns[k];
 	switch (kind) {
 	case WR_DATA_SEND:
+		ne_coll_active_completed(c, rank, wc, now);
 		s = (uint32_t)wc->wr_id;
 		if (c->cfg.qp_mode == NE_COLL_QP_CTRAN) {
 			ne_coll_data_sent(c, cn, wc->wr_id);
@@ -347,6 +349,7 @@ int ne_coll_poll(struct ne_coll *c, uint64_t now_ns)
 	while (c->running && c->recv_done == c->total_xfers && c->send_done == c->total_xfers &&
 	       c->cts_outstanding == 0) {
 		c->iter_ns[c->iters_done++] = now_ns - c->iter_start;
+		c->stats.nic_ns += (now_ns - c->iter_start) * c->nranks;
 		c->running = false;
 		if (c->iters_done < c->iters_total) {
 			begin_iter(c, now_ns);

@@ -5,7 +5,7 @@
 # --quick: first seed only. --all: also the files marked `slow: true` (128 ranks).
 # The report opens with experiments/FINDINGS.md (each claim of the paper, our
 # number, its conditions and mechanism), then every experiment's report.md.
-# Takes about 10 minutes without --all on 2 cores.
+# Takes about 10 minutes without --all on 2 cores, about an hour more with it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 quick=() all=0

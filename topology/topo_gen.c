@@ -20,6 +20,8 @@
 #define GEN_MTU_MAX 9216
 /* Largest oversubscription ratio accepted (a sanity bound, not a limit of the format). */
 #define GEN_MAX_OVERSUB 1000.0
+/* Most parallel links per leaf-spine pair. */
+#define GEN_MAX_LEAF_LINKS 16
 /* Longest key=value pair quoted in a message. */
 #define GEN_PAIR_MAX 128
 
@@ -182,6 +184,8 @@ static int set_pair(struct topo_gen_params *p, const char *key, const char *v, c
 		{"atsw", offsetof(struct topo_gen_params, atsw), TOPO_GEN_MAX_ATSW, false, "1..1024"},
 		{"hosts", offsetof(struct topo_gen_params, hosts), TOPO_MAX_HOSTS_PER_LEAF, false,
 		 "1..253 (hosts per leaf)"},
+		{"leaf-links", offsetof(struct topo_gen_params, leaf_links), GEN_MAX_LEAF_LINKS,
+		 false, "1..16 (parallel links per leaf-spine pair)"},
 	};
 	for (size_t i = 0; i < sizeof(counts) / sizeof(counts[0]); i++) {
 		if (strcmp(key, counts[i].key))
@@ -219,7 +223,7 @@ int topo_gen_parse(struct topo_gen_params *p, const char *spec, char *err, size_
 		if (rc == 1)
 			return gen_err(err, errlen, -EINVAL,
 				       "bad key=value '%s': unknown key (keys: zones, leaves, spines, "
-				       "atsw, hosts, host-/leaf-/spine-rate, host-/leaf-/spine-delay, "
+				       "atsw, hosts, leaf-links, host-/leaf-/spine-rate, host-/leaf-/spine-delay, "
 				       "leaf-/spine-oversub, attach, host-mtu, profile, lb, name)",
 				       pair);
 		if (rc)
@@ -260,6 +264,12 @@ static int derive_rate(struct topo_gen_params *p, int ti, uint64_t down, uint64_
 	return 0;
 }
 
+/* Parallel links per leaf-spine pair (1 when not given). */
+static unsigned leaf_links(const struct topo_gen_params *p)
+{
+	return p->leaf_links ? p->leaf_links : 1;
+}
+
 /* Counts within the address scheme and the loader's port and switch limits. */
 static int check_counts(const struct topo_gen_params *p, char *err, size_t errlen)
 {
@@ -281,8 +291,8 @@ static int check_counts(const struct topo_gen_params *p, char *err, size_t errle
 	if (leaves > TOPO_MAX_LEAVES)
 		return gen_err(err, errlen, -EINVAL, "%" PRIu64 " leaves in all: at most %d", leaves,
 			       TOPO_MAX_LEAVES);
-	if ((uint64_t)p->hosts + p->spines > TOPO_MAX_PORTS ||
-	    (uint64_t)p->leaves + p->atsw > TOPO_MAX_PORTS ||
+	if ((uint64_t)p->hosts + (uint64_t)p->spines * leaf_links(p) > TOPO_MAX_PORTS ||
+	    (uint64_t)p->leaves * leaf_links(p) + p->atsw > TOPO_MAX_PORTS ||
 	    (uint64_t)zones * p->spines > TOPO_MAX_PORTS)
 		return gen_err(err, errlen, -EINVAL, "a switch would have more than %d ports",
 			       TOPO_MAX_PORTS);
@@ -298,18 +308,22 @@ int topo_gen_resolve(struct topo_gen_params *p, char *err, size_t errlen)
 	int rc = check_counts(p, err, errlen);
 	if (rc)
 		return rc;
-	rc = derive_rate(p, TOPO_GEN_LEAF, p->hosts, tier_rate(p, TOPO_GEN_HOST), p->spines, err,
-			 errlen);
+	rc = derive_rate(p, TOPO_GEN_LEAF, p->hosts, tier_rate(p, TOPO_GEN_HOST),
+			 (uint64_t)p->spines * leaf_links(p), err, errlen);
 	if (!rc && p->zones)
-		rc = derive_rate(p, TOPO_GEN_SPINE, p->leaves, tier_rate(p, TOPO_GEN_LEAF), p->atsw,
-				 err, errlen);
+		rc = derive_rate(p, TOPO_GEN_SPINE, (uint64_t)p->leaves * leaf_links(p),
+				 tier_rate(p, TOPO_GEN_LEAF), p->atsw, err, errlen);
 	if (rc)
 		return rc;
+	char links[16] = "";
+	if (leaf_links(p) > 1)
+		snprintf(links, sizeof(links), "-k%u", leaf_links(p));
 	if (!p->name[0] && p->zones)
-		snprintf(p->name, sizeof(p->name), "ai-z%u-l%u-s%u-a%u-h%u", p->zones, p->leaves,
-			 p->spines, p->atsw, p->hosts);
+		snprintf(p->name, sizeof(p->name), "ai-z%u-l%u-s%u-a%u-h%u%s", p->zones, p->leaves,
+			 p->spines, p->atsw, p->hosts, links);
 	else if (!p->name[0])
-		snprintf(p->name, sizeof(p->name), "clos-%ux%ux%u", p->spines, p->leaves, p->hosts);
+		snprintf(p->name, sizeof(p->name), "clos-%ux%ux%u%s", p->spines, p->leaves, p->hosts,
+			 links);
 	return 0;
 }
 
@@ -403,11 +417,16 @@ static void zone_hosts(const struct topo_gen_params *p, const char *zp, FILE *ou
 				l);
 }
 
+/* Every leaf of the zone to every spine, leaf-links times (parallel links named -bK). */
 static void zone_leaf_links(const struct topo_gen_params *p, const char *zp, FILE *out)
 {
 	for (unsigned l = 0; l < p->leaves; l++)
-		for (unsigned s = 0; s < p->spines; s++)
+		for (unsigned s = 0; s < p->spines; s++) {
 			fprintf(out, "  - [%sleaf%u, %sspine%u]\n", zp, l, zp, s);
+			for (unsigned k = 1; k < leaf_links(p); k++)
+				fprintf(out, "  - {name: %sleaf%u-%sspine%u-b%u, ends: [%sleaf%u, %sspine%u]}\n",
+					zp, l, zp, s, k, zp, l, zp, s);
+		}
 }
 
 /* Every spine of the zone to every ATSW, with the spine tier's settings. */
@@ -441,14 +460,16 @@ static void write_nodes_links(const struct topo_gen_params *p, FILE *out)
 static void write_summary(const struct topo_gen_params *p, FILE *out)
 {
 	double leaf = (double)p->hosts * (double)tier_rate(p, TOPO_GEN_HOST) /
-		      ((double)p->spines * (double)tier_rate(p, TOPO_GEN_LEAF));
+		      ((double)p->spines * leaf_links(p) * (double)tier_rate(p, TOPO_GEN_LEAF));
+	if (leaf_links(p) > 1)
+		fprintf(out, "# %u parallel links per leaf-spine pair\n", leaf_links(p));
 	if (!p->zones) {
 		fprintf(out, "# 2-tier Clos: %u spines, %u leaves, %u hosts per leaf (%u hosts); "
 			     "leaf oversubscription %.3g:1\n",
 			p->spines, p->leaves, p->hosts, p->leaves * p->hosts, leaf);
 		return;
 	}
-	double spine = (double)p->leaves * (double)tier_rate(p, TOPO_GEN_LEAF) /
+	double spine = (double)p->leaves * leaf_links(p) * (double)tier_rate(p, TOPO_GEN_LEAF) /
 		       ((double)p->atsw * (double)tier_rate(p, TOPO_GEN_SPINE));
 	fprintf(out,
 		"# AI zones: %u zones x (%u leaves, %u spines), %u ATSW, %u hosts per leaf (%u "

@@ -17,10 +17,15 @@
  * takes a rate and a delay; the leaf and spine tiers' rate can instead be
  * derived from an oversubscription ratio, the capacity below a switch over
  * its capacity above:
- *   leaf:  hosts x host rate   / (spines x leaf rate)
+ *   leaf:  hosts x host rate   / (spines x leaf-links x leaf rate)
  *   spine: leaves x leaf rate  / (atsw x spine rate)
  * Meta's AI zones are not oversubscribed within a zone and 1:7 between
  * zones: spine-oversub=7.
+ *
+ * leaf-links=K puts K parallel links between every leaf and every spine of
+ * its zone (the first named "LEAF-SPINE" as any link, the others
+ * "LEAF-SPINE-bK"): K x the uplinks and K x the uplink capacity with the same
+ * spines, every one a member of the leaf's ECMP group towards other leaves.
  *
  * No DPDK, no clock. Errors are negative errno values with a message in err.
  */
@@ -55,6 +60,7 @@ struct topo_gen_params {
 	unsigned spines;            /* per zone */
 	unsigned atsw;              /* aggregation switches (AI zones only) */
 	unsigned hosts;             /* per leaf */
+	unsigned leaf_links;        /* parallel links per leaf-spine pair; 0: 1 */
 	struct topo_gen_tier tier[TOPO_GEN_TIERS];
 	int attach;                 /* enum topo_attach, -1: the default (veth) */
 	uint32_t host_mtu;          /* 0: the default */
@@ -67,7 +73,7 @@ void topo_gen_init(struct topo_gen_params *p);
 
 /*
  * Add "key=value,key=value..." to p. Keys: zones, leaves, spines, atsw,
- * hosts, host-rate, leaf-rate, spine-rate, host-delay, leaf-delay,
+ * hosts, leaf-links (1..16), host-rate, leaf-rate, spine-rate, host-delay, leaf-delay,
  * spine-delay, leaf-oversub, spine-oversub (a number >= 1, "7", "2.5", or a
  * ratio "7:1" / "1:7", either way round: the larger side is below), attach
  * (veth, vhost, emulated, net_null), host-mtu, profile, lb, name. Rates and

@@ -45,7 +45,8 @@ static void usage(FILE *f)
 		"  spine-delay (e.g. 1us), leaf-oversub, spine-oversub (capacity below a\n"
 		"  switch over capacity above it, e.g. 7 or 1:7; sets that tier's rate),\n"
 		"  attach (veth, vhost, emulated, net_null), host-mtu, profile (5tuple, eecmp,\n"
-		"  dqpn, 3tuple), lb (ecmp, resilient, flowlet, pinning), name.\n"
+		"  dqpn, 3tuple), lb (ecmp, resilient, flowlet, pinning), leaf-links (parallel\n"
+		"  links per leaf-spine pair, 1..16), name.\n"
 		"  e.g. --generate zones=2,leaves=32,spines=8,atsw=4,hosts=16,host-rate=400G,\n"
 		"       leaf-rate=400G,spine-oversub=7,attach=emulated -o ai.yaml\n"
 		"The file format is described in topologies/README.md.\n");

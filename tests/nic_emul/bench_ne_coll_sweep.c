@@ -183,6 +183,8 @@ int main(int argc, char **argv)
 	printf("# %s, %u ranks, %u channels, %u QPs/conn, %llu Gbit/s, nccl model, busbw GB/s\n",
 	       ne_coll_op_name(sw.base.op), sw.base.nranks, ne_coll_channels(&sw.base),
 	       sw.base.qps_per_conn, (unsigned long long)(sw.rate_bps / GBIT));
+	printf("# the post and poll costs are assumptions (no public figure): the rows show how\n"
+	       "# the result moves with them\n");
 	printf("%10s %10s %10s %8s %8s %8s %9s\n", "size", "post", "poll", "split", "rr", "ctran",
 	       "rr/split");
 	for (int s = 0; s < sw.nsizes; s++)

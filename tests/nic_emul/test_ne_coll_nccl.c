@@ -4,8 +4,10 @@
  * (docs/FACTS-NCCL-RNIC.md), then runs on the test fabric that check the
  * wire: split pieces and zero-length writes, round-robin in step at both
  * ends, the FIFO on the reverse of data QP 0 and the 4-message pipeline,
- * CTRAN's fixed-size WQEs, and the key=value parser.
+ * CTRAN's fixed-size WQEs, the key=value parser, and the active QPs per NIC
+ * (QPs with a send WQE on the NIC) against a sampled count.
  */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -306,6 +308,95 @@ static void test_nccl_rr_fifo(void **state)
 	}
 }
 
+/* ------------------------------------------------------------------ */
+/* Active QPs per NIC */
+
+#define SAMPLE_NS 20u
+
+/* Incast of 2 MiB from rank 1 to rank 0: 16 messages of NCCL_P2P_NET_CHUNKSIZE
+ * (128 KiB), at most 4 in flight. Runs in steps of SAMPLE_NS, sampling
+ * ne_coll_active_qps() of both ranks after each step, and returns the result
+ * and the sampled integral of rank 1 (QP x ns) and its sampled busy time. */
+static void active_run(uint32_t nqps, int split, bool costs, struct ne_coll_result *res,
+		       uint64_t *sampled_qp_ns, uint64_t *sampled_busy_ns, uint32_t *sampled_max)
+{
+	struct ne_coll_config c;
+	struct fab f;
+	char q[8];
+
+	nccl_cfg(&c, NE_COLL_INCAST, 2, 2 * MiB);
+	snprintf(q, sizeof(q), "%u", nqps);
+	assert_int_equal(ne_coll_config_set(&c, "NCCL_IB_QPS_PER_CONNECTION", q), 0);
+	assert_int_equal(ne_coll_config_set(&c, "NCCL_IB_SPLIT_DATA_ON_QPS", split ? "1" : "0"), 0);
+	if (costs) {
+		assert_int_equal(ne_coll_config_set(&c, "proxy_post_wqe", "200ns"), 0);
+		assert_int_equal(ne_coll_config_set(&c, "proxy_poll_cqe", "100ns"), 0);
+	}
+	fab_init(&f, &c, RATE, DELAY);
+	assert_non_null(fab_coll(&f, &c));
+	coll_fill_inputs(f.coll, c.nranks);
+	assert_int_equal(ne_coll_start(f.coll, 0), 0);
+	*sampled_qp_ns = *sampled_busy_ns = 0;
+	*sampled_max = 0;
+	for (uint64_t t = SAMPLE_NS; !fab_run(&f, t); t += SAMPLE_NS) {
+		uint32_t a = ne_coll_active_qps(f.coll, 1);
+
+		assert_true(t < UNTIL);
+		/* the receiver's FIFO writes are not data QPs */
+		assert_int_equal(ne_coll_active_qps(f.coll, 0), 0);
+		*sampled_qp_ns += (uint64_t)a * SAMPLE_NS;
+		*sampled_busy_ns += a ? SAMPLE_NS : 0;
+		*sampled_max = a > *sampled_max ? a : *sampled_max;
+	}
+	assert_true(ne_coll_done(f.coll));
+	assert_int_equal(coll_verify(f.coll, &c), 0);
+	assert_int_equal(ne_coll_get_result(f.coll, res), 0);
+	assert_int_equal(ne_coll_active_qps(f.coll, 1), 0); /* all completed */
+	fab_free(&f);
+}
+
+/* The count is of QPs, not WQEs: rr puts each of the 4 messages in flight on
+ * its own QP (4 of 16 active), split puts every message on all 16 QPs (16
+ * active, though up to 64 WQEs are outstanding), and rr over 2 QPs has 2
+ * active with 4 messages in flight. Costs on or off. The time-weighted mean
+ * equals the sampled one (within the sampling step's error), counted over
+ * both ranks (the receiver has none: mean = rank 1's integral / (2 x time)). */
+static void test_active_qps(void **state)
+{
+	static const struct {
+		uint32_t nqps;
+		int split;
+		bool costs;
+		uint32_t max;
+	} cases[] = {
+		{16, 0, false, 4}, {16, 1, false, 16}, {2, 0, false, 2},
+		{1, 0, false, 1},  {16, 0, true, 4},   {16, 1, true, 16},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct ne_coll_result r;
+		uint64_t qp_ns, busy_ns;
+		uint32_t smax;
+		char line[256];
+
+		active_run(cases[i].nqps, cases[i].split, cases[i].costs, &r, &qp_ns, &busy_ns, &smax);
+		assert_int_equal(r.active_qps_max, cases[i].max);
+		assert_int_equal(smax, cases[i].max);
+		double t = (double)r.time_ns, sampled_mean = (double)qp_ns / (2 * t);
+		assert_true(fabs(r.active_qps_mean - sampled_mean) <= 0.02 * r.active_qps_mean + 0.01);
+		double sampled_busy = (double)qp_ns / (double)busy_ns;
+		assert_true(fabs(r.active_qps_busy_mean - sampled_busy) <= 0.02 * sampled_busy);
+		/* one sender of two NICs: the mean is at most half the max */
+		assert_true(r.active_qps_mean <= cases[i].max / 2.0 + 1e-9);
+		if (cases[i].nqps == 1) /* while it sends, exactly its one QP */
+			assert_true(r.active_qps_busy_mean == 1.0);
+		ne_coll_format_active(&r, line, sizeof(line));
+		assert_non_null(strstr(line, "# active QPs per NIC: mean "));
+		assert_true(line[strlen(line) - 1] == '\n');
+	}
+}
+
 /* AllToAll: messages of NCCL_P2P_NET_CHUNKSIZE; data checked. */
 static void test_nccl_alltoall(void **state)
 {
@@ -428,6 +519,7 @@ int main(void)
 		cmocka_unit_test(test_nccl_split_wire),
 		cmocka_unit_test(test_nccl_rr_fifo),
 		cmocka_unit_test(test_nccl_alltoall),
+		cmocka_unit_test(test_active_qps),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -60,6 +60,18 @@ static void test_split16_costs(void **state)
 	assert_int_equal(st.cqes_polled, 2 * NQPS);
 	assert_int_equal(st.proxy_busy_ns, snd.busy_ns + rcv.busy_ns);
 	assert_int_equal(ne_coll_rank_proxy(f.coll, 2, &snd), -22);
+	{ /* the costs are printed as assumptions; nothing without costs */
+		char line[256];
+		struct ne_coll_config off;
+
+		ne_coll_format_costs(&c, line, sizeof(line));
+		assert_string_equal(line, "# host costs: proxy_post_wqe=1000ns proxy_poll_cqe=300ns "
+					  "per WQE post / CQE poll on each rank's proxy thread: "
+					  "assumptions, not measurements (no public figure)\n");
+		ne_coll_config_default(&off);
+		assert_int_equal(ne_coll_format_costs(&off, line, sizeof(line)), 0);
+		assert_string_equal(line, "");
+	}
 
 	ne_coll_conn_info(f.coll, 0, &ci);
 	for (size_t i = 0; i < f.nlog; i++) {

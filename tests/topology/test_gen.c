@@ -93,6 +93,40 @@ static void test_clos_oversub_sets_rate(void **state)
 	topo_free(t);
 }
 
+/* leaf-links=2: two links per leaf-spine pair, both members of the leaf's
+ * ECMP group (2 x spines uplinks), counted in the oversubscription's rate. */
+static void test_leaf_links_parallel(void **state)
+{
+	(void)state;
+	struct topo *t = gen("zones=1,leaves=3,spines=4,atsw=1,hosts=16,host-rate=400G,"
+			     "leaf-links=2,leaf-oversub=1.125");
+	assert_string_equal(t->name, "ai-z1-l3-s4-a1-h16-k2");
+	assert_int_equal(t->n_links, 48 + 3 * 4 * 2 + 4 * 1);
+	assert_true(topo_link_by_name(t, "z0-leaf2-z0-spine3") >= 0);
+	assert_true(topo_link_by_name(t, "z0-leaf2-z0-spine3-b1") >= 0);
+	assert_true(topo_link_by_name(t, "z0-leaf2-z0-spine3-b2") < 0);
+	/* 16 x 400G / (4 spines x 2 links x 1.125) = 711.11 G */
+	assert_int_equal(rate_of(t, "z0-leaf0-z0-spine0-b1"), 711111111111ull);
+	assert_int_equal(rate_of(t, "z0-leaf0-z0-spine0"), 711111111111ull);
+	struct topo_routes *r = topo_route_create(t);
+	assert_non_null(r);
+	int leaf0 = topo_switch_by_name(t, "z0-leaf0"), spine0 = topo_switch_by_name(t, "z0-spine0");
+	assert_true(leaf0 >= 0 && spine0 >= 0);
+	unsigned n = 0;
+	/* towards leaf index 1 (z0-leaf1) */
+	assert_non_null(topo_route_group(r, (uint32_t)leaf0, 1, &n));
+	assert_int_equal(n, 8);
+	assert_non_null(topo_route_group(r, (uint32_t)spine0, 1, &n));
+	assert_int_equal(n, 2);
+	topo_route_free(r);
+	topo_free(t);
+	/* without the key: one link per pair, the name without -k */
+	t = gen("spines=2,leaves=2,hosts=2,leaf-links=1");
+	assert_string_equal(t->name, "clos-2x2x2");
+	assert_int_equal(t->n_links, 4 + 4);
+	topo_free(t);
+}
+
 /* With nothing but the counts the generator gives topo_clos()'s fabric. */
 static void test_clos_plain_equals_topo_clos(void **state)
 {
@@ -304,6 +338,9 @@ static void test_bad_specs(void **state)
 		{"spines=2,leaves=2,hosts=2,host-rate=-5G", "'host-rate=-5G'"},
 		{"spines=2,leaves=2,hosts=2,leaf-delay=3", "'leaf-delay=3': expected a duration"},
 		{"spines=2,leaves=2,hosts=2,leaf-oversub=0", "'leaf-oversub=0': expected a ratio"},
+		{"spines=2,leaves=2,hosts=2,leaf-links=0", "'leaf-links=0': expected 1..16"},
+		{"spines=2,leaves=2,hosts=2,leaf-links=17", "'leaf-links=17': expected 1..16"},
+		{"zones=1,leaves=4096,spines=1,atsw=1,hosts=1,leaf-links=16", "more than 65535 ports"},
 		{"spines=2,leaves=2,hosts=2,host-oversub=2", "'host-oversub=2': unknown key"},
 		{"spines=2,leaves=2,hosts=2,attach=pci", "'attach=pci': expected veth"},
 		{"spines=2,leaves=2,hosts=2,profile=md5", "'profile=md5'"},
@@ -340,6 +377,7 @@ int main(void)
 		cmocka_unit_test(test_clos_counts_rates_attach),
 		cmocka_unit_test(test_clos_oversub_sets_rate),
 		cmocka_unit_test(test_clos_plain_equals_topo_clos),
+		cmocka_unit_test(test_leaf_links_parallel),
 		cmocka_unit_test(test_zones_counts_rates),
 		cmocka_unit_test(test_clos_routes_every_pair),
 		cmocka_unit_test(test_zones_routes_every_pair),

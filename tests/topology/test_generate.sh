@@ -43,6 +43,11 @@ expect_summary zones=2,leaves=32,spines=16,atsw=4,hosts=16,host-rate=400G,leaf-r
 expect_summary zones=3,leaves=2,spines=2,atsw=1,hosts=1 \
 	"13 switches (6 rtsw, 6 ctsw, 1 atsw), 6 hosts, 24 links, 0 events"
 
+# leaf-links=2: 2 x 2 x 2 leaf-spine links, a 2:1 leaf counting both
+expect_summary spines=2,leaves=2,hosts=8,leaf-links=2,leaf-oversub=2 \
+	"4 switches (2 rtsw, 2 ctsw, 0 atsw), 16 hosts, 24 links, 0 events"
+expect_bad spines=2,leaves=2,hosts=2,leaf-links=0 "bad key=value 'leaf-links=0'"
+
 expect_bad spines=2,leaves=2,hosts=2,speed=1G "bad key=value 'speed=1G': unknown key"
 expect_bad spines=2,leaves=2,hosts=2,host-rate=-1G "bad key=value 'host-rate=-1G'"
 expect_bad zones=2,spines=2,leaves=2,hosts=2 "needs atsw=N"
