@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Partitions of the fabric on parallel threads, conservative windows (dp_part.h). */
+#define _GNU_SOURCE /* pthread_attr_setaffinity_np */
 #include "dp_part.h"
 
 #include <errno.h>
@@ -10,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <rte_common.h>
 #include <rte_errno.h>
@@ -681,12 +683,23 @@ static int run_threads(struct dp_parts *ps)
 	uint32_t started = 1;
 	int rc = 0;
 
+	pthread_attr_t attr;
+	cpu_set_t all;
+
+	/* EAL pins the main thread to its one lcore, and threads inherit that:
+	 * the partitions' threads may run on every CPU instead */
+	CPU_ZERO(&all);
+	for (long c = 0, n = sysconf(_SC_NPROCESSORS_ONLN); c < n && c < CPU_SETSIZE; c++)
+		CPU_SET((int)c, &all);
+	pthread_attr_init(&attr);
+	pthread_attr_setaffinity_np(&attr, sizeof(all), &all);
 	atomic_store(&ps->go, 0);
 	for (; started < ps->n; started++) {
-		rc = -pthread_create(&ps->p[started].th, NULL, thread_main, &ps->p[started]);
+		rc = -pthread_create(&ps->p[started].th, &attr, thread_main, &ps->p[started]);
 		if (rc < 0)
 			break;
 	}
+	pthread_attr_destroy(&attr);
 	atomic_store_explicit(&ps->go, rc < 0 ? -1 : 1, memory_order_release);
 	if (rc == 0)
 		run_one(&ps->p[0]);
