@@ -22,7 +22,8 @@
 #include "dp_chan.h"
 #include "topo_part.h"
 
-#define POLL_WINDOWS 4096u  /* windows between two calls of run->between() */
+#define POLL_WINDOWS 4096u  /* windows between two calls of run->between() at most */
+#define POLL_WALL_NS 50000000ull /* and at most this much wall time (signals, telemetry, progress) */
 #define SPINS_BEFORE_YIELD 2000u
 #define XRING_SLOTS 4096u  /* live: frames in flight from one partition to another per cut link direction */ /* barrier: spin this long, then give the core away (oversubscribed) */
 
@@ -33,6 +34,7 @@ struct dp_part_pub {
 	uint64_t idle_at;           /* when it last became idle */
 	uint64_t now;
 	bool idle;
+	bool want_poll;             /* partition 0: wall time says between() is due (all read the same) */
 };
 
 struct dp_part {
@@ -78,6 +80,7 @@ struct dp_parts {
 	bool stop_flag;           /* set by thread 0 in a global step, read after the barrier */
 	uint64_t end_ns;
 	uint64_t windows;
+	uint64_t last_poll_wall;  /* CLOCK_MONOTONIC_COARSE of the last between() (thread 0 writes) */
 	/* live */
 	const struct dp_part_live *live;
 	atomic_uint epoch;        /* odd: partition 0 asks every other to stop at the top of its loop */
@@ -360,6 +363,12 @@ static void publish(struct dp_part *p, unsigned slot)
 	pub->idle = p->idle;
 	pub->idle_at = p->idle_at;
 	pub->now = p->eng.now_ns;
+	if (p->idx == 0) { /* (a wall-clock reading, published: every thread agrees on it) */
+		struct timespec ts;
+		clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+		uint64_t t = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+		pub->want_poll = t - p->ps->last_poll_wall >= POLL_WALL_NS;
+	}
 }
 
 /* Window number w: take what the last window sent here, then run the events below the end. */
@@ -428,7 +437,7 @@ static void decide(struct dp_parts *ps, unsigned slot, uint64_t w, struct agree 
 		ag->first_ns = first;
 	}
 	memset(st, 0, sizeof(*st));
-	if (w - ag->last_poll_w >= POLL_WINDOWS && ps->run->between) {
+	if ((w - ag->last_poll_w >= POLL_WINDOWS || ps->p[0].pub[slot].want_poll) && ps->run->between) {
 		ag->last_poll_w = w;
 		st->kind = STEP_GLOBAL;
 		return;
@@ -484,6 +493,10 @@ static void run_global(struct dp_parts *ps, const struct step *st)
 		return;
 	}
 	uint64_t events = g->fired, now = g->now_ns;
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	ps->last_poll_wall = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 	for (uint32_t i = 0; i < ps->n; i++) {
 		events += ps->p[i].eng.fired;
 		now = RTE_MAX(now, ps->p[i].eng.now_ns);
