@@ -24,8 +24,8 @@
 
 #define POLL_WINDOWS 4096u  /* windows between two calls of run->between() at most */
 #define POLL_WALL_NS 50000000ull /* and at most this much wall time (signals, telemetry, progress) */
-#define SPINS_BEFORE_YIELD 2000u
-#define XRING_SLOTS 4096u  /* live: frames in flight from one partition to another per cut link direction */ /* barrier: spin this long, then give the core away (oversubscribed) */
+#define SPINS_BEFORE_YIELD 2000u /* barrier: spin this long, then give the core away (oversubscribed) */
+#define XRING_SLOTS 4096u  /* live: frames in flight from one partition to another per cut link direction */
 
 /* What a partition tells the others at the end of a window (read after the barrier). */
 struct dp_part_pub {
@@ -51,7 +51,6 @@ struct dp_part {
 	double cpu_s;                   /* the thread's CPU time in the last run (balance: compare partitions) */
 	struct dp_part_pub pub[2];      /* by round parity: written for round r + 1 while others read round r */
 	pthread_t th;
-	bool started;
 } __rte_cache_aligned;
 
 /* The agreed next step: every thread computes the same from the same publications. */
@@ -152,8 +151,6 @@ static int place(struct dp_parts *ps, char *err, size_t errlen)
 				 t->links[c->link].name, t->links[c->link].line, from->idx, to->idx);
 			return -EINVAL;
 		}
-		if (c->delay_ns < ps->lookahead)
-			ps->lookahead = c->delay_ns;
 	}
 	return 0;
 }
