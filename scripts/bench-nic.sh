@@ -202,13 +202,8 @@ if [ "$NS3" = 1 ]; then
   echo "== ns-3 comparison: 8 leaves x 8 spines x 16 hosts, 100G, 1 us links, UDP at line rate,"
   echo "   1000-byte payloads, host (l,h) -> ((l+1) mod 8, h), all 128 senders, 1 ms"
   clos_yaml 8 8 16 veth "$TMP/ns3.yaml"
-  gens=()
-  for l in $(seq 0 7); do
-    for i in $(seq 0 15); do
-      # frame = 14 Ethernet + 20 IPv4 + 8 UDP + 1000 payload
-      gens+=(--gen "h$((l * 16 + i))>h$((((l + 1) % 8) * 16 + i)):proto=udp,size=1042,rate=100G,count=100000000")
-    done
-  done
+  . scripts/ns3-workload.sh
+  ns3_gens
   for b in "${builds[@]}"; do
     if run_dp ns3 "$b" --topology "$TMP/ns3.yaml" --duration 1ms "${gens[@]}"; then
       read -r v w e f < <(ran_fields <"$TMP/out")

@@ -70,12 +70,8 @@ bench() { # NAME TITLE ARGS...
 echo "rocelab bench-parts: $(nproc) cores, $(git rev-parse --short HEAD 2>/dev/null || echo '?'), $(date -u +%FT%TZ)"
 if [ -z "$ONLY" ] || [ "$ONLY" = ns3 ]; then
   "$TOPO" --generate spines=8,leaves=8,hosts=16,attach=veth -o "$TMP/ns3.yaml" > /dev/null
-  gens=()
-  for l in $(seq 0 7); do
-    for i in $(seq 0 15); do
-      gens+=(--gen "h$((l * 16 + i))>h$((((l + 1) % 8) * 16 + i)):proto=udp,size=1042,rate=100G,count=100000000")
-    done
-  done
+  . scripts/ns3-workload.sh
+  ns3_gens
   bench ns3 "ns-3 comparison: 8 x 8 x 16, 100G, 128 senders at line rate, 1 ms" \
     --topology "$TMP/ns3.yaml" --duration 1ms --flows 0 --mbufs 400000 --mem 3072 "${gens[@]}"
 fi

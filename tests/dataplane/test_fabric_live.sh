@@ -5,23 +5,8 @@
 # and delay, telemetry, link failure, malformed frames from a host; and PFC on
 # the live clock with net_null ports.
 # usage: test_fabric_live.sh ROCELAB_DP DATA_DIR   (root)
-set -u
-if [ "${ROCELAB_IN_NETNS:-}" != 1 ]; then
-  [ "$(id -u)" -eq 0 ] || { echo "test_fabric_live.sh: needs root"; echo "0 passed, 1 failed"; exit 1; }
-  ROCELAB_IN_NETNS=1 exec timeout 600 unshare --net -- bash "$0" "$@"
-fi
-DP=$(realpath "$1") DATA=$(realpath "$2")
-FAB="$(dirname "$0")/../../scripts/fabric.sh"
-export ROCELAB_DP=$DP
-ip link set lo up
+. "$(dirname "$0")/../common/live.sh"  # netns, DP DATA FAB, ok/nok/check, fx/tel, all_pairs_ping
 name=lt$$
-pass=0 fail=0
-ok()  { pass=$((pass + 1)); echo "ok - $1"; }
-nok() { fail=$((fail + 1)); echo "not ok - $1"; }
-check() { if eval "$2"; then ok "$1"; else nok "$1"; fi; }
-fx() { bash "$FAB" exec "$name" "$@"; }
-. "$(dirname "$0")/../common/pingall.sh"
-tel() { bash "$FAB" tel "$name" "$1"; }
 # cell QUERY ROW COLUMN: one number of a telemetry table ({"columns": [...], ROW: [...]})
 cell() { tel "$1" | python3 -c "import json,sys; t=list(json.load(sys.stdin).values())[0]; print(t[sys.argv[1]][t['columns'].index(sys.argv[2])])" "$2" "$3"; }
 json() { python3 -c "import json,sys; d=json.load(sys.stdin); print(eval(sys.argv[1]))" "$1"; }

@@ -7,23 +7,8 @@
 # across the cut, a telemetry link change applied with the other thread
 # stopped, and the thread summary.
 # usage: test_partitions_live.sh ROCELAB_DP DATA_DIR   (root)
-set -u
-if [ "${ROCELAB_IN_NETNS:-}" != 1 ]; then
-  [ "$(id -u)" -eq 0 ] || { echo "test_partitions_live.sh: needs root"; echo "0 passed, 1 failed"; exit 1; }
-  ROCELAB_IN_NETNS=1 exec timeout 600 unshare --net -- bash "$0" "$@"
-fi
-DP=$(realpath "$1") DATA=$(realpath "$2")
-FAB="$(dirname "$0")/../../scripts/fabric.sh"
-export ROCELAB_DP=$DP
-ip link set lo up
+. "$(dirname "$0")/../common/live.sh"  # netns, DP DATA FAB, ok/nok/check, fx/tel, all_pairs_ping
 name=lp$$
-pass=0 fail=0
-ok()  { pass=$((pass + 1)); echo "ok - $1"; }
-nok() { fail=$((fail + 1)); echo "not ok - $1"; }
-check() { if eval "$2"; then ok "$1"; else nok "$1"; fi; }
-fx() { bash "$FAB" exec "$name" "$@"; }
-. "$(dirname "$0")/../common/pingall.sh"
-tel() { bash "$FAB" tel "$name" "$1"; }
 json() { python3 -c "import json,sys; d=json.load(sys.stdin); print(eval(sys.argv[1]))" "$1"; }
 final=/tmp/rocelab-$name.final
 trap 'bash "$FAB" down "$name" > "$final" 2>&1 || true; rm -f "$final"' EXIT

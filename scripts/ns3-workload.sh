@@ -1,0 +1,15 @@
+# SPDX-License-Identifier: BSD-3-Clause
+# The ns-3 comparison workload's traffic, shared by bench-nic.sh and
+# bench-parts.sh (source it): on an 8 leaves x 16 hosts fabric, host (l, h)
+# sends UDP at 100 Gbit/s line rate to host ((l + 1) mod 8, h), 1042-byte
+# frames (14 Ethernet + 20 IPv4 + 8 UDP + 1000 payload), more than any run sends.
+# ns3_gens: fills the array gens with the 128 --gen arguments.
+ns3_gens() {
+  gens=()
+  local l i
+  for l in $(seq 0 7); do
+    for i in $(seq 0 15); do
+      gens+=(--gen "h$((l * 16 + i))>h$((((l + 1) % 8) * 16 + i)):proto=udp,size=1042,rate=100G,count=100000000")
+    done
+  done
+}
