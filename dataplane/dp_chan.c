@@ -193,6 +193,27 @@ static int arm_arrival(struct dp_chan *c)
 				  c, 0);
 }
 
+/* Put m on the wire, arriving at at; false (dropped and counted as no_mbuf) when the wire cannot grow. */
+static bool onto_wire(struct dp_chan *c, struct rte_mbuf *m, uint64_t at)
+{
+	if (wire_push(&c->wire, m, at) == 0)
+		return true;
+	c->drops[DP_DROP_NO_MBUF]++;
+	rte_pktmbuf_free(m);
+	return false;
+}
+
+/*
+ * After frames went onto a wire that was empty (was_empty) or whose arrival
+ * timer could not be added before (arrive_lost): arm the next arrival.
+ * (A failure is counted in timer_fail; the next frame tries again.)
+ */
+static void arm_if_started(struct dp_chan *c, bool was_empty)
+{
+	if (was_empty || unlikely(c->arrive_lost))
+		c->arrive_lost = arm_arrival(c) < 0;
+}
+
 static void on_arrive(void *obj, uint64_t arg, uint64_t now)
 {
 	struct dp_chan *c = obj;
@@ -394,15 +415,9 @@ static bool chan_send_one(struct dp_chan *c, uint64_t now, bool live)
 	} else if (unlikely(c->cross)) {
 		send_cross(c, m, c->free_at_ns + c->delay_ns);
 	} else {
-		uint64_t arrive = c->free_at_ns + c->delay_ns;
 		bool was_empty = c->wire.n == 0;
-		if (wire_push(&c->wire, m, arrive) < 0) {
-			c->drops[DP_DROP_NO_MBUF]++;
-			rte_pktmbuf_free(m);
-		} else if (was_empty || unlikely(c->arrive_lost)) {
-			/* (arrive_lost: its timer could not be added: try again) */
-			c->arrive_lost = arm_arrival(c) < 0; /* counted in timer_fail; the next frame sent arms it */
-		}
+		if (onto_wire(c, m, c->free_at_ns + c->delay_ns))
+			arm_if_started(c, was_empty);
 	}
 	return true;
 }
@@ -571,16 +586,10 @@ uint32_t dp_chan_take_cross(struct dp_chan *c, unsigned parity, uint64_t mark_ns
 	while (o->n) {
 		uint64_t at = o->at[o->head];
 		*n_mark += at == mark_ns;
-		struct rte_mbuf *m = wire_pop(o);
-		if (wire_push(&c->wire, m, at) < 0) {
-			c->drops[DP_DROP_NO_MBUF]++;
-			rte_pktmbuf_free(m);
-			continue;
-		}
-		n++;
+		n += onto_wire(c, wire_pop(o), at);
 	}
-	if (n && (was_empty || c->arrive_lost))
-		c->arrive_lost = arm_arrival(c) < 0;
+	if (n)
+		arm_if_started(c, was_empty);
 	return n;
 }
 
@@ -590,13 +599,12 @@ uint32_t dp_chan_take_ring(struct dp_chan *c)
 	bool was_empty = c->wire.n == 0;
 	uint32_t n = rte_ring_sc_dequeue_burst(c->xring, (void **)m, DP_XRING_BURST, NULL);
 
+	bool moved = false;
+
 	for (uint32_t i = 0; i < n; i++)
-		if (wire_push(&c->wire, m[i], dp_priv(m[i])->queued_ns) < 0) {
-			c->drops[DP_DROP_NO_MBUF]++;
-			rte_pktmbuf_free(m[i]);
-		}
-	if (n && (was_empty || c->arrive_lost) && c->wire.n)
-		c->arrive_lost = arm_arrival(c) < 0;
+		moved |= onto_wire(c, m[i], dp_priv(m[i])->queued_ns);
+	if (moved)
+		arm_if_started(c, was_empty);
 	return n;
 }
 
