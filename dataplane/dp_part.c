@@ -233,19 +233,9 @@ uint32_t dp_parts_count(const struct dp_parts *ps)
 	return ps->n;
 }
 
-uint32_t dp_parts_of_switch(const struct dp_parts *ps, uint32_t sw)
-{
-	return ps->n > 1 ? ps->part_sw[sw] : 0;
-}
-
 uint32_t dp_parts_of_host(const struct dp_parts *ps, uint32_t host)
 {
 	return ps->n > 1 ? ps->part_host[host] : 0;
-}
-
-uint32_t dp_parts_of_switch_or_host(const struct dp_parts *ps, struct topo_node_ref n)
-{
-	return ps->n > 1 ? node_part(ps, n) : 0;
 }
 
 uint64_t dp_parts_lookahead_ns(const struct dp_parts *ps)

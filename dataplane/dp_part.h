@@ -82,11 +82,9 @@ int dp_parts_create(struct dp_parts **out, struct dp_fabric *f, uint32_t workers
 
 void dp_parts_destroy(struct dp_parts *ps);
 
-/* Partitions; the partition of a switch, of a host. */
+/* Partitions; the partition of a host. */
 uint32_t dp_parts_count(const struct dp_parts *ps);
-uint32_t dp_parts_of_switch(const struct dp_parts *ps, uint32_t sw);
 uint32_t dp_parts_of_host(const struct dp_parts *ps, uint32_t host);
-uint32_t dp_parts_of_switch_or_host(const struct dp_parts *ps, struct topo_node_ref n);
 
 /* The lookahead: the smallest delay of a cut link; UINT64_MAX when nothing is cut. */
 uint64_t dp_parts_lookahead_ns(const struct dp_parts *ps);
