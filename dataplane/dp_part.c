@@ -587,6 +587,8 @@ static void run_global(struct dp_parts *ps, const struct step *st)
 		dp_engine_step_below(g, at, key + 1);
 		return;
 	}
+	if (ps->mpi && ps->run->collect)
+		ps->run->collect(ps->run->ctx);
 	if (ps->mpi && ps->me != 0)
 		goto tell;
 	uint64_t events = g->fired, now = g->now_ns;

@@ -65,6 +65,9 @@ struct dp_part_run {
 	/* between windows, every partition stopped, about every few thousand
 	 * windows: telemetry, progress. Returns false to stop the run (a signal). */
 	bool (*between)(void *ctx, uint64_t now_ns, uint64_t events);
+	/* MPI ranks: every rank, at each of those points before between() runs on
+	 * rank 0 (a collective point: what rank 0 must have, e.g. held captures) */
+	void (*collect)(void *ctx);
 	void *ctx;
 };
 

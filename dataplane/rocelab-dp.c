@@ -136,7 +136,7 @@ static void usage(FILE *out)
 		"  --workers N         virtual clock: cut the fabric into N partitions run on N threads\n"
 		"                      (same output as 1; docs/ARCHITECTURE.md, dataplane/dp_part.h) [1]\n"
 		"                      Under mpirun -np K: K partitions, one per rank, same output\n"
-		"                      (rank 0 prints it; virtual clock, no --csv/--capture/telemetry)\n"
+		"                      (rank 0 prints and writes files; virtual clock, no telemetry)\n"
 		"  --gen SPEC          in-process traffic SRC>DST[:key=value,...] (repeatable;\n"
 		"                      keys proto,flows,sport,size,rate,count,start,dscp,ttl)\n"
 		"  --rdma SPEC         RDMA WRITEs between emulated NICs SRC>DST[:key=value,...]\n"
@@ -480,7 +480,18 @@ static void on_csv(void *obj, uint64_t arg, uint64_t now)
 	struct run *r = obj;
 
 	(void)arg;
-	dp_csv_sample(&r->csv, r->fab, now);
+	if (r->mpi.size > 1) { /* a global event: every rank is here; rank 0 writes the sum */
+		size_t n = (size_t)r->fab->n_chans * DP_CSV_FIELDS;
+		dp_csv_take(r->fab, now, r->csv.v);
+		if (dp_mpi_reduce_u64(&r->mpi, r->csv.v, n, false) < 0) {
+			fprintf(stderr, "rocelab-dp: rank %d: --csv: gathering a sample failed\n", r->mpi.rank);
+			dp_mpi_abort(&r->mpi, 1);
+		}
+		if (r->mpi.rank == 0)
+			dp_csv_write(&r->csv, r->fab, r->csv.v, now);
+	} else {
+		dp_csv_sample(&r->csv, r->fab, now);
+	}
 	dp_timer_add(&r->eng, now + r->o->csv_interval_ns, on_csv, r, 0);
 }
 
@@ -561,6 +572,43 @@ static bool part_between(void *ctx, uint64_t now, uint64_t events)
 }
 
 /*
+ * MPI ranks, every rank at once: the records the ranks' captures hold go to
+ * rank 0, which writes them merged. Returns 0 or -errno.
+ */
+static int gather_captures(struct run *r)
+{
+	struct dp_bytes x = {0};
+	size_t *off = calloc((size_t)r->mpi.size * 2, sizeof(*off));
+	int rc = off ? 0 : -ENOMEM;
+
+	for (unsigned i = 0; rc == 0 && i < r->o->n_capture; i++) {
+		uint8_t *all = NULL;
+		x.len = 0;
+		if (r->mpi.rank != 0) /* (rank 0's own stay where they are) */
+			rc = dp_capture_export(r->cap[i], &x);
+		if (rc == 0)
+			rc = dp_mpi_gather_bytes(&r->mpi, x.b, x.len, &all, off, off + r->mpi.size);
+		for (int k = 1; rc == 0 && r->mpi.rank == 0 && k < r->mpi.size; k++)
+			rc = dp_capture_import(r->cap[i], all + off[k], off[r->mpi.size + k]);
+		free(all);
+	}
+	free(off);
+	dp_bytes_free(&x);
+	return rc;
+}
+
+/* dp_part, every rank at a poll point: held captures to rank 0 (part_between writes them). */
+static void part_collect(void *ctx)
+{
+	struct run *r = ctx;
+
+	if (gather_captures(r) < 0) {
+		fprintf(stderr, "rocelab-dp: rank %d: --capture: gathering records failed\n", r->mpi.rank);
+		dp_mpi_abort(&r->mpi, 1);
+	}
+}
+
+/*
  * MPI ranks: rank 0 gets the whole run's counters, the fabric's (dp_parts_gather)
  * and the generators'. Every rank calls it. Returns 0 or -errno.
  */
@@ -579,7 +627,9 @@ static int gather_ranks(struct run *r)
 		sum[3 * i + 2] = r->gens[i].no_mbuf;
 		max[i] = r->gens[i].done_ns;
 	}
-	int rc = dp_parts_gather(r->parts, r->eng.now_ns, sum, 3 * (size_t)n, max, n);
+	int rc = gather_captures(r);
+	if (rc == 0)
+		rc = dp_parts_gather(r->parts, r->eng.now_ns, sum, 3 * (size_t)n, max, n);
 	for (unsigned i = 0; rc == 0 && r->mpi.rank == 0 && i < n; i++) {
 		r->gens[i].sent = sum[3 * i];
 		r->gens[i].blocked = sum[3 * i + 1];
@@ -594,7 +644,8 @@ static int gather_ranks(struct run *r)
 static void run_virtual_parts(struct run *r)
 {
 	struct dp_part_run pr = {.until_ns = r->o->duration_ns ? r->o->duration_ns : UINT64_MAX,
-				 .traffic_left = part_traffic_left, .between = part_between, .ctx = r};
+				 .traffic_left = part_traffic_left, .between = part_between,
+				 .collect = r->mpi.size > 1 ? part_collect : NULL, .ctx = r};
 
 	r->last_progress = time(NULL);
 	if (dp_parts_run(r->parts, &pr) < 0) {
@@ -769,7 +820,8 @@ static int setup_captures(struct run *r, char *err, size_t errlen)
 			snprintf(err, errlen, "--capture: no link named '%s'", spec);
 			return -EINVAL;
 		}
-		r->cap[i] = dp_capture_open(eq + 1, err, errlen);
+		/* (under mpirun rank 0 writes the file; the others hold records for it) */
+		r->cap[i] = dp_capture_open(r->mpi.rank == 0 ? eq + 1 : "/dev/null", err, errlen);
 		if (r->cap[i] == NULL)
 			return -EIO;
 		if (dp_parts_count(r->parts) > 1)
@@ -961,7 +1013,9 @@ static int setup(struct run *r, char *err, size_t errlen)
 	int rc = setup_captures(r, err, errlen);
 	if (rc < 0)
 		return rc == -EINVAL ? EXIT_BAD_INPUT : 1;
-	if (o->csv && dp_csv_open(&r->csv, r->fab, o->csv, o->csv_interval_ns) < 0) {
+	/* (under mpirun rank 0 writes the file; the others sample with it) */
+	const char *csv_path = r->mpi.rank == 0 ? o->csv : "/dev/null";
+	if (o->csv && dp_csv_open(&r->csv, r->fab, csv_path, o->csv_interval_ns) < 0) {
 		snprintf(err, errlen, "--csv %s: cannot write", o->csv);
 		return 1;
 	}
@@ -1178,9 +1232,6 @@ static int mpi_opts(struct run *r)
 	snprintf(np, sizeof(np), "-np %d", r->mpi.size);
 	if (o->clock != DP_CLOCK_VIRTUAL)
 		return bad("under mpirun the virtual clock only (--clock virtual):", np);
-	if (o->csv || o->n_capture)
-		return bad("under mpirun --csv and --capture are not supported yet (each rank holds a "
-			   "part of the fabric):", np);
 	if (o->workers != 1 && o->workers != (uint32_t)r->mpi.size)
 		return bad("under mpirun the partitions are the ranks: --workers 1 or as many as", np);
 	o->workers = (uint32_t)r->mpi.size;

@@ -431,8 +431,7 @@ def main():
     ap.add_argument("--workers", type=int, default=1,
                     help="rocelab-dp --workers: partitions on threads (same results as 1)")
     ap.add_argument("--mpi", type=int, default=1, metavar="K",
-                    help="run rocelab-dp as K MPI ranks (mpirun -np K; same results as 1; "
-                         "needs --no-pictures)")
+                    help="run rocelab-dp as K MPI ranks (mpirun -np K; same results as 1)")
     ap.add_argument("--dp", default=os.environ.get("ROCELAB_DP", os.path.join(ROOT, "build/dataplane/rocelab-dp")))
     ap.add_argument("--topo-tool", default=os.environ.get(
         "ROCELAB_TOPO", os.path.join(ROOT, "build/topology/rocelab-topo")),
@@ -440,8 +439,8 @@ def main():
     a = ap.parse_args()
 
     exp = load(a.experiment)
-    if a.mpi > 1 and (not a.no_pictures or a.workers > 1):
-        die("--mpi needs --no-pictures (no link time series under mpirun yet) and no --workers")
+    if a.mpi > 1 and a.workers > 1:
+        die("--mpi and --workers: one or the other (under mpirun the partitions are the ranks)")
     if a.mpi > 1 and shutil.which("mpirun") is None:
         die("--mpi: mpirun not found (apt install openmpi-bin)")
     if not os.access(a.dp, os.X_OK):

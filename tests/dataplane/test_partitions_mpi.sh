@@ -6,7 +6,7 @@
 # ranks that goes down, PFC between ranks (a lossless 2:1 incast), 64
 # emulated NICs running an AllReduce and an AllToAll, the E1 experiment; with
 # 2 ranks and 3 (oversubscribed on 2 cores). Frames do cross between ranks.
-# Bad input gives exit 2 with one message. Runs in a network namespace of its
+# The CSV and pcaps too. Bad input gives exit 2 with one message. Runs in a network namespace of its
 # own (mpirun's launcher talks over its loopback). No runtime directory stays.
 #
 # usage: test_partitions_mpi.sh ROCELAB_DP ROCELAB_TOPO DATA_DIR TOPOLOGIES_DIR EXPERIMENTS_DIR MPIRUN  (root)
@@ -29,26 +29,33 @@ mpi() {
     "$DP" --clock virtual --name "$(name)" "$@"
 }
 one() { timeout 600 "$DP" --clock virtual --name "$(name)" "$@"; }
-# same_as_one NAME ARGS...: one process, then mpirun -np 2 (and ${NPS}), compared
+# same_as_one NAME ARGS...: one process, then mpirun -np 2 (or each of ${NPS}),
+# compared; @R@ in an argument becomes 1, or mN for N ranks (file names).
 same_as_one() {
-  local name=$1 np; shift
-  one "$@" > "$tmp/$name.1.txt" 2> "$tmp/$name.1.err"; echo $? > "$tmp/$name.1.rc"
+  local name=$1 np a args; shift
+  args=(); for a in "$@"; do args+=("${a//@R@/1}"); done
+  one "${args[@]}" > "$tmp/$name.1.txt" 2> "$tmp/$name.1.err"; echo $? > "$tmp/$name.1.rc"
   strip_wall "$tmp/$name.1.txt" > "$tmp/$name.1.cmp"
   for np in ${NPS:-2}; do
-    mpi "$np" "$@" > "$tmp/$name.m$np.txt" 2> "$tmp/$name.m$np.err"; echo $? > "$tmp/$name.m$np.rc"
+    args=(); for a in "$@"; do args+=("${a//@R@/m$np}"); done
+    mpi "$np" "${args[@]}" > "$tmp/$name.m$np.txt" 2> "$tmp/$name.m$np.err"; echo $? > "$tmp/$name.m$np.rc"
     strip_wall "$tmp/$name.m$np.txt" > "$tmp/$name.m$np.cmp"
     check "$name: mpirun -np $np exits 0 and prints what one process prints" \
       "[ \$(cat $tmp/$name.1.rc) = 0 ] && [ \$(cat $tmp/$name.m$np.rc) = 0 ] && grep -q '^rocelab-dp: ran' $tmp/$name.1.cmp && cmp -s $tmp/$name.1.cmp $tmp/$name.m$np.cmp"
   done
 }
 
-# 1. Generators on the default topology: link, switch, host and flow tables.
-same_as_one default --topology "$TOPOS/default.yaml" "${gens[@]}"
+# 1. Generators on the default topology: link, switch, host and flow tables, the
+#    link time series, a pcap of a link between ranks and one of a host link.
+same_as_one default --topology "$TOPOS/default.yaml" "${gens[@]}" --csv "$tmp/default.@R@.csv" --csv-interval 20us \
+  --capture "leaf0-spine1=$tmp/default.@R@.pcap" --capture "h2-leaf0=$tmp/default-h2.@R@.pcap"
+check "default: the CSV time series and both pcaps are identical for one process and 2 ranks" \
+  "cmp -s $tmp/default.1.csv $tmp/default.m2.csv && [ \$(wc -l < $tmp/default.1.csv) -gt 20 ] && cmp -s $tmp/default.1.pcap $tmp/default.m2.pcap && cmp -s $tmp/default-h2.1.pcap $tmp/default-h2.m2.pcap && [ \$(stat -c %s $tmp/default.1.pcap) -gt 100000 ]"
 c=$(crossed "$tmp/default.m2.err")
 check "default: frames crossed between the ranks ($c); the flow table shows paths over both ranks' switches" \
   "[ \"${c:-0}\" -gt 1000 ] && grep -Eq 'leaf0:p[0-9]+ > spine1:p[0-9]+ > leaf1:p[0-9]+' $tmp/default.m2.txt"
 check "default: stderr says 2 partitions, and each rank's events (both nonzero)" \
-  "grep -q '^rocelab-dp: 2 partitions' $tmp/default.m2.err && grep -Eq 'partition 1: [1-9][0-9]* events' $tmp/default.m2.err"
+  "grep -q 'rocelab-dp: 2 partitions' $tmp/default.m2.err && grep -Eq 'partition 1: [1-9][0-9]* events' $tmp/default.m2.err"
 
 # 2. A link between ranks goes down at 1 ms and comes back at 2 ms (topology events on every rank).
 same_as_one failover "${fo[@]}"
@@ -56,7 +63,9 @@ same_as_one failover_bounded "${fo[@]}" --duration 1900us
 check_failover_moved "$tmp/failover_bounded.m2.txt" "2 ranks"
 
 # 3. PFC between ranks: senders in one rank, the bottleneck in another; 2 and 3 ranks.
-NPS="2 3" same_as_one incast "${inc[@]}"
+NPS="2 3" same_as_one incast "${inc[@]}" --capture "leaf1-spine0=$tmp/incast.@R@.pcap"
+check "incast: the pcap of the link between ranks (data one way, PFC the other) is identical for 1, 2 and 3 ranks" \
+  "cmp -s $tmp/incast.1.pcap $tmp/incast.m2.pcap && cmp -s $tmp/incast.1.pcap $tmp/incast.m3.pcap"
 rx=$(awk '$1 == "h2" && NF == 5 { print $4; exit }' "$tmp/incast.m2.txt")
 check "incast: h2 received all 40000 packets with 2 ranks, and leaf1 sent PFC to spine0 (another rank)" \
   "[ \"$rx\" = 40000 ] && [ \"\$(lk $tmp/incast.m2.txt 'leaf1>spine0' 6)\" -gt 0 ]"
@@ -75,7 +84,6 @@ bad() { # NAME EXPECTED-TEXT ARGS...
     "[ $rc = 2 ] && [ \$(grep -c -- \"$want\" $tmp/bad.err) = 1 ]"
 }
 bad "--workers 3 on 2 ranks" "the partitions are the ranks" --topology "$TOPOS/default.yaml" --workers 3
-bad "--csv" "--csv and --capture are not supported yet" --topology "$TOPOS/default.yaml" --csv "$tmp/x.csv"
 bad "a cut link with no delay" "link 'leaf0-spine1' (line [0-9]*) joins partitions" \
   --topology "$DATA/part-nodelay.yaml" --gen 'h0>h2:count=10'
 "$MPIRUN" --oversubscribe --allow-run-as-root -np 2 "$DP" --clock live --topology "$TOPOS/default.yaml" \
