@@ -86,24 +86,16 @@ static int to_ints(const size_t *len, int n, int *cnt, int *disp, size_t *total)
 }
 
 int dp_mpi_alltoallv(const struct dp_mpi *m, const void *const *send, const size_t *send_len,
-		     uint8_t **recv, size_t *recv_cap, size_t *recv_off, size_t *recv_len)
+		     uint8_t **recv, size_t *recv_cap, size_t *recv_off, const size_t *recv_len)
 {
 	int n = m->size, rc = -ENOMEM;
 	int *sc = calloc((size_t)n * 4, sizeof(int));
-	uint64_t *lens = calloc((size_t)n * 2, sizeof(uint64_t));
 	uint8_t *sbuf = NULL;
 	size_t stotal = 0, rtotal = 0;
 
-	if (sc == NULL || lens == NULL)
+	if (sc == NULL)
 		goto out;
 	int *sd = sc + n, *rc_ = sc + 2 * n, *rd = sc + 3 * n;
-	for (int i = 0; i < n; i++)
-		lens[i] = send_len[i];
-	rc = -EIO;
-	if (MPI_Alltoall(lens, 1, MPI_UINT64_T, lens + n, 1, MPI_UINT64_T, MPI_COMM_WORLD) != MPI_SUCCESS)
-		goto out;
-	for (int i = 0; i < n; i++)
-		recv_len[i] = lens[n + i];
 	if ((rc = to_ints(send_len, n, sc, sd, &stotal)) < 0 ||
 	    (rc = to_ints(recv_len, n, rc_, rd, &rtotal)) < 0)
 		goto out;
@@ -128,7 +120,6 @@ int dp_mpi_alltoallv(const struct dp_mpi *m, const void *const *send, const size
 out:
 	free(sbuf);
 	free(sc);
-	free(lens);
 	return rc;
 }
 
@@ -223,9 +214,10 @@ int dp_mpi_bcast(const struct dp_mpi *m, void *buf, size_t len, int root)
 }
 
 int dp_mpi_alltoallv(const struct dp_mpi *m, const void *const *send, const size_t *send_len,
-		     uint8_t **recv, size_t *recv_cap, size_t *recv_off, size_t *recv_len)
+		     uint8_t **recv, size_t *recv_cap, size_t *recv_off, const size_t *recv_len)
 {
 	(void)m;
+	(void)recv_len;
 	if (send_len[0] > *recv_cap) {
 		uint8_t *b = realloc(*recv, send_len[0]);
 		if (b == NULL)
@@ -236,7 +228,6 @@ int dp_mpi_alltoallv(const struct dp_mpi *m, const void *const *send, const size
 	if (send_len[0])
 		memcpy(*recv, send[0], send_len[0]);
 	recv_off[0] = 0;
-	recv_len[0] = send_len[0];
 	return 0;
 }
 

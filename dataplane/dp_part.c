@@ -79,6 +79,7 @@ struct dp_parts {
 	struct dp_bytes *xsend;   /* [n] ranks: frames for partition i, this window */
 	uint8_t *xrecv;
 	size_t xrecv_cap;
+	unsigned xparity;         /* the outboxes the packed frames came from (the last window's) */
 	uint64_t next_after;      /* ranks: the earliest pending event of any rank when the run stopped */
 	uint32_t *part_sw, *part_host;
 	uint64_t lookahead;
@@ -350,62 +351,94 @@ static void barrier(struct dp_parts *ps, unsigned *sense)
 			sched_yield();
 }
 
-/* Ranks: every rank gets every rank's publication of this round (the barrier of MPI ranks). */
-static void meet(struct dp_parts *ps, struct dp_part *p, unsigned *sense, unsigned slot)
+/* Ranks: what a rank tells every other at a meeting: its publication, the frame bytes for each. */
+struct rank_note {
+	struct dp_part_pub pub;
+	uint64_t bytes_to[]; /* [n] */
+};
+
+static void rank_failed(struct dp_parts *ps, const char *what, int rc)
 {
-	if (ps->mpi == NULL) {
-		barrier(ps, sense);
-		return;
-	}
-	struct dp_part_pub *all = malloc(ps->n * sizeof(*all));
-	if (all == NULL || dp_mpi_allgather(ps->mpi, &p->pub[slot], all, sizeof(*all)) < 0) {
-		fprintf(stderr, "rocelab-dp: rank %u: exchange of window ends failed\n", ps->me);
-		dp_mpi_abort(ps->mpi, 1); /* (the others would wait for this rank forever) */
-		exit(1);
-	}
-	for (uint32_t i = 0; i < ps->n; i++)
-		ps->p[i].pub[slot] = all[i];
-	free(all);
+	fprintf(stderr, "rocelab-dp: rank %u: %s: %s\n", ps->me, what, strerror(-rc));
+	dp_mpi_abort(ps->mpi, 1); /* (the others would wait for this rank forever) */
+	exit(1);
 }
 
 /*
  * Ranks, after window w: the frames this rank's partition put in the
- * outboxes of links into other ranks' go to them; what they sent here goes
- * into this rank's copy of the same outboxes, for the next window's start.
+ * outboxes of links into other ranks' are packed for them (sent at the
+ * next meeting).
  */
-static void exchange_frames(struct dp_parts *ps, struct dp_part *p, uint64_t w)
+static void pack_frames(struct dp_parts *ps, struct dp_part *p, uint64_t w)
 {
 	unsigned parity = (unsigned)(w & 1);
-	struct dp_fabric *f = ps->f;
-	const void **send = calloc(ps->n, sizeof(*send));
-	size_t *len = calloc(ps->n * 3, sizeof(*len));
-	int rc = send && len ? 0 : -ENOMEM;
 
-	for (uint32_t i = 0; i < ps->n; i++)
-		ps->xsend[i].len = 0;
-	for (uint32_t i = 0; rc >= 0 && i < p->n_out_cross; i++) {
-		struct dp_chan *c = &f->chans[p->out_cross[i]];
-		rc = dp_gather_pack_outbox(c, parity, &ps->xsend[node_part(ps, c->to)]);
+	ps->xparity = parity;
+	for (uint32_t i = 0; i < p->n_out_cross; i++) {
+		struct dp_chan *c = &ps->f->chans[p->out_cross[i]];
+		int rc = dp_gather_pack_outbox(c, parity, &ps->xsend[node_part(ps, c->to)]);
+		if (rc < 0)
+			rank_failed(ps, "frames between ranks", rc);
 	}
-	for (uint32_t i = 0; rc >= 0 && i < ps->n; i++) {
+}
+
+/*
+ * Ranks: the meeting is one Allgather of every rank's publication of this
+ * round and how many frame bytes it has for each other rank; when any has
+ * some, one Alltoallv moves them, into this rank's copy of the same
+ * outboxes, for the next window's start.
+ */
+static void rank_meet(struct dp_parts *ps, struct dp_part *p, unsigned slot)
+{
+	size_t note = sizeof(struct rank_note) + ps->n * sizeof(uint64_t), total = 0;
+	uint8_t *buf = malloc(note * (ps->n + 1));
+	size_t *len = calloc(ps->n * 3, sizeof(*len));
+	const void **send = calloc(ps->n, sizeof(*send));
+
+	if (buf == NULL || len == NULL || send == NULL)
+		rank_failed(ps, "meeting", -ENOMEM);
+	struct rank_note *mine = (struct rank_note *)(buf + note * ps->n);
+	mine->pub = p->pub[slot];
+	for (uint32_t i = 0; i < ps->n; i++)
+		mine->bytes_to[i] = ps->xsend[i].len;
+	int rc = dp_mpi_allgather(ps->mpi, mine, buf, note);
+	if (rc < 0)
+		rank_failed(ps, "meeting", rc);
+	size_t *roff = len + ps->n, *rlen = len + 2 * ps->n;
+	for (uint32_t i = 0; i < ps->n; i++) {
+		const struct rank_note *ni = (const struct rank_note *)(buf + note * i);
+		ps->p[i].pub[slot] = ni->pub;
+		for (uint32_t j = 0; j < ps->n; j++)
+			total += ni->bytes_to[j];
+		rlen[i] = ni->bytes_to[ps->me];
 		send[i] = ps->xsend[i].b;
 		len[i] = ps->xsend[i].len;
 	}
-	size_t *roff = len + ps->n, *rlen = len + 2 * ps->n;
-	if (rc >= 0)
+	if (total) { /* (every rank saw the same total: all call it, or none) */
 		rc = dp_mpi_alltoallv(ps->mpi, send, len, &ps->xrecv, &ps->xrecv_cap, roff, rlen);
-	for (uint32_t i = 0; rc >= 0 && i < ps->n; i++)
-		if (rlen[i]) {
-			int n = dp_gather_unpack_frames(f, parity, ps->xrecv + roff[i], rlen[i], f->mp);
-			rc = n == -ENOBUFS ? 0 : n; /* (a dry pool is counted as drops, as anywhere) */
-		}
-	free(send);
-	free(len);
-	if (rc < 0) {
-		fprintf(stderr, "rocelab-dp: rank %u: frames between ranks: %s\n", ps->me, strerror(-rc));
-		dp_mpi_abort(ps->mpi, 1);
-		exit(1);
+		for (uint32_t i = 0; rc >= 0 && i < ps->n; i++)
+			if (rlen[i]) {
+				int n = dp_gather_unpack_frames(ps->f, ps->xparity, ps->xrecv + roff[i], rlen[i],
+								ps->f->mp);
+				rc = n == -ENOBUFS ? 0 : n; /* (a dry pool is counted as drops, as anywhere) */
+			}
+		if (rc < 0)
+			rank_failed(ps, "frames between ranks", rc);
+		for (uint32_t i = 0; i < ps->n; i++)
+			ps->xsend[i].len = 0;
 	}
+	free(buf);
+	free(len);
+	free(send);
+}
+
+/* Every partition has published this round: threads meet at the barrier, ranks exchange. */
+static void meet(struct dp_parts *ps, struct dp_part *p, unsigned *sense, unsigned slot)
+{
+	if (ps->mpi)
+		rank_meet(ps, p, slot);
+	else
+		barrier(ps, sense);
 }
 
 /* ---- one partition's side ---- */
@@ -653,7 +686,7 @@ static void run_partition(struct dp_part *p)
 		} else {
 			run_window(p, &st, w);
 			if (ps->mpi)
-				exchange_frames(ps, p, w);
+				pack_frames(ps, p, w);
 			w++;
 			if (lead)
 				ps->windows = w;
