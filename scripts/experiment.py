@@ -276,13 +276,46 @@ def mpi_launcher(ranks):
             + ["--mca", "btl", "self,vader", "-np", str(ranks)])
 
 
+LINK_ROW = re.compile(r"^(\S+)>(\S+)\s+\S+\s+(\d+)\s+\d+\s+[\d.]+\s+\d+\s+\d+\s+(\d+)\s")
+HOST_ROW = re.compile(r"^(\S+)\s+\d+\s+\d+\s+\d+\s+\d+$")
+
+
+def queue_peaks(stdout):
+    """Mean peak egress queue (bytes) over the links that carried packets, by class, from
+    rocelab-dp's end-of-run tables: qpeak_up (leaf to switch: a leaf is a switch with
+    hosts under it), qpeak_down (switch to host). Why: a path's queueing delay is what a
+    round-robin message meets that a single-path flow does not (FINDINGS, E2 at 128 ranks).
+    Returns {} when the tables are absent (an mpirun run prints them on rank 0 only)."""
+    lines = stdout.splitlines()
+    hosts, in_hosts = set(), False
+    for line in lines:  # the host table: "host  sent  sent_bytes  received  recv_bytes"
+        if line.startswith("host ") and "sent_bytes" in line:
+            in_hosts = True
+        elif in_hosts:
+            m = HOST_ROW.match(line)
+            if not m:
+                break
+            hosts.add(m.group(1))
+    links = [m.groups() for m in map(LINK_ROW.match, lines) if m and int(m.group(3)) > 0]
+    leaves = {b for a, b, _, _ in links if a in hosts}
+    up = [int(q) for a, b, _, q in links if a in leaves and b not in hosts]
+    down = [int(q) for a, b, _, q in links if b in hosts]
+    out = {}
+    if up:
+        out["qpeak_up"] = round(statistics.mean(up))
+    if down:
+        out["qpeak_down"] = round(statistics.mean(down))
+    return out
+
+
 def run_one(dp, topo, coll, name, seed, extra, picture=None, launch=()):
     """picture: a path prefix; the run then also writes PREFIX.csv (the link time
     series) and PREFIX.txt (its end-of-run tables) for rocelab-viz. launch: a
     launcher before rocelab-dp (mpirun ...)."""
     cmd = list(launch) + [dp, "--topology", topo, "--clock", "virtual", "--flows", "0",
            "--name", name, "--coll", coll, "--seed", str(seed)] + list(extra or [])
-    cmd += ["--csv", picture + ".csv", "--csv-interval", PICTURE_INTERVAL] if picture else ["--quiet"]
+    # no --quiet: the link table gives the queue peaks (queue_peaks)
+    cmd += ["--csv", picture + ".csv", "--csv-interval", PICTURE_INTERVAL] if picture else []
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=1800)
     if picture:
         with open(picture + ".txt", "w") as f:
@@ -298,6 +331,7 @@ def run_one(dp, topo, coll, name, seed, extra, picture=None, launch=()):
             rows.append({"size": int(m.group(1)), "time_us": float(m.group(3)),
                          "algbw": float(m.group(4)), "busbw": float(m.group(5)),
                          "wrong": m.group(6)})
+    totals.update(queue_peaks(p.stdout))
     stalled = next((l[2:] for l in p.stdout.splitlines()
                     if l.startswith("# stalled") or ": a work completion failed" in l), None)
     if p.returncode != 0 and not stalled:
@@ -309,7 +343,8 @@ def run_one(dp, topo, coll, name, seed, extra, picture=None, launch=()):
 # totals of the collective and the run, shown per message in the mechanism table
 COLL_COLS = {"messages", "data_wqes", "zero_len_wqes", "cts", "wqes_posted", "cqes_polled",
              "proxy_busy_ns", "proxy_busy_max_ns", "rr_mismatch", "wall_s", "link_cv",
-             "link_max_mean", "active_qps_mean", "active_qps_busy_mean", "active_qps_max"}
+             "link_max_mean", "active_qps_mean", "active_qps_busy_mean", "active_qps_max",
+             "qpeak_up", "qpeak_down"}
 
 # what depends on the machine, not on the experiment: kept out of totals.csv
 WALL_COLS = {"wall_s"}
@@ -369,10 +404,13 @@ def mechanism_table(exp, labels, raw, tot):
            "collective's time. active QPs/NIC: data QPs with a send WQE on the NIC, time-weighted "
            "mean over the collective's time and all NICs / the same while a NIC sends / the most "
            "on one NIC. link cv / max/mean: spread of bytes over the switch-to-switch links "
-           "(0 = even). Wall: seconds per run on this machine.", "",
+           "(0 = even). peak queue up / down: the egress queue's peak in KB, mean over the "
+           "leaf-to-spine links / the links to hosts that carried traffic. Wall: seconds per "
+           "run on this machine.", "",
            "| variant | placement | messages | WQEs/msg | CQEs/msg | ACKs/msg | proxy busy | "
-           "active QPs/NIC | link cv | link max/mean | QPC misses | wall (s) |",
-           "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+           "active QPs/NIC | link cv | link max/mean | peak queue up / down | QPC misses | "
+           "wall (s) |",
+           "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for lab in labels:
         for pl in exp["placements"]:
             sel = [t for t in tot if t["variant"] == lab and t["placement"] == pl and t.get("messages")]
@@ -388,11 +426,13 @@ def mechanism_table(exp, labels, raw, tot):
                           100 * t.get("proxy_busy_max_ns", 0) / coll_ns if coll_ns else 0,
                           t.get("link_cv", 0), t.get("link_max_mean", 0), t.get("qpc_misses", 0),
                           t.get("wall_s", 0), t.get("active_qps_mean", 0),
-                          t.get("active_qps_busy_mean", 0), t.get("active_qps_max", 0)))
+                          t.get("active_qps_busy_mean", 0), t.get("active_qps_max", 0),
+                          t.get("qpeak_up", 0) / 1000, t.get("qpeak_down", 0) / 1000))
             mu = [statistics.mean(x[i] for x in f) for i in range(len(f[0]))]
             out.append(f"| {lab} | {pl} | {mu[0]:.0f} | {mu[1]:.1f} | {mu[2]:.1f} | {mu[3]:.1f} | "
                        f"{mu[4]:.0f}% | {mu[9]:.1f} / {mu[10]:.1f} / {mu[11]:.0f} | "
-                       f"{mu[5]:.3f} | {mu[6]:.2f} | {mu[7]:.0f} | {mu[8]:.1f} |")
+                       f"{mu[5]:.3f} | {mu[6]:.2f} | {mu[12]:.0f} / {mu[13]:.0f} | {mu[7]:.0f} | "
+                       f"{mu[8]:.1f} |")
     return out + [""]
 
 

@@ -40,6 +40,35 @@ timeout 300 $RUN "$tmp/nccl.yaml" --dp "$DP" --no-pictures --out "$tmp/n" > "$tm
 check "nccl: keys run (exit $rc)" "[ $rc -eq 0 ] && [ \$(tail -n +2 $tmp/n/results.csv | wc -l) -eq 2 ]"
 check "mechanism table: split 4 WQEs and 8 CQEs per message, rr 1 and 2" \
   "grep -Eq '^\\| split \\| full \\| [0-9]+ \\| 4\\.0 \\| 8\\.0 \\|' $tmp/n/report.md && grep -Eq '^\\| rr \\| full \\| [0-9]+ \\| 1\\.0 \\| 2\\.0 \\|' $tmp/n/report.md"
+# queue peaks: the column is filled from the run's link table (one frame at least), and the
+# classes are right: leaf>spine is "up", a link to a host "down", host>leaf, spine>leaf and
+# links that carried nothing count in neither
+check "totals.csv: qpeak_up and qpeak_down of every run are at least one 1 KB frame" \
+  "awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[\$i] = i; if (!c[\"qpeak_up\"] || !c[\"qpeak_down\"]) bad++; next }
+            !(\$c[\"qpeak_up\"] >= 1000 && \$c[\"qpeak_down\"] >= 1000) { bad++ } END { exit bad > 0 }' $tmp/n/totals.csv &&
+   grep -q 'peak queue up / down' $tmp/n/report.md"
+peaks=$(/usr/bin/python3 - "$(dirname "$0")/../../scripts/experiment.py" <<'EOF2'
+import importlib.util, sys
+spec = importlib.util.spec_from_file_location("experiment", sys.argv[1])
+e = importlib.util.module_from_spec(spec); spec.loader.exec_module(e)
+table = """link (from>to)  state  packets  bytes  util%  pfc_tx  drops  peak_q_B  paused%
+h0>leaf0      up  10  1000  1.0  0  0   5000  0.0
+leaf0>h0      up  10  1000  1.0  0  0   7000  0.0
+h1>leaf0      up  10  1000  1.0  0  0   5000  0.0
+leaf0>h1      up  10  1000  1.0  0  0   9000  0.0
+leaf0>spine0  up  10  1000  1.0  0  0  20000  0.0
+leaf0>spine1  up   0     0  0.0  0  0      0  0.0
+spine0>leaf0  up  10  1000  1.0  0  0  90000  0.0
+
+host   sent  sent_bytes  received  recv_bytes
+h0       10        1000        10        1000
+h1       10        1000        10        1000
+"""
+p = e.queue_peaks(table)
+print(p.get("qpeak_up"), p.get("qpeak_down"))
+EOF2
+)
+check "queue_peaks classes: up = leaf>spine with packets (20000), down = to hosts (8000): got $peaks" "[ '$peaks' = '20000 8000' ]"
 sed -i 's/NCCL_IB_QPS_PER_CONNECTION: 4/NCCL_IB_QPS_PER_CONNECTION: 129/' "$tmp/nccl.yaml"
 timeout 120 $RUN "$tmp/nccl.yaml" --dp "$DP" --no-pictures --out "$tmp/n2" > "$tmp/n2.txt" 2>&1; rc=$?
 check "an NCCL key out of range: exit 2 naming the pair" "[ $rc -eq 2 ] && grep -q 'NCCL_IB_QPS_PER_CONNECTION=129: must be 1..128' $tmp/n2.txt"
