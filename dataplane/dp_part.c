@@ -85,6 +85,9 @@ struct dp_parts {
 	atomic_uint epoch;        /* odd: partition 0 asks every other to stop at the top of its loop */
 	atomic_uint paused, exited;
 	atomic_bool live_stop;
+	/* live, one process of several (dp_peer.h): the one partition run here,
+	 * on the caller's thread; UINT32_MAX: every partition, one thread each */
+	uint32_t only;
 };
 
 /* ---- the cut ---- */
@@ -172,6 +175,7 @@ int dp_parts_create(struct dp_parts **out, struct dp_fabric *f, uint32_t workers
 		goto nomem;
 	ps->f = f;
 	ps->n = workers;
+	ps->only = UINT32_MAX;
 	ps->mode = mode;
 	ps->p = aligned_alloc(RTE_CACHE_LINE_SIZE, workers * sizeof(*ps->p));
 	if (ps->p)
@@ -563,7 +567,19 @@ static void resume_world(struct dp_parts *ps)
 	atomic_fetch_add_explicit(&ps->epoch, 1, memory_order_acq_rel);
 }
 
-/* Partition 0, the world stopped: the fabric engine's due timers, then between(). */
+/* The partition that runs the fabric engine's timers and between(): 0, or the only one run here. */
+static bool live_leader(const struct dp_part *p)
+{
+	return p->idx == (p->ps->only == UINT32_MAX ? 0 : p->ps->only);
+}
+
+/* Other partitions run on threads of this process (they are stopped for global work). */
+static bool live_threads(const struct dp_parts *ps)
+{
+	return ps->only == UINT32_MAX && ps->n > 1;
+}
+
+/* The leader, the world stopped: the fabric engine's due timers, then between(). */
 static void live_global(struct dp_parts *ps, uint64_t now)
 {
 	struct dp_engine *g = ps->f->eng;
@@ -617,7 +633,8 @@ static void live_partition(struct dp_part *p)
 			break;
 		}
 		uint32_t work = 0;
-		for (uint32_t i = 0; i < p->n_in_cross; i++) {
+		/* (one process of several: what crosses into it comes through run->poll, dp_peer.h) */
+		for (uint32_t i = 0; live_threads(ps) && i < p->n_in_cross; i++) {
 			uint32_t n = dp_chan_take_ring(&f->chans[p->in_cross[i]]);
 			p->crossed += n;
 			work += n;
@@ -628,11 +645,11 @@ static void live_partition(struct dp_part *p)
 		uint64_t t = dp_engine_mono(&p->eng, now - lag);
 		work += run->poll(run->ctx, p->idx, t);
 		run->flush(run->ctx, p->idx);
-		if (p->idx == 0 && (dp_engine_next_ns(f->eng) <= now || now - last_between >= run->between_ns)) {
-			if (ps->n > 1)
+		if (live_leader(p) && (dp_engine_next_ns(f->eng) <= now || now - last_between >= run->between_ns)) {
+			if (live_threads(ps))
 				stop_world(ps);
 			live_global(ps, now);
-			if (ps->n > 1)
+			if (live_threads(ps))
 				resume_world(ps);
 			last_between = dp_engine_now(&p->eng); /* (the stop may have taken a while) */
 			work++;
@@ -738,6 +755,14 @@ int dp_parts_run(struct dp_parts *ps, const struct dp_part_run *run)
 	return 0;
 }
 
+int dp_parts_set_process(struct dp_parts *ps, uint32_t self)
+{
+	if (ps->mode != DP_CLOCK_LIVE || self >= ps->n || ps->n < 2)
+		return -EINVAL;
+	ps->only = self;
+	return 0;
+}
+
 int dp_parts_run_live(struct dp_parts *ps, const struct dp_part_live *run)
 {
 	ps->live = run;
@@ -745,7 +770,11 @@ int dp_parts_run_live(struct dp_parts *ps, const struct dp_part_live *run)
 	atomic_store(&ps->paused, 0);
 	atomic_store(&ps->exited, 0);
 	atomic_store(&ps->live_stop, false);
-	int rc = run_threads(ps);
+	int rc = 0;
+	if (ps->only != UINT32_MAX) /* one process of several: its one partition, here */
+		run_one(&ps->p[ps->only]);
+	else
+		rc = run_threads(ps);
 	ps->live = NULL;
 	if (rc < 0)
 		return rc;
