@@ -47,13 +47,14 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "dp_fabric.h"
 #include "topo.h"
 
 #define DP_PEERS_MAX 16        /* processes of one fabric at most */
 #define DP_PEER_VID_MAX 4094   /* 802.1Q: 0 and 4095 are reserved */
 #define DP_PEER_BURST 32
 
+struct dp_fabric;
+struct rte_mbuf;
 struct rte_mempool;
 
 /* One other process, seen from this one. */
@@ -99,13 +100,16 @@ static inline bool dp_peers_on(const struct dp_peers *p)
  */
 int dp_peers_plan(struct dp_peers *p, const struct topo *t, char *err, size_t errlen);
 
+/* The partition of channel i's sending end (to false) or receiving end (to true); after dp_peers_plan(). */
+uint32_t dp_peers_chan_part(const struct dp_peers *p, const struct topo *t, uint32_t i, bool to);
+
 /* [host] true for hosts another process runs (no port here); NULL with one process. */
 const bool *dp_peers_remote_hosts(const struct dp_peers *p);
 
 /* Partition of host h (0 with one process). */
 uint32_t dp_peers_part_of_host(const struct dp_peers *p, uint32_t h);
 
-/* Append the EAL arguments that create the peer ports. Returns 0, -E2BIG. */
+/* Append the EAL arguments that create the peer ports ("--vdev=DEVARGS", allocated). Returns 0, -E2BIG. */
 int dp_peers_eal_args(const struct dp_peers *p, char **argv, int *argc, int argv_cap);
 
 /*
@@ -131,7 +135,10 @@ uint64_t dp_peers_drops(const struct dp_peers *p);
 /* One line per peer port: process, device, rx, tx, held, and each drop counter. Nothing with one process. */
 void dp_peers_print(const struct dp_peers *p, FILE *out);
 
-/* Stop and close the ports, free what is held. Safe on a struct that never started. */
+/* Stop and close the ports, free what is held, then dp_peers_plan_free(). Safe on a struct that never started. */
 void dp_peers_close(struct dp_peers *p);
+
+/* Free what dp_peers_plan() allocated (the cut); safe to call again. */
+void dp_peers_plan_free(struct dp_peers *p);
 
 #endif /* DP_PEER_H */
