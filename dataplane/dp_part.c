@@ -695,6 +695,15 @@ static void *thread_main(void *arg)
  * threads meet at barriers that count on all of them: unless every thread
  * started, none runs. Returns 0 or -errno.
  */
+/* Every online CPU. EAL pins the main thread to its one lcore (-l0), and
+ * threads inherit that: a partition's thread may run anywhere instead. */
+static void all_cpus(cpu_set_t *all)
+{
+	CPU_ZERO(all);
+	for (long c = 0, n = sysconf(_SC_NPROCESSORS_ONLN); c < n && c < CPU_SETSIZE; c++)
+		CPU_SET((int)c, all);
+}
+
 static int run_threads(struct dp_parts *ps)
 {
 	uint32_t started = 1;
@@ -703,11 +712,7 @@ static int run_threads(struct dp_parts *ps)
 	pthread_attr_t attr;
 	cpu_set_t all;
 
-	/* EAL pins the main thread to its one lcore, and threads inherit that:
-	 * the partitions' threads may run on every CPU instead */
-	CPU_ZERO(&all);
-	for (long c = 0, n = sysconf(_SC_NPROCESSORS_ONLN); c < n && c < CPU_SETSIZE; c++)
-		CPU_SET((int)c, &all);
+	all_cpus(&all);
 	pthread_attr_init(&attr);
 	pthread_attr_setaffinity_np(&attr, sizeof(all), &all);
 	atomic_store(&ps->go, 0);
@@ -755,6 +760,24 @@ int dp_parts_run(struct dp_parts *ps, const struct dp_part_run *run)
 	return 0;
 }
 
+/*
+ * Partition p on the calling (main) thread, free to run on every CPU: the
+ * processes of one fabric each have EAL's main lcore 0, and pinned there
+ * they would share one core (each waiting a time slice for the other's
+ * frames). The thread's own affinity is restored afterwards.
+ */
+static void run_unpinned(struct dp_part *p)
+{
+	cpu_set_t was, all;
+	bool saved = pthread_getaffinity_np(pthread_self(), sizeof(was), &was) == 0;
+
+	all_cpus(&all);
+	pthread_setaffinity_np(pthread_self(), sizeof(all), &all); /* (if refused: pinned, slower) */
+	run_one(p);
+	if (saved)
+		pthread_setaffinity_np(pthread_self(), sizeof(was), &was);
+}
+
 int dp_parts_set_process(struct dp_parts *ps, uint32_t self)
 {
 	if (ps->mode != DP_CLOCK_LIVE || self >= ps->n || ps->n < 2)
@@ -772,7 +795,7 @@ int dp_parts_run_live(struct dp_parts *ps, const struct dp_part_live *run)
 	atomic_store(&ps->live_stop, false);
 	int rc = 0;
 	if (ps->only != UINT32_MAX) /* one process of several: its one partition, here */
-		run_one(&ps->p[ps->only]);
+		run_unpinned(&ps->p[ps->only]);
 	else
 		rc = run_threads(ps);
 	ps->live = NULL;

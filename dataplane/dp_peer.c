@@ -19,7 +19,10 @@
 #include "dp_units.h"
 
 #define LINK_POLL_NS 10000000L /* dp_peers_start: look at the links every 10 ms */
-#define FLUSH_ROUNDS 4         /* bursts a flush sends at most per peer (the loop comes back soon) */
+/* Bursts a flush sends, and a poll takes, at most per peer and turn: a whole
+ * memif ring's worth (1024), since the loop runs its timers' budget between
+ * two turns and the rings must not fill meanwhile; the loop comes back soon. */
+#define PORT_ROUNDS 32
 #define VID_MASK 0x0fffu
 
 /* Peer k's port: found by its device name, started. Returns 0, -EINVAL, -EIO (message in err). */
@@ -160,10 +163,14 @@ uint32_t dp_peers_poll(struct dp_peers *p, uint64_t now_ns)
 		struct rte_mbuf *m[DP_PEER_BURST];
 		if (k == p->self)
 			continue;
-		uint16_t n = rte_eth_rx_burst(p->peer[k].port_id, 0, m, DP_PEER_BURST);
-		for (uint16_t i = 0; i < n; i++)
-			rx_one(p, k, m[i], now_ns);
-		total += n;
+		for (unsigned r = 0; r < PORT_ROUNDS; r++) {
+			uint16_t n = rte_eth_rx_burst(p->peer[k].port_id, 0, m, DP_PEER_BURST);
+			for (uint16_t i = 0; i < n; i++)
+				rx_one(p, k, m[i], now_ns);
+			total += n;
+			if (n < DP_PEER_BURST)
+				break;
+		}
 	}
 	return total;
 }
@@ -174,6 +181,7 @@ static uint32_t send_held(struct dp_peer *pp)
 	uint16_t sent = pp->n_held ? rte_eth_tx_burst(pp->port_id, 0, pp->held + pp->held_off,
 						       (uint16_t)pp->n_held) : 0;
 
+	pp->tx_full += sent < pp->n_held;
 	pp->held_off += sent;
 	pp->n_held -= sent;
 	if (pp->n_held == 0)
@@ -212,7 +220,7 @@ uint32_t dp_peers_flush(struct dp_peers *p)
 		struct dp_peer *pp = &p->peer[k];
 		if (k == p->self || !pp->started)
 			continue;
-		for (unsigned r = 0; r < FLUSH_ROUNDS; r++) {
+		for (unsigned r = 0; r < PORT_ROUNDS; r++) {
 			total += send_held(pp);
 			if (pp->n_held) /* the port is full: the rings fill and hold the senders back */
 				break;
@@ -240,17 +248,17 @@ void dp_peers_print(const struct dp_peers *p, FILE *out)
 {
 	if (p->n == 0)
 		return;
-	fprintf(out, "\n%-8s %-24s %12s %12s %6s %9s %11s %9s %10s\n", "process", "peer port", "rx", "tx",
-		"held", "untagged", "unknown_vid", "segmented", "tag_failed");
+	fprintf(out, "\n%-8s %-24s %12s %12s %6s %10s %9s %11s %9s %10s\n", "process", "peer port", "rx",
+		"tx", "held", "port_full", "untagged", "unknown_vid", "segmented", "tag_failed");
 	for (uint32_t k = 0; k < p->n; k++) {
 		const struct dp_peer *pp = &p->peer[k];
 		char name[TOPO_DEVNAME_MAX];
 		if (k == p->self)
 			continue;
 		topo_devargs_name(pp->devargs, name, sizeof(name));
-		fprintf(out, "%-8u %-24s %12" PRIu64 " %12" PRIu64 " %6u %9" PRIu64 " %11" PRIu64 " %9" PRIu64
-			" %10" PRIu64 "\n", k, name, pp->rx, pp->tx, pp->n_held, pp->untagged, pp->unknown_vid,
-			pp->segmented, pp->tag_failed);
+		fprintf(out, "%-8u %-24s %12" PRIu64 " %12" PRIu64 " %6u %10" PRIu64 " %9" PRIu64 " %11" PRIu64
+			" %9" PRIu64 " %10" PRIu64 "\n", k, name, pp->rx, pp->tx, pp->n_held, pp->tx_full,
+			pp->untagged, pp->unknown_vid, pp->segmented, pp->tag_failed);
 	}
 }
 

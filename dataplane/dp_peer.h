@@ -67,6 +67,7 @@ struct dp_peer {
 	struct rte_mbuf *held[DP_PEER_BURST]; /* tagged, not yet taken by the port */
 	uint32_t held_off, n_held;
 	uint64_t rx, tx;            /* frames */
+	uint64_t tx_full;           /* times the port took fewer frames than offered (back-pressure, no loss) */
 	uint64_t untagged, unknown_vid, segmented, tag_failed; /* drops */
 };
 
@@ -132,7 +133,7 @@ uint32_t dp_peers_flush(struct dp_peers *p);
 /* Frames dropped at the peer ports (all reasons, all peers). */
 uint64_t dp_peers_drops(const struct dp_peers *p);
 
-/* One line per peer port: process, device, rx, tx, held, and each drop counter. Nothing with one process. */
+/* One line per peer port: process, device, rx, tx, held, port full, and each drop counter. Nothing with one process. */
 void dp_peers_print(const struct dp_peers *p, FILE *out);
 
 /* Stop and close the ports, free what is held, then dp_peers_plan_free(). Safe on a struct that never started. */

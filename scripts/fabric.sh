@@ -128,9 +128,12 @@ proc_name() { if [ "$2" -eq 0 ]; then echo "$1"; else echo "$1-p$2"; fi; }
 proc_file() { if [ "$1" -eq 0 ]; then echo "dp.$2"; else echo "dp-$1.$2"; fi; }
 
 # rocelab-dp's --process and --peer options for process K of N: a memif between each two,
-# the lower one the server, socket memif-LOW-HIGH.sock in the state directory; buffers hold
+# the lower one the server, socket memif-LOW-HIGH.sock in the state directory. Buffers hold
 # a whole 9000-MTU frame (net_memif 22.11 splits larger frames into pieces its receiver
-# takes for frames of their own).
+# takes for frames of their own); 4096 of them each way (rsize=12, 84 MB of shared memory):
+# on a loaded machine the processes take turns on the cores, and the sender runs on through
+# the receiver's turn only as far as the ring reaches (scripts/bench-twoproc.sh: 1024 slots
+# carried a third of what 4096 did).
 peer_args() { # STATE_DIR K N
   local sd=$1 k=$2 n=$3 j
   [ "$n" -gt 1 ] || return 0
@@ -139,7 +142,7 @@ peer_args() { # STATE_DIR K N
     [ "$j" -eq "$k" ] && continue
     local lo=$((j < k ? j : k)) hi=$((j < k ? k : j)) role=client
     [ "$k" -eq "$lo" ] && role=server
-    printf '%s\n' --peer "net_memif$j,role=$role,socket=$sd/memif-$lo-$hi.sock,socket-abstract=no,bsize=10240"
+    printf '%s\n' --peer "net_memif$j,role=$role,socket=$sd/memif-$lo-$hi.sock,socket-abstract=no,bsize=10240,rsize=12"
   done
 }
 

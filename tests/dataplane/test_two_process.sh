@@ -86,10 +86,10 @@ check "pings cross again after link_set up" "fx h0 ping -c 3 -i 0.2 -W 2 -q 10.0
 # ---- the tables: peer ports lost nothing, each received what the other sent
 bash "$FAB" down "$name" > "$final" 2>&1
 check "both processes stopped cleanly and printed their tables" "[ \$(grep -c '^rocelab-dp: ran' $final) -eq 2 ]"
-# peer lines: PROCESS DEVICE RX TX HELD UNTAGGED UNKNOWN_VID SEGMENTED TAG_FAILED, process 0's log first
-mapfile -t peers < <(awk '$2 ~ /^net_memif/ && NF == 9' "$final")
-read -r _ _ rx0 tx0 held0 a0 b0 c0 e0 <<< "${peers[0]:-}"
-read -r _ _ rx1 tx1 held1 a1 b1 c1 e1 <<< "${peers[1]:-}"
+# peer lines: PROCESS DEVICE RX TX HELD PORT_FULL UNTAGGED UNKNOWN_VID SEGMENTED TAG_FAILED, process 0's first
+mapfile -t peers < <(awk '$2 ~ /^net_memif/ && NF == 10' "$final")
+read -r _ _ rx0 tx0 held0 _ a0 b0 c0 e0 <<< "${peers[0]:-}"
+read -r _ _ rx1 tx1 held1 _ a1 b1 c1 e1 <<< "${peers[1]:-}"
 check "frames crossed both ways (process 0 sent ${tx0:-?}, received ${rx0:-?})" "[ ${#peers[@]} -eq 2 ] && [ ${tx0:-0} -gt 10000 ] && [ ${rx0:-0} -gt 10000 ]"
 check "every frame sent over the cut arrived (0->1 ${tx0:-?}/${rx1:-?}, 1->0 ${tx1:-?}/${rx0:-?})" "[ \"${tx0:-x}\" = \"${rx1:-y}\" ] && [ \"${tx1:-x}\" = \"${rx0:-y}\" ]"
 check "no peer drops, nothing held at the end" "[ \"${held0:-x}${a0:-x}${b0:-x}${c0:-x}${e0:-x}${held1:-x}${a1:-x}${b1:-x}${c1:-x}${e1:-x}\" = 0000000000 ]"
