@@ -16,7 +16,8 @@
 . "$(dirname "$0")/../common/live.sh"  # netns, DP DATA FAB, ok/nok/check, fx/tel, all_pairs_ping
 name=tp$$
 final=/tmp/rocelab-$name.final
-trap 'bash "$FAB" down "$name" > "$final" 2>&1 || true; rm -f "$final"' EXIT
+srv=
+trap '[ -z "$srv" ] || kill "$srv" 2>/dev/null; bash "$FAB" down "$name" > "$final" 2>&1 || true; rm -f "$final"' EXIT
 
 # COLUMN of link direction LINK in the /rocelab/links table of process K (0 or 1).
 link_col() { # K LINK COLUMN
@@ -53,7 +54,10 @@ check "all $pairs host pairs ping (8 of them across the cut)" "[ $bad -eq 0 ] &&
 check "IPv6 ping across the cut (h0 -> h4, fd00:0:0:1::1)" "fx h0 ping -6 -c 2 -i 0.2 -W 2 -q fd00:0:0:1::1 > /dev/null"
 
 # ---- 2. TCP across the cut, and no loss there
-fx h4 timeout 30 iperf3 -s -D --logfile /dev/null; sleep 0.3
+# the server in the foreground of a timeout, stopped by PID (a -D daemon would outlive the test)
+timeout 120 nsenter -t "$(bash "$FAB" pid "$name" h4)" -n iperf3 -s --logfile /dev/null &
+srv=$!
+sleep 0.3
 mbps=$(fx h0 timeout 30 iperf3 -c 10.0.1.1 -t 3 -J 2>/dev/null | python3 -c '
 import json, sys; print(round(json.load(sys.stdin)["end"]["sum_received"]["bits_per_second"] / 1e6))' 2>/dev/null)
 check "iperf3 TCP h0 -> h4 across the cut (${mbps:-?} Mbit/s)" "[ -n \"$mbps\" ] && [ $mbps -ge 20 ]"
@@ -83,6 +87,8 @@ bash "$FAB" tel-all "$name" "/rocelab/link_set,leaf0-spine1,up" > /dev/null
 sleep 0.2
 check "pings cross again after link_set up" "fx h0 ping -c 3 -i 0.2 -W 2 -q 10.0.1.1 > /dev/null"
 
+kill "$srv" 2>/dev/null; wait "$srv" 2>/dev/null; srv=
+
 # ---- the tables: peer ports lost nothing, each received what the other sent
 bash "$FAB" down "$name" > "$final" 2>&1
 check "both processes stopped cleanly and printed their tables" "[ \$(grep -c '^rocelab-dp: ran' $final) -eq 2 ]"
@@ -100,14 +106,15 @@ if bash "$FAB" up "$name" --topology "$DATA/two-process-nics.yaml" --timeout 120
   p0=$(cat "/tmp/rocelab-$name/dp.pid")
   for _ in $(seq 100); do kill -0 "$p0" 2>/dev/null || break; sleep 0.1; done
   bash "$FAB" down "$name" > "$final" 2>&1
-  # (one size: on the live clock, emulated NICs behind a cut -- threads or processes -- see
-  # ms of delay on a loaded machine, and their RC retransmissions after a timeout have been
-  # seen to end in "retry counter exceeded" with every frame delivered; see the README)
+  # (one size, to keep it short: behind a cut -- threads or processes -- on a loaded machine
+  # the NICs see milliseconds of delay and some RC timeouts; see the README's limits)
   lines=$(grep -cE '^ +65536 +16384 +float +sum +-1 +[0-9.]+ +[0-9.]+ +[0-9.]+ +0$' "$final")
   check "the allreduce over both processes finished, no wrong data ($lines)" "[ $lines -eq 1 ] && ! grep -q 'failed or did not finish' $final"
-  [ "$lines" -eq 1 ] || grep -E 'float|^# |net_memif|failed|stalled' "$final" | sed 's/^/# /'
+  [ "$lines" -eq 1 ] || grep -E -A1 'float|^# |net_memif|failed|stalled' "$final" | sed 's/^/# /'
+  # the ring's two connections between the racks carry 6 chunks of 16 KiB each: 48 frames
+  # of 4 KiB at least through the spines, which only process 1 runs
   spine=$(awk '$1 == "spine0" || $1 == "spine1" { n += $4 } END { print n + 0 }' "$final")
-  check "its frames went through process 1's spines ($spine forwards)" "[ $spine -gt 100 ]"
+  check "its frames went through process 1's spines ($spine forwards)" "[ $spine -ge 48 ]"
 else
   nok "emulated-NIC fabric came up over two processes"
 fi
