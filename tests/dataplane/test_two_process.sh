@@ -44,6 +44,39 @@ bad_input "a cut link beyond 4094 VLAN ids" "would need VLAN id" --clos 2,10,240
 bad_input "--coll given to process 1" "emulated NICs run in process 0" --topology "$DATA/two-process-nics.yaml" --process 1/2 --peer "$peer" --coll op=allreduce
 check "bad input left no socket behind" "[ ! -e /tmp/rocelab-$name-none.sock ]"
 
+# ---- 0b. what a peer port receives, frame by frame: process 0 of null-2x2 (leaf0, spine0,
+# h0-h3 on net_null) with a net_pcap peer reading crafted frames. The link table lists the
+# channels in index order: a channel's VLAN id is its row + 1.
+tmp=$(mktemp -d "/tmp/rocelab-$name-pcap.XXXXXX")
+NULL22=$DATA/../../bench/null-2x2.yaml
+vid_of() { timeout 30 "$DP" --topology "$NULL22" --clock virtual --duration 1us 2>/dev/null |
+  awk -v c="$1" '/^link \(from>to\)/ { f = 1; next } f && NF == 0 { exit } f { i++; if ($1 == c) print i }'; }
+v_in=$(vid_of 'spine1>leaf0') v_out=$(vid_of 'leaf0>spine1') v_host=$(vid_of 'h0>leaf0')
+python3 - "$tmp/in.pcap" "$v_in" "$v_out" "$v_host" <<'PY'
+import struct, sys
+def frame(vid):  # IPv4/UDP to h0 (10.0.0.1), VLAN tag vid (None: untagged)
+    ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 28, 1, 0, 64, 17, 0, bytes([10, 0, 1, 1]), bytes([10, 0, 0, 1]))
+    c = sum(struct.unpack("!10H", ip)); c = (c & 0xffff) + (c >> 16); c = (c & 0xffff) + (c >> 16)
+    ip = ip[:10] + struct.pack("!H", ~c & 0xffff) + ip[12:]
+    tag = b"" if vid is None else struct.pack("!HH", 0x8100, vid)
+    eth = bytes.fromhex("020000000001") + bytes.fromhex("020000000002") + tag + b"\x08\x00"
+    return (eth + ip + struct.pack("!HHHH", 4000, 5000, 8, 0)).ljust(60, b"\0")
+vin, vout, vhost = (int(a) for a in sys.argv[2:5])
+with open(sys.argv[1], "wb") as f:
+    f.write(struct.pack("<IHHiIII", 0xa1b2c3d4, 2, 4, 0, 0, 65535, 1))
+    for v in (None, 4000, vout, vhost, vin):  # untagged, no channel, the other way, not cut, into leaf0
+        d = frame(v)
+        f.write(struct.pack("<IIII", 1, 0, len(d), len(d)) + d)
+PY
+timeout 30 "$DP" --topology "$NULL22" --process 0/2 --duration 1s --name "rl-$name-pcap" \
+  --peer "net_pcap9,rx_pcap=$tmp/in.pcap,tx_pcap=$tmp/out.pcap" > "$tmp/out.txt" 2>&1
+read -r _ _ prx _ _ _ untagged unknown _ _ <<< "$(awk '$2 == "net_pcap9"' "$tmp/out.txt")"
+h0rx=$(awk '$1 == "h0" && NF == 5 { print $4 }' "$tmp/out.txt")
+check "peer rx: VLAN ids $v_in (in), $v_out, $v_host: 1 frame taken, 1 untagged, 3 unknown_vid (${prx:-?} ${untagged:-?} ${unknown:-?})" \
+  "[ \"${prx:-}/${untagged:-}/${unknown:-}\" = 1/1/3 ]"
+check "the frame taken reached h0 through leaf0 (h0 received ${h0rx:-?})" "[ \"${h0rx:-}\" = 1 ]"
+rm -rf "$tmp"
+
 # ---- 1. up: leaf0, spine0 (h0, h1) in process 0; leaf1, spine1 (h4, h5) in process 1
 if ! bash "$FAB" up "$name" --topology "$DATA/two-process.yaml" --timeout 300 --processes 2; then
   nok "fabric came up over two processes"; echo "$pass passed, $fail failed"; exit 1
