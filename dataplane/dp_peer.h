@@ -114,6 +114,14 @@ uint32_t dp_peers_part_of_host(const struct dp_peers *p, uint32_t h);
 int dp_peers_eal_args(const struct dp_peers *p, char **argv, int *argc, int argv_cap);
 
 /*
+ * rte_eal_init() failed with eal_errno and dp_port_eal_failed() found no
+ * host's devargs to blame (rc, its result): when it is ENODEV (EAL has no
+ * driver for a --vdev) and there are --peer devargs, the message names them
+ * and the result is -EINVAL (bad input); otherwise rc and err are kept.
+ */
+int dp_peers_eal_failed(const struct dp_peers *p, int eal_errno, int rc, char *err, size_t errlen);
+
+/*
  * After dp_parts_create() with the same n (the cut channels have rings):
  * find and start each peer port with mbufs from mp, then wait up to
  * wait_s seconds for every port's link (a memif is up once the other

@@ -134,3 +134,23 @@ void dp_peers_plan_free(struct dp_peers *p)
 	p->part_sw = p->part_host = NULL;
 	p->remote_host = NULL;
 }
+
+int dp_peers_eal_failed(const struct dp_peers *p, int eal_errno, int rc, char *err, size_t errlen)
+{
+	size_t off = 0;
+
+	if (rc == -EINVAL || eal_errno != ENODEV || p->n == 0)
+		return rc;
+	for (uint32_t k = 0; k < p->n && off < errlen; k++) {
+		if (k == p->self)
+			continue;
+		int w = snprintf(err + off, errlen - off, "%s --peer '%s'",
+				 off ? " or" : "DPDK has no driver for", p->peer[k].devargs);
+		if (w < 0)
+			break;
+		off += (size_t)w;
+	}
+	if (off < errlen)
+		snprintf(err + off, errlen - off, " (EAL names the device above)");
+	return -EINVAL;
+}

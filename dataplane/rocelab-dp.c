@@ -526,8 +526,11 @@ static int eal_init(struct run *r, char *err, size_t errlen)
 	} else if (dp_eal_add(e, "--no-pci") < 0) {
 		goto too_many;
 	}
-	if (dp_eal_start(e, err, errlen) < 0) /* name the dpdk hosts' devargs if there are any */
-		return dp_port_eal_failed(r->topo, rte_errno, err, errlen);
+	if (dp_eal_start(e, err, errlen) < 0) { /* name the dpdk hosts' or peers' devargs if any */
+		int eno = rte_errno;
+		return dp_peers_eal_failed(&r->o->peers, eno, dp_port_eal_failed(r->topo, eno, err, errlen),
+					   err, errlen);
+	}
 	return 0;
 too_many:
 	snprintf(err, errlen, "EAL arguments: out of memory or too many");

@@ -143,6 +143,31 @@ static void test_vid_overflow(void **state)
 	topo_free(fits);
 }
 
+/* EAL's ENODEV names the --peer devargs (bad input); other failures are left as they were. */
+static void test_eal_failed(void **state)
+{
+	char err[512];
+	struct topo *t = topo_clos(2, 2, 2, err, sizeof(err));
+	struct dp_peers p;
+	const char *peers[] = {"net_bogus0"};
+
+	(void)state;
+	assert_non_null(t);
+	assert_int_equal(plan(&p, t, "1/2", peers, 1, err, sizeof(err)), 0);
+	snprintf(err, sizeof(err), "EAL said so");
+	assert_int_equal(dp_peers_eal_failed(&p, ENODEV, -1, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "no driver for --peer 'net_bogus0'"));
+	snprintf(err, sizeof(err), "EAL said so");
+	assert_int_equal(dp_peers_eal_failed(&p, ENOMEM, -EIO, err, sizeof(err)), -EIO);
+	assert_string_equal(err, "EAL said so");
+	/* a host's devargs already blamed: kept */
+	snprintf(err, sizeof(err), "host h0's devargs");
+	assert_int_equal(dp_peers_eal_failed(&p, ENODEV, -EINVAL, err, sizeof(err)), -EINVAL);
+	assert_string_equal(err, "host h0's devargs");
+	dp_peers_plan_free(&p);
+	topo_free(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -150,6 +175,7 @@ int main(void)
 		cmocka_unit_test(test_options),
 		cmocka_unit_test(test_cut),
 		cmocka_unit_test(test_vid_overflow),
+		cmocka_unit_test(test_eal_failed),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -4,7 +4,7 @@
 # dataplane/dp_peer.h; issue 16 item 3), brought up by scripts/fabric.sh
 # --processes 2 with a net_memif between them. Real Linux hosts in network
 # namespaces, inside a private network namespace of its own:
-#   0. bad input: exit 2 with a clear message (no DPDK started)
+#   0. bad input: exit 2 with a clear message; what a peer port receives (net_pcap)
 #   1. every host pings every other, IPv4 and IPv6, across the cut
 #   2. iperf3 TCP across the cut; nothing dropped on the cut links or at the
 #      peer ports, and every frame one process sent over the cut the other received
@@ -42,6 +42,7 @@ bad_input "--process with --clock virtual" "on the live clock" --topology "$DATA
 # 2,400 host links come first: the cut leaf-spine links' directions would need VLAN ids above 4094
 bad_input "a cut link beyond 4094 VLAN ids" "would need VLAN id" --clos 2,10,240 --process 0/2 --peer "$peer"
 bad_input "--coll given to process 1" "emulated NICs run in process 0" --topology "$DATA/two-process-nics.yaml" --process 1/2 --peer "$peer" --coll op=allreduce
+bad_input "--peer naming no DPDK driver" "DPDK has no driver for --peer 'net_bogus0'" --topology "$DATA/two-process.yaml" --process 0/2 --peer net_bogus0 --name "rl-$name-bogus"
 check "bad input left no socket behind" "[ ! -e /tmp/rocelab-$name-none.sock ]"
 
 # ---- 0b. what a peer port receives, frame by frame: process 0 of null-2x2 (leaf0, spine0,
