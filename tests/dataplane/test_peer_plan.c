@@ -87,17 +87,24 @@ static void test_options(void **state)
 	topo_free(t);
 }
 
-/* The default cut of a 2x2x2 Clos over two processes: each runs one leaf and its hosts. */
-static void test_cut(void **state)
+/* A 2x2x2 Clos planned for process 1 of 2 with one --peer. */
+static struct topo *clos222_process1(struct dp_peers *p, const char *peer)
 {
 	char err[512];
 	struct topo *t = topo_clos(2, 2, 2, err, sizeof(err));
+
+	assert_non_null(t);
+	assert_int_equal(plan(p, t, "1/2", &peer, 1, err, sizeof(err)), 0);
+	return t;
+}
+
+/* The default cut of a 2x2x2 Clos over two processes: each runs one leaf and its hosts. */
+static void test_cut(void **state)
+{
 	struct dp_peers p;
-	const char *peers[] = {"a"};
+	struct topo *t = clos222_process1(&p, "a");
 
 	(void)state;
-	assert_non_null(t);
-	assert_int_equal(plan(&p, t, "1/2", peers, 1, err, sizeof(err)), 0);
 	const bool *remote = dp_peers_remote_hosts(&p);
 	assert_non_null(remote);
 	for (uint32_t h = 0; h < t->n_hosts; h++) {
@@ -147,13 +154,10 @@ static void test_vid_overflow(void **state)
 static void test_eal_failed(void **state)
 {
 	char err[512];
-	struct topo *t = topo_clos(2, 2, 2, err, sizeof(err));
 	struct dp_peers p;
-	const char *peers[] = {"net_bogus0"};
+	struct topo *t = clos222_process1(&p, "net_bogus0");
 
 	(void)state;
-	assert_non_null(t);
-	assert_int_equal(plan(&p, t, "1/2", peers, 1, err, sizeof(err)), 0);
 	snprintf(err, sizeof(err), "EAL said so");
 	assert_int_equal(dp_peers_eal_failed(&p, ENODEV, -1, err, sizeof(err)), -EINVAL);
 	assert_non_null(strstr(err, "no driver for --peer 'net_bogus0'"));
