@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include "dp_capture.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <pcap/pcap.h>
 #include <stdio.h>
@@ -50,30 +51,33 @@ static void write_frame(struct dp_capture *cap, uint64_t at, const void *d, uint
  * running now (the fabric's engine when a global event runs, else c's
  * partition's) and how many records that event made before.
  */
+/* Append r with a copy of its caplen bytes at d. Returns 0 or -ENOMEM. */
+static int push_rec(struct recs *rs, struct rec r, const void *d)
+{
+	if (rs->n == rs->cap) {
+		uint32_t ncap = rs->cap ? 2 * rs->cap : 256;
+		struct rec *a = realloc(rs->r, ncap * sizeof(*a));
+		if (a == NULL)
+			return -ENOMEM;
+		rs->r = a;
+		rs->cap = ncap;
+	}
+	r.data = malloc(r.caplen ? r.caplen : 1);
+	if (r.data == NULL)
+		return -ENOMEM;
+	memcpy(r.data, d, r.caplen);
+	rs->r[rs->n++] = r;
+	return 0;
+}
+
 static void hold(struct dp_capture *cap, struct dp_chan *c, uint64_t at, const void *d,
 		 uint32_t caplen, uint32_t len)
 {
 	struct dp_engine *e = c->fab->eng->dispatching ? c->fab->eng : c->eng;
-	struct recs *rs = &cap->side[cap->side[0].chan == c ? 0 : 1];
+	struct rec r = {.at = at, .key = e->cur_key, .sub = e->cur_sub++, .len = len, .caplen = caplen};
 
-	if (rs->n == rs->cap) {
-		uint32_t ncap = rs->cap ? 2 * rs->cap : 256;
-		struct rec *r = realloc(rs->r, ncap * sizeof(*r));
-		if (r == NULL) {
-			cap->lost++;
-			return;
-		}
-		rs->r = r;
-		rs->cap = ncap;
-	}
-	uint8_t *copy = malloc(caplen ? caplen : 1);
-	if (copy == NULL) {
+	if (push_rec(&cap->side[cap->side[0].chan == c ? 0 : 1], r, d) < 0)
 		cap->lost++;
-		return;
-	}
-	memcpy(copy, d, caplen);
-	rs->r[rs->n++] = (struct rec){.at = at, .key = e->cur_key, .sub = e->cur_sub++,
-				      .len = len, .caplen = caplen, .data = copy};
 }
 
 static bool rec_before(const struct rec *a, const struct rec *b)
@@ -99,6 +103,60 @@ void dp_capture_flush(struct dp_capture *cap)
 		free(r->data);
 	}
 	a->n = b->n = 0;
+}
+
+/* A held record between ranks; caplen bytes follow. */
+struct wire_rec {
+	uint64_t at, key;
+	uint32_t sub, len, caplen, side;
+};
+
+int dp_capture_export(struct dp_capture *cap, struct dp_bytes *x)
+{
+	size_t need = x->len;
+
+	for (int s = 0; s < 2; s++)
+		for (uint32_t i = 0; i < cap->side[s].n; i++)
+			need += sizeof(struct wire_rec) + cap->side[s].r[i].caplen;
+	if (need > x->cap) {
+		uint8_t *b = realloc(x->b, need);
+		if (b == NULL)
+			return -ENOMEM;
+		x->b = b;
+		x->cap = need;
+	}
+	for (uint32_t s = 0; s < 2; s++) {
+		for (uint32_t i = 0; i < cap->side[s].n; i++) {
+			struct rec *r = &cap->side[s].r[i];
+			struct wire_rec w = {r->at, r->key, r->sub, r->len, r->caplen, s};
+			memcpy(x->b + x->len, &w, sizeof(w));
+			memcpy(x->b + x->len + sizeof(w), r->data, r->caplen);
+			x->len += sizeof(w) + r->caplen;
+			free(r->data);
+		}
+		cap->side[s].n = 0;
+	}
+	return 0;
+}
+
+int dp_capture_import(struct dp_capture *cap, const uint8_t *b, size_t len)
+{
+	size_t off = 0;
+
+	while (off < len) {
+		struct wire_rec w;
+		if (len - off < sizeof(w))
+			return -EINVAL;
+		memcpy(&w, b + off, sizeof(w));
+		off += sizeof(w);
+		if (w.side > 1 || w.caplen > len - off || w.caplen > w.len)
+			return -EINVAL;
+		struct rec r = {.at = w.at, .key = w.key, .sub = w.sub, .len = w.len, .caplen = w.caplen};
+		if (push_rec(&cap->side[w.side], r, b + off) < 0)
+			return -ENOMEM;
+		off += w.caplen;
+	}
+	return 0;
 }
 
 void dp_capture_hold(struct dp_capture *cap)

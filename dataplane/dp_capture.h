@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "dp_fabric.h"
+#include "dp_gather.h"
 
 struct dp_capture;
 
@@ -33,5 +34,15 @@ void dp_capture_close(struct dp_capture *cap);
  */
 void dp_capture_hold(struct dp_capture *cap);
 void dp_capture_flush(struct dp_capture *cap);
+
+/*
+ * MPI ranks (dp_part.h): each rank holds the records of the directions it
+ * sends. dp_capture_export() moves them into x (appended, as bytes);
+ * rank 0 adds each other rank's with dp_capture_import(), then flushes.
+ * Return 0, or -ENOMEM (export: the records stay), -EINVAL (a malformed
+ * record: what came before it is kept).
+ */
+int dp_capture_export(struct dp_capture *cap, struct dp_bytes *x);
+int dp_capture_import(struct dp_capture *cap, const uint8_t *b, size_t len);
 
 #endif /* DP_CAPTURE_H */

@@ -639,3 +639,19 @@ void dp_chan_free(struct dp_chan *c)
 	fifo_free(&c->ctrl);
 	wire_free(&c->wire);
 }
+
+bool dp_chan_outbox_pop(struct dp_chan *c, unsigned parity, struct rte_mbuf **m, uint64_t *at)
+{
+	struct dp_wire *o = &c->out[parity];
+
+	if (o->n == 0)
+		return false;
+	*at = o->at[o->head];
+	*m = wire_pop(o);
+	return true;
+}
+
+int dp_chan_outbox_push(struct dp_chan *c, unsigned parity, struct rte_mbuf *m, uint64_t at)
+{
+	return wire_push(&c->out[parity], m, at);
+}

@@ -38,6 +38,14 @@ void dp_chan_free(struct dp_chan *c);
  */
 uint32_t dp_chan_take_cross(struct dp_chan *c, unsigned parity, uint64_t mark_ns, uint32_t *n_mark);
 
+/*
+ * Links cut between processes (dp_gather.h): take the head of c's outbox of
+ * parity (false when it is empty), or put a frame that arrives at at into it
+ * (0, or -ENOMEM: the caller still owns m).
+ */
+bool dp_chan_outbox_pop(struct dp_chan *c, unsigned parity, struct rte_mbuf **m, uint64_t *at);
+int dp_chan_outbox_push(struct dp_chan *c, unsigned parity, struct rte_mbuf *m, uint64_t at);
+
 #define DP_XRING_BURST 64
 
 /*

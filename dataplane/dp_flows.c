@@ -66,31 +66,31 @@ static inline void flows_unlock(struct dp_flows *fl)
 }
 
 static int32_t record(struct dp_flows *fl, const struct rl_pkt *p, uint32_t len, uint32_t sw,
-		      uint16_t port, int first_hop);
+		      uint16_t port, int first_hop, struct dp_flow_when when);
 static void record_slot(struct dp_flows *fl, int32_t slot, uint32_t len, uint32_t sw,
-			uint16_t port, int first_hop);
+			uint16_t port, int first_hop, struct dp_flow_when when);
 
 int32_t dp_flows_record(struct dp_flows *fl, const struct rl_pkt *p, uint32_t len, uint32_t sw,
-			uint16_t port, int first_hop)
+			uint16_t port, int first_hop, struct dp_flow_when when)
 {
 	if (fl->h == NULL)
 		return -1;
 	flows_lock(fl);
-	int32_t slot = record(fl, p, len, sw, port, first_hop);
+	int32_t slot = record(fl, p, len, sw, port, first_hop, when);
 	flows_unlock(fl);
 	return slot;
 }
 
 void dp_flows_record_slot(struct dp_flows *fl, int32_t slot, uint32_t len, uint32_t sw,
-			  uint16_t port, int first_hop)
+			  uint16_t port, int first_hop, struct dp_flow_when when)
 {
 	flows_lock(fl);
-	record_slot(fl, slot, len, sw, port, first_hop);
+	record_slot(fl, slot, len, sw, port, first_hop, when);
 	flows_unlock(fl);
 }
 
 static int32_t record(struct dp_flows *fl, const struct rl_pkt *p, uint32_t len, uint32_t sw,
-		      uint16_t port, int first_hop)
+		      uint16_t port, int first_hop, struct dp_flow_when when)
 {
 	struct dp_flow_key k;
 
@@ -112,12 +112,12 @@ static int32_t record(struct dp_flows *fl, const struct rl_pkt *p, uint32_t len,
 	struct dp_flow *f = &fl->flow[pos];
 	if (f->pkts == 0 && f->n_hops == 0)
 		f->key = k;
-	record_slot(fl, pos, len, sw, port, first_hop);
+	record_slot(fl, pos, len, sw, port, first_hop, when);
 	return pos;
 }
 
 static void record_slot(struct dp_flows *fl, int32_t slot, uint32_t len, uint32_t sw,
-			uint16_t port, int first_hop)
+			uint16_t port, int first_hop, struct dp_flow_when when)
 {
 	struct dp_flow *f = &fl->flow[slot];
 
@@ -136,7 +136,73 @@ static void record_slot(struct dp_flows *fl, int32_t slot, uint32_t len, uint32_
 	}
 	if (f->n_hops < DP_FLOW_MAX_HOPS) {
 		f->hop_switch[f->n_hops] = sw;
-		f->hop_port[f->n_hops++] = port;
+		f->hop_port[f->n_hops] = port;
+		f->hop_at[f->n_hops] = when.at;
+		f->hop_key[f->n_hops++] = when.key;
+	}
+}
+
+int dp_flows_export(const struct dp_flows *fl, struct dp_flow **out, uint32_t *n)
+{
+	uint32_t k = 0;
+
+	*out = NULL;
+	*n = 0;
+	if (fl->h == NULL)
+		return 0;
+	struct dp_flow *a = malloc((size_t)dp_flows_count(fl) * sizeof(*a) + 1);
+	if (a == NULL)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < fl->capacity; i++)
+		if (fl->flow[i].n_hops || fl->flow[i].pkts)
+			a[k++] = fl->flow[i];
+	*out = a;
+	*n = k;
+	return 0;
+}
+
+static bool hop_before(const struct dp_flow *a, uint8_t i, const struct dp_flow *b, uint8_t j)
+{
+	return a->hop_at[i] < b->hop_at[j] || (a->hop_at[i] == b->hop_at[j] && a->hop_key[i] < b->hop_key[j]);
+}
+
+/* f's hops and in's, each list in the order first recorded, merged in that order into f. */
+static void merge_hops(struct dp_flow *f, const struct dp_flow *in)
+{
+	struct dp_flow m = *f;
+	uint8_t i = 0, j = 0, k = 0;
+
+	while (k < DP_FLOW_MAX_HOPS && (i < f->n_hops || j < in->n_hops)) {
+		bool mine = j == in->n_hops || (i < f->n_hops && hop_before(f, i, in, j));
+		const struct dp_flow *src = mine ? f : in;
+		uint8_t s = mine ? i++ : j++;
+		m.hop_switch[k] = src->hop_switch[s];
+		m.hop_port[k] = src->hop_port[s];
+		m.hop_at[k] = src->hop_at[s];
+		m.hop_key[k++] = src->hop_key[s];
+	}
+	m.n_hops = k;
+	*f = m;
+}
+
+void dp_flows_merge(struct dp_flows *fl, const struct dp_flow *in, uint32_t n, uint64_t untracked)
+{
+	fl->untracked += untracked;
+	if (fl->h == NULL)
+		return;
+	for (uint32_t i = 0; i < n; i++) {
+		int pos = rte_hash_add_key(fl->h, &in[i].key);
+		if (pos < 0) {
+			fl->untracked += in[i].pkts;
+			continue;
+		}
+		struct dp_flow *f = &fl->flow[pos];
+		if (f->pkts == 0 && f->n_hops == 0)
+			f->key = in[i].key;
+		f->pkts += in[i].pkts;
+		f->bytes += in[i].bytes;
+		f->path_changes += in[i].path_changes;
+		merge_hops(f, &in[i]);
 	}
 }
 

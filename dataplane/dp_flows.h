@@ -39,6 +39,9 @@ struct dp_flow {
 	uint8_t n_hops;
 	uint32_t hop_switch[DP_FLOW_MAX_HOPS];
 	uint16_t hop_port[DP_FLOW_MAX_HOPS];
+	/* when each hop was first recorded, as the engine's (time, event key):
+	 * the order of hops recorded in several processes (dp_flows_merge) */
+	uint64_t hop_at[DP_FLOW_MAX_HOPS], hop_key[DP_FLOW_MAX_HOPS];
 };
 
 struct dp_flows {
@@ -62,18 +65,23 @@ void dp_flows_free(struct dp_flows *fl);
  */
 void dp_flows_share(struct dp_flows *fl);
 
+/* When a hop is recorded: the engine's time and the key of the event that runs. */
+struct dp_flow_when {
+	uint64_t at, key;
+};
+
 /*
- * Switch sw forwarded packet p (len bytes) out of port; first_hop when it
- * came from a host. Returns the flow's slot, which stays the flow's for the
+ * Switch sw forwarded packet p (len bytes) out of port at when; first_hop
+ * when it came from a host. Returns the flow's slot, which stays the flow's for the
  * table's life (a later hop passes it to dp_flows_record_slot() and saves the
  * lookup), or -1 when the table is off or full (counted in untracked).
  */
 int32_t dp_flows_record(struct dp_flows *fl, const struct rl_pkt *p, uint32_t len, uint32_t sw,
-			uint16_t port, int first_hop);
+			uint16_t port, int first_hop, struct dp_flow_when when);
 
 /* dp_flows_record() for a packet whose slot an earlier hop returned (slot >= 0). */
 void dp_flows_record_slot(struct dp_flows *fl, int32_t slot, uint32_t len, uint32_t sw,
-			  uint16_t port, int first_hop);
+			  uint16_t port, int first_hop, struct dp_flow_when when);
 
 /* Flows tracked now. */
 uint32_t dp_flows_count(const struct dp_flows *fl);
@@ -85,6 +93,20 @@ uint32_t dp_flows_top(const struct dp_flows *fl, const struct dp_flow **out, uin
 void dp_flow_name(const struct dp_flow *f, char *buf, size_t len);
 /* "leaf0:p5 > spine1:p1 > leaf1:p0" */
 void dp_flow_path(const struct dp_flow *f, const struct topo *t, char *buf, size_t len);
+
+/*
+ * The tracked flows as an array of n struct dp_flow (malloc'ed, *out; free
+ * it): what a rank sends for dp_flows_merge(). Returns 0 or -ENOMEM.
+ */
+int dp_flows_export(const struct dp_flows *fl, struct dp_flow **out, uint32_t *n);
+
+/*
+ * Add flows another table recorded (switches of other processes) into fl:
+ * packets, bytes and path changes add up, the hops of both are merged in
+ * the order they were first recorded, as one table recording all of them
+ * would have them. Flows that do not fit are counted in untracked.
+ */
+void dp_flows_merge(struct dp_flows *fl, const struct dp_flow *in, uint32_t n, uint64_t untracked);
 
 /* Print the top n flows with their paths. */
 void dp_flows_print(const struct dp_flows *fl, const struct topo *t, uint32_t n, FILE *out);

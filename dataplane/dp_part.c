@@ -20,6 +20,8 @@
 #include <rte_pause.h>
 
 #include "dp_chan.h"
+#include "dp_gather.h"
+#include "dp_mpi.h"
 #include "topo_part.h"
 
 #define POLL_WINDOWS 4096u  /* windows between two calls of run->between() at most */
@@ -42,6 +44,7 @@ struct dp_part {
 	struct dp_parts *ps;
 	uint32_t idx;
 	uint32_t *in_cross, n_in_cross; /* cut channels delivering here */
+	uint32_t *out_cross, n_out_cross; /* cut channels sending from here */
 	uint32_t *tx, n_tx;             /* channels sending from here */
 	uint32_t *rx, n_rx;             /* channels delivering here */
 	bool idle;                      /* traffic done and its channels empty (ending without a bound) */
@@ -69,6 +72,15 @@ struct dp_parts {
 	enum dp_clock_mode mode;
 	uint32_t n;
 	struct dp_part *p;        /* [n] */
+	/* MPI ranks: this process runs partition me only; frames of cut links
+	 * and the publications go through dp_mpi (NULL: threads of one process) */
+	const struct dp_mpi *mpi;
+	uint32_t me;              /* the partition this process's first thread runs */
+	struct dp_bytes *xsend;   /* [n] ranks: frames for partition i, this window */
+	uint8_t *xrecv;
+	size_t xrecv_cap;
+	unsigned xparity;         /* the outboxes the packed frames came from (the last window's) */
+	uint64_t next_after;      /* ranks: the earliest pending event of any rank when the run stopped */
 	uint32_t *part_sw, *part_host;
 	uint64_t lookahead;
 	/* a run */
@@ -126,7 +138,8 @@ static int place(struct dp_parts *ps, char *err, size_t errlen)
 		c->rx_eng = &to->eng;
 		c->cross = from != to;
 		if (list_add(&from->tx, &from->n_tx, i) < 0 || list_add(&to->rx, &to->n_rx, i) < 0 ||
-		    (c->cross && list_add(&to->in_cross, &to->n_in_cross, i) < 0)) {
+		    (c->cross && (list_add(&to->in_cross, &to->n_in_cross, i) < 0 ||
+				  list_add(&from->out_cross, &from->n_out_cross, i) < 0))) {
 			snprintf(err, errlen, "out of memory");
 			return -ENOMEM;
 		}
@@ -214,6 +227,29 @@ nomem:
 	return -ENOMEM;
 }
 
+int dp_parts_use_mpi(struct dp_parts *ps, const struct dp_mpi *mpi, char *err, size_t errlen)
+{
+	if (mpi->size <= 1)
+		return 0;
+	if (ps->n != (uint32_t)mpi->size) {
+		snprintf(err, errlen, "%u partitions on %d MPI ranks: want one partition per rank", ps->n,
+			 mpi->size);
+		return -EINVAL;
+	}
+	if (ps->mode != DP_CLOCK_VIRTUAL) {
+		snprintf(err, errlen, "MPI ranks run the virtual clock only");
+		return -EINVAL;
+	}
+	ps->xsend = calloc(ps->n, sizeof(*ps->xsend));
+	if (ps->xsend == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	ps->mpi = mpi;
+	ps->me = (uint32_t)mpi->rank;
+	return 0;
+}
+
 void dp_parts_destroy(struct dp_parts *ps)
 {
 	if (ps == NULL)
@@ -223,9 +259,14 @@ void dp_parts_destroy(struct dp_parts *ps)
 		if (p->eng.heap)
 			dp_engine_free(&p->eng);
 		free(p->in_cross);
+		free(p->out_cross);
 		free(p->tx);
 		free(p->rx);
 	}
+	for (uint32_t i = 0; ps->xsend && i < ps->n; i++)
+		dp_bytes_free(&ps->xsend[i]);
+	free(ps->xsend);
+	free(ps->xrecv);
 	free(ps->p);
 	free(ps->part_sw);
 	free(ps->part_host);
@@ -278,6 +319,8 @@ uint64_t dp_parts_crossed_at_end(const struct dp_parts *ps)
 
 uint64_t dp_parts_next_ns(const struct dp_parts *ps)
 {
+	if (ps->mpi) /* (the other ranks' engines here never ran) */
+		return ps->next_after;
 	uint64_t next = dp_engine_next_ns(ps->f->eng);
 
 	for (uint32_t i = 0; ps->n > 1 && i < ps->n; i++) {
@@ -310,6 +353,96 @@ static void barrier(struct dp_parts *ps, unsigned *sense)
 			rte_pause();
 		else
 			sched_yield();
+}
+
+/* Ranks: what a rank tells every other at a meeting: its publication, the frame bytes for each. */
+struct rank_note {
+	struct dp_part_pub pub;
+	uint64_t bytes_to[]; /* [n] */
+};
+
+static void rank_failed(struct dp_parts *ps, const char *what, int rc)
+{
+	fprintf(stderr, "rocelab-dp: rank %u: %s: %s\n", ps->me, what, strerror(-rc));
+	dp_mpi_abort(ps->mpi, 1); /* (the others would wait for this rank forever) */
+	exit(1);
+}
+
+/*
+ * Ranks, after window w: the frames this rank's partition put in the
+ * outboxes of links into other ranks' are packed for them (sent at the
+ * next meeting).
+ */
+static void pack_frames(struct dp_parts *ps, struct dp_part *p, uint64_t w)
+{
+	unsigned parity = (unsigned)(w & 1);
+
+	ps->xparity = parity;
+	for (uint32_t i = 0; i < p->n_out_cross; i++) {
+		struct dp_chan *c = &ps->f->chans[p->out_cross[i]];
+		int rc = dp_gather_pack_outbox(c, parity, &ps->xsend[node_part(ps, c->to)]);
+		if (rc < 0)
+			rank_failed(ps, "frames between ranks", rc);
+	}
+}
+
+/*
+ * Ranks: the meeting is one Allgather of every rank's publication of this
+ * round and how many frame bytes it has for each other rank; when any has
+ * some, one Alltoallv moves them, into this rank's copy of the same
+ * outboxes, for the next window's start.
+ */
+static void rank_meet(struct dp_parts *ps, struct dp_part *p, unsigned slot)
+{
+	size_t note = sizeof(struct rank_note) + ps->n * sizeof(uint64_t), total = 0;
+	uint8_t *buf = malloc(note * (ps->n + 1));
+	size_t *len = calloc(ps->n * 3, sizeof(*len));
+	const void **send = calloc(ps->n, sizeof(*send));
+
+	if (buf == NULL || len == NULL || send == NULL)
+		rank_failed(ps, "meeting", -ENOMEM);
+	struct rank_note *mine = (struct rank_note *)(buf + note * ps->n);
+	mine->pub = p->pub[slot];
+	for (uint32_t i = 0; i < ps->n; i++)
+		mine->bytes_to[i] = ps->xsend[i].len;
+	int rc = dp_mpi_allgather(ps->mpi, mine, buf, note);
+	if (rc < 0)
+		rank_failed(ps, "meeting", rc);
+	size_t *roff = len + ps->n, *rlen = len + 2 * ps->n;
+	for (uint32_t i = 0; i < ps->n; i++) {
+		const struct rank_note *ni = (const struct rank_note *)(buf + note * i);
+		ps->p[i].pub[slot] = ni->pub;
+		for (uint32_t j = 0; j < ps->n; j++)
+			total += ni->bytes_to[j];
+		rlen[i] = ni->bytes_to[ps->me];
+		send[i] = ps->xsend[i].b;
+		len[i] = ps->xsend[i].len;
+	}
+	if (total) { /* (every rank saw the same total: all call it, or none) */
+		rc = dp_mpi_alltoallv(ps->mpi, send, len, &ps->xrecv, &ps->xrecv_cap, roff, rlen);
+		for (uint32_t i = 0; rc >= 0 && i < ps->n; i++)
+			if (rlen[i]) {
+				int n = dp_gather_unpack_frames(ps->f, ps->xparity, ps->xrecv + roff[i], rlen[i],
+								ps->f->mp);
+				rc = n == -ENOBUFS ? 0 : n; /* (a dry pool is counted as drops, as anywhere) */
+			}
+		if (rc < 0)
+			rank_failed(ps, "frames between ranks", rc);
+		for (uint32_t i = 0; i < ps->n; i++)
+			ps->xsend[i].len = 0;
+	}
+	free(buf);
+	free(len);
+	free(send);
+}
+
+/* Every partition has published this round: threads meet at the barrier, ranks exchange. */
+static void meet(struct dp_parts *ps, struct dp_part *p, unsigned *sense, unsigned slot)
+{
+	if (ps->mpi)
+		rank_meet(ps, p, slot);
+	else
+		barrier(ps, sense);
 }
 
 /* ---- one partition's side ---- */
@@ -435,6 +568,8 @@ static void decide(struct dp_parts *ps, unsigned slot, uint64_t w, struct agree 
 	}
 	if (first == UINT64_MAX || (until != UINT64_MAX && first > until)) {
 		st->kind = STEP_STOP; /* nothing left, or nothing left by the bound */
+		if (ps->mpi)
+			ps->next_after = first;
 		st->end_ns = until != UINT64_MAX ? until : RTE_MAX(now, ps->f->eng->now_ns);
 		return;
 	}
@@ -452,6 +587,8 @@ static void decide(struct dp_parts *ps, unsigned slot, uint64_t w, struct agree 
 		} else {
 			st->kind = STEP_STOP;
 			st->end_ns = end;
+			if (ps->mpi)
+				ps->next_after = first;
 		}
 		return;
 	}
@@ -473,7 +610,11 @@ static void decide(struct dp_parts *ps, unsigned slot, uint64_t w, struct agree 
 	}
 }
 
-/* Thread 0, every partition stopped: the earliest global event, or telemetry and progress. */
+/*
+ * Thread 0, every partition stopped: the earliest global event, or telemetry
+ * and progress. Ranks: every rank runs the global event on its copy of the
+ * fabric; rank 0 alone polls, and tells the others whether to stop.
+ */
 static void run_global(struct dp_parts *ps, const struct step *st)
 {
 	struct dp_engine *g = ps->f->eng;
@@ -483,6 +624,10 @@ static void run_global(struct dp_parts *ps, const struct step *st)
 		dp_engine_step_below(g, at, key + 1);
 		return;
 	}
+	if (ps->mpi && ps->run->collect)
+		ps->run->collect(ps->run->ctx);
+	if (ps->mpi && ps->me != 0)
+		goto tell;
 	uint64_t events = g->fired, now = g->now_ns;
 	struct timespec ts;
 
@@ -493,6 +638,9 @@ static void run_global(struct dp_parts *ps, const struct step *st)
 		now = RTE_MAX(now, ps->p[i].eng.now_ns);
 	}
 	if (!ps->run->between(ps->run->ctx, now, events))
+		ps->stop_flag = true;
+tell:
+	if (ps->mpi && dp_mpi_bcast(ps->mpi, &ps->stop_flag, sizeof(ps->stop_flag), 0) < 0)
 		ps->stop_flag = true;
 }
 
@@ -512,24 +660,28 @@ static void run_partition(struct dp_part *p)
 	uint64_t round = 0, w = 0;
 	struct step st;
 
+	bool lead = p->idx == ps->me; /* the thread that writes the run's totals */
+
 	p->idle = ps->stop_when_idle && local_idle(p);
 	p->idle_at = 0;
 	publish(p, 0);
 	for (;;) {
-		barrier(ps, &sense);
+		meet(ps, p, &sense, (unsigned)(round & 1));
 		decide(ps, (unsigned)(round & 1), w, &ag, &st);
 		if (st.kind == STEP_STOP) {
-			if (p->idx == 0)
+			if (lead)
 				ps->end_ns = st.end_ns;
 			return;
 		}
 		if (st.kind == STEP_GLOBAL) {
-			barrier(ps, &sense); /* everyone has read the fabric engine in decide() */
-			if (p->idx == 0)
+			if (ps->mpi == NULL)
+				barrier(ps, &sense); /* everyone has read the fabric engine in decide() */
+			if (p->idx == 0 || ps->mpi)
 				run_global(ps, &st);
-			barrier(ps, &sense);
+			if (ps->mpi == NULL)
+				barrier(ps, &sense);
 			if (ps->stop_flag) {
-				if (p->idx == 0)
+				if (lead)
 					ps->end_ns = RTE_MAX(ps->f->eng->now_ns, p->eng.now_ns);
 				return;
 			}
@@ -537,8 +689,10 @@ static void run_partition(struct dp_part *p)
 				note_idle(p, ps->f->eng->now_ns); /* a topology change may have emptied queues */
 		} else {
 			run_window(p, &st, w);
+			if (ps->mpi)
+				pack_frames(ps, p, w);
 			w++;
-			if (p->idx == 0)
+			if (lead)
 				ps->windows = w;
 		}
 		round++;
@@ -752,6 +906,12 @@ int dp_parts_run(struct dp_parts *ps, const struct dp_part_run *run)
 	ps->stop_flag = false;
 	atomic_store(&ps->bar_count, 0);
 	atomic_store(&ps->bar_sense, 0);
+	if (ps->mpi) { /* one partition per rank, on this thread */
+		run_one(&ps->p[ps->me]);
+		ps->f->eng->now_ns = ps->end_ns;
+		sum_into(ps, ps->f->eng);
+		return 0;
+	}
 	int rc = run_threads(ps);
 	if (rc < 0)
 		return rc;
@@ -784,6 +944,85 @@ int dp_parts_set_process(struct dp_parts *ps, uint32_t self)
 		return -EINVAL;
 	ps->only = self;
 	return 0;
+}
+
+/* Rank 0's flow table gets every rank's flows. Returns 0 or -errno. */
+static int gather_flows(struct dp_parts *ps)
+{
+	const struct dp_mpi *m = ps->mpi;
+	struct dp_flow *mine = NULL;
+	uint32_t n = 0;
+	uint8_t *all = NULL;
+	size_t *off = calloc((size_t)m->size * 2, sizeof(*off));
+	uint64_t untracked = ps->f->flows.untracked;
+
+	int rc = off ? dp_flows_export(&ps->f->flows, &mine, &n) : -ENOMEM;
+	if (rc == 0 && m->rank == 0) /* (rank 0's own stay where they are) */
+		n = 0;
+	if (rc == 0)
+		rc = dp_mpi_gather_bytes(m, mine, (size_t)n * sizeof(*mine), &all, off, off + m->size);
+	if (rc == 0)
+		rc = dp_mpi_reduce_u64(m, &untracked, 1, false);
+	if (rc == 0 && m->rank == 0) {
+		ps->f->flows.untracked = untracked; /* every rank's */
+		for (int r = 1; r < m->size; r++)
+			dp_flows_merge(&ps->f->flows, (const struct dp_flow *)(all + off[r]),
+				       (uint32_t)(off[m->size + r] / sizeof(struct dp_flow)), 0);
+	}
+	free(mine);
+	free(all);
+	free(off);
+	return rc;
+}
+
+int dp_parts_gather(struct dp_parts *ps, uint64_t now, uint64_t *extra_sum, size_t n_extra_sum,
+		    uint64_t *extra_max, size_t n_extra_max)
+{
+	if (ps->mpi == NULL)
+		return 0;
+	const struct dp_mpi *m = ps->mpi;
+	struct dp_fabric *f = ps->f;
+	size_t ns, nm;
+
+	/* every partition's load (dp_parts_load), from its rank */
+	struct dp_part *me = &ps->p[ps->me];
+	struct { double cpu_s; uint64_t fired, crossed, at_end; }
+		load = {me->cpu_s, me->eng.fired, me->crossed, me->at_end},
+		*loads = calloc(ps->n, sizeof(*loads));
+	int rc = loads ? dp_mpi_allgather(m, &load, loads, sizeof(load)) : -ENOMEM;
+	for (uint32_t i = 0; rc == 0 && i < ps->n; i++) {
+		ps->p[i].cpu_s = loads[i].cpu_s;
+		ps->p[i].eng.fired = loads[i].fired; /* (engines of other ranks never ran here) */
+		ps->p[i].crossed = loads[i].crossed;
+		ps->p[i].at_end = loads[i].at_end;
+	}
+	free(loads);
+	if (rc < 0)
+		return rc;
+	dp_gather_counters_len(f, &ns, &nm);
+	size_t ts = ns + n_extra_sum + 2, tm = nm + n_extra_max;
+	uint64_t *sum = calloc(ts + tm + 1, sizeof(*sum)), *max = sum + ts;
+	if (sum == NULL)
+		return -ENOMEM;
+	dp_gather_counters_pack(f, now, sum, max);
+	memcpy(sum + ns, extra_sum, n_extra_sum * sizeof(*sum));
+	memcpy(max + nm, extra_max, n_extra_max * sizeof(*max));
+	/* every rank ran the global events: rank 0 counts them, the others their partition's */
+	const struct dp_engine *own = m->rank == 0 ? f->eng : &ps->p[ps->me].eng;
+	sum[ts - 2] = own->fired;
+	sum[ts - 1] = own->timer_fail;
+	rc = dp_mpi_reduce_u64(m, sum, ts, false);
+	if (rc == 0)
+		rc = dp_mpi_reduce_u64(m, max, tm, true);
+	if (rc == 0 && m->rank == 0) {
+		dp_gather_counters_unpack(f, sum, max);
+		memcpy(extra_sum, sum + ns, n_extra_sum * sizeof(*sum));
+		memcpy(extra_max, max + nm, n_extra_max * sizeof(*max));
+		f->eng->fired = sum[ts - 2];
+		f->eng->timer_fail = sum[ts - 1];
+	}
+	free(sum);
+	return rc == 0 ? gather_flows(ps) : rc;
 }
 
 int dp_parts_run_live(struct dp_parts *ps, const struct dp_part_live *run)

@@ -65,6 +65,9 @@ struct dp_part_run {
 	/* between windows, every partition stopped, about every few thousand
 	 * windows: telemetry, progress. Returns false to stop the run (a signal). */
 	bool (*between)(void *ctx, uint64_t now_ns, uint64_t events);
+	/* MPI ranks: every rank, at each of those points before between() runs on
+	 * rank 0 (a collective point: what rank 0 must have, e.g. held captures) */
+	void (*collect)(void *ctx);
 	void *ctx;
 };
 
@@ -79,6 +82,27 @@ struct dp_part_run {
  */
 int dp_parts_create(struct dp_parts **out, struct dp_fabric *f, uint32_t workers,
 		    enum dp_clock_mode mode, uint64_t (*live_now)(void *), char *err, size_t errlen);
+
+struct dp_mpi;
+
+/*
+ * Run the partitions as MPI ranks (mpirun): this process runs partition
+ * mpi->rank alone; frames of cut links and the windows' publications go
+ * between processes. Call after dp_parts_create() with as many partitions as
+ * ranks. A no-op with one rank. Returns 0, or -EINVAL (partitions and ranks
+ * differ, or the live clock) with a message, -ENOMEM.
+ */
+int dp_parts_use_mpi(struct dp_parts *ps, const struct dp_mpi *mpi, char *err, size_t errlen);
+
+/*
+ * After dp_parts_run() on MPI ranks, every rank calls this: rank 0's fabric
+ * gets the whole run's counters (at now), events, failed timers and flows;
+ * the caller's own counters are reduced too, extra_sum[] summed and
+ * extra_max[] by maximum, into rank 0's arrays. A no-op in one process.
+ * Returns 0 or -errno (then the caller aborts every rank).
+ */
+int dp_parts_gather(struct dp_parts *ps, uint64_t now, uint64_t *extra_sum, size_t n_extra_sum,
+		    uint64_t *extra_max, size_t n_extra_max);
 
 void dp_parts_destroy(struct dp_parts *ps);
 

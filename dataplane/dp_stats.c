@@ -70,9 +70,12 @@ int dp_csv_open(struct dp_csv *c, const struct dp_fabric *f, const char *path,
 		return -EIO;
 	c->interval_ns = interval_ns;
 	c->last_busy = calloc(f->n_chans + 1, sizeof(*c->last_busy));
-	if (c->last_busy == NULL) {
+	c->v = calloc((size_t)f->n_chans * DP_CSV_FIELDS + 1, sizeof(*c->v));
+	if (c->last_busy == NULL || c->v == NULL) {
 		fclose(c->fp);
-		c->fp = NULL;
+		free(c->last_busy);
+		free(c->v);
+		memset(c, 0, sizeof(*c));
 		return -ENOMEM;
 	}
 	fprintf(c->fp, "time_ns,link,from,to,up,util,queue_bytes,paused_mask,tx_pkts,tx_bytes,"
@@ -80,23 +83,43 @@ int dp_csv_open(struct dp_csv *c, const struct dp_fabric *f, const char *path,
 	return 0;
 }
 
-void dp_csv_sample(struct dp_csv *c, const struct dp_fabric *f, uint64_t now_ns)
+/* Per channel: busy_ns, queued bytes, paused priorities, tx packets, tx bytes, PFC sent, drops. */
+void dp_csv_take(const struct dp_fabric *f, uint64_t now_ns, uint64_t *v)
+{
+	for (uint32_t i = 0; i < f->n_chans; i++, v += DP_CSV_FIELDS) {
+		const struct dp_chan *ch = &f->chans[i];
+		v[0] = ch->busy_ns;
+		v[1] = dp_chan_queued_bytes(ch);
+		v[2] = pfc_pause_mask(&ch->pause, now_ns);
+		v[3] = ch->tx_pkts;
+		v[4] = ch->tx_bytes;
+		v[5] = ch->pfc_tx;
+		v[6] = dp_chan_drops(ch);
+	}
+}
+
+void dp_csv_write(struct dp_csv *c, const struct dp_fabric *f, const uint64_t *v, uint64_t now_ns)
 {
 	const struct topo *t = f->topo;
 	uint64_t span = now_ns > c->last_ns ? now_ns - c->last_ns : 1;
 
-	for (uint32_t i = 0; i < f->n_chans; i++) {
+	for (uint32_t i = 0; i < f->n_chans; i++, v += DP_CSV_FIELDS) {
 		const struct dp_chan *ch = &f->chans[i];
-		double util = (double)(ch->busy_ns - c->last_busy[i]) / (double)span;
-		c->last_busy[i] = ch->busy_ns;
+		double util = (double)(v[0] - c->last_busy[i]) / (double)span;
+		c->last_busy[i] = v[0];
 		fprintf(c->fp, "%" PRIu64 ",%s,%s,%s,%d,%.4f,%" PRIu64 ",0x%02x,%" PRIu64 ",%" PRIu64
 			       ",%" PRIu64 ",%" PRIu64 "\n",
 			now_ns, t->links[ch->link].name, topo_node_name(t, ch->from),
-			topo_node_name(t, ch->to), ch->up, util > 1.0 ? 1.0 : util,
-			dp_chan_queued_bytes(ch), pfc_pause_mask(&ch->pause, now_ns), ch->tx_pkts,
-			ch->tx_bytes, ch->pfc_tx, dp_chan_drops(ch));
+			topo_node_name(t, ch->to), ch->up, util > 1.0 ? 1.0 : util, v[1], (unsigned)v[2],
+			v[3], v[4], v[5], v[6]);
 	}
 	c->last_ns = now_ns;
+}
+
+void dp_csv_sample(struct dp_csv *c, const struct dp_fabric *f, uint64_t now_ns)
+{
+	dp_csv_take(f, now_ns, c->v);
+	dp_csv_write(c, f, c->v, now_ns);
 }
 
 void dp_csv_close(struct dp_csv *c)
@@ -104,5 +127,6 @@ void dp_csv_close(struct dp_csv *c)
 	if (c->fp)
 		fclose(c->fp);
 	free(c->last_busy);
+	free(c->v);
 	memset(c, 0, sizeof(*c));
 }

@@ -17,11 +17,13 @@
  */
 void dp_stats_print(const struct dp_fabric *f, uint64_t elapsed_ns, FILE *out);
 
-/* CSV time series: one row per channel per sample. */
+/* CSV time series: one row per channel per sample, of DP_CSV_FIELDS numbers (dp_csv_take). */
+#define DP_CSV_FIELDS 7
 struct dp_csv {
 	FILE *fp;
 	uint64_t interval_ns;
 	uint64_t *last_busy;  /* [n_chans] busy_ns at the previous sample */
+	uint64_t *v;          /* [n_chans * DP_CSV_FIELDS] a sample's numbers (dp_csv_take) */
 	uint64_t last_ns;
 };
 
@@ -33,6 +35,14 @@ int dp_csv_open(struct dp_csv *c, const struct dp_fabric *f, const char *path,
 		uint64_t interval_ns);
 /* Write one row per channel for the interval ending at now_ns. */
 void dp_csv_sample(struct dp_csv *c, const struct dp_fabric *f, uint64_t now_ns);
+
+/*
+ * A sample in two steps, for a fabric whose counters are spread over MPI
+ * ranks (dp_part.h): each rank takes its numbers (DP_CSV_FIELDS per channel,
+ * zero for a channel it does not run), rank 0 writes their sum.
+ */
+void dp_csv_take(const struct dp_fabric *f, uint64_t now_ns, uint64_t *v);
+void dp_csv_write(struct dp_csv *c, const struct dp_fabric *f, const uint64_t *v, uint64_t now_ns);
 void dp_csv_close(struct dp_csv *c);
 
 #endif /* DP_STATS_H */

@@ -141,13 +141,14 @@ static void sw_flow_record(struct dp_switch *s, uint16_t in_port, struct dp_mbuf
 {
 	struct dp_fabric *f = s->out[in_port]->fab;
 	int first_hop = s->out[in_port]->to.kind == TOPO_NODE_HOST;
+	struct dp_flow_when when = {s->eng->now_ns, s->eng->cur_key};
 
 	if (pv->flow_slot)
 		dp_flows_record_slot(&f->flows, (int32_t)pv->flow_slot - 1, v->len, s->idx,
-				     v->out_port, first_hop);
+				     v->out_port, first_hop, when);
 	else if (f->flows.h)
 		pv->flow_slot = (uint32_t)(dp_flows_record(&f->flows, &pv->pkt, v->len, s->idx,
-							   v->out_port, first_hop) + 1);
+							   v->out_port, first_hop, when) + 1);
 }
 
 /*

@@ -4,8 +4,10 @@
  * one DPDK process, with real hosts on DPDK ports and in-process packet
  * sources, on a live or a virtual clock.
  */
+#define _GNU_SOURCE /* sched_getaffinity */
 #include <errno.h>
 #include <getopt.h>
+#include <sched.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
@@ -29,6 +31,7 @@
 #include "dp_engine.h"
 #include "dp_fabric.h"
 #include "dp_gen.h"
+#include "dp_mpi.h"
 #include "dp_nic.h"
 #include "dp_port.h"
 #include "dp_stats.h"
@@ -135,6 +138,8 @@ static void usage(FILE *out)
 		"  --duration TIME     stop after TIME (e.g. 10s, 500ms); virtual default: when idle\n"
 		"  --workers N         virtual clock: cut the fabric into N partitions run on N threads\n"
 		"                      (same output as 1; docs/ARCHITECTURE.md, dataplane/dp_part.h) [1]\n"
+		"                      Under mpirun -np K: K partitions, one per rank, same output\n"
+		"                      (rank 0 prints and writes files; virtual clock, no telemetry)\n"
 		"  --process K/N       live clock: run partition K of the N-way cut (the one --workers N\n"
 		"                      makes) as one of N processes; needs a --peer per other process\n"
 		"  --peer DEVARGS      the DPDK port to another process (e.g. net_memif0,role=server,\n"
@@ -464,6 +469,7 @@ struct run {
 	struct dp_ctl *ctl;
 	struct dp_nics nics;
 	struct dp_parts *parts;          /* --workers */
+	struct dp_mpi mpi;               /* under mpirun: this rank; else rank 0 of 1 */
 	struct dp_te te;
 	uint64_t start_ns;
 	struct dp_eal eal;
@@ -496,7 +502,18 @@ static void on_csv(void *obj, uint64_t arg, uint64_t now)
 	struct run *r = obj;
 
 	(void)arg;
-	dp_csv_sample(&r->csv, r->fab, now);
+	if (r->mpi.size > 1) { /* a global event: every rank is here; rank 0 writes the sum */
+		size_t n = (size_t)r->fab->n_chans * DP_CSV_FIELDS;
+		dp_csv_take(r->fab, now, r->csv.v);
+		if (dp_mpi_reduce_u64(&r->mpi, r->csv.v, n, false) < 0) {
+			fprintf(stderr, "rocelab-dp: rank %d: --csv: gathering a sample failed\n", r->mpi.rank);
+			dp_mpi_abort(&r->mpi, 1);
+		}
+		if (r->mpi.rank == 0)
+			dp_csv_write(&r->csv, r->fab, r->csv.v, now);
+	} else {
+		dp_csv_sample(&r->csv, r->fab, now);
+	}
 	dp_timer_add(&r->eng, now + r->o->csv_interval_ns, on_csv, r, 0);
 }
 
@@ -505,7 +522,9 @@ static int eal_init(struct run *r, char *err, size_t errlen)
 	struct dp_eal *e = &r->eal;
 	char prefix[64], mem[32];
 
-	if (r->o->name)
+	if (r->o->name && r->mpi.size > 1) /* (one runtime directory per rank) */
+		snprintf(prefix, sizeof(prefix), "%s-r%d", r->o->name, r->mpi.rank);
+	else if (r->o->name)
 		snprintf(prefix, sizeof(prefix), "%s", r->o->name);
 	else
 		snprintf(prefix, sizeof(prefix), "rocelab-%d", (int)getpid());
@@ -526,11 +545,15 @@ static int eal_init(struct run *r, char *err, size_t errlen)
 	} else if (dp_eal_add(e, "--no-pci") < 0) {
 		goto too_many;
 	}
+	cpu_set_t cpus; /* the CPUs mpirun gave this rank: EAL's -l0 would put every rank on CPU 0 */
+	bool have_cpus = sched_getaffinity(0, sizeof(cpus), &cpus) == 0;
 	if (dp_eal_start(e, err, errlen) < 0) { /* name the dpdk hosts' or peers' devargs if any */
 		int eno = rte_errno;
 		return dp_peers_eal_failed(&r->o->peers, eno, dp_port_eal_failed(r->topo, eno, err, errlen),
 					   err, errlen);
 	}
+	if (r->mpi.size > 1 && have_cpus)
+		sched_setaffinity(0, sizeof(cpus), &cpus);
 	return 0;
 too_many:
 	snprintf(err, errlen, "EAL arguments: out of memory or too many");
@@ -575,17 +598,95 @@ static bool part_between(void *ctx, uint64_t now, uint64_t events)
 	return !stop_requested;
 }
 
+/*
+ * MPI ranks, every rank at once: the records the ranks' captures hold go to
+ * rank 0, which writes them merged. Returns 0 or -errno.
+ */
+static int gather_captures(struct run *r)
+{
+	struct dp_bytes x = {0};
+	size_t *off = calloc((size_t)r->mpi.size * 2, sizeof(*off));
+	int rc = off ? 0 : -ENOMEM;
+
+	for (unsigned i = 0; rc == 0 && i < r->o->n_capture; i++) {
+		uint8_t *all = NULL;
+		x.len = 0;
+		if (r->mpi.rank != 0) /* (rank 0's own stay where they are) */
+			rc = dp_capture_export(r->cap[i], &x);
+		if (rc == 0)
+			rc = dp_mpi_gather_bytes(&r->mpi, x.b, x.len, &all, off, off + r->mpi.size);
+		for (int k = 1; rc == 0 && r->mpi.rank == 0 && k < r->mpi.size; k++)
+			rc = dp_capture_import(r->cap[i], all + off[k], off[r->mpi.size + k]);
+		free(all);
+	}
+	free(off);
+	dp_bytes_free(&x);
+	return rc;
+}
+
+/* dp_part, every rank at a poll point: held captures to rank 0 (part_between writes them). */
+static void part_collect(void *ctx)
+{
+	struct run *r = ctx;
+
+	if (gather_captures(r) < 0) {
+		fprintf(stderr, "rocelab-dp: rank %d: --capture: gathering records failed\n", r->mpi.rank);
+		dp_mpi_abort(&r->mpi, 1);
+	}
+}
+
+/*
+ * MPI ranks: rank 0 gets the whole run's counters, the fabric's (dp_parts_gather)
+ * and the generators'. Every rank calls it. Returns 0 or -errno.
+ */
+static int gather_ranks(struct run *r)
+{
+	unsigned n = r->o->gen.n;
+	uint64_t *sum = calloc((size_t)n * 4 + 1, sizeof(*sum)), *max = sum + 3 * n;
+
+	if (r->mpi.size <= 1 || sum == NULL) {
+		free(sum);
+		return r->mpi.size <= 1 ? 0 : -ENOMEM;
+	}
+	for (unsigned i = 0; i < n; i++) {
+		sum[3 * i] = r->gens[i].sent;
+		sum[3 * i + 1] = r->gens[i].blocked;
+		sum[3 * i + 2] = r->gens[i].no_mbuf;
+		max[i] = r->gens[i].done_ns;
+	}
+	int rc = gather_captures(r);
+	if (rc == 0)
+		rc = dp_parts_gather(r->parts, r->eng.now_ns, sum, 3 * (size_t)n, max, n);
+	for (unsigned i = 0; rc == 0 && r->mpi.rank == 0 && i < n; i++) {
+		r->gens[i].sent = sum[3 * i];
+		r->gens[i].blocked = sum[3 * i + 1];
+		r->gens[i].no_mbuf = sum[3 * i + 2];
+		r->gens[i].done_ns = max[i];
+	}
+	free(sum);
+	return rc;
+}
+
 /* The virtual clock on --workers threads: the same run as run_virtual's, in windows. */
 static void run_virtual_parts(struct run *r)
 {
 	struct dp_part_run pr = {.until_ns = r->o->duration_ns ? r->o->duration_ns : UINT64_MAX,
-				 .traffic_left = part_traffic_left, .between = part_between, .ctx = r};
+				 .traffic_left = part_traffic_left, .between = part_between,
+				 .collect = r->mpi.size > 1 ? part_collect : NULL, .ctx = r};
 
 	r->last_progress = time(NULL);
 	if (dp_parts_run(r->parts, &pr) < 0) {
 		r->run_rc = 1;
 		return;
 	}
+	if (gather_ranks(r) < 0) {
+		fprintf(stderr, "rocelab-dp: rank %d: gathering the counters failed\n", r->mpi.rank);
+		dp_mpi_abort(&r->mpi, 1);
+		r->run_rc = 1;
+		return;
+	}
+	if (r->mpi.rank != 0)
+		return; /* (rank 0 reports the run) */
 	if (!r->o->quiet)
 		fprintf(stderr, "rocelab-dp: %u partitions, lookahead %" PRIu64 " ns, %" PRIu64
 			" windows, %" PRIu64 " frames crossed partitions (%" PRIu64 " at a window's end)\n",
@@ -747,7 +848,8 @@ static int setup_captures(struct run *r, char *err, size_t errlen)
 			snprintf(err, errlen, "--capture: no link named '%s'", spec);
 			return -EINVAL;
 		}
-		r->cap[i] = dp_capture_open(eq + 1, err, errlen);
+		/* (under mpirun rank 0 writes the file; the others hold records for it) */
+		r->cap[i] = dp_capture_open(r->mpi.rank == 0 ? eq + 1 : "/dev/null", err, errlen);
 		if (r->cap[i] == NULL)
 			return -EIO;
 		if (dp_parts_count(r->parts) > 1)
@@ -950,6 +1052,8 @@ static int setup(struct run *r, char *err, size_t errlen)
 	bool multi = dp_peers_on(&o->peers);
 	prc = dp_parts_create(&r->parts, r->fab, multi ? o->peers.n : o->workers, o->clock, tsc_ns,
 			      err, errlen);
+	if (prc == 0)
+		prc = dp_parts_use_mpi(r->parts, &r->mpi, err, errlen);
 	if (prc < 0)
 		return prc == -EINVAL ? EXIT_BAD_INPUT : 1;
 	if (multi && dp_parts_set_process(r->parts, o->peers.self) < 0)
@@ -967,10 +1071,14 @@ static int setup(struct run *r, char *err, size_t errlen)
 	int rc = setup_captures(r, err, errlen);
 	if (rc < 0)
 		return rc == -EINVAL ? EXIT_BAD_INPUT : 1;
-	if (o->csv && dp_csv_open(&r->csv, r->fab, o->csv, o->csv_interval_ns) < 0) {
+	/* (under mpirun rank 0 writes the file; the others sample with it) */
+	const char *csv_path = r->mpi.rank == 0 ? o->csv : "/dev/null";
+	if (o->csv && dp_csv_open(&r->csv, r->fab, csv_path, o->csv_interval_ns) < 0) {
 		snprintf(err, errlen, "--csv %s: cannot write", o->csv);
 		return 1;
 	}
+	if (r->mpi.size > 1)
+		return 0; /* no telemetry: each rank holds a part of the run's counters */
 	r->ctl = dp_ctl_create(r->fab, &r->nics, err, errlen);
 	return r->ctl ? 0 : 1;
 }
@@ -1170,15 +1278,58 @@ static void teardown(struct run *r)
 	dp_eal_stop(&r->eal); /* also removes the runtime directory */
 }
 
+/*
+ * Under mpirun: what a run of several ranks cannot do yet, and the
+ * partitions (one per rank). Rank 0 alone writes stdout. Returns 0 or
+ * EXIT_BAD_INPUT (every rank says so: they all have the same options).
+ */
+static int mpi_opts(struct run *r)
+{
+	struct opts *o = r->o;
+	char np[32];
+
+	if (r->mpi.size <= 1)
+		return 0;
+	snprintf(np, sizeof(np), "-np %d", r->mpi.size);
+	if (o->clock != DP_CLOCK_VIRTUAL)
+		return bad("under mpirun the virtual clock only (--clock virtual):", np);
+	if (o->workers != 1 && o->workers != (uint32_t)r->mpi.size)
+		return bad("under mpirun the partitions are the ranks: --workers 1 or as many as", np);
+	o->workers = (uint32_t)r->mpi.size;
+	if (r->mpi.rank != 0) {
+		r->quiet_progress = true;
+		if (freopen("/dev/null", "w", stdout) == NULL)
+			return 1;
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct opts o;
 	struct run r;
 	char err[512] = "";
-	int rc = parse_opts(argc, argv, &o);
 
 	memset(&r, 0, sizeof(r));
+	int rc = dp_mpi_start(&r.mpi, &argc, &argv);
+	if (rc < 0) {
+		fprintf(stderr, "rocelab-dp: %s\n", rc == -ENOTSUP ? "started by mpirun, but built "
+			"without MPI (install libopenmpi-dev and rebuild)" : "MPI did not start");
+		return rc == -ENOTSUP ? EXIT_BAD_INPUT : 1;
+	}
+	/* every rank finds the same fault in the options: rank 0 alone says it */
+	int saved_err = r.mpi.rank != 0 ? dup(STDERR_FILENO) : -1;
+	if (saved_err >= 0 && freopen("/dev/null", "w", stderr) == NULL)
+		return 1;
+	rc = parse_opts(argc, argv, &o);
 	r.o = &o;
+	if (rc == 0)
+		rc = mpi_opts(&r);
+	if (saved_err >= 0) {
+		fflush(stderr);
+		dup2(saved_err, STDERR_FILENO);
+		close(saved_err);
+	}
 	if (rc == 0 && o.check)
 		rc = o.topology ? topo_check_file(o.topology, stdout, stderr)
 				: bad("--check needs --topology FILE", NULL);
@@ -1190,6 +1341,7 @@ int main(int argc, char **argv)
 	}
 	if (rc || o.check || o.list_hosts) {
 		free_early(&r);
+		dp_mpi_finish(&r.mpi);
 		return rc;
 	}
 	signal(SIGINT, on_signal);
@@ -1199,10 +1351,15 @@ int main(int argc, char **argv)
 		rc = start_traffic(&r, err, sizeof(err));
 	if (rc == 0) {
 		run(&r);
-		rc = report(&r);
+		rc = r.mpi.rank == 0 ? report(&r) : r.run_rc;
+	} else if (rc == EXIT_BAD_INPUT) { /* (every rank finds it: rank 0 says it) */
+		if (r.mpi.rank == 0)
+			fprintf(stderr, "rocelab-dp: %s\n", err);
 	} else {
 		fprintf(stderr, "rocelab-dp: %s\n", err);
+		dp_mpi_abort(&r.mpi, rc); /* (the other ranks would wait for this one) */
 	}
 	teardown(&r);
+	dp_mpi_finish(&r.mpi);
 	return rc;
 }

@@ -20,29 +20,39 @@
 #         leaves. (Partition 0 holds every NIC and the collective: see
 #         dataplane/dp_part.h; the switches run in the others.)
 #
-# usage: scripts/bench-parts.sh [--build DIR] [--workers "2 4"] [--only ns3|ring|live]
+# --mpi also runs ns3 and ring as mpirun -np N (the partitions as MPI ranks,
+# Open MPI's shared memory between them) and compares it with --workers N.
+#
+# usage: scripts/bench-parts.sh [--build DIR] [--workers "2 4"] [--only ns3|ring|live] [--mpi]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-BUILD=build WORKERS="2" ONLY=""
+BUILD=build WORKERS="2" ONLY="" MPI=0
 while [ $# -gt 0 ]; do
   case $1 in
     --build) BUILD=$2; shift 2 ;;
     --workers) WORKERS=$2; shift 2 ;;
     --only) ONLY=$2; shift 2 ;;
+    --mpi) MPI=1; shift ;;
     -h|--help) sed -n '2,/^set -e/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) echo "bench-parts.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
 DP=$BUILD/dataplane/rocelab-dp TOPO=$BUILD/topology/rocelab-topo
 [ -x "$DP" ] && [ -x "$TOPO" ] || { echo "bench-parts.sh: build first (meson setup $BUILD && ninja -C $BUILD)" >&2; exit 2; }
+[ "$MPI" = 0 ] || command -v mpirun > /dev/null || { echo "bench-parts.sh: --mpi: mpirun not found (apt install openmpi-bin)" >&2; exit 2; }
 TMP=$(mktemp -d /tmp/rl-bench-parts.XXXXXX)
 trap 'rm -rf "$TMP"' EXIT
 
-# run NAME WORKERS ARGS...: $TMP/NAME.wW.{out,err,cpu}
+# run NAME WORKERS ARGS...: $TMP/NAME.wW.{out,err,cpu}; with $LAUNCH=mpi, as
+# WORKERS MPI ranks instead of threads: $TMP/NAME.mW.*
 run() {
-  local name=$1 w=$2; shift 2
-  /usr/bin/time -f "%U %S %M" -o "$TMP/$name.w$w.cpu" timeout 3600 "$DP" --clock virtual \
-    --name "rl-bparts-$$-$name-$w" --workers "$w" "$@" > "$TMP/$name.w$w.out" 2> "$TMP/$name.w$w.err"
+  local name=$1 w=$2 tag=w$2 pre=() opt=(--workers "$2"); shift 2
+  if [ "${LAUNCH:-}" = mpi ]; then
+    tag=m$w opt=()
+    pre=(mpirun --oversubscribe --mca btl self,vader -np "$w"); [ "$(id -u)" != 0 ] || pre+=(--allow-run-as-root)
+  fi
+  /usr/bin/time -f "%U %S %M" -o "$TMP/$name.$tag.cpu" timeout 3600 "${pre[@]}" "$DP" --clock virtual \
+    --name "rl-bparts-$$-$name-$tag" "${opt[@]}" "$@" > "$TMP/$name.$tag.out" 2> "$TMP/$name.$tag.err"
 }
 loop_wall() { sed -n 's/^rocelab-dp: ran .* in \([0-9.]*\) s of wall time.*/\1/p' "$1"; }
 events() { sed -n 's/^rocelab-dp: ran .* s of wall time, \([0-9]*\) events.*/\1/p' "$1"; }
@@ -64,6 +74,13 @@ bench() { # NAME TITLE ARGS...
       "$(echo "$u + $s" | bc)" "$(echo "$w1 / $wn" | bc -l)" \
       "$(same "$TMP/$name.w1.out" "$TMP/$name.w$w.out" && echo identical || echo DIFFERENT)"
     grep -h 'partitions, lookahead' "$TMP/$name.w$w.err" | tr '\r' '\n' | tail -1 | sed 's/^rocelab-dp: /    /'
+    [ "$MPI" = 1 ] || continue
+    LAUNCH=mpi run "$name" "$w" "$@" || { echo "  mpirun -np $w FAILED: $(tail -1 "$TMP/$name.m$w.err")"; continue; }
+    local wm; wm=$(loop_wall "$TMP/$name.m$w.out")
+    read -r u s m < "$TMP/$name.m$w.cpu"
+    printf '  mpirun -np %s: %7.2f s wall (run loop), %7.2f s CPU, speed-up %.2fx, %.2fx of --workers %s, output %s\n' \
+      "$w" "$wm" "$(echo "$u + $s" | bc)" "$(echo "$w1 / $wm" | bc -l)" "$(echo "$wn / $wm" | bc -l)" "$w" \
+      "$(same "$TMP/$name.w1.out" "$TMP/$name.m$w.out" && echo identical || echo DIFFERENT)"
   done
 }
 

@@ -38,6 +38,7 @@ import os
 import random
 import re
 import statistics
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -267,10 +268,19 @@ TOTALS = re.compile(r"^# totals: (.*)$")
 LINE = re.compile(r"^\s*(\d+)\s+(\d+)\s+\S+\s+\S+\s+-?\d+\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+(\S+)")
 
 
-def run_one(dp, topo, coll, name, seed, extra, picture=None):
+def mpi_launcher(ranks):
+    """mpirun with `ranks` ranks on this machine (more ranks than cores allowed), or nothing."""
+    if ranks <= 1:
+        return []
+    return (["mpirun", "--oversubscribe"] + (["--allow-run-as-root"] if os.geteuid() == 0 else [])
+            + ["--mca", "btl", "self,vader", "-np", str(ranks)])
+
+
+def run_one(dp, topo, coll, name, seed, extra, picture=None, launch=()):
     """picture: a path prefix; the run then also writes PREFIX.csv (the link time
-    series) and PREFIX.txt (its end-of-run tables) for rocelab-viz."""
-    cmd = [dp, "--topology", topo, "--clock", "virtual", "--flows", "0",
+    series) and PREFIX.txt (its end-of-run tables) for rocelab-viz. launch: a
+    launcher before rocelab-dp (mpirun ...)."""
+    cmd = list(launch) + [dp, "--topology", topo, "--clock", "virtual", "--flows", "0",
            "--name", name, "--coll", coll, "--seed", str(seed)] + list(extra or [])
     cmd += ["--csv", picture + ".csv", "--csv-interval", PICTURE_INTERVAL] if picture else ["--quiet"]
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=1800)
@@ -420,6 +430,8 @@ def main():
                     help="skip pictures/ (the fabric of each variant, rocelab-viz)")
     ap.add_argument("--workers", type=int, default=1,
                     help="rocelab-dp --workers: partitions on threads (same results as 1)")
+    ap.add_argument("--mpi", type=int, default=1, metavar="K",
+                    help="run rocelab-dp as K MPI ranks (mpirun -np K; same results as 1)")
     ap.add_argument("--dp", default=os.environ.get("ROCELAB_DP", os.path.join(ROOT, "build/dataplane/rocelab-dp")))
     ap.add_argument("--topo-tool", default=os.environ.get(
         "ROCELAB_TOPO", os.path.join(ROOT, "build/topology/rocelab-topo")),
@@ -427,6 +439,10 @@ def main():
     a = ap.parse_args()
 
     exp = load(a.experiment)
+    if a.mpi > 1 and a.workers > 1:
+        die("--mpi and --workers: one or the other (under mpirun the partitions are the ranks)")
+    if a.mpi > 1 and shutil.which("mpirun") is None:
+        die("--mpi: mpirun not found (apt install openmpi-bin)")
     if not os.access(a.dp, os.X_OK):
         die(f"rocelab-dp not found at {a.dp} (build it: meson setup build && ninja -C build)")
     out = a.out or os.path.join(ROOT, "results", exp["name"])
@@ -462,7 +478,8 @@ def main():
             t_run = time.time()
             workers_args = ["--workers", str(a.workers)] if a.workers > 1 else []
             rows, totals, stalled = run_one(a.dp, topo, coll, f"rl-exp-{os.getpid()}-{i}", seed,
-                                            dp_args_for(exp, v) + workers_args, pic)
+                                            dp_args_for(exp, v) + workers_args, pic,
+                                            mpi_launcher(a.mpi))
             totals["wall_s"] = round(time.time() - t_run, 1)
             if stalled:
                 stalls.append(f"{v['label']} / {pl} / seed {seed}: {stalled} "

@@ -11,6 +11,7 @@ PKGS=(
   libcmocka-dev libpcap-dev libfyaml-dev
   libisal-dev  # hashing/: CRC-32 (ICRC, CRC32 hash) through ISA-L
   dpdk dpdk-dev libdpdk-dev
+  libopenmpi-dev openmpi-bin  # rocelab-dp under mpirun (partitions as MPI ranks)
   # tools the tests and scripts drive
   tshark iproute2 iputils-ping iperf3 ethtool procps
   python3 python3-yaml python3-matplotlib

@@ -11,14 +11,13 @@
 # usage: test_partitions.sh ROCELAB_DP ROCELAB_TOPO DATA_DIR TOPOLOGIES_DIR EXPERIMENTS_DIR
 DP=$1 TOPO=$2 DATA=$3 TOPOS=$4 EXPS=$5
 . "$(dirname "$0")/../common/tap.sh"   # $tmp, ok/nok/check, tap_done
+. "$(dirname "$0")/part_cases.sh"      # the cases (gens, fo, inc, nics64) and what reads the output
 
 n=0
 dp() { # rocelab-dp on the virtual clock with a unique DPDK name and a timeout
   n=$((n + 1))
   timeout 600 "$DP" --clock virtual --name "rl-pt$$-$n" "$@"
 }
-# Wall time differs between runs; everything else must not.
-strip_wall() { sed 's/ in [0-9.]* s of wall time//; s/ ([0-9.]* M per wall second)//' "$1"; }
 # same_as_one NAME ARGS...: run with --workers 1, 2 and 4 (4 oversubscribes a
 # 2-core machine: still identical; $WORKERS overrides the list); @W@ in an
 # argument becomes the count.
@@ -36,13 +35,8 @@ same_as_one() {
       "[ \$(cat $tmp/$name.w1.rc) = 0 ] && [ \$(cat $tmp/$name.w$w.rc) = 0 ] && grep -q '^rocelab-dp: ran' $tmp/$name.w1.cmp && cmp -s $tmp/$name.w1.cmp $tmp/$name.w$w.cmp"
   done
 }
-# frames that crossed partitions, and how many of them at a window's end (from stderr)
-crossed() { sed -n 's/.* \([0-9]*\) frames crossed partitions.*/\1/p' "$1" | tail -1; }
-at_end() { sed -n 's/.*(\([0-9]*\) at a window.s end).*/\1/p' "$1" | tail -1; }
 
 # 1. Generators on the default topology; the link time series too.
-gens=(--gen 'h1>h3:flows=16,rate=40G,count=3000' --gen 'h2>h4:proto=roce,flows=8,rate=40G,count=3000'
-      --gen 'h3>h1:size=200,rate=10G,count=3000' --gen 'h4>h2:proto=roce,rate=20G,count=2000')
 same_as_one default --topology "$TOPOS/default.yaml" "${gens[@]}" --csv "$tmp/default.w@W@.csv" --csv-interval 20us \
   --capture "leaf0-spine1=$tmp/default.w@W@.pcap" --capture "h2-leaf0=$tmp/default-h2.w@W@.pcap"
 check "default: the CSV time series are identical for 1, 2 and 4 workers" \
@@ -62,15 +56,11 @@ check "rocelab-topo --partitions 3 on a file cut into 2: exit 2, says which part
 
 # 2. A link between partitions goes down at 1 ms and comes back at 2 ms, with
 #    traffic on it; the same without a bound (the run ends when drained).
-fo=(--topology "$DATA/part-failover.yaml" --gen 'h0>h2:flows=16,rate=40G,count=15000'
-    --gen 'h1>h3:proto=roce,flows=8,rate=40G,count=15000')
 same_as_one failover "${fo[@]}"
-lk() { awk -v l="$2" -v c="$3" '$1 == l { print $c; exit }' "$1"; } # FILE FROM>TO COLUMN
 check "failover: the cut link came back up after dropping what it held when it went down" \
   "[ \"\$(lk $tmp/failover.w2.txt 'leaf0>spine1' 2)\" = up ] && [ \"\$(lk $tmp/failover.w2.txt 'leaf0>spine1' 7)\" -gt 0 ]"
 same_as_one failover_bounded "${fo[@]}" --duration 1900us
-check "failover (at 1.9 ms): the cut link is down and traffic moved to spine0" \
-  "[ \"\$(lk $tmp/failover_bounded.w2.txt 'leaf0>spine1' 2)\" = DOWN ] && [ \"\$(lk $tmp/failover_bounded.w2.txt 'leaf0>spine0' 3)\" -gt \$((\$(lk $tmp/failover_bounded.w2.txt 'leaf0>spine1' 3) * 3 / 2)) ]"
+check_failover_moved "$tmp/failover_bounded.w2.txt" "2 workers"
 
 # 2b. The cut the topology file gives (switch key partition).
 WORKERS="1 2" same_as_one file_cut --topology "$DATA/part-file.yaml" --gen 'h0>h2:flows=8,rate=40G,count=3000' \
@@ -80,9 +70,7 @@ check "file cut: leaf0 and leaf1 in different partitions: frames crossed, lookah
 
 # 3. PFC across the cut: a 2:1 incast whose senders (leaf0) are in partition 0
 #    and whose bottleneck (leaf1 -> h2) is in partition 1 stays lossless.
-inc=(--topology "$DATA/part-incast.yaml" --gen 'h0>h2:dscp=26,rate=10G,count=20000'
-     --gen 'h1>h2:dscp=26,rate=10G,count=20000' --capture "leaf1-spine0=$tmp/incast.w@W@.pcap")
-WORKERS="1 2 3" same_as_one incast "${inc[@]}"
+WORKERS="1 2 3" same_as_one incast "${inc[@]}" --capture "leaf1-spine0=$tmp/incast.w@W@.pcap"
 check "incast: the pcap of the cut link (data one way, PFC the other) is identical for 1, 2 and 3 workers" \
   "cmp -s $tmp/incast.w1.pcap $tmp/incast.w2.pcap && cmp -s $tmp/incast.w1.pcap $tmp/incast.w3.pcap"
 rx=$(awk '$1 == "h2" && NF == 5 { print $4; exit }' "$tmp/incast.w2.txt")
@@ -93,20 +81,10 @@ check "incast: leaf1 sent PFC frames across the cut and spine0's port to it was 
   "[ \"\$(lk $tmp/incast.w2.txt 'leaf1>spine0' 6)\" -gt 0 ] && awk '\$1 == \"spine0>leaf1\" && \$9 > 0 { f = 1 } END { exit !f }' $tmp/incast.w2.txt"
 
 # 4. 64 emulated NICs on a generated 2-tier Clos: an AllReduce and an AllToAll.
-"$TOPO" --generate spines=4,leaves=8,hosts=8,attach=emulated -o "$tmp/clos64.yaml" > /dev/null
-same_as_one allreduce64 --topology "$tmp/clos64.yaml" --coll 'op=allreduce,sizes=1M,data=on,qps=4,mode=split'
-same_as_one alltoall64 --topology "$tmp/clos64.yaml" --coll 'op=alltoall,sizes=256K,data=on,qps=2'
-check "allreduce64: the collective ran and its data is right" \
-  "grep -Eq '^ +1048576 .* 0\$' $tmp/allreduce64.w2.txt"
+nics64 w2
 
 # 5. The E1 experiment (smoke: first seed, two sizes): identical result tables.
-for w in 1 2; do
-  timeout 900 /usr/bin/python3 "$(dirname "$0")/../../scripts/experiment.py" "$EXPS/e1-eecmp-qp-scaling.yaml" \
-    --smoke --no-pictures --workers $w --dp "$DP" --out "$tmp/e1-w$w" > "$tmp/e1-w$w.log" 2>&1
-  echo $? > "$tmp/e1-w$w.rc"
-done
-check "E1 (smoke): --workers 2 gives the same results and totals as 1" \
-  "[ \$(cat $tmp/e1-w1.rc) = 0 ] && [ \$(cat $tmp/e1-w2.rc) = 0 ] && cmp -s $tmp/e1-w1/totals.csv $tmp/e1-w2/totals.csv && cmp -s $tmp/e1-w1/results.csv $tmp/e1-w2/results.csv && [ \$(wc -l < $tmp/e1-w1/results.csv) -gt 5 ]"
+e1_same --workers w "--workers 2"
 
 # 6. Bad input: exit 2 and a message that says what is wrong.
 bad() { # NAME EXPECTED-TEXT ARGS...

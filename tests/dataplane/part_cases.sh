@@ -1,0 +1,51 @@
+# SPDX-License-Identifier: BSD-3-Clause
+# The cases both partition tests run (test_partitions.sh on threads,
+# test_partitions_mpi.sh on MPI ranks), and what they read from the output.
+# Source it after tests/common/tap.sh; it needs $TOPOS, $DATA, $TOPO, $tmp.
+
+# Wall time differs between runs; everything else must not.
+strip_wall() { sed 's/ in [0-9.]* s of wall time//; s/ ([0-9.]* M per wall second)//' "$1"; }
+# frames that crossed partitions, and how many of them at a window's end (from stderr)
+crossed() { sed -n 's/.* \([0-9]*\) frames crossed partitions.*/\1/p' "$1" | tail -1; }
+at_end() { sed -n 's/.*(\([0-9]*\) at a window.s end).*/\1/p' "$1" | tail -1; }
+lk() { awk -v l="$2" -v c="$3" '$1 == l { print $c; exit }' "$1"; } # FILE FROM>TO COLUMN
+
+# Generators on the default topology.
+gens=(--gen 'h1>h3:flows=16,rate=40G,count=3000' --gen 'h2>h4:proto=roce,flows=8,rate=40G,count=3000'
+      --gen 'h3>h1:size=200,rate=10G,count=3000' --gen 'h4>h2:proto=roce,rate=20G,count=2000')
+# A link between partitions goes down at 1 ms and comes back at 2 ms, with traffic on it.
+fo=(--topology "$DATA/part-failover.yaml" --gen 'h0>h2:flows=16,rate=40G,count=15000'
+    --gen 'h1>h3:proto=roce,flows=8,rate=40G,count=15000')
+# A 2:1 incast whose senders (leaf0) and bottleneck (leaf1 -> h2) are in different partitions.
+inc=(--topology "$DATA/part-incast.yaml" --gen 'h0>h2:dscp=26,rate=10G,count=20000'
+     --gen 'h1>h2:dscp=26,rate=10G,count=20000')
+
+# check_failover_moved TXT WHO: at 1.9 ms the cut link is down and traffic moved to spine0.
+check_failover_moved() {
+  check "failover (at 1.9 ms, $2): the cut link is down and traffic moved to spine0" \
+    "[ \"\$(lk $1 'leaf0>spine1' 2)\" = DOWN ] && [ \"\$(lk $1 'leaf0>spine0' 3)\" -gt \$((\$(lk $1 'leaf0>spine1' 3) * 3 / 2)) ]"
+}
+
+# nics64 WHO: 64 emulated NICs on a generated 2-tier Clos, an AllReduce and an
+# AllToAll through same_as_one (the caller's); the AllReduce's data is checked
+# in the output of WHO (a suffix: w2, m2).
+nics64() {
+  "$TOPO" --generate spines=4,leaves=8,hosts=8,attach=emulated -o "$tmp/clos64.yaml" > /dev/null
+  same_as_one allreduce64 --topology "$tmp/clos64.yaml" --coll 'op=allreduce,sizes=1M,data=on,qps=4,mode=split'
+  same_as_one alltoall64 --topology "$tmp/clos64.yaml" --coll 'op=alltoall,sizes=256K,data=on,qps=2'
+  check "allreduce64 ($1): the collective ran and its data is right" \
+    "grep -Eq '^ +1048576 .* 0\$' $tmp/allreduce64.$1.txt"
+}
+
+# e1_same FLAG TAG WHAT: the E1 experiment (smoke: first seed, two sizes) with
+# FLAG 1 and FLAG 2 (--workers, --mpi) gives the same results and totals.
+e1_same() {
+  local flag=$1 tag=$2 k
+  for k in 1 2; do
+    timeout 900 /usr/bin/python3 "$(dirname "$0")/../../scripts/experiment.py" "$EXPS/e1-eecmp-qp-scaling.yaml" \
+      --smoke --no-pictures "$flag" $k --dp "$DP" --out "$tmp/e1-$tag$k" > "$tmp/e1-$tag$k.log" 2>&1
+    echo $? > "$tmp/e1-$tag$k.rc"
+  done
+  check "E1 (smoke): $3 gives the same results and totals as one" \
+    "[ \$(cat $tmp/e1-${tag}1.rc) = 0 ] && [ \$(cat $tmp/e1-${tag}2.rc) = 0 ] && cmp -s $tmp/e1-${tag}1/totals.csv $tmp/e1-${tag}2/totals.csv && cmp -s $tmp/e1-${tag}1/results.csv $tmp/e1-${tag}2/results.csv && [ \$(wc -l < $tmp/e1-${tag}1/results.csv) -gt 5 ]"
+}

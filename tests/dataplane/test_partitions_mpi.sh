@@ -1,0 +1,98 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+# rocelab-dp under mpirun (issue 14 item 4): the partitions as MPI ranks give
+# the same output as one process, byte for byte (rank 0 prints it):
+# generators on the default topology (tables, flow paths), a link between
+# ranks that goes down, PFC between ranks (a lossless 2:1 incast), 64
+# emulated NICs running an AllReduce and an AllToAll, the E1 experiment; with
+# 2 ranks and 3 (oversubscribed on 2 cores). Frames do cross between ranks.
+# The CSV and pcaps too. Bad input gives exit 2 with one message. Runs in a network namespace of its
+# own (mpirun's launcher talks over its loopback). No runtime directory stays.
+#
+# usage: test_partitions_mpi.sh ROCELAB_DP ROCELAB_TOPO DATA_DIR TOPOLOGIES_DIR EXPERIMENTS_DIR MPIRUN  (root)
+set -u
+if [ "${ROCELAB_IN_NETNS:-}" != 1 ]; then
+  [ "$(id -u)" -eq 0 ] || { echo "test_partitions_mpi.sh: needs root"; echo "0 passed, 1 failed"; exit 1; }
+  ROCELAB_IN_NETNS=1 exec timeout 1500 unshare --net -- bash "$0" "$@"
+fi
+ip link set lo up
+DP=$(realpath "$1") TOPO=$2 DATA=$3 TOPOS=$4 EXPS=$5 MPIRUN=$6
+. "$(dirname "$0")/../common/tap.sh"   # $tmp, ok/nok/check, tap_done
+. "$(dirname "$0")/part_cases.sh"      # the cases (gens, fo, inc, nics64) and what reads the output
+
+n=0
+name() { n=$((n + 1)); echo "rl-pm$$-$n"; }
+# mpirun NP ARGS...: rocelab-dp as NP ranks (shared memory between them; as root here).
+# Under AddressSanitizer, leak checks stay on for the single-process runs but not
+# under mpirun: Open MPI's components are unloaded at MPI_Finalize with their
+# allocations (kilobytes, in modules LeakSanitizer can no longer name).
+mpi() {
+  local np=$1; shift
+  ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" timeout 600 "$MPIRUN" --oversubscribe --allow-run-as-root --mca btl self,vader -np "$np" \
+    "$DP" --clock virtual --name "$(name)" "$@"
+}
+one() { timeout 600 "$DP" --clock virtual --name "$(name)" "$@"; }
+# same_as_one NAME ARGS...: one process, then mpirun -np 2 (or each of ${NPS}),
+# compared; @R@ in an argument becomes 1, or mN for N ranks (file names).
+same_as_one() {
+  local name=$1 np a args; shift
+  args=(); for a in "$@"; do args+=("${a//@R@/1}"); done
+  one "${args[@]}" > "$tmp/$name.1.txt" 2> "$tmp/$name.1.err"; echo $? > "$tmp/$name.1.rc"
+  strip_wall "$tmp/$name.1.txt" > "$tmp/$name.1.cmp"
+  for np in ${NPS:-2}; do
+    args=(); for a in "$@"; do args+=("${a//@R@/m$np}"); done
+    mpi "$np" "${args[@]}" > "$tmp/$name.m$np.txt" 2> "$tmp/$name.m$np.err"; echo $? > "$tmp/$name.m$np.rc"
+    strip_wall "$tmp/$name.m$np.txt" > "$tmp/$name.m$np.cmp"
+    check "$name: mpirun -np $np exits 0 and prints what one process prints" \
+      "[ \$(cat $tmp/$name.1.rc) = 0 ] && [ \$(cat $tmp/$name.m$np.rc) = 0 ] && grep -q '^rocelab-dp: ran' $tmp/$name.1.cmp && cmp -s $tmp/$name.1.cmp $tmp/$name.m$np.cmp"
+  done
+}
+
+# 1. Generators on the default topology: link, switch, host and flow tables, the
+#    link time series, a pcap of a link between ranks and one of a host link.
+same_as_one default --topology "$TOPOS/default.yaml" "${gens[@]}" --csv "$tmp/default.@R@.csv" --csv-interval 20us \
+  --capture "leaf0-spine1=$tmp/default.@R@.pcap" --capture "h2-leaf0=$tmp/default-h2.@R@.pcap"
+check "default: the CSV time series and both pcaps are identical for one process and 2 ranks" \
+  "cmp -s $tmp/default.1.csv $tmp/default.m2.csv && [ \$(wc -l < $tmp/default.1.csv) -gt 20 ] && cmp -s $tmp/default.1.pcap $tmp/default.m2.pcap && cmp -s $tmp/default-h2.1.pcap $tmp/default-h2.m2.pcap && [ \$(stat -c %s $tmp/default.1.pcap) -gt 100000 ]"
+c=$(crossed "$tmp/default.m2.err")
+check "default: frames crossed between the ranks ($c); the flow table shows paths over both ranks' switches" \
+  "[ \"${c:-0}\" -gt 1000 ] && grep -Eq 'leaf0:p[0-9]+ > spine1:p[0-9]+ > leaf1:p[0-9]+' $tmp/default.m2.txt"
+check "default: stderr says 2 partitions, and each rank's events (both nonzero)" \
+  "grep -q 'rocelab-dp: 2 partitions' $tmp/default.m2.err && grep -Eq 'partition 1: [1-9][0-9]* events' $tmp/default.m2.err"
+
+# 2. A link between ranks goes down at 1 ms and comes back at 2 ms (topology events on every rank).
+same_as_one failover "${fo[@]}"
+same_as_one failover_bounded "${fo[@]}" --duration 1900us
+check_failover_moved "$tmp/failover_bounded.m2.txt" "2 ranks"
+
+# 3. PFC between ranks: senders in one rank, the bottleneck in another; 2 and 3 ranks.
+NPS="2 3" same_as_one incast "${inc[@]}" --capture "leaf1-spine0=$tmp/incast.@R@.pcap"
+check "incast: the pcap of the link between ranks (data one way, PFC the other) is identical for 1, 2 and 3 ranks" \
+  "cmp -s $tmp/incast.1.pcap $tmp/incast.m2.pcap && cmp -s $tmp/incast.1.pcap $tmp/incast.m3.pcap"
+rx=$(awk '$1 == "h2" && NF == 5 { print $4; exit }' "$tmp/incast.m2.txt")
+check "incast: h2 received all 40000 packets with 2 ranks, and leaf1 sent PFC to spine0 (another rank)" \
+  "[ \"$rx\" = 40000 ] && [ \"\$(lk $tmp/incast.m2.txt 'leaf1>spine0' 6)\" -gt 0 ]"
+
+# 4. 64 emulated NICs on a generated 2-tier Clos: an AllReduce and an AllToAll, data checked.
+nics64 m2
+
+# 5. E1 (smoke: first seed, two sizes) as 2 ranks: the same result tables.
+PATH=$(dirname "$MPIRUN"):$PATH ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" e1_same --mpi m "mpirun -np 2"
+
+# 6. Bad input: exit 2, one message (rank 0's), not one per rank.
+bad() { # NAME EXPECTED-TEXT ARGS...
+  local name=$1 want=$2; shift 2
+  mpi 2 "$@" > "$tmp/bad.out" 2> "$tmp/bad.err"; local rc=$?
+  check "bad input under mpirun: $name: exit 2 and '$want', said once" \
+    "[ $rc = 2 ] && [ \$(grep -c -- \"$want\" $tmp/bad.err) = 1 ]"
+}
+bad "--workers 3 on 2 ranks" "the partitions are the ranks" --topology "$TOPOS/default.yaml" --workers 3
+bad "a cut link with no delay" "link 'leaf0-spine1' (line [0-9]*) joins partitions" \
+  --topology "$DATA/part-nodelay.yaml" --gen 'h0>h2:count=10'
+ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" "$MPIRUN" --oversubscribe --allow-run-as-root -np 2 "$DP" --clock live --topology "$TOPOS/default.yaml" \
+  --name "$(name)" > "$tmp/bad.out" 2> "$tmp/bad.err"; rc=$?
+check "bad input under mpirun: the live clock: exit 2, says the virtual clock only" \
+  "[ $rc = 2 ] && grep -q 'virtual clock only' $tmp/bad.err"
+
+check "no DPDK runtime directory of this test is left" "! ls -d /var/run/dpdk/rl-pm$$-* 2>/dev/null | grep -q ."
+tap_done
