@@ -792,7 +792,10 @@ static int run_live_parts(struct run *r)
 	r->quiet_progress = true; /* (live: no virtual-time progress line) */
 	if (dp_parts_run_live(r->parts, &pl) < 0)
 		return 1;
-	if (!r->o->quiet)
+	if (!r->o->quiet && dp_peers_on(&r->o->peers))
+		fprintf(stderr, "rocelab-dp: process %u of %u (live); what crossed to the others is in the "
+			"peer table\n", r->o->peers.self, r->o->peers.n);
+	else if (!r->o->quiet)
 		fprintf(stderr, "rocelab-dp: %u partitions (live), %" PRIu64 " frames crossed partitions\n",
 			dp_parts_count(r->parts), dp_parts_crossed(r->parts));
 	return 0;
