@@ -608,6 +608,21 @@ uint32_t dp_chan_take_ring(struct dp_chan *c)
 	return n;
 }
 
+bool dp_chan_arrive(struct dp_chan *c, struct rte_mbuf *m, uint64_t at_ns)
+{
+	bool was_empty = c->wire.n == 0;
+
+	if (!was_empty) {
+		uint64_t tail = c->wire.at[(c->wire.head + c->wire.n - 1) & (c->wire.cap - 1)];
+		if (at_ns < tail)
+			at_ns = tail;
+	}
+	if (!onto_wire(c, m, at_ns))
+		return false;
+	arm_if_started(c, was_empty);
+	return true;
+}
+
 void dp_chan_free(struct dp_chan *c)
 {
 	if (c->xring) {

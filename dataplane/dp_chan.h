@@ -7,6 +7,7 @@
 #ifndef DP_CHAN_H
 #define DP_CHAN_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "dp_fabric.h"
@@ -53,5 +54,14 @@ int dp_chan_outbox_push(struct dp_chan *c, unsigned parity, struct rte_mbuf *m, 
  * arrival. Run by the receiving partition's thread. Returns the number moved.
  */
 uint32_t dp_chan_take_ring(struct dp_chan *c);
+
+/*
+ * Live clock, a link cut between processes (dp_peer.h): put m, received from
+ * the process that sends on c, on c's wire arriving at at_ns (not before the
+ * frame ahead of it: the order of a wire is kept) and arm the arrival if the
+ * wire was empty. Run by the receiving partition's thread; c owns m. Returns
+ * true, or false when the wire could not grow (m dropped, counted as no_mbuf).
+ */
+bool dp_chan_arrive(struct dp_chan *c, struct rte_mbuf *m, uint64_t at_ns);
 
 #endif /* DP_CHAN_H */

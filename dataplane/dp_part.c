@@ -97,6 +97,9 @@ struct dp_parts {
 	atomic_uint epoch;        /* odd: partition 0 asks every other to stop at the top of its loop */
 	atomic_uint paused, exited;
 	atomic_bool live_stop;
+	/* live, one process of several (dp_peer.h): the one partition run here,
+	 * on the caller's thread; UINT32_MAX: every partition, one thread each */
+	uint32_t only;
 };
 
 /* ---- the cut ---- */
@@ -185,6 +188,7 @@ int dp_parts_create(struct dp_parts **out, struct dp_fabric *f, uint32_t workers
 		goto nomem;
 	ps->f = f;
 	ps->n = workers;
+	ps->only = UINT32_MAX;
 	ps->mode = mode;
 	ps->p = aligned_alloc(RTE_CACHE_LINE_SIZE, workers * sizeof(*ps->p));
 	if (ps->p)
@@ -717,7 +721,19 @@ static void resume_world(struct dp_parts *ps)
 	atomic_fetch_add_explicit(&ps->epoch, 1, memory_order_acq_rel);
 }
 
-/* Partition 0, the world stopped: the fabric engine's due timers, then between(). */
+/* The partition that runs the fabric engine's timers and between(): 0, or the only one run here. */
+static bool live_leader(const struct dp_part *p)
+{
+	return p->idx == (p->ps->only == UINT32_MAX ? 0 : p->ps->only);
+}
+
+/* Other partitions run on threads of this process (they are stopped for global work). */
+static bool live_threads(const struct dp_parts *ps)
+{
+	return ps->only == UINT32_MAX && ps->n > 1;
+}
+
+/* The leader, the world stopped: the fabric engine's due timers, then between(). */
 static void live_global(struct dp_parts *ps, uint64_t now)
 {
 	struct dp_engine *g = ps->f->eng;
@@ -771,7 +787,8 @@ static void live_partition(struct dp_part *p)
 			break;
 		}
 		uint32_t work = 0;
-		for (uint32_t i = 0; i < p->n_in_cross; i++) {
+		/* (one process of several: what crosses into it comes through run->poll, dp_peer.h) */
+		for (uint32_t i = 0; live_threads(ps) && i < p->n_in_cross; i++) {
 			uint32_t n = dp_chan_take_ring(&f->chans[p->in_cross[i]]);
 			p->crossed += n;
 			work += n;
@@ -782,11 +799,11 @@ static void live_partition(struct dp_part *p)
 		uint64_t t = dp_engine_mono(&p->eng, now - lag);
 		work += run->poll(run->ctx, p->idx, t);
 		run->flush(run->ctx, p->idx);
-		if (p->idx == 0 && (dp_engine_next_ns(f->eng) <= now || now - last_between >= run->between_ns)) {
-			if (ps->n > 1)
+		if (live_leader(p) && (dp_engine_next_ns(f->eng) <= now || now - last_between >= run->between_ns)) {
+			if (live_threads(ps))
 				stop_world(ps);
 			live_global(ps, now);
-			if (ps->n > 1)
+			if (live_threads(ps))
 				resume_world(ps);
 			last_between = dp_engine_now(&p->eng); /* (the stop may have taken a while) */
 			work++;
@@ -832,6 +849,15 @@ static void *thread_main(void *arg)
  * threads meet at barriers that count on all of them: unless every thread
  * started, none runs. Returns 0 or -errno.
  */
+/* Every online CPU. EAL pins the main thread to its one lcore (-l0), and
+ * threads inherit that: a partition's thread may run anywhere instead. */
+static void all_cpus(cpu_set_t *all)
+{
+	CPU_ZERO(all);
+	for (long c = 0, n = sysconf(_SC_NPROCESSORS_ONLN); c < n && c < CPU_SETSIZE; c++)
+		CPU_SET((int)c, all);
+}
+
 static int run_threads(struct dp_parts *ps)
 {
 	uint32_t started = 1;
@@ -840,11 +866,7 @@ static int run_threads(struct dp_parts *ps)
 	pthread_attr_t attr;
 	cpu_set_t all;
 
-	/* EAL pins the main thread to its one lcore, and threads inherit that:
-	 * the partitions' threads may run on every CPU instead */
-	CPU_ZERO(&all);
-	for (long c = 0, n = sysconf(_SC_NPROCESSORS_ONLN); c < n && c < CPU_SETSIZE; c++)
-		CPU_SET((int)c, &all);
+	all_cpus(&all);
 	pthread_attr_init(&attr);
 	pthread_attr_setaffinity_np(&attr, sizeof(all), &all);
 	atomic_store(&ps->go, 0);
@@ -895,6 +917,32 @@ int dp_parts_run(struct dp_parts *ps, const struct dp_part_run *run)
 		return rc;
 	ps->f->eng->now_ns = ps->end_ns;
 	sum_into(ps, ps->f->eng);
+	return 0;
+}
+
+/*
+ * Partition p on the calling (main) thread, free to run on every CPU: the
+ * processes of one fabric each have EAL's main lcore 0, and pinned there
+ * they would share one core (each waiting a time slice for the other's
+ * frames). The thread's own affinity is restored afterwards.
+ */
+static void run_unpinned(struct dp_part *p)
+{
+	cpu_set_t was, all;
+	bool saved = pthread_getaffinity_np(pthread_self(), sizeof(was), &was) == 0;
+
+	all_cpus(&all);
+	pthread_setaffinity_np(pthread_self(), sizeof(all), &all); /* (if refused: pinned, slower) */
+	run_one(p);
+	if (saved)
+		pthread_setaffinity_np(pthread_self(), sizeof(was), &was);
+}
+
+int dp_parts_set_process(struct dp_parts *ps, uint32_t self)
+{
+	if (ps->mode != DP_CLOCK_LIVE || self >= ps->n || ps->n < 2)
+		return -EINVAL;
+	ps->only = self;
 	return 0;
 }
 
@@ -984,7 +1032,11 @@ int dp_parts_run_live(struct dp_parts *ps, const struct dp_part_live *run)
 	atomic_store(&ps->paused, 0);
 	atomic_store(&ps->exited, 0);
 	atomic_store(&ps->live_stop, false);
-	int rc = run_threads(ps);
+	int rc = 0;
+	if (ps->only != UINT32_MAX) /* one process of several: its one partition, here */
+		run_unpinned(&ps->p[ps->only]);
+	else
+		rc = run_threads(ps);
 	ps->live = NULL;
 	if (rc < 0)
 		return rc;

@@ -146,6 +146,18 @@ struct dp_part_live {
  */
 int dp_parts_run_live(struct dp_parts *ps, const struct dp_part_live *run);
 
+/*
+ * Live clock, one process of several (rocelab-dp --process K/N, dp_peer.h):
+ * dp_parts_run_live() runs partition self alone, on the caller's thread, as
+ * the leader (the fabric engine's timers, between()); the nodes of the other
+ * partitions stay in memory and never run. Frames on links cut from other
+ * processes come in through run->poll (the peer ports), not rings; frames
+ * into them still go into the cut channels' rings, which the peer ports
+ * drain. Returns 0, or -EINVAL (virtual clock, fewer than 2 partitions,
+ * self out of range).
+ */
+int dp_parts_set_process(struct dp_parts *ps, uint32_t self);
+
 /* The earliest pending timer of any engine of the run; UINT64_MAX: none. */
 uint64_t dp_parts_next_ns(const struct dp_parts *ps);
 

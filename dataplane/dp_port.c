@@ -66,8 +66,8 @@ static int check_dpdk_names(const struct topo *t, enum dp_veth_driver drv, char 
 	return 0;
 }
 
-int dp_port_eal_args(const struct topo *t, enum dp_veth_driver drv, char **argv, int *argc,
-		     int argv_cap, char *err, size_t errlen)
+int dp_port_eal_args(const struct topo *t, enum dp_veth_driver drv, const bool *skip, char **argv,
+		     int *argc, int argv_cap, char *err, size_t errlen)
 {
 	bool any_pci = false;
 	int rc = check_dpdk_names(t, drv, err, errlen);
@@ -78,6 +78,8 @@ int dp_port_eal_args(const struct topo *t, enum dp_veth_driver drv, char **argv,
 		const struct topo_host *hc = &t->hosts[h];
 		char name[64], arg[512];
 
+		if (skip && skip[h])
+			continue; /* another process's host */
 		vdev_name(t, h, drv, name, sizeof(name));
 		switch (hc->attach) {
 		case TOPO_ATTACH_VETH:
@@ -156,12 +158,7 @@ int dp_port_eal_failed(const struct topo *t, int eal_errno, char *err, size_t er
 	return -EINVAL;
 }
 
-/*
- * Configure one RX and one TX queue and start port pid. mtu 0 keeps the
- * PMD's default; otherwise the port takes the host's MTU (a physical NIC
- * drops frames above its MTU, 1500 by default).
- */
-static int start_port(uint16_t pid, struct rte_mempool *mp, uint32_t mtu, char *err,
+int dp_port_start(uint16_t pid, struct rte_mempool *mp, uint32_t mtu, char *err,
 		      size_t errlen)
 {
 	struct rte_eth_conf conf;
@@ -183,7 +180,7 @@ static int start_port(uint16_t pid, struct rte_mempool *mp, uint32_t mtu, char *
 }
 
 int dp_port_setup(struct dp_ports *ps, struct dp_fabric *f, struct rte_mempool *mp,
-		  enum dp_veth_driver drv, char *err, size_t errlen)
+		  enum dp_veth_driver drv, const bool *skip, char *err, size_t errlen)
 {
 	const struct topo *t = f->topo;
 
@@ -203,7 +200,7 @@ int dp_port_setup(struct dp_ports *ps, struct dp_fabric *f, struct rte_mempool *
 		uint16_t pid;
 
 		ps->by_host[h] = -1;
-		if (hc->attach == TOPO_ATTACH_EMULATED)
+		if (hc->attach == TOPO_ATTACH_EMULATED || (skip && skip[h]))
 			continue;
 		if (hc->attach == TOPO_ATTACH_PCI)
 			snprintf(name, sizeof(name), "%s", hc->pci);
@@ -222,7 +219,7 @@ int dp_port_setup(struct dp_ports *ps, struct dp_fabric *f, struct rte_mempool *
 				 name, hc->attach == TOPO_ATTACH_VETH ? hc->ifname : hc->socket);
 			return -ENODEV;
 		}
-		if (start_port(pid, mp, hc->attach == TOPO_ATTACH_PCI ? hc->mtu : 0, why, sizeof(why)) <
+		if (dp_port_start(pid, mp, hc->attach == TOPO_ATTACH_PCI ? hc->mtu : 0, why, sizeof(why)) <
 		    0) {
 			if (hc->attach == TOPO_ATTACH_DPDK) {
 				snprintf(err, errlen, "host %s: devargs '%s': port %s: %s", hc->name,

@@ -15,6 +15,7 @@
 #ifndef DP_PORT_H
 #define DP_PORT_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -37,12 +38,13 @@ struct dp_ports {
 
 /*
  * Append to argv (capacity argv_cap, count *argc) the EAL arguments that
- * create the ports of t's hosts. Strings are allocated (freed at exit).
+ * create the ports of t's hosts, but not of those with skip[host] (another
+ * rocelab-dp process's, dp_peer.h; skip NULL: none). Strings are allocated (freed at exit).
  * Returns 0; -EINVAL with a message when a dpdk host's device name is one
  * rocelab gives another host's port; -E2BIG when argv is full.
  */
-int dp_port_eal_args(const struct topo *t, enum dp_veth_driver drv, char **argv, int *argc,
-		     int argv_cap, char *err, size_t errlen);
+int dp_port_eal_args(const struct topo *t, enum dp_veth_driver drv, const bool *skip, char **argv,
+		     int *argc, int argv_cap, char *err, size_t errlen);
 
 /*
  * Explain why rte_eal_init() failed with eal_errno (rte_errno): when it is
@@ -54,14 +56,22 @@ int dp_port_eal_args(const struct topo *t, enum dp_veth_driver drv, char **argv,
 int dp_port_eal_failed(const struct topo *t, int eal_errno, char *err, size_t errlen);
 
 /*
- * After rte_eal_init(): find, configure and start each host's port with
- * mbufs from mp, and record port ids in f->host[].port_id. Returns 0, or with
+ * After rte_eal_init(): find, configure and start each host's port (not
+ * those with skip[host], as dp_port_eal_args()) with mbufs from mp, and record port ids in f->host[].port_id. Returns 0, or with
  * a message naming the host: -EINVAL when DPDK refused a dpdk host's devargs
  * (bad input: the message names the devargs), -ENODEV when another host's
  * port is missing, -EIO when a port does not start, -ENOMEM.
  */
 int dp_port_setup(struct dp_ports *ps, struct dp_fabric *f, struct rte_mempool *mp,
-		  enum dp_veth_driver drv, char *err, size_t errlen);
+		  enum dp_veth_driver drv, const bool *skip, char *err, size_t errlen);
+
+/*
+ * Configure one RX and one TX queue (1024 descriptors) of port pid with
+ * mbufs from mp and start it. mtu 0 keeps the PMD's default; otherwise the
+ * port takes that MTU (a physical NIC drops frames above its MTU, 1500 by
+ * default). Returns 0, or -EIO with DPDK's reason in err.
+ */
+int dp_port_start(uint16_t pid, struct rte_mempool *mp, uint32_t mtu, char *err, size_t errlen);
 
 /* Receive a burst from every port into the fabric at now_ns. Returns frames received. */
 uint32_t dp_port_poll(struct dp_ports *ps, struct dp_fabric *f, uint64_t now_ns);

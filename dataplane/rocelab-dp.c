@@ -25,6 +25,7 @@
 
 #include "dp_capture.h"
 #include "dp_part.h"
+#include "dp_peer.h"
 #include "dp_ctl.h"
 #include "dp_eal.h"
 #include "dp_engine.h"
@@ -42,6 +43,7 @@
 #define MAX_CAPTURES 16
 #define MAX_WORKERS 256 /* --workers: partitions (threads) */
 #define MAX_MBUFS 16777215u /* --mbufs */
+#define PEER_WAIT_S 30 /* --process: how long set-up waits for the other processes' ports */
 #define LIVE_BETWEEN_NS 1000000ull /* live partitions: telemetry and global events at least every 1 ms */
 /*
  * Longest spec of each kind the data plane's parsers read whole: they copy
@@ -105,6 +107,7 @@ struct opts {
 	uint32_t workers;       /* --workers: partitions on threads (virtual clock) */
 	bool lag_stop;          /* --lag-policy stop: falling behind by lag_limit_ns ends the run */
 	uint64_t lag_limit_ns;
+	struct dp_peers peers;  /* --process K/N, --peer DEVARGS (dp_peer.h) */
 };
 
 static volatile sig_atomic_t stop_requested;
@@ -137,6 +140,12 @@ static void usage(FILE *out)
 		"                      (same output as 1; docs/ARCHITECTURE.md, dataplane/dp_part.h) [1]\n"
 		"                      Under mpirun -np K: K partitions, one per rank, same output\n"
 		"                      (rank 0 prints and writes files; virtual clock, no telemetry)\n"
+		"  --process K/N       live clock: run partition K of the N-way cut (the one --workers N\n"
+		"                      makes) as one of N processes; needs a --peer per other process\n"
+		"  --peer DEVARGS      the DPDK port to another process (e.g. net_memif0,role=server,\n"
+		"                      socket=PATH,socket-abstract=no), in process order, skipping this\n"
+		"                      one; links cut between processes share it, a VLAN id per link\n"
+		"                      direction (dataplane/dp_peer.h)\n"
 		"  --gen SPEC          in-process traffic SRC>DST[:key=value,...] (repeatable;\n"
 		"                      keys proto,flows,sport,size,rate,count,start,dscp,ttl)\n"
 		"  --rdma SPEC         RDMA WRITEs between emulated NICs SRC>DST[:key=value,...]\n"
@@ -272,7 +281,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 {
 	enum { O_TOPO = 256, O_CLOS, O_CHECK, O_LIST, O_CLOCK, O_DUR, O_GEN, O_VETH, O_CAP, O_CSV, O_CSVI,
 	       O_BUSY, O_SEED, O_NAME, O_MEM, O_QUIET, O_RDMA, O_FLOWS, O_COLL, O_NIC, O_TE, O_WD, O_LAG,
-	       O_NAP, O_TRAFFIC, O_WORKERS, O_MBUFS };
+	       O_NAP, O_TRAFFIC, O_WORKERS, O_MBUFS, O_PROCESS, O_PEER };
 	static const struct option lo[] = {
 		{"topology", required_argument, NULL, O_TOPO}, {"clos", required_argument, NULL, O_CLOS},
 		{"check", no_argument, NULL, O_CHECK},         {"list-hosts", no_argument, NULL, O_LIST},         {"clock", required_argument, NULL, O_CLOCK},
@@ -290,6 +299,8 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		{"traffic", required_argument, NULL, O_TRAFFIC},
 		{"workers", required_argument, NULL, O_WORKERS},
 		{"mbufs", required_argument, NULL, O_MBUFS},
+		{"process", required_argument, NULL, O_PROCESS},
+		{"peer", required_argument, NULL, O_PEER},
 		{NULL, 0, NULL, 0},
 	};
 	int c;
@@ -312,6 +323,14 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			if (dp_parse_u64(optarg, &v) < 0 || v == 0 || v > MAX_WORKERS)
 				return bad("bad --workers (1..256):", optarg);
 			o->workers = (uint32_t)v;
+			break;
+		case O_PROCESS:
+			if (dp_peers_parse_process(&o->peers, optarg) < 0)
+				return bad("bad --process, want K/N with K < N, 2 <= N <= 16:", optarg);
+			break;
+		case O_PEER:
+			if (dp_peers_add(&o->peers, optarg) < 0)
+				return bad("too many --peer (at most 15):", optarg);
 			break;
 		case O_CLOS:
 			if (sscanf(optarg, "%u,%u,%u", &o->clos[0], &o->clos[1], &o->clos[2]) != 3)
@@ -410,6 +429,9 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		return bad("a topology is needed: --topology FILE or --clos S,L,H", NULL);
 	if (o->topology && o->clos[0])
 		return bad("give either --topology or --clos, not both", NULL);
+	if (dp_peers_on(&o->peers) && (o->workers > 1 || o->clock != DP_CLOCK_LIVE || o->lag_stop))
+		return bad("--process runs one partition per process on the live clock: not with --workers, "
+			   "--clock virtual or --lag-policy stop", NULL);
 	if (o->workers > 1 && o->clock == DP_CLOCK_LIVE && o->lag_stop)
 		return bad("--lag-policy stop works with one worker (partitions of the live clock report "
 			   "their lag but do not stop on it)", NULL);
@@ -514,17 +536,22 @@ static int eal_init(struct run *r, char *err, size_t errlen)
 	if (dp_eal_set_prefix(e, prefix) < 0)
 		goto too_many;
 	if (r->o->clock == DP_CLOCK_LIVE) {
-		int prc = dp_port_eal_args(r->topo, r->o->veth, e->argv, &e->argc, DP_EAL_ARGS_MAX, err,
-					   errlen);
+		int prc = dp_port_eal_args(r->topo, r->o->veth, dp_peers_remote_hosts(&r->o->peers),
+					   e->argv, &e->argc, DP_EAL_ARGS_MAX, err, errlen);
 		if (prc < 0)
 			return prc; /* -EINVAL: a host's devargs (bad input) */
+		if (dp_peers_eal_args(&r->o->peers, e->argv, &e->argc, DP_EAL_ARGS_MAX) < 0)
+			goto too_many;
 	} else if (dp_eal_add(e, "--no-pci") < 0) {
 		goto too_many;
 	}
 	cpu_set_t cpus; /* the CPUs mpirun gave this rank: EAL's -l0 would put every rank on CPU 0 */
 	bool have_cpus = sched_getaffinity(0, sizeof(cpus), &cpus) == 0;
-	if (dp_eal_start(e, err, errlen) < 0) /* name the dpdk hosts' devargs if there are any */
-		return dp_port_eal_failed(r->topo, rte_errno, err, errlen);
+	if (dp_eal_start(e, err, errlen) < 0) { /* name the dpdk hosts' or peers' devargs if any */
+		int eno = rte_errno;
+		return dp_peers_eal_failed(&r->o->peers, eno, dp_port_eal_failed(r->topo, eno, err, errlen),
+					   err, errlen);
+	}
 	if (r->mpi.size > 1 && have_cpus)
 		sched_setaffinity(0, sizeof(cpus), &cpus);
 	return 0;
@@ -740,7 +767,7 @@ static uint32_t part_poll(void *ctx, uint32_t part, uint64_t now)
 	for (uint32_t i = 0; i < r->ports.n; i++)
 		if (dp_parts_of_host(r->parts, r->ports.host[i]) == part)
 			n += dp_port_poll_one(&r->ports, r->fab, i, now);
-	return n;
+	return n + dp_peers_poll(&r->o->peers, now); /* (--process: the one partition run here) */
 }
 
 static void part_flush(void *ctx, uint32_t part)
@@ -750,6 +777,7 @@ static void part_flush(void *ctx, uint32_t part)
 	for (uint32_t i = 0; i < r->ports.n; i++)
 		if (dp_parts_of_host(r->parts, r->ports.host[i]) == part)
 			dp_port_flush_one(&r->ports, i);
+	dp_peers_flush(&r->o->peers);
 }
 
 /* The live clock on --workers threads: each polls its hosts' ports (dp_parts_run_live). */
@@ -764,7 +792,10 @@ static int run_live_parts(struct run *r)
 	r->quiet_progress = true; /* (live: no virtual-time progress line) */
 	if (dp_parts_run_live(r->parts, &pl) < 0)
 		return 1;
-	if (!r->o->quiet)
+	if (!r->o->quiet && dp_peers_on(&r->o->peers))
+		fprintf(stderr, "rocelab-dp: process %u of %u (live); what crossed to the others is in the "
+			"peer table\n", r->o->peers.self, r->o->peers.n);
+	else if (!r->o->quiet)
 		fprintf(stderr, "rocelab-dp: %u partitions (live), %" PRIu64 " frames crossed partitions\n",
 			dp_parts_count(r->parts), dp_parts_crossed(r->parts));
 	return 0;
@@ -949,6 +980,29 @@ static int parse_gens(struct run *r)
 	return 0;
 }
 
+/*
+ * --process K/N: the cut and its VLAN ids (dp_peer.h); traffic sources only
+ * on this process's hosts. Returns 0, 1 (out of memory) or EXIT_BAD_INPUT.
+ */
+static int plan_process(struct run *r)
+{
+	struct dp_peers *p = &r->o->peers;
+	char err[512];
+	int rc = dp_peers_plan(p, r->topo, err, sizeof(err));
+
+	if (rc < 0) {
+		fprintf(stderr, "rocelab-dp: %s\n", err);
+		return rc == -ENOMEM ? 1 : EXIT_BAD_INPUT;
+	}
+	for (unsigned i = 0; dp_peers_on(p) && i < r->o->gen.n; i++)
+		if (dp_peers_remote_hosts(p)[r->gens[i].src])
+			return bad("--process: this generator's source runs in another process (give it "
+				   "to that one):", r->o->gen.spec[i]);
+	if (dp_peers_on(p) && p->self != 0 && (r->o->rdma.n || r->o->coll))
+		return bad("--process: emulated NICs run in process 0; give --rdma and --coll to it", NULL);
+	return 0;
+}
+
 /* The mbuf pool, sized for the largest frame a host may send. Returns 0, -1 with err. */
 static int setup_pool(struct run *r, char *err, size_t errlen)
 {
@@ -998,18 +1052,25 @@ static int setup(struct run *r, char *err, size_t errlen)
 	r->fab = dp_fabric_create(r->topo, &r->eng, r->mp, &fo, err, errlen);
 	if (r->fab == NULL)
 		return 1;
-	prc = dp_parts_create(&r->parts, r->fab, o->workers, o->clock, tsc_ns, err, errlen);
+	bool multi = dp_peers_on(&o->peers);
+	prc = dp_parts_create(&r->parts, r->fab, multi ? o->peers.n : o->workers, o->clock, tsc_ns,
+			      err, errlen);
 	if (prc == 0)
 		prc = dp_parts_use_mpi(r->parts, &r->mpi, err, errlen);
 	if (prc < 0)
 		return prc == -EINVAL ? EXIT_BAD_INPUT : 1;
+	if (multi && dp_parts_set_process(r->parts, o->peers.self) < 0)
+		return EXIT_BAD_INPUT; /* (not reached: the options were checked) */
 	o->nic.max_qps = dp_nics_coll_qps(o->coll);
 	o->nic.seed = o->seed;
 	if (dp_nics_create(&r->nics, r->fab, &o->nic, err, errlen) < 0)
 		return 1;
 	if (o->clock == DP_CLOCK_LIVE &&
-	    (prc = dp_port_setup(&r->ports, r->fab, r->mp, o->veth, err, errlen)) < 0)
+	    (prc = dp_port_setup(&r->ports, r->fab, r->mp, o->veth, dp_peers_remote_hosts(&o->peers),
+				 err, errlen)) < 0)
 		return prc == -EINVAL ? EXIT_BAD_INPUT : 1; /* DPDK refused a host's devargs */
+	if (multi && (prc = dp_peers_start(&o->peers, r->fab, r->mp, PEER_WAIT_S, err, errlen)) < 0)
+		return prc == -EINVAL ? EXIT_BAD_INPUT : 1;
 	int rc = setup_captures(r, err, errlen);
 	if (rc < 0)
 		return rc == -EINVAL ? EXIT_BAD_INPUT : 1;
@@ -1162,6 +1223,7 @@ static int report(struct run *r)
 		dp_stats_print(r->fab, fabric_ns, stdout);
 		dp_flows_print(&r->fab->flows, r->topo, 20, stdout);
 		dp_port_print(&r->ports, r->topo, stdout);
+		dp_peers_print(&r->o->peers, stdout);
 		for (unsigned i = 0; i < r->o->gen.n; i++)
 			dp_gen_print(&r->gens[i], r->o->gen.spec[i], r->start_ns + elapsed, i == 0, stdout);
 		if (r->nics.n) {
@@ -1192,6 +1254,7 @@ static void free_early(struct run *r)
 	topo_free(r->topo);
 	spec_list_free(&r->o->gen);
 	spec_list_free(&r->o->rdma);
+	dp_peers_close(&r->o->peers);
 	r->gens = NULL;
 	r->traffic = NULL;
 	r->topo = NULL;
@@ -1209,6 +1272,7 @@ static void teardown(struct run *r)
 		dp_capture_close(r->cap[i]);
 	dp_csv_close(&r->csv);
 	dp_port_close(&r->ports);
+	dp_peers_close(&r->o->peers); /* (before the pool: its ports hold mbufs) */
 	dp_fabric_destroy(r->fab);
 	dp_parts_destroy(r->parts);
 	dp_engine_free(&r->eng);
@@ -1275,8 +1339,8 @@ int main(int argc, char **argv)
 	else if (rc == 0 && (rc = load_topology(&r)) == 0) {
 		if (o.list_hosts)
 			list_hosts(r.topo);
-		else
-			rc = parse_gens(&r);
+		else if ((rc = parse_gens(&r)) == 0)
+			rc = plan_process(&r);
 	}
 	if (rc || o.check || o.list_hosts) {
 		free_early(&r);

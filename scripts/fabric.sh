@@ -3,10 +3,16 @@
 # run commands on them, and tear everything down again.
 #
 #   fabric.sh up   NAME (--topology FILE | --clos S,L,H) [--veth af_packet|af_xdp]
-#                  [--timeout SECONDS] [-- rocelab-dp options]
+#                  [--timeout SECONDS] [--processes N] [-- rocelab-dp options]
+#                  --processes N: one fabric over N rocelab-dp processes (--process K/N,
+#                  the topology's partition keys or the default cut), a memif between
+#                  each two (sockets in the state directory); process K>0 is fabric
+#                  NAME-pK for tel, its log NAME's dp-K.log; the options go to every one,
+#                  --first-args "ARGS" (split at spaces) to process 0 alone (e.g. a --coll)
 #   fabric.sh exec NAME HOST COMMAND...   run COMMAND in HOST's namespace
 #   fabric.sh pid  NAME HOST              PID holding HOST's namespace (for nsenter)
 #   fabric.sh tel  NAME COMMAND[,PARAMS]  one DPDK telemetry query (JSON)
+#   fabric.sh tel-all NAME COMMAND[,PARAMS]  the query to every process of NAME, in order
 #   fabric.sh down NAME                   stop rocelab-dp (its tables go to NAME's log),
 #                                         kill the hosts, remove the veths
 #   fabric.sh demo                        the README's main job, in a private network
@@ -33,12 +39,15 @@ offloads_off() { # run ethtool -K in the current namespace for IF
 
 cmd_up() {
   local name=$1; shift
-  local topo_args=() veth=af_packet timeout=0 extra=()
+  local topo_args=() veth=af_packet timeout=0 extra=() procs=1 first=()
   while [ $# -gt 0 ]; do
     case $1 in
       --topology|--clos) topo_args=("$1" "$2"); shift 2 ;;
       --veth) veth=$2; shift 2 ;;
       --timeout) timeout=$2; shift 2 ;;
+      --first-args) read -r -a first <<< "$2"; shift 2 ;;
+      --processes) procs=$2; shift 2
+                   [[ $procs =~ ^[0-9]+$ ]] && [ "$procs" -ge 1 ] && [ "$procs" -le 16 ] || die "up: --processes 1..16" ;;
       --) shift; extra=("$@"); break ;;
       *) die "up: unknown argument $1" ;;
     esac
@@ -81,35 +90,76 @@ cmd_up() {
       ip -6 route add default via $gw6"
   done < "$sd/hosts"
 
-  local run=("$DP" "${topo_args[@]}" --veth "$veth" --name "rocelab-$name" "${extra[@]}")
-  if [ "$timeout" != 0 ]; then run=(timeout --signal=TERM "$timeout" "${run[@]}"); fi
-  "${run[@]}" > "$sd/dp.log" 2>&1 &
-  echo $! > "$sd/dp.pid"
-  disown $!
-  # up when the banner is printed (EAL init takes a fraction of a second)
-  for _ in $(seq 100); do
-    grep -q "^rocelab-dp: .*telemetry" "$sd/dp.log" 2>/dev/null && break
-    if ! kill -0 "$(cat "$sd/dp.pid")" 2>/dev/null; then
-      echo "fabric.sh: rocelab-dp exited during start:" >&2; tail -20 "$sd/dp.log" >&2
-      cmd_down "$name" >/dev/null 2>&1 || true
-      exit 1
-    fi
-    sleep 0.1
+  local k pa
+  for ((k = 0; k < procs; k++)); do
+    mapfile -t pa < <(peer_args "$sd" "$k" "$procs")
+    [ "$k" -eq 0 ] && pa+=("${first[@]}")
+    local run=("$DP" "${topo_args[@]}" --veth "$veth" --name "rocelab-$(proc_name "$name" "$k")"
+               "${pa[@]}" "${extra[@]}")
+    if [ "$timeout" != 0 ]; then run=(timeout --signal=TERM "$timeout" "${run[@]}"); fi
+    "${run[@]}" > "$sd/$(proc_file "$k" log)" 2>&1 &
+    echo $! > "$sd/$(proc_file "$k" pid)"
+    disown $!
+    # the next process is the client of this one's memif servers: wait for their sockets
+    for _ in $(seq 100); do
+      [ "$k" -eq $((procs - 1)) ] || [ -S "$sd/memif-$k-$((k + 1)).sock" ] && break
+      sleep 0.1
+    done
   done
-  grep -q "^rocelab-dp: .*telemetry" "$sd/dp.log" || { echo "fabric.sh: rocelab-dp did not start" >&2; cmd_down "$name"; exit 1; }
-  echo "fabric $name up: $(grep -c . "$sd/hosts") hosts; log $sd/dp.log"
+  # up when every banner is printed (EAL init, and the peers' links, take a fraction of a second)
+  for ((k = 0; k < procs; k++)); do
+    local log; log=$sd/$(proc_file "$k" log)
+    for _ in $(seq 300); do
+      grep -q "^rocelab-dp: .*telemetry" "$log" 2>/dev/null && break
+      if ! kill -0 "$(cat "$sd/$(proc_file "$k" pid)")" 2>/dev/null; then
+        echo "fabric.sh: rocelab-dp (process $k) exited during start:" >&2; tail -20 "$log" >&2
+        cmd_down "$name" >/dev/null 2>&1 || true
+        exit 1
+      fi
+      sleep 0.1
+    done
+    grep -q "^rocelab-dp: .*telemetry" "$log" || { echo "fabric.sh: rocelab-dp (process $k) did not start" >&2; cmd_down "$name"; exit 1; }
+  done
+  echo "fabric $name up: $(grep -c . "$sd/hosts") hosts, $procs process(es); log $sd/dp.log"
+}
+
+# Process K of a fabric: its telemetry name (NAME, NAME-pK) and its state file (dp.EXT, dp-K.EXT).
+proc_name() { if [ "$2" -eq 0 ]; then echo "$1"; else echo "$1-p$2"; fi; }
+proc_file() { if [ "$1" -eq 0 ]; then echo "dp.$2"; else echo "dp-$1.$2"; fi; }
+
+# rocelab-dp's --process and --peer options for process K of N: a memif between each two,
+# the lower one the server, socket memif-LOW-HIGH.sock in the state directory. Buffers hold
+# a whole 9000-MTU frame (net_memif 22.11 splits larger frames into pieces its receiver
+# takes for frames of their own); 4096 of them each way (rsize=12, 84 MB of shared memory):
+# on a loaded machine the processes take turns on the cores, and the sender runs on through
+# the receiver's turn only as far as the ring reaches (scripts/bench-twoproc.sh: 1024 slots
+# carried a third of what 4096 did).
+peer_args() { # STATE_DIR K N
+  local sd=$1 k=$2 n=$3 j
+  [ "$n" -gt 1 ] || return 0
+  printf '%s\n' --process "$k/$n"
+  for ((j = 0; j < n; j++)); do
+    [ "$j" -eq "$k" ] && continue
+    local lo=$((j < k ? j : k)) hi=$((j < k ? k : j)) role=client
+    [ "$k" -eq "$lo" ] && role=server
+    printf '%s\n' --peer "net_memif$j,role=$role,socket=$sd/memif-$lo-$hi.sock,socket-abstract=no,bsize=10240,rsize=12"
+  done
 }
 
 cmd_down() {
   local name=$1 sd; sd=$(state_dir "$name")
   [ -d "$sd" ] || die "no fabric $name"
-  if [ -f "$sd/dp.pid" ]; then
-    local p; p=$(cat "$sd/dp.pid")
-    kill -TERM "$p" 2>/dev/null || true
+  local f
+  for f in "$sd"/dp.pid "$sd"/dp-*.pid; do # every process first, then wait for each
+    [ -f "$f" ] && kill -TERM "$(cat "$f")" 2>/dev/null || true
+  done
+  for f in "$sd"/dp.pid "$sd"/dp-*.pid; do
+    [ -f "$f" ] || continue
+    local p; p=$(cat "$f")
     for _ in $(seq 50); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
     kill -KILL "$p" 2>/dev/null || true
     wait "$p" 2>/dev/null || true
-  fi
+  done
   for f in "$sd"/host-*.pid; do
     [ -f "$f" ] || continue
     kill -KILL "$(cat "$f")" 2>/dev/null || true
@@ -119,6 +169,9 @@ cmd_down() {
     while read -r v; do ip link del "$v" 2>/dev/null || true; done < "$sd/veths"
   fi
   [ -f "$sd/dp.log" ] && cat "$sd/dp.log"
+  for f in "$sd"/dp-*.log; do
+    [ -f "$f" ] && { f=${f##*/dp-}; echo "== process ${f%.log}"; cat "$sd/dp-$f"; }
+  done
   rm -rf "$sd"
 }
 
@@ -160,16 +213,21 @@ demo_inner() {
 
 cmd_exec() { local name=$1 host=$2; shift 2; nsenter -t "$(host_pid "$name" "$host")" -n "$@"; }
 
-[ $# -ge 1 ] || { sed -n '2,18p' "$0"; exit 2; }
+[ $# -ge 1 ] || { sed -n '2,23p' "$0"; exit 2; }
 case $1 in
   up) shift; [ $# -ge 1 ] || die "up NAME ..."; cmd_up "$@" ;;
   down) [ $# -eq 2 ] || die "down NAME"; cmd_down "$2" ;;
   exec) [ $# -ge 4 ] || die "exec NAME HOST COMMAND..."; shift; cmd_exec "$@" ;;
   pid) [ $# -eq 3 ] || die "pid NAME HOST"; host_pid "$2" "$3" ;;
   tel) [ $# -eq 3 ] || die "tel NAME QUERY"; cmd_tel "$2" "$3" ;;
+  tel-all) [ $# -eq 3 ] || die "tel-all NAME QUERY"
+           cmd_tel "$2" "$3"
+           for f in "$(state_dir "$2")"/dp-*.pid; do
+             [ -f "$f" ] || continue; f=${f##*/dp-}; cmd_tel "$2-p${f%.pid}" "$3"
+           done ;;
   demo) [ "$(id -u)" -eq 0 ] || die "demo needs root (network namespaces)"
         exec unshare --net --mount -- bash "$0" _demo ;;
   _demo) ip link set lo up; demo_inner ;;
-  -h|--help) sed -n '2,18p' "$0" ;;
+  -h|--help) sed -n '2,23p' "$0" ;;
   *) die "unknown command $1 (see --help)" ;;
 esac
