@@ -26,6 +26,7 @@ int dp_engine_init(struct dp_engine *e, enum dp_clock_mode mode, uint64_t (*live
 void dp_engine_free(struct dp_engine *e)
 {
 	free(e->heap);
+	free(e->slot_pos);
 	memset(e, 0, sizeof(*e));
 }
 
@@ -70,6 +71,44 @@ static int grow(struct dp_engine *e)
 	return 0;
 }
 
+/* Put t at heap index i, and tell its slot where it is. */
+static inline void place(struct dp_engine *e, uint32_t i, const struct dp_timer *t)
+{
+	e->heap[i] = *t;
+	if (t->slot)
+		e->slot_pos[t->slot] = i + 1;
+}
+
+/* Fill the hole at i with t, moving it up past later parents. */
+static void sift_up(struct dp_engine *e, uint32_t i, const struct dp_timer *t)
+{
+	while (i > 0) {
+		uint32_t parent = (i - 1) / 2;
+		if (!earlier(t, &e->heap[parent]))
+			break;
+		place(e, i, &e->heap[parent]);
+		i = parent;
+	}
+	place(e, i, t);
+}
+
+/* Fill the hole at i with t, moving it down past earlier children. */
+static void sift_down(struct dp_engine *e, uint32_t i, const struct dp_timer *t)
+{
+	for (;;) {
+		uint32_t c = 2 * i + 1;
+		if (c >= e->n)
+			break;
+		if (c + 1 < e->n && earlier(&e->heap[c + 1], &e->heap[c]))
+			c++;
+		if (!earlier(&e->heap[c], t))
+			break;
+		place(e, i, &e->heap[c]);
+		i = c;
+	}
+	place(e, i, t);
+}
+
 /* Put t in the heap. Returns 0, -ENOMEM or -ENOSPC (counted in timer_fail). */
 static int heap_push(struct dp_engine *e, const struct dp_timer *t)
 {
@@ -77,31 +116,73 @@ static int heap_push(struct dp_engine *e, const struct dp_timer *t)
 		e->timer_fail++;
 		return e->limit && e->n >= e->limit ? -ENOSPC : -ENOMEM;
 	}
-	uint32_t i = e->n++;
-
-	while (i > 0) { /* sift up */
-		uint32_t parent = (i - 1) / 2;
-		if (!earlier(t, &e->heap[parent]))
-			break;
-		e->heap[i] = e->heap[parent];
-		i = parent;
-	}
-	e->heap[i] = *t;
+	sift_up(e, e->n++, t);
 	return 0;
 }
 
-int dp_timer_add_lp(struct dp_engine *e, uint32_t lp, uint64_t at_ns, dp_timer_fn fn, void *obj,
-		    uint64_t arg)
+/* Take the timer at heap index i out (the last one fills its place). */
+static void heap_remove(struct dp_engine *e, uint32_t i)
+{
+	struct dp_timer last = e->heap[--e->n];
+
+	if (i == e->n)
+		return;
+	if (i > 0 && earlier(&last, &e->heap[(i - 1) / 2]))
+		sift_up(e, i, &last);
+	else
+		sift_down(e, i, &last);
+}
+
+/* Add a timer keyed by the running LP's next sequence, in slot (0: none). */
+static int add_lp(struct dp_engine *e, uint32_t lp, uint64_t at_ns, dp_timer_fn fn, void *obj,
+		  uint64_t arg, uint32_t slot)
 {
 	uint64_t *seq = &e->lp_seq[(size_t)e->cur_lp * DP_LP_STRIDE];
 	struct dp_timer t = {.at_ns = at_ns, .key = (uint64_t)e->cur_lp << DP_LP_SEQ_BITS | *seq,
-			     .fn = fn, .obj = obj, .arg = arg, .lp = lp};
+			     .fn = fn, .obj = obj, .arg = arg, .lp = lp, .slot = slot};
 
 	/* (2^40 timers of one LP: days of a run at any rate this engine reaches) */
 	int rc = heap_push(e, &t);
 	if (rc == 0)
 		++*seq;
 	return rc;
+}
+
+int dp_timer_add_lp(struct dp_engine *e, uint32_t lp, uint64_t at_ns, dp_timer_fn fn, void *obj,
+		    uint64_t arg)
+{
+	return add_lp(e, lp, at_ns, fn, obj, arg, 0);
+}
+
+int dp_timer_slot_new(struct dp_engine *e)
+{
+	if (e->n_slots + 1 >= e->slot_cap) {
+		uint32_t cap = e->slot_cap ? 2 * e->slot_cap : 64;
+		uint32_t *p = realloc(e->slot_pos, cap * sizeof(*p));
+		if (p == NULL)
+			return -ENOMEM;
+		memset(p + e->slot_cap, 0, (cap - e->slot_cap) * sizeof(*p));
+		e->slot_pos = p;
+		e->slot_cap = cap;
+	}
+	return (int)++e->n_slots;
+}
+
+int dp_timer_slot_arm(struct dp_engine *e, uint32_t slot, uint32_t lp, uint64_t at_ns,
+		      dp_timer_fn fn, void *obj, uint64_t arg)
+{
+	uint32_t pos = e->slot_pos[slot];
+
+	if (pos) {
+		e->slot_pos[slot] = 0;
+		heap_remove(e, pos - 1);
+	}
+	return add_lp(e, lp, at_ns, fn, obj, arg, slot);
+}
+
+bool dp_timer_slot_pending(const struct dp_engine *e, uint32_t slot)
+{
+	return e->slot_pos[slot] != 0;
 }
 
 int dp_timer_add(struct dp_engine *e, uint64_t at_ns, dp_timer_fn fn, void *obj, uint64_t arg)
@@ -150,21 +231,11 @@ static struct dp_timer pop(struct dp_engine *e)
 {
 	struct dp_timer top = e->heap[0];
 	struct dp_timer last = e->heap[--e->n];
-	uint32_t i = 0;
 
-	for (;;) { /* sift down */
-		uint32_t c = 2 * i + 1;
-		if (c >= e->n)
-			break;
-		if (c + 1 < e->n && earlier(&e->heap[c + 1], &e->heap[c]))
-			c++;
-		if (!earlier(&e->heap[c], &last))
-			break;
-		e->heap[i] = e->heap[c];
-		i = c;
-	}
+	if (top.slot)
+		e->slot_pos[top.slot] = 0;
 	if (e->n)
-		e->heap[i] = last;
+		sift_down(e, 0, &last);
 	return top;
 }
 

@@ -85,8 +85,7 @@ static void on_wake(void *obj, uint64_t at, uint64_t now)
 {
 	struct dp_nic_host *nh = obj;
 
-	if (nh->armed_at != at)
-		return; /* superseded by an earlier wake-up */
+	(void)at; /* (a superseded wake-up is moved in its slot, not left to fire) */
 	nh->armed_at = 0;
 	wake_list_add(nh); /* not armed: a coll_poll during its service arms it */
 	service(nh, now);
@@ -101,9 +100,17 @@ static void arm(struct dp_nic_host *nh, uint64_t t, uint64_t now)
 		t = now + 1;
 	if (nh->armed_at != 0 && nh->armed_at <= t)
 		return;
-	nh->armed_at = t;
 	struct dp_fabric *f = nh->owner->fab;
-	dp_timer_add_lp(f->host[nh->host].eng, dp_lp_host(f, nh->host), t, on_wake, nh, t);
+	struct dp_engine *e = f->host[nh->host].eng;
+	if (nh->wake_slot == 0) {
+		int slot = dp_timer_slot_new(e);
+		if (slot < 0)
+			return; /* (out of memory: as a failed timer, the NIC is not woken) */
+		nh->wake_slot = (uint32_t)slot;
+	}
+	/* one pending wake-up per NIC: an earlier one moves it */
+	nh->armed_at = dp_timer_slot_arm(e, nh->wake_slot, dp_lp_host(f, nh->host), t, on_wake, nh,
+					 t) == 0 ? t : 0;
 }
 
 /* Post and reap the WRITEs of one transfer whose source NIC is running. */

@@ -71,7 +71,7 @@ bool rl_icrc_verify(const uint8_t *frame, const struct rl_pkt *pkt)
 	bool ok;
 	uint32_t crc = rl_icrc_compute(frame, pkt, &ok);
 
-	return ok && crc == pkt->icrc_wire;
+	return ok && crc == rl_pkt_icrc_wire(frame, pkt);
 }
 
 int rl_icrc_store(uint8_t *frame, const struct rl_pkt *pkt)
