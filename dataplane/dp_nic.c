@@ -159,6 +159,22 @@ static void rdma_progress(struct dp_rdma *r, uint64_t now)
 	}
 }
 
+/*
+ * An empty mbuf with room for any frame a NIC sends, kept between calls (most
+ * polls send nothing); NULL when the pool is empty or its mbufs are too small.
+ */
+static struct rte_mbuf *spare_mbuf(struct dp_nics *ns)
+{
+	if (ns->spare == NULL) {
+		ns->spare = rte_pktmbuf_alloc(ns->fab->mp);
+		if (ns->spare && rte_pktmbuf_tailroom(ns->spare) < NE_MAX_FRAME) {
+			rte_pktmbuf_free(ns->spare);
+			ns->spare = NULL;
+		}
+	}
+	return ns->spare;
+}
+
 static void service(struct dp_nic_host *nh, uint64_t now)
 {
 	struct dp_nics *ns = nh->owner;
@@ -179,18 +195,20 @@ static void service(struct dp_nic_host *nh, uint64_t now)
 			arm(nh, now + dp_ser_ns(NE_MAX_FRAME, h->tx->rate_bps), now);
 			return;
 		}
-		int rc = ne_nic_poll_tx(nh->nic, now, buf, sizeof(buf), &len);
-		if (rc != 1)
-			break;
-		struct rte_mbuf *m = rte_pktmbuf_alloc(f->mp);
-		uint8_t *d = m ? (uint8_t *)rte_pktmbuf_append(m, (uint16_t)len) : NULL;
-		if (d == NULL) {
-			/* the frame is lost like a NIC DMA failure; go-back-N recovers it */
-			rte_pktmbuf_free(m);
+		struct rte_mbuf *m = spare_mbuf(ns);
+		if (m == NULL) {
+			/* no mbuf: the frame is lost like a NIC DMA failure; go-back-N recovers it */
+			if (ne_nic_poll_tx(nh->nic, now, buf, sizeof(buf), &len) != 1)
+				break;
 			nh->no_mbuf++;
 			continue;
 		}
-		memcpy(d, buf, len);
+		/* the NIC writes the frame into the mbuf (no copy of 4 KiB frames) */
+		if (ne_nic_poll_tx(nh->nic, now, rte_pktmbuf_mtod(m, uint8_t *), rte_pktmbuf_tailroom(m),
+				   &len) != 1)
+			break; /* (m stays the spare) */
+		ns->spare = NULL;
+		rte_pktmbuf_append(m, (uint16_t)len);
 		nh->tx_frames++;
 		dp_fabric_host_send(f, nh->host, m, now);
 	}
@@ -1104,6 +1122,7 @@ void dp_nics_destroy(struct dp_nics *ns)
 		free(ns->coll->nics);
 		free(ns->coll);
 	}
+	rte_pktmbuf_free(ns->spare);
 	for (uint32_t i = 0; i < ns->n; i++)
 		ne_nic_destroy(ns->h[i].nic); /* frees its QPs, CQs and MRs */
 	free(ns->rdma);

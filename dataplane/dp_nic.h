@@ -97,6 +97,7 @@ struct dp_nics {
 	 * notification), they are not armed, or they wait (indices into h) */
 	uint32_t *wake;
 	uint32_t n_wake;
+	struct rte_mbuf *spare;     /* an empty mbuf the next frame a NIC sends goes into, or NULL */
 };
 
 /*
