@@ -538,6 +538,27 @@ static int cmp_rank(const void *a, const void *b, void *ctx)
 }
 
 /*
+ * The wake list in rank order. It holds a NIC or two between most polls:
+ * those are sorted in place (stable, as qsort_r's merge sort, so the order
+ * is the same), longer lists by qsort_r.
+ */
+static void sort_wake(struct dp_nics *ns)
+{
+	uint32_t *w = ns->wake;
+
+	if (ns->n_wake > 16) {
+		qsort_r(w, ns->n_wake, sizeof(*w), cmp_rank, ns);
+		return;
+	}
+	for (uint32_t i = 1; i < ns->n_wake; i++) {
+		uint32_t x = w[i], j = i;
+		for (; j > 0 && cmp_rank(&w[j - 1], &x, ns) > 0; j--)
+			w[j] = w[j - 1];
+		w[j] = x;
+	}
+}
+
+/*
  * Arm the collective's NICs that may need it, in rank order. Re-arming any
  * other rank would change nothing: its state has not changed since it was
  * armed at its next event (arm() keeps an earlier wake-up), so only the
@@ -548,7 +569,7 @@ static void coll_arm_listed(struct dp_nics *ns, uint64_t now)
 {
 	uint32_t kept = 0;
 
-	qsort_r(ns->wake, ns->n_wake, sizeof(*ns->wake), cmp_rank, ns);
+	sort_wake(ns);
 	for (uint32_t i = 0; i < ns->n_wake; i++) {
 		struct dp_nic_host *nh = &ns->h[ns->wake[i]];
 

@@ -592,8 +592,9 @@ static void test_icrc_isal_random_frames(void **state)
 	free(f);
 }
 
-/* CRC of n zero bytes by the power table and by repeated squaring (n beyond the
- * table) equals the table engine over real zeros. */
+/* CRC of n zero bytes by the power table, by repeated squaring (n beyond the
+ * table) and by the byte tables of a repeated length equals the table engine
+ * over real zeros. */
 static void test_crc32_zeros(void **state)
 {
 	(void)state;
@@ -613,6 +614,17 @@ static void test_crc32_zeros(void **state)
 	for (size_t i = 0; i < sizeof(big) / sizeof(big[0]); i++)
 		assert_int_equal(rl_crc32_zeros(0x12345678u, big[i]),
 				 rl_crc32_update_sw(0x12345678u, z, big[i]));
+	/* one length asked for again and again (the byte tables of that length),
+	 * then another, then the first again, alternating with a third */
+	static const size_t runs[] = {4096, 4096, 1, 4096, 77};
+	for (size_t r = 0; r < sizeof(runs) / sizeof(runs[0]); r++)
+		for (uint32_t k = 0; k < 300; k++) {
+			size_t n = r == 4 && (k & 1) ? 4096 : runs[r];
+			uint32_t init = (uint32_t)rnd_next(&s);
+			if (rl_crc32_zeros(init, n) != rl_crc32_update_sw(init, z, n))
+				fail_msg("run %zu, call %u: %zu zero bytes: 0x%08x, table 0x%08x", r, k, n,
+					 rl_crc32_zeros(init, n), rl_crc32_update_sw(init, z, n));
+		}
 	free(z);
 }
 
