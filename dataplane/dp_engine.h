@@ -37,8 +37,11 @@
  * oldest one is after a turn is the lag (dp_engine_note_lag()): 0 while the
  * fabric keeps up, growing while it falls behind real time.
  *
- * No timer is ever cancelled: an owner that changes its mind keeps the
- * deadline it expects and ignores stale callbacks (see dp_fabric.c).
+ * A plain timer is never cancelled: an owner that changes its mind keeps the
+ * deadline it expects and ignores stale callbacks (see dp_fabric.c). An owner
+ * that moves its deadline all the time (an emulated NIC's wake-up) keeps it
+ * in a timer slot instead, which holds one pending timer and replaces it when
+ * re-armed (dp_timer_slot_arm), so superseded deadlines do not fill the heap.
  */
 #ifndef DP_ENGINE_H
 #define DP_ENGINE_H
