@@ -653,6 +653,9 @@ static void coll_poll(struct dp_nics *ns, uint64_t now)
 
 	if (c == NULL || c->run == NULL)
 		return;
+	/* (called after every NIC event: most find nothing to do, nor NICs to arm) */
+	if (ns->n_wake == 0 && ne_coll_quiet(c->run))
+		return;
 	if (ne_coll_poll(c->run, now) < 0) {
 		struct ne_coll_stats st;
 		ne_coll_get_stats(c->run, &st);
