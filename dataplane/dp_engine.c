@@ -26,6 +26,7 @@ int dp_engine_init(struct dp_engine *e, enum dp_clock_mode mode, uint64_t (*live
 void dp_engine_free(struct dp_engine *e)
 {
 	free(e->heap);
+	free(e->slot_pos);
 	memset(e, 0, sizeof(*e));
 }
 
@@ -70,6 +71,50 @@ static int grow(struct dp_engine *e)
 	return 0;
 }
 
+/*
+ * Put t at heap index i and, when the engine has slots (track), tell t's slot
+ * where it is. The sifts take track as a constant so that an engine without
+ * slots (a fabric without emulated NICs) does not pay for the bookkeeping.
+ */
+static inline __attribute__((always_inline)) void place(struct dp_engine *e, uint32_t i,
+							const struct dp_timer *t, bool track)
+{
+	e->heap[i] = *t;
+	if (track && t->slot)
+		e->slot_pos[t->slot] = i + 1;
+}
+
+/* Fill the hole at i with t, moving it up past later parents. */
+static inline __attribute__((always_inline)) void sift_up(struct dp_engine *e, uint32_t i,
+							  const struct dp_timer *t, bool track)
+{
+	while (i > 0) {
+		uint32_t parent = (i - 1) / 2;
+		if (!earlier(t, &e->heap[parent]))
+			break;
+		place(e, i, &e->heap[parent], track);
+		i = parent;
+	}
+	place(e, i, t, track);
+}
+
+/* Fill the hole at i with t, moving it down past earlier children. */
+static void sift_down(struct dp_engine *e, uint32_t i, const struct dp_timer *t)
+{
+	for (;;) {
+		uint32_t c = 2 * i + 1;
+		if (c >= e->n)
+			break;
+		if (c + 1 < e->n && earlier(&e->heap[c + 1], &e->heap[c]))
+			c++;
+		if (!earlier(&e->heap[c], t))
+			break;
+		place(e, i, &e->heap[c], true);
+		i = c;
+	}
+	place(e, i, t, true);
+}
+
 /* Put t in the heap. Returns 0, -ENOMEM or -ENOSPC (counted in timer_fail). */
 static int heap_push(struct dp_engine *e, const struct dp_timer *t)
 {
@@ -77,31 +122,76 @@ static int heap_push(struct dp_engine *e, const struct dp_timer *t)
 		e->timer_fail++;
 		return e->limit && e->n >= e->limit ? -ENOSPC : -ENOMEM;
 	}
-	uint32_t i = e->n++;
-
-	while (i > 0) { /* sift up */
-		uint32_t parent = (i - 1) / 2;
-		if (!earlier(t, &e->heap[parent]))
-			break;
-		e->heap[i] = e->heap[parent];
-		i = parent;
-	}
-	e->heap[i] = *t;
+	if (e->n_slots)
+		sift_up(e, e->n++, t, true);
+	else
+		sift_up(e, e->n++, t, false);
 	return 0;
 }
 
-int dp_timer_add_lp(struct dp_engine *e, uint32_t lp, uint64_t at_ns, dp_timer_fn fn, void *obj,
-		    uint64_t arg)
+/* Take the timer at heap index i out (the last one fills its place). */
+static void heap_remove(struct dp_engine *e, uint32_t i)
+{
+	struct dp_timer last = e->heap[--e->n];
+
+	if (i == e->n)
+		return;
+	if (i > 0 && earlier(&last, &e->heap[(i - 1) / 2]))
+		sift_up(e, i, &last, true);
+	else
+		sift_down(e, i, &last);
+}
+
+/* Add a timer keyed by the running LP's next sequence, in slot (0: none). */
+static int add_lp(struct dp_engine *e, uint32_t lp, uint64_t at_ns, dp_timer_fn fn, void *obj,
+		  uint64_t arg, uint32_t slot)
 {
 	uint64_t *seq = &e->lp_seq[(size_t)e->cur_lp * DP_LP_STRIDE];
 	struct dp_timer t = {.at_ns = at_ns, .key = (uint64_t)e->cur_lp << DP_LP_SEQ_BITS | *seq,
-			     .fn = fn, .obj = obj, .arg = arg, .lp = lp};
+			     .fn = fn, .obj = obj, .arg = arg, .lp = lp, .slot = slot};
 
 	/* (2^40 timers of one LP: days of a run at any rate this engine reaches) */
 	int rc = heap_push(e, &t);
 	if (rc == 0)
 		++*seq;
 	return rc;
+}
+
+int dp_timer_add_lp(struct dp_engine *e, uint32_t lp, uint64_t at_ns, dp_timer_fn fn, void *obj,
+		    uint64_t arg)
+{
+	return add_lp(e, lp, at_ns, fn, obj, arg, 0);
+}
+
+int dp_timer_slot_new(struct dp_engine *e)
+{
+	if (e->n_slots + 1 >= e->slot_cap) {
+		uint32_t cap = e->slot_cap ? 2 * e->slot_cap : 64;
+		uint32_t *p = realloc(e->slot_pos, cap * sizeof(*p));
+		if (p == NULL)
+			return -ENOMEM;
+		memset(p + e->slot_cap, 0, (cap - e->slot_cap) * sizeof(*p));
+		e->slot_pos = p;
+		e->slot_cap = cap;
+	}
+	return (int)++e->n_slots;
+}
+
+int dp_timer_slot_arm(struct dp_engine *e, uint32_t slot, uint32_t lp, uint64_t at_ns,
+		      dp_timer_fn fn, void *obj, uint64_t arg)
+{
+	uint32_t pos = e->slot_pos[slot];
+
+	if (pos) {
+		e->slot_pos[slot] = 0;
+		heap_remove(e, pos - 1);
+	}
+	return add_lp(e, lp, at_ns, fn, obj, arg, slot);
+}
+
+bool dp_timer_slot_pending(const struct dp_engine *e, uint32_t slot)
+{
+	return e->slot_pos[slot] != 0;
 }
 
 int dp_timer_add(struct dp_engine *e, uint64_t at_ns, dp_timer_fn fn, void *obj, uint64_t arg)
@@ -146,26 +236,36 @@ uint64_t dp_engine_next_ns(const struct dp_engine *e)
 	return e->n ? e->heap[0].at_ns : UINT64_MAX;
 }
 
-static struct dp_timer pop(struct dp_engine *e)
+/*
+ * Take the earliest timer out. The hole at the root goes down to a leaf along
+ * the earlier children (one comparison per level), then the last timer fills
+ * it from there up: it belongs near the bottom, so that is a level or two,
+ * where sifting it down from the root compares twice per level.
+ */
+static inline __attribute__((always_inline)) struct dp_timer pop_track(struct dp_engine *e,
+								       bool track)
 {
 	struct dp_timer top = e->heap[0];
-	struct dp_timer last = e->heap[--e->n];
-	uint32_t i = 0;
+	uint32_t n = --e->n, i = 0;
 
-	for (;;) { /* sift down */
-		uint32_t c = 2 * i + 1;
-		if (c >= e->n)
-			break;
-		if (c + 1 < e->n && earlier(&e->heap[c + 1], &e->heap[c]))
+	if (track && top.slot)
+		e->slot_pos[top.slot] = 0;
+	if (n == 0)
+		return top;
+	for (uint32_t c = 1; c < n; c = 2 * i + 1) {
+		if (c + 1 < n && earlier(&e->heap[c + 1], &e->heap[c]))
 			c++;
-		if (!earlier(&e->heap[c], &last))
-			break;
-		e->heap[i] = e->heap[c];
+		place(e, i, &e->heap[c], track);
 		i = c;
 	}
-	if (e->n)
-		e->heap[i] = last;
+	struct dp_timer last = e->heap[n];
+	sift_up(e, i, &last, track);
 	return top;
+}
+
+static struct dp_timer pop(struct dp_engine *e)
+{
+	return e->n_slots ? pop_track(e, true) : pop_track(e, false);
 }
 
 uint32_t dp_engine_run_budget(struct dp_engine *e, uint64_t now_ns, uint32_t max)

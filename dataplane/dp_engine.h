@@ -37,8 +37,11 @@
  * oldest one is after a turn is the lag (dp_engine_note_lag()): 0 while the
  * fabric keeps up, growing while it falls behind real time.
  *
- * No timer is ever cancelled: an owner that changes its mind keeps the
- * deadline it expects and ignores stale callbacks (see dp_fabric.c).
+ * A plain timer is never cancelled: an owner that changes its mind keeps the
+ * deadline it expects and ignores stale callbacks (see dp_fabric.c). An owner
+ * that moves its deadline all the time (an emulated NIC's wake-up) keeps it
+ * in a timer slot instead, which holds one pending timer and replaces it when
+ * re-armed (dp_timer_slot_arm), so superseded deadlines do not fill the heap.
  */
 #ifndef DP_ENGINE_H
 #define DP_ENGINE_H
@@ -63,6 +66,7 @@ struct dp_timer {
 	void *obj;
 	uint64_t arg;
 	uint32_t lp;       /* the LP the callback runs as (what it schedules is keyed by it) */
+	uint32_t slot;     /* its timer slot (dp_timer_slot_new), 0: a plain timer */
 };
 
 struct dp_engine {
@@ -79,6 +83,8 @@ struct dp_engine {
 	uint64_t *lp_seq;           /* [lp * DP_LP_STRIDE]: timers each LP scheduled (maybe shared) */
 	uint32_t n_lp;
 	uint64_t own_seq[DP_LP_STRIDE]; /* lp_seq of an engine with one LP */
+	uint32_t *slot_pos;         /* [slot]: heap index + 1 of the slot's pending timer, 0: none */
+	uint32_t n_slots, slot_cap; /* slots handed out (slot 0 is never one), room in slot_pos */
 	uint64_t fired;             /* timers run so far */
 	uint64_t mono_ns;           /* live: the latest time handed out (dp_engine_mono) */
 	uint32_t limit;             /* pending timers allowed; 0: as many as memory holds (dp_engine_set_limit) */
@@ -150,6 +156,31 @@ int dp_timer_add_lp(struct dp_engine *e, uint32_t lp, uint64_t at_ns, dp_timer_f
  */
 int dp_timer_add_keyed(struct dp_engine *e, uint32_t lp, uint32_t key_lp, uint64_t at_ns,
 		       dp_timer_fn fn, void *obj, uint64_t arg);
+
+/*
+ * Timer slots: an owner that keeps moving one wake-up (an emulated NIC whose
+ * next event changes with every frame) re-arms its slot instead of adding a
+ * timer each time, so the superseded deadlines do not pile up in the heap
+ * (they used to: hundreds of thousands of stale wake-ups, each costing every
+ * pop a level of the heap). A slot holds at most one pending timer.
+ *
+ * dp_timer_slot_new: a new slot with no timer. Returns its id (> 0), or
+ * -ENOMEM.
+ */
+int dp_timer_slot_new(struct dp_engine *e);
+
+/*
+ * Arm slot's timer at at_ns: the pending one, if any, is removed, and the new
+ * one is added exactly as dp_timer_add_lp() adds a timer (same key), so the
+ * order of the events that do run is the one of adding a timer per wake-up
+ * and ignoring the stale callbacks. Returns 0, or dp_timer_add_lp()'s errors
+ * (then the slot has no pending timer).
+ */
+int dp_timer_slot_arm(struct dp_engine *e, uint32_t slot, uint32_t lp, uint64_t at_ns,
+		      dp_timer_fn fn, void *obj, uint64_t arg);
+
+/* True when slot has a pending timer (the callback of a fired one runs with none). */
+bool dp_timer_slot_pending(const struct dp_engine *e, uint32_t slot);
 
 /* (deadline, key) of the earliest timer; false when there is none. */
 bool dp_engine_peek(const struct dp_engine *e, uint64_t *at_ns, uint64_t *key);

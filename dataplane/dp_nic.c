@@ -85,8 +85,7 @@ static void on_wake(void *obj, uint64_t at, uint64_t now)
 {
 	struct dp_nic_host *nh = obj;
 
-	if (nh->armed_at != at)
-		return; /* superseded by an earlier wake-up */
+	(void)at; /* (a superseded wake-up is moved in its slot, not left to fire) */
 	nh->armed_at = 0;
 	wake_list_add(nh); /* not armed: a coll_poll during its service arms it */
 	service(nh, now);
@@ -101,9 +100,17 @@ static void arm(struct dp_nic_host *nh, uint64_t t, uint64_t now)
 		t = now + 1;
 	if (nh->armed_at != 0 && nh->armed_at <= t)
 		return;
-	nh->armed_at = t;
 	struct dp_fabric *f = nh->owner->fab;
-	dp_timer_add_lp(f->host[nh->host].eng, dp_lp_host(f, nh->host), t, on_wake, nh, t);
+	struct dp_engine *e = f->host[nh->host].eng;
+	if (nh->wake_slot == 0) {
+		int slot = dp_timer_slot_new(e);
+		if (slot < 0)
+			return; /* (out of memory: as a failed timer, the NIC is not woken) */
+		nh->wake_slot = (uint32_t)slot;
+	}
+	/* one pending wake-up per NIC: an earlier one moves it */
+	nh->armed_at = dp_timer_slot_arm(e, nh->wake_slot, dp_lp_host(f, nh->host), t, on_wake, nh,
+					 t) == 0 ? t : 0;
 }
 
 /* Post and reap the WRITEs of one transfer whose source NIC is running. */
@@ -152,6 +159,22 @@ static void rdma_progress(struct dp_rdma *r, uint64_t now)
 	}
 }
 
+/*
+ * An empty mbuf with room for any frame a NIC sends, kept between calls (most
+ * polls send nothing); NULL when the pool is empty or its mbufs are too small.
+ */
+static struct rte_mbuf *spare_mbuf(struct dp_nics *ns)
+{
+	if (ns->spare == NULL) {
+		ns->spare = rte_pktmbuf_alloc(ns->fab->mp);
+		if (ns->spare && rte_pktmbuf_tailroom(ns->spare) < NE_MAX_FRAME) {
+			rte_pktmbuf_free(ns->spare);
+			ns->spare = NULL;
+		}
+	}
+	return ns->spare;
+}
+
 static void service(struct dp_nic_host *nh, uint64_t now)
 {
 	struct dp_nics *ns = nh->owner;
@@ -172,18 +195,20 @@ static void service(struct dp_nic_host *nh, uint64_t now)
 			arm(nh, now + dp_ser_ns(NE_MAX_FRAME, h->tx->rate_bps), now);
 			return;
 		}
-		int rc = ne_nic_poll_tx(nh->nic, now, buf, sizeof(buf), &len);
-		if (rc != 1)
-			break;
-		struct rte_mbuf *m = rte_pktmbuf_alloc(f->mp);
-		uint8_t *d = m ? (uint8_t *)rte_pktmbuf_append(m, (uint16_t)len) : NULL;
-		if (d == NULL) {
-			/* the frame is lost like a NIC DMA failure; go-back-N recovers it */
-			rte_pktmbuf_free(m);
+		struct rte_mbuf *m = spare_mbuf(ns);
+		if (m == NULL) {
+			/* no mbuf: the frame is lost like a NIC DMA failure; go-back-N recovers it */
+			if (ne_nic_poll_tx(nh->nic, now, buf, sizeof(buf), &len) != 1)
+				break;
 			nh->no_mbuf++;
 			continue;
 		}
-		memcpy(d, buf, len);
+		/* the NIC writes the frame into the mbuf (no copy of 4 KiB frames) */
+		if (ne_nic_poll_tx(nh->nic, now, rte_pktmbuf_mtod(m, uint8_t *), rte_pktmbuf_tailroom(m),
+				   &len) != 1)
+			break; /* (m stays the spare) */
+		ns->spare = NULL;
+		rte_pktmbuf_append(m, (uint16_t)len);
 		nh->tx_frames++;
 		dp_fabric_host_send(f, nh->host, m, now);
 	}
@@ -513,6 +538,27 @@ static int cmp_rank(const void *a, const void *b, void *ctx)
 }
 
 /*
+ * The wake list in rank order. It holds a NIC or two between most polls:
+ * those are sorted in place (stable, as qsort_r's merge sort, so the order
+ * is the same), longer lists by qsort_r.
+ */
+static void sort_wake(struct dp_nics *ns)
+{
+	uint32_t *w = ns->wake;
+
+	if (ns->n_wake > 16) {
+		qsort_r(w, ns->n_wake, sizeof(*w), cmp_rank, ns);
+		return;
+	}
+	for (uint32_t i = 1; i < ns->n_wake; i++) {
+		uint32_t x = w[i], j = i;
+		for (; j > 0 && cmp_rank(&w[j - 1], &x, ns) > 0; j--)
+			w[j] = w[j - 1];
+		w[j] = x;
+	}
+}
+
+/*
  * Arm the collective's NICs that may need it, in rank order. Re-arming any
  * other rank would change nothing: its state has not changed since it was
  * armed at its next event (arm() keeps an earlier wake-up), so only the
@@ -523,7 +569,7 @@ static void coll_arm_listed(struct dp_nics *ns, uint64_t now)
 {
 	uint32_t kept = 0;
 
-	qsort_r(ns->wake, ns->n_wake, sizeof(*ns->wake), cmp_rank, ns);
+	sort_wake(ns);
 	for (uint32_t i = 0; i < ns->n_wake; i++) {
 		struct dp_nic_host *nh = &ns->h[ns->wake[i]];
 
@@ -606,6 +652,9 @@ static void coll_poll(struct dp_nics *ns, uint64_t now)
 	struct dp_coll *c = ns->coll;
 
 	if (c == NULL || c->run == NULL)
+		return;
+	/* (called after every NIC event: most find nothing to do, nor NICs to arm) */
+	if (ns->n_wake == 0 && ne_coll_quiet(c->run))
 		return;
 	if (ne_coll_poll(c->run, now) < 0) {
 		struct ne_coll_stats st;
@@ -1097,6 +1146,7 @@ void dp_nics_destroy(struct dp_nics *ns)
 		free(ns->coll->nics);
 		free(ns->coll);
 	}
+	rte_pktmbuf_free(ns->spare);
 	for (uint32_t i = 0; i < ns->n; i++)
 		ne_nic_destroy(ns->h[i].nic); /* frees its QPs, CQs and MRs */
 	free(ns->rdma);

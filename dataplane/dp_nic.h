@@ -69,6 +69,7 @@ struct dp_nic_host {
 	uint32_t host;
 	struct ne_nic *nic;
 	uint64_t armed_at;          /* pending wake-up; 0: none */
+	uint32_t wake_slot;         /* its engine timer slot (dp_timer_slot_new), 0: none yet */
 	uint64_t tx_frames, rx_frames;
 	uint64_t rx_rejected;       /* frames ne_nic_rx() refused (counted by reason in the NIC) */
 	uint64_t tx_waits;          /* times it waited for room in the host queue */
@@ -96,6 +97,7 @@ struct dp_nics {
 	 * notification), they are not armed, or they wait (indices into h) */
 	uint32_t *wake;
 	uint32_t n_wake;
+	struct rte_mbuf *spare;     /* an empty mbuf the next frame a NIC sends goes into, or NULL */
 };
 
 /*

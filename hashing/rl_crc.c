@@ -2,6 +2,7 @@
 #include "rl_crc.h"
 
 #include <isa-l/crc.h>
+#include <stdbool.h>
 
 #define CRC32_POLY 0xEDB88320u   /* reflected IEEE 802.3 */
 #define CRC32C_POLY 0x82F63B78u  /* reflected Castagnoli */
@@ -75,12 +76,55 @@ uint32_t rl_crc32_update(uint32_t crc, const void *data, size_t len)
 	return ~crc32_gzip_refl(~crc, data, len);
 }
 
+/*
+ * Multiplying by a fixed x^(8n) is linear in crc: four byte tables make it
+ * four lookups instead of crc32_mulmod's 32 steps. The same n comes back
+ * packet after packet (every full-MTU payload), so a thread keeps the tables
+ * of one n, built (1,024 products) once it has seen that n ZEROS_MAP_AFTER
+ * times in a row: a mix of lengths never pays for building.
+ */
+#define ZEROS_MAP_AFTER 64u
+static _Thread_local struct {
+	size_t n;          /* the length whose tables t holds, if built */
+	bool built;
+	size_t cand;       /* the length seen last and how many times in a row */
+	uint32_t cand_runs;
+	uint32_t t[4][256];
+} zeros_map;
+
+static void zeros_map_build(size_t n)
+{
+	for (uint32_t k = 0; k < 4; k++)
+		for (uint32_t b = 0; b < 256; b++)
+			zeros_map.t[k][b] = crc32_mulmod(b << (8 * k), crc32_zeros_pow[n]);
+	zeros_map.n = n;
+	zeros_map.built = true;
+}
+
+/* crc x x^(8n) for n <= RL_CRC32_ZEROS_TABLE. */
+static uint32_t zeros_short(uint32_t crc, size_t n)
+{
+	if (n == 0)
+		return crc;
+	if (!(zeros_map.built && zeros_map.n == n)) {
+		if (zeros_map.cand != n) {
+			zeros_map.cand = n;
+			zeros_map.cand_runs = 0;
+		}
+		if (++zeros_map.cand_runs < ZEROS_MAP_AFTER)
+			return crc32_mulmod(crc32_zeros_pow[n], crc);
+		zeros_map_build(n);
+	}
+	return zeros_map.t[0][crc & 0xff] ^ zeros_map.t[1][(crc >> 8) & 0xff] ^
+	       zeros_map.t[2][(crc >> 16) & 0xff] ^ zeros_map.t[3][crc >> 24];
+}
+
 uint32_t rl_crc32_zeros(uint32_t crc, size_t n)
 {
 	uint32_t pow = CRC32_ONE;
 
 	if (n <= RL_CRC32_ZEROS_TABLE)
-		return crc32_mulmod(crc32_zeros_pow[n], crc);
+		return zeros_short(crc, n);
 	/* x^(8n) = product of x^(2^k) over the set bits k of 8n */
 	for (int k = 3; n && k < CRC32_LOG_TERMS; k++, n >>= 1)
 		if (n & 1)

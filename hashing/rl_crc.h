@@ -22,7 +22,8 @@ uint32_t rl_crc32_update_sw(uint32_t crc, const void *data, size_t len);
 /*
  * The CRC-32 register after n zero bytes, without reading any: crc times
  * x^(8n) modulo the polynomial. O(1) for n <= RL_CRC32_ZEROS_TABLE (one
- * precomputed power per length), O(log n) above. Equal to
+ * precomputed power per length; four table lookups for a length the calling
+ * thread keeps asking for), O(log n) above. Equal to
  * rl_crc32_update(crc, zeros, n).
  */
 uint32_t rl_crc32_zeros(uint32_t crc, size_t n);

@@ -22,7 +22,7 @@
 /*
  * Compute the ICRC of a parsed RoCEv2 frame (pkt from rl_parse() on the same
  * bytes, pkt->is_roce true). Returns the CRC in host order, comparable with
- * pkt->icrc_wire. Returns 0 and sets *ok false (if ok is non-NULL) when pkt is
+ * rl_pkt_icrc_wire(). Returns 0 and sets *ok false (if ok is non-NULL) when pkt is
  * not RoCEv2; sets *ok true otherwise.
  */
 uint32_t rl_icrc_compute(const uint8_t *frame, const struct rl_pkt *pkt, bool *ok);

@@ -57,7 +57,8 @@ static int parse_roce(const uint8_t *f, uint32_t off, uint32_t end, struct rl_pk
 	p->is_roce = true;
 	p->bth_off = (uint16_t)off;
 	p->icrc_off = (uint16_t)(end - RL_ICRC_LEN);
-	p->icrc_wire = rl_get_le32(f + p->icrc_off);
+	/* (the ICRC itself is not read here: it is the frame's last cache line, which a
+	 * switch forwarding the frame never needs; rl_pkt_icrc_wire() reads it) */
 
 	int ext = rl_opcode_ext(b->opcode);
 	uint32_t x = off + RL_BTH_LEN;

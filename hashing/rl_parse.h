@@ -127,10 +127,20 @@ struct rl_pkt {
 	uint16_t bth_off;
 	uint16_t payload_off; /* first byte after the extended headers */
 	uint32_t payload_len; /* up to the pad, without pad or ICRC */
-	uint16_t icrc_off;
-	uint32_t icrc_wire; /* the ICRC as stored (little-endian on the wire, read as such) */
+	uint16_t icrc_off;  /* the ICRC's offset (read it with rl_pkt_icrc_wire()) */
 	struct rl_bth_info bth;
 };
+
+/*
+ * The ICRC of a RoCEv2 frame parsed into p, as stored (little-endian on the
+ * wire, read as such). Only for p->is_roce.
+ */
+static inline uint32_t rl_pkt_icrc_wire(const uint8_t *frame, const struct rl_pkt *p)
+{
+	const uint8_t *c = frame + p->icrc_off;
+
+	return ((uint32_t)c[3] << 24) | ((uint32_t)c[2] << 16) | ((uint32_t)c[1] << 8) | c[0];
+}
 
 /*
  * Parse one frame of len bytes into *out.

@@ -360,6 +360,14 @@ int ne_coll_poll(struct ne_coll *coll, uint64_t now_ns);
  * no timers of its own; NIC activity (rx, poll_tx) is what creates work. */
 uint64_t ne_coll_next_event_ns(const struct ne_coll *coll);
 
+/*
+ * True when ne_coll_poll() at any time now would do nothing at all: no CQ
+ * notified, no work marked, no iteration to finish, no failure to report,
+ * and no proxy costs (their drain is timed: never quiet). A driver that polls
+ * after every NIC event may skip those polls. O(1).
+ */
+bool ne_coll_quiet(const struct ne_coll *coll);
+
 /* All iterations finished. */
 bool ne_coll_done(const struct ne_coll *coll);
 /* Iterations finished so far (warm-up included). */

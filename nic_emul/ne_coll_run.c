@@ -361,6 +361,14 @@ int ne_coll_poll(struct ne_coll *c, uint64_t now_ns)
 	return handled;
 }
 
+bool ne_coll_quiet(const struct ne_coll *c)
+{
+	return c && !c->proxy_on && !c->failed && !c->ndirty_conns && !c->ndirty_groups &&
+	       !c->nready && !c->ndue &&
+	       !(c->running && c->recv_done == c->total_xfers && c->send_done == c->total_xfers &&
+		 c->cts_outstanding == 0);
+}
+
 uint64_t ne_coll_next_event_ns(const struct ne_coll *c)
 {
 	if (!c)

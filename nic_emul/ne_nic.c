@@ -440,7 +440,7 @@ static bool icrc_ok(const struct ne_nic *nic, const uint8_t *frame, const struct
 	if (!nic->cfg.zero_payload)
 		return rl_icrc_verify(frame, pkt);
 	return rl_icrc_compute_zeros(frame, pkt, pkt->payload_off, &crc) == 0 &&
-	       crc == pkt->icrc_wire;
+	       crc == rl_pkt_icrc_wire(frame, pkt);
 }
 
 int ne_nic_rx(struct ne_nic *nic, const uint8_t *frame, size_t len, uint64_t now_ns)

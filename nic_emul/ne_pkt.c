@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "ne_opcode.h"
 #include "ne_priv.h"
 #include "rl_bytes.h"
 #include "rl_icrc.h"
@@ -87,13 +88,39 @@ size_t ne_build_hdrs(struct ne_nic *nic, const struct ne_qp *qp, uint8_t *buf,
 	return NE_L2L4_LEN;
 }
 
+/*
+ * The offsets rl_parse() would find in a frame ne_build_hdrs() laid out
+ * (Ethernet, IPv4 without options, UDP, BTH, then op's extended headers),
+ * without parsing it. False for an opcode outside the RC table (CNP) or a
+ * length that does not fit: then parse it.
+ */
+static bool own_layout(const uint8_t *frame, size_t len, struct rl_pkt *pkt)
+{
+	const uint32_t l4 = RL_ETH_HDR_LEN + RL_IPV4_HDR_LEN;
+
+	if (len < NE_HDR_LEN || rl_get_be16(frame + RL_ETH_TYPE_OFF) != RL_ETHERTYPE_IPV4 ||
+	    frame[RL_ETH_HDR_LEN] != IPV4_VERSION_IHL5 || rl_get_be16(frame + l4 + 2) != RL_ROCEV2_PORT)
+		return false;
+	uint32_t hl = ne_op_hdr_len(frame[NE_L2L4_LEN]);
+	uint32_t end = l4 + rl_get_be16(frame + l4 + 4); /* the UDP length */
+	if (hl == 0 || end > len || end < NE_L2L4_LEN + hl + RL_ICRC_LEN)
+		return false;
+	*pkt = (struct rl_pkt){.is_roce = true, .ip_version = 4, .l3_off = RL_ETH_HDR_LEN,
+			       .l3_len = RL_IPV4_HDR_LEN, .l4_off = (uint16_t)l4,
+			       .bth_off = NE_L2L4_LEN, .payload_off = (uint16_t)(NE_L2L4_LEN + hl),
+			       .icrc_off = (uint16_t)(end - RL_ICRC_LEN)};
+	return true;
+}
+
 int ne_finish_icrc(uint8_t *frame, size_t len, bool zero_payload)
 {
 	struct rl_pkt pkt;
 	uint32_t crc;
 	int rc;
 
-	if (rl_parse(frame, len, &pkt) != RL_PARSE_OK || !pkt.is_roce)
+	/* (every frame the NIC sends: its own layout needs no parse) */
+	if (!own_layout(frame, len, &pkt) &&
+	    (rl_parse(frame, len, &pkt) != RL_PARSE_OK || !pkt.is_roce))
 		return -EINVAL;
 	if (!zero_payload)
 		return rl_icrc_store(frame, &pkt);

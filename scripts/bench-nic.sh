@@ -16,7 +16,12 @@
 #      to host ((l+1) mod 8, h) for 1 ms of simulated time, all 128
 #      senders: link transmissions per wall second (Debian's ns-3 3.37:
 #      about 28 thousand here);
-#   4. with --ai1024 SIZES (long: minutes): a ring AllReduce over 1,024
+#   4. with --callgrind: instructions per switch forward (valgrind's
+#      callgrind over the event loop only, repeatable on a shared machine) of
+#      the generator path (default topology, 100,000 x 64 B h0 -> h4) and of a
+#      ring AllReduce of 4 MiB over 16 emulated NICs (4 leaves x 4 spines x 4
+#      hosts, the same shape as 2.), for each QP count, and their ratio;
+#   5. with --ai1024 SIZES (long: minutes): a ring AllReduce over 1,024
 #      emulated NICs with E-ECMP and 16 QPs (split) on a generated 3-tier
 #      AI-zone fabric (2 zones x 32 leaves x 16 hosts, 8 spines per zone,
 #      4 aggregation switches, 400G, 1 us links), ring order interleaving
@@ -32,7 +37,7 @@ usage() {
   cat <<'EOF'
 usage: scripts/bench-nic.sh [--build DIR] [--reference-build DIR] [--sizes "8M 64M"]
                             [--qps "1 16"] [--gen-packets N] [--no-ns3] [--no-ring]
-                            [--ai1024 "8M 64M"] [--workers N] [--help]
+                            [--ai1024 "8M 64M"] [--workers N] [--callgrind] [--help]
   --build DIR            build directory with dataplane/rocelab-dp [build]
   --reference-build DIR  also measure this build's rocelab-dp, same workloads
   --sizes LIST           AllReduce sizes (K/M/G binary suffixes) [8M 64M]
@@ -44,6 +49,8 @@ usage: scripts/bench-nic.sh [--build DIR] [--reference-build DIR] [--sizes "8M 6
                          fabric for each size (long: minutes per size)
   --workers N            every rocelab-dp run on N partitions (threads) [1];
                          scripts/bench-parts.sh compares 1 and N in one run
+  --callgrind            also instructions per switch forward under callgrind
+                         (generator path and a 16-rank AllReduce; a minute or two)
 Prints figures; exit 0 when every run finished, 1 when one failed, 2 on bad input.
 EOF
 }
@@ -59,6 +66,7 @@ NS3=1
 RING=1
 AI1024=""
 WORKERS=1
+CALLGRIND=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --build) [ $# -ge 2 ] || die_usage "--build needs a directory"; BUILD=$2; shift 2 ;;
@@ -68,6 +76,7 @@ while [ $# -gt 0 ]; do
     --gen-packets) [ $# -ge 2 ] || die_usage "--gen-packets needs a number"; GEN_PACKETS=$2; shift 2 ;;
     --no-ns3) NS3=0; shift ;;
     --no-ring) RING=0; shift ;;
+    --callgrind) CALLGRIND=1; shift ;;
     --ai1024) [ $# -ge 2 ] || die_usage "--ai1024 needs a list of sizes"; AI1024=$2; shift 2 ;;
     --workers) [[ ${2:-} =~ ^[1-9][0-9]*$ ]] || die_usage "--workers needs a number from 1"; WORKERS=$2; shift 2 ;;
     -h|--help) usage; exit 0 ;;
@@ -89,6 +98,8 @@ builds=("$BUILD")
 for b in "${builds[@]}"; do
   [ -x "$b/dataplane/rocelab-dp" ] || die_usage "no $b/dataplane/rocelab-dp (build it first)"
 done
+[ "$CALLGRIND" = 0 ] || command -v valgrind >/dev/null || die_usage "--callgrind needs valgrind"
+[ "$CALLGRIND" = 0 ] || [ "$WORKERS" = 1 ] || die_usage "--callgrind counts one worker only"
 
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
@@ -214,6 +225,50 @@ if [ "$NS3" = 1 ]; then
     fi
   done
 fi
+# name, build, args...: callgrind's instruction count of rocelab-dp's event
+# loop (dp_engine_step_virtual and below) in IR, its switch forwards in FWD
+cg_dp() {
+  local name=$1 b=$2
+  shift 2
+  timeout 1800 valgrind --tool=callgrind --toggle-collect=dp_engine_step_virtual \
+    --callgrind-out-file="$TMP/cg.out" "$b/dataplane/rocelab-dp" --clock virtual \
+    --name "rl-bnic-$$-cg-$name" "$@" >"$TMP/out" 2>"$TMP/err" || return 1
+  IR=$(sed -n 's/^totals: \([0-9]*\)$/\1/p' "$TMP/cg.out")
+  FWD=$(ran_fields <"$TMP/out" | cut -d' ' -f4)
+  [ -n "$IR" ] && [ -n "$FWD" ] && [ "$FWD" -gt 0 ]
+}
+
+if [ "$CALLGRIND" = 1 ]; then
+  clos_yaml 4 4 4 emulated "$TMP/clos16.yaml"
+  order16=$(python3 -c "print('+'.join(f'h{l * 4 + i}' for i in range(4) for l in range(4)))")
+  echo "== callgrind: instructions per switch forward (event loop only), generator path"
+  echo "   (default topology, 100000 x 64 B h0 -> h4) and ring AllReduce 4M, 16 emulated NICs"
+  echo "   (4 leaves x 4 spines x 4 hosts, leaves interleaved, data=off)"
+  printf '%-22s %-10s %14s %9s %8s %7s\n' build run instructions forwards per_fwd ratio
+  for b in "${builds[@]}"; do
+    bn=$b
+    [ ${#bn} -le 22 ] || bn=${bn: -22}
+    if ! cg_dp gen "$b" --topology topologies/default.yaml \
+         --gen "h0>h4:size=64,rate=100G,count=100000,flows=64"; then
+      echo "$b callgrind generator FAILED: $(tail -1 "$TMP/err")"; failed=1; continue
+    fi
+    gen_per=$((IR / FWD))
+    printf '%-22s %-10s %14s %9s %8s %7s\n' "$bn" generator "$IR" "$FWD" "$gen_per" -
+    for q in $QPS; do
+      mode=""
+      [ "$q" -gt 1 ] && mode=",mode=split"
+      if cg_dp "ar-$q" "$b" --topology "$TMP/clos16.yaml" \
+           --coll "op=allreduce,hosts=$order16,sizes=4M,data=off,qps=$q$mode"; then
+        printf '%-22s %-10s %14s %9s %8s %7s\n' "$bn" "ring-qps$q" "$IR" "$FWD" \
+          "$((IR / FWD))" "$(python3 -c "print(f'{$gen_per / ($IR / $FWD):.3f}')")"
+      else
+        echo "$b callgrind qps=$q FAILED: $(tail -1 "$TMP/err")"; failed=1
+      fi
+    done
+  done
+  echo "(ratio: the generator's instructions per forward / the ring's, same build)"
+fi
+
 if [ -n "$AI1024" ]; then
   spec=zones=2,leaves=32,spines=8,atsw=4,hosts=16,host-rate=400G,leaf-rate=400G,spine-rate=400G
   spec+=,host-delay=1us,leaf-delay=1us,spine-delay=1us,host-mtu=9000,profile=eecmp,attach=emulated,name=ai1024

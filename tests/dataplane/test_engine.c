@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* dp_engine: timer order, same-time FIFO order, same-time order by (LP, sequence) keys, key-bounded steps, virtual clock jumps, live clock source, live monotone time, timers that cannot be added. */
+/* dp_engine: timer order, same-time FIFO order, same-time order by (LP, sequence) keys, key-bounded steps, timer slots (same events as stale timers left to fire), virtual clock jumps, live clock source, live monotone time, timers that cannot be added. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <cmocka.h>
 
@@ -283,6 +285,121 @@ static void test_step_below(void **state)
 	free(l);
 }
 
+/*
+ * Timer slots: one engine re-arms a slot per owner (dp_timer_slot_arm), the
+ * other adds a timer per wake-up and ignores the stale ones (what dp_nic did
+ * before slots). Plain timers interleave, callbacks re-arm other owners at
+ * their instant. The events that run must be the same, in the same order,
+ * and the slot engine's heap must hold no stale timer.
+ */
+#define SLOT_OWNERS 50
+
+struct slot_world {
+	struct dp_engine e;
+	bool slots;                       /* slot engine, else stale timers */
+	uint32_t slot[SLOT_OWNERS];       /* slot engine: each owner's slot */
+	uint64_t token[SLOT_OWNERS];      /* stale engine: the wake-up that counts */
+	struct slot_owner {
+		struct slot_world *w;
+		uint32_t k;
+	} owner[SLOT_OWNERS];
+	uint64_t next_arg;                /* args handed out by callbacks */
+	uint32_t max_n;                   /* the most timers pending at once */
+	struct log *l;
+};
+
+static void slot_fire(void *obj, uint64_t arg, uint64_t now);
+
+static void slot_arm(struct slot_world *w, uint32_t k, uint64_t at, uint64_t arg)
+{
+	if (w->slots) {
+		assert_int_equal(dp_timer_slot_arm(&w->e, w->slot[k], 0, at, slot_fire, &w->owner[k], arg),
+				 0);
+		assert_true(dp_timer_slot_pending(&w->e, w->slot[k]));
+	} else {
+		w->token[k] = arg;
+		assert_int_equal(dp_timer_add(&w->e, at, slot_fire, &w->owner[k], arg), 0);
+	}
+	if (w->e.n > w->max_n)
+		w->max_n = w->e.n;
+}
+
+static void slot_fire(void *obj, uint64_t arg, uint64_t now)
+{
+	struct slot_owner *o = obj;
+	struct slot_world *w = o->w;
+
+	if (!w->slots && w->token[o->k] != arg)
+		return; /* stale */
+	if (w->slots)
+		assert_false(dp_timer_slot_pending(&w->e, w->slot[o->k]));
+	record(w->l, arg, now);
+	if (arg % 3 == 0 && w->next_arg < 1000000 + 3000) /* re-arm another owner, maybe earlier */
+		slot_arm(w, (o->k * 7 + 1) % SLOT_OWNERS, now + arg % 40, w->next_arg++);
+}
+
+static void slot_world_run(struct slot_world *w, bool slots)
+{
+	uint64_t s = 777;
+
+	memset(w, 0, sizeof(*w));
+	w->slots = slots;
+	w->next_arg = 1000000;
+	w->l = calloc(1, sizeof(*w->l));
+	assert_non_null(w->l);
+	assert_int_equal(dp_engine_init(&w->e, DP_CLOCK_VIRTUAL, NULL, NULL), 0);
+	for (uint32_t k = 0; k < SLOT_OWNERS; k++) {
+		w->owner[k] = (struct slot_owner){w, k};
+		if (slots) {
+			int id = dp_timer_slot_new(&w->e);
+			assert_true(id > 0);
+			w->slot[k] = (uint32_t)id;
+			assert_false(dp_timer_slot_pending(&w->e, w->slot[k]));
+		}
+	}
+	for (uint64_t i = 0; i < 3000; i++) {
+		s ^= s << 13, s ^= s >> 7, s ^= s << 17;
+		if (s % 10 < 3)
+			assert_int_equal(dp_timer_add(&w->e, s % 2000, record, w->l, i), 0);
+		else
+			slot_arm(w, (uint32_t)(s >> 8) % SLOT_OWNERS, (s >> 20) % 2000, i);
+		if (i % 500 == 499) /* some run before the rest is armed */
+			dp_engine_run_due(&w->e, (i / 500) * 300);
+	}
+	dp_engine_run_due(&w->e, UINT64_MAX);
+}
+
+static void test_slots(void **state)
+{
+	(void)state;
+	struct slot_world *a = malloc(sizeof(*a)), *b = malloc(sizeof(*b));
+
+	assert_non_null(a);
+	assert_non_null(b);
+	slot_world_run(a, true);
+	slot_world_run(b, false);
+	assert_true(a->l->n > 1000);
+	assert_int_equal(a->l->n, b->l->n);
+	for (int i = 0; i < a->l->n; i++) {
+		assert_int_equal(a->l->at[i], b->l->at[i]);
+		assert_int_equal(a->l->arg[i], b->l->arg[i]);
+	}
+	assert_true(a->next_arg > 1000000); /* callbacks did re-arm */
+	assert_int_equal(a->next_arg, b->next_arg);
+	assert_true(b->e.fired > a->e.fired); /* the stale ones ran there, not here */
+	/* plain timers pend until their time; slots at most one each */
+	assert_true(a->max_n < b->max_n);
+	for (uint32_t k = 0; k < SLOT_OWNERS; k++)
+		assert_false(dp_timer_slot_pending(&a->e, a->slot[k]));
+	assert_int_equal(a->e.n, 0);
+	for (struct slot_world *w = a; w; w = w == a ? b : NULL) {
+		dp_engine_free(&w->e);
+		free(w->l);
+	}
+	free(a);
+	free(b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -294,6 +411,7 @@ int main(void)
 		cmocka_unit_test(test_budget_and_lag),
 		cmocka_unit_test(test_lp_keys),
 		cmocka_unit_test(test_step_below),
+		cmocka_unit_test(test_slots),
 	};
 	return cmocka_run_group_tests_name("engine", tests, NULL, NULL);
 }

@@ -309,6 +309,32 @@ static void handle(struct fab *f, const struct fab_ev *e)
 	}
 }
 
+/* The counters a poll that does anything moves. */
+static uint64_t coll_work(const struct ne_coll *c)
+{
+	struct ne_coll_stats st;
+
+	ne_coll_get_stats(c, &st);
+	return st.cqes_polled + st.cq_polls + st.rank_visits + st.conn_steps + st.group_steps +
+	       st.data_wrs + st.cts_sent + st.wqes_posted + st.transfers_done + ne_coll_iters_done(c);
+}
+
+/* ne_coll_poll at f->now, counting the polls ne_coll_quiet() called idle and
+ * whether they were. */
+static int poll_coll(struct fab *f)
+{
+	bool quiet = ne_coll_quiet(f->coll);
+	uint64_t before = quiet ? coll_work(f->coll) : 0;
+	int rc = ne_coll_poll(f->coll, f->now);
+
+	if (quiet) {
+		f->quiet_polls++;
+		if (rc != 0 || coll_work(f->coll) != before)
+			f->quiet_busy++;
+	}
+	return rc;
+}
+
 bool fab_run(struct fab *f, uint64_t until)
 {
 	while (!ne_coll_done(f->coll)) {
@@ -333,7 +359,7 @@ bool fab_run(struct fab *f, uint64_t until)
 
 			handle(f, &ev);
 		}
-		if (ne_coll_poll(f->coll, f->now) < 0)
+		if (poll_coll(f) < 0)
 			return false;
 		for (uint32_t i = 0; i < f->n; i++)
 			emit(f, i);

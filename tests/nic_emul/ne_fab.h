@@ -80,6 +80,10 @@ struct fab {
 	void *drop_arg;
 	int bad_frames;
 	uint64_t frames, loops;
+	/* polls made while ne_coll_quiet() said there was nothing to do, and
+	 * those of them that did something all the same (handled completions or
+	 * moved a counter): what test_poll_work checks */
+	uint64_t quiet_polls, quiet_busy;
 	/* data payload bytes (DSCP data_dscp) sent towards a rank, not yet delivered */
 	int64_t *inflight, *max_inflight;
 };

@@ -544,7 +544,8 @@ static void test_determinism_and_nodata(void **state)
 
 /* ne_coll_poll() follows CQ notifications: the ranks it visits and the CQ
  * polls it makes are bounded by the completions it handles, whatever the
- * number of ranks; a poll with nothing queued does no work at all. A scan
+ * number of ranks; a poll with nothing queued does no work at all, and
+ * ne_coll_quiet() says so beforehand. A scan
  * over every rank on each poll (n visits per call) fails the bounds. */
 static void test_poll_work(void **state)
 {
@@ -580,6 +581,14 @@ static void test_poll_work(void **state)
 		}
 		/* far below one visit per rank per poll call */
 		assert_true(st.rank_visits * 4 < f.loops * ranks[v % 2]);
+		/* ne_coll_quiet(): without proxy costs most polls of the loop find
+		 * nothing to do, and every one it calls quiet did nothing; with
+		 * proxy costs (timed work) it never says quiet */
+		assert_int_equal(f.quiet_busy, 0);
+		if (v < 2)
+			assert_true(f.quiet_polls > 0 && f.quiet_polls < f.loops);
+		else
+			assert_int_equal(f.quiet_polls, 0);
 		/* idle: nothing queued, nothing marked (a proxy thread may still
 		 * be busy with its last poll: let it finish) */
 		if (ne_coll_next_event_ns(f.coll) != UINT64_MAX) {
