@@ -230,17 +230,37 @@ static void service(struct dp_nic_host *nh, uint64_t now)
 	arm(nh, next, now);
 }
 
+/* The reasons a NIC refused frames, "  unknown_qpn=3 ..." (nothing when none). */
+static void refused_why(const struct dp_nic_host *nh, char *buf, size_t len)
+{
+	static const char *const name[DP_NIC_RX_SLOTS] = {
+		"segmented", "malformed", "not_roce", "wrong_dst", "bad_icrc", "unknown_qpn",
+		"bad_state", "bad_opcode", "psn_drop", "protocol", "rnr", "stale_resp",
+		"link_down", "inval", "cnp",
+	};
+	size_t o = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < DP_NIC_RX_SLOTS && o < len; i++)
+		if (nh->rx_refused[i])
+			o += (size_t)snprintf(buf + o, len - o, "%s%s=%" PRIu64, o ? " " : "  ", name[i],
+					      nh->rx_refused[i]);
+}
+
 void dp_nics_rx(struct dp_nics *ns, struct dp_host *h, struct rte_mbuf *m, uint64_t now)
 {
 	struct dp_nic_host *nh = &ns->h[ns->by_host[h->idx]];
 
 	if (m->nb_segs > 1 && rte_pktmbuf_linearize(m) < 0) {
 		nh->rx_rejected++;
+		nh->rx_refused[0]++;
 	} else {
 		nh->rx_frames++;
-		if (ne_nic_rx(nh->nic, rte_pktmbuf_mtod(m, const uint8_t *), rte_pktmbuf_data_len(m),
-			      now) != NE_RX_OK)
+		int st = ne_nic_rx(nh->nic, rte_pktmbuf_mtod(m, const uint8_t *), rte_pktmbuf_data_len(m), now);
+		if (st != NE_RX_OK) {
 			nh->rx_rejected++;
+			nh->rx_refused[st < 0 && st >= NE_RX_CNP ? -st : 0]++;
+		}
 	}
 	rte_pktmbuf_free(m);
 	service(nh, now);
@@ -412,8 +432,22 @@ static int parse_rdma(struct dp_nics *ns, struct dp_rdma *r, const char *spec, c
 }
 
 /* Bring a QP pair to RTS, each end pointing at the other through its gateway MAC. */
+/*
+ * The RC transport's timeout (IB's exponent: 4.096 us x 2^t). Virtual clock:
+ * 10, 4.2 ms, far above fabric RTTs, as on real clusters. Live clock: 14, 67
+ * ms: the fabric's threads share the machine's cores and can be off the CPU
+ * for milliseconds; a timeout that fires on such a delay spends the 7 retries
+ * on frames that are only late, and a live collective on a loaded machine
+ * failed with "transport retry counter exceeded" (seen under valgrind every
+ * time, and beside a busy loop about one run in five).
+ */
+static uint8_t rc_timeout(const struct dp_nics *ns)
+{
+	return ns->fab->eng->mode == DP_CLOCK_LIVE ? 14 : 10;
+}
+
 static int connect_qp(struct dp_rdma *r, struct ne_nic *nic, const struct topo_host *me,
-		      const struct topo_host *peer, uint32_t qpn, uint32_t peer_qpn)
+		      const struct topo_host *peer, uint32_t qpn, uint32_t peer_qpn, uint8_t timeout)
 {
 	struct ne_qp_attr a;
 
@@ -436,7 +470,7 @@ static int connect_qp(struct dp_rdma *r, struct ne_nic *nic, const struct topo_h
 		return -1;
 	a.state = NE_QPS_RTS;
 	a.sq_psn = 0;
-	a.timeout = 10; /* 4.2 ms: far above fabric RTTs, as on real clusters */
+	a.timeout = timeout;
 	a.retry_cnt = 7;
 	a.rnr_retry = 7;
 	a.max_rd_atomic = 4;
@@ -518,8 +552,8 @@ int dp_nics_add_rdma(struct dp_nics *ns, const char *spec, uint64_t start_offset
 		}
 	}
 	for (uint32_t q = 0; q < r->qps; q++)
-		if (connect_qp(r, S->nic, sh, dh, r->sqpn[q], r->dqpn[q]) != 0 ||
-		    connect_qp(r, D->nic, dh, sh, r->dqpn[q], r->sqpn[q]) != 0) {
+		if (connect_qp(r, S->nic, sh, dh, r->sqpn[q], r->dqpn[q], rc_timeout(ns)) != 0 ||
+		    connect_qp(r, D->nic, dh, sh, r->dqpn[q], r->sqpn[q], rc_timeout(ns)) != 0) {
 			snprintf(err, errlen, "--rdma '%s': cannot connect QP %u", spec, q);
 			return -1;
 		}
@@ -881,7 +915,7 @@ int dp_nics_add_coll(struct dp_nics *ns, const char *spec, uint64_t start_ns, FI
 	c->cfg.chunk_bytes = 512u << 10;
 	c->cfg.window = 4;
 	c->cfg.sport = NE_COLL_SPORT_RXE;
-	c->cfg.timeout = 10;
+	c->cfg.timeout = rc_timeout(ns);
 	c->size_min = c->size_max = 1u << 20;
 	struct coll_parse cp = {.ns = ns, .c = c};
 	coll_kv(ns, c, "hosts", "all", cp.why, sizeof(cp.why));
@@ -1029,11 +1063,13 @@ void dp_nics_report(const struct dp_nics *ns, FILE *out)
 			"retrans", "timeouts", "naks_tx", "naks_rx", "dup_req", "rejected");
 	for (uint32_t i = 0; i < ns->n; i++) {
 		struct ne_counters c;
+		char why[160];
 		ne_nic_get_counters(ns->h[i].nic, &c);
+		refused_why(&ns->h[i], why, sizeof(why));
 		fprintf(out, "%-10s %10" PRIu64 " %10" PRIu64 " %8" PRIu64 " %8" PRIu64 " %8" PRIu64
-			     " %8" PRIu64 " %10" PRIu64 " %8" PRIu64 "\n",
+			     " %8" PRIu64 " %10" PRIu64 " %8" PRIu64 "%s\n",
 			t->hosts[ns->h[i].host].name, c.sent_pkts, c.rcvd_pkts, c.retrans_pkts, c.timeouts,
-			c.naks_sent, c.naks_rcvd, c.duplicate_request, ns->h[i].rx_rejected);
+			c.naks_sent, c.naks_rcvd, c.duplicate_request, ns->h[i].rx_rejected, why);
 	}
 }
 

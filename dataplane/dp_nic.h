@@ -64,6 +64,9 @@
 struct dp_rdma;
 struct dp_coll;
 
+/* rx_refused slots: one per negative ne_nic_rx status, NE_RX_CNP the last. */
+#define DP_NIC_RX_SLOTS (1 - NE_RX_CNP)
+
 struct dp_nic_host {
 	struct dp_nics *owner;
 	uint32_t host;
@@ -71,7 +74,8 @@ struct dp_nic_host {
 	uint64_t armed_at;          /* pending wake-up; 0: none */
 	uint32_t wake_slot;         /* its engine timer slot (dp_timer_slot_new), 0: none yet */
 	uint64_t tx_frames, rx_frames;
-	uint64_t rx_rejected;       /* frames ne_nic_rx() refused (counted by reason in the NIC) */
+	uint64_t rx_rejected;       /* frames ne_nic_rx() refused, or that could not be linearized */
+	uint64_t rx_refused[DP_NIC_RX_SLOTS]; /* of those, by -status of ne_nic_rx (slot 0: linearize) */
 	uint64_t tx_waits;          /* times it waited for room in the host queue */
 	uint64_t stalls;            /* wake-ups where the NIC was due but had nothing to send */
 	uint64_t no_mbuf;
