@@ -36,7 +36,7 @@
  * cannot be tagged on the way out (tag_failed).
  *
  * Topology changes are per process: a link_set command must go to every
- * process (scripts/fabric2.sh tel-all does), and each process's routes then
+ * process (scripts/fabric.sh tel-all does), and each process's routes then
  * move traffic off the link, as in one process.
  */
 #ifndef DP_PEER_H
