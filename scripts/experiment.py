@@ -75,6 +75,10 @@ def load(path):
                                                     for v in exp["variants"]]:
         if m is not None and not isinstance(m, dict):
             die(f"{path}: {where}: expected a mapping of ne_coll keys (NCCL_IB_QPS_PER_CONNECTION: 16, ...), got {m!r}")
+    for where, d in [("dp_args", exp.get("dp_args"))] + [(f"variant {v.get('label')!r}: dp_args", v.get("dp_args"))
+                                                          for v in exp["variants"]]:
+        if d is not None and not (isinstance(d, list) and all(isinstance(x, str) for x in d)):
+            die(f"{path}: {where}: expected a list of rocelab-dp arguments ([\"--mbufs\", \"131071\"]), got {d!r}")
     labels = [v.get("label") for v in exp["variants"]]
     if exp["baseline"] not in labels:
         die(f"{path}: baseline '{exp['baseline']}' is not a variant label")
@@ -112,8 +116,9 @@ def host_costs(exp):
 
 def dp_args_for(exp, v):
     """rocelab-dp arguments of a variant: the file's `nic:` as --nic unless the variant
-    gives its own --nic, then the variant's dp_args."""
-    extra = list(v.get("dp_args") or [])
+    gives its own --nic, then the file's dp_args (e.g. a bigger packet pool for a large
+    fabric), then the variant's."""
+    extra = list(exp.get("dp_args") or []) + list(v.get("dp_args") or [])
     if exp.get("nic") and "--nic" not in extra:
         extra = ["--nic", str(exp["nic"])] + extra
     return extra
@@ -334,6 +339,11 @@ def run_one(dp, topo, coll, name, seed, extra, picture=None, launch=()):
     totals.update(queue_peaks(p.stdout))
     stalled = next((l[2:] for l in p.stdout.splitlines()
                     if l.startswith("# stalled") or ": a work completion failed" in l), None)
+    # an emulator limit, not the fabric: frames a NIC could not get were lost (PSN gaps,
+    # NAKs, retransmissions); the run is not the model's and is reported as such
+    dry = next((l.strip() for l in p.stderr.splitlines() if "packet pool ran dry" in l), None)
+    if dry:
+        stalled = (stalled + "; " if stalled else "") + dry.replace("rocelab-dp: ", "")
     if p.returncode != 0 and not stalled:
         die(f"rocelab-dp failed ({p.returncode}) for {coll}:\n{p.stderr.strip()[-2000:]}")
     # a stalled run (the transport never recovered) keeps the sizes it finished
@@ -608,8 +618,11 @@ def main():
     if stalls:
         lines += ["## Runs that failed", "",
                   "A QP went to the error state (e.g. its retry counter ran out after NAKs for "
-                  "out-of-order packets) or the transport stopped with nothing scheduled; the "
-                  "sizes these runs did not finish are left out of the means:", ""]
+                  "out-of-order packets) or the transport stopped with nothing scheduled (the "
+                  "sizes these runs did not finish are left out of the means), or the packet "
+                  "pool ran dry: an emulator limit, NICs lost frames they could not get, and "
+                  "the run's figures are not the model's (give the file `dp_args: [--mbufs, N, "
+                  "--mem, MB]`):", ""]
         lines += [f"- {s_}" for s_ in stalls] + [""]
     claim = exp.get("claim")
     if claim:
