@@ -1192,12 +1192,6 @@ static void report_run(const struct run *r, uint64_t elapsed)
 	       " switch forwards (%.3f M per wall second)\n\n",
 	       (double)elapsed / 1e9, r->o->clock == DP_CLOCK_LIVE ? "live" : "virtual", r->wall_s,
 	       r->eng.fired, fwd, r->wall_s > 0 ? (double)fwd / r->wall_s / 1e6 : 0.0);
-	uint64_t dry = pool_ran_dry(r);
-	if (dry)
-		fprintf(stderr, "rocelab-dp: the packet pool ran dry %" PRIu64 " times: senders waited and "
-			"switches dropped for want of a frame, an emulator limit (give --mbufs and --mem "
-			"more)%s\n", dry, dp_parts_count(r->parts) > 1 ? "; with --workers above 1 what "
-			"followed also depended on the threads' timing: not reproducible" : "");
 	if (stop_requested)
 		printf("rocelab-dp: stopped by %s, %.3f ms after the signal\n",
 		       stop_requested == SIGINT ? "SIGINT" : "SIGTERM", r->after_signal_s * 1e3);
@@ -1218,6 +1212,12 @@ static int report(struct run *r)
 	 * and pause shares are of the links over that time, not over work not done */
 	uint64_t fabric_ns = elapsed > r->eng.lag_ns ? elapsed - r->eng.lag_ns : 0;
 
+	uint64_t dry = pool_ran_dry(r); /* (said even with --quiet: the figures are not the model's) */
+	if (dry)
+		fprintf(stderr, "rocelab-dp: the packet pool ran dry %" PRIu64 " times: senders waited and "
+			"switches dropped for want of a frame, an emulator limit (give --mbufs and --mem "
+			"more)%s\n", dry, dp_parts_count(r->parts) > 1 ? "; with --workers above 1 what "
+			"followed also depended on the threads' timing: not reproducible" : "");
 	if (!r->o->quiet) {
 		report_run(r, elapsed);
 		dp_stats_print(r->fab, fabric_ns, stdout);

@@ -75,4 +75,20 @@ check "an NCCL key out of range: exit 2 naming the pair" "[ $rc -eq 2 ] && grep 
 sed -i 's/^nccl: .*/nccl: [model, nccl]/' "$tmp/nccl.yaml"
 $RUN "$tmp/nccl.yaml" --dp "$DP" > "$tmp/n3.txt" 2>&1; rc=$?
 check "nccl: not a mapping: exit 2" "[ $rc -eq 2 ] && grep -q 'nccl: expected a mapping' $tmp/n3.txt"
+# A file-level dp_args reaches every run; a run whose packet pool ran dry (an emulator
+# limit: NICs lose frames) is listed with the failed runs, not passed off as the model's.
+cat > "$tmp/dry.yaml" <<EOF2
+name: dry-pool
+topology: {generate: "spines=4,leaves=8,hosts=8,host-rate=400G,leaf-rate=400G,host-mtu=9000,attach=emulated"}
+collective: op=allreduce,sizes=4M,data=off,qps=4,mode=split
+dp_args: ["--mbufs", "1024"]
+variants: [{label: split}]
+baseline: split
+EOF2
+timeout 300 $RUN "$tmp/dry.yaml" --dp "$DP" --no-pictures --out "$tmp/dry" > "$tmp/dry.txt" 2>&1; rc=$?
+check "dp_args --mbufs 1024: the run's dry pool is listed under 'Runs that failed' (exit $rc)" \
+  "[ $rc -eq 0 ] && grep -q '^## Runs that failed' $tmp/dry/report.md && grep -q 'packet pool ran dry [0-9]* times' $tmp/dry/report.md"
+sed 's/^dp_args: .*/dp_args: --mbufs/' "$tmp/dry.yaml" > "$tmp/dry-bad.yaml"
+$RUN "$tmp/dry-bad.yaml" --dp "$DP" --no-pictures --out "$tmp/dry-bad" > "$tmp/dry-bad.txt" 2>&1; rc=$?
+check "dp_args not a list: exit 2 naming it" "[ $rc -eq 2 ] && grep -q 'dp_args: expected a list' $tmp/dry-bad.txt"
 tap_done
