@@ -844,11 +844,6 @@ static void *thread_main(void *arg)
 	return NULL;
 }
 
-/*
- * Start partitions 1..n-1 on threads, run partition 0 here, join. The
- * threads meet at barriers that count on all of them: unless every thread
- * started, none runs. Returns 0 or -errno.
- */
 /* Every online CPU. EAL pins the main thread to its one lcore (-l0), and
  * threads inherit that: a partition's thread may run anywhere instead. */
 static void all_cpus(cpu_set_t *all)
@@ -858,6 +853,11 @@ static void all_cpus(cpu_set_t *all)
 		CPU_SET((int)c, all);
 }
 
+/*
+ * Start partitions 1..n-1 on threads, run partition 0 here, join. The
+ * threads meet at barriers that count on all of them: unless every thread
+ * started, none runs. Returns 0 or -errno.
+ */
 static int run_threads(struct dp_parts *ps)
 {
 	uint32_t started = 1;
