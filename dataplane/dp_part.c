@@ -75,7 +75,6 @@ struct dp_parts {
 	/* MPI ranks: this process runs partition me only; frames of cut links
 	 * and the publications go through dp_mpi (NULL: threads of one process) */
 	const struct dp_mpi *mpi;
-	uint32_t me;              /* the partition this process's first thread runs */
 	struct dp_bytes *xsend;   /* [n] ranks: frames for partition i, this window */
 	uint8_t *xrecv;
 	size_t xrecv_cap;
@@ -97,10 +96,17 @@ struct dp_parts {
 	atomic_uint epoch;        /* odd: partition 0 asks every other to stop at the top of its loop */
 	atomic_uint paused, exited;
 	atomic_bool live_stop;
-	/* live, one process of several (dp_peer.h): the one partition run here,
-	 * on the caller's thread; UINT32_MAX: every partition, one thread each */
+	/* one process of several (MPI ranks on the virtual clock, dp_peer.h's
+	 * processes on the live one): the one partition run here, on the
+	 * caller's thread; UINT32_MAX: every partition, one thread each */
 	uint32_t only;
 };
+
+/* The partition this process's first thread runs: the only one, or 0 of all. */
+static uint32_t self(const struct dp_parts *ps)
+{
+	return ps->only == UINT32_MAX ? 0 : ps->only;
+}
 
 /* ---- the cut ---- */
 
@@ -246,7 +252,7 @@ int dp_parts_use_mpi(struct dp_parts *ps, const struct dp_mpi *mpi, char *err, s
 		return -ENOMEM;
 	}
 	ps->mpi = mpi;
-	ps->me = (uint32_t)mpi->rank;
+	ps->only = (uint32_t)mpi->rank;
 	return 0;
 }
 
@@ -363,7 +369,7 @@ struct rank_note {
 
 static void rank_failed(struct dp_parts *ps, const char *what, int rc)
 {
-	fprintf(stderr, "rocelab-dp: rank %u: %s: %s\n", ps->me, what, strerror(-rc));
+	fprintf(stderr, "rocelab-dp: rank %u: %s: %s\n", self(ps), what, strerror(-rc));
 	dp_mpi_abort(ps->mpi, 1); /* (the others would wait for this rank forever) */
 	exit(1);
 }
@@ -414,7 +420,7 @@ static void rank_meet(struct dp_parts *ps, struct dp_part *p, unsigned slot)
 		ps->p[i].pub[slot] = ni->pub;
 		for (uint32_t j = 0; j < ps->n; j++)
 			total += ni->bytes_to[j];
-		rlen[i] = ni->bytes_to[ps->me];
+		rlen[i] = ni->bytes_to[self(ps)];
 		send[i] = ps->xsend[i].b;
 		len[i] = ps->xsend[i].len;
 	}
@@ -626,7 +632,7 @@ static void run_global(struct dp_parts *ps, const struct step *st)
 	}
 	if (ps->mpi && ps->run->collect)
 		ps->run->collect(ps->run->ctx);
-	if (ps->mpi && ps->me != 0)
+	if (ps->mpi && self(ps) != 0)
 		goto tell;
 	uint64_t events = g->fired, now = g->now_ns;
 	struct timespec ts;
@@ -660,7 +666,7 @@ static void run_partition(struct dp_part *p)
 	uint64_t round = 0, w = 0;
 	struct step st;
 
-	bool lead = p->idx == ps->me; /* the thread that writes the run's totals */
+	bool lead = p->idx == self(ps); /* the thread that writes the run's totals */
 
 	p->idle = ps->stop_when_idle && local_idle(p);
 	p->idle_at = 0;
@@ -724,7 +730,7 @@ static void resume_world(struct dp_parts *ps)
 /* The partition that runs the fabric engine's timers and between(): 0, or the only one run here. */
 static bool live_leader(const struct dp_part *p)
 {
-	return p->idx == (p->ps->only == UINT32_MAX ? 0 : p->ps->only);
+	return p->idx == self(p->ps);
 }
 
 /* Other partitions run on threads of this process (they are stopped for global work). */
@@ -907,7 +913,7 @@ int dp_parts_run(struct dp_parts *ps, const struct dp_part_run *run)
 	atomic_store(&ps->bar_count, 0);
 	atomic_store(&ps->bar_sense, 0);
 	if (ps->mpi) { /* one partition per rank, on this thread */
-		run_one(&ps->p[ps->me]);
+		run_one(&ps->p[self(ps)]);
 		ps->f->eng->now_ns = ps->end_ns;
 		sum_into(ps, ps->f->eng);
 		return 0;
@@ -985,7 +991,7 @@ int dp_parts_gather(struct dp_parts *ps, uint64_t now, uint64_t *extra_sum, size
 	size_t ns, nm;
 
 	/* every partition's load (dp_parts_load), from its rank */
-	struct dp_part *me = &ps->p[ps->me];
+	struct dp_part *me = &ps->p[self(ps)];
 	struct { double cpu_s; uint64_t fired, crossed, at_end; }
 		load = {me->cpu_s, me->eng.fired, me->crossed, me->at_end},
 		*loads = calloc(ps->n, sizeof(*loads));
@@ -1008,7 +1014,7 @@ int dp_parts_gather(struct dp_parts *ps, uint64_t now, uint64_t *extra_sum, size
 	memcpy(sum + ns, extra_sum, n_extra_sum * sizeof(*sum));
 	memcpy(max + nm, extra_max, n_extra_max * sizeof(*max));
 	/* every rank ran the global events: rank 0 counts them, the others their partition's */
-	const struct dp_engine *own = m->rank == 0 ? f->eng : &ps->p[ps->me].eng;
+	const struct dp_engine *own = m->rank == 0 ? f->eng : &ps->p[self(ps)].eng;
 	sum[ts - 2] = own->fired;
 	sum[ts - 1] = own->timer_fail;
 	rc = dp_mpi_reduce_u64(m, sum, ts, false);
