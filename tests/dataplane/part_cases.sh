@@ -10,6 +10,24 @@ crossed() { sed -n 's/.* \([0-9]*\) frames crossed partitions.*/\1/p' "$1" | tai
 at_end() { sed -n 's/.*(\([0-9]*\) at a window.s end).*/\1/p' "$1" | tail -1; }
 lk() { awk -v l="$2" -v c="$3" '$1 == l { print $c; exit }' "$1"; } # FILE FROM>TO COLUMN
 
+# same_as_ref NAME RUN REF "TAGS" ARGS...: `RUN TAG ARGS` for the reference tag
+# REF and for each of TAGS (@T@ in an argument becomes the tag: file names);
+# each of TAGS must exit 0 and print what REF prints, wall times aside. RUN is
+# the caller's runner (threads, MPI ranks); `RUN label TAG` says what TAG is.
+# Output: $tmp/NAME.TAG.{txt,err,rc,cmp}.
+same_as_ref() {
+  local name=$1 run=$2 ref=$3 tags=$4 t a args; shift 4
+  for t in $ref $tags; do
+    args=(); for a in "$@"; do args+=("${a//@T@/$t}"); done
+    "$run" "$t" "${args[@]}" > "$tmp/$name.$t.txt" 2> "$tmp/$name.$t.err"; echo $? > "$tmp/$name.$t.rc"
+    strip_wall "$tmp/$name.$t.txt" > "$tmp/$name.$t.cmp"
+  done
+  for t in $tags; do
+    check "$name: $("$run" label "$t") exits 0 and prints what $("$run" label "$ref") prints" \
+      "[ \$(cat $tmp/$name.$ref.rc) = 0 ] && [ \$(cat $tmp/$name.$t.rc) = 0 ] && grep -q '^rocelab-dp: ran' $tmp/$name.$ref.cmp && cmp -s $tmp/$name.$ref.cmp $tmp/$name.$t.cmp"
+  done
+}
+
 # Generators on the default topology.
 gens=(--gen 'h1>h3:flows=16,rate=40G,count=3000' --gen 'h2>h4:proto=roce,flows=8,rate=40G,count=3000'
       --gen 'h3>h1:size=200,rate=10G,count=3000' --gen 'h4>h2:proto=roce,rate=20G,count=2000')

@@ -18,27 +18,24 @@ dp() { # rocelab-dp on the virtual clock with a unique DPDK name and a timeout
   n=$((n + 1))
   timeout 600 "$DP" --clock virtual --name "rl-pt$$-$n" "$@"
 }
-# same_as_one NAME ARGS...: run with --workers 1, 2 and 4 (4 oversubscribes a
-# 2-core machine: still identical; $WORKERS overrides the list); @W@ in an
-# argument becomes the count.
+# A run on the threads of TAG (wN: --workers N), or what TAG names (`by_workers label wN`).
+by_workers() {
+  if [ "$1" = label ]; then echo "--workers ${2#w}"; return; fi
+  local w=${1#w}; shift
+  dp --workers "$w" "$@"
+}
+# same_as_one NAME ARGS...: with --workers 2 and 4 against 1 (4 oversubscribes a
+# 2-core machine: still identical; $WORKERS overrides the list, 1 included);
+# @T@ in an argument becomes wN.
 same_as_one() {
-  local name=$1 w a; shift
-  for w in ${WORKERS:-1 2 4}; do
-    local args=(); for a in "$@"; do args+=("${a//@W@/$w}"); done
-    dp --workers "$w" "${args[@]}" > "$tmp/$name.w$w.txt" 2> "$tmp/$name.w$w.err"
-    echo $? > "$tmp/$name.w$w.rc"
-    strip_wall "$tmp/$name.w$w.txt" > "$tmp/$name.w$w.cmp"
-  done
-  for w in ${WORKERS:-1 2 4}; do
-    [ "$w" = 1 ] && continue
-    check "$name: --workers $w exits 0 and prints what --workers 1 prints" \
-      "[ \$(cat $tmp/$name.w1.rc) = 0 ] && [ \$(cat $tmp/$name.w$w.rc) = 0 ] && grep -q '^rocelab-dp: ran' $tmp/$name.w1.cmp && cmp -s $tmp/$name.w1.cmp $tmp/$name.w$w.cmp"
-  done
+  local name=$1 w tags=""; shift
+  for w in ${WORKERS:-1 2 4}; do [ "$w" = 1 ] || tags+=" w$w"; done
+  same_as_ref "$name" by_workers w1 "$tags" "$@"
 }
 
 # 1. Generators on the default topology; the link time series too.
-same_as_one default --topology "$TOPOS/default.yaml" "${gens[@]}" --csv "$tmp/default.w@W@.csv" --csv-interval 20us \
-  --capture "leaf0-spine1=$tmp/default.w@W@.pcap" --capture "h2-leaf0=$tmp/default-h2.w@W@.pcap"
+same_as_one default --topology "$TOPOS/default.yaml" "${gens[@]}" --csv "$tmp/default.@T@.csv" --csv-interval 20us \
+  --capture "leaf0-spine1=$tmp/default.@T@.pcap" --capture "h2-leaf0=$tmp/default-h2.@T@.pcap"
 check "default: the CSV time series are identical for 1, 2 and 4 workers" \
   "cmp -s $tmp/default.w1.csv $tmp/default.w2.csv && cmp -s $tmp/default.w1.csv $tmp/default.w4.csv && [ \$(wc -l < $tmp/default.w1.csv) -gt 20 ]"
 # leaf0-spine1 is cut (its two directions are sent by two threads): the pcap is still the one engine's
@@ -70,7 +67,7 @@ check "file cut: leaf0 and leaf1 in different partitions: frames crossed, lookah
 
 # 3. PFC across the cut: a 2:1 incast whose senders (leaf0) are in partition 0
 #    and whose bottleneck (leaf1 -> h2) is in partition 1 stays lossless.
-WORKERS="1 2 3" same_as_one incast "${inc[@]}" --capture "leaf1-spine0=$tmp/incast.w@W@.pcap"
+WORKERS="1 2 3" same_as_one incast "${inc[@]}" --capture "leaf1-spine0=$tmp/incast.@T@.pcap"
 check "incast: the pcap of the cut link (data one way, PFC the other) is identical for 1, 2 and 3 workers" \
   "cmp -s $tmp/incast.w1.pcap $tmp/incast.w2.pcap && cmp -s $tmp/incast.w1.pcap $tmp/incast.w3.pcap"
 rx=$(awk '$1 == "h2" && NF == 5 { print $4; exit }' "$tmp/incast.w2.txt")

@@ -32,26 +32,24 @@ mpi() {
     "$DP" --clock virtual --name "$(name)" "$@"
 }
 one() { timeout 600 "$DP" --clock virtual --name "$(name)" "$@"; }
-# same_as_one NAME ARGS...: one process, then mpirun -np 2 (or each of ${NPS}),
-# compared; @R@ in an argument becomes 1, or mN for N ranks (file names).
+# A run as one process (TAG 1) or as N ranks (TAG mN), or what TAG names (`by_ranks label TAG`).
+by_ranks() {
+  if [ "$1" = label ]; then [ "$2" = 1 ] && echo "one process" || echo "mpirun -np ${2#m}"; return; fi
+  local t=$1; shift
+  if [ "$t" = 1 ]; then one "$@"; else mpi "${t#m}" "$@"; fi
+}
+# same_as_one NAME ARGS...: mpirun -np 2 (or each of ${NPS}) against one process;
+# @T@ in an argument becomes 1, or mN for N ranks.
 same_as_one() {
-  local name=$1 np a args; shift
-  args=(); for a in "$@"; do args+=("${a//@R@/1}"); done
-  one "${args[@]}" > "$tmp/$name.1.txt" 2> "$tmp/$name.1.err"; echo $? > "$tmp/$name.1.rc"
-  strip_wall "$tmp/$name.1.txt" > "$tmp/$name.1.cmp"
-  for np in ${NPS:-2}; do
-    args=(); for a in "$@"; do args+=("${a//@R@/m$np}"); done
-    mpi "$np" "${args[@]}" > "$tmp/$name.m$np.txt" 2> "$tmp/$name.m$np.err"; echo $? > "$tmp/$name.m$np.rc"
-    strip_wall "$tmp/$name.m$np.txt" > "$tmp/$name.m$np.cmp"
-    check "$name: mpirun -np $np exits 0 and prints what one process prints" \
-      "[ \$(cat $tmp/$name.1.rc) = 0 ] && [ \$(cat $tmp/$name.m$np.rc) = 0 ] && grep -q '^rocelab-dp: ran' $tmp/$name.1.cmp && cmp -s $tmp/$name.1.cmp $tmp/$name.m$np.cmp"
-  done
+  local name=$1 np tags=""; shift
+  for np in ${NPS:-2}; do tags+=" m$np"; done
+  same_as_ref "$name" by_ranks 1 "$tags" "$@"
 }
 
 # 1. Generators on the default topology: link, switch, host and flow tables, the
 #    link time series, a pcap of a link between ranks and one of a host link.
-same_as_one default --topology "$TOPOS/default.yaml" "${gens[@]}" --csv "$tmp/default.@R@.csv" --csv-interval 20us \
-  --capture "leaf0-spine1=$tmp/default.@R@.pcap" --capture "h2-leaf0=$tmp/default-h2.@R@.pcap"
+same_as_one default --topology "$TOPOS/default.yaml" "${gens[@]}" --csv "$tmp/default.@T@.csv" --csv-interval 20us \
+  --capture "leaf0-spine1=$tmp/default.@T@.pcap" --capture "h2-leaf0=$tmp/default-h2.@T@.pcap"
 check "default: the CSV time series and both pcaps are identical for one process and 2 ranks" \
   "cmp -s $tmp/default.1.csv $tmp/default.m2.csv && [ \$(wc -l < $tmp/default.1.csv) -gt 20 ] && cmp -s $tmp/default.1.pcap $tmp/default.m2.pcap && cmp -s $tmp/default-h2.1.pcap $tmp/default-h2.m2.pcap && [ \$(stat -c %s $tmp/default.1.pcap) -gt 100000 ]"
 c=$(crossed "$tmp/default.m2.err")
@@ -66,7 +64,7 @@ same_as_one failover_bounded "${fo[@]}" --duration 1900us
 check_failover_moved "$tmp/failover_bounded.m2.txt" "2 ranks"
 
 # 3. PFC between ranks: senders in one rank, the bottleneck in another; 2 and 3 ranks.
-NPS="2 3" same_as_one incast "${inc[@]}" --capture "leaf1-spine0=$tmp/incast.@R@.pcap"
+NPS="2 3" same_as_one incast "${inc[@]}" --capture "leaf1-spine0=$tmp/incast.@T@.pcap"
 check "incast: the pcap of the link between ranks (data one way, PFC the other) is identical for 1, 2 and 3 ranks" \
   "cmp -s $tmp/incast.1.pcap $tmp/incast.m2.pcap && cmp -s $tmp/incast.1.pcap $tmp/incast.m3.pcap"
 rx=$(awk '$1 == "h2" && NF == 5 { print $4; exit }' "$tmp/incast.m2.txt")
