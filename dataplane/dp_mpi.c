@@ -85,12 +85,11 @@ static int to_ints(const size_t *len, int n, int *cnt, int *disp, size_t *total)
 	return 0;
 }
 
-int dp_mpi_alltoallv(const struct dp_mpi *m, const void *const *send, const size_t *send_len,
+int dp_mpi_alltoallv(const struct dp_mpi *m, const uint8_t *send, const size_t *send_len,
 		     uint8_t **recv, size_t *recv_cap, size_t *recv_off, const size_t *recv_len)
 {
 	int n = m->size, rc = -ENOMEM;
 	int *sc = calloc((size_t)n * 4, sizeof(int));
-	uint8_t *sbuf = NULL;
 	size_t stotal = 0, rtotal = 0;
 
 	if (sc == NULL)
@@ -100,12 +99,6 @@ int dp_mpi_alltoallv(const struct dp_mpi *m, const void *const *send, const size
 	    (rc = to_ints(recv_len, n, rc_, rd, &rtotal)) < 0)
 		goto out;
 	rc = -ENOMEM;
-	sbuf = malloc(stotal ? stotal : 1);
-	if (sbuf == NULL)
-		goto out;
-	for (int i = 0; i < n; i++)
-		if (send_len[i])
-			memcpy(sbuf + sd[i], send[i], send_len[i]);
 	if (rtotal > *recv_cap) {
 		uint8_t *b = realloc(*recv, rtotal);
 		if (b == NULL)
@@ -115,10 +108,9 @@ int dp_mpi_alltoallv(const struct dp_mpi *m, const void *const *send, const size
 	}
 	for (int i = 0; i < n; i++)
 		recv_off[i] = (size_t)rd[i];
-	rc = MPI_Alltoallv(sbuf, sc, sd, MPI_BYTE, *recv, rc_, rd, MPI_BYTE, MPI_COMM_WORLD) ==
+	rc = MPI_Alltoallv(send, sc, sd, MPI_BYTE, *recv, rc_, rd, MPI_BYTE, MPI_COMM_WORLD) ==
 		     MPI_SUCCESS ? 0 : -EIO;
 out:
-	free(sbuf);
 	free(sc);
 	return rc;
 }
@@ -213,7 +205,7 @@ int dp_mpi_bcast(const struct dp_mpi *m, void *buf, size_t len, int root)
 	return 0;
 }
 
-int dp_mpi_alltoallv(const struct dp_mpi *m, const void *const *send, const size_t *send_len,
+int dp_mpi_alltoallv(const struct dp_mpi *m, const uint8_t *send, const size_t *send_len,
 		     uint8_t **recv, size_t *recv_cap, size_t *recv_off, const size_t *recv_len)
 {
 	(void)m;

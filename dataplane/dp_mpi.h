@@ -43,12 +43,13 @@ int dp_mpi_allgather(const struct dp_mpi *m, const void *mine, void *all, size_t
 int dp_mpi_bcast(const struct dp_mpi *m, void *buf, size_t len, int root);
 
 /*
- * Every rank sends send[i] (send_len[i] bytes) to rank i and gets rank i's
- * recv_len[i] bytes for it (each rank knows them already) in *recv
- * (malloc'ed, grown as needed, *recv_cap its size), at offset recv_off[i].
- * Returns 0, -ENOMEM, -E2BIG (more than MPI's int counts), -EIO.
+ * Every rank sends rank i send_len[i] bytes of send, which holds them in rank
+ * order (rank 0's first), and gets rank i's recv_len[i] bytes for it (each
+ * rank knows them already) in *recv (malloc'ed, grown as needed, *recv_cap
+ * its size), at offset recv_off[i]. Returns 0, -ENOMEM, -E2BIG (more than
+ * MPI's int counts), -EIO.
  */
-int dp_mpi_alltoallv(const struct dp_mpi *m, const void *const *send, const size_t *send_len,
+int dp_mpi_alltoallv(const struct dp_mpi *m, const uint8_t *send, const size_t *send_len,
 		     uint8_t **recv, size_t *recv_cap, size_t *recv_off, const size_t *recv_len);
 
 /* Rank 0's v[0 .. n) becomes the sum (or the maximum) of every rank's. Returns 0, -E2BIG, -EIO. */

@@ -75,7 +75,9 @@ struct dp_parts {
 	/* MPI ranks: this process runs partition me only; frames of cut links
 	 * and the publications go through dp_mpi (NULL: threads of one process) */
 	const struct dp_mpi *mpi;
-	struct dp_bytes *xsend;   /* [n] ranks: frames for partition i, this window */
+	struct dp_bytes xsend;    /* ranks: this window's frames for the others, in rank order */
+	size_t *xlen;             /* [3n] bytes of xsend for rank i; then offsets, lengths received */
+	uint8_t *xnote;           /* [n + 1] rank_notes: the meeting's Allgather */
 	uint8_t *xrecv;
 	size_t xrecv_cap;
 	unsigned xparity;         /* the outboxes the packed frames came from (the last window's) */
@@ -233,6 +235,34 @@ nomem:
 	return -ENOMEM;
 }
 
+/* Ranks: what a rank tells every other at a meeting: its publication, the frame bytes for each. */
+struct rank_note {
+	struct dp_part_pub pub;
+	uint64_t bytes_to[]; /* [n] */
+};
+
+static size_t rank_note_size(const struct dp_parts *ps)
+{
+	return sizeof(struct rank_note) + ps->n * sizeof(uint64_t);
+}
+
+static int by_receiver(const void *a, const void *b, void *ctx)
+{
+	const struct dp_parts *ps = ctx;
+	uint32_t ca = *(const uint32_t *)a, cb = *(const uint32_t *)b;
+	uint32_t x = node_part(ps, ps->f->chans[ca].to), y = node_part(ps, ps->f->chans[cb].to);
+
+	if (x != y)
+		return x < y ? -1 : 1;
+	return ca < cb ? -1 : ca > cb;
+}
+
+/* p's cut channels by receiving partition (then channel): packed in that order, per rank contiguous. */
+static void sort_by_receiver(struct dp_parts *ps, struct dp_part *p)
+{
+	qsort_r(p->out_cross, p->n_out_cross, sizeof(*p->out_cross), by_receiver, ps);
+}
+
 int dp_parts_use_mpi(struct dp_parts *ps, const struct dp_mpi *mpi, char *err, size_t errlen)
 {
 	if (mpi->size <= 1)
@@ -246,8 +276,13 @@ int dp_parts_use_mpi(struct dp_parts *ps, const struct dp_mpi *mpi, char *err, s
 		snprintf(err, errlen, "MPI ranks run the virtual clock only");
 		return -EINVAL;
 	}
-	ps->xsend = calloc(ps->n, sizeof(*ps->xsend));
-	if (ps->xsend == NULL) {
+	/* the outboxes to other ranks in rank order: packed one after the other, they are
+	 * the Alltoallv's send buffer as they stand */
+	for (uint32_t i = 0; i < ps->n; i++)
+		sort_by_receiver(ps, &ps->p[i]);
+	ps->xlen = calloc((size_t)ps->n * 3, sizeof(*ps->xlen));
+	ps->xnote = malloc(rank_note_size(ps) * (ps->n + 1));
+	if (ps->xlen == NULL || ps->xnote == NULL) {
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
@@ -269,9 +304,9 @@ void dp_parts_destroy(struct dp_parts *ps)
 		free(p->tx);
 		free(p->rx);
 	}
-	for (uint32_t i = 0; ps->xsend && i < ps->n; i++)
-		dp_bytes_free(&ps->xsend[i]);
-	free(ps->xsend);
+	dp_bytes_free(&ps->xsend);
+	free(ps->xlen);
+	free(ps->xnote);
 	free(ps->xrecv);
 	free(ps->p);
 	free(ps->part_sw);
@@ -361,12 +396,6 @@ static void barrier(struct dp_parts *ps, unsigned *sense)
 			sched_yield();
 }
 
-/* Ranks: what a rank tells every other at a meeting: its publication, the frame bytes for each. */
-struct rank_note {
-	struct dp_part_pub pub;
-	uint64_t bytes_to[]; /* [n] */
-};
-
 static void rank_failed(struct dp_parts *ps, const char *what, int rc)
 {
 	fprintf(stderr, "rocelab-dp: rank %u: %s: %s\n", self(ps), what, strerror(-rc));
@@ -384,11 +413,13 @@ static void pack_frames(struct dp_parts *ps, struct dp_part *p, uint64_t w)
 	unsigned parity = (unsigned)(w & 1);
 
 	ps->xparity = parity;
-	for (uint32_t i = 0; i < p->n_out_cross; i++) {
+	for (uint32_t i = 0; i < p->n_out_cross; i++) { /* (in receiver order: sort_by_receiver) */
 		struct dp_chan *c = &ps->f->chans[p->out_cross[i]];
-		int rc = dp_gather_pack_outbox(c, parity, &ps->xsend[node_part(ps, c->to)]);
+		size_t before = ps->xsend.len;
+		int rc = dp_gather_pack_outbox(c, parity, &ps->xsend);
 		if (rc < 0)
 			rank_failed(ps, "frames between ranks", rc);
+		ps->xlen[node_part(ps, c->to)] += ps->xsend.len - before;
 	}
 }
 
@@ -400,46 +431,37 @@ static void pack_frames(struct dp_parts *ps, struct dp_part *p, uint64_t w)
  */
 static void rank_meet(struct dp_parts *ps, struct dp_part *p, unsigned slot)
 {
-	size_t note = sizeof(struct rank_note) + ps->n * sizeof(uint64_t), total = 0;
-	uint8_t *buf = malloc(note * (ps->n + 1));
-	size_t *len = calloc(ps->n * 3, sizeof(*len));
-	const void **send = calloc(ps->n, sizeof(*send));
-
-	if (buf == NULL || len == NULL || send == NULL)
-		rank_failed(ps, "meeting", -ENOMEM);
+	size_t note = rank_note_size(ps), total = 0;
+	uint8_t *buf = ps->xnote;
 	struct rank_note *mine = (struct rank_note *)(buf + note * ps->n);
+
 	mine->pub = p->pub[slot];
 	for (uint32_t i = 0; i < ps->n; i++)
-		mine->bytes_to[i] = ps->xsend[i].len;
+		mine->bytes_to[i] = ps->xlen[i];
 	int rc = dp_mpi_allgather(ps->mpi, mine, buf, note);
 	if (rc < 0)
 		rank_failed(ps, "meeting", rc);
-	size_t *roff = len + ps->n, *rlen = len + 2 * ps->n;
+	size_t *roff = ps->xlen + ps->n, *rlen = ps->xlen + 2 * ps->n;
 	for (uint32_t i = 0; i < ps->n; i++) {
 		const struct rank_note *ni = (const struct rank_note *)(buf + note * i);
 		ps->p[i].pub[slot] = ni->pub;
 		for (uint32_t j = 0; j < ps->n; j++)
 			total += ni->bytes_to[j];
 		rlen[i] = ni->bytes_to[self(ps)];
-		send[i] = ps->xsend[i].b;
-		len[i] = ps->xsend[i].len;
 	}
-	if (total) { /* (every rank saw the same total: all call it, or none) */
-		rc = dp_mpi_alltoallv(ps->mpi, send, len, &ps->xrecv, &ps->xrecv_cap, roff, rlen);
-		for (uint32_t i = 0; rc >= 0 && i < ps->n; i++)
-			if (rlen[i]) {
-				int n = dp_gather_unpack_frames(ps->f, ps->xparity, ps->xrecv + roff[i], rlen[i],
-								ps->f->mp);
-				rc = n == -ENOBUFS ? 0 : n; /* (a dry pool is counted as drops, as anywhere) */
-			}
-		if (rc < 0)
-			rank_failed(ps, "frames between ranks", rc);
-		for (uint32_t i = 0; i < ps->n; i++)
-			ps->xsend[i].len = 0;
-	}
-	free(buf);
-	free(len);
-	free(send);
+	if (total == 0) /* (every rank saw the same total: all call the Alltoallv, or none) */
+		return;
+	rc = dp_mpi_alltoallv(ps->mpi, ps->xsend.b, ps->xlen, &ps->xrecv, &ps->xrecv_cap, roff, rlen);
+	for (uint32_t i = 0; rc >= 0 && i < ps->n; i++)
+		if (rlen[i]) {
+			int n = dp_gather_unpack_frames(ps->f, ps->xparity, ps->xrecv + roff[i], rlen[i],
+							ps->f->mp);
+			rc = n == -ENOBUFS ? 0 : n; /* (a dry pool is counted as drops, as anywhere) */
+		}
+	if (rc < 0)
+		rank_failed(ps, "frames between ranks", rc);
+	ps->xsend.len = 0;
+	memset(ps->xlen, 0, ps->n * sizeof(*ps->xlen));
 }
 
 /* Every partition has published this round: threads meet at the barrier, ranks exchange. */
