@@ -1281,6 +1281,15 @@ static void teardown(struct run *r)
 	dp_eal_stop(&r->eal); /* also removes the runtime directory */
 }
 
+/* rc, or 1 if the tables could not be written to stdout (EPIPE, a full disk): never exit 0 on lost output. */
+static int report_written(int rc)
+{
+	if (fflush(stdout) == 0 && !ferror(stdout))
+		return rc;
+	fprintf(stderr, "rocelab-dp: writing the report to stdout failed: %s\n", strerror(errno));
+	return rc ? rc : 1;
+}
+
 /*
  * Under mpirun: what a run of several ranks cannot do yet, and the
  * partitions (one per rank). Rank 0 alone writes stdout. Returns 0 or
@@ -1349,12 +1358,17 @@ int main(int argc, char **argv)
 	}
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
+	/* a reader that went away (a pipe closed by a killed parent) must not kill
+	 * the process before teardown removes its DPDK runtime directory: the
+	 * write fails instead, and the exit status says so (report_written) */
+	signal(SIGPIPE, SIG_IGN);
 	rc = setup(&r, err, sizeof(err));
 	if (rc == 0)
 		rc = start_traffic(&r, err, sizeof(err));
 	if (rc == 0) {
 		run(&r);
 		rc = r.mpi.rank == 0 ? report(&r) : r.run_rc;
+		rc = report_written(rc);
 	} else if (rc == EXIT_BAD_INPUT) { /* (every rank finds it: rank 0 says it) */
 		if (r.mpi.rank == 0)
 			fprintf(stderr, "rocelab-dp: %s\n", err);

@@ -43,10 +43,31 @@ case_signal() {
   else nok "SIG$sig: up=$up exit $rc, $(rundir "$name") $([ -e "$(rundir "$name")" ] && echo left || echo gone)"; fi
 }
 
+# a reader that went away: stdout is a pipe whose reader exits (as a killed
+# parent script's), then SIGTERM: the tables cannot be written (EPIPE, not a
+# SIGPIPE death), so exit 1 with a message, and the directory is removed
+case_gone_reader() {
+  local name; n=$((n + 1)); name=rl-lo$$-$n
+  local err; err=$(mktemp); local fifo; fifo=$(mktemp -u); mkfifo "$fifo"
+  timeout 60 "$DP" --name "$name" --topology "$NULL" --gen 'h0>h4:size=64,rate=1G,count=100000000' \
+    > "$fifo" 2> "$err" & local pid=$!
+  exec 7< "$fifo"   # the reader: open, then closed before the report
+  for _ in $(seq 100); do [ -S "$(rundir "$name")/dpdk_telemetry.v2" ] && break; sleep 0.1; done
+  local up=no; [ -e "$(rundir "$name")" ] && up=yes
+  exec 7<&-
+  kill -TERM "$pid" 2>/dev/null
+  wait "$pid"; local rc=$?
+  if [ "$up" = yes ] && [ "$rc" -eq 1 ] && [ ! -e "$(rundir "$name")" ] && grep -q 'writing the report to stdout failed' "$err"
+  then ok "reader gone, then SIGTERM: exit 1 with a message, nothing left"
+  else nok "reader gone: up=$up exit $rc (want 1), $(rundir "$name") $([ -e "$(rundir "$name")" ] && echo left || echo gone); $(tail -1 "$err")"; fi
+  rm -f "$err" "$fifo"
+}
+
 case_exit "virtual clock, normal end" 0 --clos 2,2,2 --clock virtual --gen 'h0>h3:count=100'
 case_exit "live clock, --duration" 0 --topology "$NULL" --duration 300ms --gen 'h0>h4:count=1000'
 case_signal INT
 case_signal TERM
+case_gone_reader
 case_exit "error after EAL start: --gen size larger than the frames" 2 --topology "$NULL" --gen 'h0>h4:size=9000'
 case_exit "error after EAL start: --te without --coll" 2 --clos 2,2,2 --clock virtual --te
 case_exit "error after EAL start: --capture to an unwritable file" 1 --clos 2,2,2 --clock virtual \
