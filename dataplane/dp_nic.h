@@ -166,6 +166,19 @@ uint32_t dp_nics_coll_pairs(const struct dp_nics *ns, uint32_t (*out)[2], uint32
 /* QPs each NIC needs for a --coll SPEC (an upper bound read from it), 0 for NULL. */
 uint32_t dp_nics_coll_qps(const char *spec);
 
+/*
+ * --coll-series: write the collective's active QPs per NIC over virtual time
+ * (ne_coll_set_series) to path as CSV, one row per interval of the --coll key
+ * series (default DP_COLL_SERIES_NS), every size of the sweep, header
+ * size,t_us,dt_us,qp_ns,qps_mean,qps_max,nics_active (t_us from the size's
+ * start). Rows are streamed (memory bounded). Call after dp_nics_add_coll;
+ * path NULL only checks that the key series was not given without a file.
+ * 0 without a --coll; -1 with err (the file cannot be opened, or series=
+ * without a file). A failed write makes the run fail at its end.
+ */
+#define DP_COLL_SERIES_NS 10000u
+int dp_nics_coll_series(struct dp_nics *ns, const char *path, char *err, size_t errlen);
+
 /* True while some --rdma transfer or the --coll sweep is not finished. */
 bool dp_nics_active(const struct dp_nics *ns);
 
