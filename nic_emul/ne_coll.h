@@ -411,7 +411,7 @@ void ne_coll_hist_add(struct ne_coll_hist *h, uint64_t v);
 void ne_coll_hist_merge(struct ne_coll_hist *dst, const struct ne_coll_hist *src);
 /* The q-quantile (0 < q <= 1, nearest rank: the smallest value with at least
  * ceil(q x n) values at or below it) as its bin's middle, capped at max_ns;
- * 0 for an empty histogram. */
+ * max_ns itself when that rank is n; 0 for an empty histogram. */
 uint64_t ne_coll_hist_quantile(const struct ne_coll_hist *h, double q);
 /* Mean in ns; 0 for an empty histogram. */
 double ne_coll_hist_mean(const struct ne_coll_hist *h);

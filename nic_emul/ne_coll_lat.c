@@ -72,6 +72,8 @@ uint64_t ne_coll_hist_quantile(const struct ne_coll_hist *h, double q)
 		return 0;
 	rank = (uint64_t)ceil(q * (double)h->n);
 	rank = rank ? rank : 1;
+	if (rank >= h->n)
+		return h->max_ns; /* the largest value is known exactly */
 	for (uint32_t i = 0; i < NE_COLL_HIST_BINS; i++) {
 		seen += h->bin[i];
 		if (seen >= rank) {
