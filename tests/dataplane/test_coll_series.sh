@@ -6,7 +6,7 @@
 #   - per size, the time-weighted mean of the rows' means is the "# active QPs
 #     per NIC" mean (2 decimals) and the max of their maxes its max; over the
 #     sweep, the same against the totals' active_qps_mean / active_qps_max;
-#   - the file is byte-identical with --workers 1 and 2;
+#   - the file is byte-identical with --workers 1 and 2 (and mpirun -np 2 when built in);
 #   - "# latency" counts add up to the totals' messages;
 #   - bad key values, series= without a file, an unwritable file, a file
 #     without --coll: exit 2 and a message naming it; no DPDK runtime
@@ -30,6 +30,14 @@ dp w1 --coll "$COLL" --coll-series "$tmp/w1.csv" > "$tmp/w1.txt" 2> "$tmp/w1.err
 dp w2 --workers 2 --coll "$COLL" --coll-series "$tmp/w2.csv" > "$tmp/w2.txt" 2> "$tmp/w2.err"; rc2=$?
 check "runs with --workers 1 and 2 exit 0 ($rc1, $rc2)" "[ $rc1 -eq 0 ] && [ $rc2 -eq 0 ]"
 check "the series file is byte-identical with --workers 1 and 2" "cmp -s $tmp/w1.csv $tmp/w2.csv"
+# under mpirun (where Open MPI is built in): rank 0 runs the NICs and writes the same file
+if command -v mpirun > /dev/null && ldd "$DP" | grep -q libmpi; then
+  name="rl-cser-$$-mpi"; names+=("$name")
+  timeout 120 mpirun --oversubscribe $([ "$(id -u)" -eq 0 ] && echo --allow-run-as-root) \
+    --mca btl self,vader -np 2 "$DP" --clock virtual --flows 0 --quiet --name "$name" \
+    --topology "$TOPO" --coll "$COLL" --coll-series "$tmp/m2.csv" > "$tmp/m2.txt" 2>&1; rc=$?
+  check "under mpirun -np 2: exit 0 ($rc), the same file" "[ $rc -eq 0 ] && cmp -s $tmp/w1.csv $tmp/m2.csv"
+fi
 check "the header" "[ \"\$(head -1 $tmp/w1.csv)\" = size,t_us,dt_us,qp_ns,qps_mean,qps_max,nics_active ]"
 rows=$(tail -n +2 "$tmp/w1.csv" | wc -l)
 check "rows for three sizes ($rows)" "[ $rows -ge 30 ] && [ \"\$(tail -n +2 $tmp/w1.csv | cut -d, -f1 | sort -u | wc -l)\" -eq 3 ]"
@@ -86,6 +94,8 @@ check "--coll-series without the key: rows every 10 us" \
   "[ $rc -eq 0 ] && awk -F, 'NR == 3 { exit \$2 != \"10.000\" }' $tmp/d.csv"
 
 left=0
-for n in "${names[@]}"; do [ -e "/var/run/dpdk/$n" ] && left=$((left + 1)); done
+for n in "${names[@]}"; do
+  for d in "/var/run/dpdk/$n" "/var/run/dpdk/$n"-r*; do [ -e "$d" ] && left=$((left + 1)); done
+done
 check "no DPDK runtime directory left behind ($left)" "[ $left -eq 0 ]"
 tap_done
