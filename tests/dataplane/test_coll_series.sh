@@ -16,7 +16,7 @@ set -u
 DP=$1 DATA=$2
 # shellcheck source=../common/tap.sh
 . "$(dirname "$0")/../common/tap.sh"   # $tmp, ok/nok/check, tap_done
-TOPO=$DATA/emulated.yaml
+TOPO=$(realpath "$DATA/emulated.yaml")
 COLL='op=allreduce,sizes=64K:256K,qps=2,mode=split,chunk=32K,series=2us'
 names=()
 
@@ -92,6 +92,39 @@ check "--coll-series without --coll: exit 2 ($(grep -m1 rocelab-dp "$tmp/nocoll.
 dp default --coll "op=allreduce,sizes=64K" --coll-series "$tmp/d.csv" > /dev/null 2>&1; rc=$?
 check "--coll-series without the key: rows every 10 us" \
   "[ $rc -eq 0 ] && awk -F, 'NR == 3 { exit \$2 != \"10.000\" }' $tmp/d.csv"
+
+# experiment.py: a series per run, a picture per size linked from the report, the
+# latency in the mechanism table and per size in results.csv
+cat > "$tmp/exp.yaml" <<EOF
+name: series
+title: series
+topology: $TOPO
+collective: op=allreduce,sizes=64K:128K,data=off,chunk=32K,series=1us
+seeds: [1]
+placements: {full: h0+h4+h1+h5}
+variants:
+  - {label: 1 QP, coll: qps=1}
+  - {label: 4 QPs split, coll: "qps=4,mode=split"}
+baseline: 1 QP
+EOF
+timeout 300 /usr/bin/python3 "$(dirname "$0")/../../scripts/experiment.py" "$tmp/exp.yaml" --dp "$DP" \
+  --no-pictures --out "$tmp/e" > "$tmp/e.txt" 2>&1; rc=$?
+[ $rc -eq 0 ] || tail -5 "$tmp/e.txt"
+check "experiment.py: exit 0, a series file per run" \
+  "[ $rc -eq 0 ] && [ -s $tmp/e/series/1-qp-full-s1.csv ] && [ -s $tmp/e/series/4-qps-split-full-s1.csv ]"
+pngs=0
+for s in 64KiB 128KiB; do
+  head -c 8 "$tmp/e/series/active-qps-$s.png" 2>/dev/null | od -An -c | grep -q 'P   N   G' &&
+    grep -qF "(series/active-qps-$s.png)" "$tmp/e/report.md" && pngs=$((pngs + 1))
+done
+check "experiment.py: a PNG per size ($pngs of 2), linked from report.md with its interval" \
+  "[ $pngs -eq 2 ] && grep -q 'per 1us of virtual time' $tmp/e/report.md"
+check "experiment.py: msg latency mean / p99 in the mechanism table" \
+  "grep -qF '| msg latency mean / p99 (us) |' $tmp/e/report.md &&
+   grep -Eq '^\| 4 QPs split \| full \| 48 \| 4\.0 \|.* \| [0-9]+\.[0-9]{2} / [0-9]+\.[0-9]{2} \| ' $tmp/e/report.md"
+check "experiment.py: results.csv keeps its columns and adds the latency per size" \
+  "head -1 $tmp/e/results.csv | tr -d '\\r' | grep -q '^variant,placement,seed,size,time_us,algbw,busbw,wrong,lat_mean_us,lat_p99_us,wait_mean_us\$' &&
+   awk -F, 'NR > 1 && !(\$9 > 0 && \$10 >= \$9 * 0.9) { bad++ } END { exit bad > 0 || NR != 5 }' $tmp/e/results.csv"
 
 left=0
 for n in "${names[@]}"; do
