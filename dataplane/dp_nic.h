@@ -134,7 +134,10 @@ int dp_nics_create(struct dp_nics *ns, struct dp_fabric *f, const struct dp_nic_
  * links that carried any (link_max_mean: max / mean, link_cv: stdev / mean),
  * and with --coll: messages (transfers received), data_wqes (incl. zero-length),
  * cts, wqes_posted, cqes_polled, proxy_busy_ns (all ranks), proxy_busy_max_ns
- * (per size the busiest rank, summed), rr_mismatch.
+ * (per size the busiest rank, summed), rr_mismatch, the active QPs per NIC,
+ * and the per-message latency over the sweep (ne_coll_get_latency):
+ * msg_lat_mean_us, msg_lat_p50_us, msg_lat_p99_us, msg_lat_max_us,
+ * msg_wait_mean_us, msg_wait_p99_us. Each size also prints a "# latency" line.
  */
 void dp_nics_print_totals(const struct dp_nics *ns, FILE *out);
 void dp_nics_destroy(struct dp_nics *ns);

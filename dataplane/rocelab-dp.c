@@ -155,7 +155,7 @@ static void usage(FILE *out)
 		"  --coll SPEC         a collective over emulated NICs, nccl-tests-like lines per size\n"
 		"                      (keys op,hosts,sizes,qps,mode,channels,chunk,window,cts,sport,\n"
 		"                      iters,warmup,data; model=nccl, NCCL_*, proxy_post_wqe,\n"
-		"                      proxy_poll_cqe go to ne_coll; see dataplane/dp_nic.h)\n"
+		"                      proxy_poll_cqe, series go to ne_coll; see dataplane/dp_nic.h)\n"
 		"  --coll-series FILE  the --coll's active QPs per NIC over virtual time, CSV, one\n"
 		"                      row per interval of its key series (default 10us)\n"
 		"  --traffic FILE      generators, rdma transfers and a collective from a YAML file\n"
