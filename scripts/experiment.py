@@ -47,6 +47,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import textwrap
 import time
 
 import yaml
@@ -553,7 +554,8 @@ def plot_series(exp, out, series_files):
             ax.grid(True, alpha=0.3)
         axes[0][0].set_ylabel("active QPs per NIC: mean (thick), max (thin)")
         axes[0][-1].legend(fontsize=8, loc="best")
-        fig.suptitle(f"{exp['title']}: {size_label(size)}")
+        fig.suptitle("\n".join(textwrap.wrap(f"{exp['title']}: {size_label(size)}",
+                                               70 * len(placements))), fontsize=10)
         fig.tight_layout()
         name = os.path.join("series", f"active-qps-{size_label(size)}.png")
         fig.savefig(os.path.join(out, name), dpi=100)
