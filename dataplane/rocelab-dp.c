@@ -1149,8 +1149,8 @@ static int start_traffic(struct run *r, char *err, size_t errlen)
 		return EXIT_BAD_INPUT;
 	}
 	/* (under mpirun rank 0 writes the file, as --csv) */
-	if (o->coll && dp_nics_coll_series(&r->nics, r->mpi.rank == 0 || !o->coll_series ?
-				  o->coll_series : "/dev/null", err, errlen) < 0)
+	const char *series = o->coll_series && r->mpi.rank != 0 ? "/dev/null" : o->coll_series;
+	if (o->coll && dp_nics_coll_series(&r->nics, series, err, errlen) < 0)
 		return EXIT_BAD_INPUT;
 	return o->te ? start_te(r, err, errlen) : 0;
 }

@@ -152,10 +152,12 @@ static void sender_step(struct ne_coll *c, uint32_t k, uint64_t now)
 	while (cn->send_next < cn->nxfers) {
 		uint32_t s = cn->send_next;
 		const struct coll_xfer *x = &cn->xfers[s];
+		bool data_in = x->dep_conn < 0 ||
+			       (c->conns[x->dep_conn].flags[x->dep_seq] & XFER_RECV_DONE);
 		int rc;
 
 		/* ready: the connection's next message, its data there (latency's wait) */
-		if (x->dep_conn < 0 || (c->conns[x->dep_conn].flags[x->dep_seq] & XFER_RECV_DONE))
+		if (data_in)
 			ne_coll_lat_ready(c, cn, s, now);
 		if (c->cfg.cts) {
 			if (!(cn->flags[s] & XFER_CTS_RCVD))
@@ -166,7 +168,7 @@ static void sender_step(struct ne_coll *c, uint32_t k, uint64_t now)
 		if ((coll_nccl(c) || !c->cfg.cts) && s >= c->window &&
 		    !(cn->flags[s - c->window] & XFER_SEND_DONE))
 			return;
-		if (x->dep_conn >= 0 && !(c->conns[x->dep_conn].flags[x->dep_seq] & XFER_RECV_DONE))
+		if (!data_in)
 			return;
 		ne_coll_lat_post(c, cn, s, now);
 		rc = ne_coll_post_msg(c, k, s, now);
