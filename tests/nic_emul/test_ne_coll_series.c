@@ -124,12 +124,15 @@ static void test_series_nccl_proxy(void **state)
 {
 	struct ne_coll_config c;
 
+	static const char *const keys[][2] = {
+		{"model", "nccl"},             {"NCCL_IB_QPS_PER_CONNECTION", "2"},
+		{"proxy_post_wqe", "200ns"},   {"proxy_poll_cqe", "100ns"},
+	};
+
 	(void)state;
 	base_ring(&c);
-	assert_int_equal(ne_coll_config_set(&c, "model", "nccl"), 0);
-	assert_int_equal(ne_coll_config_set(&c, "NCCL_IB_QPS_PER_CONNECTION", "2"), 0);
-	assert_int_equal(ne_coll_config_set(&c, "proxy_post_wqe", "200ns"), 0);
-	assert_int_equal(ne_coll_config_set(&c, "proxy_poll_cqe", "100ns"), 0);
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+		assert_int_equal(ne_coll_config_set(&c, keys[i][0], keys[i][1]), 0);
 	c.iters = 2;
 	check_series(&c);
 }
