@@ -49,6 +49,9 @@ struct dp_coll {
 	struct ne_coll_stats sum;
 	uint64_t proxy_busy_max_ns; /* per size, the busiest rank's proxy time */
 	uint64_t proxy_at;          /* pending proxy-thread wake-up; 0: none */
+	struct ne_coll_hist lat, wait; /* per-message latency, summed over the sizes */
+	FILE *series;               /* --coll-series: active-QP rows, CSV; NULL: off */
+	const char *series_path;
 };
 
 static void service(struct dp_nic_host *nh, uint64_t now);
@@ -627,6 +630,19 @@ static void coll_sum_active(struct ne_coll_stats *sum, const struct ne_coll_stat
 		sum->active_qps_max = st->active_qps_max;
 }
 
+/* Per-message latency: add one size's histograms to the run's. */
+static void coll_sum_latency(struct dp_coll *c)
+{
+	struct ne_coll_hist *lat = malloc(sizeof(*lat)), *wait = malloc(sizeof(*wait));
+
+	if (lat && wait && ne_coll_get_latency(c->run, lat, wait) == 0) {
+		ne_coll_hist_merge(&c->lat, lat);
+		ne_coll_hist_merge(&c->wait, wait);
+	}
+	free(lat);
+	free(wait);
+}
+
 /* Add the finishing size's collective counters to c->sum, then destroy the run. */
 static void coll_end_run(struct dp_coll *c)
 {
@@ -646,6 +662,7 @@ static void coll_end_run(struct dp_coll *c)
 	c->sum.cqes_polled += st.cqes_polled;
 	c->sum.proxy_busy_ns += st.proxy_busy_ns;
 	coll_sum_active(&c->sum, &st);
+	coll_sum_latency(c);
 	for (uint32_t r = 0; r < c->cfg.nranks; r++)
 		if (ne_coll_rank_proxy(c->run, r, &ps) == 0 && ps.busy_ns > busiest)
 			busiest = ps.busy_ns;
@@ -680,6 +697,39 @@ static void coll_arm_proxy(struct dp_nics *ns, uint64_t now)
 		c->proxy_at = at;
 }
 
+/* The "# latency:" line of the size that just finished. */
+static void coll_print_latency(const struct dp_coll *c, FILE *out)
+{
+	struct ne_coll_hist *lat = malloc(sizeof(*lat)), *wait = malloc(sizeof(*wait));
+	char line[320];
+
+	if (lat && wait && ne_coll_get_latency(c->run, lat, wait) == 0) {
+		ne_coll_format_latency(lat, wait, line, sizeof(line));
+		fputs(line, out);
+	}
+	free(lat);
+	free(wait);
+}
+
+/* One row of the active-QP series (ne_coll_set_series) as a line of --coll-series. */
+static void coll_series_row(void *ctx, const struct ne_coll_series_row *row)
+{
+	struct dp_coll *c = ctx;
+
+	fprintf(c->series, "%" PRIu64 ",%" PRIu64 ".%03u,%" PRIu64 ".%03u,%" PRIu64 ",%.6f,%u,%u\n",
+		c->size, row->t_ns / 1000, (unsigned)(row->t_ns % 1000), row->dt_ns / 1000,
+		(unsigned)(row->dt_ns % 1000), row->qp_ns, row->mean, row->max, row->nics);
+}
+
+/* The sweep ended: the series file must be complete, or the run fails. */
+static void coll_series_flush(struct dp_coll *c)
+{
+	if (c->series && (fflush(c->series) != 0 || ferror(c->series))) {
+		fprintf(stderr, "rocelab-dp: --coll-series %s: write failed\n", c->series_path);
+		c->failed = true;
+	}
+}
+
 /* Drive the collective at now: its CQs, posts and CTS; wake the NICs it gave work. */
 static void coll_poll(struct dp_nics *ns, uint64_t now)
 {
@@ -712,6 +762,7 @@ static void coll_poll(struct dp_nics *ns, uint64_t now)
 		fputs(line, ns->coll_out);
 		ne_coll_format_active(&res, line, sizeof(line));
 		fputs(line, ns->coll_out);
+		coll_print_latency(c, ns->coll_out);
 		fflush(ns->coll_out);
 		if (res.wrong > 0)
 			c->failed = true;
@@ -720,6 +771,7 @@ static void coll_poll(struct dp_nics *ns, uint64_t now)
 	c->sizes_done++;
 	if (c->size >= c->size_max) {
 		c->finished = true;
+		coll_series_flush(c);
 		return;
 	}
 	c->size *= 2;
@@ -740,7 +792,9 @@ static void coll_start_size(void *obj, uint64_t arg, uint64_t now)
 		ne_nic_set_zero_payload(c->nics[r], !c->cfg.data && !ns->h[c->rank_nic[r]].rdma_end);
 	c->cfg.bytes = c->size;
 	c->run = ne_coll_create(&c->cfg, c->nics, &e);
-	if (c->run == NULL || ne_coll_start(c->run, now) != 0) {
+	if (c->run && c->series)
+		e = ne_coll_set_series(c->run, coll_series_row, c);
+	if (c->run == NULL || e != 0 || ne_coll_start(c->run, now) != 0) {
 		fprintf(ns->coll_out, "# %s: size %" PRIu64 ": cannot start (%s)\n", c->spec, c->size,
 			strerror(e ? -e : EINVAL));
 		ne_coll_destroy(c->run);
@@ -962,6 +1016,30 @@ int dp_nics_add_coll(struct dp_nics *ns, const char *spec, uint64_t start_ns, FI
 	return dp_timer_add_lp(nics_eng(ns), DP_LP_NICS, start_ns, coll_start_size, ns, 0);
 }
 
+int dp_nics_coll_series(struct dp_nics *ns, const char *path, char *err, size_t errlen)
+{
+	struct dp_coll *c = ns->coll;
+
+	if (c == NULL)
+		return 0;
+	if (path == NULL) {
+		if (c->cfg.series_ns == 0)
+			return 0;
+		snprintf(err, errlen, "--coll series=%uns: needs --coll-series FILE", c->cfg.series_ns);
+		return -1;
+	}
+	if (c->cfg.series_ns == 0)
+		c->cfg.series_ns = DP_COLL_SERIES_NS;
+	c->series = fopen(path, "w");
+	if (c->series == NULL) {
+		snprintf(err, errlen, "--coll-series %s: cannot write (%s)", path, strerror(errno));
+		return -1;
+	}
+	c->series_path = path;
+	fputs("size,t_us,dt_us,qp_ns,qps_mean,qps_max,nics_active\n", c->series);
+	return 0;
+}
+
 uint32_t dp_nics_coll_pairs(const struct dp_nics *ns, uint32_t (*out)[2], uint32_t max)
 {
 	const struct dp_coll *c = ns->coll;
@@ -1122,6 +1200,11 @@ static void print_coll_totals(const struct dp_coll *c, FILE *out)
 		s->transfers_done, s->data_wrs, s->zero_len_wrs, s->cts_sent, s->wqes_posted,
 		s->cqes_polled, s->proxy_busy_ns, c->proxy_busy_max_ns, s->rr_mismatch);
 	print_active_totals(s, out);
+	fprintf(out, " msg_lat_mean_us=%.3f msg_lat_p50_us=%.3f msg_lat_p99_us=%.3f msg_lat_max_us=%.3f"
+		     " msg_wait_mean_us=%.3f msg_wait_p99_us=%.3f",
+		ne_coll_hist_mean(&c->lat) / 1e3, (double)ne_coll_hist_quantile(&c->lat, 0.5) / 1e3,
+		(double)ne_coll_hist_quantile(&c->lat, 0.99) / 1e3, (double)c->lat.max_ns / 1e3,
+		ne_coll_hist_mean(&c->wait) / 1e3, (double)ne_coll_hist_quantile(&c->wait, 0.99) / 1e3);
 }
 
 void dp_nics_print_totals(const struct dp_nics *ns, FILE *out)
@@ -1178,6 +1261,8 @@ void dp_nics_destroy(struct dp_nics *ns)
 	}
 	if (ns->coll) {
 		ne_coll_destroy(ns->coll->run);
+		if (ns->coll->series)
+			fclose(ns->coll->series);
 		free(ns->coll->rank_nic);
 		free(ns->coll->nics);
 		free(ns->coll);

@@ -134,7 +134,10 @@ int dp_nics_create(struct dp_nics *ns, struct dp_fabric *f, const struct dp_nic_
  * links that carried any (link_max_mean: max / mean, link_cv: stdev / mean),
  * and with --coll: messages (transfers received), data_wqes (incl. zero-length),
  * cts, wqes_posted, cqes_polled, proxy_busy_ns (all ranks), proxy_busy_max_ns
- * (per size the busiest rank, summed), rr_mismatch.
+ * (per size the busiest rank, summed), rr_mismatch, the active QPs per NIC,
+ * and the per-message latency over the sweep (ne_coll_get_latency):
+ * msg_lat_mean_us, msg_lat_p50_us, msg_lat_p99_us, msg_lat_max_us,
+ * msg_wait_mean_us, msg_wait_p99_us. Each size also prints a "# latency" line.
  */
 void dp_nics_print_totals(const struct dp_nics *ns, FILE *out);
 void dp_nics_destroy(struct dp_nics *ns);
@@ -165,6 +168,19 @@ uint32_t dp_nics_coll_pairs(const struct dp_nics *ns, uint32_t (*out)[2], uint32
 
 /* QPs each NIC needs for a --coll SPEC (an upper bound read from it), 0 for NULL. */
 uint32_t dp_nics_coll_qps(const char *spec);
+
+/*
+ * --coll-series: write the collective's active QPs per NIC over virtual time
+ * (ne_coll_set_series) to path as CSV, one row per interval of the --coll key
+ * series (default DP_COLL_SERIES_NS), every size of the sweep, header
+ * size,t_us,dt_us,qp_ns,qps_mean,qps_max,nics_active (t_us from the size's
+ * start). Rows are streamed (memory bounded). Call after dp_nics_add_coll;
+ * path NULL only checks that the key series was not given without a file.
+ * 0 without a --coll; -1 with err (the file cannot be opened, or series=
+ * without a file). A failed write makes the run fail at its end.
+ */
+#define DP_COLL_SERIES_NS 10000u
+int dp_nics_coll_series(struct dp_nics *ns, const char *path, char *err, size_t errlen);
 
 /* True while some --rdma transfer or the --coll sweep is not finished. */
 bool dp_nics_active(const struct dp_nics *ns);

@@ -87,6 +87,7 @@ struct opts {
 	const char *coll;
 	const char *coll_where; /* NULL: --coll; else its FILE:LINE in the traffic file */
 	const char *traffic;    /* --traffic FILE */
+	const char *coll_series; /* --coll-series FILE */
 	struct dp_nic_opts nic;
 	bool te;
 	bool watchdog;
@@ -154,7 +155,9 @@ static void usage(FILE *out)
 		"  --coll SPEC         a collective over emulated NICs, nccl-tests-like lines per size\n"
 		"                      (keys op,hosts,sizes,qps,mode,channels,chunk,window,cts,sport,\n"
 		"                      iters,warmup,data; model=nccl, NCCL_*, proxy_post_wqe,\n"
-		"                      proxy_poll_cqe go to ne_coll; see dataplane/dp_nic.h)\n"
+		"                      proxy_poll_cqe, series go to ne_coll; see dataplane/dp_nic.h)\n"
+		"  --coll-series FILE  the --coll's active QPs per NIC over virtual time, CSV, one\n"
+		"                      row per interval of its key series (default 10us)\n"
 		"  --traffic FILE      generators, rdma transfers and a collective from a YAML file\n"
 		"                      (the keys of --gen, --rdma, --coll; no limit on entries;\n"
 		"                      see topologies/README.md); adds to the flags\n"
@@ -281,7 +284,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 {
 	enum { O_TOPO = 256, O_CLOS, O_CHECK, O_LIST, O_CLOCK, O_DUR, O_GEN, O_VETH, O_CAP, O_CSV, O_CSVI,
 	       O_BUSY, O_SEED, O_NAME, O_MEM, O_QUIET, O_RDMA, O_FLOWS, O_COLL, O_NIC, O_TE, O_WD, O_LAG,
-	       O_NAP, O_TRAFFIC, O_WORKERS, O_MBUFS, O_PROCESS, O_PEER };
+	       O_NAP, O_TRAFFIC, O_WORKERS, O_MBUFS, O_PROCESS, O_PEER, O_CSERIES };
 	static const struct option lo[] = {
 		{"topology", required_argument, NULL, O_TOPO}, {"clos", required_argument, NULL, O_CLOS},
 		{"check", no_argument, NULL, O_CHECK},         {"list-hosts", no_argument, NULL, O_LIST},         {"clock", required_argument, NULL, O_CLOCK},
@@ -297,6 +300,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		{"lag-policy", required_argument, NULL, O_LAG},
 		{"idle-nap", required_argument, NULL, O_NAP},
 		{"traffic", required_argument, NULL, O_TRAFFIC},
+		{"coll-series", required_argument, NULL, O_CSERIES},
 		{"workers", required_argument, NULL, O_WORKERS},
 		{"mbufs", required_argument, NULL, O_MBUFS},
 		{"process", required_argument, NULL, O_PROCESS},
@@ -360,6 +364,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			break;
 		case O_COLL: o->coll = optarg; break;
 		case O_TRAFFIC: o->traffic = optarg; break;
+		case O_CSERIES: o->coll_series = optarg; break;
 		case O_TE: o->te = true; break;
 		case O_WD:
 			o->watchdog = true;
@@ -1139,6 +1144,14 @@ static int start_traffic(struct run *r, char *err, size_t errlen)
 		at_where(err, errlen, o->coll_where);
 		return EXIT_BAD_INPUT;
 	}
+	if (o->coll_series && !o->coll) {
+		snprintf(err, errlen, "--coll-series needs a --coll");
+		return EXIT_BAD_INPUT;
+	}
+	/* (under mpirun rank 0 writes the file, as --csv) */
+	const char *series = o->coll_series && r->mpi.rank != 0 ? "/dev/null" : o->coll_series;
+	if (o->coll && dp_nics_coll_series(&r->nics, series, err, errlen) < 0)
+		return EXIT_BAD_INPUT;
 	return o->te ? start_te(r, err, errlen) : 0;
 }
 

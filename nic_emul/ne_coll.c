@@ -37,6 +37,8 @@ void ne_coll_destroy(struct ne_coll *c)
 			free(cn->send_parts);
 			free(cn->qp_outstanding);
 			free(cn->sq_wqes);
+			free(cn->lat_ready);
+			free(cn->lat_post);
 			free(cn->src_qpn);
 			free(cn->dst_qpn);
 		}
@@ -48,6 +50,9 @@ void ne_coll_destroy(struct ne_coll *c)
 		free(c->groups);
 	}
 	ne_coll_proxy_free(c);
+	ne_coll_series_free(c);
+	free(c->lat);
+	free(c->wait);
 	if (c->ranks) {
 		for (uint32_t i = 0; i < c->nranks; i++) {
 			struct coll_rank *r = &c->ranks[i];
@@ -128,6 +133,8 @@ struct ne_coll *ne_coll_create(const struct ne_coll_config *cfg, struct ne_nic *
 		rc = ne_coll_groups_setup(c);
 	if (!rc)
 		rc = ne_coll_proxy_setup(c);
+	if (!rc)
+		rc = ne_coll_lat_setup(c);
 	if (rc) {
 		ne_coll_destroy(c);
 		if (err)

@@ -191,6 +191,10 @@ struct ne_coll_config {
 	 * thread this long; they are served one at a time, in order. */
 	uint32_t proxy_post_ns;    /* key proxy_post_wqe, e.g. "250ns" */
 	uint32_t proxy_poll_ns;    /* key proxy_poll_cqe, e.g. "100ns" */
+
+	/* Active-QP time series (ne_coll_set_series): row interval, key series,
+	 * e.g. "10us" (100 ns .. 1 s); 0 = off (default, no cost). */
+	uint32_t series_ns;
 };
 
 /* One result, the numbers of one nccl-tests line. */
@@ -286,6 +290,7 @@ int ne_coll_config_check(const struct ne_coll_config *cfg);
  *   NCCL_CTRAN_IB_QP_SCALING_THRESHOLD (bytes, multiple of 128, 0 = split),
  *   NCCL_CTRAN_IB_QP_MAX_MSGS (1..65535),
  *   proxy_post_wqe, proxy_poll_cqe (time: 0, 250ns, 1us, 1.5us; at most 1 s),
+ *   series (time, 0 or 100ns .. 1s: interval of the active-QP series),
  *   and the plain fields: op, nranks, bytes, channels, qps, qp_mode
  *   (split|rr|ctran), chunk (multiple of 128), window, cts (0|1), iters,
  *   warmup_iters, data (0|1).
@@ -386,6 +391,75 @@ void ne_coll_get_stats(const struct ne_coll *coll, struct ne_coll_stats *out);
  * costs are on) and whose completion the collective has not handled yet.
  * The FIFO/CTS writes do not count. 0 for a bad rank or NULL. */
 uint32_t ne_coll_active_qps(const struct ne_coll *coll, uint32_t rank);
+
+/*
+ * Log-scale histogram of times in ns (message latencies). Values below 32 ns
+ * have a bin each; above, every power of two is cut into 16 bins, so a bin is
+ * at most 1/16 of its lower edge wide and a quantile read as the bin's middle
+ * is within 1/32 (3.2 %) of the true value. n, sum and max are exact.
+ */
+#define NE_COLL_HIST_SUB 16u
+#define NE_COLL_HIST_BINS (2u * NE_COLL_HIST_SUB + 59u * NE_COLL_HIST_SUB)
+struct ne_coll_hist {
+	uint64_t n, sum_ns, max_ns;
+	uint64_t bin[NE_COLL_HIST_BINS];
+};
+
+/* Count one value v (ns). */
+void ne_coll_hist_add(struct ne_coll_hist *h, uint64_t v);
+/* Add every count of src to dst. */
+void ne_coll_hist_merge(struct ne_coll_hist *dst, const struct ne_coll_hist *src);
+/* The q-quantile (0 < q <= 1, nearest rank: the smallest value with at least
+ * ceil(q x n) values at or below it) as its bin's middle, capped at max_ns;
+ * max_ns itself when that rank is n; 0 for an empty histogram. */
+uint64_t ne_coll_hist_quantile(const struct ne_coll_hist *h, double q);
+/* Mean in ns; 0 for an empty histogram. */
+double ne_coll_hist_mean(const struct ne_coll_hist *h);
+
+/*
+ * Per-message latency of the data messages (the chunk transfers; model
+ * nccl: NCCL's per-step messages), every iteration (warm-up included), so
+ * lat->n equals ne_coll_stats.transfers_done once the run is done:
+ *   lat: from the post of the message's first WQE (handed to the rank's
+ *        proxy thread when its costs are on) to the handling of the sender's
+ *        completion of its last WQE (the ACK arrived; with costs, after the
+ *        CQE was polled);
+ *   wait: from the time the message was ready (the connection's next
+ *        message, and the data it forwards arrived: the previous hop of a
+ *        ring) to that post: the wait for its CTS / NCCL FIFO entry and for
+ *        a free send slot (window; nccl: the slot's previous message ACKed).
+ * Either pointer may be NULL. 0, or -EINVAL for NULL coll.
+ */
+int ne_coll_get_latency(const struct ne_coll *coll, struct ne_coll_hist *lat,
+			struct ne_coll_hist *wait);
+/* "# latency: msgs=N lat_mean_us=... lat_p50_us lat_p99_us lat_max_us
+ * wait_mean_us wait_p50_us wait_p99_us wait_max_us\n" (us, 3 decimals).
+ * Returns what snprintf returns. */
+int ne_coll_format_latency(const struct ne_coll_hist *lat, const struct ne_coll_hist *wait,
+			   char *buf, size_t cap);
+
+/*
+ * Active QPs per NIC over time (ne_coll_active_qps), one row per interval
+ * [t, t + cfg.series_ns) from the start of ne_coll_start(), the last row cut
+ * at the end of the last iteration. The rows are exact, not samples: the
+ * active-QP counts only change at events, so a row is completed, when the
+ * first event at or after its end arrives, from the state between events
+ * (no timer; nothing done when the series is off).
+ */
+struct ne_coll_series_row {
+	uint64_t t_ns;     /* start of the interval, from ne_coll_start() */
+	uint64_t dt_ns;    /* its length: series_ns, less for the last row */
+	uint64_t qp_ns;    /* integral of the active QPs of all NICs over it (QP x ns) */
+	double mean;       /* qp_ns / (dt_ns x nranks): mean active QPs per NIC */
+	uint32_t max;      /* most active QPs on one NIC at any instant of it (the
+			    * state it entered the interval with included) */
+	uint32_t nics;     /* NICs with at least one active QP at some instant of it */
+};
+typedef void (*ne_coll_series_fn)(void *ctx, const struct ne_coll_series_row *row);
+/* Send the rows to fn (in time order) from the next ne_coll_start() on.
+ * 0; -EINVAL when coll or fn is NULL or cfg.series_ns is 0; -EBUSY while
+ * running; -ENOMEM. */
+int ne_coll_set_series(struct ne_coll *coll, ne_coll_series_fn fn, void *ctx);
 
 /* One rank's proxy-thread counters. 0, or -EINVAL (bad rank, NULL). */
 int ne_coll_rank_proxy(const struct ne_coll *coll, uint32_t rank, struct ne_coll_proxy_stats *out);

@@ -23,6 +23,7 @@
 #define MAX_ITERS 1000000u
 #define MAX_WINDOW 1024u
 #define CHUNK_MAX (1u << 30)
+#define SERIES_MIN_NS 100u
 
 struct key_ctx {
 	const char *key, *val;
@@ -257,6 +258,20 @@ static int set_bytes(struct ne_coll_config *cfg, const struct key_ctx *k)
 	return rc;
 }
 
+/* The active-QP series' interval: 0 (off) or 100 ns .. 1 s. */
+static int set_series(struct ne_coll_config *cfg, const struct key_ctx *k)
+{
+	uint32_t ns;
+	int rc = get_time(k, &ns);
+
+	if (rc)
+		return rc;
+	if (ns && ns < SERIES_MIN_NS)
+		return bad(k, "at least 100ns (or 0: off)");
+	cfg->series_ns = ns;
+	return 0;
+}
+
 /* How a key's value is read and where it goes. */
 enum key_kind {
 	KEY_U32,     /* decimal in [lo, hi] into a uint32_t field */
@@ -290,6 +305,7 @@ static const struct key_def {
 	{"NCCL_CTRAN_IB_QP_MAX_MSGS", KEY_U32, U32(ctran_max_msgs), 1, UINT16_MAX, NULL, false},
 	{"proxy_post_wqe", KEY_TIME, U32(proxy_post_ns), 0, 0, NULL, false},
 	{"proxy_poll_cqe", KEY_TIME, U32(proxy_poll_ns), 0, 0, NULL, false},
+	{"series", KEY_FN, 0, 0, 0, set_series, false},
 	{"op", KEY_FN, 0, 0, 0, set_op, false},
 	{"nranks", KEY_U32, U32(nranks), 2, NE_COLL_MAX_RANKS, NULL, false},
 	{"bytes", KEY_FN, 0, 0, 0, set_bytes, false},

@@ -11,6 +11,8 @@
  *   ne_coll_nccl.c    NCCL's arithmetic: ring chunk, slices, split pieces
  *   ne_coll_keys.c    the key=value parser (NCCL's names)
  *   ne_coll_result.c  nccl-tests numbers and output lines, active QPs per NIC
+ *   ne_coll_series.c  the active-QP time series, rows completed lazily at events
+ *   ne_coll_lat.c     per-message latency and wait: histograms and their hooks
  *   ne_coll_check.c   buffers seen by the caller, result check, statistics
  *
  * A plan is built once at create: every connection gets its ordered list of
@@ -79,6 +81,7 @@ struct coll_conn {
 	uint16_t *recv_parts, *send_parts; /* per seq: WQEs completed at each end */
 	uint16_t *qp_outstanding;         /* CTRAN: send WQEs not completed, per QP */
 	uint32_t *sq_wqes;                /* data WQEs on the sender's NIC, per QP (active QPs) */
+	uint64_t *lat_ready, *lat_post;   /* per seq: ready / first post time (ne_coll_lat.c) */
 	uint64_t fifo_off;                /* nccl: FIFO slots in the sender's stage buffer */
 	uint64_t stage_off;               /* in the receiver's staging buffer */
 	int32_t downstream;               /* connection whose transfers depend on ours */
@@ -117,6 +120,7 @@ struct coll_rank {
 	struct ne_coll_proxy_stats pst; /* posts and polls of this rank (costs on or off) */
 	uint32_t active_qps;   /* data QPs with a send WQE on the NIC (ne_coll_result.c) */
 	uint64_t active_since; /* time of the last change of active_qps */
+	uint64_t series_off;   /* last time active_qps fell to 0 (series; UINT64_MAX: never) */
 };
 
 /* A post waiting for the rank's proxy thread. */
@@ -176,6 +180,8 @@ struct ne_coll {
 	/* active QPs at the start of the first measured iteration (ne_coll_result.c) */
 	uint64_t meas_qp_ns, meas_busy_ns, meas_nic_ns;
 	uint32_t meas_max;  /* most active QPs on one NIC since then */
+	struct ne_coll_hist *lat, *wait;  /* per-message latency (ne_coll_lat.c) */
+	struct coll_series *series;       /* NULL: no active-QP series */
 };
 
 static inline uint64_t wr_id_make(uint32_t kind, uint32_t conn, uint32_t seq)
@@ -230,6 +236,24 @@ void ne_coll_active_completed(struct ne_coll *c, uint32_t rank, const struct ne_
 			      uint64_t now);
 /* An iteration starts at now: the measured ones take their baseline. */
 void ne_coll_active_iter_start(struct ne_coll *c);
+
+/* ne_coll_series.c: rank's active QPs move from old to new at now (called
+ * before any other change at now is applied); the last iteration ended at
+ * now (emits the last row); free. All no-ops without a series. */
+void ne_coll_series_move(struct ne_coll *c, uint32_t rank, uint32_t old, uint32_t new_qps,
+			 uint64_t now);
+void ne_coll_series_start(struct ne_coll *c, uint64_t now);
+void ne_coll_series_end(struct ne_coll *c, uint64_t now);
+void ne_coll_series_free(struct ne_coll *c);
+
+/* ne_coll_lat.c: the per-seq times and histograms (0 or -ENOMEM); reset at
+ * an iteration's start; transfer s of connection k is ready / about to be
+ * posted / done at the sender at now. */
+int ne_coll_lat_setup(struct ne_coll *c);
+void ne_coll_lat_iter_start(struct ne_coll *c);
+void ne_coll_lat_ready(struct ne_coll *c, struct coll_conn *cn, uint32_t s, uint64_t now);
+void ne_coll_lat_post(struct ne_coll *c, struct coll_conn *cn, uint32_t s, uint64_t now);
+void ne_coll_lat_done(struct ne_coll *c, const struct coll_conn *cn, uint32_t s, uint64_t now);
 
 /* ne_coll_post.c: WQEs a message of len bytes takes at each end. */
 uint32_t ne_coll_msg_wqes(const struct ne_coll *c, uint32_t len);

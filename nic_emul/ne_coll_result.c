@@ -35,6 +35,7 @@ static void active_move(struct ne_coll *c, struct coll_rank *r, int d, uint64_t 
 {
 	uint64_t dt = now > r->active_since ? now - r->active_since : 0;
 
+	ne_coll_series_move(c, r->idx, r->active_qps, (uint32_t)((int64_t)r->active_qps + d), now);
 	c->stats.active_qp_ns += (uint64_t)r->active_qps * dt;
 	if (r->active_qps)
 		c->stats.active_busy_ns += dt;

@@ -125,6 +125,7 @@ static void begin_iter(struct ne_coll *c, uint64_t now)
 	init_data(c);
 	c->iter_start = now;
 	ne_coll_active_iter_start(c);
+	ne_coll_lat_iter_start(c);
 	c->running = true;
 }
 
@@ -139,6 +140,7 @@ int ne_coll_start(struct ne_coll *c, uint64_t now_ns)
 	c->iters_done = 0;
 	c->done = false;
 	memset(c->iter_ns, 0, c->iters_total * sizeof(*c->iter_ns));
+	ne_coll_series_start(c, now_ns);
 	begin_iter(c, now_ns);
 	return 0;
 }
@@ -150,8 +152,13 @@ static void sender_step(struct ne_coll *c, uint32_t k, uint64_t now)
 	while (cn->send_next < cn->nxfers) {
 		uint32_t s = cn->send_next;
 		const struct coll_xfer *x = &cn->xfers[s];
+		bool data_in = x->dep_conn < 0 ||
+			       (c->conns[x->dep_conn].flags[x->dep_seq] & XFER_RECV_DONE);
 		int rc;
 
+		/* ready: the connection's next message, its data there (latency's wait) */
+		if (data_in)
+			ne_coll_lat_ready(c, cn, s, now);
 		if (c->cfg.cts) {
 			if (!(cn->flags[s] & XFER_CTS_RCVD))
 				return;
@@ -161,8 +168,9 @@ static void sender_step(struct ne_coll *c, uint32_t k, uint64_t now)
 		if ((coll_nccl(c) || !c->cfg.cts) && s >= c->window &&
 		    !(cn->flags[s - c->window] & XFER_SEND_DONE))
 			return;
-		if (x->dep_conn >= 0 && !(c->conns[x->dep_conn].flags[x->dep_seq] & XFER_RECV_DONE))
+		if (!data_in)
 			return;
+		ne_coll_lat_post(c, cn, s, now);
 		rc = ne_coll_post_msg(c, k, s, now);
 		if (rc) {
 			if (rc != -EAGAIN)
@@ -286,6 +294,7 @@ void ne_coll_handle_wc(struct ne_coll *c, uint32_t rank, const struct ne_wc *wc,
 		if (++cn->send_parts[s] == ne_coll_msg_wqes(c, cn->xfers[s].len)) {
 			cn->flags[s] |= XFER_SEND_DONE;
 			c->send_done++;
+			ne_coll_lat_done(c, cn, s, now);
 		}
 		mark_conn(c, k);
 		break;
@@ -356,6 +365,7 @@ int ne_coll_poll(struct ne_coll *c, uint64_t now_ns)
 			ne_coll_run_marked(c, now_ns);
 		} else {
 			c->done = true;
+			ne_coll_series_end(c, now_ns);
 		}
 	}
 	return handled;

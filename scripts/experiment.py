@@ -28,6 +28,11 @@ An experiment file (see experiments/README.md):
   baseline: ECMP 1 QP
   claim: {text: "...", kind: gain, paper_pct: 40}   # or kind: degradation, or kind: note
 
+Every run also writes series/VARIANT-PLACEMENT-sSEED.csv (rocelab-dp --coll-series:
+active QPs per NIC over virtual time, every 10 us, each size from its start) and the
+report links series/active-qps-SIZE.png, one per size (variants overlaid, first seed).
+results.csv has each size's per-message latency (the "# latency" lines).
+
 Runs are deterministic: the same file gives the same numbers. `--quick`
 keeps the first seed; `--smoke` the first seed and the two smallest sizes (tests).
 Needs /usr/bin/python3 with python3-yaml and python3-matplotlib (Debian).
@@ -42,6 +47,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import textwrap
 import time
 
 import yaml
@@ -270,6 +276,14 @@ def topology_for(base_path, switch_overrides, topo_overrides, seed, tmpdir, tag)
 
 
 TOTALS = re.compile(r"^# totals: (.*)$")
+LATENCY = re.compile(r"^# latency: (.*)$")
+# the "# latency" keys kept per size in results.csv (after the nccl-tests columns)
+LAT_COLS = {"lat_mean_us": "lat_mean_us", "lat_p99_us": "lat_p99_us", "wait_mean_us": "wait_mean_us"}
+
+
+def kv_line(text):
+    """key=value pairs of a "# totals" / "# latency" line: ints, or floats when dotted."""
+    return {k: float(v) if "." in v else int(v) for k, v in (kv.split("=") for kv in text.split())}
 LINE = re.compile(r"^\s*(\d+)\s+(\d+)\s+\S+\s+\S+\s+-?\d+\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+(\S+)")
 
 
@@ -313,14 +327,15 @@ def queue_peaks(stdout):
     return out
 
 
-def run_one(dp, topo, coll, name, seed, extra, picture=None, launch=()):
+def run_one(dp, topo, coll, name, seed, extra, picture=None, launch=(), series=None):
     """picture: a path prefix; the run then also writes PREFIX.csv (the link time
     series) and PREFIX.txt (its end-of-run tables) for rocelab-viz. launch: a
-    launcher before rocelab-dp (mpirun ...)."""
+    launcher before rocelab-dp (mpirun ...). series: the --coll-series file."""
     cmd = list(launch) + [dp, "--topology", topo, "--clock", "virtual", "--flows", "0",
            "--name", name, "--coll", coll, "--seed", str(seed)] + list(extra or [])
     # no --quiet: the link table gives the queue peaks (queue_peaks)
     cmd += ["--csv", picture + ".csv", "--csv-interval", PICTURE_INTERVAL] if picture else []
+    cmd += ["--coll-series", series] if series else []
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=1800)
     if picture:
         with open(picture + ".txt", "w") as f:
@@ -329,8 +344,11 @@ def run_one(dp, topo, coll, name, seed, extra, picture=None, launch=()):
     for line in p.stdout.splitlines():
         t = TOTALS.match(line)
         if t:
-            totals = {k: float(v) if "." in v else int(v)
-                      for k, v in (kv.split("=") for kv in t.group(1).split())}
+            totals = kv_line(t.group(1))
+        lat = LATENCY.match(line)
+        if lat and rows:  # the size line just before it
+            kv = kv_line(lat.group(1))
+            rows[-1].update({col: kv.get(key, "") for col, key in LAT_COLS.items()})
         m = LINE.match(line)
         if m:
             rows.append({"size": int(m.group(1)), "time_us": float(m.group(3)),
@@ -354,7 +372,8 @@ def run_one(dp, topo, coll, name, seed, extra, picture=None, launch=()):
 COLL_COLS = {"messages", "data_wqes", "zero_len_wqes", "cts", "wqes_posted", "cqes_polled",
              "proxy_busy_ns", "proxy_busy_max_ns", "rr_mismatch", "wall_s", "link_cv",
              "link_max_mean", "active_qps_mean", "active_qps_busy_mean", "active_qps_max",
-             "qpeak_up", "qpeak_down"}
+             "qpeak_up", "qpeak_down", "msg_lat_mean_us", "msg_lat_p50_us", "msg_lat_p99_us",
+             "msg_lat_max_us", "msg_wait_mean_us", "msg_wait_p99_us"}
 
 # what depends on the machine, not on the experiment: kept out of totals.csv
 WALL_COLS = {"wall_s"}
@@ -415,12 +434,15 @@ def mechanism_table(exp, labels, raw, tot):
            "mean over the collective's time and all NICs / the same while a NIC sends / the most "
            "on one NIC. link cv / max/mean: spread of bytes over the switch-to-switch links "
            "(0 = even). peak queue up / down: the egress queue's peak in KB, mean over the "
-           "leaf-to-spine links / the links to hosts that carried traffic. Wall: seconds per "
-           "run on this machine.", "",
+           "leaf-to-spine links / the links to hosts that carried traffic. msg latency: per "
+           "data message, from the post of its first WQE to the sender's handling of its last "
+           "completion, mean / p99 over the sweep (p99 from a log histogram, within 3.2 %); "
+           "wait: from the message being ready (its data there) to that post, the wait for "
+           "CTS / FIFO and a send slot, mean. Wall: seconds per run on this machine.", "",
            "| variant | placement | messages | WQEs/msg | CQEs/msg | ACKs/msg | proxy busy | "
-           "active QPs/NIC | link cv | link max/mean | peak queue up / down | QPC misses | "
-           "wall (s) |",
-           "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+           "active QPs/NIC | msg latency mean / p99 (us) | wait (us) | link cv | link max/mean | "
+           "peak queue up / down | QPC misses | wall (s) |",
+           "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for lab in labels:
         for pl in exp["placements"]:
             sel = [t for t in tot if t["variant"] == lab and t["placement"] == pl and t.get("messages")]
@@ -437,10 +459,13 @@ def mechanism_table(exp, labels, raw, tot):
                           t.get("link_cv", 0), t.get("link_max_mean", 0), t.get("qpc_misses", 0),
                           t.get("wall_s", 0), t.get("active_qps_mean", 0),
                           t.get("active_qps_busy_mean", 0), t.get("active_qps_max", 0),
-                          t.get("qpeak_up", 0) / 1000, t.get("qpeak_down", 0) / 1000))
+                          t.get("qpeak_up", 0) / 1000, t.get("qpeak_down", 0) / 1000,
+                          t.get("msg_lat_mean_us", 0), t.get("msg_lat_p99_us", 0),
+                          t.get("msg_wait_mean_us", 0)))
             mu = [statistics.mean(x[i] for x in f) for i in range(len(f[0]))]
             out.append(f"| {lab} | {pl} | {mu[0]:.0f} | {mu[1]:.1f} | {mu[2]:.1f} | {mu[3]:.1f} | "
                        f"{mu[4]:.0f}% | {mu[9]:.1f} / {mu[10]:.1f} / {mu[11]:.0f} | "
+                       f"{mu[14]:.2f} / {mu[15]:.2f} | {mu[16]:.2f} | "
                        f"{mu[5]:.3f} | {mu[6]:.2f} | {mu[12]:.0f} / {mu[13]:.0f} | {mu[7]:.0f} | "
                        f"{mu[8]:.1f} |")
     return out + [""]
@@ -468,6 +493,75 @@ def plot(exp, results, out_png):
     fig.suptitle(exp["title"])
     fig.tight_layout()
     fig.savefig(out_png, dpi=110)
+
+
+def series_interval(coll):
+    """The series' row interval: the collective's key series=, else rocelab-dp's 10us."""
+    m = re.search(r"(?:^|,)series=([^,]+)", coll)
+    return m.group(1) if m else "10us"
+
+
+def size_label(size):
+    """A size as in file names and titles: 1MiB, 64KiB, 512B."""
+    for unit, b in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if size >= b and size % b == 0:
+            return f"{size // b}{unit}"
+    return f"{size}B"
+
+
+def read_series(path):
+    """{size: [(t_us, dt_us, mean, max)]} of a --coll-series file ({} if absent)."""
+    out = {}
+    if not os.path.exists(path):
+        return out
+    with open(path, newline="") as f:
+        for r in csv.DictReader(f):
+            out.setdefault(int(r["size"]), []).append(
+                (float(r["t_us"]), float(r["dt_us"]), float(r["qps_mean"]), int(r["qps_max"])))
+    return out
+
+
+def plot_series(exp, out, series_files):
+    """series/active-qps-SIZE.png per size: mean active QPs per NIC over virtual time
+    (thick) and the most on one NIC (thin, same colour), variants overlaid, one panel per
+    placement. series_files: {(label, placement): path} (first seed). Returns
+    [(size, png name relative to out)]."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    data = {k: read_series(p) for k, p in series_files.items()}
+    sizes = sorted({s for d in data.values() for s in d})
+    placements = list(exp["placements"])
+    colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    pngs = []
+    for size in sizes:
+        fig, axes = plt.subplots(1, len(placements), figsize=(6.5 * len(placements), 4.2),
+                                 squeeze=False, sharey=True)
+        for ax, pl in zip(axes[0], placements):
+            for i, v in enumerate(exp["variants"]):
+                rows = data.get((v["label"], pl), {}).get(size)
+                if not rows:
+                    continue
+                # a row holds over [t, t + dt): steps, closed at the last row's end
+                t = [r[0] for r in rows] + [rows[-1][0] + rows[-1][1]]
+                c = colours[i % len(colours)]
+                ax.step(t, [r[2] for r in rows] + [rows[-1][2]], where="post", color=c,
+                        linewidth=1.6, label=v["label"])
+                ax.step(t, [r[3] for r in rows] + [rows[-1][3]], where="post", color=c,
+                        linewidth=0.6, alpha=0.7)
+            ax.set_xlabel("virtual time from the size's start (us)")
+            ax.set_title(f"placement: {pl}")
+            ax.grid(True, alpha=0.3)
+        axes[0][0].set_ylabel("active QPs per NIC: mean (thick), max (thin)")
+        axes[0][-1].legend(fontsize=8, loc="best")
+        fig.suptitle("\n".join(textwrap.wrap(f"{exp['title']}: {size_label(size)}",
+                                               70 * len(placements))), fontsize=10)
+        fig.tight_layout()
+        name = os.path.join("series", f"active-qps-{size_label(size)}.png")
+        fig.savefig(os.path.join(out, name), dpi=100)
+        plt.close(fig)
+        pngs.append((size, name))
+    return pngs
 
 
 def main():
@@ -510,6 +604,8 @@ def main():
     raw, tot, stalls, drawn = [], [], [], []
     if not a.no_pictures:
         os.makedirs(os.path.join(out, "pictures"), exist_ok=True)
+    os.makedirs(os.path.join(out, "series"), exist_ok=True)
+    series_files = {}  # (variant, placement) -> the first seed's series
     first_pl = next(iter(exp["placements"]))
     t0 = time.time()
     with tempfile.TemporaryDirectory(prefix="rocelab-exp-") as tmp:
@@ -525,11 +621,14 @@ def main():
             if not a.no_pictures and pl == first_pl and seed == seeds[0]:
                 pic = os.path.join(out, "pictures", slug(v["label"]))
                 drawn.append((v["label"], pic))
+            ser = os.path.join(out, "series", f"{slug(v['label'])}-{slug(pl)}-s{seed}.csv")
+            if seed == seeds[0]:
+                series_files[(v["label"], pl)] = ser
             t_run = time.time()
             workers_args = ["--workers", str(a.workers)] if a.workers > 1 else []
             rows, totals, stalled = run_one(a.dp, topo, coll, f"rl-exp-{os.getpid()}-{i}", seed,
                                             dp_args_for(exp, v) + workers_args, pic,
-                                            mpi_launcher(a.mpi))
+                                            mpi_launcher(a.mpi), ser)
             totals["wall_s"] = round(time.time() - t_run, 1)
             if stalled:
                 stalls.append(f"{v['label']} / {pl} / seed {seed}: {stalled} "
@@ -541,7 +640,7 @@ def main():
 
     with open(os.path.join(out, "results.csv"), "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=["variant", "placement", "seed", "size", "time_us", "algbw",
-                                          "busbw", "wrong"])
+                                          "busbw", "wrong"] + list(LAT_COLS))
         w.writeheader()
         w.writerows(raw)
 
@@ -568,6 +667,7 @@ def main():
         mean[key] = statistics.mean(r["busbw"] for r in raw if (r["variant"], r["placement"], r["size"]) == key)
     plot(exp, mean, os.path.join(out, "busbw.png"))
     pics = pictures(exp, base, out, drawn)
+    series_pngs = plot_series(exp, out, series_files)
 
     sizes = sorted({k[2] for k in mean})
     labels = [v["label"] for v in exp["variants"]]
@@ -653,6 +753,13 @@ def main():
                                    f"{claim['paper_pct']}%.")
         lines += ["## Against the paper", "", claim.get("text", ""), ""] + claim_lines + [""]
     lines += ["![busbw](busbw.png)", ""]
+    if series_pngs:
+        lines += ["## Active QPs per NIC over time", "",
+                  f"Seed {seeds[0]}, every variant overlaid: the mean over the collective's NICs "
+                  "of their data QPs with a send WQE on the NIC (thick) and the most on one NIC "
+                  f"(thin), per {series_interval(coll_base)} of virtual time from the size's start (exact "
+                  "time-weighted values, not samples). The rows: `series/*.csv`.", ""]
+        lines += [f"![active QPs, {size_label(s)}]({p})" for s, p in series_pngs] + [""]
     if pics:
         lines += ["## The fabric", "",
                   f"Every variant's run (seed {seeds[0]}, placement {first_pl}): links coloured by "
