@@ -44,6 +44,7 @@ import random
 import re
 import statistics
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -327,6 +328,60 @@ def queue_peaks(stdout):
     return out
 
 
+RUNNING = []  # the rocelab-dp (or mpirun) running now, for on_signal
+
+
+def run_dp(cmd, timeout):
+    """subprocess.run(cmd, capture_output, text) that on_signal can stop cleanly."""
+    with subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as p:
+        RUNNING.append(p)
+        try:
+            out, err = p.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            stop(p)
+            die(f"rocelab-dp ran longer than {timeout} s: {' '.join(cmd[:4])} ...")
+        finally:
+            RUNNING.remove(p)
+    return subprocess.CompletedProcess(cmd, p.returncode, out, err)
+
+
+def stop(p):
+    """SIGTERM, not SIGKILL: rocelab-dp then removes its DPDK runtime directory. Its
+    tables are not wanted: the pipes are closed first, so its writes fail (EPIPE)
+    instead of blocking on a full pipe."""
+    for f in (p.stdout, p.stderr):
+        try:
+            f.close()
+        except OSError:
+            pass
+    p.terminate()
+    try:
+        p.wait(timeout=60)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        p.wait()
+
+
+def on_signal(sig, _frame):
+    """SIGINT/SIGTERM: stop the run under way, then exit (the temporary folder
+    is removed on the way out); nothing is left on the machine."""
+    for p in list(RUNNING):
+        if p.poll() is None:
+            stop(p)
+    print(f"\nexperiment.py: stopped by signal {sig}", file=sys.stderr)
+    sys.exit(128 + sig)
+
+
+def check_topologies(dp, paths):
+    """rocelab-dp --check on each variant's topology before any run: a bad
+    override (an unknown link in an event, say) fails in seconds, not after
+    the runs before it. Exits 2 with rocelab-dp's FILE:LINE message."""
+    for label, path in paths:
+        p = subprocess.run([dp, "--check", "--topology", path], capture_output=True, text=True)
+        if p.returncode != 0:
+            die(f"variant {label!r}: its topology does not load:\n{(p.stderr or p.stdout).strip()}")
+
+
 def run_one(dp, topo, coll, name, seed, extra, picture=None, launch=(), series=None):
     """picture: a path prefix; the run then also writes PREFIX.csv (the link time
     series) and PREFIX.txt (its end-of-run tables) for rocelab-viz. launch: a
@@ -336,7 +391,7 @@ def run_one(dp, topo, coll, name, seed, extra, picture=None, launch=(), series=N
     # no --quiet: the link table gives the queue peaks (queue_peaks)
     cmd += ["--csv", picture + ".csv", "--csv-interval", PICTURE_INTERVAL] if picture else []
     cmd += ["--coll-series", series] if series else []
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=1800)
+    p = run_dp(cmd, 1800)
     if picture:
         with open(picture + ".txt", "w") as f:
             f.write(p.stdout)
@@ -608,7 +663,12 @@ def main():
     series_files = {}  # (variant, placement) -> the first seed's series
     first_pl = next(iter(exp["placements"]))
     t0 = time.time()
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
     with tempfile.TemporaryDirectory(prefix="rocelab-exp-") as tmp:
+        check_topologies(a.dp, [(v["label"], topology_for(base, v.get("switch"), v.get("topology"),
+                                                          seeds[0], tmp, f"check{k}"))
+                                for k, v in enumerate(exp["variants"])])
         for i, (v, pl, hosts, seed) in enumerate(runs):
             topo = topology_for(base, v.get("switch"), v.get("topology"), seed, tmp, f"r{i}")
             coll = f"{coll_base},hosts={hosts}" + (f",{v['coll']}" if v.get("coll") else "")

@@ -91,4 +91,32 @@ check "dp_args --mbufs 1024: the run's dry pool is listed under 'Runs that faile
 sed 's/^dp_args: .*/dp_args: --mbufs/' "$tmp/dry.yaml" > "$tmp/dry-bad.yaml"
 $RUN "$tmp/dry-bad.yaml" --dp "$DP" --no-pictures --out "$tmp/dry-bad" > "$tmp/dry-bad.txt" 2>&1; rc=$?
 check "dp_args not a list: exit 2 naming it" "[ $rc -eq 2 ] && grep -q 'dp_args: expected a list' $tmp/dry-bad.txt"
+# A variant whose topology does not load (an event on a link that does not exist) is
+# refused before any run, with rocelab-dp's FILE:LINE message.
+cat > "$tmp/badlink.yaml" <<EOF2
+name: bad-link
+topology: $(cd "$EXP" && pwd)/clos-2x4x4-emulated.yaml
+collective: op=allreduce,sizes=1M,data=off
+placements: {full: h0+h4}
+variants:
+  - {label: good}
+  - {label: down, topology: {events: [{at: 0s, link: leaf0-nowhere, action: down}]}}
+baseline: good
+EOF2
+$RUN "$tmp/badlink.yaml" --dp "$DP" --no-pictures --out "$tmp/badlink" > "$tmp/badlink.txt" 2>&1; rc=$?
+check "an event on an unknown link: exit 2 before any run, naming the variant and FILE:LINE" \
+  "[ $rc -eq 2 ] && grep -q \"variant 'down'\" $tmp/badlink.txt && grep -q 'yaml:[0-9]*: .*unknown link' $tmp/badlink.txt && [ ! -e $tmp/badlink/results.csv ] && ! grep -q '\\[1/' $tmp/badlink.txt"
+# SIGTERM to experiment.py alone (its rocelab-dp is not signalled): it stops the run under
+# way with SIGTERM and exits 143; no rocelab-dp, DPDK runtime directory or temporary
+# folder is left.
+mkdir -p "$tmp/tmpdir"
+TMPDIR="$tmp/tmpdir" timeout 300 $RUN "$EXP/e1-eecmp-qp-scaling.yaml" --dp "$DP" --no-pictures \
+  --out "$tmp/term" > "$tmp/term.txt" 2>&1 & epid=$!
+for _ in $(seq 300); do pgrep -f -- "--name rl-exp-[0-9]+-0 " > /dev/null && break; sleep 0.1; done
+sleep 1
+xp=$(pgrep -f -- "scripts/experiment.py $EXP/e1-eecmp-qp-scaling.yaml --dp $DP --no-pictures --out $tmp/term")
+kill -TERM $xp 2>/dev/null; wait $epid; rc=$?
+left=$(ls /var/run/dpdk 2>/dev/null | grep -c "^rl-exp-$xp-")
+check "SIGTERM: exit 143, no rocelab-dp, runtime directory or temporary folder left (rc $rc, $left dirs, $(ls $tmp/tmpdir | wc -l) tmp)" \
+  "[ $rc -eq 143 ] && [ $left -eq 0 ] && [ -z \"\$(ls $tmp/tmpdir)\" ] && ! pgrep -f -- '--name rl-exp-$xp-' > /dev/null"
 tap_done
