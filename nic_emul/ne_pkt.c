@@ -188,14 +188,19 @@ void ne_zero_nt(uint8_t *dst, size_t n)
 		memset(dst, 0, n);
 		return;
 	}
-	size_t head = (size_t)(-(uintptr_t)dst & 15);
+	/* whole cache lines only: a partly written line would cost a read of it */
+	size_t head = (size_t)(-(uintptr_t)dst & 63);
 	__m128i z = _mm_setzero_si128();
 
 	memset(dst, 0, head);
 	dst += head;
 	n -= head;
-	for (; n >= 16; dst += 16, n -= 16)
+	for (; n >= 64; dst += 64, n -= 64) {
 		_mm_stream_si128((__m128i *)(void *)dst, z);
+		_mm_stream_si128((__m128i *)(void *)(dst + 16), z);
+		_mm_stream_si128((__m128i *)(void *)(dst + 32), z);
+		_mm_stream_si128((__m128i *)(void *)(dst + 48), z);
+	}
 	memset(dst, 0, n);
 	_mm_sfence();
 #else
