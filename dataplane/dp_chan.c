@@ -214,6 +214,24 @@ static void arm_if_started(struct dp_chan *c, bool was_empty)
 		c->arrive_lost = arm_arrival(c) < 0;
 }
 
+/*
+ * Ask for the cache lines the delivery of m reads, all at once: the mbuf's
+ * first line (lengths, data offset), the two lines of its private area the
+ * switch reads (the parse) and, at its usual place, the frame's header. A
+ * frame that waited in queues and on wires has left the caches, and the
+ * delivery would otherwise miss on them one after the other (the data's
+ * address comes from the first line).
+ */
+static inline void prefetch_frame(const struct dp_chan *c, struct rte_mbuf *m)
+{
+	char *pv = (char *)dp_priv(m);
+
+	rte_prefetch0(m);
+	rte_prefetch0(pv);
+	rte_prefetch0(pv + RTE_CACHE_LINE_SIZE);
+	rte_prefetch0(pv + rte_pktmbuf_priv_size(c->fab->mp) + RTE_PKTMBUF_HEADROOM);
+}
+
 static void on_arrive(void *obj, uint64_t arg, uint64_t now)
 {
 	struct dp_chan *c = obj;
@@ -230,12 +248,45 @@ static void on_arrive(void *obj, uint64_t arg, uint64_t now)
 		if (t > now && (t > by || t >= dp_engine_next_ns(e)))
 			break;
 		m = wire_pop(&c->wire);
+		prefetch_frame(c, m);
 		if (c->wire.n) /* the next frame's header, while this one is delivered */
 			rte_prefetch0(c->wire.slot[c->wire.head]);
 		deliver(c, m, dp_engine_mono(e, t));
 	}
 	if (c->wire.n && arm_arrival(c) < 0)
 		c->arrive_lost = true; /* counted in timer_fail; the next frame sent arms it */
+}
+
+/* DWRR's visit of an ineligible queue p: an empty one keeps no credit. */
+static inline void dwrr_pass(struct dp_chan *c, unsigned p)
+{
+	if (!(c->nonempty >> p & 1))
+		c->deficit[p] = 0;
+}
+
+/*
+ * DWRR with one eligible queue q (not the strict class), in closed form: the
+ * state (deficits, rr) the round-robin loop of pick_queue() leaves, without
+ * going round the eight queues once per quantum (a 4 KiB frame took three
+ * rounds, 24 visits, of a 1-queue fabric: a tenth of the NIC path's
+ * instructions per forward). The loop visits the queues from rr up to q, then,
+ * while q's deficit is short of the head frame, adds a quantum and goes round
+ * all the others once more.
+ */
+static int dwrr_single(struct dp_chan *c, unsigned q, uint32_t len)
+{
+	for (unsigned p = c->rr; p != q; p = (p + 1) % DP_NUM_PRIO)
+		dwrr_pass(c, p);
+	if (c->deficit[q] < (int64_t)len) {
+		int64_t k = ((int64_t)len - c->deficit[q] + c->quantum[q] - 1) / c->quantum[q];
+		c->deficit[q] += k * c->quantum[q];
+		for (unsigned p = 0; p < DP_NUM_PRIO; p++)
+			if (p != q)
+				dwrr_pass(c, p);
+	}
+	c->rr = (uint8_t)q;
+	c->deficit[q] -= len;
+	return (int)q;
 }
 
 /* The queue to send from next, or -1: control first, the strict class, then DWRR. */
@@ -258,6 +309,10 @@ static int pick_queue(struct dp_chan *c, uint64_t now)
 		return -1;
 	if (eligible >> cp & 1)
 		return (int)cp;
+	if ((eligible & (eligible - 1)) == 0) {
+		unsigned q = (unsigned)__builtin_ctz(eligible);
+		return dwrr_single(c, q, rte_pktmbuf_pkt_len(fifo_peek(&c->q[q])));
+	}
 	/* DWRR: each visit adds a quantum; a queue sends while its deficit covers the head. */
 	for (;;) {
 		unsigned p = c->rr;

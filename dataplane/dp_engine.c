@@ -20,12 +20,23 @@ int dp_engine_init(struct dp_engine *e, enum dp_clock_mode mode, uint64_t (*live
 	e->n_lp = 1;
 	e->xfer_min_ns = UINT64_MAX;
 	e->heap = malloc(e->cap * sizeof(*e->heap));
-	return e->heap ? 0 : -1;
+	e->cbs = malloc(e->cap * sizeof(*e->cbs));
+	e->cb_free = malloc(e->cap * sizeof(*e->cb_free));
+	if (e->heap == NULL || e->cbs == NULL || e->cb_free == NULL) {
+		dp_engine_free(e);
+		return -ENOMEM;
+	}
+	for (uint32_t i = 0; i < e->cap; i++) /* (popped from the end: index 0 first) */
+		e->cb_free[i] = e->cap - 1 - i;
+	e->n_free = e->cap;
+	return 0;
 }
 
 void dp_engine_free(struct dp_engine *e)
 {
 	free(e->heap);
+	free(e->cbs);
+	free(e->cb_free);
 	free(e->slot_pos);
 	memset(e, 0, sizeof(*e));
 }
@@ -61,11 +72,23 @@ static int grow(struct dp_engine *e)
 	if (e->limit && e->n >= e->limit)
 		return -ENOSPC;
 	if (e->n == e->cap) {
-		struct dp_timer *h = realloc(e->heap, 2 * e->cap * sizeof(*h));
+		uint32_t cap = 2 * e->cap;
+		struct dp_timer *h = realloc(e->heap, cap * sizeof(*h));
 		if (h == NULL)
 			return -ENOMEM;
 		e->heap = h;
-		e->cap *= 2;
+		struct dp_timer_cb *cbs = realloc(e->cbs, cap * sizeof(*cbs));
+		if (cbs == NULL)
+			return -ENOMEM;
+		e->cbs = cbs;
+		uint32_t *fr = realloc(e->cb_free, cap * sizeof(*fr));
+		if (fr == NULL)
+			return -ENOMEM;
+		e->cb_free = fr;
+		/* all of cbs[0, cap) is in use (n == cap): the new half is free */
+		for (uint32_t i = cap; i > e->cap; i--)
+			e->cb_free[e->n_free++] = i - 1;
+		e->cap = cap;
 	}
 	dp_engine_set_limit(e, e->limit);
 	return 0;
@@ -115,17 +138,24 @@ static void sift_down(struct dp_engine *e, uint32_t i, const struct dp_timer *t)
 	place(e, i, t, true);
 }
 
-/* Put t in the heap. Returns 0, -ENOMEM or -ENOSPC (counted in timer_fail). */
-static int heap_push(struct dp_engine *e, const struct dp_timer *t)
+/*
+ * Put a timer at (at_ns, key) in slot (0: none) with callback cb in the
+ * heap. Returns 0, -ENOMEM or -ENOSPC (counted in timer_fail).
+ */
+static int heap_push(struct dp_engine *e, uint64_t at_ns, uint64_t key, uint32_t slot,
+		     const struct dp_timer_cb *cb)
 {
 	if (e->n >= e->room && grow(e) < 0) {
 		e->timer_fail++;
 		return e->limit && e->n >= e->limit ? -ENOSPC : -ENOMEM;
 	}
+	struct dp_timer t = {.at_ns = at_ns, .key = key, .cb = e->cb_free[--e->n_free], .slot = slot};
+
+	e->cbs[t.cb] = *cb;
 	if (e->n_slots)
-		sift_up(e, e->n++, t, true);
+		sift_up(e, e->n++, &t, true);
 	else
-		sift_up(e, e->n++, t, false);
+		sift_up(e, e->n++, &t, false);
 	return 0;
 }
 
@@ -134,6 +164,7 @@ static void heap_remove(struct dp_engine *e, uint32_t i)
 {
 	struct dp_timer last = e->heap[--e->n];
 
+	e->cb_free[e->n_free++] = e->heap[i].cb;
 	if (i == e->n)
 		return;
 	if (i > 0 && earlier(&last, &e->heap[(i - 1) / 2]))
@@ -147,11 +178,10 @@ static int add_lp(struct dp_engine *e, uint32_t lp, uint64_t at_ns, dp_timer_fn 
 		  uint64_t arg, uint32_t slot)
 {
 	uint64_t *seq = &e->lp_seq[(size_t)e->cur_lp * DP_LP_STRIDE];
-	struct dp_timer t = {.at_ns = at_ns, .key = (uint64_t)e->cur_lp << DP_LP_SEQ_BITS | *seq,
-			     .fn = fn, .obj = obj, .arg = arg, .lp = lp, .slot = slot};
+	struct dp_timer_cb cb = {.fn = fn, .obj = obj, .arg = arg, .lp = lp};
 
 	/* (2^40 timers of one LP: days of a run at any rate this engine reaches) */
-	int rc = heap_push(e, &t);
+	int rc = heap_push(e, at_ns, (uint64_t)e->cur_lp << DP_LP_SEQ_BITS | *seq, slot, &cb);
 	if (rc == 0)
 		++*seq;
 	return rc;
@@ -202,10 +232,9 @@ int dp_timer_add(struct dp_engine *e, uint64_t at_ns, dp_timer_fn fn, void *obj,
 int dp_timer_add_keyed(struct dp_engine *e, uint32_t lp, uint32_t key_lp, uint64_t at_ns,
 		       dp_timer_fn fn, void *obj, uint64_t arg)
 {
-	struct dp_timer t = {.at_ns = at_ns, .key = (uint64_t)key_lp << DP_LP_SEQ_BITS, .fn = fn,
-			     .obj = obj, .arg = arg, .lp = lp};
+	struct dp_timer_cb cb = {.fn = fn, .obj = obj, .arg = arg, .lp = lp};
 
-	return heap_push(e, &t);
+	return heap_push(e, at_ns, (uint64_t)key_lp << DP_LP_SEQ_BITS, 0, &cb);
 }
 
 bool dp_engine_peek(const struct dp_engine *e, uint64_t *at_ns, uint64_t *key)
@@ -217,16 +246,21 @@ bool dp_engine_peek(const struct dp_engine *e, uint64_t *at_ns, uint64_t *key)
 	return true;
 }
 
-/* Run t as its LP. */
+/*
+ * Run t (popped: its callback's index is free again, so the callback is
+ * copied out first) as its LP.
+ */
 static inline void dispatch(struct dp_engine *e, const struct dp_timer *t)
 {
 	uint32_t was = e->cur_lp;
+	struct dp_timer_cb cb = e->cbs[t->cb];
 
-	e->cur_lp = t->lp;
+	e->cb_free[e->n_free++] = t->cb;
+	e->cur_lp = cb.lp;
 	e->dispatching = true;
 	e->cur_key = t->key;
 	e->cur_sub = 0;
-	t->fn(t->obj, t->arg, dp_engine_mono(e, t->at_ns));
+	cb.fn(cb.obj, cb.arg, dp_engine_mono(e, t->at_ns));
 	e->dispatching = false;
 	e->cur_lp = was;
 }

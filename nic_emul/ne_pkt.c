@@ -7,6 +7,10 @@
 #include <errno.h>
 #include <string.h>
 
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
+
 #include "ne_opcode.h"
 #include "ne_priv.h"
 #include "rl_bytes.h"
@@ -173,4 +177,33 @@ uint32_t ne_num_pkts(uint32_t len, uint32_t mtu)
 	if (len == 0 || mtu == 0)
 		return 1;
 	return (uint32_t)(((uint64_t)len + mtu - 1) / mtu);
+}
+
+#define NT_MIN 256 /* below this, a plain memset (the fence costs more than it saves) */
+
+void ne_zero_nt(uint8_t *dst, size_t n)
+{
+#ifdef __SSE2__
+	if (n < NT_MIN) {
+		memset(dst, 0, n);
+		return;
+	}
+	/* whole cache lines only: a partly written line would cost a read of it */
+	size_t head = (size_t)(-(uintptr_t)dst & 63);
+	__m128i z = _mm_setzero_si128();
+
+	memset(dst, 0, head);
+	dst += head;
+	n -= head;
+	for (; n >= 64; dst += 64, n -= 64) {
+		_mm_stream_si128((__m128i *)(void *)dst, z);
+		_mm_stream_si128((__m128i *)(void *)(dst + 16), z);
+		_mm_stream_si128((__m128i *)(void *)(dst + 32), z);
+		_mm_stream_si128((__m128i *)(void *)(dst + 48), z);
+	}
+	memset(dst, 0, n);
+	_mm_sfence();
+#else
+	memset(dst, 0, n);
+#endif
 }

@@ -351,11 +351,19 @@ void ne_put_be32(uint8_t *p, uint32_t v);
  * not read, with zero_payload). Returns 0, or -EINVAL when the frame does
  * not parse as RoCEv2. */
 int ne_finish_icrc(uint8_t *frame, size_t len, bool zero_payload);
+/*
+ * Zero n bytes at dst with stores that bypass the caches (nobody reads a
+ * zero payload back: the receiver takes it as zeros, the ICRC is computed
+ * without it), so that a 4 KiB frame does not push 64 lines of the fabric's
+ * working set out of the caches. Fenced: the frame may go to another thread.
+ */
+void ne_zero_nt(uint8_t *dst, size_t n);
+
 /* Copy n payload bytes from src, or zeros under the zero_payload model. */
 static inline void ne_payload_out(const struct ne_nic *nic, uint8_t *dst, const uint8_t *src, size_t n)
 {
 	if (nic->cfg.zero_payload)
-		memset(dst, 0, n);
+		ne_zero_nt(dst, n);
 	else
 		memcpy(dst, src, n);
 }

@@ -20,7 +20,13 @@
 #      callgrind over the event loop only, repeatable on a shared machine) of
 #      the generator path (default topology, 100,000 x 64 B h0 -> h4) and of a
 #      ring AllReduce of 4 MiB over 16 emulated NICs (4 leaves x 4 spines x 4
-#      hosts, the same shape as 2.), for each QP count, and their ratio;
+#      hosts, the same shape as 2.), for each QP count, and their ratio; and
+#      (unless --no-ns3) instructions per link transmission of the ns-3
+#      workload cut to 150 us. With --cache-sim also callgrind's simulated
+#      cache misses per forward / per transmission: first-level data (32 KiB)
+#      and last-level, simulated as 1 MiB 8-way (this machine's L2 per core:
+#      frames in flight that no longer fit in it), reads and writes (the
+#      machine's VM has no hardware counters for perf stat);
 #   5. with --ai1024 SIZES (long: minutes): a ring AllReduce over 1,024
 #      emulated NICs with E-ECMP and 16 QPs (split) on a generated 3-tier
 #      AI-zone fabric (2 zones x 32 leaves x 16 hosts, 8 spines per zone,
@@ -37,7 +43,7 @@ usage() {
   cat <<'EOF'
 usage: scripts/bench-nic.sh [--build DIR] [--reference-build DIR] [--sizes "8M 64M"]
                             [--qps "1 16"] [--gen-packets N] [--no-ns3] [--no-ring]
-                            [--ai1024 "8M 64M"] [--workers N] [--callgrind] [--help]
+                            [--ai1024 "8M 64M"] [--workers N] [--callgrind [--cache-sim]] [--help]
   --build DIR            build directory with dataplane/rocelab-dp [build]
   --reference-build DIR  also measure this build's rocelab-dp, same workloads
   --sizes LIST           AllReduce sizes (K/M/G binary suffixes) [8M 64M]
@@ -50,7 +56,10 @@ usage: scripts/bench-nic.sh [--build DIR] [--reference-build DIR] [--sizes "8M 6
   --workers N            every rocelab-dp run on N partitions (threads) [1];
                          scripts/bench-parts.sh compares 1 and N in one run
   --callgrind            also instructions per switch forward under callgrind
-                         (generator path and a 16-rank AllReduce; a minute or two)
+                         (generator path, a 16-rank AllReduce, the ns-3 workload for
+                         150 us; a few minutes)
+  --cache-sim            with --callgrind: also simulated cache misses (D1, LL) per
+                         forward / transmission (slower)
 Prints figures; exit 0 when every run finished, 1 when one failed, 2 on bad input.
 EOF
 }
@@ -67,6 +76,7 @@ RING=1
 AI1024=""
 WORKERS=1
 CALLGRIND=0
+CACHE_SIM=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --build) [ $# -ge 2 ] || die_usage "--build needs a directory"; BUILD=$2; shift 2 ;;
@@ -77,6 +87,7 @@ while [ $# -gt 0 ]; do
     --no-ns3) NS3=0; shift ;;
     --no-ring) RING=0; shift ;;
     --callgrind) CALLGRIND=1; shift ;;
+    --cache-sim) CACHE_SIM=1; shift ;;
     --ai1024) [ $# -ge 2 ] || die_usage "--ai1024 needs a list of sizes"; AI1024=$2; shift 2 ;;
     --workers) [[ ${2:-} =~ ^[1-9][0-9]*$ ]] || die_usage "--workers needs a number from 1"; WORKERS=$2; shift 2 ;;
     -h|--help) usage; exit 0 ;;
@@ -100,6 +111,7 @@ for b in "${builds[@]}"; do
 done
 [ "$CALLGRIND" = 0 ] || command -v valgrind >/dev/null || die_usage "--callgrind needs valgrind"
 [ "$CALLGRIND" = 0 ] || [ "$WORKERS" = 1 ] || die_usage "--callgrind counts one worker only"
+[ "$CACHE_SIM" = 0 ] || [ "$CALLGRIND" = 1 ] || die_usage "--cache-sim needs --callgrind"
 
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
@@ -131,6 +143,11 @@ with open(out, "w") as f:
         for s in range(S):
             f.write(f"  - [leaf{l}, spine{s}]\n")
 PY
+}
+
+# rocelab-dp's link table -> the frames sent on links that are up
+link_tx() {
+  awk '/^link \(from>to\)/ { on = 1; next } on && NF == 0 { on = 0 } on && $2 == "up" { n += $3 } END { print n + 0 }'
 }
 
 # "ran V s (virtual) in W s of wall time, E events, F switch forwards" -> "V W E F"
@@ -218,7 +235,7 @@ if [ "$NS3" = 1 ]; then
   for b in "${builds[@]}"; do
     if run_dp ns3 "$b" --topology "$TMP/ns3.yaml" --duration 1ms "${gens[@]}"; then
       read -r v w e f < <(ran_fields <"$TMP/out")
-      tx=$(awk '/^link \(from>to\)/ { on = 1; next } on && NF == 0 { on = 0 } on && $2 == "up" { n += $3 } END { print n + 0 }' "$TMP/out")
+      tx=$(link_tx <"$TMP/out")
       python3 -c "print(f'  $b: {$tx} link transmissions in {$w:.2f} s wall ({$CPU:.2f} s CPU): {$tx / $w / 1e6:.3f} M per wall second, {$tx / $CPU / 1e6:.3f} M per CPU second')"
     else
       echo "  $b FAILED: $(tail -1 "$TMP/err")"; failed=1
@@ -226,16 +243,30 @@ if [ "$NS3" = 1 ]; then
   done
 fi
 # name, build, args...: callgrind's instruction count of rocelab-dp's event
-# loop (dp_engine_step_virtual and below) in IR, its switch forwards in FWD
+# loop (dp_engine_step_virtual and below) in IR, its switch forwards in FWD,
+# its link transmissions in TX; with --cache-sim the simulated misses in MISS
+# ("D1 reads, D1 writes, LL reads, LL writes")
 cg_dp() {
-  local name=$1 b=$2
+  local name=$1 b=$2 sim=()
   shift 2
-  timeout 1800 valgrind --tool=callgrind --toggle-collect=dp_engine_step_virtual \
+  [ "$CACHE_SIM" = 0 ] || sim=(--cache-sim=yes --LL=1048576,8,64)
+  timeout 1800 valgrind --tool=callgrind --toggle-collect=dp_engine_step_virtual "${sim[@]}" \
     --callgrind-out-file="$TMP/cg.out" "$b/dataplane/rocelab-dp" --clock virtual \
     --name "rl-bnic-$$-cg-$name" "$@" >"$TMP/out" 2>"$TMP/err" || return 1
-  IR=$(sed -n 's/^totals: \([0-9]*\)$/\1/p' "$TMP/cg.out")
+  IR=$(sed -n 's/^totals: \([0-9]*\).*/\1/p' "$TMP/cg.out")
+  # events: Ir Dr Dw I1mr D1mr D1mw ILmr DLmr DLmw
+  MISS=$(sed -n 's/^totals: //p' "$TMP/cg.out" | awk 'NF == 9 { print $5, $6, $8, $9 }')
   FWD=$(ran_fields <"$TMP/out" | cut -d' ' -f4)
+  TX=$(link_tx <"$TMP/out")
   [ -n "$IR" ] && [ -n "$FWD" ] && [ "$FWD" -gt 0 ]
+}
+
+# build, run, instructions, count, per unit, ratio: one line of the callgrind
+# table, with the misses per unit (MISS over count) under --cache-sim
+cg_line() {
+  local misses=""
+  [ "$CACHE_SIM" = 0 ] || misses=$(echo "$MISS" | awk -v n="$4" '{ printf "%8.2f %8.2f %8.3f %8.3f", $1 / n, $2 / n, $3 / n, $4 / n }')
+  printf '%-22s %-10s %14s %9s %8s %7s %s\n' "$1" "$2" "$3" "$4" "$5" "$6" "$misses"
 }
 
 if [ "$CALLGRIND" = 1 ]; then
@@ -244,7 +275,10 @@ if [ "$CALLGRIND" = 1 ]; then
   echo "== callgrind: instructions per switch forward (event loop only), generator path"
   echo "   (default topology, 100000 x 64 B h0 -> h4) and ring AllReduce 4M, 16 emulated NICs"
   echo "   (4 leaves x 4 spines x 4 hosts, leaves interleaved, data=off)"
-  printf '%-22s %-10s %14s %9s %8s %7s\n' build run instructions forwards per_fwd ratio
+  [ "$NS3" = 0 ] || echo "   and per link transmission of the ns-3 workload, 150 us"
+  hdr=""
+  [ "$CACHE_SIM" = 0 ] || hdr=$(printf '%8s %8s %8s %8s' D1r D1w LLr LLw)
+  printf '%-22s %-10s %14s %9s %8s %7s %s\n' build run instructions count per_unit ratio "$hdr"
   for b in "${builds[@]}"; do
     bn=$b
     [ ${#bn} -le 22 ] || bn=${bn: -22}
@@ -253,20 +287,28 @@ if [ "$CALLGRIND" = 1 ]; then
       echo "$b callgrind generator FAILED: $(tail -1 "$TMP/err")"; failed=1; continue
     fi
     gen_per=$((IR / FWD))
-    printf '%-22s %-10s %14s %9s %8s %7s\n' "$bn" generator "$IR" "$FWD" "$gen_per" -
+    cg_line "$bn" generator "$IR" "$FWD" "$gen_per" -
     for q in $QPS; do
       mode=""
       [ "$q" -gt 1 ] && mode=",mode=split"
       if cg_dp "ar-$q" "$b" --topology "$TMP/clos16.yaml" \
            --coll "op=allreduce,hosts=$order16,sizes=4M,data=off,qps=$q$mode"; then
-        printf '%-22s %-10s %14s %9s %8s %7s\n' "$bn" "ring-qps$q" "$IR" "$FWD" \
-          "$((IR / FWD))" "$(python3 -c "print(f'{$gen_per / ($IR / $FWD):.3f}')")"
+        cg_line "$bn" "ring-qps$q" "$IR" "$FWD" "$((IR / FWD))" \
+          "$(python3 -c "print(f'{$gen_per / ($IR / $FWD):.3f}')")"
       else
         echo "$b callgrind qps=$q FAILED: $(tail -1 "$TMP/err")"; failed=1
       fi
     done
+    if [ "$NS3" = 1 ]; then
+      if cg_dp ns3 "$b" --topology "$TMP/ns3.yaml" --duration 150us "${gens[@]}" && [ "$TX" -gt 0 ]; then
+        cg_line "$bn" ns3-linktx "$IR" "$TX" "$((IR / TX))" -
+      else
+        echo "$b callgrind ns-3 FAILED: $(tail -1 "$TMP/err")"; failed=1
+      fi
+    fi
   done
-  echo "(ratio: the generator's instructions per forward / the ring's, same build)"
+  echo "(per_unit: instructions per switch forward, for ns3-linktx per link transmission;"
+  echo " ratio: the generator's instructions per forward / the ring's, same build)"
 fi
 
 if [ -n "$AI1024" ]; then

@@ -400,6 +400,49 @@ static void test_slots(void **state)
 	free(b);
 }
 
+/* A callback that checks it runs with its own object and argument: arg is its deadline. */
+static void own_cb(void *obj, uint64_t arg, uint64_t now)
+{
+	assert_int_equal(arg, now);
+	record(obj, arg, now);
+}
+
+/*
+ * The heap keeps its callbacks in a table beside it (slots of popped timers
+ * reused, the table grown with the heap): 3,000 timers, past the first
+ * allocation of 1,024, added in a scrambled order and half of them run before
+ * 1,000 more come, each with the right object and argument, in time order.
+ */
+static void test_many_callbacks(void **state)
+{
+	struct dp_engine e;
+	struct log *l = calloc(1, sizeof(*l)), *other = calloc(1, sizeof(*other));
+
+	(void)state;
+	assert_non_null(l);
+	assert_non_null(other);
+	assert_int_equal(dp_engine_init(&e, DP_CLOCK_VIRTUAL, NULL, NULL), 0);
+	for (uint64_t i = 0; i < 3000; i++) { /* 7919 is prime to 3001: distinct times */
+		uint64_t t = 1 + (i * 7919) % 3001;
+		assert_int_equal(dp_timer_add(&e, t, own_cb, t & 1 ? l : other, t), 0);
+	}
+	while (dp_engine_step_virtual(&e, 1500))
+		;
+	for (uint64_t i = 0; i < 1000; i++)
+		assert_int_equal(dp_timer_add(&e, 5000 + (i * 13) % 1000, own_cb, l, 5000 + (i * 13) % 1000), 0);
+	while (dp_engine_step_virtual(&e, UINT64_MAX))
+		;
+	assert_int_equal(l->n + other->n, 4000);
+	for (int i = 1; i < l->n; i++)
+		assert_true(l->at[i - 1] < l->at[i]);
+	for (int i = 0; i < other->n; i++)
+		assert_int_equal(other->at[i] & 1, 0);
+	assert_int_equal(e.n, 0);
+	dp_engine_free(&e);
+	free(l);
+	free(other);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -412,6 +455,7 @@ int main(void)
 		cmocka_unit_test(test_lp_keys),
 		cmocka_unit_test(test_step_below),
 		cmocka_unit_test(test_slots),
+		cmocka_unit_test(test_many_callbacks),
 	};
 	return cmocka_run_group_tests_name("engine", tests, NULL, NULL);
 }

@@ -5,7 +5,8 @@
  * zero buffers, every ICRC is valid, also after a round trip through a pcap
  * file, and the NIC never reads or writes a payload byte of an MR (the MRs
  * live on inaccessible pages: one access would kill the test), nor does
- * the ICRC read the payload of a frame.
+ * the ICRC read the payload of a frame. The payload writer (ne_zero_nt,
+ * stores that bypass the caches) zeroes exactly its range of a dirty buffer.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -19,6 +20,7 @@
 #include <cmocka.h>
 #include <pcap/pcap.h>
 
+#include "ne_priv.h"
 #include "ne_sim.h"
 #include "rl_icrc.h"
 #include "rl_parse.h"
@@ -253,6 +255,29 @@ static void test_icrc_zeros_reads_no_payload(void **state)
 	free(r.f);
 }
 
+/* ne_zero_nt on a buffer full of 0xa5, at every alignment and at the sizes
+ * around its plain-memset threshold: zeros in [off, off + n), nothing else
+ * touched. */
+static void test_zero_nt_exact_range(void **state)
+{
+	static const size_t sizes[] = {0, 1, 15, 16, 17, 255, 256, 257, 1000, 4096, 4099};
+	enum { ROOM = 4224, GUARD = 32 };
+	uint8_t *b = malloc(ROOM);
+
+	(void)state;
+	assert_non_null(b);
+	for (size_t si = 0; si < sizeof(sizes) / sizeof(sizes[0]); si++) {
+		for (size_t off = GUARD; off < GUARD + 64; off++) {
+			size_t n = sizes[si];
+			memset(b, 0xa5, ROOM);
+			ne_zero_nt(b + off, n);
+			for (size_t i = 0; i < ROOM; i++)
+				assert_int_equal(b[i], i >= off && i < off + n ? 0 : 0xa5);
+		}
+	}
+	free(b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -260,6 +285,7 @@ int main(void)
 		cmocka_unit_test(test_zero_payload_pcap_valid),
 		cmocka_unit_test(test_zero_payload_touches_no_payload),
 		cmocka_unit_test(test_icrc_zeros_reads_no_payload),
+		cmocka_unit_test(test_zero_nt_exact_range),
 	};
 	return cmocka_run_group_tests_name("ne_zero", tests, NULL, NULL);
 }
