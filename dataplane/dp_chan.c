@@ -301,6 +301,7 @@ static void chan_kick(struct dp_chan *c, uint64_t now)
 		/* live, cut link: the receiving thread is behind; wait for it (its
 		 * frames back up into this queue: buffer, PFC, senders' queues)
 		 * instead of piling frames up where nobody takes them */
+		c->xring_full++;
 		if (c->kick_at_ns == 0) {
 			c->kick_at_ns = now + XRING_RETRY_NS;
 			if (dp_timer_add_lp(e, c->lp, c->kick_at_ns, on_kick, c, c->kick_at_ns) < 0)
@@ -593,18 +594,55 @@ uint32_t dp_chan_take_cross(struct dp_chan *c, unsigned parity, uint64_t mark_ns
 	return n;
 }
 
+/*
+ * Live, cut link: a copy of m (data, metadata, private area) from this
+ * thread's mbuf cache, or NULL (pool dry, or no return ring: m itself goes
+ * on). Why copy: the sending thread allocates m and would never see it again
+ * (this thread's ports free it into this thread's cache, and the pool's
+ * shared ring hands it back to the sender) with its lines dirty in this
+ * core's cache: every new frame there would miss on them. Read here, they
+ * stay in the sender's cache for the sender to reuse (dp_chan_return_ring).
+ */
+static struct rte_mbuf *own_copy(struct dp_chan *c, struct rte_mbuf *m)
+{
+	if (c->xret == NULL)
+		return NULL;
+	struct rte_mbuf *o = rte_pktmbuf_copy(m, m->pool, 0, UINT32_MAX);
+	if (o != NULL)
+		memcpy(rte_mbuf_to_priv(o), rte_mbuf_to_priv(m), rte_pktmbuf_priv_size(m->pool));
+	return o;
+}
+
 uint32_t dp_chan_take_ring(struct dp_chan *c)
 {
-	struct rte_mbuf *m[DP_XRING_BURST];
+	struct rte_mbuf *m[DP_XRING_BURST], *back[DP_XRING_BURST];
 	bool was_empty = c->wire.n == 0;
-	uint32_t n = rte_ring_sc_dequeue_burst(c->xring, (void **)m, DP_XRING_BURST, NULL);
+	uint32_t n = rte_ring_sc_dequeue_burst(c->xring, (void **)m, DP_XRING_BURST, NULL), n_back = 0;
 
 	bool moved = false;
 
-	for (uint32_t i = 0; i < n; i++)
+	for (uint32_t i = 0; i < n; i++) {
+		struct rte_mbuf *own = own_copy(c, m[i]);
+		if (own != NULL) {
+			back[n_back++] = m[i];
+			m[i] = own;
+		}
 		moved |= onto_wire(c, m[i], dp_priv(m[i])->queued_ns);
+	}
 	if (moved)
 		arm_if_started(c, was_empty);
+	uint32_t k = n_back ? rte_ring_sp_enqueue_burst(c->xret, (void **)back, n_back, NULL) : 0;
+	if (k < n_back) /* (the sender is behind on its returns: into the pool here) */
+		rte_pktmbuf_free_bulk(back + k, n_back - k);
+	return n;
+}
+
+uint32_t dp_chan_return_ring(struct dp_chan *c)
+{
+	struct rte_mbuf *m[DP_XRING_BURST];
+	uint32_t n = c->xret ? rte_ring_sc_dequeue_burst(c->xret, (void **)m, DP_XRING_BURST, NULL) : 0;
+
+	rte_pktmbuf_free_bulk(m, n);
 	return n;
 }
 
@@ -631,6 +669,12 @@ void dp_chan_free(struct dp_chan *c)
 			rte_pktmbuf_free(m);
 		rte_ring_free(c->xring);
 		c->xring = NULL;
+	}
+	if (c->xret) {
+		while (dp_chan_return_ring(c))
+			;
+		rte_ring_free(c->xret);
+		c->xret = NULL;
 	}
 	wire_free(&c->out[0]);
 	wire_free(&c->out[1]);

@@ -52,6 +52,7 @@ struct dp_part {
 	uint64_t crossed;
 	uint64_t at_end;                /* of those, arriving exactly at the end of the window they were handed into */
 	double cpu_s;                   /* the thread's CPU time in the last run (balance: compare partitions) */
+	uint64_t turns, idle_turns;     /* live: loop turns, and those that found nothing to do */
 	struct dp_part_pub pub[2];      /* by round parity: written for round r + 1 while others read round r */
 	pthread_t th;
 } __rte_cache_aligned;
@@ -97,6 +98,7 @@ struct dp_parts {
 	const struct dp_part_live *live;
 	atomic_uint epoch;        /* odd: partition 0 asks every other to stop at the top of its loop */
 	atomic_uint paused, exited;
+	uint64_t stops;           /* live: times partition 0 stopped the others (global work) */
 	atomic_bool live_stop;
 	/* one process of several (MPI ranks on the virtual clock, dp_peer.h's
 	 * processes on the live one): the one partition run here, on the
@@ -160,7 +162,10 @@ static int place(struct dp_parts *ps, char *err, size_t errlen)
 			snprintf(name, sizeof(name), "rl_x%p_%u", (void *)f, i);
 			c->xring = rte_ring_create(name, XRING_SLOTS, SOCKET_ID_ANY,
 						   RING_F_SP_ENQ | RING_F_SC_DEQ);
-			if (c->xring == NULL) {
+			snprintf(name, sizeof(name), "rl_r%p_%u", (void *)f, i);
+			c->xret = c->xring ? rte_ring_create(name, XRING_SLOTS, SOCKET_ID_ANY,
+							     RING_F_SP_ENQ | RING_F_SC_DEQ) : NULL;
+			if (c->xret == NULL) {
 				snprintf(err, errlen, "ring for link '%s': %s", t->links[c->link].name,
 					 rte_strerror(rte_errno));
 				return -ENOMEM;
@@ -821,6 +826,8 @@ static void live_partition(struct dp_part *p)
 			p->crossed += n;
 			work += n;
 		}
+		for (uint32_t i = 0; live_threads(ps) && i < p->n_out_cross; i++)
+			dp_chan_return_ring(&f->chans[p->out_cross[i]]);
 		work += dp_engine_run_budget(&p->eng, now, run->budget);
 		/* behind: what the ports bring enters at the oldest timer left (as one engine's loop) */
 		uint64_t lag = dp_engine_note_lag(&p->eng, now);
@@ -828,14 +835,18 @@ static void live_partition(struct dp_part *p)
 		work += run->poll(run->ctx, p->idx, t);
 		run->flush(run->ctx, p->idx);
 		if (live_leader(p) && (dp_engine_next_ns(f->eng) <= now || now - last_between >= run->between_ns)) {
-			if (live_threads(ps))
+			if (live_threads(ps)) {
 				stop_world(ps);
+				ps->stops++;
+			}
 			live_global(ps, now);
 			if (live_threads(ps))
 				resume_world(ps);
 			last_between = dp_engine_now(&p->eng); /* (the stop may have taken a while) */
 			work++;
 		}
+		p->turns++;
+		p->idle_turns += work == 0;
 		if (work == 0 && run->nap_ns)
 			live_nap(p, now);
 	}
@@ -1060,6 +1071,9 @@ int dp_parts_run_live(struct dp_parts *ps, const struct dp_part_live *run)
 	atomic_store(&ps->paused, 0);
 	atomic_store(&ps->exited, 0);
 	atomic_store(&ps->live_stop, false);
+	ps->stops = 0;
+	for (uint32_t i = 0; i < ps->n; i++)
+		ps->p[i].turns = ps->p[i].idle_turns = 0;
 	int rc = 0;
 	if (ps->only != UINT32_MAX) /* one process of several: its one partition, here */
 		run_unpinned(&ps->p[ps->only]);
@@ -1070,4 +1084,21 @@ int dp_parts_run_live(struct dp_parts *ps, const struct dp_part_live *run)
 		return rc;
 	sum_into(ps, ps->f->eng);
 	return 0;
+}
+
+void dp_parts_live_load(const struct dp_parts *ps, uint32_t i, uint64_t *turns, uint64_t *idle_turns,
+			uint64_t *ring_full)
+{
+	const struct dp_part *p = &ps->p[i];
+
+	*turns = p->turns;
+	*idle_turns = p->idle_turns;
+	*ring_full = 0;
+	for (uint32_t k = 0; k < p->n_out_cross; k++)
+		*ring_full += ps->f->chans[p->out_cross[k]].xring_full;
+}
+
+uint64_t dp_parts_stops(const struct dp_parts *ps)
+{
+	return ps->stops;
 }

@@ -167,6 +167,16 @@ uint64_t dp_parts_crossed(const struct dp_parts *ps);
 /* Partition i's thread: CPU seconds in the last run, events it ran (balance of the cut). */
 void dp_parts_load(const struct dp_parts *ps, uint32_t i, double *cpu_s, uint64_t *events);
 
+/*
+ * After dp_parts_run_live(), partition i: its loop's turns, those that found
+ * nothing to do, and how often its senders on cut links found the ring to
+ * the receiving partition full (and waited).
+ */
+void dp_parts_live_load(const struct dp_parts *ps, uint32_t i, uint64_t *turns, uint64_t *idle_turns,
+			uint64_t *ring_full);
+/* After dp_parts_run_live(): how often partition 0 stopped the others for global work. */
+uint64_t dp_parts_stops(const struct dp_parts *ps);
+
 /* Of those, the frames that arrived exactly at the end of the window they were handed into. */
 uint64_t dp_parts_crossed_at_end(const struct dp_parts *ps);
 

@@ -97,6 +97,8 @@ struct dp_chan {
 	bool cross;                  /* cut between partitions: frames go through out[] */
 	struct dp_wire out[2];       /* cross, virtual: frames sent in windows of parity 0 / 1, not yet handed over */
 	struct rte_ring *xring;      /* cross, live: frames on their way to the receiving thread */
+	struct rte_ring *xret;       /* cross, live: xring's mbufs back to the sending thread (see dp_chan_take_ring) */
+	uint64_t xring_full;         /* cross, live: kicks that found xring full (the sender waited) */
 	struct topo_node_ref from, to;
 	uint16_t from_port, to_port; /* switch ports (0 for a host end) */
 	uint8_t dst_mac[6];          /* rewrite: the receiving port's or host's MAC */

@@ -762,22 +762,22 @@ static void live_idle(struct run *r, uint64_t now)
 static uint32_t part_poll(void *ctx, uint32_t part, uint64_t now)
 {
 	struct run *r = ctx;
-	uint32_t n = 0;
 
-	for (uint32_t i = 0; i < r->ports.n; i++)
-		if (dp_parts_of_host(r->parts, r->ports.host[i]) == part)
-			n += dp_port_poll_one(&r->ports, r->fab, i, now);
-	return n + dp_peers_poll(&r->o->peers, now); /* (--process: the one partition run here) */
+	return dp_port_poll_part(&r->ports, r->fab, part, now) +
+	       dp_peers_poll(&r->o->peers, now); /* (--process: the one partition run here) */
 }
 
 static void part_flush(void *ctx, uint32_t part)
 {
 	struct run *r = ctx;
 
-	for (uint32_t i = 0; i < r->ports.n; i++)
-		if (dp_parts_of_host(r->parts, r->ports.host[i]) == part)
-			dp_port_flush_one(&r->ports, i);
+	dp_port_flush_part(&r->ports, part);
 	dp_peers_flush(&r->o->peers);
+}
+
+static uint32_t host_part(const void *parts, uint32_t host)
+{
+	return dp_parts_of_host(parts, host);
 }
 
 /* The live clock on --workers threads: each polls its hosts' ports (dp_parts_run_live). */
@@ -790,14 +790,27 @@ static int run_live_parts(struct run *r)
 		.between_ns = LIVE_BETWEEN_NS, .ctx = r};
 
 	r->quiet_progress = true; /* (live: no virtual-time progress line) */
+	if (dp_port_by_part(&r->ports, dp_parts_count(r->parts), host_part, r->parts) < 0) {
+		fprintf(stderr, "rocelab-dp: out of memory\n");
+		return 1;
+	}
 	if (dp_parts_run_live(r->parts, &pl) < 0)
 		return 1;
 	if (!r->o->quiet && dp_peers_on(&r->o->peers))
 		fprintf(stderr, "rocelab-dp: process %u of %u (live); what crossed to the others is in the "
 			"peer table\n", r->o->peers.self, r->o->peers.n);
 	else if (!r->o->quiet)
-		fprintf(stderr, "rocelab-dp: %u partitions (live), %" PRIu64 " frames crossed partitions\n",
-			dp_parts_count(r->parts), dp_parts_crossed(r->parts));
+		fprintf(stderr, "rocelab-dp: %u partitions (live), %" PRIu64 " frames crossed partitions, "
+			"%" PRIu64 " world stops\n", dp_parts_count(r->parts), dp_parts_crossed(r->parts),
+			dp_parts_stops(r->parts));
+	for (uint32_t i = 0; i < dp_parts_count(r->parts) && !r->o->quiet && !dp_peers_on(&r->o->peers); i++) {
+		double cpu;
+		uint64_t ev, turns, idle, full;
+		dp_parts_load(r->parts, i, &cpu, &ev);
+		dp_parts_live_load(r->parts, i, &turns, &idle, &full);
+		fprintf(stderr, "rocelab-dp: partition %u: %" PRIu64 " events, %.3f s CPU, %" PRIu64
+			" turns (%" PRIu64 " idle), %" PRIu64 " waits on a full ring\n", i, ev, cpu, turns, idle, full);
+	}
 	return 0;
 }
 
