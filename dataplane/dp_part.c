@@ -834,13 +834,18 @@ static void live_partition(struct dp_part *p)
 		uint64_t t = dp_engine_mono(&p->eng, now - lag);
 		work += run->poll(run->ctx, p->idx, t);
 		run->flush(run->ctx, p->idx);
-		if (live_leader(p) && (dp_engine_next_ns(f->eng) <= now || now - last_between >= run->between_ns)) {
-			if (live_threads(ps)) {
+		bool due = live_leader(p) && dp_engine_next_ns(f->eng) <= now;
+		if (live_leader(p) && (due || now - last_between >= run->between_ns)) {
+			bool world = due || run->needs_world == NULL || run->needs_world(run->ctx);
+			if (world && live_threads(ps)) {
 				stop_world(ps);
 				ps->stops++;
 			}
-			live_global(ps, now);
-			if (live_threads(ps))
+			if (world)
+				live_global(ps, now);
+			else if (!run->tick(run->ctx))
+				atomic_store(&ps->live_stop, true);
+			if (world && live_threads(ps))
 				resume_world(ps);
 			last_between = dp_engine_now(&p->eng); /* (the stop may have taken a while) */
 			work++;

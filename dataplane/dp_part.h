@@ -133,6 +133,11 @@ struct dp_part_live {
 	/* every between_ns, every partition stopped: telemetry commands, progress; false: stop */
 	bool (*between)(void *ctx, uint64_t now_ns, uint64_t events);
 	uint64_t between_ns;
+	/* between_ns passed and no fabric timer is due: does between() have shared
+	 * state to change (a queued command, held captures)? If not, tick() runs
+	 * instead, with nobody stopped (signals; false: stop). NULL: always between(). */
+	bool (*needs_world)(void *ctx);
+	bool (*tick)(void *ctx);
 	void *ctx;
 };
 
@@ -141,7 +146,9 @@ struct dp_part_live {
  * 0's). Each runs its own loop: frames from other partitions (rings), its
  * due timers, its ports. Partition 0 also runs the fabric engine's timers
  * (topology events, CSV) and between(), with every other partition stopped
- * at the top of its loop. Afterwards f->eng holds the sums of events and
+ * at the top of its loop; only then (needs_world): stopping the others costs
+ * the leader a wait for each to finish its turn, on a loaded machine for a
+ * thread that has lost its core. Afterwards f->eng holds the sums of events and
  * failed timers and the largest lag. Returns 0 or -errno (a thread).
  */
 int dp_parts_run_live(struct dp_parts *ps, const struct dp_part_live *run);

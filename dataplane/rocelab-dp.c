@@ -775,6 +775,20 @@ static void part_flush(void *ctx, uint32_t part)
 	dp_peers_flush(&r->o->peers);
 }
 
+/* dp_part, live: what part_between() would change with partitions running. */
+static bool part_needs_world(void *ctx)
+{
+	struct run *r = ctx;
+
+	return dp_ctl_pending(r->ctl) || r->o->n_capture;
+}
+
+static bool part_tick(void *ctx)
+{
+	(void)ctx;
+	return !stop_requested;
+}
+
 static uint32_t host_part(const void *parts, uint32_t host)
 {
 	return dp_parts_of_host(parts, host);
@@ -787,7 +801,7 @@ static int run_live_parts(struct run *r)
 		.end_ns = r->o->duration_ns ? r->start_ns + r->o->duration_ns : UINT64_MAX,
 		.budget = LIVE_TURN_BUDGET, .nap_ns = r->o->busy_poll ? 0 : r->o->idle_nap_ns,
 		.poll = part_poll, .flush = part_flush, .between = part_between,
-		.between_ns = LIVE_BETWEEN_NS, .ctx = r};
+		.between_ns = LIVE_BETWEEN_NS, .needs_world = part_needs_world, .tick = part_tick, .ctx = r};
 
 	r->quiet_progress = true; /* (live: no virtual-time progress line) */
 	if (dp_port_by_part(&r->ports, dp_parts_count(r->parts), host_part, r->parts) < 0) {
