@@ -621,6 +621,13 @@ uint32_t dp_chan_take_ring(struct dp_chan *c)
 
 	bool moved = false;
 
+	/* the lines the copy reads are in the sender's core: ask for all of them at once */
+	for (uint32_t i = 0; i < n; i++) {
+		rte_prefetch0(m[i]);
+		rte_prefetch0(rte_mbuf_to_priv(m[i]));
+		rte_prefetch0(rte_pktmbuf_mtod(m[i], void *));
+	}
+
 	for (uint32_t i = 0; i < n; i++) {
 		struct rte_mbuf *own = own_copy(c, m[i]);
 		if (own != NULL) {

@@ -1300,6 +1300,8 @@ static void teardown(struct run *r)
 	dp_csv_close(&r->csv);
 	dp_port_close(&r->ports);
 	dp_peers_close(&r->o->peers); /* (before the pool: its ports hold mbufs) */
+	for (unsigned i = 0; r->gens && r->fab && i < r->o->gen.n; i++)
+		dp_gen_stop(&r->gens[i]);
 	dp_fabric_destroy(r->fab);
 	dp_parts_destroy(r->parts);
 	dp_engine_free(&r->eng);
