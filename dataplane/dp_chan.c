@@ -297,7 +297,7 @@ static void chan_kick(struct dp_chan *c, uint64_t now)
 
 	if (c->tx_busy || !c->up)
 		return;
-	if (unlikely(c->xring != NULL) && rte_ring_full(c->xring)) {
+	if (unlikely(c->xring != NULL) && rte_ring_free_count(c->xring) <= c->n_xpend) {
 		/* live, cut link: the receiving thread is behind; wait for it (its
 		 * frames back up into this queue: buffer, PFC, senders' queues)
 		 * instead of piling frames up where nobody takes them */
@@ -317,6 +317,8 @@ static void chan_kick(struct dp_chan *c, uint64_t now)
 			 * no other event (a pause arriving, a frame of higher priority) is due first */
 			if (!live || c->free_at_ns > e->now_ns || c->free_at_ns >= dp_engine_next_ns(e))
 				break;
+			if (unlikely(c->xring != NULL) && rte_ring_free_count(c->xring) <= c->n_xpend)
+				break; /* (no room for one more: the check above, after the tx timer) */
 			now = dp_engine_mono(e, c->free_at_ns);
 		}
 	}
@@ -336,10 +338,10 @@ static void send_cross(struct dp_chan *c, struct rte_mbuf *m, uint64_t arrive)
 
 	if (c->xring) { /* live: the receiving thread takes it from the ring (dp_chan_take_ring) */
 		dp_priv(m)->queued_ns = arrive; /* (off every queue now: the field carries the arrival) */
-		if (rte_ring_sp_enqueue(c->xring, m) != 0) {
-			c->drops[DP_DROP_NO_MBUF]++;
-			rte_pktmbuf_free(m);
-		}
+		/* gathered: one ring operation (a line the receiver reads) per burst, not per frame */
+		c->xpend[c->n_xpend++] = m;
+		if (c->n_xpend == DP_XPEND)
+			dp_chan_flush_ring(c);
 		return;
 	}
 	if (wire_push(&c->out[e->xfer_parity], m, arrive) < 0) {
@@ -644,6 +646,16 @@ uint32_t dp_chan_take_ring(struct dp_chan *c)
 	return n;
 }
 
+void dp_chan_flush_ring(struct dp_chan *c)
+{
+	uint32_t k = c->n_xpend ? rte_ring_sp_enqueue_burst(c->xring, (void **)c->xpend, c->n_xpend, NULL) : 0;
+
+	/* (chan_kick sends only while the ring has room for what is gathered: never) */
+	c->drops[DP_DROP_NO_MBUF] += c->n_xpend - k;
+	rte_pktmbuf_free_bulk(c->xpend + k, c->n_xpend - k);
+	c->n_xpend = 0;
+}
+
 uint32_t dp_chan_return_ring(struct dp_chan *c)
 {
 	struct rte_mbuf *m[DP_XRING_BURST];
@@ -670,6 +682,8 @@ bool dp_chan_arrive(struct dp_chan *c, struct rte_mbuf *m, uint64_t at_ns)
 
 void dp_chan_free(struct dp_chan *c)
 {
+	rte_pktmbuf_free_bulk(c->xpend, c->n_xpend);
+	c->n_xpend = 0;
 	if (c->xring) {
 		struct rte_mbuf *m;
 		while (rte_ring_sc_dequeue(c->xring, (void **)&m) == 0)

@@ -58,6 +58,14 @@ int dp_chan_outbox_push(struct dp_chan *c, unsigned parity, struct rte_mbuf *m, 
  */
 uint32_t dp_chan_take_ring(struct dp_chan *c);
 
+/*
+ * Live clock, the sending thread: put the frames sent on cut link c since the
+ * last call (c->xpend, at most DP_XPEND) on c->xring. Call at the end of every
+ * turn of the loop. (A frame that does not fit is a drop, counted; the
+ * transmitter waits for room for what it gathered, so there is none.)
+ */
+void dp_chan_flush_ring(struct dp_chan *c);
+
 /* Live clock, the sending thread: free the mbufs c->xret brought back (up to DP_XRING_BURST). Returns how many. */
 uint32_t dp_chan_return_ring(struct dp_chan *c);
 

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include <rte_common.h>
+#include <rte_cycles.h>
 #include <rte_errno.h>
 #include <rte_lcore.h>
 #include <rte_ring.h>
@@ -53,6 +54,7 @@ struct dp_part {
 	uint64_t at_end;                /* of those, arriving exactly at the end of the window they were handed into */
 	double cpu_s;                   /* the thread's CPU time in the last run (balance: compare partitions) */
 	uint64_t turns, idle_turns;     /* live: loop turns, and those that found nothing to do */
+	uint64_t busy_tsc, loop_tsc;    /* live: TSC cycles in turns with work, and in all (balance) */
 	struct dp_part_pub pub[2];      /* by round parity: written for round r + 1 while others read round r */
 	pthread_t th;
 } __rte_cache_aligned;
@@ -799,6 +801,7 @@ static void live_partition(struct dp_part *p)
 	struct dp_fabric *f = ps->f;
 	unsigned seen = 0;
 	uint64_t last_between = dp_engine_now(&p->eng);
+	uint64_t tsc0 = rte_rdtsc(), tsc = tsc0;
 
 	for (;;) {
 		unsigned ep = atomic_load_explicit(&ps->epoch, memory_order_acquire);
@@ -833,6 +836,8 @@ static void live_partition(struct dp_part *p)
 		uint64_t lag = dp_engine_note_lag(&p->eng, now);
 		uint64_t t = dp_engine_mono(&p->eng, now - lag);
 		work += run->poll(run->ctx, p->idx, t);
+		for (uint32_t i = 0; i < p->n_out_cross; i++)
+			dp_chan_flush_ring(&f->chans[p->out_cross[i]]);
 		run->flush(run->ctx, p->idx);
 		bool due = live_leader(p) && dp_engine_next_ns(f->eng) <= now;
 		if (live_leader(p) && (due || now - last_between >= run->between_ns)) {
@@ -852,9 +857,13 @@ static void live_partition(struct dp_part *p)
 		}
 		p->turns++;
 		p->idle_turns += work == 0;
+		uint64_t tsc_end = rte_rdtsc();
+		p->busy_tsc += work ? tsc_end - tsc : 0;
+		tsc = tsc_end;
 		if (work == 0 && run->nap_ns)
 			live_nap(p, now);
 	}
+	p->loop_tsc = rte_rdtsc() - tsc0;
 	atomic_fetch_add_explicit(&ps->exited, 1, memory_order_acq_rel);
 }
 
@@ -1078,7 +1087,7 @@ int dp_parts_run_live(struct dp_parts *ps, const struct dp_part_live *run)
 	atomic_store(&ps->live_stop, false);
 	ps->stops = 0;
 	for (uint32_t i = 0; i < ps->n; i++)
-		ps->p[i].turns = ps->p[i].idle_turns = 0;
+		ps->p[i].turns = ps->p[i].idle_turns = ps->p[i].busy_tsc = ps->p[i].loop_tsc = 0;
 	int rc = 0;
 	if (ps->only != UINT32_MAX) /* one process of several: its one partition, here */
 		run_unpinned(&ps->p[ps->only]);
@@ -1092,12 +1101,13 @@ int dp_parts_run_live(struct dp_parts *ps, const struct dp_part_live *run)
 }
 
 void dp_parts_live_load(const struct dp_parts *ps, uint32_t i, uint64_t *turns, uint64_t *idle_turns,
-			uint64_t *ring_full)
+			double *busy, uint64_t *ring_full)
 {
 	const struct dp_part *p = &ps->p[i];
 
 	*turns = p->turns;
 	*idle_turns = p->idle_turns;
+	*busy = p->loop_tsc ? (double)p->busy_tsc / (double)p->loop_tsc : 0;
 	*ring_full = 0;
 	for (uint32_t k = 0; k < p->n_out_cross; k++)
 		*ring_full += ps->f->chans[p->out_cross[k]].xring_full;

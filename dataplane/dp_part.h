@@ -176,11 +176,13 @@ void dp_parts_load(const struct dp_parts *ps, uint32_t i, double *cpu_s, uint64_
 
 /*
  * After dp_parts_run_live(), partition i: its loop's turns, those that found
- * nothing to do, and how often its senders on cut links found the ring to
- * the receiving partition full (and waited).
+ * nothing to do, the share of the loop's wall time spent in turns that had
+ * work (*busy, 0..1: the partition with the larger share is the bottleneck),
+ * and how often its senders on cut links found the ring to the receiving
+ * partition full (and waited).
  */
 void dp_parts_live_load(const struct dp_parts *ps, uint32_t i, uint64_t *turns, uint64_t *idle_turns,
-			uint64_t *ring_full);
+			double *busy, uint64_t *ring_full);
 /* After dp_parts_run_live(): how often partition 0 stopped the others for global work. */
 uint64_t dp_parts_stops(const struct dp_parts *ps);
 

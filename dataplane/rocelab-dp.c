@@ -820,10 +820,12 @@ static int run_live_parts(struct run *r)
 	for (uint32_t i = 0; i < dp_parts_count(r->parts) && !r->o->quiet && !dp_peers_on(&r->o->peers); i++) {
 		double cpu;
 		uint64_t ev, turns, idle, full;
+		double busy;
 		dp_parts_load(r->parts, i, &cpu, &ev);
-		dp_parts_live_load(r->parts, i, &turns, &idle, &full);
+		dp_parts_live_load(r->parts, i, &turns, &idle, &busy, &full);
 		fprintf(stderr, "rocelab-dp: partition %u: %" PRIu64 " events, %.3f s CPU, %" PRIu64
-			" turns (%" PRIu64 " idle), %" PRIu64 " waits on a full ring\n", i, ev, cpu, turns, idle, full);
+			" turns (%" PRIu64 " idle), busy %.0f%% of the time, %" PRIu64 " waits on a full ring\n",
+			i, ev, cpu, turns, idle, 100 * busy, full);
 	}
 	return 0;
 }
