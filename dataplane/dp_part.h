@@ -33,7 +33,8 @@
  *
  * Live clock (dp_parts_run_live): no windows. A cut link hands frames over
  * through a ring; the receiving thread puts them on the wire with their
- * arrival time, late if it is behind, as any live work can be.
+ * arrival time, late if it is behind, as any live work can be, as copies
+ * from its own mbufs, the originals going back (dp_chan_take_ring).
  *
  * The cut (dp_parts_create): the topology file's, when its switches say
  * `partition: K` (every switch, K < workers, no partition empty); else with
