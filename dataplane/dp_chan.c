@@ -615,6 +615,13 @@ static struct rte_mbuf *own_copy(struct dp_chan *c, struct rte_mbuf *m)
 	return o;
 }
 
+/* m can go back into the fabric's pool as it is (rte_mbuf_raw_free()'s conditions). */
+static bool raw_mbuf(const struct dp_chan *c, const struct rte_mbuf *m)
+{
+	return m->pool == c->fab->mp && RTE_MBUF_DIRECT(m) && rte_mbuf_refcnt_read(m) == 1 &&
+	       m->next == NULL && m->nb_segs == 1;
+}
+
 uint32_t dp_chan_take_ring(struct dp_chan *c)
 {
 	struct rte_mbuf *m[DP_XRING_BURST], *back[DP_XRING_BURST];
@@ -633,7 +640,12 @@ uint32_t dp_chan_take_ring(struct dp_chan *c)
 	for (uint32_t i = 0; i < n; i++) {
 		struct rte_mbuf *own = own_copy(c, m[i]);
 		if (own != NULL) {
-			back[n_back++] = m[i];
+			/* back as a raw mbuf (the sender puts it in the pool without reading
+			 * it) when it is one: else freed here, as rte_pktmbuf_free() does */
+			if (raw_mbuf(c, m[i]))
+				back[n_back++] = m[i];
+			else
+				rte_pktmbuf_free(m[i]);
 			m[i] = own;
 		}
 		moved |= onto_wire(c, m[i], dp_priv(m[i])->queued_ns);
@@ -661,7 +673,8 @@ uint32_t dp_chan_return_ring(struct dp_chan *c)
 	struct rte_mbuf *m[DP_XRING_BURST];
 	uint32_t n = c->xret ? rte_ring_sc_dequeue_burst(c->xret, (void **)m, DP_XRING_BURST, NULL) : 0;
 
-	rte_pktmbuf_free_bulk(m, n);
+	if (n) /* (raw mbufs, dp_chan_take_ring: not read here, their lines stay where they are) */
+		rte_mempool_put_bulk(c->fab->mp, (void **)m, n);
 	return n;
 }
 

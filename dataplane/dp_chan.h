@@ -53,8 +53,9 @@ int dp_chan_outbox_push(struct dp_chan *c, unsigned parity, struct rte_mbuf *m, 
  * c->xring onto the wire (each with its arrival time) and arm the next
  * arrival. Run by the receiving partition's thread. With c->xret, each goes
  * on as a copy from this thread's mbufs and the original goes back to the
- * sender through c->xret (into the pool here when that ring is full; as it
- * is when no mbuf is left for a copy). Returns the number moved.
+ * sender through c->xret as a raw mbuf of the fabric's pool (freed here when
+ * it is not one, or that ring is full; it goes on itself when no mbuf is
+ * left for a copy). Returns the number moved.
  */
 uint32_t dp_chan_take_ring(struct dp_chan *c);
 
