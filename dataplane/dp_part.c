@@ -907,6 +907,26 @@ static void all_cpus(cpu_set_t *all)
 }
 
 /*
+ * Partition p on the calling (main) thread, free to run on every CPU: the
+ * processes of one fabric each have EAL's main lcore 0, and pinned there
+ * they would share one core (each waiting a time slice for the other's
+ * frames); so would partition 0 of a live run with every other DPDK process
+ * on the machine (all have lcore 0), while the other partitions' threads run
+ * anywhere. The thread's own affinity is restored afterwards.
+ */
+static void run_unpinned(struct dp_part *p)
+{
+	cpu_set_t was, all;
+	bool saved = pthread_getaffinity_np(pthread_self(), sizeof(was), &was) == 0;
+
+	all_cpus(&all);
+	pthread_setaffinity_np(pthread_self(), sizeof(all), &all); /* (if refused: pinned, slower) */
+	run_one(p);
+	if (saved)
+		pthread_setaffinity_np(pthread_self(), sizeof(was), &was);
+}
+
+/*
  * Start partitions 1..n-1 on threads, run partition 0 here, join. The
  * threads meet at barriers that count on all of them: unless every thread
  * started, none runs. Returns 0 or -errno.
@@ -930,7 +950,9 @@ static int run_threads(struct dp_parts *ps)
 	}
 	pthread_attr_destroy(&attr);
 	atomic_store_explicit(&ps->go, rc < 0 ? -1 : 1, memory_order_release);
-	if (rc == 0)
+	if (rc == 0 && ps->live)
+		run_unpinned(&ps->p[0]);
+	else if (rc == 0)
 		run_one(&ps->p[0]);
 	for (uint32_t i = 1; i < started; i++)
 		pthread_join(ps->p[i].th, NULL);
@@ -971,24 +993,6 @@ int dp_parts_run(struct dp_parts *ps, const struct dp_part_run *run)
 	ps->f->eng->now_ns = ps->end_ns;
 	sum_into(ps, ps->f->eng);
 	return 0;
-}
-
-/*
- * Partition p on the calling (main) thread, free to run on every CPU: the
- * processes of one fabric each have EAL's main lcore 0, and pinned there
- * they would share one core (each waiting a time slice for the other's
- * frames). The thread's own affinity is restored afterwards.
- */
-static void run_unpinned(struct dp_part *p)
-{
-	cpu_set_t was, all;
-	bool saved = pthread_getaffinity_np(pthread_self(), sizeof(was), &was) == 0;
-
-	all_cpus(&all);
-	pthread_setaffinity_np(pthread_self(), sizeof(all), &all); /* (if refused: pinned, slower) */
-	run_one(p);
-	if (saved)
-		pthread_setaffinity_np(pthread_self(), sizeof(was), &was);
 }
 
 int dp_parts_set_process(struct dp_parts *ps, uint32_t self)
