@@ -352,10 +352,11 @@ static void chan_kick(struct dp_chan *c, uint64_t now)
 
 	if (c->tx_busy || !c->up)
 		return;
-	if (unlikely(c->xring != NULL) && rte_ring_full(c->xring)) {
+	if (unlikely(c->xring != NULL) && rte_ring_free_count(c->xring) <= c->n_xpend) {
 		/* live, cut link: the receiving thread is behind; wait for it (its
 		 * frames back up into this queue: buffer, PFC, senders' queues)
 		 * instead of piling frames up where nobody takes them */
+		c->xring_full++;
 		if (c->kick_at_ns == 0) {
 			c->kick_at_ns = now + XRING_RETRY_NS;
 			if (dp_timer_add_lp(e, c->lp, c->kick_at_ns, on_kick, c, c->kick_at_ns) < 0)
@@ -371,6 +372,8 @@ static void chan_kick(struct dp_chan *c, uint64_t now)
 			 * no other event (a pause arriving, a frame of higher priority) is due first */
 			if (!live || c->free_at_ns > e->now_ns || c->free_at_ns >= dp_engine_next_ns(e))
 				break;
+			if (unlikely(c->xring != NULL) && rte_ring_free_count(c->xring) <= c->n_xpend)
+				break; /* (no room for one more: the check above, after the tx timer) */
 			now = dp_engine_mono(e, c->free_at_ns);
 		}
 	}
@@ -390,10 +393,10 @@ static void send_cross(struct dp_chan *c, struct rte_mbuf *m, uint64_t arrive)
 
 	if (c->xring) { /* live: the receiving thread takes it from the ring (dp_chan_take_ring) */
 		dp_priv(m)->queued_ns = arrive; /* (off every queue now: the field carries the arrival) */
-		if (rte_ring_sp_enqueue(c->xring, m) != 0) {
-			c->drops[DP_DROP_NO_MBUF]++;
-			rte_pktmbuf_free(m);
-		}
+		/* gathered: one ring operation (a line the receiver reads) per burst, not per frame */
+		c->xpend[c->n_xpend++] = m;
+		if (c->n_xpend == DP_XPEND)
+			dp_chan_flush_ring(c);
 		return;
 	}
 	if (wire_push(&c->out[e->xfer_parity], m, arrive) < 0) {
@@ -648,18 +651,85 @@ uint32_t dp_chan_take_cross(struct dp_chan *c, unsigned parity, uint64_t mark_ns
 	return n;
 }
 
+/*
+ * Live, cut link: a copy of m (data, metadata, private area) from this
+ * thread's mbuf cache, or NULL (pool dry, or no return ring: m itself goes
+ * on). Why copy: the sending thread allocates m and would never see it again
+ * (this thread's ports free it into this thread's cache, and the pool's
+ * shared ring hands it back to the sender) with its lines dirty in this
+ * core's cache: every new frame there would miss on them. Read here, they
+ * stay in the sender's cache for the sender to reuse (dp_chan_return_ring).
+ */
+static struct rte_mbuf *own_copy(struct dp_chan *c, struct rte_mbuf *m)
+{
+	if (c->xret == NULL)
+		return NULL;
+	struct rte_mbuf *o = rte_pktmbuf_copy(m, m->pool, 0, UINT32_MAX);
+	if (o != NULL)
+		memcpy(rte_mbuf_to_priv(o), rte_mbuf_to_priv(m), rte_pktmbuf_priv_size(m->pool));
+	return o;
+}
+
+/* m can go back into the fabric's pool as it is (rte_mbuf_raw_free()'s conditions). */
+static bool raw_mbuf(const struct dp_chan *c, const struct rte_mbuf *m)
+{
+	return m->pool == c->fab->mp && RTE_MBUF_DIRECT(m) && rte_mbuf_refcnt_read(m) == 1 &&
+	       m->next == NULL && m->nb_segs == 1;
+}
+
 uint32_t dp_chan_take_ring(struct dp_chan *c)
 {
-	struct rte_mbuf *m[DP_XRING_BURST];
+	struct rte_mbuf *m[DP_XRING_BURST], *back[DP_XRING_BURST];
 	bool was_empty = c->wire.n == 0;
-	uint32_t n = rte_ring_sc_dequeue_burst(c->xring, (void **)m, DP_XRING_BURST, NULL);
+	uint32_t n = rte_ring_sc_dequeue_burst(c->xring, (void **)m, DP_XRING_BURST, NULL), n_back = 0;
 
 	bool moved = false;
 
-	for (uint32_t i = 0; i < n; i++)
+	/* the lines the copy reads are in the sender's core: ask for all of them at once */
+	for (uint32_t i = 0; i < n; i++) {
+		rte_prefetch0(m[i]);
+		rte_prefetch0(rte_mbuf_to_priv(m[i]));
+		rte_prefetch0(rte_pktmbuf_mtod(m[i], void *));
+	}
+
+	for (uint32_t i = 0; i < n; i++) {
+		struct rte_mbuf *own = own_copy(c, m[i]);
+		if (own != NULL) {
+			/* back as a raw mbuf (the sender puts it in the pool without reading
+			 * it) when it is one: else freed here, as rte_pktmbuf_free() does */
+			if (raw_mbuf(c, m[i]))
+				back[n_back++] = m[i];
+			else
+				rte_pktmbuf_free(m[i]);
+			m[i] = own;
+		}
 		moved |= onto_wire(c, m[i], dp_priv(m[i])->queued_ns);
+	}
 	if (moved)
 		arm_if_started(c, was_empty);
+	uint32_t k = n_back ? rte_ring_sp_enqueue_burst(c->xret, (void **)back, n_back, NULL) : 0;
+	if (k < n_back) /* (the sender is behind on its returns: into the pool here) */
+		rte_pktmbuf_free_bulk(back + k, n_back - k);
+	return n;
+}
+
+void dp_chan_flush_ring(struct dp_chan *c)
+{
+	uint32_t k = c->n_xpend ? rte_ring_sp_enqueue_burst(c->xring, (void **)c->xpend, c->n_xpend, NULL) : 0;
+
+	/* (chan_kick sends only while the ring has room for what is gathered: never) */
+	c->drops[DP_DROP_NO_MBUF] += c->n_xpend - k;
+	rte_pktmbuf_free_bulk(c->xpend + k, c->n_xpend - k);
+	c->n_xpend = 0;
+}
+
+uint32_t dp_chan_return_ring(struct dp_chan *c)
+{
+	struct rte_mbuf *m[DP_XRING_BURST];
+	uint32_t n = c->xret ? rte_ring_sc_dequeue_burst(c->xret, (void **)m, DP_XRING_BURST, NULL) : 0;
+
+	if (n) /* (raw mbufs, dp_chan_take_ring: not read here, their lines stay where they are) */
+		rte_mempool_put_bulk(c->fab->mp, (void **)m, n);
 	return n;
 }
 
@@ -680,12 +750,20 @@ bool dp_chan_arrive(struct dp_chan *c, struct rte_mbuf *m, uint64_t at_ns)
 
 void dp_chan_free(struct dp_chan *c)
 {
+	rte_pktmbuf_free_bulk(c->xpend, c->n_xpend);
+	c->n_xpend = 0;
 	if (c->xring) {
 		struct rte_mbuf *m;
 		while (rte_ring_sc_dequeue(c->xring, (void **)&m) == 0)
 			rte_pktmbuf_free(m);
 		rte_ring_free(c->xring);
 		c->xring = NULL;
+	}
+	if (c->xret) {
+		while (dp_chan_return_ring(c))
+			;
+		rte_ring_free(c->xret);
+		c->xret = NULL;
 	}
 	wire_free(&c->out[0]);
 	wire_free(&c->out[1]);

@@ -51,9 +51,24 @@ int dp_chan_outbox_push(struct dp_chan *c, unsigned parity, struct rte_mbuf *m, 
 /*
  * Live clock: move up to DP_XRING_BURST frames the sending thread put in
  * c->xring onto the wire (each with its arrival time) and arm the next
- * arrival. Run by the receiving partition's thread. Returns the number moved.
+ * arrival. Run by the receiving partition's thread. With c->xret, each goes
+ * on as a copy from this thread's mbufs and the original goes back to the
+ * sender through c->xret as a raw mbuf of the fabric's pool (freed here when
+ * it is not one, or that ring is full; it goes on itself when no mbuf is
+ * left for a copy). Returns the number moved.
  */
 uint32_t dp_chan_take_ring(struct dp_chan *c);
+
+/*
+ * Live clock, the sending thread: put the frames sent on cut link c since the
+ * last call (c->xpend, at most DP_XPEND) on c->xring. Call at the end of every
+ * turn of the loop. (A frame that does not fit is a drop, counted; the
+ * transmitter waits for room for what it gathered, so there is none.)
+ */
+void dp_chan_flush_ring(struct dp_chan *c);
+
+/* Live clock, the sending thread: free the mbufs c->xret brought back (up to DP_XRING_BURST). Returns how many. */
+uint32_t dp_chan_return_ring(struct dp_chan *c);
 
 /*
  * Live clock, a link cut between processes (dp_peer.h): put m, received from

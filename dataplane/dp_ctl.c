@@ -435,6 +435,11 @@ struct dp_ctl *dp_ctl_create(struct dp_fabric *f, const struct dp_nics *nics, ch
 	return c;
 }
 
+unsigned dp_ctl_pending(const struct dp_ctl *c)
+{
+	return c ? rte_ring_count(c->ring) : 0;
+}
+
 uint32_t dp_ctl_poll(struct dp_ctl *c, uint64_t now_ns)
 {
 	void *p;

@@ -45,6 +45,8 @@ struct dp_nics;
  */
 struct dp_ctl *dp_ctl_create(struct dp_fabric *f, const struct dp_nics *nics, char *err,
 			     size_t errlen);
+/* Commands queued for dp_ctl_poll() (0 for c NULL). */
+unsigned dp_ctl_pending(const struct dp_ctl *c);
 /* Apply queued commands at now_ns. Returns how many were applied. */
 uint32_t dp_ctl_poll(struct dp_ctl *c, uint64_t now_ns);
 void dp_ctl_destroy(struct dp_ctl *c);

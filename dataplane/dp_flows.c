@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <rte_common.h>
 #include <rte_errno.h>
 #include <rte_hash.h>
 #include <rte_jhash.h>
@@ -28,7 +29,12 @@ int dp_flows_init(struct dp_flows *fl, uint32_t capacity, char *err, size_t errl
 		.socket_id = SOCKET_ID_ANY,
 	};
 	fl->h = rte_hash_create(&hp);
-	fl->flow = calloc(capacity, sizeof(*fl->flow));
+	/* line-aligned: a flow's packets and bytes (written by its first hop's
+	 * thread) apart from its hops (read by every hop's) */
+	if (posix_memalign((void **)&fl->flow, RTE_CACHE_LINE_SIZE, (size_t)capacity * sizeof(*fl->flow)))
+		fl->flow = NULL;
+	else
+		memset(fl->flow, 0, (size_t)capacity * sizeof(*fl->flow));
 	if (fl->h == NULL || fl->flow == NULL) {
 		snprintf(err, errlen, "flow table of %u: %s", capacity,
 			 fl->h ? "out of memory" : rte_strerror(rte_errno));
@@ -65,8 +71,7 @@ static inline void flows_unlock(struct dp_flows *fl)
 		rte_spinlock_unlock(&fl->lock);
 }
 
-static int32_t record(struct dp_flows *fl, const struct rl_pkt *p, uint32_t len, uint32_t sw,
-		      uint16_t port, int first_hop, struct dp_flow_when when);
+static int32_t add_flow(struct dp_flows *fl, const struct rl_pkt *p);
 static void record_slot(struct dp_flows *fl, int32_t slot, uint32_t len, uint32_t sw,
 			uint16_t port, int first_hop, struct dp_flow_when when);
 
@@ -75,27 +80,25 @@ int32_t dp_flows_record(struct dp_flows *fl, const struct rl_pkt *p, uint32_t le
 {
 	if (fl->h == NULL)
 		return -1;
-	flows_lock(fl);
-	int32_t slot = record(fl, p, len, sw, port, first_hop, when);
+	flows_lock(fl); /* (the hash is not safe for writers in several threads) */
+	int32_t slot = add_flow(fl, p);
 	flows_unlock(fl);
+	if (slot >= 0)
+		record_slot(fl, slot, len, sw, port, first_hop, when);
 	return slot;
 }
 
 void dp_flows_record_slot(struct dp_flows *fl, int32_t slot, uint32_t len, uint32_t sw,
 			  uint16_t port, int first_hop, struct dp_flow_when when)
 {
-	flows_lock(fl);
-	record_slot(fl, slot, len, sw, port, first_hop, when);
-	flows_unlock(fl);
+	record_slot(fl, slot, len, sw, port, first_hop, when); /* (locks only to append a hop) */
 }
 
-static int32_t record(struct dp_flows *fl, const struct rl_pkt *p, uint32_t len, uint32_t sw,
-		      uint16_t port, int first_hop, struct dp_flow_when when)
+/* p's flow into the table (its key set when new). Returns its slot, or -1 when full (counted). */
+static int32_t add_flow(struct dp_flows *fl, const struct rl_pkt *p)
 {
 	struct dp_flow_key k;
 
-	if (fl->h == NULL)
-		return -1;
 	memset(&k, 0, sizeof(k));
 	memcpy(k.src, p->src, 16);
 	memcpy(k.dst, p->dst, 16);
@@ -112,10 +115,26 @@ static int32_t record(struct dp_flows *fl, const struct rl_pkt *p, uint32_t len,
 	struct dp_flow *f = &fl->flow[pos];
 	if (f->pkts == 0 && f->n_hops == 0)
 		f->key = k;
-	record_slot(fl, pos, len, sw, port, first_hop, when);
 	return pos;
 }
 
+/* The hop of switch sw among f's first n, or -1. */
+static int find_hop(const struct dp_flow *f, uint8_t n, uint32_t sw)
+{
+	for (uint8_t i = 0; i < n; i++)
+		if (f->hop_switch[i] == sw)
+			return i;
+	return -1;
+}
+
+/*
+ * Shared by partitions' threads without a lock on the common path, a hop
+ * already recorded with the same port: it only reads. Who writes what: the
+ * source's leaf (the only first hop of a flow) its packets and bytes; a
+ * switch (in one partition) its own hop's port; appending a hop takes the
+ * lock and publishes it by n_hops (release), which readers load (acquire).
+ * Path changes of switches in two partitions may race: an atomic add.
+ */
 static void record_slot(struct dp_flows *fl, int32_t slot, uint32_t len, uint32_t sw,
 			uint16_t port, int first_hop, struct dp_flow_when when)
 {
@@ -125,20 +144,24 @@ static void record_slot(struct dp_flows *fl, int32_t slot, uint32_t len, uint32_
 		f->pkts++;
 		f->bytes += len;
 	}
-	for (uint8_t i = 0; i < f->n_hops; i++) {
-		if (f->hop_switch[i] != sw)
-			continue;
-		if (f->hop_port[i] != port) {
-			f->hop_port[i] = port;
-			f->path_changes++;
+	int i = find_hop(f, __atomic_load_n(&f->n_hops, __ATOMIC_ACQUIRE), sw);
+	if (i < 0) {
+		flows_lock(fl);
+		i = find_hop(f, f->n_hops, sw); /* (another partition may have appended meanwhile) */
+		if (i < 0 && f->n_hops < DP_FLOW_MAX_HOPS) {
+			uint8_t n = f->n_hops;
+			f->hop_switch[n] = sw;
+			f->hop_port[n] = port;
+			f->hop_at[n] = when.at;
+			f->hop_key[n] = when.key;
+			__atomic_store_n(&f->n_hops, (uint8_t)(n + 1), __ATOMIC_RELEASE);
 		}
+		flows_unlock(fl);
 		return;
 	}
-	if (f->n_hops < DP_FLOW_MAX_HOPS) {
-		f->hop_switch[f->n_hops] = sw;
-		f->hop_port[f->n_hops] = port;
-		f->hop_at[f->n_hops] = when.at;
-		f->hop_key[f->n_hops++] = when.key;
+	if (f->hop_port[i] != port) {
+		f->hop_port[i] = port;
+		__atomic_fetch_add(&f->path_changes, 1, __ATOMIC_RELAXED);
 	}
 }
 

@@ -46,7 +46,7 @@ struct dp_flow {
 
 struct dp_flows {
 	struct rte_hash *h;
-	bool shared;            /* recorded from several partitions' threads: calls take lock */
+	bool shared;            /* recorded from several partitions' threads: adding takes lock */
 	rte_spinlock_t lock;
 	struct dp_flow *flow;   /* [capacity], indexed by the hash's key position */
 	uint32_t capacity;
@@ -58,8 +58,9 @@ int dp_flows_init(struct dp_flows *fl, uint32_t capacity, char *err, size_t errl
 void dp_flows_free(struct dp_flows *fl);
 
 /*
- * From now on switches of several threads record into fl (dp_part.h): each
- * call takes a lock. The content does not depend on the threads' timing: a
+ * From now on switches of several threads record into fl (dp_part.h): adding
+ * a flow or a hop takes a lock; the common case (a hop already recorded) only
+ * reads, so threads do not fight over a lock per packet. The content does not depend on the threads' timing: a
  * flow's hops are added in time order, and hops in different partitions are
  * at least a window apart. (Which flows fit a full table does depend on it.)
  */

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include <rte_common.h>
+#include <rte_cycles.h>
 #include <rte_errno.h>
 #include <rte_lcore.h>
 #include <rte_ring.h>
@@ -52,6 +53,8 @@ struct dp_part {
 	uint64_t crossed;
 	uint64_t at_end;                /* of those, arriving exactly at the end of the window they were handed into */
 	double cpu_s;                   /* the thread's CPU time in the last run (balance: compare partitions) */
+	uint64_t turns, idle_turns;     /* live: loop turns, and those that found nothing to do */
+	uint64_t busy_tsc, loop_tsc;    /* live: TSC cycles in turns with work, and in all (balance) */
 	struct dp_part_pub pub[2];      /* by round parity: written for round r + 1 while others read round r */
 	pthread_t th;
 } __rte_cache_aligned;
@@ -97,6 +100,7 @@ struct dp_parts {
 	const struct dp_part_live *live;
 	atomic_uint epoch;        /* odd: partition 0 asks every other to stop at the top of its loop */
 	atomic_uint paused, exited;
+	uint64_t stops;           /* live: times partition 0 stopped the others (global work) */
 	atomic_bool live_stop;
 	/* one process of several (MPI ranks on the virtual clock, dp_peer.h's
 	 * processes on the live one): the one partition run here, on the
@@ -160,7 +164,10 @@ static int place(struct dp_parts *ps, char *err, size_t errlen)
 			snprintf(name, sizeof(name), "rl_x%p_%u", (void *)f, i);
 			c->xring = rte_ring_create(name, XRING_SLOTS, SOCKET_ID_ANY,
 						   RING_F_SP_ENQ | RING_F_SC_DEQ);
-			if (c->xring == NULL) {
+			snprintf(name, sizeof(name), "rl_r%p_%u", (void *)f, i);
+			c->xret = c->xring ? rte_ring_create(name, XRING_SLOTS, SOCKET_ID_ANY,
+							     RING_F_SP_ENQ | RING_F_SC_DEQ) : NULL;
+			if (c->xret == NULL) {
 				snprintf(err, errlen, "ring for link '%s': %s", t->links[c->link].name,
 					 rte_strerror(rte_errno));
 				return -ENOMEM;
@@ -794,6 +801,7 @@ static void live_partition(struct dp_part *p)
 	struct dp_fabric *f = ps->f;
 	unsigned seen = 0;
 	uint64_t last_between = dp_engine_now(&p->eng);
+	uint64_t tsc0 = rte_rdtsc(), tsc = tsc0;
 
 	for (;;) {
 		unsigned ep = atomic_load_explicit(&ps->epoch, memory_order_acquire);
@@ -821,24 +829,41 @@ static void live_partition(struct dp_part *p)
 			p->crossed += n;
 			work += n;
 		}
+		for (uint32_t i = 0; live_threads(ps) && i < p->n_out_cross; i++)
+			dp_chan_return_ring(&f->chans[p->out_cross[i]]);
 		work += dp_engine_run_budget(&p->eng, now, run->budget);
 		/* behind: what the ports bring enters at the oldest timer left (as one engine's loop) */
 		uint64_t lag = dp_engine_note_lag(&p->eng, now);
 		uint64_t t = dp_engine_mono(&p->eng, now - lag);
 		work += run->poll(run->ctx, p->idx, t);
+		for (uint32_t i = 0; i < p->n_out_cross; i++)
+			dp_chan_flush_ring(&f->chans[p->out_cross[i]]);
 		run->flush(run->ctx, p->idx);
-		if (live_leader(p) && (dp_engine_next_ns(f->eng) <= now || now - last_between >= run->between_ns)) {
-			if (live_threads(ps))
+		bool due = live_leader(p) && dp_engine_next_ns(f->eng) <= now;
+		if (live_leader(p) && (due || now - last_between >= run->between_ns)) {
+			bool world = due || run->needs_world == NULL || run->needs_world(run->ctx);
+			if (world && live_threads(ps)) {
 				stop_world(ps);
-			live_global(ps, now);
-			if (live_threads(ps))
+				ps->stops++;
+			}
+			if (world)
+				live_global(ps, now);
+			else if (!run->tick(run->ctx))
+				atomic_store(&ps->live_stop, true);
+			if (world && live_threads(ps))
 				resume_world(ps);
 			last_between = dp_engine_now(&p->eng); /* (the stop may have taken a while) */
 			work++;
 		}
+		p->turns++;
+		p->idle_turns += work == 0;
+		uint64_t tsc_end = rte_rdtsc();
+		p->busy_tsc += work ? tsc_end - tsc : 0;
+		tsc = tsc_end;
 		if (work == 0 && run->nap_ns)
 			live_nap(p, now);
 	}
+	p->loop_tsc = rte_rdtsc() - tsc0;
 	atomic_fetch_add_explicit(&ps->exited, 1, memory_order_acq_rel);
 }
 
@@ -882,6 +907,26 @@ static void all_cpus(cpu_set_t *all)
 }
 
 /*
+ * Partition p on the calling (main) thread, free to run on every CPU: the
+ * processes of one fabric each have EAL's main lcore 0, and pinned there
+ * they would share one core (each waiting a time slice for the other's
+ * frames); so would partition 0 of a live run with every other DPDK process
+ * on the machine (all have lcore 0), while the other partitions' threads run
+ * anywhere. The thread's own affinity is restored afterwards.
+ */
+static void run_unpinned(struct dp_part *p)
+{
+	cpu_set_t was, all;
+	bool saved = pthread_getaffinity_np(pthread_self(), sizeof(was), &was) == 0;
+
+	all_cpus(&all);
+	pthread_setaffinity_np(pthread_self(), sizeof(all), &all); /* (if refused: pinned, slower) */
+	run_one(p);
+	if (saved)
+		pthread_setaffinity_np(pthread_self(), sizeof(was), &was);
+}
+
+/*
  * Start partitions 1..n-1 on threads, run partition 0 here, join. The
  * threads meet at barriers that count on all of them: unless every thread
  * started, none runs. Returns 0 or -errno.
@@ -905,7 +950,9 @@ static int run_threads(struct dp_parts *ps)
 	}
 	pthread_attr_destroy(&attr);
 	atomic_store_explicit(&ps->go, rc < 0 ? -1 : 1, memory_order_release);
-	if (rc == 0)
+	if (rc == 0 && ps->live)
+		run_unpinned(&ps->p[0]);
+	else if (rc == 0)
 		run_one(&ps->p[0]);
 	for (uint32_t i = 1; i < started; i++)
 		pthread_join(ps->p[i].th, NULL);
@@ -946,24 +993,6 @@ int dp_parts_run(struct dp_parts *ps, const struct dp_part_run *run)
 	ps->f->eng->now_ns = ps->end_ns;
 	sum_into(ps, ps->f->eng);
 	return 0;
-}
-
-/*
- * Partition p on the calling (main) thread, free to run on every CPU: the
- * processes of one fabric each have EAL's main lcore 0, and pinned there
- * they would share one core (each waiting a time slice for the other's
- * frames). The thread's own affinity is restored afterwards.
- */
-static void run_unpinned(struct dp_part *p)
-{
-	cpu_set_t was, all;
-	bool saved = pthread_getaffinity_np(pthread_self(), sizeof(was), &was) == 0;
-
-	all_cpus(&all);
-	pthread_setaffinity_np(pthread_self(), sizeof(all), &all); /* (if refused: pinned, slower) */
-	run_one(p);
-	if (saved)
-		pthread_setaffinity_np(pthread_self(), sizeof(was), &was);
 }
 
 int dp_parts_set_process(struct dp_parts *ps, uint32_t self)
@@ -1060,6 +1089,9 @@ int dp_parts_run_live(struct dp_parts *ps, const struct dp_part_live *run)
 	atomic_store(&ps->paused, 0);
 	atomic_store(&ps->exited, 0);
 	atomic_store(&ps->live_stop, false);
+	ps->stops = 0;
+	for (uint32_t i = 0; i < ps->n; i++)
+		ps->p[i].turns = ps->p[i].idle_turns = ps->p[i].busy_tsc = ps->p[i].loop_tsc = 0;
 	int rc = 0;
 	if (ps->only != UINT32_MAX) /* one process of several: its one partition, here */
 		run_unpinned(&ps->p[ps->only]);
@@ -1070,4 +1102,22 @@ int dp_parts_run_live(struct dp_parts *ps, const struct dp_part_live *run)
 		return rc;
 	sum_into(ps, ps->f->eng);
 	return 0;
+}
+
+void dp_parts_live_load(const struct dp_parts *ps, uint32_t i, uint64_t *turns, uint64_t *idle_turns,
+			double *busy, uint64_t *ring_full)
+{
+	const struct dp_part *p = &ps->p[i];
+
+	*turns = p->turns;
+	*idle_turns = p->idle_turns;
+	*busy = p->loop_tsc ? (double)p->busy_tsc / (double)p->loop_tsc : 0;
+	*ring_full = 0;
+	for (uint32_t k = 0; k < p->n_out_cross; k++)
+		*ring_full += ps->f->chans[p->out_cross[k]].xring_full;
+}
+
+uint64_t dp_parts_stops(const struct dp_parts *ps)
+{
+	return ps->stops;
 }

@@ -33,7 +33,8 @@
  *
  * Live clock (dp_parts_run_live): no windows. A cut link hands frames over
  * through a ring; the receiving thread puts them on the wire with their
- * arrival time, late if it is behind, as any live work can be.
+ * arrival time, late if it is behind, as any live work can be, as copies
+ * from its own mbufs, the originals going back (dp_chan_take_ring).
  *
  * The cut (dp_parts_create): the topology file's, when its switches say
  * `partition: K` (every switch, K < workers, no partition empty); else with
@@ -133,6 +134,11 @@ struct dp_part_live {
 	/* every between_ns, every partition stopped: telemetry commands, progress; false: stop */
 	bool (*between)(void *ctx, uint64_t now_ns, uint64_t events);
 	uint64_t between_ns;
+	/* between_ns passed and no fabric timer is due: does between() have shared
+	 * state to change (a queued command, held captures)? If not, tick() runs
+	 * instead, with nobody stopped (signals; false: stop). NULL: always between(). */
+	bool (*needs_world)(void *ctx);
+	bool (*tick)(void *ctx);
 	void *ctx;
 };
 
@@ -141,7 +147,9 @@ struct dp_part_live {
  * 0's). Each runs its own loop: frames from other partitions (rings), its
  * due timers, its ports. Partition 0 also runs the fabric engine's timers
  * (topology events, CSV) and between(), with every other partition stopped
- * at the top of its loop. Afterwards f->eng holds the sums of events and
+ * at the top of its loop; only then (needs_world): stopping the others costs
+ * the leader a wait for each to finish its turn, on a loaded machine for a
+ * thread that has lost its core. Afterwards f->eng holds the sums of events and
  * failed timers and the largest lag. Returns 0 or -errno (a thread).
  */
 int dp_parts_run_live(struct dp_parts *ps, const struct dp_part_live *run);
@@ -166,6 +174,18 @@ uint64_t dp_parts_windows(const struct dp_parts *ps);
 uint64_t dp_parts_crossed(const struct dp_parts *ps);
 /* Partition i's thread: CPU seconds in the last run, events it ran (balance of the cut). */
 void dp_parts_load(const struct dp_parts *ps, uint32_t i, double *cpu_s, uint64_t *events);
+
+/*
+ * After dp_parts_run_live(), partition i: its loop's turns, those that found
+ * nothing to do, the share of the loop's wall time spent in turns that had
+ * work (*busy, 0..1: the partition with the larger share is the bottleneck),
+ * and how often its senders on cut links found the ring to the receiving
+ * partition full (and waited).
+ */
+void dp_parts_live_load(const struct dp_parts *ps, uint32_t i, uint64_t *turns, uint64_t *idle_turns,
+			double *busy, uint64_t *ring_full);
+/* After dp_parts_run_live(): how often partition 0 stopped the others for global work. */
+uint64_t dp_parts_stops(const struct dp_parts *ps);
 
 /* Of those, the frames that arrived exactly at the end of the window they were handed into. */
 uint64_t dp_parts_crossed_at_end(const struct dp_parts *ps);

@@ -291,6 +291,55 @@ void dp_port_flush(struct dp_ports *ps)
 		dp_port_flush_one(ps, i);
 }
 
+int dp_port_by_part(struct dp_ports *ps, uint32_t n_parts,
+		    uint32_t (*part_of)(const void *ctx, uint32_t host), const void *ctx)
+{
+	uint32_t *idx = malloc((ps->n ? ps->n : 1) * sizeof(*idx)), *at = calloc(n_parts + 1, sizeof(*at));
+
+	if (idx == NULL || at == NULL) {
+		free(idx);
+		free(at);
+		return -ENOMEM;
+	}
+	for (uint32_t i = 0; i < ps->n; i++) { /* counting sort: partition k's ports in port order */
+		uint32_t k = part_of(ctx, ps->host[i]);
+		if (k >= n_parts) {
+			free(idx);
+			free(at);
+			return -EINVAL;
+		}
+		at[k + 1]++;
+	}
+	for (uint32_t k = 0; k < n_parts; k++)
+		at[k + 1] += at[k];
+	uint32_t *fill = idx;
+	for (uint32_t k = 0; k < n_parts; k++)
+		for (uint32_t i = 0; i < ps->n; i++)
+			if (part_of(ctx, ps->host[i]) == k)
+				*fill++ = i;
+	free(ps->part_idx);
+	free(ps->part_at);
+	ps->part_idx = idx;
+	ps->part_at = at;
+	ps->n_parts = n_parts;
+	return 0;
+}
+
+uint32_t dp_port_poll_part(struct dp_ports *ps, struct dp_fabric *f, uint32_t part, uint64_t now_ns)
+{
+	uint32_t total = 0;
+
+	for (uint32_t j = ps->part_at[part]; j < ps->part_at[part + 1]; j++)
+		total += dp_port_poll_one(ps, f, ps->part_idx[j], now_ns);
+	return total;
+}
+
+void dp_port_flush_part(struct dp_ports *ps, uint32_t part)
+{
+	for (uint32_t j = ps->part_at[part]; j < ps->part_at[part + 1]; j++)
+		dp_port_flush_one(ps, ps->part_idx[j]);
+}
+
 void dp_port_print(const struct dp_ports *ps, const struct topo *t, FILE *out)
 {
 	if (ps->n == 0)
@@ -326,5 +375,7 @@ void dp_port_close(struct dp_ports *ps)
 	free(ps->txb);
 	free(ps->tx_dropped);
 	free(ps->by_host);
+	free(ps->part_idx);
+	free(ps->part_at);
 	memset(ps, 0, sizeof(*ps));
 }

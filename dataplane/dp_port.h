@@ -34,6 +34,8 @@ struct dp_ports {
 	struct rte_eth_dev_tx_buffer **txb;  /* [n] */
 	uint64_t *tx_dropped;                /* [n] frames the port refused */
 	int32_t *by_host;                    /* [n_hosts] index into the arrays, -1 */
+	/* dp_port_by_part(): the ports of partition k are part_idx[part_at[k] .. part_at[k + 1]) */
+	uint32_t *part_idx, *part_at, n_parts;
 };
 
 /*
@@ -85,6 +87,19 @@ void dp_port_flush(struct dp_ports *ps);
 /* dp_port_poll() and dp_port_flush() of port i alone (the thread of its host's partition). */
 uint32_t dp_port_poll_one(struct dp_ports *ps, struct dp_fabric *f, uint32_t i, uint64_t now_ns);
 void dp_port_flush_one(struct dp_ports *ps, uint32_t i);
+
+/*
+ * Group the ports by partition (part_of(ctx, host) of each port's host, <
+ * n_parts) so that each partition's thread polls its own without looking at
+ * the others' on every turn (dp_port_poll_part). Returns 0, -EINVAL (a
+ * partition out of range), -ENOMEM.
+ */
+int dp_port_by_part(struct dp_ports *ps, uint32_t n_parts,
+		    uint32_t (*part_of)(const void *ctx, uint32_t host), const void *ctx);
+
+/* dp_port_poll() and dp_port_flush() of partition part's ports (after dp_port_by_part()). */
+uint32_t dp_port_poll_part(struct dp_ports *ps, struct dp_fabric *f, uint32_t part, uint64_t now_ns);
+void dp_port_flush_part(struct dp_ports *ps, uint32_t part);
 
 /*
  * Print one line per port to out: its DPDK name, host, the PMD's counters

@@ -85,6 +85,8 @@ struct dp_fabric;
 #define DP_LP_NICS 1u
 #define DP_LP_FIRST_NODE 2u
 
+#define DP_XPEND 16 /* frames a cut link's sender gathers before it puts them on the ring */
+
 struct dp_chan {
 	struct dp_fabric *fab;
 	uint32_t link;
@@ -97,6 +99,10 @@ struct dp_chan {
 	bool cross;                  /* cut between partitions: frames go through out[] */
 	struct dp_wire out[2];       /* cross, virtual: frames sent in windows of parity 0 / 1, not yet handed over */
 	struct rte_ring *xring;      /* cross, live: frames on their way to the receiving thread */
+	struct rte_ring *xret;       /* cross, live: xring's mbufs back to the sending thread (see dp_chan_take_ring) */
+	uint64_t xring_full;         /* cross, live: kicks that found xring full (the sender waited) */
+	struct rte_mbuf *xpend[DP_XPEND]; /* cross, live: sent, for xring in one burst (dp_chan_flush_ring) */
+	uint32_t n_xpend;
 	struct topo_node_ref from, to;
 	uint16_t from_port, to_port; /* switch ports (0 for a host end) */
 	uint8_t dst_mac[6];          /* rewrite: the receiving port's or host's MAC */

@@ -767,22 +767,36 @@ static void live_idle(struct run *r, uint64_t now)
 static uint32_t part_poll(void *ctx, uint32_t part, uint64_t now)
 {
 	struct run *r = ctx;
-	uint32_t n = 0;
 
-	for (uint32_t i = 0; i < r->ports.n; i++)
-		if (dp_parts_of_host(r->parts, r->ports.host[i]) == part)
-			n += dp_port_poll_one(&r->ports, r->fab, i, now);
-	return n + dp_peers_poll(&r->o->peers, now); /* (--process: the one partition run here) */
+	return dp_port_poll_part(&r->ports, r->fab, part, now) +
+	       dp_peers_poll(&r->o->peers, now); /* (--process: the one partition run here) */
 }
 
 static void part_flush(void *ctx, uint32_t part)
 {
 	struct run *r = ctx;
 
-	for (uint32_t i = 0; i < r->ports.n; i++)
-		if (dp_parts_of_host(r->parts, r->ports.host[i]) == part)
-			dp_port_flush_one(&r->ports, i);
+	dp_port_flush_part(&r->ports, part);
 	dp_peers_flush(&r->o->peers);
+}
+
+/* dp_part, live: what part_between() would change with partitions running. */
+static bool part_needs_world(void *ctx)
+{
+	struct run *r = ctx;
+
+	return dp_ctl_pending(r->ctl) || r->o->n_capture;
+}
+
+static bool part_tick(void *ctx)
+{
+	(void)ctx;
+	return !stop_requested;
+}
+
+static uint32_t host_part(const void *parts, uint32_t host)
+{
+	return dp_parts_of_host(parts, host);
 }
 
 /* The live clock on --workers threads: each polls its hosts' ports (dp_parts_run_live). */
@@ -792,17 +806,32 @@ static int run_live_parts(struct run *r)
 		.end_ns = r->o->duration_ns ? r->start_ns + r->o->duration_ns : UINT64_MAX,
 		.budget = LIVE_TURN_BUDGET, .nap_ns = r->o->busy_poll ? 0 : r->o->idle_nap_ns,
 		.poll = part_poll, .flush = part_flush, .between = part_between,
-		.between_ns = LIVE_BETWEEN_NS, .ctx = r};
+		.between_ns = LIVE_BETWEEN_NS, .needs_world = part_needs_world, .tick = part_tick, .ctx = r};
 
 	r->quiet_progress = true; /* (live: no virtual-time progress line) */
+	if (dp_port_by_part(&r->ports, dp_parts_count(r->parts), host_part, r->parts) < 0) {
+		fprintf(stderr, "rocelab-dp: out of memory\n");
+		return 1;
+	}
 	if (dp_parts_run_live(r->parts, &pl) < 0)
 		return 1;
 	if (!r->o->quiet && dp_peers_on(&r->o->peers))
 		fprintf(stderr, "rocelab-dp: process %u of %u (live); what crossed to the others is in the "
 			"peer table\n", r->o->peers.self, r->o->peers.n);
 	else if (!r->o->quiet)
-		fprintf(stderr, "rocelab-dp: %u partitions (live), %" PRIu64 " frames crossed partitions\n",
-			dp_parts_count(r->parts), dp_parts_crossed(r->parts));
+		fprintf(stderr, "rocelab-dp: %u partitions (live), %" PRIu64 " frames crossed partitions, "
+			"%" PRIu64 " world stops\n", dp_parts_count(r->parts), dp_parts_crossed(r->parts),
+			dp_parts_stops(r->parts));
+	for (uint32_t i = 0; i < dp_parts_count(r->parts) && !r->o->quiet && !dp_peers_on(&r->o->peers); i++) {
+		double cpu;
+		uint64_t ev, turns, idle, full;
+		double busy;
+		dp_parts_load(r->parts, i, &cpu, &ev);
+		dp_parts_live_load(r->parts, i, &turns, &idle, &busy, &full);
+		fprintf(stderr, "rocelab-dp: partition %u: %" PRIu64 " events, %.3f s CPU, %" PRIu64
+			" turns (%" PRIu64 " idle), busy %.0f%% of the time, %" PRIu64 " waits on a full ring\n",
+			i, ev, cpu, turns, idle, 100 * busy, full);
+	}
 	return 0;
 }
 
@@ -1286,6 +1315,8 @@ static void teardown(struct run *r)
 	dp_csv_close(&r->csv);
 	dp_port_close(&r->ports);
 	dp_peers_close(&r->o->peers); /* (before the pool: its ports hold mbufs) */
+	for (unsigned i = 0; r->gens && r->fab && i < r->o->gen.n; i++)
+		dp_gen_stop(&r->gens[i]);
 	dp_fabric_destroy(r->fab);
 	dp_parts_destroy(r->parts);
 	dp_engine_free(&r->eng);

@@ -14,7 +14,11 @@
 #   live  the live clock: 64-byte frames h0 -> h4 through leaf-spine-leaf on
 #         net_null hosts (tests/bench/null-2x2.yaml), busy polling, 3 s:
 #         frames delivered per second with N workers against 1 (leaf0 and
-#         spine0 in one partition, leaf1 and spine1 in the other)
+#         spine0 in one partition, leaf1 and spine1 in the other). Wall
+#         clock: --rounds R (3) rounds, each running 1 and N workers in turn;
+#         medians, their ratio, the spread. --both adds the same with a
+#         generator each way (h0 -> h4 and h4 -> h0: each partition generates,
+#         the work per frame balanced between them)
 #   ring  a ring AllReduce of 8 MiB over 256 emulated NICs on a 16 leaves x
 #         8 spines x 16 hosts 100G Clos, data=off, ring order interleaving the
 #         leaves. (Partition 0 holds every NIC and the collective: see
@@ -24,15 +28,18 @@
 # Open MPI's shared memory between them) and compares it with --workers N.
 #
 # usage: scripts/bench-parts.sh [--build DIR] [--workers "2 4"] [--only ns3|ring|live] [--mpi]
+#                               [--rounds R] [--both]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-BUILD=build WORKERS="2" ONLY="" MPI=0
+BUILD=build WORKERS="2" ONLY="" MPI=0 LIVE_ROUNDS=3 LIVE_BOTH=
 while [ $# -gt 0 ]; do
   case $1 in
     --build) BUILD=$2; shift 2 ;;
     --workers) WORKERS=$2; shift 2 ;;
     --only) ONLY=$2; shift 2 ;;
     --mpi) MPI=1; shift ;;
+    --rounds) LIVE_ROUNDS=$2; shift 2 ;;
+    --both) LIVE_BOTH=1; shift ;;
     -h|--help) sed -n '2,/^set -e/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) echo "bench-parts.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
@@ -99,15 +106,37 @@ if [ -z "$ONLY" ] || [ "$ONLY" = ring ]; then
     --topology "$TMP/ring.yaml" --flows 0 --coll "op=allreduce,sizes=8M,data=off,qps=1,hosts=$order"
 fi
 if [ -z "$ONLY" ] || [ "$ONLY" = live ]; then
-  echo "== live clock, net_null hosts, 64 B h0 -> h4 through leaf-spine-leaf, busy poll, 3 s"
-  declare -A MPPS
-  for w in 1 $WORKERS; do
+  # live: wall-clock Mpps, so ROUNDS rounds, each running every worker count
+  # once (interleaved: a busy moment hits both), 3 s each; the median of each
+  # and the ratio of the medians, with the spread (min-max of the rounds)
+  live_run() { # TAG WORKERS GEN...: $TMP/live.TAG.{out,err}; prints Mpps delivered to h4 (and h0)
+    local tag=$1 w=$2; shift 2
+    local g=(); for x in "$@"; do g+=(--gen "$x"); done
     timeout 60 "$DP" --topology tests/bench/null-2x2.yaml --clock live --busy-poll --duration 3s \
-      --workers "$w" --name "rl-bparts-$$-live-$w" \
-      --gen 'h0>h4:size=64,rate=100G,count=1000000000,flows=64' > "$TMP/live.w$w.out" 2> "$TMP/live.w$w.err" || true
-    MPPS[$w]=$(awk '$1 == "h4" && NF == 5 { printf "%.3f", $4 / 3e6 }' "$TMP/live.w$w.out")
-    printf '  --workers %s: %s Mpps delivered to h4%s\n' "$w" "${MPPS[$w]:-FAILED}" \
-      "$([ "$w" != 1 ] && [ -n "${MPPS[$w]}" ] && [ -n "${MPPS[1]}" ] && python3 -c "print(f', {${MPPS[$w]} / max(${MPPS[1]}, 1e-9):.2f}x of 1 worker')")"
-    grep -h 'ran dry' "$TMP/live.w$w.err" | sed 's/^rocelab-dp: /    /' || true
-  done
+      --workers "$w" --name "rl-bparts-$$-live-$tag" "${g[@]}" > "$TMP/live.$tag.out" 2> "$TMP/live.$tag.err" || true
+    awk '($1 == "h4" || $1 == "h0") && NF == 5 { n += $4 } END { if (n) printf "%.3f", n / 3e6 }' "$TMP/live.$tag.out"
+  }
+  live_bench() { # TITLE GEN...
+    local title=$1; shift
+    echo "== live clock, net_null hosts, 64 B $title through leaf-spine-leaf, busy poll, 3 s, $LIVE_ROUNDS rounds"
+    declare -A ALL=()
+    for r in $(seq "$LIVE_ROUNDS"); do
+      for w in 1 $WORKERS; do
+        ALL[$w]+="$(live_run "$w.$r" "$w" "$@") "
+      done
+    done
+    for w in 1 $WORKERS; do
+      read -r med lo hi < <(echo "${ALL[$w]}" | tr ' ' '\n' | grep . | sort -g |
+        awk '{ v[NR] = $1 } END { if (NR) printf "%.3f %.3f %.3f\n", (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2), v[1], v[NR] }')
+      [ -n "${med:-}" ] || { echo "  --workers $w: FAILED: $(tail -1 "$TMP/live.$w.1.err")"; continue; }
+      [ "$w" = 1 ] && MED1=$med
+      printf '  --workers %s: %s Mpps delivered (median; rounds %s-%s)%s\n' "$w" "$med" "$lo" "$hi" \
+        "$([ "$w" != 1 ] && python3 -c "print(f', {$med / max($MED1, 1e-9):.2f}x of 1 worker')")"
+      [ "$w" = 1 ] || tr '\r' '\n' < "$TMP/live.$w.$LIVE_ROUNDS.err" | grep -h 'world stops\|^rocelab-dp: partition' | sed 's/^rocelab-dp: /    last round: /'
+    done
+  }
+  live_bench "h0 -> h4" 'h0>h4:size=64,rate=100G,count=1000000000,flows=64'
+  # the same both ways: each partition runs a generator and receives the other's
+  [ -n "$LIVE_BOTH" ] && live_bench "h0 -> h4 and h4 -> h0" 'h0>h4:size=64,rate=100G,count=1000000000,flows=64' \
+    'h4>h0:size=64,rate=100G,count=1000000000,flows=64'
 fi

@@ -1,0 +1,151 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * dp_flows shared by two threads (dp_flows_share: partitions' switches), the
+ * way the live clock's partitions record: the table's counts must be those of
+ * one thread doing all of it. EAL in memory, no hugepages, nothing on disk.
+ */
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "dp_eal.h"
+#include "dp_flows.h"
+
+#define FLOWS 2
+#define ROUNDS 1000000
+
+static struct dp_flows fl;
+static int32_t slot[FLOWS];
+static pthread_barrier_t start; /* the threads begin together: their records overlap */
+
+static void pkt_of(struct rl_pkt *p, uint32_t flow)
+{
+	memset(p, 0, sizeof(*p));
+	p->ip_version = 4;
+	p->proto = 17;
+	p->src[0] = 10;
+	p->dst[0] = 11;
+	p->sport = (uint16_t)(1000 + flow);
+	p->dport = 9;
+}
+
+/* Switch sw's thread: each round, every flow leaves sw by port round % 2 (a path change each round). */
+struct hop_thread {
+	uint32_t sw;
+	int first_hop;
+};
+
+static void *record_hops(void *arg)
+{
+	const struct hop_thread *h = arg;
+
+	pthread_barrier_wait(&start);
+	for (uint32_t r = 0; r < ROUNDS; r++)
+		for (uint32_t f = 0; f < FLOWS; f++)
+			dp_flows_record_slot(&fl, slot[f], 100, h->sw, (uint16_t)(r % 2), h->first_hop,
+					     (struct dp_flow_when){.at = 1000 + h->sw, .key = h->sw});
+	return NULL;
+}
+
+static void test_one_thread(void **state)
+{
+	struct rl_pkt p;
+	char err[128];
+
+	(void)state;
+	assert_int_equal(dp_flows_init(&fl, 64, err, sizeof(err)), 0);
+	pkt_of(&p, 0);
+	int32_t s = dp_flows_record(&fl, &p, 100, 0, 1, 1, (struct dp_flow_when){10, 1});
+	assert_true(s >= 0);
+	assert_int_equal(dp_flows_record(&fl, &p, 100, 0, 1, 1, (struct dp_flow_when){20, 2}), s);
+	dp_flows_record_slot(&fl, s, 100, 3, 5, 0, (struct dp_flow_when){30, 3});
+	dp_flows_record_slot(&fl, s, 100, 3, 5, 0, (struct dp_flow_when){40, 4}); /* same port: no change */
+	dp_flows_record_slot(&fl, s, 100, 3, 6, 0, (struct dp_flow_when){50, 5}); /* another port: a change */
+	const struct dp_flow *f = &fl.flow[s];
+	assert_int_equal(f->pkts, 2);
+	assert_int_equal(f->bytes, 200);
+	assert_int_equal(f->n_hops, 2);
+	assert_int_equal(f->hop_switch[0], 0);
+	assert_int_equal(f->hop_switch[1], 3);
+	assert_int_equal(f->hop_port[1], 6);
+	assert_int_equal(f->hop_at[1], 30); /* when the hop was first recorded */
+	assert_int_equal(f->path_changes, 1);
+	assert_int_equal(f->key.sport, 1000);
+	dp_flows_free(&fl);
+}
+
+/*
+ * Three switches, one thread each (as in three partitions): the first hop
+ * (sw 0, which counts packets) and two more, every flow's port changing at
+ * each of them every round at once: the path changes of all threads add up
+ * on one counter, and each switch is one hop whichever thread came first.
+ */
+static void test_two_threads(void **state)
+{
+	struct rl_pkt p;
+	char err[128];
+	pthread_t th[3];
+	struct hop_thread h[3] = {{0, 1}, {1, 0}, {2, 0}};
+
+	(void)state;
+	assert_int_equal(dp_flows_init(&fl, 64, err, sizeof(err)), 0);
+	dp_flows_share(&fl);
+	for (uint32_t f = 0; f < FLOWS; f++) {
+		pkt_of(&p, f);
+		slot[f] = dp_flows_record(&fl, &p, 100, 0, 0, 0, (struct dp_flow_when){1, 0});
+		assert_true(slot[f] >= 0);
+	}
+	pthread_barrier_init(&start, NULL, 3);
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(pthread_create(&th[i], NULL, record_hops, &h[i]), 0);
+	for (int i = 0; i < 3; i++)
+		pthread_join(th[i], NULL);
+	pthread_barrier_destroy(&start);
+	for (uint32_t f = 0; f < FLOWS; f++) {
+		const struct dp_flow *x = &fl.flow[slot[f]];
+		assert_int_equal(x->pkts, ROUNDS);
+		assert_int_equal(x->bytes, (uint64_t)ROUNDS * 100);
+		assert_int_equal(x->n_hops, 3); /* each switch once, whichever thread appended first */
+		bool seen[3] = {false, false, false};
+		for (int i = 0; i < 3; i++) {
+			assert_true(x->hop_switch[i] < 3);
+			assert_false(seen[x->hop_switch[i]]);
+			seen[x->hop_switch[i]] = true;
+		}
+		/* sw 0: port 0 then 1, 0, ...: ROUNDS - 1 changes (its first round matches
+		 * the hop recorded at set-up); sw 1 and sw 2: ROUNDS - 1 each */
+		assert_int_equal(x->path_changes, 3 * ((uint64_t)ROUNDS - 1));
+	}
+	dp_flows_free(&fl);
+}
+
+int main(void)
+{
+	static const char *const args[] = {"test_flows_shared", "-l0", "--no-huge", "-m64", "--no-pci",
+					   "--no-telemetry", "--log-level=*:warning"};
+	struct dp_eal e = {0};
+	char prefix[64], err[256];
+	int rc = 1;
+
+	snprintf(prefix, sizeof(prefix), "rl-tflows-%d", (int)getpid());
+	for (size_t i = 0; i < sizeof(args) / sizeof(args[0]); i++)
+		dp_eal_add(&e, args[i]);
+	if (dp_eal_set_prefix(&e, prefix) < 0 || dp_eal_start(&e, err, sizeof(err)) < 0) {
+		fprintf(stderr, "test_flows_shared: EAL: %s\n", err);
+	} else {
+		const struct CMUnitTest tests[] = {
+			cmocka_unit_test(test_one_thread),
+			cmocka_unit_test(test_two_threads),
+		};
+		rc = cmocka_run_group_tests(tests, NULL, NULL);
+	}
+	dp_eal_stop(&e); /* (removes the runtime directory) */
+	return rc;
+}
