@@ -638,6 +638,9 @@ static void coll_sum_latency(struct dp_coll *c)
 	if (lat && wait && ne_coll_get_latency(c->run, lat, wait) == 0) {
 		ne_coll_hist_merge(&c->lat, lat);
 		ne_coll_hist_merge(&c->wait, wait);
+	} else { /* (the totals would undercount: the run fails, exit 1) */
+		fprintf(stderr, "rocelab-dp: per-message latency: out of memory\n");
+		c->failed = true;
 	}
 	free(lat);
 	free(wait);
@@ -698,7 +701,7 @@ static void coll_arm_proxy(struct dp_nics *ns, uint64_t now)
 }
 
 /* The "# latency:" line of the size that just finished. */
-static void coll_print_latency(const struct dp_coll *c, FILE *out)
+static void coll_print_latency(struct dp_coll *c, FILE *out)
 {
 	struct ne_coll_hist *lat = malloc(sizeof(*lat)), *wait = malloc(sizeof(*wait));
 	char line[320];
@@ -706,6 +709,9 @@ static void coll_print_latency(const struct dp_coll *c, FILE *out)
 	if (lat && wait && ne_coll_get_latency(c->run, lat, wait) == 0) {
 		ne_coll_format_latency(lat, wait, line, sizeof(line));
 		fputs(line, out);
+	} else { /* (a line missing from the output: the run fails, exit 1) */
+		fprintf(stderr, "rocelab-dp: per-message latency: out of memory\n");
+		c->failed = true;
 	}
 	free(lat);
 	free(wait);

@@ -801,7 +801,7 @@ static void live_partition(struct dp_part *p)
 	struct dp_fabric *f = ps->f;
 	unsigned seen = 0;
 	uint64_t last_between = dp_engine_now(&p->eng);
-	uint64_t tsc0 = rte_rdtsc(), tsc = tsc0;
+	uint64_t tsc0 = rte_rdtsc(), tsc;
 
 	for (;;) {
 		unsigned ep = atomic_load_explicit(&ps->epoch, memory_order_acquire);
@@ -815,6 +815,7 @@ static void live_partition(struct dp_part *p)
 					sched_yield();
 			/* then at least one turn of its own before the next stop */
 		}
+		tsc = rte_rdtsc(); /* (a turn's busy time starts here: not the nap or the pause before it) */
 		if (atomic_load_explicit(&ps->live_stop, memory_order_acquire))
 			break;
 		uint64_t now = dp_engine_now(&p->eng);
@@ -848,7 +849,7 @@ static void live_partition(struct dp_part *p)
 			}
 			if (world)
 				live_global(ps, now);
-			else if (!run->tick(run->ctx))
+			else if (run->tick && !run->tick(run->ctx))
 				atomic_store(&ps->live_stop, true);
 			if (world && live_threads(ps))
 				resume_world(ps);
@@ -857,9 +858,7 @@ static void live_partition(struct dp_part *p)
 		}
 		p->turns++;
 		p->idle_turns += work == 0;
-		uint64_t tsc_end = rte_rdtsc();
-		p->busy_tsc += work ? tsc_end - tsc : 0;
-		tsc = tsc_end;
+		p->busy_tsc += work ? rte_rdtsc() - tsc : 0;
 		if (work == 0 && run->nap_ns)
 			live_nap(p, now);
 	}

@@ -136,7 +136,8 @@ struct dp_part_live {
 	uint64_t between_ns;
 	/* between_ns passed and no fabric timer is due: does between() have shared
 	 * state to change (a queued command, held captures)? If not, tick() runs
-	 * instead, with nobody stopped (signals; false: stop). NULL: always between(). */
+	 * instead, with nobody stopped (signals; false: stop; NULL: nothing). needs_world
+	 * NULL: always between(). */
 	bool (*needs_world)(void *ctx);
 	bool (*tick)(void *ctx);
 	void *ctx;

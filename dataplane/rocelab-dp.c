@@ -809,8 +809,9 @@ static int run_live_parts(struct run *r)
 		.between_ns = LIVE_BETWEEN_NS, .needs_world = part_needs_world, .tick = part_tick, .ctx = r};
 
 	r->quiet_progress = true; /* (live: no virtual-time progress line) */
-	if (dp_port_by_part(&r->ports, dp_parts_count(r->parts), host_part, r->parts) < 0) {
-		fprintf(stderr, "rocelab-dp: out of memory\n");
+	int prc = dp_port_by_part(&r->ports, dp_parts_count(r->parts), host_part, r->parts);
+	if (prc < 0) {
+		fprintf(stderr, "rocelab-dp: grouping the ports by partition: %s\n", strerror(-prc));
 		return 1;
 	}
 	if (dp_parts_run_live(r->parts, &pl) < 0)
@@ -1328,9 +1329,13 @@ static void teardown(struct run *r)
 /* rc, or 1 if the tables could not be written to stdout (EPIPE, a full disk): never exit 0 on lost output. */
 static int report_written(int rc)
 {
-	if (fflush(stdout) == 0 && !ferror(stdout))
+	errno = 0;
+	bool flushed = fflush(stdout) == 0;
+	if (flushed && !ferror(stdout))
 		return rc;
-	fprintf(stderr, "rocelab-dp: writing the report to stdout failed: %s\n", strerror(errno));
+	/* (an earlier write's errno is gone: say the flush's, or only that one failed) */
+	fprintf(stderr, "rocelab-dp: writing the report to stdout failed: %s\n",
+		!flushed && errno ? strerror(errno) : "write error");
 	return rc ? rc : 1;
 }
 

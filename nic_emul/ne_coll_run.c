@@ -170,8 +170,12 @@ static void sender_step(struct ne_coll *c, uint32_t k, uint64_t now)
 			return;
 		if (!data_in)
 			return;
-		ne_coll_lat_post(c, cn, s, now);
+		/* the latency starts at the first WQE the proxy or NIC accepted: a
+		 * refused try (queue full, CTRAN's QPs at their cap) is still wait */
+		uint64_t accepted = c->stats.data_wrs;
 		rc = ne_coll_post_msg(c, k, s, now);
+		if (c->stats.data_wrs != accepted)
+			ne_coll_lat_post(c, cn, s, now);
 		if (rc) {
 			if (rc != -EAGAIN)
 				c->stats.post_busy++;

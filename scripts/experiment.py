@@ -338,8 +338,10 @@ def run_dp(cmd, timeout):
         try:
             out, err = p.communicate(timeout=timeout)
         except subprocess.TimeoutExpired:
-            stop(p)
-            die(f"rocelab-dp ran longer than {timeout} s: {' '.join(cmd[:4])} ...")
+            stop(p)  # (a runtime failure, not bad input: exit 1)
+            print(f"experiment: rocelab-dp ran longer than {timeout} s: {' '.join(cmd[:4])} ...",
+                  file=sys.stderr)
+            sys.exit(1)
         finally:
             RUNNING.remove(p)
     return subprocess.CompletedProcess(cmd, p.returncode, out, err)
