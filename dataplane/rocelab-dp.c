@@ -482,7 +482,7 @@ struct run {
 	int run_rc;             /* 0, or 1 when --lag-policy stop ended the run */
 	double wall_s;          /* wall time of the run loop */
 	double after_signal_s;  /* from a stop signal to the loop's end */
-	time_t last_progress;   /* virtual: last progress line */
+	double progress_at;     /* virtual: monotonic seconds of the run's start or last progress line */
 	bool quiet_progress;    /* no progress line (live partitions) */
 };
 
@@ -585,21 +585,43 @@ static bool part_traffic_left(void *ctx, uint32_t part)
 	       dp_nics_active(&r->nics);
 }
 
+/* Monotonic seconds, coarse (a few ms): read on every virtual step, as cheap as time(). */
+static double mono_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/*
+ * Virtual clock: a progress line on stderr once a second of wall time, from
+ * the first second on (a short run prints none: a line at a wall-clock second's
+ * turn landed in tests' combined output). stdout is flushed first so that a
+ * log of both keeps the tables' lines whole; "\r" on a terminal, else lines.
+ */
+static void progress(struct run *r, uint64_t now_ns, uint64_t events)
+{
+	double t = mono_s();
+
+	if (r->o->quiet || t - r->progress_at < 1.0)
+		return;
+	r->progress_at = t;
+	fflush(stdout);
+	fprintf(stderr, "rocelab-dp: virtual time %.6f s, %" PRIu64 " events%s", (double)now_ns / 1e9,
+		events, isatty(STDERR_FILENO) ? "\r" : "\n");
+}
+
 /* dp_part, between windows (every partition stopped): telemetry, progress, signals. */
 static bool part_between(void *ctx, uint64_t now, uint64_t events)
 {
 	struct run *r = ctx;
-	time_t t = time(NULL);
-
 	if (r->ctl)
 		dp_ctl_poll(r->ctl, now);
 	for (unsigned i = 0; i < r->o->n_capture; i++)
 		dp_capture_flush(r->cap[i]);
-	if (t != r->last_progress && !r->o->quiet && !r->quiet_progress) {
-		r->last_progress = t;
-		fprintf(stderr, "rocelab-dp: virtual time %.6f s, %" PRIu64 " events\r", (double)now / 1e9,
-			events);
-	}
+	if (!r->quiet_progress)
+		progress(r, now, events);
 	return !stop_requested;
 }
 
@@ -679,7 +701,7 @@ static void run_virtual_parts(struct run *r)
 				 .traffic_left = part_traffic_left, .between = part_between,
 				 .collect = r->mpi.size > 1 ? part_collect : NULL, .ctx = r};
 
-	r->last_progress = time(NULL);
+	r->progress_at = mono_s();
 	if (dp_parts_run(r->parts, &pr) < 0) {
 		r->run_rc = 1;
 		return;
@@ -716,8 +738,7 @@ static void run_virtual(struct run *r)
 	}
 	/* returns when the duration is reached, traffic is done, or nothing is scheduled */
 	uint64_t until = r->o->duration_ns ? r->o->duration_ns : UINT64_MAX;
-	time_t last_progress = time(NULL);
-
+	r->progress_at = mono_s();
 	while (!stop_requested && dp_engine_step_virtual(&r->eng, until)) {
 		if (r->ctl)
 			dp_ctl_poll(r->ctl, r->eng.now_ns); /* telemetry link_set/switch_set */
@@ -730,12 +751,7 @@ static void run_virtual(struct run *r)
 			if (!busy)
 				break;
 		}
-		time_t t = time(NULL);
-		if (t != last_progress && !r->o->quiet) {
-			last_progress = t;
-			fprintf(stderr, "rocelab-dp: virtual time %.6f s, %" PRIu64 " events\r",
-				(double)r->eng.now_ns / 1e9, r->eng.fired);
-		}
+		progress(r, r->eng.now_ns, r->eng.fired);
 	}
 	if (!stop_requested && dp_engine_next_ns(&r->eng) == UINT64_MAX && dp_nics_active(&r->nics))
 		printf("# stalled at %.6f s: RDMA work is unfinished and no NIC has anything scheduled\n",

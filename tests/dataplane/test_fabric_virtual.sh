@@ -163,4 +163,12 @@ out=$(dp --topology "$tmp/missing.yaml" 2>&1); rc=$?
 check "missing topology: exit 2" "[ $rc -eq 2 ] && echo \"$out\" | grep -q 'cannot read'"
 check "--help" "\"$DP\" --help | grep -q '^usage: rocelab-dp'"
 
+# Progress of a run longer than a second of wall time: whole lines on stderr when it is not
+# a terminal (no '\r'), stdout flushed before each, so a log of both keeps every table line.
+# (enough packets for a few seconds of CPU: fewer under ASan, which runs it about 10x slower)
+npk=6000000; ldd "$DP" 2>/dev/null | grep -q libasan && npk=1000000
+dp --topology "$DATA/lb-5tuple.yaml" --gen "h0>h4:size=64,rate=10G,count=$npk" > "$tmp/prog.txt" 2>&1; rc=$?
+nprog=$(grep -c '^rocelab-dp: virtual time [0-9.]* s, [0-9]* events$' "$tmp/prog.txt")
+check "progress: $nprog whole lines in a log of stdout and stderr, no carriage return, the generator's line intact (exit $rc)" \
+  "[ $rc -eq 0 ] && [ $nprog -ge 1 ] && ! grep -q \$'\\r' $tmp/prog.txt && grep -q '^generator h0>h4:.*sent $npk of $npk' $tmp/prog.txt"
 tap_done
