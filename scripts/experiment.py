@@ -339,8 +339,8 @@ def run_dp(cmd, timeout):
             out, err = p.communicate(timeout=timeout)
         except subprocess.TimeoutExpired:
             stop(p)  # (a runtime failure, not bad input: exit 1)
-            print(f"experiment: rocelab-dp ran longer than {timeout} s: {' '.join(cmd[:4])} ...",
-                  file=sys.stderr)
+            print(f"experiment: rocelab-dp ran longer than {timeout:g} s (--run-timeout): "
+                  f"{' '.join(cmd[:4])} ...", file=sys.stderr)
             sys.exit(1)
         finally:
             RUNNING.remove(p)
@@ -384,7 +384,7 @@ def check_topologies(dp, paths):
             die(f"variant {label!r}: its topology does not load:\n{(p.stderr or p.stdout).strip()}")
 
 
-def run_one(dp, topo, coll, name, seed, extra, picture=None, launch=(), series=None):
+def run_one(dp, topo, coll, name, seed, extra, picture=None, launch=(), series=None, timeout=None):
     """picture: a path prefix; the run then also writes PREFIX.csv (the link time
     series) and PREFIX.txt (its end-of-run tables) for rocelab-viz. launch: a
     launcher before rocelab-dp (mpirun ...). series: the --coll-series file."""
@@ -393,7 +393,7 @@ def run_one(dp, topo, coll, name, seed, extra, picture=None, launch=(), series=N
     # no --quiet: the link table gives the queue peaks (queue_peaks)
     cmd += ["--csv", picture + ".csv", "--csv-interval", PICTURE_INTERVAL] if picture else []
     cmd += ["--coll-series", series] if series else []
-    p = run_dp(cmd, 1800)
+    p = run_dp(cmd, timeout)
     if picture:
         with open(picture + ".txt", "w") as f:
             f.write(p.stdout)
@@ -633,6 +633,10 @@ def main():
                     help="rocelab-dp --workers: partitions on threads (same results as 1)")
     ap.add_argument("--mpi", type=int, default=1, metavar="K",
                     help="run rocelab-dp as K MPI ranks (mpirun -np K; same results as 1)")
+    ap.add_argument("--run-timeout", type=float, default=1800, metavar="SECONDS",
+                    help="stop a run of rocelab-dp that takes longer (wall time; exit 1); "
+                         "0: no limit (1,024-rank runs on a shared machine take more than "
+                         "the default 1800)")
     ap.add_argument("--dp", default=os.environ.get("ROCELAB_DP", os.path.join(ROOT, "build/dataplane/rocelab-dp")))
     ap.add_argument("--topo-tool", default=os.environ.get(
         "ROCELAB_TOPO", os.path.join(ROOT, "build/topology/rocelab-topo")),
@@ -640,6 +644,8 @@ def main():
     a = ap.parse_args()
 
     exp = load(a.experiment)
+    if a.run_timeout < 0:
+        die(f"--run-timeout: expected seconds >= 0 (0: no limit), got {a.run_timeout:g}")
     if a.mpi > 1 and a.workers > 1:
         die("--mpi and --workers: one or the other (under mpirun the partitions are the ranks)")
     if a.mpi > 1 and shutil.which("mpirun") is None:
@@ -690,7 +696,8 @@ def main():
             workers_args = ["--workers", str(a.workers)] if a.workers > 1 else []
             rows, totals, stalled = run_one(a.dp, topo, coll, f"rl-exp-{os.getpid()}-{i}", seed,
                                             dp_args_for(exp, v) + workers_args, pic,
-                                            mpi_launcher(a.mpi), ser)
+                                            mpi_launcher(a.mpi), ser,
+                                            a.run_timeout if a.run_timeout > 0 else None)
             totals["wall_s"] = round(time.time() - t_run, 1)
             if stalled:
                 stalls.append(f"{v['label']} / {pl} / seed {seed}: {stalled} "

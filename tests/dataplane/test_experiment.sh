@@ -119,4 +119,12 @@ kill -TERM $xp 2>/dev/null; wait $epid; rc=$?
 left=$(ls /var/run/dpdk 2>/dev/null | grep -c "^rl-exp-$xp-")
 check "SIGTERM: exit 143, no rocelab-dp, runtime directory or temporary folder left (rc $rc, $left dirs, $(ls $tmp/tmpdir | wc -l) tmp)" \
   "[ $rc -eq 143 ] && [ $left -eq 0 ] && [ -z \"\$(ls $tmp/tmpdir)\" ] && ! pgrep -f -- '--name rl-exp-$xp-' > /dev/null"
+# --run-timeout: a run longer than the limit is stopped (SIGTERM: nothing left) and the
+# experiment exits 1, a runtime failure; a negative limit is bad input (exit 2).
+TMPDIR="$tmp/tmpdir" $RUN "$EXP/e1-eecmp-qp-scaling.yaml" --dp "$DP" --no-pictures --run-timeout 0.3 \
+  --out "$tmp/rto" > "$tmp/rto.txt" 2>&1; rc=$?
+check "--run-timeout 0.3: exit 1 naming the limit, no temporary folder left (rc $rc)" \
+  "[ $rc -eq 1 ] && grep -q 'ran longer than 0.3 s (--run-timeout)' $tmp/rto.txt && [ -z \"\$(ls $tmp/tmpdir)\" ]"
+$RUN "$EXP/e1-eecmp-qp-scaling.yaml" --dp "$DP" --run-timeout -1 > "$tmp/rto2.txt" 2>&1; rc=$?
+check "--run-timeout -1: exit 2" "[ $rc -eq 2 ] && grep -q 'run-timeout' $tmp/rto2.txt"
 tap_done
