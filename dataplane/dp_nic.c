@@ -630,15 +630,24 @@ static void coll_sum_active(struct ne_coll_stats *sum, const struct ne_coll_stat
 		sum->active_qps_max = st->active_qps_max;
 }
 
-/* Per-message latency: add one size's histograms to the run's. */
-static void coll_sum_latency(struct dp_coll *c)
+/*
+ * Per-message latency of the size that just finished: its histograms, read
+ * once, added to the run's; with out, also its "# latency:" line. A copy
+ * that cannot be allocated fails the run (totals or a line would be missing).
+ */
+static void coll_take_latency(struct dp_coll *c, FILE *out)
 {
 	struct ne_coll_hist *lat = malloc(sizeof(*lat)), *wait = malloc(sizeof(*wait));
+	char line[320];
 
 	if (lat && wait && ne_coll_get_latency(c->run, lat, wait) == 0) {
+		if (out) {
+			ne_coll_format_latency(lat, wait, line, sizeof(line));
+			fputs(line, out);
+		}
 		ne_coll_hist_merge(&c->lat, lat);
 		ne_coll_hist_merge(&c->wait, wait);
-	} else { /* (the totals would undercount: the run fails, exit 1) */
+	} else {
 		fprintf(stderr, "rocelab-dp: per-message latency: out of memory\n");
 		c->failed = true;
 	}
@@ -646,8 +655,9 @@ static void coll_sum_latency(struct dp_coll *c)
 	free(wait);
 }
 
-/* Add the finishing size's collective counters to c->sum, then destroy the run. */
-static void coll_end_run(struct dp_coll *c)
+/* Add the finishing size's collective counters to c->sum (with latency_out,
+ * print its "# latency:" line there), then destroy the run. */
+static void coll_end_run(struct dp_coll *c, FILE *latency_out)
 {
 	struct ne_coll_stats st;
 	struct ne_coll_proxy_stats ps;
@@ -665,7 +675,7 @@ static void coll_end_run(struct dp_coll *c)
 	c->sum.cqes_polled += st.cqes_polled;
 	c->sum.proxy_busy_ns += st.proxy_busy_ns;
 	coll_sum_active(&c->sum, &st);
-	coll_sum_latency(c);
+	coll_take_latency(c, latency_out);
 	for (uint32_t r = 0; r < c->cfg.nranks; r++)
 		if (ne_coll_rank_proxy(c->run, r, &ps) == 0 && ps.busy_ns > busiest)
 			busiest = ps.busy_ns;
@@ -698,23 +708,6 @@ static void coll_arm_proxy(struct dp_nics *ns, uint64_t now)
 	at = at > now ? at : now + 1;
 	if (dp_timer_add_lp(nics_eng(ns), DP_LP_NICS, at, coll_proxy_due, ns, at) == 0)
 		c->proxy_at = at;
-}
-
-/* The "# latency:" line of the size that just finished. */
-static void coll_print_latency(struct dp_coll *c, FILE *out)
-{
-	struct ne_coll_hist *lat = malloc(sizeof(*lat)), *wait = malloc(sizeof(*wait));
-	char line[320];
-
-	if (lat && wait && ne_coll_get_latency(c->run, lat, wait) == 0) {
-		ne_coll_format_latency(lat, wait, line, sizeof(line));
-		fputs(line, out);
-	} else { /* (a line missing from the output: the run fails, exit 1) */
-		fprintf(stderr, "rocelab-dp: per-message latency: out of memory\n");
-		c->failed = true;
-	}
-	free(lat);
-	free(wait);
 }
 
 /* One row of the active-QP series (ne_coll_set_series) as a line of --coll-series. */
@@ -752,7 +745,7 @@ static void coll_poll(struct dp_nics *ns, uint64_t now)
 		fprintf(ns->coll_out, "# %s: size %" PRIu64 ": a work completion failed (%s); stopping\n",
 			c->spec, c->size, ne_wc_status_str((enum ne_wc_status)st.first_error_status));
 		c->failed = c->finished = true;
-		coll_end_run(c);
+		coll_end_run(c, NULL);
 		return;
 	}
 	coll_arm_listed(ns, now);
@@ -762,18 +755,19 @@ static void coll_poll(struct dp_nics *ns, uint64_t now)
 	}
 	struct ne_coll_result res;
 	char line[256];
+	FILE *latency_out = NULL; /* (the latency line follows the result's lines) */
 	if (ne_coll_get_result(c->run, &res) == 0) {
 		res.wrong = c->cfg.data ? ne_coll_check(c->run) : -1;
 		ne_coll_format_result(&res, line, sizeof(line));
 		fputs(line, ns->coll_out);
 		ne_coll_format_active(&res, line, sizeof(line));
 		fputs(line, ns->coll_out);
-		coll_print_latency(c, ns->coll_out);
-		fflush(ns->coll_out);
+		latency_out = ns->coll_out;
 		if (res.wrong > 0)
 			c->failed = true;
 	}
-	coll_end_run(c);
+	coll_end_run(c, latency_out);
+	fflush(ns->coll_out);
 	c->sizes_done++;
 	if (c->size >= c->size_max) {
 		c->finished = true;
