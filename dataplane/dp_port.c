@@ -312,11 +312,12 @@ int dp_port_by_part(struct dp_ports *ps, uint32_t n_parts,
 	}
 	for (uint32_t k = 0; k < n_parts; k++)
 		at[k + 1] += at[k];
-	uint32_t *fill = idx;
-	for (uint32_t k = 0; k < n_parts; k++)
-		for (uint32_t i = 0; i < ps->n; i++)
-			if (part_of(ctx, ps->host[i]) == k)
-				*fill++ = i;
+	/* place: at[k] moves to partition k's end, so shift back to the starts after */
+	for (uint32_t i = 0; i < ps->n; i++)
+		idx[at[part_of(ctx, ps->host[i])]++] = i;
+	for (uint32_t k = n_parts; k > 0; k--)
+		at[k] = at[k - 1];
+	at[0] = 0;
 	free(ps->part_idx);
 	free(ps->part_at);
 	ps->part_idx = idx;
