@@ -841,18 +841,18 @@ static void live_partition(struct dp_part *p)
 			dp_chan_flush_ring(&f->chans[p->out_cross[i]]);
 		run->flush(run->ctx, p->idx);
 		bool due = live_leader(p) && dp_engine_next_ns(f->eng) <= now;
-		if (live_leader(p) && (due || now - last_between >= run->between_ns)) {
-			bool world = due || run->needs_world == NULL || run->needs_world(run->ctx);
-			if (world && live_threads(ps)) {
-				stop_world(ps);
-				ps->stops++;
-			}
-			if (world)
+		if (due || (live_leader(p) && now - last_between >= run->between_ns)) {
+			if (due || run->needs_world == NULL || run->needs_world(run->ctx)) {
+				if (live_threads(ps)) {
+					stop_world(ps);
+					ps->stops++;
+				}
 				live_global(ps, now);
-			else if (run->tick && !run->tick(run->ctx))
+				if (live_threads(ps))
+					resume_world(ps);
+			} else if (run->tick && !run->tick(run->ctx)) {
 				atomic_store(&ps->live_stop, true);
-			if (world && live_threads(ps))
-				resume_world(ps);
+			}
 			last_between = dp_engine_now(&p->eng); /* (the stop may have taken a while) */
 			work++;
 		}
