@@ -279,7 +279,7 @@ def topology_for(base_path, switch_overrides, topo_overrides, seed, tmpdir, tag)
 TOTALS = re.compile(r"^# totals: (.*)$")
 LATENCY = re.compile(r"^# latency: (.*)$")
 # the "# latency" keys kept per size in results.csv (after the nccl-tests columns)
-LAT_COLS = {"lat_mean_us": "lat_mean_us", "lat_p99_us": "lat_p99_us", "wait_mean_us": "wait_mean_us"}
+LAT_COLS = ("lat_mean_us", "lat_p99_us", "wait_mean_us")
 
 
 def kv_line(text):
@@ -405,7 +405,7 @@ def run_one(dp, topo, coll, name, seed, extra, picture=None, launch=(), series=N
         lat = LATENCY.match(line)
         if lat and rows:  # the size line just before it
             kv = kv_line(lat.group(1))
-            rows[-1].update({col: kv.get(key, "") for col, key in LAT_COLS.items()})
+            rows[-1].update({col: kv.get(col, "") for col in LAT_COLS})
         m = LINE.match(line)
         if m:
             rows.append({"size": int(m.group(1)), "time_us": float(m.group(3)),
