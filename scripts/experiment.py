@@ -328,13 +328,31 @@ def queue_peaks(stdout):
     return out
 
 
-RUNNING = []  # the rocelab-dp (or mpirun) running now, for on_signal
+class Stopped(BaseException):
+    """SIGINT or SIGTERM reached experiment.py (a BaseException, like
+    KeyboardInterrupt, so no 'except Exception' swallows it)."""
+
+    def __init__(self, sig):
+        super().__init__(sig)
+        self.sig = sig
+
+
+def on_signal(sig, _frame):
+    """Raise Stopped and ignore further signals: the rocelab-dp under way is stopped
+    by run_dp's handler, outside this one. Stopping it here deadlocked: a signal that
+    lands while the main thread holds Popen's internal wait lock (inside p.wait or
+    communicate), or a second signal that lands inside this handler's own p.wait,
+    made Popen.wait() block on that lock forever (seen in CI: a Ctrl-C or SIGTERM
+    sent both to experiment.py and to the 'timeout' that started it)."""
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    raise Stopped(sig)
 
 
 def run_dp(cmd, timeout):
-    """subprocess.run(cmd, capture_output, text) that on_signal can stop cleanly."""
+    """subprocess.run(cmd, capture_output, text); on a timeout or a signal the run
+    is stopped cleanly (stop) before experiment.py exits."""
     with subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as p:
-        RUNNING.append(p)
         try:
             out, err = p.communicate(timeout=timeout)
         except subprocess.TimeoutExpired:
@@ -342,8 +360,9 @@ def run_dp(cmd, timeout):
             print(f"experiment: rocelab-dp ran longer than {timeout:g} s (--run-timeout): "
                   f"{' '.join(cmd[:4])} ...", file=sys.stderr)
             sys.exit(1)
-        finally:
-            RUNNING.remove(p)
+        except BaseException:
+            stop(p)
+            raise
     return subprocess.CompletedProcess(cmd, p.returncode, out, err)
 
 
@@ -356,22 +375,14 @@ def stop(p):
             f.close()
         except OSError:
             pass
+    if p.poll() is not None:
+        return
     p.terminate()
     try:
         p.wait(timeout=60)
     except subprocess.TimeoutExpired:
         p.kill()
         p.wait()
-
-
-def on_signal(sig, _frame):
-    """SIGINT/SIGTERM: stop the run under way, then exit (the temporary folder
-    is removed on the way out); nothing is left on the machine."""
-    for p in list(RUNNING):
-        if p.poll() is None:
-            stop(p)
-    print(f"\nexperiment.py: stopped by signal {sig}", file=sys.stderr)
-    sys.exit(128 + sig)
 
 
 def check_topologies(dp, paths):
@@ -846,4 +857,8 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except Stopped as e:  # the run under way was stopped; the temporary folder is gone
+        print(f"\nexperiment.py: stopped by signal {e.sig}", file=sys.stderr)
+        sys.exit(128 + e.sig)

@@ -106,22 +106,23 @@ EOF2
 $RUN "$tmp/badlink.yaml" --dp "$DP" --no-pictures --out "$tmp/badlink" > "$tmp/badlink.txt" 2>&1; rc=$?
 check "an event on an unknown link: exit 2 before any run, naming the variant and FILE:LINE" \
   "[ $rc -eq 2 ] && grep -q \"variant 'down'\" $tmp/badlink.txt && grep -q 'yaml:[0-9]*: .*unknown link' $tmp/badlink.txt && [ ! -e $tmp/badlink/results.csv ] && ! grep -q '\\[1/' $tmp/badlink.txt"
-# SIGTERM to experiment.py alone (its rocelab-dp is not signalled): it stops the run under
+# SIGTERM to experiment.py alone (its rocelab-dp is not signalled), twice at once as a
+# Ctrl-C pressed twice or a signal also forwarded by 'timeout': it stops the run under
 # way with SIGTERM and exits 143; no rocelab-dp, DPDK runtime directory or temporary
-# folder is left.
+# folder is left. (A signal handled inside Popen.wait once deadlocked experiment.py.)
 mkdir -p "$tmp/tmpdir"
-TMPDIR="$tmp/tmpdir" timeout 300 $RUN "$EXP/e1-eecmp-qp-scaling.yaml" --dp "$DP" --no-pictures \
+TMPDIR="$tmp/tmpdir" timeout -k 10 120 $RUN "$EXP/e1-eecmp-qp-scaling.yaml" --dp "$DP" --no-pictures \
   --out "$tmp/term" > "$tmp/term.txt" 2>&1 & epid=$!
 for _ in $(seq 300); do pgrep -f -- "--name rl-exp-[0-9]+-0 " > /dev/null && break; sleep 0.1; done
 sleep 1
-xp=$(pgrep -f -- "scripts/experiment.py $EXP/e1-eecmp-qp-scaling.yaml --dp $DP --no-pictures --out $tmp/term")
-kill -TERM $xp 2>/dev/null; wait $epid; rc=$?
+xp=$(pgrep -f -- "^/usr/bin/python3 .*scripts/experiment.py $EXP/e1-eecmp-qp-scaling.yaml --dp $DP --no-pictures --out $tmp/term")
+kill -TERM $xp 2>/dev/null; kill -TERM $xp 2>/dev/null; wait $epid; rc=$?
 left=$(ls /var/run/dpdk 2>/dev/null | grep -c "^rl-exp-$xp-")
 check "SIGTERM: exit 143, no rocelab-dp, runtime directory or temporary folder left (rc $rc, $left dirs, $(ls $tmp/tmpdir | wc -l) tmp)" \
   "[ $rc -eq 143 ] && [ $left -eq 0 ] && [ -z \"\$(ls $tmp/tmpdir)\" ] && ! pgrep -f -- '--name rl-exp-$xp-' > /dev/null"
 # --run-timeout: a run longer than the limit is stopped (SIGTERM: nothing left) and the
 # experiment exits 1, a runtime failure; a negative limit is bad input (exit 2).
-TMPDIR="$tmp/tmpdir" $RUN "$EXP/e1-eecmp-qp-scaling.yaml" --dp "$DP" --no-pictures --run-timeout 0.3 \
+TMPDIR="$tmp/tmpdir" timeout -k 10 180 $RUN "$EXP/e1-eecmp-qp-scaling.yaml" --dp "$DP" --no-pictures --run-timeout 0.3 \
   --out "$tmp/rto" > "$tmp/rto.txt" 2>&1; rc=$?
 check "--run-timeout 0.3: exit 1 naming the limit, no temporary folder left (rc $rc)" \
   "[ $rc -eq 1 ] && grep -q 'ran longer than 0.3 s (--run-timeout)' $tmp/rto.txt && [ -z \"\$(ls $tmp/tmpdir)\" ]"
