@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include "dp_capture.h"
+#include "dp_fabric.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -169,6 +170,8 @@ static void on_frame(void *ctx, struct dp_chan *c, struct rte_mbuf *m, uint64_t 
 	struct dp_capture *cap = ctx;
 	uint8_t buf[RTE_MBUF_DEFAULT_BUF_SIZE * 8];
 	uint32_t len = rte_pktmbuf_pkt_len(m), caplen = len < sizeof(buf) ? len : (uint32_t)sizeof(buf);
+
+	dp_frame_write_zeros(m); /* (the payload an emulated NIC left unwritten) */
 	const void *d = rte_pktmbuf_read(m, 0, caplen, buf);
 
 	if (cap->held)

@@ -21,6 +21,27 @@
 #define LPM_SPARE_RULES 16
 #define LPM_TBL8S 256
 
+void dp_frame_write_zeros(struct rte_mbuf *m)
+{
+	struct dp_mbuf_priv *pv = dp_priv(m);
+	struct rl_pkt fresh;
+	const struct rl_pkt *p = &pv->pkt;
+	uint8_t *d = rte_pktmbuf_mtod(m, uint8_t *);
+
+	if (!pv->payload_unwritten)
+		return;
+	pv->payload_unwritten = 0;
+	if (m->nb_segs != 1)
+		return; /* (an emulated NIC's frames are one segment) */
+	if (!pv->parsed || pv->parse_st != RL_PARSE_OK) {
+		if (rl_parse(d, rte_pktmbuf_data_len(m), &fresh) != RL_PARSE_OK)
+			return;
+		p = &fresh;
+	}
+	if (p->is_roce && p->icrc_off > p->payload_off && p->icrc_off <= rte_pktmbuf_data_len(m))
+		memset(d + p->payload_off, 0, p->icrc_off - p->payload_off);
+}
+
 void dp_fabric_host_send(struct dp_fabric *f, uint32_t host, struct rte_mbuf *m, uint64_t now)
 {
 	struct dp_host *h = &f->host[host];
@@ -32,6 +53,7 @@ void dp_fabric_host_send(struct dp_fabric *f, uint32_t host, struct rte_mbuf *m,
 	h->tx_pkts++;
 	h->tx_bytes += rte_pktmbuf_pkt_len(m);
 	memset(pv, 0, DP_PRIV_HEAD_LEN);
+	pv->payload_unwritten = h->payload_unwritten;
 	if (!c->up) {
 		c->drops[DP_DROP_LINK_DOWN]++;
 		rte_pktmbuf_free(m);

@@ -57,6 +57,11 @@ struct dp_mbuf_priv {
 	uint8_t prio;
 	uint8_t admitted;   /* 1 when a switch MMU holds its bytes */
 	uint8_t ect;
+	/* 1: its payload bytes stand for zeros but were never written (an
+	 * emulated NIC with data off sent it; its ICRC is that of zeros).
+	 * Nothing in the fabric reads them; whoever does calls
+	 * dp_frame_write_zeros() first. */
+	uint8_t payload_unwritten;
 	/*
 	 * The frame parsed once, where it enters the fabric: switches change
 	 * only TTL / hop limit, ECN and MACs, and keep pkt in step, so the next
@@ -85,6 +90,15 @@ struct dp_fabric *dp_fabric_create(const struct topo *t, struct dp_engine *e,
 				   struct rte_mempool *mp, const struct dp_fabric_opts *opt,
 				   char *err, size_t errlen);
 void dp_fabric_destroy(struct dp_fabric *f);
+
+/*
+ * Write the zeros m's payload stands for when its sender left them unwritten
+ * (dp_mbuf_priv.payload_unwritten; clears it), so that its bytes are the
+ * frame's and its ICRC holds: before m leaves for a port or another
+ * process, is captured, or reaches a NIC that reads payloads. Does nothing
+ * for other frames.
+ */
+void dp_frame_write_zeros(struct rte_mbuf *m);
 
 /* A frame host h sent at now_ns: into its NIC's queue (the fabric owns m). */
 void dp_fabric_host_send(struct dp_fabric *f, uint32_t host, struct rte_mbuf *m, uint64_t now_ns);

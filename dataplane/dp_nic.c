@@ -259,6 +259,8 @@ void dp_nics_rx(struct dp_nics *ns, struct dp_host *h, struct rte_mbuf *m, uint6
 		nh->rx_refused[0]++;
 	} else {
 		nh->rx_frames++;
+		if (!nh->zero_payload)
+			dp_frame_write_zeros(m); /* (a NIC that reads the payload and checks its ICRC) */
 		int st = ne_nic_rx(nh->nic, rte_pktmbuf_mtod(m, const uint8_t *), rte_pktmbuf_data_len(m), now);
 		if (st != NE_RX_OK) {
 			nh->rx_rejected++;
@@ -787,9 +789,15 @@ static void coll_start_size(void *obj, uint64_t arg, uint64_t now)
 
 	(void)arg;
 	/* data=off: the buffers only ever hold zeros, so the NICs need not copy
-	 * them nor run the ICRC over them (same wire, O(1) per payload byte) */
-	for (uint32_t r = 0; r < c->cfg.nranks; r++)
-		ne_nic_set_zero_payload(c->nics[r], !c->cfg.data && !ns->h[c->rank_nic[r]].rdma_end);
+	 * them nor run the ICRC over them (same wire, O(1) per payload byte),
+	 * nor even write them: the frames go out flagged (dp_host's
+	 * payload_unwritten) and whoever reads payload bytes zeroes them first */
+	for (uint32_t r = 0; r < c->cfg.nranks; r++) {
+		struct dp_nic_host *nh = &ns->h[c->rank_nic[r]];
+		nh->zero_payload = !c->cfg.data && !nh->rdma_end;
+		ne_nic_set_zero_payload(c->nics[r], nh->zero_payload, true);
+		ns->fab->host[nh->host].payload_unwritten = nh->zero_payload;
+	}
 	c->cfg.bytes = c->size;
 	c->run = ne_coll_create(&c->cfg, c->nics, &e);
 	if (c->run && c->series)

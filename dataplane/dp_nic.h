@@ -83,6 +83,7 @@ struct dp_nic_host {
 	struct dp_rdma *rdma_src;   /* first --rdma transfer it sends, in order of the flags */
 	struct dp_rdma *rdma_src_tail;
 	bool rdma_end;              /* an end of some --rdma transfer */
+	bool zero_payload;          /* its NIC runs ne_nic's zero_payload model (reads no payload byte) */
 	bool waiting;               /* armed later than its next event (queue full, stall) */
 	bool listed;                /* in owner->wake */
 };

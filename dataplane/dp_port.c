@@ -9,6 +9,7 @@
 
 #include <rte_errno.h>
 #include <rte_malloc.h>
+#include "dp_fabric.h"
 
 /* The vdev name rocelab gives host h's port (also its ethdev name). */
 static void vdev_name(const struct topo *t, uint32_t h, enum dp_veth_driver drv, char *buf,
@@ -277,6 +278,7 @@ void dp_port_host_rx(void *ctx, struct dp_host *h, struct rte_mbuf *m, uint64_t 
 		rte_pktmbuf_free(m);
 		return;
 	}
+	dp_frame_write_zeros(m); /* (the payload an emulated NIC left unwritten) */
 	rte_eth_tx_buffer(ps->port_id[i], 0, ps->txb[i], m);
 }
 

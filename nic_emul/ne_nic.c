@@ -110,9 +110,10 @@ void ne_nic_set_link(struct ne_nic *nic, bool up)
 	nic->link_up = up;
 }
 
-void ne_nic_set_zero_payload(struct ne_nic *nic, bool on)
+void ne_nic_set_zero_payload(struct ne_nic *nic, bool on, bool unwritten)
 {
 	nic->cfg.zero_payload = on;
+	nic->cfg.payload_unwritten = on && unwritten;
 }
 
 int ne_nic_set_wake_notify(struct ne_nic *nic, ne_nic_wake_fn fn, void *ctx)

@@ -156,6 +156,16 @@ struct ne_nic_config {
 	 * wire is then the same byte for byte. Default false. */
 	bool zero_payload;
 
+	/* With zero_payload: the payload bytes of the frames sent are not
+	 * written at all; the frame buffer keeps whatever it held there. The
+	 * headers and the ICRC are those of a zero payload, so the frame is
+	 * the zero_payload model's once its payload is zeroed. For a caller
+	 * that knows nobody reads those bytes and zeroes them where someone
+	 * does (rocelab-dp: a capture, a port, a NIC that reads payloads):
+	 * a 4 KiB frame then costs what a header-only one does. A receiving
+	 * NIC with zero_payload never reads them. Default false. */
+	bool payload_unwritten;
+
 	/* Transmit arbitration among QPs with a frame ready. 0 (default): round
 	 * robin, one frame per QP per turn (the wire of rxe-like NICs). Else
 	 * deficit round robin as a ConnectX TX arbiter: a QP's turn adds
@@ -469,8 +479,10 @@ void ne_nic_get_work(const struct ne_nic *nic, struct ne_work *out);
  * port policy as currently set). */
 void ne_nic_get_config(const struct ne_nic *nic, struct ne_nic_config *out);
 
-/* Turn the zero_payload model (see struct ne_nic_config) on or off. */
-void ne_nic_set_zero_payload(struct ne_nic *nic, bool on);
+/* Turn the zero_payload model (see struct ne_nic_config) on or off, and
+ * with it on, payload_unwritten (leave the payload bytes of sent frames
+ * unwritten). */
+void ne_nic_set_zero_payload(struct ne_nic *nic, bool on, bool unwritten);
 
 /* Change the UDP source port policy. It applies to QPs whose address vector
  * or destination QPN is set (ne_qp_modify with NE_QP_AV or NE_QP_DEST_QPN)

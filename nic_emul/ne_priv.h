@@ -359,13 +359,14 @@ int ne_finish_icrc(uint8_t *frame, size_t len, bool zero_payload);
  */
 void ne_zero_nt(uint8_t *dst, size_t n);
 
-/* Copy n payload bytes from src, or zeros under the zero_payload model. */
+/* Copy n payload bytes from src, or zeros under the zero_payload model
+ * (nothing at all with payload_unwritten). */
 static inline void ne_payload_out(const struct ne_nic *nic, uint8_t *dst, const uint8_t *src, size_t n)
 {
-	if (nic->cfg.zero_payload)
-		ne_zero_nt(dst, n);
-	else
+	if (!nic->cfg.zero_payload)
 		memcpy(dst, src, n);
+	else if (!nic->cfg.payload_unwritten)
+		ne_zero_nt(dst, n);
 }
 /* Store n received payload bytes at dst (nothing under the zero_payload model). */
 static inline void ne_payload_in(const struct ne_nic *nic, uint8_t *dst, const uint8_t *src, size_t n)

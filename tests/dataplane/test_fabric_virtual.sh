@@ -151,6 +151,27 @@ dp --topology "$DATA/emulated.yaml" --coll 'model=nccl,op=allreduce,sizes=64K:12
 rows=$(awk '$1 ~ /^[0-9]+$/ && $9 == 0' "$tmp/nccl.txt" | wc -l)
 check "model=nccl with split over 4 QPs and proxy costs: 2 sizes, every element right, 4 data WQEs per message (exit $rc)" "[ $rc -eq 0 ] && [ $rows -eq 2 ] && awk '/^# totals/ { for (i = 1; i <= NF; i++) { split(\$i, kv, \"=\"); v[kv[1]] = kv[2] } } END { exit !(v[\"messages\"] > 0 && v[\"data_wqes\"] == 4 * v[\"messages\"] && v[\"proxy_busy_ns\"] > 0) }' $tmp/nccl.txt"
 
+# 8b. data=off: the NICs leave payload bytes unwritten (they stand for zeros), so an
+#     mbuf keeps what it held before, here an --rdma transfer's data. A capture still
+#     shows zeros and valid ICRCs, and a NIC that reads payloads (an --rdma end that is
+#     also a rank) takes the ranks' frames: both fail if the zeros are not written
+#     where the bytes are read (dp_frame_write_zeros).
+dp --topology "$DATA/emulated.yaml" --rdma 'h0>h4:qps=2,size=262144,count=8' \
+   --coll 'op=allreduce,hosts=h1+h5,sizes=1M,data=off' --capture "leaf0-spine0=$tmp/uw0.pcap" \
+   --capture "leaf0-spine1=$tmp/uw1.pcap" > "$tmp/uw.txt" 2>&1; rc=$?
+bad=0 roce=0
+for f in "$tmp/uw0.pcap" "$tmp/uw1.pcap"; do
+  read -r r b < <("$LB" --pcap "$f" --fields | tail -1 | sed -n 's/^summary: roce=\([0-9]*\) icrc_ok=[0-9]* icrc_bad=\([0-9]*\)$/\1 \2/p')
+  roce=$((roce + ${r:-0})) bad=$((bad + ${b:-1}))
+done
+check "data=off beside --rdma data: the captures' ICRCs all valid ($roce RoCE frames, $bad bad; exit $rc)" \
+  "[ $rc -eq 0 ] && [ $roce -gt 1000 ] && [ $bad -eq 0 ] && grep -q 'data verified' $tmp/uw.txt"
+dp --topology "$DATA/emulated.yaml" --rdma 'h0>h4:qps=2,size=262144,count=8' \
+   --coll 'op=allreduce,hosts=h0+h1+h4+h5,sizes=1M,data=off' > "$tmp/uw2.txt" 2>&1; rc=$?
+rej=$(awk '$1 ~ /^h[0-9]$/ && NF >= 9 { s += $9 } END { print s + 0 }' "$tmp/uw2.txt")
+check "ranks that are also --rdma ends take the ranks' frames ($rej rejected; exit $rc)" \
+  "[ $rc -eq 0 ] && [ $rej -eq 0 ] && grep -q 'data verified' $tmp/uw2.txt && grep -Eq '^ +1048576 ' $tmp/uw2.txt"
+
 # 9. Bad input: exit 2 with a message, nothing runs.
 printf 'name: x\nswitches:\n  - {name: s, role: nope}\nhosts: []\n' > "$tmp/bad.yaml"
 out=$("$DP" --check --topology "$tmp/bad.yaml" 2>&1); rc=$?

@@ -7,6 +7,9 @@
  * live on inaccessible pages: one access would kill the test), nor does
  * the ICRC read the payload of a frame. The payload writer (ne_zero_nt,
  * stores that bypass the caches) zeroes exactly its range of a dirty buffer.
+ * With payload_unwritten the NIC leaves a dirty buffer's payload bytes as
+ * they were, the receiver takes such a frame, and once zeroed it is the
+ * zero_payload model's frame byte for byte.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -34,6 +37,9 @@
 #define MAX_FRAMES 4096u
 #define MAX_STEPS 1000000u
 #define WRS 3u /* WRITE, SEND, READ */
+#define DIRT 0xa5u /* what a frame buffer holds before the NIC writes into it */
+
+enum mode { COPY, ZERO, UNWRITTEN };
 
 struct frame {
 	uint32_t len;
@@ -43,12 +49,39 @@ struct frame {
 struct run {
 	struct frame *f;
 	size_t n;
+	enum mode mode;
+	size_t dirty_bytes; /* payload bytes left unwritten (UNWRITTEN) */
 };
 
-static void cfg_for(struct ne_nic_config *c, int i, bool zero)
+static void cfg_for(struct ne_nic_config *c, int i, enum mode mode)
 {
 	sim_config(c, i, G100);
-	c->zero_payload = zero;
+	c->zero_payload = mode != COPY;
+	c->payload_unwritten = mode == UNWRITTEN;
+}
+
+/*
+ * A frame the NIC wrote into a buffer full of DIRT. UNWRITTEN: its payload
+ * bytes must still be DIRT; they are zeroed in the copy kept in r (what
+ * rocelab-dp does where someone reads them). Else no byte may be DIRT's
+ * leftover: the ICRC covers them all.
+ */
+static void keep_frame(struct run *r, const uint8_t *buf, size_t len)
+{
+	struct frame *f = &r->f[r->n++];
+	struct rl_pkt p;
+
+	assert_true(r->n <= MAX_FRAMES);
+	f->len = (uint32_t)len;
+	memcpy(f->d, buf, len);
+	assert_int_equal(rl_parse(f->d, len, &p), RL_PARSE_OK);
+	if (r->mode == UNWRITTEN) {
+		for (uint32_t i = p.payload_off; i < p.payload_off + p.payload_len; i++)
+			assert_int_equal(f->d[i], DIRT);
+		memset(f->d + p.payload_off, 0, p.payload_len);
+		r->dirty_bytes += p.payload_len;
+	}
+	assert_true(rl_icrc_verify(f->d, &p));
 }
 
 /* MR memory: zeroed heap memory, or pages nobody may touch. */
@@ -79,15 +112,12 @@ static void pump(struct sim *s, struct run *r, struct ne_cq *cq0, uint32_t want)
 
 	for (uint32_t step = 0; step < MAX_STEPS && got < want; step++) {
 		for (int i = 0; i < 2; i++)
-			while (ne_nic_poll_tx(s->nic[i], now, buf, sizeof(buf), &len) == 1) {
-				struct rl_pkt p;
-
-				assert_true(r->n < MAX_FRAMES);
-				r->f[r->n].len = (uint32_t)len;
-				memcpy(r->f[r->n].d, buf, len);
-				r->n++;
-				assert_int_equal(rl_parse(buf, len, &p), RL_PARSE_OK);
-				assert_true(rl_icrc_verify(buf, &p));
+			for (;;) {
+				memset(buf, DIRT, sizeof(buf));
+				if (ne_nic_poll_tx(s->nic[i], now, buf, sizeof(buf), &len) != 1)
+					break;
+				keep_frame(r, buf, len);
+				/* (the frame as sent: UNWRITTEN's payload still dirty) */
 				assert_int_equal(ne_nic_rx(s->nic[1 - i], buf, len, now), NE_RX_OK);
 			}
 		int n = ne_cq_poll(cq0, wc, 8);
@@ -106,7 +136,7 @@ static void pump(struct sim *s, struct run *r, struct ne_cq *cq0, uint32_t want)
 }
 
 /* WRITE, SEND and READ between two NICs; the frames in r. */
-static void transfer(bool zero, bool no_access, struct run *r)
+static void transfer(enum mode mode, bool no_access, struct run *r)
 {
 	struct ne_nic_config c0, c1;
 	struct sim s;
@@ -114,8 +144,8 @@ static void transfer(bool zero, bool no_access, struct run *r)
 	uint8_t *mem[2];
 	uint32_t key[2], q0, q1;
 
-	cfg_for(&c0, 0, zero);
-	cfg_for(&c1, 1, zero);
+	cfg_for(&c0, 0, mode);
+	cfg_for(&c1, 1, mode);
 	sim_init_cfg(&s, &c0, &c1, 0);
 	assert_non_null(s.nic[0]);
 	for (int i = 0; i < 2; i++) {
@@ -145,6 +175,8 @@ static void transfer(bool zero, bool no_access, struct run *r)
 	r->f = calloc(MAX_FRAMES, sizeof(*r->f));
 	assert_non_null(r->f);
 	r->n = 0;
+	r->mode = mode;
+	r->dirty_bytes = 0;
 	pump(&s, r, cq[0], WRS);
 	/* the receiver's SEND completion too */
 	struct ne_wc wc;
@@ -156,22 +188,45 @@ static void transfer(bool zero, bool no_access, struct run *r)
 	mr_free(mem[1], no_access);
 }
 
+/* The same frames byte for byte in a and b (which are freed). */
+static void assert_same_wire(struct run *a, struct run *b)
+{
+	assert_true(a->n > WRITE_BYTES / MTU);
+	assert_int_equal(a->n, b->n);
+	for (size_t i = 0; i < a->n; i++) {
+		assert_int_equal(a->f[i].len, b->f[i].len);
+		assert_memory_equal(a->f[i].d, b->f[i].d, a->f[i].len);
+	}
+	free(a->f);
+	free(b->f);
+}
+
 /* Same frames byte for byte as copying zero buffers. */
 static void test_zero_payload_same_wire(void **state)
 {
 	struct run copy, zero;
 
 	(void)state;
-	transfer(false, false, &copy);
-	transfer(true, false, &zero);
-	assert_true(copy.n > WRITE_BYTES / MTU);
-	assert_int_equal(copy.n, zero.n);
-	for (size_t i = 0; i < copy.n; i++) {
-		assert_int_equal(copy.f[i].len, zero.f[i].len);
-		assert_memory_equal(copy.f[i].d, zero.f[i].d, copy.f[i].len);
-	}
-	free(copy.f);
-	free(zero.f);
+	transfer(COPY, false, &copy);
+	transfer(ZERO, false, &zero);
+	assert_same_wire(&copy, &zero);
+}
+
+/*
+ * payload_unwritten: the payload bytes of WRITE, SEND and READ response
+ * frames stay as the buffer held them (keep_frame), the receiver completes
+ * all three, and with those bytes zeroed the wire is the zero_payload
+ * model's byte for byte.
+ */
+static void test_payload_unwritten_same_wire_once_zeroed(void **state)
+{
+	struct run zero, unwritten;
+
+	(void)state;
+	transfer(ZERO, false, &zero);
+	transfer(UNWRITTEN, false, &unwritten);
+	assert_int_equal(unwritten.dirty_bytes, WRITE_BYTES + SEND_BYTES + READ_BYTES);
+	assert_same_wire(&zero, &unwritten);
 }
 
 /* The frames of the zero_payload model, written to a pcap and read back:
@@ -186,7 +241,7 @@ static void test_zero_payload_pcap_valid(void **state)
 	(void)state;
 	assert_true(fd >= 0);
 	close(fd);
-	transfer(true, false, &zero);
+	transfer(ZERO, false, &zero);
 	pcap_t *dead = pcap_open_dead(DLT_EN10MB, 65535);
 	pcap_dumper_t *d = pcap_dump_open(dead, path);
 	assert_non_null(d);
@@ -222,7 +277,7 @@ static void test_zero_payload_touches_no_payload(void **state)
 	struct run zero;
 
 	(void)state;
-	transfer(true, true, &zero);
+	transfer(ZERO, true, &zero);
 	assert_true(zero.n > WRITE_BYTES / MTU);
 	free(zero.f);
 }
@@ -240,7 +295,7 @@ static void test_icrc_zeros_reads_no_payload(void **state)
 
 	(void)state;
 	assert_true(m != MAP_FAILED);
-	transfer(true, false, &r);
+	transfer(ZERO, false, &r);
 	/* the first frame is the WRITE's first packet: full MTU payload */
 	const struct frame *f = &r.f[0];
 	assert_int_equal(rl_parse(f->d, f->len, &p), RL_PARSE_OK);
@@ -282,6 +337,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_zero_payload_same_wire),
+		cmocka_unit_test(test_payload_unwritten_same_wire_once_zeroed),
 		cmocka_unit_test(test_zero_payload_pcap_valid),
 		cmocka_unit_test(test_zero_payload_touches_no_payload),
 		cmocka_unit_test(test_icrc_zeros_reads_no_payload),
