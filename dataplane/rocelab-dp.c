@@ -550,14 +550,20 @@ static int eal_init(struct run *r, char *err, size_t errlen)
 	} else if (dp_eal_add(e, "--no-pci") < 0) {
 		goto too_many;
 	}
-	cpu_set_t cpus; /* the CPUs mpirun gave this rank: EAL's -l0 would put every rank on CPU 0 */
+	/* The CPUs the process was given (by mpirun, taskset or nobody). EAL's -l0
+	 * pins the main thread to CPU 0: every rank, and every virtual-clock run
+	 * on the machine, would share that one core (two experiments or tests at
+	 * once ran at half speed each with the other core idle). The virtual
+	 * clock gains nothing from a pinned core, so it gets them back; the live
+	 * clock stays on its lcore. */
+	cpu_set_t cpus;
 	bool have_cpus = sched_getaffinity(0, sizeof(cpus), &cpus) == 0;
 	if (dp_eal_start(e, err, errlen) < 0) { /* name the dpdk hosts' or peers' devargs if any */
 		int eno = rte_errno;
 		return dp_peers_eal_failed(&r->o->peers, eno, dp_port_eal_failed(r->topo, eno, err, errlen),
 					   err, errlen);
 	}
-	if (r->mpi.size > 1 && have_cpus)
+	if ((r->mpi.size > 1 || r->o->clock == DP_CLOCK_VIRTUAL) && have_cpus)
 		sched_setaffinity(0, sizeof(cpus), &cpus);
 	return 0;
 too_many:

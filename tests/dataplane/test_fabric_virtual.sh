@@ -172,6 +172,24 @@ rej=$(awk '$1 ~ /^h[0-9]$/ && NF >= 9 { s += $9 } END { print s + 0 }' "$tmp/uw2
 check "ranks that are also --rdma ends take the ranks' frames ($rej rejected; exit $rc)" \
   "[ $rc -eq 0 ] && [ $rej -eq 0 ] && grep -q 'data verified' $tmp/uw2.txt && grep -Eq '^ +1048576 ' $tmp/uw2.txt"
 
+# 8c. The virtual clock runs on the CPUs it was given, not pinned to EAL's lcore 0:
+#     two runs at once (tests, experiments) would share CPU 0 with the other core idle.
+#     Read once the run loop is under way (its first progress line, after a second).
+want=$(sed -n 's/^Cpus_allowed_list:\s*//p' /proc/self/status)
+timeout 120 "$DP" --clock virtual --name "rl-vt$$-aff" --topology "$DATA/failover.yaml" \
+  --gen 'h0>h4:count=100000000,rate=100G' > /dev/null 2> "$tmp/aff.err" & bg=$!
+got=""
+for _ in $(seq 300); do
+  if grep -q 'virtual time' "$tmp/aff.err"; then
+    pid=$(pgrep -P $bg | head -1) # (rocelab-dp, the child of timeout)
+    got=$(sed -n 's/^Cpus_allowed_list:\s*//p' "/proc/$pid/status" 2>/dev/null)
+    break
+  fi
+  sleep 0.1
+done
+kill -TERM $bg 2>/dev/null; wait $bg 2>/dev/null
+check "virtual clock: rocelab-dp runs on the CPUs it was given ($want), not pinned (${got:-none})" "[ '$got' = '$want' ]"
+
 # 9. Bad input: exit 2 with a message, nothing runs.
 printf 'name: x\nswitches:\n  - {name: s, role: nope}\nhosts: []\n' > "$tmp/bad.yaml"
 out=$("$DP" --check --topology "$tmp/bad.yaml" 2>&1); rc=$?
