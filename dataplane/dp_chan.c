@@ -345,6 +345,15 @@ static bool chan_has_work(const struct dp_chan *c)
  * reading and no other event is due before (one timer per burst, not per
  * frame, and events still happen in time order).
  */
+/*
+ * Live, cut link: the ring to the receiving thread has no room for the frames
+ * gathered for it and one more (dp_chan_flush_ring puts them all on it).
+ */
+static inline bool xring_no_room(const struct dp_chan *c)
+{
+	return unlikely(c->xring != NULL) && rte_ring_free_count(c->xring) <= c->n_xpend;
+}
+
 static void chan_kick(struct dp_chan *c, uint64_t now)
 {
 	struct dp_engine *e = c->eng;
@@ -352,7 +361,7 @@ static void chan_kick(struct dp_chan *c, uint64_t now)
 
 	if (c->tx_busy || !c->up)
 		return;
-	if (unlikely(c->xring != NULL) && rte_ring_free_count(c->xring) <= c->n_xpend) {
+	if (xring_no_room(c)) {
 		/* live, cut link: the receiving thread is behind; wait for it (its
 		 * frames back up into this queue: buffer, PFC, senders' queues)
 		 * instead of piling frames up where nobody takes them */
@@ -372,8 +381,8 @@ static void chan_kick(struct dp_chan *c, uint64_t now)
 			 * no other event (a pause arriving, a frame of higher priority) is due first */
 			if (!live || c->free_at_ns > e->now_ns || c->free_at_ns >= dp_engine_next_ns(e))
 				break;
-			if (unlikely(c->xring != NULL) && rte_ring_free_count(c->xring) <= c->n_xpend)
-				break; /* (no room for one more: the check above, after the tx timer) */
+			if (xring_no_room(c))
+				break; /* (the check above, after the tx timer) */
 			now = dp_engine_mono(e, c->free_at_ns);
 		}
 	}

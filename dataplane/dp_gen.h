@@ -32,7 +32,6 @@
 
 #define DP_GEN_STASH 32
 
-
 struct dp_gen {
 	struct dp_fabric *fab;
 	uint32_t src, dst;       /* host indices */
