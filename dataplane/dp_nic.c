@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -37,6 +38,8 @@ struct dp_rdma {
 };
 
 struct dp_coll {
+	struct dp_nics *ns;
+	uint32_t id;               /* its place among the run's collectives, from 1 */
 	char spec[256];
 	struct ne_coll_config cfg;
 	uint32_t *rank_nic;        /* [nranks] index into ns->h */
@@ -55,7 +58,23 @@ struct dp_coll {
 };
 
 static void service(struct dp_nic_host *nh, uint64_t now);
-static void coll_poll(struct dp_nics *ns, uint64_t now);
+static void coll_poll(struct dp_coll *c, uint64_t now);
+
+/*
+ * After a NIC's event: its collective's poll; for a NIC in none (an --rdma
+ * end), every collective's, which arms the NICs listed meanwhile.
+ */
+static void poll_colls(struct dp_nic_host *nh, uint64_t now)
+{
+	struct dp_nics *ns = nh->owner;
+
+	if (nh->coll) {
+		coll_poll(nh->coll, now);
+		return;
+	}
+	for (uint32_t i = 0; i < ns->n_colls; i++)
+		coll_poll(ns->colls[i], now);
+}
 
 /* Put nh on the list of NICs whose wake-up the next coll_poll looks at. */
 static void wake_list_add(struct dp_nic_host *nh)
@@ -188,7 +207,7 @@ static void service(struct dp_nic_host *nh, uint64_t now)
 
 	for (struct dp_rdma *r = nh->rdma_src; r; r = r->next_src)
 		rdma_progress(r, now);
-	coll_poll(ns, now);
+	poll_colls(nh, now);
 	for (;;) {
 		if (dp_chan_queued_bytes(h->tx) >= NIC_QUEUE_ROOM) {
 			/* paused or slower than the NIC: look again after one frame time */
@@ -217,7 +236,7 @@ static void service(struct dp_nic_host *nh, uint64_t now)
 	}
 	for (struct dp_rdma *r = nh->rdma_src; r; r = r->next_src)
 		rdma_progress(r, now);
-	coll_poll(ns, now);
+	poll_colls(nh, now);
 	uint64_t next = ne_nic_next_event_ns(nh->nic);
 	if (next <= now) {
 		/* The NIC says it is due but sent nothing: wake it after a short while
@@ -568,16 +587,22 @@ int dp_nics_add_rdma(struct dp_nics *ns, const char *spec, uint64_t start_offset
 
 static void coll_start_size(void *obj, uint64_t arg, uint64_t now);
 
+/* A NIC's place in the wake list's order: by collective, then rank; NICs in none first. */
+static int64_t wake_key(const struct dp_nic_host *nh)
+{
+	return nh->coll ? ((int64_t)nh->coll->id << 32) + nh->coll_rank : -1;
+}
+
 static int cmp_rank(const void *a, const void *b, void *ctx)
 {
 	const struct dp_nics *ns = ctx;
-	int32_t x = ns->h[*(const uint32_t *)a].coll_rank, y = ns->h[*(const uint32_t *)b].coll_rank;
+	int64_t x = wake_key(&ns->h[*(const uint32_t *)a]), y = wake_key(&ns->h[*(const uint32_t *)b]);
 
 	return (x > y) - (x < y);
 }
 
 /*
- * The wake list in rank order. It holds a NIC or two between most polls:
+ * The wake list in rank order (collective by collective). It holds a NIC or two between most polls:
  * those are sorted in place (stable, as qsort_r's merge sort, so the order
  * is the same), longer lists by qsort_r.
  */
@@ -598,7 +623,7 @@ static void sort_wake(struct dp_nics *ns)
 }
 
 /*
- * Arm the collective's NICs that may need it, in rank order. Re-arming any
+ * Arm the collectives' NICs that may need it, in rank order. Re-arming any
  * other rank would change nothing: its state has not changed since it was
  * armed at its next event (arm() keeps an earlier wake-up), so only the
  * listed ones are looked at: changed, unarmed or waiting. Waiting ones stay
@@ -622,6 +647,42 @@ static void coll_arm_listed(struct dp_nics *ns, uint64_t now)
 	ns->n_wake = kept;
 }
 
+/*
+ * text (lines, each ending in '\n') into the run's output; when the run has
+ * several collectives, each line tagged with c's "[cK] " ("# [cK]" before
+ * the rest of a '#' line).
+ */
+static void coll_put(const struct dp_coll *c, const char *text)
+{
+	FILE *out = c->ns->coll_out;
+
+	if (!c->ns->coll_tags) {
+		fputs(text, out);
+		return;
+	}
+	for (const char *l = text; *l != '\0';) {
+		const char *nl = strchr(l, '\n');
+		int len = nl ? (int)(nl - l) + 1 : (int)strlen(l);
+		if (l[0] == '#')
+			fprintf(out, "# [c%u]%.*s", c->id, len - 1, l + 1);
+		else
+			fprintf(out, "[c%u] %.*s", c->id, len, l);
+		l += len;
+	}
+}
+
+__attribute__((format(printf, 2, 3))) static void coll_printf(const struct dp_coll *c,
+								const char *fmt, ...)
+{
+	char text[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	coll_put(c, text);
+}
+
 /* Active QPs per NIC (ne_coll_active_qps): sum one size's integrals into sum. */
 static void coll_sum_active(struct ne_coll_stats *sum, const struct ne_coll_stats *st)
 {
@@ -634,18 +695,18 @@ static void coll_sum_active(struct ne_coll_stats *sum, const struct ne_coll_stat
 
 /*
  * Per-message latency of the size that just finished: its histograms, read
- * once, added to the run's; with out, also its "# latency:" line. A copy
+ * once, added to the run's; with print, also its "# latency:" line. A copy
  * that cannot be allocated fails the run (totals or a line would be missing).
  */
-static void coll_take_latency(struct dp_coll *c, FILE *out)
+static void coll_take_latency(struct dp_coll *c, bool print)
 {
 	struct ne_coll_hist *lat = malloc(sizeof(*lat)), *wait = malloc(sizeof(*wait));
 	char line[320];
 
 	if (lat && wait && ne_coll_get_latency(c->run, lat, wait) == 0) {
-		if (out) {
+		if (print) {
 			ne_coll_format_latency(lat, wait, line, sizeof(line));
-			fputs(line, out);
+			coll_put(c, line);
 		}
 		ne_coll_hist_merge(&c->lat, lat);
 		ne_coll_hist_merge(&c->wait, wait);
@@ -657,9 +718,9 @@ static void coll_take_latency(struct dp_coll *c, FILE *out)
 	free(wait);
 }
 
-/* Add the finishing size's collective counters to c->sum (with latency_out,
- * print its "# latency:" line there), then destroy the run. */
-static void coll_end_run(struct dp_coll *c, FILE *latency_out)
+/* Add the finishing size's collective counters to c->sum (with print_latency,
+ * print its "# latency:" line), then destroy the run. */
+static void coll_end_run(struct dp_coll *c, bool print_latency)
 {
 	struct ne_coll_stats st;
 	struct ne_coll_proxy_stats ps;
@@ -677,7 +738,7 @@ static void coll_end_run(struct dp_coll *c, FILE *latency_out)
 	c->sum.cqes_polled += st.cqes_polled;
 	c->sum.proxy_busy_ns += st.proxy_busy_ns;
 	coll_sum_active(&c->sum, &st);
-	coll_take_latency(c, latency_out);
+	coll_take_latency(c, print_latency);
 	for (uint32_t r = 0; r < c->cfg.nranks; r++)
 		if (ne_coll_rank_proxy(c->run, r, &ps) == 0 && ps.busy_ns > busiest)
 			busiest = ps.busy_ns;
@@ -688,11 +749,11 @@ static void coll_end_run(struct dp_coll *c, FILE *latency_out)
 
 static void coll_proxy_due(void *obj, uint64_t at, uint64_t now)
 {
-	struct dp_nics *ns = obj;
+	struct dp_coll *c = obj;
 
-	if (ns->coll->proxy_at == at)
-		ns->coll->proxy_at = 0;
-	coll_poll(ns, now);
+	if (c->proxy_at == at)
+		c->proxy_at = 0;
+	coll_poll(c, now);
 }
 
 /*
@@ -700,15 +761,14 @@ static void coll_proxy_due(void *obj, uint64_t at, uint64_t now)
  * proxy thread busy until then); wake it at that time unless an earlier
  * wake-up is pending. A superseded wake-up still fires and polls for nothing.
  */
-static void coll_arm_proxy(struct dp_nics *ns, uint64_t now)
+static void coll_arm_proxy(struct dp_coll *c, uint64_t now)
 {
-	struct dp_coll *c = ns->coll;
 	uint64_t at = ne_coll_next_event_ns(c->run);
 
 	if (at == UINT64_MAX || (c->proxy_at && c->proxy_at <= at && c->proxy_at > now))
 		return;
 	at = at > now ? at : now + 1;
-	if (dp_timer_add_lp(nics_eng(ns), DP_LP_NICS, at, coll_proxy_due, ns, at) == 0)
+	if (dp_timer_add_lp(nics_eng(c->ns), DP_LP_NICS, at, coll_proxy_due, c, at) == 0)
 		c->proxy_at = at;
 }
 
@@ -731,12 +791,12 @@ static void coll_series_flush(struct dp_coll *c)
 	}
 }
 
-/* Drive the collective at now: its CQs, posts and CTS; wake the NICs it gave work. */
-static void coll_poll(struct dp_nics *ns, uint64_t now)
+/* Drive collective c at now: its CQs, posts and CTS; wake the NICs it gave work. */
+static void coll_poll(struct dp_coll *c, uint64_t now)
 {
-	struct dp_coll *c = ns->coll;
+	struct dp_nics *ns = c->ns;
 
-	if (c == NULL || c->run == NULL)
+	if (c->run == NULL)
 		return;
 	/* (called after every NIC event: most find nothing to do, nor NICs to arm) */
 	if (ns->n_wake == 0 && ne_coll_quiet(c->run))
@@ -744,31 +804,31 @@ static void coll_poll(struct dp_nics *ns, uint64_t now)
 	if (ne_coll_poll(c->run, now) < 0) {
 		struct ne_coll_stats st;
 		ne_coll_get_stats(c->run, &st);
-		fprintf(ns->coll_out, "# %s: size %" PRIu64 ": a work completion failed (%s); stopping\n",
-			c->spec, c->size, ne_wc_status_str((enum ne_wc_status)st.first_error_status));
+		coll_printf(c, "# %s: size %" PRIu64 ": a work completion failed (%s); stopping\n",
+			    c->spec, c->size, ne_wc_status_str((enum ne_wc_status)st.first_error_status));
 		c->failed = c->finished = true;
-		coll_end_run(c, NULL);
+		coll_end_run(c, false);
 		return;
 	}
 	coll_arm_listed(ns, now);
 	if (!ne_coll_done(c->run)) {
-		coll_arm_proxy(ns, now);
+		coll_arm_proxy(c, now);
 		return;
 	}
 	struct ne_coll_result res;
 	char line[256];
-	FILE *latency_out = NULL; /* (the latency line follows the result's lines) */
+	bool latency = false; /* (the latency line follows the result's lines) */
 	if (ne_coll_get_result(c->run, &res) == 0) {
 		res.wrong = c->cfg.data ? ne_coll_check(c->run) : -1;
 		ne_coll_format_result(&res, line, sizeof(line));
-		fputs(line, ns->coll_out);
+		coll_put(c, line);
 		ne_coll_format_active(&res, line, sizeof(line));
-		fputs(line, ns->coll_out);
-		latency_out = ns->coll_out;
+		coll_put(c, line);
+		latency = true;
 		if (res.wrong > 0)
 			c->failed = true;
 	}
-	coll_end_run(c, latency_out);
+	coll_end_run(c, latency);
 	fflush(ns->coll_out);
 	c->sizes_done++;
 	if (c->size >= c->size_max) {
@@ -777,14 +837,14 @@ static void coll_poll(struct dp_nics *ns, uint64_t now)
 		return;
 	}
 	c->size *= 2;
-	dp_timer_add_lp(nics_eng(ns), DP_LP_NICS, now + 1, coll_start_size, ns, 0);
+	dp_timer_add_lp(nics_eng(ns), DP_LP_NICS, now + 1, coll_start_size, c, 0);
 }
 
 
 static void coll_start_size(void *obj, uint64_t arg, uint64_t now)
 {
-	struct dp_nics *ns = obj;
-	struct dp_coll *c = ns->coll;
+	struct dp_coll *c = obj;
+	struct dp_nics *ns = c->ns;
 	int e = 0;
 
 	(void)arg;
@@ -803,14 +863,14 @@ static void coll_start_size(void *obj, uint64_t arg, uint64_t now)
 	if (c->run && c->series)
 		e = ne_coll_set_series(c->run, coll_series_row, c);
 	if (c->run == NULL || e != 0 || ne_coll_start(c->run, now) != 0) {
-		fprintf(ns->coll_out, "# %s: size %" PRIu64 ": cannot start (%s)\n", c->spec, c->size,
-			strerror(e ? -e : EINVAL));
+		coll_printf(c, "# %s: size %" PRIu64 ": cannot start (%s)\n", c->spec, c->size,
+			    strerror(e ? -e : EINVAL));
 		ne_coll_destroy(c->run);
 		c->run = NULL;
 		c->failed = c->finished = true;
 		return;
 	}
-	coll_poll(ns, now);
+	coll_poll(c, now);
 }
 
 /* True for the keys --coll parses itself; the rest go to ne_coll_config_set(). */
@@ -952,19 +1012,53 @@ static int coll_kv_cb(void *ctx, const char *k, const char *v)
 	return coll_kv(cp->ns, cp->c, k, v, cp->why, sizeof(cp->why));
 }
 
-int dp_nics_add_coll(struct dp_nics *ns, const char *spec, uint64_t start_ns, FILE *out, char *err,
-		     size_t errlen)
+static void coll_free(struct dp_coll *c)
 {
-	struct dp_coll *c = calloc(1, sizeof(*c));
+	if (c == NULL)
+		return;
+	ne_coll_destroy(c->run);
+	if (c->series)
+		fclose(c->series);
+	free(c->rank_nic);
+	free(c->nics);
+	free(c);
+}
+
+void dp_nics_tag_colls(struct dp_nics *ns, bool on)
+{
+	ns->coll_tags = on;
+}
+
+/*
+ * The hosts of a parsed collective c become its ranks, unless one already
+ * is a rank of another collective. Returns 0, or -1 with a message.
+ */
+static int coll_take_ranks(struct dp_nics *ns, struct dp_coll *c, char *err, size_t errlen)
+{
+	for (uint32_t r = 0; r < c->cfg.nranks; r++) {
+		const struct dp_nic_host *nh = &ns->h[c->rank_nic[r]];
+		if (nh->coll != NULL) {
+			snprintf(err, errlen, "--coll: host %s is a rank of collective %u already "
+				 "(collectives run on disjoint hosts: give each its hosts=)",
+				 ns->fab->topo->hosts[nh->host].name, nh->coll->id);
+			return -1;
+		}
+	}
+	for (uint32_t r = 0; r < c->cfg.nranks; r++) {
+		struct dp_nic_host *nh = &ns->h[c->rank_nic[r]];
+		c->nics[r] = nh->nic;
+		nh->coll_rank = (int32_t)r;
+		nh->coll = c;
+	}
+	return 0;
+}
+
+/* dp_nics_add_coll's parse and checks of spec into c. Returns 0, or -1 with a message. */
+static int coll_parse_spec(struct dp_nics *ns, struct dp_coll *c, const char *spec, char *err,
+			   size_t errlen)
+{
 	char *buf = NULL;
 
-	if (c == NULL || ns->coll != NULL) {
-		free(c);
-		snprintf(err, errlen, "--coll: %s", c ? "only one per run" : "out of memory");
-		return -1;
-	}
-	ns->coll = c;
-	ns->coll_out = out;
 	snprintf(c->spec, sizeof(c->spec), "%s", spec);
 	c->rank_nic = calloc(ns->n + 1, sizeof(*c->rank_nic));
 	c->nics = calloc(ns->n + 1, sizeof(*c->nics));
@@ -1002,40 +1096,64 @@ int dp_nics_add_coll(struct dp_nics *ns, const char *spec, uint64_t start_ns, FI
 		snprintf(err, errlen, "--coll: needs at least 2 emulated hosts (has %u)", c->cfg.nranks);
 		return -1;
 	}
-	for (uint32_t r = 0; r < c->cfg.nranks; r++) {
-		c->nics[r] = ns->h[c->rank_nic[r]].nic;
-		ns->h[c->rank_nic[r]].coll_rank = (int32_t)r;
-	}
 	c->cfg.bytes = c->size_max;
 	if (ne_coll_config_check(&c->cfg) != 0) {
 		snprintf(err, errlen, "--coll '%s': inconsistent settings", spec);
 		return -1;
 	}
+	return 0;
+}
+
+int dp_nics_add_coll(struct dp_nics *ns, const char *spec, uint64_t start_ns, FILE *out, char *err,
+		     size_t errlen)
+{
+	struct dp_coll *c = calloc(1, sizeof(*c));
+	struct dp_coll **cs = realloc(ns->colls, (ns->n_colls + 1) * sizeof(*cs));
+
+	if (cs)
+		ns->colls = cs;
+	if (c == NULL || cs == NULL) {
+		free(c);
+		snprintf(err, errlen, "--coll: out of memory");
+		return -1;
+	}
+	c->ns = ns;
+	c->id = ns->n_colls + 1;
+	if (coll_parse_spec(ns, c, spec, err, errlen) < 0 || coll_take_ranks(ns, c, err, errlen) < 0) {
+		coll_free(c);
+		return -1;
+	}
+	ns->colls[ns->n_colls++] = c;
+	ns->coll_out = out;
 	c->size = c->size_min;
 	char hdr[512];
 	ne_coll_format_header(hdr, sizeof(hdr));
-	fprintf(out, "# %s: %u ranks, %u channel(s), %u QP(s) per connection (%s), chunk %u, window %u, "
-		     "CTS %s\n%s",
-		ne_coll_op_name(c->cfg.op), c->cfg.nranks, c->cfg.channels, c->cfg.qps_per_conn,
-		ne_coll_qp_mode_name(c->cfg.qp_mode), c->cfg.chunk_bytes, c->cfg.window,
-		c->cfg.cts ? "on" : "off", hdr);
+	coll_printf(c, "# %s: %u ranks, %u channel(s), %u QP(s) per connection (%s), chunk %u, window %u, "
+		       "CTS %s\n%s",
+		    ne_coll_op_name(c->cfg.op), c->cfg.nranks, c->cfg.channels, c->cfg.qps_per_conn,
+		    ne_coll_qp_mode_name(c->cfg.qp_mode), c->cfg.chunk_bytes, c->cfg.window,
+		    c->cfg.cts ? "on" : "off", hdr);
 	ne_coll_format_costs(&c->cfg, hdr, sizeof(hdr)); /* "" without costs */
-	fputs(hdr, out);
-	return dp_timer_add_lp(nics_eng(ns), DP_LP_NICS, start_ns, coll_start_size, ns, 0);
+	coll_put(c, hdr);
+	return dp_timer_add_lp(nics_eng(ns), DP_LP_NICS, start_ns, coll_start_size, c, 0);
 }
 
 int dp_nics_coll_series(struct dp_nics *ns, const char *path, char *err, size_t errlen)
 {
-	struct dp_coll *c = ns->coll;
-
-	if (c == NULL)
+	for (uint32_t i = 0; path == NULL && i < ns->n_colls; i++)
+		if (ns->colls[i]->cfg.series_ns != 0) {
+			snprintf(err, errlen, "--coll series=%uns: needs --coll-series FILE",
+				 ns->colls[i]->cfg.series_ns);
+			return -1;
+		}
+	if (path == NULL || ns->n_colls == 0)
 		return 0;
-	if (path == NULL) {
-		if (c->cfg.series_ns == 0)
-			return 0;
-		snprintf(err, errlen, "--coll series=%uns: needs --coll-series FILE", c->cfg.series_ns);
+	if (ns->n_colls > 1) {
+		snprintf(err, errlen, "--coll-series %s: one collective per file (this run has %u)", path,
+			 ns->n_colls);
 		return -1;
 	}
+	struct dp_coll *c = ns->colls[0];
 	if (c->cfg.series_ns == 0)
 		c->cfg.series_ns = DP_COLL_SERIES_NS;
 	c->series = fopen(path, "w");
@@ -1048,14 +1166,12 @@ int dp_nics_coll_series(struct dp_nics *ns, const char *path, char *err, size_t 
 	return 0;
 }
 
-uint32_t dp_nics_coll_pairs(const struct dp_nics *ns, uint32_t (*out)[2], uint32_t max)
+/* Collective c's pairs after the n already in out (dp_nics_coll_pairs). Returns the new n. */
+static uint32_t coll_pairs(const struct dp_nics *ns, const struct dp_coll *c, uint32_t (*out)[2],
+			   uint32_t n, uint32_t max)
 {
-	const struct dp_coll *c = ns->coll;
-	uint32_t n = 0, nr;
+	uint32_t nr = c->cfg.nranks;
 
-	if (c == NULL)
-		return 0;
-	nr = c->cfg.nranks;
 	for (uint32_t a = 0; a < nr; a++)
 		for (uint32_t b = 0; b < nr; b++) {
 			bool edge;
@@ -1072,6 +1188,15 @@ uint32_t dp_nics_coll_pairs(const struct dp_nics *ns, uint32_t (*out)[2], uint32
 				n++;
 			}
 		}
+	return n;
+}
+
+uint32_t dp_nics_coll_pairs(const struct dp_nics *ns, uint32_t (*out)[2], uint32_t max)
+{
+	uint32_t n = 0;
+
+	for (uint32_t i = 0; i < ns->n_colls; i++)
+		n = coll_pairs(ns, ns->colls[i], out, n, max);
 	return n;
 }
 
@@ -1119,7 +1244,10 @@ bool dp_nics_active(const struct dp_nics *ns)
 	for (uint32_t i = 0; i < ns->n_rdma; i++)
 		if (!ns->rdma[i]->finished)
 			return true;
-	return ns->coll && !ns->coll->finished;
+	for (uint32_t i = 0; i < ns->n_colls; i++)
+		if (!ns->colls[i]->finished)
+			return true;
+	return false;
 }
 
 unsigned dp_nics_failures(const struct dp_nics *ns)
@@ -1128,7 +1256,9 @@ unsigned dp_nics_failures(const struct dp_nics *ns)
 
 	for (uint32_t i = 0; i < ns->n_rdma; i++)
 		n += !ns->rdma[i]->finished || !ns->rdma[i]->data_ok;
-	return n + (ns->coll && (!ns->coll->finished || ns->coll->failed));
+	for (uint32_t i = 0; i < ns->n_colls; i++)
+		n += !ns->colls[i]->finished || ns->colls[i]->failed;
+	return n;
 }
 
 void dp_nics_report(const struct dp_nics *ns, FILE *out)
@@ -1251,9 +1381,14 @@ void dp_nics_print_totals(const struct dp_nics *ns, FILE *out)
 		     " acks=%" PRIu64 " link_max_mean=%.3f link_cv=%.3f",
 		sum.retrans_pkts, sum.naks_sent, sum.timeouts, sum.out_of_seq_request, drops, pfc, ecn,
 		flowlet, qpc_miss, stalls, sum.acks_sent, max_mean, cv);
-	if (ns->coll)
-		print_coll_totals(ns->coll, out);
+	if (ns->n_colls == 1)
+		print_coll_totals(ns->colls[0], out);
 	fputc('\n', out);
+	for (uint32_t i = 0; ns->n_colls > 1 && i < ns->n_colls; i++) {
+		fprintf(out, "# [c%u] totals:", ns->colls[i]->id);
+		print_coll_totals(ns->colls[i], out);
+		fputc('\n', out);
+	}
 }
 
 void dp_nics_destroy(struct dp_nics *ns)
@@ -1267,14 +1402,9 @@ void dp_nics_destroy(struct dp_nics *ns)
 		free(r->outstanding);
 		free(r);
 	}
-	if (ns->coll) {
-		ne_coll_destroy(ns->coll->run);
-		if (ns->coll->series)
-			fclose(ns->coll->series);
-		free(ns->coll->rank_nic);
-		free(ns->coll->nics);
-		free(ns->coll);
-	}
+	for (uint32_t i = 0; i < ns->n_colls; i++)
+		coll_free(ns->colls[i]);
+	free(ns->colls);
 	rte_pktmbuf_free(ns->spare);
 	for (uint32_t i = 0; i < ns->n; i++)
 		ne_nic_destroy(ns->h[i].nic); /* frees its QPs, CQs and MRs */

@@ -49,6 +49,11 @@
  * Each size prints an nccl-tests line (time, algbw, busbw, #wrong); sizes
  * run one after the other on the same fabric. The totals line
  * (dp_nics_print_totals) adds the collective's counters summed over sizes.
+ *
+ * Several collectives run at once on disjoint sets of hosts (two jobs on one
+ * fabric), each with its own sweep: when a run has more than one
+ * (dp_nics_tag_colls), each collective's lines start "[cK] " ("# [cK]" for
+ * comment lines), K its place in the order they were added, from 1.
  */
 #ifndef DP_NIC_H
 #define DP_NIC_H
@@ -79,7 +84,8 @@ struct dp_nic_host {
 	uint64_t tx_waits;          /* times it waited for room in the host queue */
 	uint64_t stalls;            /* wake-ups where the NIC was due but had nothing to send */
 	uint64_t no_mbuf;
-	int32_t coll_rank;          /* its rank in --coll, -1 none */
+	int32_t coll_rank;          /* its rank in its collective, -1 none */
+	struct dp_coll *coll;       /* the collective it is a rank of, or NULL */
 	struct dp_rdma *rdma_src;   /* first --rdma transfer it sends, in order of the flags */
 	struct dp_rdma *rdma_src_tail;
 	bool rdma_end;              /* an end of some --rdma transfer */
@@ -95,9 +101,11 @@ struct dp_nics {
 	int32_t *by_host;           /* [n_hosts]: index into h, or -1 */
 	struct dp_rdma **rdma;      /* [n_rdma] */
 	uint32_t n_rdma;
-	struct dp_coll *coll;       /* --coll, or NULL */
+	struct dp_coll **colls;     /* the run's collectives, in the order added [n_colls] */
+	uint32_t n_colls;
+	bool coll_tags;             /* several collectives: each one's lines start "[cK] " */
 	FILE *coll_out;             /* where result lines go */
-	/* NICs whose wake-up time the collective's poll must look at again:
+	/* NICs whose wake-up time a collective's poll must look at again:
 	 * their state changed since their next event was read (ne_nic wake
 	 * notification), they are not armed, or they wait (indices into h) */
 	uint32_t *wake;
@@ -139,6 +147,8 @@ int dp_nics_create(struct dp_nics *ns, struct dp_fabric *f, const struct dp_nic_
  * and the per-message latency over the sweep (ne_coll_get_latency):
  * msg_lat_mean_us, msg_lat_p50_us, msg_lat_p99_us, msg_lat_max_us,
  * msg_wait_mean_us, msg_wait_p99_us. Each size also prints a "# latency" line.
+ * With several collectives the fabric's sums are a line of their own and
+ * each collective's counters follow, one "# [cK] totals:" line each.
  */
 void dp_nics_print_totals(const struct dp_nics *ns, FILE *out);
 void dp_nics_destroy(struct dp_nics *ns);
@@ -156,14 +166,22 @@ void dp_nics_rx(struct dp_nics *ns, struct dp_host *h, struct rte_mbuf *m, uint6
 int dp_nics_add_rdma(struct dp_nics *ns, const char *spec, uint64_t start_offset_ns, char *err,
 		     size_t errlen);
 
-/* Parse a --coll SPEC and arm its first size at start_ns. Returns 0 or -1 with a message. */
+/*
+ * Parse a --coll SPEC and arm its first size at start_ns. Its hosts must not
+ * be ranks of a collective added before. Returns 0, or -1 with a message
+ * (nothing of it stays).
+ */
 int dp_nics_add_coll(struct dp_nics *ns, const char *spec, uint64_t start_ns, FILE *out, char *err,
 		     size_t errlen);
 
+/* Before the first dp_nics_add_coll: on, when the run will have several (their lines tagged). */
+void dp_nics_tag_colls(struct dp_nics *ns, bool on);
+
 /*
- * The collective's traffic matrix as host pairs (src, dst): a ring for
- * AllReduce/AllGather/ReduceScatter, every ordered pair for AllToAll, every
- * rank to the root for incast. Returns the number written (at most max).
+ * The collectives' traffic matrix as host pairs (src, dst), each
+ * collective's in turn: a ring for AllReduce/AllGather/ReduceScatter, every
+ * ordered pair for AllToAll, every rank to the root for incast. Returns the
+ * number written (at most max).
  */
 uint32_t dp_nics_coll_pairs(const struct dp_nics *ns, uint32_t (*out)[2], uint32_t max);
 
@@ -177,13 +195,14 @@ uint32_t dp_nics_coll_qps(const char *spec);
  * size,t_us,dt_us,qp_ns,qps_mean,qps_max,nics_active (t_us from the size's
  * start). Rows are streamed (memory bounded). Call after dp_nics_add_coll;
  * path NULL only checks that the key series was not given without a file.
- * 0 without a --coll; -1 with err (the file cannot be opened, or series=
- * without a file). A failed write makes the run fail at its end.
+ * 0 without a --coll; -1 with err (the file cannot be opened, series=
+ * without a file, or a file for a run of several collectives). A failed
+ * write makes the run fail at its end.
  */
 #define DP_COLL_SERIES_NS 10000u
 int dp_nics_coll_series(struct dp_nics *ns, const char *path, char *err, size_t errlen);
 
-/* True while some --rdma transfer or the --coll sweep is not finished. */
+/* True while some --rdma transfer or collective's sweep is not finished. */
 bool dp_nics_active(const struct dp_nics *ns);
 
 /* Print the result of every --rdma transfer and each NIC's counters. */

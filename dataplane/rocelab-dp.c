@@ -84,8 +84,7 @@ struct opts {
 	uint64_t duration_ns;
 	struct spec_list gen;   /* --gen and the traffic file's generators */
 	struct spec_list rdma;  /* --rdma and the traffic file's rdma transfers */
-	const char *coll;
-	const char *coll_where; /* NULL: --coll; else its FILE:LINE in the traffic file */
+	struct spec_list coll;  /* --coll and the traffic file's collectives (disjoint hosts) */
 	const char *traffic;    /* --traffic FILE */
 	const char *coll_series; /* --coll-series FILE */
 	struct dp_nic_opts nic;
@@ -155,10 +154,12 @@ static void usage(FILE *out)
 		"  --coll SPEC         a collective over emulated NICs, nccl-tests-like lines per size\n"
 		"                      (keys op,hosts,sizes,qps,mode,channels,chunk,window,cts,sport,\n"
 		"                      iters,warmup,data; model=nccl, NCCL_*, proxy_post_wqe,\n"
-		"                      proxy_poll_cqe, series go to ne_coll; see dataplane/dp_nic.h)\n"
+		"                      proxy_poll_cqe, series go to ne_coll; see dataplane/dp_nic.h);\n"
+		"                      repeat it for collectives at once on disjoint hosts (lines\n"
+		"                      tagged [c1], [c2]... in the order given)\n"
 		"  --coll-series FILE  the --coll's active QPs per NIC over virtual time, CSV, one\n"
-		"                      row per interval of its key series (default 10us)\n"
-		"  --traffic FILE      generators, rdma transfers and a collective from a YAML file\n"
+		"                      row per interval of its key series (default 10us; one --coll)\n"
+		"  --traffic FILE      generators, rdma transfers and collectives from a YAML file\n"
 		"                      (the keys of --gen, --rdma, --coll; no limit on entries;\n"
 		"                      see topologies/README.md); adds to the flags\n"
 		"  --nic qpc=N,miss=TIME[,hold=on]  emulated NICs hold N QP contexts; a miss costs\n"
@@ -362,7 +363,10 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			if (spec_push(&o->rdma, optarg, NULL) < 0)
 				return bad("out of memory for --rdma", optarg);
 			break;
-		case O_COLL: o->coll = optarg; break;
+		case O_COLL:
+			if (spec_push(&o->coll, optarg, NULL) < 0)
+				return bad("out of memory for --coll", optarg);
+			break;
 		case O_TRAFFIC: o->traffic = optarg; break;
 		case O_CSERIES: o->coll_series = optarg; break;
 		case O_TE: o->te = true; break;
@@ -964,10 +968,9 @@ static void at_where(char *err, size_t errlen, const char *where)
 }
 
 /*
- * --traffic FILE: its generators and rdma transfers join the flags' lists,
- * its collective takes the --coll slot (one collective per run: dp_nic.c
- * runs one), each with its FILE:LINE. r->traffic keeps the specs. Returns 0,
- * or the exit code after printing why.
+ * --traffic FILE: its generators, rdma transfers and collectives join the
+ * flags' lists (after them), each with its FILE:LINE. r->traffic keeps the
+ * specs. Returns 0, or the exit code after printing why.
  */
 static int add_traffic(struct run *r)
 {
@@ -996,15 +999,8 @@ static int add_traffic(struct run *r)
 			rc = spec_push(&o->gen, e->spec, e->where);
 		else if (e->kind == TOPO_TRAFFIC_RDMA)
 			rc = spec_push(&o->rdma, e->spec, e->where);
-		else if (o->coll) {
-			fprintf(stderr, "rocelab-dp: %s: one collective per run (dataplane/dp_nic.c runs "
-				"one); the first is %s\n", e->where,
-				o->coll_where ? o->coll_where : "the --coll flag");
-			return EXIT_BAD_INPUT;
-		} else {
-			o->coll = e->spec;
-			o->coll_where = e->where;
-		}
+		else
+			rc = spec_push(&o->coll, e->spec, e->where);
 		if (rc < 0) {
 			fprintf(stderr, "rocelab-dp: %s: out of memory\n", e->where);
 			return 1;
@@ -1055,7 +1051,7 @@ static int plan_process(struct run *r)
 		if (dp_peers_remote_hosts(p)[r->gens[i].src])
 			return bad("--process: this generator's source runs in another process (give it "
 				   "to that one):", r->o->gen.spec[i]);
-	if (dp_peers_on(p) && p->self != 0 && (r->o->rdma.n || r->o->coll))
+	if (dp_peers_on(p) && p->self != 0 && (r->o->rdma.n || r->o->coll.n))
 		return bad("--process: emulated NICs run in process 0; give --rdma and --coll to it", NULL);
 	return 0;
 }
@@ -1118,7 +1114,9 @@ static int setup(struct run *r, char *err, size_t errlen)
 		return prc == -EINVAL ? EXIT_BAD_INPUT : 1;
 	if (multi && dp_parts_set_process(r->parts, o->peers.self) < 0)
 		return EXIT_BAD_INPUT; /* (not reached: the options were checked) */
-	o->nic.max_qps = dp_nics_coll_qps(o->coll);
+	o->nic.max_qps = 0;
+	for (unsigned i = 0; i < o->coll.n; i++) /* (the largest; a NIC is in one collective) */
+		o->nic.max_qps = RTE_MAX(o->nic.max_qps, dp_nics_coll_qps(o->coll.spec[i]));
 	o->nic.seed = o->seed;
 	if (dp_nics_create(&r->nics, r->fab, &o->nic, err, errlen) < 0)
 		return 1;
@@ -1192,17 +1190,19 @@ static int start_traffic(struct run *r, char *err, size_t errlen)
 			at_where(err, errlen, o->rdma.where[i]);
 			return EXIT_BAD_INPUT;
 		}
-	if (o->coll && dp_nics_add_coll(&r->nics, o->coll, r->start_ns, stdout, err, errlen) < 0) {
-		at_where(err, errlen, o->coll_where);
-		return EXIT_BAD_INPUT;
-	}
-	if (o->coll_series && !o->coll) {
+	dp_nics_tag_colls(&r->nics, o->coll.n > 1);
+	for (unsigned i = 0; i < o->coll.n; i++)
+		if (dp_nics_add_coll(&r->nics, o->coll.spec[i], r->start_ns, stdout, err, errlen) < 0) {
+			at_where(err, errlen, o->coll.where[i]);
+			return EXIT_BAD_INPUT;
+		}
+	if (o->coll_series && !o->coll.n) {
 		snprintf(err, errlen, "--coll-series needs a --coll");
 		return EXIT_BAD_INPUT;
 	}
 	/* (under mpirun rank 0 writes the file, as --csv) */
 	const char *series = o->coll_series && r->mpi.rank != 0 ? "/dev/null" : o->coll_series;
-	if (o->coll && dp_nics_coll_series(&r->nics, series, err, errlen) < 0)
+	if (o->coll.n && dp_nics_coll_series(&r->nics, series, err, errlen) < 0)
 		return EXIT_BAD_INPUT;
 	return o->te ? start_te(r, err, errlen) : 0;
 }
@@ -1296,7 +1296,7 @@ static int report(struct run *r)
 			dp_nics_report(&r->nics, stdout);
 		}
 	}
-	if (r->o->coll)
+	if (r->o->coll.n)
 		dp_nics_print_totals(&r->nics, stdout);
 	if (dp_nics_failures(&r->nics)) {
 		fprintf(stderr, "rocelab-dp: %u RDMA transfer(s) failed or did not finish\n",
@@ -1319,6 +1319,7 @@ static void free_early(struct run *r)
 	topo_free(r->topo);
 	spec_list_free(&r->o->gen);
 	spec_list_free(&r->o->rdma);
+	spec_list_free(&r->o->coll);
 	dp_peers_close(&r->o->peers);
 	r->gens = NULL;
 	r->traffic = NULL;

@@ -69,6 +69,35 @@ check "mixed file: rdma 8 of 8, data verified" "grep -q '^rdma h0>h2:qps=2,size=
 check "mixed file: allreduce of 64K over 4 ranks, 0 wrong" \
   "awk '\$1 == 65536 && \$NF == 0 { f = 1 } END { exit !f }' $tmp/mix.txt && grep -q '# allreduce: 4 ranks' $tmp/mix.txt"
 
+# 2b. Two collectives at once on disjoint hosts (two jobs on one fabric, their rings
+#     across the same spines): each completes its sweep with its data checked, its
+#     lines tagged [c1] / [c2], the same messages as when it runs alone (timing may
+#     differ, the work may not), and the output is the same with 2 worker threads.
+cat > "$tmp/two.yaml" <<'YAML'
+collectives:
+  - {op: allreduce, hosts: [h0, h2], sizes: 64K:128K}
+  - {op: allgather, hosts: [h1, h3], sizes: 64K, qps: 2}
+YAML
+dp --topology "$tmp/emu.yaml" --traffic "$tmp/two.yaml" > "$tmp/two.txt" 2> "$tmp/two.err"
+rc=$?
+c1=$(grep -Ec '^\[c1\] +(65536|131072) .* 0$' "$tmp/two.txt")
+c2=$(grep -Ec '^\[c2\] +65536 .* 0$' "$tmp/two.txt")
+check "two collectives: exit 0, c1 ran 2 sizes and c2 1, each 0 wrong ($c1, $c2)" \
+  "[ $rc -eq 0 ] && [ $c1 -eq 2 ] && [ $c2 -eq 1 ] && grep -q '^# \[c1\] allreduce: 2 ranks' $tmp/two.txt && grep -q '^# \[c2\] allgather: 2 ranks, 1 channel(s), 2 QP' $tmp/two.txt"
+msgs() { sed -n "s/^# $1totals:.* messages=\([0-9]*\) .*/\1/p" "$2"; }
+dp --topology "$tmp/emu.yaml" --coll op=allreduce,hosts=h0+h2,sizes=64K:128K > "$tmp/solo1.txt" 2>&1
+dp --topology "$tmp/emu.yaml" --coll op=allgather,hosts=h1+h3,sizes=64K,qps=2 > "$tmp/solo2.txt" 2>&1
+m1=$(msgs '\[c1\] ' "$tmp/two.txt") m2=$(msgs '\[c2\] ' "$tmp/two.txt")
+s1=$(msgs '' "$tmp/solo1.txt") s2=$(msgs '' "$tmp/solo2.txt")
+check "two collectives: each moves the messages it moves alone (c1 $m1 = $s1, c2 $m2 = $s2)" \
+  "[ -n '$m1' ] && [ '$m1' = '$s1' ] && [ -n '$m2' ] && [ '$m2' = '$s2' ]"
+dp --topology "$tmp/emu.yaml" --traffic "$tmp/two.yaml" --workers 2 > "$tmp/two-w2.txt" 2> /dev/null
+check "two collectives: the same output with --workers 2" \
+  "diff <(grep -v ' of wall time' $tmp/two.txt) <(grep -v ' of wall time' $tmp/two-w2.txt) > /dev/null"
+rc=0; dp --topology "$tmp/emu.yaml" --traffic "$tmp/two.yaml" --coll-series "$tmp/series.csv" > /dev/null 2> "$tmp/series.err" || rc=$?
+check "two collectives and one --coll-series file: exit 2, said why" \
+  "[ $rc -eq 2 ] && grep -q 'coll-series .*: one collective per file (this run has 2)' $tmp/series.err"
+
 # 3. Bad files: exit 2, "rocelab-dp: FILE:LINE: ..." (table: name | line | message | file body)
 # (fed with < <(printf ...), not a pipe: a pipe would run it in a subshell and lose its count)
 bad() { # bad NAME LINE MESSAGE [extra rocelab-dp args] ; body on stdin
@@ -90,8 +119,8 @@ bad "negative rate" 3 "rate: '-1G' is not a rate above zero" < <(printf 'generat
 bad "collective over one host" 2 "a collective over 1 host" < <(printf 'collectives:\n  - {op: allreduce, hosts: [h1]}\n')
 bad "size beyond the generator's range" 2 "generator: bad size=20000" < <(printf 'generators:\n  - {src: h0, dst: h1, size: 20000}\n')
 bad "qps beyond the rdma range" 2 "qps" < <(printf 'rdma:\n  - {src: h0, dst: h1, qps: 1000}\n')
-bad "second collective" 3 "one collective per run" < <(printf 'collectives:\n  - {op: allreduce}\n  - {op: allgather}\n')
-bad "--coll and a file collective" 2 "one collective per run" --coll op=allgather < <(printf 'collectives:\n  - {op: allreduce}\n')
+bad "collectives sharing a host" 3 "host h2 is a rank of collective 1 already" < <(printf 'collectives:\n  - {op: allreduce, hosts: [h0, h2]}\n  - {op: allgather, hosts: [h1, h2]}\n')
+bad "--coll (all hosts) and a file collective" 2 "host h0 is a rank of collective 1 already" --coll op=allgather < <(printf 'collectives:\n  - {op: allreduce}\n')
 bad "unknown collective op" 2 "--coll: bad 'op=broadcast'" < <(printf 'collectives:\n  - {op: broadcast}\n')
 # a collective naming 500 hosts (about 2,900 characters of host list: --coll reads it whole)
 "$TOPO" --generate spines=2,leaves=5,hosts=100,attach=emulated,name=emu500 -o "$tmp/emu500.yaml" || exit 1
