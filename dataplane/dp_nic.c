@@ -1202,6 +1202,7 @@ uint32_t dp_nics_coll_pairs(const struct dp_nics *ns, uint32_t (*out)[2], uint32
 
 struct coll_size {
 	uint32_t qps, channels;
+	uint32_t ranks;  /* hosts= named, 0: all */
 	bool all_peers; /* alltoall / incast: a NIC talks to every other rank */
 };
 
@@ -1221,11 +1222,16 @@ static int coll_size_kv(void *ctx, const char *k, const char *v)
 		cs->channels = n > cs->channels ? (uint32_t)n : cs->channels; /* the larger */
 	else if (strcmp(k, "op") == 0)
 		cs->all_peers = strcmp(v, "alltoall") == 0 || strcmp(v, "incast") == 0;
+	else if (strcmp(k, "hosts") == 0) {
+		cs->ranks = strcmp(v, "all") != 0;
+		for (const char *c = v; cs->ranks && *c; c++)
+			cs->ranks += *c == '+';
+	}
 	return 0;
 }
 
 /* QPs a NIC needs for the --coll spec (read before the NICs exist); 0 without --coll. */
-uint32_t dp_nics_coll_qps(const char *spec)
+uint32_t dp_nics_coll_qps(const char *spec, uint32_t n_emulated)
 {
 	struct coll_size cs = {.qps = 1, .channels = 1};
 	const char *bad;
@@ -1235,8 +1241,13 @@ uint32_t dp_nics_coll_qps(const char *spec)
 		return 0; /* (no --coll; out of memory: dp_nics_add_coll will say so) */
 	dp_kv_each(buf, coll_size_kv, &cs, &bad); /* never refuses a key */
 	free(buf);
-	/* per peer connection and channel: data QPs + 1 control QP, both directions */
-	return 2 * (cs.qps + 1) * cs.channels * (cs.all_peers ? NE_COLL_MAX_RANKS / 16 : 2) + 16;
+	/* per peer connection and channel: data QPs + 1 control QP, both directions;
+	 * a ring has 2 peers, an AllToAll or incast up to every other rank (at
+	 * least 64: room for --rdma transfers beside it; an incast's root at
+	 * 1,024 ranks needs 2,046: the table is allocated whole, touched as used) */
+	uint32_t ranks = cs.ranks ? cs.ranks : n_emulated;
+	uint32_t peers = cs.all_peers ? RTE_MAX(ranks, 65u) - 1 : 2;
+	return 2 * (cs.qps + 1) * cs.channels * peers + 16;
 }
 
 bool dp_nics_active(const struct dp_nics *ns)

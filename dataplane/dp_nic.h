@@ -185,8 +185,12 @@ void dp_nics_tag_colls(struct dp_nics *ns, bool on);
  */
 uint32_t dp_nics_coll_pairs(const struct dp_nics *ns, uint32_t (*out)[2], uint32_t max);
 
-/* QPs each NIC needs for a --coll SPEC (an upper bound read from it), 0 for NULL. */
-uint32_t dp_nics_coll_qps(const char *spec);
+/*
+ * QPs each NIC needs for a --coll SPEC (an upper bound read from it), 0 for
+ * NULL. n_emulated: the topology's emulated hosts (the ranks of hosts=all):
+ * in an AllToAll or an incast a NIC may connect to every other rank.
+ */
+uint32_t dp_nics_coll_qps(const char *spec, uint32_t n_emulated);
 
 /*
  * --coll-series: write the collective's active QPs per NIC over virtual time
