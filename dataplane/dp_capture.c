@@ -171,7 +171,7 @@ static void on_frame(void *ctx, struct dp_chan *c, struct rte_mbuf *m, uint64_t 
 	uint8_t buf[RTE_MBUF_DEFAULT_BUF_SIZE * 8];
 	uint32_t len = rte_pktmbuf_pkt_len(m), caplen = len < sizeof(buf) ? len : (uint32_t)sizeof(buf);
 
-	dp_frame_write_zeros(m); /* (the payload an emulated NIC left unwritten) */
+	dp_frame_settle(c->fab, m); /* (header rewrites owed, a payload left unwritten) */
 	const void *d = rte_pktmbuf_read(m, 0, caplen, buf);
 
 	if (cap->held)

@@ -217,10 +217,11 @@ static void arm_if_started(struct dp_chan *c, bool was_empty)
 /*
  * Ask for the cache lines the delivery of m reads, all at once: the mbuf's
  * first line (lengths, data offset), the two lines of its private area the
- * switch reads (the parse) and, at its usual place, the frame's header. A
- * frame that waited in queues and on wires has left the caches, and the
- * delivery would otherwise miss on them one after the other (the data's
- * address comes from the first line).
+ * switch reads (the parse) and, for a host, at its usual place, the frame's
+ * header (a switch reads the parse instead, and owes its rewrite: see
+ * dp_mbuf_priv.ttl_owed). A frame that waited in queues and on wires has
+ * left the caches, and the delivery would otherwise miss on them one after
+ * the other (the data's address comes from the first line).
  */
 static inline void prefetch_frame(const struct dp_chan *c, struct rte_mbuf *m)
 {
@@ -229,7 +230,8 @@ static inline void prefetch_frame(const struct dp_chan *c, struct rte_mbuf *m)
 	rte_prefetch0(m);
 	rte_prefetch0(pv);
 	rte_prefetch0(pv + RTE_CACHE_LINE_SIZE);
-	rte_prefetch0(pv + rte_pktmbuf_priv_size(c->fab->mp) + RTE_PKTMBUF_HEADROOM);
+	if (c->to.kind != TOPO_NODE_SWITCH)
+		rte_prefetch0(pv + rte_pktmbuf_priv_size(c->fab->mp) + RTE_PKTMBUF_HEADROOM);
 }
 
 static void on_arrive(void *obj, uint64_t arg, uint64_t now)

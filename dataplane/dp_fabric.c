@@ -16,10 +16,29 @@
 #include <rte_lpm.h>
 
 #include "dp_chan.h"
+#include "dp_pipeline.h"
 
 #define LPM_HOST_DEPTH 32   /* one /32 per host */
 #define LPM_SPARE_RULES 16
 #define LPM_TBL8S 256
+
+void dp_frame_write_headers(const struct dp_fabric *f, struct rte_mbuf *m)
+{
+	struct dp_mbuf_priv *pv = dp_priv(m);
+
+	if (pv->mac_chan == 0)
+		return;
+	dp_frame_pay_owed(rte_pktmbuf_mtod(m, uint8_t *), &pv->pkt, pv->ttl_owed,
+			  &f->chans[pv->mac_chan - 1]);
+	pv->ttl_owed = 0;
+	pv->mac_chan = 0;
+}
+
+void dp_frame_settle(const struct dp_fabric *f, struct rte_mbuf *m)
+{
+	dp_frame_write_headers(f, m);
+	dp_frame_write_zeros(m);
+}
 
 void dp_frame_write_zeros(struct rte_mbuf *m)
 {

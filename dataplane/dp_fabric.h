@@ -69,6 +69,15 @@ struct dp_mbuf_priv {
 	 */
 	uint8_t parsed;
 	int8_t parse_st;    /* rl_parse's status */
+	/*
+	 * Header rewrites a switch owes the frame's bytes: it forwarded the
+	 * frame with TTL / hop limit ttl_owed lower and the MACs of channel
+	 * mac_chan - 1 (0: nothing owed), kept in pkt but not written, so that
+	 * a hop touches no line of the frame itself. Whoever reads the bytes
+	 * settles them first (dp_frame_settle()).
+	 */
+	uint8_t ttl_owed;
+	uint32_t mac_chan;
 	struct rl_pkt pkt;  /* last: DP_PRIV_HEAD_LEN bytes before it are reset per frame */
 };
 
@@ -90,6 +99,19 @@ struct dp_fabric *dp_fabric_create(const struct topo *t, struct dp_engine *e,
 				   struct rte_mempool *mp, const struct dp_fabric_opts *opt,
 				   char *err, size_t errlen);
 void dp_fabric_destroy(struct dp_fabric *f);
+
+/*
+ * Write what m's bytes are owed: the header rewrites of the switches it
+ * crossed (dp_mbuf_priv.ttl_owed, mac_chan: clears them; byte for byte what
+ * the switches would have written, IPv4 checksum adjusted hop by hop) and,
+ * when its sender left them unwritten, the zeros of its payload
+ * (dp_frame_write_zeros). Call before m leaves for a port or another
+ * process, is captured, or reaches a NIC. Does nothing for other frames.
+ */
+void dp_frame_settle(const struct dp_fabric *f, struct rte_mbuf *m);
+
+/* The header part of dp_frame_settle() alone. */
+void dp_frame_write_headers(const struct dp_fabric *f, struct rte_mbuf *m);
 
 /*
  * Write the zeros m's payload stands for when its sender left them unwritten

@@ -58,6 +58,7 @@ int dp_gather_pack_outbox(struct dp_chan *c, unsigned parity, struct dp_bytes *x
 		if (bytes_room(x, REC_SIZE + data) < 0)
 			return -ENOMEM;
 		dp_chan_outbox_pop(c, parity, &m, &at);
+		dp_frame_write_headers(c->fab, m); /* (the other rank parses the bytes again) */
 		struct frame_rec *r = (struct frame_rec *)(x->b + x->len);
 		memset(r, 0, REC_SIZE);
 		r->chan = chan;

@@ -278,6 +278,7 @@ void dp_nics_rx(struct dp_nics *ns, struct dp_host *h, struct rte_mbuf *m, uint6
 		nh->rx_refused[0]++;
 	} else {
 		nh->rx_frames++;
+		dp_frame_write_headers(ns->fab, m); /* (owed by the switches it crossed) */
 		if (!nh->zero_payload)
 			dp_frame_write_zeros(m); /* (a NIC that reads the payload and checks its ICRC) */
 		int st = ne_nic_rx(nh->nic, rte_pktmbuf_mtod(m, const uint8_t *), rte_pktmbuf_data_len(m), now);

@@ -200,7 +200,7 @@ static void take_rings(struct dp_peers *p, struct dp_peer *pp)
 						       DP_PEER_BURST - pp->n_held, NULL);
 		for (uint32_t i = 0; i < n; i++) {
 			struct rte_mbuf *m = slot[i];
-			dp_frame_write_zeros(m); /* (the other process's captures read it) */
+			dp_frame_settle(p->f, m); /* (the other process's captures read it) */
 			m->vlan_tci = (uint16_t)(ci + 1);
 			if (rte_vlan_insert(&m) != 0) { /* (a shared or indirect mbuf) */
 				pp->tag_failed++;

@@ -504,24 +504,45 @@ static void rewrite_ttl_ecn(uint8_t *ip, uint8_t version, bool ce)
 	}
 }
 
+void dp_frame_pay_owed(uint8_t *d, const struct rl_pkt *p, unsigned ttl_owed, const struct dp_chan *c)
+{
+	for (unsigned i = 0; i < ttl_owed; i++)
+		rewrite_ttl_ecn(d + p->l3_off, p->ip_version, false);
+	if (c) {
+		memcpy(d + ETH_DST_OFF, c->dst_mac, MAC_LEN);
+		memcpy(d + ETH_SRC_OFF, c->src_mac, MAC_LEN);
+	}
+}
+
 /*
  * Rewrite. Reads: the admission's ECN mark, the egress channel's MACs.
  * Sets: TTL / hop limit - 1, CE when marked (the parse p follows, so the
- * next hop needs none), ecn_marked, destination and source MAC. Next:
- * forward (the caller records the flow and queues the frame).
+ * next hop needs none), ecn_marked, destination and source MAC: in the
+ * frame, or without a mark as owed (fr->ttl_owed: the frame's lines stay
+ * untouched; a mark first pays what earlier hops owed). Next: forward (the
+ * caller records the flow and queues the frame).
  */
 static bool stage_rewrite(struct pipe *x)
 {
 	bool ce = x->v->mmu_flags & PFC_MMU_F_ECN_CE;
-	uint8_t *d = x->fr->d;
+	struct dp_frame *fr = x->fr;
 
-	rewrite_ttl_ecn(d + x->p->l3_off, x->p->ip_version, ce);
+	if (fr->ttl_owed && !ce && *fr->ttl_owed < UINT8_MAX) {
+		(*fr->ttl_owed)++;
+		*fr->mac_chan_owed = (uint32_t)(x->oc - x->f->chans) + 1;
+	} else {
+		if (fr->ttl_owed && *fr->mac_chan_owed) {
+			dp_frame_pay_owed(fr->d, x->p, *fr->ttl_owed, NULL);
+			*fr->ttl_owed = 0;
+			*fr->mac_chan_owed = 0;
+		}
+		rewrite_ttl_ecn(fr->d + x->p->l3_off, x->p->ip_version, ce);
+		dp_frame_pay_owed(fr->d, x->p, 0, x->oc);
+	}
 	x->p->ttl--;
 	if (ce)
 		x->p->ecn = ECN_CE;
 	x->s->ecn_marked += ce;
-	memcpy(d + ETH_DST_OFF, x->oc->dst_mac, MAC_LEN);
-	memcpy(d + ETH_SRC_OFF, x->oc->src_mac, MAC_LEN);
 	x->v->kind = DP_VERDICT_FORWARD;
 	x->v->out_port = (uint16_t)x->out_port;
 	x->v->prio = x->prio;

@@ -41,12 +41,27 @@ struct dp_verdict {
 	unsigned mmu_flags; /* PFC_MMU_F_*: XOFF owed upstream on in_port (forward or drop), ECN CE marked */
 };
 
-/* A frame's bytes: len of them, in a buffer of room bytes (an answer may grow up to room). */
+/*
+ * A frame's bytes: len of them, in a buffer of room bytes (an answer may
+ * grow up to room). With ttl_owed and mac_chan_owed (the frame's
+ * dp_mbuf_priv fields), a forward without an ECN mark records its TTL / hop
+ * limit decrement and MACs there instead of writing them
+ * (dp_frame_pay_owed writes them); NULL: written at once.
+ */
 struct dp_frame {
 	uint8_t *d;
 	uint32_t len;
 	uint32_t room;
+	uint8_t *ttl_owed;
+	uint32_t *mac_chan_owed;
 };
+
+/*
+ * Write into frame d (parsed as p, IPv4 or IPv6) ttl_owed TTL / hop limit
+ * decrements, each as a hop writes it (IPv4: the checksum adjusted each
+ * time, RFC 1624), then MACs from channel c (NULL: leave them).
+ */
+void dp_frame_pay_owed(uint8_t *d, const struct rl_pkt *p, unsigned ttl_owed, const struct dp_chan *c);
 
 /*
  * Decide what switch s does with frame fr that arrived on in_port at now_ns.

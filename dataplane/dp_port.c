@@ -278,7 +278,7 @@ void dp_port_host_rx(void *ctx, struct dp_host *h, struct rte_mbuf *m, uint64_t 
 		rte_pktmbuf_free(m);
 		return;
 	}
-	dp_frame_write_zeros(m); /* (the payload an emulated NIC left unwritten) */
+	dp_frame_settle(h->tx->fab, m); /* (header rewrites owed, a payload left unwritten) */
 	rte_eth_tx_buffer(ps->port_id[i], 0, ps->txb[i], m);
 }
 

@@ -738,6 +738,79 @@ static void test_ecn_mark_rewrite(void **state)
 	assert_int_equal(fr.b[15] & 3, 0);
 }
 
+/*
+ * One frame along h0 -> leaf0 -> a spine -> leaf1 -> h2 on fabric f: eager
+ * (the bytes rewritten at each hop) or owed (the hops record the rewrite,
+ * dp_frame_pay_owed writes it at the end). Returns the hops where it was
+ * marked CE as bits (1: leaf0, 2: the spine, 4: leaf1), -1 if not forwarded.
+ */
+static int walk_path(struct fix *x, struct dp_fabric *f, struct frame *fr, bool owed)
+{
+	struct dp_switch *s = &f->sw[topo_switch_by_name(x->t, "leaf0")];
+	uint16_t in = PORT(x, s, "h0");
+	struct rl_pkt p;
+	uint8_t ttl_owed = 0;
+	uint32_t mac_chan = 0;
+	int st = rl_parse(fr->b, fr->len, &p), ce = 0;
+
+	for (int hop = 0; hop < 3; hop++) {
+		struct dp_frame df = {.d = fr->b, .len = fr->len, .room = ROOM,
+				      .ttl_owed = owed ? &ttl_owed : NULL,
+				      .mac_chan_owed = owed ? &mac_chan : NULL};
+		struct dp_verdict v;
+		if (dp_pipeline_decide(s, in, &df, &p, st, NOW, &v) != DP_VERDICT_FORWARD)
+			return -1;
+		ce |= v.mmu_flags & PFC_MMU_F_ECN_CE ? 1 << hop : 0;
+		const struct dp_chan *c = s->out[v.out_port];
+		if (c->to.kind != TOPO_NODE_SWITCH)
+			break;
+		s = &f->sw[c->to.index];
+		in = c->to_port;
+	}
+	if (owed)
+		dp_frame_pay_owed(fr->b, &p, ttl_owed, mac_chan ? &f->chans[mac_chan - 1] : NULL);
+	return ce;
+}
+
+/*
+ * Header rewrites owed along a path and written once at the end give the
+ * bytes of hop-by-hop rewriting (MACs, TTL / hop limit, the IPv4 checksum
+ * adjusted each time), also where a later hop marks CE and pays what the
+ * earlier ones owed first: two fabrics built alike see the same frames, one
+ * eager, one owed, and their queues (so their ECN marks) stay in step.
+ */
+static void test_owed_rewrite(void **state)
+{
+	struct fix *x = *state, *y;
+	int later_ce = 0, sent = 0;
+
+	setup_ecn((void **)&y);
+	for (int i = 0; i < 400; i++) {
+		struct frame a, b;
+		if (i % 2 == 0) {
+			udp4(x, &a, "h0", "h2", (uint16_t)(1000 + i), 64, DSCP_LOSSY << 2 | (i % 3 ? 1 : 0));
+		} else { /* IPv6, ECT(1) in the traffic class */
+			uint8_t *u = ipv6(&a, HOST(x, "h0"), HOST(x, "h0")->ipv6, HOST(x, "h2")->ipv6, 17, 64, 64);
+			a.b[15] |= 0x10;
+			rl_put_be16(u, (uint16_t)(1000 + i));
+			rl_put_be16(u + 2, UDP_DPORT);
+			rl_put_be16(u + 4, 64);
+		}
+		b = a;
+		int ce_a = walk_path(x, &x->f, &a, false), ce_b = walk_path(x, &y->f, &b, true);
+		assert_int_equal(ce_a, ce_b);
+		if (ce_a < 0)
+			continue;
+		sent++;
+		later_ce += (ce_a & 6) && !(ce_a & 1);
+		assert_int_equal(a.len, b.len);
+		assert_memory_equal(a.b, b.b, a.len);
+	}
+	assert_true(sent > 100);
+	assert_true(later_ce > 0); /* the pay-then-mark order was exercised */
+	teardown((void **)&y);
+}
+
 /* ---- timers that cannot be added ---- */
 
 /* Print f's tables into buf (NUL-terminated). */
@@ -787,6 +860,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_watchdog_storm_drops, setup_watchdog, teardown),
 		cmocka_unit_test_setup_teardown(test_full_buffer_drops_and_sends_xoff, setup_ecmp, teardown),
 		cmocka_unit_test_setup_teardown(test_ecn_mark_rewrite, setup_ecn, teardown),
+		cmocka_unit_test_setup_teardown(test_owed_rewrite, setup_ecn, teardown),
 		cmocka_unit_test_setup_teardown(test_timer_failure_reported, setup_ecmp, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
