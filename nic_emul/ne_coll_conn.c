@@ -94,10 +94,12 @@ int ne_coll_mrs_register(struct ne_coll *c)
 		struct ne_mr_attr a;
 		int rc;
 
+		if (r->src_len > NE_COLL_IOVA_ROOM || r->stage_len > NE_COLL_IOVA_ROOM)
+			return -E2BIG;
 		memset(&a, 0, sizeof(a));
 		a.addr = r->src;
 		a.len = r->src_len;
-		a.iova = (uint64_t)(uintptr_t)r->src;
+		a.iova = ne_coll_src_iova(i);
 		a.access = NE_ACCESS_LOCAL_WRITE;
 		rc = ne_mr_reg(r->nic, &a, &r->src_key);
 		if (rc)
@@ -105,7 +107,7 @@ int ne_coll_mrs_register(struct ne_coll *c)
 		r->src_reg = true;
 		a.addr = r->stage;
 		a.len = r->stage_len;
-		a.iova = (uint64_t)(uintptr_t)r->stage;
+		a.iova = ne_coll_stage_iova(i);
 		a.access = NE_ACCESS_LOCAL_WRITE | NE_ACCESS_REMOTE_WRITE;
 		rc = ne_mr_reg(r->nic, &a, &r->stage_key);
 		if (rc)
@@ -199,7 +201,7 @@ int ne_coll_post_recv(struct ne_coll *c, uint32_t rank, uint32_t qpn, uint64_t w
 	memset(&rw, 0, sizeof(rw));
 	rw.wr_id = wr_id;
 	rw.lkey = c->ranks[rank].stage_key;
-	rw.addr = (uint64_t)(uintptr_t)c->ranks[rank].stage;
+	rw.addr = ne_coll_stage_iova(rank);
 	rw.length = 0;
 	return ne_post_recv(c->ranks[rank].nic, qpn, &rw);
 }

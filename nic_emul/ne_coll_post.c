@@ -32,9 +32,7 @@ uint32_t ne_coll_msg_wqes(const struct ne_coll *c, uint32_t len)
 /* Address of transfer s's staging slot at the receiver. */
 static uint64_t slot_addr(const struct ne_coll *c, const struct coll_conn *cn, uint32_t s)
 {
-	const struct coll_rank *rd = &c->ranks[cn->dst];
-
-	return (uint64_t)(uintptr_t)rd->stage + cn->stage_off +
+	return ne_coll_stage_iova(cn->dst) + cn->stage_off +
 	       (uint64_t)(s % c->window) * c->slot_bytes;
 }
 
@@ -155,7 +153,7 @@ int ne_coll_post_msg(struct ne_coll *c, uint32_t k, uint32_t s, uint64_t now)
 	wr.rkey = rd->stage_key;
 	wr.imm_data = s;
 	wr.wr_id = wr_id_make(WR_DATA_SEND, k, s);
-	wr.local_addr = (uint64_t)(uintptr_t)rs->src + (c->cfg.data ? x->src_off : 0);
+	wr.local_addr = ne_coll_src_iova(rs->idx) + (c->cfg.data ? x->src_off : 0);
 	wr.remote_addr = slot_addr(c, cn, s);
 	switch (c->cfg.qp_mode) {
 	case NE_COLL_QP_RR:
@@ -192,9 +190,9 @@ int ne_coll_post_cts(struct ne_coll *c, uint32_t k, uint32_t s, uint64_t now)
 	 * its bytes are not interpreted here (the immediate names s) */
 	wr.opcode = NE_WR_RDMA_WRITE_WITH_IMM;
 	wr.length = NE_COLL_NCCL_FIFO_ENTRY;
-	wr.local_addr = (uint64_t)(uintptr_t)rd->stage;
+	wr.local_addr = ne_coll_stage_iova(rd->idx);
 	wr.lkey = rd->stage_key;
-	wr.remote_addr = (uint64_t)(uintptr_t)rs->stage + cn->fifo_off +
+	wr.remote_addr = ne_coll_stage_iova(rs->idx) + cn->fifo_off +
 			 (uint64_t)(s % c->window) * NE_COLL_NCCL_FIFO_ENTRY;
 	wr.rkey = rs->stage_key;
 	return ne_coll_proxy_post(c, cn->dst, cn->dst_ctrl_qpn, &wr, now);

@@ -100,6 +100,23 @@ struct coll_group {
 	bool dirty;
 };
 
+/*
+ * The addresses a rank's two buffers answer to (their MRs' iova, in WQEs and
+ * on the wire in RETH): fixed per rank instead of the heap's, which move with
+ * ASLR from run to run, so that the same run gives the same capture bytes.
+ * Each buffer has 8 GiB of room (ne_coll_mrs_register refuses a larger one).
+ */
+#define NE_COLL_IOVA_BASE 0x7e0000000000ull
+#define NE_COLL_IOVA_ROOM (1ull << 33)
+static inline uint64_t ne_coll_src_iova(uint32_t rank)
+{
+	return NE_COLL_IOVA_BASE + (uint64_t)rank * 2 * NE_COLL_IOVA_ROOM;
+}
+static inline uint64_t ne_coll_stage_iova(uint32_t rank)
+{
+	return ne_coll_src_iova(rank) + NE_COLL_IOVA_ROOM;
+}
+
 struct coll_rank {
 	struct ne_coll *owner; /* for the CQ notification callback */
 	uint32_t idx;
