@@ -104,10 +104,12 @@ struct coll_group {
  * The addresses a rank's two buffers answer to (their MRs' iova, in WQEs and
  * on the wire in RETH): fixed per rank instead of the heap's, which move with
  * ASLR from run to run, so that the same run gives the same capture bytes.
- * Each buffer has 8 GiB of room (ne_coll_mrs_register refuses a larger one).
+ * Each buffer has 1 TiB of room (ne_coll_mrs_register refuses a larger one):
+ * an incast root's staging area at 1,024 ranks, 32 slots of 512 KiB per
+ * sender, is 16 GiB (with data=off, an address range, not memory).
  */
-#define NE_COLL_IOVA_BASE 0x7e0000000000ull
-#define NE_COLL_IOVA_ROOM (1ull << 33)
+#define NE_COLL_IOVA_BASE (1ull << 44)
+#define NE_COLL_IOVA_ROOM (1ull << 40)
 static inline uint64_t ne_coll_src_iova(uint32_t rank)
 {
 	return NE_COLL_IOVA_BASE + (uint64_t)rank * 2 * NE_COLL_IOVA_ROOM;

@@ -99,10 +99,11 @@ check "two collectives and one --coll-series file: exit 2, said why" \
   "[ $rc -eq 2 ] && grep -q 'coll-series .*: one collective per file (this run has 2)' $tmp/series.err"
 
 # 2c. An incast over 1,024 emulated NICs: the root holds a connection to each of the
-#     1,023 others (2,046 QPs; the NICs' QP tables were sized for 64 peers at most).
+#     1,023 others (2,046 QPs; the NICs' QP tables were sized for 64 peers at most) and a
+#     staging area of 1,023 x 32 slots of 512 KiB (16 GiB of addresses, data=off).
 "$TOPO" --generate spines=16,leaves=64,hosts=16,host-rate=400G,leaf-rate=400G,host-mtu=9000,attach=emulated \
   -o "$tmp/emu1024.yaml" || exit 1
-dp --topology "$tmp/emu1024.yaml" --coll op=incast,sizes=64K,chunk=64K,data=off > "$tmp/incast.txt" 2>&1
+dp --topology "$tmp/emu1024.yaml" --coll op=incast,sizes=64K,chunk=512K,window=32,data=off > "$tmp/incast.txt" 2>&1
 rc=$?
 check "incast 1,023:1 over 1,024 emulated NICs: exit 0, the size done, 1,023 messages" \
   "[ $rc -eq 0 ] && grep -Eq '^ +65536 +16384 +float +none +0 ' $tmp/incast.txt && grep -q '^# totals:.* messages=1023 ' $tmp/incast.txt"
