@@ -5,6 +5,7 @@
  * of the files.
  */
 #include "ne_coll_priv.h"
+#include "ne_mem.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -67,7 +68,7 @@ void ne_coll_destroy(struct ne_coll *c)
 				free(r->src);
 			free(r->in);
 			free(r->work);
-			free(r->stage);
+			ne_lazy_free(r->stage, r->stage_len);
 		}
 		free(c->ranks);
 	}

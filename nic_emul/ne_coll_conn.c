@@ -4,6 +4,7 @@
  * completion notification) and the QPs of each connection, brought to RTS.
  */
 #include "ne_coll_priv.h"
+#include "ne_mem.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -80,7 +81,7 @@ int ne_coll_buffers_alloc(struct ne_coll *c)
 		/* room for a FIFO entry's source (nccl), never empty */
 		if (r->stage_len < NE_COLL_NCCL_FIFO_ENTRY)
 			r->stage_len = NE_COLL_NCCL_FIFO_ENTRY;
-		r->stage = calloc(1, r->stage_len);
+		r->stage = ne_lazy_zalloc(r->stage_len); /* (an incast root's: 16 GiB of addresses) */
 		if (!r->stage)
 			return -ENOMEM;
 	}

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ne_mem.h"
 #include "ne_priv.h"
 #include "rl_bytes.h"
 #include "rl_icrc.h"
@@ -58,7 +59,7 @@ struct ne_nic *ne_nic_create(const struct ne_nic_config *cfg)
 	nic->nqps = cfg->max_qps;
 	nic->next_qpn = nic->cfg.first_qpn;
 	nic->next_key = NE_FIRST_KEY;
-	nic->qps = calloc(nic->nqps, sizeof(*nic->qps));
+	nic->qps = ne_lazy_zalloc(nic->nqps * sizeof(*nic->qps)); /* (mostly never used) */
 	nic->mrs = calloc(cfg->max_mrs, sizeof(*nic->mrs));
 	nic->qpc_head = nic->qpc_tail = NE_QPC_NIL;
 	nic->turn = NE_HEAP_NONE;
@@ -95,7 +96,7 @@ void ne_nic_destroy(struct ne_nic *nic)
 		free(cq->ring);
 		free(cq);
 	}
-	free(nic->qps);
+	ne_lazy_free(nic->qps, nic->nqps * sizeof(*nic->qps));
 	free(nic->mrs);
 	free(nic->qpc);
 	ne_sched_free(nic);
