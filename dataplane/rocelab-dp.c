@@ -1115,12 +1115,9 @@ static int setup(struct run *r, char *err, size_t errlen)
 	if (multi && dp_parts_set_process(r->parts, o->peers.self) < 0)
 		return EXIT_BAD_INPUT; /* (not reached: the options were checked) */
 	o->nic.max_qps = 0;
-	uint32_t n_emulated = 0;
-	for (uint32_t h = 0; h < r->topo->n_hosts; h++)
-		n_emulated += r->topo->hosts[h].attach == TOPO_ATTACH_EMULATED;
 	for (unsigned i = 0; i < o->coll.n; i++) /* (the largest; a NIC is in one collective) */
 		o->nic.max_qps = RTE_MAX(o->nic.max_qps,
-					 dp_nics_coll_qps(o->coll.spec[i], n_emulated));
+					 dp_nics_coll_qps(o->coll.spec[i], topo_emulated_hosts(r->topo)));
 	o->nic.seed = o->seed;
 	if (dp_nics_create(&r->nics, r->fab, &o->nic, err, errlen) < 0)
 		return 1;

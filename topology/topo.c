@@ -2205,6 +2205,15 @@ int topo_host_by_name(const struct topo *t, const char *name)
 	return -1;
 }
 
+uint32_t topo_emulated_hosts(const struct topo *t)
+{
+	uint32_t n = 0;
+
+	for (uint32_t i = 0; i < t->n_hosts; i++)
+		n += t->hosts[i].attach == TOPO_ATTACH_EMULATED;
+	return n;
+}
+
 int topo_link_by_name(const struct topo *t, const char *name)
 {
 	if (!t || !name)

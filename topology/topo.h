@@ -227,6 +227,9 @@ int topo_switch_by_name(const struct topo *t, const char *name);
 int topo_host_by_name(const struct topo *t, const char *name);
 int topo_link_by_name(const struct topo *t, const char *name);
 
+/* Number of hosts with attach: emulated (the in-process NICs). */
+uint32_t topo_emulated_hosts(const struct topo *t);
+
 /* Name of a node (switch or host); "?" for a bad reference. */
 const char *topo_node_name(const struct topo *t, struct topo_node_ref ref);
 

@@ -157,18 +157,10 @@ static int find_host(struct topo_yaml_ctx *c, const struct entry *e, const char 
 	return h;
 }
 
-static uint32_t emulated_hosts(const struct topo *t)
-{
-	uint32_t n = 0;
-	for (uint32_t i = 0; i < t->n_hosts; i++)
-		n += t->hosts[i].attach == TOPO_ATTACH_EMULATED;
-	return n;
-}
-
 /* hosts: all (at least two emulated hosts in the topology) */
 static int hosts_all(struct topo_yaml_ctx *c, struct entry *e, int line)
 {
-	uint32_t n = emulated_hosts(e->t);
+	uint32_t n = topo_emulated_hosts(e->t);
 	if (n < 2)
 		return topo_yaml_fail(c, line,
 				      "hosts: all is %u emulated host%s in topology %s: a collective "
