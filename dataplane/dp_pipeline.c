@@ -104,6 +104,8 @@ static bool verdict_reply(struct pipe *x, uint32_t len)
 	return true;
 }
 
+static void pipe_settle(struct pipe *x);
+
 /*
  * RFC 1624 incremental update of the big-endian one's complement checksum at
  * csum, for a 16-bit word of the header changing from old to new (host order).
@@ -252,6 +254,7 @@ static bool stage_nd(struct pipe *x)
 	    memcmp(p->src, unspec, IPV6_ADDR_LEN) == 0 ||
 	    memcmp(d + p->l4_off + ND_TARGET_OFF, cfg->gw_ipv6, GW_PREFIX_LEN) != 0)
 		return verdict_drop(x, DP_DROP_IPV6_CTL);
+	pipe_settle(x); /* (the asker's MAC, as the last hop wrote it) */
 	uint8_t target[IPV6_ADDR_LEN], asker[IPV6_ADDR_LEN], asker_mac[MAC_LEN];
 	memcpy(target, d + p->l4_off + ND_TARGET_OFF, IPV6_ADDR_LEN);
 	memcpy(asker, p->src, IPV6_ADDR_LEN);
@@ -311,6 +314,7 @@ static bool stage_echo(struct pipe *x)
 
 	if (x->s->cfg->role != TOPO_ROLE_RTSW || !is_echo_to_gateway(x->s, p, d, x->fr->len))
 		return false;
+	pipe_settle(x); /* the reply goes back to the MAC the last hop wrote */
 	bool v4 = p->ip_version == 4;
 	size_t alen = v4 ? IPV4_ADDR_LEN : IPV6_ADDR_LEN;
 	size_t src = v4 ? IPV4_SRC_OFF : IPV6_SRC_OFF;
@@ -515,6 +519,22 @@ void dp_frame_pay_owed(uint8_t *d, const struct rl_pkt *p, unsigned ttl_owed, co
 }
 
 /*
+ * Write into the frame what earlier hops owed it (fr->ttl_owed: their TTL /
+ * hop limit decrements and the last one's MACs), for a stage that reads
+ * those bytes or writes over them: a reply built in place, a CE mark.
+ */
+static void pipe_settle(struct pipe *x)
+{
+	struct dp_frame *fr = x->fr;
+
+	if (fr->ttl_owed == NULL || *fr->mac_chan_owed == 0)
+		return;
+	dp_frame_pay_owed(fr->d, x->p, *fr->ttl_owed, &x->f->chans[*fr->mac_chan_owed - 1]);
+	*fr->ttl_owed = 0;
+	*fr->mac_chan_owed = 0;
+}
+
+/*
  * Rewrite. Reads: the admission's ECN mark, the egress channel's MACs.
  * Sets: TTL / hop limit - 1, CE when marked (the parse p follows, so the
  * next hop needs none), ecn_marked, destination and source MAC: in the
@@ -531,11 +551,7 @@ static bool stage_rewrite(struct pipe *x)
 		(*fr->ttl_owed)++;
 		*fr->mac_chan_owed = (uint32_t)(x->oc - x->f->chans) + 1;
 	} else {
-		if (fr->ttl_owed && *fr->mac_chan_owed) {
-			dp_frame_pay_owed(fr->d, x->p, *fr->ttl_owed, NULL);
-			*fr->ttl_owed = 0;
-			*fr->mac_chan_owed = 0;
-		}
+		pipe_settle(x);
 		rewrite_ttl_ecn(fr->d + x->p->l3_off, x->p->ip_version, ce);
 		dp_frame_pay_owed(fr->d, x->p, 0, x->oc);
 	}

@@ -46,7 +46,9 @@ struct dp_verdict {
  * grow up to room). With ttl_owed and mac_chan_owed (the frame's
  * dp_mbuf_priv fields), a forward without an ECN mark records its TTL / hop
  * limit decrement and MACs there instead of writing them
- * (dp_frame_pay_owed writes them); NULL: written at once.
+ * (dp_frame_pay_owed writes them); NULL: written at once. The stages that
+ * read or overwrite those bytes (an echo or neighbour advertisement built in
+ * place, a CE mark) write what is owed first and clear it.
  */
 struct dp_frame {
 	uint8_t *d;

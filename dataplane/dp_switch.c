@@ -183,10 +183,6 @@ __attribute__((flatten)) void dp_switch_rx(struct dp_switch *s, uint16_t in_port
 			      .ttl_owed = &pv->ttl_owed, .mac_chan_owed = &pv->mac_chan};
 	struct dp_verdict v;
 
-	/* ICMP may be for this switch (echo, neighbour discovery): it reads the bytes */
-	if (pv->mac_chan && (pv->pkt.proto == IPPROTO_ICMP_ || pv->pkt.proto == IPPROTO_ICMPV6_))
-		dp_frame_write_headers(s->out[in_port]->fab, m);
-
 	pipeline_decide(s, in_port, &fr, &pv->pkt, pv->parse_st, now, &v);
 	if (v.mmu_flags & PFC_MMU_F_XOFF) /* the buffer asks in_port's peer to pause */
 		dp_switch_send_pfc(s, in_port, now);

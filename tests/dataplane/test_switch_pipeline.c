@@ -811,6 +811,67 @@ static void test_owed_rewrite(void **state)
 	teardown((void **)&y);
 }
 
+/*
+ * The stages that answer in place (echo, neighbour advertisement) read the
+ * asker's MAC, so they write what earlier hops owed first. A far leaf's
+ * gateway is not routed (only hosts are), so no path brings such a frame
+ * with something owed: here leaf0 gets an echo and a solicitation as if
+ * over a spine's link, owed (one hop, that link's MACs), and answers them
+ * byte for byte as it answers the same frame written at once, owing nothing
+ * after.
+ */
+static void test_owed_reply(void **state)
+{
+	struct fix *x = *state;
+	struct dp_switch *leaf0 = SW(x, "leaf0");
+	const struct topo_host *h0 = HOST(x, "h0");
+	uint16_t in = PORT(x, leaf0, "h0");
+	uint32_t via = UINT32_MAX; /* a spine -> leaf0 link */
+
+	for (uint32_t i = 0; i < x->f.n_chans && via == UINT32_MAX; i++)
+		if (x->f.chans[i].from.kind == TOPO_NODE_SWITCH &&
+		    &x->f.sw[x->f.chans[i].to.index] == leaf0)
+			via = i;
+	assert_int_not_equal(via, UINT32_MAX);
+	for (int kind = 0; kind < 3; kind++) {
+		struct frame a, b;
+		uint8_t *icmp;
+		if (kind == 0) {
+			icmp = ipv4(&a, h0, leaf0->cfg->gw_ipv4, 1, 9, 0, 16);
+			icmp[0] = 8;
+			rl_put_be16(icmp + 2, (uint16_t)~ones_sum(icmp, 16, 0));
+		} else if (kind == 1) {
+			icmp = ipv6(&a, h0, h0->ipv6, leaf0->cfg->gw_ipv6, 58, 9, 16);
+			icmp[0] = 128;
+			rl_put_be16(icmp + 2, (uint16_t)~icmp6_check(a.b + 14));
+		} else {
+			neighbour_solicit(x, &a, "h0", h0->ipv6, leaf0->cfg->gw_ipv6);
+		}
+		b = a;
+		struct rl_pkt pa, pb;
+		assert_int_equal(rl_parse(a.b, a.len, &pa), RL_PARSE_OK);
+		assert_int_equal(rl_parse(b.b, b.len, &pb), RL_PARSE_OK);
+		dp_frame_pay_owed(a.b, &pa, 1, &x->f.chans[via]); /* written at once */
+		pa.ttl--;
+		pb.ttl--;
+		uint8_t ttl_owed = 1;
+		uint32_t mac_chan = via + 1;
+		struct dp_frame fa = {.d = a.b, .len = a.len, .room = ROOM};
+		struct dp_frame fb = {.d = b.b, .len = b.len, .room = ROOM, .ttl_owed = &ttl_owed,
+				      .mac_chan_owed = &mac_chan};
+		struct dp_verdict va, vb;
+		assert_int_equal(dp_pipeline_decide(leaf0, in, &fa, &pa, RL_PARSE_OK, NOW, &va), DP_VERDICT_REPLY);
+		assert_int_equal(dp_pipeline_decide(leaf0, in, &fb, &pb, RL_PARSE_OK, NOW, &vb), DP_VERDICT_REPLY);
+		assert_int_equal(va.len, vb.len);
+		assert_memory_equal(a.b, b.b, va.len);
+		assert_memory_equal(b.b, x->f.chans[via].src_mac, 6); /* back to the spine */
+		assert_int_equal(ttl_owed, 0);
+		assert_int_equal(mac_chan, 0);
+	}
+	assert_int_equal(leaf0->echo_replies, 4);
+	assert_int_equal(leaf0->nd_replies, 2);
+}
+
 /* ---- timers that cannot be added ---- */
 
 /* Print f's tables into buf (NUL-terminated). */
@@ -861,6 +922,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_full_buffer_drops_and_sends_xoff, setup_ecmp, teardown),
 		cmocka_unit_test_setup_teardown(test_ecn_mark_rewrite, setup_ecn, teardown),
 		cmocka_unit_test_setup_teardown(test_owed_rewrite, setup_ecn, teardown),
+		cmocka_unit_test_setup_teardown(test_owed_reply, setup_ecmp, teardown),
 		cmocka_unit_test_setup_teardown(test_timer_failure_reported, setup_ecmp, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
