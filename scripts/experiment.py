@@ -632,6 +632,70 @@ def plot_series(exp, out, series_files):
     return pngs
 
 
+def write_tables(out, raw, tot):
+    """results.csv, totals.csv and timing.csv of the runs so far."""
+    with open(os.path.join(out, "results.csv"), "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=["variant", "placement", "seed", "size", "time_us", "algbw",
+                                          "busbw", "wrong"] + list(LAT_COLS))
+        w.writeheader()
+        w.writerows(raw)
+
+    tcols = sorted({k for t in tot for k in t} - {"variant", "placement", "seed"})
+    # totals.csv is deterministic like results.csv (same file, same numbers); the wall
+    # time of each run depends on the machine, so it goes to timing.csv
+    det_cols = [c for c in tcols if c not in WALL_COLS]
+    with open(os.path.join(out, "totals.csv"), "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=["variant", "placement", "seed"] + det_cols,
+                           extrasaction="ignore")
+        w.writeheader()
+        w.writerows(tot)
+    with open(os.path.join(out, "timing.csv"), "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=["variant", "placement", "seed"] + sorted(WALL_COLS),
+                           extrasaction="ignore")
+        w.writeheader()
+        w.writerows(tot)
+
+
+def run_all(a, exp, base, seeds, coll_base, placed, runs, out, first_pl, raw, tot, stalls,
+            drawn, series_files):
+    """Run every (variant, placement, hosts, seed) of runs, appending to raw (a row per
+    size), tot (a row per run), stalls and drawn; the tables are rewritten after each run."""
+    t0 = time.time()
+    with tempfile.TemporaryDirectory(prefix="rocelab-exp-") as tmp:
+        check_topologies(a.dp, [(v["label"], topology_for(base, v.get("switch"), v.get("topology"),
+                                                          seeds[0], tmp, f"check{k}"))
+                                for k, v in enumerate(exp["variants"])])
+        for i, (v, pl, hosts, seed) in enumerate(runs):
+            topo = topology_for(base, v.get("switch"), v.get("topology"), seed, tmp, f"r{i}")
+            coll = f"{coll_base},hosts={hosts}" + (f",{v['coll']}" if v.get("coll") else "")
+            nk = nccl_keys(exp, v)
+            # model=nccl first: it resets the QP settings to NCCL's defaults
+            coll = (f"{nk},{coll}" if nk.startswith("model=") else f"{coll},{nk}") if nk else coll
+            print(f"\r[{i + 1}/{len(runs)}] {v['label']} / {pl} / seed {seed} "
+                  f"({time.time() - t0:.0f} s)   ", end="", file=sys.stderr, flush=True)
+            pic = None
+            if not a.no_pictures and pl == first_pl and seed == seeds[0]:
+                pic = os.path.join(out, "pictures", slug(v["label"]))
+                drawn.append((v["label"], pic))
+            ser = os.path.join(out, "series", f"{slug(v['label'])}-{slug(pl)}-s{seed}.csv")
+            if seed == seeds[0]:
+                series_files[(v["label"], pl)] = ser
+            t_run = time.time()
+            workers_args = ["--workers", str(a.workers)] if a.workers > 1 else []
+            rows, totals, stalled = run_one(a.dp, topo, coll, f"rl-exp-{os.getpid()}-{i}", seed,
+                                            dp_args_for(exp, v) + workers_args, pic,
+                                            mpi_launcher(a.mpi), ser,
+                                            a.run_timeout if a.run_timeout > 0 else None)
+            totals["wall_s"] = round(time.time() - t_run, 1)
+            if stalled:
+                stalls.append(f"{v['label']} / {pl} / seed {seed}: {stalled} "
+                              f"(finished {len(rows)} size(s))")
+            for r in rows:
+                raw.append({"variant": v["label"], "placement": pl, "seed": seed, **r})
+            tot.append({"variant": v["label"], "placement": pl, "seed": seed, **totals})
+            write_tables(out, raw, tot)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("experiment")
@@ -684,63 +748,20 @@ def main():
     t0 = time.time()
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
-    with tempfile.TemporaryDirectory(prefix="rocelab-exp-") as tmp:
-        check_topologies(a.dp, [(v["label"], topology_for(base, v.get("switch"), v.get("topology"),
-                                                          seeds[0], tmp, f"check{k}"))
-                                for k, v in enumerate(exp["variants"])])
-        for i, (v, pl, hosts, seed) in enumerate(runs):
-            topo = topology_for(base, v.get("switch"), v.get("topology"), seed, tmp, f"r{i}")
-            coll = f"{coll_base},hosts={hosts}" + (f",{v['coll']}" if v.get("coll") else "")
-            nk = nccl_keys(exp, v)
-            # model=nccl first: it resets the QP settings to NCCL's defaults
-            coll = (f"{nk},{coll}" if nk.startswith("model=") else f"{coll},{nk}") if nk else coll
-            print(f"\r[{i + 1}/{len(runs)}] {v['label']} / {pl} / seed {seed} "
-                  f"({time.time() - t0:.0f} s)   ", end="", file=sys.stderr, flush=True)
-            pic = None
-            if not a.no_pictures and pl == first_pl and seed == seeds[0]:
-                pic = os.path.join(out, "pictures", slug(v["label"]))
-                drawn.append((v["label"], pic))
-            ser = os.path.join(out, "series", f"{slug(v['label'])}-{slug(pl)}-s{seed}.csv")
-            if seed == seeds[0]:
-                series_files[(v["label"], pl)] = ser
-            t_run = time.time()
-            workers_args = ["--workers", str(a.workers)] if a.workers > 1 else []
-            rows, totals, stalled = run_one(a.dp, topo, coll, f"rl-exp-{os.getpid()}-{i}", seed,
-                                            dp_args_for(exp, v) + workers_args, pic,
-                                            mpi_launcher(a.mpi), ser,
-                                            a.run_timeout if a.run_timeout > 0 else None)
-            totals["wall_s"] = round(time.time() - t_run, 1)
-            if stalled:
-                stalls.append(f"{v['label']} / {pl} / seed {seed}: {stalled} "
-                              f"(finished {len(rows)} size(s))")
-            for r in rows:
-                raw.append({"variant": v["label"], "placement": pl, "seed": seed, **r})
-            tot.append({"variant": v["label"], "placement": pl, "seed": seed, **totals})
+    try:
+        run_all(a, exp, base, seeds, coll_base, placed, runs, out, first_pl, raw, tot, stalls,
+                drawn, series_files)
+    except (Stopped, SystemExit):  # a signal, a failed or over-long run: what finished stays
+        if tot:
+            print(f"\nexperiment.py: {len(tot)} of {len(runs)} runs finished; their numbers are "
+                  f"in {out}/results.csv and totals.csv (no report)", file=sys.stderr)
+        raise
     print(f"\r{len(runs)} runs in {time.time() - t0:.0f} s" + " " * 40, file=sys.stderr)
-
-    with open(os.path.join(out, "results.csv"), "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=["variant", "placement", "seed", "size", "time_us", "algbw",
-                                          "busbw", "wrong"] + list(LAT_COLS))
-        w.writeheader()
-        w.writerows(raw)
-
-    tcols = sorted({k for t in tot for k in t} - {"variant", "placement", "seed"})
+    write_tables(out, raw, tot)
     # the report's totals table: the fabric's and transport's events; the collective's
     # work counters are in the mechanism table (all of them are in totals.csv)
-    fabric_cols = [c for c in tcols if c not in COLL_COLS]
-    # totals.csv is deterministic like results.csv (same file, same numbers); the wall
-    # time of each run depends on the machine, so it goes to timing.csv
-    det_cols = [c for c in tcols if c not in WALL_COLS]
-    with open(os.path.join(out, "totals.csv"), "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=["variant", "placement", "seed"] + det_cols,
-                           extrasaction="ignore")
-        w.writeheader()
-        w.writerows(tot)
-    with open(os.path.join(out, "timing.csv"), "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=["variant", "placement", "seed"] + sorted(WALL_COLS),
-                           extrasaction="ignore")
-        w.writeheader()
-        w.writerows(tot)
+    fabric_cols = [c for c in sorted({k for t in tot for k in t} - {"variant", "placement", "seed"})
+                   if c not in COLL_COLS]
 
     mean = {}
     for key in {(r["variant"], r["placement"], r["size"]) for r in raw}:

@@ -110,16 +110,21 @@ check "an event on an unknown link: exit 2 before any run, naming the variant an
 # Ctrl-C pressed twice or a signal also forwarded by 'timeout': it stops the run under
 # way with SIGTERM and exits 143; no rocelab-dp, DPDK runtime directory or temporary
 # folder is left. (A signal handled inside Popen.wait once deadlocked experiment.py.)
+# The signal comes during the second run or later: the runs that finished keep their
+# rows in results.csv and totals.csv, and experiment.py says how many of how many.
 mkdir -p "$tmp/tmpdir"
 TMPDIR="$tmp/tmpdir" timeout -k 10 120 $RUN "$EXP/e1-eecmp-qp-scaling.yaml" --dp "$DP" --no-pictures \
   --out "$tmp/term" > "$tmp/term.txt" 2>&1 & epid=$!
-for _ in $(seq 300); do pgrep -f -- "--name rl-exp-[0-9]+-0 " > /dev/null && break; sleep 0.1; done
+for _ in $(seq 600); do pgrep -f -- "--name rl-exp-[0-9]+-1 " > /dev/null && break; sleep 0.1; done
 sleep 1
 xp=$(pgrep -f -- "^/usr/bin/python3 .*scripts/experiment.py $EXP/e1-eecmp-qp-scaling.yaml --dp $DP --no-pictures --out $tmp/term")
 kill -TERM $xp 2>/dev/null; kill -TERM $xp 2>/dev/null; wait $epid; rc=$?
 left=$(ls /var/run/dpdk 2>/dev/null | grep -c "^rl-exp-$xp-")
 check "SIGTERM: exit 143, no rocelab-dp, runtime directory or temporary folder left (rc $rc, $left dirs, $(ls $tmp/tmpdir | wc -l) tmp)" \
   "[ $rc -eq 143 ] && [ $left -eq 0 ] && [ -z \"\$(ls $tmp/tmpdir)\" ] && ! pgrep -f -- '--name rl-exp-$xp-' > /dev/null"
+done_runs=$(($(wc -l < "$tmp/term/totals.csv" 2>/dev/null || echo 1) - 1))
+check "SIGTERM: the $done_runs finished runs' rows stay in results.csv and totals.csv, and it says so" \
+  "[ $done_runs -ge 1 ] && [ $done_runs -lt 15 ] && grep -q '^\"ECMP, 1 QP\",full,1,1048576,' $tmp/term/results.csv && grep -q \"experiment.py: $done_runs of 15 runs finished; their numbers are in $tmp/term/results.csv\" $tmp/term.txt && [ ! -e $tmp/term/report.md ]"
 # --run-timeout: a run longer than the limit is stopped (SIGTERM: nothing left) and the
 # experiment exits 1, a runtime failure; a negative limit is bad input (exit 2).
 TMPDIR="$tmp/tmpdir" timeout -k 10 180 $RUN "$EXP/e1-eecmp-qp-scaling.yaml" --dp "$DP" --no-pictures --run-timeout 0.3 \
