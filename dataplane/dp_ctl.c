@@ -3,7 +3,9 @@
 #include "dp_ctl_parse.h"
 #include "dp_nic.h"
 
+#include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,11 +16,20 @@
 #include <rte_rwlock.h>
 #include <rte_telemetry.h>
 
+struct dp_ask;
+
 struct dp_ctl {
 	struct dp_fabric *fab;
 	const struct dp_nics *nics; /* emulated NICs, or NULL */
 	struct rte_ring *ring;
 	uint64_t applied;
+	/* deferred (under mpirun): read commands wait here for dp_ctl_serve() */
+	bool deferred;
+	pthread_mutex_t mu;
+	pthread_cond_t served;
+	struct dp_ask *asks; /* waiting, newest first */
+	unsigned n_asks;
+	bool closing;        /* dp_ctl_destroy(): nothing waits any more */
 };
 
 /*
@@ -28,6 +39,186 @@ struct dp_ctl {
  */
 static struct dp_ctl *the_ctl;
 static rte_rwlock_t the_ctl_lock = RTE_RWLOCK_INITIALIZER;
+
+#define N(a) (sizeof(a) / sizeof((a)[0]))
+
+/* ---- the tables' rows: one computation for the live fabric and for the view ---- */
+
+static const char *const link_cols[] = {"up", "tx_pkts", "tx_bytes", "busy_ns", "queue_bytes",
+					"pfc_tx", "paused_mask", "drops"};
+static const char *const pfc_cols[] = {"pfc_frames_sent", "xoff_received", "xon_received",
+				       "paused_ns", "paused_mask"};
+static const char *const queue_cols[] = {"bytes", "peak_bytes", "tx_pkts", "tx_bytes", "xoff_rx",
+					 "paused"};
+static const char *const switch_cols[] = {"up", "rx_pkts", "fwd_pkts", "drops", "arp_replies",
+					  "nd_replies", "echo_replies", "pfc_rx", "ecn_marked",
+					  "buffer_bytes", "buffer_peak_bytes"};
+
+/*
+ * The view (dp_ctl_view_pack) holds every row of every table, per channel:
+ * link, pfc, a queue row per priority, drops by reason; then per switch:
+ * switch, drops (by reason, then the MMU's verdicts), packets per port.
+ */
+enum {
+	LINK_W = N(link_cols),
+	PFC_W = N(pfc_cols),
+	QUEUE_W = N(queue_cols),
+	SWITCH_W = N(switch_cols),
+	DROPS_W = DP_DROP_COUNT + PFC_MMU_VERDICT_COUNT - 1,
+	OFF_PFC = LINK_W,
+	OFF_QUEUE = OFF_PFC + PFC_W,
+	OFF_CHAN_DROPS = OFF_QUEUE + QUEUE_W * DP_NUM_PRIO,
+	CHAN_W = OFF_CHAN_DROPS + DP_DROP_COUNT,
+};
+
+static void link_row(const struct dp_chan *c, uint64_t now, uint64_t *v)
+{
+	uint64_t r[] = {c->up, c->tx_pkts, c->tx_bytes, c->busy_ns, dp_chan_queued_bytes(c),
+			c->pfc_tx, pfc_pause_mask(&c->pause, now), dp_chan_drops(c)};
+	memcpy(v, r, sizeof(r));
+}
+
+static void pfc_row(const struct dp_chan *c, uint64_t now, uint64_t *v)
+{
+	uint64_t xoff = 0, xon = 0, paused = 0;
+
+	for (int p = 0; p < DP_NUM_PRIO; p++) {
+		xoff += c->pause.xoff_rx[p];
+		xon += c->pause.xon_rx[p];
+		paused += pfc_pause_paused_ns(&c->pause, (unsigned)p, now);
+	}
+	uint64_t r[] = {c->pfc_tx, xoff, xon, paused, pfc_pause_mask(&c->pause, now)};
+	memcpy(v, r, sizeof(r));
+}
+
+static void queue_row(const struct dp_chan *c, int p, uint64_t now, uint64_t *v)
+{
+	uint64_t r[] = {c->q[p].bytes, c->q_peak_bytes[p], c->q_tx_pkts[p], c->q_tx_bytes[p],
+			c->pause.xoff_rx[p], !pfc_pause_may_send(&c->pause, (unsigned)p, now)};
+	memcpy(v, r, sizeof(r));
+}
+
+static void switch_row(const struct dp_switch *sw, uint64_t *v)
+{
+	const struct pfc_mmu_stats *ms = pfc_mmu_stats(sw->mmu);
+	uint64_t r[] = {sw->up, sw->rx_pkts, sw->fwd_pkts, dp_switch_drops(sw), sw->arp_replies,
+			sw->nd_replies, sw->echo_replies, sw->pfc_rx, sw->ecn_marked, ms->bytes,
+			ms->peak_bytes};
+	memcpy(v, r, sizeof(r));
+}
+
+static void drops_row(const struct dp_switch *sw, uint64_t *v)
+{
+	const struct pfc_mmu_stats *ms = pfc_mmu_stats(sw->mmu);
+	size_t n = 0;
+
+	for (int r = 0; r < DP_DROP_COUNT; r++)
+		v[n++] = sw->drops[r];
+	for (int k = 1; k < PFC_MMU_VERDICT_COUNT; k++)
+		v[n++] = ms->drops[k];
+}
+
+/* Where switch s's rows start in the view (every switch before it has its ports' width). */
+static size_t sw_view_off(const struct dp_fabric *f, uint32_t s)
+{
+	size_t off = (size_t)f->n_chans * CHAN_W;
+
+	for (uint32_t k = 0; k < s; k++)
+		off += SWITCH_W + DROPS_W + f->sw[k].cfg->n_ports;
+	return off;
+}
+
+size_t dp_ctl_view_len(const struct dp_fabric *f)
+{
+	return sw_view_off(f, f->topo->n_switches);
+}
+
+void dp_ctl_view_pack(const struct dp_fabric *f, uint64_t now, uint64_t *v)
+{
+	for (uint32_t i = 0; i < f->n_chans; i++, v += CHAN_W) {
+		const struct dp_chan *c = &f->chans[i];
+		link_row(c, now, v);
+		pfc_row(c, now, v + OFF_PFC);
+		for (int p = 0; p < DP_NUM_PRIO; p++)
+			queue_row(c, p, now, v + OFF_QUEUE + p * QUEUE_W);
+		memcpy(v + OFF_CHAN_DROPS, c->drops, sizeof(c->drops));
+	}
+	for (uint32_t s = 0; s < f->topo->n_switches; s++) {
+		const struct dp_switch *sw = &f->sw[s];
+		switch_row(sw, v);
+		drops_row(sw, v + SWITCH_W);
+		memcpy(v + SWITCH_W + DROPS_W, sw->port_tx_pkts, sw->cfg->n_ports * sizeof(uint64_t));
+		v += SWITCH_W + DROPS_W + sw->cfg->n_ports;
+	}
+}
+
+/*
+ * What a command reads: the fabric itself (one process), or the view summed
+ * over the ranks (deferred), where only the up columns come from f (every
+ * rank applies the same link and switch changes; the sum would count them
+ * once per rank).
+ */
+struct src {
+	const struct dp_fabric *f;
+	const uint64_t *view; /* NULL: read f */
+	uint64_t now, events;
+};
+
+static const uint64_t *get_link(const struct src *s, uint32_t i, uint64_t *tmp)
+{
+	if (s->view == NULL) {
+		link_row(&s->f->chans[i], s->now, tmp);
+		return tmp;
+	}
+	memcpy(tmp, s->view + (size_t)i * CHAN_W, LINK_W * sizeof(*tmp));
+	tmp[0] = s->f->chans[i].up;
+	return tmp;
+}
+
+static const uint64_t *get_pfc(const struct src *s, uint32_t i, uint64_t *tmp)
+{
+	if (s->view)
+		return s->view + (size_t)i * CHAN_W + OFF_PFC;
+	pfc_row(&s->f->chans[i], s->now, tmp);
+	return tmp;
+}
+
+static const uint64_t *get_queue(const struct src *s, uint32_t i, int p, uint64_t *tmp)
+{
+	if (s->view)
+		return s->view + (size_t)i * CHAN_W + OFF_QUEUE + p * QUEUE_W;
+	queue_row(&s->f->chans[i], p, s->now, tmp);
+	return tmp;
+}
+
+static const uint64_t *get_chan_drops(const struct src *s, uint32_t i)
+{
+	return s->view ? s->view + (size_t)i * CHAN_W + OFF_CHAN_DROPS : s->f->chans[i].drops;
+}
+
+static const uint64_t *get_switch(const struct src *s, uint32_t k, uint64_t *tmp)
+{
+	if (s->view == NULL) {
+		switch_row(&s->f->sw[k], tmp);
+		return tmp;
+	}
+	memcpy(tmp, s->view + sw_view_off(s->f, k), SWITCH_W * sizeof(*tmp));
+	tmp[0] = s->f->sw[k].up;
+	return tmp;
+}
+
+static const uint64_t *get_drops(const struct src *s, uint32_t k, uint64_t *tmp)
+{
+	if (s->view)
+		return s->view + sw_view_off(s->f, k) + SWITCH_W;
+	drops_row(&s->f->sw[k], tmp);
+	return tmp;
+}
+
+static const uint64_t *get_ports(const struct src *s, uint32_t k)
+{
+	return s->view ? s->view + sw_view_off(s->f, k) + SWITCH_W + DROPS_W : s->f->sw[k].port_tx_pkts;
+}
 
 /* A link direction's key: FROM_to_TO. */
 static void chan_name(const struct dp_fabric *f, const struct dp_chan *c, char *buf, size_t len)
@@ -70,25 +261,23 @@ static int add_row(struct rte_tel_data *d, const char *name, const uint64_t *v, 
 	return 0;
 }
 
-#define N(a) (sizeof(a) / sizeof((a)[0]))
-
-static int cmd_info(const char *cmd, const char *params, struct rte_tel_data *d)
+static int cmd_info(const struct src *s, const char *params, struct rte_tel_data *d)
 {
-	const struct dp_fabric *f = the_ctl->fab;
-	char s[256];
+	const struct dp_fabric *f = s->f;
+	char t[256];
 
-	(void)cmd;
 	(void)params;
-	topo_summary(f->topo, s, sizeof(s));
+	topo_summary(f->topo, t, sizeof(t));
 	rte_tel_data_start_dict(d);
-	rte_tel_data_add_dict_string(d, "topology", s);
+	rte_tel_data_add_dict_string(d, "topology", t);
 	rte_tel_data_add_dict_string(d, "clock", f->eng->mode == DP_CLOCK_LIVE ? "live" : "virtual");
-	rte_tel_data_add_dict_u64(d, "now_ns", f->eng->now_ns);
-	rte_tel_data_add_dict_u64(d, "events", f->eng->fired);
+	rte_tel_data_add_dict_u64(d, "now_ns", s->now);
+	rte_tel_data_add_dict_u64(d, "events", s->events);
 	/* live: how far behind real time the fabric is (0 while it keeps up), and the worst so far */
 	rte_tel_data_add_dict_u64(d, "lag_ns", f->eng->lag_ns);
 	rte_tel_data_add_dict_u64(d, "lag_max_ns", f->eng->lag_max_ns);
-	/* mbufs held by the fabric (queues, wires, ports), for leak checks; read racily */
+	/* mbufs held by the fabric (queues, wires, ports), for leak checks; read racily
+	 * (under mpirun: rank 0's pool) */
 	rte_tel_data_add_dict_u64(d, "mbufs_in_use", rte_mempool_in_use_count(f->mp));
 	rte_tel_data_add_dict_u64(d, "mbufs_total", f->mp->size);
 	rte_tel_data_add_dict_u64(d, "route_changes", f->route_changes);
@@ -96,90 +285,72 @@ static int cmd_info(const char *cmd, const char *params, struct rte_tel_data *d)
 	return 0;
 }
 
-static int cmd_links(const char *cmd, const char *params, struct rte_tel_data *d)
+static int cmd_links(const struct src *s, const char *params, struct rte_tel_data *d)
 {
-	static const char *const cols[] = {"up", "tx_pkts", "tx_bytes", "busy_ns", "queue_bytes",
-					   "pfc_tx", "paused_mask", "drops"};
-	const struct dp_fabric *f = the_ctl->fab;
+	const struct dp_fabric *f = s->f;
 
-	(void)cmd;
 	rte_tel_data_start_dict(d);
-	add_columns(d, cols, N(cols));
+	add_columns(d, link_cols, LINK_W);
 	for (uint32_t i = 0; i < f->n_chans; i++) {
-		const struct dp_chan *c = &f->chans[i];
+		uint64_t v[LINK_W];
 		char name[80];
 
-		chan_name(f, c, name, sizeof(name));
-		if (!dp_ctl_selected(params, name))
-			continue;
-		uint64_t v[] = {c->up, c->tx_pkts, c->tx_bytes, c->busy_ns, dp_chan_queued_bytes(c),
-				c->pfc_tx, pfc_pause_mask(&c->pause, f->eng->now_ns), dp_chan_drops(c)};
-		if (add_row(d, name, v, N(v)) < 0)
+		chan_name(f, &f->chans[i], name, sizeof(name));
+		if (dp_ctl_selected(params, name) && add_row(d, name, get_link(s, i, v), LINK_W) < 0)
 			break;
 	}
 	return 0;
 }
 
-static int cmd_queues(const char *cmd, const char *params, struct rte_tel_data *d)
+static int cmd_queues(const struct src *s, const char *params, struct rte_tel_data *d)
 {
-	static const char *const cols[] = {"bytes", "peak_bytes", "tx_pkts", "tx_bytes", "xoff_rx",
-					   "paused"};
-	const struct dp_fabric *f = the_ctl->fab;
+	const struct dp_fabric *f = s->f;
 	int l = params ? topo_link_by_name(f->topo, params) : -1;
 
-	(void)cmd;
 	if (l < 0)
 		return -EINVAL;
 	rte_tel_data_start_dict(d);
-	add_columns(d, cols, N(cols));
+	add_columns(d, queue_cols, QUEUE_W);
 	for (int dir = 0; dir < 2; dir++) {
-		const struct dp_chan *c = &f->chans[2 * l + dir];
+		uint32_t i = 2 * (uint32_t)l + (uint32_t)dir;
 		char name[100], cn[80];
-		chan_name(f, c, cn, sizeof(cn));
+		chan_name(f, &f->chans[i], cn, sizeof(cn));
 		for (int p = 0; p < DP_NUM_PRIO; p++) {
-			uint64_t v[] = {c->q[p].bytes, c->q_peak_bytes[p], c->q_tx_pkts[p], c->q_tx_bytes[p],
-					c->pause.xoff_rx[p],
-					!pfc_pause_may_send(&c->pause, (unsigned)p, f->eng->now_ns)};
+			uint64_t v[QUEUE_W];
 			snprintf(name, sizeof(name), "%s_prio%d", cn, p);
-			add_row(d, name, v, N(v));
+			add_row(d, name, get_queue(s, i, p, v), QUEUE_W);
 		}
 	}
 	return 0;
 }
 
-static int cmd_switches(const char *cmd, const char *params, struct rte_tel_data *d)
+static int cmd_switches(const struct src *s, const char *params, struct rte_tel_data *d)
 {
-	static const char *const cols[] = {"up", "rx_pkts", "fwd_pkts", "drops", "arp_replies",
-					   "nd_replies", "echo_replies", "pfc_rx", "ecn_marked", "buffer_bytes", "buffer_peak_bytes"};
-	const struct dp_fabric *f = the_ctl->fab;
+	const struct dp_fabric *f = s->f;
 
-	(void)cmd;
 	rte_tel_data_start_dict(d);
-	add_columns(d, cols, N(cols));
-	for (uint32_t s = 0; s < f->topo->n_switches; s++) {
-		const struct dp_switch *sw = &f->sw[s];
-		const struct pfc_mmu_stats *ms = pfc_mmu_stats(sw->mmu);
-		if (!dp_ctl_selected(params, sw->cfg->name))
+	add_columns(d, switch_cols, SWITCH_W);
+	for (uint32_t k = 0; k < f->topo->n_switches; k++) {
+		uint64_t v[SWITCH_W];
+		char name[TOPO_NAME_MAX];
+
+		if (!dp_ctl_selected(params, f->sw[k].cfg->name))
 			continue;
-		uint64_t v[] = {sw->up, sw->rx_pkts, sw->fwd_pkts, dp_switch_drops(sw), sw->arp_replies,
-				sw->nd_replies, sw->echo_replies, sw->pfc_rx, sw->ecn_marked, ms->bytes, ms->peak_bytes};
-		char k[TOPO_NAME_MAX];
-		snprintf(k, sizeof(k), "%s", sw->cfg->name);
-		dp_ctl_key_clean(k);
-		if (add_row(d, k, v, N(v)) < 0)
+		snprintf(name, sizeof(name), "%s", f->sw[k].cfg->name);
+		dp_ctl_key_clean(name);
+		if (add_row(d, name, get_switch(s, k, v), SWITCH_W) < 0)
 			break;
 	}
 	return 0;
 }
 
-static int cmd_drops(const char *cmd, const char *params, struct rte_tel_data *d)
+static int cmd_drops(const struct src *s, const char *params, struct rte_tel_data *d)
 {
-	const struct dp_fabric *f = the_ctl->fab;
-	const char *cols[DP_DROP_COUNT + PFC_MMU_VERDICT_COUNT];
+	const struct dp_fabric *f = s->f;
+	const char *cols[DROPS_W];
 	char names[PFC_MMU_VERDICT_COUNT][32];
 	size_t nc = 0;
 
-	(void)cmd;
 	for (int r = 0; r < DP_DROP_COUNT; r++)
 		cols[nc++] = dp_drop_name((enum dp_drop)r);
 	for (int v = 1; v < PFC_MMU_VERDICT_COUNT; v++) {
@@ -189,90 +360,76 @@ static int cmd_drops(const char *cmd, const char *params, struct rte_tel_data *d
 	}
 	rte_tel_data_start_dict(d);
 	add_columns(d, cols, nc);
-	for (uint32_t s = 0; s < f->topo->n_switches; s++) {
-		const struct dp_switch *sw = &f->sw[s];
-		const struct pfc_mmu_stats *ms = pfc_mmu_stats(sw->mmu);
-		uint64_t v[DP_DROP_COUNT + PFC_MMU_VERDICT_COUNT];
-		size_t n = 0;
-		if (!dp_ctl_selected(params, sw->cfg->name))
+	for (uint32_t k = 0; k < f->topo->n_switches; k++) {
+		uint64_t v[DROPS_W];
+		char name[TOPO_NAME_MAX];
+
+		if (!dp_ctl_selected(params, f->sw[k].cfg->name))
 			continue;
-		for (int r = 0; r < DP_DROP_COUNT; r++)
-			v[n++] = sw->drops[r];
-		for (int k = 1; k < PFC_MMU_VERDICT_COUNT; k++)
-			v[n++] = ms->drops[k];
-		char k[TOPO_NAME_MAX];
-		snprintf(k, sizeof(k), "%s", sw->cfg->name);
-		dp_ctl_key_clean(k);
-		if (add_row(d, k, v, n) < 0)
+		snprintf(name, sizeof(name), "%s", f->sw[k].cfg->name);
+		dp_ctl_key_clean(name);
+		if (add_row(d, name, get_drops(s, k, v), DROPS_W) < 0)
 			return 0;
 	}
 	/* link-level drops (loss, link down, host NIC queues), summed over links */
-	uint64_t by[DP_DROP_COUNT + PFC_MMU_VERDICT_COUNT] = {0};
-	for (uint32_t i = 0; i < f->n_chans; i++)
+	uint64_t by[DROPS_W] = {0};
+	for (uint32_t i = 0; i < f->n_chans; i++) {
+		const uint64_t *cd = get_chan_drops(s, i);
 		for (int r = 0; r < DP_DROP_COUNT; r++)
-			by[r] += f->chans[i].drops[r];
+			by[r] += cd[r];
+	}
 	if (dp_ctl_selected(params, "links"))
 		add_row(d, "links", by, nc);
 	return 0;
 }
 
-static int cmd_pfc(const char *cmd, const char *params, struct rte_tel_data *d)
+static int cmd_pfc(const struct src *s, const char *params, struct rte_tel_data *d)
 {
-	static const char *const cols[] = {"pfc_frames_sent", "xoff_received", "xon_received",
-					   "paused_ns", "paused_mask"};
-	const struct dp_fabric *f = the_ctl->fab;
+	const struct dp_fabric *f = s->f;
 
-	(void)cmd;
 	rte_tel_data_start_dict(d);
-	add_columns(d, cols, N(cols));
+	add_columns(d, pfc_cols, PFC_W);
 	for (uint32_t i = 0; i < f->n_chans; i++) {
-		const struct dp_chan *c = &f->chans[i];
+		uint64_t v[PFC_W];
 		char name[80];
-		uint64_t xoff = 0, xon = 0, paused = 0;
 
-		chan_name(f, c, name, sizeof(name));
-		if (!dp_ctl_selected(params, name))
-			continue;
-		for (int p = 0; p < DP_NUM_PRIO; p++) {
-			xoff += c->pause.xoff_rx[p];
-			xon += c->pause.xon_rx[p];
-			paused += pfc_pause_paused_ns(&c->pause, (unsigned)p, f->eng->now_ns);
-		}
-		uint64_t v[] = {c->pfc_tx, xoff, xon, paused, pfc_pause_mask(&c->pause, f->eng->now_ns)};
-		if (add_row(d, name, v, N(v)) < 0)
+		chan_name(f, &f->chans[i], name, sizeof(name));
+		if (dp_ctl_selected(params, name) && add_row(d, name, get_pfc(s, i, v), PFC_W) < 0)
 			break;
 	}
 	return 0;
 }
 
-static int cmd_ports(const char *cmd, const char *params, struct rte_tel_data *d)
+static int cmd_ports(const struct src *s, const char *params, struct rte_tel_data *d)
 {
-	const struct dp_fabric *f = the_ctl->fab;
-	int s = params ? topo_switch_by_name(f->topo, params) : -1;
+	const struct dp_fabric *f = s->f;
+	int k = params ? topo_switch_by_name(f->topo, params) : -1;
 
-	(void)cmd;
-	if (s < 0)
+	if (k < 0)
 		return -EINVAL;
-	const struct dp_switch *sw = &f->sw[s];
+	const struct topo_switch *cfg = f->sw[k].cfg;
+	const uint64_t *tx = get_ports(s, (uint32_t)k);
 	rte_tel_data_start_dict(d);
-	for (uint16_t p = 0; p < sw->cfg->n_ports; p++) {
-		char k[80];
-		snprintf(k, sizeof(k), "port%u_%s", p, topo_node_name(f->topo, sw->cfg->ports[p].peer));
-		dp_ctl_key_clean(k);
-		rte_tel_data_add_dict_u64(d, k, sw->port_tx_pkts[p]);
+	for (uint16_t p = 0; p < cfg->n_ports; p++) {
+		char name[80];
+		snprintf(name, sizeof(name), "port%u_%s", p, topo_node_name(f->topo, cfg->ports[p].peer));
+		dp_ctl_key_clean(name);
+		rte_tel_data_add_dict_u64(d, name, tx[p]);
 	}
 	return 0;
 }
 
-static int cmd_flows(const char *cmd, const char *params, struct rte_tel_data *d)
+/* The flow tables are merged at the end of a run under mpirun: not while it runs. */
+static int cmd_flows(const struct src *s, const char *params, struct rte_tel_data *d)
 {
 	static const char *const cols[] = {"flow", "packets", "bytes", "path_changes", "path"};
-	const struct dp_fabric *f = the_ctl->fab;
+	const struct dp_fabric *f = s->f;
 	const struct dp_flow *top[200];
-	uint32_t n = dp_flows_top(&f->flows, top, 200);
 
-	(void)cmd;
 	(void)params;
+	if (s->view)
+		return -ENOTSUP;
+	uint32_t n = dp_flows_top(&f->flows, top, 200);
 	rte_tel_data_start_dict(d);
 	add_columns(d, cols, N(cols));
 	for (uint32_t i = 0; i < n; i++) {
@@ -303,15 +460,15 @@ static int cmd_flows(const char *cmd, const char *params, struct rte_tel_data *d
 /*
  * One row per emulated host: its NIC's counters, in the order of
  * ne_counter_names. ne_nic_get_counters() copies 64-bit words the engine
- * thread keeps writing: read racily as the other tables, never torn.
+ * thread keeps writing: read racily as the other tables, never torn. (Under
+ * mpirun every emulated NIC runs on rank 0, partition 0: dp_part.h.)
  */
-static int cmd_nics(const char *cmd, const char *params, struct rte_tel_data *d)
+static int cmd_nics(const struct src *s, const char *params, struct rte_tel_data *d)
 {
 	const struct dp_nics *ns = the_ctl->nics;
-	const struct dp_fabric *f = the_ctl->fab;
+	const struct dp_fabric *f = s->f;
 	size_t nc = 0;
 
-	(void)cmd;
 	while (ne_counter_names[nc] != NULL)
 		nc++;
 	if (nc != sizeof(struct ne_counters) / sizeof(uint64_t))
@@ -369,46 +526,102 @@ static int cmd_switch_set(const char *cmd, const char *params, struct rte_tel_da
 	return rc;
 }
 
-/* Each command runs under the read lock, and not at all once the fabric is gone. */
+typedef int (*table_fn)(const struct src *s, const char *params, struct rte_tel_data *d);
+
+/* A read command waiting for dp_ctl_serve() (on its caller's stack). */
+struct dp_ask {
+	table_fn fn;
+	const char *params;
+	struct rte_tel_data *d;
+	int rc;
+	bool done;
+	struct dp_ask *next;
+};
+
+/* Deferred: wait until the engine's thread has answered at a poll point. */
+static int ask_and_wait(struct dp_ctl *c, table_fn fn, const char *params, struct rte_tel_data *d)
+{
+	struct dp_ask a = {.fn = fn, .params = params, .d = d, .rc = -ENODEV};
+
+	pthread_mutex_lock(&c->mu);
+	if (!c->closing) {
+		a.next = c->asks;
+		c->asks = &a;
+		c->n_asks++;
+		while (!a.done)
+			pthread_cond_wait(&c->served, &c->mu);
+	}
+	pthread_mutex_unlock(&c->mu);
+	return a.rc;
+}
+
+/*
+ * Each command runs under the read lock, and not at all once the fabric is
+ * gone: at once from the fabric, or (deferred) from the view at the next
+ * poll point.
+ */
+static int answer(table_fn fn, const char *params, struct rte_tel_data *d)
+{
+	rte_rwlock_read_lock(&the_ctl_lock);
+	struct dp_ctl *c = the_ctl;
+	int rc = -ENODEV;
+	if (c && c->deferred) {
+		rc = ask_and_wait(c, fn, params, d);
+	} else if (c) {
+		struct src s = {.f = c->fab, .now = c->fab->eng->now_ns, .events = c->fab->eng->fired};
+		rc = fn(&s, params, d);
+	}
+	rte_rwlock_read_unlock(&the_ctl_lock);
+	return rc;
+}
+
+#define TABLE(fn)                                                                               \
+	static int fn##_cb(const char *cmd, const char *params, struct rte_tel_data *d)        \
+	{                                                                                      \
+		(void)cmd;                                                                     \
+		return answer(fn, params, d);                                                  \
+	}
+TABLE(cmd_info)
+TABLE(cmd_links)
+TABLE(cmd_queues)
+TABLE(cmd_switches)
+TABLE(cmd_drops)
+TABLE(cmd_pfc)
+TABLE(cmd_flows)
+TABLE(cmd_ports)
+TABLE(cmd_nics)
+
+/* The set commands only queue (dp_ctl_poll or dp_ctl_take applies): never deferred. */
 #define LOCKED(fn)                                                                              \
-	static int fn##_locked(const char *cmd, const char *params, struct rte_tel_data *d)    \
+	static int fn##_cb(const char *cmd, const char *params, struct rte_tel_data *d)        \
 	{                                                                                      \
 		rte_rwlock_read_lock(&the_ctl_lock);                                           \
 		int rc = the_ctl ? fn(cmd, params, d) : -ENODEV;                               \
 		rte_rwlock_read_unlock(&the_ctl_lock);                                         \
 		return rc;                                                                     \
 	}
-LOCKED(cmd_info)
-LOCKED(cmd_links)
-LOCKED(cmd_queues)
-LOCKED(cmd_switches)
-LOCKED(cmd_drops)
-LOCKED(cmd_pfc)
-LOCKED(cmd_flows)
-LOCKED(cmd_ports)
-LOCKED(cmd_nics)
 LOCKED(cmd_link_set)
 LOCKED(cmd_switch_set)
 
-struct dp_ctl *dp_ctl_create(struct dp_fabric *f, const struct dp_nics *nics, char *err,
-			     size_t errlen)
+struct dp_ctl *dp_ctl_create(struct dp_fabric *f, const struct dp_nics *nics, bool deferred,
+			     char *err, size_t errlen)
 {
 	static const struct {
 		const char *name;
 		telemetry_cb fn;
 		const char *help;
 	} cmds[] = {
-		{"/rocelab/info", cmd_info_locked, "Topology, clock, time and event counts."},
-		{"/rocelab/links", cmd_links_locked, "Per link direction (FROM_to_TO): state, packets, bytes, queue, PFC. Parameter: name prefix."},
-		{"/rocelab/queues", cmd_queues_locked, "Per priority queues of both directions of a link. Parameter: link name."},
-		{"/rocelab/switches", cmd_switches_locked, "Per switch counters. Parameter: name prefix."},
-		{"/rocelab/drops", cmd_drops_locked, "Drops by switch and reason, and summed over links. Parameter: name prefix."},
-		{"/rocelab/pfc", cmd_pfc_locked, "PFC frames sent and received, pause time, per link direction. Parameter: name prefix."},
-		{"/rocelab/flows", cmd_flows_locked, "The 200 largest flows: name, packets, bytes, path changes, path (switch:port)."},
-		{"/rocelab/ports", cmd_ports_locked, "Packets forwarded per port of a switch. Parameter: switch."},
-		{"/rocelab/nics", cmd_nics_locked, "Per emulated host: its NIC's counters (rxe's names and ours). Parameter: name prefix."},
-		{"/rocelab/link_set", cmd_link_set_locked, "Take a link down or up. Parameters: LINK,up|down."},
-		{"/rocelab/switch_set", cmd_switch_set_locked, "Take a switch down or up. Parameters: SWITCH,up|down."},
+		{"/rocelab/info", cmd_info_cb, "Topology, clock, time and event counts."},
+		{"/rocelab/links", cmd_links_cb, "Per link direction (FROM_to_TO): state, packets, bytes, queue, PFC. Parameter: name prefix."},
+		{"/rocelab/queues", cmd_queues_cb, "Per priority queues of both directions of a link. Parameter: link name."},
+		{"/rocelab/switches", cmd_switches_cb, "Per switch counters. Parameter: name prefix."},
+		{"/rocelab/drops", cmd_drops_cb, "Drops by switch and reason, and summed over links. Parameter: name prefix."},
+		{"/rocelab/pfc", cmd_pfc_cb, "PFC frames sent and received, pause time, per link direction. Parameter: name prefix."},
+		{"/rocelab/flows", cmd_flows_cb, "The 200 largest flows: name, packets, bytes, path changes, path (switch:port)."},
+		{"/rocelab/ports", cmd_ports_cb, "Packets forwarded per port of a switch. Parameter: switch."},
+		{"/rocelab/nics", cmd_nics_cb, "Per emulated host: its NIC's counters (rxe's names and ours). Parameter: name prefix."},
+		{"/rocelab/link_set", cmd_link_set_cb, "Take a link down or up. Parameters: LINK,up|down."},
+		{"/rocelab/switch_set", cmd_switch_set_cb, "Take a switch down or up. Parameters: SWITCH,up|down."},
 	};
 	struct dp_ctl *c;
 
@@ -423,9 +636,14 @@ struct dp_ctl *dp_ctl_create(struct dp_fabric *f, const struct dp_nics *nics, ch
 	}
 	c->fab = f;
 	c->nics = nics;
+	c->deferred = deferred;
+	pthread_mutex_init(&c->mu, NULL);
+	pthread_cond_init(&c->served, NULL);
 	c->ring = rte_ring_create("rl_ctl", 64, SOCKET_ID_ANY, RING_F_SC_DEQ);
 	if (c->ring == NULL) {
 		snprintf(err, errlen, "telemetry: command ring: %s", rte_strerror(rte_errno));
+		pthread_cond_destroy(&c->served);
+		pthread_mutex_destroy(&c->mu);
 		free(c);
 		return NULL;
 	}
@@ -440,28 +658,79 @@ unsigned dp_ctl_pending(const struct dp_ctl *c)
 	return c ? rte_ring_count(c->ring) : 0;
 }
 
-uint32_t dp_ctl_poll(struct dp_ctl *c, uint64_t now_ns)
+uint32_t dp_ctl_take(struct dp_ctl *c, struct dp_ctl_set *out, uint32_t max)
 {
 	void *p;
 	uint32_t n = 0;
 
-	while (rte_ring_dequeue(c->ring, &p) == 0) {
-		struct dp_ctl_set *cmd = p;
-		if (cmd->is_switch)
-			dp_fabric_set_switch(c->fab, cmd->index, cmd->up, now_ns);
-		else
-			dp_fabric_set_link(c->fab, cmd->index, cmd->up, now_ns);
-		free(cmd);
-		c->applied++;
-		n++;
+	while (n < max && rte_ring_dequeue(c->ring, &p) == 0) {
+		out[n++] = *(struct dp_ctl_set *)p;
+		free(p);
 	}
+	c->applied += n;
 	return n;
+}
+
+void dp_ctl_apply(struct dp_fabric *f, const struct dp_ctl_set *cmds, uint32_t n, uint64_t now_ns)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		if (cmds[i].is_switch)
+			dp_fabric_set_switch(f, cmds[i].index, cmds[i].up, now_ns);
+		else
+			dp_fabric_set_link(f, cmds[i].index, cmds[i].up, now_ns);
+	}
+}
+
+uint32_t dp_ctl_poll(struct dp_ctl *c, uint64_t now_ns)
+{
+	struct dp_ctl_set cmds[16];
+	uint32_t n, all = 0;
+
+	while ((n = dp_ctl_take(c, cmds, 16)) > 0) {
+		dp_ctl_apply(c->fab, cmds, n, now_ns);
+		all += n;
+	}
+	return all;
+}
+
+unsigned dp_ctl_waiting(struct dp_ctl *c)
+{
+	pthread_mutex_lock(&c->mu);
+	unsigned n = c->n_asks;
+	pthread_mutex_unlock(&c->mu);
+	return n;
+}
+
+/* Answer (rc) every waiting ask, from s, or with rc when s is NULL. */
+static void answer_asks(struct dp_ctl *c, const struct src *s, int rc)
+{
+	pthread_mutex_lock(&c->mu);
+	for (struct dp_ask *a = c->asks; a; a = a->next) {
+		a->rc = s ? a->fn(s, a->params, a->d) : rc;
+		a->done = true;
+	}
+	c->asks = NULL;
+	c->n_asks = 0;
+	pthread_cond_broadcast(&c->served);
+	pthread_mutex_unlock(&c->mu);
+}
+
+void dp_ctl_serve(struct dp_ctl *c, const uint64_t *view, uint64_t now_ns, uint64_t events)
+{
+	struct src s = {.f = c->fab, .view = view, .now = now_ns, .events = events};
+
+	answer_asks(c, &s, 0);
 }
 
 void dp_ctl_destroy(struct dp_ctl *c)
 {
 	if (c == NULL)
 		return;
+	/* first the waiting asks (they hold the read lock), then nobody reads */
+	pthread_mutex_lock(&c->mu);
+	c->closing = true;
+	pthread_mutex_unlock(&c->mu);
+	answer_asks(c, NULL, -ENODEV);
 	rte_rwlock_write_lock(&the_ctl_lock);
 	the_ctl = NULL;
 	rte_rwlock_write_unlock(&the_ctl_lock);
@@ -469,5 +738,7 @@ void dp_ctl_destroy(struct dp_ctl *c)
 	while (rte_ring_dequeue(c->ring, &p) == 0)
 		free(p); /* commands never applied */
 	rte_ring_free(c->ring);
+	pthread_cond_destroy(&c->served);
+	pthread_mutex_destroy(&c->mu);
 	free(c);
 }

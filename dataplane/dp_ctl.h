@@ -25,13 +25,24 @@
  *   /rocelab/ports,SWITCH              packets forwarded out of each port (where flows went)
  *   /rocelab/link_set,LINK,up|down     take a link down or up
  *   /rocelab/switch_set,SWITCH,up|down take a switch down or up
+ *
+ * Under mpirun every rank holds the counters of its own nodes only. Rank 0
+ * registers the commands, deferred: a read command then waits for the next
+ * poll point between windows (at most about 50 ms of wall time), where
+ * every rank packs its rows (dp_ctl_view_pack), the rows are summed into
+ * rank 0 and dp_ctl_serve() answers from the sum; /rocelab/flows is refused
+ * (the flow tables are merged at the end of the run). Link and switch changes
+ * are taken on rank 0 (dp_ctl_take) and applied on every rank at the same
+ * virtual time (dp_ctl_apply).
  */
 #ifndef DP_CTL_H
 #define DP_CTL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
+#include "dp_ctl_parse.h"
 #include "dp_fabric.h"
 
 struct dp_ctl;
@@ -39,16 +50,35 @@ struct dp_nics;
 
 /*
  * Register the commands for fabric f and its emulated NICs (nics may be NULL:
- * /rocelab/nics then answers an empty table). DPDK telemetry has no
- * per-command context, so one dp_ctl per process is the limit. Destroy it
- * before f and nics: its commands read them. Returns NULL with a message.
+ * /rocelab/nics then answers an empty table). Deferred: read commands wait
+ * for dp_ctl_serve() (mpirun's rank 0). DPDK telemetry has no per-command
+ * context, so one dp_ctl per process is the limit. Destroy it before f and
+ * nics: its commands read them. Returns NULL with a message.
  */
-struct dp_ctl *dp_ctl_create(struct dp_fabric *f, const struct dp_nics *nics, char *err,
-			     size_t errlen);
+struct dp_ctl *dp_ctl_create(struct dp_fabric *f, const struct dp_nics *nics, bool deferred,
+			     char *err, size_t errlen);
 /* Commands queued for dp_ctl_poll() (0 for c NULL). */
 unsigned dp_ctl_pending(const struct dp_ctl *c);
 /* Apply queued commands at now_ns. Returns how many were applied. */
 uint32_t dp_ctl_poll(struct dp_ctl *c, uint64_t now_ns);
+/* Take up to max queued commands into out, unapplied (they count as applied). Returns how many. */
+uint32_t dp_ctl_take(struct dp_ctl *c, struct dp_ctl_set *out, uint32_t max);
+/* Apply n commands to f at now_ns (every rank the same, in the same order). */
+void dp_ctl_apply(struct dp_fabric *f, const struct dp_ctl_set *cmds, uint32_t n, uint64_t now_ns);
+
+/* Deferred: read commands waiting for dp_ctl_serve(). */
+unsigned dp_ctl_waiting(struct dp_ctl *c);
+/* Entries of a view of f: every table's rows. */
+size_t dp_ctl_view_len(const struct dp_fabric *f);
+/*
+ * f's rows at now into v[dp_ctl_view_len(f)]. A rank's rows of nodes it
+ * does not run are zero but for the up columns, which dp_ctl_serve() takes
+ * from its own f: so the ranks' views summed are the whole fabric's.
+ */
+void dp_ctl_view_pack(const struct dp_fabric *f, uint64_t now, uint64_t *v);
+/* Answer every waiting read command from view (summed over the ranks), at now_ns, events in all. */
+void dp_ctl_serve(struct dp_ctl *c, const uint64_t *view, uint64_t now_ns, uint64_t events);
+/* Waiting commands get -ENODEV; then nothing reads f. c may be NULL. */
 void dp_ctl_destroy(struct dp_ctl *c);
 
 #endif /* DP_CTL_H */

@@ -67,6 +67,7 @@ struct step {
 	uint64_t end_at, end_key; /* window: run events below (end_at, end_key) */
 	bool early_stop;          /* window: stop at the instant the partition becomes idle */
 	bool run_timer;           /* global: run the fabric engine's earliest timer (else: poll only) */
+	uint64_t poll_ns;         /* global, poll: the latest time any partition reached */
 	uint64_t end_ns;          /* stop: the run's final time */
 };
 
@@ -599,6 +600,7 @@ static void decide(struct dp_parts *ps, unsigned slot, uint64_t w, struct agree 
 	if ((w - ag->last_poll_w >= POLL_WINDOWS || ps->p[0].pub[slot].want_poll) && ps->run->between) {
 		ag->last_poll_w = w;
 		st->kind = STEP_GLOBAL;
+		st->poll_ns = RTE_MAX(now, ps->f->eng->now_ns);
 		return;
 	}
 	if (first == UINT64_MAX || (until != UINT64_MAX && first > until)) {
@@ -660,7 +662,7 @@ static void run_global(struct dp_parts *ps, const struct step *st)
 		return;
 	}
 	if (ps->mpi && ps->run->collect)
-		ps->run->collect(ps->run->ctx);
+		ps->run->collect(ps->run->ctx, st->poll_ns);
 	if (ps->mpi && self(ps) != 0)
 		goto tell;
 	uint64_t events = g->fired, now = g->now_ns;

@@ -67,8 +67,9 @@ struct dp_part_run {
 	 * windows: telemetry, progress. Returns false to stop the run (a signal). */
 	bool (*between)(void *ctx, uint64_t now_ns, uint64_t events);
 	/* MPI ranks: every rank, at each of those points before between() runs on
-	 * rank 0 (a collective point: what rank 0 must have, e.g. held captures) */
-	void (*collect)(void *ctx);
+	 * rank 0 (a collective point: what rank 0 must have, e.g. held captures,
+	 * telemetry), at now_ns, the same on every rank */
+	void (*collect)(void *ctx, uint64_t now_ns);
 	void *ctx;
 };
 

@@ -139,7 +139,8 @@ static void usage(FILE *out)
 		"  --workers N         virtual clock: cut the fabric into N partitions run on N threads\n"
 		"                      (same output as 1; docs/ARCHITECTURE.md, dataplane/dp_part.h) [1]\n"
 		"                      Under mpirun -np K: K partitions, one per rank, same output\n"
-		"                      (rank 0 prints and writes files; virtual clock, no telemetry)\n"
+		"                      (rank 0 prints and writes files and answers telemetry, at\n"
+		"                      the poll points between windows; virtual clock)\n"
 		"  --process K/N       live clock: run partition K of the N-way cut (the one --workers N\n"
 		"                      makes) as one of N processes; needs a --peer per other process\n"
 		"  --peer DEVARGS      the DPDK port to another process (e.g. net_memif0,role=server,\n"
@@ -531,7 +532,7 @@ static int eal_init(struct run *r, char *err, size_t errlen)
 	struct dp_eal *e = &r->eal;
 	char prefix[64], mem[32];
 
-	if (r->o->name && r->mpi.size > 1) /* (one runtime directory per rank) */
+	if (r->o->name && r->mpi.rank > 0) /* (one runtime directory per rank; rank 0's telemetry is NAME's) */
 		snprintf(prefix, sizeof(prefix), "%s-r%d", r->o->name, r->mpi.rank);
 	else if (r->o->name)
 		snprintf(prefix, sizeof(prefix), "%s", r->o->name);
@@ -626,7 +627,7 @@ static void progress(struct run *r, uint64_t now_ns, uint64_t events)
 static bool part_between(void *ctx, uint64_t now, uint64_t events)
 {
 	struct run *r = ctx;
-	if (r->ctl)
+	if (r->ctl && r->mpi.size <= 1) /* (ranks: every rank applies them, part_collect) */
 		dp_ctl_poll(r->ctl, now);
 	for (unsigned i = 0; i < r->o->n_capture; i++)
 		dp_capture_flush(r->cap[i]);
@@ -661,13 +662,61 @@ static int gather_captures(struct run *r)
 	return rc;
 }
 
-/* dp_part, every rank at a poll point: held captures to rank 0 (part_between writes them). */
-static void part_collect(void *ctx)
+#define CTL_SETS_MAX 64u /* telemetry link / switch changes applied per poll point at most */
+
+/*
+ * MPI ranks, every rank at a poll point: rank 0 says what its telemetry
+ * holds (changes to apply, read commands waiting); every rank applies the
+ * changes at now; when a command waits, the ranks' views are summed into
+ * rank 0 (with the events each rank's engines ran), which answers it.
+ * Returns 0 or -errno.
+ */
+static int ranks_telemetry(struct run *r, uint64_t now)
+{
+	struct {
+		uint32_t n_set, n_ask;
+		struct dp_ctl_set set[CTL_SETS_MAX];
+	} m = {0};
+
+	if (r->mpi.rank == 0 && r->ctl) {
+		m.n_set = dp_ctl_take(r->ctl, m.set, CTL_SETS_MAX);
+		m.n_ask = dp_ctl_waiting(r->ctl);
+	}
+	int rc = dp_mpi_bcast(&r->mpi, &m, sizeof(m), 0);
+	if (rc < 0)
+		return rc;
+	dp_ctl_apply(r->fab, m.set, m.n_set, now);
+	if (m.n_ask == 0)
+		return 0;
+	size_t n = dp_ctl_view_len(r->fab);
+	uint64_t *v = malloc((n + 1) * sizeof(*v)), events;
+	double cpu;
+	if (v == NULL)
+		return -ENOMEM;
+	dp_ctl_view_pack(r->fab, now, v);
+	dp_parts_load(r->parts, (uint32_t)r->mpi.rank, &cpu, &events);
+	v[n] = events + (r->mpi.rank == 0 ? r->eng.fired : 0); /* (global events: rank 0 counts them) */
+	rc = dp_mpi_reduce_u64(&r->mpi, v, n + 1, false);
+	if (rc == 0 && r->mpi.rank == 0)
+		dp_ctl_serve(r->ctl, v, now, v[n]);
+	free(v);
+	return rc;
+}
+
+/*
+ * dp_part, every rank at a poll point: held captures to rank 0 (part_between
+ * writes them), telemetry.
+ */
+static void part_collect(void *ctx, uint64_t now)
 {
 	struct run *r = ctx;
 
 	if (gather_captures(r) < 0) {
 		fprintf(stderr, "rocelab-dp: rank %d: --capture: gathering records failed\n", r->mpi.rank);
+		dp_mpi_abort(&r->mpi, 1);
+	}
+	if (ranks_telemetry(r, now) < 0) {
+		fprintf(stderr, "rocelab-dp: rank %d: telemetry: exchange between ranks failed\n", r->mpi.rank);
 		dp_mpi_abort(&r->mpi, 1);
 	}
 }
@@ -1136,9 +1185,9 @@ static int setup(struct run *r, char *err, size_t errlen)
 		snprintf(err, errlen, "--csv %s: cannot write", o->csv);
 		return 1;
 	}
-	if (r->mpi.size > 1)
-		return 0; /* no telemetry: each rank holds a part of the run's counters */
-	r->ctl = dp_ctl_create(r->fab, &r->nics, err, errlen);
+	if (r->mpi.rank != 0)
+		return 0; /* (rank 0 answers telemetry, from every rank's counters: part_collect) */
+	r->ctl = dp_ctl_create(r->fab, &r->nics, r->mpi.size > 1, err, errlen);
 	return r->ctl ? 0 : 1;
 }
 

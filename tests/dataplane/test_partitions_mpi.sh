@@ -6,6 +6,7 @@
 # ranks that goes down, PFC between ranks (a lossless 2:1 incast), 64
 # emulated NICs running an AllReduce and an AllToAll, the E1 experiment; with
 # 2 ranks and 3 (oversubscribed on 2 cores). Frames do cross between ranks.
+# Telemetry answers from rank 0 with every rank's counters.
 # The CSV and pcaps too. Bad input gives exit 2 with one message. Runs in a network namespace of its
 # own (mpirun's launcher talks over its loopback). No runtime directory stays.
 #
@@ -77,7 +78,42 @@ nics64 m2
 # 5. E1 (smoke: first seed, two sizes) as 2 ranks: the same result tables.
 PATH=$(dirname "$MPIRUN"):$PATH ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" e1_same --mpi m "mpirun -np 2"
 
-# 6. Bad input: exit 2, one message (rank 0's), not one per rank.
+# 6. Telemetry under mpirun: rank 0 answers (its socket is --name's) with every
+#    rank's counters (leaf0 runs on rank 0, leaf1 and spine1 on rank 1), and a
+#    link_set reaches every rank: the link rank 1 sends on stops carrying
+#    frames, the other uplink takes them. /rocelab/flows is refused.
+tel() { # QUERY: one reply of rank 0's telemetry (JSON)
+  /usr/bin/python3 - "/var/run/dpdk/$tname/dpdk_telemetry.v2" "$1" <<'PY'
+import socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET); s.settimeout(10)
+s.connect(sys.argv[1]); s.recv(65536); s.send(sys.argv[2].encode()); print(s.recv(1 << 20).decode())
+PY
+}
+cell() { # QUERY ROW COLUMN
+  tel "$1" | /usr/bin/python3 -c "import json,sys; t=list(json.load(sys.stdin).values())[0]; print(t[sys.argv[1]][t['columns'].index(sys.argv[2])])" "$2" "$3" 2>/dev/null
+}
+tname=$(name)
+ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" timeout 600 "$MPIRUN" --oversubscribe --allow-run-as-root --mca btl self,vader -np 2 \
+  "$DP" --clock virtual --name "$tname" --topology "$TOPOS/default.yaml" --duration 300ms \
+  --gen 'h1>h3:flows=16,rate=40G,count=100000000' --gen 'h4>h2:rate=40G,count=100000000' > "$tmp/tel.out" 2> "$tmp/tel.err" & tpid=$!
+for _ in $(seq 300); do [ -S "/var/run/dpdk/$tname/dpdk_telemetry.v2" ] && break; sleep 0.1; done
+ev=0; for _ in $(seq 50); do ev=$(tel /rocelab/info | /usr/bin/python3 -c "import json,sys; print(json.load(sys.stdin)['/rocelab/info']['events'])" 2>/dev/null); [ "${ev:-0}" -gt 0 ] && break; sleep 0.1; done
+l0=$(cell /rocelab/switches leaf0 rx_pkts) l1=$(cell /rocelab/switches leaf1 rx_pkts) s1=$(cell /rocelab/switches spine1 fwd_pkts)
+check "telemetry under mpirun: rank 0 answers with both ranks' switches (events ${ev:-?}, leaf0 ${l0:-?}, leaf1 ${l1:-?}, spine1 ${s1:-?})" \
+  "[ \"\${ev:-0}\" -gt 0 ] && [ \"\${l0:-0}\" -gt 0 ] && [ \"\${l1:-0}\" -gt 0 ] && [ \"\${s1:-0}\" -gt 0 ]"
+tel "/rocelab/link_set,leaf1-spine1,down" > "$tmp/tel.set"
+up=1; for _ in $(seq 50); do up=$(cell "/rocelab/links,leaf1_to_spine1" leaf1_to_spine1 up); [ "$up" = 0 ] && break; sleep 0.1; done
+a1=$(cell "/rocelab/links,leaf1_to_spine1" leaf1_to_spine1 tx_pkts) a0=$(cell "/rocelab/links,leaf1_to_spine0" leaf1_to_spine0 tx_pkts)
+sleep 0.5
+b1=$(cell "/rocelab/links,leaf1_to_spine1" leaf1_to_spine1 tx_pkts) b0=$(cell "/rocelab/links,leaf1_to_spine0" leaf1_to_spine0 tx_pkts)
+check "telemetry under mpirun: link_set down applied on rank 1 too (up $up; leaf1>spine1 $a1 -> $b1, leaf1>spine0 $a0 -> $b0)" \
+  "grep -q queued $tmp/tel.set && [ \"$up\" = 0 ] && [ -n \"$a1\" ] && [ \"$a1\" = \"$b1\" ] && [ \"\${b0:-0}\" -gt \"\${a0:-0}\" ]"
+check "telemetry under mpirun: /rocelab/flows is refused (merged at the end)" "tel /rocelab/flows | grep -q '\"/rocelab/flows\":null'"
+wait $tpid; rc=$?
+check "telemetry under mpirun: the run ends by itself, exit 0, one rank's tables" \
+  "[ $rc = 0 ] && [ \$(grep -c '^leaf0' $tmp/tel.out) -ge 1 ] && ! grep -q 'exchange between ranks failed' $tmp/tel.err"
+
+# 7. Bad input: exit 2, one message (rank 0's), not one per rank.
 bad() { # NAME EXPECTED-TEXT ARGS...
   local name=$1 want=$2; shift 2
   mpi 2 "$@" > "$tmp/bad.out" 2> "$tmp/bad.err"; local rc=$?
