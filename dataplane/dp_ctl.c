@@ -30,6 +30,9 @@ struct dp_ctl {
 	struct dp_ask *asks; /* waiting, newest first */
 	unsigned n_asks;
 	bool closing;        /* dp_ctl_destroy(): nothing waits any more */
+	/* partitions: the time and events dp_ctl_note() saw last (f->eng runs only the global events) */
+	bool noted;
+	uint64_t noted_now, noted_events;
 };
 
 /*
@@ -568,7 +571,8 @@ static int answer(table_fn fn, const char *params, struct rte_tel_data *d)
 	if (c && c->deferred) {
 		rc = ask_and_wait(c, fn, params, d);
 	} else if (c) {
-		struct src s = {.f = c->fab, .now = c->fab->eng->now_ns, .events = c->fab->eng->fired};
+		struct src s = {.f = c->fab, .now = c->noted ? c->noted_now : c->fab->eng->now_ns,
+				.events = c->noted ? c->noted_events : c->fab->eng->fired};
 		rc = fn(&s, params, d);
 	}
 	rte_rwlock_read_unlock(&the_ctl_lock);
@@ -691,6 +695,13 @@ uint32_t dp_ctl_poll(struct dp_ctl *c, uint64_t now_ns)
 		all += n;
 	}
 	return all;
+}
+
+void dp_ctl_note(struct dp_ctl *c, uint64_t now_ns, uint64_t events)
+{
+	c->noted_now = now_ns; /* (read racily, as the counters: never torn on x86-64) */
+	c->noted_events = events;
+	c->noted = true;
 }
 
 unsigned dp_ctl_waiting(struct dp_ctl *c)

@@ -66,6 +66,13 @@ uint32_t dp_ctl_take(struct dp_ctl *c, struct dp_ctl_set *out, uint32_t max);
 /* Apply n commands to f at now_ns (every rank the same, in the same order). */
 void dp_ctl_apply(struct dp_fabric *f, const struct dp_ctl_set *cmds, uint32_t n, uint64_t now_ns);
 
+/*
+ * Partitions (--workers): the fabric's time and the events of every engine,
+ * from the engine's thread between windows; /rocelab/info and the pause
+ * states report these from then on (f->eng runs only the global events).
+ */
+void dp_ctl_note(struct dp_ctl *c, uint64_t now_ns, uint64_t events);
+
 /* Deferred: read commands waiting for dp_ctl_serve(). */
 unsigned dp_ctl_waiting(struct dp_ctl *c);
 /* Entries of a view of f: every table's rows. */

@@ -770,16 +770,21 @@ static bool live_threads(const struct dp_parts *ps)
 	return ps->only == UINT32_MAX && ps->n > 1;
 }
 
+/* Events every engine has run (the others' read racily when they are not stopped: a display). */
+static uint64_t live_events(const struct dp_parts *ps)
+{
+	uint64_t events = ps->f->eng->fired;
+
+	for (uint32_t i = 0; i < ps->n; i++)
+		events += ps->p[i].eng.fired;
+	return events;
+}
+
 /* The leader, the world stopped: the fabric engine's due timers, then between(). */
 static void live_global(struct dp_parts *ps, uint64_t now)
 {
-	struct dp_engine *g = ps->f->eng;
-	uint64_t events = 0;
-
-	dp_engine_run_due(g, now);
-	for (uint32_t i = 0; i < ps->n; i++)
-		events += ps->p[i].eng.fired;
-	if (!ps->live->between(ps->live->ctx, now, events + g->fired))
+	dp_engine_run_due(ps->f->eng, now);
+	if (!ps->live->between(ps->live->ctx, now, live_events(ps)))
 		atomic_store(&ps->live_stop, true);
 }
 
@@ -852,7 +857,7 @@ static void live_partition(struct dp_part *p)
 				live_global(ps, now);
 				if (live_threads(ps))
 					resume_world(ps);
-			} else if (run->tick && !run->tick(run->ctx)) {
+			} else if (run->tick && !run->tick(run->ctx, now, live_events(ps))) {
 				atomic_store(&ps->live_stop, true);
 			}
 			last_between = dp_engine_now(&p->eng); /* (the stop may have taken a while) */

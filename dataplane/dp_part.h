@@ -137,10 +137,11 @@ struct dp_part_live {
 	uint64_t between_ns;
 	/* between_ns passed and no fabric timer is due: does between() have shared
 	 * state to change (a queued command, held captures)? If not, tick() runs
-	 * instead, with nobody stopped (signals; false: stop; NULL: nothing). needs_world
+	 * instead, with nobody stopped (signals, the time and events for telemetry,
+	 * the others' read racily; false: stop; NULL: nothing). needs_world
 	 * NULL: always between(). */
 	bool (*needs_world)(void *ctx);
-	bool (*tick)(void *ctx);
+	bool (*tick)(void *ctx, uint64_t now_ns, uint64_t events);
 	void *ctx;
 };
 

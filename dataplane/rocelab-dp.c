@@ -627,8 +627,10 @@ static void progress(struct run *r, uint64_t now_ns, uint64_t events)
 static bool part_between(void *ctx, uint64_t now, uint64_t events)
 {
 	struct run *r = ctx;
-	if (r->ctl && r->mpi.size <= 1) /* (ranks: every rank applies them, part_collect) */
+	if (r->ctl && r->mpi.size <= 1) { /* (ranks: every rank applies them, part_collect) */
+		dp_ctl_note(r->ctl, now, events);
 		dp_ctl_poll(r->ctl, now);
+	}
 	for (unsigned i = 0; i < r->o->n_capture; i++)
 		dp_capture_flush(r->cap[i]);
 	if (!r->quiet_progress)
@@ -863,9 +865,12 @@ static bool part_needs_world(void *ctx)
 	return dp_ctl_pending(r->ctl) || r->o->n_capture;
 }
 
-static bool part_tick(void *ctx)
+static bool part_tick(void *ctx, uint64_t now, uint64_t events)
 {
-	(void)ctx;
+	struct run *r = ctx;
+
+	if (r->ctl)
+		dp_ctl_note(r->ctl, now, events);
 	return !stop_requested;
 }
 

@@ -28,6 +28,13 @@ check "IPv6 ping across the cut (h0 -> h5, fd00:0:0:1::2)" "fx h0 ping -6 -c 2 -
 fx h4 timeout 30 iperf3 -s -1 -D --logfile /dev/null; sleep 0.3
 mbps=$(fx h0 timeout 30 iperf3 -c 10.0.1.1 -t 3 -J 2>/dev/null | json 'round(d["end"]["sum_received"]["bits_per_second"]/1e6)')
 check "iperf3 TCP h0 -> h4 across the cut (${mbps:-?} Mbit/s)" "[ -n \"$mbps\" ] && [ $mbps -ge 50 ]"
+# /rocelab/info counts every partition's events (the fabric's own engine runs only the
+# global ones: a few), and its clock moves
+ev=$(tel /rocelab/info | json 'd["/rocelab/info"]["events"]' 2>/dev/null)
+t0=$(tel /rocelab/info | json 'd["/rocelab/info"]["now_ns"]' 2>/dev/null); sleep 0.2
+t1=$(tel /rocelab/info | json 'd["/rocelab/info"]["now_ns"]' 2>/dev/null)
+check "telemetry info counts both partitions' events (${ev:-?}) and its clock moves ($t0 -> $t1)" \
+  "[ \"\${ev:-0}\" -gt 10000 ] && [ \"\${t1:-0}\" -gt \"\${t0:-0}\" ]"
 
 # 3. Telemetry: a link taken down by command (applied with the other thread
 #    stopped) stops carrying traffic; back up, pings cross again.
