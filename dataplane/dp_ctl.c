@@ -568,7 +568,9 @@ static int answer(table_fn fn, const char *params, struct rte_tel_data *d)
 	rte_rwlock_read_lock(&the_ctl_lock);
 	struct dp_ctl *c = the_ctl;
 	int rc = -ENODEV;
-	if (c && c->deferred) {
+	if (c && c->deferred && fn == cmd_flows) {
+		rc = -ENOTSUP; /* (no ranks' rows to wait for) */
+	} else if (c && c->deferred) {
 		rc = ask_and_wait(c, fn, params, d);
 	} else if (c) {
 		struct src s = {.f = c->fab, .now = c->noted ? c->noted_now : c->fab->eng->now_ns,

@@ -31,7 +31,8 @@
  * poll point between windows (at most about 50 ms of wall time), where
  * every rank packs its rows (dp_ctl_view_pack), the rows are summed into
  * rank 0 and dp_ctl_serve() answers from the sum; /rocelab/flows is refused
- * (the flow tables are merged at the end of the run). Link and switch changes
+ * (the flow tables are merged at the end of the run); a query after the
+ * run's last poll point answers nothing (null). Link and switch changes
  * are taken on rank 0 (dp_ctl_take) and applied on every rank at the same
  * virtual time (dp_ctl_apply).
  */

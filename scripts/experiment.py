@@ -632,9 +632,16 @@ def plot_series(exp, out, series_files):
     return pngs
 
 
+def write_csv_file(path, write):
+    """write(f) into path through a temporary file: a reader never sees half a table."""
+    with open(path + ".tmp", "w", newline="") as f:
+        write(f)
+    os.replace(path + ".tmp", path)
+
+
 def write_tables(out, raw, tot):
     """results.csv, totals.csv and timing.csv of the runs so far."""
-    with open(os.path.join(out, "results.csv"), "w", newline="") as f:
+    def results(f):
         w = csv.DictWriter(f, fieldnames=["variant", "placement", "seed", "size", "time_us", "algbw",
                                           "busbw", "wrong"] + list(LAT_COLS))
         w.writeheader()
@@ -644,20 +651,18 @@ def write_tables(out, raw, tot):
     # totals.csv is deterministic like results.csv (same file, same numbers); the wall
     # time of each run depends on the machine, so it goes to timing.csv
     det_cols = [c for c in tcols if c not in WALL_COLS]
-    with open(os.path.join(out, "totals.csv"), "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=["variant", "placement", "seed"] + det_cols,
-                           extrasaction="ignore")
+
+    def totals(f, cols):
+        w = csv.DictWriter(f, fieldnames=["variant", "placement", "seed"] + cols, extrasaction="ignore")
         w.writeheader()
         w.writerows(tot)
-    with open(os.path.join(out, "timing.csv"), "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=["variant", "placement", "seed"] + sorted(WALL_COLS),
-                           extrasaction="ignore")
-        w.writeheader()
-        w.writerows(tot)
+    write_csv_file(os.path.join(out, "results.csv"), results)
+    write_csv_file(os.path.join(out, "totals.csv"), lambda f: totals(f, det_cols))
+    write_csv_file(os.path.join(out, "timing.csv"), lambda f: totals(f, sorted(WALL_COLS)))
 
 
-def run_all(a, exp, base, seeds, coll_base, placed, runs, out, first_pl, raw, tot, stalls,
-            drawn, series_files):
+def run_all(a, exp, base, seeds, coll_base, runs, out, first_pl, raw, tot, stalls, drawn,
+            series_files):
     """Run every (variant, placement, hosts, seed) of runs, appending to raw (a row per
     size), tot (a row per run), stalls and drawn; the tables are rewritten after each run."""
     t0 = time.time()
@@ -749,12 +754,13 @@ def main():
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
     try:
-        run_all(a, exp, base, seeds, coll_base, placed, runs, out, first_pl, raw, tot, stalls,
-                drawn, series_files)
+        run_all(a, exp, base, seeds, coll_base, runs, out, first_pl, raw, tot, stalls, drawn,
+                series_files)
     except (Stopped, SystemExit):  # a signal, a failed or over-long run: what finished stays
-        if tot:
+        if tot:  # (again: the signal may have come before or inside the last write)
+            write_tables(out, raw, tot)
             print(f"\nexperiment.py: {len(tot)} of {len(runs)} runs finished; their numbers are "
-                  f"in {out}/results.csv and totals.csv (no report)", file=sys.stderr)
+                  f"in {out}/results.csv, totals.csv and timing.csv (no report)", file=sys.stderr)
         raise
     print(f"\r{len(runs)} runs in {time.time() - t0:.0f} s" + " " * 40, file=sys.stderr)
     write_tables(out, raw, tot)
