@@ -201,7 +201,10 @@ int dp_fabric_build(struct dp_fabric *f, char *err, size_t errlen)
 	int rc;
 
 	f->n_chans = 2 * t->n_links;
-	f->chans = calloc(f->n_chans ? f->n_chans : 1, sizeof(*f->chans));
+	size_t chan_bytes = (size_t)(f->n_chans ? f->n_chans : 1) * sizeof(*f->chans);
+	f->chans = aligned_alloc(RTE_CACHE_LINE_SIZE, chan_bytes); /* (a size of whole lines) */
+	if (f->chans)
+		memset(f->chans, 0, chan_bytes);
 	f->sw = calloc(t->n_switches, sizeof(*f->sw));
 	f->host = calloc(t->n_hosts ? t->n_hosts : 1, sizeof(*f->host));
 	f->routes = topo_route_create(t);

@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <rte_common.h>
 #include <rte_reciprocal.h>
 
 #include "dp_engine.h"
@@ -87,62 +88,70 @@ struct dp_fabric;
 
 #define DP_XPEND 16 /* frames a cut link's sender gathers before it puts them on the ring */
 
+/*
+ * A link direction. The fields a frame's send and delivery touch come first,
+ * packed into the first lines, which start a cache line (the struct is 36
+ * lines; a fabric of thousands of channels does not stay in cache, and each
+ * frame per hop used to touch about 13 of them, now about 10); what only
+ * failures, partitions, PFC and the tables use comes after.
+ */
 struct dp_chan {
+	/* ---- every frame: sending (chan_kick, chan_send_one) and delivering (on_arrive) ---- */
 	struct dp_fabric *fab;
-	uint32_t link;
-	uint8_t dir;                 /* 0: end[0] -> end[1] */
 	/* where it runs: the transmitter in the sending node's partition, the
 	 * wire's deliveries in the receiving node's (the same engine unless the
 	 * link is cut between partitions, dp_part.h) */
 	struct dp_engine *eng, *rx_eng;
 	uint32_t lp, rx_lp, arr_key; /* LPs of the two ends; the key of its arrivals */
+	struct topo_node_ref from, to;
+	uint16_t from_port, to_port; /* switch ports (0 for a host end) */
+	bool up;
 	bool cross;                  /* cut between partitions: frames go through out[] */
-	struct dp_wire out[2];       /* cross, virtual: frames sent in windows of parity 0 / 1, not yet handed over */
+	bool tx_busy;                /* a timer at free_at_ns will choose the next frame */
+	bool wd_on;                  /* the PFC watchdog (wd) runs on it */
+	bool arrive_lost;            /* the wire's arrival timer could not be added: the next frame sent arms it */
+	uint8_t nonempty;            /* bit p: q[p] holds packets */
+	uint8_t rr;                  /* DWRR: the queue it visits next */
+
+	uint64_t free_at_ns;         /* the end of the last frame sent */
+	uint64_t ser_rem;            /* serialization remainder (bit-ns mod rate) carried between frames */
+	uint64_t kick_at_ns;         /* pending wake-up for a pause expiry; 0: none */
+	uint64_t rate_bps, delay_ns;
+	struct rte_reciprocal_u64 rate_rcp; /* x / rate_bps without a division (exact) */
+	double loss;
+
 	struct rte_ring *xring;      /* cross, live: frames on their way to the receiving thread */
+	/* capture: called for every frame as its transmission starts */
+	void (*capture)(void *ctx, struct dp_chan *c, struct rte_mbuf *m, uint64_t now_ns);
+	void *capture_ctx;
+	uint64_t tx_pkts, tx_bytes, busy_ns;
+	uint8_t dst_mac[6];          /* rewrite: the receiving port's or host's MAC */
+	uint8_t src_mac[6];
+
+	struct dp_wire wire;         /* serialized, propagating */
+	struct dp_fifo ctrl;         /* PFC and ARP: sent first, never paused */
+	struct dp_fifo q[DP_NUM_PRIO];
+	uint32_t quantum[DP_NUM_PRIO];
+	int64_t deficit[DP_NUM_PRIO];
+	uint64_t q_tx_pkts[DP_NUM_PRIO], q_tx_bytes[DP_NUM_PRIO];
+	uint64_t q_peak_bytes[DP_NUM_PRIO];
+	struct pfc_pause pause;
+
+	/* ---- the rest: failures, partitions, PFC's watchdog, the tables ---- */
+	uint32_t link;
+	uint8_t dir;                 /* 0: end[0] -> end[1] */
+	struct dp_wire out[2];       /* cross, virtual: frames sent in windows of parity 0 / 1, not yet handed over */
 	struct rte_ring *xret;       /* cross, live: xring's mbufs back to the sending thread (see dp_chan_take_ring) */
 	uint64_t xring_full;         /* cross, live: kicks that found xring full (the sender waited) */
 	struct rte_mbuf *xpend[DP_XPEND]; /* cross, live: sent, for xring in one burst (dp_chan_flush_ring) */
 	uint32_t n_xpend;
-	struct topo_node_ref from, to;
-	uint16_t from_port, to_port; /* switch ports (0 for a host end) */
-	uint8_t dst_mac[6];          /* rewrite: the receiving port's or host's MAC */
-	uint8_t src_mac[6];
-	uint64_t rate_bps, delay_ns;
-	struct rte_reciprocal_u64 rate_rcp; /* x / rate_bps without a division (exact) */
-	double loss;
-	bool up;
-
-	struct dp_fifo q[DP_NUM_PRIO];
-	uint8_t nonempty;            /* bit p: q[p] holds packets */
-	struct dp_fifo ctrl;         /* PFC and ARP: sent first, never paused */
-	struct dp_wire wire;         /* serialized, propagating */
 	uint64_t q_limit_bytes;      /* host NIC only (switch queues are the MMU's) */
-	uint32_t quantum[DP_NUM_PRIO];
-	int64_t deficit[DP_NUM_PRIO];
-	uint8_t rr;
-	struct pfc_pause pause;
 	struct pfc_watchdog wd;      /* switch egress only, when the fabric's watchdog is on */
-	bool wd_on;
 	uint64_t wd_armed_at;        /* pending watchdog poll; 0: none */
-
-	bool tx_busy;                /* a timer at free_at_ns will choose the next frame */
-	uint64_t free_at_ns;         /* the end of the last frame sent */
-	uint64_t ser_rem;            /* serialization remainder (bit-ns mod rate) carried between frames */
-	uint64_t kick_at_ns;         /* pending wake-up for a pause expiry; 0: none */
-	bool arrive_lost;            /* the wire's arrival timer could not be added: the next frame sent arms it */
 	uint64_t rng;                /* loss */
-
-	/* counters */
-	uint64_t tx_pkts, tx_bytes, busy_ns;
-	uint64_t q_tx_pkts[DP_NUM_PRIO], q_tx_bytes[DP_NUM_PRIO];
 	uint64_t ctrl_tx, pfc_tx;
 	uint64_t drops[DP_DROP_COUNT];
-	uint64_t q_peak_bytes[DP_NUM_PRIO];
-
-	/* capture: called for every frame as its transmission starts */
-	void (*capture)(void *ctx, struct dp_chan *c, struct rte_mbuf *m, uint64_t now_ns);
-	void *capture_ctx;
-};
+} __rte_cache_aligned; /* (dp_fabric_build allocates them aligned) */
 
 struct dp_group {
 	uint16_t n;                          /* members ever seen; index into port[] */
