@@ -263,7 +263,7 @@ static void on_arrive(void *obj, uint64_t arg, uint64_t now)
 static inline void dwrr_pass(struct dp_chan *c, unsigned p)
 {
 	if (!(c->nonempty >> p & 1))
-		c->deficit[p] = 0;
+		c->q[p].deficit = 0;
 }
 
 /*
@@ -279,15 +279,16 @@ static int dwrr_single(struct dp_chan *c, unsigned q, uint32_t len)
 {
 	for (unsigned p = c->rr; p != q; p = (p + 1) % DP_NUM_PRIO)
 		dwrr_pass(c, p);
-	if (c->deficit[q] < (int64_t)len) {
-		int64_t k = ((int64_t)len - c->deficit[q] + c->quantum[q] - 1) / c->quantum[q];
-		c->deficit[q] += k * c->quantum[q];
+	struct dp_prio_q *pq = &c->q[q];
+	if (pq->deficit < (int64_t)len) {
+		int64_t k = ((int64_t)len - pq->deficit + pq->quantum - 1) / pq->quantum;
+		pq->deficit += k * pq->quantum;
 		for (unsigned p = 0; p < DP_NUM_PRIO; p++)
 			if (p != q)
 				dwrr_pass(c, p);
 	}
 	c->rr = (uint8_t)q;
-	c->deficit[q] -= len;
+	pq->deficit -= len;
 	return (int)q;
 }
 
@@ -313,20 +314,21 @@ static int pick_queue(struct dp_chan *c, uint64_t now)
 		return (int)cp;
 	if ((eligible & (eligible - 1)) == 0) {
 		unsigned q = (unsigned)__builtin_ctz(eligible);
-		return dwrr_single(c, q, rte_pktmbuf_pkt_len(fifo_peek(&c->q[q])));
+		return dwrr_single(c, q, rte_pktmbuf_pkt_len(fifo_peek(&c->q[q].f)));
 	}
 	/* DWRR: each visit adds a quantum; a queue sends while its deficit covers the head. */
 	for (;;) {
 		unsigned p = c->rr;
 		if (p != cp && (eligible >> p & 1)) {
-			uint32_t len = rte_pktmbuf_pkt_len(fifo_peek(&c->q[p]));
-			if (c->deficit[p] >= (int64_t)len) {
-				c->deficit[p] -= len;
+			struct dp_prio_q *pq = &c->q[p];
+			uint32_t len = rte_pktmbuf_pkt_len(fifo_peek(&pq->f));
+			if (pq->deficit >= (int64_t)len) {
+				pq->deficit -= len;
 				return (int)p;
 			}
-			c->deficit[p] += c->quantum[p];
+			pq->deficit += pq->quantum;
 		} else if (!(c->nonempty >> p & 1)) {
-			c->deficit[p] = 0; /* an idle queue keeps no credit */
+			c->q[p].deficit = 0; /* an idle queue keeps no credit */
 		}
 		c->rr = (uint8_t)((c->rr + 1) % DP_NUM_PRIO);
 	}
@@ -435,8 +437,8 @@ static bool chan_send_one(struct dp_chan *c, uint64_t now, bool live)
 		}
 		return false;
 	}
-	struct rte_mbuf *m = fifo_pop(qi == DP_NUM_PRIO ? &c->ctrl : &c->q[qi]);
-	if (qi < DP_NUM_PRIO && c->q[qi].n == 0)
+	struct rte_mbuf *m = fifo_pop(qi == DP_NUM_PRIO ? &c->ctrl : &c->q[qi].f);
+	if (qi < DP_NUM_PRIO && c->q[qi].f.n == 0)
 		c->nonempty &= (uint8_t)~(1u << qi);
 	struct dp_mbuf_priv *pv = dp_priv(m);
 	uint32_t len = rte_pktmbuf_pkt_len(m);
@@ -466,8 +468,8 @@ static bool chan_send_one(struct dp_chan *c, uint64_t now, bool live)
 	if (qi == DP_NUM_PRIO) {
 		c->ctrl_tx++;
 	} else {
-		c->q_tx_pkts[qi]++;
-		c->q_tx_bytes[qi] += len;
+		c->q[qi].tx_pkts++;
+		c->q[qi].tx_bytes += len;
 	}
 	if (pv->admitted) {
 		struct dp_switch *s = &c->fab->sw[c->from.index];
@@ -494,7 +496,7 @@ static bool chan_send_one(struct dp_chan *c, uint64_t now, bool live)
 /* Queue m on channel c at priority prio (DP_NUM_PRIO: control) and start sending. */
 static void chan_enqueue(struct dp_chan *c, struct rte_mbuf *m, int prio, uint64_t now)
 {
-	struct dp_fifo *q = prio == DP_NUM_PRIO ? &c->ctrl : &c->q[prio];
+	struct dp_fifo *q = prio == DP_NUM_PRIO ? &c->ctrl : &c->q[prio].f;
 
 	if (fifo_push(q, m) < 0) {
 		struct dp_mbuf_priv *pv = dp_priv(m);
@@ -509,8 +511,8 @@ static void chan_enqueue(struct dp_chan *c, struct rte_mbuf *m, int prio, uint64
 	}
 	if (prio < DP_NUM_PRIO) {
 		c->nonempty |= (uint8_t)(1u << prio);
-		if (q->bytes > c->q_peak_bytes[prio])
-			c->q_peak_bytes[prio] = q->bytes;
+		if (q->bytes > c->q[prio].peak_bytes)
+			c->q[prio].peak_bytes = q->bytes < UINT32_MAX ? (uint32_t)q->bytes : UINT32_MAX;
 	}
 	dp_priv(m)->queued_ns = now;
 	chan_kick(c, now);
@@ -552,7 +554,7 @@ static void deliver(struct dp_chan *c, struct rte_mbuf *m, uint64_t now)
  */
 static void chan_flush_queue(struct dp_chan *c, int p, enum dp_drop why, uint64_t now)
 {
-	struct dp_fifo *q = p == DP_NUM_PRIO ? &c->ctrl : &c->q[p];
+	struct dp_fifo *q = p == DP_NUM_PRIO ? &c->ctrl : &c->q[p].f;
 	struct rte_mbuf *m;
 
 	while ((m = fifo_pop(q)) != NULL) {
@@ -590,11 +592,13 @@ static void on_wd_poll(void *obj, uint64_t at, uint64_t now)
 	if (c->wd_armed_at != at)
 		return;
 	c->wd_armed_at = 0;
+	uint64_t tx[DP_NUM_PRIO];
 	for (int p = 0; p < DP_NUM_PRIO; p++)
-		nonempty |= (uint8_t)((c->q[p].n > 0) << p);
-	pfc_watchdog_poll(&c->wd, &c->pause, nonempty, c->q_tx_pkts, now);
+		nonempty |= (uint8_t)((c->q[p].f.n > 0) << p);
+	dp_chan_q_tx_pkts(c, tx);
+	pfc_watchdog_poll(&c->wd, &c->pause, nonempty, tx, now);
 	for (unsigned p = 0; p < DP_NUM_PRIO; p++) {
-		if (pfc_watchdog_drops(&c->wd, p) && c->q[p].n) {
+		if (pfc_watchdog_drops(&c->wd, p) && c->q[p].f.n) {
 			uint64_t before = c->drops[DP_DROP_PFC_STORM];
 			chan_flush_queue(c, (int)p, DP_DROP_PFC_STORM, now);
 			pfc_watchdog_count_drop(&c->wd, p, c->drops[DP_DROP_PFC_STORM] - before);
@@ -779,7 +783,7 @@ void dp_chan_free(struct dp_chan *c)
 	wire_free(&c->out[0]);
 	wire_free(&c->out[1]);
 	for (int p = 0; p < DP_NUM_PRIO; p++)
-		fifo_free(&c->q[p]);
+		fifo_free(&c->q[p].f);
 	fifo_free(&c->ctrl);
 	wire_free(&c->wire);
 }

@@ -96,7 +96,7 @@ static void pfc_row(const struct dp_chan *c, uint64_t now, uint64_t *v)
 
 static void queue_row(const struct dp_chan *c, int p, uint64_t now, uint64_t *v)
 {
-	uint64_t r[] = {c->q[p].bytes, c->q_peak_bytes[p], c->q_tx_pkts[p], c->q_tx_bytes[p],
+	uint64_t r[] = {c->q[p].f.bytes, c->q[p].peak_bytes, c->q[p].tx_pkts, c->q[p].tx_bytes,
 			c->pause.xoff_rx[p], !pfc_pause_may_send(&c->pause, (unsigned)p, now)};
 	memcpy(v, r, sizeof(r));
 }

@@ -93,7 +93,7 @@ void dp_fabric_host_send(struct dp_fabric *f, uint32_t host, struct rte_mbuf *m,
 		dp_chan_enqueue(c, m, DP_NUM_PRIO, now);
 		return;
 	}
-	if (c->q[prio].bytes + rte_pktmbuf_pkt_len(m) > c->q_limit_bytes) {
+	if (c->q[prio].f.bytes + rte_pktmbuf_pkt_len(m) > c->q_limit_bytes) {
 		c->drops[DP_DROP_QUEUE]++;
 		rte_pktmbuf_free(m);
 		return;

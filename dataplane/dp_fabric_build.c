@@ -62,7 +62,7 @@ static int init_chan(struct dp_fabric *f, struct dp_chan *c, uint32_t l, int dir
 	c->q_limit_bytes = f->opt.host_queue_bytes ? f->opt.host_queue_bytes : HOST_QUEUE_DEFAULT;
 	c->rng = (f->opt.seed ? f->opt.seed : 1) * RNG_GOLDEN + 2 * l + (uint64_t)dir + 1;
 	for (int p = 0; p < DP_NUM_PRIO; p++)
-		c->quantum[p] = DWRR_QUANTUM * (t->qos.dwrr_weight[p] ? t->qos.dwrr_weight[p] : 1);
+		c->q[p].quantum = DWRR_QUANTUM * (t->qos.dwrr_weight[p] ? t->qos.dwrr_weight[p] : 1);
 	if (f->opt.watchdog && c->from.kind == TOPO_NODE_SWITCH) {
 		struct pfc_watchdog_config wc = *f->opt.watchdog;
 		wc.prio_mask = t->qos.lossless_mask;

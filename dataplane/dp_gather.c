@@ -138,13 +138,15 @@ static void walk_chan(struct walk *w, struct dp_chan *c, uint64_t now)
 	SUM(c->tx_pkts);
 	SUM(c->tx_bytes);
 	SUM(c->busy_ns);
-	SUM_ARRAY(c->q_tx_pkts, DP_NUM_PRIO);
-	SUM_ARRAY(c->q_tx_bytes, DP_NUM_PRIO);
+	for (unsigned p = 0; p < DP_NUM_PRIO; p++)
+		SUM(c->q[p].tx_pkts);
+	for (unsigned p = 0; p < DP_NUM_PRIO; p++)
+		SUM(c->q[p].tx_bytes);
 	SUM(c->ctrl_tx);
 	SUM(c->pfc_tx);
 	SUM_ARRAY(c->drops, DP_DROP_COUNT);
 	for (unsigned p = 0; p < DP_NUM_PRIO; p++)
-		MAX(c->q_peak_bytes[p]);
+		MAX(c->q[p].peak_bytes);
 	SUM_ARRAY(c->pause.xoff_rx, PFC_NUM_PRIO);
 	SUM_ARRAY(c->pause.xon_rx, PFC_NUM_PRIO);
 	SUM(c->pause.rx.ok);

@@ -234,7 +234,7 @@ static uint64_t send_one(struct dp_gen *g, uint64_t now, bool *sent)
 	 * full (paused by PFC, or slower than the generator): nothing is dropped
 	 * at the source, the rate falls instead.
 	 */
-	if (nic->q[prio].bytes + g->size > nic->q_limit_bytes) {
+	if (nic->q[prio].f.bytes + g->size > nic->q_limit_bytes) {
 		g->blocked++;
 		return now + gap;
 	}

@@ -20,8 +20,8 @@ void dp_stats_print(const struct dp_fabric *f, uint64_t elapsed_ns, FILE *out)
 
 		for (int p = 0; p < DP_NUM_PRIO; p++) {
 			uint64_t ns = pfc_pause_paused_ns(&c->pause, (unsigned)p, f->eng->now_ns);
-			if (c->q_peak_bytes[p] > peak)
-				peak = c->q_peak_bytes[p];
+			if (c->q[p].peak_bytes > peak)
+				peak = c->q[p].peak_bytes;
 			if (ns > paused)
 				paused = ns;
 		}

@@ -89,6 +89,18 @@ struct dp_fabric;
 #define DP_XPEND 16 /* frames a cut link's sender gathers before it puts them on the ring */
 
 /*
+ * One priority's egress queue, with what sending from it reads and counts:
+ * one cache line, so a frame touches one line of its priority's state.
+ */
+struct dp_prio_q {
+	struct dp_fifo f;       /* the frames */
+	int64_t deficit;        /* DWRR: credit in bytes */
+	uint32_t quantum;       /* DWRR: credit per round */
+	uint32_t peak_bytes;    /* the most f held (saturates at UINT32_MAX) */
+	uint64_t tx_pkts, tx_bytes;
+} __rte_cache_aligned;
+
+/*
  * A link direction. The fields a frame's send and delivery touch come first,
  * packed into the first lines, which start a cache line (the struct is 36
  * lines; a fabric of thousands of channels does not stay in cache, and each
@@ -110,7 +122,7 @@ struct dp_chan {
 	bool tx_busy;                /* a timer at free_at_ns will choose the next frame */
 	bool wd_on;                  /* the PFC watchdog (wd) runs on it */
 	bool arrive_lost;            /* the wire's arrival timer could not be added: the next frame sent arms it */
-	uint8_t nonempty;            /* bit p: q[p] holds packets */
+	uint8_t nonempty;            /* bit p: q[p].f holds packets */
 	uint8_t rr;                  /* DWRR: the queue it visits next */
 
 	uint64_t free_at_ns;         /* the end of the last frame sent */
@@ -130,11 +142,7 @@ struct dp_chan {
 
 	struct dp_wire wire;         /* serialized, propagating */
 	struct dp_fifo ctrl;         /* PFC and ARP: sent first, never paused */
-	struct dp_fifo q[DP_NUM_PRIO];
-	uint32_t quantum[DP_NUM_PRIO];
-	int64_t deficit[DP_NUM_PRIO];
-	uint64_t q_tx_pkts[DP_NUM_PRIO], q_tx_bytes[DP_NUM_PRIO];
-	uint64_t q_peak_bytes[DP_NUM_PRIO];
+	struct dp_prio_q q[DP_NUM_PRIO];
 	struct pfc_pause pause;
 
 	/* ---- the rest: failures, partitions, PFC's watchdog, the tables ---- */
@@ -241,6 +249,8 @@ static inline uint32_t dp_lp_node(const struct dp_fabric *f, struct topo_node_re
 }
 
 /* Bytes queued now in a channel's data queues (all priorities). */
+/* Frames each priority's queue of c has sent, into tx[DP_NUM_PRIO] (the PFC watchdog's input). */
+void dp_chan_q_tx_pkts(const struct dp_chan *c, uint64_t *tx);
 uint64_t dp_chan_queued_bytes(const struct dp_chan *c);
 
 /* Sum of a link direction's drops of every reason (loss, link down, host queue, ...). */

@@ -98,6 +98,16 @@ static void set_err(char *err, size_t errlen, const char *fmt, ...)
 	va_end(ap);
 }
 
+/* bytes (a multiple of 64: line-aligned structs) of zeros on a cache-line boundary; NULL when out of memory. */
+static void *zalloc_lines(size_t bytes)
+{
+	void *p = aligned_alloc(64, bytes ? bytes : 64);
+
+	if (p)
+		memset(p, 0, bytes);
+	return p;
+}
+
 static inline uint64_t round_cells(uint64_t bytes, uint32_t cell)
 {
 	return (bytes + cell - 1) / cell * cell;
@@ -395,8 +405,8 @@ struct pfc_mmu *pfc_mmu_create(const struct pfc_mmu_config *cfg, char *err, size
 	size_t n = (size_t)cfg->n_ports;
 	if (m) {
 		m->ports = calloc(n, sizeof(*m->ports));
-		m->pgs = calloc(n * PFC_NUM_PRIO, sizeof(*m->pgs));
-		m->qs = calloc(n * PFC_NUM_PRIO, sizeof(*m->qs));
+		m->pgs = zalloc_lines(n * PFC_NUM_PRIO * sizeof(*m->pgs));
+		m->qs = zalloc_lines(n * PFC_NUM_PRIO * sizeof(*m->qs));
 	}
 	if (!m || !m->ports || !m->pgs || !m->qs) {
 		pfc_mmu_destroy(m);

@@ -282,14 +282,20 @@ unsigned pfc_mmu_pfc_frame(struct pfc_mmu *mmu, unsigned port, uint64_t now_ns,
 /* When pfc_mmu_pfc_frame(port) next has something to send (<= now: now); UINT64_MAX: nothing. */
 uint64_t pfc_mmu_pfc_next_ns(const struct pfc_mmu *mmu, unsigned port);
 
-/* Per PG (ingress port, priority): state and counters. Read-only for callers. */
+/*
+ * Per PG (ingress port, priority): state and counters. Read-only for callers.
+ * What admission and release read and write for every packet comes first,
+ * in the PG's first cache line (the PGs are line-aligned).
+ */
 struct pfc_mmu_pg {
-	uint64_t bytes;              /* held now, headroom included */
+	_Alignas(64) uint64_t bytes; /* held now, headroom included */
 	uint64_t headroom;           /* part of bytes in the headroom */
+	bool in_xoff;
+	bool pfc_pending;            /* a frame is owed now (new XOFF, or XON) */
 	uint64_t peak_bytes;         /* highest bytes seen */
-	uint64_t peak_headroom;
 	uint64_t pkts_admitted, bytes_admitted; /* bytes as given */
 	uint64_t pkts_dequeued, bytes_dequeued;
+	uint64_t peak_headroom;
 	uint64_t pkts_discarded;
 	uint64_t drops[PFC_MMU_VERDICT_COUNT];  /* packets dropped at admission, by reason */
 	uint64_t bytes_dropped;
@@ -298,13 +304,15 @@ struct pfc_mmu_pg {
 	uint64_t pause_ns;           /* time spent in XOFF, closed intervals (see pfc_mmu_pause_ns) */
 	uint64_t xoff_since_ns;      /* start of the current XOFF */
 	uint64_t last_tx_ns;         /* last XOFF frame for this PG */
-	bool in_xoff;
-	bool pfc_pending;            /* a frame is owed now (new XOFF, or XON) */
 };
 
-/* Per egress queue (egress port, priority). Read-only for callers. */
+/*
+ * Per egress queue (egress port, priority). Read-only for callers. The
+ * per-packet fields first, in the queue's first line (line-aligned).
+ */
 struct pfc_mmu_queue {
-	uint64_t bytes, pkts;        /* held now */
+	_Alignas(64) uint64_t bytes; /* held now */
+	uint64_t pkts;               /* held now */
 	uint64_t peak_bytes;
 	uint64_t pkts_admitted, bytes_admitted;
 	uint64_t pkts_dequeued, bytes_dequeued;
