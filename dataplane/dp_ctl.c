@@ -499,7 +499,7 @@ static int cmd_nics(const struct src *s, const char *params, struct rte_tel_data
 /* "NAME,up" / "NAME,down" into a queued command (applied by dp_ctl_poll()). */
 static int queue_set(const char *params, bool is_switch)
 {
-	struct dp_ctl_set *c = malloc(sizeof(*c));
+	struct dp_ctl_set *c = calloc(1, sizeof(*c)); /* (whole bytes: under mpirun they are broadcast) */
 
 	if (c == NULL)
 		return -ENOMEM;

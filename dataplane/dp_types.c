@@ -7,7 +7,7 @@ uint64_t dp_chan_queued_bytes(const struct dp_chan *c)
 	uint64_t b = 0;
 
 	/* only the queues that hold frames: an emulated NIC asks before every
-	 * frame, and the eight queues span four lines (nonempty is exact: a
+	 * frame, and the eight queues are eight lines (nonempty is exact: a
 	 * queue's bit is set by its one push site and cleared when it empties) */
 	for (unsigned ne = c->nonempty; ne; ne &= ne - 1)
 		b += c->q[__builtin_ctz(ne)].f.bytes;

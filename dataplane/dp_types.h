@@ -102,10 +102,11 @@ struct dp_prio_q {
 
 /*
  * A link direction. The fields a frame's send and delivery touch come first,
- * packed into the first lines, which start a cache line (the struct is 36
- * lines; a fabric of thousands of channels does not stay in cache, and each
- * frame per hop used to touch about 13 of them, now about 10); what only
- * failures, partitions, PFC and the tables use comes after.
+ * packed into the first four lines, which start a cache line, then one line
+ * per priority queue (the struct is 35 lines; a fabric of thousands of
+ * channels does not stay in cache, and each frame per hop used to touch
+ * about 13 of them, now about 6); what only failures, partitions, PFC and
+ * the tables use comes after.
  */
 struct dp_chan {
 	/* ---- every frame: sending (chan_kick, chan_send_one) and delivering (on_arrive) ---- */
