@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dp_mem.h"
+
 #define DWRR_QUANTUM 2048u                  /* bytes per unit of weight and round */
 #define HOST_QUEUE_DEFAULT (512u * 1024)    /* bytes per priority of a host NIC */
 #define RNG_GOLDEN 0x9e3779b97f4a7c15ull    /* 2^64 / golden ratio: spreads the links' loss seeds */
@@ -201,10 +203,7 @@ int dp_fabric_build(struct dp_fabric *f, char *err, size_t errlen)
 	int rc;
 
 	f->n_chans = 2 * t->n_links;
-	size_t chan_bytes = (size_t)(f->n_chans ? f->n_chans : 1) * sizeof(*f->chans);
-	f->chans = aligned_alloc(RTE_CACHE_LINE_SIZE, chan_bytes); /* (a size of whole lines) */
-	if (f->chans)
-		memset(f->chans, 0, chan_bytes);
+	f->chans = dp_zalloc_lines(f->n_chans, sizeof(*f->chans));
 	f->sw = calloc(t->n_switches, sizeof(*f->sw));
 	f->host = calloc(t->n_hosts ? t->n_hosts : 1, sizeof(*f->host));
 	f->routes = topo_route_create(t);

@@ -13,6 +13,8 @@
 #include <rte_hash.h>
 #include <rte_jhash.h>
 
+#include "dp_mem.h"
+
 int dp_flows_init(struct dp_flows *fl, uint32_t capacity, char *err, size_t errlen)
 {
 	char name[RTE_HASH_NAMESIZE];
@@ -31,10 +33,7 @@ int dp_flows_init(struct dp_flows *fl, uint32_t capacity, char *err, size_t errl
 	fl->h = rte_hash_create(&hp);
 	/* line-aligned: a flow's packets and bytes (written by its first hop's
 	 * thread) apart from its hops (read by every hop's) */
-	if (posix_memalign((void **)&fl->flow, RTE_CACHE_LINE_SIZE, (size_t)capacity * sizeof(*fl->flow)))
-		fl->flow = NULL;
-	else
-		memset(fl->flow, 0, (size_t)capacity * sizeof(*fl->flow));
+	fl->flow = dp_zalloc_lines(capacity, sizeof(*fl->flow));
 	if (fl->h == NULL || fl->flow == NULL) {
 		snprintf(err, errlen, "flow table of %u: %s", capacity,
 			 fl->h ? "out of memory" : rte_strerror(rte_errno));

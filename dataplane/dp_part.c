@@ -22,6 +22,7 @@
 
 #include "dp_chan.h"
 #include "dp_gather.h"
+#include "dp_mem.h"
 #include "dp_mpi.h"
 #include "topo_part.h"
 
@@ -206,9 +207,7 @@ int dp_parts_create(struct dp_parts **out, struct dp_fabric *f, uint32_t workers
 	ps->n = workers;
 	ps->only = UINT32_MAX;
 	ps->mode = mode;
-	ps->p = aligned_alloc(RTE_CACHE_LINE_SIZE, workers * sizeof(*ps->p));
-	if (ps->p)
-		memset(ps->p, 0, workers * sizeof(*ps->p));
+	ps->p = dp_zalloc_lines(workers, sizeof(*ps->p));
 	ps->part_sw = calloc(t->n_switches, sizeof(*ps->part_sw));
 	ps->part_host = calloc(t->n_hosts ? t->n_hosts : 1, sizeof(*ps->part_host));
 	if (ps->p == NULL || ps->part_sw == NULL || ps->part_host == NULL)
