@@ -587,14 +587,12 @@ static void chan_flush(struct dp_chan *c, uint64_t now)
 static void on_wd_poll(void *obj, uint64_t at, uint64_t now)
 {
 	struct dp_chan *c = obj;
-	uint8_t nonempty = 0, watching = 0;
+	uint8_t nonempty = c->nonempty, watching = 0; /* (exact: dp_chan_queued_bytes) */
 
 	if (c->wd_armed_at != at)
 		return;
 	c->wd_armed_at = 0;
 	uint64_t tx[DP_NUM_PRIO];
-	for (int p = 0; p < DP_NUM_PRIO; p++)
-		nonempty |= (uint8_t)((c->q[p].f.n > 0) << p);
 	dp_chan_q_tx_pkts(c, tx);
 	pfc_watchdog_poll(&c->wd, &c->pause, nonempty, tx, now);
 	for (unsigned p = 0; p < DP_NUM_PRIO; p++) {

@@ -26,12 +26,7 @@ void dp_frame_write_headers(const struct dp_fabric *f, struct rte_mbuf *m)
 {
 	struct dp_mbuf_priv *pv = dp_priv(m);
 
-	if (pv->mac_chan == 0)
-		return;
-	dp_frame_pay_owed(rte_pktmbuf_mtod(m, uint8_t *), &pv->pkt, pv->ttl_owed,
-			  &f->chans[pv->mac_chan - 1]);
-	pv->ttl_owed = 0;
-	pv->mac_chan = 0;
+	dp_frame_settle_owed(f, rte_pktmbuf_mtod(m, uint8_t *), &pv->pkt, &pv->ttl_owed, &pv->mac_chan);
 }
 
 void dp_frame_settle(const struct dp_fabric *f, struct rte_mbuf *m)

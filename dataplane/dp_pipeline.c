@@ -518,6 +518,16 @@ void dp_frame_pay_owed(uint8_t *d, const struct rl_pkt *p, unsigned ttl_owed, co
 	}
 }
 
+void dp_frame_settle_owed(const struct dp_fabric *f, uint8_t *d, const struct rl_pkt *p,
+			  uint8_t *ttl_owed, uint32_t *mac_chan)
+{
+	if (*mac_chan == 0)
+		return;
+	dp_frame_pay_owed(d, p, *ttl_owed, &f->chans[*mac_chan - 1]);
+	*ttl_owed = 0;
+	*mac_chan = 0;
+}
+
 /*
  * Write into the frame what earlier hops owed it (fr->ttl_owed: their TTL /
  * hop limit decrements and the last one's MACs), for a stage that reads
@@ -525,13 +535,8 @@ void dp_frame_pay_owed(uint8_t *d, const struct rl_pkt *p, unsigned ttl_owed, co
  */
 static void pipe_settle(struct pipe *x)
 {
-	struct dp_frame *fr = x->fr;
-
-	if (fr->ttl_owed == NULL || *fr->mac_chan_owed == 0)
-		return;
-	dp_frame_pay_owed(fr->d, x->p, *fr->ttl_owed, &x->f->chans[*fr->mac_chan_owed - 1]);
-	*fr->ttl_owed = 0;
-	*fr->mac_chan_owed = 0;
+	if (x->fr->ttl_owed)
+		dp_frame_settle_owed(x->f, x->fr->d, x->p, x->fr->ttl_owed, x->fr->mac_chan_owed);
 }
 
 /*

@@ -66,6 +66,13 @@ struct dp_frame {
 void dp_frame_pay_owed(uint8_t *d, const struct rl_pkt *p, unsigned ttl_owed, const struct dp_chan *c);
 
 /*
+ * Pay what frame d (parsed as p) is owed, *ttl_owed decrements and the MACs
+ * of f's channel *mac_chan - 1 (0: nothing owed), and clear both.
+ */
+void dp_frame_settle_owed(const struct dp_fabric *f, uint8_t *d, const struct rl_pkt *p,
+			  uint8_t *ttl_owed, uint32_t *mac_chan);
+
+/*
  * Decide what switch s does with frame fr that arrived on in_port at now_ns.
  * p and parse_st are rl_parse()'s result for fr (p is kept in step with the
  * rewrite: TTL, ECN). Counters of s (drops by reason, parse errors, replies,
