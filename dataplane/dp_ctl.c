@@ -288,20 +288,52 @@ static int cmd_info(const struct src *s, const char *params, struct rte_tel_data
 	return 0;
 }
 
-static int cmd_links(const struct src *s, const char *params, struct rte_tel_data *d)
+/* A table row's values for node i (a channel or a switch); tmp has room for the row. */
+typedef const uint64_t *(*row_fn)(const struct src *s, uint32_t i, uint64_t *tmp);
+
+/*
+ * One row per channel (FROM_to_TO) selected by params, of w values from
+ * get. Returns false when the reply filled up before the last row.
+ */
+static bool chan_rows(const struct src *s, const char *params, struct rte_tel_data *d, size_t w,
+		      row_fn get)
 {
 	const struct dp_fabric *f = s->f;
+	uint64_t v[LINK_W > PFC_W ? LINK_W : PFC_W];
 
+	for (uint32_t i = 0; i < f->n_chans; i++) {
+		char name[80];
+		chan_name(f, &f->chans[i], name, sizeof(name));
+		if (dp_ctl_selected(params, name) && add_row(d, name, get(s, i, v), w) < 0)
+			return false;
+	}
+	return true;
+}
+
+/* One row per switch selected by params, as chan_rows. */
+static bool switch_rows(const struct src *s, const char *params, struct rte_tel_data *d, size_t w,
+			row_fn get)
+{
+	const struct dp_fabric *f = s->f;
+	uint64_t v[DROPS_W > SWITCH_W ? DROPS_W : SWITCH_W];
+
+	for (uint32_t k = 0; k < f->topo->n_switches; k++) {
+		char name[TOPO_NAME_MAX];
+		if (!dp_ctl_selected(params, f->sw[k].cfg->name))
+			continue;
+		snprintf(name, sizeof(name), "%s", f->sw[k].cfg->name);
+		dp_ctl_key_clean(name);
+		if (add_row(d, name, get(s, k, v), w) < 0)
+			return false;
+	}
+	return true;
+}
+
+static int cmd_links(const struct src *s, const char *params, struct rte_tel_data *d)
+{
 	rte_tel_data_start_dict(d);
 	add_columns(d, link_cols, LINK_W);
-	for (uint32_t i = 0; i < f->n_chans; i++) {
-		uint64_t v[LINK_W];
-		char name[80];
-
-		chan_name(f, &f->chans[i], name, sizeof(name));
-		if (dp_ctl_selected(params, name) && add_row(d, name, get_link(s, i, v), LINK_W) < 0)
-			break;
-	}
+	chan_rows(s, params, d, LINK_W, get_link);
 	return 0;
 }
 
@@ -329,21 +361,9 @@ static int cmd_queues(const struct src *s, const char *params, struct rte_tel_da
 
 static int cmd_switches(const struct src *s, const char *params, struct rte_tel_data *d)
 {
-	const struct dp_fabric *f = s->f;
-
 	rte_tel_data_start_dict(d);
 	add_columns(d, switch_cols, SWITCH_W);
-	for (uint32_t k = 0; k < f->topo->n_switches; k++) {
-		uint64_t v[SWITCH_W];
-		char name[TOPO_NAME_MAX];
-
-		if (!dp_ctl_selected(params, f->sw[k].cfg->name))
-			continue;
-		snprintf(name, sizeof(name), "%s", f->sw[k].cfg->name);
-		dp_ctl_key_clean(name);
-		if (add_row(d, name, get_switch(s, k, v), SWITCH_W) < 0)
-			break;
-	}
+	switch_rows(s, params, d, SWITCH_W, get_switch);
 	return 0;
 }
 
@@ -363,17 +383,8 @@ static int cmd_drops(const struct src *s, const char *params, struct rte_tel_dat
 	}
 	rte_tel_data_start_dict(d);
 	add_columns(d, cols, nc);
-	for (uint32_t k = 0; k < f->topo->n_switches; k++) {
-		uint64_t v[DROPS_W];
-		char name[TOPO_NAME_MAX];
-
-		if (!dp_ctl_selected(params, f->sw[k].cfg->name))
-			continue;
-		snprintf(name, sizeof(name), "%s", f->sw[k].cfg->name);
-		dp_ctl_key_clean(name);
-		if (add_row(d, name, get_drops(s, k, v), DROPS_W) < 0)
-			return 0;
-	}
+	if (!switch_rows(s, params, d, DROPS_W, get_drops))
+		return 0;
 	/* link-level drops (loss, link down, host NIC queues), summed over links */
 	uint64_t by[DROPS_W] = {0};
 	for (uint32_t i = 0; i < f->n_chans; i++) {
@@ -388,18 +399,9 @@ static int cmd_drops(const struct src *s, const char *params, struct rte_tel_dat
 
 static int cmd_pfc(const struct src *s, const char *params, struct rte_tel_data *d)
 {
-	const struct dp_fabric *f = s->f;
-
 	rte_tel_data_start_dict(d);
 	add_columns(d, pfc_cols, PFC_W);
-	for (uint32_t i = 0; i < f->n_chans; i++) {
-		uint64_t v[PFC_W];
-		char name[80];
-
-		chan_name(f, &f->chans[i], name, sizeof(name));
-		if (dp_ctl_selected(params, name) && add_row(d, name, get_pfc(s, i, v), PFC_W) < 0)
-			break;
-	}
+	chan_rows(s, params, d, PFC_W, get_pfc);
 	return 0;
 }
 
