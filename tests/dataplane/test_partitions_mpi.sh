@@ -82,17 +82,9 @@ PATH=$(dirname "$MPIRUN"):$PATH ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}det
 #    rank's counters (leaf0 runs on rank 0, leaf1 and spine1 on rank 1), and a
 #    link_set reaches every rank: the link rank 1 sends on stops carrying
 #    frames, the other uplink takes them. /rocelab/flows is refused.
-tel() { # QUERY: one reply of rank 0's telemetry (JSON)
-  /usr/bin/python3 - "/var/run/dpdk/$tname/dpdk_telemetry.v2" "$1" <<'PY'
-import socket, sys
-s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET); s.settimeout(10)
-s.connect(sys.argv[1]); s.recv(65536); s.send(sys.argv[2].encode()); print(s.recv(1 << 20).decode())
-PY
-}
-cell() { # QUERY ROW COLUMN
-  tel "$1" | /usr/bin/python3 -c "import json,sys; t=list(json.load(sys.stdin).values())[0]; print(t[sys.argv[1]][t['columns'].index(sys.argv[2])])" "$2" "$3" 2>/dev/null
-}
+. "$(dirname "$0")/../common/tel.sh"   # tel QUERY, cell QUERY ROW COLUMN
 tname=$(name)
+TEL_NAME=$tname TEL_WAIT=10   # (rank 0's socket; a query waits for a poll point)
 ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" timeout 600 "$MPIRUN" --oversubscribe --allow-run-as-root --mca btl self,vader -np 2 \
   "$DP" --clock virtual --name "$tname" --topology "$TOPOS/default.yaml" --duration 300ms \
   --gen 'h1>h3:flows=16,rate=40G,count=100000000' --gen 'h4>h2:rate=40G,count=100000000' > "$tmp/tel.out" 2> "$tmp/tel.err" & tpid=$!

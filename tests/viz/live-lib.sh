@@ -17,16 +17,8 @@ ok()  { pass=$((pass + 1)); echo "ok - $1"; }
 nok() { fail=$((fail + 1)); echo "not ok - $1"; }
 check() { if eval "$2"; then ok "$1"; else nok "$1"; fi; }
 
-tel() { # QUERY: one telemetry reply (JSON) of rocelab-dp --name $name
-  /usr/bin/python3 - "/var/run/dpdk/$name/dpdk_telemetry.v2" "$1" <<'PY'
-import socket, sys
-s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET); s.settimeout(5)
-s.connect(sys.argv[1]); s.recv(65536); s.send(sys.argv[2].encode()); print(s.recv(1 << 20).decode())
-PY
-}
-cell() { # QUERY ROW COLUMN: one cell of a telemetry table
-  tel "$1" | /usr/bin/python3 -c "import json,sys; t=list(json.load(sys.stdin).values())[0]; print(t[sys.argv[1]][t['columns'].index(sys.argv[2])])" "$2" "$3"
-}
+# shellcheck source=../common/tel.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../common/tel.sh"   # tel QUERY, cell QUERY ROW COLUMN ($name)
 
 chromium_run() { # ARGS...: headless Chromium with a fresh profile, its log on stderr
   local ud; ud=$(mktemp -d "$tmp/chromium-XXXXXX")
