@@ -33,6 +33,7 @@
 #include "dp_gen.h"
 #include "dp_mpi.h"
 #include "dp_nic.h"
+#include "dp_pool.h"
 #include "dp_port.h"
 #include "dp_stats.h"
 #include "dp_units.h"
@@ -189,8 +190,9 @@ static void usage(FILE *out)
 		"  --name NAME         DPDK file prefix / telemetry name (default rocelab-PID)\n"
 		"  --mem MB            DPDK memory without hugepages (default 512)\n"
 		"  --mbufs N           frames the packet pool holds (default 65535, 16383 above MTU\n"
-		"                      1500; each takes its room + ~200 B of --mem). When it runs dry,\n"
-		"                      senders wait and switches drop (no_mbuf): an emulator limit\n"
+		"                      1500; each takes its room + ~200 B: of --mem on the live clock,\n"
+		"                      of its own huge-page memory on the virtual one). When it runs\n"
+		"                      dry, senders wait and switches drop (no_mbuf): an emulator limit\n"
 		"  --quiet             no tables at exit\n"
 		"  -h, --help          this text\n"
 		"\n"
@@ -1125,12 +1127,14 @@ static int setup_pool(struct run *r, char *err, size_t errlen)
 	uint16_t room = (uint16_t)(RTE_PKTMBUF_HEADROOM + (max_mtu > 1500 ? 9216 + 64 : 2048));
 	r->frame_room = (uint16_t)(room - RTE_PKTMBUF_HEADROOM);
 	uint32_t n = r->o->mbufs ? r->o->mbufs : max_mtu > 1500 ? 16383 : 65535;
-	r->mp = rte_pktmbuf_pool_create("rl_mbuf", n, 256,
-					RTE_ALIGN(sizeof(struct dp_mbuf_priv), RTE_MBUF_PRIV_ALIGN), room,
-					(int)rte_socket_id());
+	/* virtual clock: no port reads the pool; its frames go on huge pages (dp_pool.h) */
+	bool huge = r->o->clock == DP_CLOCK_VIRTUAL;
+	r->mp = dp_pool_create("rl_mbuf", n, RTE_ALIGN(sizeof(struct dp_mbuf_priv), RTE_MBUF_PRIV_ALIGN),
+			       room, huge);
 	if (r->mp == NULL) {
-		snprintf(err, errlen, "mbuf pool of %u frames of %u B: %s (give --mem more, or --mbufs fewer)",
-			 n, room, rte_strerror(rte_errno));
+		snprintf(err, errlen, "mbuf pool of %u frames of %u B: %s (%s)", n, room,
+			 rte_strerror(rte_errno),
+			 huge ? "give --mbufs fewer" : "give --mem more, or --mbufs fewer");
 		return -1;
 	}
 	return 0;
@@ -1335,8 +1339,8 @@ static int report(struct run *r)
 	uint64_t dry = pool_ran_dry(r); /* (said even with --quiet: the figures are not the model's) */
 	if (dry)
 		fprintf(stderr, "rocelab-dp: the packet pool ran dry %" PRIu64 " times: senders waited and "
-			"switches dropped for want of a frame, an emulator limit (give --mbufs and --mem "
-			"more)%s\n", dry, dp_parts_count(r->parts) > 1 ? "; with --workers above 1 what "
+			"switches dropped for want of a frame, an emulator limit (give --mbufs%s more)%s\n",
+			dry, r->o->clock == DP_CLOCK_LIVE ? " and --mem" : "", dp_parts_count(r->parts) > 1 ? "; with --workers above 1 what "
 			"followed also depended on the threads' timing: not reproducible" : "");
 	if (!r->o->quiet) {
 		report_run(r, elapsed);

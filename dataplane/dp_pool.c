@@ -1,0 +1,103 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* dp_pool: the packet pool, on huge pages where the clock allows (dp_pool.h). */
+#include "dp_pool.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+
+#include <rte_errno.h>
+#include <rte_lcore.h>
+#include <rte_mbuf.h>
+#include <rte_mbuf_pool_ops.h>
+#include <rte_mempool.h>
+
+#define HUGE_2M ((size_t)2 << 20)
+
+/* One anonymous mapping, as mmap() gave it (the pool's chunk starts at a 2 MiB boundary inside). */
+struct pool_mem {
+	void *base;
+	size_t len;
+};
+
+static void unmap_mem(struct pool_mem *pm)
+{
+	munmap(pm->base, pm->len);
+	free(pm);
+}
+
+/* The mempool's callback when it frees its one memory chunk. */
+static void on_chunk_free(struct rte_mempool_memhdr *memhdr, void *opaque)
+{
+	(void)memhdr;
+	unmap_mem(opaque);
+}
+
+/*
+ * len bytes of anonymous memory starting at a 2 MiB boundary, advised for
+ * huge pages, in *pm; the start, or NULL (errno). (A kernel without
+ * transparent huge pages refuses the advice: the memory still serves, on
+ * small pages.)
+ */
+static char *map_huge(size_t len, struct pool_mem *pm)
+{
+	pm->len = len + HUGE_2M; /* room to move the start to a boundary */
+	pm->base = mmap(NULL, pm->len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (pm->base == MAP_FAILED)
+		return NULL;
+	char *start = RTE_PTR_ALIGN_CEIL((char *)pm->base, HUGE_2M);
+
+	(void)madvise(start, len, MADV_HUGEPAGE);
+	return start;
+}
+
+/* The pool's frames on anonymous huge-page memory; NULL with rte_errno. */
+static struct rte_mempool *create_huge(const char *name, uint32_t n, uint16_t priv_size,
+				       uint16_t room)
+{
+	struct rte_pktmbuf_pool_private mbp = {.mbuf_data_room_size = room,
+					       .mbuf_priv_size = priv_size};
+	struct rte_mempool *mp = rte_mempool_create_empty(
+		name, n, sizeof(struct rte_mbuf) + priv_size + room, 256,
+		sizeof(struct rte_pktmbuf_pool_private), (int)rte_socket_id(),
+		RTE_MEMPOOL_F_NO_IOVA_CONTIG);
+	if (mp == NULL)
+		return NULL;
+	int rc = rte_mempool_set_ops_byname(mp, rte_mbuf_best_mempool_ops(), NULL);
+	if (rc < 0)
+		goto fail;
+	rte_pktmbuf_pool_init(mp, &mbp);
+
+	size_t obj = (size_t)mp->header_size + mp->elt_size + mp->trailer_size;
+	size_t len = RTE_ALIGN_CEIL(obj * n + RTE_CACHE_LINE_SIZE, HUGE_2M);
+	struct pool_mem *pm = malloc(sizeof(*pm));
+	char *start = pm ? map_huge(len, pm) : NULL;
+	if (start == NULL) {
+		free(pm);
+		rc = -ENOMEM;
+		goto fail;
+	}
+	rc = rte_mempool_populate_virt(mp, start, len, HUGE_2M, on_chunk_free, pm);
+	if (rc < 0) {
+		unmap_mem(pm); /* (a failed populate keeps no chunk) */
+		goto fail;
+	}
+	if (mp->populated_size != n) { /* (cannot happen: len holds n objects) */
+		rc = -ENOMEM;
+		goto fail;
+	}
+	rte_mempool_obj_iter(mp, rte_pktmbuf_init, NULL);
+	return mp;
+fail:
+	rte_mempool_free(mp);
+	rte_errno = -rc;
+	return NULL;
+}
+
+struct rte_mempool *dp_pool_create(const char *name, uint32_t n, uint16_t priv_size,
+				   uint16_t room, bool huge)
+{
+	if (!huge)
+		return rte_pktmbuf_pool_create(name, n, 256, priv_size, room, (int)rte_socket_id());
+	return create_huge(name, n, priv_size, room);
+}

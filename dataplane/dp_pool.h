@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * dp_pool: the packet pool (the frames of every host, switch and emulated
+ * NIC).
+ *
+ * Live clock: rte_pktmbuf_pool_create() in DPDK's memory, where ports
+ * expect their buffers. Virtual clock: no port reads the pool, so its frames
+ * live on anonymous memory the kernel may back with 2 MiB pages
+ * (MADV_HUGEPAGE; transparent huge pages in their "madvise" setting, Debian's
+ * default). rocelab-dp runs DPDK with --no-huge, whose memory is a shared
+ * memfd on 4 KiB pages: with thousands of frames in flight spread over
+ * hundreds of MB, nearly every frame a switch or NIC touched cost a TLB miss
+ * and a page walk, work no cache simulation shows (README, benchmarks).
+ */
+#ifndef DP_POOL_H
+#define DP_POOL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct rte_mempool;
+
+/*
+ * A pool named name of n frames with priv_size bytes of private area (a
+ * multiple of RTE_MBUF_PRIV_ALIGN) and room bytes of data room (headroom
+ * included), initialised as rte_pktmbuf_pool_create() does. huge: on
+ * anonymous memory advised for huge pages (virtual clock only: the buffers
+ * have no IOVA). Returns the pool, or NULL with rte_errno set (ENOMEM, or
+ * DPDK's error). rte_mempool_free() frees it, and a huge pool's memory
+ * with it.
+ */
+struct rte_mempool *dp_pool_create(const char *name, uint32_t n, uint16_t priv_size,
+				   uint16_t room, bool huge);
+
+#endif /* DP_POOL_H */
