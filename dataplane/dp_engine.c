@@ -48,9 +48,28 @@ uint64_t dp_engine_now(struct dp_engine *e)
 	return e->now_ns;
 }
 
-static bool earlier(const struct dp_timer *a, const struct dp_timer *b)
+/*
+ * Whether a comes before b: by time, then by key. As one 128-bit compare
+ * (cmp, sbb: no branch), because the heap's walk down picks the earlier of
+ * two children that are in no predictable order, and a mispredicted branch
+ * per level was the largest cost of a pop.
+ */
+static inline bool earlier(const struct dp_timer *a, const struct dp_timer *b)
 {
-	return a->at_ns < b->at_ns || (a->at_ns == b->at_ns && a->key < b->key);
+	unsigned __int128 x = (unsigned __int128)a->at_ns << 64 | a->key;
+	unsigned __int128 y = (unsigned __int128)b->at_ns << 64 | b->key;
+
+	return x < y;
+}
+
+/*
+ * The earlier of the children c and c + 1 of a heap of n timers (c < n), as
+ * an index, without a branch. (heap[c + 1] is read even when it is past the
+ * end: the array has room there, and the comparison is then discarded.)
+ */
+static inline uint32_t earlier_child(const struct dp_engine *e, uint32_t c, uint32_t n)
+{
+	return c + ((c + 1 < n) & earlier(&e->heap[c + 1], &e->heap[c]));
 }
 
 void dp_engine_set_lps(struct dp_engine *e, uint64_t *seq, uint32_t n_lp)
@@ -103,7 +122,7 @@ static inline __attribute__((always_inline)) void place(struct dp_engine *e, uin
 							const struct dp_timer *t, bool track)
 {
 	e->heap[i] = *t;
-	if (track && t->slot)
+	if (track) /* (slot 0, a plain timer's, is a slot no one asks about) */
 		e->slot_pos[t->slot] = i + 1;
 }
 
@@ -128,8 +147,7 @@ static void sift_down(struct dp_engine *e, uint32_t i, const struct dp_timer *t)
 		uint32_t c = 2 * i + 1;
 		if (c >= e->n)
 			break;
-		if (c + 1 < e->n && earlier(&e->heap[c + 1], &e->heap[c]))
-			c++;
+		c = earlier_child(e, c, e->n);
 		if (!earlier(&e->heap[c], t))
 			break;
 		place(e, i, &e->heap[c], true);
@@ -287,8 +305,7 @@ static inline __attribute__((always_inline)) struct dp_timer pop_track(struct dp
 	if (n == 0)
 		return top;
 	for (uint32_t c = 1; c < n; c = 2 * i + 1) {
-		if (c + 1 < n && earlier(&e->heap[c + 1], &e->heap[c]))
-			c++;
+		c = earlier_child(e, c, n);
 		place(e, i, &e->heap[c], track);
 		i = c;
 	}
