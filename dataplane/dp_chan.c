@@ -234,6 +234,20 @@ static inline void prefetch_frame(const struct dp_chan *c, struct rte_mbuf *m)
 		rte_prefetch0(pv + rte_pktmbuf_priv_size(c->fab->mp) + RTE_PKTMBUF_HEADROOM);
 }
 
+/*
+ * Ask for the lines of m that the sending of it reads (the mbuf's first line:
+ * its length; the private area's first: MMU and pause fields), when m has
+ * become the head of its queue: it goes when the link next frees, hundreds of
+ * events later, by when the lines are in the second-level cache instead of
+ * memory (a frame that waited in a queue has left the caches, and the
+ * queue's pick missed on its length).
+ */
+static inline void prefetch_queued(struct rte_mbuf *m)
+{
+	rte_prefetch0(m);
+	rte_prefetch0(dp_priv(m));
+}
+
 static void on_arrive(void *obj, uint64_t arg, uint64_t now)
 {
 	struct dp_chan *c = obj;
@@ -251,8 +265,8 @@ static void on_arrive(void *obj, uint64_t arg, uint64_t now)
 			break;
 		m = wire_pop(&c->wire);
 		prefetch_frame(c, m);
-		if (c->wire.n) /* the next frame's header, while this one is delivered */
-			rte_prefetch0(c->wire.slot[c->wire.head]);
+		if (c->wire.n) /* the next frame's lines, while this one is delivered */
+			prefetch_frame(c, c->wire.slot[c->wire.head]);
 		deliver(c, m, dp_engine_mono(e, t));
 	}
 	if (c->wire.n && arm_arrival(c) < 0)
@@ -437,8 +451,11 @@ static bool chan_send_one(struct dp_chan *c, uint64_t now, bool live)
 		}
 		return false;
 	}
-	struct rte_mbuf *m = fifo_pop(qi == DP_NUM_PRIO ? &c->ctrl : &c->q[qi].f);
-	if (qi < DP_NUM_PRIO && c->q[qi].f.n == 0)
+	struct dp_fifo *f = qi == DP_NUM_PRIO ? &c->ctrl : &c->q[qi].f;
+	struct rte_mbuf *m = fifo_pop(f);
+	if (f->n)
+		prefetch_queued(fifo_peek(f));
+	else if (qi < DP_NUM_PRIO)
 		c->nonempty &= (uint8_t)~(1u << qi);
 	struct dp_mbuf_priv *pv = dp_priv(m);
 	uint32_t len = rte_pktmbuf_pkt_len(m);
