@@ -52,11 +52,15 @@ void dp_frame_write_zeros(struct rte_mbuf *m)
 			return;
 		p = &fresh;
 	}
-	if (p->is_roce && p->icrc_off > p->payload_off && p->icrc_off <= rte_pktmbuf_data_len(m))
+	uint32_t len = rte_pktmbuf_data_len(m);
+	if (p->is_roce && p->icrc_off > p->payload_off && p->icrc_off <= len)
 		memset(d + p->payload_off, 0, p->icrc_off - p->payload_off);
+	else if (!p->is_roce && p->proto == RL_IPPROTO_UDP && p->l4_off + (uint32_t)RL_UDP_HDR_LEN <= len)
+		memset(d + p->l4_off + RL_UDP_HDR_LEN, 0, len - p->l4_off - RL_UDP_HDR_LEN);
 }
 
-void dp_fabric_host_send(struct dp_fabric *f, uint32_t host, struct rte_mbuf *m, uint64_t now)
+void dp_fabric_host_send(struct dp_fabric *f, uint32_t host, struct rte_mbuf *m,
+			 bool payload_unwritten, uint64_t now)
 {
 	struct dp_host *h = &f->host[host];
 	struct dp_chan *c = h->tx;
@@ -67,7 +71,7 @@ void dp_fabric_host_send(struct dp_fabric *f, uint32_t host, struct rte_mbuf *m,
 	h->tx_pkts++;
 	h->tx_bytes += rte_pktmbuf_pkt_len(m);
 	memset(pv, 0, DP_PRIV_HEAD_LEN);
-	pv->payload_unwritten = h->payload_unwritten;
+	pv->payload_unwritten = payload_unwritten;
 	if (!c->up) {
 		c->drops[DP_DROP_LINK_DOWN]++;
 		rte_pktmbuf_free(m);

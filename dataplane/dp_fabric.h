@@ -58,7 +58,8 @@ struct dp_mbuf_priv {
 	uint8_t admitted;   /* 1 when a switch MMU holds its bytes */
 	uint8_t ect;
 	/* 1: its payload bytes stand for zeros but were never written (an
-	 * emulated NIC with data off sent it; its ICRC is that of zeros).
+	 * emulated NIC with data off or a UDP generator sent it; a RoCE
+	 * frame's ICRC is that of zeros).
 	 * Nothing in the fabric reads them; whoever does calls
 	 * dp_frame_write_zeros() first. */
 	uint8_t payload_unwritten;
@@ -117,13 +118,20 @@ void dp_frame_write_headers(const struct dp_fabric *f, struct rte_mbuf *m);
  * Write the zeros m's payload stands for when its sender left them unwritten
  * (dp_mbuf_priv.payload_unwritten; clears it), so that its bytes are the
  * frame's and its ICRC holds: before m leaves for a port or another
- * process, is captured, or reaches a NIC that reads payloads. Does nothing
- * for other frames.
+ * process, is captured, or reaches a NIC that reads payloads. The payload is
+ * a RoCE frame's (between its headers and its ICRC) or a UDP datagram's
+ * (after the UDP header). Does nothing for other frames.
  */
 void dp_frame_write_zeros(struct rte_mbuf *m);
 
-/* A frame host h sent at now_ns: into its NIC's queue (the fabric owns m). */
-void dp_fabric_host_send(struct dp_fabric *f, uint32_t host, struct rte_mbuf *m, uint64_t now_ns);
+/*
+ * A frame host h sent at now_ns: into its NIC's queue (the fabric owns m).
+ * payload_unwritten: its sender left the payload's bytes unwritten, and they
+ * stand for zeros (a RoCE frame's ICRC is that of zeros): see
+ * dp_frame_write_zeros().
+ */
+void dp_fabric_host_send(struct dp_fabric *f, uint32_t host, struct rte_mbuf *m,
+			 bool payload_unwritten, uint64_t now_ns);
 
 /* Take a link or a switch down or up at now_ns; routes and groups follow. Returns 0, -EINVAL bad index. */
 int dp_fabric_set_link(struct dp_fabric *f, uint32_t link, bool up, uint64_t now_ns);

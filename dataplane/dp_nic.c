@@ -232,7 +232,7 @@ static void service(struct dp_nic_host *nh, uint64_t now)
 		ns->spare = NULL;
 		rte_pktmbuf_append(m, (uint16_t)len);
 		nh->tx_frames++;
-		dp_fabric_host_send(f, nh->host, m, now);
+		dp_fabric_host_send(f, nh->host, m, nh->zero_payload, now);
 	}
 	for (struct dp_rdma *r = nh->rdma_src; r; r = r->next_src)
 		rdma_progress(r, now);
@@ -851,13 +851,12 @@ static void coll_start_size(void *obj, uint64_t arg, uint64_t now)
 	(void)arg;
 	/* data=off: the buffers only ever hold zeros, so the NICs need not copy
 	 * them nor run the ICRC over them (same wire, O(1) per payload byte),
-	 * nor even write them: the frames go out flagged (dp_host's
+	 * nor even write them: the frames go out flagged (dp_mbuf_priv's
 	 * payload_unwritten) and whoever reads payload bytes zeroes them first */
 	for (uint32_t r = 0; r < c->cfg.nranks; r++) {
 		struct dp_nic_host *nh = &ns->h[c->rank_nic[r]];
 		nh->zero_payload = !c->cfg.data && !nh->rdma_end;
 		ne_nic_set_zero_payload(c->nics[r], nh->zero_payload, true);
-		ns->fab->host[nh->host].payload_unwritten = nh->zero_payload;
 	}
 	c->cfg.bytes = c->size;
 	c->run = ne_coll_create(&c->cfg, c->nics, &e);

@@ -255,7 +255,7 @@ uint32_t dp_port_poll_one(struct dp_ports *ps, struct dp_fabric *f, uint32_t i, 
 	uint16_t n = rte_eth_rx_burst(ps->port_id[i], 0, pkts, DP_PORT_BURST);
 
 	for (uint16_t k = 0; k < n; k++)
-		dp_fabric_host_send(f, ps->host[i], pkts[k], now_ns);
+		dp_fabric_host_send(f, ps->host[i], pkts[k], false, now_ns);
 	return n;
 }
 

@@ -197,7 +197,6 @@ struct dp_host {
 	uint64_t tx_pkts, tx_bytes, rx_pkts, rx_bytes;
 	uint64_t pfc_rx;             /* PFC frames its NIC obeyed */
 	int port_id;                 /* DPDK port, -1 when none */
-	bool payload_unwritten;      /* its emulated NIC leaves zero payloads unwritten (dp_mbuf_priv) */
 };
 
 /* What reaches a host; the callee owns m. */

@@ -180,6 +180,17 @@ rej=$(awk '$1 ~ /^h[0-9]$/ && NF >= 9 { s += $9 } END { print s + 0 }' "$tmp/uw2
 check "ranks that are also --rdma ends take the ranks' frames ($rej rejected; exit $rc)" \
   "[ $rc -eq 0 ] && [ $rej -eq 0 ] && grep -q 'data verified' $tmp/uw2.txt && grep -Eq '^ +1048576 ' $tmp/uw2.txt"
 
+#     A UDP generator leaves its payloads unwritten too: in mbufs that held the
+#     --rdma transfer's data, the captured datagrams still carry 1,000 zero bytes.
+dp --topology "$DATA/emulated.yaml" --rdma 'h0>h4:qps=2,size=262144,count=8' \
+   --gen 'h1>h5:proto=udp,size=1042,rate=20G,count=3000' --capture "leaf0-spine0=$tmp/ug0.pcap" \
+   --capture "leaf0-spine1=$tmp/ug1.pcap" > "$tmp/ug.txt" 2>&1; rc=$?
+read -r udp dirty < <(for f in "$tmp/ug0.pcap" "$tmp/ug1.pcap"; do
+  tshark -r "$f" -Y 'udp.dstport == 9' -T fields -e data.data 2>/dev/null; done |
+  awk '{ n++; if ($1 !~ /^0+$/ || length($1) != 2000) d++ } END { print n + 0, d + 0 }')
+check "UDP generator beside --rdma data: the captured payloads are zeros ($udp datagrams, $dirty not; exit $rc)" \
+  "[ $rc -eq 0 ] && [ $udp -eq 3000 ] && [ $dirty -eq 0 ] && grep -q 'data verified' $tmp/ug.txt"
+
 # 8c. The virtual clock runs on the CPUs it was given, not pinned to EAL's lcore 0:
 #     two runs at once (tests, experiments) would share CPU 0 with the other core idle.
 #     Read once the run loop is under way (its first progress line, after a second).
