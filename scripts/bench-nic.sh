@@ -233,10 +233,11 @@ if [ "$NS3" = 1 ]; then
   . scripts/ns3-workload.sh
   ns3_gens
   for b in "${builds[@]}"; do
-    if run_dp ns3 "$b" --topology "$TMP/ns3.yaml" --duration 1ms "${gens[@]}"; then
+    if run_dp ns3 "$b" --topology "$TMP/ns3.yaml" --duration 1ms "${ns3_pool[@]}" "${gens[@]}"; then
       read -r v w e f < <(ran_fields <"$TMP/out")
       tx=$(link_tx <"$TMP/out")
       python3 -c "print(f'  $b: {$tx} link transmissions in {$w:.2f} s wall ({$CPU:.2f} s CPU): {$tx / $w / 1e6:.3f} M per wall second, {$tx / $CPU / 1e6:.3f} M per CPU second')"
+      if grep -q 'pool ran dry' "$TMP/err"; then echo "  $b: $(grep 'pool ran dry' "$TMP/err")"; fi
     else
       echo "  $b FAILED: $(tail -1 "$TMP/err")"; failed=1
     fi

@@ -97,7 +97,7 @@ if [ -z "$ONLY" ] || [ "$ONLY" = ns3 ]; then
   . scripts/ns3-workload.sh
   ns3_gens
   bench ns3 "ns-3 comparison: 8 x 8 x 16, 100G, 128 senders at line rate, 1 ms" \
-    --topology "$TMP/ns3.yaml" --duration 1ms --flows 0 --mbufs 400000 --mem 3072 "${gens[@]}"
+    --topology "$TMP/ns3.yaml" --duration 1ms --flows 0 "${ns3_pool[@]}" "${gens[@]}"
 fi
 if [ -z "$ONLY" ] || [ "$ONLY" = ring ]; then
   "$TOPO" --generate spines=8,leaves=16,hosts=16,attach=emulated,host-mtu=9000 -o "$TMP/ring.yaml" > /dev/null
