@@ -3,6 +3,8 @@
 #include "dp_pool.h"
 
 #include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <sys/mman.h>
 
@@ -51,9 +53,24 @@ static char *map_huge(size_t len, struct pool_mem *pm)
 	return start;
 }
 
-/* The pool's frames on anonymous huge-page memory; NULL with rte_errno. */
+/* The memory the kernel says it can give without swapping, in bytes; UINT64_MAX when it does not say. */
+static uint64_t mem_available(void)
+{
+	FILE *f = fopen("/proc/meminfo", "r");
+	char line[128];
+	uint64_t kb = 0;
+	bool found = false;
+
+	while (f && !found && fgets(line, sizeof(line), f))
+		found = sscanf(line, "MemAvailable: %" SCNu64 " kB", &kb) == 1;
+	if (f)
+		fclose(f);
+	return found ? kb * 1024 : UINT64_MAX;
+}
+
+/* The pool's frames on anonymous huge-page memory; NULL with a message in err. */
 static struct rte_mempool *create_huge(const char *name, uint32_t n, uint16_t priv_size,
-				       uint16_t room)
+				       uint16_t room, char *err, size_t errlen)
 {
 	struct rte_pktmbuf_pool_private mbp = {.mbuf_data_room_size = room,
 					       .mbuf_priv_size = priv_size};
@@ -61,8 +78,10 @@ static struct rte_mempool *create_huge(const char *name, uint32_t n, uint16_t pr
 		name, n, sizeof(struct rte_mbuf) + priv_size + room, 256,
 		sizeof(struct rte_pktmbuf_pool_private), (int)rte_socket_id(),
 		RTE_MEMPOOL_F_NO_IOVA_CONTIG);
-	if (mp == NULL)
+	if (mp == NULL) {
+		snprintf(err, errlen, "%s", rte_strerror(rte_errno));
 		return NULL;
+	}
 	int rc = rte_mempool_set_ops_byname(mp, rte_mbuf_best_mempool_ops(), NULL);
 	if (rc < 0)
 		goto fail;
@@ -70,6 +89,13 @@ static struct rte_mempool *create_huge(const char *name, uint32_t n, uint16_t pr
 
 	size_t obj = (size_t)mp->header_size + mp->elt_size + mp->trailer_size;
 	size_t len = RTE_ALIGN_CEIL(obj * n + RTE_CACHE_LINE_SIZE, HUGE_2M);
+	uint64_t avail = mem_available();
+	if (len > avail) {
+		rte_mempool_free(mp);
+		snprintf(err, errlen, "needs %zu MiB, the machine has %" PRIu64 " MiB available (give --mbufs fewer)",
+			 len >> 20, avail >> 20);
+		return NULL;
+	}
 	struct pool_mem *pm = malloc(sizeof(*pm));
 	char *start = pm ? map_huge(len, pm) : NULL;
 	if (start == NULL) {
@@ -90,14 +116,17 @@ static struct rte_mempool *create_huge(const char *name, uint32_t n, uint16_t pr
 	return mp;
 fail:
 	rte_mempool_free(mp);
-	rte_errno = -rc;
+	snprintf(err, errlen, "%s (give --mbufs fewer)", rte_strerror(-rc));
 	return NULL;
 }
 
 struct rte_mempool *dp_pool_create(const char *name, uint32_t n, uint16_t priv_size,
-				   uint16_t room, bool huge)
+				   uint16_t room, bool huge, char *err, size_t errlen)
 {
-	if (!huge)
-		return rte_pktmbuf_pool_create(name, n, 256, priv_size, room, (int)rte_socket_id());
-	return create_huge(name, n, priv_size, room);
+	if (huge)
+		return create_huge(name, n, priv_size, room, err, errlen);
+	struct rte_mempool *mp = rte_pktmbuf_pool_create(name, n, 256, priv_size, room, (int)rte_socket_id());
+	if (mp == NULL)
+		snprintf(err, errlen, "%s (give --mem more, or --mbufs fewer)", rte_strerror(rte_errno));
+	return mp;
 }

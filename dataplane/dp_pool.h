@@ -16,6 +16,7 @@
 #define DP_POOL_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 struct rte_mempool;
@@ -25,11 +26,14 @@ struct rte_mempool;
  * multiple of RTE_MBUF_PRIV_ALIGN) and room bytes of data room (headroom
  * included), initialised as rte_pktmbuf_pool_create() does. huge: on
  * anonymous memory advised for huge pages (virtual clock only: the buffers
- * have no IOVA). Returns the pool, or NULL with rte_errno set (ENOMEM, or
- * DPDK's error). rte_mempool_free() frees it, and a huge pool's memory
- * with it.
+ * have no IOVA), refused when larger than the memory the machine has
+ * available (MemAvailable: every frame's first line is written at set-up, so
+ * on huge pages all of it is resident; better a clear error than the OOM
+ * killer). Returns the pool, or NULL with a message in err (what failed and
+ * what to change). rte_mempool_free() frees it, and a huge pool's memory with
+ * it.
  */
 struct rte_mempool *dp_pool_create(const char *name, uint32_t n, uint16_t priv_size,
-				   uint16_t room, bool huge);
+				   uint16_t room, bool huge, char *err, size_t errlen);
 
 #endif /* DP_POOL_H */

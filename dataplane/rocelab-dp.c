@@ -1128,13 +1128,11 @@ static int setup_pool(struct run *r, char *err, size_t errlen)
 	r->frame_room = (uint16_t)(room - RTE_PKTMBUF_HEADROOM);
 	uint32_t n = r->o->mbufs ? r->o->mbufs : max_mtu > 1500 ? 16383 : 65535;
 	/* virtual clock: no port reads the pool; its frames go on huge pages (dp_pool.h) */
-	bool huge = r->o->clock == DP_CLOCK_VIRTUAL;
+	char why[160];
 	r->mp = dp_pool_create("rl_mbuf", n, RTE_ALIGN(sizeof(struct dp_mbuf_priv), RTE_MBUF_PRIV_ALIGN),
-			       room, huge);
+			       room, r->o->clock == DP_CLOCK_VIRTUAL, why, sizeof(why));
 	if (r->mp == NULL) {
-		snprintf(err, errlen, "mbuf pool of %u frames of %u B: %s (%s)", n, room,
-			 rte_strerror(rte_errno),
-			 huge ? "give --mbufs fewer" : "give --mem more, or --mbufs fewer");
+		snprintf(err, errlen, "mbuf pool of %u frames of %u B: %s", n, room, why);
 		return -1;
 	}
 	return 0;

@@ -58,6 +58,8 @@ TABLE=$(cat <<'ROWS'
 2 | --capture: no link named 'nolink' | dp | --clos 2,2,2 --clock virtual --name @NAME@ --capture nolink=/tmp/rl-cli-x.pcap
 1 | /nonexistent-dir/x.pcap | dp | --clos 2,2,2 --clock virtual --name @NAME@ --capture leaf0-spine0=/nonexistent-dir/x.pcap
 1 | --csv /nonexistent-dir/x.csv: cannot write | dp | --clos 2,2,2 --clock virtual --name @NAME@ --csv /nonexistent-dir/x.csv
+1 | MiB available (give --mbufs fewer) | dp | --topology @E@ --clock virtual --name @NAME@ --mbufs 16777215
+1 | (give --mem more, or --mbufs fewer) | dp | --topology @N@ --name @NAME@ --mbufs 16777215 --duration 1s
 2 | bad --veth (af_packet or af_xdp): 'tap' | dp | --clos 2,2,2 --veth tap
 2 | bad --seed: '-1' | dp | --clos 2,2,2 --seed -1
 2 | bad --flows (0..16777216): '99999999999' | dp | --clos 2,2,2 --flows 99999999999
