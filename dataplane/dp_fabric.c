@@ -35,28 +35,57 @@ void dp_frame_settle(const struct dp_fabric *f, struct rte_mbuf *m)
 	dp_frame_write_zeros(m);
 }
 
-void dp_frame_write_zeros(struct rte_mbuf *m)
+/*
+ * The payload of a frame of len bytes parsed into p: a RoCE frame's between
+ * its headers and its ICRC, a UDP datagram's after its header up to the IP
+ * packet's end (not the Ethernet padding after it), as [*off, *off + *n).
+ * False when there is none (other protocols; a fragment without its UDP
+ * header, where rl_parse leaves l4_off 0).
+ */
+static bool payload_span(const struct rl_pkt *p, uint32_t len, uint32_t *off, uint32_t *n)
+{
+	if (p->is_roce) {
+		if (p->icrc_off <= p->payload_off || p->icrc_off > len)
+			return false;
+		*off = p->payload_off;
+		*n = p->icrc_off - p->payload_off;
+		return true;
+	}
+	if (p->proto != RL_IPPROTO_UDP || p->l4_off == 0 || p->l4_off < p->l3_off + p->l3_len)
+		return false;
+	uint32_t start = p->l4_off + (uint32_t)RL_UDP_HDR_LEN;
+	uint32_t end = RTE_MIN(len, (uint32_t)p->l3_off + p->ip_total_len);
+	if (start >= end)
+		return false;
+	*off = start;
+	*n = end - start;
+	return true;
+}
+
+bool dp_frame_unwritten_span(struct rte_mbuf *m, uint32_t *off, uint32_t *n)
 {
 	struct dp_mbuf_priv *pv = dp_priv(m);
 	struct rl_pkt fresh;
 	const struct rl_pkt *p = &pv->pkt;
-	uint8_t *d = rte_pktmbuf_mtod(m, uint8_t *);
+	const uint8_t *d = rte_pktmbuf_mtod(m, const uint8_t *);
 
-	if (!pv->payload_unwritten)
-		return;
-	pv->payload_unwritten = 0;
-	if (m->nb_segs != 1)
-		return; /* (an emulated NIC's frames are one segment) */
+	if (!pv->payload_unwritten || m->nb_segs != 1) /* (an emulated NIC's frames are one segment) */
+		return false;
 	if (!pv->parsed || pv->parse_st != RL_PARSE_OK) {
 		if (rl_parse(d, rte_pktmbuf_data_len(m), &fresh) != RL_PARSE_OK)
-			return;
+			return false;
 		p = &fresh;
 	}
-	uint32_t len = rte_pktmbuf_data_len(m);
-	if (p->is_roce && p->icrc_off > p->payload_off && p->icrc_off <= len)
-		memset(d + p->payload_off, 0, p->icrc_off - p->payload_off);
-	else if (!p->is_roce && p->proto == RL_IPPROTO_UDP && p->l4_off + (uint32_t)RL_UDP_HDR_LEN <= len)
-		memset(d + p->l4_off + RL_UDP_HDR_LEN, 0, len - p->l4_off - RL_UDP_HDR_LEN);
+	return payload_span(p, rte_pktmbuf_data_len(m), off, n);
+}
+
+void dp_frame_write_zeros(struct rte_mbuf *m)
+{
+	uint32_t off, n;
+
+	if (dp_frame_unwritten_span(m, &off, &n))
+		memset(rte_pktmbuf_mtod(m, uint8_t *) + off, 0, n);
+	dp_priv(m)->payload_unwritten = 0;
 }
 
 void dp_fabric_host_send(struct dp_fabric *f, uint32_t host, struct rte_mbuf *m,

@@ -125,6 +125,13 @@ void dp_frame_write_headers(const struct dp_fabric *f, struct rte_mbuf *m);
 void dp_frame_write_zeros(struct rte_mbuf *m);
 
 /*
+ * The bytes of m that stand for zeros because its sender left them
+ * unwritten, as [*off, *off + *n): what dp_frame_write_zeros() would write.
+ * False when there are none (m is not flagged, or has no payload it knows).
+ */
+bool dp_frame_unwritten_span(struct rte_mbuf *m, uint32_t *off, uint32_t *n);
+
+/*
  * A frame host h sent at now_ns: into its NIC's queue (the fabric owns m).
  * payload_unwritten: its sender left the payload's bytes unwritten, and they
  * stand for zeros (a RoCE frame's ICRC is that of zeros): see

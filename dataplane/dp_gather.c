@@ -35,10 +35,17 @@ static int bytes_room(struct dp_bytes *x, size_t n)
 	return 0;
 }
 
-/* One frame of a cut link, as sent between processes; its bytes follow, padded to 8. */
+/*
+ * One frame of a cut link, as sent between processes; its bytes follow,
+ * padded to 8, but for those that stand for zeros (a payload its sender left
+ * unwritten: dp_frame_unwritten_span), which stay unwritten on the other
+ * side too (the flag is in head): a 4 KiB frame of a collective with
+ * data=off crosses as its headers and ICRC.
+ */
 struct frame_rec {
 	uint32_t chan;
-	uint32_t data_len;
+	uint32_t data_len;              /* the frame's length */
+	uint32_t gap_off, gap_len;      /* bytes [gap_off, gap_off + gap_len) not sent */
 	uint64_t at;
 	uint8_t head[DP_PRIV_HEAD_LEN]; /* struct dp_mbuf_priv up to pkt (same binary on every rank) */
 };
@@ -53,8 +60,12 @@ int dp_gather_pack_outbox(struct dp_chan *c, unsigned parity, struct dp_bytes *x
 	int n = 0;
 
 	while (c->out[parity].n) {
+		uint32_t gap_off = 0, gap_len = 0;
 		m = c->out[parity].slot[c->out[parity].head];
-		size_t data = RTE_ALIGN_CEIL((size_t)rte_pktmbuf_pkt_len(m), 8);
+		if (!dp_frame_unwritten_span(m, &gap_off, &gap_len))
+			gap_off = gap_len = 0;
+		uint32_t len = rte_pktmbuf_pkt_len(m), sent = len - gap_len;
+		size_t data = RTE_ALIGN_CEIL((size_t)sent, 8);
 		if (bytes_room(x, REC_SIZE + data) < 0)
 			return -ENOMEM;
 		dp_chan_outbox_pop(c, parity, &m, &at);
@@ -62,14 +73,21 @@ int dp_gather_pack_outbox(struct dp_chan *c, unsigned parity, struct dp_bytes *x
 		struct frame_rec *r = (struct frame_rec *)(x->b + x->len);
 		memset(r, 0, REC_SIZE);
 		r->chan = chan;
-		r->data_len = rte_pktmbuf_pkt_len(m);
+		r->data_len = len;
+		r->gap_off = gap_off;
+		r->gap_len = gap_len;
 		r->at = at;
 		memcpy(r->head, dp_priv(m), DP_PRIV_HEAD_LEN);
 		uint8_t *d = x->b + x->len + REC_SIZE;
-		const void *src = rte_pktmbuf_read(m, 0, r->data_len, d);
+		/* the bytes before the gap, then those after it */
+		const void *src = rte_pktmbuf_read(m, 0, gap_off, d);
 		if (src != d)
-			memcpy(d, src, r->data_len);
-		memset(d + r->data_len, 0, data - r->data_len);
+			memcpy(d, src, gap_off);
+		uint32_t tail = len - gap_off - gap_len;
+		src = rte_pktmbuf_read(m, gap_off + gap_len, tail, d + gap_off);
+		if (src != d + gap_off)
+			memcpy(d + gap_off, src, tail);
+		memset(d + sent, 0, data - sent);
 		x->len += REC_SIZE + data;
 		rte_pktmbuf_free(m);
 		n++;
@@ -88,7 +106,10 @@ int dp_gather_unpack_frames(struct dp_fabric *f, unsigned parity, const uint8_t 
 		if (len - off < REC_SIZE)
 			return -EINVAL;
 		memcpy(&r, b + off, sizeof(r));
-		size_t data = RTE_ALIGN_CEIL((size_t)r.data_len, 8);
+		if (r.gap_len > r.data_len || r.gap_off > r.data_len - r.gap_len)
+			return -EINVAL;
+		uint32_t sent = r.data_len - r.gap_len;
+		size_t data = RTE_ALIGN_CEIL((size_t)sent, 8);
 		if (r.chan >= f->n_chans || len - off - REC_SIZE < data || r.data_len > UINT16_MAX)
 			return -EINVAL;
 		struct dp_chan *c = &f->chans[r.chan];
@@ -99,7 +120,10 @@ int dp_gather_unpack_frames(struct dp_fabric *f, unsigned parity, const uint8_t 
 			c->drops[DP_DROP_NO_MBUF]++;
 			rc = -ENOBUFS;
 		} else {
-			memcpy(d, b + off + REC_SIZE, r.data_len);
+			/* (the gap stays unwritten: head carries payload_unwritten) */
+			const uint8_t *src = b + off + REC_SIZE;
+			memcpy(d, src, r.gap_off);
+			memcpy(d + r.gap_off + r.gap_len, src + r.gap_off, sent - r.gap_off);
 			struct dp_mbuf_priv *pv = dp_priv(m);
 			memcpy(pv, r.head, DP_PRIV_HEAD_LEN);
 			pv->flow_slot = 0; /* a slot of the sender's flow table */

@@ -23,6 +23,7 @@ int dp_mpi_start(struct dp_mpi *m, int *argc, char ***argv)
 {
 	memset(m, 0, sizeof(*m));
 	m->size = 1;
+	m->local_size = 1;
 	if (!dp_mpi_launched())
 		return 0;
 	if (MPI_Init(argc, argv) != MPI_SUCCESS)
@@ -30,6 +31,12 @@ int dp_mpi_start(struct dp_mpi *m, int *argc, char ***argv)
 	m->active = true;
 	MPI_Comm_rank(MPI_COMM_WORLD, &m->rank);
 	MPI_Comm_size(MPI_COMM_WORLD, &m->size);
+	MPI_Comm node;
+	if (MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) ==
+	    MPI_SUCCESS) {
+		MPI_Comm_size(node, &m->local_size);
+		MPI_Comm_free(&node);
+	}
 	return 0;
 }
 
@@ -175,6 +182,7 @@ int dp_mpi_start(struct dp_mpi *m, int *argc, char ***argv)
 	(void)argv;
 	memset(m, 0, sizeof(*m));
 	m->size = 1;
+	m->local_size = 1;
 	return dp_mpi_launched() ? -ENOTSUP : 0;
 }
 

@@ -17,6 +17,7 @@
 
 struct dp_mpi {
 	int rank, size;
+	int local_size; /* the ranks on this machine (they share its memory), this one included */
 	bool active; /* MPI was started (under mpirun): dp_mpi_finish() ends it */
 };
 
@@ -24,8 +25,8 @@ struct dp_mpi {
 bool dp_mpi_launched(void);
 
 /*
- * Start MPI when mpirun started the process; m gets rank and size (0 of 1
- * otherwise). Returns 0, or -ENOTSUP (launched by mpirun, built without
+ * Start MPI when mpirun started the process; m gets rank, size and
+ * local_size (0 of 1, 1, otherwise). Returns 0, or -ENOTSUP (launched by mpirun, built without
  * MPI), -EIO (MPI did not start).
  */
 int dp_mpi_start(struct dp_mpi *m, int *argc, char ***argv);

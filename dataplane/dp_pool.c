@@ -6,6 +6,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 
 #include <rte_errno.h>
@@ -53,24 +54,76 @@ static char *map_huge(size_t len, struct pool_mem *pm)
 	return start;
 }
 
-/* The memory the kernel says it can give without swapping, in bytes; UINT64_MAX when it does not say. */
-static uint64_t mem_available(void)
+/* The first number in file path (after prefix, on its line), in *v; false when there is none. */
+static bool read_number(const char *path, const char *prefix, uint64_t *v)
 {
-	FILE *f = fopen("/proc/meminfo", "r");
+	FILE *f = fopen(path, "r");
 	char line[128];
-	uint64_t kb = 0;
 	bool found = false;
 
 	while (f && !found && fgets(line, sizeof(line), f))
-		found = sscanf(line, "MemAvailable: %" SCNu64 " kB", &kb) == 1;
+		found = strncmp(line, prefix, strlen(prefix)) == 0 &&
+			sscanf(line + strlen(prefix), "%" SCNu64, v) == 1;
 	if (f)
 		fclose(f);
-	return found ? kb * 1024 : UINT64_MAX;
+	return found;
+}
+
+/*
+ * What this process's memory cgroup still allows, in bytes: its limit less
+ * its usage (cgroup v2: memory.max, memory.current; v1: the memory
+ * controller's memory.limit_in_bytes, memory.usage_in_bytes); UINT64_MAX
+ * without a limit or a cgroup to read.
+ */
+static uint64_t cgroup_room(void)
+{
+	static const char *const files[2][2] = {
+		{"memory.max", "memory.current"},                    /* v2 */
+		{"memory.limit_in_bytes", "memory.usage_in_bytes"}, /* v1 */
+	};
+	char line[512], path[640];
+	uint64_t room = UINT64_MAX, limit, used;
+	FILE *f = fopen("/proc/self/cgroup", "r");
+
+	/* lines "0::PATH" (v2) and "N:CONTROLLERS:PATH" (v1; the memory controller's) */
+	while (f && fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\n")] = '\0';
+		char *ctl = strchr(line, ':'), *cg = ctl ? strchr(ctl + 1, ':') : NULL;
+		if (cg == NULL)
+			continue;
+		*cg++ = '\0';
+		bool v2 = strcmp(ctl + 1, "") == 0, v1 = strstr(ctl + 1, "memory") != NULL;
+		if (!v1 && !v2)
+			continue;
+		const char *base = v2 ? "/sys/fs/cgroup" : "/sys/fs/cgroup/memory";
+		snprintf(path, sizeof(path), "%s%s/%s", base, cg, files[v1][0]);
+		bool has_limit = read_number(path, "", &limit); /* (v2 "max": no number, no limit) */
+		snprintf(path, sizeof(path), "%s%s/%s", base, cg, files[v1][1]);
+		if (has_limit && read_number(path, "", &used))
+			room = RTE_MIN(room, limit > used ? limit - used : 0);
+	}
+	if (f)
+		fclose(f);
+	return room;
+}
+
+/*
+ * The memory this process can still take without swapping, in bytes: the
+ * kernel's MemAvailable, or less when its cgroup has a limit; UINT64_MAX
+ * when neither says.
+ */
+static uint64_t mem_available(void)
+{
+	uint64_t kb, avail = UINT64_MAX;
+
+	if (read_number("/proc/meminfo", "MemAvailable:", &kb))
+		avail = kb * 1024;
+	return RTE_MIN(avail, cgroup_room());
 }
 
 /* The pool's frames on anonymous huge-page memory; NULL with a message in err. */
 static struct rte_mempool *create_huge(const char *name, uint32_t n, uint16_t priv_size,
-				       uint16_t room, char *err, size_t errlen)
+				       uint16_t room, unsigned share, char *err, size_t errlen)
 {
 	struct rte_pktmbuf_pool_private mbp = {.mbuf_data_room_size = room,
 					       .mbuf_priv_size = priv_size};
@@ -90,10 +143,12 @@ static struct rte_mempool *create_huge(const char *name, uint32_t n, uint16_t pr
 	size_t obj = (size_t)mp->header_size + mp->elt_size + mp->trailer_size;
 	size_t len = RTE_ALIGN_CEIL(obj * n + RTE_CACHE_LINE_SIZE, HUGE_2M);
 	uint64_t avail = mem_available();
+	if (avail != UINT64_MAX && share > 1)
+		avail /= share;
 	if (len > avail) {
 		rte_mempool_free(mp);
-		snprintf(err, errlen, "needs %zu MiB, the machine has %" PRIu64 " MiB available (give --mbufs fewer)",
-			 len >> 20, avail >> 20);
+		snprintf(err, errlen, "needs %zu MiB, %" PRIu64 " MiB are available%s (give --mbufs fewer)",
+			 len >> 20, avail >> 20, share > 1 ? " to each rank on this machine" : "");
 		return NULL;
 	}
 	struct pool_mem *pm = malloc(sizeof(*pm));
@@ -104,8 +159,9 @@ static struct rte_mempool *create_huge(const char *name, uint32_t n, uint16_t pr
 		goto fail;
 	}
 	rc = rte_mempool_populate_virt(mp, start, len, HUGE_2M, on_chunk_free, pm);
-	if (rc < 0) {
+	if (rc <= 0) {
 		unmap_mem(pm); /* (a failed populate keeps no chunk) */
+		rc = rc ? rc : -ENOMEM;
 		goto fail;
 	}
 	if (mp->populated_size != n) { /* (cannot happen: len holds n objects) */
@@ -121,10 +177,10 @@ fail:
 }
 
 struct rte_mempool *dp_pool_create(const char *name, uint32_t n, uint16_t priv_size,
-				   uint16_t room, bool huge, char *err, size_t errlen)
+				   uint16_t room, bool huge, unsigned share, char *err, size_t errlen)
 {
 	if (huge)
-		return create_huge(name, n, priv_size, room, err, errlen);
+		return create_huge(name, n, priv_size, room, share, err, errlen);
 	struct rte_mempool *mp = rte_pktmbuf_pool_create(name, n, 256, priv_size, room, (int)rte_socket_id());
 	if (mp == NULL)
 		snprintf(err, errlen, "%s (give --mem more, or --mbufs fewer)", rte_strerror(rte_errno));

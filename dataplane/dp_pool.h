@@ -26,14 +26,16 @@ struct rte_mempool;
  * multiple of RTE_MBUF_PRIV_ALIGN) and room bytes of data room (headroom
  * included), initialised as rte_pktmbuf_pool_create() does. huge: on
  * anonymous memory advised for huge pages (virtual clock only: the buffers
- * have no IOVA), refused when larger than the memory the machine has
- * available (MemAvailable: every frame's first line is written at set-up, so
- * on huge pages all of it is resident; better a clear error than the OOM
- * killer). Returns the pool, or NULL with a message in err (what failed and
- * what to change). rte_mempool_free() frees it, and a huge pool's memory with
- * it.
+ * have no IOVA), refused when larger than a share-th of the memory
+ * available to the process (the kernel's MemAvailable, within the cgroup's
+ * memory.max when it has one; share: the processes that build a pool at
+ * once, the MPI ranks on the machine). Every frame's first line is written
+ * at set-up, so on huge pages all of the pool is resident: better a clear
+ * error than the OOM killer. Returns the pool, or NULL with a message in err
+ * (what failed and what to change). rte_mempool_free() frees it, and a huge
+ * pool's memory with it.
  */
 struct rte_mempool *dp_pool_create(const char *name, uint32_t n, uint16_t priv_size,
-				   uint16_t room, bool huge, char *err, size_t errlen);
+				   uint16_t room, bool huge, unsigned share, char *err, size_t errlen);
 
 #endif /* DP_POOL_H */

@@ -1130,7 +1130,7 @@ static int setup_pool(struct run *r, char *err, size_t errlen)
 	/* virtual clock: no port reads the pool; its frames go on huge pages (dp_pool.h) */
 	char why[160];
 	r->mp = dp_pool_create("rl_mbuf", n, RTE_ALIGN(sizeof(struct dp_mbuf_priv), RTE_MBUF_PRIV_ALIGN),
-			       room, r->o->clock == DP_CLOCK_VIRTUAL, why, sizeof(why));
+			       room, r->o->clock == DP_CLOCK_VIRTUAL, (unsigned)r->mpi.local_size, why, sizeof(why));
 	if (r->mp == NULL) {
 		snprintf(err, errlen, "mbuf pool of %u frames of %u B: %s", n, room, why);
 		return -1;
@@ -1445,6 +1445,30 @@ static int mpi_opts(struct run *r)
 	return 0;
 }
 
+/*
+ * Under mpirun, whether every rank set up and started (rc of each): the
+ * largest of their statuses, so that all of them stop together, each taking
+ * down what it set up (its DPDK runtime directory), when one of them could
+ * not start; nothing in set-up waits on another rank, so none is left waiting.
+ * (One rank: rc.)
+ */
+static int ranks_started(struct run *r, int rc)
+{
+	if (r->mpi.size <= 1)
+		return rc;
+	int *all = calloc((size_t)r->mpi.size, sizeof(*all));
+	if (all == NULL || dp_mpi_allgather(&r->mpi, &rc, all, sizeof(rc)) < 0) {
+		free(all);
+		dp_mpi_abort(&r->mpi, 1); /* (nothing else tells the others) */
+		return 1;
+	}
+	int worst = 0;
+	for (int i = 0; i < r->mpi.size; i++)
+		worst = all[i] > worst ? all[i] : worst;
+	free(all);
+	return worst;
+}
+
 int main(int argc, char **argv)
 {
 	struct opts o;
@@ -1494,16 +1518,18 @@ int main(int argc, char **argv)
 	rc = setup(&r, err, sizeof(err));
 	if (rc == 0)
 		rc = start_traffic(&r, err, sizeof(err));
-	if (rc == 0) {
+	int any_rc = ranks_started(&r, rc);
+	if (any_rc == 0) {
 		run(&r);
 		rc = r.mpi.rank == 0 ? report(&r) : r.run_rc;
 		rc = report_written(rc);
 	} else if (rc == EXIT_BAD_INPUT) { /* (every rank finds it: rank 0 says it) */
 		if (r.mpi.rank == 0)
 			fprintf(stderr, "rocelab-dp: %s\n", err);
-	} else {
+	} else if (rc) {
 		fprintf(stderr, "rocelab-dp: %s\n", err);
-		dp_mpi_abort(&r.mpi, rc); /* (the other ranks would wait for this one) */
+	} else {
+		rc = any_rc; /* (another rank said why) */
 	}
 	teardown(&r);
 	dp_mpi_finish(&r.mpi);

@@ -120,5 +120,26 @@ ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" "$MPIRUN" --oversub
 check "bad input under mpirun: the live clock: exit 2, says the virtual clock only" \
   "[ $rc = 2 ] && grep -q 'virtual clock only' $tmp/bad.err"
 
+# 8. Frames of a collective with data=off cross between ranks as their headers and
+#    ICRC (the payload stands for zeros): captured on the switches' rank after the
+#    crossing, they are the bytes one process captures (zeros, ICRCs intact).
+"$TOPO" --generate spines=4,leaves=8,hosts=8,attach=emulated -o "$tmp/c64off.yaml" > /dev/null
+for t in 1 m2; do
+  by_ranks "$t" --topology "$tmp/c64off.yaml" --coll 'op=allreduce,sizes=1M,data=off,qps=4,mode=split' \
+    --capture "leaf7-spine0=$tmp/off-$t.pcap" > "$tmp/off-$t.txt" 2>&1; echo $? > "$tmp/off-$t.rc"
+done
+check "data=off across ranks: leaf7>spine0's capture is one process's, byte for byte" \
+  "[ \$(cat $tmp/off-1.rc) = 0 ] && [ \$(cat $tmp/off-m2.rc) = 0 ] && [ \$(stat -c %s $tmp/off-1.pcap) -gt 100000 ] && cmp -s $tmp/off-1.pcap $tmp/off-m2.pcap"
+
+# 8b. A rank that cannot set up (a packet pool larger than each rank's share of the
+#    memory: 16,777,215 frames of 9 KiB, 155 GiB) stops with every other rank, each
+#    taking down what it set up (no MPI_Abort: the leftover check below counts these
+#    runtime directories too).
+if [ "$(awk '/^MemAvailable:/ { print int($2 / 1024) }' /proc/meminfo)" -lt 300000 ]; then
+  mpi 2 --topology "$DATA/emulated.yaml" --mbufs 16777215 > "$tmp/pool.out" 2> "$tmp/pool.err"; rc=$?
+  check "a pool too large for each rank: exit 1, says what each rank has, no abort (exit $rc)" \
+    "[ $rc = 1 ] && grep -q 'MiB are available to each rank on this machine' $tmp/pool.err && ! grep -q MPI_ABORT $tmp/pool.err"
+fi
+
 check "no DPDK runtime directory of this test is left" "! ls -d /var/run/dpdk/rl-pm$$-* 2>/dev/null | grep -q ."
 tap_done
