@@ -1338,8 +1338,9 @@ static int report(struct run *r)
 	if (dry)
 		fprintf(stderr, "rocelab-dp: the packet pool ran dry %" PRIu64 " times: senders waited and "
 			"switches dropped for want of a frame, an emulator limit (give --mbufs%s more)%s\n",
-			dry, r->o->clock == DP_CLOCK_LIVE ? " and --mem" : "", dp_parts_count(r->parts) > 1 ? "; with --workers above 1 what "
-			"followed also depended on the threads' timing: not reproducible" : "");
+			dry, r->o->clock == DP_CLOCK_LIVE ? " and --mem" : "",
+			dp_parts_count(r->parts) > 1 ? "; with --workers above 1 what followed also "
+			"depended on the threads' timing: not reproducible" : "");
 	if (!r->o->quiet) {
 		report_run(r, elapsed);
 		dp_stats_print(r->fab, fabric_ns, stdout);
