@@ -40,7 +40,7 @@ while [ $# -gt 0 ]; do
     --mpi) MPI=1; shift ;;
     --rounds) LIVE_ROUNDS=$2; shift 2 ;;
     --both) LIVE_BOTH=1; shift ;;
-    -h|--help) sed -n '2,/^set -e/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '3,/^set -e/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) echo "bench-parts.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done

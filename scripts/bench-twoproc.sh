@@ -20,7 +20,7 @@ while [ $# -gt 0 ]; do
     --build) BUILD=$2; shift 2 ;;
     --duration) DURATION=$2; shift 2 ;;
     --rsize) RSIZE=$2; shift 2 ;;
-    -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
+    -h|--help) sed -n '3,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "bench-twoproc.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
