@@ -5,6 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define WHEEL_MASK (DP_WHEEL_SLOTS - 1)
+#define WHEEL_WORDS (DP_WHEEL_SLOTS / 64)
+#define NONE UINT32_MAX
+
 int dp_engine_init(struct dp_engine *e, enum dp_clock_mode mode, uint64_t (*live_now)(void *),
 		   void *live_ctx)
 {
@@ -20,14 +24,17 @@ int dp_engine_init(struct dp_engine *e, enum dp_clock_mode mode, uint64_t (*live
 	e->n_lp = 1;
 	e->xfer_min_ns = UINT64_MAX;
 	e->heap = malloc(e->cap * sizeof(*e->heap));
-	e->cbs = malloc(e->cap * sizeof(*e->cbs));
-	e->cb_free = malloc(e->cap * sizeof(*e->cb_free));
-	if (e->heap == NULL || e->cbs == NULL || e->cb_free == NULL) {
+	e->nodes = aligned_alloc(64, e->cap * sizeof(*e->nodes));
+	e->node_free = malloc(e->cap * sizeof(*e->node_free));
+	e->wheel = calloc(DP_WHEEL_SLOTS, sizeof(*e->wheel));
+	e->wheel_bits = calloc(WHEEL_WORDS, sizeof(*e->wheel_bits));
+	if (e->heap == NULL || e->nodes == NULL || e->node_free == NULL || e->wheel == NULL ||
+	    e->wheel_bits == NULL) {
 		dp_engine_free(e);
 		return -ENOMEM;
 	}
 	for (uint32_t i = 0; i < e->cap; i++) /* (popped from the end: index 0 first) */
-		e->cb_free[i] = e->cap - 1 - i;
+		e->node_free[i] = e->cap - 1 - i;
 	e->n_free = e->cap;
 	return 0;
 }
@@ -35,8 +42,10 @@ int dp_engine_init(struct dp_engine *e, enum dp_clock_mode mode, uint64_t (*live
 void dp_engine_free(struct dp_engine *e)
 {
 	free(e->heap);
-	free(e->cbs);
-	free(e->cb_free);
+	free(e->nodes);
+	free(e->node_free);
+	free(e->wheel);
+	free(e->wheel_bits);
 	free(e->slot_pos);
 	memset(e, 0, sizeof(*e));
 }
@@ -49,17 +58,18 @@ uint64_t dp_engine_now(struct dp_engine *e)
 }
 
 /*
- * Whether a comes before b: by time, then by key. As one 128-bit compare
+ * Whether (at_a, key_a) comes before (at_b, key_b). As one 128-bit compare
  * (cmp, sbb: no branch), because the heap's walk down picks the earlier of
- * two children that are in no predictable order, and a mispredicted branch
- * per level was the largest cost of a pop.
+ * two children that are in no predictable order.
  */
+static inline bool before(uint64_t at_a, uint64_t key_a, uint64_t at_b, uint64_t key_b)
+{
+	return ((unsigned __int128)at_a << 64 | key_a) < ((unsigned __int128)at_b << 64 | key_b);
+}
+
 static inline bool earlier(const struct dp_timer *a, const struct dp_timer *b)
 {
-	unsigned __int128 x = (unsigned __int128)a->at_ns << 64 | a->key;
-	unsigned __int128 y = (unsigned __int128)b->at_ns << 64 | b->key;
-
-	return x < y;
+	return before(a->at_ns, a->key, b->at_ns, b->key);
 }
 
 /*
@@ -96,48 +106,45 @@ static int grow(struct dp_engine *e)
 		if (h == NULL)
 			return -ENOMEM;
 		e->heap = h;
-		struct dp_timer_cb *cbs = realloc(e->cbs, cap * sizeof(*cbs));
-		if (cbs == NULL)
+		struct dp_timer_node *nodes = aligned_alloc(64, cap * sizeof(*nodes));
+		if (nodes == NULL)
 			return -ENOMEM;
-		e->cbs = cbs;
-		uint32_t *fr = realloc(e->cb_free, cap * sizeof(*fr));
+		memcpy(nodes, e->nodes, e->cap * sizeof(*nodes));
+		free(e->nodes);
+		e->nodes = nodes;
+		uint32_t *fr = realloc(e->node_free, cap * sizeof(*fr));
 		if (fr == NULL)
 			return -ENOMEM;
-		e->cb_free = fr;
-		/* all of cbs[0, cap) is in use (n == cap): the new half is free */
+		e->node_free = fr;
+		/* all of nodes[0, cap) is in use (n == cap): the new half is free */
 		for (uint32_t i = cap; i > e->cap; i--)
-			e->cb_free[e->n_free++] = i - 1;
+			e->node_free[e->n_free++] = i - 1;
 		e->cap = cap;
 	}
 	dp_engine_set_limit(e, e->limit);
 	return 0;
 }
 
-/*
- * Put t at heap index i and, when the engine has slots (track), tell t's slot
- * where it is. The sifts take track as a constant so that an engine without
- * slots (a fabric without emulated NICs) does not pay for the bookkeeping.
- */
-static inline __attribute__((always_inline)) void place(struct dp_engine *e, uint32_t i,
-							const struct dp_timer *t, bool track)
+/* ---- the overflow heap ---- */
+
+/* Put t at heap index i and tell its node where it is. */
+static inline void place(struct dp_engine *e, uint32_t i, const struct dp_timer *t)
 {
 	e->heap[i] = *t;
-	if (track) /* (slot 0, a plain timer's, is a slot no one asks about) */
-		e->slot_pos[t->slot] = i + 1;
+	e->nodes[t->node].hpos = i + 1;
 }
 
 /* Fill the hole at i with t, moving it up past later parents. */
-static inline __attribute__((always_inline)) void sift_up(struct dp_engine *e, uint32_t i,
-							  const struct dp_timer *t, bool track)
+static void sift_up(struct dp_engine *e, uint32_t i, const struct dp_timer *t)
 {
 	while (i > 0) {
 		uint32_t parent = (i - 1) / 2;
 		if (!earlier(t, &e->heap[parent]))
 			break;
-		place(e, i, &e->heap[parent], track);
+		place(e, i, &e->heap[parent]);
 		i = parent;
 	}
-	place(e, i, t, track);
+	place(e, i, t);
 }
 
 /* Fill the hole at i with t, moving it down past earlier children. */
@@ -145,50 +152,180 @@ static void sift_down(struct dp_engine *e, uint32_t i, const struct dp_timer *t)
 {
 	for (;;) {
 		uint32_t c = 2 * i + 1;
-		if (c >= e->n)
+		if (c >= e->hn)
 			break;
-		c = earlier_child(e, c, e->n);
+		c = earlier_child(e, c, e->hn);
 		if (!earlier(&e->heap[c], t))
 			break;
-		place(e, i, &e->heap[c], true);
+		place(e, i, &e->heap[c]);
 		i = c;
 	}
-	place(e, i, t, true);
+	place(e, i, t);
 }
 
-/*
- * Put a timer at (at_ns, key) in slot (0: none) with callback cb in the
- * heap. Returns 0, -ENOMEM or -ENOSPC (counted in timer_fail).
- */
-static int heap_push(struct dp_engine *e, uint64_t at_ns, uint64_t key, uint32_t slot,
-		     const struct dp_timer_cb *cb)
+static void heap_insert(struct dp_engine *e, uint32_t id)
 {
-	if (e->n >= e->room && grow(e) < 0) {
-		e->timer_fail++;
-		return e->limit && e->n >= e->limit ? -ENOSPC : -ENOMEM;
-	}
-	struct dp_timer t = {.at_ns = at_ns, .key = key, .cb = e->cb_free[--e->n_free], .slot = slot};
+	const struct dp_timer_node *x = &e->nodes[id];
+	struct dp_timer t = {.at_ns = x->at_ns, .key = x->key, .node = id};
 
-	e->cbs[t.cb] = *cb;
-	if (e->n_slots)
-		sift_up(e, e->n++, &t, true);
-	else
-		sift_up(e, e->n++, &t, false);
-	return 0;
+	sift_up(e, e->hn++, &t);
 }
 
 /* Take the timer at heap index i out (the last one fills its place). */
 static void heap_remove(struct dp_engine *e, uint32_t i)
 {
-	struct dp_timer last = e->heap[--e->n];
+	struct dp_timer last = e->heap[--e->hn];
 
-	e->cb_free[e->n_free++] = e->heap[i].cb;
-	if (i == e->n)
+	e->nodes[e->heap[i].node].hpos = 0;
+	if (i == e->hn)
 		return;
 	if (i > 0 && earlier(&last, &e->heap[(i - 1) / 2]))
-		sift_up(e, i, &last, true);
+		sift_up(e, i, &last);
 	else
 		sift_down(e, i, &last);
+}
+
+/* ---- the wheel ---- */
+
+static inline bool in_wheel_span(const struct dp_engine *e, uint64_t at_ns)
+{
+	return at_ns >= e->wheel_lo && at_ns - e->wheel_lo < DP_WHEEL_SLOTS;
+}
+
+/*
+ * Add node id to its nanosecond's bucket, in key order. A bucket is a circular
+ * list (its first node's prev is its last), searched from the end: the
+ * timers of one nanosecond are mostly added in key order (the callbacks of an
+ * earlier nanosecond, run in key order, schedule them), and 128 generators in
+ * step put 128 in one bucket.
+ */
+static void wheel_insert(struct dp_engine *e, uint32_t id)
+{
+	struct dp_timer_node *x = &e->nodes[id];
+	uint32_t b = (uint32_t)(x->at_ns & WHEEL_MASK);
+
+	x->hpos = 0;
+	e->wheel_n++;
+	if (e->wheel[b] == 0) {
+		x->next = x->prev = id + 1;
+		e->wheel[b] = id + 1;
+		e->wheel_bits[b / 64] |= 1ull << (b % 64);
+		e->wheel_sum |= 1ull << (b / 64);
+		return;
+	}
+	uint32_t head = e->wheel[b] - 1, p = e->nodes[head].prev - 1;
+	while (e->nodes[p].key > x->key) {
+		if (p == head) { /* earlier than all: the new first */
+			e->wheel[b] = id + 1;
+			p = e->nodes[head].prev - 1;
+			break;
+		}
+		p = e->nodes[p].prev - 1;
+	}
+	/* after p */
+	x->prev = p + 1;
+	x->next = e->nodes[p].next;
+	e->nodes[x->next - 1].prev = id + 1;
+	e->nodes[p].next = id + 1;
+}
+
+/* Take node id out of its bucket. */
+static void wheel_unlink(struct dp_engine *e, uint32_t id)
+{
+	struct dp_timer_node *x = &e->nodes[id];
+	uint32_t b = (uint32_t)(x->at_ns & WHEEL_MASK);
+
+	e->wheel_n--;
+	if (x->next == id + 1) { /* the only one */
+		e->wheel[b] = 0;
+		e->wheel_bits[b / 64] &= ~(1ull << (b % 64));
+		if (e->wheel_bits[b / 64] == 0)
+			e->wheel_sum &= ~(1ull << (b / 64));
+		return;
+	}
+	e->nodes[x->prev - 1].next = x->next;
+	e->nodes[x->next - 1].prev = x->prev;
+	if (e->wheel[b] == id + 1)
+		e->wheel[b] = x->next;
+}
+
+/*
+ * The wheel's earliest node (NONE when it is empty): the first bucket in use
+ * from wheel_lo's on, wrapping round (a bucket before wheel_lo's holds a time
+ * a whole turn later).
+ */
+static inline uint32_t wheel_first(const struct dp_engine *e)
+{
+	if (e->wheel_n == 0)
+		return NONE;
+	uint32_t i = (uint32_t)(e->wheel_lo & WHEEL_MASK), w = i / 64;
+	uint64_t m = e->wheel_bits[w] & (~0ull << (i % 64));
+	if (m == 0) {
+		uint64_t later = w + 1 < WHEEL_WORDS ? e->wheel_sum & (~0ull << (w + 1)) : 0;
+		/* (none later: wrap round to the lowest word, maybe w's own low bits) */
+		w = (uint32_t)__builtin_ctzll(later ? later : e->wheel_sum);
+		m = e->wheel_bits[w];
+	}
+	return e->wheel[w * 64 + (uint32_t)__builtin_ctzll(m)] - 1;
+}
+
+/* ---- both ---- */
+
+/*
+ * Put a timer at (at_ns, key) in slot (0: none) running fn(obj, arg) as lp.
+ * Returns 0, -ENOMEM or -ENOSPC (counted in timer_fail).
+ */
+static int timer_push(struct dp_engine *e, uint64_t at_ns, uint64_t key, uint32_t slot,
+		      dp_timer_fn fn, void *obj, uint64_t arg, uint32_t lp)
+{
+	if (e->n >= e->room && grow(e) < 0) {
+		e->timer_fail++;
+		return e->limit && e->n >= e->limit ? -ENOSPC : -ENOMEM;
+	}
+	uint32_t id = e->node_free[--e->n_free];
+	struct dp_timer_node *x = &e->nodes[id];
+
+	*x = (struct dp_timer_node){.at_ns = at_ns, .key = key, .fn = fn, .obj = obj, .arg = arg,
+				    .lp = lp, .slot = slot};
+	e->n++;
+	if (slot)
+		e->slot_pos[slot] = id + 1;
+	/* an empty wheel moves on to now: what a callback schedules soon goes in it */
+	if (e->wheel_n == 0 && e->now_ns > e->wheel_lo)
+		e->wheel_lo = e->now_ns;
+	if (in_wheel_span(e, at_ns))
+		wheel_insert(e, id);
+	else
+		heap_insert(e, id);
+	return 0;
+}
+
+/* The earliest pending timer's node, NONE when there is none. */
+static inline uint32_t first(const struct dp_engine *e)
+{
+	uint32_t w = wheel_first(e);
+
+	if (e->hn == 0)
+		return w;
+	const struct dp_timer *h = &e->heap[0];
+	if (w == NONE || before(h->at_ns, h->key, e->nodes[w].at_ns, e->nodes[w].key))
+		return h->node;
+	return w;
+}
+
+/* Take pending timer id out (from where it is) and free its node. */
+static void timer_take(struct dp_engine *e, uint32_t id)
+{
+	struct dp_timer_node *x = &e->nodes[id];
+
+	if (x->hpos)
+		heap_remove(e, x->hpos - 1);
+	else
+		wheel_unlink(e, id);
+	if (x->slot)
+		e->slot_pos[x->slot] = 0;
+	e->n--;
+	e->node_free[e->n_free++] = id;
 }
 
 /* Add a timer keyed by the running LP's next sequence, in slot (0: none). */
@@ -196,10 +333,10 @@ static int add_lp(struct dp_engine *e, uint32_t lp, uint64_t at_ns, dp_timer_fn 
 		  uint64_t arg, uint32_t slot)
 {
 	uint64_t *seq = &e->lp_seq[(size_t)e->cur_lp * DP_LP_STRIDE];
-	struct dp_timer_cb cb = {.fn = fn, .obj = obj, .arg = arg, .lp = lp};
 
 	/* (2^40 timers of one LP: days of a run at any rate this engine reaches) */
-	int rc = heap_push(e, at_ns, (uint64_t)e->cur_lp << DP_LP_SEQ_BITS | *seq, slot, &cb);
+	int rc = timer_push(e, at_ns, (uint64_t)e->cur_lp << DP_LP_SEQ_BITS | *seq, slot, fn, obj, arg,
+			    lp);
 	if (rc == 0)
 		++*seq;
 	return rc;
@@ -230,10 +367,8 @@ int dp_timer_slot_arm(struct dp_engine *e, uint32_t slot, uint32_t lp, uint64_t 
 {
 	uint32_t pos = e->slot_pos[slot];
 
-	if (pos) {
-		e->slot_pos[slot] = 0;
-		heap_remove(e, pos - 1);
-	}
+	if (pos)
+		timer_take(e, pos - 1);
 	return add_lp(e, lp, at_ns, fn, obj, arg, slot);
 }
 
@@ -250,82 +385,55 @@ int dp_timer_add(struct dp_engine *e, uint64_t at_ns, dp_timer_fn fn, void *obj,
 int dp_timer_add_keyed(struct dp_engine *e, uint32_t lp, uint32_t key_lp, uint64_t at_ns,
 		       dp_timer_fn fn, void *obj, uint64_t arg)
 {
-	struct dp_timer_cb cb = {.fn = fn, .obj = obj, .arg = arg, .lp = lp};
-
-	return heap_push(e, at_ns, (uint64_t)key_lp << DP_LP_SEQ_BITS, 0, &cb);
+	return timer_push(e, at_ns, (uint64_t)key_lp << DP_LP_SEQ_BITS, 0, fn, obj, arg, lp);
 }
 
 bool dp_engine_peek(const struct dp_engine *e, uint64_t *at_ns, uint64_t *key)
 {
-	if (e->n == 0)
+	uint32_t id = first(e);
+
+	if (id == NONE)
 		return false;
-	*at_ns = e->heap[0].at_ns;
-	*key = e->heap[0].key;
+	*at_ns = e->nodes[id].at_ns;
+	*key = e->nodes[id].key;
 	return true;
 }
 
 /*
- * Run t (popped: its callback's index is free again, so the callback is
- * copied out first) as its LP.
+ * Take timer id (the earliest) out and run it as its LP. Its callback is
+ * copied out first: the node is free again before it runs. The wheel moves on
+ * to its time (never back: a late live timer runs after the wheel's span).
  */
-static inline void dispatch(struct dp_engine *e, const struct dp_timer *t)
+static inline void dispatch(struct dp_engine *e, uint32_t id)
 {
 	uint32_t was = e->cur_lp;
-	struct dp_timer_cb cb = e->cbs[t->cb];
+	struct dp_timer_node x = e->nodes[id];
 
-	e->cb_free[e->n_free++] = t->cb;
-	e->cur_lp = cb.lp;
+	timer_take(e, id);
+	if (x.at_ns > e->wheel_lo)
+		e->wheel_lo = x.at_ns;
+	e->cur_lp = x.lp;
 	e->dispatching = true;
-	e->cur_key = t->key;
+	e->cur_key = x.key;
 	e->cur_sub = 0;
-	cb.fn(cb.obj, cb.arg, dp_engine_mono(e, t->at_ns));
+	x.fn(x.obj, x.arg, dp_engine_mono(e, x.at_ns));
 	e->dispatching = false;
 	e->cur_lp = was;
 }
 
 uint64_t dp_engine_next_ns(const struct dp_engine *e)
 {
-	return e->n ? e->heap[0].at_ns : UINT64_MAX;
-}
+	uint32_t id = first(e);
 
-/*
- * Take the earliest timer out. The hole at the root goes down to a leaf along
- * the earlier children (one comparison per level), then the last timer fills
- * it from there up: it belongs near the bottom, so that is a level or two,
- * where sifting it down from the root compares twice per level.
- */
-static inline __attribute__((always_inline)) struct dp_timer pop_track(struct dp_engine *e,
-								       bool track)
-{
-	struct dp_timer top = e->heap[0];
-	uint32_t n = --e->n, i = 0;
-
-	if (track && top.slot)
-		e->slot_pos[top.slot] = 0;
-	if (n == 0)
-		return top;
-	for (uint32_t c = 1; c < n; c = 2 * i + 1) {
-		c = earlier_child(e, c, n);
-		place(e, i, &e->heap[c], track);
-		i = c;
-	}
-	struct dp_timer last = e->heap[n];
-	sift_up(e, i, &last, track);
-	return top;
-}
-
-static struct dp_timer pop(struct dp_engine *e)
-{
-	return e->n_slots ? pop_track(e, true) : pop_track(e, false);
+	return id == NONE ? UINT64_MAX : e->nodes[id].at_ns;
 }
 
 uint32_t dp_engine_run_budget(struct dp_engine *e, uint64_t now_ns, uint32_t max)
 {
-	uint32_t ran = 0;
+	uint32_t ran = 0, id;
 
-	while (ran < max && e->n && e->heap[0].at_ns <= now_ns) {
-		struct dp_timer t = pop(e);
-		dispatch(e, &t);
+	while (ran < max && (id = first(e)) != NONE && e->nodes[id].at_ns <= now_ns) {
+		dispatch(e, id);
 		ran++;
 	}
 	e->fired += ran;
@@ -364,20 +472,19 @@ bool dp_engine_step_virtual(struct dp_engine *e, uint64_t until_ns)
 
 bool dp_engine_step_below(struct dp_engine *e, uint64_t end_at, uint64_t end_key)
 {
-	uint32_t ran = 0;
+	uint32_t ran = 0, id = first(e);
 
-	if (e->n == 0)
+	if (id == NONE || !before(e->nodes[id].at_ns, e->nodes[id].key, end_at, end_key))
 		return false;
-	uint64_t t = e->heap[0].at_ns;
-	if (t > end_at || (t == end_at && e->heap[0].key >= end_key))
-		return false;
+	uint64_t t = e->nodes[id].at_ns;
 	if (t > e->now_ns)
 		e->now_ns = t;
-	while (e->n && e->heap[0].at_ns == t && (t < end_at || e->heap[0].key < end_key)) {
-		struct dp_timer x = pop(e);
-		dispatch(e, &x);
+	do {
+		dispatch(e, id);
 		ran++;
-	}
+		id = first(e);
+	} while (id != NONE && e->nodes[id].at_ns == t &&
+		 before(t, e->nodes[id].key, end_at, end_key));
 	e->fired += ran;
 	return true;
 }

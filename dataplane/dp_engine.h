@@ -2,19 +2,28 @@
 /*
  * dp_engine: the event loop's timers and clock.
  *
- * Timers live in a binary min-heap ordered by (time, key), so events due at
- * the same nanosecond run in a fixed order and a run is deterministic. The
- * key is (LP, sequence): the logical process (a switch, a host, the global
- * events, ...) whose event scheduled the timer and how many that LP had
- * scheduled before. An LP's events run in the same order however the fabric
- * is cut into partitions (dp_part.h), so the keys, and with them the order of
- * every event, do not depend on the partitioning: one engine and N engines
- * run the same events in the same order. An engine that never names LPs has
- * one (LP 0): then the key is the insertion order, as in a plain heap. The heap gives the next deadline in O(1), which is
- * what the virtual clock needs (jump to it) and what the live loop needs
- * (sleep until it). Nanosecond deadlines matter here: a 64-byte frame lasts
- * 6.7 ns at 100 Gbit/s, so a coarse timer wheel would reorder a link's
- * packets.
+ * Timers are ordered by (time, key), so events due at the same nanosecond
+ * run in a fixed order and a run is deterministic. The key is (LP,
+ * sequence): the logical process (a switch, a host, the global events, ...)
+ * whose event scheduled the timer and how many that LP had scheduled before.
+ * An LP's events run in the same order however the fabric is cut into
+ * partitions (dp_part.h), so the keys, and with them the order of every
+ * event, do not depend on the partitioning: one engine and N engines run the
+ * same events in the same order. An engine that never names LPs has one
+ * (LP 0): then the key is the insertion order. Keys are unique, so the order
+ * is total and does not depend on how the timers are stored.
+ *
+ * Storage: a wheel of DP_WHEEL_SLOTS one-nanosecond buckets for the timers
+ * due within that many nanoseconds of the last one run (nearly all of them:
+ * a frame's serialisation, a link's delay, a generator's next packet), and a
+ * binary min-heap for the rest (retransmission timers, past deadlines of a
+ * late live loop). A bucket holds the timers of one nanosecond, sorted by
+ * key; a two-level bitmap finds the next bucket in use. The next timer is the
+ * earlier of the wheel's first and the heap's root. Why not the heap alone:
+ * at 128 ranks a few thousand timers are pending, and a pop walked a dozen
+ * dependent levels of the heap, a fifth of the event loop. Nanosecond
+ * buckets matter: a 64-byte frame lasts 6.7 ns at 100 Gbit/s, so a coarse
+ * wheel would reorder a link's packets.
  *
  * Two clocks, one code path:
  *   live     now = a monotonic source (the data plane passes the TSC);
@@ -41,7 +50,7 @@
  * deadline it expects and ignores stale callbacks (see dp_fabric.c). An owner
  * that moves its deadline all the time (an emulated NIC's wake-up) keeps it
  * in a timer slot instead, which holds one pending timer and replaces it when
- * re-armed (dp_timer_slot_arm), so superseded deadlines do not fill the heap.
+ * re-armed (dp_timer_slot_arm), so superseded deadlines do not pile up.
  */
 #ifndef DP_ENGINE_H
 #define DP_ENGINE_H
@@ -59,37 +68,46 @@ typedef void (*dp_timer_fn)(void *obj, uint64_t arg, uint64_t now_ns);
 #define DP_LP_MAX ((1u << (64 - DP_LP_SEQ_BITS)) - 1)
 #define DP_LP_STRIDE 8     /* uint64_t per LP counter: one cache line, no false sharing between partitions */
 
-/*
- * A pending timer as the heap holds it: what orders it and where its callback
- * is. 24 bytes, so that a pop's moves down the heap copy half of what they
- * would with the callback inline (the heap's pop was the first line of the
- * ns-3 workload's callgrind profile).
- */
+#define DP_WHEEL_BITS 12
+#define DP_WHEEL_SLOTS (1u << DP_WHEEL_BITS) /* ns the wheel spans (<= 4096: one summary word) */
+
+/* A timer in the overflow heap: what orders it and its node. */
 struct dp_timer {
 	uint64_t at_ns;
 	uint64_t key;      /* (scheduling LP << DP_LP_SEQ_BITS) | its sequence */
-	uint32_t cb;       /* its callback: index into dp_engine.cbs */
-	uint32_t slot;     /* its timer slot (dp_timer_slot_new), 0: a plain timer */
+	uint32_t node;     /* index into dp_engine.nodes */
 };
 
-/* A pending timer's callback, in a table beside the heap (it never moves while pending). */
-struct dp_timer_cb {
+/* A pending timer (one cache line); its index does not change while it is pending. */
+struct dp_timer_node {
+	uint64_t at_ns;
+	uint64_t key;
 	dp_timer_fn fn;
 	void *obj;
 	uint64_t arg;
 	uint32_t lp;       /* the LP the callback runs as (what it schedules is keyed by it) */
-};
+	uint32_t slot;     /* its timer slot (dp_timer_slot_new), 0: a plain timer */
+	uint32_t next;     /* in the wheel: the next node of its bucket (index + 1; circular) */
+	uint32_t prev;     /* in the wheel: the previous one (index + 1; the first's is the last) */
+	uint32_t hpos;     /* in the heap: its index there + 1; 0: in the wheel */
+} __attribute__((aligned(64)));
 
 struct dp_engine {
 	enum dp_clock_mode mode;
 	uint64_t now_ns;            /* virtual: current time; live: last reading */
 	uint64_t (*live_now)(void *ctx); /* live: monotonic ns source */
 	void *live_ctx;
-	struct dp_timer *heap;
-	uint32_t n, cap;
-	struct dp_timer_cb *cbs;    /* [cap]: the callbacks of pending timers */
-	uint32_t *cb_free;          /* [cap]: unused indices of cbs, a stack of n_free... */
+	uint32_t n, cap;            /* pending timers, room for them */
+	struct dp_timer_node *nodes; /* [cap] */
+	uint32_t *node_free;        /* [cap]: unused indices of nodes, a stack of n_free... */
 	uint32_t n_free;            /* ...so n + n_free == cap */
+	struct dp_timer *heap;      /* [cap]: the timers outside the wheel's span */
+	uint32_t hn;                /* timers in the heap */
+	uint32_t *wheel;            /* [DP_WHEEL_SLOTS]: a bucket's first node (index + 1), 0: empty */
+	uint64_t *wheel_bits;       /* [DP_WHEEL_SLOTS / 64]: buckets in use */
+	uint64_t wheel_sum;         /* bit w: wheel_bits[w] != 0 */
+	uint64_t wheel_lo;          /* every wheel timer is due in [wheel_lo, wheel_lo + DP_WHEEL_SLOTS) */
+	uint32_t wheel_n;           /* timers in the wheel */
 	uint32_t cur_lp;            /* the LP of the running callback (DP_LP_GLOBAL outside one) */
 	bool dispatching;           /* a callback runs (then cur_key is its key) */
 	uint64_t cur_key;
@@ -97,7 +115,7 @@ struct dp_engine {
 	uint64_t *lp_seq;           /* [lp * DP_LP_STRIDE]: timers each LP scheduled (maybe shared) */
 	uint32_t n_lp;
 	uint64_t own_seq[DP_LP_STRIDE]; /* lp_seq of an engine with one LP */
-	uint32_t *slot_pos;         /* [slot]: heap index + 1 of the slot's pending timer, 0: none */
+	uint32_t *slot_pos;         /* [slot]: node index + 1 of the slot's pending timer, 0: none */
 	uint32_t n_slots, slot_cap; /* slots handed out (slot 0 is never one), room in slot_pos */
 	uint64_t fired;             /* timers run so far */
 	uint64_t mono_ns;           /* live: the latest time handed out (dp_engine_mono) */
@@ -148,7 +166,7 @@ static inline uint64_t dp_engine_mono(struct dp_engine *e, uint64_t t)
 
 /*
  * Run fn(obj, arg, now) at at_ns (past deadlines run at the next dispatch).
- * Returns 0, or -ENOMEM (the heap cannot grow) / -ENOSPC (limit pending
+ * Returns 0, or -ENOMEM (no memory for another timer) / -ENOSPC (limit pending
  * timers already): then the timer is not added and timer_fail counts it, so
  * a caller must not wait for its callback.
  */
@@ -174,7 +192,7 @@ int dp_timer_add_keyed(struct dp_engine *e, uint32_t lp, uint32_t key_lp, uint64
 /*
  * Timer slots: an owner that keeps moving one wake-up (an emulated NIC whose
  * next event changes with every frame) re-arms its slot instead of adding a
- * timer each time, so the superseded deadlines do not pile up in the heap
+ * timer each time, so the superseded deadlines do not pile up
  * (they used to: hundreds of thousands of stale wake-ups, each costing every
  * pop a level of the heap). A slot holds at most one pending timer.
  *

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* dp_engine: timer order, same-time FIFO order, same-time order by (LP, sequence) keys, key-bounded steps, timer slots (same events as stale timers left to fire), virtual clock jumps, live clock source, live monotone time, timers that cannot be added. */
+/* dp_engine: timer order, same-time FIFO order, same-time order by (LP, sequence) keys, key-bounded steps, timer slots (same events as stale timers left to fire), virtual clock jumps, live clock source, live monotone time, timers that cannot be added, the wheel and the heap against a reference order. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -443,6 +443,149 @@ static void test_many_callbacks(void **state)
 	free(other);
 }
 
+/*
+ * The wheel and the heap together give the one order (time, key): a random
+ * world of 8 LPs whose callbacks schedule timers at the same nanosecond, a few
+ * ns on, in the wheel's far half (where buckets wrap round) and past it, and re-arm slots, is run
+ * beside a reference (every pending timer in an array, the earliest by a
+ * scan); each timer that runs must be the reference's earliest. Live, some
+ * deadlines are in the past (a late loop).
+ */
+#define REF_MAX 8192
+#define REF_LPS 8
+#define REF_SLOTS 4
+
+struct ref_world {
+	struct dp_engine e;
+	uint64_t lp_seq[REF_LPS * DP_LP_STRIDE];
+	uint64_t at[REF_MAX], key[REF_MAX];
+	int tag[REF_MAX];              /* a pending timer's arg, -1: a free entry */
+	int n;                         /* entries in use (pending ones first... any order) */
+	int slot_tag[REF_SLOTS + 1];   /* the slot's pending timer's tag, -1: none */
+	uint32_t slot[REF_SLOTS + 1];
+	uint64_t rng, added, ran, clock;
+	bool live;
+};
+
+static uint64_t ref_rand(struct ref_world *w)
+{
+	w->rng ^= w->rng << 13, w->rng ^= w->rng >> 7, w->rng ^= w->rng << 17;
+	return w->rng;
+}
+
+static void ref_cb(void *obj, uint64_t arg, uint64_t now);
+
+/* Add a timer at at running as lp (in slot k when k > 0), to the engine and the reference. */
+static void ref_add(struct ref_world *w, uint64_t at, uint32_t lp, int k)
+{
+	uint64_t key = (uint64_t)w->e.cur_lp << DP_LP_SEQ_BITS | w->lp_seq[w->e.cur_lp * DP_LP_STRIDE];
+	int tag = (int)w->added++, i;
+
+	if (k > 0) {
+		if (w->slot_tag[k] >= 0) { /* the superseded one leaves the reference */
+			for (i = 0; i < w->n && w->tag[i] != w->slot_tag[k]; i++)
+				;
+			assert_true(i < w->n);
+			w->tag[i] = w->tag[--w->n], w->at[i] = w->at[w->n], w->key[i] = w->key[w->n];
+		}
+		assert_int_equal(dp_timer_slot_arm(&w->e, w->slot[k], lp, at, ref_cb, w, (uint64_t)tag), 0);
+		w->slot_tag[k] = tag;
+	} else {
+		assert_int_equal(dp_timer_add_lp(&w->e, lp, at, ref_cb, w, (uint64_t)tag), 0);
+	}
+	assert_true(w->n < REF_MAX);
+	w->at[w->n] = at, w->key[w->n] = key, w->tag[w->n++] = tag;
+}
+
+/* A deadline from now: same ns, a few ns, around the wheel's span, far past it, or (live) past. */
+static uint64_t ref_deadline(struct ref_world *w, uint64_t now)
+{
+	uint64_t r = ref_rand(w);
+
+	switch (r % 8) {
+	case 0: return now;
+	case 1: case 2: case 3: return now + 1 + (r >> 8) % 64;
+	case 4: return now + DP_WHEEL_SLOTS / 2 + (r >> 8) % (DP_WHEEL_SLOTS / 2 + 16);
+	case 5: return now + 5000 + (r >> 8) % 20000;
+	case 6: return now + 1000000 + (r >> 8) % 1000;
+	default: return w->live && now > 100 ? now - (r >> 8) % 100 : now + 3;
+	}
+}
+
+static void ref_cb(void *obj, uint64_t arg, uint64_t now)
+{
+	struct ref_world *w = obj;
+	int best = 0;
+
+	(void)now;
+	assert_true(w->n > 0);
+	for (int i = 1; i < w->n; i++)
+		if (w->at[i] < w->at[best] || (w->at[i] == w->at[best] && w->key[i] < w->key[best]))
+			best = i;
+	assert_int_equal((uint64_t)w->tag[best], arg); /* the reference's earliest */
+	assert_int_equal(w->key[best], w->e.cur_key);
+	uint64_t at = w->at[best];
+	w->tag[best] = w->tag[--w->n], w->at[best] = w->at[w->n], w->key[best] = w->key[w->n];
+	for (int k = 1; k <= REF_SLOTS; k++)
+		if (w->slot_tag[k] == (int)arg)
+			w->slot_tag[k] = -1;
+	w->ran++;
+	if (w->added > 200000 || w->n > 2000) /* (a random walk: bounded) */
+		return;
+	for (uint64_t more = ref_rand(w) % 3; more > 0; more--) /* 1 on average: the world lives on */
+		ref_add(w, ref_deadline(w, at), (uint32_t)(ref_rand(w) % REF_LPS), 0);
+	if (ref_rand(w) % 4 == 0)
+		ref_add(w, ref_deadline(w, at), (uint32_t)(ref_rand(w) % REF_LPS),
+			(int)(1 + ref_rand(w) % REF_SLOTS));
+}
+
+static uint64_t ref_clock(void *ctx)
+{
+	return ((struct ref_world *)ctx)->clock;
+}
+
+static void ref_world_run(bool live)
+{
+	struct ref_world *w = calloc(1, sizeof(*w));
+
+	assert_non_null(w);
+	w->live = live;
+	w->rng = live ? 99 : 4242;
+	w->clock = 1000000000; /* live: a monotonic clock far from 0 */
+	assert_int_equal(dp_engine_init(&w->e, live ? DP_CLOCK_LIVE : DP_CLOCK_VIRTUAL, ref_clock, w), 0);
+	dp_engine_set_lps(&w->e, w->lp_seq, REF_LPS);
+	for (int k = 1; k <= REF_SLOTS; k++) {
+		w->slot[k] = (uint32_t)dp_timer_slot_new(&w->e);
+		w->slot_tag[k] = -1;
+	}
+	uint64_t t0 = live ? w->clock : 0;
+	for (int i = 0; i < 300; i++)
+		ref_add(w, t0 + ref_rand(w) % 20000, (uint32_t)(ref_rand(w) % REF_LPS), 0);
+	if (live) {
+		while (w->e.n > 0) { /* a loop that reads the clock, runs what is due, moves on */
+			dp_engine_now(&w->e);
+			dp_engine_run_budget(&w->e, w->clock, 1 + ref_rand(w) % 200);
+			w->clock += ref_rand(w) % 3000;
+		}
+	} else {
+		while (dp_engine_step_virtual(&w->e, UINT64_MAX))
+			;
+	}
+	assert_int_equal(w->n, 0);
+	assert_true(w->ran > 150000);
+	assert_int_equal(w->e.n, 0);
+	assert_int_equal(w->e.wheel_n + w->e.hn, 0);
+	dp_engine_free(&w->e);
+	free(w);
+}
+
+static void test_wheel_heap_order(void **state)
+{
+	(void)state;
+	ref_world_run(false);
+	ref_world_run(true);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -456,6 +599,7 @@ int main(void)
 		cmocka_unit_test(test_step_below),
 		cmocka_unit_test(test_slots),
 		cmocka_unit_test(test_many_callbacks),
+		cmocka_unit_test(test_wheel_heap_order),
 	};
 	return cmocka_run_group_tests_name("engine", tests, NULL, NULL);
 }
