@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dp_pool.h"
 #include "dp_units.h"
 #include "pfc_frame.h"
 #include "rl_bytes.h"
@@ -194,8 +195,11 @@ static struct rte_mbuf *gen_mbuf(struct dp_gen *g, bool live)
 {
 	struct rte_mempool *mp = g->fab->mp;
 
-	if (!live)
-		return rte_pktmbuf_alloc(mp);
+	if (!live) {
+		struct rte_mbuf *m = rte_pktmbuf_alloc(mp);
+		dp_pool_prefetch_next(mp);
+		return m;
+	}
 	if (g->n_stash == 0) {
 		if (rte_mempool_get_bulk(mp, (void **)g->stash, DP_GEN_STASH) != 0)
 			return rte_pktmbuf_alloc(mp); /* (fewer left than a stash) */

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dp_pool.h"
 #include "dp_units.h"
 
 /* Bytes of the host's NIC queue the emulated NIC may fill before it waits: a
@@ -193,6 +194,8 @@ static struct rte_mbuf *spare_mbuf(struct dp_nics *ns)
 			rte_pktmbuf_free(ns->spare);
 			ns->spare = NULL;
 		}
+		if (ns->spare) /* (the NIC picks a QP before it writes: time for the lines to come) */
+			dp_pool_prefetch_frame(ns->spare);
 	}
 	return ns->spare;
 }
