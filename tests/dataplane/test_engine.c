@@ -290,7 +290,7 @@ static void test_step_below(void **state)
  * other adds a timer per wake-up and ignores the stale ones (what dp_nic did
  * before slots). Plain timers interleave, callbacks re-arm other owners at
  * their instant. The events that run must be the same, in the same order,
- * and the slot engine's heap must hold no stale timer.
+ * and the slot engine must hold no stale timer.
  */
 #define SLOT_OWNERS 50
 
@@ -408,8 +408,8 @@ static void own_cb(void *obj, uint64_t arg, uint64_t now)
 }
 
 /*
- * The heap keeps its callbacks in a table beside it (slots of popped timers
- * reused, the table grown with the heap): 3,000 timers, past the first
+ * The engine keeps each pending timer's callback in a node (nodes of run
+ * timers reused, the table grown when full): 3,000 timers, past the first
  * allocation of 1,024, added in a scrambled order and half of them run before
  * 1,000 more come, each with the right object and argument, in time order.
  */
