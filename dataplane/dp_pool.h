@@ -47,9 +47,9 @@ void dp_pool_prefetch_frame(const struct rte_mbuf *m);
 
 /*
  * Ask for the lines of the frame the next allocation on this lcore will take
- * (the top of its mempool cache, a LIFO): its mbuf header and the first line
- * of its data. A hint, nothing taken: called after an allocation, it gives
- * the next one the time of the work in between (a generator builds 128
+ * (the top of its mempool cache, a LIFO), those dp_pool_prefetch_frame()
+ * asks for. A hint, nothing taken: called after an allocation, it gives the
+ * next one the time of the work in between (a generator builds 128
  * frames in a row when its senders are in step), where each frame's first
  * write otherwise waited for its line. No effect on a thread without a cache.
  */
