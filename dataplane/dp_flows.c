@@ -34,7 +34,8 @@ int dp_flows_init(struct dp_flows *fl, uint32_t capacity, char *err, size_t errl
 	/* line-aligned: a flow's packets and bytes (written by its first hop's
 	 * thread) apart from its hops (read by every hop's) */
 	fl->flow = dp_zalloc_lines(capacity, sizeof(*fl->flow));
-	if (fl->h == NULL || fl->flow == NULL) {
+	fl->memo = dp_zalloc_lines(DP_FLOWS_MEMO, sizeof(*fl->memo));
+	if (fl->h == NULL || fl->flow == NULL || fl->memo == NULL) {
 		snprintf(err, errlen, "flow table of %u: %s", capacity,
 			 fl->h ? "out of memory" : rte_strerror(rte_errno));
 		dp_flows_free(fl);
@@ -49,6 +50,7 @@ void dp_flows_free(struct dp_flows *fl)
 	if (fl->h)
 		rte_hash_free(fl->h);
 	free(fl->flow);
+	free(fl->memo);
 	memset(fl, 0, sizeof(*fl));
 }
 
@@ -70,7 +72,7 @@ static inline void flows_unlock(struct dp_flows *fl)
 		rte_spinlock_unlock(&fl->lock);
 }
 
-static int32_t add_flow(struct dp_flows *fl, const struct rl_pkt *p);
+static int32_t find_flow(struct dp_flows *fl, const struct rl_pkt *p);
 static void record_slot(struct dp_flows *fl, int32_t slot, uint32_t len, uint32_t sw,
 			uint16_t port, int first_hop, struct dp_flow_when when);
 
@@ -79,9 +81,7 @@ int32_t dp_flows_record(struct dp_flows *fl, const struct rl_pkt *p, uint32_t le
 {
 	if (fl->h == NULL)
 		return -1;
-	flows_lock(fl); /* (the hash is not safe for writers in several threads) */
-	int32_t slot = add_flow(fl, p);
-	flows_unlock(fl);
+	int32_t slot = find_flow(fl, p);
 	if (slot >= 0)
 		record_slot(fl, slot, len, sw, port, first_hop, when);
 	return slot;
@@ -93,27 +93,78 @@ void dp_flows_record_slot(struct dp_flows *fl, int32_t slot, uint32_t len, uint3
 	record_slot(fl, slot, len, sw, port, first_hop, when); /* (locks only to append a hop) */
 }
 
-/* p's flow into the table (its key set when new). Returns its slot, or -1 when full (counted). */
-static int32_t add_flow(struct dp_flows *fl, const struct rl_pkt *p)
+static void flow_key(struct dp_flow_key *k, const struct rl_pkt *p)
+{
+	memset(k, 0, sizeof(*k));
+	memcpy(k->src, p->src, 16);
+	memcpy(k->dst, p->dst, 16);
+	k->sport = p->sport;
+	k->dport = p->dport;
+	k->dqpn = p->is_roce ? p->bth.dqpn : 0;
+	k->proto = p->proto;
+	k->ip_version = p->ip_version;
+}
+
+static inline uint64_t key_word(const struct dp_flow_key *k, size_t off)
+{
+	uint64_t w;
+
+	memcpy(&w, (const uint8_t *)k + off, sizeof(w));
+	return w;
+}
+
+/* a == b, as words (memcmp() is a call; keys differ mostly in their ports) */
+static bool key_eq(const struct dp_flow_key *a, const struct dp_flow_key *b)
+{
+	uint64_t d = 0;
+
+	_Static_assert(sizeof(*a) == 44, "five words and a half");
+	for (size_t off = 0; off < 40; off += 8)
+		d |= key_word(a, off) ^ key_word(b, off);
+	uint32_t x, y;
+	memcpy(&x, (const uint8_t *)a + 40, 4);
+	memcpy(&y, (const uint8_t *)b + 40, 4);
+	return (d | (x ^ y)) == 0;
+}
+
+/* k's memo entry: a multiplicative mix of the words where flows differ (addresses' ends, ports, QP). */
+static uint32_t memo_index(const struct dp_flow_key *k)
+{
+	uint64_t x = key_word(k, 0) ^ key_word(k, 8) * 31 ^ key_word(k, 16) * 17 ^ key_word(k, 24) * 7;
+
+	x ^= (key_word(k, 32) + ((uint64_t)k->dqpn << 29)) * 0x9e3779b97f4a7c15ull;
+	x *= 0xff51afd7ed558ccdull;
+	return (uint32_t)(x >> 52) & (DP_FLOWS_MEMO - 1);
+}
+
+/*
+ * p's flow's slot: from the memo when its entry holds this key, else from
+ * the hash, adding the flow (its key set when new; under the lock when
+ * shared: the hash is not safe for writers in several threads) and
+ * remembering it. Returns the slot, or -1 when full (counted). The memo's
+ * entry is published with release after the flow's key is written, and
+ * a slot's key never changes, so a thread that reads an entry (acquire)
+ * compares against the key that slot holds for good.
+ */
+static int32_t find_flow(struct dp_flows *fl, const struct rl_pkt *p)
 {
 	struct dp_flow_key k;
 
-	memset(&k, 0, sizeof(k));
-	memcpy(k.src, p->src, 16);
-	memcpy(k.dst, p->dst, 16);
-	k.sport = p->sport;
-	k.dport = p->dport;
-	k.dqpn = p->is_roce ? p->bth.dqpn : 0;
-	k.proto = p->proto;
-	k.ip_version = p->ip_version;
+	flow_key(&k, p);
+	uint32_t mi = memo_index(&k);
+	int32_t m = __atomic_load_n(&fl->memo[mi], __ATOMIC_ACQUIRE) - 1;
+	if (m >= 0 && key_eq(&fl->flow[m].key, &k))
+		return m;
+	flows_lock(fl);
 	int pos = rte_hash_add_key(fl->h, &k);
-	if (pos < 0) {
+	if (pos >= 0 && fl->flow[pos].pkts == 0 && fl->flow[pos].n_hops == 0)
+		fl->flow[pos].key = k;
+	else if (pos < 0)
 		fl->untracked++;
+	flows_unlock(fl);
+	if (pos < 0)
 		return -1;
-	}
-	struct dp_flow *f = &fl->flow[pos];
-	if (f->pkts == 0 && f->n_hops == 0)
-		f->key = k;
+	__atomic_store_n(&fl->memo[mi], pos + 1, __ATOMIC_RELEASE);
 	return pos;
 }
 

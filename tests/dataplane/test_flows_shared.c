@@ -15,6 +15,8 @@
 
 #include <cmocka.h>
 
+#include <rte_hash.h>
+
 #include "dp_eal.h"
 #include "dp_flows.h"
 
@@ -126,6 +128,79 @@ static void test_two_threads(void **state)
 	dp_flows_free(&fl);
 }
 
+/* Flow f of MEMO_FLOWS: addresses and ports all vary (so memo entries collide), RoCE every third. */
+#define MEMO_FLOWS (3 * DP_FLOWS_MEMO)
+static void memo_pkt(struct rl_pkt *p, uint32_t f)
+{
+	pkt_of(p, f % 50);
+	p->src[3] = (uint8_t)(f / 50);
+	p->dst[2] = (uint8_t)(f % 7);
+	p->is_roce = f % 3 == 0;
+	p->bth.dqpn = p->is_roce ? 0x100 + f % 11 : 0x55; /* (not part of a non-RoCE flow's key) */
+}
+
+static int32_t memo_slot[MEMO_FLOWS];
+
+/* Each thread records every flow twice over, in its own order. */
+static void *record_memo(void *arg)
+{
+	uintptr_t t = (uintptr_t)arg;
+	struct rl_pkt p;
+
+	pthread_barrier_wait(&start);
+	for (uint32_t r = 0; r < 2; r++)
+		for (uint32_t i = 0; i < MEMO_FLOWS; i++) {
+			uint32_t f = t ? MEMO_FLOWS - 1 - i : i;
+			memo_pkt(&p, f);
+			int32_t s = dp_flows_record(&fl, &p, 10, (uint32_t)t, 1, 1, (struct dp_flow_when){r, t});
+			if (s != __atomic_load_n(&memo_slot[f], __ATOMIC_RELAXED) && r == 1)
+				return (void *)1; /* (the first round's slots are all known by now) */
+			__atomic_store_n(&memo_slot[f], s, __ATOMIC_RELAXED);
+		}
+	return NULL;
+}
+
+/*
+ * The memo of recent flows in front of the hash: three times more flows
+ * than it has entries, recorded by two threads at once, each twice. Every
+ * record of a flow gets the same slot as the table's own lookup, no two
+ * flows share a slot, and every packet counts on its own flow.
+ */
+static void test_memo(void **state)
+{
+	struct rl_pkt p;
+	char err[128];
+	pthread_t th[2];
+	void *bad[2];
+
+	(void)state;
+	assert_int_equal(dp_flows_init(&fl, 2 * MEMO_FLOWS, err, sizeof(err)), 0);
+	dp_flows_share(&fl);
+	pthread_barrier_init(&start, NULL, 2);
+	for (uintptr_t i = 0; i < 2; i++)
+		assert_int_equal(pthread_create(&th[i], NULL, record_memo, (void *)i), 0);
+	for (int i = 0; i < 2; i++)
+		pthread_join(th[i], &bad[i]);
+	pthread_barrier_destroy(&start);
+	assert_null(bad[0]);
+	assert_null(bad[1]);
+	assert_int_equal(dp_flows_count(&fl), MEMO_FLOWS);
+	for (uint32_t f = 0; f < MEMO_FLOWS; f++) {
+		struct dp_flow_key k;
+		memo_pkt(&p, f);
+		const struct dp_flow *x = &fl.flow[memo_slot[f]];
+		assert_int_equal(x->pkts, 4); /* 2 threads x 2 rounds */
+		assert_int_equal(x->key.sport, p.sport);
+		assert_memory_equal(x->key.src, p.src, 16);
+		assert_memory_equal(x->key.dst, p.dst, 16);
+		assert_int_equal(x->key.dqpn, p.is_roce ? p.bth.dqpn : 0);
+		k = x->key;
+		assert_int_equal(rte_hash_lookup(fl.h, &k), memo_slot[f]);
+	}
+	assert_int_equal(fl.untracked, 0);
+	dp_flows_free(&fl);
+}
+
 int main(void)
 {
 	static const char *const args[] = {"test_flows_shared", "-l0", "--no-huge", "-m64", "--no-pci",
@@ -143,6 +218,7 @@ int main(void)
 		const struct CMUnitTest tests[] = {
 			cmocka_unit_test(test_one_thread),
 			cmocka_unit_test(test_two_threads),
+			cmocka_unit_test(test_memo),
 		};
 		rc = cmocka_run_group_tests(tests, NULL, NULL);
 	}
