@@ -396,6 +396,8 @@ static int choose_member(struct dp_switch *s, struct dp_group *g, const struct r
 		return -1;
 	if (cfg->lb == TOPO_LB_PINNING)
 		return rl_pin_select(dst->index, g->n, g->up_mask);
+	if (cfg->lb == TOPO_LB_ECMP && n_up == 1)
+		return __builtin_ctzll(g->up_mask); /* (a spine's way down: no hash to compute) */
 	uint32_t h = rl_flow_hash(cfg->profile, cfg->algo, cfg->seed, p);
 	switch (cfg->lb) {
 	case TOPO_LB_RESILIENT:

@@ -5,9 +5,9 @@
  * the final inversion of the CRC variant it wants (see rl_hash.c, rl_icrc.c).
  *
  * CRC-32 (the ICRC's and the CRC32 hash's polynomial) runs through ISA-L
- * (crc32_gzip_refl: carry-less multiply where the CPU has it); the portable
- * slice-by-8 table engine stays as rl_crc32_update_sw, the reference the
- * tests compare the library with.
+ * (crc32_gzip_refl: carry-less multiply where the CPU has it) but for short
+ * inputs; the portable slice-by-8 table engine, rl_crc32_update_sw, takes
+ * those and is the reference the tests compare the library with.
  */
 #ifndef RL_CRC_H
 #define RL_CRC_H
@@ -15,8 +15,19 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* CRC-32, reflected polynomial 0xEDB88320 (IEEE 802.3, zlib), through ISA-L. */
+/*
+ * CRC-32, reflected polynomial 0xEDB88320 (IEEE 802.3, zlib): through ISA-L,
+ * inputs shorter than RL_CRC32_SHORT bytes through the tables (faster there).
+ */
 uint32_t rl_crc32_update(uint32_t crc, const void *data, size_t len);
+#define RL_CRC32_SHORT 32u
+/*
+ * The priority of the constructor that fills the tables; a constructor that
+ * computes a CRC must run after it (a higher number).
+ */
+#define RL_CRC_CTOR_PRIO 101
+/* The same, always through ISA-L (what the tests compare with the tables). */
+uint32_t rl_crc32_update_isal(uint32_t crc, const void *data, size_t len);
 /* The same CRC-32 by slice-by-8 tables (no library): the independent reference. */
 uint32_t rl_crc32_update_sw(uint32_t crc, const void *data, size_t len);
 /*

@@ -9,11 +9,12 @@
 
 /*
  * The register after the eight 0xff bytes that stand for the LRH (RoCEv2 has
- * none): the same for every frame, so computed once before main().
+ * none): the same for every frame, so computed once before main(), after
+ * the CRC tables it goes through.
  */
 static uint32_t lrh_crc;
 
-__attribute__((constructor)) static void lrh_crc_init(void)
+__attribute__((constructor(RL_CRC_CTOR_PRIO + 1))) static void lrh_crc_init(void) /* after the tables */
 {
 	static const uint8_t lrh_ones[8] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
 
