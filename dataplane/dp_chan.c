@@ -94,23 +94,14 @@ static void fifo_free(struct dp_fifo *q)
 static __rte_noinline int wire_grow(struct dp_wire *w)
 {
 	uint32_t cap = w->cap ? w->cap * 2 : FIFO_FIRST_SLOTS;
-	struct rte_mbuf **s = malloc(cap * sizeof(*s));
-	uint64_t *at = malloc(cap * sizeof(*at));
+	struct dp_wire_slot *s = malloc(cap * sizeof(*s));
 
-	if (s == NULL || at == NULL) {
-		free(s);
-		free(at);
+	if (s == NULL)
 		return -ENOMEM;
-	}
-	for (uint32_t i = 0; i < w->n; i++) {
-		uint32_t j = (w->head + i) & (w->cap - 1);
-		s[i] = w->slot[j];
-		at[i] = w->at[j];
-	}
+	for (uint32_t i = 0; i < w->n; i++)
+		s[i] = w->slot[(w->head + i) & (w->cap - 1)];
 	free(w->slot);
-	free(w->at);
 	w->slot = s;
-	w->at = at;
 	w->head = 0;
 	w->cap = cap;
 	return 0;
@@ -121,9 +112,7 @@ static inline int wire_push(struct dp_wire *w, struct rte_mbuf *m, uint64_t at_n
 {
 	if (unlikely(w->n == w->cap) && wire_grow(w) < 0)
 		return -ENOMEM;
-	uint32_t i = (w->head + w->n) & (w->cap - 1);
-	w->slot[i] = m;
-	w->at[i] = at_ns;
+	w->slot[(w->head + w->n) & (w->cap - 1)] = (struct dp_wire_slot){m, at_ns};
 	w->n++;
 	return 0;
 }
@@ -131,13 +120,19 @@ static inline int wire_push(struct dp_wire *w, struct rte_mbuf *m, uint64_t at_n
 /* The head frame's arrival time; UINT64_MAX when the wire is empty. */
 static inline uint64_t wire_head_ns(const struct dp_wire *w)
 {
-	return w->n ? w->at[w->head] : UINT64_MAX;
+	return w->n ? w->slot[w->head].at : UINT64_MAX;
+}
+
+/* The last frame's arrival time (the wire must not be empty). */
+static inline uint64_t wire_tail_ns(const struct dp_wire *w)
+{
+	return w->slot[(w->head + w->n - 1) & (w->cap - 1)].at;
 }
 
 /* Take the head frame (the wire must not be empty). */
 static inline struct rte_mbuf *wire_pop(struct dp_wire *w)
 {
-	struct rte_mbuf *m = w->slot[w->head];
+	struct rte_mbuf *m = w->slot[w->head].m;
 
 	w->head = (w->head + 1) & (w->cap - 1);
 	w->n--;
@@ -149,7 +144,6 @@ static void wire_free(struct dp_wire *w)
 	while (w->n)
 		rte_pktmbuf_free(wire_pop(w));
 	free(w->slot);
-	free(w->at);
 	memset(w, 0, sizeof(*w));
 }
 
@@ -266,7 +260,7 @@ static void on_arrive(void *obj, uint64_t arg, uint64_t now)
 		m = wire_pop(&c->wire);
 		prefetch_frame(c, m);
 		if (c->wire.n) /* the next frame's lines, while this one is delivered */
-			prefetch_frame(c, c->wire.slot[c->wire.head]);
+			prefetch_frame(c, c->wire.slot[c->wire.head].m);
 		deliver(c, m, dp_engine_mono(e, t));
 	}
 	if (c->wire.n && arm_arrival(c) < 0)
@@ -672,7 +666,7 @@ uint32_t dp_chan_take_cross(struct dp_chan *c, unsigned parity, uint64_t mark_ns
 	uint32_t n = 0;
 
 	while (o->n) {
-		uint64_t at = o->at[o->head];
+		uint64_t at = wire_head_ns(o);
 		*n_mark += at == mark_ns;
 		n += onto_wire(c, wire_pop(o), at);
 	}
@@ -768,7 +762,7 @@ bool dp_chan_arrive(struct dp_chan *c, struct rte_mbuf *m, uint64_t at_ns)
 	bool was_empty = c->wire.n == 0;
 
 	if (!was_empty) {
-		uint64_t tail = c->wire.at[(c->wire.head + c->wire.n - 1) & (c->wire.cap - 1)];
+		uint64_t tail = wire_tail_ns(&c->wire);
 		if (at_ns < tail)
 			at_ns = tail;
 	}
@@ -809,7 +803,7 @@ bool dp_chan_outbox_pop(struct dp_chan *c, unsigned parity, struct rte_mbuf **m,
 
 	if (o->n == 0)
 		return false;
-	*at = o->at[o->head];
+	*at = wire_head_ns(o);
 	*m = wire_pop(o);
 	return true;
 }

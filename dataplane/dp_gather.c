@@ -61,7 +61,7 @@ int dp_gather_pack_outbox(struct dp_chan *c, unsigned parity, struct dp_bytes *x
 
 	while (c->out[parity].n) {
 		uint32_t gap_off = 0, gap_len = 0;
-		m = c->out[parity].slot[c->out[parity].head];
+		m = c->out[parity].slot[c->out[parity].head].m;
 		if (!dp_frame_unwritten_span(m, &gap_off, &gap_len))
 			gap_off = gap_len = 0;
 		uint32_t len = rte_pktmbuf_pkt_len(m), sent = len - gap_len;

@@ -49,9 +49,14 @@ struct dp_fifo {
  * array beside the mbuf pointers: the next arrival is known without touching
  * the mbuf (a cache miss per frame when thousands are in flight).
  */
+struct dp_wire_slot {
+	struct rte_mbuf *m;
+	uint64_t at; /* when m's last bit reaches the far end */
+};
+
+/* side by side in one array: a frame's arrival reads one line, not two */
 struct dp_wire {
-	struct rte_mbuf **slot;
-	uint64_t *at;          /* at[i]: when slot[i]'s last bit reaches the far end */
+	struct dp_wire_slot *slot;
 	uint32_t head, n, cap; /* cap: a power of two */
 };
 
