@@ -45,16 +45,16 @@ struct dp_fifo {
 };
 
 /*
- * The frames on a wire, in sending order, with their arrival times in an
- * array beside the mbuf pointers: the next arrival is known without touching
- * the mbuf (a cache miss per frame when thousands are in flight).
+ * The frames on a wire, in sending order, each with its arrival time beside
+ * its pointer: the next arrival is known without touching the mbuf (a cache
+ * miss per frame when thousands are in flight), and a frame's arrival reads
+ * one line of the wire, not one of pointers and one of times.
  */
 struct dp_wire_slot {
 	struct rte_mbuf *m;
 	uint64_t at; /* when m's last bit reaches the far end */
 };
 
-/* side by side in one array: a frame's arrival reads one line, not two */
 struct dp_wire {
 	struct dp_wire_slot *slot;
 	uint32_t head, n, cap; /* cap: a power of two */

@@ -21,11 +21,6 @@
  */
 uint32_t rl_crc32_update(uint32_t crc, const void *data, size_t len);
 #define RL_CRC32_SHORT 32u
-/*
- * The priority of the constructor that fills the tables; a constructor that
- * computes a CRC must run after it (a higher number).
- */
-#define RL_CRC_CTOR_PRIO 101
 /* The same, always through ISA-L (what the tests compare with the tables). */
 uint32_t rl_crc32_update_isal(uint32_t crc, const void *data, size_t len);
 /* The same CRC-32 by slice-by-8 tables (no library): the independent reference. */
@@ -42,6 +37,11 @@ uint32_t rl_crc32_zeros(uint32_t crc, size_t n);
 #define RL_CRC32_ZEROS_TABLE 9216u
 /* CRC-32C, reflected polynomial 0x82F63B78 (Castagnoli). */
 uint32_t rl_crc32c_update(uint32_t crc, const void *data, size_t len);
+/*
+ * The priority of the constructor that fills the tables; a constructor that
+ * computes a CRC must run after it (a higher number).
+ */
+#define RL_CRC_CTOR_PRIO 101
 /* CRC-16/CCITT, polynomial 0x1021, not reflected. */
 uint16_t rl_crc16_ccitt_update(uint16_t crc, const void *data, size_t len);
 
