@@ -34,7 +34,8 @@ int dp_flows_init(struct dp_flows *fl, uint32_t capacity, char *err, size_t errl
 	/* line-aligned: a flow's packets and bytes (written by its first hop's
 	 * thread) apart from its hops (read by every hop's) */
 	fl->flow = dp_zalloc_lines(capacity, sizeof(*fl->flow));
-	fl->memo = dp_zalloc_lines(DP_FLOWS_MEMO, sizeof(*fl->memo));
+	fl->memo_mask = (uint32_t)rte_align32pow2(RTE_MIN(capacity, (uint32_t)DP_FLOWS_MEMO_MAX)) - 1;
+	fl->memo = dp_zalloc_lines((size_t)fl->memo_mask + 1, sizeof(*fl->memo));
 	if (fl->h == NULL || fl->flow == NULL || fl->memo == NULL) {
 		snprintf(err, errlen, "flow table of %u: %s", capacity,
 			 fl->h ? "out of memory" : rte_strerror(rte_errno));
@@ -127,14 +128,19 @@ static bool key_eq(const struct dp_flow_key *a, const struct dp_flow_key *b)
 	return (d | (x ^ y)) == 0;
 }
 
-/* k's memo entry: a multiplicative mix of the words where flows differ (addresses' ends, ports, QP). */
-static uint32_t memo_index(const struct dp_flow_key *k)
+/*
+ * A multiplicative mix of k's words (where flows differ: the addresses'
+ * ends, ports, QP): its low bits pick the memo entry, its high half is
+ * kept there as a signature, so a flow whose entry another holds is
+ * mostly told apart without reading that flow's line.
+ */
+static uint64_t memo_mix(const struct dp_flow_key *k)
 {
 	uint64_t x = key_word(k, 0) ^ key_word(k, 8) * 31 ^ key_word(k, 16) * 17 ^ key_word(k, 24) * 7;
 
 	x ^= (key_word(k, 32) + ((uint64_t)k->dqpn << 29)) * 0x9e3779b97f4a7c15ull;
 	x *= 0xff51afd7ed558ccdull;
-	return (uint32_t)(x >> 52) & (DP_FLOWS_MEMO - 1);
+	return x ^ x >> 29;
 }
 
 /*
@@ -151,11 +157,14 @@ static int32_t find_flow(struct dp_flows *fl, const struct rl_pkt *p)
 	struct dp_flow_key k;
 
 	flow_key(&k, p);
-	uint32_t mi = memo_index(&k);
-	int32_t m = __atomic_load_n(&fl->memo[mi], __ATOMIC_ACQUIRE) - 1;
-	if (m >= 0 && key_eq(&fl->flow[m].key, &k))
+	uint64_t mix = memo_mix(&k), sig = mix & 0xffffffff00000000ull;
+	uint64_t *me = &fl->memo[mix & fl->memo_mask];
+	uint64_t ent = __atomic_load_n(me, __ATOMIC_ACQUIRE);
+	int32_t m = (int32_t)(uint32_t)ent - 1;
+	if ((ent & 0xffffffff00000000ull) == sig && m >= 0 && key_eq(&fl->flow[m].key, &k))
 		return m;
 	flows_lock(fl);
+	fl->memo_misses++;
 	int pos = rte_hash_add_key(fl->h, &k);
 	if (pos >= 0 && fl->flow[pos].pkts == 0 && fl->flow[pos].n_hops == 0)
 		fl->flow[pos].key = k;
@@ -164,7 +173,7 @@ static int32_t find_flow(struct dp_flows *fl, const struct rl_pkt *p)
 	flows_unlock(fl);
 	if (pos < 0)
 		return -1;
-	__atomic_store_n(&fl->memo[mi], pos + 1, __ATOMIC_RELEASE);
+	__atomic_store_n(me, sig | (uint32_t)(pos + 1), __ATOMIC_RELEASE);
 	return pos;
 }
 

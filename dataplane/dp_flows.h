@@ -8,9 +8,10 @@
  * the port it chose; a later packet that leaves the same switch by another
  * port (flowlet switching, failover, TE) counts a path change. The table is
  * an rte_hash of bounded size: flows beyond it are counted, not tracked.
- * A direct-mapped memo of recent flows' slots sits in front of it: a
- * flow's first hop finds its slot there with one compare of the key, not
- * a jhash and a bucket probe per packet.
+ * A direct-mapped memo of recent flows' slots sits in front of it (as many
+ * entries as the table has flows, up to DP_FLOWS_MEMO_MAX): a flow's first
+ * hop finds its slot there with one compare of the key, not a jhash and a
+ * bucket probe per packet.
  */
 #ifndef DP_FLOWS_H
 #define DP_FLOWS_H
@@ -25,7 +26,7 @@
 #include "topo.h"
 
 #define DP_FLOW_MAX_HOPS 8
-#define DP_FLOWS_MEMO 4096 /* entries of the memo of recent flows (a power of two) */
+#define DP_FLOWS_MEMO_MAX 65536 /* entries of the memo of recent flows, at most (a power of two) */
 
 struct dp_flow_key {
 	uint8_t src[16], dst[16];
@@ -53,9 +54,12 @@ struct dp_flows {
 	bool shared;            /* recorded from several partitions' threads: adding takes lock */
 	rte_spinlock_t lock;
 	struct dp_flow *flow;   /* [capacity], indexed by the hash's key position */
-	/* [DP_FLOWS_MEMO]: a recent flow's slot + 1 (0: none) by a mix of its
-	 * key; a hint, checked against flow[slot].key before use */
-	int32_t *memo;
+	/* [memo_mask + 1]: a recent flow's slot + 1 (0: none) in the low half,
+	 * the high half of the mix of its key in the high, by the mix's low
+	 * bits; a hint, checked against flow[slot].key before use */
+	uint64_t *memo;
+	uint32_t memo_mask;
+	uint64_t memo_misses;   /* lookups the memo did not answer (they went to the hash) */
 	uint32_t capacity;
 	uint64_t untracked;     /* packets of flows that did not fit */
 };

@@ -129,7 +129,7 @@ static void test_two_threads(void **state)
 }
 
 /* Flow f of MEMO_FLOWS: addresses and ports all vary (so memo entries collide), RoCE every third. */
-#define MEMO_FLOWS (3 * DP_FLOWS_MEMO)
+#define MEMO_FLOWS 12288
 static void memo_pkt(struct rl_pkt *p, uint32_t f)
 {
 	pkt_of(p, f % 50);
@@ -174,6 +174,7 @@ static void test_memo(void **state)
 	void *bad[2];
 
 	(void)state;
+	/* a table of 2 x MEMO_FLOWS (a memo of 32,768 entries): the flows collide in it too */
 	assert_int_equal(dp_flows_init(&fl, 2 * MEMO_FLOWS, err, sizeof(err)), 0);
 	dp_flows_share(&fl);
 	pthread_barrier_init(&start, NULL, 2);
@@ -201,6 +202,60 @@ static void test_memo(void **state)
 	dp_flows_free(&fl);
 }
 
+/* Record each of n flows (memo_pkt) once; every record must get the flow's slot in want[] (-1: learn it). */
+static void record_all(uint32_t n, int32_t *want)
+{
+	struct rl_pkt p;
+
+	for (uint32_t f = 0; f < n; f++) {
+		memo_pkt(&p, f);
+		int32_t s = dp_flows_record(&fl, &p, 10, 0, 1, 1, (struct dp_flow_when){1, 0});
+		assert_true(s >= 0);
+		if (want[f] < 0)
+			want[f] = s;
+		assert_int_equal(s, want[f]);
+	}
+}
+
+/*
+ * The memo is used, and only a hint: 64 flows recorded 10 times go to the
+ * hash once each. Then every memo entry is made to point at another flow's
+ * slot (its signature kept): each flow must still get its own slot (the
+ * key is compared), going to the hash once more, which mends the memo.
+ */
+static void test_memo_hint(void **state)
+{
+	char err[128];
+	int32_t want[64];
+
+	(void)state;
+	memset(want, 0xff, sizeof(want));
+	assert_int_equal(dp_flows_init(&fl, 65536, err, sizeof(err)), 0);
+	for (int r = 0; r < 10; r++)
+		record_all(64, want);
+	assert_int_equal(fl.memo_misses, 64);
+	uint32_t planted = 0;
+	for (uint32_t i = 0; i <= fl.memo_mask; i++) {
+		uint64_t e = fl.memo[i];
+		if ((uint32_t)e == 0)
+			continue;
+		int32_t held = (int32_t)(uint32_t)e - 1, other = -1;
+		for (uint32_t f = 0; f < 64 && other < 0; f++)
+			if (want[f] != held)
+				other = want[f];
+		fl.memo[i] = (e & 0xffffffff00000000ull) | (uint32_t)(other + 1);
+		planted++;
+	}
+	assert_int_equal(planted, 64); /* (no two of these flows share an entry) */
+	record_all(64, want);
+	assert_int_equal(fl.memo_misses, 128);
+	record_all(64, want);
+	assert_int_equal(fl.memo_misses, 128);
+	assert_int_equal(dp_flows_count(&fl), 64);
+	assert_int_equal(fl.flow[want[0]].pkts, 12);
+	dp_flows_free(&fl);
+}
+
 int main(void)
 {
 	static const char *const args[] = {"test_flows_shared", "-l0", "--no-huge", "-m64", "--no-pci",
@@ -219,6 +274,7 @@ int main(void)
 			cmocka_unit_test(test_one_thread),
 			cmocka_unit_test(test_two_threads),
 			cmocka_unit_test(test_memo),
+			cmocka_unit_test(test_memo_hint),
 		};
 		rc = cmocka_run_group_tests(tests, NULL, NULL);
 	}
