@@ -161,10 +161,11 @@ static void *record_memo(void *arg)
 }
 
 /*
- * The memo of recent flows in front of the hash: three times more flows
- * than it has entries, recorded by two threads at once, each twice. Every
- * record of a flow gets the same slot as the table's own lookup, no two
- * flows share a slot, and every packet counts on its own flow.
+ * The memo of recent flows in front of the hash: 12,288 flows in a memo of
+ * 32,768 entries (about 1,800 entries shared by two flows or more, for a
+ * uniform mix), recorded by two threads at once, each twice. Every record
+ * of a flow gets the same slot as the table's own lookup, no two flows
+ * share a slot, and every packet counts on its own flow.
  */
 static void test_memo(void **state)
 {
@@ -174,7 +175,7 @@ static void test_memo(void **state)
 	void *bad[2];
 
 	(void)state;
-	/* a table of 2 x MEMO_FLOWS (a memo of 32,768 entries): the flows collide in it too */
+	/* a table of 2 x MEMO_FLOWS: a memo of 32,768 entries */
 	assert_int_equal(dp_flows_init(&fl, 2 * MEMO_FLOWS, err, sizeof(err)), 0);
 	dp_flows_share(&fl);
 	pthread_barrier_init(&start, NULL, 2);
