@@ -143,6 +143,18 @@ static uint64_t memo_mix(const struct dp_flow_key *k)
 	return x ^ x >> 29;
 }
 
+/* k into the hash, its slot's key set when the flow is new. Returns the slot, or < 0 when full. */
+static int add_key(struct dp_flows *fl, const struct dp_flow_key *k)
+{
+	int pos = rte_hash_add_key(fl->h, k);
+
+	if (pos >= 0 && fl->flow[pos].pkts == 0 && fl->flow[pos].n_hops == 0)
+		fl->flow[pos].key = *k;
+	return pos;
+}
+
+#define MEMO_SIG 0xffffffff00000000ull /* an entry's signature half; the slot + 1 is the other */
+
 /*
  * p's flow's slot: from the memo when its entry holds this key, else from
  * the hash, adding the flow (its key set when new; under the lock when
@@ -157,18 +169,16 @@ static int32_t find_flow(struct dp_flows *fl, const struct rl_pkt *p)
 	struct dp_flow_key k;
 
 	flow_key(&k, p);
-	uint64_t mix = memo_mix(&k), sig = mix & 0xffffffff00000000ull;
+	uint64_t mix = memo_mix(&k), sig = mix & MEMO_SIG;
 	uint64_t *me = &fl->memo[mix & fl->memo_mask];
 	uint64_t ent = __atomic_load_n(me, __ATOMIC_ACQUIRE);
 	int32_t m = (int32_t)(uint32_t)ent - 1;
-	if ((ent & 0xffffffff00000000ull) == sig && m >= 0 && key_eq(&fl->flow[m].key, &k))
+	if ((ent & MEMO_SIG) == sig && m >= 0 && key_eq(&fl->flow[m].key, &k))
 		return m;
 	flows_lock(fl);
 	fl->memo_misses++;
-	int pos = rte_hash_add_key(fl->h, &k);
-	if (pos >= 0 && fl->flow[pos].pkts == 0 && fl->flow[pos].n_hops == 0)
-		fl->flow[pos].key = k;
-	else if (pos < 0)
+	int pos = add_key(fl, &k);
+	if (pos < 0)
 		fl->untracked++;
 	flows_unlock(fl);
 	if (pos < 0)
@@ -273,14 +283,12 @@ void dp_flows_merge(struct dp_flows *fl, const struct dp_flow *in, uint32_t n, u
 	if (fl->h == NULL)
 		return;
 	for (uint32_t i = 0; i < n; i++) {
-		int pos = rte_hash_add_key(fl->h, &in[i].key);
+		int pos = add_key(fl, &in[i].key);
 		if (pos < 0) {
 			fl->untracked += in[i].pkts;
 			continue;
 		}
 		struct dp_flow *f = &fl->flow[pos];
-		if (f->pkts == 0 && f->n_hops == 0)
-			f->key = in[i].key;
 		f->pkts += in[i].pkts;
 		f->bytes += in[i].bytes;
 		f->path_changes += in[i].path_changes;
