@@ -474,10 +474,9 @@ static bool chan_send_one(struct dp_chan *c, uint64_t now, bool live)
 		c->capture(c->capture_ctx, c, m, start);
 	c->free_at_ns = start + ser;
 	c->busy_ns += ser;
-	c->tx_pkts++;
-	c->tx_bytes += len;
 	if (qi == DP_NUM_PRIO) {
 		c->ctrl_tx++;
+		c->ctrl_tx_bytes += len;
 	} else {
 		c->q[qi].tx_pkts++;
 		c->q[qi].tx_bytes += len;

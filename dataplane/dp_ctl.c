@@ -76,7 +76,7 @@ enum {
 
 static void link_row(const struct dp_chan *c, uint64_t now, uint64_t *v)
 {
-	uint64_t r[] = {c->up, c->tx_pkts, c->tx_bytes, c->busy_ns, dp_chan_queued_bytes(c),
+	uint64_t r[] = {c->up, dp_chan_tx_pkts(c), dp_chan_tx_bytes(c), c->busy_ns, dp_chan_queued_bytes(c),
 			c->pfc_tx, pfc_pause_mask(&c->pause, now), dp_chan_drops(c)};
 	memcpy(v, r, sizeof(r));
 }

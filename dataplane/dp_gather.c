@@ -159,14 +159,13 @@ struct walk {
 
 static void walk_chan(struct walk *w, struct dp_chan *c, uint64_t now)
 {
-	SUM(c->tx_pkts);
-	SUM(c->tx_bytes);
 	SUM(c->busy_ns);
 	for (unsigned p = 0; p < DP_NUM_PRIO; p++)
 		SUM(c->q[p].tx_pkts);
 	for (unsigned p = 0; p < DP_NUM_PRIO; p++)
 		SUM(c->q[p].tx_bytes);
 	SUM(c->ctrl_tx);
+	SUM(c->ctrl_tx_bytes);
 	SUM(c->pfc_tx);
 	SUM_ARRAY(c->drops, DP_DROP_COUNT);
 	for (unsigned p = 0; p < DP_NUM_PRIO; p++)

@@ -1315,7 +1315,7 @@ static void fabric_spread(const struct dp_fabric *f, double *max_mean, double *c
 
 	for (uint32_t i = 0; i < f->n_chans; i++) {
 		const struct dp_chan *ch = &f->chans[i];
-		double b = (double)ch->tx_bytes;
+		double b = (double)dp_chan_tx_bytes(ch);
 		if (ch->from.kind != TOPO_NODE_SWITCH || ch->to.kind != TOPO_NODE_SWITCH || b == 0)
 			continue;
 		sum += b;

@@ -29,7 +29,7 @@ void dp_stats_print(const struct dp_fabric *f, uint64_t elapsed_ns, FILE *out)
 			 topo_node_name(t, c->to));
 		fprintf(out, "%-24s %-10s %12" PRIu64 " %14" PRIu64 " %6.1f %8" PRIu64 " %8" PRIu64
 			     " %10" PRIu64 " %8.1f\n",
-			name, c->up ? "up" : "DOWN", c->tx_pkts, c->tx_bytes,
+			name, c->up ? "up" : "DOWN", dp_chan_tx_pkts(c), dp_chan_tx_bytes(c),
 			elapsed_ns ? 100.0 * (double)c->busy_ns / (double)elapsed_ns : 0.0, c->pfc_tx,
 			dp_chan_drops(c), peak,
 			elapsed_ns ? 100.0 * (double)paused / (double)elapsed_ns : 0.0);
@@ -91,8 +91,8 @@ void dp_csv_take(const struct dp_fabric *f, uint64_t now_ns, uint64_t *v)
 		v[0] = ch->busy_ns;
 		v[1] = dp_chan_queued_bytes(ch);
 		v[2] = pfc_pause_mask(&ch->pause, now_ns);
-		v[3] = ch->tx_pkts;
-		v[4] = ch->tx_bytes;
+		v[3] = dp_chan_tx_pkts(ch);
+		v[4] = dp_chan_tx_bytes(ch);
 		v[5] = ch->pfc_tx;
 		v[6] = dp_chan_drops(ch);
 	}

@@ -20,6 +20,24 @@ void dp_chan_q_tx_pkts(const struct dp_chan *c, uint64_t *tx)
 		tx[p] = c->q[p].tx_pkts;
 }
 
+uint64_t dp_chan_tx_pkts(const struct dp_chan *c)
+{
+	uint64_t n = c->ctrl_tx;
+
+	for (int p = 0; p < DP_NUM_PRIO; p++)
+		n += c->q[p].tx_pkts;
+	return n;
+}
+
+uint64_t dp_chan_tx_bytes(const struct dp_chan *c)
+{
+	uint64_t n = c->ctrl_tx_bytes;
+
+	for (int p = 0; p < DP_NUM_PRIO; p++)
+		n += c->q[p].tx_bytes;
+	return n;
+}
+
 uint64_t dp_chan_drops(const struct dp_chan *c)
 {
 	uint64_t n = 0;

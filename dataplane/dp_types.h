@@ -106,15 +106,22 @@ struct dp_prio_q {
 } __rte_cache_aligned;
 
 /*
- * A link direction. The fields a frame's send and delivery touch come first,
- * packed into the first four lines, which start a cache line, then one line
- * per priority queue (the struct is 35 lines; a fabric of thousands of
- * channels does not stay in cache, and each frame per hop used to touch
- * about 13 of them, now about 6); what only failures, partitions, PFC and
- * the tables use comes after.
+ * A link direction, in three groups that each start a cache line: what
+ * both ends only read while the fabric runs; what the receiving end writes
+ * (the wire, on_arrive); what the sending end writes (queues, pause state,
+ * counters). On a link cut between threads (live, --workers) the two ends
+ * run on two cores, and a line written by one and read by the other moves
+ * between their caches on every frame: the sender's xring and ctrl.n shared
+ * lines with the receiver's wire and tx_busy with rx_eng, and those loads
+ * were a third of chan_kick's samples in the sending partition (perf, the
+ * live workload of scripts/bench-parts.sh). The fields a frame's send and
+ * delivery touch come first in each group, then one line per priority queue
+ * (a fabric of thousands of channels does not stay in cache; a frame per hop
+ * touches about 6 lines); what only failures, partitions, PFC and the
+ * tables use comes last.
  */
 struct dp_chan {
-	/* ---- every frame: sending (chan_kick, chan_send_one) and delivering (on_arrive) ---- */
+	/* ---- read by both ends, written only while the fabric is stopped ---- */
 	struct dp_fabric *fab;
 	/* where it runs: the transmitter in the sending node's partition, the
 	 * wire's deliveries in the receiving node's (the same engine unless the
@@ -125,45 +132,48 @@ struct dp_chan {
 	uint16_t from_port, to_port; /* switch ports (0 for a host end) */
 	bool up;
 	bool cross;                  /* cut between partitions: frames go through out[] */
-	bool tx_busy;                /* a timer at free_at_ns will choose the next frame */
 	bool wd_on;                  /* the PFC watchdog (wd) runs on it */
-	bool arrive_lost;            /* the wire's arrival timer could not be added: the next frame sent arms it */
-	uint8_t nonempty;            /* bit p: q[p].f holds packets */
-	uint8_t rr;                  /* DWRR: the queue it visits next */
-
-	uint64_t free_at_ns;         /* the end of the last frame sent */
-	uint64_t ser_rem;            /* serialization remainder (bit-ns mod rate) carried between frames */
-	uint64_t kick_at_ns;         /* pending wake-up for a pause expiry; 0: none */
 	uint64_t rate_bps, delay_ns;
 	struct rte_reciprocal_u64 rate_rcp; /* x / rate_bps without a division (exact) */
 	double loss;
-
 	struct rte_ring *xring;      /* cross, live: frames on their way to the receiving thread */
+	struct rte_ring *xret;       /* cross, live: xring's mbufs back to the sending thread (see dp_chan_take_ring) */
 	/* capture: called for every frame as its transmission starts */
 	void (*capture)(void *ctx, struct dp_chan *c, struct rte_mbuf *m, uint64_t now_ns);
 	void *capture_ctx;
-	uint64_t tx_pkts, tx_bytes, busy_ns;
 	uint8_t dst_mac[6];          /* rewrite: the receiving port's or host's MAC */
 	uint8_t src_mac[6];
+	uint32_t link;
+	uint8_t dir;                 /* 0: end[0] -> end[1] */
+	uint64_t q_limit_bytes;      /* host NIC only (switch queues are the MMU's) */
 
-	struct dp_wire wire;         /* serialized, propagating */
+	/* ---- the receiving end's: the wire's deliveries ---- */
+	struct dp_wire wire __rte_cache_aligned; /* serialized, propagating */
+	bool arrive_lost;            /* the wire's arrival timer could not be added: the next frame sent arms it */
+
+	/* ---- the sending end's: every frame, one line (packets and bytes sent
+	 * are counted per queue: dp_chan_tx_pkts) ---- */
+	bool tx_busy __rte_cache_aligned; /* a timer at free_at_ns will choose the next frame */
+	uint8_t nonempty;            /* bit p: q[p].f holds packets */
+	uint8_t rr;                  /* DWRR: the queue it visits next */
+	uint64_t free_at_ns;         /* the end of the last frame sent */
+	uint64_t ser_rem;            /* serialization remainder (bit-ns mod rate) carried between frames */
+	uint64_t busy_ns;            /* time spent sending */
 	struct dp_fifo ctrl;         /* PFC and ARP: sent first, never paused */
 	struct dp_prio_q q[DP_NUM_PRIO];
 	struct pfc_pause pause;
 
-	/* ---- the rest: failures, partitions, PFC's watchdog, the tables ---- */
-	uint32_t link;
-	uint8_t dir;                 /* 0: end[0] -> end[1] */
+	/* ---- the sending end's: partitions, PFC's watchdog, the tables ---- */
+	uint64_t kick_at_ns;         /* pending wake-up for a pause expiry; 0: none */
 	struct dp_wire out[2];       /* cross, virtual: frames sent in windows of parity 0 / 1, not yet handed over */
-	struct rte_ring *xret;       /* cross, live: xring's mbufs back to the sending thread (see dp_chan_take_ring) */
 	uint64_t xring_full;         /* cross, live: kicks that found xring full (the sender waited) */
 	struct rte_mbuf *xpend[DP_XPEND]; /* cross, live: sent, for xring in one burst (dp_chan_flush_ring) */
 	uint32_t n_xpend;
-	uint64_t q_limit_bytes;      /* host NIC only (switch queues are the MMU's) */
 	struct pfc_watchdog wd;      /* switch egress only, when the fabric's watchdog is on */
 	uint64_t wd_armed_at;        /* pending watchdog poll; 0: none */
 	uint64_t rng;                /* loss */
-	uint64_t ctrl_tx, pfc_tx;
+	uint64_t ctrl_tx, ctrl_tx_bytes, pfc_tx; /* control frames sent (PFC and ARP), PFC frames sent */
+	/* (both ends count here: drops are rare, so sharing their lines costs nothing) */
 	uint64_t drops[DP_DROP_COUNT];
 } __rte_cache_aligned; /* (dp_fabric_build allocates them aligned) */
 
@@ -253,9 +263,14 @@ static inline uint32_t dp_lp_node(const struct dp_fabric *f, struct topo_node_re
 	return n.kind == TOPO_NODE_SWITCH ? dp_lp_switch(n.index) : dp_lp_host(f, n.index);
 }
 
-/* Bytes queued now in a channel's data queues (all priorities). */
 /* Frames each priority's queue of c has sent, into tx[DP_NUM_PRIO] (the PFC watchdog's input). */
 void dp_chan_q_tx_pkts(const struct dp_chan *c, uint64_t *tx);
+
+/* Frames / bytes c has sent: its priority queues' and its control queue's. */
+uint64_t dp_chan_tx_pkts(const struct dp_chan *c);
+uint64_t dp_chan_tx_bytes(const struct dp_chan *c);
+
+/* Bytes queued now in a channel's data queues (all priorities). */
 uint64_t dp_chan_queued_bytes(const struct dp_chan *c);
 
 /* Sum of a link direction's drops of every reason (loss, link down, host queue, ...). */
