@@ -708,9 +708,11 @@ uint32_t dp_chan_take_ring(struct dp_chan *c)
 
 	bool moved = false;
 
-	/* the lines the copy reads are in the sender's core: ask for all of them at once */
+	/* the lines the copy reads are in the sender's core: ask for all of them
+	 * at once (the mbuf's second line: its pool, next segment) */
 	for (uint32_t i = 0; i < n; i++) {
 		rte_prefetch0(m[i]);
+		rte_prefetch0((char *)m[i] + RTE_CACHE_LINE_SIZE);
 		rte_prefetch0(rte_mbuf_to_priv(m[i]));
 		rte_prefetch0(rte_pktmbuf_mtod(m[i], void *));
 	}

@@ -128,6 +128,22 @@ int dp_gen_parse(struct dp_gen *g, const struct topo *t, const char *spec, char 
 
 
 /*
+ * The checksum of the IPv4 header build() writes, from the fields' values:
+ * reading the header back waited for the stores just made to the line (a
+ * line often still in another core's cache), which was half of on_send's
+ * time in the sending partition of bench-parts.sh's live workload (perf).
+ */
+static uint16_t ipv4_csum(uint8_t tos, uint16_t len, uint8_t ttl, uint32_t src, uint32_t dst)
+{
+	uint32_t sum = (0x45u << 8 | tos) + len + 0x4000u /* DF */ + ((uint32_t)ttl << 8 | RL_IPPROTO_UDP) +
+		       (src >> 16) + (src & 0xffff) + (dst >> 16) + (dst & 0xffff);
+
+	sum = (sum & 0xffff) + (sum >> 16);
+	sum = (sum & 0xffff) + (sum >> 16);
+	return (uint16_t)~sum;
+}
+
+/*
  * Write one frame of flow `flow` into d (g->size bytes). A UDP frame's
  * payload is left unwritten: it stands for zeros, written only where bytes
  * are read (dp_frame_write_zeros; a line-rate generator's memset of 1 KB
@@ -161,12 +177,7 @@ static void build(struct dp_gen *g, uint8_t *d, uint32_t flow)
 	ip[9] = RL_IPPROTO_UDP;
 	rl_put_be32(ip + 12, s->ipv4);
 	rl_put_be32(ip + 16, dh->ipv4);
-	uint32_t sum = 0;
-	for (int i = 0; i < 20; i += 2)
-		sum += (uint32_t)(ip[i] << 8 | ip[i + 1]);
-	sum = (sum & 0xffff) + (sum >> 16);
-	sum = (sum & 0xffff) + (sum >> 16);
-	rl_put_be16(ip + 10, (uint16_t)~sum);
+	rl_put_be16(ip + 10, ipv4_csum(ip[1], ip_len, g->ttl, s->ipv4, dh->ipv4));
 	uint8_t *udp = ip + 20;
 	uint16_t sport = g->roce ? (g->sport_vary ? (uint16_t)(0xc000 | (flow & 0x3fff)) : g->sport)
 				 : (uint16_t)(g->sport + flow);
@@ -186,10 +197,28 @@ static void build(struct dp_gen *g, uint8_t *d, uint32_t flow)
 }
 
 /*
- * A fresh mbuf; live: from the stash, refilled DP_GEN_STASH at a time with
- * their lines prefetched (for the generator's thread they are often in
- * another core's cache: frames are freed by the partition that delivers
- * them). NULL when the pool is empty.
+ * Ask, for writing, for the lines of m the generator writes: the mbuf's two
+ * (rte_pktmbuf_reset), its private area's first, the frame's header.
+ * Without dp_pool_prefetch_frame()'s load of m->pool: these frames are
+ * often in another core's cache (with the helper: 2.46 against 2.49 Mpps,
+ * one worker, 4 interleaved 3 s runs of bench-parts.sh's live workload).
+ */
+static inline void prefetch_for_write(const struct rte_mbuf *m, size_t data_off)
+{
+	const uint8_t *b = (const uint8_t *)m;
+
+	__builtin_prefetch(b, 1);
+	__builtin_prefetch(b + RTE_CACHE_LINE_SIZE, 1);
+	__builtin_prefetch(rte_mbuf_to_priv((struct rte_mbuf *)(uintptr_t)m), 1);
+	__builtin_prefetch(b + data_off, 1);
+}
+
+/*
+ * A fresh mbuf; live: from the stash, refilled DP_GEN_STASH at a time, its
+ * frames' lines asked for DP_GEN_AHEAD frames ahead of their use (frames
+ * are freed by the partition that delivers them, so with --workers their
+ * lines are in another core's cache; asked for all 32 at once, most of the
+ * requests found no free fill buffer). NULL when the pool is empty.
  */
 static struct rte_mbuf *gen_mbuf(struct dp_gen *g, bool live)
 {
@@ -200,24 +229,17 @@ static struct rte_mbuf *gen_mbuf(struct dp_gen *g, bool live)
 		dp_pool_prefetch_next(mp);
 		return m;
 	}
+	size_t data = sizeof(struct rte_mbuf) + rte_pktmbuf_priv_size(mp) + RTE_PKTMBUF_HEADROOM;
 	if (g->n_stash == 0) {
 		if (rte_mempool_get_bulk(mp, (void **)g->stash, DP_GEN_STASH) != 0)
 			return rte_pktmbuf_alloc(mp); /* (fewer left than a stash) */
 		g->n_stash = DP_GEN_STASH;
-		/* dp_pool_prefetch_frame()'s lines, without its load of each frame's
-		 * m->pool: a stash is DP_GEN_STASH frames at once, often in another
-		 * core's cache (with the helper: 2.46 against 2.49 Mpps, one worker,
-		 * 4 interleaved 3 s runs of bench-parts.sh's live workload) */
-		size_t data = sizeof(struct rte_mbuf) + rte_pktmbuf_priv_size(mp) + RTE_PKTMBUF_HEADROOM;
-		for (uint32_t i = 0; i < DP_GEN_STASH; i++) { /* (1: for writing) */
-			uint8_t *b = (uint8_t *)g->stash[i];
-			__builtin_prefetch(b, 1);
-			__builtin_prefetch(b + RTE_CACHE_LINE_SIZE, 1);
-			__builtin_prefetch(rte_mbuf_to_priv(g->stash[i]), 1);
-			__builtin_prefetch(b + data, 1);
-		}
+		for (uint32_t i = DP_GEN_STASH - DP_GEN_AHEAD; i < DP_GEN_STASH; i++)
+			prefetch_for_write(g->stash[i], data);
 	}
 	struct rte_mbuf *m = g->stash[--g->n_stash];
+	if (g->n_stash >= DP_GEN_AHEAD) /* (taken from the top: the one DP_GEN_AHEAD below is next to ask for) */
+		prefetch_for_write(g->stash[g->n_stash - DP_GEN_AHEAD], data);
 	rte_pktmbuf_reset(m); /* (what rte_pktmbuf_alloc() does after taking one) */
 	return m;
 }

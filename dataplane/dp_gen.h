@@ -31,6 +31,7 @@
 #include "dp_fabric.h"
 
 #define DP_GEN_STASH 32
+#define DP_GEN_AHEAD 8 /* stash frames whose lines are asked for ahead of use */
 
 struct dp_gen {
 	struct dp_fabric *fab;
