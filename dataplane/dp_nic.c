@@ -802,9 +802,14 @@ static void coll_poll(struct dp_coll *c, uint64_t now)
 
 	if (c->run == NULL)
 		return;
-	/* (called after every NIC event: most find nothing to do, nor NICs to arm) */
-	if (ns->n_wake == 0 && ne_coll_quiet(c->run))
+	/* (called twice per NIC event: most find nothing to do but arm the NICs
+	 * listed; a quiet run's poll, proxy wake-up and end check are no-ops, and
+	 * were a sixth of the NIC path's instructions at 128 ranks, callgrind) */
+	if (ne_coll_quiet(c->run)) {
+		if (ns->n_wake)
+			coll_arm_listed(ns, now);
 		return;
+	}
 	if (ne_coll_poll(c->run, now) < 0) {
 		struct ne_coll_stats st;
 		ne_coll_get_stats(c->run, &st);
