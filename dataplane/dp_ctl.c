@@ -549,6 +549,11 @@ static int ask_and_wait(struct dp_ctl *c, table_fn fn, const char *params, struc
 	struct dp_ask a = {.fn = fn, .params = params, .d = d, .rc = -ENODEV};
 
 	pthread_mutex_lock(&c->mu);
+	if (!c->deferred) { /* (gathered since answer() looked: the fabric holds the whole run) */
+		pthread_mutex_unlock(&c->mu);
+		struct src s = {.f = c->fab, .now = c->noted_now, .events = c->noted_events};
+		return fn(&s, params, d);
+	}
 	if (!c->closing) {
 		a.next = c->asks;
 		c->asks = &a;
@@ -570,9 +575,10 @@ static int answer(table_fn fn, const char *params, struct rte_tel_data *d)
 	rte_rwlock_read_lock(&the_ctl_lock);
 	struct dp_ctl *c = the_ctl;
 	int rc = -ENODEV;
-	if (c && c->deferred && fn == cmd_flows) {
-		rc = -ENOTSUP; /* (no ranks' rows to wait for) */
-	} else if (c && c->deferred) {
+	bool deferred = c && __atomic_load_n(&c->deferred, __ATOMIC_ACQUIRE);
+	if (deferred && fn == cmd_flows) {
+		rc = -ENOTSUP; /* (no ranks' rows to wait for; merged at the end: dp_ctl_gathered) */
+	} else if (deferred) {
 		rc = ask_and_wait(c, fn, params, d);
 	} else if (c) {
 		struct src s = {.f = c->fab, .now = c->noted ? c->noted_now : c->fab->eng->now_ns,
@@ -716,10 +722,17 @@ unsigned dp_ctl_waiting(struct dp_ctl *c)
 	return n;
 }
 
-/* Answer (rc) every waiting ask, from s, or with rc when s is NULL. */
-static void answer_asks(struct dp_ctl *c, const struct src *s, int rc)
+/*
+ * Answer (rc) every waiting ask, from s, or with rc when s is NULL; with
+ * undefer, deferring ends under the same lock that queues asks: an ask
+ * queued before is answered here, one after sees it (ask_and_wait) and
+ * reads the fabric itself.
+ */
+static void answer_asks(struct dp_ctl *c, const struct src *s, int rc, bool undefer)
 {
 	pthread_mutex_lock(&c->mu);
+	if (undefer)
+		__atomic_store_n(&c->deferred, false, __ATOMIC_RELEASE);
 	for (struct dp_ask *a = c->asks; a; a = a->next) {
 		a->rc = s ? a->fn(s, a->params, a->d) : rc;
 		a->done = true;
@@ -734,7 +747,16 @@ void dp_ctl_serve(struct dp_ctl *c, const uint64_t *view, uint64_t now_ns, uint6
 {
 	struct src s = {.f = c->fab, .view = view, .now = now_ns, .events = events};
 
-	answer_asks(c, &s, 0);
+	answer_asks(c, &s, 0, false);
+}
+
+void dp_ctl_gathered(struct dp_ctl *c, uint64_t now_ns, uint64_t events)
+{
+	if (c == NULL || !c->deferred)
+		return;
+	dp_ctl_note(c, now_ns, events);
+	struct src s = {.f = c->fab, .now = now_ns, .events = events};
+	answer_asks(c, &s, 0, true);
 }
 
 void dp_ctl_destroy(struct dp_ctl *c)
@@ -745,7 +767,7 @@ void dp_ctl_destroy(struct dp_ctl *c)
 	pthread_mutex_lock(&c->mu);
 	c->closing = true;
 	pthread_mutex_unlock(&c->mu);
-	answer_asks(c, NULL, -ENODEV);
+	answer_asks(c, NULL, -ENODEV, false);
 	rte_rwlock_write_lock(&the_ctl_lock);
 	the_ctl = NULL;
 	rte_rwlock_write_unlock(&the_ctl_lock);

@@ -31,8 +31,10 @@
  * poll point between windows (at most about 50 ms of wall time), where
  * every rank packs its rows (dp_ctl_view_pack), the rows are summed into
  * rank 0 and dp_ctl_serve() answers from the sum; /rocelab/flows is refused
- * (the flow tables are merged at the end of the run); a query after the
- * run's last poll point answers nothing (null). Link and switch changes
+ * (the flow tables are merged at the end of the run). Once the run is over
+ * and rank 0 holds every rank's counters (dp_ctl_gathered), the commands
+ * waiting then and every later one, /rocelab/flows included, are answered
+ * at once from its fabric: the run's final tables. Link and switch changes
  * are taken on rank 0 (dp_ctl_take) and applied on every rank at the same
  * virtual time (dp_ctl_apply).
  */
@@ -86,6 +88,13 @@ size_t dp_ctl_view_len(const struct dp_fabric *f);
 void dp_ctl_view_pack(const struct dp_fabric *f, uint64_t now, uint64_t *v);
 /* Answer every waiting read command from view (summed over the ranks), at now_ns, events in all. */
 void dp_ctl_serve(struct dp_ctl *c, const uint64_t *view, uint64_t now_ns, uint64_t events);
+/*
+ * Deferred (mpirun's rank 0), after the run: c's fabric now holds every
+ * rank's counters and flows, and no longer changes. Answers the read
+ * commands waiting from it, at now_ns with events in all, and every later
+ * one at once (no more deferring). c may be NULL.
+ */
+void dp_ctl_gathered(struct dp_ctl *c, uint64_t now_ns, uint64_t events);
 /* Waiting commands get -ENODEV; then nothing reads f. c may be NULL. */
 void dp_ctl_destroy(struct dp_ctl *c);
 

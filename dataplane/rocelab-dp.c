@@ -777,6 +777,9 @@ static void run_virtual_parts(struct run *r)
 	}
 	if (r->mpi.rank != 0)
 		return; /* (rank 0 reports the run) */
+	/* (no more poll points: what waits, and what comes, is answered from the whole run) */
+	if (r->mpi.size > 1)
+		dp_ctl_gathered(r->ctl, r->eng.now_ns, r->eng.fired);
 	if (!r->o->quiet)
 		fprintf(stderr, "rocelab-dp: %u partitions, lookahead %" PRIu64 " ns, %" PRIu64
 			" windows, %" PRIu64 " frames crossed partitions (%" PRIu64 " at a window's end)\n",
