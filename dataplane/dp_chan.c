@@ -710,10 +710,12 @@ uint32_t dp_chan_take_ring(struct dp_chan *c)
 
 	/* the lines the copy reads are in the sender's core: ask for all of them
 	 * at once (the mbuf's second line: its pool, next segment) */
+	size_t priv = rte_pktmbuf_priv_size(c->fab->mp);
 	for (uint32_t i = 0; i < n; i++) {
 		rte_prefetch0(m[i]);
 		rte_prefetch0((char *)m[i] + RTE_CACHE_LINE_SIZE);
-		rte_prefetch0(rte_mbuf_to_priv(m[i]));
+		for (size_t o = 0; o < priv; o += RTE_CACHE_LINE_SIZE) /* (all of it: own_copy copies it whole) */
+			rte_prefetch0((char *)rte_mbuf_to_priv(m[i]) + o);
 		rte_prefetch0(rte_pktmbuf_mtod(m[i], void *));
 	}
 
