@@ -31,6 +31,7 @@
 #include "dp_fabric.h"
 
 #define DP_GEN_STASH 32
+#define DP_GEN_UDP_HDRS (14 + 20 + 8) /* Ethernet, IPv4, UDP */
 #define DP_GEN_AHEAD 8 /* stash frames whose lines are asked for ahead of use */
 
 struct dp_gen {
@@ -58,6 +59,9 @@ struct dp_gen {
 	 * at once, not one cache miss after another as each frame is built */
 	struct rte_mbuf *stash[DP_GEN_STASH];
 	uint32_t n_stash;
+	/* UDP: the Ethernet, IPv4 and UDP headers every frame starts with (build()) */
+	uint8_t udp_tmpl[DP_GEN_UDP_HDRS];
+	bool udp_tmpl_ok;
 };
 
 /*
