@@ -143,6 +143,12 @@ static uint16_t ipv4_csum(uint8_t tos, uint16_t len, uint8_t ttl, uint32_t src, 
 	return (uint16_t)~sum;
 }
 
+/* A UDP generator's source port for flow `flow`: one port per flow from its sport up. */
+static inline uint16_t udp_sport(const struct dp_gen *g, uint32_t flow)
+{
+	return (uint16_t)(g->sport + flow);
+}
+
 /*
  * Write one frame of flow `flow` into d (g->size bytes). A UDP frame's
  * payload is left unwritten: it stands for zeros, written only where bytes
@@ -180,7 +186,7 @@ static void write_frame(struct dp_gen *g, uint8_t *d, uint32_t flow)
 	rl_put_be16(ip + 10, ipv4_csum(ip[1], ip_len, g->ttl, s->ipv4, dh->ipv4));
 	uint8_t *udp = ip + 20;
 	uint16_t sport = g->roce ? (g->sport_vary ? (uint16_t)(0xc000 | (flow & 0x3fff)) : g->sport)
-				 : (uint16_t)(g->sport + flow);
+				 : udp_sport(g, flow);
 	rl_put_be16(udp, sport);
 	rl_put_be16(udp + 2, g->roce ? RL_ROCEV2_PORT : 9);
 	rl_put_be16(udp + 4, (uint16_t)(ip_len - 20));
@@ -260,7 +266,7 @@ static void build(struct dp_gen *g, uint8_t *d, uint32_t flow)
 		return;
 	}
 	memcpy(d, g->udp_tmpl, DP_GEN_UDP_HDRS);
-	rl_put_be16(d + DP_GEN_UDP_HDRS - RL_UDP_HDR_LEN, (uint16_t)(g->sport + flow));
+	rl_put_be16(d + DP_GEN_UDP_HDRS - RL_UDP_HDR_LEN, udp_sport(g, flow));
 }
 
 void dp_gen_stop(struct dp_gen *g)
