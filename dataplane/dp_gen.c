@@ -127,22 +127,6 @@ int dp_gen_parse(struct dp_gen *g, const struct topo *t, const char *spec, char 
 }
 
 
-/*
- * The checksum of the IPv4 header build() writes, from the fields' values:
- * reading the header back waited for the stores just made to the line (a
- * line often still in another core's cache), which was half of on_send's
- * time in the sending partition of bench-parts.sh's live workload (perf).
- */
-static uint16_t ipv4_csum(uint8_t tos, uint16_t len, uint8_t ttl, uint32_t src, uint32_t dst)
-{
-	uint32_t sum = (0x45u << 8 | tos) + len + 0x4000u /* DF */ + ((uint32_t)ttl << 8 | RL_IPPROTO_UDP) +
-		       (src >> 16) + (src & 0xffff) + (dst >> 16) + (dst & 0xffff);
-
-	sum = (sum & 0xffff) + (sum >> 16);
-	sum = (sum & 0xffff) + (sum >> 16);
-	return (uint16_t)~sum;
-}
-
 /* A UDP generator's source port for flow `flow`: one port per flow from its sport up. */
 static inline uint16_t udp_sport(const struct dp_gen *g, uint32_t flow)
 {
@@ -183,7 +167,7 @@ static void write_frame(struct dp_gen *g, uint8_t *d, uint32_t flow)
 	ip[9] = RL_IPPROTO_UDP;
 	rl_put_be32(ip + 12, s->ipv4);
 	rl_put_be32(ip + 16, dh->ipv4);
-	rl_put_be16(ip + 10, ipv4_csum(ip[1], ip_len, g->ttl, s->ipv4, dh->ipv4));
+	rl_put_be16(ip + 10, rl_ipv4_hdr_csum(ip));
 	uint8_t *udp = ip + 20;
 	uint16_t sport = g->roce ? (g->sport_vary ? (uint16_t)(0xc000 | (flow & 0x3fff)) : g->sport)
 				 : udp_sport(g, flow);

@@ -237,3 +237,14 @@ int rl_parse(const uint8_t *frame, size_t len, struct rl_pkt *out)
 	default: return RL_PARSE_NOT_IP;
 	}
 }
+
+uint16_t rl_ipv4_hdr_csum(const uint8_t *h)
+{
+	uint32_t s = 0;
+
+	for (int i = 0; i < RL_IPV4_HDR_LEN; i += 2)
+		s += rl_get_be16(h + i);
+	while (s >> 16)
+		s = (s & 0xFFFF) + (s >> 16);
+	return (uint16_t)~s;
+}

@@ -151,4 +151,11 @@ static inline uint32_t rl_pkt_icrc_wire(const uint8_t *frame, const struct rl_pk
  */
 int rl_parse(const uint8_t *frame, size_t len, struct rl_pkt *out);
 
+/*
+ * The checksum to store in the 20-byte IPv4 header at h (no options), whose
+ * checksum field is zero: the one's complement of the one's-complement sum
+ * of its 16-bit words.
+ */
+uint16_t rl_ipv4_hdr_csum(const uint8_t *h);
+
 #endif /* RL_PARSE_H */

@@ -45,17 +45,6 @@ void ne_put_aeth(uint8_t *p, uint8_t syndrome, uint32_t msn)
 	ne_put_be32(p, ((uint32_t)syndrome << 24) | (msn & RL_24BIT_MASK));
 }
 
-static uint16_t ipv4_csum(const uint8_t *h)
-{
-	uint32_t s = 0;
-
-	for (int i = 0; i < RL_IPV4_HDR_LEN; i += 2)
-		s += ((uint32_t)h[i] << 8) | h[i + 1];
-	while (s >> 16)
-		s = (s & 0xFFFF) + (s >> 16);
-	return (uint16_t)~s;
-}
-
 size_t ne_build_hdrs(struct ne_nic *nic, const struct ne_qp *qp, uint8_t *buf,
 		     size_t roce_len, const struct ne_bth_fields *bth)
 {
@@ -76,7 +65,7 @@ size_t ne_build_hdrs(struct ne_nic *nic, const struct ne_qp *qp, uint8_t *buf,
 	ip[10] = ip[11] = 0;
 	ne_put_be32(ip + 12, nic->cfg.ipv4);
 	ne_put_be32(ip + 16, qp->attr.dest_ipv4);
-	put_be16(ip + 10, ipv4_csum(ip));
+	put_be16(ip + 10, rl_ipv4_hdr_csum(ip));
 
 	put_be16(udp, qp->sport);
 	put_be16(udp + 2, RL_ROCEV2_PORT);
