@@ -660,14 +660,14 @@ void dp_chan_flush(struct dp_chan *c, uint64_t now_ns)
 
 uint32_t dp_chan_take_cross(struct dp_chan *c, unsigned parity, uint64_t mark_ns, uint32_t *n_mark)
 {
-	struct dp_wire *o = &c->out[parity];
 	bool was_empty = c->wire.n == 0;
 	uint32_t n = 0;
+	struct rte_mbuf *m;
+	uint64_t at;
 
-	while (o->n) {
-		uint64_t at = wire_head_ns(o);
+	while (dp_chan_outbox_pop(c, parity, &m, &at)) {
 		*n_mark += at == mark_ns;
-		n += onto_wire(c, wire_pop(o), at);
+		n += onto_wire(c, m, at);
 	}
 	if (n)
 		arm_if_started(c, was_empty);

@@ -543,6 +543,13 @@ struct dp_ask {
 	struct dp_ask *next;
 };
 
+/* Commands read c's fabric itself, at the time and events dp_ctl_note() gave, else its engine's. */
+static struct src fabric_src(const struct dp_ctl *c)
+{
+	return (struct src){.f = c->fab, .now = c->noted ? c->noted_now : c->fab->eng->now_ns,
+			    .events = c->noted ? c->noted_events : c->fab->eng->fired};
+}
+
 /* Deferred: wait until the engine's thread has answered at a poll point. */
 static int ask_and_wait(struct dp_ctl *c, table_fn fn, const char *params, struct rte_tel_data *d)
 {
@@ -551,7 +558,7 @@ static int ask_and_wait(struct dp_ctl *c, table_fn fn, const char *params, struc
 	pthread_mutex_lock(&c->mu);
 	if (!c->deferred) { /* (gathered since answer() looked: the fabric holds the whole run) */
 		pthread_mutex_unlock(&c->mu);
-		struct src s = {.f = c->fab, .now = c->noted_now, .events = c->noted_events};
+		struct src s = fabric_src(c);
 		return fn(&s, params, d);
 	}
 	if (!c->closing) {
@@ -581,8 +588,7 @@ static int answer(table_fn fn, const char *params, struct rte_tel_data *d)
 	} else if (deferred) {
 		rc = ask_and_wait(c, fn, params, d);
 	} else if (c) {
-		struct src s = {.f = c->fab, .now = c->noted ? c->noted_now : c->fab->eng->now_ns,
-				.events = c->noted ? c->noted_events : c->fab->eng->fired};
+		struct src s = fabric_src(c);
 		rc = fn(&s, params, d);
 	}
 	rte_rwlock_read_unlock(&the_ctl_lock);
@@ -755,7 +761,7 @@ void dp_ctl_gathered(struct dp_ctl *c, uint64_t now_ns, uint64_t events)
 	if (c == NULL || !c->deferred)
 		return;
 	dp_ctl_note(c, now_ns, events);
-	struct src s = {.f = c->fab, .now = now_ns, .events = events};
+	struct src s = fabric_src(c);
 	answer_asks(c, &s, 0, true);
 }
 
