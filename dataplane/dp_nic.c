@@ -407,12 +407,16 @@ static int rdma_kv(void *ctx, const char *k, const char *v)
 	}
 	if (strcmp(k, "start") == 0)
 		return dp_parse_time(v, &r->start_ns);
+	if (strcmp(k, "size") == 0) { /* bytes, with K/M/G as --coll's sizes */
+		if (dp_parse_bytes(v, &n) < 0 || n < 1 || n > (256u << 20))
+			return -1;
+		r->size = (uint32_t)n;
+		return 0;
+	}
 	if (dp_parse_u64(v, &n) < 0)
 		return -1;
 	if (strcmp(k, "qps") == 0 && n >= 1 && n <= 64)
 		r->qps = (uint32_t)n;
-	else if (strcmp(k, "size") == 0 && n >= 1 && n <= (256u << 20))
-		r->size = (uint32_t)n;
 	else if (strcmp(k, "count") == 0 && n >= 1 && n <= 100000000)
 		r->count = (uint32_t)n;
 	else if (strcmp(k, "depth") == 0 && n >= 1 && n <= 128)

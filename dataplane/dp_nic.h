@@ -11,7 +11,7 @@
  *
  * RDMA traffic between emulated hosts (--rdma): SRC>DST[:key=value,...]
  *   qps    QPs between the two NICs [1]; messages go round-robin over them
- *   size   bytes per RDMA WRITE [65536]
+ *   size   bytes per RDMA WRITE, K/M/G binary, at most 256M [65536]
  *   count  messages [64]
  *   depth  outstanding messages per QP [4]
  *   mtu    path MTU 256..4096 [4096]

@@ -42,6 +42,8 @@ TABLE=$(cat <<'ROWS'
 2 | generator: 'flows' is not key=value | dp | --clos 2,2,2 --gen h0>h1:flows
 2 | size 9000 is larger than the hosts' frames | dp | --topology @N@ --name @NAME@ --gen h0>h4:size=9000
 2 | --rdma 'h0>h1:qps=x': bad 'qps=x' | dp | --topology @E@ --clock virtual --name @NAME@ --rdma h0>h1:qps=x
+2 | --rdma 'h0>h1:size=257M': bad 'size=257M' | dp | --topology @E@ --clock virtual --name @NAME@ --rdma h0>h1:size=257M
+2 | --rdma 'h0>h1:size=1Q': bad 'size=1Q' | dp | --topology @E@ --clock virtual --name @NAME@ --rdma h0>h1:size=1Q
 2 | --rdma 'h0': want SRC>DST[:key=value,...] | dp | --topology @E@ --clock virtual --name @NAME@ --rdma h0
 2 | --rdma 'h0>h1': both ends must be different emulated hosts | dp | --clos 2,2,2 --clock virtual --name @NAME@ --rdma h0>h1
 2 | --coll: bad 'op=dance' | dp | --topology @E@ --clock virtual --name @NAME@ --coll op=dance

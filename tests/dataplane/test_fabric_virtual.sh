@@ -119,9 +119,10 @@ check "failover: only packets on the failing link were lost ($lost), the rest ar
 
 # 7. Emulated RDMA NICs: RDMA WRITEs cross the fabric with their data verified; with
 #    0.5% loss on leaf0's uplinks go-back-N retransmits and the data still arrives.
-rd=(--rdma 'h0>h4:qps=4,size=262144,count=16' --rdma 'h1>h5:qps=4,size=262144,count=16')
+#    A size takes K/M/G as --coll's sizes do (the README's example says size=1M).
+rd=(--rdma 'h0>h4:qps=4,size=262144,count=16' --rdma 'h1>h5:qps=4,size=256K,count=16')
 dp --topology "$DATA/emulated.yaml" "${rd[@]}" > "$tmp/rdma.txt" 2>&1; rc=$?
-check "RDMA WRITEs through the fabric, data verified (exit $rc)" "[ $rc -eq 0 ] && [ \$(grep -c '16 of 16 WRITEs.*0 errors, data verified' $tmp/rdma.txt) -eq 2 ]"
+check "RDMA WRITEs through the fabric, data verified (exit $rc)" "[ $rc -eq 0 ] && [ \$(grep -c '16 of 16 WRITEs of 262144 B.*0 errors, data verified' $tmp/rdma.txt) -eq 2 ]"
 retr=$(awk '$1 ~ /^h[01]$/ && NF == 9 { s += $4 } END { print s + 0 }' "$tmp/rdma.txt")
 check "no retransmits on a lossless fabric ($retr)" "[ $retr -eq 0 ]"
 dp --topology "$DATA/emulated-lossy.yaml" "${rd[@]}" > "$tmp/rdma-lossy.txt" 2>&1; rc=$?
