@@ -110,6 +110,8 @@ static void on_wake(void *obj, uint64_t at, uint64_t now)
 
 	(void)at; /* (a superseded wake-up is moved in its slot, not left to fire) */
 	nh->armed_at = 0;
+	if (ne_nic_next_event_ns(nh->nic) > now)
+		nh->idle_wakes++;
 	wake_list_add(nh); /* not armed: a coll_poll during its service arms it */
 	service(nh, now);
 }
@@ -210,7 +212,13 @@ static void service(struct dp_nic_host *nh, uint64_t now)
 
 	for (struct dp_rdma *r = nh->rdma_src; r; r = r->next_src)
 		rdma_progress(r, now);
+	/* The collective's poll arms the NICs it gave work, but not this one: it
+	 * is due now, so it would be armed at now + 1, and that wake-up, earlier
+	 * than any this service sets, would fire for nothing after every frame
+	 * (half the NIC wake-ups of a 128-rank ring). The service arms it below. */
+	nh->arm_deferred = true;
 	poll_colls(nh, now);
+	nh->arm_deferred = false;
 	for (;;) {
 		if (dp_chan_queued_bytes(h->tx) >= NIC_QUEUE_ROOM) {
 			/* paused or slower than the NIC: look again after one frame time */
@@ -645,7 +653,7 @@ static void coll_arm_listed(struct dp_nics *ns, uint64_t now)
 	for (uint32_t i = 0; i < ns->n_wake; i++) {
 		struct dp_nic_host *nh = &ns->h[ns->wake[i]];
 
-		if (nh->coll_rank >= 0)
+		if (nh->coll_rank >= 0 && !nh->arm_deferred)
 			arm(nh, ne_nic_next_event_ns(nh->nic), now);
 		if (nh->waiting)
 			ns->wake[kept++] = ns->wake[i];
@@ -1393,17 +1401,19 @@ void dp_nics_print_totals(const struct dp_nics *ns, FILE *out)
 		pfc += f->chans[i].pfc_tx;
 		drops += dp_chan_drops(&f->chans[i]);
 	}
-	uint64_t stalls = 0;
-	for (uint32_t i = 0; i < ns->n; i++)
+	uint64_t stalls = 0, idle_wakes = 0;
+	for (uint32_t i = 0; i < ns->n; i++) {
 		stalls += ns->h[i].stalls;
+		idle_wakes += ns->h[i].idle_wakes;
+	}
 	double max_mean, cv;
 	fabric_spread(f, &max_mean, &cv);
 	fprintf(out, "# totals: retrans=%" PRIu64 " naks=%" PRIu64 " timeouts=%" PRIu64
 		     " out_of_seq=%" PRIu64 " drops=%" PRIu64 " pfc_frames=%" PRIu64 " ecn_marks=%" PRIu64
 		     " flowlet_switches=%" PRIu64 " qpc_misses=%" PRIu64 " nic_stalls=%" PRIu64
-		     " acks=%" PRIu64 " link_max_mean=%.3f link_cv=%.3f",
+		     " nic_idle_wakes=%" PRIu64 " acks=%" PRIu64 " link_max_mean=%.3f link_cv=%.3f",
 		sum.retrans_pkts, sum.naks_sent, sum.timeouts, sum.out_of_seq_request, drops, pfc, ecn,
-		flowlet, qpc_miss, stalls, sum.acks_sent, max_mean, cv);
+		flowlet, qpc_miss, stalls, idle_wakes, sum.acks_sent, max_mean, cv);
 	if (ns->n_colls == 1)
 		print_coll_totals(ns->colls[0], out);
 	fputc('\n', out);

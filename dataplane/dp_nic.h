@@ -83,6 +83,7 @@ struct dp_nic_host {
 	uint64_t rx_refused[DP_NIC_RX_SLOTS]; /* of those, by -status of ne_nic_rx (slot 0: linearize) */
 	uint64_t tx_waits;          /* times it waited for room in the host queue */
 	uint64_t stalls;            /* wake-ups where the NIC was due but had nothing to send */
+	uint64_t idle_wakes;        /* wake-ups where it was not yet due (armed too early: work for nothing) */
 	uint64_t no_mbuf;
 	int32_t coll_rank;          /* its rank in its collective, -1 none */
 	struct dp_coll *coll;       /* the collective it is a rank of, or NULL */
@@ -92,6 +93,9 @@ struct dp_nic_host {
 	bool zero_payload;          /* its NIC runs ne_nic's zero_payload model (reads no payload byte) */
 	bool waiting;               /* armed later than its next event (queue full, stall) */
 	bool listed;                /* in owner->wake */
+	/* in service() before it sends: the service arms it at its end, so a
+	 * collective's poll meanwhile leaves it unarmed (dp_nic.c: service) */
+	bool arm_deferred;
 };
 
 struct dp_nics {
