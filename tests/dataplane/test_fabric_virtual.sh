@@ -161,9 +161,9 @@ rows=$(awk '$1 ~ /^[0-9]+$/ && $9 == 0' "$tmp/nccl.txt" | wc -l)
 check "model=nccl with split over 4 QPs and proxy costs: 2 sizes, every element right, 4 data WQEs per message (exit $rc)" "[ $rc -eq 0 ] && [ $rows -eq 2 ] && awk '/^# totals/ { for (i = 1; i <= NF; i++) { split(\$i, kv, \"=\"); v[kv[1]] = kv[2] } } END { exit !(v[\"messages\"] > 0 && v[\"data_wqes\"] == 4 * v[\"messages\"] && v[\"proxy_busy_ns\"] > 0) }' $tmp/nccl.txt"
 # A NIC is woken only when it has something due: a wake-up armed earlier does the work
 # of an event for nothing (each frame sent used to leave one at now + 1 ns behind it).
-# With proxy costs a few remain (5 of 567 frames here): after the proxy thread's post, the
-# NIC reports a QP ready since an earlier time (its next event is then a lower bound), its
-# poll at now + 1 sends nothing and moves the QP on by the post's cost (200 ns). Bounded
+# With proxy costs a few remain (5 of 567 frames here): the proxy thread's poll finds the
+# NIC reporting a QP due since an earlier time, arms it at now + 1, and that poll sends
+# nothing and moves the QP's due time 200 ns on (why it was stale is not found yet). Bounded
 # here at 2 per 100 frames sent; before the fix every frame left one.
 idle() { sed -n 's/^# totals: .* nic_idle_wakes=\([0-9]*\) .*/\1/p' "$1"; }
 sent=$(awk '$1 ~ /^h[0-9]+$/ && NF == 9 { s += $2 } END { print s + 0 }' "$tmp/nccl.txt")
