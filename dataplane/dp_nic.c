@@ -215,7 +215,8 @@ static void service(struct dp_nic_host *nh, uint64_t now)
 	/* The collective's poll arms the NICs it gave work, but not this one: it
 	 * is due now, so it would be armed at now + 1, and that wake-up, earlier
 	 * than any this service sets, would fire for nothing after every frame
-	 * (half the NIC wake-ups of a 128-rank ring). The service arms it below. */
+	 * (227,200 of 394,300 NIC wake-ups of a 128-rank ring at 2 MiB). The
+	 * service arms it below. */
 	nh->arm_deferred = true;
 	poll_colls(nh, now);
 	nh->arm_deferred = false;
