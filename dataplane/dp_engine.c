@@ -372,6 +372,14 @@ int dp_timer_slot_arm(struct dp_engine *e, uint32_t slot, uint32_t lp, uint64_t 
 	return add_lp(e, lp, at_ns, fn, obj, arg, slot);
 }
 
+void dp_timer_slot_cancel(struct dp_engine *e, uint32_t slot)
+{
+	uint32_t pos = e->slot_pos[slot];
+
+	if (pos)
+		timer_take(e, pos - 1);
+}
+
 bool dp_timer_slot_pending(const struct dp_engine *e, uint32_t slot)
 {
 	return e->slot_pos[slot] != 0;

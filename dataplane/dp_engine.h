@@ -211,6 +211,9 @@ int dp_timer_slot_new(struct dp_engine *e);
 int dp_timer_slot_arm(struct dp_engine *e, uint32_t slot, uint32_t lp, uint64_t at_ns,
 		      dp_timer_fn fn, void *obj, uint64_t arg);
 
+/* Remove slot's pending timer, if any (it will not run); the slot stays the owner's. */
+void dp_timer_slot_cancel(struct dp_engine *e, uint32_t slot);
+
 /* True when slot has a pending timer (the callback of a fired one runs with none). */
 bool dp_timer_slot_pending(const struct dp_engine *e, uint32_t slot);
 

@@ -116,26 +116,44 @@ static void on_wake(void *obj, uint64_t at, uint64_t now)
 	service(nh, now);
 }
 
-/* Wake nh at t (not before now + 1 ns, so a busy NIC cannot spin at one instant). */
-static void arm(struct dp_nic_host *nh, uint64_t t, uint64_t now)
+/*
+ * Wake nh at t (not before now + 1 ns, so a busy NIC cannot spin at one
+ * instant); UINT64_MAX: no wake-up. keep_earlier: a pending earlier wake-up
+ * stays (whoever changed the NIC may have made it due then). Otherwise, at
+ * the end of nh's own service, which left nothing due before t, a pending
+ * one moves to t, or goes: a frame's arrival serves the NIC at once, and a
+ * wake-up armed before it would find nothing to do.
+ */
+static void wake_at(struct dp_nic_host *nh, uint64_t t, uint64_t now, bool keep_earlier)
 {
-	if (t == UINT64_MAX)
-		return;
-	if (t <= now)
-		t = now + 1;
-	if (nh->armed_at != 0 && nh->armed_at <= t)
-		return;
 	struct dp_fabric *f = nh->owner->fab;
 	struct dp_engine *e = f->host[nh->host].eng;
+
+	if (t != UINT64_MAX && t <= now)
+		t = now + 1;
+	if (nh->armed_at != 0 && (nh->armed_at == t || (keep_earlier && nh->armed_at < t)))
+		return;
+	if (t == UINT64_MAX) {
+		if (nh->armed_at != 0 && !keep_earlier)
+			dp_timer_slot_cancel(e, nh->wake_slot);
+		nh->armed_at = keep_earlier ? nh->armed_at : 0;
+		return;
+	}
 	if (nh->wake_slot == 0) {
 		int slot = dp_timer_slot_new(e);
 		if (slot < 0)
 			return; /* (out of memory: as a failed timer, the NIC is not woken) */
 		nh->wake_slot = (uint32_t)slot;
 	}
-	/* one pending wake-up per NIC: an earlier one moves it */
+	/* one pending wake-up per NIC: re-arming moves it */
 	nh->armed_at = dp_timer_slot_arm(e, nh->wake_slot, dp_lp_host(f, nh->host), t, on_wake, nh,
 					 t) == 0 ? t : 0;
+}
+
+/* Wake nh at t unless it is woken earlier (wake_at). */
+static void arm(struct dp_nic_host *nh, uint64_t t, uint64_t now)
+{
+	wake_at(nh, t, now, true);
 }
 
 /* Post and reap the WRITEs of one transfer whose source NIC is running. */
@@ -261,7 +279,7 @@ static void service(struct dp_nic_host *nh, uint64_t now)
 	} else {
 		nh->waiting = false;
 	}
-	arm(nh, next, now);
+	wake_at(nh, next, now, false);
 }
 
 /* The reasons a NIC refused frames, "  unknown_qpn=3 ..." (nothing when none). */

@@ -261,7 +261,7 @@ static int set_bytes(struct ne_coll_config *cfg, const struct key_ctx *k)
 /* The active-QP series' interval: 0 (off) or 100 ns .. 1 s. */
 static int set_series(struct ne_coll_config *cfg, const struct key_ctx *k)
 {
-	uint32_t ns;
+	uint32_t ns = 0; /* (set when get_time() returns 0; -O3 cannot see that bad() returns < 0) */
 	int rc = get_time(k, &ns);
 
 	if (rc)

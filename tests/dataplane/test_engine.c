@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* dp_engine: timer order, same-time FIFO order, same-time order by (LP, sequence) keys, key-bounded steps, timer slots (same events as stale timers left to fire), virtual clock jumps, live clock source, live monotone time, timers that cannot be added, the wheel and the heap against a reference order. */
+/* dp_engine: timer order, same-time FIFO order, same-time order by (LP, sequence) keys, key-bounded steps, timer slots (same events as stale timers left to fire, cancelled ones as stale ones), virtual clock jumps, live clock source, live monotone time, timers that cannot be added, the wheel and the heap against a reference order. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -286,9 +286,9 @@ static void test_step_below(void **state)
 }
 
 /*
- * Timer slots: one engine re-arms a slot per owner (dp_timer_slot_arm), the
- * other adds a timer per wake-up and ignores the stale ones (what dp_nic did
- * before slots). Plain timers interleave, callbacks re-arm other owners at
+ * Timer slots: one engine re-arms a slot per owner (dp_timer_slot_arm) and
+ * cancels it (dp_timer_slot_cancel), the other adds a timer per wake-up and
+ * ignores the stale and the cancelled ones (what dp_nic did before slots). Plain timers interleave, callbacks re-arm other owners at
  * their instant. The events that run must be the same, in the same order,
  * and the slot engine must hold no stale timer.
  */
@@ -324,6 +324,17 @@ static void slot_arm(struct slot_world *w, uint32_t k, uint64_t at, uint64_t arg
 		w->max_n = w->e.n;
 }
 
+/* Owner k's pending wake-up goes (the stale engine: no wake-up it holds counts). */
+static void slot_cancel(struct slot_world *w, uint32_t k)
+{
+	if (w->slots) {
+		dp_timer_slot_cancel(&w->e, w->slot[k]);
+		assert_false(dp_timer_slot_pending(&w->e, w->slot[k]));
+	} else {
+		w->token[k] = UINT64_MAX;
+	}
+}
+
 static void slot_fire(void *obj, uint64_t arg, uint64_t now)
 {
 	struct slot_owner *o = obj;
@@ -336,6 +347,8 @@ static void slot_fire(void *obj, uint64_t arg, uint64_t now)
 	record(w->l, arg, now);
 	if (arg % 3 == 0 && w->next_arg < 1000000 + 3000) /* re-arm another owner, maybe earlier */
 		slot_arm(w, (o->k * 7 + 1) % SLOT_OWNERS, now + arg % 40, w->next_arg++);
+	else if (arg % 7 == 1) /* or take another's wake-up away (pending or not) */
+		slot_cancel(w, (o->k * 11 + 3) % SLOT_OWNERS);
 }
 
 static void slot_world_run(struct slot_world *w, bool slots)
@@ -361,6 +374,8 @@ static void slot_world_run(struct slot_world *w, bool slots)
 		s ^= s << 13, s ^= s >> 7, s ^= s << 17;
 		if (s % 10 < 3)
 			assert_int_equal(dp_timer_add(&w->e, s % 2000, record, w->l, i), 0);
+		else if (s % 10 == 3)
+			slot_cancel(w, (uint32_t)(s >> 8) % SLOT_OWNERS);
 		else
 			slot_arm(w, (uint32_t)(s >> 8) % SLOT_OWNERS, (s >> 20) % 2000, i);
 		if (i % 500 == 499) /* some run before the rest is armed */
