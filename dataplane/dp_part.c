@@ -55,7 +55,9 @@ struct dp_part {
 	uint64_t at_end;                /* of those, arriving exactly at the end of the window they were handed into */
 	double cpu_s;                   /* the thread's CPU time in the last run (balance: compare partitions) */
 	uint64_t turns, idle_turns;     /* live: loop turns, and those that found nothing to do */
-	uint64_t busy_tsc, loop_tsc;    /* live: TSC cycles in turns with work, and in all (balance) */
+	/* TSC cycles of work and of the whole loop (balance): live, in turns that
+	 * had work; virtual, in windows running events (not at barriers) */
+	uint64_t busy_tsc, loop_tsc;
 	struct dp_part_pub pub[2];      /* by round parity: written for round r + 1 while others read round r */
 	pthread_t th;
 } __rte_cache_aligned;
@@ -354,6 +356,13 @@ void dp_parts_load(const struct dp_parts *ps, uint32_t i, double *cpu_s, uint64_
 {
 	*cpu_s = ps->p[i].cpu_s;
 	*events = ps->p[i].eng.fired;
+}
+
+double dp_parts_busy(const struct dp_parts *ps, uint32_t i)
+{
+	const struct dp_part *p = &ps->p[i];
+
+	return p->loop_tsc ? (double)p->busy_tsc / (double)p->loop_tsc : 0;
 }
 
 uint64_t dp_parts_crossed_at_end(const struct dp_parts *ps)
@@ -697,7 +706,9 @@ static void run_partition(struct dp_part *p)
 	struct step st;
 
 	bool lead = p->idx == self(ps); /* the thread that writes the run's totals */
+	uint64_t tsc0 = rte_rdtsc();
 
+	p->busy_tsc = 0;
 	p->idle = ps->stop_when_idle && local_idle(p);
 	p->idle_at = 0;
 	publish(p, 0);
@@ -707,6 +718,7 @@ static void run_partition(struct dp_part *p)
 		if (st.kind == STEP_STOP) {
 			if (lead)
 				ps->end_ns = st.end_ns;
+			p->loop_tsc = rte_rdtsc() - tsc0;
 			return;
 		}
 		if (st.kind == STEP_GLOBAL) {
@@ -719,12 +731,15 @@ static void run_partition(struct dp_part *p)
 			if (ps->stop_flag) {
 				if (lead)
 					ps->end_ns = RTE_MAX(ps->f->eng->now_ns, p->eng.now_ns);
+				p->loop_tsc = rte_rdtsc() - tsc0;
 				return;
 			}
 			if (ps->stop_when_idle && st.run_timer)
 				note_idle(p, ps->f->eng->now_ns); /* a topology change may have emptied queues */
 		} else {
+			uint64_t tsc = rte_rdtsc();
 			run_window(p, &st, w);
+			p->busy_tsc += rte_rdtsc() - tsc;
 			if (ps->mpi)
 				pack_frames(ps, p, w);
 			w++;
@@ -1048,12 +1063,14 @@ int dp_parts_gather(struct dp_parts *ps, uint64_t now, uint64_t *extra_sum, size
 
 	/* every partition's load (dp_parts_load), from its rank */
 	struct dp_part *me = &ps->p[self(ps)];
-	struct { double cpu_s; uint64_t fired, crossed, at_end; }
-		load = {me->cpu_s, me->eng.fired, me->crossed, me->at_end},
+	struct { double cpu_s; uint64_t fired, crossed, at_end, busy_tsc, loop_tsc; }
+		load = {me->cpu_s, me->eng.fired, me->crossed, me->at_end, me->busy_tsc, me->loop_tsc},
 		*loads = calloc(ps->n, sizeof(*loads));
 	int rc = loads ? dp_mpi_allgather(m, &load, loads, sizeof(load)) : -ENOMEM;
 	for (uint32_t i = 0; rc == 0 && i < ps->n; i++) {
 		ps->p[i].cpu_s = loads[i].cpu_s;
+		ps->p[i].busy_tsc = loads[i].busy_tsc; /* (a ratio of one rank's TSC readings) */
+		ps->p[i].loop_tsc = loads[i].loop_tsc;
 		ps->p[i].eng.fired = loads[i].fired; /* (engines of other ranks never ran here) */
 		ps->p[i].crossed = loads[i].crossed;
 		ps->p[i].at_end = loads[i].at_end;
@@ -1116,7 +1133,7 @@ void dp_parts_live_load(const struct dp_parts *ps, uint32_t i, uint64_t *turns, 
 
 	*turns = p->turns;
 	*idle_turns = p->idle_turns;
-	*busy = p->loop_tsc ? (double)p->busy_tsc / (double)p->loop_tsc : 0;
+	*busy = dp_parts_busy(ps, i);
 	*ring_full = 0;
 	for (uint32_t k = 0; k < p->n_out_cross; k++)
 		*ring_full += ps->f->chans[p->out_cross[k]].xring_full;

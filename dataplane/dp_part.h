@@ -177,6 +177,13 @@ uint64_t dp_parts_windows(const struct dp_parts *ps);
 uint64_t dp_parts_crossed(const struct dp_parts *ps);
 /* Partition i's thread: CPU seconds in the last run, events it ran (balance of the cut). */
 void dp_parts_load(const struct dp_parts *ps, uint32_t i, double *cpu_s, uint64_t *events);
+/*
+ * Partition i's share of its loop's wall time spent on work in the last run,
+ * 0..1: on the virtual clock, running its windows' events (the rest waits at
+ * barriers for the others: the partition with the larger share holds the
+ * others back); on the live clock, in turns that had work. 0 before a run.
+ */
+double dp_parts_busy(const struct dp_parts *ps, uint32_t i);
 
 /*
  * After dp_parts_run_live(), partition i: its loop's turns, those that found

@@ -789,7 +789,9 @@ static void run_virtual_parts(struct run *r)
 		double cpu;
 		uint64_t ev;
 		dp_parts_load(r->parts, i, &cpu, &ev);
-		fprintf(stderr, "rocelab-dp: partition %u: %" PRIu64 " events, %.3f s CPU\n", i, ev, cpu);
+		fprintf(stderr, "rocelab-dp: partition %u: %" PRIu64 " events, %.3f s CPU, busy %.0f%% of "
+			"the loop (running windows, not waiting at barriers)\n", i, ev, cpu,
+			100 * dp_parts_busy(r->parts, i));
 	}
 	if (!stop_requested && dp_parts_next_ns(r->parts) == UINT64_MAX && dp_nics_active(&r->nics))
 		printf("# stalled at %.6f s: RDMA work is unfinished and no NIC has anything scheduled\n",

@@ -81,6 +81,8 @@ bench() { # NAME TITLE ARGS...
       "$(echo "$u + $s" | bc)" "$(echo "$w1 / $wn" | bc -l)" \
       "$(same "$TMP/$name.w1.out" "$TMP/$name.w$w.out" && echo identical || echo DIFFERENT)"
     grep -h 'partitions, lookahead' "$TMP/$name.w$w.err" | tr '\r' '\n' | tail -1 | sed 's/^rocelab-dp: /    /'
+    # the balance: each partition's share of the loop running its windows
+    grep -h '^rocelab-dp: partition [0-9]*: ' "$TMP/$name.w$w.err" | sed 's/^rocelab-dp: /    /; s/ (running windows.*//'
     [ "$MPI" = 1 ] || continue
     LAUNCH=mpi run "$name" "$w" "$@" || { echo "  mpirun -np $w FAILED: $(tail -1 "$TMP/$name.m$w.err")"; continue; }
     local wm; wm=$(loop_wall "$TMP/$name.m$w.out")

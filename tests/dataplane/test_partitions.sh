@@ -45,6 +45,12 @@ c=$(crossed "$tmp/default.w2.err"); e=$(at_end "$tmp/default.w2.err")
 check "default: frames crossed the cut ($c), some arriving exactly at a window's end ($e)" \
   "[ \"${c:-0}\" -gt 1000 ] && [ \"${e:-0}\" -gt 0 ]"
 
+# the balance of the cut: each partition's share of the loop spent running its windows
+busy() { sed -n "s/^rocelab-dp: partition $2: .* busy \([0-9]*\)% of the loop .*/\1/p" "$1"; }
+b0=$(busy "$tmp/default.w2.err" 0); b1=$(busy "$tmp/default.w2.err" 1)
+check "default: each partition says how busy it was ($b0% and $b1% of the loop)" \
+  "[ \"${b0:-0}\" -gt 0 ] && [ \"${b0:-0}\" -le 100 ] && [ \"${b1:-0}\" -gt 0 ] && [ \"${b1:-0}\" -le 100 ]"
+
 check "rocelab-topo --partitions 2 shows the cut rocelab-dp makes (lookahead, 2 links cut)" \
   "\"$TOPO\" --partitions 2 $TOPOS/default.yaml | grep -q '^2 links cut; lookahead (smallest delay of a cut link) 1000 ns' && grep -q 'lookahead 1000 ns' $tmp/default.w2.err && \"$TOPO\" --partitions 2 $TOPOS/default.yaml | grep -q '^partition 1: leaf1 spine1; 4 hosts'"
 "$TOPO" --partitions 3 "$DATA/part-file.yaml" > /dev/null 2> "$tmp/topo3.err"; rc=$?
