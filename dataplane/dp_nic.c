@@ -134,9 +134,10 @@ static void wake_at(struct dp_nic_host *nh, uint64_t t, uint64_t now, bool keep_
 	if (nh->armed_at != 0 && (nh->armed_at == t || (keep_earlier && nh->armed_at < t)))
 		return;
 	if (t == UINT64_MAX) {
-		if (nh->armed_at != 0 && !keep_earlier)
+		if (!keep_earlier && nh->armed_at != 0) {
 			dp_timer_slot_cancel(e, nh->wake_slot);
-		nh->armed_at = keep_earlier ? nh->armed_at : 0;
+			nh->armed_at = 0;
+		}
 		return;
 	}
 	if (nh->wake_slot == 0) {
