@@ -288,9 +288,10 @@ static void test_step_below(void **state)
 /*
  * Timer slots: one engine re-arms a slot per owner (dp_timer_slot_arm) and
  * cancels it (dp_timer_slot_cancel), the other adds a timer per wake-up and
- * ignores the stale and the cancelled ones (what dp_nic did before slots). Plain timers interleave, callbacks re-arm other owners at
- * their instant. The events that run must be the same, in the same order,
- * and the slot engine must hold no stale timer.
+ * ignores the stale and the cancelled ones (what dp_nic did before slots).
+ * Plain timers interleave, callbacks re-arm other owners at their instant.
+ * The events that run must be the same, in the same order, and the slot
+ * engine must hold no stale timer.
  */
 #define SLOT_OWNERS 50
 
