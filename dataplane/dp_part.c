@@ -706,9 +706,7 @@ static void run_partition(struct dp_part *p)
 	struct step st;
 
 	bool lead = p->idx == self(ps); /* the thread that writes the run's totals */
-	uint64_t tsc0 = rte_rdtsc();
 
-	p->busy_tsc = 0;
 	p->idle = ps->stop_when_idle && local_idle(p);
 	p->idle_at = 0;
 	publish(p, 0);
@@ -718,7 +716,6 @@ static void run_partition(struct dp_part *p)
 		if (st.kind == STEP_STOP) {
 			if (lead)
 				ps->end_ns = st.end_ns;
-			p->loop_tsc = rte_rdtsc() - tsc0;
 			return;
 		}
 		if (st.kind == STEP_GLOBAL) {
@@ -731,7 +728,6 @@ static void run_partition(struct dp_part *p)
 			if (ps->stop_flag) {
 				if (lead)
 					ps->end_ns = RTE_MAX(ps->f->eng->now_ns, p->eng.now_ns);
-				p->loop_tsc = rte_rdtsc() - tsc0;
 				return;
 			}
 			if (ps->stop_when_idle && st.run_timer)
@@ -822,7 +818,7 @@ static void live_partition(struct dp_part *p)
 	struct dp_fabric *f = ps->f;
 	unsigned seen = 0;
 	uint64_t last_between = dp_engine_now(&p->eng);
-	uint64_t tsc0 = rte_rdtsc(), tsc;
+	uint64_t tsc;
 
 	for (;;) {
 		unsigned ep = atomic_load_explicit(&ps->epoch, memory_order_acquire);
@@ -883,19 +879,21 @@ static void live_partition(struct dp_part *p)
 		if (work == 0 && run->nap_ns)
 			live_nap(p, now);
 	}
-	p->loop_tsc = rte_rdtsc() - tsc0;
 	atomic_fetch_add_explicit(&ps->exited, 1, memory_order_acq_rel);
 }
 
-/* Partition p's loop, for either clock, with its CPU time. */
+/* Partition p's loop, for either clock, with its CPU time and its loop's TSC cycles (balance). */
 static void run_one(struct dp_part *p)
 {
 	double t0 = thread_cpu_s();
+	uint64_t tsc0 = rte_rdtsc();
 
+	p->busy_tsc = 0;
 	if (p->ps->live)
 		live_partition(p);
 	else
 		run_partition(p);
+	p->loop_tsc = rte_rdtsc() - tsc0;
 	p->cpu_s = thread_cpu_s() - t0;
 }
 
@@ -1113,7 +1111,7 @@ int dp_parts_run_live(struct dp_parts *ps, const struct dp_part_live *run)
 	atomic_store(&ps->live_stop, false);
 	ps->stops = 0;
 	for (uint32_t i = 0; i < ps->n; i++)
-		ps->p[i].turns = ps->p[i].idle_turns = ps->p[i].busy_tsc = ps->p[i].loop_tsc = 0;
+		ps->p[i].turns = ps->p[i].idle_turns = 0;
 	int rc = 0;
 	if (ps->only != UINT32_MAX) /* one process of several: its one partition, here */
 		run_unpinned(&ps->p[ps->only]);
