@@ -135,7 +135,7 @@ static void wake_at(struct dp_nic_host *nh, uint64_t t, uint64_t now, bool repla
 
 	if (t != UINT64_MAX && t <= now)
 		t = now + 1;
-	if (nh->armed_at != 0 && nh->armed_at <= t && !stale)
+	if (nh->armed_at != 0 && (nh->armed_at == t || (nh->armed_at < t && !stale)))
 		return;
 	if (t == UINT64_MAX) {
 		if (stale) {
@@ -144,8 +144,6 @@ static void wake_at(struct dp_nic_host *nh, uint64_t t, uint64_t now, bool repla
 		}
 		return;
 	}
-	if (nh->armed_at == t)
-		return;
 	if (nh->wake_slot == 0) {
 		int slot = dp_timer_slot_new(e);
 		if (slot < 0)
