@@ -214,6 +214,16 @@ int dp_timer_slot_arm(struct dp_engine *e, uint32_t slot, uint32_t lp, uint64_t 
 /* Remove slot's pending timer, if any (it will not run); the slot stays the owner's. */
 void dp_timer_slot_cancel(struct dp_engine *e, uint32_t slot);
 
+/*
+ * The running callback is a copy, on this engine, of an event the single
+ * engine runs once (run on several partitions' engines, counted on one):
+ * it does not count in fired.
+ */
+static inline void dp_engine_uncount(struct dp_engine *e)
+{
+	e->fired--; /* (fired += the batch after it: modular) */
+}
+
 /* True when slot has a pending timer (the callback of a fired one runs with none). */
 bool dp_timer_slot_pending(const struct dp_engine *e, uint32_t slot);
 

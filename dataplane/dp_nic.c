@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dp_mem.h"
 #include "dp_pool.h"
 #include "dp_units.h"
 
@@ -56,10 +57,18 @@ struct dp_coll {
 	struct ne_coll_hist lat, wait; /* per-message latency, summed over the sizes */
 	FILE *series;               /* --coll-series: active-QP rows, CSV; NULL: off */
 	const char *series_path;
+	/* split into lanes (ns->n_lanes > 1): run is created at set-up and
+	 * kept to the end; each lane counts itself once when its part ended
+	 * (lane_ended[l], its thread's), the last to count ends the collective */
+	bool split;
+	uint32_t first_lane;        /* the lane whose start counts as the one engine's event */
+	bool *lane_ended;
+	uint32_t lanes_ended;       /* atomic */
+	bool lane_failed;           /* atomic: a lane failed, the others stop waiting */
 };
 
 static void service(struct dp_nic_host *nh, uint64_t now);
-static void coll_poll(struct dp_coll *c, uint64_t now);
+static void coll_poll(struct dp_coll *c, uint32_t lane, uint64_t now);
 
 /*
  * After a NIC's event: its collective's poll; for a NIC in none (an --rdma
@@ -70,27 +79,28 @@ static void poll_colls(struct dp_nic_host *nh, uint64_t now)
 	struct dp_nics *ns = nh->owner;
 
 	if (nh->coll) {
-		coll_poll(nh->coll, now);
+		coll_poll(nh->coll, nh->lane, now);
 		return;
 	}
 	for (uint32_t i = 0; i < ns->n_colls; i++)
-		coll_poll(ns->colls[i], now);
+		coll_poll(ns->colls[i], nh->lane, now);
 }
 
 /* Put nh on the list of NICs whose wake-up the next coll_poll looks at. */
 static void wake_list_add(struct dp_nic_host *nh)
 {
 	struct dp_nics *ns = nh->owner;
+	struct dp_nics_lane *ln = &ns->lane[nh->lane];
 
 	if (nh->listed)
 		return;
 	nh->listed = true;
-	ns->wake[ns->n_wake++] = (uint32_t)(nh - ns->h);
+	ln->wake[ln->n_wake++] = (uint32_t)(nh - ns->h);
 }
 
 /*
- * The engine the NICs' shared work (collective, --rdma transfers) runs on:
- * their partition's, where every emulated host is (dp_part.h).
+ * The engine the NICs' shared work (collective, --rdma transfers) runs on
+ * without lanes: their partition's, where every emulated host is (dp_part.h).
  */
 static struct dp_engine *nics_eng(const struct dp_nics *ns)
 {
@@ -211,18 +221,18 @@ static void rdma_progress(struct dp_rdma *r, uint64_t now)
  * An empty mbuf with room for any frame a NIC sends, kept between calls (most
  * polls send nothing); NULL when the pool is empty or its mbufs are too small.
  */
-static struct rte_mbuf *spare_mbuf(struct dp_nics *ns)
+static struct rte_mbuf *spare_mbuf(struct dp_nics *ns, struct dp_nics_lane *ln)
 {
-	if (ns->spare == NULL) {
-		ns->spare = rte_pktmbuf_alloc(ns->fab->mp);
-		if (ns->spare && rte_pktmbuf_tailroom(ns->spare) < NE_MAX_FRAME) {
-			rte_pktmbuf_free(ns->spare);
-			ns->spare = NULL;
+	if (ln->spare == NULL) {
+		ln->spare = rte_pktmbuf_alloc(ns->fab->mp);
+		if (ln->spare && rte_pktmbuf_tailroom(ln->spare) < NE_MAX_FRAME) {
+			rte_pktmbuf_free(ln->spare);
+			ln->spare = NULL;
 		}
-		if (ns->spare) /* (the NIC picks a QP before it writes: time for the lines to come) */
-			dp_pool_prefetch_frame(ns->spare);
+		if (ln->spare) /* (the NIC picks a QP before it writes: time for the lines to come) */
+			dp_pool_prefetch_frame(ln->spare);
 	}
-	return ns->spare;
+	return ln->spare;
 }
 
 static void service(struct dp_nic_host *nh, uint64_t now)
@@ -252,7 +262,7 @@ static void service(struct dp_nic_host *nh, uint64_t now)
 			arm(nh, now + dp_ser_ns(NE_MAX_FRAME, h->tx->rate_bps), now);
 			return;
 		}
-		struct rte_mbuf *m = spare_mbuf(ns);
+		struct rte_mbuf *m = spare_mbuf(ns, &ns->lane[nh->lane]);
 		if (m == NULL) {
 			/* no mbuf: the frame is lost like a NIC DMA failure; go-back-N recovers it */
 			if (ne_nic_poll_tx(nh->nic, now, buf, sizeof(buf), &len) != 1)
@@ -264,7 +274,7 @@ static void service(struct dp_nic_host *nh, uint64_t now)
 		if (ne_nic_poll_tx(nh->nic, now, rte_pktmbuf_mtod(m, uint8_t *), rte_pktmbuf_tailroom(m),
 				   &len) != 1)
 			break; /* (m stays the spare) */
-		ns->spare = NULL;
+		ns->lane[nh->lane].spare = NULL;
 		rte_pktmbuf_append(m, (uint16_t)len);
 		nh->tx_frames++;
 		dp_fabric_host_send(f, nh->host, m, nh->zero_payload, now);
@@ -370,8 +380,12 @@ int dp_nics_create(struct dp_nics *ns, struct dp_fabric *f, const struct dp_nic_
 	ns->fab = f;
 	ns->by_host = malloc((t->n_hosts + 1) * sizeof(*ns->by_host));
 	ns->h = calloc(t->n_hosts + 1, sizeof(*ns->h));
-	ns->wake = calloc(t->n_hosts + 1, sizeof(*ns->wake));
-	if (!ns->by_host || !ns->h || !ns->wake) {
+	ns->n_lanes = o->lanes > 1 ? o->lanes : 1;
+	ns->lane = dp_zalloc_lines(ns->n_lanes, sizeof(*ns->lane));
+	bool nomem = !ns->by_host || !ns->h || !ns->lane;
+	for (uint32_t l = 0; !nomem && l < ns->n_lanes; l++)
+		nomem = (ns->lane[l].wake = calloc(t->n_hosts + 1, sizeof(*ns->lane[l].wake))) == NULL;
+	if (nomem) {
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
@@ -414,6 +428,8 @@ int dp_nics_create(struct dp_nics *ns, struct dp_fabric *f, const struct dp_nic_
 		nh->owner = ns;
 		nh->host = i;
 		nh->coll_rank = -1;
+		nh->lane = ns->n_lanes > 1 ? o->lane_of_host[i] : 0;
+		ns->lane[nh->lane].eng = f->host[i].eng;
 		ne_nic_set_wake_notify(nh->nic, on_nic_changed, nh);
 		ns->by_host[i] = (int32_t)ns->n++;
 		wake_list_add(nh); /* not armed yet */
@@ -646,15 +662,15 @@ static int cmp_rank(const void *a, const void *b, void *ctx)
  * those are sorted in place (stable, as qsort_r's merge sort, so the order
  * is the same), longer lists by qsort_r.
  */
-static void sort_wake(struct dp_nics *ns)
+static void sort_wake(struct dp_nics *ns, struct dp_nics_lane *ln)
 {
-	uint32_t *w = ns->wake;
+	uint32_t *w = ln->wake;
 
-	if (ns->n_wake > 16) {
-		qsort_r(w, ns->n_wake, sizeof(*w), cmp_rank, ns);
+	if (ln->n_wake > 16) {
+		qsort_r(w, ln->n_wake, sizeof(*w), cmp_rank, ns);
 		return;
 	}
-	for (uint32_t i = 1; i < ns->n_wake; i++) {
+	for (uint32_t i = 1; i < ln->n_wake; i++) {
 		uint32_t x = w[i], j = i;
 		for (; j > 0 && cmp_rank(&w[j - 1], &x, ns) > 0; j--)
 			w[j] = w[j - 1];
@@ -669,22 +685,23 @@ static void sort_wake(struct dp_nics *ns)
  * listed ones are looked at: changed, unarmed or waiting. Waiting ones stay
  * listed until their service.
  */
-static void coll_arm_listed(struct dp_nics *ns, uint64_t now)
+static void coll_arm_listed(struct dp_nics *ns, uint32_t lane, uint64_t now)
 {
+	struct dp_nics_lane *ln = &ns->lane[lane];
 	uint32_t kept = 0;
 
-	sort_wake(ns);
-	for (uint32_t i = 0; i < ns->n_wake; i++) {
-		struct dp_nic_host *nh = &ns->h[ns->wake[i]];
+	sort_wake(ns, ln);
+	for (uint32_t i = 0; i < ln->n_wake; i++) {
+		struct dp_nic_host *nh = &ns->h[ln->wake[i]];
 
 		if (nh->coll_rank >= 0 && !nh->arm_deferred)
 			arm(nh, ne_nic_next_event_ns(nh->nic), now);
 		if (nh->waiting)
-			ns->wake[kept++] = ns->wake[i];
+			ln->wake[kept++] = ln->wake[i];
 		else
 			nh->listed = false;
 	}
-	ns->n_wake = kept;
+	ln->n_wake = kept;
 }
 
 /*
@@ -783,6 +800,8 @@ static void coll_end_run(struct dp_coll *c, bool print_latency)
 		if (ne_coll_rank_proxy(c->run, r, &ps) == 0 && ps.busy_ns > busiest)
 			busiest = ps.busy_ns;
 	c->proxy_busy_max_ns += busiest;
+	if (c->split)
+		return; /* (the lanes' threads may still look at it: freed with c) */
 	ne_coll_destroy(c->run);
 	c->run = NULL;
 }
@@ -793,7 +812,7 @@ static void coll_proxy_due(void *obj, uint64_t at, uint64_t now)
 
 	if (c->proxy_at == at)
 		c->proxy_at = 0;
-	coll_poll(c, now);
+	coll_poll(c, 0, now);
 }
 
 /*
@@ -831,38 +850,26 @@ static void coll_series_flush(struct dp_coll *c)
 	}
 }
 
-/* Drive collective c at now: its CQs, posts and CTS; wake the NICs it gave work. */
-static void coll_poll(struct dp_coll *c, uint64_t now)
+/* A work completion of c's run failed: say so and stop the collective. */
+static void coll_failed(struct dp_coll *c)
+{
+	struct ne_coll_stats st;
+
+	ne_coll_get_stats(c->run, &st);
+	coll_printf(c, "# %s: size %" PRIu64 ": a work completion failed (%s); stopping\n",
+		    c->spec, c->size, ne_wc_status_str((enum ne_wc_status)st.first_error_status));
+	c->failed = c->finished = true;
+	coll_end_run(c, false);
+}
+
+/* c's run finished its size at now: its lines; then the next size, or the end. */
+static void coll_size_done(struct dp_coll *c, uint64_t now)
 {
 	struct dp_nics *ns = c->ns;
-
-	if (c->run == NULL)
-		return;
-	/* (called twice per NIC event: most find nothing to do but arm the NICs
-	 * listed; a quiet run's poll, proxy wake-up and end check are no-ops, and
-	 * were a sixth of the NIC path's instructions at 128 ranks, callgrind) */
-	if (ne_coll_quiet(c->run)) {
-		if (ns->n_wake)
-			coll_arm_listed(ns, now);
-		return;
-	}
-	if (ne_coll_poll(c->run, now) < 0) {
-		struct ne_coll_stats st;
-		ne_coll_get_stats(c->run, &st);
-		coll_printf(c, "# %s: size %" PRIu64 ": a work completion failed (%s); stopping\n",
-			    c->spec, c->size, ne_wc_status_str((enum ne_wc_status)st.first_error_status));
-		c->failed = c->finished = true;
-		coll_end_run(c, false);
-		return;
-	}
-	coll_arm_listed(ns, now);
-	if (!ne_coll_done(c->run)) {
-		coll_arm_proxy(c, now);
-		return;
-	}
 	struct ne_coll_result res;
 	char line[256];
 	bool latency = false; /* (the latency line follows the result's lines) */
+
 	if (ne_coll_get_result(c->run, &res) == 0) {
 		res.wrong = c->cfg.data ? ne_coll_check(c->run) : -1;
 		ne_coll_format_result(&res, line, sizeof(line));
@@ -885,14 +892,73 @@ static void coll_poll(struct dp_coll *c, uint64_t now)
 	dp_timer_add_lp(nics_eng(ns), DP_LP_NICS, now + 1, coll_start_size, c, 0);
 }
 
-
-static void coll_start_size(void *obj, uint64_t arg, uint64_t now)
+/*
+ * A split run: once lane's part has ended (done, or failed), count it; the
+ * lane that counts last, in whatever order the threads get there, ends the
+ * collective (ne_coll_lanes_end: the time is the latest lane's end, the
+ * sums do not depend on the order), on its thread, while the others have
+ * nothing more of it to do.
+ */
+static void coll_lane_check(struct dp_coll *c, uint32_t lane, const struct ne_coll *run,
+			    bool failed, uint64_t now)
 {
-	struct dp_coll *c = obj;
+	if (c->lane_ended[lane] || !(failed || ne_coll_done(run)))
+		return;
+	c->lane_ended[lane] = true;
+	if (failed)
+		__atomic_store_n(&c->lane_failed, true, __ATOMIC_RELAXED);
+	if (__atomic_add_fetch(&c->lanes_ended, 1, __ATOMIC_ACQ_REL) != c->ns->n_lanes)
+		return;
+	if (ne_coll_lanes_end(c->run) < 0) {
+		coll_failed(c);
+		return;
+	}
+	coll_size_done(c, now);
+}
+
+/* Drive collective c's lane at now: its CQs, posts and CTS; wake the NICs it gave work. */
+static void coll_poll(struct dp_coll *c, uint32_t lane, uint64_t now)
+{
+	struct dp_nics *ns = c->ns;
+	struct ne_coll *run = ne_coll_lane(c->run, lane);
+
+	if (run == NULL)
+		return;
+	/* (called twice per NIC event: most find nothing to do but arm the NICs
+	 * listed; a quiet run's poll, proxy wake-up and end check are no-ops, and
+	 * were a sixth of the NIC path's instructions at 128 ranks, callgrind) */
+	if (ne_coll_quiet(run)) {
+		if (ns->lane[lane].n_wake)
+			coll_arm_listed(ns, lane, now);
+		return;
+	}
+	int rc = ne_coll_poll(run, now);
+	if (c->split) {
+		coll_arm_listed(ns, lane, now);
+		coll_lane_check(c, lane, run, rc < 0, now);
+		return;
+	}
+	if (rc < 0) {
+		coll_failed(c);
+		return;
+	}
+	coll_arm_listed(ns, lane, now);
+	if (!ne_coll_done(run)) {
+		coll_arm_proxy(c, now);
+		return;
+	}
+	coll_size_done(c, now);
+}
+
+/*
+ * The run of c's current size: its NICs' payload model, the collective, its
+ * series. 0, or a negative errno (c->run may be set: coll_cannot_start).
+ */
+static int coll_create_run(struct dp_coll *c)
+{
 	struct dp_nics *ns = c->ns;
 	int e = 0;
 
-	(void)arg;
 	/* data=off: the buffers only ever hold zeros, so the NICs need not copy
 	 * them nor run the ICRC over them (same wire, O(1) per payload byte),
 	 * nor even write them: the frames go out flagged (dp_mbuf_priv's
@@ -906,15 +972,88 @@ static void coll_start_size(void *obj, uint64_t arg, uint64_t now)
 	c->run = ne_coll_create(&c->cfg, c->nics, &e);
 	if (c->run && c->series)
 		e = ne_coll_set_series(c->run, coll_series_row, c);
-	if (c->run == NULL || e != 0 || ne_coll_start(c->run, now) != 0) {
-		coll_printf(c, "# %s: size %" PRIu64 ": cannot start (%s)\n", c->spec, c->size,
-			    strerror(e ? -e : EINVAL));
-		ne_coll_destroy(c->run);
-		c->run = NULL;
-		c->failed = c->finished = true;
+	return c->run == NULL && e == 0 ? -EINVAL : e;
+}
+
+/* c's size could not start (e: why, a negative errno): say so; the collective failed. */
+static void coll_cannot_start(struct dp_coll *c, int e)
+{
+	coll_printf(c, "# %s: size %" PRIu64 ": cannot start (%s)\n", c->spec, c->size,
+		    strerror(e ? -e : EINVAL));
+	ne_coll_destroy(c->run);
+	c->run = NULL;
+	c->failed = c->finished = true;
+}
+
+static void coll_start_size(void *obj, uint64_t arg, uint64_t now)
+{
+	struct dp_coll *c = obj;
+	int e = coll_create_run(c);
+
+	(void)arg;
+	if (e == 0 && ne_coll_start(c->run, now) != 0)
+		e = -EINVAL;
+	if (e != 0) {
+		coll_cannot_start(c, e);
 		return;
 	}
-	coll_poll(c, now);
+	coll_poll(c, 0, now);
+}
+
+/* A split run: lane's ranks start at now, on the lane's engine. */
+static void coll_lane_start(void *obj, uint64_t lane, uint64_t now)
+{
+	struct dp_coll *c = obj;
+
+	if (lane != c->first_lane) /* (one engine starts the collective in one event) */
+		dp_engine_uncount(c->ns->lane[lane].eng);
+	ne_coll_lane_start(ne_coll_lane(c->run, (uint32_t)lane), now);
+	coll_poll(c, (uint32_t)lane, now);
+}
+
+/*
+ * NICs in lanes (ns->n_lanes > 1): c's run (its one size) is created now and
+ * split by the ranks' lanes; each lane with a rank starts at start_ns on its
+ * partition's engine. Returns 0 (a run that cannot start says so, as at a
+ * size's start), or -1 with a message.
+ */
+static int coll_split(struct dp_coll *c, uint64_t start_ns, char *err, size_t errlen)
+{
+	struct dp_nics *ns = c->ns;
+	uint32_t *lane_of = calloc(c->cfg.nranks, sizeof(*lane_of));
+	int e;
+
+	c->split = true;
+	c->lane_ended = calloc(ns->n_lanes, sizeof(*c->lane_ended));
+	if (lane_of == NULL || c->lane_ended == NULL) {
+		free(lane_of);
+		snprintf(err, errlen, "--coll: out of memory");
+		return -1;
+	}
+	for (uint32_t r = 0; r < c->cfg.nranks; r++)
+		lane_of[r] = ns->h[c->rank_nic[r]].lane;
+	e = coll_create_run(c);
+	if (e == 0)
+		e = ne_coll_set_lanes(c->run, ns->n_lanes, lane_of);
+	free(lane_of);
+	if (e != 0) {
+		coll_cannot_start(c, e);
+		return 0;
+	}
+	c->first_lane = UINT32_MAX;
+	for (uint32_t l = 0; l < ns->n_lanes; l++) {
+		if (ne_coll_done(ne_coll_lane(c->run, l))) { /* (no rank there) */
+			c->lane_ended[l] = true;
+			c->lanes_ended++;
+			continue;
+		}
+		c->first_lane = c->first_lane == UINT32_MAX ? l : c->first_lane;
+		if (dp_timer_add_lp(ns->lane[l].eng, DP_LP_NICS, start_ns, coll_lane_start, c, l) < 0) {
+			snprintf(err, errlen, "--coll: out of memory");
+			return -1;
+		}
+	}
+	return 0;
 }
 
 /* True for the keys --coll parses itself; the rest go to ne_coll_config_set(). */
@@ -938,7 +1077,6 @@ static bool coll_key_own(const struct dp_coll *c, const char *k)
 static int coll_kv(struct dp_nics *ns, struct dp_coll *c, const char *k, const char *v, char *why,
 		   size_t whylen)
 {
-	const struct topo *t = ns->fab->topo;
 	uint64_t n;
 
 	if (!coll_key_own(c, k))
@@ -985,6 +1123,7 @@ static int coll_kv(struct dp_nics *ns, struct dp_coll *c, const char *k, const c
 		return 0;
 	}
 	if (strcmp(k, "hosts") == 0) {
+		const struct topo *t = ns->fab->topo;
 		c->cfg.nranks = 0;
 		if (strcmp(v, "all") == 0) {
 			for (uint32_t i = 0; i < ns->n && i < NE_COLL_MAX_RANKS; i++)
@@ -1065,6 +1204,7 @@ static void coll_free(struct dp_coll *c)
 		fclose(c->series);
 	free(c->rank_nic);
 	free(c->nics);
+	free(c->lane_ended);
 	free(c);
 }
 
@@ -1097,6 +1237,46 @@ static int coll_take_ranks(struct dp_nics *ns, struct dp_coll *c, char *err, siz
 	return 0;
 }
 
+/* --coll's defaults where they are not ne_coll's. */
+static void coll_defaults(struct dp_coll *c, uint8_t timeout)
+{
+	ne_coll_config_default(&c->cfg);
+	c->cfg.qp_mode = NE_COLL_QP_RR;
+	c->cfg.chunk_bytes = 512u << 10;
+	c->cfg.window = 4;
+	c->cfg.sport = NE_COLL_SPORT_RXE;
+	c->cfg.timeout = timeout;
+	c->size_min = c->size_max = 1u << 20;
+}
+
+/* dp_nics_coll_splits: every key but hosts= (which needs the NICs), errors left to the real parse. */
+static int splits_kv(void *ctx, const char *k, const char *v)
+{
+	char why[8];
+
+	if (strcmp(k, "hosts") != 0)
+		coll_kv(NULL, ctx, k, v, why, sizeof(why));
+	return 0;
+}
+
+bool dp_nics_coll_splits(const char *spec)
+{
+	struct dp_coll *c = calloc(1, sizeof(*c));
+	char *buf = spec ? strdup(spec) : NULL;
+	const char *bad;
+	bool ok = false;
+
+	if (c && buf) {
+		coll_defaults(c, 10);
+		dp_kv_each(buf, splits_kv, c, &bad);
+		ok = c->size_min == c->size_max && c->cfg.iters == 1 && c->cfg.warmup_iters == 0 &&
+		     !c->cfg.proxy_post_ns && !c->cfg.proxy_poll_ns && !c->cfg.series_ns;
+	}
+	free(buf);
+	free(c);
+	return ok;
+}
+
 /* dp_nics_add_coll's parse and checks of spec into c. Returns 0, or -1 with a message. */
 static int coll_parse_spec(struct dp_nics *ns, struct dp_coll *c, const char *spec, char *err,
 			   size_t errlen)
@@ -1110,13 +1290,7 @@ static int coll_parse_spec(struct dp_nics *ns, struct dp_coll *c, const char *sp
 		snprintf(err, errlen, "--coll: out of memory");
 		return -1;
 	}
-	ne_coll_config_default(&c->cfg);
-	c->cfg.qp_mode = NE_COLL_QP_RR;
-	c->cfg.chunk_bytes = 512u << 10;
-	c->cfg.window = 4;
-	c->cfg.sport = NE_COLL_SPORT_RXE;
-	c->cfg.timeout = rc_timeout(ns);
-	c->size_min = c->size_max = 1u << 20;
+	coll_defaults(c, rc_timeout(ns));
 	struct coll_parse cp = {.ns = ns, .c = c};
 	coll_kv(ns, c, "hosts", "all", cp.why, sizeof(cp.why));
 	buf = strdup(spec);
@@ -1179,6 +1353,8 @@ int dp_nics_add_coll(struct dp_nics *ns, const char *spec, uint64_t start_ns, FI
 		    c->cfg.cts ? "on" : "off", hdr);
 	ne_coll_format_costs(&c->cfg, hdr, sizeof(hdr)); /* "" without costs */
 	coll_put(c, hdr);
+	if (ns->n_lanes > 1)
+		return coll_split(c, start_ns, err, errlen);
 	return dp_timer_add_lp(nics_eng(ns), DP_LP_NICS, start_ns, coll_start_size, c, 0);
 }
 
@@ -1302,6 +1478,17 @@ bool dp_nics_active(const struct dp_nics *ns)
 	for (uint32_t i = 0; i < ns->n_colls; i++)
 		if (!ns->colls[i]->finished)
 			return true;
+	return false;
+}
+
+bool dp_nics_lane_active(const struct dp_nics *ns, uint32_t lane)
+{
+	for (uint32_t i = 0; i < ns->n_colls; i++) {
+		const struct dp_coll *c = ns->colls[i];
+		if (c->split && c->run && !c->lane_ended[lane] &&
+		    !__atomic_load_n(&c->lane_failed, __ATOMIC_RELAXED))
+			return true;
+	}
 	return false;
 }
 
@@ -1462,11 +1649,14 @@ void dp_nics_destroy(struct dp_nics *ns)
 	for (uint32_t i = 0; i < ns->n_colls; i++)
 		coll_free(ns->colls[i]);
 	free(ns->colls);
-	rte_pktmbuf_free(ns->spare);
+	for (uint32_t l = 0; ns->lane && l < ns->n_lanes; l++) {
+		rte_pktmbuf_free(ns->lane[l].spare);
+		free(ns->lane[l].wake);
+	}
+	free(ns->lane);
 	for (uint32_t i = 0; i < ns->n; i++)
 		ne_nic_destroy(ns->h[i].nic); /* frees its QPs, CQs and MRs */
 	free(ns->rdma);
-	free(ns->wake);
 	free(ns->h);
 	free(ns->by_host);
 	memset(ns, 0, sizeof(*ns));

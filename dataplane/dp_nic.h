@@ -92,11 +92,27 @@ struct dp_nic_host {
 	bool rdma_end;              /* an end of some --rdma transfer */
 	bool zero_payload;          /* its NIC runs ne_nic's zero_payload model (reads no payload byte) */
 	bool waiting;               /* armed later than its next event (queue full, stall) */
-	bool listed;                /* in owner->wake */
+	bool listed;                /* in its lane's wake list */
+	uint32_t lane;              /* its lane (struct dp_nics_lane): its partition's, or 0 */
 	/* in service() before it sends: the service arms it at its end, so a
 	 * collective's poll meanwhile leaves it unarmed (dp_nic.c: service) */
 	bool arm_deferred;
 };
+
+/*
+ * What the NICs of one partition share with each other and no other thread:
+ * with a collective split into lanes (dp_nics_coll_splits), one per
+ * partition, its NICs' events on that partition's engine; else one.
+ */
+struct dp_nics_lane {
+	/* NICs whose wake-up time a collective's poll must look at again:
+	 * their state changed since their next event was read (ne_nic wake
+	 * notification), they are not armed, or they wait (indices into h) */
+	uint32_t *wake;
+	uint32_t n_wake;
+	struct rte_mbuf *spare;     /* an empty mbuf the next frame a NIC sends goes into, or NULL */
+	struct dp_engine *eng;      /* the engine of its NICs (NULL: it has none) */
+} __rte_cache_aligned;
 
 struct dp_nics {
 	struct dp_fabric *fab;
@@ -109,12 +125,8 @@ struct dp_nics {
 	uint32_t n_colls;
 	bool coll_tags;             /* several collectives: each one's lines start "[cK] " */
 	FILE *coll_out;             /* where result lines go */
-	/* NICs whose wake-up time a collective's poll must look at again:
-	 * their state changed since their next event was read (ne_nic wake
-	 * notification), they are not armed, or they wait (indices into h) */
-	uint32_t *wake;
-	uint32_t n_wake;
-	struct rte_mbuf *spare;     /* an empty mbuf the next frame a NIC sends goes into, or NULL */
+	struct dp_nics_lane *lane;  /* [n_lanes] */
+	uint32_t n_lanes;
 };
 
 /*
@@ -132,6 +144,11 @@ struct dp_nic_opts {
 	bool qpc_hold;         /* hold a fetched context until its QP has sent (ne_nic_config) */
 	uint32_t tx_quantum;   /* TX arbitration: 0 round robin, else DRR quantum in bytes */
 	uint64_t msg_rate;     /* message-rate ceiling, messages/s; 0 none */
+	/* lanes > 1: the NICs run in lanes, host h's in lane_of_host[h] (its
+	 * partition), and a collective's progress is split by rank likewise
+	 * (ne_coll_set_lanes); only for runs dp_nics_coll_splits accepts */
+	uint32_t lanes;
+	const uint32_t *lane_of_host;
 };
 
 /* Parse --nic "qpc=N,miss=TIME,hold=on|off,quantum=BYTES,msgrate=N" into o. Returns 0 or -1. */
@@ -212,6 +229,22 @@ int dp_nics_coll_series(struct dp_nics *ns, const char *path, char *err, size_t 
 
 /* True while some --rdma transfer or collective's sweep is not finished. */
 bool dp_nics_active(const struct dp_nics *ns);
+
+/*
+ * With lanes: true while lane's part of a collective is not finished (and
+ * no other lane failed). Read by lane's own thread only.
+ */
+bool dp_nics_lane_active(const struct dp_nics *ns, uint32_t lane);
+
+/*
+ * True when a run of this one --coll SPEC can split the collective's
+ * progress into lanes, one per partition, with each NIC in its leaf's
+ * partition: one size, one iteration without warm-up, no proxy costs, no
+ * active-QP series (what needs a moment global to every rank between
+ * completions: dp_nic.c). The caller adds the run's own conditions (virtual
+ * clock, threads not MPI ranks, no --rdma, one collective, no --coll-series).
+ */
+bool dp_nics_coll_splits(const char *spec);
 
 /* Print the result of every --rdma transfer and each NIC's counters. */
 void dp_nics_report(const struct dp_nics *ns, FILE *out);

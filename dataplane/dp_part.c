@@ -191,7 +191,8 @@ static int place(struct dp_parts *ps, char *err, size_t errlen)
 }
 
 int dp_parts_create(struct dp_parts **out, struct dp_fabric *f, uint32_t workers,
-		    enum dp_clock_mode mode, uint64_t (*live_now)(void *), char *err, size_t errlen)
+		    bool nics_with_leaf, enum dp_clock_mode mode, uint64_t (*live_now)(void *),
+		    char *err, size_t errlen)
 {
 	const struct topo *t = f->topo;
 	int rc;
@@ -228,7 +229,7 @@ int dp_parts_create(struct dp_parts **out, struct dp_fabric *f, uint32_t workers
 		ps->lookahead = UINT64_MAX; /* everything stays on f->eng */
 		return 0;
 	}
-	rc = topo_partition(t, workers, ps->part_sw, ps->part_host, err, errlen);
+	rc = topo_partition(t, workers, nics_with_leaf, ps->part_sw, ps->part_host, err, errlen);
 	if (rc == 0)
 		rc = place(ps, err, errlen);
 	if (rc < 0) {

@@ -38,12 +38,13 @@
  *
  * The cut (dp_parts_create): the topology file's, when its switches say
  * `partition: K` (every switch, K < workers, no partition empty); else with
- * emulated NICs, partition 0 holds all of them and the collective or
- * transfers that drive them (one ne_coll spans every rank) and the switches
- * are spread over the other partitions; without, the leaves are split into
- * balanced contiguous groups and the spines and aggregation switches are
- * dealt round robin. A host runs with its leaf, an emulated one always in
- * partition 0.
+ * emulated NICs that must run together, partition 0 holds all of them and
+ * the collective or transfers that drive them, and the switches are spread
+ * over the other partitions; otherwise the leaves are split into balanced
+ * contiguous groups and the spines and aggregation switches are dealt round
+ * robin. A host runs with its leaf, an emulated one in partition 0 unless
+ * nics_with_leaf (a collective whose progress runs in lanes: dp_nic.h,
+ * dp_nics_coll_splits).
  */
 #ifndef DP_PART_H
 #define DP_PART_H
@@ -83,7 +84,8 @@ struct dp_part_run {
  * (mode, live_now as dp_engine_init's): a cut link gets a ring.
  */
 int dp_parts_create(struct dp_parts **out, struct dp_fabric *f, uint32_t workers,
-		    enum dp_clock_mode mode, uint64_t (*live_now)(void *), char *err, size_t errlen);
+		    bool nics_with_leaf, enum dp_clock_mode mode, uint64_t (*live_now)(void *),
+		    char *err, size_t errlen);
 
 struct dp_mpi;
 

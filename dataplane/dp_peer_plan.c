@@ -91,7 +91,7 @@ int dp_peers_plan(struct dp_peers *p, const struct topo *t, char *err, size_t er
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
-	rc = topo_partition(t, p->n, p->part_sw, p->part_host, err, errlen);
+	rc = topo_partition(t, p->n, false, p->part_sw, p->part_host, err, errlen);
 	if (rc < 0)
 		return rc;
 	for (uint32_t h = 0; h < t->n_hosts; h++)

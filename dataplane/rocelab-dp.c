@@ -594,6 +594,8 @@ static bool part_traffic_left(void *ctx, uint32_t part)
 	for (unsigned i = 0; i < r->o->gen.n; i++)
 		if (dp_parts_of_host(r->parts, r->gens[i].src) == part && !dp_gen_done(&r->gens[i]))
 			return true;
+	if (r->nics.n_lanes > 1)
+		return dp_nics_lane_active(&r->nics, part);
 	return r->nics.n && dp_parts_of_host(r->parts, r->nics.h[0].host) == part &&
 	       dp_nics_active(&r->nics);
 }
@@ -785,6 +787,12 @@ static void run_virtual_parts(struct run *r)
 			" windows, %" PRIu64 " frames crossed partitions (%" PRIu64 " at a window's end)\n",
 			dp_parts_count(r->parts), dp_parts_lookahead_ns(r->parts), dp_parts_windows(r->parts),
 			dp_parts_crossed(r->parts), dp_parts_crossed_at_end(r->parts));
+	if (!r->o->quiet && r->nics.n && r->nics.n_lanes > 1)
+		fprintf(stderr, "rocelab-dp: emulated NICs run with their leaves: the collective in %u lanes\n",
+			r->nics.n_lanes);
+	else if (!r->o->quiet && r->nics.n)
+		fprintf(stderr, "rocelab-dp: emulated NICs all in partition 0 (lanes take threads, one "
+			"collective of one size and iteration, no proxy costs, --rdma or series)\n");
 	for (uint32_t i = 0; i < dp_parts_count(r->parts) && !r->o->quiet; i++) {
 		double cpu;
 		uint64_t ev;
@@ -1148,6 +1156,23 @@ static int setup_pool(struct run *r, char *err, size_t errlen)
  * captures, CSV, telemetry. Returns 0, 1 (runtime failure) or EXIT_BAD_INPUT,
  * with a message in err.
  */
+/*
+ * Whether the emulated NICs run in their leaves' partitions, each
+ * partition driving its ranks' part of the collective (dp_nics_coll_splits),
+ * instead of all in partition 0: threads on the virtual clock (MPI ranks and
+ * processes keep them together: their end of a collective would need an
+ * exchange between processes), one collective that can be split, no --rdma
+ * transfer (driven from one place), no series file.
+ */
+static bool nics_in_lanes(const struct run *r)
+{
+	const struct opts *o = r->o;
+
+	return o->clock == DP_CLOCK_VIRTUAL && o->workers > 1 && r->mpi.size <= 1 &&
+	       !dp_peers_on(&o->peers) && o->coll.n == 1 && o->rdma.n == 0 && !o->coll_series &&
+	       dp_nics_coll_splits(o->coll.spec[0]);
+}
+
 static int setup(struct run *r, char *err, size_t errlen)
 {
 	struct opts *o = r->o;
@@ -1167,8 +1192,9 @@ static int setup(struct run *r, char *err, size_t errlen)
 	if (r->fab == NULL)
 		return 1;
 	bool multi = dp_peers_on(&o->peers);
-	prc = dp_parts_create(&r->parts, r->fab, multi ? o->peers.n : o->workers, o->clock, tsc_ns,
-			      err, errlen);
+	bool lanes = nics_in_lanes(r);
+	prc = dp_parts_create(&r->parts, r->fab, multi ? o->peers.n : o->workers, lanes, o->clock,
+			      tsc_ns, err, errlen);
 	if (prc == 0)
 		prc = dp_parts_use_mpi(r->parts, &r->mpi, err, errlen);
 	if (prc < 0)
@@ -1180,7 +1206,22 @@ static int setup(struct run *r, char *err, size_t errlen)
 		o->nic.max_qps = RTE_MAX(o->nic.max_qps,
 					 dp_nics_coll_qps(o->coll.spec[i], topo_emulated_hosts(r->topo)));
 	o->nic.seed = o->seed;
-	if (dp_nics_create(&r->nics, r->fab, &o->nic, err, errlen) < 0)
+	uint32_t *lane_of = NULL;
+	if (lanes) {
+		o->nic.lanes = dp_parts_count(r->parts);
+		lane_of = calloc(r->topo->n_hosts + 1, sizeof(*lane_of));
+		if (lane_of == NULL) {
+			snprintf(err, errlen, "out of memory");
+			return 1;
+		}
+		for (uint32_t h = 0; h < r->topo->n_hosts; h++)
+			lane_of[h] = dp_parts_of_host(r->parts, h);
+		o->nic.lane_of_host = lane_of;
+	}
+	prc = dp_nics_create(&r->nics, r->fab, &o->nic, err, errlen);
+	free(lane_of);
+	o->nic.lane_of_host = NULL;
+	if (prc < 0)
 		return 1;
 	if (o->clock == DP_CLOCK_LIVE &&
 	    (prc = dp_port_setup(&r->ports, r->fab, r->mp, o->veth, dp_peers_remote_hosts(&o->peers),

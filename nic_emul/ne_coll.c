@@ -34,6 +34,7 @@ void ne_coll_destroy(struct ne_coll *c)
 			}
 			free(cn->xfers);
 			free(cn->flags);
+			free(cn->rflags);
 			free(cn->recv_parts);
 			free(cn->send_parts);
 			free(cn->qp_outstanding);
@@ -50,6 +51,7 @@ void ne_coll_destroy(struct ne_coll *c)
 			free(c->groups[g].conns);
 		free(c->groups);
 	}
+	ne_coll_lanes_free(c);
 	ne_coll_proxy_free(c);
 	ne_coll_series_free(c);
 	free(c->lat);
@@ -124,6 +126,7 @@ struct ne_coll *ne_coll_create(const struct ne_coll_config *cfg, struct ne_nic *
 	}
 	if (!rc)
 		rc = ne_coll_plan_build(c);
+	c->send_total = c->recv_total = c->total_xfers;
 	if (!rc)
 		rc = ne_coll_buffers_alloc(c);
 	if (!rc)

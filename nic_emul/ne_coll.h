@@ -373,6 +373,37 @@ uint64_t ne_coll_next_event_ns(const struct ne_coll *coll);
  */
 bool ne_coll_quiet(const struct ne_coll *coll);
 
+/*
+ * Lanes: the collective's progress split by rank, for a driver that runs its
+ * NICs on several threads (a partition each). A completion is handled where
+ * its NIC's event is, and what it changes belongs to the same rank (a
+ * sender's connection, a receiver's group and its next hop, which that rank
+ * sends), so each lane runs alone: its own lists, heaps, counters, statistics
+ * and histograms over the shared plan. Between ranks everything goes as
+ * frames. Only the start and the end are global; hence one iteration (no
+ * warm-up), no proxy costs and no active-QP series.
+ *
+ * ne_coll_set_lanes: rank i goes to lane lane_of[i] (< nlanes), before any
+ * start. 0, -EINVAL (started, already split, a bad lane, or a setting that
+ * needs a global moment: more than one iteration, proxy costs, a series) or
+ * -ENOMEM.
+ * ne_coll_lane: lane l (a collective without lanes is its own lane 0); NULL
+ * when there is no such lane. A lane takes ne_coll_poll, ne_coll_quiet,
+ * ne_coll_next_event_ns and ne_coll_done (its ranks' part ended; a lane
+ * without a rank is done from the start), each from its own thread only.
+ * ne_coll_lane_start: start the lane's ranks at now_ns (each lane with a rank
+ * once; all at the same time). 0, -EINVAL (not a lane), -EBUSY (started).
+ * ne_coll_lanes_end: once every lane is done or failed, the collective's
+ * iteration: its time from the start to the last lane's end, statistics and
+ * histograms summed; then ne_coll_done, ne_coll_get_result and the rest read
+ * it. 0, -EBUSY (a lane still runs), -EIO (a lane failed: the statistics
+ * are summed and say why), -EINVAL (no lanes, or ended already).
+ */
+int ne_coll_set_lanes(struct ne_coll *coll, uint32_t nlanes, const uint32_t *lane_of);
+struct ne_coll *ne_coll_lane(struct ne_coll *coll, uint32_t l);
+int ne_coll_lane_start(struct ne_coll *lane, uint64_t now_ns);
+int ne_coll_lanes_end(struct ne_coll *coll);
+
 /* All iterations finished. */
 bool ne_coll_done(const struct ne_coll *coll);
 /* Iterations finished so far (warm-up included). */

@@ -289,9 +289,12 @@ int ne_coll_groups_setup(struct ne_coll *c)
 	c->groups = calloc(c->ngroups, sizeof(*c->groups));
 	if (!c->groups)
 		return -ENOMEM;
+	for (uint32_t g = 0; !coll_nccl(c) && g < c->ngroups; g++)
+		c->groups[g].rank = g / c->nchannels; /* (also a group with no connection) */
 	for (uint32_t k = 0; k < c->nconns; k++) {
 		struct coll_group *g = &c->groups[c->conns[k].group];
 
+		g->rank = c->conns[k].dst;
 		if (g->nconns == g->conns_cap) {
 			uint32_t nc = g->conns_cap ? 2 * g->conns_cap : 4;
 			uint32_t *p = realloc(g->conns, nc * sizeof(*p));

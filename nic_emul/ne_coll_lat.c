@@ -113,6 +113,8 @@ void ne_coll_lat_iter_start(struct ne_coll *c)
 	for (uint32_t k = 0; k < c->nconns; k++) {
 		struct coll_conn *cn = &c->conns[k];
 
+		if (!coll_mine(c, cn->src))
+			continue;
 		memset(cn->lat_ready, 0xFF, cn->nxfers * sizeof(*cn->lat_ready));
 		memset(cn->lat_post, 0xFF, cn->nxfers * sizeof(*cn->lat_post));
 	}

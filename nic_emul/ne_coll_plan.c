@@ -291,13 +291,14 @@ int ne_coll_plan_build(struct ne_coll *c)
 
 		c->total_xfers += k->nxfers;
 		k->flags = calloc(k->nxfers + 1, 1);
+		k->rflags = calloc(k->nxfers + 1, 1);
 		k->recv_parts = calloc(k->nxfers + 1, sizeof(*k->recv_parts));
 		k->send_parts = calloc(k->nxfers + 1, sizeof(*k->send_parts));
 		k->qp_outstanding = calloc(c->nqps, sizeof(*k->qp_outstanding));
 		k->sq_wqes = calloc(c->nqps, sizeof(*k->sq_wqes));
 		k->src_qpn = calloc(c->nqps, sizeof(*k->src_qpn));
 		k->dst_qpn = calloc(c->nqps, sizeof(*k->dst_qpn));
-		if (!k->flags || !k->recv_parts || !k->send_parts || !k->src_qpn || !k->dst_qpn ||
+		if (!k->flags || !k->rflags || !k->recv_parts || !k->send_parts || !k->src_qpn || !k->dst_qpn ||
 		    !k->qp_outstanding || !k->sq_wqes)
 			return -ENOMEM;
 		for (uint32_t s = 0; s < k->nxfers; s++)

@@ -6,6 +6,7 @@
  *   ne_coll_plan.c    the schedule: every connection's ordered chunk transfers
  *   ne_coll_conn.c    buffers, memory regions, CQs, QPs and their connection
  *   ne_coll_run.c     the progress engine: CQ notifications, CTS grants, posts
+ *   ne_coll_lanes.c   the progress split by rank for several threads (lanes)
  *   ne_coll_post.c    how a message becomes WQEs: split, round-robin, CTRAN
  *   ne_coll_proxy.c   each rank's proxy thread: post and poll costs, in order
  *   ne_coll_nccl.c    NCCL's arithmetic: ring chunk, slices, split pieces
@@ -50,10 +51,13 @@
 #define XFER_COPY 0u
 #define XFER_REDUCE 1u
 
-/* State bits of one transfer (coll_conn.flags[seq]). */
-#define XFER_RECV_DONE 1u /* all parts arrived, consumed by the receiver */
-#define XFER_SEND_DONE 2u /* all parts completed (ACKed) at the sender */
-#define XFER_CTS_RCVD 4u  /* CTS arrived at the sender */
+/*
+ * State bits of one transfer: the receiver's in coll_conn.rflags[seq], the
+ * sender's in coll_conn.flags[seq] (two bytes: with lanes, two threads).
+ */
+#define XFER_RECV_DONE 1u /* rflags: all parts arrived, consumed by the receiver */
+#define XFER_SEND_DONE 2u /* flags: all parts completed (ACKed) at the sender */
+#define XFER_CTS_RCVD 4u  /* flags: CTS arrived at the sender */
 
 /* Completions taken from a CQ per ne_cq_poll() call. */
 #define COLL_POLL_BATCH 64
@@ -77,7 +81,8 @@ struct coll_conn {
 	struct coll_xfer *xfers;
 	uint32_t nxfers, xfers_cap;
 	uint64_t bytes;
-	uint8_t *flags;                   /* per seq: XFER_* bits */
+	uint8_t *flags;                   /* per seq: the sender's XFER_* bits */
+	uint8_t *rflags;                  /* per seq: the receiver's XFER_* bits */
 	uint16_t *recv_parts, *send_parts; /* per seq: WQEs completed at each end */
 	uint16_t *qp_outstanding;         /* CTRAN: send WQEs not completed, per QP */
 	uint32_t *sq_wqes;                /* data WQEs on the sender's NIC, per QP (active QPs) */
@@ -95,6 +100,7 @@ struct coll_conn {
 
 /* A receiver's incoming connections of one channel: CTS budget of window. */
 struct coll_group {
+	uint32_t rank; /* the receiver */
 	uint32_t *conns;
 	uint32_t nconns, conns_cap, rr_next, granted;
 	bool dirty;
@@ -191,6 +197,21 @@ struct ne_coll {
 	uint32_t ntimers, timers_cap;
 
 	bool running, done, failed;
+	/* transfers whose sender / receiver is polled here: every one, or a lane's */
+	uint64_t send_total, recv_total;
+	uint64_t done_at;     /* when the last iteration ended here */
+	/*
+	 * Lanes (ne_coll_set_lanes): the collective's progress split by rank
+	 * into nlanes views that share its plan, ranks, connections and groups
+	 * and keep their own lists, heaps, counters, statistics and histograms,
+	 * each polled by one thread. A lane's main is the collective (NULL in
+	 * the collective itself); lane_of gives each rank's lane (the main's).
+	 */
+	struct ne_coll *lanes;
+	uint32_t nlanes, lane;
+	bool empty;            /* a lane without a rank */
+	struct ne_coll *main;
+	uint32_t *lane_of;
 	uint64_t iter_start;
 	uint32_t iters_done, iters_total;
 	uint64_t *iter_ns;
@@ -214,6 +235,12 @@ static inline uint64_t part_start(uint64_t total, uint64_t k, uint64_t i)
 	return total * i / k;
 }
 
+/* Rank's work is polled through c: always, but in a lane only its own ranks'. */
+static inline bool coll_mine(const struct ne_coll *c, uint32_t rank)
+{
+	return !c->main || c->main->lane_of[rank] == c->lane;
+}
+
 static inline bool coll_nccl(const struct ne_coll *c)
 {
 	return c->cfg.model == NE_COLL_MODEL_NCCL;
@@ -235,6 +262,11 @@ int ne_coll_groups_setup(struct ne_coll *c);
 /* Post one zero-length receive WQE on qpn of rank; ne_post_recv's result. */
 int ne_coll_post_recv(struct ne_coll *c, uint32_t rank, uint32_t qpn, uint64_t wr_id);
 
+/* ne_coll_lanes.c: free the lanes (ne_coll_set_lanes). */
+void ne_coll_lanes_free(struct ne_coll *c);
+/* ne_coll_run.c: an iteration starts at now: each connection's sender and
+ * receiver side, each group and rank reset and marked (a lane: its ranks'). */
+void ne_coll_begin_iter(struct ne_coll *c, uint64_t now);
 /* ne_coll_run.c: the CQ notification callback (ctx: the struct coll_rank). */
 void ne_coll_cq_notify(void *ctx, struct ne_cq *cq);
 /* Act on one completion of rank at now (marks connections and groups). */

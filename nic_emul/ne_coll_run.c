@@ -81,6 +81,8 @@ static void init_data(struct ne_coll *c)
 	for (uint32_t i = 0; i < n; i++) {
 		struct coll_rank *r = &c->ranks[i];
 
+		if (!coll_mine(c, i))
+			continue;
 		switch (c->cfg.op) {
 		case NE_COLL_ALLREDUCE:
 		case NE_COLL_REDUCESCATTER:
@@ -103,24 +105,32 @@ static void init_data(struct ne_coll *c)
 	}
 }
 
-static void begin_iter(struct ne_coll *c, uint64_t now)
+void ne_coll_begin_iter(struct ne_coll *c, uint64_t now)
 {
 	for (uint32_t k = 0; k < c->nconns; k++) {
 		struct coll_conn *cn = &c->conns[k];
 
+		if (coll_mine(c, cn->dst)) {
+			memset(cn->rflags, 0, cn->nxfers);
+			memset(cn->recv_parts, 0, cn->nxfers * sizeof(*cn->recv_parts));
+			cn->grant_next = 0;
+		}
+		if (!coll_mine(c, cn->src))
+			continue;
 		memset(cn->flags, 0, cn->nxfers);
-		memset(cn->recv_parts, 0, cn->nxfers * sizeof(*cn->recv_parts));
 		memset(cn->send_parts, 0, cn->nxfers * sizeof(*cn->send_parts));
 		cn->send_next = cn->send_part = 0;
-		cn->grant_next = 0;
 		mark_conn(c, k);
 	}
 	for (uint32_t g = 0; g < c->ngroups; g++) {
+		if (!coll_mine(c, c->groups[g].rank))
+			continue;
 		c->groups[g].granted = 0;
 		mark_group(c, g);
 	}
 	for (uint32_t i = 0; i < c->nranks; i++)
-		c->ranks[i].granted_bytes = 0;
+		if (coll_mine(c, i))
+			c->ranks[i].granted_bytes = 0;
 	c->recv_done = c->send_done = 0;
 	init_data(c);
 	c->iter_start = now;
@@ -141,7 +151,7 @@ int ne_coll_start(struct ne_coll *c, uint64_t now_ns)
 	c->done = false;
 	memset(c->iter_ns, 0, c->iters_total * sizeof(*c->iter_ns));
 	ne_coll_series_start(c, now_ns);
-	begin_iter(c, now_ns);
+	ne_coll_begin_iter(c, now_ns);
 	return 0;
 }
 
@@ -153,7 +163,7 @@ static void sender_step(struct ne_coll *c, uint32_t k, uint64_t now)
 		uint32_t s = cn->send_next;
 		const struct coll_xfer *x = &cn->xfers[s];
 		bool data_in = x->dep_conn < 0 ||
-			       (c->conns[x->dep_conn].flags[x->dep_seq] & XFER_RECV_DONE);
+			       (c->conns[x->dep_conn].rflags[x->dep_seq] & XFER_RECV_DONE);
 		int rc;
 
 		/* ready: the connection's next message, its data there (latency's wait) */
@@ -202,7 +212,7 @@ static void grant_step(struct ne_coll *c, uint32_t gi, uint64_t now)
 
 			if (s >= cn->nxfers)
 				continue;
-			if (s >= c->window && !(cn->flags[s - c->window] & XFER_RECV_DONE))
+			if (s >= c->window && !(cn->rflags[s - c->window] & XFER_RECV_DONE))
 				continue;
 			if (ne_coll_post_cts(c, k, s, now)) {
 				c->stats.post_busy++;
@@ -248,7 +258,7 @@ static void consume(struct ne_coll *c, uint32_t k, uint32_t s)
 			memcpy(dst, slot, x->len);
 		}
 	}
-	cn->flags[s] |= XFER_RECV_DONE;
+	cn->rflags[s] |= XFER_RECV_DONE;
 	c->recv_done++;
 	c->stats.transfers_done++;
 	if (c->cfg.cts) {
@@ -310,7 +320,7 @@ void ne_coll_handle_wc(struct ne_coll *c, uint32_t rank, const struct ne_wc *wc,
 		if (ne_coll_post_recv(c, rank, wc->qpn, wc->wr_id))
 			c->stats.post_busy++;
 		s = wc->imm_data;
-		if (s >= cn->nxfers || (cn->flags[s] & XFER_RECV_DONE))
+		if (s >= cn->nxfers || (cn->rflags[s] & XFER_RECV_DONE))
 			return;
 		check_rr_step(c, cn, s, wc);
 		if (++cn->recv_parts[s] == ne_coll_msg_wqes(c, cn->xfers[s].len))
@@ -347,6 +357,13 @@ void ne_coll_run_marked(struct ne_coll *c, uint64_t now)
 	}
 }
 
+/* Every transfer polled through c was sent and received, every CTS completed. */
+static bool iter_complete(const struct ne_coll *c)
+{
+	return c->recv_done == c->recv_total && c->send_done == c->send_total &&
+	       c->cts_outstanding == 0;
+}
+
 int ne_coll_poll(struct ne_coll *c, uint64_t now_ns)
 {
 	int handled;
@@ -359,13 +376,17 @@ int ne_coll_poll(struct ne_coll *c, uint64_t now_ns)
 	if (!c->running)
 		return handled;
 	ne_coll_run_marked(c, now_ns);
-	while (c->running && c->recv_done == c->total_xfers && c->send_done == c->total_xfers &&
-	       c->cts_outstanding == 0) {
+	while (c->running && iter_complete(c)) {
+		c->running = false;
+		c->done_at = now_ns;
+		if (c->main) { /* a lane: ne_coll_lanes_end ends the collective */
+			c->done = true;
+			break;
+		}
 		c->iter_ns[c->iters_done++] = now_ns - c->iter_start;
 		c->stats.nic_ns += (now_ns - c->iter_start) * c->nranks;
-		c->running = false;
 		if (c->iters_done < c->iters_total) {
-			begin_iter(c, now_ns);
+			ne_coll_begin_iter(c, now_ns);
 			ne_coll_run_marked(c, now_ns);
 		} else {
 			c->done = true;
@@ -378,9 +399,7 @@ int ne_coll_poll(struct ne_coll *c, uint64_t now_ns)
 bool ne_coll_quiet(const struct ne_coll *c)
 {
 	return c && !c->proxy_on && !c->failed && !c->ndirty_conns && !c->ndirty_groups &&
-	       !c->nready && !c->ndue &&
-	       !(c->running && c->recv_done == c->total_xfers && c->send_done == c->total_xfers &&
-		 c->cts_outstanding == 0);
+	       !c->nready && !c->ndue && !(c->running && iter_complete(c));
 }
 
 uint64_t ne_coll_next_event_ns(const struct ne_coll *c)

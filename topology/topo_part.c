@@ -48,19 +48,20 @@ static bool host_emulated(const struct topo *t, uint32_t h)
 }
 
 /* The cut (topo_part.h): the file's, or the default. */
-static void plan(const struct topo *t, uint32_t nparts, uint32_t *part_sw, uint32_t *part_host)
+static void plan(const struct topo *t, uint32_t nparts, bool nics_with_leaf, uint32_t *part_sw,
+		 uint32_t *part_host)
 {
 	uint32_t n_leaves = 0, n_emulated = 0;
 
 	for (uint32_t i = 0; i < t->n_switches; i++)
 		n_leaves += t->switches[i].role == TOPO_ROLE_RTSW;
-	for (uint32_t h = 0; h < t->n_hosts; h++)
+	for (uint32_t h = 0; h < t->n_hosts && !nics_with_leaf; h++)
 		n_emulated += host_emulated(t, h);
 	if (t->switches[0].partition >= 0) { /* the file's cut (check_file_cut() passed) */
 		for (uint32_t i = 0; i < t->n_switches; i++)
 			part_sw[i] = (uint32_t)t->switches[i].partition;
 		for (uint32_t h = 0; h < t->n_hosts; h++)
-			part_host[h] = host_emulated(t, h) ? 0 : part_sw[t->hosts[h].leaf];
+			part_host[h] = host_emulated(t, h) && !nics_with_leaf ? 0 : part_sw[t->hosts[h].leaf];
 		return;
 	}
 	uint32_t first = n_emulated && nparts > 1 ? 1 : 0; /* partitions of switches: first..n-1 */
@@ -75,8 +76,8 @@ static void plan(const struct topo *t, uint32_t nparts, uint32_t *part_sw, uint3
 		part_host[h] = host_emulated(t, h) && first ? 0 : part_sw[t->hosts[h].leaf];
 }
 
-int topo_partition(const struct topo *t, uint32_t n, uint32_t *part_sw, uint32_t *part_host,
-		   char *err, size_t errlen)
+int topo_partition(const struct topo *t, uint32_t n, bool nics_with_leaf, uint32_t *part_sw,
+		   uint32_t *part_host, char *err, size_t errlen)
 {
 	if (n == 0 || n > t->n_switches) {
 		snprintf(err, errlen, "%u partitions: want 1..%u (one partition holds at least one switch)",
@@ -86,6 +87,6 @@ int topo_partition(const struct topo *t, uint32_t n, uint32_t *part_sw, uint32_t
 	int rc = check_file_cut(t, n, err, errlen);
 	if (rc < 0)
 		return rc;
-	plan(t, n, part_sw, part_host);
+	plan(t, n, nics_with_leaf, part_sw, part_host);
 	return 0;
 }

@@ -5,15 +5,17 @@
  * shows the cut before a run.
  *
  * The topology file's cut when its switches say `partition: K` (every switch,
- * K < n, no partition empty). Otherwise: with emulated NICs, partition 0 holds
- * all of them (one collective drives every rank) and the switches go to the
- * others; without, the leaves are split into balanced contiguous groups (a
- * rack stays whole) and spines and aggregation switches are dealt round
- * robin. A host runs with its leaf, an emulated one in partition 0.
+ * K < n, no partition empty). Otherwise: with emulated NICs that must run
+ * together (a collective whose progress cannot be split: dp_nic.h), partition
+ * 0 holds all of them and the switches go to the others; else the leaves are
+ * split into balanced contiguous groups (a rack stays whole) and spines and
+ * aggregation switches are dealt round robin. A host runs with its leaf; an
+ * emulated one in partition 0, unless nics_with_leaf.
  */
 #ifndef TOPO_PART_H
 #define TOPO_PART_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -21,12 +23,12 @@
 
 /*
  * Cut t into n partitions: part_sw[switch] and part_host[host] get each
- * node's partition. Returns 0, or -EINVAL with a message in err (n is 0 or
+ * node's partition; nics_with_leaf puts emulated hosts with their leaf too. Returns 0, or -EINVAL with a message in err (n is 0 or
  * above the number of switches; the file's cut is incomplete, beyond n or
  * leaves a partition empty).
  */
-int topo_partition(const struct topo *t, uint32_t n, uint32_t *part_sw, uint32_t *part_host,
-		   char *err, size_t errlen);
+int topo_partition(const struct topo *t, uint32_t n, bool nics_with_leaf, uint32_t *part_sw,
+		   uint32_t *part_host, char *err, size_t errlen);
 
 /* The partition of a link's end. */
 static inline uint32_t topo_part_of(const uint32_t *part_sw, const uint32_t *part_host,

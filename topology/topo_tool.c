@@ -356,7 +356,7 @@ static int print_partitions(const char *ns, const char *path)
 	}
 	uint32_t *sw = calloc(t->n_switches, sizeof(*sw)), *ho = calloc(t->n_hosts + 1, sizeof(*ho));
 	int rc = sw && ho ? 0 : 1;
-	if (rc == 0 && topo_partition(t, (uint32_t)n, sw, ho, err, sizeof(err)) < 0) {
+	if (rc == 0 && topo_partition(t, (uint32_t)n, false, sw, ho, err, sizeof(err)) < 0) {
 		fprintf(stderr, "rocelab-topo: %s\n", err);
 		rc = 2;
 	}

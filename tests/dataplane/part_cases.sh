@@ -53,6 +53,14 @@ nics64() {
   same_as_one alltoall64 --topology "$tmp/clos64.yaml" --coll 'op=alltoall,sizes=256K,data=on,qps=2'
   check "allreduce64 ($1): the collective ran and its data is right" \
     "grep -Eq '^ +1048576 .* 0\$' $tmp/allreduce64.$1.txt"
+  [ "$1" = w2 ] || return 0
+  # threads: each NIC runs in its leaf's partition, the collective split in lanes;
+  # a sweep of sizes needs a moment global to every rank: the NICs stay together
+  check "allreduce64 (w2): the NICs ran with their leaves, the collective in 2 lanes" \
+    "grep -q 'emulated NICs run with their leaves: the collective in 2 lanes' $tmp/allreduce64.w2.err"
+  same_as_one sweep64 --topology "$tmp/clos64.yaml" --coll 'op=allreduce,sizes=64K:128K,data=on,iters=2'
+  check "sweep64 (w2): a sweep of sizes keeps the NICs in partition 0" \
+    "grep -q 'emulated NICs all in partition 0' $tmp/sweep64.w2.err && grep -Eq '^ +131072 .* 0\$' $tmp/sweep64.w2.txt"
 }
 
 # e1_same FLAG TAG WHAT: the E1 experiment (smoke: first seed, two sizes) with

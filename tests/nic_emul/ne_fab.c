@@ -321,23 +321,55 @@ static uint64_t coll_work(const struct ne_coll *c)
 
 /* ne_coll_poll at f->now, counting the polls ne_coll_quiet() called idle and
  * whether they were. */
-static int poll_coll(struct fab *f)
+static int poll_one(struct fab *f, struct ne_coll *c)
 {
-	bool quiet = ne_coll_quiet(f->coll);
-	uint64_t before = quiet ? coll_work(f->coll) : 0;
-	int rc = ne_coll_poll(f->coll, f->now);
+	bool quiet = ne_coll_quiet(c);
+	uint64_t before = quiet ? coll_work(c) : 0;
+	int rc = ne_coll_poll(c, f->now);
 
 	if (quiet) {
 		f->quiet_polls++;
-		if (rc != 0 || coll_work(f->coll) != before)
+		if (rc != 0 || coll_work(c) != before)
 			f->quiet_busy++;
 	}
 	return rc;
 }
 
+/* The collective, or with lanes each lane in turn. */
+static int poll_coll(struct fab *f)
+{
+	int rc = 0;
+
+	for (uint32_t l = 0; l < f->nlanes && rc >= 0; l++)
+		rc = poll_one(f, ne_coll_lane(f->coll, l));
+	return f->nlanes ? rc : poll_one(f, f->coll);
+}
+
+/* With lanes: the collective ends once every lane is done (ne_coll_lanes_end). */
+static bool coll_done(struct fab *f)
+{
+	for (uint32_t l = 0; l < f->nlanes && !ne_coll_done(f->coll); l++)
+		if (!ne_coll_done(ne_coll_lane(f->coll, l)))
+			return false;
+	if (f->nlanes && !ne_coll_done(f->coll))
+		return ne_coll_lanes_end(f->coll) == 0;
+	return ne_coll_done(f->coll);
+}
+
+static uint64_t coll_next_ns(const struct fab *f)
+{
+	uint64_t t = f->nlanes ? UINT64_MAX : ne_coll_next_event_ns(f->coll);
+
+	for (uint32_t l = 0; l < f->nlanes; l++) {
+		uint64_t e = ne_coll_next_event_ns(ne_coll_lane(f->coll, l));
+		t = e < t ? e : t;
+	}
+	return t;
+}
+
 bool fab_run(struct fab *f, uint64_t until)
 {
-	while (!ne_coll_done(f->coll)) {
+	while (!coll_done(f)) {
 		uint64_t t = f->nheap ? f->heap[0].t : UINT64_MAX, e;
 
 		for (uint32_t i = 0; i < f->n; i++) {
@@ -345,7 +377,7 @@ bool fab_run(struct fab *f, uint64_t until)
 			if (e < t)
 				t = e;
 		}
-		e = ne_coll_next_event_ns(f->coll);
+		e = coll_next_ns(f);
 		if (e < t)
 			t = e;
 		if (t == UINT64_MAX || (t > until && t > f->now))

@@ -63,6 +63,7 @@ struct fab {
 	uint32_t n;
 	struct ne_nic **nic;
 	struct ne_coll *coll;
+	uint32_t nlanes;      /* 0: the collective polled whole; else its lanes, in turn */
 	uint64_t rate_bps, delay_ns, now;
 	uint8_t hi_dscp, data_dscp;
 	struct fab_port *port;

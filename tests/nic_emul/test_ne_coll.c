@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -542,6 +543,122 @@ static void test_determinism_and_nodata(void **state)
 	assert_true(t[0] == t[1] && t[0] == t[2]);
 }
 
+/* One run of cfg, whole (nlanes 0) or split into lanes by lane_of; its time,
+ * statistics, latency histogram and wire hash into the outputs. */
+static void lanes_run(const struct ne_coll_config *cfg, uint32_t nlanes, const uint32_t *lane_of,
+		      uint64_t *time_ns, struct ne_coll_stats *st, struct ne_coll_hist *lat,
+		      uint64_t *wire)
+{
+	struct fab f;
+
+	fab_init(&f, cfg, RATE, DELAY);
+	assert_non_null(fab_coll(&f, cfg));
+	coll_fill_inputs(f.coll, cfg->nranks);
+	if (nlanes) {
+		assert_int_equal(ne_coll_set_lanes(f.coll, nlanes, lane_of), 0);
+		f.nlanes = nlanes;
+		assert_int_equal(ne_coll_lanes_end(f.coll), -EBUSY); /* not started */
+		for (uint32_t l = 0; l < nlanes; l++)
+			if (!ne_coll_done(ne_coll_lane(f.coll, l))) /* (a lane without a rank is) */
+				assert_int_equal(ne_coll_lane_start(ne_coll_lane(f.coll, l), 0), 0);
+		assert_int_equal(ne_coll_lane_start(ne_coll_lane(f.coll, 0), 0), -EBUSY);
+	} else {
+		assert_int_equal(ne_coll_start(f.coll, 0), 0);
+	}
+	assert_true(fab_run(&f, UNTIL));
+	assert_true(ne_coll_done(f.coll));
+	assert_int_equal(coll_verify(f.coll, cfg), 0);
+	assert_int_equal(ne_coll_check(f.coll), 0);
+	*time_ns = ne_coll_iter_time_ns(f.coll, 0);
+	ne_coll_get_stats(f.coll, st);
+	assert_int_equal(ne_coll_get_latency(f.coll, lat, NULL), 0);
+	*wire = log_hash(&f);
+	if (nlanes)
+		assert_int_equal(ne_coll_lanes_end(f.coll), -EINVAL); /* ended once */
+	fab_free(&f);
+}
+
+/*
+ * Lanes (ne_coll_set_lanes): the progress split by rank, each lane polled on
+ * its own, gives the whole collective's run: the same wire, time, data,
+ * statistics and latencies, however the ranks are dealt (halves, odd and
+ * even, a lane without a rank).
+ */
+static void test_lanes(void **state)
+{
+	static const uint32_t halves[8] = {0, 0, 0, 0, 1, 1, 1, 1}, odd[8] = {0, 1, 0, 1, 0, 1, 0, 1},
+			      gap[8] = {0, 0, 2, 2, 0, 2, 0, 2};
+	static const uint32_t *deal[] = {halves, odd, gap};
+	static const uint32_t lanes[] = {2, 2, 3};
+	enum ne_coll_op ops[] = {NE_COLL_ALLREDUCE, NE_COLL_ALLTOALL, NE_COLL_INCAST};
+
+	(void)state;
+	for (int o = 0; o < 3; o++) {
+		struct ne_coll_config c;
+		struct ne_coll_stats s0, s1;
+		struct ne_coll_hist *l0 = malloc(sizeof(*l0)), *l1 = malloc(sizeof(*l1));
+		uint64_t t0, t1, w0, w1;
+
+		assert_non_null(l0);
+		assert_non_null(l1);
+		base_cfg(&c, ops[o], 8, 8 * 4 * 4096);
+		c.qps_per_conn = 2;
+		lanes_run(&c, 0, NULL, &t0, &s0, l0, &w0);
+		for (int d = 0; d < 3; d++) {
+			lanes_run(&c, lanes[d], deal[d], &t1, &s1, l1, &w1);
+			assert_true(t1 == t0 && t0 > 0);
+			assert_true(w1 == w0);
+			assert_int_equal(s1.data_wrs, s0.data_wrs);
+			assert_int_equal(s1.cts_sent, s0.cts_sent);
+			assert_int_equal(s1.transfers_done, s0.transfers_done);
+			assert_int_equal(s1.wqes_posted, s0.wqes_posted);
+			assert_int_equal(s1.cqes_polled, s0.cqes_polled);
+			assert_int_equal(s1.max_granted_bytes, s0.max_granted_bytes);
+			assert_int_equal(s1.active_qp_ns, s0.active_qp_ns);
+			assert_int_equal(s1.nic_ns, s0.nic_ns);
+			assert_int_equal(s1.active_qps_max, s0.active_qps_max);
+			assert_int_equal(l1->n, l0->n);
+			assert_int_equal(l1->sum_ns, l0->sum_ns);
+			assert_memory_equal(l1->bin, l0->bin, sizeof(l0->bin));
+		}
+		free(l0);
+		free(l1);
+	}
+}
+
+/* What lanes cannot take: a global moment between completions, a bad split. */
+static void test_lanes_refused(void **state)
+{
+	static const uint32_t lane_of[4] = {0, 1, 0, 1}, bad[4] = {0, 1, 2, 1};
+	struct ne_coll_config c;
+	struct fab f;
+
+	(void)state;
+	base_cfg(&c, NE_COLL_ALLREDUCE, 4, 4 * 4 * 1024);
+	c.iters = 2; /* the next iteration starts when every rank is done */
+	fab_init(&f, &c, RATE, DELAY);
+	assert_non_null(fab_coll(&f, &c));
+	assert_int_equal(ne_coll_set_lanes(f.coll, 2, lane_of), -EINVAL);
+	assert_int_equal(ne_coll_lanes_end(f.coll), -EINVAL); /* no lanes */
+	assert_ptr_equal(ne_coll_lane(f.coll, 0), f.coll);    /* its own lane 0 */
+	assert_null(ne_coll_lane(f.coll, 1));
+	assert_int_equal(ne_coll_lane_start(f.coll, 0), -EINVAL); /* not a lane */
+	fab_free(&f);
+	c.iters = 1;
+	c.proxy_post_ns = 200; /* one proxy timer heap for every rank */
+	fab_init(&f, &c, RATE, DELAY);
+	assert_non_null(fab_coll(&f, &c));
+	assert_int_equal(ne_coll_set_lanes(f.coll, 2, lane_of), -EINVAL);
+	fab_free(&f);
+	c.proxy_post_ns = 0;
+	fab_init(&f, &c, RATE, DELAY);
+	assert_non_null(fab_coll(&f, &c));
+	assert_int_equal(ne_coll_set_lanes(f.coll, 2, bad), -EINVAL); /* lane 2 of 2 */
+	assert_int_equal(ne_coll_start(f.coll, 0), 0);
+	assert_int_equal(ne_coll_set_lanes(f.coll, 2, lane_of), -EINVAL); /* started */
+	fab_free(&f);
+}
+
 /* ne_coll_poll() follows CQ notifications: the ranks it visits and the CQ
  * polls it makes are bounded by the completions it handles, whatever the
  * number of ranks; a poll with nothing queued does no work at all, and
@@ -671,6 +788,8 @@ int main(void)
 		cmocka_unit_test(test_loss),
 		cmocka_unit_test(test_determinism_and_nodata),
 		cmocka_unit_test(test_poll_work),
+		cmocka_unit_test(test_lanes),
+		cmocka_unit_test(test_lanes_refused),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -38,7 +38,7 @@ static void test_default_cut(void **state)
 	uint32_t sw[64], ho[64], leaves_in[4] = {0}, spines_in[4] = {0};
 	char err[256];
 
-	assert_int_equal(topo_partition(t, 4, sw, ho, err, sizeof(err)), 0);
+	assert_int_equal(topo_partition(t, 4, false, sw, ho, err, sizeof(err)), 0);
 	uint32_t leaf = 0, spine = 0;
 	for (uint32_t i = 0; i < t->n_switches; i++) {
 		if (t->switches[i].role == TOPO_ROLE_RTSW) {
@@ -66,15 +66,26 @@ static void test_emulated_cut(void **state)
 	uint32_t sw[16], ho[32];
 	char err[256];
 
-	assert_int_equal(topo_partition(t, 3, sw, ho, err, sizeof(err)), 0);
+	assert_int_equal(topo_partition(t, 3, false, sw, ho, err, sizeof(err)), 0);
 	for (uint32_t h = 0; h < t->n_hosts; h++)
 		assert_int_equal(ho[h], 0);
 	for (uint32_t i = 0; i < t->n_switches; i++)
 		assert_true(sw[i] == 1 || sw[i] == 2);
 	/* one partition: everything in 0 */
-	assert_int_equal(topo_partition(t, 1, sw, ho, err, sizeof(err)), 0);
+	assert_int_equal(topo_partition(t, 1, false, sw, ho, err, sizeof(err)), 0);
 	for (uint32_t i = 0; i < t->n_switches; i++)
 		assert_int_equal(sw[i], 0);
+	/* NICs with their leaf (a collective split into lanes): the default cut
+	 * of switches, every partition holding leaves, each NIC with its leaf */
+	uint32_t leaves_in[2] = {0};
+	assert_int_equal(topo_partition(t, 2, true, sw, ho, err, sizeof(err)), 0);
+	for (uint32_t i = 0; i < t->n_switches; i++)
+		if (t->switches[i].role == TOPO_ROLE_RTSW)
+			leaves_in[sw[i]]++;
+	assert_int_equal(leaves_in[0], 2);
+	assert_int_equal(leaves_in[1], 2);
+	for (uint32_t h = 0; h < t->n_hosts; h++)
+		assert_int_equal(ho[h], sw[t->hosts[h].leaf]);
 	topo_free(t);
 }
 
@@ -109,7 +120,7 @@ static void test_file_cut(void **state)
 	uint32_t sw[4], ho[2];
 	char err[256];
 
-	assert_int_equal(topo_partition(t, 2, sw, ho, err, sizeof(err)), 0);
+	assert_int_equal(topo_partition(t, 2, false, sw, ho, err, sizeof(err)), 0);
 	uint32_t want[] = {1, 0, 0, 1};
 	for (int i = 0; i < 4; i++)
 		assert_int_equal(sw[i], want[i]);
@@ -126,16 +137,16 @@ static void test_bad_cuts(void **state)
 	char err[256];
 	struct topo *t = load_cut("");
 
-	assert_int_equal(topo_partition(t, 2, sw, ho, err, sizeof(err)), -EINVAL);
+	assert_int_equal(topo_partition(t, 2, false, sw, ho, err, sizeof(err)), -EINVAL);
 	assert_non_null(strstr(err, "cut.yaml:6: switch 'spine1' has no partition"));
 	topo_free(t);
 	t = load_cut(", partition: 2");
-	assert_int_equal(topo_partition(t, 2, sw, ho, err, sizeof(err)), -EINVAL);
+	assert_int_equal(topo_partition(t, 2, false, sw, ho, err, sizeof(err)), -EINVAL);
 	assert_non_null(strstr(err, "switch 'spine1' is in partition 2, but there are 2"));
-	assert_int_equal(topo_partition(t, 4, sw, ho, err, sizeof(err)), -EINVAL); /* none in 3 */
+	assert_int_equal(topo_partition(t, 4, false, sw, ho, err, sizeof(err)), -EINVAL); /* none in 3 */
 	assert_non_null(strstr(err, "no switch is in partition 3 of 4"));
-	assert_int_equal(topo_partition(t, 0, sw, ho, err, sizeof(err)), -EINVAL);
-	assert_int_equal(topo_partition(t, 5, sw, ho, err, sizeof(err)), -EINVAL); /* 4 switches */
+	assert_int_equal(topo_partition(t, 0, false, sw, ho, err, sizeof(err)), -EINVAL);
+	assert_int_equal(topo_partition(t, 5, false, sw, ho, err, sizeof(err)), -EINVAL); /* 4 switches */
 	assert_non_null(strstr(err, "want 1..4"));
 	topo_free(t);
 }

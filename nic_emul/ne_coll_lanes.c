@@ -1,0 +1,187 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * ne_coll lanes: the progress of one collective split by rank, so that
+ * threads that each run some ranks' NICs (dataplane partitions) drive it
+ * side by side (ne_coll.h, ne_coll_set_lanes). A lane is a struct ne_coll
+ * that shares the collective's plan, ranks, connections and groups (each
+ * written by one side: a connection's sender fields and flags by its
+ * sender's lane, its receiver fields and rflags by its receiver's) and owns
+ * what a poll changes: the ready heap, the marked lists, the counters, the
+ * statistics and the latency histograms. The end sums them.
+ */
+#include "ne_coll_priv.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A lane of c for its ranks with lane_of[rank] == l: shares c's plan, owns its progress. */
+static int lane_init(struct ne_coll *c, struct ne_coll *ln, uint32_t l)
+{
+	*ln = *c; /* (the shared arrays: plan, ranks, connections, groups) */
+	ln->main = c;
+	ln->lane = l;
+	ln->lanes = NULL;
+	ln->nlanes = 0;
+	ln->dirty_conns = calloc(c->nconns + 1, sizeof(*ln->dirty_conns));
+	ln->dirty_groups = calloc((size_t)c->ngroups + 1, sizeof(*ln->dirty_groups));
+	ln->ready = calloc(c->nranks, sizeof(*ln->ready));
+	ln->lat = calloc(1, sizeof(*ln->lat));
+	ln->wait = calloc(1, sizeof(*ln->wait));
+	ln->iter_ns = NULL;
+	ln->send_total = ln->recv_total = 0;
+	if (!ln->dirty_conns || !ln->dirty_groups || !ln->ready || !ln->lat || !ln->wait)
+		return -ENOMEM;
+	for (uint32_t k = 0; k < c->nconns; k++) {
+		ln->send_total += coll_mine(ln, c->conns[k].src) ? c->conns[k].nxfers : 0;
+		ln->recv_total += coll_mine(ln, c->conns[k].dst) ? c->conns[k].nxfers : 0;
+	}
+	ln->empty = true;
+	for (uint32_t i = 0; i < c->nranks; i++)
+		ln->empty &= !coll_mine(ln, i);
+	ln->done = ln->empty; /* (no rank: nothing to start, nothing to wait for) */
+	return 0;
+}
+
+static void lane_free(struct ne_coll *ln)
+{
+	free(ln->dirty_conns);
+	free(ln->dirty_groups);
+	free(ln->ready);
+	free(ln->lat);
+	free(ln->wait);
+}
+
+void ne_coll_lanes_free(struct ne_coll *c)
+{
+	for (uint32_t l = 0; c->lanes && l < c->nlanes; l++)
+		lane_free(&c->lanes[l]);
+	free(c->lanes);
+	free(c->lane_of);
+	c->lanes = NULL;
+	c->lane_of = NULL;
+	c->nlanes = 0;
+}
+
+int ne_coll_set_lanes(struct ne_coll *c, uint32_t nlanes, const uint32_t *lane_of)
+{
+	int rc = 0;
+
+	if (!c || !lane_of || nlanes < 1 || c->main || c->lanes || c->running || c->done ||
+	    c->proxy_on || c->series || c->iters_total != 1)
+		return -EINVAL;
+	for (uint32_t i = 0; i < c->nranks; i++)
+		if (lane_of[i] >= nlanes)
+			return -EINVAL;
+	c->lanes = calloc(nlanes, sizeof(*c->lanes));
+	c->lane_of = malloc(c->nranks * sizeof(*c->lane_of));
+	if (!c->lanes || !c->lane_of) {
+		free(c->lanes);
+		free(c->lane_of);
+		c->lanes = NULL;
+		c->lane_of = NULL;
+		return -ENOMEM;
+	}
+	memcpy(c->lane_of, lane_of, c->nranks * sizeof(*lane_of));
+	c->nlanes = nlanes;
+	for (uint32_t l = 0; l < nlanes && !rc; l++)
+		rc = lane_init(c, &c->lanes[l], l);
+	if (rc) {
+		ne_coll_lanes_free(c);
+		return rc;
+	}
+	/* a CQ notification goes to the rank's lane */
+	for (uint32_t i = 0; i < c->nranks; i++)
+		c->ranks[i].owner = &c->lanes[lane_of[i]];
+	return 0;
+}
+
+struct ne_coll *ne_coll_lane(struct ne_coll *c, uint32_t l)
+{
+	if (!c)
+		return NULL;
+	if (!c->lanes)
+		return l == 0 ? c : NULL;
+	return l < c->nlanes ? &c->lanes[l] : NULL;
+}
+
+int ne_coll_lane_start(struct ne_coll *ln, uint64_t now_ns)
+{
+	if (!ln || !ln->main)
+		return -EINVAL;
+	if (ln->running || ln->done)
+		return -EBUSY;
+	ne_coll_begin_iter(ln, now_ns);
+	return 0;
+}
+
+static uint64_t max_u64(uint64_t a, uint64_t b)
+{
+	return a > b ? a : b;
+}
+
+/* The collective's statistics: the lanes' summed (largest for the peaks). */
+static void lanes_sum_stats(struct ne_coll *c)
+{
+	struct ne_coll_stats *t = &c->stats;
+
+	for (uint32_t l = 0; l < c->nlanes; l++) {
+		const struct ne_coll_stats *s = &c->lanes[l].stats;
+
+		if (s->errors && !t->errors)
+			t->first_error_status = s->first_error_status;
+		t->data_wrs += s->data_wrs;
+		t->data_bytes += s->data_bytes;
+		t->cts_sent += s->cts_sent;
+		t->transfers_done += s->transfers_done;
+		t->max_granted_bytes = max_u64(t->max_granted_bytes, s->max_granted_bytes);
+		t->post_busy += s->post_busy;
+		t->errors += s->errors;
+		t->rank_visits += s->rank_visits;
+		t->cq_polls += s->cq_polls;
+		t->conn_steps += s->conn_steps;
+		t->group_steps += s->group_steps;
+		t->zero_len_wrs += s->zero_len_wrs;
+		t->rr_mismatch += s->rr_mismatch;
+		t->ctran_qp_full += s->ctran_qp_full;
+		t->ctran_max_outstanding = max_u64(t->ctran_max_outstanding, s->ctran_max_outstanding);
+		t->wqes_posted += s->wqes_posted;
+		t->cqes_polled += s->cqes_polled;
+		t->proxy_busy_ns += s->proxy_busy_ns;
+		t->active_qp_ns += s->active_qp_ns;
+		t->active_busy_ns += s->active_busy_ns;
+		if (s->active_qps_max > t->active_qps_max)
+			t->active_qps_max = s->active_qps_max;
+	}
+}
+
+int ne_coll_lanes_end(struct ne_coll *c)
+{
+	uint64_t start = UINT64_MAX, end = 0;
+
+	if (!c || !c->lanes || c->done)
+		return -EINVAL;
+	for (uint32_t l = 0; l < c->nlanes; l++) {
+		const struct ne_coll *ln = &c->lanes[l];
+
+		if (!ln->done && !ln->failed)
+			return -EBUSY;
+		if (ln->empty)
+			continue;
+		c->failed |= ln->failed;
+		start = ln->iter_start < start ? ln->iter_start : start;
+		end = ln->done_at > end ? ln->done_at : end;
+		c->meas_max = ln->meas_max > c->meas_max ? ln->meas_max : c->meas_max;
+		ne_coll_hist_merge(c->lat, ln->lat);
+		ne_coll_hist_merge(c->wait, ln->wait);
+	}
+	lanes_sum_stats(c);
+	if (c->failed)
+		return -EIO;
+	c->iter_start = start;
+	c->done_at = end;
+	c->iter_ns[c->iters_done++] = end - c->iter_start;
+	c->stats.nic_ns += (end - c->iter_start) * c->nranks;
+	c->done = true;
+	return 0;
+}
