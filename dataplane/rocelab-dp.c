@@ -106,6 +106,7 @@ struct opts {
 	unsigned mem_mb;
 	uint32_t mbufs;         /* --mbufs: frames the pool holds; 0: by the MTU (65535 or 16383) */
 	uint32_t workers;       /* --workers: partitions on threads (virtual clock) */
+	bool nics_together;     /* --nics-together: emulated NICs all in partition 0 */
 	bool lag_stop;          /* --lag-policy stop: falling behind by lag_limit_ns ends the run */
 	uint64_t lag_limit_ns;
 	struct dp_peers peers;  /* --process K/N, --peer DEVARGS (dp_peer.h) */
@@ -142,6 +143,12 @@ static void usage(FILE *out)
 		"                      Under mpirun -np K: K partitions, one per rank, same output\n"
 		"                      (rank 0 prints and writes files and answers telemetry, at\n"
 		"                      the poll points between windows; virtual clock)\n"
+		"                      Emulated NICs run with their leaves, the collective split by\n"
+		"                      rank, when it can be (one collective of one size and one\n"
+		"                      iteration, no proxy costs, --rdma or --coll-series); else all\n"
+		"                      in partition 0 with the collective (stderr says which)\n"
+		"  --nics-together     with --workers: every emulated NIC in partition 0 all the same\n"
+		"                      (the cut before NICs ran with their leaves; same output)\n"
 		"  --process K/N       live clock: run partition K of the N-way cut (the one --workers N\n"
 		"                      makes) as one of N processes; needs a --peer per other process\n"
 		"  --peer DEVARGS      the DPDK port to another process (e.g. net_memif0,role=server,\n"
@@ -288,7 +295,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 {
 	enum { O_TOPO = 256, O_CLOS, O_CHECK, O_LIST, O_CLOCK, O_DUR, O_GEN, O_VETH, O_CAP, O_CSV, O_CSVI,
 	       O_BUSY, O_SEED, O_NAME, O_MEM, O_QUIET, O_RDMA, O_FLOWS, O_COLL, O_NIC, O_TE, O_WD, O_LAG,
-	       O_NAP, O_TRAFFIC, O_WORKERS, O_MBUFS, O_PROCESS, O_PEER, O_CSERIES };
+	       O_NAP, O_TRAFFIC, O_WORKERS, O_MBUFS, O_PROCESS, O_PEER, O_CSERIES, O_TOGETHER };
 	static const struct option lo[] = {
 		{"topology", required_argument, NULL, O_TOPO}, {"clos", required_argument, NULL, O_CLOS},
 		{"check", no_argument, NULL, O_CHECK},         {"list-hosts", no_argument, NULL, O_LIST},         {"clock", required_argument, NULL, O_CLOCK},
@@ -306,6 +313,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		{"traffic", required_argument, NULL, O_TRAFFIC},
 		{"coll-series", required_argument, NULL, O_CSERIES},
 		{"workers", required_argument, NULL, O_WORKERS},
+		{"nics-together", no_argument, NULL, O_TOGETHER},
 		{"mbufs", required_argument, NULL, O_MBUFS},
 		{"process", required_argument, NULL, O_PROCESS},
 		{"peer", required_argument, NULL, O_PEER},
@@ -332,6 +340,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 				return bad("bad --workers (1..256):", optarg);
 			o->workers = (uint32_t)v;
 			break;
+		case O_TOGETHER: o->nics_together = true; break;
 		case O_PROCESS:
 			if (dp_peers_parse_process(&o->peers, optarg) < 0)
 				return bad("bad --process, want K/N with K < N, 2 <= N <= 16:", optarg);
@@ -791,8 +800,10 @@ static void run_virtual_parts(struct run *r)
 		fprintf(stderr, "rocelab-dp: emulated NICs run with their leaves: the collective in %u lanes\n",
 			r->nics.n_lanes);
 	else if (!r->o->quiet && r->nics.n)
-		fprintf(stderr, "rocelab-dp: emulated NICs all in partition 0 (lanes take threads, one "
-			"collective of one size and iteration, no proxy costs, --rdma or series)\n");
+		fprintf(stderr, "rocelab-dp: emulated NICs all in partition 0 (%s)\n",
+			r->o->nics_together ? "--nics-together"
+					    : "with their leaves they need threads, one collective of one "
+					      "size and iteration, no proxy costs, --rdma or series");
 	for (uint32_t i = 0; i < dp_parts_count(r->parts) && !r->o->quiet; i++) {
 		double cpu;
 		uint64_t ev;
@@ -1152,11 +1163,6 @@ static int setup_pool(struct run *r, char *err, size_t errlen)
 }
 
 /*
- * Everything before traffic: EAL, pool, engine, fabric, emulated NICs, ports,
- * captures, CSV, telemetry. Returns 0, 1 (runtime failure) or EXIT_BAD_INPUT,
- * with a message in err.
- */
-/*
  * Whether the emulated NICs run in their leaves' partitions, each
  * partition driving its ranks' part of the collective (dp_nics_coll_splits),
  * instead of all in partition 0: threads on the virtual clock (MPI ranks and
@@ -1168,11 +1174,16 @@ static bool nics_in_lanes(const struct run *r)
 {
 	const struct opts *o = r->o;
 
-	return o->clock == DP_CLOCK_VIRTUAL && o->workers > 1 && r->mpi.size <= 1 &&
-	       !dp_peers_on(&o->peers) && o->coll.n == 1 && o->rdma.n == 0 && !o->coll_series &&
-	       dp_nics_coll_splits(o->coll.spec[0]);
+	return o->clock == DP_CLOCK_VIRTUAL && o->workers > 1 && !o->nics_together &&
+	       r->mpi.size <= 1 && !dp_peers_on(&o->peers) && o->coll.n == 1 && o->rdma.n == 0 &&
+	       !o->coll_series && dp_nics_coll_splits(o->coll.spec[0]);
 }
 
+/*
+ * Everything before traffic: EAL, pool, engine, fabric, emulated NICs, ports,
+ * captures, CSV, telemetry. Returns 0, 1 (runtime failure) or EXIT_BAD_INPUT,
+ * with a message in err.
+ */
 static int setup(struct run *r, char *err, size_t errlen)
 {
 	struct opts *o = r->o;

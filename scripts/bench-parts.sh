@@ -21,8 +21,10 @@
 #         the work per frame balanced between them)
 #   ring  a ring AllReduce of 8 MiB over 256 emulated NICs on a 16 leaves x
 #         8 spines x 16 hosts 100G Clos, data=off, ring order interleaving the
-#         leaves. (Partition 0 holds every NIC and the collective: see
-#         dataplane/dp_part.h; the switches run in the others.)
+#         leaves. Each NIC runs in its leaf's partition, the collective
+#         split by rank (dataplane/dp_nic.h); then the same with
+#         --nics-together (every NIC and the collective in partition 0, the
+#         switches in the others: the cut before lanes).
 #
 # --mpi also runs ns3 and ring as mpirun -np N (the partitions as MPI ranks,
 # Open MPI's shared memory between them) and compares it with --workers N.
@@ -81,6 +83,7 @@ bench() { # NAME TITLE ARGS...
       "$(echo "$u + $s" | bc)" "$(echo "$w1 / $wn" | bc -l)" \
       "$(same "$TMP/$name.w1.out" "$TMP/$name.w$w.out" && echo identical || echo DIFFERENT)"
     grep -h 'partitions, lookahead' "$TMP/$name.w$w.err" | tr '\r' '\n' | tail -1 | sed 's/^rocelab-dp: /    /'
+    grep -h '^rocelab-dp: emulated NICs' "$TMP/$name.w$w.err" | sed 's/^rocelab-dp: /    /'
     # the balance: each partition's share of the loop running its windows
     grep -h '^rocelab-dp: partition [0-9]*: ' "$TMP/$name.w$w.err" | sed 's/^rocelab-dp: /    /; s/ (running windows.*//'
     [ "$MPI" = 1 ] || continue
@@ -106,6 +109,9 @@ if [ -z "$ONLY" ] || [ "$ONLY" = ring ]; then
   order=$(python3 -c "print('+'.join(f'h{l * 16 + i}' for i in range(16) for l in range(16)))")
   bench ring "ring AllReduce, 256 emulated NICs, 16 x 8 x 16 100G Clos, 8 MiB, data=off" \
     --topology "$TMP/ring.yaml" --flows 0 --coll "op=allreduce,sizes=8M,data=off,qps=1,hosts=$order"
+  bench ring-together "the same with every NIC in partition 0 (--nics-together: the cut before lanes)" \
+    --topology "$TMP/ring.yaml" --flows 0 --coll "op=allreduce,sizes=8M,data=off,qps=1,hosts=$order" \
+    --nics-together
 fi
 if [ -z "$ONLY" ] || [ "$ONLY" = live ]; then
   # live: wall-clock Mpps, so ROUNDS rounds, each running every worker count

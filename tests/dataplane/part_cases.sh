@@ -58,6 +58,10 @@ nics64() {
   # a sweep of sizes needs a moment global to every rank: the NICs stay together
   check "allreduce64 (w2): the NICs ran with their leaves, the collective in 2 lanes" \
     "grep -q 'emulated NICs run with their leaves: the collective in 2 lanes' $tmp/allreduce64.w2.err"
+  WORKERS="1 2" same_as_one together64 --topology "$tmp/clos64.yaml" --nics-together \
+    --coll 'op=allreduce,sizes=1M,data=on,qps=4,mode=split'
+  check "together64 (w2): --nics-together keeps the NICs in partition 0; the same output as with lanes" \
+    "grep -q 'emulated NICs all in partition 0 (--nics-together)' $tmp/together64.w2.err && cmp -s $tmp/together64.w2.cmp $tmp/allreduce64.w2.cmp"
   same_as_one sweep64 --topology "$tmp/clos64.yaml" --coll 'op=allreduce,sizes=64K:128K,data=on,iters=2'
   check "sweep64 (w2): a sweep of sizes keeps the NICs in partition 0" \
     "grep -q 'emulated NICs all in partition 0' $tmp/sweep64.w2.err && grep -Eq '^ +131072 .* 0\$' $tmp/sweep64.w2.txt"
