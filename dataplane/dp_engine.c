@@ -22,6 +22,7 @@ int dp_engine_init(struct dp_engine *e, enum dp_clock_mode mode, uint64_t (*live
 	e->room = e->cap;
 	e->lp_seq = e->own_seq;
 	e->n_lp = 1;
+	e->copy_lp = UINT32_MAX;
 	e->xfer_min_ns = UINT64_MAX;
 	e->heap = malloc(e->cap * sizeof(*e->heap));
 	e->nodes = aligned_alloc(64, e->cap * sizeof(*e->nodes));
@@ -87,6 +88,12 @@ void dp_engine_set_lps(struct dp_engine *e, uint64_t *seq, uint32_t n_lp)
 	e->lp_seq = seq;
 	e->n_lp = n_lp;
 	e->cur_lp = DP_LP_GLOBAL;
+}
+
+void dp_engine_copy_lp(struct dp_engine *e, uint32_t lp)
+{
+	e->copy_lp = lp;
+	e->copy_seq = e->lp_seq[(size_t)lp * DP_LP_STRIDE];
 }
 
 void dp_engine_set_limit(struct dp_engine *e, uint32_t limit)
@@ -332,7 +339,8 @@ static void timer_take(struct dp_engine *e, uint32_t id)
 static int add_lp(struct dp_engine *e, uint32_t lp, uint64_t at_ns, dp_timer_fn fn, void *obj,
 		  uint64_t arg, uint32_t slot)
 {
-	uint64_t *seq = &e->lp_seq[(size_t)e->cur_lp * DP_LP_STRIDE];
+	uint64_t *seq = e->cur_lp == e->copy_lp ? &e->copy_seq
+						 : &e->lp_seq[(size_t)e->cur_lp * DP_LP_STRIDE];
 
 	/* (2^40 timers of one LP: days of a run at any rate this engine reaches) */
 	int rc = timer_push(e, at_ns, (uint64_t)e->cur_lp << DP_LP_SEQ_BITS | *seq, slot, fn, obj, arg,

@@ -115,6 +115,8 @@ struct dp_engine {
 	uint64_t *lp_seq;           /* [lp * DP_LP_STRIDE]: timers each LP scheduled (maybe shared) */
 	uint32_t n_lp;
 	uint64_t own_seq[DP_LP_STRIDE]; /* lp_seq of an engine with one LP */
+	uint32_t copy_lp;           /* an LP with a copy on this engine (dp_engine_copy_lp); UINT32_MAX none */
+	uint64_t copy_seq;          /* its sequence here */
 	uint32_t *slot_pos;         /* [slot]: node index + 1 of the slot's pending timer, 0: none */
 	uint32_t n_slots, slot_cap; /* slots handed out (slot 0 is never one), room in slot_pos */
 	uint64_t fired;             /* timers run so far */
@@ -143,6 +145,16 @@ void dp_engine_free(struct dp_engine *e);
  * array, each LP's counter written only by the engine that runs that LP.
  */
 void dp_engine_set_lps(struct dp_engine *e, uint64_t *seq, uint32_t n_lp);
+
+/*
+ * LP lp runs on this engine and on others at the same time, a copy on each
+ * (the emulated NICs' LP when a collective runs in lanes, one per partition:
+ * dp_nic.h): the timers its callbacks schedule here take their sequence from
+ * a counter of this engine's, from the shared one's value now, so that no
+ * two threads write one counter. Keys keep the order in which this engine
+ * scheduled them, which is what orders one LP's events. One LP per engine.
+ */
+void dp_engine_copy_lp(struct dp_engine *e, uint32_t lp);
 
 /* Allow at most limit pending timers (0: no limit), so tests can make dp_timer_add() fail. */
 void dp_engine_set_limit(struct dp_engine *e, uint32_t limit);

@@ -429,6 +429,8 @@ int dp_nics_create(struct dp_nics *ns, struct dp_fabric *f, const struct dp_nic_
 		nh->host = i;
 		nh->coll_rank = -1;
 		nh->lane = ns->n_lanes > 1 ? o->lane_of_host[i] : 0;
+		if (ns->n_lanes > 1 && ns->lane[nh->lane].eng == NULL) /* (its start runs in each) */
+			dp_engine_copy_lp(f->host[i].eng, DP_LP_NICS);
 		ns->lane[nh->lane].eng = f->host[i].eng;
 		ne_nic_set_wake_notify(nh->nic, on_nic_changed, nh);
 		ns->by_host[i] = (int32_t)ns->n++;

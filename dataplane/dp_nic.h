@@ -53,7 +53,16 @@
  * Several collectives run at once on disjoint sets of hosts (two jobs on one
  * fabric), each with its own sweep: when a run has more than one
  * (dp_nics_tag_colls), each collective's lines start "[cK] " ("# [cK]" for
- * comment lines), K its place in the order they were added, from 1.
+ * comment lines), K its place in the order they were added, from 1. *
+ * Partitions (rocelab-dp --workers N, dp_part.h): without lanes every NIC,
+ * the collectives and the --rdma transfers run in one partition. With lanes
+ * (dp_nic_opts.lanes, for a run dp_nics_coll_splits accepts), each NIC runs
+ * in its leaf's partition and the collective's progress is split by rank
+ * (ne_coll_set_lanes): a NIC's event polls its own rank's lane, what NICs of
+ * a partition share is that partition's (struct dp_nics_lane), each lane
+ * starts on its own engine and the last lane to finish ends the collective
+ * and prints its lines (dp_nic.c: coll_lane_check). The output is the one
+ * engine's.
  */
 #ifndef DP_NIC_H
 #define DP_NIC_H

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The README's test command: install what is missing, build, then run every
 # test twice (plain build and under AddressSanitizer + UndefinedBehaviorSanitizer),
-# then the parser fuzzer for a bounded time. Fails loudly on the first failure.
+# the partitions on threads under ThreadSanitizer, then the parser fuzzer for a
+# bounded time. Fails loudly on the first failure.
 # Needs root (apt, network namespaces, DPDK).
 #
 #   scripts/test.sh            everything
@@ -52,6 +53,10 @@ run_dir build ""
 # external programs (mn, qemu) for minutes and gain nothing from it, so they run once.
 if [ -z "${SUITES:-}" ]; then asan_extra="--no-suite mininet --no-suite rxe"; else asan_extra=""; fi
 run_dir build-asan "$asan_extra" -Db_sanitize=address,undefined -Db_lundef=false
+# Under ThreadSanitizer: the partitions on threads (suite threads, only in that build).
+if [ -z "${SUITES:-}" ] || [[ " $SUITES " == *" threads "* ]]; then
+  run_dir build-tsan "--suite threads" -Db_sanitize=thread -Db_lundef=false
+fi
 
 if [ "$FUZZ_SECONDS" -gt 0 ]; then
   echo "== fuzz ($FUZZ_SECONDS s)"

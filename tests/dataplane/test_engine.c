@@ -255,6 +255,40 @@ static void test_lp_keys(void **state)
 	free(l);
 }
 
+/*
+ * dp_engine_copy_lp: two engines share the LP counters; LP 3 has a copy on
+ * the second. What LP 3's callback schedules there is keyed by that engine's
+ * own counter (from the shared value at the copy), the shared one untouched;
+ * order by key is kept.
+ */
+static void test_lp_copy(void **state)
+{
+	(void)state;
+	struct dp_engine a, b;
+	uint64_t seq[8 * DP_LP_STRIDE] = {0};
+	struct log *l = calloc(1, sizeof(*l));
+
+	assert_int_equal(dp_engine_init(&a, DP_CLOCK_VIRTUAL, NULL, NULL), 0);
+	assert_int_equal(dp_engine_init(&b, DP_CLOCK_VIRTUAL, NULL, NULL), 0);
+	dp_engine_set_lps(&a, seq, 8);
+	dp_engine_set_lps(&b, seq, 8);
+	seq[3 * DP_LP_STRIDE] = 7;
+	dp_engine_copy_lp(&b, 3);
+	l->e = &b;
+	/* on b, as LP 3 at 10: schedules arg 31 at 20; as LP 2: arg 21 at 20 */
+	dp_timer_add_lp(&b, 3, 10, schedule_from_lp, l, (3u << 8) | 31);
+	dp_timer_add_lp(&b, 2, 10, schedule_from_lp, l, (2u << 8) | 21);
+	assert_int_equal(dp_engine_run_due(&b, 100), 4);
+	assert_int_equal(seq[3 * DP_LP_STRIDE], 7); /* the shared counter: not written */
+	assert_int_equal(b.copy_seq, 8);            /* b's copy: one timer from 7 */
+	assert_int_equal(seq[2 * DP_LP_STRIDE], 1); /* LP 2 keeps the shared one */
+	assert_int_equal(l->arg[2], 21);           /* at 20: LP 2's key, then LP 3's */
+	assert_int_equal(l->arg[3], 31);
+	dp_engine_free(&a);
+	dp_engine_free(&b);
+	free(l);
+}
+
 /* dp_engine_step_below(): runs the timers of the next instant below (time, key), no further. */
 static void test_step_below(void **state)
 {
@@ -612,6 +646,7 @@ int main(void)
 		cmocka_unit_test(test_timer_limit),
 		cmocka_unit_test(test_budget_and_lag),
 		cmocka_unit_test(test_lp_keys),
+		cmocka_unit_test(test_lp_copy),
 		cmocka_unit_test(test_step_below),
 		cmocka_unit_test(test_slots),
 		cmocka_unit_test(test_many_callbacks),
