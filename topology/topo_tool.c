@@ -31,10 +31,12 @@ static void usage(FILE *f)
 		"       rocelab-topo --generate SPEC [-o FILE]\n"
 		"                                     write a generated fabric as a topology file\n"
 		"                                     (stdout, or FILE); exit 2 on a bad SPEC\n"
-		"       rocelab-topo --partitions N FILE\n"
+		"       rocelab-topo --partitions N FILE [--nics-with-leaves]\n"
 		"                                     the cut rocelab-dp --workers N makes: each\n"
 		"                                     partition's switches and hosts, the links\n"
-		"                                     between partitions and the lookahead\n"
+		"                                     between partitions and the lookahead; emulated\n"
+		"                                     NICs in partition 0, or with their leaves (a\n"
+		"                                     collective of one size and iteration: lanes)\n"
 		"       rocelab-topo --help\n"
 		"SPEC is KEY=VALUE pairs separated by commas:\n"
 		"  2-tier Clos: spines=S,leaves=L,hosts=H (hosts per leaf)\n"
@@ -336,10 +338,10 @@ static int generate(const char *spec, const char *path)
 }
 
 /*
- * --partitions N FILE: print the cut (topo_part.h). Returns 0, 2 on bad
- * input (file, N), 1 out of memory.
+ * --partitions N FILE [--nics-with-leaves]: print the cut (topo_part.h).
+ * Returns 0, 2 on bad input (file, N), 1 out of memory.
  */
-static int print_partitions(const char *ns, const char *path)
+static int print_partitions(const char *ns, const char *path, bool nics_with_leaf)
 {
 	char err[512], *end;
 	struct topo *t = NULL;
@@ -356,7 +358,7 @@ static int print_partitions(const char *ns, const char *path)
 	}
 	uint32_t *sw = calloc(t->n_switches, sizeof(*sw)), *ho = calloc(t->n_hosts + 1, sizeof(*ho));
 	int rc = sw && ho ? 0 : 1;
-	if (rc == 0 && topo_partition(t, (uint32_t)n, false, sw, ho, err, sizeof(err)) < 0) {
+	if (rc == 0 && topo_partition(t, (uint32_t)n, nics_with_leaf, sw, ho, err, sizeof(err)) < 0) {
 		fprintf(stderr, "rocelab-topo: %s\n", err);
 		rc = 2;
 	}
@@ -386,6 +388,12 @@ static int print_partitions(const char *ns, const char *path)
 		       la ? "" : ": no lookahead, the virtual clock refuses this cut");
 	else if (rc == 0)
 		printf("no link cut\n");
+	if (rc == 0 && n > 1 && topo_emulated_hosts(t))
+		printf("emulated NICs %s\n",
+		       nics_with_leaf ? "with their leaves: rocelab-dp's cut when a collective of one size "
+					"and iteration runs in lanes"
+				      : "in partition 0: rocelab-dp's cut when they must run together "
+					"(--nics-with-leaves: in lanes)");
 	free(sw);
 	free(ho);
 	topo_free(t);
@@ -394,8 +402,9 @@ static int print_partitions(const char *ns, const char *path)
 
 int main(int argc, char **argv)
 {
-	if (argc == 4 && !strcmp(argv[1], "--partitions"))
-		return print_partitions(argv[2], argv[3]);
+	if ((argc == 4 || (argc == 5 && !strcmp(argv[4], "--nics-with-leaves"))) &&
+	    !strcmp(argv[1], "--partitions"))
+		return print_partitions(argv[2], argv[3], argc == 5);
 	if (argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
 		usage(stdout);
 		return 0;

@@ -58,6 +58,8 @@ nics64() {
   # a sweep of sizes needs a moment global to every rank: the NICs stay together
   check "allreduce64 (w2): the NICs ran with their leaves, the collective in 2 lanes" \
     "grep -q 'emulated NICs run with their leaves: the collective in 2 lanes' $tmp/allreduce64.w2.err"
+  check "rocelab-topo --partitions 2 --nics-with-leaves shows that cut (32 NICs a side), without it all in 0" \
+    "\"$TOPO\" --partitions 2 $tmp/clos64.yaml --nics-with-leaves | grep -q '^partition 0: leaf0 leaf1 leaf2 leaf3 spine0 spine2; 32 hosts' && \"$TOPO\" --partitions 2 $tmp/clos64.yaml | grep -q '^partition 0:; 64 hosts'"
   WORKERS="1 2" same_as_one together64 --topology "$tmp/clos64.yaml" --nics-together \
     --coll 'op=allreduce,sizes=1M,data=on,qps=4,mode=split'
   check "together64 (w2): --nics-together keeps the NICs in partition 0; the same output as with lanes" \
