@@ -742,16 +742,6 @@ __attribute__((format(printf, 2, 3))) static void coll_printf(const struct dp_co
 	coll_put(c, text);
 }
 
-/* Active QPs per NIC (ne_coll_active_qps): sum one size's integrals into sum. */
-static void coll_sum_active(struct ne_coll_stats *sum, const struct ne_coll_stats *st)
-{
-	sum->active_qp_ns += st->active_qp_ns;
-	sum->active_busy_ns += st->active_busy_ns;
-	sum->nic_ns += st->nic_ns;
-	if (st->active_qps_max > sum->active_qps_max)
-		sum->active_qps_max = st->active_qps_max;
-}
-
 /*
  * Per-message latency of the size that just finished: its histograms, read
  * once, added to the run's; with print, also its "# latency:" line. A copy
@@ -786,17 +776,7 @@ static void coll_end_run(struct dp_coll *c, bool print_latency)
 	uint64_t busiest = 0;
 
 	ne_coll_get_stats(c->run, &st);
-	c->sum.data_wrs += st.data_wrs;
-	c->sum.data_bytes += st.data_bytes;
-	c->sum.cts_sent += st.cts_sent;
-	c->sum.transfers_done += st.transfers_done;
-	c->sum.zero_len_wrs += st.zero_len_wrs;
-	c->sum.rr_mismatch += st.rr_mismatch;
-	c->sum.ctran_qp_full += st.ctran_qp_full;
-	c->sum.wqes_posted += st.wqes_posted;
-	c->sum.cqes_polled += st.cqes_polled;
-	c->sum.proxy_busy_ns += st.proxy_busy_ns;
-	coll_sum_active(&c->sum, &st);
+	ne_coll_stats_add(&c->sum, &st);
 	coll_take_latency(c, print_latency);
 	for (uint32_t r = 0; r < c->cfg.nranks; r++)
 		if (ne_coll_rank_proxy(c->run, r, &ps) == 0 && ps.busy_ns > busiest)

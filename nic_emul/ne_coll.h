@@ -416,6 +416,12 @@ uint64_t ne_coll_iter_time_ns(const struct ne_coll *coll, uint32_t i);
 int ne_coll_get_result(const struct ne_coll *coll, struct ne_coll_result *out);
 
 void ne_coll_get_stats(const struct ne_coll *coll, struct ne_coll_stats *out);
+/*
+ * Add s to sum: every counter summed, the peaks (max_granted_bytes,
+ * ctran_max_outstanding, active_qps_max) the larger, first_error_status the
+ * first one with errors (several sizes of a sweep, or the lanes of one run).
+ */
+void ne_coll_stats_add(struct ne_coll_stats *sum, const struct ne_coll_stats *s);
 
 /* Active QPs of rank now: its data QPs (sender side) with at least one send
  * WQE on the NIC, i.e. posted to the NIC (through the proxy thread when its

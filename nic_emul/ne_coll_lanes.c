@@ -115,46 +115,6 @@ int ne_coll_lane_start(struct ne_coll *ln, uint64_t now_ns)
 	return 0;
 }
 
-static uint64_t max_u64(uint64_t a, uint64_t b)
-{
-	return a > b ? a : b;
-}
-
-/* The collective's statistics: the lanes' summed (largest for the peaks). */
-static void lanes_sum_stats(struct ne_coll *c)
-{
-	struct ne_coll_stats *t = &c->stats;
-
-	for (uint32_t l = 0; l < c->nlanes; l++) {
-		const struct ne_coll_stats *s = &c->lanes[l].stats;
-
-		if (s->errors && !t->errors)
-			t->first_error_status = s->first_error_status;
-		t->data_wrs += s->data_wrs;
-		t->data_bytes += s->data_bytes;
-		t->cts_sent += s->cts_sent;
-		t->transfers_done += s->transfers_done;
-		t->max_granted_bytes = max_u64(t->max_granted_bytes, s->max_granted_bytes);
-		t->post_busy += s->post_busy;
-		t->errors += s->errors;
-		t->rank_visits += s->rank_visits;
-		t->cq_polls += s->cq_polls;
-		t->conn_steps += s->conn_steps;
-		t->group_steps += s->group_steps;
-		t->zero_len_wrs += s->zero_len_wrs;
-		t->rr_mismatch += s->rr_mismatch;
-		t->ctran_qp_full += s->ctran_qp_full;
-		t->ctran_max_outstanding = max_u64(t->ctran_max_outstanding, s->ctran_max_outstanding);
-		t->wqes_posted += s->wqes_posted;
-		t->cqes_polled += s->cqes_polled;
-		t->proxy_busy_ns += s->proxy_busy_ns;
-		t->active_qp_ns += s->active_qp_ns;
-		t->active_busy_ns += s->active_busy_ns;
-		if (s->active_qps_max > t->active_qps_max)
-			t->active_qps_max = s->active_qps_max;
-	}
-}
-
 int ne_coll_lanes_end(struct ne_coll *c)
 {
 	uint64_t start = UINT64_MAX, end = 0;
@@ -175,7 +135,8 @@ int ne_coll_lanes_end(struct ne_coll *c)
 		ne_coll_hist_merge(c->lat, ln->lat);
 		ne_coll_hist_merge(c->wait, ln->wait);
 	}
-	lanes_sum_stats(c);
+	for (uint32_t l = 0; l < c->nlanes; l++)
+		ne_coll_stats_add(&c->stats, &c->lanes[l].stats);
 	if (c->failed)
 		return -EIO;
 	c->iter_start = start;
