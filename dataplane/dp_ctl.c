@@ -466,7 +466,9 @@ static int cmd_flows(const struct src *s, const char *params, struct rte_tel_dat
  * One row per emulated host: its NIC's counters, in the order of
  * ne_counter_names. ne_nic_get_counters() copies 64-bit words the engine
  * thread keeps writing: read racily as the other tables, never torn. (Under
- * mpirun every emulated NIC runs on rank 0, partition 0: dp_part.h.)
+ * mpirun the emulated NICs run on rank 0, or, with a collective in lanes,
+ * each on its leaf's rank: then rank 0's rows count its own NICs' frames
+ * until the run ends, when it adds the other ranks' counters.)
  */
 static int cmd_nics(const struct src *s, const char *params, struct rte_tel_data *d)
 {

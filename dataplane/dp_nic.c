@@ -63,6 +63,7 @@ struct dp_coll {
 	bool split;
 	uint32_t first_lane;        /* the lane whose start counts as the one engine's event */
 	bool *lane_ended;
+	long *lane_wrong;           /* data=on: wrong elements of each ended lane's ranks */
 	uint32_t lanes_ended;       /* atomic */
 	bool lane_failed;           /* atomic: a lane failed, the others stop waiting */
 };
@@ -844,6 +845,16 @@ static void coll_failed(struct dp_coll *c)
 	coll_end_run(c, false);
 }
 
+/* A split run's data check: the sum of its lanes' (each checked its ranks as it ended). */
+static long lanes_wrong(const struct dp_coll *c)
+{
+	long wrong = 0;
+
+	for (uint32_t l = 0; l < c->ns->n_lanes; l++)
+		wrong += c->lane_wrong[l];
+	return wrong;
+}
+
 /* c's run finished its size at now: its lines; then the next size, or the end. */
 static void coll_size_done(struct dp_coll *c, uint64_t now)
 {
@@ -853,7 +864,7 @@ static void coll_size_done(struct dp_coll *c, uint64_t now)
 	bool latency = false; /* (the latency line follows the result's lines) */
 
 	if (ne_coll_get_result(c->run, &res) == 0) {
-		res.wrong = c->cfg.data ? ne_coll_check(c->run) : -1;
+		res.wrong = !c->cfg.data ? -1 : c->split ? lanes_wrong(c) : ne_coll_check(c->run);
 		ne_coll_format_result(&res, line, sizeof(line));
 		coll_put(c, line);
 		ne_coll_format_active(&res, line, sizeof(line));
@@ -889,6 +900,8 @@ static void coll_lane_check(struct dp_coll *c, uint32_t lane, const struct ne_co
 	c->lane_ended[lane] = true;
 	if (failed)
 		__atomic_store_n(&c->lane_failed, true, __ATOMIC_RELAXED);
+	else if (c->cfg.data) /* (its ranks' outputs are final: the lane is done) */
+		c->lane_wrong[lane] = ne_coll_check(run);
 	if (__atomic_add_fetch(&c->lanes_ended, 1, __ATOMIC_ACQ_REL) != c->ns->n_lanes)
 		return;
 	if (ne_coll_lanes_end(c->run) < 0) {
@@ -1007,7 +1020,8 @@ static int coll_split(struct dp_coll *c, uint64_t start_ns, char *err, size_t er
 
 	c->split = true;
 	c->lane_ended = calloc(ns->n_lanes, sizeof(*c->lane_ended));
-	if (lane_of == NULL || c->lane_ended == NULL) {
+	c->lane_wrong = calloc(ns->n_lanes, sizeof(*c->lane_wrong));
+	if (lane_of == NULL || c->lane_ended == NULL || c->lane_wrong == NULL) {
 		free(lane_of);
 		snprintf(err, errlen, "--coll: out of memory");
 		return -1;
@@ -1187,6 +1201,7 @@ static void coll_free(struct dp_coll *c)
 	free(c->rank_nic);
 	free(c->nics);
 	free(c->lane_ended);
+	free(c->lane_wrong);
 	free(c);
 }
 
@@ -1614,6 +1629,125 @@ void dp_nics_print_totals(const struct dp_nics *ns, FILE *out)
 		fprintf(out, "# [c%u] totals:", ns->colls[i]->id);
 		print_coll_totals(ns->colls[i], out);
 		fputc('\n', out);
+	}
+}
+
+/* ---- lanes in other processes (MPI ranks), after the run ---- */
+
+void dp_nics_lanes_finish(struct dp_nics *ns)
+{
+	for (uint32_t i = 0; i < ns->n_colls; i++) {
+		struct dp_coll *c = ns->colls[i];
+		if (!c->split || c->finished || c->run == NULL)
+			continue;
+		int rc = ne_coll_lanes_end(c->run);
+		if (rc == -EBUSY)
+			continue; /* (the run stopped first: unfinished, dp_nics_failures) */
+		if (rc < 0)
+			coll_failed(c);
+		else
+			coll_size_done(c, nics_eng(ns)->now_ns);
+	}
+}
+
+/* One split collective's part in a lane's record. */
+struct lane_msg {
+	struct ne_coll_lane_rec rec;
+	int64_t wrong;
+	uint8_t ended;
+};
+
+size_t dp_nics_lane_rec_len(const struct dp_nics *ns)
+{
+	size_t n = 0;
+
+	for (uint32_t i = 0; i < ns->n_colls; i++)
+		n += ns->colls[i]->split && ns->colls[i]->run;
+	return n * sizeof(struct lane_msg);
+}
+
+void dp_nics_lane_save(const struct dp_nics *ns, uint32_t lane, void *rec)
+{
+	struct lane_msg *m = rec;
+
+	for (uint32_t i = 0; i < ns->n_colls && lane < ns->n_lanes; i++) {
+		const struct dp_coll *c = ns->colls[i];
+		if (!c->split || c->run == NULL)
+			continue;
+		memset(m, 0, sizeof(*m));
+		ne_coll_lane_save(ne_coll_lane(c->run, lane), &m->rec);
+		m->wrong = c->lane_wrong[lane];
+		m->ended = c->lane_ended[lane];
+		m++;
+	}
+}
+
+int dp_nics_lane_load(struct dp_nics *ns, uint32_t lane, const void *rec, size_t len)
+{
+	const struct lane_msg *m = rec;
+
+	if (len != dp_nics_lane_rec_len(ns) || lane >= ns->n_lanes)
+		return -EINVAL;
+	for (uint32_t i = 0; i < ns->n_colls; i++) {
+		struct dp_coll *c = ns->colls[i];
+		if (!c->split || c->run == NULL)
+			continue;
+		struct lane_msg x;
+		memcpy(&x, m++, sizeof(x)); /* (rec: bytes from MPI, any alignment) */
+		if (ne_coll_lane_load(ne_coll_lane(c->run, lane), &x.rec) < 0)
+			return -EINVAL;
+		c->lane_wrong[lane] = (long)x.wrong;
+		c->lane_ended[lane] = x.ended;
+		if (x.rec.failed)
+			c->lane_failed = true;
+	}
+	return 0;
+}
+
+/* Words per NIC: ne_nic's counters, then dp_nic's (host_counts). */
+#define NIC_WORDS (sizeof(struct ne_counters) / sizeof(uint64_t))
+#define HOST_WORDS (7u + DP_NIC_RX_SLOTS)
+
+/* dp_nic's own per-NIC counts, in the order of the vector. */
+static void host_fields(struct dp_nic_host *nh, uint64_t *f[HOST_WORDS])
+{
+	uint64_t *fixed[] = {&nh->tx_frames, &nh->rx_frames, &nh->rx_rejected, &nh->tx_waits,
+			     &nh->stalls, &nh->idle_wakes, &nh->no_mbuf};
+
+	_Static_assert(sizeof(fixed) / sizeof(fixed[0]) + DP_NIC_RX_SLOTS == HOST_WORDS, "words");
+	memcpy(f, fixed, sizeof(fixed));
+	for (uint32_t k = 0; k < DP_NIC_RX_SLOTS; k++)
+		f[7 + k] = &nh->rx_refused[k];
+}
+
+size_t dp_nics_counters_len(const struct dp_nics *ns)
+{
+	return (size_t)ns->n * (NIC_WORDS + HOST_WORDS);
+}
+
+void dp_nics_counters_pack(const struct dp_nics *ns, uint64_t *v)
+{
+	for (uint32_t i = 0; i < ns->n; i++, v += NIC_WORDS + HOST_WORDS) {
+		struct ne_counters c;
+		ne_nic_get_counters(ns->h[i].nic, &c);
+		uint64_t *f[HOST_WORDS];
+		memcpy(v, &c, sizeof(c));
+		host_fields(&ns->h[i], f);
+		for (uint32_t k = 0; k < HOST_WORDS; k++)
+			v[NIC_WORDS + k] = *f[k];
+	}
+}
+
+void dp_nics_counters_add(struct dp_nics *ns, const uint64_t *v)
+{
+	for (uint32_t i = 0; i < ns->n; i++, v += NIC_WORDS + HOST_WORDS) {
+		struct ne_counters c;
+		memcpy(&c, v, sizeof(c));
+		uint64_t *f[HOST_WORDS];
+		ne_nic_add_counters(ns->h[i].nic, &c);
+		host_fields(&ns->h[i], f);
+		for (uint32_t k = 0; k < HOST_WORDS; k++)
+			*f[k] += v[NIC_WORDS + k];
 	}
 }
 

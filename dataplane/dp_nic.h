@@ -251,9 +251,39 @@ bool dp_nics_lane_active(const struct dp_nics *ns, uint32_t lane);
  * partition: one size, one iteration without warm-up, no proxy costs, no
  * active-QP series (what needs a moment global to every rank between
  * completions: dp_nic.c). The caller adds the run's own conditions (virtual
- * clock, threads not MPI ranks, no --rdma, one collective, no --coll-series).
+ * clock, partitions, no --rdma, one collective, no --coll-series).
  */
 bool dp_nics_coll_splits(const char *spec);
+
+/*
+ * With lanes, after the run: end every collective split into lanes whose
+ * lanes all ended, or one failed, and that has not ended yet (its lines, as
+ * at its end; a lane left waiting on a failed one ends it here). Needed
+ * where no lane's thread could end it: the lanes ran in other processes
+ * (dp_nics_lane_load brought them), or a lane failed while another waited.
+ */
+void dp_nics_lanes_finish(struct dp_nics *ns);
+
+/*
+ * MPI ranks, each running one partition and so one lane: what lane's part
+ * of each collective split into lanes left (its end, statistics, histograms,
+ * its ranks' data check) as dp_nics_lane_rec_len() bytes, for rank 0's copy
+ * (dp_nics_lane_load, then dp_nics_lanes_finish). Load returns 0, or -EINVAL
+ * (a record of another length, or no such lane).
+ */
+size_t dp_nics_lane_rec_len(const struct dp_nics *ns);
+void dp_nics_lane_save(const struct dp_nics *ns, uint32_t lane, void *rec);
+int dp_nics_lane_load(struct dp_nics *ns, uint32_t lane, const void *rec, size_t len);
+
+/*
+ * The NICs' counters (ne_nic's, and what dp_nic counts per NIC: frames,
+ * refusals, waits) as dp_nics_counters_len() words: pack them, sum every
+ * other process's vector (a NIC counts only where it ran) and add the sum
+ * to this copy's NICs.
+ */
+size_t dp_nics_counters_len(const struct dp_nics *ns);
+void dp_nics_counters_pack(const struct dp_nics *ns, uint64_t *v);
+void dp_nics_counters_add(struct dp_nics *ns, const uint64_t *v);
 
 /* Print the result of every --rdma transfer and each NIC's counters. */
 void dp_nics_report(const struct dp_nics *ns, FILE *out);

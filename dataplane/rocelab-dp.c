@@ -737,6 +737,39 @@ static void part_collect(void *ctx, uint64_t now)
 }
 
 /*
+ * MPI ranks with the emulated NICs in lanes (each rank runs its partition's):
+ * rank 0 gets every NIC's counters (summed: a NIC counts only where it ran)
+ * and every rank's lane of the collective, which it then ends
+ * (dp_nics_lanes_finish). Every rank calls it. Returns 0 or -errno.
+ */
+static int gather_lanes(struct run *r)
+{
+	size_t n = dp_nics_counters_len(&r->nics), len = dp_nics_lane_rec_len(&r->nics);
+	uint64_t *v = calloc(n + 1, sizeof(*v));
+	uint8_t *mine = malloc(len + 1), *all = NULL;
+	size_t *off = calloc((size_t)r->mpi.size * 2, sizeof(*off));
+	int rc = v && mine && off ? 0 : -ENOMEM;
+
+	if (rc == 0 && r->mpi.rank != 0) /* (rank 0's own stay where they are) */
+		dp_nics_counters_pack(&r->nics, v);
+	if (rc == 0)
+		rc = dp_mpi_reduce_u64(&r->mpi, v, n, false);
+	if (rc == 0 && r->mpi.rank == 0)
+		dp_nics_counters_add(&r->nics, v);
+	if (rc == 0) {
+		dp_nics_lane_save(&r->nics, (uint32_t)r->mpi.rank, mine);
+		rc = dp_mpi_gather_bytes(&r->mpi, mine, len, &all, off, off + r->mpi.size);
+	}
+	for (int k = 1; rc == 0 && r->mpi.rank == 0 && k < r->mpi.size; k++)
+		rc = dp_nics_lane_load(&r->nics, (uint32_t)k, all + off[k], off[r->mpi.size + k]);
+	free(all);
+	free(off);
+	free(mine);
+	free(v);
+	return rc;
+}
+
+/*
  * MPI ranks: rank 0 gets the whole run's counters, the fabric's (dp_parts_gather)
  * and the generators'. Every rank calls it. Returns 0 or -errno.
  */
@@ -758,6 +791,8 @@ static int gather_ranks(struct run *r)
 	int rc = gather_captures(r);
 	if (rc == 0)
 		rc = dp_parts_gather(r->parts, r->eng.now_ns, sum, 3 * (size_t)n, max, n);
+	if (rc == 0 && r->nics.n_lanes > 1)
+		rc = gather_lanes(r);
 	for (unsigned i = 0; rc == 0 && r->mpi.rank == 0 && i < n; i++) {
 		r->gens[i].sent = sum[3 * i];
 		r->gens[i].blocked = sum[3 * i + 1];
@@ -788,6 +823,8 @@ static void run_virtual_parts(struct run *r)
 	}
 	if (r->mpi.rank != 0)
 		return; /* (rank 0 reports the run) */
+	if (r->nics.n_lanes > 1)
+		dp_nics_lanes_finish(&r->nics); /* (lanes of other ranks; one that waited on a failed one) */
 	/* (no more poll points: what waits, and what comes, is answered from the whole run) */
 	if (r->mpi.size > 1)
 		dp_ctl_gathered(r->ctl, r->eng.now_ns, r->eng.fired);
@@ -802,8 +839,8 @@ static void run_virtual_parts(struct run *r)
 	else if (!r->o->quiet && r->nics.n)
 		fprintf(stderr, "rocelab-dp: emulated NICs all in partition 0 (%s)\n",
 			r->o->nics_together ? "--nics-together"
-					    : "with their leaves they need threads, one collective of one "
-					      "size and iteration, no proxy costs, --rdma or series");
+					    : "with their leaves they need one collective of one size and "
+					      "iteration, no proxy costs, --rdma or series");
 	for (uint32_t i = 0; i < dp_parts_count(r->parts) && !r->o->quiet; i++) {
 		double cpu;
 		uint64_t ev;
@@ -1165,17 +1202,18 @@ static int setup_pool(struct run *r, char *err, size_t errlen)
 /*
  * Whether the emulated NICs run in their leaves' partitions, each
  * partition driving its ranks' part of the collective (dp_nics_coll_splits),
- * instead of all in partition 0: threads on the virtual clock (MPI ranks and
- * processes keep them together: their end of a collective would need an
- * exchange between processes), one collective that can be split, no --rdma
- * transfer (driven from one place), no series file.
+ * instead of all in partition 0: partitions on the virtual clock (threads,
+ * or MPI ranks: rank 0 gathers the others' lanes at the end, gather_lanes;
+ * not --process, whose live clock has no end to gather at), one collective
+ * that can be split, no --rdma transfer (driven from one place), no series
+ * file.
  */
 static bool nics_in_lanes(const struct run *r)
 {
 	const struct opts *o = r->o;
 
 	return o->clock == DP_CLOCK_VIRTUAL && o->workers > 1 && !o->nics_together &&
-	       r->mpi.size <= 1 && !dp_peers_on(&o->peers) && o->coll.n == 1 && o->rdma.n == 0 &&
+	       !dp_peers_on(&o->peers) && o->coll.n == 1 && o->rdma.n == 0 &&
 	       !o->coll_series && dp_nics_coll_splits(o->coll.spec[0]);
 }
 

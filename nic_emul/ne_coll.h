@@ -396,8 +396,9 @@ bool ne_coll_quiet(const struct ne_coll *coll);
  * ne_coll_lanes_end: once every lane is done or failed, the collective's
  * iteration: its time from the start to the last lane's end, statistics and
  * histograms summed; then ne_coll_done, ne_coll_get_result and the rest read
- * it. 0, -EBUSY (a lane still runs), -EIO (a lane failed: the statistics
- * are summed and say why), -EINVAL (no lanes, or ended already).
+ * it. 0, -EBUSY (no lane failed and one still runs), -EIO (a lane failed,
+ * whether or not the others ended: the statistics are summed and say why),
+ * -EINVAL (no lanes, or ended already).
  */
 int ne_coll_set_lanes(struct ne_coll *coll, uint32_t nlanes, const uint32_t *lane_of);
 struct ne_coll *ne_coll_lane(struct ne_coll *coll, uint32_t l);
@@ -510,9 +511,27 @@ int ne_coll_rank_proxy(const struct ne_coll *coll, uint32_t rank, struct ne_coll
 float *ne_coll_input(struct ne_coll *coll, uint32_t rank, size_t *nfloats);
 const float *ne_coll_output(const struct ne_coll *coll, uint32_t rank, size_t *nfloats);
 
+/*
+ * What a lane brings to ne_coll_lanes_end, as plain data: for lanes run in
+ * other processes (MPI ranks), each with its own copy of the collective, in
+ * which only its own lane ran. ne_coll_lane_save: lane's record into rec.
+ * ne_coll_lane_load: rec (another copy's lane of the same index, same
+ * binary) becomes this copy's lane. Each 0, or -EINVAL (not a lane).
+ */
+struct ne_coll_lane_rec {
+	uint8_t done, failed;
+	uint32_t meas_max;
+	uint64_t iter_start, done_at;
+	struct ne_coll_stats stats;
+	struct ne_coll_hist lat, wait;
+};
+int ne_coll_lane_save(const struct ne_coll *lane, struct ne_coll_lane_rec *rec);
+int ne_coll_lane_load(struct ne_coll *lane, const struct ne_coll_lane_rec *rec);
+
 /* Compare every output with the result computed from the inputs (serial
- * sum; relative tolerance 1e-5). Returns the number of wrong elements,
- * -EINVAL when cfg.data is false. */
+ * sum; relative tolerance 1e-5); on a lane (ne_coll_lane), its ranks'
+ * outputs only, which are final once the lane is done. Returns the number
+ * of wrong elements, -EINVAL when cfg.data is false. */
 long ne_coll_check(const struct ne_coll *coll);
 
 /* Connections: how many, and one's description. */

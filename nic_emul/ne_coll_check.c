@@ -104,6 +104,8 @@ long ne_coll_check(const struct ne_coll *c)
 	for (uint32_t i = 0; i < n; i++) {
 		const struct coll_rank *r = &c->ranks[i];
 
+		if (!coll_mine(c, i))
+			continue;
 		switch (c->cfg.op) {
 		case NE_COLL_ALLREDUCE:
 			for (uint64_t e = 0; e < c->rank_elems; e++) {

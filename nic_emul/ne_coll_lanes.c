@@ -118,19 +118,27 @@ int ne_coll_lane_start(struct ne_coll *ln, uint64_t now_ns)
 int ne_coll_lanes_end(struct ne_coll *c)
 {
 	uint64_t start = UINT64_MAX, end = 0;
+	bool running = false;
 
 	if (!c || !c->lanes || c->done)
 		return -EINVAL;
 	for (uint32_t l = 0; l < c->nlanes; l++) {
+		running |= !c->lanes[l].done && !c->lanes[l].failed;
+		c->failed |= c->lanes[l].failed;
+	}
+	if (running && !c->failed)
+		return -EBUSY;
+	/* (a lane still running when another failed waits for nothing more:
+	 * what it did so far counts, its time does not) */
+	for (uint32_t l = 0; l < c->nlanes; l++) {
 		const struct ne_coll *ln = &c->lanes[l];
 
-		if (!ln->done && !ln->failed)
-			return -EBUSY;
 		if (ln->empty)
 			continue;
-		c->failed |= ln->failed;
-		start = ln->iter_start < start ? ln->iter_start : start;
-		end = ln->done_at > end ? ln->done_at : end;
+		if (ln->done) {
+			start = ln->iter_start < start ? ln->iter_start : start;
+			end = ln->done_at > end ? ln->done_at : end;
+		}
 		c->meas_max = ln->meas_max > c->meas_max ? ln->meas_max : c->meas_max;
 		ne_coll_hist_merge(c->lat, ln->lat);
 		ne_coll_hist_merge(c->wait, ln->wait);
@@ -144,5 +152,36 @@ int ne_coll_lanes_end(struct ne_coll *c)
 	c->iter_ns[c->iters_done++] = end - c->iter_start;
 	c->stats.nic_ns += (end - c->iter_start) * c->nranks;
 	c->done = true;
+	return 0;
+}
+
+int ne_coll_lane_save(const struct ne_coll *ln, struct ne_coll_lane_rec *rec)
+{
+	if (!ln || !ln->main || !rec)
+		return -EINVAL;
+	memset(rec, 0, sizeof(*rec));
+	rec->done = ln->done;
+	rec->failed = ln->failed;
+	rec->meas_max = ln->meas_max;
+	rec->iter_start = ln->iter_start;
+	rec->done_at = ln->done_at;
+	rec->stats = ln->stats;
+	rec->lat = *ln->lat;
+	rec->wait = *ln->wait;
+	return 0;
+}
+
+int ne_coll_lane_load(struct ne_coll *ln, const struct ne_coll_lane_rec *rec)
+{
+	if (!ln || !ln->main || !rec)
+		return -EINVAL;
+	ln->done = rec->done;
+	ln->failed = rec->failed;
+	ln->meas_max = rec->meas_max;
+	ln->iter_start = rec->iter_start;
+	ln->done_at = rec->done_at;
+	ln->stats = rec->stats;
+	*ln->lat = rec->lat;
+	*ln->wait = rec->wait;
 	return 0;
 }

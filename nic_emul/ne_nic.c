@@ -136,6 +136,18 @@ void ne_nic_get_counters(const struct ne_nic *nic, struct ne_counters *out)
 	*out = nic->cnt;
 }
 
+void ne_nic_add_counters(struct ne_nic *nic, const struct ne_counters *add)
+{
+	uint64_t to[sizeof(*add) / sizeof(uint64_t)], from[sizeof(*add) / sizeof(uint64_t)];
+
+	/* (every field a uint64_t count: the size's assertion in this file) */
+	memcpy(to, &nic->cnt, sizeof(to));
+	memcpy(from, add, sizeof(from));
+	for (size_t i = 0; i < sizeof(to) / sizeof(to[0]); i++)
+		to[i] += from[i];
+	memcpy(&nic->cnt, to, sizeof(to));
+}
+
 void ne_nic_get_work(const struct ne_nic *nic, struct ne_work *out)
 {
 	*out = nic->work;

@@ -472,6 +472,10 @@ void ne_nic_set_ip_id(struct ne_nic *nic, uint16_t ip_id);
 /* Copy the counters. */
 void ne_nic_get_counters(const struct ne_nic *nic, struct ne_counters *out);
 
+/* Add add's counts to the NIC's, field by field: the counts of another copy
+ * of the same NIC that ran elsewhere (another process of one run). */
+void ne_nic_add_counters(struct ne_nic *nic, const struct ne_counters *add);
+
 /* Copy the work counters (struct ne_work). */
 void ne_nic_get_work(const struct ne_nic *nic, struct ne_work *out);
 

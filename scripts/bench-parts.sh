@@ -27,7 +27,8 @@
 #         switches in the others: the cut before lanes).
 #
 # --mpi also runs ns3 and ring as mpirun -np N (the partitions as MPI ranks,
-# Open MPI's shared memory between them) and compares it with --workers N.
+# Open MPI's shared memory between them; in ring each rank runs its leaves'
+# NICs, as the threads do) and compares it with --workers N.
 #
 # usage: scripts/bench-parts.sh [--build DIR] [--workers "2 4"] [--only ns3|ring|live] [--mpi]
 #                               [--rounds R] [--both]
@@ -93,6 +94,8 @@ bench() { # NAME TITLE ARGS...
     printf '  mpirun -np %s: %7.2f s wall (run loop), %7.2f s CPU, speed-up %.2fx, %.2fx of --workers %s, output %s\n' \
       "$w" "$wm" "$(echo "$u + $s" | bc)" "$(echo "$w1 / $wm" | bc -l)" "$(echo "$wn / $wm" | bc -l)" "$w" \
       "$(same "$TMP/$name.w1.out" "$TMP/$name.m$w.out" && echo identical || echo DIFFERENT)"
+    grep -h 'partitions, lookahead' "$TMP/$name.m$w.err" | tr '\r' '\n' | tail -1 | sed 's/^rocelab-dp: /    /'
+    grep -h '^rocelab-dp: emulated NICs' "$TMP/$name.m$w.err" | sed 's/^rocelab-dp: /    /'
   done
 }
 

@@ -53,6 +53,13 @@ nics64() {
   same_as_one alltoall64 --topology "$tmp/clos64.yaml" --coll 'op=alltoall,sizes=256K,data=on,qps=2'
   check "allreduce64 ($1): the collective ran and its data is right" \
     "grep -Eq '^ +1048576 .* 0\$' $tmp/allreduce64.$1.txt"
+  if [ "$1" = m2 ]; then
+    # ranks: each rank runs its leaves' NICs and its lane; rank 0 gathers the
+    # other's lane (its end, statistics, data check) and NIC counters
+    check "allreduce64 (m2): each rank ran its leaves' NICs, the collective in 2 lanes" \
+      "grep -q 'emulated NICs run with their leaves: the collective in 2 lanes' $tmp/allreduce64.m2.err && grep -q 'the collective in 2 lanes' $tmp/alltoall64.m2.err"
+    return 0
+  fi
   [ "$1" = w2 ] || return 0
   # threads: each NIC runs in its leaf's partition, the collective split in lanes;
   # a sweep of sizes needs a moment global to every rank: the NICs stay together

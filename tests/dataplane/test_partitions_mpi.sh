@@ -4,8 +4,10 @@
 # the same output as one process, byte for byte (rank 0 prints it):
 # generators on the default topology (tables, flow paths), a link between
 # ranks that goes down, PFC between ranks (a lossless 2:1 incast), 64
-# emulated NICs running an AllReduce and an AllToAll, the E1 experiment; with
-# 2 ranks and 3 (oversubscribed on 2 cores). Frames do cross between ranks.
+# emulated NICs running an AllReduce and an AllToAll (each rank runs its
+# leaves' NICs, the collective in lanes; also one that fails), the E1
+# experiment; with 2 ranks and 3 (oversubscribed on 2 cores). Frames do cross
+# between ranks.
 # Telemetry answers from rank 0 with every rank's counters.
 # The CSV and pcaps too. Bad input gives exit 2 with one message. Runs in a network namespace of its
 # own (mpirun's launcher talks over its loopback). No runtime directory stays.
@@ -74,6 +76,16 @@ check "incast: h2 received all 40000 packets with 2 ranks, and leaf1 sent PFC to
 
 # 4. 64 emulated NICs on a generated 2-tier Clos: an AllReduce and an AllToAll, data checked.
 nics64 m2
+
+# 4b. A collective in lanes that fails (a host link goes down for good): the
+#     ranks' lanes end as the threads' do, with the same failure line, and exit 1.
+cp "$tmp/clos64.yaml" "$tmp/fail64.yaml"
+printf 'events:\n  - {at: 100us, link: h40-leaf5, action: down}\n' >> "$tmp/fail64.yaml"
+failc='op=allreduce,sizes=1M,data=off,qps=1'
+one --workers 2 --topology "$tmp/fail64.yaml" --coll "$failc" > "$tmp/fail.w2.txt" 2> "$tmp/fail.w2.err"; frc=$?
+mpi 2 --topology "$tmp/fail64.yaml" --coll "$failc" > "$tmp/fail.m2.txt" 2> "$tmp/fail.m2.err"; mrc=$?
+check "lanes that fail: mpirun -np 2 prints what --workers 2 prints (the failure line), both exit 1 ($frc, $mrc)" \
+  "[ $frc = 1 ] && [ $mrc = 1 ] && grep -q 'a work completion failed (transport retry counter exceeded)' $tmp/fail.m2.txt && grep -q 'the collective in 2 lanes' $tmp/fail.m2.err && cmp -s <(strip_wall $tmp/fail.w2.txt) <(strip_wall $tmp/fail.m2.txt)"
 
 # 5. E1 (smoke: first seed, two sizes) as 2 ranks: the same result tables.
 PATH=$(dirname "$MPIRUN"):$PATH ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" e1_same --mpi m "mpirun -np 2"

@@ -626,6 +626,87 @@ static void test_lanes(void **state)
 	}
 }
 
+/*
+ * Lanes that ran in other copies of the collective (MPI ranks): each lane's
+ * record (ne_coll_lane_save), loaded into a copy where nothing ran, ends it
+ * with the same time, statistics and latencies as where the lanes ran. A
+ * lane's data check covers its own ranks (the two lanes' counts add up to the
+ * whole's). A failed lane ends the collective even while another still waits.
+ */
+static void test_lane_records(void **state)
+{
+	static const uint32_t halves[8] = {0, 0, 0, 0, 1, 1, 1, 1};
+	struct ne_coll_lane_rec *rec = calloc(2, sizeof(*rec));
+	struct ne_coll_hist *l0 = malloc(sizeof(*l0)), *l1 = malloc(sizeof(*l1));
+	struct ne_coll_config c;
+	struct ne_coll_stats s0, s1;
+	struct fab ran, copy;
+
+	(void)state;
+	assert_non_null(rec);
+	assert_non_null(l0);
+	assert_non_null(l1);
+	base_cfg(&c, NE_COLL_ALLREDUCE, 8, 8 * 4 * 4096);
+	c.qps_per_conn = 2;
+	fab_init(&ran, &c, RATE, DELAY);
+	assert_non_null(fab_coll(&ran, &c));
+	coll_fill_inputs(ran.coll, 8);
+	assert_int_equal(ne_coll_set_lanes(ran.coll, 2, halves), 0);
+	ran.nlanes = 2;
+	for (uint32_t l = 0; l < 2; l++)
+		assert_int_equal(ne_coll_lane_start(ne_coll_lane(ran.coll, l), 0), 0);
+	assert_true(fab_run(&ran, UNTIL));
+	assert_true(ne_coll_done(ran.coll));
+	for (uint32_t l = 0; l < 2; l++) {
+		assert_int_equal(ne_coll_lane_save(ne_coll_lane(ran.coll, l), &rec[l]), 0);
+		assert_int_equal(ne_coll_check(ne_coll_lane(ran.coll, l)), 0);
+	}
+	assert_int_equal(ne_coll_lane_save(ran.coll, &rec[0]), -EINVAL); /* not a lane */
+	ne_coll_get_stats(ran.coll, &s0);
+	assert_int_equal(ne_coll_get_latency(ran.coll, l0, NULL), 0);
+
+	/* a copy in which nothing ran: every output wrong, counted per lane */
+	fab_init(&copy, &c, RATE, DELAY);
+	assert_non_null(fab_coll(&copy, &c));
+	coll_fill_inputs(copy.coll, 8);
+	long whole = ne_coll_check(copy.coll);
+	assert_int_equal(ne_coll_set_lanes(copy.coll, 2, halves), 0);
+	long w0 = ne_coll_check(ne_coll_lane(copy.coll, 0)), w1 = ne_coll_check(ne_coll_lane(copy.coll, 1));
+	assert_true(w0 > 0 && w1 > 0);
+	assert_int_equal(w0 + w1, whole);
+	assert_int_equal(ne_coll_lanes_end(copy.coll), -EBUSY);
+	for (uint32_t l = 0; l < 2; l++)
+		assert_int_equal(ne_coll_lane_load(ne_coll_lane(copy.coll, l), &rec[l]), 0);
+	assert_int_equal(ne_coll_lanes_end(copy.coll), 0);
+	assert_true(ne_coll_done(copy.coll));
+	assert_true(ne_coll_iter_time_ns(copy.coll, 0) == ne_coll_iter_time_ns(ran.coll, 0));
+	ne_coll_get_stats(copy.coll, &s1);
+	assert_memory_equal(&s1, &s0, sizeof(s0));
+	assert_int_equal(ne_coll_get_latency(copy.coll, l1, NULL), 0);
+	assert_memory_equal(l1, l0, sizeof(*l0));
+	fab_free(&copy);
+
+	/* lane 1 failed while lane 0 still waits: the end says so */
+	rec[1].failed = 1;
+	rec[1].done = 0;
+	rec[1].stats.errors = 1;
+	rec[1].stats.first_error_status = NE_WC_RETRY_EXC_ERR;
+	fab_init(&copy, &c, RATE, DELAY);
+	assert_non_null(fab_coll(&copy, &c));
+	assert_int_equal(ne_coll_set_lanes(copy.coll, 2, halves), 0);
+	assert_int_equal(ne_coll_lane_load(ne_coll_lane(copy.coll, 1), &rec[1]), 0);
+	assert_int_equal(ne_coll_lanes_end(copy.coll), -EIO);
+	assert_false(ne_coll_done(copy.coll));
+	ne_coll_get_stats(copy.coll, &s1);
+	assert_int_equal(s1.errors, 1);
+	assert_int_equal(s1.first_error_status, NE_WC_RETRY_EXC_ERR);
+	fab_free(&copy);
+	fab_free(&ran);
+	free(rec);
+	free(l0);
+	free(l1);
+}
+
 /* What lanes cannot take: a global moment between completions, a bad split. */
 static void test_lanes_refused(void **state)
 {
@@ -790,6 +871,7 @@ int main(void)
 		cmocka_unit_test(test_poll_work),
 		cmocka_unit_test(test_lanes),
 		cmocka_unit_test(test_lanes_refused),
+		cmocka_unit_test(test_lane_records),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
