@@ -131,13 +131,27 @@ static size_t sw_view_off(const struct dp_fabric *f, uint32_t s)
 	return off;
 }
 
-size_t dp_ctl_view_len(const struct dp_fabric *f)
+/* Words of one NIC's row (struct ne_counters: every field a uint64_t count). */
+#define NIC_W (sizeof(struct ne_counters) / sizeof(uint64_t))
+
+/* Where the NICs' rows start in the view: after every switch's. */
+static size_t nics_view_off(const struct dp_fabric *f)
 {
 	return sw_view_off(f, f->topo->n_switches);
 }
 
-void dp_ctl_view_pack(const struct dp_fabric *f, uint64_t now, uint64_t *v)
+size_t dp_ctl_view_len(const struct dp_fabric *f, const struct dp_nics *ns)
 {
+	return nics_view_off(f) + (ns ? (size_t)ns->n * NIC_W : 0);
+}
+
+void dp_ctl_view_pack(const struct dp_fabric *f, const struct dp_nics *ns, uint64_t now, uint64_t *v)
+{
+	for (uint32_t i = 0; ns && i < ns->n; i++) {
+		struct ne_counters cnt;
+		ne_nic_get_counters(ns->h[i].nic, &cnt);
+		memcpy(v + nics_view_off(f) + (size_t)i * NIC_W, &cnt, sizeof(cnt));
+	}
 	for (uint32_t i = 0; i < f->n_chans; i++, v += CHAN_W) {
 		const struct dp_chan *c = &f->chans[i];
 		link_row(c, now, v);
@@ -467,8 +481,9 @@ static int cmd_flows(const struct src *s, const char *params, struct rte_tel_dat
  * ne_counter_names. ne_nic_get_counters() copies 64-bit words the engine
  * thread keeps writing: read racily as the other tables, never torn. (Under
  * mpirun the emulated NICs run on rank 0, or, with a collective in lanes,
- * each on its leaf's rank: then rank 0's rows count its own NICs' frames
- * until the run ends, when it adds the other ranks' counters.)
+ * each on its leaf's rank: the rows come from the view summed over the
+ * ranks, and after the run from rank 0's NICs, which then hold every
+ * rank's counts.)
  */
 static int cmd_nics(const struct src *s, const char *params, struct rte_tel_data *d)
 {
@@ -490,8 +505,12 @@ static int cmd_nics(const struct src *s, const char *params, struct rte_tel_data
 
 		if (!dp_ctl_selected(params, host))
 			continue;
-		ne_nic_get_counters(ns->h[i].nic, &cnt);
-		memcpy(v, &cnt, sizeof(v)); /* struct ne_counters is nc uint64_t in name order */
+		if (s->view) { /* (summed over the ranks: a NIC counts where it runs) */
+			memcpy(v, s->view + nics_view_off(f) + (size_t)i * NIC_W, sizeof(v));
+		} else {
+			ne_nic_get_counters(ns->h[i].nic, &cnt);
+			memcpy(v, &cnt, sizeof(v)); /* struct ne_counters is nc uint64_t in name order */
+		}
 		snprintf(k, sizeof(k), "%s", host);
 		dp_ctl_key_clean(k);
 		if (add_row(d, k, v, nc) < 0)

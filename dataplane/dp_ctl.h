@@ -78,14 +78,16 @@ void dp_ctl_note(struct dp_ctl *c, uint64_t now_ns, uint64_t events);
 
 /* Deferred: read commands waiting for dp_ctl_serve(). */
 unsigned dp_ctl_waiting(struct dp_ctl *c);
-/* Entries of a view of f: every table's rows. */
-size_t dp_ctl_view_len(const struct dp_fabric *f);
+/* Entries of a view of f and the emulated NICs ns (NULL: none): every table's rows. */
+size_t dp_ctl_view_len(const struct dp_fabric *f, const struct dp_nics *ns);
 /*
- * f's rows at now into v[dp_ctl_view_len(f)]. A rank's rows of nodes it
- * does not run are zero but for the up columns, which dp_ctl_serve() takes
- * from its own f: so the ranks' views summed are the whole fabric's.
+ * f's and ns's rows at now into v[dp_ctl_view_len(f, ns)]. A rank's rows of
+ * nodes and NICs it does not run are zero but for the up columns, which
+ * dp_ctl_serve() takes from its own f: so the ranks' views summed are the
+ * whole fabric's.
  */
-void dp_ctl_view_pack(const struct dp_fabric *f, uint64_t now, uint64_t *v);
+void dp_ctl_view_pack(const struct dp_fabric *f, const struct dp_nics *ns, uint64_t now,
+		      uint64_t *v);
 /* Answer every waiting read command from view (summed over the ranks), at now_ns, events in all. */
 void dp_ctl_serve(struct dp_ctl *c, const uint64_t *view, uint64_t now_ns, uint64_t events);
 /*

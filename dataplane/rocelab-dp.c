@@ -703,12 +703,12 @@ static int ranks_telemetry(struct run *r, uint64_t now)
 	dp_ctl_apply(r->fab, m.set, m.n_set, now);
 	if (m.n_ask == 0)
 		return 0;
-	size_t n = dp_ctl_view_len(r->fab);
+	size_t n = dp_ctl_view_len(r->fab, &r->nics);
 	uint64_t *v = malloc((n + 1) * sizeof(*v)), events;
 	double cpu;
 	if (v == NULL)
 		return -ENOMEM;
-	dp_ctl_view_pack(r->fab, now, v);
+	dp_ctl_view_pack(r->fab, &r->nics, now, v);
 	dp_parts_load(r->parts, (uint32_t)r->mpi.rank, &cpu, &events);
 	v[n] = events + (r->mpi.rank == 0 ? r->eng.fired : 0); /* (global events: rank 0 counts them) */
 	rc = dp_mpi_reduce_u64(&r->mpi, v, n + 1, false);

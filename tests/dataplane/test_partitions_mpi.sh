@@ -119,6 +119,21 @@ wait $tpid; rc=$?
 check "telemetry under mpirun: the run ends by itself, exit 0, one rank's tables" \
   "[ $rc = 0 ] && [ \$(grep -c '^leaf0' $tmp/tel.out) -ge 1 ] && ! grep -q 'exchange between ranks failed' $tmp/tel.err"
 
+# 6b. Telemetry with the NICs in lanes: while the run goes, /rocelab/nics sums
+#     every rank's NICs (h63 runs on rank 1): a count between 0 and the final one
+#     (the final table's) was read mid-run, and includes rank 1's frames.
+tname=$(name)
+TEL_NAME=$tname
+ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" timeout 600 "$MPIRUN" --oversubscribe --allow-run-as-root --mca btl self,vader -np 2 \
+  "$DP" --clock virtual --name "$tname" --topology "$tmp/clos64.yaml" \
+  --coll 'op=allreduce,sizes=256M,data=off,qps=1' > "$tmp/teln.out" 2> "$tmp/teln.err" & tpid=$!
+for _ in $(seq 300); do [ -S "/var/run/dpdk/$tname/dpdk_telemetry.v2" ] && break; sleep 0.1; done
+mid=0; for _ in $(seq 100); do mid=$(cell /rocelab/nics h63 sent_pkts); [ "${mid:-0}" -gt 0 ] && break; sleep 0.1; done
+wait $tpid; rc=$?
+fin=$(awk '$1 == "nic" { t = 1; next } t && $1 == "h63" { print $2; exit }' "$tmp/teln.out")
+check "telemetry under mpirun, NICs in lanes: /rocelab/nics mid-run counts rank 1's h63 (${mid:-?} of ${fin:-?} frames), exit $rc" \
+  "[ $rc = 0 ] && grep -q 'the collective in 2 lanes' $tmp/teln.err && [ \"\${mid:-0}\" -gt 0 ] && [ \"\${fin:-0}\" -gt \"\${mid:-0}\" ]"
+
 # 7. Bad input: exit 2, one message (rank 0's), not one per rank.
 bad() { # NAME EXPECTED-TEXT ARGS...
   local name=$1 want=$2; shift 2
