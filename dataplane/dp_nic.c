@@ -39,6 +39,20 @@ struct dp_rdma {
 	bool started, finished, data_ok;
 };
 
+/*
+ * One lane's part of a collective split into lanes, frozen when it ended
+ * (its thread may poll the lane again: after a failure, say), or taken at the
+ * run's end; plain data: under MPI ranks it travels to rank 0 as it is.
+ * Written by the lane's thread, read by the one that ends the collective
+ * after the lanes' count says every lane wrote its own.
+ */
+struct coll_lane {
+	struct ne_coll_lane_rec rec;
+	int64_t wrong;              /* data=on: wrong elements of its ranks' outputs */
+	uint8_t ended;              /* rec is the lane at its end (done or failed) */
+	uint8_t taken;              /* rec holds the lane (ended, or taken at the run's end) */
+};
+
 struct dp_coll {
 	struct dp_nics *ns;
 	uint32_t id;               /* its place among the run's collectives, from 1 */
@@ -59,13 +73,11 @@ struct dp_coll {
 	const char *series_path;
 	/* split into lanes (ns->n_lanes > 1): run is created at set-up and
 	 * kept to the end; each lane counts itself once when its part ended
-	 * (lane_ended[l], its thread's), the last to count ends the collective */
+	 * (lane[l], its thread's), the last to count ends the collective */
 	bool split;
 	uint32_t first_lane;        /* the lane whose start counts as the one engine's event */
-	bool *lane_ended;
-	long *lane_wrong;           /* data=on: wrong elements of each ended lane's ranks */
+	struct coll_lane *lane;     /* [n_lanes] */
 	uint32_t lanes_ended;       /* atomic */
-	bool lane_failed;           /* atomic: a lane failed, the others stop waiting */
 };
 
 static void service(struct dp_nic_host *nh, uint64_t now);
@@ -851,7 +863,7 @@ static long lanes_wrong(const struct dp_coll *c)
 	long wrong = 0;
 
 	for (uint32_t l = 0; l < c->ns->n_lanes; l++)
-		wrong += c->lane_wrong[l];
+		wrong += c->lane[l].wrong;
 	return wrong;
 }
 
@@ -885,30 +897,47 @@ static void coll_size_done(struct dp_coll *c, uint64_t now)
 	dp_timer_add_lp(nics_eng(ns), DP_LP_NICS, now + 1, coll_start_size, c, 0);
 }
 
+/* A split run ends from its lanes' records (each its lane's, frozen): its lines. */
+static void coll_end_lanes(struct dp_coll *c, uint64_t now)
+{
+	const struct ne_coll_lane_rec **rec = calloc(c->ns->n_lanes, sizeof(*rec));
+	int rc = rec ? 0 : -ENOMEM;
+
+	for (uint32_t l = 0; rc == 0 && l < c->ns->n_lanes; l++)
+		rec[l] = &c->lane[l].rec;
+	if (rc == 0)
+		rc = ne_coll_lanes_end_recs(c->run, rec);
+	free(rec);
+	if (rc == -EBUSY)
+		return; /* (the run stopped first: unfinished, dp_nics_failures) */
+	if (rc < 0)
+		coll_failed(c);
+	else
+		coll_size_done(c, now);
+}
+
 /*
- * A split run: once lane's part has ended (done, or failed), count it; the
- * lane that counts last, in whatever order the threads get there, ends the
- * collective (ne_coll_lanes_end: the time is the latest lane's end, the
- * sums do not depend on the order), on its thread, while the others have
- * nothing more of it to do.
+ * A split run: once lane's part has ended (done, or failed), freeze it and
+ * count it; the lane that counts last, in whatever order the threads get
+ * there, ends the collective (the time is the latest lane's end, the sums do
+ * not depend on the order), on its thread. A lane that failed stops the
+ * others' waiting a window later, on every partition alike
+ * (dp_nics_lane_failed, dp_parts_failure_seen): the collective then ends
+ * after the run (dp_nics_lanes_finish).
  */
 static void coll_lane_check(struct dp_coll *c, uint32_t lane, const struct ne_coll *run,
 			    bool failed, uint64_t now)
 {
-	if (c->lane_ended[lane] || !(failed || ne_coll_done(run)))
+	struct coll_lane *cl = &c->lane[lane];
+
+	if (cl->ended || !(failed || ne_coll_done(run)))
 		return;
-	c->lane_ended[lane] = true;
-	if (failed)
-		__atomic_store_n(&c->lane_failed, true, __ATOMIC_RELAXED);
-	else if (c->cfg.data) /* (its ranks' outputs are final: the lane is done) */
-		c->lane_wrong[lane] = ne_coll_check(run);
-	if (__atomic_add_fetch(&c->lanes_ended, 1, __ATOMIC_ACQ_REL) != c->ns->n_lanes)
-		return;
-	if (ne_coll_lanes_end(c->run) < 0) {
-		coll_failed(c);
-		return;
-	}
-	coll_size_done(c, now);
+	ne_coll_lane_save(run, &cl->rec);
+	if (!failed && c->cfg.data) /* (its ranks' outputs are final: the lane is done) */
+		cl->wrong = ne_coll_check(run);
+	cl->ended = cl->taken = true;
+	if (__atomic_add_fetch(&c->lanes_ended, 1, __ATOMIC_ACQ_REL) == c->ns->n_lanes)
+		coll_end_lanes(c, now);
 }
 
 /* Drive collective c's lane at now: its CQs, posts and CTS; wake the NICs it gave work. */
@@ -1019,9 +1048,8 @@ static int coll_split(struct dp_coll *c, uint64_t start_ns, char *err, size_t er
 	int e;
 
 	c->split = true;
-	c->lane_ended = calloc(ns->n_lanes, sizeof(*c->lane_ended));
-	c->lane_wrong = calloc(ns->n_lanes, sizeof(*c->lane_wrong));
-	if (lane_of == NULL || c->lane_ended == NULL || c->lane_wrong == NULL) {
+	c->lane = calloc(ns->n_lanes, sizeof(*c->lane));
+	if (lane_of == NULL || c->lane == NULL) {
 		free(lane_of);
 		snprintf(err, errlen, "--coll: out of memory");
 		return -1;
@@ -1039,7 +1067,7 @@ static int coll_split(struct dp_coll *c, uint64_t start_ns, char *err, size_t er
 	c->first_lane = UINT32_MAX;
 	for (uint32_t l = 0; l < ns->n_lanes; l++) {
 		if (ne_coll_done(ne_coll_lane(c->run, l))) { /* (no rank there) */
-			c->lane_ended[l] = true;
+			c->lane[l].ended = c->lane[l].taken = true;
 			c->lanes_ended++;
 			continue;
 		}
@@ -1200,8 +1228,7 @@ static void coll_free(struct dp_coll *c)
 		fclose(c->series);
 	free(c->rank_nic);
 	free(c->nics);
-	free(c->lane_ended);
-	free(c->lane_wrong);
+	free(c->lane);
 	free(c);
 }
 
@@ -1482,8 +1509,7 @@ bool dp_nics_lane_active(const struct dp_nics *ns, uint32_t lane)
 {
 	for (uint32_t i = 0; i < ns->n_colls; i++) {
 		const struct dp_coll *c = ns->colls[i];
-		if (c->split && c->run && !c->lane_ended[lane] &&
-		    !__atomic_load_n(&c->lane_failed, __ATOMIC_RELAXED))
+		if (c->split && c->run && !c->lane[lane].ended)
 			return true;
 	}
 	return false;
@@ -1634,28 +1660,38 @@ void dp_nics_print_totals(const struct dp_nics *ns, FILE *out)
 
 /* ---- lanes in other processes (MPI ranks), after the run ---- */
 
+bool dp_nics_lane_failed(const struct dp_nics *ns, uint32_t lane)
+{
+	for (uint32_t i = 0; i < ns->n_colls; i++) {
+		const struct dp_coll *c = ns->colls[i];
+		if (c->split && c->run && c->lane[lane].ended && c->lane[lane].rec.failed)
+			return true;
+	}
+	return false;
+}
+
+/* After the run (its threads stopped): a lane run here that did not end, as it is now. */
+static void lane_take(struct dp_coll *c, uint32_t lane)
+{
+	struct coll_lane *cl = &c->lane[lane];
+
+	if (cl->taken)
+		return;
+	ne_coll_lane_save(ne_coll_lane(c->run, lane), &cl->rec);
+	cl->taken = true;
+}
+
 void dp_nics_lanes_finish(struct dp_nics *ns)
 {
 	for (uint32_t i = 0; i < ns->n_colls; i++) {
 		struct dp_coll *c = ns->colls[i];
 		if (!c->split || c->finished || c->run == NULL)
 			continue;
-		int rc = ne_coll_lanes_end(c->run);
-		if (rc == -EBUSY)
-			continue; /* (the run stopped first: unfinished, dp_nics_failures) */
-		if (rc < 0)
-			coll_failed(c);
-		else
-			coll_size_done(c, nics_eng(ns)->now_ns);
+		for (uint32_t l = 0; l < ns->n_lanes; l++) /* (loaded ones are taken) */
+			lane_take(c, l);
+		coll_end_lanes(c, nics_eng(ns)->now_ns);
 	}
 }
-
-/* One split collective's part in a lane's record. */
-struct lane_msg {
-	struct ne_coll_lane_rec rec;
-	int64_t wrong;
-	uint8_t ended;
-};
 
 size_t dp_nics_lane_rec_len(const struct dp_nics *ns)
 {
@@ -1663,28 +1699,26 @@ size_t dp_nics_lane_rec_len(const struct dp_nics *ns)
 
 	for (uint32_t i = 0; i < ns->n_colls; i++)
 		n += ns->colls[i]->split && ns->colls[i]->run;
-	return n * sizeof(struct lane_msg);
+	return n * sizeof(struct coll_lane);
 }
 
-void dp_nics_lane_save(const struct dp_nics *ns, uint32_t lane, void *rec)
+void dp_nics_lane_save(struct dp_nics *ns, uint32_t lane, void *rec)
 {
-	struct lane_msg *m = rec;
+	uint8_t *b = rec;
 
 	for (uint32_t i = 0; i < ns->n_colls && lane < ns->n_lanes; i++) {
-		const struct dp_coll *c = ns->colls[i];
+		struct dp_coll *c = ns->colls[i];
 		if (!c->split || c->run == NULL)
 			continue;
-		memset(m, 0, sizeof(*m));
-		ne_coll_lane_save(ne_coll_lane(c->run, lane), &m->rec);
-		m->wrong = c->lane_wrong[lane];
-		m->ended = c->lane_ended[lane];
-		m++;
+		lane_take(c, lane);
+		memcpy(b, &c->lane[lane], sizeof(c->lane[lane]));
+		b += sizeof(c->lane[lane]);
 	}
 }
 
 int dp_nics_lane_load(struct dp_nics *ns, uint32_t lane, const void *rec, size_t len)
 {
-	const struct lane_msg *m = rec;
+	const uint8_t *b = rec;
 
 	if (len != dp_nics_lane_rec_len(ns) || lane >= ns->n_lanes)
 		return -EINVAL;
@@ -1692,14 +1726,9 @@ int dp_nics_lane_load(struct dp_nics *ns, uint32_t lane, const void *rec, size_t
 		struct dp_coll *c = ns->colls[i];
 		if (!c->split || c->run == NULL)
 			continue;
-		struct lane_msg x;
-		memcpy(&x, m++, sizeof(x)); /* (rec: bytes from MPI, any alignment) */
-		if (ne_coll_lane_load(ne_coll_lane(c->run, lane), &x.rec) < 0)
-			return -EINVAL;
-		c->lane_wrong[lane] = (long)x.wrong;
-		c->lane_ended[lane] = x.ended;
-		if (x.rec.failed)
-			c->lane_failed = true;
+		memcpy(&c->lane[lane], b, sizeof(c->lane[lane])); /* (rec: bytes from MPI, any alignment) */
+		b += sizeof(c->lane[lane]);
+		c->lane[lane].taken = true;
 	}
 	return 0;
 }

@@ -240,10 +240,15 @@ int dp_nics_coll_series(struct dp_nics *ns, const char *path, char *err, size_t 
 bool dp_nics_active(const struct dp_nics *ns);
 
 /*
- * With lanes: true while lane's part of a collective is not finished (and
- * no other lane failed). Read by lane's own thread only.
+ * With lanes: true while lane's part of a collective is not finished. Read
+ * by lane's own thread only. (A lane that waits on one that failed waits for
+ * nothing: the caller stops waiting once any partition said
+ * dp_nics_lane_failed, at a window's end.)
  */
 bool dp_nics_lane_active(const struct dp_nics *ns, uint32_t lane);
+
+/* With lanes: lane's part of a collective ended with a failure. Read by lane's own thread. */
+bool dp_nics_lane_failed(const struct dp_nics *ns, uint32_t lane);
 
 /*
  * True when a run of this one --coll SPEC can split the collective's
@@ -256,23 +261,25 @@ bool dp_nics_lane_active(const struct dp_nics *ns, uint32_t lane);
 bool dp_nics_coll_splits(const char *spec);
 
 /*
- * With lanes, after the run: end every collective split into lanes whose
- * lanes all ended, or one failed, and that has not ended yet (its lines, as
- * at its end; a lane left waiting on a failed one ends it here). Needed
- * where no lane's thread could end it: the lanes ran in other processes
- * (dp_nics_lane_load brought them), or a lane failed while another waited.
+ * With lanes, after the run (its threads stopped): end every collective
+ * split into lanes whose lanes all ended, or one failed, and that has not
+ * ended yet (its lines, as at its end; a lane that did not end counts as it
+ * is now). Needed where no lane's thread could end it: the lanes ran in
+ * other processes (dp_nics_lane_load brought them), or a lane failed and
+ * the others stopped waiting.
  */
 void dp_nics_lanes_finish(struct dp_nics *ns);
 
 /*
- * MPI ranks, each running one partition and so one lane: what lane's part
- * of each collective split into lanes left (its end, statistics, histograms,
- * its ranks' data check) as dp_nics_lane_rec_len() bytes, for rank 0's copy
+ * MPI ranks, each running one partition and so one lane, after the run: what
+ * lane's part of each collective split into lanes left (frozen at its end,
+ * or as it is now if it did not end: statistics, histograms, its ranks' data
+ * check) as dp_nics_lane_rec_len() bytes, for rank 0's copy
  * (dp_nics_lane_load, then dp_nics_lanes_finish). Load returns 0, or -EINVAL
  * (a record of another length, or no such lane).
  */
 size_t dp_nics_lane_rec_len(const struct dp_nics *ns);
-void dp_nics_lane_save(const struct dp_nics *ns, uint32_t lane, void *rec);
+void dp_nics_lane_save(struct dp_nics *ns, uint32_t lane, void *rec);
 int dp_nics_lane_load(struct dp_nics *ns, uint32_t lane, const void *rec, size_t len);
 
 /*

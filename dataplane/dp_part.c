@@ -38,6 +38,7 @@ struct dp_part_pub {
 	uint64_t idle_at;           /* when it last became idle */
 	uint64_t now;
 	bool idle;
+	bool failed;                /* run->failed() said so: every partition stops waiting */
 	bool want_poll;             /* partition 0: wall time says between() is due (all read the same) */
 };
 
@@ -50,6 +51,7 @@ struct dp_part {
 	uint32_t *tx, n_tx;             /* channels sending from here */
 	uint32_t *rx, n_rx;             /* channels delivering here */
 	bool idle;                      /* traffic done and its channels empty (ending without a bound) */
+	bool failure_seen;              /* a partition published failed (dp_parts_failure_seen) */
 	uint64_t idle_at;
 	uint64_t crossed;
 	uint64_t at_end;                /* of those, arriving exactly at the end of the window they were handed into */
@@ -70,6 +72,7 @@ struct step {
 	uint64_t end_at, end_key; /* window: run events below (end_at, end_key) */
 	bool early_stop;          /* window: stop at the instant the partition becomes idle */
 	bool run_timer;           /* global: run the fabric engine's earliest timer (else: poll only) */
+	bool failure;             /* a partition published failed */
 	uint64_t poll_ns;         /* global, poll: the latest time any partition reached */
 	uint64_t end_ns;          /* stop: the run's final time */
 };
@@ -359,6 +362,11 @@ void dp_parts_load(const struct dp_parts *ps, uint32_t i, double *cpu_s, uint64_
 	*events = ps->p[i].eng.fired;
 }
 
+bool dp_parts_failure_seen(const struct dp_parts *ps, uint32_t part)
+{
+	return ps != NULL && part < ps->n && ps->p[part].failure_seen;
+}
+
 double dp_parts_busy(const struct dp_parts *ps, uint32_t i)
 {
 	const struct dp_part *p = &ps->p[i];
@@ -531,6 +539,7 @@ static void publish(struct dp_part *p, unsigned slot)
 	pub->sent_min = p->eng.xfer_min_ns;
 	pub->idle = p->idle;
 	pub->idle_at = p->idle_at;
+	pub->failed = p->ps->run->failed && p->ps->run->failed(p->ps->run->ctx, p->idx);
 	pub->now = p->eng.now_ns;
 	if (p->idx == 0) { /* (a wall-clock reading, published: every thread agrees on it) */
 		struct timespec ts;
@@ -606,6 +615,8 @@ static void decide(struct dp_parts *ps, unsigned slot, uint64_t w, struct agree 
 		ag->first_ns = first;
 	}
 	memset(st, 0, sizeof(*st));
+	for (uint32_t i = 0; i < ps->n; i++)
+		st->failure |= ps->p[i].pub[slot].failed;
 	if ((w - ag->last_poll_w >= POLL_WINDOWS || ps->p[0].pub[slot].want_poll) && ps->run->between) {
 		ag->last_poll_w = w;
 		st->kind = STEP_GLOBAL;
@@ -708,12 +719,20 @@ static void run_partition(struct dp_part *p)
 
 	bool lead = p->idx == self(ps); /* the thread that writes the run's totals */
 
+	p->failure_seen = false;
 	p->idle = ps->stop_when_idle && local_idle(p);
 	p->idle_at = 0;
 	publish(p, 0);
 	for (;;) {
 		meet(ps, p, &sense, (unsigned)(round & 1));
 		decide(ps, (unsigned)(round & 1), w, &ag, &st);
+		if (st.failure && !p->failure_seen) {
+			/* (its traffic may be waiting on the failed one: idle from now on,
+			 * at the same window on every partition) */
+			p->failure_seen = true;
+			if (ps->stop_when_idle)
+				note_idle(p, p->eng.now_ns);
+		}
 		if (st.kind == STEP_STOP) {
 			if (lead)
 				ps->end_ns = st.end_ns;

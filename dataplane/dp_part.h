@@ -64,6 +64,11 @@ struct dp_part_run {
 	/* no bound: true while partition part's traffic sources (generators,
 	 * emulated NICs) have work left */
 	bool (*traffic_left)(void *ctx, uint32_t part);
+	/* optional: true once partition part's traffic failed in a way that
+	 * leaves the others' waiting for nothing (a lane of a collective);
+	 * read at the end of each window and published with it, so that every
+	 * partition learns it at the same window (dp_parts_failure_seen) */
+	bool (*failed)(void *ctx, uint32_t part);
 	/* between windows, every partition stopped, about every few thousand
 	 * windows: telemetry, progress. Returns false to stop the run (a signal). */
 	bool (*between)(void *ctx, uint64_t now_ns, uint64_t events);
@@ -186,6 +191,13 @@ void dp_parts_load(const struct dp_parts *ps, uint32_t i, double *cpu_s, uint64_
  * others back); on the live clock, in turns that had work. 0 before a run.
  */
 double dp_parts_busy(const struct dp_parts *ps, uint32_t i);
+
+/*
+ * Virtual clock: true once some partition's failed() said so at the end of
+ * an earlier window (from the next window on, on every partition, threads
+ * or MPI ranks). Read by partition part's own thread, in its traffic_left().
+ */
+bool dp_parts_failure_seen(const struct dp_parts *ps, uint32_t part);
 
 /*
  * After dp_parts_run_live(), partition i: its loop's turns, those that found

@@ -603,10 +603,18 @@ static bool part_traffic_left(void *ctx, uint32_t part)
 	for (unsigned i = 0; i < r->o->gen.n; i++)
 		if (dp_parts_of_host(r->parts, r->gens[i].src) == part && !dp_gen_done(&r->gens[i]))
 			return true;
-	if (r->nics.n_lanes > 1)
-		return dp_nics_lane_active(&r->nics, part);
+	if (r->nics.n_lanes > 1) /* (a lane that waits on a failed one waits for nothing) */
+		return dp_nics_lane_active(&r->nics, part) && !dp_parts_failure_seen(r->parts, part);
 	return r->nics.n && dp_parts_of_host(r->parts, r->nics.h[0].host) == part &&
 	       dp_nics_active(&r->nics);
+}
+
+/* dp_part: partition part's lane of a collective failed (the others stop waiting for it). */
+static bool part_failed(void *ctx, uint32_t part)
+{
+	const struct run *r = ctx;
+
+	return r->nics.n_lanes > 1 && dp_nics_lane_failed(&r->nics, part);
 }
 
 /* Monotonic seconds, coarse (a few ms): read on every virtual step, as cheap as time(). */
@@ -807,7 +815,8 @@ static int gather_ranks(struct run *r)
 static void run_virtual_parts(struct run *r)
 {
 	struct dp_part_run pr = {.until_ns = r->o->duration_ns ? r->o->duration_ns : UINT64_MAX,
-				 .traffic_left = part_traffic_left, .between = part_between,
+				 .traffic_left = part_traffic_left, .failed = part_failed,
+				 .between = part_between,
 				 .collect = r->mpi.size > 1 ? part_collect : NULL, .ctx = r};
 
 	r->progress_at = mono_s();

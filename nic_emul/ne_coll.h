@@ -393,12 +393,14 @@ bool ne_coll_quiet(const struct ne_coll *coll);
  * without a rank is done from the start), each from its own thread only.
  * ne_coll_lane_start: start the lane's ranks at now_ns (each lane with a rank
  * once; all at the same time). 0, -EINVAL (not a lane), -EBUSY (started).
- * ne_coll_lanes_end: once every lane is done or failed, the collective's
- * iteration: its time from the start to the last lane's end, statistics and
- * histograms summed; then ne_coll_done, ne_coll_get_result and the rest read
- * it. 0, -EBUSY (no lane failed and one still runs), -EIO (a lane failed,
- * whether or not the others ended: the statistics are summed and say why),
- * -EINVAL (no lanes, or ended already).
+ * ne_coll_lanes_end: once every lane is done, or one failed, the
+ * collective's iteration: its time from the start to the last lane's end,
+ * statistics and histograms summed; then ne_coll_done, ne_coll_get_result
+ * and the rest read it. 0, -EBUSY (no lane failed and one still runs), -EIO
+ * (a lane failed, whether or not the others ended: the statistics are
+ * summed and say why), -ENOMEM, -EINVAL (no lanes, or ended already).
+ * It reads the lanes as they are now; a caller whose lanes' threads may
+ * still poll them ends from records instead (ne_coll_lanes_end_recs).
  */
 int ne_coll_set_lanes(struct ne_coll *coll, uint32_t nlanes, const uint32_t *lane_of);
 struct ne_coll *ne_coll_lane(struct ne_coll *coll, uint32_t l);
@@ -512,11 +514,13 @@ float *ne_coll_input(struct ne_coll *coll, uint32_t rank, size_t *nfloats);
 const float *ne_coll_output(const struct ne_coll *coll, uint32_t rank, size_t *nfloats);
 
 /*
- * What a lane brings to ne_coll_lanes_end, as plain data: for lanes run in
- * other processes (MPI ranks), each with its own copy of the collective, in
- * which only its own lane ran. ne_coll_lane_save: lane's record into rec.
- * ne_coll_lane_load: rec (another copy's lane of the same index, same
- * binary) becomes this copy's lane. Each 0, or -EINVAL (not a lane).
+ * What a lane brings to the collective's end, as plain data: a lane frozen
+ * at the moment it ended (its thread may poll it again afterwards, e.g. once
+ * it failed), or one run in another process (an MPI rank with its own copy
+ * of the collective, in which only its lane ran; same binary).
+ * ne_coll_lane_save: lane's record into rec; 0, or -EINVAL (not a lane).
+ * ne_coll_lanes_end_recs: ne_coll_lanes_end from rec[l] for lane l (NULL
+ * allowed for a lane without a rank); the same returns.
  */
 struct ne_coll_lane_rec {
 	uint8_t done, failed;
@@ -526,7 +530,7 @@ struct ne_coll_lane_rec {
 	struct ne_coll_hist lat, wait;
 };
 int ne_coll_lane_save(const struct ne_coll *lane, struct ne_coll_lane_rec *rec);
-int ne_coll_lane_load(struct ne_coll *lane, const struct ne_coll_lane_rec *rec);
+int ne_coll_lanes_end_recs(struct ne_coll *coll, const struct ne_coll_lane_rec *const *rec);
 
 /* Compare every output with the result computed from the inputs (serial
  * sum; relative tolerance 1e-5); on a lane (ne_coll_lane), its ranks'

@@ -115,36 +115,40 @@ int ne_coll_lane_start(struct ne_coll *ln, uint64_t now_ns)
 	return 0;
 }
 
-int ne_coll_lanes_end(struct ne_coll *c)
+int ne_coll_lanes_end_recs(struct ne_coll *c, const struct ne_coll_lane_rec *const *rec)
 {
 	uint64_t start = UINT64_MAX, end = 0;
-	bool running = false;
+	bool running = false, failed = false;
 
-	if (!c || !c->lanes || c->done)
+	if (!c || !c->lanes || c->done || !rec)
 		return -EINVAL;
 	for (uint32_t l = 0; l < c->nlanes; l++) {
-		running |= !c->lanes[l].done && !c->lanes[l].failed;
-		c->failed |= c->lanes[l].failed;
+		if (c->lanes[l].empty) /* (no rank: nothing to wait for, nothing to add) */
+			continue;
+		if (!rec[l])
+			return -EINVAL;
+		running |= !rec[l]->done && !rec[l]->failed;
+		failed |= rec[l]->failed;
 	}
-	if (running && !c->failed)
+	if (running && !failed)
 		return -EBUSY;
 	/* (a lane still running when another failed waits for nothing more:
 	 * what it did so far counts, its time does not) */
+	c->failed = failed;
 	for (uint32_t l = 0; l < c->nlanes; l++) {
-		const struct ne_coll *ln = &c->lanes[l];
+		const struct ne_coll_lane_rec *r = rec[l];
 
-		if (ln->empty)
+		if (c->lanes[l].empty)
 			continue;
-		if (ln->done) {
-			start = ln->iter_start < start ? ln->iter_start : start;
-			end = ln->done_at > end ? ln->done_at : end;
+		if (r->done) {
+			start = r->iter_start < start ? r->iter_start : start;
+			end = r->done_at > end ? r->done_at : end;
 		}
-		c->meas_max = ln->meas_max > c->meas_max ? ln->meas_max : c->meas_max;
-		ne_coll_hist_merge(c->lat, ln->lat);
-		ne_coll_hist_merge(c->wait, ln->wait);
+		c->meas_max = r->meas_max > c->meas_max ? r->meas_max : c->meas_max;
+		ne_coll_hist_merge(c->lat, &r->lat);
+		ne_coll_hist_merge(c->wait, &r->wait);
+		ne_coll_stats_add(&c->stats, &r->stats);
 	}
-	for (uint32_t l = 0; l < c->nlanes; l++)
-		ne_coll_stats_add(&c->stats, &c->lanes[l].stats);
 	if (c->failed)
 		return -EIO;
 	c->iter_start = start;
@@ -153,6 +157,28 @@ int ne_coll_lanes_end(struct ne_coll *c)
 	c->stats.nic_ns += (end - c->iter_start) * c->nranks;
 	c->done = true;
 	return 0;
+}
+
+int ne_coll_lanes_end(struct ne_coll *c)
+{
+	struct ne_coll_lane_rec *recs;
+	const struct ne_coll_lane_rec **rec;
+	int rc;
+
+	if (!c || !c->lanes || c->done)
+		return -EINVAL;
+	recs = calloc(c->nlanes, sizeof(*recs));
+	rec = calloc(c->nlanes, sizeof(*rec));
+	rc = recs && rec ? 0 : -ENOMEM;
+	for (uint32_t l = 0; rc == 0 && l < c->nlanes; l++) {
+		ne_coll_lane_save(&c->lanes[l], &recs[l]);
+		rec[l] = &recs[l];
+	}
+	if (rc == 0)
+		rc = ne_coll_lanes_end_recs(c, rec);
+	free(recs);
+	free(rec);
+	return rc;
 }
 
 int ne_coll_lane_save(const struct ne_coll *ln, struct ne_coll_lane_rec *rec)
@@ -168,20 +194,5 @@ int ne_coll_lane_save(const struct ne_coll *ln, struct ne_coll_lane_rec *rec)
 	rec->stats = ln->stats;
 	rec->lat = *ln->lat;
 	rec->wait = *ln->wait;
-	return 0;
-}
-
-int ne_coll_lane_load(struct ne_coll *ln, const struct ne_coll_lane_rec *rec)
-{
-	if (!ln || !ln->main || !rec)
-		return -EINVAL;
-	ln->done = rec->done;
-	ln->failed = rec->failed;
-	ln->meas_max = rec->meas_max;
-	ln->iter_start = rec->iter_start;
-	ln->done_at = rec->done_at;
-	ln->stats = rec->stats;
-	*ln->lat = rec->lat;
-	*ln->wait = rec->wait;
 	return 0;
 }

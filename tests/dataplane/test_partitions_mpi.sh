@@ -77,15 +77,20 @@ check "incast: h2 received all 40000 packets with 2 ranks, and leaf1 sent PFC to
 # 4. 64 emulated NICs on a generated 2-tier Clos: an AllReduce and an AllToAll, data checked.
 nics64 m2
 
-# 4b. A collective in lanes that fails (a host link goes down for good): the
-#     ranks' lanes end as the threads' do, with the same failure line, and exit 1.
-cp "$tmp/clos64.yaml" "$tmp/fail64.yaml"
-printf 'events:\n  - {at: 100us, link: h40-leaf5, action: down}\n' >> "$tmp/fail64.yaml"
-failc='op=allreduce,sizes=1M,data=off,qps=1'
-one --workers 2 --topology "$tmp/fail64.yaml" --coll "$failc" > "$tmp/fail.w2.txt" 2> "$tmp/fail.w2.err"; frc=$?
-mpi 2 --topology "$tmp/fail64.yaml" --coll "$failc" > "$tmp/fail.m2.txt" 2> "$tmp/fail.m2.err"; mrc=$?
-check "lanes that fail: mpirun -np 2 prints what --workers 2 prints (the failure line), both exit 1 ($frc, $mrc)" \
-  "[ $frc = 1 ] && [ $mrc = 1 ] && grep -q 'a work completion failed (transport retry counter exceeded)' $tmp/fail.m2.txt && grep -q 'the collective in 2 lanes' $tmp/fail.m2.err && cmp -s <(strip_wall $tmp/fail.w2.txt) <(strip_wall $tmp/fail.m2.txt)"
+# 4b. A collective in lanes that fails (a host link goes down for good, on
+#     either rank's side): the ranks' lanes end as the threads' do (a lane
+#     frozen when it failed; the others stop waiting a window later), with the
+#     same failure line and totals, and exit 1.
+fail_case() { # NAME HOST-LINK AT COLL
+  cp "$tmp/clos64.yaml" "$tmp/$1.yaml"
+  printf 'events:\n  - {at: %s, link: %s, action: down}\n' "$3" "$2" >> "$tmp/$1.yaml"
+  one --workers 2 --topology "$tmp/$1.yaml" --coll "$4" > "$tmp/$1.w2.txt" 2> "$tmp/$1.w2.err"; local frc=$?
+  mpi 2 --topology "$tmp/$1.yaml" --coll "$4" > "$tmp/$1.m2.txt" 2> "$tmp/$1.m2.err"; local mrc=$?
+  check "$1: a collective in lanes that fails: mpirun -np 2 prints what --workers 2 prints (the failure line, the totals), both exit 1 ($frc, $mrc)" \
+    "[ $frc = 1 ] && [ $mrc = 1 ] && grep -q 'a work completion failed (transport retry counter exceeded)' $tmp/$1.m2.txt && grep -q 'the collective in 2 lanes' $tmp/$1.m2.err && cmp -s <(strip_wall $tmp/$1.w2.txt) <(strip_wall $tmp/$1.m2.txt)"
+}
+fail_case fail-allreduce h40-leaf5 100us 'op=allreduce,sizes=1M,data=off,qps=1'
+fail_case fail-alltoall h0-leaf0 20us 'op=alltoall,sizes=1M,data=off,qps=2'
 
 # 5. E1 (smoke: first seed, two sizes) as 2 ranks: the same result tables.
 PATH=$(dirname "$MPIRUN"):$PATH ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" e1_same --mpi m "mpirun -np 2"

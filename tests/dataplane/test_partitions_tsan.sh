@@ -5,7 +5,9 @@
 # partitions share only what they synchronise, and a collective split into
 # lanes (each emulated NIC in its leaf's partition, dataplane/dp_nic.h)
 # shares nothing between its lanes but through the barrier and the last
-# lane's count. Each run must exit 0 with no ThreadSanitizer report.
+# lane's count; a lane that failed is frozen when it fails (its thread may
+# poll it again while another thread ends the collective). Each run must
+# exit 0 (1 for the failing collective) with no ThreadSanitizer report.
 # (The live clock hands mbufs over DPDK rings, which are not instrumented:
 # not run here.)
 #
@@ -15,15 +17,15 @@ DP=$1 TOPO=$2 TOPOS=$3
 
 export TSAN_OPTIONS="halt_on_error=0 history_size=4 exitcode=66"
 n=0
-# run NAME WORKERS ARGS...: exit 0, no report, and (with a collective) the NICs in lanes
+# [RC=N] run NAME WORKERS ARGS...: exit N (0), no report, and (with a collective) the NICs in lanes
 run() {
-  local name=$1 w=$2; shift 2
+  local name=$1 w=$2 want=${RC:-0}; shift 2
   n=$((n + 1))
   timeout 900 "$DP" --clock virtual --name "rl-pts$$-$n" --workers "$w" "$@" > "$tmp/$name.out" 2> "$tmp/$name.err"
   local rc=$? races
   races=$(grep -c 'WARNING: ThreadSanitizer' "$tmp/$name.err")
-  check "$name (--workers $w): exit 0 ($rc), no ThreadSanitizer report ($races)" \
-    "[ $rc = 0 ] && [ $races = 0 ] && grep -q '^rocelab-dp: ran' $tmp/$name.out"
+  check "$name (--workers $w): exit $want ($rc), no ThreadSanitizer report ($races)" \
+    "[ $rc = $want ] && [ $races = 0 ] && grep -q '^rocelab-dp: ran' $tmp/$name.out"
   [ "$races" = 0 ] || grep -A8 'WARNING: ThreadSanitizer' "$tmp/$name.err" | head -40
 }
 
@@ -34,6 +36,12 @@ run allreduce 2 --topology "$tmp/clos64.yaml" --flows 0 --coll 'op=allreduce,siz
 run alltoall 4 --topology "$tmp/clos64.yaml" --flows 0 --coll 'op=alltoall,sizes=128K,data=on,qps=2'
 run ctran 2 --topology "$tmp/clos64.yaml" --flows 0 --coll 'model=nccl,op=alltoall,sizes=256K,data=off,mode=ctran'
 run incast 4 --topology "$tmp/clos64.yaml" --flows 0 --coll 'op=incast,sizes=64K,data=on,hosts=h0+h9+h17+h33+h50'
+# a host link down for good: h0's lane fails, the other stops waiting for it
+cp "$tmp/clos64.yaml" "$tmp/fail64.yaml"
+printf 'events:\n  - {at: 20us, link: h0-leaf0, action: down}\n' >> "$tmp/fail64.yaml"
+RC=1 run fail 2 --topology "$tmp/fail64.yaml" --flows 0 --coll 'op=alltoall,sizes=1M,data=off,qps=2'
+check "the failing collective ran in lanes and said why" \
+  "grep -q 'the collective in 2 lanes' $tmp/fail.err && grep -q 'a work completion failed' $tmp/fail.out"
 check "the collectives ran in lanes (each NIC with its leaf)" \
   "[ \$(grep -l 'emulated NICs run with their leaves' $tmp/allreduce.err $tmp/alltoall.err $tmp/ctran.err $tmp/incast.err | wc -l) = 4 ]"
 check "the AllReduce's and AllToAll's data are right" \
