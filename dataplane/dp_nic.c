@@ -791,7 +791,8 @@ static void coll_end_run(struct dp_coll *c, bool print_latency)
 	ne_coll_get_stats(c->run, &st);
 	ne_coll_stats_add(&c->sum, &st);
 	coll_take_latency(c, print_latency);
-	for (uint32_t r = 0; r < c->cfg.nranks; r++)
+	/* (split: no proxy costs, and a failed lane's thread may still poll its ranks) */
+	for (uint32_t r = 0; !c->split && r < c->cfg.nranks; r++)
 		if (ne_coll_rank_proxy(c->run, r, &ps) == 0 && ps.busy_ns > busiest)
 			busiest = ps.busy_ns;
 	c->proxy_busy_max_ns += busiest;

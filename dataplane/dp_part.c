@@ -65,14 +65,16 @@ struct dp_part {
 } __rte_cache_aligned;
 
 /* The agreed next step: every thread computes the same from the same publications. */
-enum step_kind { STEP_STOP, STEP_GLOBAL, STEP_WINDOW };
+/* (STEP_FAILURE: a partition published failed for the first time; every
+ * partition notes it and publishes again, running nothing: the next step is
+ * then chosen from publications that show it, whatever the wall clock) */
+enum step_kind { STEP_STOP, STEP_GLOBAL, STEP_WINDOW, STEP_FAILURE };
 
 struct step {
 	enum step_kind kind;
 	uint64_t end_at, end_key; /* window: run events below (end_at, end_key) */
 	bool early_stop;          /* window: stop at the instant the partition becomes idle */
 	bool run_timer;           /* global: run the fabric engine's earliest timer (else: poll only) */
-	bool failure;             /* a partition published failed */
 	uint64_t poll_ns;         /* global, poll: the latest time any partition reached */
 	uint64_t end_ns;          /* stop: the run's final time */
 };
@@ -579,6 +581,7 @@ struct agree {
 	uint64_t last_poll_w;     /* window of the last poll */
 	uint64_t first_ns;        /* the run's first instant (an event's time) */
 	bool first_known;
+	bool failure_seen;        /* a STEP_FAILURE was taken */
 };
 
 static uint64_t add_sat(uint64_t a, uint64_t b)
@@ -615,8 +618,12 @@ static void decide(struct dp_parts *ps, unsigned slot, uint64_t w, struct agree 
 		ag->first_ns = first;
 	}
 	memset(st, 0, sizeof(*st));
-	for (uint32_t i = 0; i < ps->n; i++)
-		st->failure |= ps->p[i].pub[slot].failed;
+	for (uint32_t i = 0; i < ps->n && !ag->failure_seen; i++)
+		if (ps->p[i].pub[slot].failed) {
+			ag->failure_seen = true;
+			st->kind = STEP_FAILURE;
+			return;
+		}
 	if ((w - ag->last_poll_w >= POLL_WINDOWS || ps->p[0].pub[slot].want_poll) && ps->run->between) {
 		ag->last_poll_w = w;
 		st->kind = STEP_GLOBAL;
@@ -726,13 +733,6 @@ static void run_partition(struct dp_part *p)
 	for (;;) {
 		meet(ps, p, &sense, (unsigned)(round & 1));
 		decide(ps, (unsigned)(round & 1), w, &ag, &st);
-		if (st.failure && !p->failure_seen) {
-			/* (its traffic may be waiting on the failed one: idle from now on,
-			 * at the same window on every partition) */
-			p->failure_seen = true;
-			if (ps->stop_when_idle)
-				note_idle(p, p->eng.now_ns);
-		}
 		if (st.kind == STEP_STOP) {
 			if (lead)
 				ps->end_ns = st.end_ns;
@@ -752,6 +752,12 @@ static void run_partition(struct dp_part *p)
 			}
 			if (ps->stop_when_idle && st.run_timer)
 				note_idle(p, ps->f->eng->now_ns); /* a topology change may have emptied queues */
+		} else if (st.kind == STEP_FAILURE) {
+			/* (its traffic may be waiting on the failed one: idle from now on,
+			 * at the same round on every partition) */
+			p->failure_seen = true;
+			if (ps->stop_when_idle)
+				note_idle(p, p->eng.now_ns);
 		} else {
 			uint64_t tsc = rte_rdtsc();
 			run_window(p, &st, w);

@@ -66,8 +66,9 @@ struct dp_part_run {
 	bool (*traffic_left)(void *ctx, uint32_t part);
 	/* optional: true once partition part's traffic failed in a way that
 	 * leaves the others' waiting for nothing (a lane of a collective);
-	 * read at the end of each window and published with it, so that every
-	 * partition learns it at the same window (dp_parts_failure_seen) */
+	 * read whenever the partition publishes (after each step) and
+	 * published with it, so that every partition learns it at the same
+	 * round (dp_parts_failure_seen) */
 	bool (*failed)(void *ctx, uint32_t part);
 	/* between windows, every partition stopped, about every few thousand
 	 * windows: telemetry, progress. Returns false to stop the run (a signal). */
