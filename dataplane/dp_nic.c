@@ -77,6 +77,7 @@ struct dp_coll {
 	bool split;
 	uint32_t first_lane;        /* the lane whose start counts as the one engine's event */
 	struct coll_lane *lane;     /* [n_lanes] */
+	struct ne_coll **lane_run;  /* [n_lanes]: ne_coll_lane(run, l), looked up once */
 	uint32_t lanes_ended;       /* atomic */
 };
 
@@ -85,9 +86,10 @@ static void coll_poll(struct dp_coll *c, uint32_t lane, uint64_t now);
 
 /*
  * After a NIC's event: its collective's poll; for a NIC in none (an --rdma
- * end), every collective's, which arms the NICs listed meanwhile.
+ * end), every collective's, which arms the NICs listed meanwhile. (Twice per
+ * NIC event: inlined, as before lanes.)
  */
-static void poll_colls(struct dp_nic_host *nh, uint64_t now)
+static inline __attribute__((always_inline)) void poll_colls(struct dp_nic_host *nh, uint64_t now)
 {
 	struct dp_nics *ns = nh->owner;
 
@@ -100,7 +102,7 @@ static void poll_colls(struct dp_nic_host *nh, uint64_t now)
 }
 
 /* Put nh on the list of NICs whose wake-up the next coll_poll looks at. */
-static void wake_list_add(struct dp_nic_host *nh)
+static inline __attribute__((always_inline)) void wake_list_add(struct dp_nic_host *nh)
 {
 	struct dp_nics *ns = nh->owner;
 	struct dp_nics_lane *ln = &ns->lane[nh->lane];
@@ -945,7 +947,8 @@ static void coll_lane_check(struct dp_coll *c, uint32_t lane, const struct ne_co
 static void coll_poll(struct dp_coll *c, uint32_t lane, uint64_t now)
 {
 	struct dp_nics *ns = c->ns;
-	struct ne_coll *run = ne_coll_lane(c->run, lane);
+	/* (not split: one lane, 0; split and no run: it could not start) */
+	struct ne_coll *run = !c->split ? c->run : c->lane_run ? c->lane_run[lane] : NULL;
 
 	if (run == NULL)
 		return;
@@ -1065,6 +1068,13 @@ static int coll_split(struct dp_coll *c, uint64_t start_ns, char *err, size_t er
 		coll_cannot_start(c, e);
 		return 0;
 	}
+	c->lane_run = calloc(ns->n_lanes, sizeof(*c->lane_run));
+	if (c->lane_run == NULL) {
+		snprintf(err, errlen, "--coll: out of memory");
+		return -1;
+	}
+	for (uint32_t l = 0; l < ns->n_lanes; l++)
+		c->lane_run[l] = ne_coll_lane(c->run, l);
 	c->first_lane = UINT32_MAX;
 	for (uint32_t l = 0; l < ns->n_lanes; l++) {
 		if (ne_coll_done(ne_coll_lane(c->run, l))) { /* (no rank there) */
@@ -1230,6 +1240,7 @@ static void coll_free(struct dp_coll *c)
 	free(c->rank_nic);
 	free(c->nics);
 	free(c->lane);
+	free(c->lane_run);
 	free(c);
 }
 
