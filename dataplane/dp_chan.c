@@ -160,6 +160,18 @@ static bool chan_send_one(struct dp_chan *c, uint64_t now, bool live);
 static void deliver(struct dp_chan *c, struct rte_mbuf *m, uint64_t now);
 static void send_pfc(struct dp_switch *s, uint16_t port, uint64_t now);
 
+static void on_tx_done(void *obj, uint64_t arg, uint64_t now);
+static void on_arrive(void *obj, uint64_t arg, uint64_t now);
+static void prefetch_arrival(const void *obj, uint64_t arg);
+static void prefetch_tx_done(const void *obj, uint64_t arg);
+
+int dp_chan_engine_prefetch(struct dp_engine *e)
+{
+	int rc = dp_engine_set_prefetch(e, on_arrive, prefetch_arrival);
+
+	return rc < 0 ? rc : dp_engine_set_prefetch(e, on_tx_done, prefetch_tx_done);
+}
+
 static void on_tx_done(void *obj, uint64_t arg, uint64_t now)
 {
 	struct dp_chan *c = obj;
@@ -179,8 +191,6 @@ static void on_kick(void *obj, uint64_t arg, uint64_t now)
 	chan_kick(c, now);
 }
 
-static void on_arrive(void *obj, uint64_t arg, uint64_t now);
-
 /*
  * The wire's next arrival, at the receiving end's engine. Keyed by the
  * channel, not by who arms it: the sender (a frame on an empty wire), the
@@ -189,8 +199,36 @@ static void on_arrive(void *obj, uint64_t arg, uint64_t now);
  */
 static int arm_arrival(struct dp_chan *c)
 {
+	/* (arg: the head frame, for the look-ahead's prefetch_arrival only; on_arrive reads the wire) */
 	return dp_timer_add_keyed(c->rx_eng, c->rx_lp, c->arr_key, wire_head_ns(&c->wire), on_arrive,
-				  c, 0);
+				  c, (uintptr_t)c->wire.slot[c->wire.head].m);
+}
+
+/*
+ * The engine's look-ahead for an arrival (dp_engine_set_prefetch): the
+ * channel's first line and its wire's, the head frame's mbuf and private
+ * area (arg, as armed).
+ */
+static void prefetch_arrival(const void *obj, uint64_t arg)
+{
+	const struct dp_chan *c = obj;
+	const char *m = (const char *)(uintptr_t)arg;
+
+	rte_prefetch0(c);
+	rte_prefetch0(&c->wire);
+	rte_prefetch0(m);
+	rte_prefetch0(m + sizeof(struct rte_mbuf));
+	rte_prefetch0(m + sizeof(struct rte_mbuf) + RTE_CACHE_LINE_SIZE);
+}
+
+/* The look-ahead for a transmission's end: the channel's first line and its sender's. */
+static void prefetch_tx_done(const void *obj, uint64_t arg)
+{
+	const struct dp_chan *c = obj;
+
+	(void)arg;
+	rte_prefetch0(c);
+	rte_prefetch0(&c->tx_busy);
 }
 
 /* Put m on the wire, arriving at at; false (dropped and counted as no_mbuf) when the wire cannot grow. */
@@ -265,7 +303,11 @@ static void on_arrive(void *obj, uint64_t arg, uint64_t now)
 			break;
 		m = wire_pop(&c->wire);
 		prefetch_frame(c, m);
-		if (c->wire.n) /* the next frame's lines, while this one is delivered */
+		/* the next frame's lines, while this one is delivered, when this call
+		 * delivers it too (live bursts; a later arrival's are asked for by the
+		 * engine's look-ahead, prefetch_arrival: asked for now, they would
+		 * leave the caches again before it) */
+		if (c->wire.n && wire_head_ns(&c->wire) <= by)
 			prefetch_frame(c, c->wire.slot[c->wire.head].m);
 		deliver(c, m, dp_engine_mono(e, t));
 	}

@@ -16,6 +16,12 @@
 void dp_chan_kick(struct dp_chan *c, uint64_t now_ns);
 
 /*
+ * Have engine e ask ahead for the lines of the channels' arrivals and
+ * transmission ends (dp_engine_set_prefetch). Returns 0, -ENOSPC.
+ */
+int dp_chan_engine_prefetch(struct dp_engine *e);
+
+/*
  * Queue m on c at priority prio (DP_NUM_PRIO: the control queue) and start
  * sending. The channel owns m; if the queue cannot grow, m is dropped
  * (DP_DROP_NO_MBUF) and its bytes are given back to the switch's buffer.

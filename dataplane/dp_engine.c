@@ -415,6 +415,72 @@ bool dp_engine_peek(const struct dp_engine *e, uint64_t *at_ns, uint64_t *key)
 	return true;
 }
 
+int dp_engine_set_prefetch(struct dp_engine *e, dp_timer_fn fn, dp_timer_prefetch_fn pf)
+{
+	for (uint32_t i = 0; i < e->n_pf; i++)
+		if (e->pf[i].fn == fn) {
+			e->pf[i].pf = pf;
+			return 0;
+		}
+	if (e->n_pf == DP_PREFETCHERS)
+		return -ENOSPC;
+	e->pf[e->n_pf].fn = fn;
+	e->pf[e->n_pf++].pf = pf;
+	return 0;
+}
+
+/*
+ * The wheel timer after node id in time order (id in the wheel), NONE when
+ * there is none: the next of its bucket, else the first of the next bucket in
+ * use (buckets are in time order from wheel_lo's round to id's and on). The
+ * heap's timers are not looked at (retransmissions, far deadlines: rare).
+ */
+static inline uint32_t wheel_after(const struct dp_engine *e, uint32_t id)
+{
+	const struct dp_timer_node *x = &e->nodes[id];
+	uint32_t b = (uint32_t)(x->at_ns & WHEEL_MASK);
+
+	if (x->next != e->wheel[b])
+		return x->next - 1;
+	uint32_t i = (b + 1) & WHEEL_MASK, w = i / 64;
+	uint64_t m = e->wheel_bits[w] & (~0ull << (i % 64));
+	if (m == 0) { /* (as wheel_first: later words, else round to the lowest) */
+		uint64_t later = w + 1 < WHEEL_WORDS ? e->wheel_sum & (~0ull << (w + 1)) : 0;
+		w = (uint32_t)__builtin_ctzll(later ? later : e->wheel_sum);
+		m = e->wheel_bits[w];
+	}
+	uint32_t nb = w * 64 + (uint32_t)__builtin_ctzll(m);
+	return nb == b ? NONE : e->wheel[nb] - 1;
+}
+
+/*
+ * Before timer id runs: ask for what the next timer's callback reads (its
+ * prefetcher, else its obj's first line; its node was asked for one
+ * dispatch ago) and for the node of the one after it. Only hints: a timer
+ * added or taken out meanwhile makes one wrong, never the run.
+ */
+static inline void look_ahead(const struct dp_engine *e, uint32_t id)
+{
+	if (e->nodes[id].hpos)
+		return;
+	uint32_t nx = wheel_after(e, id);
+	if (nx == NONE)
+		return;
+	const struct dp_timer_node *y = &e->nodes[nx];
+	uint32_t k = 0;
+	while (k < e->n_pf && e->pf[k].fn != y->fn)
+		k++;
+	if (k < e->n_pf)
+		e->pf[k].pf(y->obj, y->arg);
+	else
+		__builtin_prefetch(y->obj);
+	if (y->hpos == 0) {
+		uint32_t nn = wheel_after(e, nx);
+		if (nn != NONE)
+			__builtin_prefetch(&e->nodes[nn]);
+	}
+}
+
 /*
  * Take timer id (the earliest) out and run it as its LP. Its callback is
  * copied out first: the node is free again before it runs. The wheel moves on
@@ -425,6 +491,7 @@ static inline void dispatch(struct dp_engine *e, uint32_t id)
 	uint32_t was = e->cur_lp;
 	struct dp_timer_node x = e->nodes[id];
 
+	look_ahead(e, id);
 	timer_take(e, id);
 	if (x.at_ns > e->wheel_lo)
 		e->wheel_lo = x.at_ns;

@@ -62,6 +62,15 @@ enum dp_clock_mode { DP_CLOCK_LIVE, DP_CLOCK_VIRTUAL };
 
 typedef void (*dp_timer_fn)(void *obj, uint64_t arg, uint64_t now_ns);
 
+/*
+ * Asks for the cache lines a timer's callback will read (rte_prefetch0), a
+ * timer ahead of its run (dp_engine_set_prefetch); reads nothing that may not
+ * be in cache, changes nothing. obj and arg are the timer's.
+ */
+typedef void (*dp_timer_prefetch_fn)(const void *obj, uint64_t arg);
+
+#define DP_PREFETCHERS 4 /* callbacks with a prefetcher of their own, per engine */
+
 /* Logical processes: 0 runs the global events (topology changes, sampling) and set-up. */
 #define DP_LP_GLOBAL 0u
 #define DP_LP_SEQ_BITS 40  /* a key: LP in the top 24 bits, that LP's sequence in the low 40 */
@@ -129,6 +138,12 @@ struct dp_engine {
 	/* a partition's engine (dp_part.h): frames for other partitions */
 	unsigned xfer_parity;       /* the outbox this window fills (window number & 1) */
 	uint64_t xfer_min_ns;       /* earliest arrival put in an outbox this window; UINT64_MAX: none */
+	/* look-ahead (dp_engine_set_prefetch): the callbacks whose timers' lines are asked for ahead */
+	struct {
+		dp_timer_fn fn;
+		dp_timer_prefetch_fn pf;
+	} pf[DP_PREFETCHERS];
+	uint32_t n_pf;
 };
 
 /*
@@ -138,6 +153,17 @@ struct dp_engine {
 int dp_engine_init(struct dp_engine *e, enum dp_clock_mode mode, uint64_t (*live_now)(void *),
 		   void *live_ctx);
 void dp_engine_free(struct dp_engine *e);
+
+/*
+ * Timers that run fn have pf ask for the lines fn will read while the timer
+ * before them runs (the next timer in time order, looked up as each one is
+ * dispatched; the node of the one after that is asked for too). A fabric of
+ * thousands of links and frames in flight does not stay in cache, and a
+ * callback's reads depend on one another (the channel, its wire, the frame):
+ * without it each misses in turn. Timers of other callbacks have their obj's
+ * first line asked for. Returns 0, -ENOSPC when DP_PREFETCHERS are set.
+ */
+int dp_engine_set_prefetch(struct dp_engine *e, dp_timer_fn fn, dp_timer_prefetch_fn pf);
 
 /*
  * Use seq (n_lp counters, DP_LP_STRIDE uint64_t apart, zeroed by the caller)

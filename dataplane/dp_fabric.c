@@ -262,6 +262,7 @@ struct dp_fabric *dp_fabric_create(const struct topo *t, struct dp_engine *e,
 	}
 	f->topo = t;
 	f->eng = e;
+	(void)dp_chan_engine_prefetch(e); /* (-ENOSPC: hints only, the run is the same) */
 	f->mp = mp;
 	if (opt)
 		f->opt = *opt;

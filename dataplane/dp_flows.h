@@ -91,6 +91,17 @@ struct dp_flow_when {
 int32_t dp_flows_record(struct dp_flows *fl, const struct rl_pkt *p, uint32_t len, uint32_t sw,
 			uint16_t port, int first_hop, struct dp_flow_when when);
 
+/*
+ * Ask for the line of slot's flow that dp_flows_record_slot() reads and
+ * writes (its hops), ahead of it: a switch does it as the frame comes in, so
+ * the line (of tens of thousands of flows' at scale) comes while the switch
+ * decides. slot as dp_flows_record() returned it (>= 0).
+ */
+static inline void dp_flows_prefetch_slot(const struct dp_flows *fl, int32_t slot)
+{
+	__builtin_prefetch(&fl->flow[slot].n_hops, 1);
+}
+
 /* dp_flows_record() for a packet whose slot an earlier hop returned (slot >= 0). */
 void dp_flows_record_slot(struct dp_flows *fl, int32_t slot, uint32_t len, uint32_t sw,
 			  uint16_t port, int first_hop, struct dp_flow_when when);

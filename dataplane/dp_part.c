@@ -228,6 +228,7 @@ int dp_parts_create(struct dp_parts **out, struct dp_fabric *f, uint32_t workers
 		if (dp_engine_init(&p->eng, mode, live_now, NULL) < 0)
 			goto nomem;
 		dp_engine_set_lps(&p->eng, f->lp_seq, n_nodes);
+		(void)dp_chan_engine_prefetch(&p->eng); /* (-ENOSPC: hints only) */
 	}
 	*out = ps;
 	if (workers == 1) {

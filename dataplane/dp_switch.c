@@ -178,6 +178,8 @@ __attribute__((flatten)) void dp_switch_rx(struct dp_switch *s, uint16_t in_port
 	if (!sw_ingress(s, m))
 		return;
 	struct dp_mbuf_priv *pv = dp_priv(m);
+	if (pv->flow_slot) /* (sw_flow_record's line, while the pipeline decides) */
+		dp_flows_prefetch_slot(&s->out[in_port]->fab->flows, (int32_t)pv->flow_slot - 1);
 	struct dp_frame fr = {.d = rte_pktmbuf_mtod(m, uint8_t *), .len = rte_pktmbuf_data_len(m),
 			      .room = (uint32_t)rte_pktmbuf_data_len(m) + rte_pktmbuf_tailroom(m),
 			      .ttl_owed = &pv->ttl_owed, .mac_chan_owed = &pv->mac_chan};

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* dp_engine: timer order, same-time FIFO order, same-time order by (LP, sequence) keys, key-bounded steps, timer slots (same events as stale timers left to fire, cancelled ones as stale ones), virtual clock jumps, live clock source, live monotone time, timers that cannot be added, the wheel and the heap against a reference order. */
+/* dp_engine: timer order, same-time FIFO order, same-time order by (LP, sequence) keys, key-bounded steps, timer slots (same events as stale timers left to fire, cancelled ones as stale ones), virtual clock jumps, live clock source, live monotone time, timers that cannot be added, the wheel and the heap against a reference order, the look-ahead's prefetch calls. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -636,6 +636,109 @@ static void test_wheel_heap_order(void **state)
 	ref_world_run(true);
 }
 
+/*
+ * The look-ahead (dp_engine_set_prefetch): before each timer runs, the
+ * prefetcher of the next one in time order is called with its obj and arg:
+ * the next of the same nanosecond (keys out of insertion order), the first
+ * of a later bucket, one past the wheel's wrap. A timer of another callback
+ * gets none. The order of the run is the order without prefetchers.
+ */
+static void test_look_ahead_dummy(void *obj, uint64_t arg, uint64_t now)
+{
+	(void)obj;
+	(void)arg;
+	(void)now;
+}
+
+struct ahead {
+	struct log run;              /* what ran, in order (record's) */
+	uint64_t seen_before[4096];  /* [k]: the arg the prefetcher was last given before run k */
+	uint64_t last_pf;            /* the arg of the latest prefetch call; 0: none */
+	uint32_t calls;
+};
+
+static void ahead_pf(const void *obj, uint64_t arg)
+{
+	struct ahead *a = (struct ahead *)(uintptr_t)obj;
+
+	a->last_pf = arg;
+	a->calls++;
+}
+
+static void ahead_run(void *obj, uint64_t arg, uint64_t now)
+{
+	struct ahead *a = obj;
+
+	a->seen_before[a->run.n] = a->last_pf;
+	record(&a->run, arg, now);
+}
+
+static void other_run(void *obj, uint64_t arg, uint64_t now)
+{
+	ahead_run(obj, arg, now);
+}
+
+static void test_look_ahead(void **state)
+{
+	(void)state;
+	struct dp_engine e;
+	static struct ahead a;
+	uint64_t lp_seq[4 * DP_LP_STRIDE] = {0};
+
+	memset(&a, 0, sizeof(a));
+	assert_int_equal(dp_engine_init(&e, DP_CLOCK_VIRTUAL, NULL, NULL), 0);
+	dp_engine_set_lps(&e, lp_seq, 4);
+	assert_int_equal(dp_engine_set_prefetch(&e, ahead_run, ahead_pf), 0);
+	assert_int_equal(dp_engine_set_prefetch(&e, ahead_run, ahead_pf), 0); /* (again: the same entry) */
+	/* args are 100 + their place in time order; keys out of insertion order in ns 10 */
+	assert_int_equal(dp_timer_add_keyed(&e, 1, 3, 10, ahead_run, &a, 103), 0);
+	assert_int_equal(dp_timer_add_keyed(&e, 1, 1, 10, ahead_run, &a, 101), 0);
+	assert_int_equal(dp_timer_add_keyed(&e, 1, 2, 10, ahead_run, &a, 102), 0);
+	assert_int_equal(dp_timer_add_keyed(&e, 1, 1, 11, ahead_run, &a, 104), 0);
+	assert_int_equal(dp_timer_add_keyed(&e, 1, 1, 700, other_run, &a, 105), 0);
+	assert_int_equal(dp_timer_add_keyed(&e, 1, 1, 4000, ahead_run, &a, 106), 0);
+	/* past the wheel's span from 10: in the heap, never looked ahead to */
+	assert_int_equal(dp_timer_add_keyed(&e, 1, 1, 5000, ahead_run, &a, 107), 0);
+	while (dp_engine_step_virtual(&e, UINT64_MAX))
+		;
+	assert_int_equal(a.run.n, 7);
+	for (int k = 0; k < 7; k++)
+		assert_int_equal(a.run.arg[k], 101 + k);
+	/* just before run k the prefetch for run k + 1: never for the other
+	 * callback's (105: the latest stays 104) nor the heap's (107) */
+	assert_int_equal(a.seen_before[0], 102);
+	assert_int_equal(a.seen_before[1], 103);
+	assert_int_equal(a.seen_before[2], 104);
+	assert_int_equal(a.seen_before[3], 104);
+	assert_int_equal(a.seen_before[4], 106);
+	assert_int_equal(a.seen_before[5], 106);
+	assert_int_equal(a.seen_before[6], 106);
+	assert_int_equal(a.calls, 4);
+	dp_engine_free(&e);
+
+	/* the wheel's wrap: a bucket below the start's is a turn later */
+	memset(&a, 0, sizeof(a));
+	assert_int_equal(dp_engine_init(&e, DP_CLOCK_VIRTUAL, NULL, NULL), 0);
+	assert_int_equal(dp_engine_set_prefetch(&e, ahead_run, ahead_pf), 0);
+	e.now_ns = DP_WHEEL_SLOTS - 2;
+	assert_int_equal(dp_timer_add(&e, DP_WHEEL_SLOTS - 2, ahead_run, &a, 1), 0);
+	assert_int_equal(dp_timer_add(&e, DP_WHEEL_SLOTS + 5, ahead_run, &a, 2), 0); /* bucket 5 */
+	while (dp_engine_step_virtual(&e, UINT64_MAX))
+		;
+	assert_int_equal(a.run.n, 2);
+	assert_int_equal(a.seen_before[0], 2);
+	assert_int_equal(a.calls, 1);
+	dp_engine_free(&e);
+
+	/* a full table refuses a fifth callback */
+	assert_int_equal(dp_engine_init(&e, DP_CLOCK_VIRTUAL, NULL, NULL), 0);
+	dp_timer_fn fns[] = {ahead_run, other_run, record, chain};
+	for (int k = 0; k < DP_PREFETCHERS; k++)
+		assert_int_equal(dp_engine_set_prefetch(&e, fns[k], ahead_pf), 0);
+	assert_int_equal(dp_engine_set_prefetch(&e, test_look_ahead_dummy, ahead_pf), -ENOSPC);
+	dp_engine_free(&e);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -651,6 +754,7 @@ int main(void)
 		cmocka_unit_test(test_slots),
 		cmocka_unit_test(test_many_callbacks),
 		cmocka_unit_test(test_wheel_heap_order),
+		cmocka_unit_test(test_look_ahead),
 	};
 	return cmocka_run_group_tests_name("engine", tests, NULL, NULL);
 }
