@@ -28,8 +28,12 @@ int dp_engine_init(struct dp_engine *e, enum dp_clock_mode mode, uint64_t (*live
 	e->nodes = aligned_alloc(64, e->cap * sizeof(*e->nodes));
 	e->node_free = malloc(e->cap * sizeof(*e->node_free));
 	e->wheel = calloc(DP_WHEEL_SLOTS, sizeof(*e->wheel));
+	e->wheel_in = calloc(DP_WHEEL_SLOTS, sizeof(*e->wheel_in));
+	e->wheel_tail = calloc(DP_WHEEL_SLOTS, sizeof(*e->wheel_tail));
+	e->wheel_tail_key = calloc(DP_WHEEL_SLOTS, sizeof(*e->wheel_tail_key));
 	e->wheel_bits = calloc(WHEEL_WORDS, sizeof(*e->wheel_bits));
 	if (e->heap == NULL || e->nodes == NULL || e->node_free == NULL || e->wheel == NULL ||
+	    e->wheel_in == NULL || e->wheel_tail == NULL || e->wheel_tail_key == NULL ||
 	    e->wheel_bits == NULL) {
 		dp_engine_free(e);
 		return -ENOMEM;
@@ -46,6 +50,9 @@ void dp_engine_free(struct dp_engine *e)
 	free(e->nodes);
 	free(e->node_free);
 	free(e->wheel);
+	free(e->wheel_in);
+	free(e->wheel_tail);
+	free(e->wheel_tail_key);
 	free(e->wheel_bits);
 	free(e->slot_pos);
 	memset(e, 0, sizeof(*e));
@@ -200,71 +207,183 @@ static inline bool in_wheel_span(const struct dp_engine *e, uint64_t at_ns)
 }
 
 /*
- * Add node id to its nanosecond's bucket, in key order. A bucket is a circular
- * list (its first node's prev is its last), searched from the end: the
- * timers of one nanosecond are mostly added in key order (the callbacks of an
- * earlier nanosecond, run in key order, schedule them), and 128 generators in
- * step put 128 in one bucket.
+ * A bucket holds one nanosecond's timers in two lists: the sorted list
+ * (wheel[b]: circular, its first node's prev is its last; in key order) and
+ * the inbox (wheel_in[b]: a plain doubly linked list, newest first, nodes
+ * marked IN_INBOX in hpos) where a timer whose key is not the greatest goes,
+ * without reading any other node. The inbox is sorted into the list when the
+ * bucket comes first or next (settle), in one pass. Adding in key order walked the list from its end
+ * over nodes long out of cache: at 1,024 ranks a bucket holds tens of timers
+ * added in no key order (arrivals of many channels), about 10 nodes read per
+ * timer added.
  */
-static void wheel_insert(struct dp_engine *e, uint32_t id)
+#define IN_INBOX UINT32_MAX
+
+static inline void bucket_mark(struct dp_engine *e, uint32_t b)
+{
+	e->wheel_bits[b / 64] |= 1ull << (b % 64);
+	e->wheel_sum |= 1ull << (b / 64);
+}
+
+static inline void bucket_clear_if_empty(struct dp_engine *e, uint32_t b)
+{
+	if (e->wheel[b] || e->wheel_in[b])
+		return;
+	e->wheel_bits[b / 64] &= ~(1ull << (b % 64));
+	if (e->wheel_bits[b / 64] == 0)
+		e->wheel_sum &= ~(1ull << (b / 64));
+}
+
+/* Put node id at the end of bucket b's list (writes only: the old last's next, the first's prev). */
+static inline void list_append(struct dp_engine *e, uint32_t b, uint32_t id)
+{
+	struct dp_timer_node *x = &e->nodes[id];
+
+	x->hpos = 0;
+	if (e->wheel[b] == 0) {
+		x->next = x->prev = id + 1;
+		e->wheel[b] = id + 1;
+	} else {
+		x->prev = e->wheel_tail[b];
+		x->next = e->wheel[b];
+		e->nodes[x->prev - 1].next = id + 1;
+		e->nodes[x->next - 1].prev = id + 1;
+	}
+	e->wheel_tail[b] = id + 1;
+	e->wheel_tail_key[b] = x->key;
+}
+
+/*
+ * Add node id to its nanosecond's bucket: at the end of the list when its key
+ * is the greatest there and the inbox is empty (the timers of one nanosecond
+ * are mostly added in key order: the callbacks of an earlier nanosecond, run
+ * in key order, schedule them; 128 generators in step put 128 in one
+ * bucket), else into the inbox. Reads no other node.
+ */
+static inline void wheel_insert(struct dp_engine *e, uint32_t id)
 {
 	struct dp_timer_node *x = &e->nodes[id];
 	uint32_t b = (uint32_t)(x->at_ns & WHEEL_MASK);
 
-	x->hpos = 0;
 	e->wheel_n++;
-	if (e->wheel[b] == 0) {
-		x->next = x->prev = id + 1;
-		e->wheel[b] = id + 1;
-		e->wheel_bits[b / 64] |= 1ull << (b % 64);
-		e->wheel_sum |= 1ull << (b / 64);
+	bucket_mark(e, b);
+	if (e->wheel_in[b] == 0 && (e->wheel[b] == 0 || x->key >= e->wheel_tail_key[b])) {
+		list_append(e, b, id);
 		return;
 	}
-	uint32_t head = e->wheel[b] - 1, p = e->nodes[head].prev - 1;
-	while (e->nodes[p].key > x->key) {
-		if (p == head) { /* earlier than all: the new first */
-			e->wheel[b] = id + 1;
-			p = e->nodes[head].prev - 1;
-			break;
-		}
-		p = e->nodes[p].prev - 1;
-	}
-	/* after p */
-	x->prev = p + 1;
-	x->next = e->nodes[p].next;
-	e->nodes[x->next - 1].prev = id + 1;
-	e->nodes[p].next = id + 1;
+	x->hpos = IN_INBOX;
+	x->prev = 0;
+	x->next = e->wheel_in[b];
+	if (x->next)
+		e->nodes[x->next - 1].prev = id + 1;
+	e->wheel_in[b] = id + 1;
 }
 
-/* Take node id out of its bucket. */
+/* Take node id out of its bucket (its list or its inbox). */
 static void wheel_unlink(struct dp_engine *e, uint32_t id)
 {
 	struct dp_timer_node *x = &e->nodes[id];
 	uint32_t b = (uint32_t)(x->at_ns & WHEEL_MASK);
 
 	e->wheel_n--;
-	if (x->next == id + 1) { /* the only one */
+	if (x->hpos == IN_INBOX) {
+		if (x->prev)
+			e->nodes[x->prev - 1].next = x->next;
+		else
+			e->wheel_in[b] = x->next;
+		if (x->next)
+			e->nodes[x->next - 1].prev = x->prev;
+	} else if (x->next == id + 1) { /* the list's only one */
 		e->wheel[b] = 0;
-		e->wheel_bits[b / 64] &= ~(1ull << (b % 64));
-		if (e->wheel_bits[b / 64] == 0)
-			e->wheel_sum &= ~(1ull << (b / 64));
+	} else {
+		e->nodes[x->prev - 1].next = x->next;
+		e->nodes[x->next - 1].prev = x->prev;
+		if (e->wheel[b] == id + 1)
+			e->wheel[b] = x->next;
+		if (e->wheel_tail[b] == id + 1) {
+			e->wheel_tail[b] = x->prev;
+			e->wheel_tail_key[b] = e->nodes[x->prev - 1].key;
+		}
+	}
+	bucket_clear_if_empty(e, b);
+}
+
+#define SETTLE_CHUNK 64
+
+struct keyed {
+	uint64_t key;
+	uint32_t id;
+};
+
+/* Sort a[0, n) by key (insertion sort: an inbox is short, mostly tens). */
+static void sort_by_key(struct keyed *a, uint32_t n)
+{
+	for (uint32_t i = 1; i < n; i++) {
+		struct keyed v = a[i];
+		uint32_t j = i;
+		while (j > 0 && a[j - 1].key > v.key) {
+			a[j] = a[j - 1];
+			j--;
+		}
+		a[j] = v;
+	}
+}
+
+/* Put node id into bucket b's list before node at (NONE: as its last). */
+static void link_before(struct dp_engine *e, uint32_t b, uint32_t id, uint32_t at)
+{
+	struct dp_timer_node *x = &e->nodes[id];
+
+	if (at == NONE) {
+		list_append(e, b, id);
 		return;
 	}
-	e->nodes[x->prev - 1].next = x->next;
-	e->nodes[x->next - 1].prev = x->prev;
-	if (e->wheel[b] == id + 1)
-		e->wheel[b] = x->next;
+	x->hpos = 0;
+	x->next = at + 1;
+	x->prev = e->nodes[at].prev;
+	e->nodes[x->prev - 1].next = id + 1;
+	e->nodes[at].prev = id + 1;
+	if (e->wheel[b] == at + 1)
+		e->wheel[b] = id + 1;
 }
 
 /*
- * The wheel's earliest node (NONE when it is empty): the first bucket in use
- * from wheel_lo's on, wrapping round (a bucket before wheel_lo's holds a time
- * a whole turn later).
+ * Sort bucket b's inbox into its list (keys are unique: dp_engine.h), in
+ * chunks: each taken off the inbox, sorted and merged in one walk.
  */
-static inline uint32_t wheel_first(const struct dp_engine *e)
+static void settle(struct dp_engine *e, uint32_t b)
 {
-	if (e->wheel_n == 0)
-		return NONE;
+	struct keyed a[SETTLE_CHUNK];
+
+	while (e->wheel_in[b]) {
+		uint32_t n = 0, id = e->wheel_in[b];
+		for (; id && n < SETTLE_CHUNK; id = e->nodes[id - 1].next, n++)
+			a[n] = (struct keyed){e->nodes[id - 1].key, id - 1};
+		e->wheel_in[b] = id;
+		if (id)
+			e->nodes[id - 1].prev = 0;
+		sort_by_key(a, n);
+		/* merge in one walk from the first: each goes before the first list
+		 * node with a greater key (at a bucket's time the list holds mostly
+		 * arrivals, keyed by their channels, above the nodes' own LPs) */
+		uint32_t p = e->wheel[b] ? e->wheel[b] - 1 : NONE;
+		for (uint32_t i = 0; i < n; i++) {
+			while (p != NONE && e->nodes[p].key < a[i].key) {
+				p = e->nodes[p].next - 1;
+				if (p + 1 == e->wheel[b])
+					p = NONE; /* (round to the first: past the last) */
+			}
+			link_before(e, b, a[i].id, p);
+		}
+	}
+}
+
+/*
+ * The first bucket in use from wheel_lo's on, wrapping round (a bucket
+ * before wheel_lo's holds a time a whole turn later); the wheel is not empty.
+ */
+static inline uint32_t wheel_first_bucket(const struct dp_engine *e)
+{
 	uint32_t i = (uint32_t)(e->wheel_lo & WHEEL_MASK), w = i / 64;
 	uint64_t m = e->wheel_bits[w] & (~0ull << (i % 64));
 	if (m == 0) {
@@ -273,7 +392,39 @@ static inline uint32_t wheel_first(const struct dp_engine *e)
 		w = (uint32_t)__builtin_ctzll(later ? later : e->wheel_sum);
 		m = e->wheel_bits[w];
 	}
-	return e->wheel[w * 64 + (uint32_t)__builtin_ctzll(m)] - 1;
+	return w * 64 + (uint32_t)__builtin_ctzll(m);
+}
+
+/* The wheel's earliest node, its bucket settled first; NONE when the wheel is empty. */
+static inline uint32_t wheel_first(struct dp_engine *e)
+{
+	if (e->wheel_n == 0)
+		return NONE;
+	uint32_t b = wheel_first_bucket(e);
+	if (e->wheel_in[b])
+		settle(e, b);
+	return e->wheel[b] - 1;
+}
+
+/*
+ * A node of the wheel's earliest nanosecond and the least key there (read
+ * only: the inbox is searched, not sorted), false when the wheel is empty.
+ */
+static bool wheel_first_peek(const struct dp_engine *e, uint64_t *at_ns, uint64_t *key)
+{
+	if (e->wheel_n == 0)
+		return false;
+	uint32_t b = wheel_first_bucket(e);
+	uint64_t k = UINT64_MAX;
+	uint32_t any = e->wheel[b] ? e->wheel[b] - 1 : e->wheel_in[b] - 1;
+	if (e->wheel[b])
+		k = e->nodes[e->wheel[b] - 1].key;
+	for (uint32_t id = e->wheel_in[b]; id; id = e->nodes[id - 1].next)
+		if (e->nodes[id - 1].key < k)
+			k = e->nodes[id - 1].key;
+	*at_ns = e->nodes[any].at_ns;
+	*key = k;
+	return true;
 }
 
 /* ---- both ---- */
@@ -307,8 +458,8 @@ static int timer_push(struct dp_engine *e, uint64_t at_ns, uint64_t key, uint32_
 	return 0;
 }
 
-/* The earliest pending timer's node, NONE when there is none. */
-static inline uint32_t first(const struct dp_engine *e)
+/* The earliest pending timer's node (its bucket settled), NONE when there is none. */
+static inline uint32_t first(struct dp_engine *e)
 {
 	uint32_t w = wheel_first(e);
 
@@ -325,7 +476,7 @@ static void timer_take(struct dp_engine *e, uint32_t id)
 {
 	struct dp_timer_node *x = &e->nodes[id];
 
-	if (x->hpos)
+	if (x->hpos && x->hpos != IN_INBOX)
 		heap_remove(e, x->hpos - 1);
 	else
 		wheel_unlink(e, id);
@@ -406,12 +557,15 @@ int dp_timer_add_keyed(struct dp_engine *e, uint32_t lp, uint32_t key_lp, uint64
 
 bool dp_engine_peek(const struct dp_engine *e, uint64_t *at_ns, uint64_t *key)
 {
-	uint32_t id = first(e);
+	bool in_wheel = wheel_first_peek(e, at_ns, key);
 
-	if (id == NONE)
-		return false;
-	*at_ns = e->nodes[id].at_ns;
-	*key = e->nodes[id].key;
+	if (e->hn == 0)
+		return in_wheel;
+	const struct dp_timer *h = &e->heap[0];
+	if (!in_wheel || before(h->at_ns, h->key, *at_ns, *key)) {
+		*at_ns = h->at_ns;
+		*key = h->key;
+	}
 	return true;
 }
 
@@ -435,7 +589,7 @@ int dp_engine_set_prefetch(struct dp_engine *e, dp_timer_fn fn, dp_timer_prefetc
  * use (buckets are in time order from wheel_lo's round to id's and on). The
  * heap's timers are not looked at (retransmissions, far deadlines: rare).
  */
-static inline uint32_t wheel_after(const struct dp_engine *e, uint32_t id)
+static inline uint32_t wheel_after(struct dp_engine *e, uint32_t id)
 {
 	const struct dp_timer_node *x = &e->nodes[id];
 	uint32_t b = (uint32_t)(x->at_ns & WHEEL_MASK);
@@ -450,7 +604,11 @@ static inline uint32_t wheel_after(const struct dp_engine *e, uint32_t id)
 		m = e->wheel_bits[w];
 	}
 	uint32_t nb = w * 64 + (uint32_t)__builtin_ctzll(m);
-	return nb == b ? NONE : e->wheel[nb] - 1;
+	if (nb == b)
+		return NONE;
+	if (e->wheel_in[nb]) /* (it comes next: sorted now rather than when it is first) */
+		settle(e, nb);
+	return e->wheel[nb] - 1;
 }
 
 /*
@@ -459,7 +617,7 @@ static inline uint32_t wheel_after(const struct dp_engine *e, uint32_t id)
  * dispatch ago) and for the node of the one after it. Only hints: a timer
  * added or taken out meanwhile makes one wrong, never the run.
  */
-static inline void look_ahead(const struct dp_engine *e, uint32_t id)
+static inline void look_ahead(struct dp_engine *e, uint32_t id)
 {
 	if (e->nodes[id].hpos)
 		return;
@@ -506,9 +664,15 @@ static inline void dispatch(struct dp_engine *e, uint32_t id)
 
 uint64_t dp_engine_next_ns(const struct dp_engine *e)
 {
-	uint32_t id = first(e);
+	uint64_t t = UINT64_MAX;
 
-	return id == NONE ? UINT64_MAX : e->nodes[id].at_ns;
+	if (e->wheel_n) { /* (a bucket's timers share its nanosecond: any of them tells it) */
+		uint32_t b = wheel_first_bucket(e);
+		t = e->nodes[(e->wheel[b] ? e->wheel[b] : e->wheel_in[b]) - 1].at_ns;
+	}
+	if (e->hn && e->heap[0].at_ns < t)
+		t = e->heap[0].at_ns;
+	return t;
 }
 
 uint32_t dp_engine_run_budget(struct dp_engine *e, uint64_t now_ns, uint32_t max)

@@ -112,7 +112,10 @@ struct dp_engine {
 	uint32_t n_free;            /* ...so n + n_free == cap */
 	struct dp_timer *heap;      /* [cap]: the timers outside the wheel's span */
 	uint32_t hn;                /* timers in the heap */
-	uint32_t *wheel;            /* [DP_WHEEL_SLOTS]: a bucket's first node (index + 1), 0: empty */
+	uint32_t *wheel;            /* [DP_WHEEL_SLOTS]: a bucket's sorted list, its first node (index + 1), 0: empty */
+	uint32_t *wheel_in;         /* [DP_WHEEL_SLOTS]: a bucket's timers not yet sorted in, newest first; 0: none */
+	uint32_t *wheel_tail;       /* [DP_WHEEL_SLOTS]: the sorted list's last node (index + 1) when not empty */
+	uint64_t *wheel_tail_key;   /* [DP_WHEEL_SLOTS]: its key */
 	uint64_t *wheel_bits;       /* [DP_WHEEL_SLOTS / 64]: buckets in use */
 	uint64_t wheel_sum;         /* bit w: wheel_bits[w] != 0 */
 	uint64_t wheel_lo;          /* every wheel timer is due in [wheel_lo, wheel_lo + DP_WHEEL_SLOTS) */

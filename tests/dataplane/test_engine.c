@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* dp_engine: timer order, same-time FIFO order, same-time order by (LP, sequence) keys, key-bounded steps, timer slots (same events as stale timers left to fire, cancelled ones as stale ones), virtual clock jumps, live clock source, live monotone time, timers that cannot be added, the wheel and the heap against a reference order, the look-ahead's prefetch calls. */
+/* dp_engine: timer order, same-time FIFO order, same-time order by (LP, sequence) keys, key-bounded steps, timer slots (same events as stale timers left to fire, cancelled ones as stale ones), virtual clock jumps, live clock source, live monotone time, timers that cannot be added, the wheel and the heap against a reference order, the look-ahead's prefetch calls, a nanosecond's timers added in no key order. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -643,6 +643,87 @@ static void test_wheel_heap_order(void **state)
  * of a later bucket, one past the wheel's wrap. A timer of another callback
  * gets none. The order of the run is the order without prefetchers.
  */
+/*
+ * A nanosecond's timers added in no key order (more than one settle chunk),
+ * some cancelled from the inbox and some from the sorted list, others added
+ * while the bucket runs: they run in key order, the cancelled ones never.
+ */
+struct keyed_log {
+	uint64_t key[512];
+	int n;
+	struct dp_engine *e;
+};
+
+static void keyed_run(void *obj, uint64_t arg, uint64_t now)
+{
+	struct keyed_log *l = obj;
+
+	(void)now;
+	l->key[l->n++] = l->e->cur_key;
+	if (arg == 1) /* one more at this nanosecond, keyed below every other: it still runs next */
+		assert_int_equal(dp_timer_add_keyed(l->e, 1, 0, now, keyed_run, l, 0), 0);
+}
+
+static void test_bucket_order(void **state)
+{
+	(void)state;
+	struct dp_engine e;
+	static struct keyed_log l;
+	enum { N_LP = 300 };
+	static uint64_t lp_seq[N_LP * DP_LP_STRIDE];
+	uint32_t perm[N_LP], slots[N_LP];
+	uint64_t rng = 7;
+
+	memset(&l, 0, sizeof(l));
+	memset(lp_seq, 0, sizeof(lp_seq));
+	l.e = &e;
+	assert_int_equal(dp_engine_init(&e, DP_CLOCK_VIRTUAL, NULL, NULL), 0);
+	dp_engine_set_lps(&e, lp_seq, N_LP);
+	for (uint32_t i = 0; i < N_LP; i++)
+		perm[i] = i;
+	for (uint32_t i = N_LP - 1; i > 0; i--) { /* a shuffle (xorshift) */
+		rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+		uint32_t j = (uint32_t)(rng % (i + 1)), t = perm[i];
+		perm[i] = perm[j];
+		perm[j] = t;
+	}
+	/* 150 keyed timers at ns 50 (keys 1..150 in shuffled order; the one keyed 75 adds another) */
+	for (uint32_t i = 0, k = 0; k < 150; i++)
+		if (perm[i] >= 1 && perm[i] <= 150) {
+			assert_int_equal(dp_timer_add_keyed(&e, 1, perm[i], 50, keyed_run, &l,
+							    perm[i] == 75), 0);
+			k++;
+		}
+	/* 100 slot timers at ns 50 armed as LPs 151..250 in shuffled order; a third cancelled */
+	for (uint32_t i = 0, k = 0; k < 100; i++)
+		if (perm[i] > 150 && perm[i] <= 250) {
+			slots[perm[i]] = (uint32_t)dp_timer_slot_new(&e);
+			e.cur_lp = perm[i];
+			assert_int_equal(dp_timer_slot_arm(&e, slots[perm[i]], perm[i], 50, keyed_run, &l, 0), 0);
+			k++;
+		}
+	e.cur_lp = DP_LP_GLOBAL;
+	int cancelled = 0;
+	for (uint32_t lp = 151; lp <= 250; lp += 3, cancelled++)
+		dp_timer_slot_cancel(&e, slots[lp]);
+	while (dp_engine_step_virtual(&e, UINT64_MAX))
+		;
+	assert_int_equal(l.n, 150 + 100 - cancelled + 1);
+	assert_int_equal(l.key[0], 1ull << DP_LP_SEQ_BITS);
+	for (int i = 1; i < l.n; i++) {
+		if (l.key[i] == 0) { /* the one added by key 75's timer, keyed 0: it runs right after */
+			assert_int_equal(l.key[i - 1], 75ull << DP_LP_SEQ_BITS);
+			continue;
+		}
+		uint64_t prev = l.key[i - 1] ? l.key[i - 1] : l.key[i - 2];
+		assert_true(prev < l.key[i]);
+		uint32_t lp = (uint32_t)(l.key[i] >> DP_LP_SEQ_BITS);
+		assert_true(lp > 250 || lp < 151 || (lp - 151) % 3 != 0);
+	}
+	assert_int_equal(e.n, 0);
+	dp_engine_free(&e);
+}
+
 static void test_look_ahead_dummy(void *obj, uint64_t arg, uint64_t now)
 {
 	(void)obj;
@@ -755,6 +836,7 @@ int main(void)
 		cmocka_unit_test(test_many_callbacks),
 		cmocka_unit_test(test_wheel_heap_order),
 		cmocka_unit_test(test_look_ahead),
+		cmocka_unit_test(test_bucket_order),
 	};
 	return cmocka_run_group_tests_name("engine", tests, NULL, NULL);
 }
