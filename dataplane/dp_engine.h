@@ -160,7 +160,7 @@ void dp_engine_free(struct dp_engine *e);
 /*
  * Timers that run fn have pf ask for the lines fn will read while the timer
  * before them runs (the next timer in time order, looked up as each one is
- * dispatched; the node of the one after that is asked for too). A fabric of
+ * dispatched). A fabric of
  * thousands of links and frames in flight does not stay in cache, and a
  * callback's reads depend on one another (the channel, its wire, the frame):
  * without it each misses in turn. Timers of other callbacks have their obj's
