@@ -18,7 +18,9 @@
  * a frame's serialisation, a link's delay, a generator's next packet), and a
  * binary min-heap for the rest (retransmission timers, past deadlines of a
  * late live loop). A bucket holds the timers of one nanosecond, sorted by
- * key; a two-level bitmap finds the next bucket in use. The next timer is the
+ * key (a list, and an inbox of timers added out of order, sorted into the
+ * list when the bucket is reached); a two-level bitmap finds the next bucket
+ * in use. The next timer is the
  * earlier of the wheel's first and the heap's root. Why not the heap alone:
  * at 128 ranks a few thousand timers are pending, and a pop walked a dozen
  * dependent levels of the heap, a fifth of the event loop. Nanosecond
@@ -96,9 +98,9 @@ struct dp_timer_node {
 	uint64_t arg;
 	uint32_t lp;       /* the LP the callback runs as (what it schedules is keyed by it) */
 	uint32_t slot;     /* its timer slot (dp_timer_slot_new), 0: a plain timer */
-	uint32_t next;     /* in the wheel: the next node of its bucket (index + 1; circular) */
-	uint32_t prev;     /* in the wheel: the previous one (index + 1; the first's is the last) */
-	uint32_t hpos;     /* in the heap: its index there + 1; 0: in the wheel */
+	uint32_t next;     /* in a bucket's list: the next node (index + 1; circular); in its inbox: the older one, 0: none */
+	uint32_t prev;     /* in a list: the previous one (index + 1; the first's is the last); in an inbox: the newer one, 0: none */
+	uint32_t hpos;     /* in the heap: its index there + 1; 0: in a bucket's list; UINT32_MAX: in its inbox */
 } __attribute__((aligned(64)));
 
 struct dp_engine {

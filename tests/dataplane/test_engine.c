@@ -637,13 +637,6 @@ static void test_wheel_heap_order(void **state)
 }
 
 /*
- * The look-ahead (dp_engine_set_prefetch): before each timer runs, the
- * prefetcher of the next one in time order is called with its obj and arg:
- * the next of the same nanosecond (keys out of insertion order), the first
- * of a later bucket, one past the wheel's wrap. A timer of another callback
- * gets none. The order of the run is the order without prefetchers.
- */
-/*
  * A nanosecond's timers added in no key order (more than one settle chunk),
  * some cancelled from the inbox and some from the sorted list, others added
  * while the bucket runs: they run in key order, the cancelled ones never.
@@ -651,8 +644,17 @@ static void test_wheel_heap_order(void **state)
 struct keyed_log {
 	uint64_t key[512];
 	int n;
+	uint32_t pf_calls;
 	struct dp_engine *e;
 };
+
+static void keyed_pf(const void *obj, uint64_t arg)
+{
+	struct keyed_log *l = (struct keyed_log *)(uintptr_t)obj;
+
+	(void)arg;
+	l->pf_calls++;
+}
 
 static void keyed_run(void *obj, uint64_t arg, uint64_t now)
 {
@@ -706,9 +708,26 @@ static void test_bucket_order(void **state)
 	int cancelled = 0;
 	for (uint32_t lp = 151; lp <= 250; lp += 3, cancelled++)
 		dp_timer_slot_cancel(&e, slots[lp]);
+	/* peek sees the least key, in the inbox or the list, without sorting */
+	uint64_t at, key;
+	assert_true(dp_engine_peek(&e, &at, &key));
+	assert_int_equal(at, 50);
+	assert_int_equal(key, 1ull << DP_LP_SEQ_BITS);
+	assert_int_equal(dp_engine_next_ns(&e), 50);
+	/* ns 51, out of order too: sorted when the look-ahead reaches it from ns 50 */
+	for (uint32_t i = 0, k = 0; k < 40; i++)
+		if (perm[i] >= 1 && perm[i] <= 40) {
+			assert_int_equal(dp_timer_add_keyed(&e, 1, 260 + perm[i], 51, keyed_run, &l, 0), 0);
+			k++;
+		}
+	assert_int_equal(dp_engine_set_prefetch(&e, keyed_run, keyed_pf), 0);
 	while (dp_engine_step_virtual(&e, UINT64_MAX))
 		;
-	assert_int_equal(l.n, 150 + 100 - cancelled + 1);
+	assert_int_equal(l.n, 150 + 100 - cancelled + 1 + 40);
+	assert_true(l.pf_calls > 0);
+	for (int i = 150 + 100 - cancelled + 1 + 1; i < l.n; i++)
+		assert_true(l.key[i - 1] < l.key[i]);
+	l.n -= 40;
 	assert_int_equal(l.key[0], 1ull << DP_LP_SEQ_BITS);
 	for (int i = 1; i < l.n; i++) {
 		if (l.key[i] == 0) { /* the one added by key 75's timer, keyed 0: it runs right after */
@@ -759,6 +778,13 @@ static void other_run(void *obj, uint64_t arg, uint64_t now)
 	ahead_run(obj, arg, now);
 }
 
+/*
+ * The look-ahead (dp_engine_set_prefetch): before each timer runs, the
+ * prefetcher of the next one in time order is called with its obj and arg:
+ * the next of the same nanosecond (keys out of insertion order), the first
+ * of a later bucket, one past the wheel's wrap. A timer of another callback
+ * gets none. The order of the run is the order without prefetchers.
+ */
 static void test_look_ahead(void **state)
 {
 	(void)state;
