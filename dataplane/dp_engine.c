@@ -393,20 +393,34 @@ static void settle(struct dp_engine *e, uint32_t b)
 }
 
 /*
- * The first bucket in use from wheel_lo's on, wrapping round (a bucket
- * before wheel_lo's holds a time a whole turn later); the wheel is not empty.
+ * The first bucket in use from bucket i on, wrapping round to the lowest
+ * (maybe i's own word's low bits); some bucket is in use.
  */
-static inline uint32_t wheel_first_bucket(const struct dp_engine *e)
+static inline uint32_t bucket_from(const struct dp_engine *e, uint32_t i)
 {
-	uint32_t i = (uint32_t)(e->wheel_lo & WHEEL_MASK), w = i / 64;
+	uint32_t w = i / 64;
 	uint64_t m = e->wheel_bits[w] & (~0ull << (i % 64));
 	if (m == 0) {
 		uint64_t later = w + 1 < WHEEL_WORDS ? e->wheel_sum & (~0ull << (w + 1)) : 0;
-		/* (none later: wrap round to the lowest word, maybe w's own low bits) */
 		w = (uint32_t)__builtin_ctzll(later ? later : e->wheel_sum);
 		m = e->wheel_bits[w];
 	}
 	return w * 64 + (uint32_t)__builtin_ctzll(m);
+}
+
+/*
+ * The first bucket in use from wheel_lo's on (a bucket before wheel_lo's
+ * holds a time a whole turn later); the wheel is not empty.
+ */
+static inline uint32_t wheel_first_bucket(const struct dp_engine *e)
+{
+	return bucket_from(e, (uint32_t)(e->wheel_lo & WHEEL_MASK));
+}
+
+/* A node of bucket b (in use), from its list or else its inbox: they share its nanosecond. */
+static inline uint32_t bucket_any(const struct dp_engine *e, uint32_t b)
+{
+	return (e->wheel[b] ? e->wheel[b] : e->wheel_in[b]) - 1;
 }
 
 /* The wheel's earliest node, its bucket settled first; NONE when the wheel is empty. */
@@ -429,14 +443,11 @@ static bool wheel_first_peek(const struct dp_engine *e, uint64_t *at_ns, uint64_
 	if (e->wheel_n == 0)
 		return false;
 	uint32_t b = wheel_first_bucket(e);
-	uint64_t k = UINT64_MAX;
-	uint32_t any = e->wheel[b] ? e->wheel[b] - 1 : e->wheel_in[b] - 1;
-	if (e->wheel[b])
-		k = e->nodes[e->wheel[b] - 1].key;
+	uint64_t k = e->wheel[b] ? e->nodes[e->wheel[b] - 1].key : UINT64_MAX;
 	for (uint32_t id = e->wheel_in[b]; id; id = e->nodes[id - 1].next)
 		if (e->nodes[id - 1].key < k)
 			k = e->nodes[id - 1].key;
-	*at_ns = e->nodes[any].at_ns;
+	*at_ns = e->nodes[bucket_any(e, b)].at_ns;
 	*key = k;
 	return true;
 }
@@ -610,14 +621,7 @@ static inline uint32_t wheel_after(struct dp_engine *e, uint32_t id)
 
 	if (x->next != e->wheel[b])
 		return x->next - 1;
-	uint32_t i = (b + 1) & WHEEL_MASK, w = i / 64;
-	uint64_t m = e->wheel_bits[w] & (~0ull << (i % 64));
-	if (m == 0) { /* (as wheel_first: later words, else round to the lowest) */
-		uint64_t later = w + 1 < WHEEL_WORDS ? e->wheel_sum & (~0ull << (w + 1)) : 0;
-		w = (uint32_t)__builtin_ctzll(later ? later : e->wheel_sum);
-		m = e->wheel_bits[w];
-	}
-	uint32_t nb = w * 64 + (uint32_t)__builtin_ctzll(m);
+	uint32_t nb = bucket_from(e, (b + 1) & WHEEL_MASK);
 	if (nb == b)
 		return NONE;
 	if (e->wheel_in[nb]) /* (it comes next: sorted now rather than when it is first) */
@@ -676,10 +680,8 @@ uint64_t dp_engine_next_ns(const struct dp_engine *e)
 {
 	uint64_t t = UINT64_MAX;
 
-	if (e->wheel_n) { /* (a bucket's timers share its nanosecond: any of them tells it) */
-		uint32_t b = wheel_first_bucket(e);
-		t = e->nodes[(e->wheel[b] ? e->wheel[b] : e->wheel_in[b]) - 1].at_ns;
-	}
+	if (e->wheel_n)
+		t = e->nodes[bucket_any(e, wheel_first_bucket(e))].at_ns;
 	if (e->hn && e->heap[0].at_ns < t)
 		t = e->heap[0].at_ns;
 	return t;
