@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dp_mem.h"
+
 #define WHEEL_MASK (DP_WHEEL_SLOTS - 1)
 #define WHEEL_WORDS (DP_WHEEL_SLOTS / 64)
 #define NONE UINT32_MAX
@@ -24,14 +26,15 @@ int dp_engine_init(struct dp_engine *e, enum dp_clock_mode mode, uint64_t (*live
 	e->n_lp = 1;
 	e->copy_lp = UINT32_MAX;
 	e->xfer_min_ns = UINT64_MAX;
-	e->heap = malloc(e->cap * sizeof(*e->heap));
-	e->nodes = aligned_alloc(64, e->cap * sizeof(*e->nodes));
-	e->node_free = malloc(e->cap * sizeof(*e->node_free));
-	e->wheel = calloc(DP_WHEEL_SLOTS, sizeof(*e->wheel));
-	e->wheel_in = calloc(DP_WHEEL_SLOTS, sizeof(*e->wheel_in));
-	e->wheel_tail = calloc(DP_WHEEL_SLOTS, sizeof(*e->wheel_tail));
-	e->wheel_tail_key = calloc(DP_WHEEL_SLOTS, sizeof(*e->wheel_tail_key));
-	e->wheel_bits = calloc(WHEEL_WORDS, sizeof(*e->wheel_bits));
+	/* (on lines of their own: one partition's engine shares none with another's, dp_mem.h) */
+	e->heap = dp_zalloc_lines(e->cap, sizeof(*e->heap));
+	e->nodes = dp_zalloc_lines(e->cap, sizeof(*e->nodes));
+	e->node_free = dp_zalloc_lines(e->cap, sizeof(*e->node_free));
+	e->wheel = dp_zalloc_lines(DP_WHEEL_SLOTS, sizeof(*e->wheel));
+	e->wheel_in = dp_zalloc_lines(DP_WHEEL_SLOTS, sizeof(*e->wheel_in));
+	e->wheel_tail = dp_zalloc_lines(DP_WHEEL_SLOTS, sizeof(*e->wheel_tail));
+	e->wheel_tail_key = dp_zalloc_lines(DP_WHEEL_SLOTS, sizeof(*e->wheel_tail_key));
+	e->wheel_bits = dp_zalloc_lines(WHEEL_WORDS, sizeof(*e->wheel_bits));
 	if (e->heap == NULL || e->nodes == NULL || e->node_free == NULL || e->wheel == NULL ||
 	    e->wheel_in == NULL || e->wheel_tail == NULL || e->wheel_tail_key == NULL ||
 	    e->wheel_bits == NULL) {
@@ -116,17 +119,15 @@ static int grow(struct dp_engine *e)
 		return -ENOSPC;
 	if (e->n == e->cap) {
 		uint32_t cap = 2 * e->cap;
-		struct dp_timer *h = realloc(e->heap, cap * sizeof(*h));
+		struct dp_timer *h = dp_grow_lines(e->heap, e->cap, cap, sizeof(*h));
 		if (h == NULL)
 			return -ENOMEM;
 		e->heap = h;
-		struct dp_timer_node *nodes = aligned_alloc(64, cap * sizeof(*nodes));
+		struct dp_timer_node *nodes = dp_grow_lines(e->nodes, e->cap, cap, sizeof(*nodes));
 		if (nodes == NULL)
 			return -ENOMEM;
-		memcpy(nodes, e->nodes, e->cap * sizeof(*nodes));
-		free(e->nodes);
 		e->nodes = nodes;
-		uint32_t *fr = realloc(e->node_free, cap * sizeof(*fr));
+		uint32_t *fr = dp_grow_lines(e->node_free, e->cap, cap, sizeof(*fr));
 		if (fr == NULL)
 			return -ENOMEM;
 		e->node_free = fr;
@@ -536,10 +537,9 @@ int dp_timer_slot_new(struct dp_engine *e)
 {
 	if (e->n_slots + 1 >= e->slot_cap) {
 		uint32_t cap = e->slot_cap ? 2 * e->slot_cap : 64;
-		uint32_t *p = realloc(e->slot_pos, cap * sizeof(*p));
+		uint32_t *p = dp_grow_lines(e->slot_pos, e->slot_cap, cap, sizeof(*p));
 		if (p == NULL)
 			return -ENOMEM;
-		memset(p + e->slot_cap, 0, (cap - e->slot_cap) * sizeof(*p));
 		e->slot_pos = p;
 		e->slot_cap = cap;
 	}

@@ -86,10 +86,11 @@ static int init_switch(struct dp_fabric *f, uint32_t si, char *err, size_t errle
 	s->idx = si;
 	s->cfg = cfg;
 	s->up = true;
-	s->out = calloc(cfg->n_ports, sizeof(*s->out));
-	s->pfc_timer_at = calloc(cfg->n_ports, sizeof(*s->pfc_timer_at));
-	s->port_tx_pkts = calloc(cfg->n_ports, sizeof(*s->port_tx_pkts));
-	s->group = calloc(t->n_leaves, sizeof(*s->group));
+	/* (on lines of their own: switches of two partitions never share one) */
+	s->out = dp_zalloc_lines(cfg->n_ports, sizeof(*s->out));
+	s->pfc_timer_at = dp_zalloc_lines(cfg->n_ports, sizeof(*s->pfc_timer_at));
+	s->port_tx_pkts = dp_zalloc_lines(cfg->n_ports, sizeof(*s->port_tx_pkts));
+	s->group = dp_zalloc_lines(t->n_leaves, sizeof(*s->group));
 	if (!pc || !s->out || !s->pfc_timer_at || !s->port_tx_pkts || !s->group) {
 		free(pc);
 		snprintf(err, errlen, "out of memory");
@@ -204,8 +205,8 @@ int dp_fabric_build(struct dp_fabric *f, char *err, size_t errlen)
 
 	f->n_chans = 2 * t->n_links;
 	f->chans = dp_zalloc_lines(f->n_chans, sizeof(*f->chans));
-	f->sw = calloc(t->n_switches, sizeof(*f->sw));
-	f->host = calloc(t->n_hosts ? t->n_hosts : 1, sizeof(*f->host));
+	f->sw = dp_zalloc_lines(t->n_switches, sizeof(*f->sw));
+	f->host = dp_zalloc_lines(t->n_hosts, sizeof(*f->host));
 	f->routes = topo_route_create(t);
 	if (!f->chans || !f->sw || !f->host || !f->routes) {
 		snprintf(err, errlen, "out of memory");

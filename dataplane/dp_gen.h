@@ -62,7 +62,7 @@ struct dp_gen {
 	/* UDP: the Ethernet, IPv4 and UDP headers every frame starts with (build()) */
 	uint8_t udp_tmpl[DP_GEN_UDP_HDRS];
 	bool udp_tmpl_ok;
-};
+} __rte_cache_aligned; /* (written per frame: generators of two partitions never share a line) */
 
 /*
  * Parse spec against topology t into g. Returns 0, or -EINVAL with a message

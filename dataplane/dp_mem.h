@@ -1,7 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * dp_mem: zeroed arrays on a cache-line boundary, for structs laid out by
- * line (channels, partitions, flow records): calloc gives 16 bytes.
+ * dp_mem: zeroed arrays on whole cache lines of their own, for structs laid
+ * out by line (channels, partitions, flow records) and for anything a
+ * partition's thread writes as it runs (timer arrays, queues): calloc gives
+ * 16 bytes, and malloc puts small blocks side by side, so the arrays of two
+ * partitions' nodes, allocated at set-up by one thread, shared lines, and
+ * each thread's writes took the line from the other core (false sharing).
  */
 #ifndef DP_MEM_H
 #define DP_MEM_H
@@ -10,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <rte_common.h>
+#define DP_LINE 64 /* bytes of a cache line (RTE_CACHE_LINE_SIZE on x86; no DPDK here: the engine's tests build without it) */
 
 /* n zeroed elements of size bytes, line-aligned (free with free()); NULL when out of memory. */
 static inline void *dp_zalloc_lines(size_t n, size_t size)
@@ -19,12 +23,28 @@ static inline void *dp_zalloc_lines(size_t n, size_t size)
 		n = 1;
 	if (size && n > SIZE_MAX / size)
 		return NULL;
-	size_t bytes = RTE_ALIGN_CEIL(n * size, (size_t)RTE_CACHE_LINE_SIZE); /* (aligned_alloc: whole lines) */
-	void *p = aligned_alloc(RTE_CACHE_LINE_SIZE, bytes);
+	size_t bytes = (n * size + DP_LINE - 1) / DP_LINE * DP_LINE; /* (aligned_alloc: whole lines) */
+	void *p = aligned_alloc(DP_LINE, bytes);
 
 	if (p)
 		memset(p, 0, bytes);
 	return p;
+}
+
+/*
+ * p (old_n elements of size bytes, from dp_zalloc_lines() or NULL) grown to
+ * n elements: the first old_n copied, the rest zeroed, on lines of their own;
+ * p is freed. NULL when out of memory (p is then kept).
+ */
+static inline void *dp_grow_lines(void *p, size_t old_n, size_t n, size_t size)
+{
+	void *q = dp_zalloc_lines(n, size);
+
+	if (q && p)
+		memcpy(q, p, (old_n < n ? old_n : n) * size);
+	if (q)
+		free(p);
+	return q;
 }
 
 #endif /* DP_MEM_H */

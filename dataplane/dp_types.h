@@ -201,7 +201,7 @@ struct dp_switch {
 	uint64_t drops[DP_DROP_COUNT];
 	uint64_t parse_err[DP_PARSE_ERR_SLOTS]; /* by -rl_parse status */
 	uint64_t *port_tx_pkts;      /* [port] forwarded out of it (flows per port) */
-};
+} __rte_cache_aligned; /* (its counters: switches of two partitions never share a line) */
 
 struct dp_host {
 	uint32_t idx;
@@ -212,7 +212,7 @@ struct dp_host {
 	uint64_t tx_pkts, tx_bytes, rx_pkts, rx_bytes;
 	uint64_t pfc_rx;             /* PFC frames its NIC obeyed */
 	int port_id;                 /* DPDK port, -1 when none */
-};
+} __rte_cache_aligned; /* (as dp_switch's) */
 
 /* What reaches a host; the callee owns m. */
 typedef void (*dp_host_rx_fn)(void *ctx, struct dp_host *h, struct rte_mbuf *m, uint64_t now_ns);

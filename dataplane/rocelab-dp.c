@@ -23,6 +23,7 @@
 #include <rte_lcore.h>
 #include <rte_mbuf.h>
 
+#include "dp_mem.h"
 #include "dp_capture.h"
 #include "dp_part.h"
 #include "dp_peer.h"
@@ -1147,7 +1148,7 @@ static int parse_gens(struct run *r)
 
 	if (o->traffic && (rc = add_traffic(r)) != 0)
 		return rc;
-	r->gens = calloc(o->gen.n + 1, sizeof(*r->gens));
+	r->gens = dp_zalloc_lines(o->gen.n + 1, sizeof(*r->gens));
 	if (!r->gens)
 		return 1;
 	for (unsigned i = 0; i < o->gen.n; i++)

@@ -98,13 +98,14 @@ static void set_err(char *err, size_t errlen, const char *fmt, ...)
 	va_end(ap);
 }
 
-/* bytes (a multiple of 64: line-aligned structs) of zeros on a cache-line boundary; NULL when out of memory. */
+/* bytes of zeros on whole cache lines of their own; NULL when out of memory. */
 static void *zalloc_lines(size_t bytes)
 {
+	bytes = (bytes + 63) / 64 * 64; /* (aligned_alloc: a multiple of the alignment) */
 	void *p = aligned_alloc(64, bytes ? bytes : 64);
 
 	if (p)
-		memset(p, 0, bytes);
+		memset(p, 0, bytes ? bytes : 64);
 	return p;
 }
 
@@ -401,10 +402,12 @@ struct pfc_mmu *pfc_mmu_create(const struct pfc_mmu_config *cfg, char *err, size
 		return NULL;
 	compute_layout(cfg, &lo, NULL, 0);
 
-	struct pfc_mmu *m = calloc(1, sizeof(*m));
+	/* (the state and counters of each switch's MMU on lines of its own: the
+	 * switches of two partitions' threads never write to one line) */
+	struct pfc_mmu *m = zalloc_lines(sizeof(*m));
 	size_t n = (size_t)cfg->n_ports;
 	if (m) {
-		m->ports = calloc(n, sizeof(*m->ports));
+		m->ports = zalloc_lines(n * sizeof(*m->ports));
 		m->pgs = zalloc_lines(n * PFC_NUM_PRIO * sizeof(*m->pgs));
 		m->qs = zalloc_lines(n * PFC_NUM_PRIO * sizeof(*m->qs));
 	}
