@@ -21,8 +21,8 @@ static inline void *dp_zalloc_lines(size_t n, size_t size)
 {
 	if (n == 0)
 		n = 1;
-	if (size && n > SIZE_MAX / size)
-		return NULL;
+	if (size && n > (SIZE_MAX - DP_LINE) / size)
+		return NULL; /* (n * size rounded up to whole lines would not fit) */
 	size_t bytes = (n * size + DP_LINE - 1) / DP_LINE * DP_LINE; /* (aligned_alloc: whole lines) */
 	void *p = aligned_alloc(DP_LINE, bytes);
 

@@ -934,7 +934,7 @@ static void *thread_main(void *arg)
 	if (go <= 0)
 		return NULL;
 	/* an lcore id gives the thread its own mempool cache: without one every
-	 * frame allocated or freed goes through the pool's shared ring */
+	 * frame allocated or freed goes through the pool's shared stack (or ring) */
 	bool registered = rte_thread_register() == 0;
 	run_one(p);
 	if (registered)

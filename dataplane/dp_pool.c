@@ -142,8 +142,13 @@ static struct rte_mempool *create_huge(const char *name, uint32_t n, uint16_t pr
 	 * took 89-90 ns a step on either, over 4,000 frames 18-21 ns); a stack
 	 * hands back the last freed, and the frames in use stay as few as are
 	 * in flight (docs/PERF-HISTORY.md: 0.54-0.92x loop time at 1,024
-	 * ranks). The ring where DPDK was built without the stack driver. */
-	int rc = rte_mempool_set_ops_byname(mp, "stack", NULL);
+	 * ranks). Lock-free ("lf_stack"): with more partitions' threads than
+	 * cores, a thread preempted inside the locked "stack" would hold up the
+	 * others (measured the same speed as "stack" here). Then the locked one,
+	 * the ring where DPDK was built without either. */
+	int rc = rte_mempool_set_ops_byname(mp, "lf_stack", NULL);
+	if (rc < 0)
+		rc = rte_mempool_set_ops_byname(mp, "stack", NULL);
 	if (rc < 0)
 		rc = rte_mempool_set_ops_byname(mp, rte_mbuf_best_mempool_ops(), NULL);
 	if (rc < 0)

@@ -11,8 +11,9 @@
  * memfd on 4 KiB pages: with thousands of frames in flight spread over
  * hundreds of MB, nearly every frame a switch or NIC touched cost a TLB miss
  * and a page walk, work no cache simulation shows (README, benchmarks).
- * The virtual clock's pool is a stack (DPDK's "stack" mempool driver): the
- * frame freed last is the next handed out, so the frames in use stay few.
+ * The virtual clock's pool is a stack (DPDK's "lf_stack" mempool driver, or
+ * its locked "stack"): the frame freed last is the next handed out, so the
+ * frames in use stay few.
  */
 #ifndef DP_POOL_H
 #define DP_POOL_H

@@ -23,7 +23,6 @@
 #include <rte_lcore.h>
 #include <rte_mbuf.h>
 
-#include "dp_mem.h"
 #include "dp_capture.h"
 #include "dp_part.h"
 #include "dp_peer.h"
@@ -32,6 +31,7 @@
 #include "dp_engine.h"
 #include "dp_fabric.h"
 #include "dp_gen.h"
+#include "dp_mem.h"
 #include "dp_mpi.h"
 #include "dp_nic.h"
 #include "dp_pool.h"

@@ -101,6 +101,8 @@ static void set_err(char *err, size_t errlen, const char *fmt, ...)
 /* bytes of zeros on whole cache lines of their own; NULL when out of memory. */
 static void *zalloc_lines(size_t bytes)
 {
+	if (bytes > SIZE_MAX - 64)
+		return NULL;
 	bytes = (bytes + 63) / 64 * 64; /* (aligned_alloc: a multiple of the alignment) */
 	void *p = aligned_alloc(64, bytes ? bytes : 64);
 
