@@ -4,8 +4,9 @@
  * out by line (channels, partitions, flow records) and for anything a
  * partition's thread writes as it runs (timer arrays, queues): calloc gives
  * 16 bytes, and malloc puts small blocks side by side, so the arrays of two
- * partitions' nodes, allocated at set-up by one thread, shared lines, and
- * each thread's writes took the line from the other core (false sharing).
+ * partitions' nodes, allocated at set-up by one thread, could share a line
+ * that each thread's writes take from the other core (false sharing; what
+ * removing it gained was within the noise: docs/PERF-HISTORY.md).
  */
 #ifndef DP_MEM_H
 #define DP_MEM_H
