@@ -39,7 +39,7 @@ trap 'rm -rf "$work"' EXIT
 procs() { # our qemu / rocelab-dp / rocelab-nic processes, told by their command line
   local p c
   for p in /proc/[0-9]*; do
-    c=$(tr '\0' ' ' < "$p/cmdline" 2>/dev/null) || continue
+    c=$(tr '\0' ' ' 2>/dev/null < "$p/cmdline") || continue # (stderr first: a process gone in between is silent)
     case $c in
       *qemu-system-x86_64*rocelab.role=*|*rocelab-dp*--name\ rocelab-nicx*|*rocelab-nic\ pingpong*) echo "${p#/proc/}" ;;
     esac

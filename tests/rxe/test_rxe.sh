@@ -44,7 +44,7 @@ trap 'rm -rf "$work"' EXIT
 procs() { # PIDs of run.sh's qemu and rocelab-dp processes, told by their command line
   local p c      # (read only: other sessions' rocelab-dp processes are not ours)
   for p in /proc/[0-9]*; do
-    c=$(tr '\0' ' ' < "$p/cmdline" 2>/dev/null) || continue
+    c=$(tr '\0' ' ' 2>/dev/null < "$p/cmdline") || continue # (stderr first: a process gone in between is silent)
     case $c in
       *qemu-system-x86_64*rocelab.role=*|*qemu-system-x86_64*rocelab.rw=*|*rocelab-dp*--name\ rocelab-rxe*) echo "${p#/proc/}" ;;
     esac
