@@ -17,8 +17,8 @@
 #include <rte_reciprocal.h>
 
 #include "dp_engine.h"
-#include "dp_mem.h"
 #include "dp_flows.h"
+#include "dp_mem.h"
 #include "dp_te.h"
 #include "pfc_mmu.h"
 #include "pfc_pause.h"

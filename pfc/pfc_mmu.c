@@ -103,11 +103,11 @@ static void *zalloc_lines(size_t bytes)
 {
 	if (bytes > SIZE_MAX - 64)
 		return NULL;
-	bytes = (bytes + 63) / 64 * 64; /* (aligned_alloc: a multiple of the alignment) */
-	void *p = aligned_alloc(64, bytes ? bytes : 64);
+	bytes = bytes ? (bytes + 63) / 64 * 64 : 64; /* (aligned_alloc: a multiple of the alignment) */
+	void *p = aligned_alloc(64, bytes);
 
 	if (p)
-		memset(p, 0, bytes ? bytes : 64);
+		memset(p, 0, bytes);
 	return p;
 }
 
