@@ -15,12 +15,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dp_mem.h"
 #include "dp_switch.h"
 #include "dp_units.h"
 #include "pfc_frame.h"
 #include "rl_bytes.h"
 #include "rl_hash.h"
+#include "rl_mem.h"
 #include "rl_parse.h"
 
 #define XRING_RETRY_NS 1000   /* live, cut link with a full ring: try again after this */
@@ -40,7 +40,7 @@ static void switch_rx(struct dp_switch *s, uint16_t in_port, struct rte_mbuf *m,
 static __rte_noinline int fifo_grow(struct dp_fifo *q)
 {
 	uint32_t cap = q->cap ? q->cap * 2 : FIFO_FIRST_SLOTS;
-	struct rte_mbuf **s = dp_zalloc_lines(cap, sizeof(*s)); /* (dp_mem.h: no line shared with another partition's) */
+	struct rte_mbuf **s = rl_zalloc_lines(cap, sizeof(*s)); /* (rl_mem.h: no line shared with another partition's) */
 
 	if (s == NULL)
 		return -ENOMEM;
@@ -95,7 +95,7 @@ static void fifo_free(struct dp_fifo *q)
 static __rte_noinline int wire_grow(struct dp_wire *w)
 {
 	uint32_t cap = w->cap ? w->cap * 2 : FIFO_FIRST_SLOTS;
-	struct dp_wire_slot *s = dp_zalloc_lines(cap, sizeof(*s)); /* (as fifo_grow's) */
+	struct dp_wire_slot *s = rl_zalloc_lines(cap, sizeof(*s)); /* (as fifo_grow's) */
 
 	if (s == NULL)
 		return -ENOMEM;

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dp_mem.h"
+#include "rl_mem.h"
 
 #define WHEEL_MASK (DP_WHEEL_SLOTS - 1)
 #define WHEEL_WORDS (DP_WHEEL_SLOTS / 64)
@@ -26,15 +26,15 @@ int dp_engine_init(struct dp_engine *e, enum dp_clock_mode mode, uint64_t (*live
 	e->n_lp = 1;
 	e->copy_lp = UINT32_MAX;
 	e->xfer_min_ns = UINT64_MAX;
-	/* (on lines of their own: one partition's engine shares none with another's, dp_mem.h) */
-	e->heap = dp_zalloc_lines(e->cap, sizeof(*e->heap));
-	e->nodes = dp_zalloc_lines(e->cap, sizeof(*e->nodes));
-	e->node_free = dp_zalloc_lines(e->cap, sizeof(*e->node_free));
-	e->wheel = dp_zalloc_lines(DP_WHEEL_SLOTS, sizeof(*e->wheel));
-	e->wheel_in = dp_zalloc_lines(DP_WHEEL_SLOTS, sizeof(*e->wheel_in));
-	e->wheel_tail = dp_zalloc_lines(DP_WHEEL_SLOTS, sizeof(*e->wheel_tail));
-	e->wheel_tail_key = dp_zalloc_lines(DP_WHEEL_SLOTS, sizeof(*e->wheel_tail_key));
-	e->wheel_bits = dp_zalloc_lines(WHEEL_WORDS, sizeof(*e->wheel_bits));
+	/* (on lines of their own: one partition's engine shares none with another's, rl_mem.h) */
+	e->heap = rl_zalloc_lines(e->cap, sizeof(*e->heap));
+	e->nodes = rl_zalloc_lines(e->cap, sizeof(*e->nodes));
+	e->node_free = rl_zalloc_lines(e->cap, sizeof(*e->node_free));
+	e->wheel = rl_zalloc_lines(DP_WHEEL_SLOTS, sizeof(*e->wheel));
+	e->wheel_in = rl_zalloc_lines(DP_WHEEL_SLOTS, sizeof(*e->wheel_in));
+	e->wheel_tail = rl_zalloc_lines(DP_WHEEL_SLOTS, sizeof(*e->wheel_tail));
+	e->wheel_tail_key = rl_zalloc_lines(DP_WHEEL_SLOTS, sizeof(*e->wheel_tail_key));
+	e->wheel_bits = rl_zalloc_lines(WHEEL_WORDS, sizeof(*e->wheel_bits));
 	if (e->heap == NULL || e->nodes == NULL || e->node_free == NULL || e->wheel == NULL ||
 	    e->wheel_in == NULL || e->wheel_tail == NULL || e->wheel_tail_key == NULL ||
 	    e->wheel_bits == NULL) {
@@ -119,15 +119,15 @@ static int grow(struct dp_engine *e)
 		return -ENOSPC;
 	if (e->n == e->cap) {
 		uint32_t cap = 2 * e->cap;
-		struct dp_timer *h = dp_grow_lines(e->heap, e->cap, cap, sizeof(*h));
+		struct dp_timer *h = rl_grow_lines(e->heap, e->cap, cap, sizeof(*h));
 		if (h == NULL)
 			return -ENOMEM;
 		e->heap = h;
-		struct dp_timer_node *nodes = dp_grow_lines(e->nodes, e->cap, cap, sizeof(*nodes));
+		struct dp_timer_node *nodes = rl_grow_lines(e->nodes, e->cap, cap, sizeof(*nodes));
 		if (nodes == NULL)
 			return -ENOMEM;
 		e->nodes = nodes;
-		uint32_t *fr = dp_grow_lines(e->node_free, e->cap, cap, sizeof(*fr));
+		uint32_t *fr = rl_grow_lines(e->node_free, e->cap, cap, sizeof(*fr));
 		if (fr == NULL)
 			return -ENOMEM;
 		e->node_free = fr;
@@ -537,7 +537,7 @@ int dp_timer_slot_new(struct dp_engine *e)
 {
 	if (e->n_slots + 1 >= e->slot_cap) {
 		uint32_t cap = e->slot_cap ? 2 * e->slot_cap : 64;
-		uint32_t *p = dp_grow_lines(e->slot_pos, e->slot_cap, cap, sizeof(*p));
+		uint32_t *p = rl_grow_lines(e->slot_pos, e->slot_cap, cap, sizeof(*p));
 		if (p == NULL)
 			return -ENOMEM;
 		e->slot_pos = p;

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dp_mem.h"
+#include "rl_mem.h"
 
 #define DWRR_QUANTUM 2048u                  /* bytes per unit of weight and round */
 #define HOST_QUEUE_DEFAULT (512u * 1024)    /* bytes per priority of a host NIC */
@@ -87,10 +87,10 @@ static int init_switch(struct dp_fabric *f, uint32_t si, char *err, size_t errle
 	s->cfg = cfg;
 	s->up = true;
 	/* (on lines of their own: switches of two partitions never share one) */
-	s->out = dp_zalloc_lines(cfg->n_ports, sizeof(*s->out));
-	s->pfc_timer_at = dp_zalloc_lines(cfg->n_ports, sizeof(*s->pfc_timer_at));
-	s->port_tx_pkts = dp_zalloc_lines(cfg->n_ports, sizeof(*s->port_tx_pkts));
-	s->group = dp_zalloc_lines(t->n_leaves, sizeof(*s->group));
+	s->out = rl_zalloc_lines(cfg->n_ports, sizeof(*s->out));
+	s->pfc_timer_at = rl_zalloc_lines(cfg->n_ports, sizeof(*s->pfc_timer_at));
+	s->port_tx_pkts = rl_zalloc_lines(cfg->n_ports, sizeof(*s->port_tx_pkts));
+	s->group = rl_zalloc_lines(t->n_leaves, sizeof(*s->group));
 	if (!pc || !s->out || !s->pfc_timer_at || !s->port_tx_pkts || !s->group) {
 		free(pc);
 		snprintf(err, errlen, "out of memory");
@@ -204,9 +204,9 @@ int dp_fabric_build(struct dp_fabric *f, char *err, size_t errlen)
 	int rc;
 
 	f->n_chans = 2 * t->n_links;
-	f->chans = dp_zalloc_lines(f->n_chans, sizeof(*f->chans));
-	f->sw = dp_zalloc_lines(t->n_switches, sizeof(*f->sw));
-	f->host = dp_zalloc_lines(t->n_hosts, sizeof(*f->host));
+	f->chans = rl_zalloc_lines(f->n_chans, sizeof(*f->chans));
+	f->sw = rl_zalloc_lines(t->n_switches, sizeof(*f->sw));
+	f->host = rl_zalloc_lines(t->n_hosts, sizeof(*f->host));
 	f->routes = topo_route_create(t);
 	if (!f->chans || !f->sw || !f->host || !f->routes) {
 		snprintf(err, errlen, "out of memory");

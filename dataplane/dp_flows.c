@@ -13,7 +13,7 @@
 #include <rte_hash.h>
 #include <rte_jhash.h>
 
-#include "dp_mem.h"
+#include "rl_mem.h"
 
 int dp_flows_init(struct dp_flows *fl, uint32_t capacity, char *err, size_t errlen)
 {
@@ -33,9 +33,9 @@ int dp_flows_init(struct dp_flows *fl, uint32_t capacity, char *err, size_t errl
 	fl->h = rte_hash_create(&hp);
 	/* line-aligned: a flow's packets and bytes (written by its first hop's
 	 * thread) apart from its hops (read by every hop's) */
-	fl->flow = dp_zalloc_lines(capacity, sizeof(*fl->flow));
+	fl->flow = rl_zalloc_lines(capacity, sizeof(*fl->flow));
 	fl->memo_mask = (uint32_t)rte_align32pow2(RTE_MIN(capacity, (uint32_t)DP_FLOWS_MEMO_MAX)) - 1;
-	fl->memo = dp_zalloc_lines((size_t)fl->memo_mask + 1, sizeof(*fl->memo));
+	fl->memo = rl_zalloc_lines((size_t)fl->memo_mask + 1, sizeof(*fl->memo));
 	if (fl->h == NULL || fl->flow == NULL || fl->memo == NULL) {
 		snprintf(err, errlen, "flow table of %u: %s", capacity,
 			 fl->h ? "out of memory" : rte_strerror(rte_errno));

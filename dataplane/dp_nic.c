@@ -9,9 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dp_mem.h"
 #include "dp_pool.h"
 #include "dp_units.h"
+#include "rl_mem.h"
 
 /* Bytes of the host's NIC queue the emulated NIC may fill before it waits: a
  * few frames, so a PFC pause stops it within a few frames, as a real RNIC. */
@@ -396,7 +396,7 @@ int dp_nics_create(struct dp_nics *ns, struct dp_fabric *f, const struct dp_nic_
 	ns->by_host = malloc((t->n_hosts + 1) * sizeof(*ns->by_host));
 	ns->h = calloc(t->n_hosts + 1, sizeof(*ns->h));
 	ns->n_lanes = o->lanes > 1 ? o->lanes : 1;
-	ns->lane = dp_zalloc_lines(ns->n_lanes, sizeof(*ns->lane));
+	ns->lane = rl_zalloc_lines(ns->n_lanes, sizeof(*ns->lane));
 	bool nomem = !ns->by_host || !ns->h || !ns->lane;
 	for (uint32_t l = 0; !nomem && l < ns->n_lanes; l++)
 		nomem = (ns->lane[l].wake = calloc(t->n_hosts + 1, sizeof(*ns->lane[l].wake))) == NULL;

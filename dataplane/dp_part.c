@@ -22,8 +22,8 @@
 
 #include "dp_chan.h"
 #include "dp_gather.h"
-#include "dp_mem.h"
 #include "dp_mpi.h"
+#include "rl_mem.h"
 #include "topo_part.h"
 
 #define POLL_WINDOWS 4096u  /* windows between two calls of run->between() at most */
@@ -215,7 +215,7 @@ int dp_parts_create(struct dp_parts **out, struct dp_fabric *f, uint32_t workers
 	ps->n = workers;
 	ps->only = UINT32_MAX;
 	ps->mode = mode;
-	ps->p = dp_zalloc_lines(workers, sizeof(*ps->p));
+	ps->p = rl_zalloc_lines(workers, sizeof(*ps->p));
 	ps->part_sw = calloc(t->n_switches, sizeof(*ps->part_sw));
 	ps->part_host = calloc(t->n_hosts ? t->n_hosts : 1, sizeof(*ps->part_host));
 	if (ps->p == NULL || ps->part_sw == NULL || ps->part_host == NULL)

@@ -18,18 +18,18 @@
 
 #include "dp_engine.h"
 #include "dp_flows.h"
-#include "dp_mem.h"
 #include "dp_te.h"
 #include "pfc_mmu.h"
 #include "pfc_pause.h"
 #include "pfc_watchdog.h"
+#include "rl_mem.h"
 #include "rl_nexthop.h"
 #include "rl_parse.h"
 #include "topo_route.h"
 #include "topo.h"
 
-/* dp_zalloc_lines() aligns to DP_LINE: the line-aligned structs below need DPDK's line to be no longer */
-_Static_assert(RTE_CACHE_LINE_SIZE <= DP_LINE, "a cache line longer than dp_mem.h's DP_LINE");
+/* rl_zalloc_lines() aligns to RL_LINE: the line-aligned structs below need DPDK's line to be no longer */
+_Static_assert(RTE_CACHE_LINE_SIZE <= RL_LINE, "a cache line longer than rl_mem.h's RL_LINE");
 
 struct rte_lpm;
 struct rte_mbuf;

@@ -31,13 +31,13 @@
 #include "dp_engine.h"
 #include "dp_fabric.h"
 #include "dp_gen.h"
-#include "dp_mem.h"
 #include "dp_mpi.h"
 #include "dp_nic.h"
 #include "dp_pool.h"
 #include "dp_port.h"
 #include "dp_stats.h"
 #include "dp_units.h"
+#include "rl_mem.h"
 #include "topo.h"
 #include "topo_traffic.h"
 
@@ -1148,7 +1148,7 @@ static int parse_gens(struct run *r)
 
 	if (o->traffic && (rc = add_traffic(r)) != 0)
 		return rc;
-	r->gens = dp_zalloc_lines(o->gen.n + 1, sizeof(*r->gens));
+	r->gens = rl_zalloc_lines(o->gen.n + 1, sizeof(*r->gens));
 	if (!r->gens)
 		return 1;
 	for (unsigned i = 0; i < o->gen.n; i++)

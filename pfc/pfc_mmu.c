@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "pfc_mmu.h"
+#include "rl_mem.h"
 
 /* ---------------------------------------------------------------- profiles */
 
@@ -96,19 +97,6 @@ static void set_err(char *err, size_t errlen, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(err, errlen, fmt, ap);
 	va_end(ap);
-}
-
-/* bytes of zeros on whole cache lines of their own; NULL when out of memory. */
-static void *zalloc_lines(size_t bytes)
-{
-	if (bytes > SIZE_MAX - 64)
-		return NULL;
-	bytes = bytes ? (bytes + 63) / 64 * 64 : 64; /* (aligned_alloc: a multiple of the alignment) */
-	void *p = aligned_alloc(64, bytes);
-
-	if (p)
-		memset(p, 0, bytes);
-	return p;
 }
 
 static inline uint64_t round_cells(uint64_t bytes, uint32_t cell)
@@ -406,12 +394,12 @@ struct pfc_mmu *pfc_mmu_create(const struct pfc_mmu_config *cfg, char *err, size
 
 	/* (the state and counters of each switch's MMU on lines of its own: the
 	 * switches of two partitions' threads never write to one line) */
-	struct pfc_mmu *m = zalloc_lines(sizeof(*m));
+	struct pfc_mmu *m = rl_zalloc_lines(1, sizeof(*m));
 	size_t n = (size_t)cfg->n_ports;
 	if (m) {
-		m->ports = zalloc_lines(n * sizeof(*m->ports));
-		m->pgs = zalloc_lines(n * PFC_NUM_PRIO * sizeof(*m->pgs));
-		m->qs = zalloc_lines(n * PFC_NUM_PRIO * sizeof(*m->qs));
+		m->ports = rl_zalloc_lines(n, sizeof(*m->ports));
+		m->pgs = rl_zalloc_lines(n * PFC_NUM_PRIO, sizeof(*m->pgs));
+		m->qs = rl_zalloc_lines(n * PFC_NUM_PRIO, sizeof(*m->qs));
 	}
 	if (!m || !m->ports || !m->pgs || !m->qs) {
 		pfc_mmu_destroy(m);
