@@ -292,16 +292,30 @@ fail:
 	return NULL;
 }
 
-void dp_fabric_destroy(struct dp_fabric *f)
+/* f freed; its tables on DPDK's heap too unless leave_dpdk_heap (dp_fabric_destroy_at_exit). */
+static void fabric_free(struct dp_fabric *f, bool leave_dpdk_heap)
 {
 	if (f == NULL)
 		return;
 	for (uint32_t i = 0; f->chans && i < f->n_chans; i++)
 		dp_chan_free(&f->chans[i]);
-	if (f->lpm)
+	if (f->lpm && !leave_dpdk_heap)
 		rte_lpm_free(f->lpm);
-	dp_flows_free(&f->flows);
+	if (leave_dpdk_heap)
+		dp_flows_free_at_exit(&f->flows);
+	else
+		dp_flows_free(&f->flows);
 	dp_fabric_build_free(f);
 	free(f->lp_seq);
 	free(f);
+}
+
+void dp_fabric_destroy(struct dp_fabric *f)
+{
+	fabric_free(f, false);
+}
+
+void dp_fabric_destroy_at_exit(struct dp_fabric *f)
+{
+	fabric_free(f, true);
 }

@@ -46,13 +46,24 @@ int dp_flows_init(struct dp_flows *fl, uint32_t capacity, char *err, size_t errl
 	return 0;
 }
 
-void dp_flows_free(struct dp_flows *fl)
+/* fl's arrays freed, its rte_hash too unless leave_hash; fl left disabled. */
+static void flows_free(struct dp_flows *fl, bool leave_hash)
 {
-	if (fl->h)
+	if (fl->h && !leave_hash)
 		rte_hash_free(fl->h);
 	free(fl->flow);
 	free(fl->memo);
 	memset(fl, 0, sizeof(*fl));
+}
+
+void dp_flows_free(struct dp_flows *fl)
+{
+	flows_free(fl, false);
+}
+
+void dp_flows_free_at_exit(struct dp_flows *fl)
+{
+	flows_free(fl, true);
 }
 
 void dp_flows_share(struct dp_flows *fl)

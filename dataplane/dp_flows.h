@@ -66,7 +66,11 @@ struct dp_flows {
 
 /* A table of capacity flows (0: disabled, every call is a no-op). Returns 0 or -ENOMEM with a message. */
 int dp_flows_init(struct dp_flows *fl, uint32_t capacity, char *err, size_t errlen);
+/* Free fl's table (its rte_hash too); fl is left disabled. */
 void dp_flows_free(struct dp_flows *fl);
+/* dp_flows_free() before rte_eal_cleanup: the rte_hash, on DPDK's heap, is left to it
+ * (DPDK zeroes what it frees; dp_fabric_destroy_at_exit). */
+void dp_flows_free_at_exit(struct dp_flows *fl);
 
 /*
  * From now on switches of several threads record into fl (dp_part.h): adding

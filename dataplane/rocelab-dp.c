@@ -1504,7 +1504,7 @@ static void teardown(struct run *r)
 	dp_peers_close(&r->o->peers); /* (before the pool: its ports hold mbufs) */
 	for (unsigned i = 0; r->gens && r->fab && i < r->o->gen.n; i++)
 		dp_gen_stop(&r->gens[i]);
-	dp_fabric_destroy(r->fab);
+	dp_fabric_destroy_at_exit(r->fab); /* (then dp_eal_stop: rte_eal_cleanup) */
 	dp_parts_destroy(r->parts);
 	dp_engine_free(&r->eng);
 	rte_mempool_free(r->mp);

@@ -141,7 +141,11 @@ static void memo_pkt(struct rl_pkt *p, uint32_t f)
 
 static int32_t memo_slot[MEMO_FLOWS];
 
-/* Each thread records every flow twice over, in its own order. */
+/*
+ * Each thread records every flow twice over, in its own order, as switch t;
+ * thread 0 as the flows' first hop (the one that counts packets: a flow has
+ * one first hop, in one partition, and its count is not atomic).
+ */
 static void *record_memo(void *arg)
 {
 	uintptr_t t = (uintptr_t)arg;
@@ -152,7 +156,7 @@ static void *record_memo(void *arg)
 		for (uint32_t i = 0; i < MEMO_FLOWS; i++) {
 			uint32_t f = t ? MEMO_FLOWS - 1 - i : i;
 			memo_pkt(&p, f);
-			int32_t s = dp_flows_record(&fl, &p, 10, (uint32_t)t, 1, 1, (struct dp_flow_when){r, t});
+			int32_t s = dp_flows_record(&fl, &p, 10, (uint32_t)t, 1, t == 0, (struct dp_flow_when){r, t});
 			if (s != __atomic_load_n(&memo_slot[f], __ATOMIC_RELAXED) && r == 1)
 				return (void *)1; /* (the first round's slots are all known by now) */
 			__atomic_store_n(&memo_slot[f], s, __ATOMIC_RELAXED);
@@ -165,7 +169,7 @@ static void *record_memo(void *arg)
  * 32,768 entries (about 1,800 entries shared by two flows or more, for a
  * uniform mix), recorded by two threads at once, each twice. Every record
  * of a flow gets the same slot as the table's own lookup, no two flows
- * share a slot, and every packet counts on its own flow.
+ * share a slot, and each flow has its first hop's packets and both threads' hops.
  */
 static void test_memo(void **state)
 {
@@ -191,7 +195,9 @@ static void test_memo(void **state)
 		struct dp_flow_key k;
 		memo_pkt(&p, f);
 		const struct dp_flow *x = &fl.flow[memo_slot[f]];
-		assert_int_equal(x->pkts, 4); /* 2 threads x 2 rounds */
+		assert_int_equal(x->pkts, 2); /* thread 0's 2 rounds */
+		assert_int_equal(x->n_hops, 2); /* switch 0's and switch 1's */
+		assert_int_not_equal(x->hop_switch[0], x->hop_switch[1]);
 		assert_int_equal(x->key.sport, p.sport);
 		assert_memory_equal(x->key.src, p.src, 16);
 		assert_memory_equal(x->key.dst, p.dst, 16);
