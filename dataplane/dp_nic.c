@@ -71,15 +71,23 @@ struct dp_coll {
 	struct ne_coll_hist lat, wait; /* per-message latency, summed over the sizes */
 	FILE *series;               /* --coll-series: active-QP rows, CSV; NULL: off */
 	const char *series_path;
-	/* split into lanes (ns->n_lanes > 1): run is created at set-up and
-	 * kept to the end; each lane counts itself once when its part ended
-	 * (lane[l], its thread's), the last to count ends the collective */
+	/* split into lanes (ns->n_lanes > 1): each size's run is created and
+	 * split at its start (the first at set-up, the next ones as global
+	 * events) and kept until the next one's; each lane counts itself once
+	 * when its part ended (lane[l], its thread's), the last to count ends
+	 * the size */
 	bool split;
-	uint32_t first_lane;        /* the lane whose start counts as the one engine's event */
+	uint32_t first_lane;        /* the lane whose start counts as the one engine's event; UINT32_MAX none */
+	uint32_t *lane_of;          /* [nranks]: each rank's lane */
+	uint32_t *lane_left;        /* [n_lanes]: sizes the lane has still to end (its thread's, and
+				     * between windows): while above 0 its partition is not idle */
 	struct coll_lane *lane;     /* [n_lanes] */
 	struct ne_coll **lane_run;  /* [n_lanes]: ne_coll_lane(run, l), looked up once */
 	uint32_t lanes_ended;       /* atomic */
 };
+
+static void coll_start_size(void *obj, uint64_t arg, uint64_t now);
+static void coll_lanes_next_size(void *obj, uint64_t arg, uint64_t now);
 
 static void service(struct dp_nic_host *nh, uint64_t now);
 static void coll_poll(struct dp_coll *c, uint32_t lane, uint64_t now);
@@ -783,8 +791,10 @@ static void coll_take_latency(struct dp_coll *c, bool print)
 }
 
 /* Add the finishing size's collective counters to c->sum (with print_latency,
- * print its "# latency:" line), then destroy the run. */
-static void coll_end_run(struct dp_coll *c, bool print_latency)
+ * print its "# latency:" line), then destroy the run unless keep (a size
+ * before the last: its run goes when the next one starts, coll_start_size,
+ * at the same moment with lanes or without). */
+static void coll_end_run(struct dp_coll *c, bool print_latency, bool keep)
 {
 	struct ne_coll_stats st;
 	struct ne_coll_proxy_stats ps;
@@ -798,8 +808,8 @@ static void coll_end_run(struct dp_coll *c, bool print_latency)
 		if (ne_coll_rank_proxy(c->run, r, &ps) == 0 && ps.busy_ns > busiest)
 			busiest = ps.busy_ns;
 	c->proxy_busy_max_ns += busiest;
-	if (c->split)
-		return; /* (the lanes' threads may still look at it: freed with c) */
+	if (keep || c->split)
+		return; /* (split: the lanes' threads may still look at it: freed with c) */
 	ne_coll_destroy(c->run);
 	c->run = NULL;
 }
@@ -857,7 +867,7 @@ static void coll_failed(struct dp_coll *c)
 	coll_printf(c, "# %s: size %" PRIu64 ": a work completion failed (%s); stopping\n",
 		    c->spec, c->size, ne_wc_status_str((enum ne_wc_status)st.first_error_status));
 	c->failed = c->finished = true;
-	coll_end_run(c, false);
+	coll_end_run(c, false, false);
 }
 
 /* A split run's data check: the sum of its lanes' (each checked its ranks as it ended). */
@@ -870,6 +880,28 @@ static long lanes_wrong(const struct dp_coll *c)
 	return wrong;
 }
 
+/*
+ * The size after c's, DP_COLL_SIZE_GAP_NS after it ended (end_ns). Keyed
+ * (DP_LP_NICS, 0) whoever schedules it when the run has one collective, so
+ * that it takes the same place among that instant's events on one engine
+ * as among the partitions'. Split: a global event, every partition stopped
+ * (coll_lanes_next_size), scheduled by the thread that ended the size
+ * (nothing else adds to the global engine while windows run); the gap is at
+ * least a window (rocelab-dp splits a sweep only then), so the event is
+ * past every partition's window. 0, or -ENOMEM.
+ */
+static int coll_next_size(struct dp_coll *c, uint64_t end_ns)
+{
+	struct dp_nics *ns = c->ns;
+	uint64_t at = end_ns + DP_COLL_SIZE_GAP_NS;
+
+	if (c->split)
+		return dp_timer_add_keyed(ns->fab->eng, DP_LP_NICS, DP_LP_NICS, at, coll_lanes_next_size, c, 0);
+	if (ns->n_colls == 1)
+		return dp_timer_add_keyed(nics_eng(ns), DP_LP_NICS, DP_LP_NICS, at, coll_start_size, c, 0);
+	return dp_timer_add_lp(nics_eng(ns), DP_LP_NICS, at, coll_start_size, c, 0);
+}
+
 /* c's run finished its size at now: its lines; then the next size, or the end. */
 static void coll_size_done(struct dp_coll *c, uint64_t now)
 {
@@ -877,6 +909,9 @@ static void coll_size_done(struct dp_coll *c, uint64_t now)
 	struct ne_coll_result res;
 	char line[256];
 	bool latency = false; /* (the latency line follows the result's lines) */
+	bool last = c->size >= c->size_max;
+	/* (split: now is the thread's that counted last; the size ended with the latest lane) */
+	uint64_t end = c->split ? ne_coll_done_at(c->run) : now;
 
 	if (ne_coll_get_result(c->run, &res) == 0) {
 		res.wrong = !c->cfg.data ? -1 : c->split ? lanes_wrong(c) : ne_coll_check(c->run);
@@ -888,16 +923,19 @@ static void coll_size_done(struct dp_coll *c, uint64_t now)
 		if (res.wrong > 0)
 			c->failed = true;
 	}
-	coll_end_run(c, latency);
+	coll_end_run(c, latency, !last);
 	fflush(ns->coll_out);
 	c->sizes_done++;
-	if (c->size >= c->size_max) {
+	if (last) {
 		c->finished = true;
 		coll_series_flush(c);
 		return;
 	}
 	c->size *= 2;
-	dp_timer_add_lp(nics_eng(ns), DP_LP_NICS, now + 1, coll_start_size, c, 0);
+	if (coll_next_size(c, end) < 0) {
+		coll_printf(c, "# %s: size %" PRIu64 ": cannot start (no timer left)\n", c->spec, c->size);
+		c->failed = c->finished = true;
+	}
 }
 
 /* A split run ends from its lanes' records (each its lane's, frozen): its lines. */
@@ -922,8 +960,9 @@ static void coll_end_lanes(struct dp_coll *c, uint64_t now)
 /*
  * A split run: once lane's part has ended (done, or failed), freeze it and
  * count it; the lane that counts last, in whatever order the threads get
- * there, ends the collective (the time is the latest lane's end, the sums do
- * not depend on the order), on its thread. A lane that failed stops the
+ * there, ends the size (the time is the latest lane's end, the sums do not
+ * depend on the order), on its thread: its lines, and the next size's start
+ * (coll_next_size). A lane that failed stops the
  * others' waiting a window later, on every partition alike
  * (dp_nics_lane_failed, dp_parts_failure_seen): the collective then ends
  * after the run (dp_nics_lanes_finish).
@@ -939,6 +978,7 @@ static void coll_lane_check(struct dp_coll *c, uint32_t lane, const struct ne_co
 	if (!failed && c->cfg.data) /* (its ranks' outputs are final: the lane is done) */
 		cl->wrong = ne_coll_check(run);
 	cl->ended = cl->taken = true;
+	c->lane_left[lane] = failed || c->lane_left[lane] == 0 ? 0 : c->lane_left[lane] - 1;
 	if (__atomic_add_fetch(&c->lanes_ended, 1, __ATOMIC_ACQ_REL) == c->ns->n_lanes)
 		coll_end_lanes(c, now);
 }
@@ -1016,9 +1056,12 @@ static void coll_cannot_start(struct dp_coll *c, int e)
 static void coll_start_size(void *obj, uint64_t arg, uint64_t now)
 {
 	struct dp_coll *c = obj;
-	int e = coll_create_run(c);
 
 	(void)arg;
+	ne_coll_destroy(c->run); /* (the size before's, kept until now: coll_end_run) */
+	c->run = NULL;
+	int e = coll_create_run(c);
+
 	if (e == 0 && ne_coll_start(c->run, now) != 0)
 		e = -EINVAL;
 	if (e != 0) {
@@ -1040,53 +1083,101 @@ static void coll_lane_start(void *obj, uint64_t lane, uint64_t now)
 }
 
 /*
- * NICs in lanes (ns->n_lanes > 1): c's run (its one size) is created now and
- * split by the ranks' lanes; each lane with a rank starts at start_ns on its
- * partition's engine. Returns 0 (a run that cannot start says so, as at a
- * size's start), or -1 with a message.
+ * c's run of its current size, created and split by the ranks' lanes: each
+ * lane with a rank starts at start_ns on its partition's engine. At set-up
+ * (first) the first such lane's start counts as the one engine's start
+ * event; a later size's starts are keyed as coll_next_size keys the one
+ * engine's, and none counts (the global event that called this did).
+ * Returns 0 (a run that cannot start says so, as at a size's start), or
+ * -ENOMEM.
  */
-static int coll_split(struct dp_coll *c, uint64_t start_ns, char *err, size_t errlen)
+static int coll_lanes_begin(struct dp_coll *c, uint64_t start_ns, bool first)
 {
 	struct dp_nics *ns = c->ns;
-	uint32_t *lane_of = calloc(c->cfg.nranks, sizeof(*lane_of));
-	int e;
+	int e = coll_create_run(c);
 
-	c->split = true;
-	c->lane = calloc(ns->n_lanes, sizeof(*c->lane));
-	if (lane_of == NULL || c->lane == NULL) {
-		free(lane_of);
-		snprintf(err, errlen, "--coll: out of memory");
-		return -1;
-	}
-	for (uint32_t r = 0; r < c->cfg.nranks; r++)
-		lane_of[r] = ns->h[c->rank_nic[r]].lane;
-	e = coll_create_run(c);
 	if (e == 0)
-		e = ne_coll_set_lanes(c->run, ns->n_lanes, lane_of);
-	free(lane_of);
+		e = ne_coll_set_lanes(c->run, ns->n_lanes, c->lane_of);
 	if (e != 0) {
 		coll_cannot_start(c, e);
 		return 0;
 	}
-	c->lane_run = calloc(ns->n_lanes, sizeof(*c->lane_run));
-	if (c->lane_run == NULL) {
-		snprintf(err, errlen, "--coll: out of memory");
-		return -1;
-	}
-	for (uint32_t l = 0; l < ns->n_lanes; l++)
-		c->lane_run[l] = ne_coll_lane(c->run, l);
+	memset(c->lane, 0, ns->n_lanes * sizeof(*c->lane));
+	c->lanes_ended = 0;
 	c->first_lane = UINT32_MAX;
 	for (uint32_t l = 0; l < ns->n_lanes; l++) {
-		if (ne_coll_done(ne_coll_lane(c->run, l))) { /* (no rank there) */
+		c->lane_run[l] = ne_coll_lane(c->run, l);
+		if (ne_coll_done(c->lane_run[l])) { /* (no rank there) */
 			c->lane[l].ended = c->lane[l].taken = true;
+			c->lane_left[l] = 0;
 			c->lanes_ended++;
 			continue;
 		}
-		c->first_lane = c->first_lane == UINT32_MAX ? l : c->first_lane;
-		if (dp_timer_add_lp(ns->lane[l].eng, DP_LP_NICS, start_ns, coll_lane_start, c, l) < 0) {
-			snprintf(err, errlen, "--coll: out of memory");
-			return -1;
-		}
+		if (first && c->first_lane == UINT32_MAX)
+			c->first_lane = l;
+		if ((first ? dp_timer_add_lp(ns->lane[l].eng, DP_LP_NICS, start_ns, coll_lane_start, c, l)
+			   : dp_timer_add_keyed(ns->lane[l].eng, DP_LP_NICS, DP_LP_NICS, start_ns,
+						coll_lane_start, c, l)) < 0)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/*
+ * A split collective's next size (coll_next_size): a global event, every
+ * partition stopped. The size before's run goes (its QPs before the next
+ * run's come, as on one engine: coll_start_size) and the next one starts
+ * in lanes.
+ */
+static void coll_lanes_next_size(void *obj, uint64_t arg, uint64_t now)
+{
+	struct dp_coll *c = obj;
+
+	(void)arg;
+	ne_coll_destroy(c->run);
+	c->run = NULL;
+	if (coll_lanes_begin(c, now, false) < 0) {
+		coll_printf(c, "# %s: size %" PRIu64 ": cannot start (no timer left)\n", c->spec, c->size);
+		c->failed = c->finished = true;
+	}
+}
+
+/* The sizes of c's sweep. */
+static uint32_t coll_nsizes(const struct dp_coll *c)
+{
+	uint32_t n = 1;
+
+	for (uint64_t s = c->size_min; s < c->size_max; s *= 2)
+		n++;
+	return n;
+}
+
+/*
+ * NICs in lanes (ns->n_lanes > 1): c's first size is created now and split
+ * by the ranks' lanes (coll_lanes_begin), to start at start_ns. Returns 0 (a
+ * run that cannot start says so, as at a size's start), or -1 with a
+ * message.
+ */
+static int coll_split(struct dp_coll *c, uint64_t start_ns, char *err, size_t errlen)
+{
+	struct dp_nics *ns = c->ns;
+
+	c->split = true;
+	c->lane_of = calloc(c->cfg.nranks, sizeof(*c->lane_of));
+	c->lane_left = calloc(ns->n_lanes, sizeof(*c->lane_left));
+	c->lane = calloc(ns->n_lanes, sizeof(*c->lane));
+	c->lane_run = calloc(ns->n_lanes, sizeof(*c->lane_run));
+	if (!c->lane_of || !c->lane_left || !c->lane || !c->lane_run) {
+		snprintf(err, errlen, "--coll: out of memory");
+		return -1;
+	}
+	for (uint32_t r = 0; r < c->cfg.nranks; r++)
+		c->lane_of[r] = ns->h[c->rank_nic[r]].lane;
+	for (uint32_t l = 0; l < ns->n_lanes; l++)
+		c->lane_left[l] = coll_nsizes(c);
+	if (coll_lanes_begin(c, start_ns, true) < 0) {
+		snprintf(err, errlen, "--coll: out of memory");
+		return -1;
 	}
 	return 0;
 }
@@ -1241,6 +1332,8 @@ static void coll_free(struct dp_coll *c)
 	free(c->nics);
 	free(c->lane);
 	free(c->lane_run);
+	free(c->lane_of);
+	free(c->lane_left);
 	free(c);
 }
 
@@ -1295,22 +1388,37 @@ static int splits_kv(void *ctx, const char *k, const char *v)
 	return 0;
 }
 
+/* spec's keys read into *c (hosts= aside), errors left to the real parse; false when out of memory. */
+static bool coll_peek(const char *spec, struct dp_coll *c)
+{
+	char *buf = spec ? strdup(spec) : NULL;
+	const char *bad;
+
+	if (buf == NULL)
+		return false;
+	coll_defaults(c, 10);
+	dp_kv_each(buf, splits_kv, c, &bad);
+	free(buf);
+	return true;
+}
+
 bool dp_nics_coll_splits(const char *spec)
 {
 	struct dp_coll *c = calloc(1, sizeof(*c));
-	char *buf = spec ? strdup(spec) : NULL;
-	const char *bad;
-	bool ok = false;
+	bool ok = c && coll_peek(spec, c) && c->cfg.iters == 1 && c->cfg.warmup_iters == 0 &&
+		  !c->cfg.proxy_post_ns && !c->cfg.proxy_poll_ns && !c->cfg.series_ns;
 
-	if (c && buf) {
-		coll_defaults(c, 10);
-		dp_kv_each(buf, splits_kv, c, &bad);
-		ok = c->size_min == c->size_max && c->cfg.iters == 1 && c->cfg.warmup_iters == 0 &&
-		     !c->cfg.proxy_post_ns && !c->cfg.proxy_poll_ns && !c->cfg.series_ns;
-	}
-	free(buf);
 	free(c);
 	return ok;
+}
+
+bool dp_nics_coll_sweeps(const char *spec)
+{
+	struct dp_coll *c = calloc(1, sizeof(*c));
+	bool sweeps = c && coll_peek(spec, c) && c->size_min < c->size_max;
+
+	free(c);
+	return sweeps;
 }
 
 /* dp_nics_add_coll's parse and checks of spec into c. Returns 0, or -1 with a message. */
@@ -1521,7 +1629,7 @@ bool dp_nics_lane_active(const struct dp_nics *ns, uint32_t lane)
 {
 	for (uint32_t i = 0; i < ns->n_colls; i++) {
 		const struct dp_coll *c = ns->colls[i];
-		if (c->split && c->run && !c->lane[lane].ended)
+		if (c->split && c->run && c->lane_left[lane] > 0) /* (between sizes too) */
 			return true;
 	}
 	return false;

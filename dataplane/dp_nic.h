@@ -47,7 +47,8 @@
  *   qps      in model nccl also up to 128
  * A bad pair: the error names it and what is wrong (rocelab-dp exits 2).
  * Each size prints an nccl-tests line (time, algbw, busbw, #wrong); sizes
- * run one after the other on the same fabric. The totals line
+ * run one after the other on the same fabric, each DP_COLL_SIZE_GAP_NS
+ * after the one before ended. The totals line
  * (dp_nics_print_totals) adds the collective's counters summed over sizes.
  *
  * Several collectives run at once on disjoint sets of hosts (two jobs on one
@@ -61,8 +62,9 @@
  * (ne_coll_set_lanes): a NIC's event polls its own rank's lane, what NICs of
  * a partition share is that partition's (struct dp_nics_lane), each lane
  * starts on its own engine and the last lane to finish ends the collective
- * and prints its lines (dp_nic.c: coll_lane_check). The output is the one
- * engine's.
+ * and prints its lines (dp_nic.c: coll_lane_check). The next size of a
+ * sweep starts as a global event (every partition stopped), which the gap
+ * between sizes leaves room for. The output is the one engine's.
  */
 #ifndef DP_NIC_H
 #define DP_NIC_H
@@ -251,14 +253,28 @@ bool dp_nics_lane_active(const struct dp_nics *ns, uint32_t lane);
 bool dp_nics_lane_failed(const struct dp_nics *ns, uint32_t lane);
 
 /*
+ * What nccl-tests does between two sizes of a sweep on the host (a stream
+ * synchronisation, a barrier, the timing and the line): the next size
+ * starts this long after the last one ended. With the collective in lanes
+ * the next size starts as a global event, after every partition's window
+ * has ended: so lanes take a sweep only where the cut's lookahead is at
+ * most this (rocelab-dp checks).
+ */
+#define DP_COLL_SIZE_GAP_NS 10000ull
+
+/*
  * True when a run of this one --coll SPEC can split the collective's
  * progress into lanes, one per partition, with each NIC in its leaf's
- * partition: one size, one iteration without warm-up, no proxy costs, no
- * active-QP series (what needs a moment global to every rank between
- * completions: dp_nic.c). The caller adds the run's own conditions (virtual
- * clock, partitions, no --rdma, one collective, no --coll-series).
+ * partition: one iteration without warm-up, no proxy costs, no active-QP
+ * series (what needs a moment global to every rank between completions:
+ * dp_nic.c). The caller adds the run's own conditions (virtual clock,
+ * partitions, no --rdma, one collective, no --coll-series; a sweep of
+ * sizes: threads, not MPI ranks, and a lookahead of at most
+ * DP_COLL_SIZE_GAP_NS).
  */
 bool dp_nics_coll_splits(const char *spec);
+/* True when this --coll SPEC sweeps sizes (sizes=A:B with A < B). */
+bool dp_nics_coll_sweeps(const char *spec);
 
 /*
  * With lanes, after the run (its threads stopped): end every collective

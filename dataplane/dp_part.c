@@ -151,7 +151,7 @@ static int place(struct dp_parts *ps, char *err, size_t errlen)
 		f->sw[i].eng = &ps->p[ps->part_sw[i]].eng;
 	for (uint32_t h = 0; h < t->n_hosts; h++)
 		f->host[h].eng = &ps->p[ps->part_host[h]].eng;
-	ps->lookahead = UINT64_MAX;
+	ps->lookahead = topo_partition_lookahead(t, ps->part_sw, ps->part_host);
 	for (uint32_t i = 0; i < f->n_chans; i++) {
 		struct dp_chan *c = &f->chans[i];
 		struct dp_part *from = &ps->p[node_part(ps, c->from)], *to = &ps->p[node_part(ps, c->to)];
@@ -166,8 +166,6 @@ static int place(struct dp_parts *ps, char *err, size_t errlen)
 		}
 		if (!c->cross)
 			continue;
-		if (c->delay_ns < ps->lookahead)
-			ps->lookahead = c->delay_ns;
 		if (ps->mode == DP_CLOCK_LIVE) { /* no windows: frames go over a ring, at once */
 			char name[RTE_RING_NAMESIZE];
 			snprintf(name, sizeof(name), "rl_x%p_%u", (void *)f, i);

@@ -39,6 +39,7 @@
 #include "dp_units.h"
 #include "rl_mem.h"
 #include "topo.h"
+#include "topo_part.h"
 #include "topo_traffic.h"
 
 #define EXIT_BAD_INPUT 2
@@ -145,9 +146,10 @@ static void usage(FILE *out)
 		"                      (rank 0 prints and writes files and answers telemetry, at\n"
 		"                      the poll points between windows; virtual clock)\n"
 		"                      Emulated NICs run with their leaves, the collective split by\n"
-		"                      rank, when it can be (one collective of one size and one\n"
-		"                      iteration, no proxy costs, --rdma or --coll-series); else all\n"
-		"                      in partition 0 with the collective (stderr says which)\n"
+		"                      rank, when it can be (one collective of one iteration, no\n"
+		"                      proxy costs, --rdma or --coll-series; a sweep of sizes on\n"
+		"                      threads, cut links at most 10 us long); else all in partition\n"
+		"                      0 with the collective (stderr says which)\n"
 		"  --nics-together     with --workers: every emulated NIC in partition 0 all the same\n"
 		"                      (the cut before NICs ran with their leaves; same output)\n"
 		"  --process K/N       live clock: run partition K of the N-way cut (the one --workers N\n"
@@ -491,6 +493,7 @@ struct run {
 	struct dp_ctl *ctl;
 	struct dp_nics nics;
 	struct dp_parts *parts;          /* --workers */
+	char lanes_why[192];             /* why the emulated NICs do not run in lanes (nics_in_lanes) */
 	struct dp_mpi mpi;               /* under mpirun: this rank; else rank 0 of 1 */
 	struct dp_te te;
 	uint64_t start_ns;
@@ -848,9 +851,7 @@ static void run_virtual_parts(struct run *r)
 			r->nics.n_lanes);
 	else if (!r->o->quiet && r->nics.n)
 		fprintf(stderr, "rocelab-dp: emulated NICs all in partition 0 (%s)\n",
-			r->o->nics_together ? "--nics-together"
-					    : "with their leaves they need one collective of one size and "
-					      "iteration, no proxy costs, --rdma or series");
+			r->lanes_why);
 	for (uint32_t i = 0; i < dp_parts_count(r->parts) && !r->o->quiet; i++) {
 		double cpu;
 		uint64_t ev;
@@ -1210,21 +1211,66 @@ static int setup_pool(struct run *r, char *err, size_t errlen)
 }
 
 /*
+ * The lookahead of the cut with the emulated NICs in their leaves'
+ * partitions (topo_part.h); UINT64_MAX when it cannot be cut.
+ */
+static uint64_t lanes_lookahead(const struct run *r)
+{
+	const struct topo *t = r->topo;
+	uint32_t *part_sw = calloc(t->n_switches + 1, sizeof(*part_sw));
+	uint32_t *part_host = calloc(t->n_hosts + 1, sizeof(*part_host));
+	uint64_t la = UINT64_MAX;
+	char err[256];
+
+	if (part_sw && part_host &&
+	    topo_partition(t, r->o->workers, true, part_sw, part_host, err, sizeof(err)) == 0)
+		la = topo_partition_lookahead(t, part_sw, part_host);
+	free(part_sw);
+	free(part_host);
+	return la;
+}
+
+/*
  * Whether the emulated NICs run in their leaves' partitions, each
  * partition driving its ranks' part of the collective (dp_nics_coll_splits),
  * instead of all in partition 0: partitions on the virtual clock (threads,
  * or MPI ranks: rank 0 gathers the others' lanes at the end, gather_lanes;
  * not --process, whose live clock has no end to gather at), one collective
  * that can be split, no --rdma transfer (driven from one place), no series
- * file.
+ * file; a sweep of sizes on threads, with windows no longer than the gap
+ * between sizes (its next size starts as a global event: dp_nic.h). When
+ * not, why says why (for stderr; "" when there are no partitions).
  */
-static bool nics_in_lanes(const struct run *r)
+static bool nics_in_lanes(const struct run *r, char *why, size_t len)
 {
 	const struct opts *o = r->o;
+	uint64_t la;
 
-	return o->clock == DP_CLOCK_VIRTUAL && o->workers > 1 && !o->nics_together &&
-	       !dp_peers_on(&o->peers) && o->coll.n == 1 && o->rdma.n == 0 &&
-	       !o->coll_series && dp_nics_coll_splits(o->coll.spec[0]);
+	why[0] = '\0';
+	if (o->clock != DP_CLOCK_VIRTUAL || o->workers <= 1 || dp_peers_on(&o->peers))
+		return false;
+	if (o->nics_together) {
+		snprintf(why, len, "--nics-together");
+		return false;
+	}
+	if (o->coll.n != 1 || o->rdma.n != 0 || o->coll_series || !dp_nics_coll_splits(o->coll.spec[0])) {
+		snprintf(why, len, "with their leaves they need one collective of one iteration, "
+				   "no proxy costs, --rdma or series");
+		return false;
+	}
+	if (!dp_nics_coll_sweeps(o->coll.spec[0]))
+		return true;
+	if (r->mpi.size > 1) {
+		snprintf(why, len, "with their leaves, MPI ranks run a collective of one size");
+		return false;
+	}
+	if ((la = lanes_lookahead(r)) > DP_COLL_SIZE_GAP_NS) {
+		snprintf(why, len, "with their leaves, a sweep of sizes needs the links between "
+				   "partitions at most %llu ns long (the gap between sizes), not %" PRIu64,
+			 DP_COLL_SIZE_GAP_NS, la);
+		return false;
+	}
+	return true;
 }
 
 /*
@@ -1251,7 +1297,7 @@ static int setup(struct run *r, char *err, size_t errlen)
 	if (r->fab == NULL)
 		return 1;
 	bool multi = dp_peers_on(&o->peers);
-	bool lanes = nics_in_lanes(r);
+	bool lanes = nics_in_lanes(r, r->lanes_why, sizeof(r->lanes_why));
 	prc = dp_parts_create(&r->parts, r->fab, multi ? o->peers.n : o->workers, lanes, o->clock,
 			      tsc_ns, err, errlen);
 	if (prc == 0)

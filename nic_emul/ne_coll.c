@@ -155,6 +155,11 @@ bool ne_coll_done(const struct ne_coll *c)
 	return c && c->done;
 }
 
+uint64_t ne_coll_done_at(const struct ne_coll *c)
+{
+	return c && c->done ? c->done_at : 0;
+}
+
 uint32_t ne_coll_iters_done(const struct ne_coll *c)
 {
 	return c ? c->iters_done : 0;

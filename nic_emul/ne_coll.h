@@ -409,6 +409,8 @@ int ne_coll_lanes_end(struct ne_coll *coll);
 
 /* All iterations finished. */
 bool ne_coll_done(const struct ne_coll *coll);
+/* When the last iteration finished (with lanes: the latest lane's end, after ne_coll_lanes_end); 0 before. */
+uint64_t ne_coll_done_at(const struct ne_coll *coll);
 /* Iterations finished so far (warm-up included). */
 uint32_t ne_coll_iters_done(const struct ne_coll *coll);
 /* Duration of iteration i (warm-up included, 0-based), ns; 0 if not done. */

@@ -25,12 +25,16 @@
 #         split by rank (dataplane/dp_nic.h); then the same with
 #         --nics-together (every NIC and the collective in partition 0, the
 #         switches in the others: the cut before lanes).
+#   sweep the same ring as a sweep of sizes 2, 4 and 8 MiB (each size 10 us
+#         after the last ended), in lanes and with --nics-together: the
+#         next size starts as a global event (threads only: --mpi runs it
+#         with the NICs together).
 #
 # --mpi also runs ns3 and ring as mpirun -np N (the partitions as MPI ranks,
 # Open MPI's shared memory between them; in ring each rank runs its leaves'
 # NICs, as the threads do) and compares it with --workers N.
 #
-# usage: scripts/bench-parts.sh [--build DIR] [--workers "2 4"] [--only ns3|ring|live] [--mpi]
+# usage: scripts/bench-parts.sh [--build DIR] [--workers "2 4"] [--only ns3|ring|sweep|live] [--mpi]
 #                               [--rounds R] [--both]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -107,14 +111,23 @@ if [ -z "$ONLY" ] || [ "$ONLY" = ns3 ]; then
   bench ns3 "ns-3 comparison: 8 x 8 x 16, 100G, 128 senders at line rate, 1 ms" \
     --topology "$TMP/ns3.yaml" --duration 1ms --flows 0 "${ns3_pool[@]}" "${gens[@]}"
 fi
-if [ -z "$ONLY" ] || [ "$ONLY" = ring ]; then
-  "$TOPO" --generate spines=8,leaves=16,hosts=16,attach=emulated,host-mtu=9000 -o "$TMP/ring.yaml" > /dev/null
+# ring_pair NAME SIZES WHAT: the 256-rank ring AllReduce of SIZES (ring order
+# interleaving the leaves) in lanes, then with --nics-together (the cut before lanes)
+ring_pair() {
+  local name=$1 sizes=$2 what=$3 order
+  [ -f "$TMP/ring.yaml" ] || "$TOPO" --generate spines=8,leaves=16,hosts=16,attach=emulated,host-mtu=9000 -o "$TMP/ring.yaml" > /dev/null
   order=$(python3 -c "print('+'.join(f'h{l * 16 + i}' for i in range(16) for l in range(16)))")
-  bench ring "ring AllReduce, 256 emulated NICs, 16 x 8 x 16 100G Clos, 8 MiB, data=off" \
-    --topology "$TMP/ring.yaml" --flows 0 --coll "op=allreduce,sizes=8M,data=off,qps=1,hosts=$order"
-  bench ring-together "the same with every NIC in partition 0 (--nics-together: the cut before lanes)" \
-    --topology "$TMP/ring.yaml" --flows 0 --coll "op=allreduce,sizes=8M,data=off,qps=1,hosts=$order" \
+  bench "$name" "ring AllReduce, 256 emulated NICs, 16 x 8 x 16 100G Clos, $what, data=off" \
+    --topology "$TMP/ring.yaml" --flows 0 --coll "op=allreduce,sizes=$sizes,data=off,qps=1,hosts=$order"
+  bench "$name-together" "the same with every NIC in partition 0 (--nics-together: the cut before lanes)" \
+    --topology "$TMP/ring.yaml" --flows 0 --coll "op=allreduce,sizes=$sizes,data=off,qps=1,hosts=$order" \
     --nics-together
+}
+if [ -z "$ONLY" ] || [ "$ONLY" = ring ]; then
+  ring_pair ring 8M "8 MiB"
+fi
+if [ -z "$ONLY" ] || [ "$ONLY" = sweep ]; then
+  ring_pair sweep 2M:8M "a sweep of 2, 4 and 8 MiB"
 fi
 if [ -z "$ONLY" ] || [ "$ONLY" = live ]; then
   # live: wall-clock Mpps, so ROUNDS rounds, each running every worker count

@@ -90,3 +90,18 @@ int topo_partition(const struct topo *t, uint32_t n, bool nics_with_leaf, uint32
 	plan(t, n, nics_with_leaf, part_sw, part_host);
 	return 0;
 }
+
+uint64_t topo_partition_lookahead(const struct topo *t, const uint32_t *part_sw,
+				  const uint32_t *part_host)
+{
+	uint64_t min = UINT64_MAX;
+
+	for (uint32_t i = 0; i < t->n_links; i++) {
+		const struct topo_link *l = &t->links[i];
+		if (topo_part_of(part_sw, part_host, l->end[0]) !=
+			    topo_part_of(part_sw, part_host, l->end[1]) &&
+		    l->delay_ns < min)
+			min = l->delay_ns;
+	}
+	return min;
+}

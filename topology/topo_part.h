@@ -30,6 +30,14 @@
 int topo_partition(const struct topo *t, uint32_t n, bool nics_with_leaf, uint32_t *part_sw,
 		   uint32_t *part_host, char *err, size_t errlen);
 
+/*
+ * The smallest delay of a link between two partitions of the cut (part_sw,
+ * part_host from topo_partition): the virtual clock's lookahead, its
+ * windows' length. UINT64_MAX when no link crosses.
+ */
+uint64_t topo_partition_lookahead(const struct topo *t, const uint32_t *part_sw,
+				  const uint32_t *part_host);
+
 /* The partition of a link's end. */
 static inline uint32_t topo_part_of(const uint32_t *part_sw, const uint32_t *part_host,
 				    struct topo_node_ref r)

@@ -53,7 +53,14 @@ nics64() {
   same_as_one alltoall64 --topology "$tmp/clos64.yaml" --coll 'op=alltoall,sizes=256K,data=on,qps=2'
   check "allreduce64 ($1): the collective ran and its data is right" \
     "grep -Eq '^ +1048576 .* 0\$' $tmp/allreduce64.$1.txt"
+  # a sweep of three sizes: on threads in lanes (each next size a global
+  # event, 10 us after the last ended); MPI ranks keep the NICs together
+  same_as_one sweeplanes64 --topology "$tmp/clos64.yaml" --coll 'op=allreduce,sizes=64K:256K,data=on,qps=2,mode=split'
+  check "sweeplanes64 ($1): three sizes ran, each with its data right" \
+    "[ \$(grep -Ec '^ +(65536|131072|262144) .* 0\$' $tmp/sweeplanes64.$1.txt) = 3 ]"
   if [ "$1" = m2 ]; then
+    check "sweeplanes64 (m2): MPI ranks run a sweep with the NICs together, and say so" \
+      "grep -q 'emulated NICs all in partition 0 (with their leaves, MPI ranks run a collective of one size)' $tmp/sweeplanes64.m2.err"
     # ranks: each rank runs its leaves' NICs and its lane; rank 0 gathers the
     # other's lane (its end, statistics, data check) and NIC counters
     check "allreduce64 (m2): each rank ran its leaves' NICs, the collective in 2 lanes" \
@@ -71,9 +78,16 @@ nics64() {
     --coll 'op=allreduce,sizes=1M,data=on,qps=4,mode=split'
   check "together64 (w2): --nics-together keeps the NICs in partition 0; the same output as with lanes" \
     "grep -q 'emulated NICs all in partition 0 (--nics-together)' $tmp/together64.w2.err && cmp -s $tmp/together64.w2.cmp $tmp/allreduce64.w2.cmp"
+  check "sweeplanes64 (w2): the NICs ran with their leaves, the sweep in 2 lanes" \
+    "grep -q 'emulated NICs run with their leaves: the collective in 2 lanes' $tmp/sweeplanes64.w2.err"
   same_as_one sweep64 --topology "$tmp/clos64.yaml" --coll 'op=allreduce,sizes=64K:128K,data=on,iters=2'
-  check "sweep64 (w2): a sweep of sizes keeps the NICs in partition 0" \
-    "grep -q 'emulated NICs all in partition 0' $tmp/sweep64.w2.err && grep -Eq '^ +131072 .* 0\$' $tmp/sweep64.w2.txt"
+  check "sweep64 (w2): iterations keep the NICs in partition 0, and it says why" \
+    "grep -q 'emulated NICs all in partition 0 (with their leaves they need one collective of one iteration' $tmp/sweep64.w2.err && grep -Eq '^ +131072 .* 0\$' $tmp/sweep64.w2.txt"
+  # links of 20 us between partitions: a window is longer than the gap between sizes
+  sed 's/^defaults:$/defaults:\n  link: {delay: 20us}/' "$tmp/clos64.yaml" > "$tmp/clos64-slow.yaml"
+  WORKERS="1 2" same_as_one sweepslow64 --topology "$tmp/clos64-slow.yaml" --coll 'op=allreduce,sizes=64K:128K,data=off'
+  check "sweepslow64 (w2): with 20 us links a sweep keeps the NICs in partition 0, and it says why" \
+    "grep -q 'a sweep of sizes needs the links between partitions at most 10000 ns long (the gap between sizes), not 20000' $tmp/sweepslow64.w2.err"
 }
 
 # e1_same FLAG TAG WHAT: the E1 experiment (smoke: first seed, two sizes) with

@@ -5,7 +5,7 @@
 # partitions share only what they synchronise, and a collective split into
 # lanes (each emulated NIC in its leaf's partition, dataplane/dp_nic.h)
 # shares nothing between its lanes but through the barrier and the last
-# lane's count; a lane that failed is frozen when it fails (its thread may
+# lane's count (a sweep's next size: the global engine, read after the barrier); a lane that failed is frozen when it fails (its thread may
 # poll it again while another thread ends the collective). Each run must
 # exit 0 (1 for the failing collective) with no ThreadSanitizer report.
 # (The live clock hands mbufs over DPDK rings, which are not instrumented:
@@ -36,6 +36,8 @@ run allreduce 2 --topology "$tmp/clos64.yaml" --flows 0 --coll 'op=allreduce,siz
 run alltoall 4 --topology "$tmp/clos64.yaml" --flows 0 --coll 'op=alltoall,sizes=128K,data=on,qps=2'
 run ctran 2 --topology "$tmp/clos64.yaml" --flows 0 --coll 'model=nccl,op=alltoall,sizes=256K,data=off,mode=ctran'
 run incast 4 --topology "$tmp/clos64.yaml" --flows 0 --coll 'op=incast,sizes=64K,data=on,hosts=h0+h9+h17+h33+h50'
+# a sweep: the thread that ends a size puts the next one's start on the global engine
+run sweep 2 --topology "$tmp/clos64.yaml" --flows 0 --coll 'op=allreduce,sizes=64K:256K,data=on,qps=2'
 # a host link down for good: h0's lane fails, the other stops waiting for it
 cp "$tmp/clos64.yaml" "$tmp/fail64.yaml"
 printf 'events:\n  - {at: 20us, link: h0-leaf0, action: down}\n' >> "$tmp/fail64.yaml"
@@ -43,8 +45,8 @@ RC=1 run fail 2 --topology "$tmp/fail64.yaml" --flows 0 --coll 'op=alltoall,size
 check "the failing collective ran in lanes and said why" \
   "grep -q 'the collective in 2 lanes' $tmp/fail.err && grep -q 'a work completion failed' $tmp/fail.out"
 check "the collectives ran in lanes (each NIC with its leaf)" \
-  "[ \$(grep -l 'emulated NICs run with their leaves' $tmp/allreduce.err $tmp/alltoall.err $tmp/ctran.err $tmp/incast.err | wc -l) = 4 ]"
-check "the AllReduce's and AllToAll's data are right" \
-  "grep -Eq '^ +262144 .* 0\$' $tmp/allreduce.out && grep -Eq '^ +131072 .* 0\$' $tmp/alltoall.out"
+  "[ \$(grep -l 'emulated NICs run with their leaves' $tmp/allreduce.err $tmp/alltoall.err $tmp/ctran.err $tmp/incast.err $tmp/sweep.err | wc -l) = 5 ]"
+check "the AllReduce's, AllToAll's and sweep's data are right" \
+  "grep -Eq '^ +262144 .* 0\$' $tmp/allreduce.out && grep -Eq '^ +131072 .* 0\$' $tmp/alltoall.out && [ \$(grep -Ec '^ +(65536|131072|262144) .* 0\$' $tmp/sweep.out) = 3 ]"
 
 tap_done
