@@ -62,6 +62,7 @@ struct dp_coll {
 	struct ne_nic **nics;      /* [nranks] */
 	uint64_t size_min, size_max, size;
 	struct ne_coll *run;       /* the size in progress */
+	bool run_ended;            /* not split: run's size ended (its lines out), kept until the next starts */
 	bool finished, failed;
 	uint32_t sizes_done;
 	/* summed over the sizes run, for the totals line */
@@ -809,7 +810,8 @@ static void coll_end_run(struct dp_coll *c, bool print_latency, bool keep)
 			busiest = ps.busy_ns;
 	c->proxy_busy_max_ns += busiest;
 	if (keep || c->split)
-		return; /* (split: the lanes' threads may still look at it: freed with c) */
+		return; /* (split: the lanes' threads may still poll it: destroyed as the next size
+			 * starts, coll_lanes_next_size, the last one with c) */
 	ne_coll_destroy(c->run);
 	c->run = NULL;
 }
@@ -885,10 +887,12 @@ static long lanes_wrong(const struct dp_coll *c)
  * (DP_LP_NICS, 0) whoever schedules it when the run has one collective, so
  * that it takes the same place among that instant's events on one engine
  * as among the partitions'. Split: a global event, every partition stopped
- * (coll_lanes_next_size), scheduled by the thread that ended the size
- * (nothing else adds to the global engine while windows run); the gap is at
- * least a window (rocelab-dp splits a sweep only then), so the event is
- * past every partition's window. 0, or -ENOMEM.
+ * (coll_lanes_next_size), added by the thread that ended the size while
+ * windows run: every partition has read the global engine before any runs
+ * its window (dp_part_run.global_adds, dp_nics_global_adds), and one
+ * collective (lanes take no more) has one thread that adds; the gap is
+ * longer than a window (rocelab-dp splits a sweep only then), so the event
+ * is past every partition's window. 0, or -ENOMEM.
  */
 static int coll_next_size(struct dp_coll *c, uint64_t end_ns)
 {
@@ -924,6 +928,7 @@ static void coll_size_done(struct dp_coll *c, uint64_t now)
 			c->failed = true;
 	}
 	coll_end_run(c, latency, !last);
+	c->run_ended = !last && !c->split; /* (a poll meanwhile must not end it again) */
 	fflush(ns->coll_out);
 	c->sizes_done++;
 	if (last) {
@@ -987,8 +992,10 @@ static void coll_lane_check(struct dp_coll *c, uint32_t lane, const struct ne_co
 static void coll_poll(struct dp_coll *c, uint32_t lane, uint64_t now)
 {
 	struct dp_nics *ns = c->ns;
-	/* (not split: one lane, 0; split and no run: it could not start) */
-	struct ne_coll *run = !c->split ? c->run : c->lane_run ? c->lane_run[lane] : NULL;
+	/* (not split: one lane, 0, and none between sizes; split and no run: it
+	 * could not start, or the next size is being made) */
+	struct ne_coll *run = !c->split ? (c->run_ended ? NULL : c->run)
+					: c->lane_run ? c->lane_run[lane] : NULL;
 
 	if (run == NULL)
 		return;
@@ -1060,6 +1067,7 @@ static void coll_start_size(void *obj, uint64_t arg, uint64_t now)
 	(void)arg;
 	ne_coll_destroy(c->run); /* (the size before's, kept until now: coll_end_run) */
 	c->run = NULL;
+	c->run_ended = false;
 	int e = coll_create_run(c);
 
 	if (e == 0 && ne_coll_start(c->run, now) != 0)
@@ -1078,6 +1086,8 @@ static void coll_lane_start(void *obj, uint64_t lane, uint64_t now)
 
 	if (lane != c->first_lane) /* (one engine starts the collective in one event) */
 		dp_engine_uncount(c->ns->lane[lane].eng);
+	if (c->run == NULL) /* (its size could not start: coll_lanes_begin) */
+		return;
 	ne_coll_lane_start(ne_coll_lane(c->run, (uint32_t)lane), now);
 	coll_poll(c, (uint32_t)lane, now);
 }
@@ -1117,8 +1127,13 @@ static int coll_lanes_begin(struct dp_coll *c, uint64_t start_ns, bool first)
 			c->first_lane = l;
 		if ((first ? dp_timer_add_lp(ns->lane[l].eng, DP_LP_NICS, start_ns, coll_lane_start, c, l)
 			   : dp_timer_add_keyed(ns->lane[l].eng, DP_LP_NICS, DP_LP_NICS, start_ns,
-						coll_lane_start, c, l)) < 0)
+						coll_lane_start, c, l)) < 0) {
+			/* (the starts added find no run: coll_lane_start) */
+			ne_coll_destroy(c->run);
+			c->run = NULL;
+			memset(c->lane_run, 0, ns->n_lanes * sizeof(*c->lane_run));
 			return -ENOMEM;
+		}
 	}
 	return 0;
 }
@@ -1136,6 +1151,7 @@ static void coll_lanes_next_size(void *obj, uint64_t arg, uint64_t now)
 	(void)arg;
 	ne_coll_destroy(c->run);
 	c->run = NULL;
+	memset(c->lane_run, 0, c->ns->n_lanes * sizeof(*c->lane_run)); /* (its lanes: gone too) */
 	if (coll_lanes_begin(c, now, false) < 0) {
 		coll_printf(c, "# %s: size %" PRIu64 ": cannot start (no timer left)\n", c->spec, c->size);
 		c->failed = c->finished = true;
@@ -1410,6 +1426,14 @@ bool dp_nics_coll_splits(const char *spec)
 
 	free(c);
 	return ok;
+}
+
+bool dp_nics_global_adds(const struct dp_nics *ns)
+{
+	for (uint32_t i = 0; i < ns->n_colls; i++)
+		if (ns->colls[i]->split && ns->colls[i]->size_min < ns->colls[i]->size_max)
+			return true;
+	return false;
 }
 
 bool dp_nics_coll_sweeps(const char *spec)
@@ -1805,8 +1829,8 @@ void dp_nics_lanes_finish(struct dp_nics *ns)
 {
 	for (uint32_t i = 0; i < ns->n_colls; i++) {
 		struct dp_coll *c = ns->colls[i];
-		if (!c->split || c->finished || c->run == NULL)
-			continue;
+		if (!c->split || c->finished || c->run == NULL || ne_coll_done(c->run))
+			continue; /* (done: stopped between two sizes, the last one's lines are out) */
 		for (uint32_t l = 0; l < ns->n_lanes; l++) /* (loaded ones are taken) */
 			lane_take(c, l);
 		coll_end_lanes(c, nics_eng(ns)->now_ns);

@@ -275,6 +275,12 @@ bool dp_nics_lane_failed(const struct dp_nics *ns, uint32_t lane);
 bool dp_nics_coll_splits(const char *spec);
 /* True when this --coll SPEC sweeps sizes (sizes=A:B with A < B). */
 bool dp_nics_coll_sweeps(const char *spec);
+/*
+ * True when a partition's thread may add an event to the fabric's own
+ * engine while windows run: a collective in lanes with more than one size
+ * (its next size's start, coll_next_size in dp_nic.c; dp_part_run.global_adds).
+ */
+bool dp_nics_global_adds(const struct dp_nics *ns);
 
 /*
  * With lanes, after the run (its threads stopped): end every collective

@@ -758,6 +758,8 @@ static void run_partition(struct dp_part *p)
 			if (ps->stop_when_idle)
 				note_idle(p, p->eng.now_ns);
 		} else {
+			if (ps->run->global_adds && ps->mpi == NULL)
+				barrier(ps, &sense); /* (every partition has read the fabric engine) */
 			uint64_t tsc = rte_rdtsc();
 			run_window(p, &st, w);
 			p->busy_tsc += rte_rdtsc() - tsc;

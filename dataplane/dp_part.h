@@ -77,6 +77,11 @@ struct dp_part_run {
 	 * rank 0 (a collective point: what rank 0 must have, e.g. held captures,
 	 * telemetry), at now_ns, the same on every rank */
 	void (*collect)(void *ctx, uint64_t now_ns);
+	/* threads: partitions add events to f's own engine while windows run
+	 * (a collective's next size in lanes, dp_nic.c: coll_next_size), at or
+	 * after the window's end; every partition then waits at a barrier after
+	 * it decided a window, so that none adds while another reads it */
+	bool global_adds;
 	void *ctx;
 };
 

@@ -148,7 +148,7 @@ static void usage(FILE *out)
 		"                      Emulated NICs run with their leaves, the collective split by\n"
 		"                      rank, when it can be (one collective of one iteration, no\n"
 		"                      proxy costs, --rdma or --coll-series; a sweep of sizes on\n"
-		"                      threads, cut links at most 10 us long); else all in partition\n"
+		"                      threads, cut links shorter than 10 us); else all in partition\n"
 		"                      0 with the collective (stderr says which)\n"
 		"  --nics-together     with --workers: every emulated NIC in partition 0 all the same\n"
 		"                      (the cut before NICs ran with their leaves; same output)\n"
@@ -821,7 +821,8 @@ static void run_virtual_parts(struct run *r)
 	struct dp_part_run pr = {.until_ns = r->o->duration_ns ? r->o->duration_ns : UINT64_MAX,
 				 .traffic_left = part_traffic_left, .failed = part_failed,
 				 .between = part_between,
-				 .collect = r->mpi.size > 1 ? part_collect : NULL, .ctx = r};
+				 .collect = r->mpi.size > 1 ? part_collect : NULL,
+				 .global_adds = dp_nics_global_adds(&r->nics), .ctx = r};
 
 	r->progress_at = mono_s();
 	if (dp_parts_run(r->parts, &pr) < 0) {
@@ -1237,7 +1238,7 @@ static uint64_t lanes_lookahead(const struct run *r)
  * or MPI ranks: rank 0 gathers the others' lanes at the end, gather_lanes;
  * not --process, whose live clock has no end to gather at), one collective
  * that can be split, no --rdma transfer (driven from one place), no series
- * file; a sweep of sizes on threads, with windows no longer than the gap
+ * file; a sweep of sizes on threads, with windows shorter than the gap
  * between sizes (its next size starts as a global event: dp_nic.h). When
  * not, why says why (for stderr; "" when there are no partitions).
  */
@@ -1264,9 +1265,13 @@ static bool nics_in_lanes(const struct run *r, char *why, size_t len)
 		snprintf(why, len, "with their leaves, MPI ranks run a collective of one size");
 		return false;
 	}
-	if ((la = lanes_lookahead(r)) > DP_COLL_SIZE_GAP_NS) {
+	if ((la = lanes_lookahead(r)) == UINT64_MAX) {
+		snprintf(why, len, "with their leaves, a sweep of sizes needs links between partitions");
+		return false;
+	}
+	if (la >= DP_COLL_SIZE_GAP_NS) {
 		snprintf(why, len, "with their leaves, a sweep of sizes needs the links between "
-				   "partitions at most %llu ns long (the gap between sizes), not %" PRIu64,
+				   "partitions shorter than %llu ns (the gap between sizes), not %" PRIu64,
 			 DP_COLL_SIZE_GAP_NS, la);
 		return false;
 	}

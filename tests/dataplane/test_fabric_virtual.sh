@@ -159,6 +159,11 @@ done
 dp --topology "$DATA/emulated.yaml" --coll 'model=nccl,op=allreduce,sizes=64K:128K,NCCL_IB_QPS_PER_CONNECTION=4,NCCL_IB_SPLIT_DATA_ON_QPS=1,proxy_post_wqe=200ns,proxy_poll_cqe=100ns' > "$tmp/nccl.txt" 2>&1; rc=$?
 rows=$(awk '$1 ~ /^[0-9]+$/ && $9 == 0' "$tmp/nccl.txt" | wc -l)
 check "model=nccl with split over 4 QPs and proxy costs: 2 sizes, every element right, 4 data WQEs per message (exit $rc)" "[ $rc -eq 0 ] && [ $rows -eq 2 ] && awk '/^# totals/ { for (i = 1; i <= NF; i++) { split(\$i, kv, \"=\"); v[kv[1]] = kv[2] } } END { exit !(v[\"messages\"] > 0 && v[\"data_wqes\"] == 4 * v[\"messages\"] && v[\"proxy_busy_ns\"] > 0) }' $tmp/nccl.txt"
+# sizes 10 us apart, the ended run kept until the next starts: a poll meanwhile
+# (proxy costs keep the collective polling) must not end a size twice
+dp --topology "$DATA/emulated.yaml" --coll 'op=allreduce,sizes=32K:128K,proxy_post_wqe=1us,proxy_poll_cqe=500ns' > "$tmp/gap.txt" 2>&1; rc=$?
+check "a sweep with proxy costs: each of its 3 sizes ends once, every element right (exit $rc)" \
+  "[ $rc -eq 0 ] && [ \$(awk '\$1 ~ /^[0-9]+\$/' $tmp/gap.txt | wc -l) -eq 3 ] && [ \$(awk '\$1 ~ /^[0-9]+\$/ && \$9 == 0 { print \$1 }' $tmp/gap.txt | sort -u | wc -l) -eq 3 ]"
 # A NIC is woken only when it has something due: a wake-up armed earlier does the work
 # of an event for nothing. Each frame sent used to leave one at now + 1 ns behind it;
 # with proxy costs, a post that made the NIC due armed it at now + 1, and a frame

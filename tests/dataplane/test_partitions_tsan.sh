@@ -5,7 +5,8 @@
 # partitions share only what they synchronise, and a collective split into
 # lanes (each emulated NIC in its leaf's partition, dataplane/dp_nic.h)
 # shares nothing between its lanes but through the barrier and the last
-# lane's count (a sweep's next size: the global engine, read after the barrier); a lane that failed is frozen when it fails (its thread may
+# lane's count (a sweep's next size: added to the global engine mid-window,
+# after every partition read it: a barrier after deciding each window); a lane that failed is frozen when it fails (its thread may
 # poll it again while another thread ends the collective). Each run must
 # exit 0 (1 for the failing collective) with no ThreadSanitizer report.
 # (The live clock hands mbufs over DPDK rings, which are not instrumented:
