@@ -81,7 +81,10 @@ struct dp_coll {
 	uint32_t first_lane;        /* the lane whose start counts as the one engine's event; UINT32_MAX none */
 	uint32_t *lane_of;          /* [nranks]: each rank's lane */
 	uint32_t *lane_left;        /* [n_lanes]: sizes the lane has still to end (its thread's, and
-				     * between windows): while above 0 its partition is not idle */
+				     * between windows; a lane without a rank ends each as it starts):
+				     * while above 0 its partition is not idle */
+	bool size_over;             /* the size's end is done (its lines are out) */
+	bool next_scheduled;        /* the next size's start is on the fabric engine (dp_nics_sizes_next) */
 	struct coll_lane *lane;     /* [n_lanes] */
 	struct ne_coll **lane_run;  /* [n_lanes]: ne_coll_lane(run, l), looked up once */
 	uint32_t lanes_ended;       /* atomic */
@@ -886,13 +889,11 @@ static long lanes_wrong(const struct dp_coll *c)
  * The size after c's, DP_COLL_SIZE_GAP_NS after it ended (end_ns). Keyed
  * (DP_LP_NICS, 0) whoever schedules it when the run has one collective, so
  * that it takes the same place among that instant's events on one engine
- * as among the partitions'. Split: a global event, every partition stopped
- * (coll_lanes_next_size), added by the thread that ended the size while
- * windows run: every partition has read the global engine before any runs
- * its window (dp_part_run.global_adds, dp_nics_global_adds), and one
- * collective (lanes take no more) has one thread that adds; the gap is
- * longer than a window (rocelab-dp splits a sweep only then), so the event
- * is past every partition's window. 0, or -ENOMEM.
+ * as among the partitions'. Split: a global event (coll_lanes_next_size),
+ * added with every partition stopped (dp_nics_sizes_next) once every lane
+ * ended the size; the gap is longer than a window (rocelab-dp splits a
+ * sweep only then), so the event is past every partition's window.
+ * 0, or -ENOMEM.
  */
 static int coll_next_size(struct dp_coll *c, uint64_t end_ns)
 {
@@ -937,6 +938,10 @@ static void coll_size_done(struct dp_coll *c, uint64_t now)
 		return;
 	}
 	c->size *= 2;
+	if (c->split) { /* (its start: dp_nics_sizes_next, every partition stopped) */
+		c->size_over = true;
+		return;
+	}
 	if (coll_next_size(c, end) < 0) {
 		coll_printf(c, "# %s: size %" PRIu64 ": cannot start (no timer left)\n", c->spec, c->size);
 		c->failed = c->finished = true;
@@ -1115,11 +1120,12 @@ static int coll_lanes_begin(struct dp_coll *c, uint64_t start_ns, bool first)
 	memset(c->lane, 0, ns->n_lanes * sizeof(*c->lane));
 	c->lanes_ended = 0;
 	c->first_lane = UINT32_MAX;
+	c->size_over = c->next_scheduled = false;
 	for (uint32_t l = 0; l < ns->n_lanes; l++) {
 		c->lane_run[l] = ne_coll_lane(c->run, l);
 		if (ne_coll_done(c->lane_run[l])) { /* (no rank there) */
 			c->lane[l].ended = c->lane[l].taken = true;
-			c->lane_left[l] = 0;
+			c->lane_left[l] -= c->lane_left[l] > 0;
 			c->lanes_ended++;
 			continue;
 		}
@@ -1428,12 +1434,42 @@ bool dp_nics_coll_splits(const char *spec)
 	return ok;
 }
 
-bool dp_nics_global_adds(const struct dp_nics *ns)
+bool dp_nics_serial_due(const struct dp_nics *ns, uint32_t lane)
 {
-	for (uint32_t i = 0; i < ns->n_colls; i++)
-		if (ns->colls[i]->split && ns->colls[i]->size_min < ns->colls[i]->size_max)
+	for (uint32_t i = 0; i < ns->n_colls; i++) {
+		const struct dp_coll *c = ns->colls[i];
+		if (c->split && c->run && !c->next_scheduled && c->lane[lane].ended &&
+		    !c->lane[lane].rec.failed && c->lane_left[lane] > 0)
 			return true;
+	}
 	return false;
+}
+
+int dp_nics_sizes_next(struct dp_nics *ns, uint64_t now)
+{
+	int rc = 0;
+
+	for (uint32_t i = 0; i < ns->n_colls; i++) {
+		struct dp_coll *c = ns->colls[i];
+		if (!c->split || c->run == NULL || c->next_scheduled)
+			continue;
+		bool all = true;
+		for (uint32_t l = 0; l < ns->n_lanes; l++)
+			all &= c->lane[l].ended;
+		if (!all)
+			continue;
+		if (!c->size_over) /* (ranks: the records just loaded; threads: the last lane did it) */
+			coll_end_lanes(c, now);
+		if (!c->size_over || c->finished || c->failed)
+			continue;
+		c->next_scheduled = true;
+		if (coll_next_size(c, ne_coll_done_at(c->run)) < 0) {
+			coll_printf(c, "# %s: size %" PRIu64 ": cannot start (no timer left)\n", c->spec, c->size);
+			c->failed = c->finished = true;
+			rc = -ENOMEM;
+		}
+	}
+	return rc;
 }
 
 bool dp_nics_coll_sweeps(const char *spec)

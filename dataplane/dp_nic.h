@@ -63,8 +63,9 @@
  * a partition share is that partition's (struct dp_nics_lane), each lane
  * starts on its own engine and the last lane to finish ends the collective
  * and prints its lines (dp_nic.c: coll_lane_check). The next size of a
- * sweep starts as a global event (every partition stopped), which the gap
- * between sizes leaves room for. The output is the one engine's.
+ * sweep is scheduled once every lane ended the size, every partition
+ * stopped (dp_nics_sizes_next), and starts as a global event, which the
+ * gap between sizes leaves room for. The output is the one engine's.
  */
 #ifndef DP_NIC_H
 #define DP_NIC_H
@@ -257,8 +258,8 @@ bool dp_nics_lane_failed(const struct dp_nics *ns, uint32_t lane);
  * synchronisation, a barrier, the timing and the line): the next size
  * starts this long after the last one ended. With the collective in lanes
  * the next size starts as a global event, after every partition's window
- * has ended: so lanes take a sweep only where the cut's lookahead is at
- * most this (rocelab-dp checks).
+ * has ended: so lanes take a sweep only where the cut's lookahead is
+ * shorter than this (rocelab-dp checks).
  */
 #define DP_COLL_SIZE_GAP_NS 10000ull
 
@@ -269,18 +270,23 @@ bool dp_nics_lane_failed(const struct dp_nics *ns, uint32_t lane);
  * series (what needs a moment global to every rank between completions:
  * dp_nic.c). The caller adds the run's own conditions (virtual clock,
  * partitions, no --rdma, one collective, no --coll-series; a sweep of
- * sizes: threads, not MPI ranks, and a lookahead of at most
- * DP_COLL_SIZE_GAP_NS).
+ * sizes: a lookahead shorter than DP_COLL_SIZE_GAP_NS).
  */
 bool dp_nics_coll_splits(const char *spec);
 /* True when this --coll SPEC sweeps sizes (sizes=A:B with A < B). */
 bool dp_nics_coll_sweeps(const char *spec);
 /*
- * True when a partition's thread may add an event to the fabric's own
- * engine while windows run: a collective in lanes with more than one size
- * (its next size's start, coll_next_size in dp_nic.c; dp_part_run.global_adds).
+ * A sweep in lanes (dp_part_run.serial_due, serial): true when lane's part
+ * of a collective's size is over (or has no rank) and a next size is to
+ * come, not yet scheduled. Once every lane says so, with every partition
+ * stopped (under MPI ranks after every rank's lane record was loaded here,
+ * dp_nics_lane_save / dp_nics_lane_load), dp_nics_sizes_next ends the size
+ * where no lane has (its lines) and puts the next one's start on the
+ * fabric's engine, DP_COLL_SIZE_GAP_NS after the latest lane's end.
+ * Returns 0, or -ENOMEM (the collective failed, saying so).
  */
-bool dp_nics_global_adds(const struct dp_nics *ns);
+bool dp_nics_serial_due(const struct dp_nics *ns, uint32_t lane);
+int dp_nics_sizes_next(struct dp_nics *ns, uint64_t now);
 
 /*
  * With lanes, after the run (its threads stopped): end every collective

@@ -40,6 +40,7 @@ struct dp_part_pub {
 	bool idle;
 	bool failed;                /* run->failed() said so: every partition stops waiting */
 	bool want_poll;             /* partition 0: wall time says between() is due (all read the same) */
+	bool serial_due;            /* run->serial_due() said so: run->serial() once every partition does */
 };
 
 struct dp_part {
@@ -68,7 +69,8 @@ struct dp_part {
 /* (STEP_FAILURE: a partition published failed for the first time; every
  * partition notes it and publishes again, running nothing: the next step is
  * then chosen from publications that show it, whatever the wall clock) */
-enum step_kind { STEP_STOP, STEP_GLOBAL, STEP_WINDOW, STEP_FAILURE };
+/* (STEP_SERIAL: every partition published serial_due: run->serial(), all stopped) */
+enum step_kind { STEP_STOP, STEP_GLOBAL, STEP_WINDOW, STEP_FAILURE, STEP_SERIAL };
 
 struct step {
 	enum step_kind kind;
@@ -541,6 +543,7 @@ static void publish(struct dp_part *p, unsigned slot)
 	pub->idle = p->idle;
 	pub->idle_at = p->idle_at;
 	pub->failed = p->ps->run->failed && p->ps->run->failed(p->ps->run->ctx, p->idx);
+	pub->serial_due = p->ps->run->serial_due && p->ps->run->serial_due(p->ps->run->ctx, p->idx);
 	pub->now = p->eng.now_ns;
 	if (p->idx == 0) { /* (a wall-clock reading, published: every thread agrees on it) */
 		struct timespec ts;
@@ -597,7 +600,7 @@ static void decide(struct dp_parts *ps, unsigned slot, uint64_t w, struct agree 
 {
 	uint64_t min_at = UINT64_MAX, min_key = UINT64_MAX, sent_min = UINT64_MAX, idle_at = 0, now = 0;
 	uint64_t g_at = UINT64_MAX, g_key = UINT64_MAX, until = ps->run->until_ns;
-	bool all_idle = true;
+	bool all_idle = true, all_serial = ps->run->serial != NULL;
 
 	for (uint32_t i = 0; i < ps->n; i++) {
 		const struct dp_part_pub *pub = &ps->p[i].pub[slot];
@@ -607,6 +610,7 @@ static void decide(struct dp_parts *ps, unsigned slot, uint64_t w, struct agree 
 		}
 		sent_min = RTE_MIN(sent_min, pub->sent_min);
 		all_idle &= pub->idle;
+		all_serial &= pub->serial_due;
 		idle_at = RTE_MAX(idle_at, pub->idle_at);
 		now = RTE_MAX(now, pub->now);
 	}
@@ -623,6 +627,11 @@ static void decide(struct dp_parts *ps, unsigned slot, uint64_t w, struct agree 
 			st->kind = STEP_FAILURE;
 			return;
 		}
+	if (all_serial) { /* (before anything runs on: what it adds is at or after the windows' end) */
+		st->kind = STEP_SERIAL;
+		st->poll_ns = RTE_MAX(now, ps->f->eng->now_ns);
+		return;
+	}
 	if ((w - ag->last_poll_w >= POLL_WINDOWS || ps->p[0].pub[slot].want_poll) && ps->run->between) {
 		ag->last_poll_w = w;
 		st->kind = STEP_GLOBAL;
@@ -751,6 +760,13 @@ static void run_partition(struct dp_part *p)
 			}
 			if (ps->stop_when_idle && st.run_timer)
 				note_idle(p, ps->f->eng->now_ns); /* a topology change may have emptied queues */
+		} else if (st.kind == STEP_SERIAL) {
+			if (ps->mpi == NULL)
+				barrier(ps, &sense); /* everyone has read the fabric engine in decide() */
+			if (p->idx == 0 || ps->mpi)
+				ps->run->serial(ps->run->ctx, st.poll_ns);
+			if (ps->mpi == NULL)
+				barrier(ps, &sense);
 		} else if (st.kind == STEP_FAILURE) {
 			/* (its traffic may be waiting on the failed one: idle from now on,
 			 * at the same round on every partition) */
@@ -758,8 +774,6 @@ static void run_partition(struct dp_part *p)
 			if (ps->stop_when_idle)
 				note_idle(p, p->eng.now_ns);
 		} else {
-			if (ps->run->global_adds && ps->mpi == NULL)
-				barrier(ps, &sense); /* (every partition has read the fabric engine) */
 			uint64_t tsc = rte_rdtsc();
 			run_window(p, &st, w);
 			p->busy_tsc += rte_rdtsc() - tsc;

@@ -77,11 +77,14 @@ struct dp_part_run {
 	 * rank 0 (a collective point: what rank 0 must have, e.g. held captures,
 	 * telemetry), at now_ns, the same on every rank */
 	void (*collect)(void *ctx, uint64_t now_ns);
-	/* threads: partitions add events to f's own engine while windows run
-	 * (a collective's next size in lanes, dp_nic.c: coll_next_size), at or
-	 * after the window's end; every partition then waits at a barrier after
-	 * it decided a window, so that none adds while another reads it */
-	bool global_adds;
+	/* optional: true when partition part waits for a moment with every
+	 * partition stopped (its lane of a collective ended a size that has a
+	 * next one); read when it publishes. Once every partition says so,
+	 * serial() runs (thread 0, or every rank), every partition stopped,
+	 * before any other step: it may add events to f's own engine at or
+	 * after the windows' end, and must make serial_due false. */
+	bool (*serial_due)(void *ctx, uint32_t part);
+	void (*serial)(void *ctx, uint64_t now_ns);
 	void *ctx;
 };
 

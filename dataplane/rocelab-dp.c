@@ -147,9 +147,9 @@ static void usage(FILE *out)
 		"                      the poll points between windows; virtual clock)\n"
 		"                      Emulated NICs run with their leaves, the collective split by\n"
 		"                      rank, when it can be (one collective of one iteration, no\n"
-		"                      proxy costs, --rdma or --coll-series; a sweep of sizes on\n"
-		"                      threads, cut links shorter than 10 us); else all in partition\n"
-		"                      0 with the collective (stderr says which)\n"
+		"                      proxy costs, --rdma or --coll-series; a sweep of sizes: cut\n"
+		"                      links shorter than 10 us); else all in partition 0 with the\n"
+		"                      collective (stderr says which)\n"
 		"  --nics-together     with --workers: every emulated NIC in partition 0 all the same\n"
 		"                      (the cut before NICs ran with their leaves; same output)\n"
 		"  --process K/N       live clock: run partition K of the N-way cut (the one --workers N\n"
@@ -613,6 +613,44 @@ static bool part_traffic_left(void *ctx, uint32_t part)
 	       dp_nics_active(&r->nics);
 }
 
+/* dp_part: partition part's lane ended a size of a sweep (dp_nics_serial_due). */
+static bool part_serial_due(void *ctx, uint32_t part)
+{
+	const struct run *r = ctx;
+
+	return r->nics.n_lanes > 1 && dp_nics_serial_due(&r->nics, part);
+}
+
+/*
+ * dp_part, every partition stopped, every lane done with a size of a sweep:
+ * under MPI every rank gets every rank's lane record first (each has only
+ * its own); then the next size (dp_nics_sizes_next).
+ */
+static void part_serial(void *ctx, uint64_t now)
+{
+	struct run *r = ctx;
+	size_t len = dp_nics_lane_rec_len(&r->nics);
+
+	if (r->mpi.size > 1) {
+		uint8_t *mine = malloc(len + 1), *all = malloc(len * (size_t)r->mpi.size + 1);
+		int rc = mine && all ? 0 : -ENOMEM;
+		if (rc == 0) {
+			dp_nics_lane_save(&r->nics, (uint32_t)r->mpi.rank, mine);
+			rc = dp_mpi_allgather(&r->mpi, mine, all, len);
+		}
+		for (int k = 0; rc == 0 && k < r->mpi.size; k++)
+			if (k != r->mpi.rank)
+				rc = dp_nics_lane_load(&r->nics, (uint32_t)k, all + len * (size_t)k, len);
+		free(mine);
+		free(all);
+		if (rc < 0) {
+			fprintf(stderr, "rocelab-dp: rank %d: lanes of a sweep: %s\n", r->mpi.rank, strerror(-rc));
+			dp_mpi_abort(&r->mpi, 1);
+		}
+	}
+	dp_nics_sizes_next(&r->nics, now); /* (-ENOMEM: the collective failed and says so) */
+}
+
 /* dp_part: partition part's lane of a collective failed (the others stop waiting for it). */
 static bool part_failed(void *ctx, uint32_t part)
 {
@@ -822,7 +860,7 @@ static void run_virtual_parts(struct run *r)
 				 .traffic_left = part_traffic_left, .failed = part_failed,
 				 .between = part_between,
 				 .collect = r->mpi.size > 1 ? part_collect : NULL,
-				 .global_adds = dp_nics_global_adds(&r->nics), .ctx = r};
+				 .serial_due = part_serial_due, .serial = part_serial, .ctx = r};
 
 	r->progress_at = mono_s();
 	if (dp_parts_run(r->parts, &pr) < 0) {
@@ -1238,8 +1276,8 @@ static uint64_t lanes_lookahead(const struct run *r)
  * or MPI ranks: rank 0 gathers the others' lanes at the end, gather_lanes;
  * not --process, whose live clock has no end to gather at), one collective
  * that can be split, no --rdma transfer (driven from one place), no series
- * file; a sweep of sizes on threads, with windows shorter than the gap
- * between sizes (its next size starts as a global event: dp_nic.h). When
+ * file; a sweep of sizes with windows shorter than the gap between sizes
+ * (its next size starts as a global event: dp_nic.h). When
  * not, why says why (for stderr; "" when there are no partitions).
  */
 static bool nics_in_lanes(const struct run *r, char *why, size_t len)
@@ -1261,10 +1299,6 @@ static bool nics_in_lanes(const struct run *r, char *why, size_t len)
 	}
 	if (!dp_nics_coll_sweeps(o->coll.spec[0]))
 		return true;
-	if (r->mpi.size > 1) {
-		snprintf(why, len, "with their leaves, MPI ranks run a collective of one size");
-		return false;
-	}
 	if ((la = lanes_lookahead(r)) == UINT64_MAX) {
 		snprintf(why, len, "with their leaves, a sweep of sizes needs links between partitions");
 		return false;

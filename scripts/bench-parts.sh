@@ -27,10 +27,10 @@
 #         switches in the others: the cut before lanes).
 #   sweep the same ring as a sweep of sizes 2, 4 and 8 MiB (each size 10 us
 #         after the last ended), in lanes and with --nics-together: the
-#         next size starts as a global event (threads only: --mpi runs it
-#         with the NICs together).
+#         next size starts as a global event, scheduled once every lane
+#         ended the size.
 #
-# --mpi also runs ns3 and ring as mpirun -np N (the partitions as MPI ranks,
+# --mpi also runs ns3, ring and sweep as mpirun -np N (the partitions as MPI ranks,
 # Open MPI's shared memory between them; in ring each rank runs its leaves'
 # NICs, as the threads do) and compares it with --workers N.
 #

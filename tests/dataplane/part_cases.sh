@@ -53,14 +53,27 @@ nics64() {
   same_as_one alltoall64 --topology "$tmp/clos64.yaml" --coll 'op=alltoall,sizes=256K,data=on,qps=2'
   check "allreduce64 ($1): the collective ran and its data is right" \
     "grep -Eq '^ +1048576 .* 0\$' $tmp/allreduce64.$1.txt"
-  # a sweep of three sizes: on threads in lanes (each next size a global
-  # event, 10 us after the last ended); MPI ranks keep the NICs together
+  # a sweep of three sizes in lanes: each next size a global event 10 us
+  # after the last ended, scheduled once every lane said it ended the size
+  # (ranks: after getting each other's lane records)
   same_as_one sweeplanes64 --topology "$tmp/clos64.yaml" --coll 'op=allreduce,sizes=64K:256K,data=on,qps=2,mode=split'
   check "sweeplanes64 ($1): three sizes ran, each with its data right" \
     "[ \$(grep -Ec '^ +(65536|131072|262144) .* 0\$' $tmp/sweeplanes64.$1.txt) = 3 ]"
+  # stopped in the 10 us between the first size (312 us) and the second: the
+  # second is unfinished, as with one partition (exit 1 for both), not failed
+  local t run=by_workers one=w1
+  [ "$1" = m2 ] && run=by_ranks one=1
+  for t in $one $1; do
+    "$run" "$t" --topology "$tmp/clos64.yaml" --duration 316us \
+      --coll 'op=allreduce,sizes=64K:256K,data=on,qps=2,mode=split' > "$tmp/sweepstop.$t.txt" 2> "$tmp/sweepstop.$t.err"
+    echo $? > "$tmp/sweepstop.$t.rc"
+    strip_wall "$tmp/sweepstop.$t.txt" > "$tmp/sweepstop.$t.cmp"
+  done
+  check "sweepstop64 ($1): a run stopped between two sizes in lanes prints what $("$run" label "$one") prints (one size, no failure)" \
+    "[ \$(cat $tmp/sweepstop.$one.rc) = 1 ] && [ \$(cat $tmp/sweepstop.$1.rc) = 1 ] && cmp -s $tmp/sweepstop.$one.cmp $tmp/sweepstop.$1.cmp && grep -Eq '^ +65536 .* 0\$' $tmp/sweepstop.$1.txt && ! grep -q 'failed' $tmp/sweepstop.$1.txt"
   if [ "$1" = m2 ]; then
-    check "sweeplanes64 (m2): MPI ranks run a sweep with the NICs together, and say so" \
-      "grep -q 'emulated NICs all in partition 0 (with their leaves, MPI ranks run a collective of one size)' $tmp/sweeplanes64.m2.err"
+    check "sweeplanes64 (m2): each rank ran its leaves' NICs, the sweep in 2 lanes" \
+      "grep -q 'emulated NICs run with their leaves: the collective in 2 lanes' $tmp/sweeplanes64.m2.err"
     # ranks: each rank runs its leaves' NICs and its lane; rank 0 gathers the
     # other's lane (its end, statistics, data check) and NIC counters
     check "allreduce64 (m2): each rank ran its leaves' NICs, the collective in 2 lanes" \
@@ -80,17 +93,6 @@ nics64() {
     "grep -q 'emulated NICs all in partition 0 (--nics-together)' $tmp/together64.w2.err && cmp -s $tmp/together64.w2.cmp $tmp/allreduce64.w2.cmp"
   check "sweeplanes64 (w2): the NICs ran with their leaves, the sweep in 2 lanes" \
     "grep -q 'emulated NICs run with their leaves: the collective in 2 lanes' $tmp/sweeplanes64.w2.err"
-  # stopped in the 10 us between the first size (312 us) and the second: the
-  # second is unfinished, as with one worker (exit 1 for both), not failed
-  local w
-  for w in 1 2; do
-    by_workers "w$w" --topology "$tmp/clos64.yaml" --duration 316us \
-      --coll 'op=allreduce,sizes=64K:256K,data=on,qps=2,mode=split' > "$tmp/sweepstop.w$w.txt" 2> "$tmp/sweepstop.w$w.err"
-    echo $? > "$tmp/sweepstop.w$w.rc"
-    strip_wall "$tmp/sweepstop.w$w.txt" > "$tmp/sweepstop.w$w.cmp"
-  done
-  check "sweepstop64 (w2): a run stopped between two sizes in lanes prints what one worker prints (one size, no failure)" \
-    "[ \$(cat $tmp/sweepstop.w1.rc) = 1 ] && [ \$(cat $tmp/sweepstop.w2.rc) = 1 ] && cmp -s $tmp/sweepstop.w1.cmp $tmp/sweepstop.w2.cmp && grep -Eq '^ +65536 .* 0\$' $tmp/sweepstop.w2.txt && ! grep -q 'failed' $tmp/sweepstop.w2.txt"
   same_as_one sweep64 --topology "$tmp/clos64.yaml" --coll 'op=allreduce,sizes=64K:128K,data=on,iters=2'
   check "sweep64 (w2): iterations keep the NICs in partition 0, and it says why" \
     "grep -q 'emulated NICs all in partition 0 (with their leaves they need one collective of one iteration' $tmp/sweep64.w2.err && grep -Eq '^ +131072 .* 0\$' $tmp/sweep64.w2.txt"

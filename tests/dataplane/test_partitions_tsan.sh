@@ -5,8 +5,7 @@
 # partitions share only what they synchronise, and a collective split into
 # lanes (each emulated NIC in its leaf's partition, dataplane/dp_nic.h)
 # shares nothing between its lanes but through the barrier and the last
-# lane's count (a sweep's next size: added to the global engine mid-window,
-# after every partition read it: a barrier after deciding each window); a lane that failed is frozen when it fails (its thread may
+# lane's count (a sweep's next size: scheduled with every partition stopped); a lane that failed is frozen when it fails (its thread may
 # poll it again while another thread ends the collective). Each run must
 # exit 0 (1 for the failing collective) with no ThreadSanitizer report.
 # (The live clock hands mbufs over DPDK rings, which are not instrumented:
@@ -37,7 +36,7 @@ run allreduce 2 --topology "$tmp/clos64.yaml" --flows 0 --coll 'op=allreduce,siz
 run alltoall 4 --topology "$tmp/clos64.yaml" --flows 0 --coll 'op=alltoall,sizes=128K,data=on,qps=2'
 run ctran 2 --topology "$tmp/clos64.yaml" --flows 0 --coll 'model=nccl,op=alltoall,sizes=256K,data=off,mode=ctran'
 run incast 4 --topology "$tmp/clos64.yaml" --flows 0 --coll 'op=incast,sizes=64K,data=on,hosts=h0+h9+h17+h33+h50'
-# a sweep: the thread that ends a size puts the next one's start on the global engine
+# a sweep: once every lane ended a size, thread 0 puts the next one's start on the global engine
 run sweep 2 --topology "$tmp/clos64.yaml" --flows 0 --coll 'op=allreduce,sizes=64K:256K,data=on,qps=2'
 # a host link down for good: h0's lane fails, the other stops waiting for it
 cp "$tmp/clos64.yaml" "$tmp/fail64.yaml"
