@@ -42,7 +42,8 @@ struct dp_rdma {
 /*
  * One lane's part of a collective split into lanes, frozen when it ended
  * (its thread may poll the lane again: after a failure, say), or taken at the
- * run's end; plain data: under MPI ranks it travels to rank 0 as it is.
+ * run's end; plain data: under MPI ranks it travels as it is (to every rank
+ * at each size of a sweep, dp_nics_sizes_next; to rank 0 at the run's end).
  * Written by the lane's thread, read by the one that ends the collective
  * after the lanes' count says every lane wrote its own.
  */
@@ -971,8 +972,9 @@ static void coll_end_lanes(struct dp_coll *c, uint64_t now)
  * A split run: once lane's part has ended (done, or failed), freeze it and
  * count it; the lane that counts last, in whatever order the threads get
  * there, ends the size (the time is the latest lane's end, the sums do not
- * depend on the order), on its thread: its lines, and the next size's start
- * (coll_next_size). A lane that failed stops the
+ * depend on the order), on its thread: its lines (under MPI ranks, where a
+ * rank counts only its own lane, dp_nics_sizes_next ends it, and the next
+ * size's start is scheduled there in any case). A lane that failed stops the
  * others' waiting a window later, on every partition alike
  * (dp_nics_lane_failed, dp_parts_failure_seen): the collective then ends
  * after the run (dp_nics_lanes_finish).
@@ -1458,11 +1460,12 @@ int dp_nics_sizes_next(struct dp_nics *ns, uint64_t now)
 			all &= c->lane[l].ended;
 		if (!all)
 			continue;
+		c->next_scheduled = true; /* (whatever follows: serial_due must turn false) */
 		if (!c->size_over) /* (ranks: the records just loaded; threads: the last lane did it) */
 			coll_end_lanes(c, now);
-		if (!c->size_over || c->finished || c->failed)
+		/* (wrong data goes on to the next size, as on one engine; a failure does not) */
+		if (!c->size_over || c->finished)
 			continue;
-		c->next_scheduled = true;
 		if (coll_next_size(c, ne_coll_done_at(c->run)) < 0) {
 			coll_printf(c, "# %s: size %" PRIu64 ": cannot start (no timer left)\n", c->spec, c->size);
 			c->failed = c->finished = true;

@@ -243,8 +243,9 @@ int dp_nics_coll_series(struct dp_nics *ns, const char *path, char *err, size_t 
 bool dp_nics_active(const struct dp_nics *ns);
 
 /*
- * With lanes: true while lane's part of a collective is not finished. Read
- * by lane's own thread only. (A lane that waits on one that failed waits for
+ * With lanes: true while lane's part of a collective is not finished: a
+ * size of its runs, or one is to come (a lane with no rank: until the last
+ * size begins). Read by lane's own thread only. (A lane that waits on one that failed waits for
  * nothing: the caller stops waiting once any partition said
  * dp_nics_lane_failed, at a window's end.)
  */
@@ -299,12 +300,13 @@ int dp_nics_sizes_next(struct dp_nics *ns, uint64_t now);
 void dp_nics_lanes_finish(struct dp_nics *ns);
 
 /*
- * MPI ranks, each running one partition and so one lane, after the run: what
- * lane's part of each collective split into lanes left (frozen at its end,
- * or as it is now if it did not end: statistics, histograms, its ranks' data
- * check) as dp_nics_lane_rec_len() bytes, for rank 0's copy
- * (dp_nics_lane_load, then dp_nics_lanes_finish). Load returns 0, or -EINVAL
- * (a record of another length, or no such lane).
+ * MPI ranks, each running one partition and so one lane: what lane's part of
+ * each collective split into lanes left (frozen at its end, or as it is now
+ * if it did not end: statistics, histograms, its ranks' data check) as
+ * dp_nics_lane_rec_len() bytes, for the other ranks' copies: after the run
+ * for rank 0's (dp_nics_lane_load, then dp_nics_lanes_finish), and at each
+ * size of a sweep for every rank's (then dp_nics_sizes_next). Load returns
+ * 0, or -EINVAL (a record of another length, or no such lane).
  */
 size_t dp_nics_lane_rec_len(const struct dp_nics *ns);
 void dp_nics_lane_save(struct dp_nics *ns, uint32_t lane, void *rec);

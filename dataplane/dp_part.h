@@ -81,7 +81,7 @@ struct dp_part_run {
 	 * partition stopped (its lane of a collective ended a size that has a
 	 * next one); read when it publishes. Once every partition says so,
 	 * serial() runs (thread 0, or every rank), every partition stopped,
-	 * before any other step: it may add events to f's own engine at or
+	 * before any step but a failure's: it may add events to f's own engine at or
 	 * after the windows' end, and must make serial_due false. */
 	bool (*serial_due)(void *ctx, uint32_t part);
 	void (*serial)(void *ctx, uint64_t now_ns);

@@ -59,6 +59,11 @@ nics64() {
   same_as_one sweeplanes64 --topology "$tmp/clos64.yaml" --coll 'op=allreduce,sizes=64K:256K,data=on,qps=2,mode=split'
   check "sweeplanes64 ($1): three sizes ran, each with its data right" \
     "[ \$(grep -Ec '^ +(65536|131072|262144) .* 0\$' $tmp/sweeplanes64.$1.txt) = 3 ]"
+  # a sweep whose ranks are all on leaves 0-3: with 2 partitions lane 1 has no
+  # rank (it ends each size as it starts), with 4 lanes 2 and 3
+  same_as_one sweepempty64 --topology "$tmp/clos64.yaml" --coll 'op=allreduce,sizes=64K:128K,data=on,hosts=h0+h8+h16+h24'
+  check "sweepempty64 ($1): a sweep with lanes without a rank: both sizes, data right" \
+    "[ \$(grep -Ec '^ +(65536|131072) .* 0\$' $tmp/sweepempty64.$1.txt) = 2 ] && grep -q 'the collective in 2 lanes' $tmp/sweepempty64.$1.err"
   # stopped in the 10 us between the first size (312 us) and the second: the
   # second is unfinished, as with one partition (exit 1 for both), not failed
   local t run=by_workers one=w1
