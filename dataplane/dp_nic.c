@@ -84,7 +84,6 @@ struct dp_coll {
 	uint32_t *lane_left;        /* [n_lanes]: sizes the lane has still to end (its thread's, and
 				     * between windows; a lane without a rank ends each as it starts):
 				     * while above 0 its partition is not idle */
-	bool size_over;             /* the size's end is done (its lines are out) */
 	bool next_scheduled;        /* the next size's start is on the fabric engine (dp_nics_sizes_next) */
 	struct coll_lane *lane;     /* [n_lanes] */
 	struct ne_coll **lane_run;  /* [n_lanes]: ne_coll_lane(run, l), looked up once */
@@ -93,6 +92,7 @@ struct dp_coll {
 
 static void coll_start_size(void *obj, uint64_t arg, uint64_t now);
 static void coll_lanes_next_size(void *obj, uint64_t arg, uint64_t now);
+static void coll_start_failed(struct dp_coll *c, const char *why);
 
 static void service(struct dp_nic_host *nh, uint64_t now);
 static void coll_poll(struct dp_coll *c, uint32_t lane, uint64_t now);
@@ -939,14 +939,10 @@ static void coll_size_done(struct dp_coll *c, uint64_t now)
 		return;
 	}
 	c->size *= 2;
-	if (c->split) { /* (its start: dp_nics_sizes_next, every partition stopped) */
-		c->size_over = true;
-		return;
-	}
-	if (coll_next_size(c, end) < 0) {
-		coll_printf(c, "# %s: size %" PRIu64 ": cannot start (no timer left)\n", c->spec, c->size);
-		c->failed = c->finished = true;
-	}
+	if (c->split)
+		return; /* (its start: dp_nics_sizes_next, every partition stopped) */
+	if (coll_next_size(c, end) < 0)
+		coll_start_failed(c, "no timer left");
 }
 
 /* A split run ends from its lanes' records (each its lane's, frozen): its lines. */
@@ -1057,14 +1053,19 @@ static int coll_create_run(struct dp_coll *c)
 	return c->run == NULL && e == 0 ? -EINVAL : e;
 }
 
-/* c's size could not start (e: why, a negative errno): say so; the collective failed. */
+/* c's size could not start, for why: say so; the collective failed. */
+static void coll_start_failed(struct dp_coll *c, const char *why)
+{
+	coll_printf(c, "# %s: size %" PRIu64 ": cannot start (%s)\n", c->spec, c->size, why);
+	c->failed = c->finished = true;
+}
+
+/* c's size could not start (e: why, a negative errno): say so, and its run goes. */
 static void coll_cannot_start(struct dp_coll *c, int e)
 {
-	coll_printf(c, "# %s: size %" PRIu64 ": cannot start (%s)\n", c->spec, c->size,
-		    strerror(e ? -e : EINVAL));
+	coll_start_failed(c, strerror(e ? -e : EINVAL));
 	ne_coll_destroy(c->run);
 	c->run = NULL;
-	c->failed = c->finished = true;
 }
 
 static void coll_start_size(void *obj, uint64_t arg, uint64_t now)
@@ -1099,6 +1100,14 @@ static void coll_lane_start(void *obj, uint64_t lane, uint64_t now)
 	coll_poll(c, (uint32_t)lane, now);
 }
 
+/* A split c's run goes, its lanes with it (no lane polls it again). */
+static void coll_lanes_drop_run(struct dp_coll *c)
+{
+	ne_coll_destroy(c->run);
+	c->run = NULL;
+	memset(c->lane_run, 0, c->ns->n_lanes * sizeof(*c->lane_run));
+}
+
 /*
  * c's run of its current size, created and split by the ranks' lanes: each
  * lane with a rank starts at start_ns on its partition's engine. At set-up
@@ -1122,7 +1131,7 @@ static int coll_lanes_begin(struct dp_coll *c, uint64_t start_ns, bool first)
 	memset(c->lane, 0, ns->n_lanes * sizeof(*c->lane));
 	c->lanes_ended = 0;
 	c->first_lane = UINT32_MAX;
-	c->size_over = c->next_scheduled = false;
+	c->next_scheduled = false;
 	for (uint32_t l = 0; l < ns->n_lanes; l++) {
 		c->lane_run[l] = ne_coll_lane(c->run, l);
 		if (ne_coll_done(c->lane_run[l])) { /* (no rank there) */
@@ -1136,10 +1145,7 @@ static int coll_lanes_begin(struct dp_coll *c, uint64_t start_ns, bool first)
 		if ((first ? dp_timer_add_lp(ns->lane[l].eng, DP_LP_NICS, start_ns, coll_lane_start, c, l)
 			   : dp_timer_add_keyed(ns->lane[l].eng, DP_LP_NICS, DP_LP_NICS, start_ns,
 						coll_lane_start, c, l)) < 0) {
-			/* (the starts added find no run: coll_lane_start) */
-			ne_coll_destroy(c->run);
-			c->run = NULL;
-			memset(c->lane_run, 0, ns->n_lanes * sizeof(*c->lane_run));
+			coll_lanes_drop_run(c); /* (the starts added find no run: coll_lane_start) */
 			return -ENOMEM;
 		}
 	}
@@ -1157,13 +1163,9 @@ static void coll_lanes_next_size(void *obj, uint64_t arg, uint64_t now)
 	struct dp_coll *c = obj;
 
 	(void)arg;
-	ne_coll_destroy(c->run);
-	c->run = NULL;
-	memset(c->lane_run, 0, c->ns->n_lanes * sizeof(*c->lane_run)); /* (its lanes: gone too) */
-	if (coll_lanes_begin(c, now, false) < 0) {
-		coll_printf(c, "# %s: size %" PRIu64 ": cannot start (no timer left)\n", c->spec, c->size);
-		c->failed = c->finished = true;
-	}
+	coll_lanes_drop_run(c);
+	if (coll_lanes_begin(c, now, false) < 0)
+		coll_start_failed(c, "no timer left");
 }
 
 /* The sizes of c's sweep. */
@@ -1440,8 +1442,9 @@ bool dp_nics_serial_due(const struct dp_nics *ns, uint32_t lane)
 {
 	for (uint32_t i = 0; i < ns->n_colls; i++) {
 		const struct dp_coll *c = ns->colls[i];
+		/* (a lane that failed has none left: coll_lane_check) */
 		if (c->split && c->run && !c->next_scheduled && c->lane[lane].ended &&
-		    !c->lane[lane].rec.failed && c->lane_left[lane] > 0)
+		    c->lane_left[lane] > 0)
 			return true;
 	}
 	return false;
@@ -1461,14 +1464,15 @@ int dp_nics_sizes_next(struct dp_nics *ns, uint64_t now)
 		if (!all)
 			continue;
 		c->next_scheduled = true; /* (whatever follows: serial_due must turn false) */
-		if (!c->size_over) /* (ranks: the records just loaded; threads: the last lane did it) */
+		/* the size ends unless it did (threads: the last lane's thread) or
+		 * failed; ranks: from the records just loaded */
+		if (!c->finished && !ne_coll_done(c->run))
 			coll_end_lanes(c, now);
 		/* (wrong data goes on to the next size, as on one engine; a failure does not) */
-		if (!c->size_over || c->finished)
+		if (c->finished || !ne_coll_done(c->run))
 			continue;
 		if (coll_next_size(c, ne_coll_done_at(c->run)) < 0) {
-			coll_printf(c, "# %s: size %" PRIu64 ": cannot start (no timer left)\n", c->spec, c->size);
-			c->failed = c->finished = true;
+			coll_start_failed(c, "no timer left");
 			rc = -ENOMEM;
 		}
 	}
