@@ -244,4 +244,27 @@ dp --topology "$DATA/lb-5tuple.yaml" --gen "h0>h4:size=64,rate=10G,count=$npk" >
 nprog=$(grep -c '^rocelab-dp: virtual time [0-9.]* s, [0-9]* events$' "$tmp/prog.txt")
 check "progress: $nprog whole lines in a log of stdout and stderr, no carriage return, the generator's line intact (exit $rc)" \
   "[ $rc -eq 0 ] && [ $nprog -ge 1 ] && ! grep -q \$'\\r' $tmp/prog.txt && grep -q '^generator h0>h4:.*sent $npk of $npk' $tmp/prog.txt"
+# 10. The packet pool's frames hold the largest frame a host sends, no more (the start
+#     line shows it): an emulated NIC's 4 KiB frames whatever its host's MTU (the 9,280 B
+#     of a jumbo frame halved the frames a 1,024-rank ring could keep in memory); a
+#     generator on an emulated host up to that host's MTU; a plain host's MTU; 2048 B at
+#     the least. Every frame of each run fits (a collective's data checked, every
+#     generated frame delivered).
+pool_room() { sed -n 's/.*; packet pool [0-9]* frames of \([0-9]*\) B;.*/\1/p' "$1"; }
+dp --topology "$DATA/emulated.yaml" --coll 'op=allreduce,sizes=256K,data=on' > "$tmp/pool1.txt" 2>&1
+check "pool: emulated NICs on hosts of MTU 9000 take frames of 4224 B ($(pool_room "$tmp/pool1.txt")), the AllReduce's data right" \
+  "[ '$(pool_room "$tmp/pool1.txt")' = 4224 ] && grep -Eq '^ +262144 .* 0\$' $tmp/pool1.txt"
+dp --topology "$DATA/emulated.yaml" --coll 'op=allreduce,sizes=256K,data=on' \
+   --gen 'h0>h4:size=6000,count=100' > "$tmp/pool2.txt" 2>&1
+check "pool: a 6000-byte generator on an emulated host of MTU 9000 widens them to 6016 B ($(pool_room "$tmp/pool2.txt")), all its frames delivered" \
+  "[ '$(pool_room "$tmp/pool2.txt")' = 6016 ] && grep -q '^generator h0>h4:.*sent 100 of 100' $tmp/pool2.txt && grep -Eq '^ +262144 .* 0\$' $tmp/pool2.txt && [ \"\$(host_col $tmp/pool2.txt h4 4)\" -ge 100 ]"
+sed 's/^defaults:$/defaults:\n  host: {mtu: 9000}/' "$DATA/lb-5tuple.yaml" > "$tmp/jumbo.yaml"
+dp --topology "$tmp/jumbo.yaml" --gen 'h0>h4:size=9022,count=100' > "$tmp/pool3.txt" 2>&1
+check "pool: plain hosts of MTU 9000 take frames of 9024 B ($(pool_room "$tmp/pool3.txt")), a 9022-byte frame fits" \
+  "[ '$(pool_room "$tmp/pool3.txt")' = 9024 ] && grep -q '^generator h0>h4:.*sent 100 of 100' $tmp/pool3.txt"
+out=$(dp --topology "$tmp/jumbo.yaml" --gen 'h0>h4:size=9100,count=1' 2>&1); rc=$?
+check "pool: a generator's frame beyond its host's MTU is refused, exit 2 ($out)" \
+  "[ $rc -eq 2 ] && echo \"\$out\" | grep -q 'size 9100 is larger than the hosts. frames (9024)'"
+dp --topology "$DATA/lb-5tuple.yaml" --gen 'h0>h4:count=10' > "$tmp/pool4.txt" 2>&1
+check "pool: hosts of MTU 1500 take frames of 2048 B ($(pool_room "$tmp/pool4.txt"))" "[ '$(pool_room "$tmp/pool4.txt")' = 2048 ]"
 tap_done
