@@ -30,6 +30,11 @@
 #         next size starts as a global event, scheduled once every lane
 #         ended the size.
 #
+# At the start and at the end it prints the machine's cross-core cache-line round trip
+# (tests/bench/bench_xcore): what a frame crossing partitions on threads pays; on the
+# shared VMs here it moved between 93 and 508 ns within a minute, so a speed-up is read
+# with the figure beside it.
+#
 # --mpi also runs ns3, ring and sweep as mpirun -np N (the partitions as MPI ranks,
 # Open MPI's shared memory between them; in ring each rank runs its leaves'
 # NICs, as the threads do) and compares it with --workers N.
@@ -104,6 +109,14 @@ bench() { # NAME TITLE ARGS...
 }
 
 echo "rocelab bench-parts: $(nproc) cores, $(git rev-parse --short HEAD 2>/dev/null || echo '?'), $(date -u +%FT%TZ)"
+# The machine's cross-core line round trip, at the start and at the end: a frame that
+# crosses partitions pays it, and on a shared VM it moves by 5x within minutes.
+xcore() {
+  local x=$BUILD/tests/bench/bench_xcore
+  [ -x "$x" ] && echo "machine ($1): $("$x" --samples 5 --trips 200000 2>&1)" || true
+}
+xcore start
+trap 'xcore end; rm -rf "$TMP"' EXIT
 if [ -z "$ONLY" ] || [ "$ONLY" = ns3 ]; then
   "$TOPO" --generate spines=8,leaves=8,hosts=16,attach=veth -o "$TMP/ns3.yaml" > /dev/null
   . scripts/ns3-workload.sh
