@@ -1227,42 +1227,52 @@ static int plan_process(struct run *r)
 	return 0;
 }
 
-/*
- * The data room (headroom included) the pool's frames need: 2,048 B when no
- * frame is larger; past that, on the live clock, 9,280 B (a port may hand
- * over any jumbo frame), and on the virtual clock the largest frame a host
- * sends (its MTU's, or its emulated NIC's), in whole lines. An emulated NIC
- * sends at most NE_MAX_FRAME (path MTU 4096) whatever its host's MTU says,
- * so a pool of its 4 KiB frames takes 4.4 KiB a frame instead of 9.4: at
- * 1,024 ranks (131,071 frames) 1.1 GB of peak memory instead of 1.8.
- */
 /* A frame's bytes beyond its IP packet: Ethernet header and two VLAN tags (QinQ). */
 #define DP_FRAME_L2_MAX (14u + 8u)
 
-static uint16_t pool_room(const struct run *r)
+/* The largest frame host h sends: its emulated NIC's (path MTU 4096, whatever its MTU says) or its MTU's. */
+static uint32_t host_frame_max(const struct topo_host *h)
 {
-	uint32_t frame = 0; /* the largest frame a host or generator sends */
+	uint32_t mtu_frame = h->mtu + DP_FRAME_L2_MAX;
 
+	return h->attach == TOPO_ATTACH_EMULATED ? RTE_MAX(NE_MAX_FRAME, mtu_frame) : mtu_frame;
+}
+
+/*
+ * The data room (headroom excluded) the pool's frames need, and in *jumbo
+ * whether any host's MTU is above 1,500 (or it is an emulated NIC). Live
+ * clock: 2,048 B, or 9,280 B with jumbo (a port may hand over any jumbo
+ * frame; a PMD adds its own overhead to the MTU). Virtual clock: the
+ * largest frame a host sends, in whole lines, and 2,048 B at the least. An
+ * emulated NIC sends at most NE_MAX_FRAME; the generators on its host, up
+ * to its MTU: with none larger, a pool of its 4 KiB frames takes 4.4 KiB a
+ * frame instead of 9.4 (at 1,024 ranks, 131,071 frames: 1.1 GB of peak
+ * memory instead of 1.8).
+ */
+static uint32_t pool_room(const struct run *r, bool *jumbo)
+{
+	uint32_t frame = 0; /* the largest frame an emulated NIC or a generator sends, or a host's MTU allows */
+
+	*jumbo = false;
 	for (uint32_t h = 0; h < r->topo->n_hosts; h++) {
 		const struct topo_host *th = &r->topo->hosts[h];
-		uint32_t f = th->attach == TOPO_ATTACH_EMULATED ? NE_MAX_FRAME
-								: th->mtu + DP_FRAME_L2_MAX;
-		frame = RTE_MAX(frame, f);
+		bool emulated = th->attach == TOPO_ATTACH_EMULATED;
+		*jumbo |= emulated || th->mtu > 1500;
+		frame = RTE_MAX(frame, emulated ? NE_MAX_FRAME : host_frame_max(th));
 	}
-	/* an emulated host's generators send up to its MTU too (larger: refused at their start) */
+	/* (a generator beyond its host's frames is refused at its start) */
 	for (unsigned i = 0; i < r->o->gen.n; i++)
-		frame = RTE_MAX(frame, RTE_MIN(r->gens[i].size, r->topo->hosts[r->gens[i].src].mtu + DP_FRAME_L2_MAX));
-	uint32_t data = frame <= 2048 ? 2048
-			: r->o->clock != DP_CLOCK_VIRTUAL ? 9216 + 64
-			: RTE_ALIGN_CEIL(RTE_MIN(frame, 9216u + 64), RTE_CACHE_LINE_SIZE);
-	return (uint16_t)(RTE_PKTMBUF_HEADROOM + data);
+		frame = RTE_MAX(frame, RTE_MIN(r->gens[i].size, host_frame_max(&r->topo->hosts[r->gens[i].src])));
+	if (r->o->clock != DP_CLOCK_VIRTUAL)
+		return *jumbo ? 9216 + 64 : 2048;
+	return frame <= 2048 ? 2048 : RTE_ALIGN_CEIL(RTE_MIN(frame, 9216u + 64), RTE_CACHE_LINE_SIZE);
 }
 
 /* The mbuf pool, sized for the largest frame a host may send. Returns 0, -1 with err. */
 static int setup_pool(struct run *r, char *err, size_t errlen)
 {
-	uint16_t room = pool_room(r);
-	bool jumbo = room - RTE_PKTMBUF_HEADROOM > 2048;
+	bool jumbo;
+	uint16_t room = (uint16_t)(RTE_PKTMBUF_HEADROOM + pool_room(r, &jumbo));
 
 	r->frame_room = (uint16_t)(room - RTE_PKTMBUF_HEADROOM);
 	uint32_t n = r->o->mbufs ? r->o->mbufs : jumbo ? 16383 : 65535;
@@ -1451,10 +1461,14 @@ static int start_traffic(struct run *r, char *err, size_t errlen)
 		dp_timer_add(&r->eng, r->start_ns + o->csv_interval_ns, on_csv, r, 0);
 	}
 	for (unsigned i = 0; i < o->gen.n; i++) {
-		if (r->gens[i].size > r->frame_room) {
-			snprintf(err, errlen, "%s %s: size %u is larger than the hosts' frames (%u)",
+		const struct topo_host *src = &r->topo->hosts[r->gens[i].src];
+		uint32_t most = RTE_MIN((uint32_t)r->frame_room, host_frame_max(src));
+		if (r->gens[i].size > most) {
+			snprintf(err, errlen,
+				 "%s %s: size %u is larger than the hosts' frames (%s: %u B, MTU %u%s)",
 				 o->gen.where[i] ? o->gen.where[i] : "--gen", o->gen.spec[i], r->gens[i].size,
-				 (unsigned)r->frame_room);
+				 src->name, most, src->mtu,
+				 most < host_frame_max(src) ? " and the packet pool's frames" : " + 22");
 			return EXIT_BAD_INPUT;
 		}
 		r->gens[i].start_ns += r->start_ns;

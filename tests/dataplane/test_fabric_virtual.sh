@@ -249,22 +249,31 @@ check "progress: $nprog whole lines in a log of stdout and stderr, no carriage r
 #     of a jumbo frame halved the frames a 1,024-rank ring could keep in memory); a
 #     generator on an emulated host up to that host's MTU; a plain host's MTU; 2048 B at
 #     the least. Every frame of each run fits (a collective's data checked, every
-#     generated frame delivered).
+#     generated frame delivered); a generator beyond its own host's frames is refused.
 pool_room() { sed -n 's/.*; packet pool [0-9]* frames of \([0-9]*\) B;.*/\1/p' "$1"; }
 dp --topology "$DATA/emulated.yaml" --coll 'op=allreduce,sizes=256K,data=on' > "$tmp/pool1.txt" 2>&1
 check "pool: emulated NICs on hosts of MTU 9000 take frames of 4224 B ($(pool_room "$tmp/pool1.txt")), the AllReduce's data right" \
   "[ '$(pool_room "$tmp/pool1.txt")' = 4224 ] && grep -Eq '^ +262144 .* 0\$' $tmp/pool1.txt"
 dp --topology "$DATA/emulated.yaml" --coll 'op=allreduce,sizes=256K,data=on' \
    --gen 'h0>h4:size=6000,count=100' > "$tmp/pool2.txt" 2>&1
-check "pool: a 6000-byte generator on an emulated host of MTU 9000 widens them to 6016 B ($(pool_room "$tmp/pool2.txt")), all its frames delivered" \
-  "[ '$(pool_room "$tmp/pool2.txt")' = 6016 ] && grep -q '^generator h0>h4:.*sent 100 of 100' $tmp/pool2.txt && grep -Eq '^ +262144 .* 0\$' $tmp/pool2.txt && [ \"\$(host_col $tmp/pool2.txt h4 4)\" -ge 100 ]"
+got1=$(host_col "$tmp/pool1.txt" h4 4) got2=$(host_col "$tmp/pool2.txt" h4 4)
+check "pool: a 6000-byte generator on an emulated host of MTU 9000 widens them to 6016 B ($(pool_room "$tmp/pool2.txt")), its 100 frames delivered ($got2 against $got1 without it), the data right" \
+  "[ '$(pool_room "$tmp/pool2.txt")' = 6016 ] && grep -q '^generator h0>h4:.*sent 100 of 100' $tmp/pool2.txt && grep -Eq '^ +262144 .* 0\$' $tmp/pool2.txt && [ \"${got2:-0}\" -eq \$((${got1:-0} + 100)) ]"
 sed 's/^defaults:$/defaults:\n  host: {mtu: 9000}/' "$DATA/lb-5tuple.yaml" > "$tmp/jumbo.yaml"
 dp --topology "$tmp/jumbo.yaml" --gen 'h0>h4:size=9022,count=100' > "$tmp/pool3.txt" 2>&1
-check "pool: plain hosts of MTU 9000 take frames of 9024 B ($(pool_room "$tmp/pool3.txt")), a 9022-byte frame fits" \
-  "[ '$(pool_room "$tmp/pool3.txt")' = 9024 ] && grep -q '^generator h0>h4:.*sent 100 of 100' $tmp/pool3.txt"
-out=$(dp --topology "$tmp/jumbo.yaml" --gen 'h0>h4:size=9100,count=1' 2>&1); rc=$?
-check "pool: a generator's frame beyond its host's MTU is refused, exit 2 ($out)" \
-  "[ $rc -eq 2 ] && echo \"\$out\" | grep -q 'size 9100 is larger than the hosts. frames (9024)'"
+check "pool: plain hosts of MTU 9000 take frames of 9024 B ($(pool_room "$tmp/pool3.txt")), all 100 of 9022 B delivered" \
+  "[ '$(pool_room "$tmp/pool3.txt")' = 9024 ] && grep -q '^generator h0>h4:.*sent 100 of 100' $tmp/pool3.txt && [ \"\$(host_col $tmp/pool3.txt h4 4)\" = 100 ]"
+for sz in 9023 9100; do
+  out=$(dp --topology "$tmp/jumbo.yaml" --gen "h0>h4:size=$sz,count=1" 2>&1); rc=$?
+  check "pool: a $sz-byte generator, beyond its host's 9022-byte frames, is refused: exit 2 ($out)" \
+    "[ $rc -eq 2 ] && echo \"\$out\" | grep -q 'size $sz is larger than the hosts. frames (h0: 9022 B, MTU 9000 + 22)'"
+done
+out=$(dp --topology "$DATA/emulated.yaml" --gen 'h0>h4:size=9023,count=1' 2>&1); rc=$?
+check "pool: on an emulated host of MTU 9000 too: exit 2 ($out)" \
+  "[ $rc -eq 2 ] && echo \"\$out\" | grep -q 'size 9023 is larger than the hosts. frames (h0: 9022 B'"
 dp --topology "$DATA/lb-5tuple.yaml" --gen 'h0>h4:count=10' > "$tmp/pool4.txt" 2>&1
 check "pool: hosts of MTU 1500 take frames of 2048 B ($(pool_room "$tmp/pool4.txt"))" "[ '$(pool_room "$tmp/pool4.txt")' = 2048 ]"
+out=$(dp --topology "$DATA/lb-5tuple.yaml" --gen 'h0>h4:size=1600,count=1' 2>&1); rc=$?
+check "pool: a 1600-byte generator on a host of MTU 1500 is refused, though the pool's frames would hold it: exit 2 ($out)" \
+  "[ $rc -eq 2 ] && echo \"\$out\" | grep -q 'size 1600 is larger than the hosts. frames (h0: 1522 B, MTU 1500 + 22)'"
 tap_done
