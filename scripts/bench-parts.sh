@@ -32,7 +32,7 @@
 #
 # At the start and at the end it prints the machine's cross-core cache-line round trip
 # (tests/bench/bench_xcore): what a frame crossing partitions on threads pays; on the
-# shared VMs here it moved between 93 and 508 ns within a minute, so a speed-up is read
+# shared VMs here it moved between 32 and 869 ns within an hour, so a speed-up is read
 # with the figure beside it.
 #
 # --mpi also runs ns3, ring and sweep as mpirun -np N (the partitions as MPI ranks,
