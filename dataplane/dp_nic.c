@@ -54,6 +54,19 @@ struct coll_lane {
 	uint8_t taken;              /* rec holds the lane (ended, or taken at the run's end) */
 };
 
+struct dp_coll;
+
+/*
+ * A lane's proxy-thread wake-up (proxy costs on): its ranks' threads busy
+ * until at, on the lane's engine (without lanes: lane 0, the NICs'
+ * partition's).
+ */
+struct coll_proxy_wake {
+	struct dp_coll *c;
+	uint32_t lane;
+	uint64_t at;                /* pending; 0: none */
+};
+
 struct dp_coll {
 	struct dp_nics *ns;
 	uint32_t id;               /* its place among the run's collectives, from 1 */
@@ -69,7 +82,7 @@ struct dp_coll {
 	/* summed over the sizes run, for the totals line */
 	struct ne_coll_stats sum;
 	uint64_t proxy_busy_max_ns; /* per size, the busiest rank's proxy time */
-	uint64_t proxy_at;          /* pending proxy-thread wake-up; 0: none */
+	struct coll_proxy_wake *pwake; /* [ns->n_lanes] */
 	struct ne_coll_hist lat, wait; /* per-message latency, summed over the sizes */
 	FILE *series;               /* --coll-series: active-QP rows, CSV; NULL: off */
 	const char *series_path;
@@ -808,10 +821,14 @@ static void coll_end_run(struct dp_coll *c, bool print_latency, bool keep)
 	ne_coll_get_stats(c->run, &st);
 	ne_coll_stats_add(&c->sum, &st);
 	coll_take_latency(c, print_latency);
-	/* (split: no proxy costs, and a failed lane's thread may still poll its ranks) */
+	/* (split: each lane's busiest, frozen in its record; a failed lane's thread may
+	 * still poll its ranks) */
 	for (uint32_t r = 0; !c->split && r < c->cfg.nranks; r++)
 		if (ne_coll_rank_proxy(c->run, r, &ps) == 0 && ps.busy_ns > busiest)
 			busiest = ps.busy_ns;
+	for (uint32_t l = 0; c->split && l < c->ns->n_lanes; l++)
+		if (c->lane[l].rec.proxy_busy_max_ns > busiest)
+			busiest = c->lane[l].rec.proxy_busy_max_ns;
 	c->proxy_busy_max_ns += busiest;
 	if (keep || c->split)
 		return; /* (split: the lanes' threads may still poll it: destroyed as the next size
@@ -820,29 +837,46 @@ static void coll_end_run(struct dp_coll *c, bool print_latency, bool keep)
 	c->run = NULL;
 }
 
+/*
+ * A lane's proxy wake-up. It does not count as an event: with lanes each
+ * lane has its own, where one engine has one for all (a lane's wake-up at
+ * the same instant as another's, or superseded by one, is not one engine's
+ * event), and the run's events must not depend on the partitioning.
+ */
 static void coll_proxy_due(void *obj, uint64_t at, uint64_t now)
 {
-	struct dp_coll *c = obj;
+	struct coll_proxy_wake *pw = obj;
+	struct dp_coll *c = pw->c;
 
-	if (c->proxy_at == at)
-		c->proxy_at = 0;
-	coll_poll(c, 0, now);
+	dp_engine_uncount(c->split ? c->ns->lane[pw->lane].eng : nics_eng(c->ns));
+	if (pw->at == at)
+		pw->at = 0;
+	coll_poll(c, pw->lane, now);
 }
 
 /*
- * With proxy costs the collective has work of its own in the future (a
- * proxy thread busy until then); wake it at that time unless an earlier
- * wake-up is pending. A superseded wake-up still fires and polls for nothing.
+ * With proxy costs a lane has work of its own in the future (a proxy thread
+ * busy until then); wake it at that time unless an earlier wake-up is
+ * pending. A superseded wake-up still fires and polls for nothing. With one
+ * collective it is keyed (DP_LP_NICS, 0): first among its instant's events
+ * on any engine, so that the ranks whose threads free then are run at the
+ * same place in the order with lanes and without (a NIC event of that
+ * instant, keyed by its host, comes after, and finds them run).
  */
-static void coll_arm_proxy(struct dp_coll *c, uint64_t now)
+static void coll_arm_proxy(struct dp_coll *c, uint32_t lane, const struct ne_coll *run, uint64_t now)
 {
-	uint64_t at = ne_coll_next_event_ns(c->run);
+	struct coll_proxy_wake *pw = &c->pwake[lane];
+	struct dp_nics *ns = c->ns;
+	uint64_t at = ne_coll_next_event_ns(run);
 
-	if (at == UINT64_MAX || (c->proxy_at && c->proxy_at <= at && c->proxy_at > now))
+	if (at == UINT64_MAX || (pw->at && pw->at <= at && pw->at > now))
 		return;
 	at = at > now ? at : now + 1;
-	if (dp_timer_add_lp(nics_eng(c->ns), DP_LP_NICS, at, coll_proxy_due, c, at) == 0)
-		c->proxy_at = at;
+	struct dp_engine *e = c->split ? ns->lane[lane].eng : nics_eng(ns);
+	int rc = ns->n_colls == 1 ? dp_timer_add_keyed(e, DP_LP_NICS, DP_LP_NICS, at, coll_proxy_due, pw, at)
+				  : dp_timer_add_lp(e, DP_LP_NICS, at, coll_proxy_due, pw, at);
+	if (rc == 0)
+		pw->at = at;
 }
 
 /* One row of the active-QP series (ne_coll_set_series) as a line of --coll-series. */
@@ -1013,6 +1047,8 @@ static void coll_poll(struct dp_coll *c, uint32_t lane, uint64_t now)
 	int rc = ne_coll_poll(run, now);
 	if (c->split) {
 		coll_arm_listed(ns, lane, now);
+		if (rc >= 0 && !ne_coll_done(run))
+			coll_arm_proxy(c, lane, run, now);
 		coll_lane_check(c, lane, run, rc < 0, now);
 		return;
 	}
@@ -1022,7 +1058,7 @@ static void coll_poll(struct dp_coll *c, uint32_t lane, uint64_t now)
 	}
 	coll_arm_listed(ns, lane, now);
 	if (!ne_coll_done(run)) {
-		coll_arm_proxy(c, now);
+		coll_arm_proxy(c, lane, run, now);
 		return;
 	}
 	coll_size_done(c, now);
@@ -1360,6 +1396,7 @@ static void coll_free(struct dp_coll *c)
 	free(c->lane_run);
 	free(c->lane_of);
 	free(c->lane_left);
+	free(c->pwake);
 	free(c);
 }
 
@@ -1432,7 +1469,7 @@ bool dp_nics_coll_splits(const char *spec)
 {
 	struct dp_coll *c = calloc(1, sizeof(*c));
 	bool ok = c && coll_peek(spec, c) && c->cfg.iters == 1 && c->cfg.warmup_iters == 0 &&
-		  !c->cfg.proxy_post_ns && !c->cfg.proxy_poll_ns && !c->cfg.series_ns;
+		  !c->cfg.series_ns;
 
 	free(c);
 	return ok;
@@ -1548,6 +1585,14 @@ int dp_nics_add_coll(struct dp_nics *ns, const char *spec, uint64_t start_ns, FI
 	}
 	c->ns = ns;
 	c->id = ns->n_colls + 1;
+	c->pwake = calloc(ns->n_lanes, sizeof(*c->pwake));
+	if (c->pwake == NULL) {
+		coll_free(c);
+		snprintf(err, errlen, "--coll: out of memory");
+		return -1;
+	}
+	for (uint32_t l = 0; l < ns->n_lanes; l++)
+		c->pwake[l] = (struct coll_proxy_wake){.c = c, .lane = l};
 	if (coll_parse_spec(ns, c, spec, err, errlen) < 0 || coll_take_ranks(ns, c, err, errlen) < 0) {
 		coll_free(c);
 		return -1;

@@ -147,8 +147,8 @@ static void usage(FILE *out)
 		"                      the poll points between windows; virtual clock)\n"
 		"                      Emulated NICs run with their leaves, the collective split by\n"
 		"                      rank, when it can be (one collective of one iteration, no\n"
-		"                      proxy costs, --rdma or --coll-series; a sweep of sizes: cut\n"
-		"                      links shorter than 10 us); else all in partition 0 with the\n"
+		"                      --rdma or --coll-series; a sweep of sizes: cut links\n"
+		"                      shorter than 10 us); else all in partition 0 with the\n"
 		"                      collective (stderr says which)\n"
 		"  --nics-together     with --workers: every emulated NIC in partition 0 all the same\n"
 		"                      (the cut before NICs ran with their leaves; same output)\n"
@@ -1332,7 +1332,7 @@ static bool nics_in_lanes(const struct run *r, char *why, size_t len)
 	}
 	if (o->coll.n != 1 || o->rdma.n != 0 || o->coll_series || !dp_nics_coll_splits(o->coll.spec[0])) {
 		snprintf(why, len, "with their leaves they need one collective of one iteration, "
-				   "no proxy costs, --rdma or series");
+				   "no --rdma or series");
 		return false;
 	}
 	if (!dp_nics_coll_sweeps(o->coll.spec[0]))

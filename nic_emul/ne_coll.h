@@ -381,11 +381,12 @@ bool ne_coll_quiet(const struct ne_coll *coll);
  * sends), so each lane runs alone: its own lists, heaps, counters, statistics
  * and histograms over the shared plan. Between ranks everything goes as
  * frames. Only the start and the end are global; hence one iteration (no
- * warm-up), no proxy costs and no active-QP series.
+ * warm-up) and no active-QP series. Proxy costs run in lanes: a rank's proxy
+ * thread is its own, and each lane keeps the heaps of its ranks' threads.
  *
  * ne_coll_set_lanes: rank i goes to lane lane_of[i] (< nlanes), before any
  * start. 0, -EINVAL (started, already split, a bad lane, or a setting that
- * needs a global moment: more than one iteration, proxy costs, a series) or
+ * needs a global moment: more than one iteration, a series) or
  * -ENOMEM.
  * ne_coll_lane: lane l (a collective without lanes is its own lane 0); NULL
  * when there is no such lane. A lane takes ne_coll_poll, ne_coll_quiet,
@@ -528,6 +529,7 @@ struct ne_coll_lane_rec {
 	uint8_t done, failed;
 	uint32_t meas_max;
 	uint64_t iter_start, done_at;
+	uint64_t proxy_busy_max_ns;   /* the busiest of its ranks' proxy threads (ne_coll_rank_proxy's busy_ns) */
 	struct ne_coll_stats stats;
 	struct ne_coll_hist lat, wait;
 };

@@ -30,7 +30,14 @@ static int lane_init(struct ne_coll *c, struct ne_coll *ln, uint32_t l)
 	ln->wait = calloc(1, sizeof(*ln->wait));
 	ln->iter_ns = NULL;
 	ln->send_total = ln->recv_total = 0;
-	if (!ln->dirty_conns || !ln->dirty_groups || !ln->ready || !ln->lat || !ln->wait)
+	/* proxy costs: its ranks' threads on heaps of its own (the threads themselves,
+	 * ranks[i].proxy, are each rank's, written by its lane only) */
+	ln->due = c->proxy_on ? calloc(c->nranks, sizeof(*ln->due)) : NULL;
+	ln->ndue = 0;
+	ln->timers = NULL;
+	ln->ntimers = ln->timers_cap = 0;
+	if (!ln->dirty_conns || !ln->dirty_groups || !ln->ready || !ln->lat || !ln->wait ||
+	    (c->proxy_on && !ln->due))
 		return -ENOMEM;
 	for (uint32_t k = 0; k < c->nconns; k++) {
 		ln->send_total += coll_mine(ln, c->conns[k].src) ? c->conns[k].nxfers : 0;
@@ -50,6 +57,8 @@ static void lane_free(struct ne_coll *ln)
 	free(ln->ready);
 	free(ln->lat);
 	free(ln->wait);
+	free(ln->due);
+	free(ln->timers);
 }
 
 void ne_coll_lanes_free(struct ne_coll *c)
@@ -68,7 +77,7 @@ int ne_coll_set_lanes(struct ne_coll *c, uint32_t nlanes, const uint32_t *lane_o
 	int rc = 0;
 
 	if (!c || !lane_of || nlanes < 1 || c->main || c->lanes || c->running || c->done ||
-	    c->proxy_on || c->series || c->iters_total != 1)
+	    c->series || c->iters_total != 1)
 		return -EINVAL;
 	for (uint32_t i = 0; i < c->nranks; i++)
 		if (lane_of[i] >= nlanes)
@@ -194,5 +203,8 @@ int ne_coll_lane_save(const struct ne_coll *ln, struct ne_coll_lane_rec *rec)
 	rec->stats = ln->stats;
 	rec->lat = *ln->lat;
 	rec->wait = *ln->wait;
+	for (uint32_t i = 0; ln->proxy_on && i < ln->nranks; i++)
+		if (coll_mine(ln, i) && ln->ranks[i].pst.busy_ns > rec->proxy_busy_max_ns)
+			rec->proxy_busy_max_ns = ln->ranks[i].pst.busy_ns;
 	return 0;
 }

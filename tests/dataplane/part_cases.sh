@@ -59,6 +59,13 @@ nics64() {
   same_as_one sweeplanes64 --topology "$tmp/clos64.yaml" --coll 'op=allreduce,sizes=64K:256K,data=on,qps=2,mode=split'
   check "sweeplanes64 ($1): three sizes ran, each with its data right" \
     "[ \$(grep -Ec '^ +(65536|131072|262144) .* 0\$' $tmp/sweeplanes64.$1.txt) = 3 ]"
+  # NCCL's model with the proxy threads' costs (every experiment's host costs):
+  # each rank's thread runs in its lane, its wake-ups first at their instant on
+  # any engine; the same lines, the busiest thread's time included
+  same_as_one proxy64 --topology "$tmp/clos64.yaml" \
+    --coll 'op=allreduce,sizes=512K,data=on,model=nccl,NCCL_IB_QPS_PER_CONNECTION=4,NCCL_IB_SPLIT_DATA_ON_QPS=1,NCCL_MIN_NCHANNELS=2,NCCL_MAX_NCHANNELS=2,proxy_post_wqe=200ns,proxy_poll_cqe=100ns'
+  check "proxy64 ($1): proxy costs in 2 lanes, the data right, the busiest proxy thread's time counted" \
+    "grep -q 'emulated NICs run with their leaves: the collective in 2 lanes' $tmp/proxy64.$1.err && grep -Eq '^ +524288 .* 0\$' $tmp/proxy64.$1.txt && grep -Eq 'proxy_busy_max_ns=[1-9][0-9]*' $tmp/proxy64.$1.txt"
   # a sweep whose ranks are all on leaves 0-3: with 2 partitions lane 1 has no
   # rank (it ends each size as it starts), with 4 lanes 2 and 3
   same_as_one sweepempty64 --topology "$tmp/clos64.yaml" --coll 'op=allreduce,sizes=64K:128K,data=on,hosts=h0+h8+h16+h24'

@@ -35,6 +35,7 @@ run gens 2 --topology "$TOPOS/default.yaml" --gen 'h1>h3:flows=16,rate=40G,count
 run allreduce 2 --topology "$tmp/clos64.yaml" --flows 0 --coll 'op=allreduce,sizes=256K,data=on,qps=2'
 run alltoall 4 --topology "$tmp/clos64.yaml" --flows 0 --coll 'op=alltoall,sizes=128K,data=on,qps=2'
 run ctran 2 --topology "$tmp/clos64.yaml" --flows 0 --coll 'model=nccl,op=alltoall,sizes=256K,data=off,mode=ctran'
+run proxy 2 --topology "$tmp/clos64.yaml" --flows 0 --coll 'model=nccl,op=allreduce,sizes=256K,data=on,proxy_post_wqe=200ns,proxy_poll_cqe=100ns'
 run incast 4 --topology "$tmp/clos64.yaml" --flows 0 --coll 'op=incast,sizes=64K,data=on,hosts=h0+h9+h17+h33+h50'
 # a sweep: once every lane ended a size, thread 0 puts the next one's start on the global engine
 run sweep 2 --topology "$tmp/clos64.yaml" --flows 0 --coll 'op=allreduce,sizes=64K:256K,data=on,qps=2'

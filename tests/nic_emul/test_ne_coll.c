@@ -544,12 +544,17 @@ static void test_determinism_and_nodata(void **state)
 }
 
 /* One run of cfg, whole (nlanes 0) or split into lanes by lane_of; its time,
- * statistics, latency histogram and wire hash into the outputs. */
+ * statistics, latency histogram, wire hash and busiest proxy thread (from the
+ * ranks, or from the lanes' records) into the outputs. */
 static void lanes_run(const struct ne_coll_config *cfg, uint32_t nlanes, const uint32_t *lane_of,
 		      uint64_t *time_ns, struct ne_coll_stats *st, struct ne_coll_hist *lat,
-		      uint64_t *wire)
+		      uint64_t *wire, uint64_t *proxy_max)
 {
 	struct fab f;
+	struct ne_coll_lane_rec *rec = calloc(1, sizeof(*rec));
+	struct ne_coll_proxy_stats ps;
+
+	assert_non_null(rec);
 
 	fab_init(&f, cfg, RATE, DELAY);
 	assert_non_null(fab_coll(&f, cfg));
@@ -573,8 +578,17 @@ static void lanes_run(const struct ne_coll_config *cfg, uint32_t nlanes, const u
 	ne_coll_get_stats(f.coll, st);
 	assert_int_equal(ne_coll_get_latency(f.coll, lat, NULL), 0);
 	*wire = log_hash(&f);
+	*proxy_max = 0;
+	for (uint32_t l = 0; l < nlanes; l++) {
+		assert_int_equal(ne_coll_lane_save(ne_coll_lane(f.coll, l), rec), 0);
+		*proxy_max = rec->proxy_busy_max_ns > *proxy_max ? rec->proxy_busy_max_ns : *proxy_max;
+	}
+	for (uint32_t r = 0; !nlanes && r < cfg->nranks; r++)
+		if (ne_coll_rank_proxy(f.coll, r, &ps) == 0 && ps.busy_ns > *proxy_max)
+			*proxy_max = ps.busy_ns;
 	if (nlanes)
 		assert_int_equal(ne_coll_lanes_end(f.coll), -EINVAL); /* ended once */
+	free(rec);
 	fab_free(&f);
 }
 
@@ -582,7 +596,9 @@ static void lanes_run(const struct ne_coll_config *cfg, uint32_t nlanes, const u
  * Lanes (ne_coll_set_lanes): the progress split by rank, each lane polled on
  * its own, gives the whole collective's run: the same wire, time, data,
  * statistics and latencies, however the ranks are dealt (halves, odd and
- * even, a lane without a rank).
+ * even, a lane without a rank); with proxy costs too (each lane keeps its
+ * ranks' threads), the busiest thread's time the same from the lanes'
+ * records.
  */
 static void test_lanes(void **state)
 {
@@ -593,21 +609,29 @@ static void test_lanes(void **state)
 	enum ne_coll_op ops[] = {NE_COLL_ALLREDUCE, NE_COLL_ALLTOALL, NE_COLL_INCAST};
 
 	(void)state;
-	for (int o = 0; o < 3; o++) {
+	for (int o = 0; o < 6; o++) {
 		struct ne_coll_config c;
 		struct ne_coll_stats s0, s1;
 		struct ne_coll_hist *l0 = malloc(sizeof(*l0)), *l1 = malloc(sizeof(*l1));
-		uint64_t t0, t1, w0, w1;
+		uint64_t t0, t1, w0, w1, p0, p1;
 
 		assert_non_null(l0);
 		assert_non_null(l1);
-		base_cfg(&c, ops[o], 8, 8 * 4 * 4096);
+		base_cfg(&c, ops[o % 3], 8, 8 * 4 * 4096);
 		c.qps_per_conn = 2;
-		lanes_run(&c, 0, NULL, &t0, &s0, l0, &w0);
+		if (o >= 3) { /* each rank's proxy thread */
+			c.proxy_post_ns = 200;
+			c.proxy_poll_ns = 100;
+		}
+		lanes_run(&c, 0, NULL, &t0, &s0, l0, &w0, &p0);
+		assert_true(o < 3 ? p0 == 0 : p0 > 0);
 		for (int d = 0; d < 3; d++) {
-			lanes_run(&c, lanes[d], deal[d], &t1, &s1, l1, &w1);
+			lanes_run(&c, lanes[d], deal[d], &t1, &s1, l1, &w1, &p1);
 			assert_true(t1 == t0 && t0 > 0);
 			assert_true(w1 == w0);
+			assert_true(p1 == p0);
+			assert_int_equal(s1.proxy_busy_ns, s0.proxy_busy_ns);
+			assert_int_equal(s1.rank_visits, s0.rank_visits);
 			assert_int_equal(s1.data_wrs, s0.data_wrs);
 			assert_int_equal(s1.cts_sent, s0.cts_sent);
 			assert_int_equal(s1.transfers_done, s0.transfers_done);
@@ -713,6 +737,13 @@ static void test_lane_records(void **state)
 	free(l1);
 }
 
+/* A series row nobody reads. */
+static void no_row(void *ctx, const struct ne_coll_series_row *row)
+{
+	(void)ctx;
+	(void)row;
+}
+
 /* What lanes cannot take: a global moment between completions, a bad split. */
 static void test_lanes_refused(void **state)
 {
@@ -732,12 +763,13 @@ static void test_lanes_refused(void **state)
 	assert_int_equal(ne_coll_lane_start(f.coll, 0), -EINVAL); /* not a lane */
 	fab_free(&f);
 	c.iters = 1;
-	c.proxy_post_ns = 200; /* one proxy timer heap for every rank */
+	c.series_ns = 1000; /* rows over every rank at once */
 	fab_init(&f, &c, RATE, DELAY);
 	assert_non_null(fab_coll(&f, &c));
+	assert_int_equal(ne_coll_set_series(f.coll, no_row, NULL), 0);
 	assert_int_equal(ne_coll_set_lanes(f.coll, 2, lane_of), -EINVAL);
 	fab_free(&f);
-	c.proxy_post_ns = 0;
+	c.series_ns = 0;
 	fab_init(&f, &c, RATE, DELAY);
 	assert_non_null(fab_coll(&f, &c));
 	assert_int_equal(ne_coll_set_lanes(f.coll, 2, bad), -EINVAL); /* lane 2 of 2 */
