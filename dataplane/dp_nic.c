@@ -92,6 +92,7 @@ struct dp_coll {
 	 * when its part ended (lane[l], its thread's), the last to count ends
 	 * the size */
 	bool split;
+	uint64_t split_start_ns;    /* when its first size starts */
 	uint32_t first_lane;        /* the lane whose start counts as the one engine's event; UINT32_MAX none */
 	uint32_t *lane_of;          /* [nranks]: each rank's lane */
 	uint32_t *lane_left;        /* [n_lanes]: sizes the lane has still to end (its thread's, and
@@ -1237,10 +1238,7 @@ static int coll_split(struct dp_coll *c, uint64_t start_ns, char *err, size_t er
 		c->lane_of[r] = ns->h[c->rank_nic[r]].lane;
 	for (uint32_t l = 0; l < ns->n_lanes; l++)
 		c->lane_left[l] = coll_nsizes(c);
-	if (coll_lanes_begin(c, start_ns, true) < 0) {
-		snprintf(err, errlen, "--coll: out of memory");
-		return -1;
-	}
+	c->split_start_ns = start_ns; /* (its first size is made by dp_nics_colls_begin, after the series is set) */
 	return 0;
 }
 
@@ -1468,8 +1466,7 @@ static bool coll_peek(const char *spec, struct dp_coll *c)
 bool dp_nics_coll_splits(const char *spec)
 {
 	struct dp_coll *c = calloc(1, sizeof(*c));
-	bool ok = c && coll_peek(spec, c) && c->cfg.iters == 1 && c->cfg.warmup_iters == 0 &&
-		  !c->cfg.series_ns;
+	bool ok = c && coll_peek(spec, c) && c->cfg.iters == 1 && c->cfg.warmup_iters == 0;
 
 	free(c);
 	return ok;
@@ -1639,6 +1636,18 @@ int dp_nics_coll_series(struct dp_nics *ns, const char *path, char *err, size_t 
 	}
 	c->series_path = path;
 	fputs("size,t_us,dt_us,qp_ns,qps_mean,qps_max,nics_active\n", c->series);
+	return 0;
+}
+
+int dp_nics_colls_begin(struct dp_nics *ns, char *err, size_t errlen)
+{
+	for (uint32_t i = 0; i < ns->n_colls; i++) {
+		struct dp_coll *c = ns->colls[i];
+		if (c->split && c->run == NULL && !c->finished && coll_lanes_begin(c, c->split_start_ns, true) < 0) {
+			snprintf(err, errlen, "--coll: out of memory");
+			return -1;
+		}
+	}
 	return 0;
 }
 

@@ -239,6 +239,15 @@ uint32_t dp_nics_coll_qps(const char *spec, uint32_t n_emulated);
 #define DP_COLL_SERIES_NS 10000u
 int dp_nics_coll_series(struct dp_nics *ns, const char *path, char *err, size_t errlen);
 
+/*
+ * After the collectives are added and their series set (dp_nics_add_coll,
+ * dp_nics_coll_series): the first size of each collective split into lanes
+ * is made and split, its lanes' starts armed (a collective not split starts
+ * by the timer dp_nics_add_coll armed). 0, or -1 with a message (out of
+ * memory); a size that cannot start says so on the collective's lines.
+ */
+int dp_nics_colls_begin(struct dp_nics *ns, char *err, size_t errlen);
+
 /* True while some --rdma transfer or collective's sweep is not finished. */
 bool dp_nics_active(const struct dp_nics *ns);
 

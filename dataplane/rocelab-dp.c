@@ -147,8 +147,8 @@ static void usage(FILE *out)
 		"                      the poll points between windows; virtual clock)\n"
 		"                      Emulated NICs run with their leaves, the collective split by\n"
 		"                      rank, when it can be (one collective of one iteration, no\n"
-		"                      --rdma or --coll-series; a sweep of sizes: cut links\n"
-		"                      shorter than 10 us); else all in partition 0 with the\n"
+		"                      --rdma, under mpirun no --coll-series; a sweep of sizes:\n"
+		"                      cut links shorter than 10 us); else all in partition 0 with the\n"
 		"                      collective (stderr says which)\n"
 		"  --nics-together     with --workers: every emulated NIC in partition 0 all the same\n"
 		"                      (the cut before NICs ran with their leaves; same output)\n"
@@ -1330,9 +1330,11 @@ static bool nics_in_lanes(const struct run *r, char *why, size_t len)
 		snprintf(why, len, "--nics-together");
 		return false;
 	}
-	if (o->coll.n != 1 || o->rdma.n != 0 || o->coll_series || !dp_nics_coll_splits(o->coll.spec[0])) {
+	/* (a series' rows are merged from the lanes at the end: threads share them, ranks do not) */
+	if (o->coll.n != 1 || o->rdma.n != 0 || (o->coll_series && r->mpi.size > 1) ||
+	    !dp_nics_coll_splits(o->coll.spec[0])) {
 		snprintf(why, len, "with their leaves they need one collective of one iteration, "
-				   "no --rdma or series");
+				   "no --rdma, and under mpirun no --coll-series");
 		return false;
 	}
 	if (!dp_nics_coll_sweeps(o->coll.spec[0]))
@@ -1493,6 +1495,8 @@ static int start_traffic(struct run *r, char *err, size_t errlen)
 	const char *series = o->coll_series && r->mpi.rank != 0 ? "/dev/null" : o->coll_series;
 	if (o->coll.n && dp_nics_coll_series(&r->nics, series, err, errlen) < 0)
 		return EXIT_BAD_INPUT;
+	if (dp_nics_colls_begin(&r->nics, err, errlen) < 0)
+		return 1;
 	return o->te ? start_te(r, err, errlen) : 0;
 }
 

@@ -381,12 +381,17 @@ bool ne_coll_quiet(const struct ne_coll *coll);
  * sends), so each lane runs alone: its own lists, heaps, counters, statistics
  * and histograms over the shared plan. Between ranks everything goes as
  * frames. Only the start and the end are global; hence one iteration (no
- * warm-up) and no active-QP series. Proxy costs run in lanes: a rank's proxy
- * thread is its own, and each lane keeps the heaps of its ranks' threads.
+ * warm-up). Proxy costs run in lanes: a rank's proxy thread is its own, and
+ * each lane keeps the heaps of its ranks' threads. So does an active-QP
+ * series: each lane keeps its ranks' rows, merged (QP-time and NICs added,
+ * the max the largest) at the collective's end, when they go to the
+ * series' function; a lane of another process (ne_coll_lanes_end_recs)
+ * brings none, so a driver splits a collective with a series only where
+ * the lanes share its memory.
  *
  * ne_coll_set_lanes: rank i goes to lane lane_of[i] (< nlanes), before any
  * start. 0, -EINVAL (started, already split, a bad lane, or a setting that
- * needs a global moment: more than one iteration, a series) or
+ * needs a global moment: more than one iteration) or
  * -ENOMEM.
  * ne_coll_lane: lane l (a collective without lanes is its own lane 0); NULL
  * when there is no such lane. A lane takes ne_coll_poll, ne_coll_quiet,

@@ -36,8 +36,9 @@ static int lane_init(struct ne_coll *c, struct ne_coll *ln, uint32_t l)
 	ln->ndue = 0;
 	ln->timers = NULL;
 	ln->ntimers = ln->timers_cap = 0;
+	int rc = ne_coll_series_lane_init(ln, c); /* (its ranks' rows; merged at the end) */
 	if (!ln->dirty_conns || !ln->dirty_groups || !ln->ready || !ln->lat || !ln->wait ||
-	    (c->proxy_on && !ln->due))
+	    (c->proxy_on && !ln->due) || rc)
 		return -ENOMEM;
 	for (uint32_t k = 0; k < c->nconns; k++) {
 		ln->send_total += coll_mine(ln, c->conns[k].src) ? c->conns[k].nxfers : 0;
@@ -59,6 +60,7 @@ static void lane_free(struct ne_coll *ln)
 	free(ln->wait);
 	free(ln->due);
 	free(ln->timers);
+	ne_coll_series_free(ln);
 }
 
 void ne_coll_lanes_free(struct ne_coll *c)
@@ -77,7 +79,7 @@ int ne_coll_set_lanes(struct ne_coll *c, uint32_t nlanes, const uint32_t *lane_o
 	int rc = 0;
 
 	if (!c || !lane_of || nlanes < 1 || c->main || c->lanes || c->running || c->done ||
-	    c->series || c->iters_total != 1)
+	    c->iters_total != 1)
 		return -EINVAL;
 	for (uint32_t i = 0; i < c->nranks; i++)
 		if (lane_of[i] >= nlanes)
@@ -120,6 +122,7 @@ int ne_coll_lane_start(struct ne_coll *ln, uint64_t now_ns)
 		return -EINVAL;
 	if (ln->running || ln->done)
 		return -EBUSY;
+	ne_coll_series_start(ln, now_ns);
 	ne_coll_begin_iter(ln, now_ns);
 	return 0;
 }
@@ -165,6 +168,11 @@ int ne_coll_lanes_end_recs(struct ne_coll *c, const struct ne_coll_lane_rec *con
 	c->iter_ns[c->iters_done++] = end - c->iter_start;
 	c->stats.nic_ns += (end - c->iter_start) * c->nranks;
 	c->done = true;
+	/* (threads: the lanes' rows are here; ranks never split a collective with a series) */
+	if (c->series && ne_coll_series_lanes_emit(c, start, end) < 0) {
+		c->failed = true;
+		return -EIO;
+	}
 	return 0;
 }
 

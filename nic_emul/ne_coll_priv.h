@@ -296,6 +296,12 @@ void ne_coll_series_move(struct ne_coll *c, uint32_t rank, uint32_t old, uint32_
 void ne_coll_series_start(struct ne_coll *c, uint64_t now);
 void ne_coll_series_end(struct ne_coll *c, uint64_t now);
 void ne_coll_series_free(struct ne_coll *c);
+/* Lanes: lane ln's own series over its ranks, its rows kept (none when c has
+ * no series); 0 or -ENOMEM. c's rows from its lanes' (c split into lanes,
+ * each ended), [start, end) cut in rows, through c's row function; 0, or
+ * -ENOMEM when a lane could not keep a row. */
+int ne_coll_series_lane_init(struct ne_coll *ln, const struct ne_coll *c);
+int ne_coll_series_lanes_emit(struct ne_coll *c, uint64_t start, uint64_t end);
 
 /* ne_coll_lat.c: the per-seq times and histograms (0 or -ENOMEM); reset at
  * an iteration's start; transfer s of connection k is ready / about to be

@@ -381,6 +381,7 @@ int ne_coll_poll(struct ne_coll *c, uint64_t now_ns)
 		c->done_at = now_ns;
 		if (c->main) { /* a lane: ne_coll_lanes_end ends the collective */
 			c->done = true;
+			ne_coll_series_end(c, now_ns); /* (its last row: merged at the end) */
 			break;
 		}
 		c->iter_ns[c->iters_done++] = now_ns - c->iter_start;

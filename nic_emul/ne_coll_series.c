@@ -8,6 +8,12 @@
  * now first completes every row that ended at or before now (their state
  * is the one before the change), then adds the change. No timer, no scan
  * over ranks; without a series nothing here runs.
+ *
+ * Lanes: each lane has a series of its own over its ranks, whose rows it
+ * keeps; the collective's end merges them (NICs are disjoint between lanes:
+ * a row's QP-time and NICs seen add up, its most active NIC is the largest
+ * of the lanes'), cut at the last lane's end, which is the one engine's row
+ * for row: a lane's NICs hold no WQE once its part ended.
  */
 #include "ne_coll_priv.h"
 
@@ -30,6 +36,10 @@ struct coll_series {
 	uint64_t row_qp_ns;
 	uint32_t row_max, row_nics;
 	bool on;                  /* between ne_coll_start and the last iteration's end */
+	/* a lane's: its rows, kept for the collective's end (fn is keep_row) */
+	struct ne_coll_series_row *rows;
+	uint32_t nrows, rows_cap;
+	bool kept_failed;         /* a row could not be kept: the merge fails the collective */
 };
 
 /* Most data QPs one rank sends on: the bound of a NIC's active QPs. */
@@ -75,10 +85,78 @@ int ne_coll_set_series(struct ne_coll *c, ne_coll_series_fn fn, void *ctx)
 
 void ne_coll_series_free(struct ne_coll *c)
 {
-	if (c->series)
+	if (c->series) {
 		free(c->series->count);
+		free(c->series->rows);
+	}
 	free(c->series);
 	c->series = NULL;
+}
+
+/* A lane's row, kept for the merge at the collective's end. */
+static void keep_row(void *ctx, const struct ne_coll_series_row *row)
+{
+	struct coll_series *s = ctx;
+
+	if (s->nrows == s->rows_cap) {
+		uint32_t nc = s->rows_cap ? 2 * s->rows_cap : 64;
+		struct ne_coll_series_row *r = realloc(s->rows, nc * sizeof(*r));
+		if (r == NULL) {
+			s->kept_failed = true;
+			return;
+		}
+		s->rows = r;
+		s->rows_cap = nc;
+	}
+	s->rows[s->nrows++] = *row;
+}
+
+int ne_coll_series_lane_init(struct ne_coll *ln, const struct ne_coll *c)
+{
+	const struct coll_series *m = c->series;
+	struct coll_series *s;
+
+	ln->series = NULL;
+	if (m == NULL)
+		return 0;
+	s = calloc(1, sizeof(*s));
+	if (!s || !(s->count = calloc((size_t)m->cap + 1, sizeof(*s->count)))) {
+		free(s);
+		return -ENOMEM;
+	}
+	s->fn = keep_row;
+	s->ctx = s;
+	s->interval = m->interval;
+	s->cap = m->cap;
+	ln->series = s;
+	return 0;
+}
+
+int ne_coll_series_lanes_emit(struct ne_coll *c, uint64_t start, uint64_t end)
+{
+	const struct coll_series *m = c->series;
+	uint64_t span = end > start ? end - start : 0;
+	uint64_t nrows = (span + m->interval - 1) / m->interval;
+
+	for (uint32_t l = 0; l < c->nlanes; l++)
+		if (c->lanes[l].series && c->lanes[l].series->kept_failed)
+			return -ENOMEM;
+	for (uint64_t k = 0; k < nrows; k++) {
+		uint64_t t = k * m->interval;
+		struct ne_coll_series_row row = {.t_ns = t, .dt_ns = span - t < m->interval ? span - t : m->interval};
+
+		for (uint32_t l = 0; l < c->nlanes; l++) {
+			const struct coll_series *s = c->lanes[l].series;
+			if (s == NULL || k >= s->nrows) /* (no rank, or its part ended before: zeros) */
+				continue;
+			row.qp_ns += s->rows[k].qp_ns;
+			row.max = s->rows[k].max > row.max ? s->rows[k].max : row.max;
+			row.nics += s->rows[k].nics;
+		}
+		row.mean = (double)row.qp_ns / ((double)row.dt_ns * c->nranks);
+		m->fn(m->ctx, &row);
+	}
+	return 0;
 }
 
 void ne_coll_series_start(struct ne_coll *c, uint64_t now)
@@ -95,7 +173,8 @@ void ne_coll_series_start(struct ne_coll *c, uint64_t now)
 	s->row_max = s->row_nics = 0;
 	s->on = true;
 	for (uint32_t r = 0; r < c->nranks; r++)
-		c->ranks[r].series_off = NEVER;
+		if (coll_mine(c, r)) /* (a lane: its own ranks only; other threads run the rest) */
+			c->ranks[r].series_off = NEVER;
 }
 
 static void emit(struct ne_coll *c, uint64_t end)

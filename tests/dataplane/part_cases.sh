@@ -66,6 +66,16 @@ nics64() {
     --coll 'op=allreduce,sizes=512K,data=on,model=nccl,NCCL_IB_QPS_PER_CONNECTION=4,NCCL_IB_SPLIT_DATA_ON_QPS=1,NCCL_MIN_NCHANNELS=2,NCCL_MAX_NCHANNELS=2,proxy_post_wqe=200ns,proxy_poll_cqe=100ns'
   check "proxy64 ($1): proxy costs in 2 lanes, the data right, the busiest proxy thread's time counted" \
     "grep -q 'emulated NICs run with their leaves: the collective in 2 lanes' $tmp/proxy64.$1.err && grep -Eq '^ +524288 .* 0\$' $tmp/proxy64.$1.txt && grep -Eq 'proxy_busy_max_ns=[1-9][0-9]*' $tmp/proxy64.$1.txt"
+  # the same as a sweep with an active-QP series file (what every experiment
+  # writes): on threads each lane keeps its ranks' rows, merged at each size's
+  # end; MPI ranks keep the NICs together for it (rows do not travel)
+  local ref=w1; [ "$1" = m2 ] && ref=1
+  same_as_one series64 --topology "$tmp/clos64.yaml" --coll-series "$tmp/series64.@T@.csv" \
+    --coll 'op=allreduce,sizes=256K:512K,data=off,model=nccl,NCCL_IB_QPS_PER_CONNECTION=4,NCCL_IB_SPLIT_DATA_ON_QPS=1,proxy_post_wqe=200ns,proxy_poll_cqe=100ns'
+  local why='emulated NICs run with their leaves: the collective in 2 lanes'
+  [ "$1" = m2 ] && why='emulated NICs all in partition 0 (with their leaves they need one collective of one iteration, no --rdma, and under mpirun no --coll-series)'
+  check "series64 ($1): a sweep's series rows are one partition's ($(wc -l < "$tmp/series64.$1.csv") lines), both sizes, and stderr says where the NICs ran" \
+    "cmp -s $tmp/series64.$ref.csv $tmp/series64.$1.csv && [ \$(grep -c '^262144,' $tmp/series64.$1.csv) -gt 5 ] && [ \$(grep -c '^524288,' $tmp/series64.$1.csv) -gt 5 ] && grep -qF '$why' $tmp/series64.$1.err"
   # a sweep whose ranks are all on leaves 0-3: with 2 partitions lane 1 has no
   # rank (it ends each size as it starts), with 4 lanes 2 and 3
   same_as_one sweepempty64 --topology "$tmp/clos64.yaml" --coll 'op=allreduce,sizes=64K:128K,data=on,hosts=h0+h8+h16+h24'

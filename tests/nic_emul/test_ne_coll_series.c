@@ -98,6 +98,54 @@ static void check_series(const struct ne_coll_config *cfg)
 	fab_free(&f);
 }
 
+/*
+ * Lanes (ne_coll_set_lanes): each lane's rows over its own ranks, merged at
+ * the collective's end, are the whole collective's rows, row for row, for a
+ * ring with the proxy threads' costs and for an AllToAll, however the ranks
+ * are dealt (halves, odd and even, a lane without a rank).
+ */
+static void series_lanes_same(const struct ne_coll_config *cfg)
+{
+	static const uint32_t halves[4] = {0, 0, 1, 1}, odd[4] = {0, 1, 0, 1}, gap[4] = {0, 2, 0, 2};
+	static const uint32_t *deal[] = {halves, odd, gap};
+	static const uint32_t lanes[] = {2, 2, 3};
+	struct fab whole;
+	struct rows w;
+
+	run_series(&whole, cfg, &w);
+	assert_true(w.n >= 3);
+	for (int d = 0; d < 3; d++) {
+		struct fab f;
+		struct rows r = {.v = calloc(MAX_ROWS, sizeof(*r.v)), .n = 0};
+
+		assert_non_null(r.v);
+		fab_init(&f, cfg, RATE, DELAY);
+		assert_non_null(fab_coll(&f, cfg));
+		assert_int_equal(ne_coll_set_series(f.coll, keep_row, &r), 0);
+		coll_fill_inputs(f.coll, cfg->nranks);
+		assert_int_equal(ne_coll_set_lanes(f.coll, lanes[d], deal[d]), 0);
+		f.nlanes = lanes[d];
+		for (uint32_t l = 0; l < lanes[d]; l++)
+			if (!ne_coll_done(ne_coll_lane(f.coll, l)))
+				assert_int_equal(ne_coll_lane_start(ne_coll_lane(f.coll, l), 0), 0);
+		assert_true(fab_run(&f, UNTIL));
+		assert_true(ne_coll_done(f.coll));
+		assert_int_equal(r.n, w.n); /* (rows come at the end, all of them) */
+		for (size_t i = 0; i < w.n; i++) {
+			assert_int_equal(r.v[i].t_ns, w.v[i].t_ns);
+			assert_int_equal(r.v[i].dt_ns, w.v[i].dt_ns);
+			assert_int_equal(r.v[i].qp_ns, w.v[i].qp_ns);
+			assert_int_equal(r.v[i].max, w.v[i].max);
+			assert_int_equal(r.v[i].nics, w.v[i].nics);
+			assert_true(r.v[i].mean == w.v[i].mean);
+		}
+		free(r.v);
+		fab_free(&f);
+	}
+	free(w.v);
+	fab_free(&whole);
+}
+
 static void base_ring(struct ne_coll_config *c)
 {
 	ne_coll_config_default(c);
@@ -117,6 +165,20 @@ static void test_series_ring(void **state)
 	(void)state;
 	base_ring(&c);
 	check_series(&c);
+}
+
+static void test_series_lanes(void **state)
+{
+	struct ne_coll_config c;
+
+	(void)state;
+	base_ring(&c);
+	c.proxy_post_ns = 200;
+	c.proxy_poll_ns = 100;
+	series_lanes_same(&c);
+	base_ring(&c);
+	c.op = NE_COLL_ALLTOALL;
+	series_lanes_same(&c);
 }
 
 /* The nccl model with proxy costs and two iterations: the same identities. */
@@ -304,7 +366,8 @@ static void test_latency_count(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_series_ring),   cmocka_unit_test(test_series_nccl_proxy),
+		cmocka_unit_test(test_series_ring),   cmocka_unit_test(test_series_lanes),
+		cmocka_unit_test(test_series_nccl_proxy),
 		cmocka_unit_test(test_series_key),    cmocka_unit_test(test_series_off),
 		cmocka_unit_test(test_hist),          cmocka_unit_test(test_latency_by_hand),
 		cmocka_unit_test(test_latency_count),
