@@ -201,6 +201,9 @@ static int assign_lps(struct dp_fabric *f, char *err, size_t errlen)
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
+	/* the NICs' LP schedules from 1: (DP_LP_NICS, 0) is the key of its keyed timers (a
+	 * size's start, a lane's proxy wake-up), which no timer it adds may share */
+	f->lp_seq[(size_t)DP_LP_NICS * DP_LP_STRIDE] = 1;
 	dp_engine_set_lps(f->eng, f->lp_seq, n_nodes);
 	for (uint32_t i = 0; i < f->topo->n_switches; i++) {
 		f->sw[i].lp = dp_lp_switch(i);

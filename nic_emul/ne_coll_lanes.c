@@ -142,8 +142,9 @@ int ne_coll_lanes_end_recs(struct ne_coll *c, const struct ne_coll_lane_rec *con
 		running |= !rec[l]->done && !rec[l]->failed;
 		failed |= rec[l]->failed;
 	}
+	/* (stopped before the end, or failed: the rows one engine would have written by now) */
 	if (running && !failed)
-		return -EBUSY;
+		return c->series && ne_coll_series_lanes_cut(c) < 0 ? -ENOMEM : -EBUSY;
 	/* (a lane still running when another failed waits for nothing more:
 	 * what it did so far counts, its time does not) */
 	c->failed = failed;
@@ -161,8 +162,11 @@ int ne_coll_lanes_end_recs(struct ne_coll *c, const struct ne_coll_lane_rec *con
 		ne_coll_hist_merge(c->wait, &r->wait);
 		ne_coll_stats_add(&c->stats, &r->stats);
 	}
-	if (c->failed)
+	if (c->failed) {
+		if (c->series)
+			(void)ne_coll_series_lanes_cut(c); /* (-ENOMEM: the run has failed anyway) */
 		return -EIO;
+	}
 	c->iter_start = start;
 	c->done_at = end;
 	c->iter_ns[c->iters_done++] = end - c->iter_start;

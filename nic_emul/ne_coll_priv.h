@@ -302,6 +302,10 @@ void ne_coll_series_free(struct ne_coll *c);
  * -ENOMEM when a lane could not keep a row. */
 int ne_coll_series_lane_init(struct ne_coll *ln, const struct ne_coll *c);
 int ne_coll_series_lanes_emit(struct ne_coll *c, uint64_t start, uint64_t end);
+/* c's lanes stopped before c ended (a bounded run, a failed lane): the rows
+ * one engine would have written by then, those that ended by the lanes'
+ * last change; once. 0, or -ENOMEM. */
+int ne_coll_series_lanes_cut(struct ne_coll *c);
 
 /* ne_coll_lat.c: the per-seq times and histograms (0 or -ENOMEM); reset at
  * an iteration's start; transfer s of connection k is ready / about to be

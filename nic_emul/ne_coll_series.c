@@ -40,6 +40,7 @@ struct coll_series {
 	struct ne_coll_series_row *rows;
 	uint32_t nrows, rows_cap;
 	bool kept_failed;         /* a row could not be kept: the merge fails the collective */
+	bool cut;                 /* the collective's (split): its lanes' rows went out */
 };
 
 /* Most data QPs one rank sends on: the bound of a NIC's active QPs. */
@@ -132,11 +133,14 @@ int ne_coll_series_lane_init(struct ne_coll *ln, const struct ne_coll *c)
 	return 0;
 }
 
-int ne_coll_series_lanes_emit(struct ne_coll *c, uint64_t start, uint64_t end)
+/*
+ * Rows 0 .. nrows - 1 of c's lanes merged, the span from the start span ns
+ * long (the last row cut there), through c's row function. 0, or -ENOMEM
+ * when a lane could not keep a row.
+ */
+static int emit_merged(struct ne_coll *c, uint64_t nrows, uint64_t span)
 {
 	const struct coll_series *m = c->series;
-	uint64_t span = end > start ? end - start : 0;
-	uint64_t nrows = (span + m->interval - 1) / m->interval;
 
 	for (uint32_t l = 0; l < c->nlanes; l++)
 		if (c->lanes[l].series && c->lanes[l].series->kept_failed)
@@ -157,6 +161,14 @@ int ne_coll_series_lanes_emit(struct ne_coll *c, uint64_t start, uint64_t end)
 		m->fn(m->ctx, &row);
 	}
 	return 0;
+}
+
+int ne_coll_series_lanes_emit(struct ne_coll *c, uint64_t start, uint64_t end)
+{
+	uint64_t span = end > start ? end - start : 0;
+
+	c->series->cut = true;
+	return emit_merged(c, (span + c->series->interval - 1) / c->series->interval, span);
 }
 
 void ne_coll_series_start(struct ne_coll *c, uint64_t now)
@@ -188,7 +200,7 @@ static void emit(struct ne_coll *c, uint64_t end)
 		.nics = s->row_nics,
 	};
 
-	row.mean = (double)row.qp_ns / ((double)row.dt_ns * c->nranks);
+	row.mean = row.dt_ns ? (double)row.qp_ns / ((double)row.dt_ns * c->nranks) : 0;
 	s->fn(s->ctx, &row);
 }
 
@@ -248,7 +260,37 @@ void ne_coll_series_end(struct ne_coll *c, uint64_t now)
 	if (!s || !s->on)
 		return;
 	advance(c, now);
-	if (now > s->row_start)
+	/* (a lane that ends on a row's first instant keeps that row: its NICs
+	 * entered it busy, which the merged row counts; the merge cuts it) */
+	if (now > s->row_start || (c->main && (s->row_nics || s->row_max)))
 		emit(c, now);
 	s->on = false;
+}
+
+int ne_coll_series_lanes_cut(struct ne_coll *c)
+{
+	struct coll_series *m = c->series;
+	uint64_t last = 0, start = UINT64_MAX;
+
+	if (m == NULL || m->cut)
+		return 0;
+	m->cut = true;
+	for (uint32_t l = 0; l < c->nlanes; l++) {
+		const struct coll_series *s = c->lanes[l].series;
+		if (s && (s->on || s->nrows)) { /* (started) */
+			last = s->last > last ? s->last : last;
+			start = s->start < start ? s->start : start;
+		}
+		if (s && s->kept_failed)
+			return -ENOMEM;
+	}
+	if (start == UINT64_MAX)
+		return 0;
+	/* one engine completed the rows that ended by its last change, the latest
+	 * of the lanes': every lane still on completes them too (its state held) */
+	for (uint32_t l = 0; l < c->nlanes; l++)
+		if (c->lanes[l].series && c->lanes[l].series->on)
+			advance(&c->lanes[l], last);
+	uint64_t nrows = (last - start) / m->interval;
+	return emit_merged(c, nrows, (uint64_t)nrows * m->interval) < 0 ? -ENOMEM : 0;
 }

@@ -74,8 +74,13 @@ nics64() {
     --coll 'op=allreduce,sizes=256K:512K,data=off,model=nccl,NCCL_IB_QPS_PER_CONNECTION=4,NCCL_IB_SPLIT_DATA_ON_QPS=1,proxy_post_wqe=200ns,proxy_poll_cqe=100ns'
   local why='emulated NICs run with their leaves: the collective in 2 lanes'
   [ "$1" = m2 ] && why='emulated NICs all in partition 0 (with their leaves they need one collective of one iteration, no --rdma, and under mpirun no --coll-series)'
-  check "series64 ($1): a sweep's series rows are one partition's ($(wc -l < "$tmp/series64.$1.csv") lines), both sizes, and stderr says where the NICs ran" \
-    "cmp -s $tmp/series64.$ref.csv $tmp/series64.$1.csv && [ \$(grep -c '^262144,' $tmp/series64.$1.csv) -gt 5 ] && [ \$(grep -c '^524288,' $tmp/series64.$1.csv) -gt 5 ] && grep -qF '$why' $tmp/series64.$1.err"
+  local t
+  for t in $(ls "$tmp"/series64.*.csv | sed 's/.*series64\.\(.*\)\.csv/\1/'); do
+    check "series64 ($t): a sweep's series rows are one partition's ($(wc -l < "$tmp/series64.$t.csv") lines), both sizes" \
+      "cmp -s $tmp/series64.$ref.csv $tmp/series64.$t.csv && [ \$(grep -c '^262144,' $tmp/series64.$t.csv) -gt 5 ] && [ \$(grep -c '^524288,' $tmp/series64.$t.csv) -gt 5 ]"
+  done
+  check "series64 ($1): stderr says where the NICs ran" "grep -qF '$why' $tmp/series64.$1.err"
+
   # a sweep whose ranks are all on leaves 0-3: with 2 partitions lane 1 has no
   # rank (it ends each size as it starts), with 4 lanes 2 and 3
   same_as_one sweepempty64 --topology "$tmp/clos64.yaml" --coll 'op=allreduce,sizes=64K:128K,data=on,hosts=h0+h8+h16+h24'
@@ -93,6 +98,17 @@ nics64() {
   done
   check "sweepstop64 ($1): a run stopped between two sizes in lanes prints what $("$run" label "$one") prints (one size, no failure)" \
     "[ \$(cat $tmp/sweepstop.$one.rc) = 1 ] && [ \$(cat $tmp/sweepstop.$1.rc) = 1 ] && cmp -s $tmp/sweepstop.$one.cmp $tmp/sweepstop.$1.cmp && grep -Eq '^ +65536 .* 0\$' $tmp/sweepstop.$1.txt && ! grep -q 'failed' $tmp/sweepstop.$1.txt"
+  # a sweep with a series file stopped in its second size: the rows one partition
+  # wrote by then (each lane completes the rows that ended by the lanes' last change)
+  for t in $one $1; do
+    "$run" "$t" --topology "$tmp/clos64.yaml" --duration 700us --coll-series "$tmp/seriescut.$t.csv" \
+      --coll 'op=allreduce,sizes=256K:512K,data=off,model=nccl,NCCL_IB_QPS_PER_CONNECTION=4,NCCL_IB_SPLIT_DATA_ON_QPS=1,proxy_post_wqe=200ns,proxy_poll_cqe=100ns' \
+      > "$tmp/seriescut.$t.txt" 2> "$tmp/seriescut.$t.err"
+    echo $? > "$tmp/seriescut.$t.rc"
+    strip_wall "$tmp/seriescut.$t.txt" > "$tmp/seriescut.$t.cmp"
+  done
+  check "seriescut64 ($1): stopped in the second size, the same lines and series rows as $("$run" label "$one") ($(grep -c '^524288,' "$tmp/seriescut.$1.csv") rows of it)" \
+    "[ \$(cat $tmp/seriescut.$one.rc) = 1 ] && [ \$(cat $tmp/seriescut.$1.rc) = 1 ] && cmp -s $tmp/seriescut.$one.cmp $tmp/seriescut.$1.cmp && cmp -s $tmp/seriescut.$one.csv $tmp/seriescut.$1.csv && [ \$(grep -c '^524288,' $tmp/seriescut.$1.csv) -gt 3 ]"
   if [ "$1" = m2 ]; then
     check "sweeplanes64 (m2): each rank ran its leaves' NICs, the sweep in 2 lanes" \
       "grep -q 'emulated NICs run with their leaves: the collective in 2 lanes' $tmp/sweeplanes64.m2.err"

@@ -36,6 +36,9 @@ run allreduce 2 --topology "$tmp/clos64.yaml" --flows 0 --coll 'op=allreduce,siz
 run alltoall 4 --topology "$tmp/clos64.yaml" --flows 0 --coll 'op=alltoall,sizes=128K,data=on,qps=2'
 run ctran 2 --topology "$tmp/clos64.yaml" --flows 0 --coll 'model=nccl,op=alltoall,sizes=256K,data=off,mode=ctran'
 run proxy 2 --topology "$tmp/clos64.yaml" --flows 0 --coll 'model=nccl,op=allreduce,sizes=256K,data=on,proxy_post_wqe=200ns,proxy_poll_cqe=100ns'
+# the same as a sweep with a series: each lane keeps its rows, the last lane's thread merges them
+run series 2 --topology "$tmp/clos64.yaml" --flows 0 --coll-series "$tmp/series.csv" \
+  --coll 'model=nccl,op=allreduce,sizes=128K:256K,data=off,proxy_post_wqe=200ns,proxy_poll_cqe=100ns'
 run incast 4 --topology "$tmp/clos64.yaml" --flows 0 --coll 'op=incast,sizes=64K,data=on,hosts=h0+h9+h17+h33+h50'
 # a sweep: once every lane ended a size, thread 0 puts the next one's start on the global engine
 run sweep 2 --topology "$tmp/clos64.yaml" --flows 0 --coll 'op=allreduce,sizes=64K:256K,data=on,qps=2'
@@ -46,7 +49,7 @@ RC=1 run fail 2 --topology "$tmp/fail64.yaml" --flows 0 --coll 'op=alltoall,size
 check "the failing collective ran in lanes and said why" \
   "grep -q 'the collective in 2 lanes' $tmp/fail.err && grep -q 'a work completion failed' $tmp/fail.out"
 check "the collectives ran in lanes (each NIC with its leaf)" \
-  "[ \$(grep -l 'emulated NICs run with their leaves' $tmp/allreduce.err $tmp/alltoall.err $tmp/ctran.err $tmp/incast.err $tmp/sweep.err | wc -l) = 5 ]"
+  "[ \$(grep -l 'emulated NICs run with their leaves' $tmp/allreduce.err $tmp/alltoall.err $tmp/ctran.err $tmp/incast.err $tmp/sweep.err $tmp/proxy.err $tmp/series.err | wc -l) = 7 ] && [ \$(grep -c '^131072,' $tmp/series.csv) -gt 3 ]"
 check "the AllReduce's, AllToAll's and sweep's data are right" \
   "grep -Eq '^ +262144 .* 0\$' $tmp/allreduce.out && grep -Eq '^ +131072 .* 0\$' $tmp/alltoall.out && [ \$(grep -Ec '^ +(65536|131072|262144) .* 0\$' $tmp/sweep.out) = 3 ]"
 
