@@ -30,6 +30,12 @@
 #         next size starts as a global event, scheduled once every lane
 #         ended the size.
 #
+#   nccl  the paper's NCCL-model runs as scripts/experiment.py makes them
+#         (e1-nccl-128's shape: 8 leaves x 16 hosts, 16 spines, 400G; NCCL's
+#         model with the proxy threads' costs, 2 channels, 16 QPs split, 16 MiB,
+#         an active-QP series file), in lanes and with --nics-together (where
+#         proxy costs and series kept the NICs before Dec 1 2026).
+#
 # At the start and at the end it prints the machine's cross-core cache-line round trip
 # (tests/bench/bench_xcore): what a frame crossing partitions on threads pays; on the
 # shared VMs here it moved between 32 and 869 ns within an hour, so a speed-up is read
@@ -39,7 +45,7 @@
 # Open MPI's shared memory between them; in ring each rank runs its leaves'
 # NICs, as the threads do) and compares it with --workers N.
 #
-# usage: scripts/bench-parts.sh [--build DIR] [--workers "2 4"] [--only ns3|ring|sweep|live] [--mpi]
+# usage: scripts/bench-parts.sh [--build DIR] [--workers "2 4"] [--only ns3|ring|sweep|nccl|live] [--mpi]
 #                               [--rounds R] [--both]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -141,6 +147,17 @@ if [ -z "$ONLY" ] || [ "$ONLY" = ring ]; then
 fi
 if [ -z "$ONLY" ] || [ "$ONLY" = sweep ]; then
   ring_pair sweep 2M:8M "a sweep of 2, 4 and 8 MiB"
+fi
+if [ -z "$ONLY" ] || [ "$ONLY" = nccl ]; then
+  "$TOPO" --generate spines=16,leaves=8,hosts=16,host-rate=400G,leaf-rate=400G,host-mtu=9000,attach=emulated \
+    -o "$TMP/nccl.yaml" > /dev/null
+  nccl=op=allreduce,sizes=16M,data=off,sport=rxe,model=nccl,NCCL_MIN_NCHANNELS=2,NCCL_MAX_NCHANNELS=2
+  nccl+=,NCCL_IB_QPS_PER_CONNECTION=16,NCCL_IB_SPLIT_DATA_ON_QPS=1,proxy_post_wqe=200ns,proxy_poll_cqe=100ns
+  bench nccl "NCCL model, 128 ranks (8 x 16 hosts, 16 spines, 400G), proxy costs, 16 QPs split, 16 MiB, a series file" \
+    --topology "$TMP/nccl.yaml" --nic quantum=16K,msgrate=215000000 --coll "$nccl" --coll-series "$TMP/nccl.csv"
+  bench nccl-together "the same with every NIC in partition 0 (--nics-together: where proxy costs and series kept them)" \
+    --topology "$TMP/nccl.yaml" --nic quantum=16K,msgrate=215000000 --coll "$nccl" --coll-series "$TMP/nccl.csv" \
+    --nics-together
 fi
 if [ -z "$ONLY" ] || [ "$ONLY" = live ]; then
   # live: wall-clock Mpps, so ROUNDS rounds, each running every worker count
