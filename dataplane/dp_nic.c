@@ -838,6 +838,12 @@ static void coll_end_run(struct dp_coll *c, bool print_latency, bool keep)
 	c->run = NULL;
 }
 
+/* The engine collective c's lane runs on: the lane's partition's when split, else the NICs'. */
+static struct dp_engine *coll_lane_eng(const struct dp_coll *c, uint32_t lane)
+{
+	return c->split ? c->ns->lane[lane].eng : nics_eng(c->ns);
+}
+
 /*
  * A lane's proxy wake-up. It does not count as an event: with lanes each
  * lane has its own, where one engine has one for all (a lane's wake-up at
@@ -849,7 +855,7 @@ static void coll_proxy_due(void *obj, uint64_t at, uint64_t now)
 	struct coll_proxy_wake *pw = obj;
 	struct dp_coll *c = pw->c;
 
-	dp_engine_uncount(c->split ? c->ns->lane[pw->lane].eng : nics_eng(c->ns));
+	dp_engine_uncount(coll_lane_eng(c, pw->lane));
 	if (pw->at == at)
 		pw->at = 0;
 	coll_poll(c, pw->lane, now);
@@ -873,7 +879,7 @@ static void coll_arm_proxy(struct dp_coll *c, uint32_t lane, const struct ne_col
 	if (at == UINT64_MAX || (pw->at && pw->at <= at && pw->at > now))
 		return;
 	at = at > now ? at : now + 1;
-	struct dp_engine *e = c->split ? ns->lane[lane].eng : nics_eng(ns);
+	struct dp_engine *e = coll_lane_eng(c, lane);
 	int rc = ns->n_colls == 1 ? dp_timer_add_keyed(e, DP_LP_NICS, DP_LP_NICS, at, coll_proxy_due, pw, at)
 				  : dp_timer_add_lp(e, DP_LP_NICS, at, coll_proxy_due, pw, at);
 	if (rc == 0)

@@ -276,10 +276,12 @@ bool dp_nics_lane_failed(const struct dp_nics *ns, uint32_t lane);
 /*
  * True when a run of this one --coll SPEC can split the collective's
  * progress into lanes, one per partition, with each NIC in its leaf's
- * partition: one iteration without warm-up, no active-QP series (what
- * needs a moment global to every rank between completions: dp_nic.c).
- * Proxy costs split: each rank's proxy thread is its own, each lane keeps
- * its ranks' threads, and a lane's wake-up runs first at its instant. The caller adds the run's own conditions (virtual clock,
+ * partition: one iteration without warm-up (the next iteration needs a
+ * moment global to every rank between completions: dp_nic.c). Proxy costs
+ * and an active-QP series split: each lane keeps its ranks' proxy threads
+ * (its wake-up first at its instant) and series rows (merged at the end,
+ * so only where the lanes share memory). The caller adds the run's own
+ * conditions (virtual clock,
  * partitions, no --rdma, one collective, no --coll-series; a sweep of
  * sizes: a lookahead shorter than DP_COLL_SIZE_GAP_NS).
  */

@@ -1464,13 +1464,15 @@ static int start_traffic(struct run *r, char *err, size_t errlen)
 	}
 	for (unsigned i = 0; i < o->gen.n; i++) {
 		const struct topo_host *src = &r->topo->hosts[r->gens[i].src];
-		uint32_t most = RTE_MIN((uint32_t)r->frame_room, host_frame_max(src));
+		uint32_t host_max = host_frame_max(src), most = RTE_MIN((uint32_t)r->frame_room, host_max);
 		if (r->gens[i].size > most) {
+			char why[48] = " and the packet pool's frames";
+			if (most == host_max)
+				snprintf(why, sizeof(why), " + %u", DP_FRAME_L2_MAX);
 			snprintf(err, errlen,
 				 "%s %s: size %u is larger than the hosts' frames (%s: %u B, MTU %u%s)",
 				 o->gen.where[i] ? o->gen.where[i] : "--gen", o->gen.spec[i], r->gens[i].size,
-				 src->name, most, src->mtu,
-				 most < host_frame_max(src) ? " and the packet pool's frames" : " + 22");
+				 src->name, most, src->mtu, why);
 			return EXIT_BAD_INPUT;
 		}
 		r->gens[i].start_ns += r->start_ns;

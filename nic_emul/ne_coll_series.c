@@ -94,6 +94,12 @@ void ne_coll_series_free(struct ne_coll *c)
 	c->series = NULL;
 }
 
+/* row's mean active QPs per NIC over its span (0 for a row of no length). */
+static void set_mean(struct ne_coll_series_row *row, uint32_t nranks)
+{
+	row->mean = row->dt_ns ? (double)row->qp_ns / ((double)row->dt_ns * nranks) : 0;
+}
+
 /* A lane's row, kept for the merge at the collective's end. */
 static void keep_row(void *ctx, const struct ne_coll_series_row *row)
 {
@@ -157,7 +163,7 @@ static int emit_merged(struct ne_coll *c, uint64_t nrows, uint64_t span)
 			row.max = s->rows[k].max > row.max ? s->rows[k].max : row.max;
 			row.nics += s->rows[k].nics;
 		}
-		row.mean = (double)row.qp_ns / ((double)row.dt_ns * c->nranks);
+		set_mean(&row, c->nranks);
 		m->fn(m->ctx, &row);
 	}
 	return 0;
@@ -200,7 +206,7 @@ static void emit(struct ne_coll *c, uint64_t end)
 		.nics = s->row_nics,
 	};
 
-	row.mean = row.dt_ns ? (double)row.qp_ns / ((double)row.dt_ns * c->nranks) : 0;
+	set_mean(&row, c->nranks);
 	s->fn(s->ctx, &row);
 }
 
@@ -281,8 +287,6 @@ int ne_coll_series_lanes_cut(struct ne_coll *c)
 			last = s->last > last ? s->last : last;
 			start = s->start < start ? s->start : start;
 		}
-		if (s && s->kept_failed)
-			return -ENOMEM;
 	}
 	if (start == UINT64_MAX)
 		return 0;
@@ -292,5 +296,5 @@ int ne_coll_series_lanes_cut(struct ne_coll *c)
 		if (c->lanes[l].series && c->lanes[l].series->on)
 			advance(&c->lanes[l], last);
 	uint64_t nrows = (last - start) / m->interval;
-	return emit_merged(c, nrows, (uint64_t)nrows * m->interval) < 0 ? -ENOMEM : 0;
+	return emit_merged(c, nrows, nrows * m->interval); /* (-ENOMEM: a lane could not keep a row) */
 }
