@@ -64,8 +64,8 @@ int topo_load_string(const char *yaml, size_t len, const char *display_name,
 	if (topo_yaml_open(&c, yaml, len, "topology", &d))
 		goto done;
 	s.root_line = topo_yaml_line(d.root, 1);
-	builtin_qos(&s.qos);
-	if (topo_yaml_walk_map(&c, d.root, 1, "the topology", root_keys, root_pair, &s))
+	topo_builtin_qos(&s.qos);
+	if (topo_yaml_walk_map(&c, d.root, 1, "the topology", topo_root_keys, topo_root_pair, &s))
 		goto done;
 	if (!s.named)
 		default_name(s.name, c.file);
@@ -76,14 +76,14 @@ int topo_load_string(const char *yaml, size_t len, const char *display_name,
 	}
 	memcpy(t->name, s.name, sizeof(t->name));
 	snprintf(t->path, sizeof(t->path), "%s", c.file);
-	if (build(&c, &s, t))
+	if (topo_build(&c, &s, t))
 		goto done;
 	*out = t;
 	t = NULL;
 	rc = 0;
 done:
 	topo_free(t);
-	spec_free(&s);
+	topo_spec_free(&s);
 	topo_yaml_close(&d);
 	return rc;
 }

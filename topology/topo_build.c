@@ -117,7 +117,7 @@ static int event_cmp(const void *a, const void *b)
 }
 
 /*
- * build(): from the parsed spec to the topology, in phases. Each phase
+ * topo_build(): from the parsed spec to the topology, in phases. Each phase
  * validates what it builds and returns 0, or -1 after topo_yaml_fail() recorded the
  * first error with its line. Later phases rely on what earlier ones set.
  */
@@ -199,10 +199,10 @@ static int build_switches(struct builder *b)
 					      "duplicate name '%s' (first defined on line %d)",
 					      w->name, s->sw[prev].name_line);
 		struct sw_vals v;
-		builtin_switch(&v, w->role);
-		sw_merge(&v, &s->d_switch);
-		sw_merge(&v, &s->d_role[w->role]);
-		sw_merge(&v, &w->v);
+		topo_builtin_switch(&v, w->role);
+		topo_sw_merge(&v, &s->d_switch);
+		topo_sw_merge(&v, &s->d_role[w->role]);
+		topo_sw_merge(&v, &w->v);
 		memcpy(sw->name, w->name, sizeof(sw->name));
 		sw->role = (enum topo_role)w->role;
 		sw->partition = w->partition;
@@ -354,11 +354,11 @@ static int build_link(struct builder *b, const struct link_spec *l, uint32_t k)
 				      l->named ? "" : "; give parallel links a 'name'");
 	bool has_host = lk->end[0].kind == TOPO_NODE_HOST || lk->end[1].kind == TOPO_NODE_HOST;
 	struct link_vals v;
-	builtin_link(&v);
-	link_merge(&v, &b->s->d_link);
+	topo_builtin_link(&v);
+	topo_link_merge(&v, &b->s->d_link);
 	if (has_host)
-		link_merge(&v, &b->s->d_host_link);
-	link_merge(&v, &l->v);
+		topo_link_merge(&v, &b->s->d_host_link);
+	topo_link_merge(&v, &l->v);
 	lk->rate_bps = v.rate;
 	lk->delay_ns = v.delay;
 	lk->mtu = v.mtu;
@@ -548,8 +548,8 @@ static int host_attach_keys(struct builder *b, const struct topo_host *h,
 			return topo_yaml_fail(
 				b->c, v->line[only[k].field],
 				"host '%s': '%s' applies only to attach: %s (this host is %s)",
-				h->name, only[k].key, attach_names[only[k].attach],
-				attach_names[v->attach]);
+				h->name, only[k].key, topo_attach_names[only[k].attach],
+				topo_attach_names[v->attach]);
 	return 0;
 }
 
@@ -660,9 +660,9 @@ static int build_hosts(struct builder *b)
 		struct host_spec *hs = &b->s->ho[i];
 		struct topo_host *h = &t->hosts[i];
 		struct host_vals v;
-		builtin_host(&v);
-		host_merge(&v, &b->s->d_host);
-		host_merge(&v, &hs->v);
+		topo_builtin_host(&v);
+		topo_host_merge(&v, &b->s->d_host);
+		topo_host_merge(&v, &hs->v);
 		memcpy(h->name, hs->name, sizeof(h->name));
 		h->attach = (enum topo_attach)v.attach;
 		h->mtu = v.mtu;
@@ -759,7 +759,7 @@ static int build_events(struct builder *b)
 }
 
 /* The spec as a validated topology in t; 0, or -1 with the error recorded in c. */
-int build(struct topo_yaml_ctx *c, struct spec *s, struct topo *t)
+int topo_build(struct topo_yaml_ctx *c, struct spec *s, struct topo *t)
 {
 	typedef int (*phase_fn)(struct builder *b);
 	static const phase_fn phases[] = {

@@ -11,7 +11,7 @@
 
 #include "topo_priv.h"
 
-void spec_free(struct spec *s)
+void topo_spec_free(struct spec *s)
 {
 	free(s->sw);
 	free(s->ho);
@@ -32,39 +32,40 @@ static int switch_pair(struct topo_yaml_ctx *c, void *obj, const char *key, stru
 	struct sw_spec *s = obj;
 	if (!strcmp(key, "name")) {
 		s->name_line = topo_yaml_line(v, kl);
-		return get_name(c, v, key, kl, s->name);
+		return topo_get_name(c, v, key, kl, s->name);
 	}
 	if (!strcmp(key, "role")) {
 		s->role_line = topo_yaml_line(v, kl);
-		return get_enum(c, v, key, kl, topo_role_from_name, "rtsw, ctsw, atsw", &s->role);
+		return topo_get_enum(c, v, key, kl, topo_role_from_name, "rtsw, ctsw, atsw",
+				     &s->role);
 	}
 	if (!strcmp(key, "partition")) { /* rocelab-dp --workers: which partition runs it */
 		uint64_t p;
 		s->partition_line = topo_yaml_line(v, kl);
-		if (get_uint(c, v, key, kl, 0, TOPO_MAX_PARTITIONS - 1, &p))
+		if (topo_get_uint(c, v, key, kl, 0, TOPO_MAX_PARTITIONS - 1, &p))
 			return -1;
 		s->partition = (int)p;
 		return 0;
 	}
-	return sw_val_pair(c, &s->v, key, v, kl);
+	return topo_sw_val_pair(c, &s->v, key, v, kl);
 }
 
 static int sw_vals_pair(struct topo_yaml_ctx *c, void *obj, const char *key, struct fy_node *v,
 			int kl)
 {
-	return sw_val_pair(c, obj, key, v, kl);
+	return topo_sw_val_pair(c, obj, key, v, kl);
 }
 
 static int host_vals_pair(struct topo_yaml_ctx *c, void *obj, const char *key, struct fy_node *v,
 			  int kl)
 {
-	return host_val_pair(c, obj, key, v, kl);
+	return topo_host_val_pair(c, obj, key, v, kl);
 }
 
 static int link_vals_pair(struct topo_yaml_ctx *c, void *obj, const char *key, struct fy_node *v,
 			  int kl)
 {
-	return link_val_pair(c, obj, key, v, kl);
+	return topo_link_val_pair(c, obj, key, v, kl);
 }
 
 static const char *const link_keys[] = {"name", "ends", "rate", "delay", "mtu", "loss", NULL};
@@ -77,7 +78,7 @@ static int link_pair(struct topo_yaml_ctx *c, void *obj, const char *key, struct
 		char tmp[256];
 		if (topo_yaml_scalar(c, v, key, kl, tmp, sizeof(tmp)))
 			return -1;
-		if (strlen(tmp) >= TOPO_LINK_NAME_MAX || !valid_name(tmp) ||
+		if (strlen(tmp) >= TOPO_LINK_NAME_MAX || !topo_valid_name(tmp) ||
 		    strlen(tmp) >= TOPO_NAME_MAX)
 			return topo_yaml_fail(
 				c, topo_yaml_line(v, kl),
@@ -97,12 +98,12 @@ static int link_pair(struct topo_yaml_ctx *c, void *obj, const char *key, struct
 					      "ends: a link has exactly 2 ends, got %d",
 					      fy_node_sequence_item_count(v));
 		for (int i = 0; i < 2; i++)
-			if (get_name(c, fy_node_sequence_get_by_index(v, i), "ends",
-				     topo_yaml_line(v, kl), l->end[i]))
+			if (topo_get_name(c, fy_node_sequence_get_by_index(v, i), "ends",
+					  topo_yaml_line(v, kl), l->end[i]))
 				return -1;
 		return 0;
 	}
-	return link_val_pair(c, &l->v, key, v, kl);
+	return topo_link_val_pair(c, &l->v, key, v, kl);
 }
 
 static int host_pair(struct topo_yaml_ctx *c, void *obj, const char *key, struct fy_node *v, int kl)
@@ -110,17 +111,17 @@ static int host_pair(struct topo_yaml_ctx *c, void *obj, const char *key, struct
 	struct host_spec *h = obj;
 	if (!strcmp(key, "name")) {
 		h->name_line = topo_yaml_line(v, kl);
-		return get_name(c, v, key, kl, h->name);
+		return topo_get_name(c, v, key, kl, h->name);
 	}
 	if (!strcmp(key, "leaf")) {
 		h->has_leaf = true;
 		h->leaf_line = topo_yaml_line(v, kl);
-		return get_name(c, v, key, kl, h->link.end[1]);
+		return topo_get_name(c, v, key, kl, h->link.end[1]);
 	}
 	if (!strcmp(key, "link"))
 		return topo_yaml_walk_map(c, v, kl, "host link", host_link_keys, link_pair,
 					  &h->link);
-	return host_val_pair(c, &h->v, key, v, kl);
+	return topo_host_val_pair(c, &h->v, key, v, kl);
 }
 
 static const char *const host_keys[] = {
@@ -144,10 +145,10 @@ static int event_pair(struct topo_yaml_ctx *c, void *obj, const char *key, struc
 {
 	struct ev_spec *e = obj;
 	if (!strcmp(key, "at"))
-		return get_scaled(c, v, key, kl, time_units, true, "time", TIME_HINT, 0, MAX_AT,
-				  &e->at);
+		return topo_get_scaled(c, v, key, kl, topo_time_units, true, "time", TIME_HINT, 0,
+				       MAX_AT, &e->at);
 	if (!strcmp(key, "action"))
-		return get_enum(c, v, key, kl, action_from_name, "down, up", &e->action);
+		return topo_get_enum(c, v, key, kl, action_from_name, "down, up", &e->action);
 	/* link or switch */
 	if (e->target >= 0)
 		return topo_yaml_fail(c, kl, "event: give either 'link' or 'switch', not both");
@@ -168,7 +169,7 @@ static int get_prio(struct topo_yaml_ctx *c, struct fy_node *v, const char *key,
 		    uint8_t *out)
 {
 	uint64_t x;
-	if (get_uint(c, v, key, kl, 0, TOPO_NUM_PRIO - 1, &x))
+	if (topo_get_uint(c, v, key, kl, 0, TOPO_NUM_PRIO - 1, &x))
 		return -1;
 	*out = (uint8_t)x;
 	return 0;
@@ -273,10 +274,11 @@ static int ecn_pair(struct topo_yaml_ctx *c, void *obj, const char *key, struct 
 	struct ecn_parse *e = obj;
 	uint64_t x;
 	if (!strcmp(key, "enabled"))
-		return get_bool(c, v, key, kl, &e->q->ecn);
+		return topo_get_bool(c, v, key, kl, &e->q->ecn);
 	if (!strcmp(key, "pmax"))
-		return get_fraction(c, v, key, kl, &e->q->ecn_pmax);
-	if (get_scaled(c, v, key, kl, size_units, false, "size", SIZE_HINT, 0, UINT32_MAX, &x))
+		return topo_get_fraction(c, v, key, kl, &e->q->ecn_pmax);
+	if (topo_get_scaled(c, v, key, kl, topo_size_units, false, "size", SIZE_HINT, 0, UINT32_MAX,
+			    &x))
 		return -1;
 	if (!strcmp(key, "kmin")) {
 		e->q->ecn_kmin = (uint32_t)x;
@@ -333,8 +335,8 @@ static int qos_pair(struct topo_yaml_ctx *c, void *obj, const char *key, struct 
 				TOPO_NUM_PRIO, n);
 		for (int i = 0; i < TOPO_NUM_PRIO; i++) {
 			uint64_t x;
-			if (get_uint(c, fy_node_sequence_get_by_index(v, i), "dwrr",
-				     topo_yaml_line(v, kl), 0, 1000, &x))
+			if (topo_get_uint(c, fy_node_sequence_get_by_index(v, i), "dwrr",
+					  topo_yaml_line(v, kl), 0, 1000, &x))
 				return -1;
 			q->dwrr_weight[i] = (uint16_t)x;
 		}
@@ -367,19 +369,20 @@ static int defaults_pair(struct topo_yaml_ctx *c, void *obj, const char *key, st
 	char what[32];
 	snprintf(what, sizeof(what), "defaults.%s", key);
 	if (!strcmp(key, "switch"))
-		return topo_yaml_walk_map(c, v, kl, what, switch_val_keys, sw_vals_pair,
+		return topo_yaml_walk_map(c, v, kl, what, topo_switch_val_keys, sw_vals_pair,
 					  &s->d_switch);
 	int r = topo_role_from_name(key);
 	if (r >= 0)
-		return topo_yaml_walk_map(c, v, kl, what, switch_val_keys, sw_vals_pair,
+		return topo_yaml_walk_map(c, v, kl, what, topo_switch_val_keys, sw_vals_pair,
 					  &s->d_role[r]);
 	if (!strcmp(key, "host"))
-		return topo_yaml_walk_map(c, v, kl, what, host_val_keys, host_vals_pair,
+		return topo_yaml_walk_map(c, v, kl, what, topo_host_val_keys, host_vals_pair,
 					  &s->d_host);
 	if (!strcmp(key, "link"))
-		return topo_yaml_walk_map(c, v, kl, what, link_val_keys, link_vals_pair,
+		return topo_yaml_walk_map(c, v, kl, what, topo_link_val_keys, link_vals_pair,
 					  &s->d_link);
-	return topo_yaml_walk_map(c, v, kl, what, link_val_keys, link_vals_pair, &s->d_host_link);
+	return topo_yaml_walk_map(c, v, kl, what, topo_link_val_keys, link_vals_pair,
+				  &s->d_host_link);
 }
 
 /* Allocate n zeroed items for a list section; -1 with a message when too many. */
@@ -473,8 +476,8 @@ static int parse_links(struct topo_yaml_ctx *c, struct spec *s, struct fy_node *
 						      "link: a link has exactly 2 ends, got %d",
 						      fy_node_sequence_item_count(item));
 			for (int i = 0; i < 2; i++)
-				if (get_name(c, fy_node_sequence_get_by_index(item, i), "link end", l->line,
-					     l->end[i]))
+				if (topo_get_name(c, fy_node_sequence_get_by_index(item, i),
+						  "link end", l->line, l->end[i]))
 					return -1;
 			continue;
 		}
@@ -517,16 +520,16 @@ static int parse_events(struct topo_yaml_ctx *c, struct spec *s, struct fy_node 
 	return 0;
 }
 
-const char *const root_keys[] = {
+const char *const topo_root_keys[] = {
 	"name", "defaults", "switches", "hosts", "links", "events", "qos", NULL,
 };
 
-int root_pair(struct topo_yaml_ctx *c, void *obj, const char *key, struct fy_node *v, int kl)
+int topo_root_pair(struct topo_yaml_ctx *c, void *obj, const char *key, struct fy_node *v, int kl)
 {
 	struct spec *s = obj;
 	if (!strcmp(key, "name")) {
 		s->named = true;
-		return get_name(c, v, key, kl, s->name);
+		return topo_get_name(c, v, key, kl, s->name);
 	}
 	if (!strcmp(key, "defaults"))
 		return topo_yaml_walk_map(c, v, kl, "defaults", defaults_keys, defaults_pair, s);

@@ -129,11 +129,11 @@ struct spec {
 
 /* topo_value.c: names and scalar values */
 
-extern const char *const attach_names[TOPO_ATTACH_COUNT];
-extern const struct unit rate_units[], time_units[], size_units[], us_units[];
+extern const char *const topo_attach_names[TOPO_ATTACH_COUNT];
+extern const struct unit topo_rate_units[], topo_time_units[], topo_size_units[], topo_us_units[];
 
 /* A valid object name: 1..TOPO_NAME_MAX-1 of [A-Za-z0-9_.-], first a letter or digit. */
-bool valid_name(const char *s);
+bool topo_valid_name(const char *s);
 
 /*
  * The value v of key (on key_line when v has no line of its own) as a name,
@@ -141,56 +141,58 @@ bool valid_name(const char *s);
  * [0, 1] or a number with one of units in [min, max]. Each returns 0, or -1
  * with the error recorded in c.
  */
-int get_name(struct topo_yaml_ctx *c, struct fy_node *v, const char *key, int key_line,
-	     char buf[TOPO_NAME_MAX]);
-int get_uint(struct topo_yaml_ctx *c, struct fy_node *v, const char *key, int key_line,
-	     uint64_t min, uint64_t max, uint64_t *out);
-int get_enum(struct topo_yaml_ctx *c, struct fy_node *v, const char *key, int key_line,
-	     int (*from_name)(const char *), const char *choices, int *out);
-int get_bool(struct topo_yaml_ctx *c, struct fy_node *v, const char *key, int key_line,
-	     bool *out);
-int get_fraction(struct topo_yaml_ctx *c, struct fy_node *v, const char *key, int key_line,
-		 double *out);
-int get_scaled(struct topo_yaml_ctx *c, struct fy_node *v, const char *key, int key_line,
-	       const struct unit *units, bool unitless_zero, const char *kind,
-	       const char *hint, uint64_t min, uint64_t max, uint64_t *out);
+int topo_get_name(struct topo_yaml_ctx *c, struct fy_node *v, const char *key, int key_line,
+		  char buf[TOPO_NAME_MAX]);
+int topo_get_uint(struct topo_yaml_ctx *c, struct fy_node *v, const char *key, int key_line,
+		  uint64_t min, uint64_t max, uint64_t *out);
+int topo_get_enum(struct topo_yaml_ctx *c, struct fy_node *v, const char *key, int key_line,
+		  int (*from_name)(const char *), const char *choices, int *out);
+int topo_get_bool(struct topo_yaml_ctx *c, struct fy_node *v, const char *key, int key_line,
+		  bool *out);
+int topo_get_fraction(struct topo_yaml_ctx *c, struct fy_node *v, const char *key, int key_line,
+		      double *out);
+int topo_get_scaled(struct topo_yaml_ctx *c, struct fy_node *v, const char *key, int key_line,
+		    const struct unit *units, bool unitless_zero, const char *kind,
+		    const char *hint, uint64_t min, uint64_t max, uint64_t *out);
 
 /* topo_vals.c: an object's settings */
 
 /* The keys of defaults.switch/<role>, defaults.host, defaults.link (NULL-ended). */
-extern const char *const switch_val_keys[], *const host_val_keys[], *const link_val_keys[];
+extern const char *const topo_switch_val_keys[];
+extern const char *const topo_host_val_keys[];
+extern const char *const topo_link_val_keys[];
 
 /* One settings key of a switch, host or link into its vals; an unknown key is
    left alone (0). 0, or -1 with the error recorded in c. */
-int sw_val_pair(struct topo_yaml_ctx *c, struct sw_vals *s, const char *key,
-		struct fy_node *v, int kl);
-int host_val_pair(struct topo_yaml_ctx *c, struct host_vals *h, const char *key,
-		  struct fy_node *v, int kl);
-int link_val_pair(struct topo_yaml_ctx *c, struct link_vals *l, const char *key,
-		  struct fy_node *v, int kl);
+int topo_sw_val_pair(struct topo_yaml_ctx *c, struct sw_vals *s, const char *key, struct fy_node *v,
+		     int kl);
+int topo_host_val_pair(struct topo_yaml_ctx *c, struct host_vals *h, const char *key,
+		       struct fy_node *v, int kl);
+int topo_link_val_pair(struct topo_yaml_ctx *c, struct link_vals *l, const char *key,
+		       struct fy_node *v, int kl);
 
 /* d takes every setting that s set (with its line). */
-void sw_merge(struct sw_vals *d, const struct sw_vals *s);
-void host_merge(struct host_vals *d, const struct host_vals *s);
-void link_merge(struct link_vals *d, const struct link_vals *s);
+void topo_sw_merge(struct sw_vals *d, const struct sw_vals *s);
+void topo_host_merge(struct host_vals *d, const struct host_vals *s);
+void topo_link_merge(struct link_vals *d, const struct link_vals *s);
 
 /* The built-in defaults, the lowest layer (nothing marked set). */
-void builtin_switch(struct sw_vals *v, int role);
-void builtin_host(struct host_vals *v);
-void builtin_link(struct link_vals *v);
-void builtin_qos(struct topo_qos *q);
+void topo_builtin_switch(struct sw_vals *v, int role);
+void topo_builtin_host(struct host_vals *v);
+void topo_builtin_link(struct link_vals *v);
+void topo_builtin_qos(struct topo_qos *q);
 
 /* topo_parse.c: the document into a spec */
 
 /* The root mapping's keys, and its walker (topo_yaml_walk_map()) into a struct spec. */
-extern const char *const root_keys[];
-int root_pair(struct topo_yaml_ctx *c, void *obj, const char *key, struct fy_node *v, int kl);
+extern const char *const topo_root_keys[];
+int topo_root_pair(struct topo_yaml_ctx *c, void *obj, const char *key, struct fy_node *v, int kl);
 /* Frees the spec's lists (not s itself). */
-void spec_free(struct spec *s);
+void topo_spec_free(struct spec *s);
 
 /* topo_build.c */
 
 /* The spec as a validated topology in t; 0, or -1 with the error recorded in c. */
-int build(struct topo_yaml_ctx *c, struct spec *s, struct topo *t);
+int topo_build(struct topo_yaml_ctx *c, struct spec *s, struct topo *t);
 
 #endif /* TOPO_PRIV_H */

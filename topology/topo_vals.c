@@ -13,17 +13,17 @@
 #include "pfc_mmu.h"
 #include "topo_priv.h"
 
-const char *const switch_val_keys[] = {
+const char *const topo_switch_val_keys[] = {
 	"buffer", "profile", "algo", "seed", "lb", "flowlet_timeout_us", "resilient_buckets", NULL,
 };
 
-int sw_val_pair(struct topo_yaml_ctx *c, struct sw_vals *s, const char *key,
-		       struct fy_node *v, int kl)
+int topo_sw_val_pair(struct topo_yaml_ctx *c, struct sw_vals *s, const char *key, struct fy_node *v,
+		     int kl)
 {
 	int line = topo_yaml_line(v, kl);
 	uint64_t x;
 	if (!strcmp(key, "buffer")) {
-		if (get_name(c, v, key, kl, s->buffer))
+		if (topo_get_name(c, v, key, kl, s->buffer))
 			return -1;
 		s->buffer_profile = pfc_buffer_profile_find(s->buffer);
 		if (!s->buffer_profile) {
@@ -43,32 +43,32 @@ int sw_val_pair(struct topo_yaml_ctx *c, struct sw_vals *s, const char *key,
 		}
 		SET(s, SW_BUFFER, line);
 	} else if (!strcmp(key, "profile")) {
-		if (get_enum(c, v, key, kl, rl_profile_from_name, "5tuple, eecmp, dqpn, 3tuple",
-			     &s->profile))
+		if (topo_get_enum(c, v, key, kl, rl_profile_from_name,
+				  "5tuple, eecmp, dqpn, 3tuple", &s->profile))
 			return -1;
 		SET(s, SW_PROFILE, line);
 	} else if (!strcmp(key, "algo")) {
-		if (get_enum(c, v, key, kl, rl_hash_algo_from_name,
-			     "crc16, crc32, crc32c, xor, toeplitz", &s->algo))
+		if (topo_get_enum(c, v, key, kl, rl_hash_algo_from_name,
+				  "crc16, crc32, crc32c, xor, toeplitz", &s->algo))
 			return -1;
 		SET(s, SW_ALGO, line);
 	} else if (!strcmp(key, "seed")) {
-		if (get_uint(c, v, key, kl, 0, UINT32_MAX, &x))
+		if (topo_get_uint(c, v, key, kl, 0, UINT32_MAX, &x))
 			return -1;
 		s->seed = (uint32_t)x;
 		SET(s, SW_SEED, line);
 	} else if (!strcmp(key, "lb")) {
-		if (get_enum(c, v, key, kl, topo_lb_from_name, "ecmp, resilient, flowlet, pinning",
-			     &s->lb))
+		if (topo_get_enum(c, v, key, kl, topo_lb_from_name,
+				  "ecmp, resilient, flowlet, pinning", &s->lb))
 			return -1;
 		SET(s, SW_LB, line);
 	} else if (!strcmp(key, "flowlet_timeout_us")) {
-		if (get_scaled(c, v, key, kl, us_units, false, "timeout",
-			       "microseconds, e.g. 50 or 12.5", 1, MAX_DELAY, &s->flowlet_ns))
+		if (topo_get_scaled(c, v, key, kl, topo_us_units, false, "timeout",
+				    "microseconds, e.g. 50 or 12.5", 1, MAX_DELAY, &s->flowlet_ns))
 			return -1;
 		SET(s, SW_FLOWLET, line);
 	} else if (!strcmp(key, "resilient_buckets")) {
-		if (get_uint(c, v, key, kl, 2, 65536, &x))
+		if (topo_get_uint(c, v, key, kl, 2, 65536, &x))
 			return -1;
 		if (x & (x - 1))
 			return topo_yaml_fail(
@@ -152,31 +152,31 @@ static int get_host_mac(struct topo_yaml_ctx *c, struct fy_node *v, const char *
 	return 0;
 }
 
-const char *const host_val_keys[] = {"attach", "mtu", NULL};
+const char *const topo_host_val_keys[] = {"attach", "mtu", NULL};
 
-int host_val_pair(struct topo_yaml_ctx *c, struct host_vals *h, const char *key,
-			 struct fy_node *v, int kl)
+int topo_host_val_pair(struct topo_yaml_ctx *c, struct host_vals *h, const char *key,
+		       struct fy_node *v, int kl)
 {
 	int line = topo_yaml_line(v, kl);
 	uint64_t x;
 	char tmp[TOPO_PATH_MAX];
 	if (!strcmp(key, "attach")) {
-		if (get_enum(c, v, key, kl, topo_attach_from_name, ATTACH_HINT, &h->attach))
+		if (topo_get_enum(c, v, key, kl, topo_attach_from_name, ATTACH_HINT, &h->attach))
 			return -1;
 		SET(h, HO_ATTACH, line);
 	} else if (!strcmp(key, "mtu")) {
-		if (get_uint(c, v, key, kl, MTU_MIN, MTU_MAX, &x))
+		if (topo_get_uint(c, v, key, kl, MTU_MIN, MTU_MAX, &x))
 			return -1;
 		h->mtu = (uint32_t)x;
 		SET(h, HO_MTU, line);
 	} else if (!strcmp(key, "netns")) {
-		if (get_name(c, v, key, kl, h->netns))
+		if (topo_get_name(c, v, key, kl, h->netns))
 			return -1;
 		SET(h, HO_NETNS, line);
 	} else if (!strcmp(key, "ifname")) {
 		if (topo_yaml_scalar(c, v, key, kl, tmp, sizeof(tmp)))
 			return -1;
-		if (strlen(tmp) >= TOPO_IFNAME_MAX || !valid_name(tmp))
+		if (strlen(tmp) >= TOPO_IFNAME_MAX || !topo_valid_name(tmp))
 			return topo_yaml_fail(
 				c, line,
 				"ifname: invalid interface name '%s' (1-15 characters: letters, "
@@ -226,37 +226,37 @@ int host_val_pair(struct topo_yaml_ctx *c, struct host_vals *h, const char *key,
 	return 0;
 }
 
-const char *const link_val_keys[] = {"rate", "delay", "mtu", "loss", NULL};
+const char *const topo_link_val_keys[] = {"rate", "delay", "mtu", "loss", NULL};
 
-int link_val_pair(struct topo_yaml_ctx *c, struct link_vals *l, const char *key,
-			 struct fy_node *v, int kl)
+int topo_link_val_pair(struct topo_yaml_ctx *c, struct link_vals *l, const char *key,
+		       struct fy_node *v, int kl)
 {
 	int line = topo_yaml_line(v, kl);
 	uint64_t x;
 	if (!strcmp(key, "rate")) {
-		if (get_scaled(c, v, key, kl, rate_units, false, "rate", RATE_HINT, 1, MAX_RATE,
-			       &l->rate))
+		if (topo_get_scaled(c, v, key, kl, topo_rate_units, false, "rate", RATE_HINT, 1,
+				    MAX_RATE, &l->rate))
 			return -1;
 		SET(l, LI_RATE, line);
 	} else if (!strcmp(key, "delay")) {
-		if (get_scaled(c, v, key, kl, time_units, true, "duration", TIME_HINT, 0, MAX_DELAY,
-			       &l->delay))
+		if (topo_get_scaled(c, v, key, kl, topo_time_units, true, "duration", TIME_HINT, 0,
+				    MAX_DELAY, &l->delay))
 			return -1;
 		SET(l, LI_DELAY, line);
 	} else if (!strcmp(key, "mtu")) {
-		if (get_uint(c, v, key, kl, MTU_MIN, MTU_MAX, &x))
+		if (topo_get_uint(c, v, key, kl, MTU_MIN, MTU_MAX, &x))
 			return -1;
 		l->mtu = (uint32_t)x;
 		SET(l, LI_MTU, line);
 	} else if (!strcmp(key, "loss")) {
-		if (get_fraction(c, v, key, kl, &l->loss))
+		if (topo_get_fraction(c, v, key, kl, &l->loss))
 			return -1;
 		SET(l, LI_LOSS, line);
 	}
 	return 0;
 }
 
-void sw_merge(struct sw_vals *d, const struct sw_vals *s)
+void topo_sw_merge(struct sw_vals *d, const struct sw_vals *s)
 {
 	for (int f = 0; f < SW_NFIELDS; f++) {
 		if (!HAS(s, f))
@@ -277,7 +277,7 @@ void sw_merge(struct sw_vals *d, const struct sw_vals *s)
 	}
 }
 
-void host_merge(struct host_vals *d, const struct host_vals *s)
+void topo_host_merge(struct host_vals *d, const struct host_vals *s)
 {
 	for (int f = 0; f < HO_NFIELDS; f++) {
 		if (!HAS(s, f))
@@ -297,7 +297,7 @@ void host_merge(struct host_vals *d, const struct host_vals *s)
 	}
 }
 
-void link_merge(struct link_vals *d, const struct link_vals *s)
+void topo_link_merge(struct link_vals *d, const struct link_vals *s)
 {
 	for (int f = 0; f < LI_NFIELDS; f++) {
 		if (!HAS(s, f))
@@ -314,7 +314,7 @@ void link_merge(struct link_vals *d, const struct link_vals *s)
 
 /* ------------------------------------------------------ built-in defaults */
 
-void builtin_switch(struct sw_vals *v, int role)
+void topo_builtin_switch(struct sw_vals *v, int role)
 {
 	memset(v, 0, sizeof(*v));
 	/* spines and aggregation: deep buffers statically divided over ports */
@@ -326,14 +326,14 @@ void builtin_switch(struct sw_vals *v, int role)
 	v->buckets = 256;
 }
 
-void builtin_host(struct host_vals *v)
+void topo_builtin_host(struct host_vals *v)
 {
 	memset(v, 0, sizeof(*v));
 	v->attach = TOPO_ATTACH_VETH;
 	v->mtu = 1500;
 }
 
-void builtin_link(struct link_vals *v)
+void topo_builtin_link(struct link_vals *v)
 {
 	memset(v, 0, sizeof(*v));
 	v->rate = 100000000000ull; /* 100G */
@@ -342,7 +342,7 @@ void builtin_link(struct link_vals *v)
 	v->loss = 0.0;
 }
 
-void builtin_qos(struct topo_qos *q)
+void topo_builtin_qos(struct topo_qos *q)
 {
 	memset(q, 0, sizeof(*q));
 	for (int d = 0; d < 64; d++)

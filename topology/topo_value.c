@@ -18,8 +18,9 @@
 
 static const char *const role_names[TOPO_ROLE_COUNT] = {"rtsw", "ctsw", "atsw"};
 static const char *const lb_names[TOPO_LB_COUNT] = {"ecmp", "resilient", "flowlet", "pinning"};
-const char *const attach_names[TOPO_ATTACH_COUNT] = {"veth", "vhost", "pci", "emulated",
-								    "net_null", "dpdk"};
+const char *const topo_attach_names[TOPO_ATTACH_COUNT] = {
+	"veth", "vhost", "pci", "emulated", "net_null", "dpdk",
+};
 
 static int name_index(const char *const *names, int n, const char *name)
 {
@@ -43,7 +44,7 @@ const char *topo_lb_name(enum topo_lb lb)
 
 const char *topo_attach_name(enum topo_attach attach)
 {
-	return (unsigned)attach < TOPO_ATTACH_COUNT ? attach_names[attach] : NULL;
+	return (unsigned)attach < TOPO_ATTACH_COUNT ? topo_attach_names[attach] : NULL;
 }
 
 int topo_role_from_name(const char *name)
@@ -58,7 +59,7 @@ int topo_lb_from_name(const char *name)
 
 int topo_attach_from_name(const char *name)
 {
-	return name_index(attach_names, TOPO_ATTACH_COUNT, name);
+	return name_index(topo_attach_names, TOPO_ATTACH_COUNT, name);
 }
 
 char *topo_devargs_name(const char *devargs, char *buf, size_t len)
@@ -67,7 +68,7 @@ char *topo_devargs_name(const char *devargs, char *buf, size_t len)
 	return buf;
 }
 
-bool valid_name(const char *s)
+bool topo_valid_name(const char *s)
 {
 	size_t n = strlen(s);
 	if (n == 0 || n >= TOPO_NAME_MAX)
@@ -84,13 +85,13 @@ bool valid_name(const char *s)
 	return true;
 }
 
-int get_name(struct topo_yaml_ctx *c, struct fy_node *v, const char *key, int key_line,
-		    char buf[TOPO_NAME_MAX])
+int topo_get_name(struct topo_yaml_ctx *c, struct fy_node *v, const char *key, int key_line,
+		  char buf[TOPO_NAME_MAX])
 {
 	char tmp[256];
 	if (topo_yaml_scalar(c, v, key, key_line, tmp, sizeof(tmp)))
 		return -1;
-	if (!valid_name(tmp))
+	if (!topo_valid_name(tmp))
 		return topo_yaml_fail(
 			c, topo_yaml_line(v, key_line),
 			"%s: invalid name '%s' (1-%d characters: letters, digits, '_', '-', "
@@ -100,8 +101,8 @@ int get_name(struct topo_yaml_ctx *c, struct fy_node *v, const char *key, int ke
 	return 0;
 }
 
-int get_uint(struct topo_yaml_ctx *c, struct fy_node *v, const char *key, int key_line,
-		    uint64_t min, uint64_t max, uint64_t *out)
+int topo_get_uint(struct topo_yaml_ctx *c, struct fy_node *v, const char *key, int key_line,
+		  uint64_t min, uint64_t max, uint64_t *out)
 {
 	char tmp[64];
 	if (topo_yaml_scalar(c, v, key, key_line, tmp, sizeof(tmp)))
@@ -131,8 +132,8 @@ int get_uint(struct topo_yaml_ctx *c, struct fy_node *v, const char *key, int ke
 	return 0;
 }
 
-int get_enum(struct topo_yaml_ctx *c, struct fy_node *v, const char *key, int key_line,
-		    int (*from_name)(const char *), const char *choices, int *out)
+int topo_get_enum(struct topo_yaml_ctx *c, struct fy_node *v, const char *key, int key_line,
+		  int (*from_name)(const char *), const char *choices, int *out)
 {
 	char tmp[64];
 	if (topo_yaml_scalar(c, v, key, key_line, tmp, sizeof(tmp)))
@@ -146,8 +147,8 @@ int get_enum(struct topo_yaml_ctx *c, struct fy_node *v, const char *key, int ke
 	return 0;
 }
 
-int get_bool(struct topo_yaml_ctx *c, struct fy_node *v, const char *key, int key_line,
-		    bool *out)
+int topo_get_bool(struct topo_yaml_ctx *c, struct fy_node *v, const char *key, int key_line,
+		  bool *out)
 {
 	char tmp[16];
 	if (topo_yaml_scalar(c, v, key, key_line, tmp, sizeof(tmp)))
@@ -163,8 +164,8 @@ int get_bool(struct topo_yaml_ctx *c, struct fy_node *v, const char *key, int ke
 }
 
 /* A number in [0, 1], or a percentage "0.5%". */
-int get_fraction(struct topo_yaml_ctx *c, struct fy_node *v, const char *key, int key_line,
-			double *out)
+int topo_get_fraction(struct topo_yaml_ctx *c, struct fy_node *v, const char *key, int key_line,
+		      double *out)
 {
 	char tmp[64];
 	if (topo_yaml_scalar(c, v, key, key_line, tmp, sizeof(tmp)))
@@ -191,7 +192,7 @@ int get_fraction(struct topo_yaml_ctx *c, struct fy_node *v, const char *key, in
 	return 0;
 }
 
-const struct unit rate_units[] = {
+const struct unit topo_rate_units[] = {
 	{"", 1}, {"bps", 1},
 	{"k", 1000ull}, {"K", 1000ull}, {"kbps", 1000ull}, {"Kbps", 1000ull},
 	{"M", 1000000ull}, {"Mbps", 1000000ull},
@@ -200,18 +201,18 @@ const struct unit rate_units[] = {
 	{NULL, 0},
 };
 
-const struct unit time_units[] = {
+const struct unit topo_time_units[] = {
 	{"ns", 1}, {"us", 1000ull}, {"ms", 1000000ull}, {"s", 1000000000ull}, {NULL, 0},
 };
 
-const struct unit size_units[] = {
+const struct unit topo_size_units[] = {
 	{"", 1}, {"B", 1},
 	{"KB", 1000ull}, {"KiB", 1024ull}, {"MB", 1000000ull}, {"MiB", 1048576ull},
 	{NULL, 0},
 };
 
 /* Microseconds, as in flowlet_timeout_us: a bare number scaled to ns. */
-const struct unit us_units[] = {{"", 1000ull}, {NULL, 0}};
+const struct unit topo_us_units[] = {{"", 1000ull}, {NULL, 0}};
 
 enum scaled_err { SC_OK, SC_SYNTAX, SC_UNIT, SC_FRACTION, SC_RANGE };
 
@@ -266,7 +267,7 @@ static enum scaled_err parse_scaled(const char *s, const struct unit *units, boo
 int topo_parse_rate(const char *s, uint64_t *bps)
 {
 	uint64_t x;
-	if (!s || !bps || parse_scaled(s, rate_units, false, &x) != SC_OK || x == 0 ||
+	if (!s || !bps || parse_scaled(s, topo_rate_units, false, &x) != SC_OK || x == 0 ||
 	    x > MAX_RATE)
 		return -1;
 	*bps = x;
@@ -276,16 +277,16 @@ int topo_parse_rate(const char *s, uint64_t *bps)
 int topo_parse_duration(const char *s, uint64_t *ns)
 {
 	uint64_t x;
-	if (!s || !ns || parse_scaled(s, time_units, true, &x) != SC_OK || x > MAX_AT)
+	if (!s || !ns || parse_scaled(s, topo_time_units, true, &x) != SC_OK || x > MAX_AT)
 		return -1;
 	*ns = x;
 	return 0;
 }
 
 /* kind: "rate" / "duration" / "size", hint: what a valid value looks like. */
-int get_scaled(struct topo_yaml_ctx *c, struct fy_node *v, const char *key, int key_line,
-		      const struct unit *units, bool unitless_zero, const char *kind,
-		      const char *hint, uint64_t min, uint64_t max, uint64_t *out)
+int topo_get_scaled(struct topo_yaml_ctx *c, struct fy_node *v, const char *key, int key_line,
+		    const struct unit *units, bool unitless_zero, const char *kind,
+		    const char *hint, uint64_t min, uint64_t max, uint64_t *out)
 {
 	char tmp[64];
 	if (topo_yaml_scalar(c, v, key, key_line, tmp, sizeof(tmp)))
