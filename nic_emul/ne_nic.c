@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The NIC: configuration, memory regions, completion queues, the QP context
- * cache model, the receive dispatch (rxe_recv.c's role) and the transmit
- * scheduler with line-rate pacing.
+ * The NIC: configuration, the QP context cache model, the receive dispatch
+ * (rxe_recv.c's role) and the transmit scheduler with line-rate pacing.
+ * Memory regions are in ne_mr.c, completion queues in ne_cq.c.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -169,162 +169,9 @@ int ne_nic_set_sport_policy(struct ne_nic *nic, enum ne_sport_policy policy, uin
 	return 0;
 }
 
-uint32_t ne_cq_count(const struct ne_cq *cq)
-{
-	return cq ? cq->count : 0;
-}
-
 uint64_t ne_nic_link_free_ns(const struct ne_nic *nic)
 {
 	return nic->link_free_ns;
-}
-
-/* ------------------------------------------------------------------ */
-/* Memory regions */
-
-struct ne_mr *ne_mr_lookup(struct ne_nic *nic, uint32_t key)
-{
-	for (uint32_t i = 0; i < nic->cfg.max_mrs; i++)
-		if (nic->mrs[i].used && nic->mrs[i].key == key)
-			return &nic->mrs[i];
-	return NULL;
-}
-
-uint8_t *ne_mr_ptr(struct ne_nic *nic, uint32_t key, uint64_t iova, uint32_t len, uint32_t access)
-{
-	struct ne_mr *mr = ne_mr_lookup(nic, key);
-
-	if (!mr || (mr->access & access) != access)
-		return NULL;
-	if (iova < mr->iova || iova - mr->iova > mr->len || len > mr->len - (iova - mr->iova))
-		return NULL;
-	return mr->addr + (iova - mr->iova);
-}
-
-int ne_mr_reg(struct ne_nic *nic, const struct ne_mr_attr *attr, uint32_t *key)
-{
-	struct ne_mr *slot = NULL;
-	uint32_t k;
-
-	if (!nic || !attr || !key || !attr->addr || attr->len == 0 ||
-	    (attr->access & ~(uint32_t)(NE_ACCESS_LOCAL_WRITE | NE_ACCESS_REMOTE_WRITE |
-					NE_ACCESS_REMOTE_READ)))
-		return -EINVAL;
-	if (attr->iova + attr->len < attr->iova)
-		return -EINVAL;
-	for (uint32_t i = 0; i < nic->cfg.max_mrs; i++)
-		if (!nic->mrs[i].used) {
-			slot = &nic->mrs[i];
-			break;
-		}
-	if (!slot)
-		return -ENOMEM;
-	if (attr->key) {
-		if (ne_mr_lookup(nic, attr->key))
-			return -EEXIST;
-		k = attr->key;
-	} else {
-		do {
-			k = nic->next_key++;
-			if (k == 0)
-				k = nic->next_key++;
-		} while (ne_mr_lookup(nic, k));
-	}
-	slot->used = true;
-	slot->key = k;
-	slot->addr = attr->addr;
-	slot->len = attr->len;
-	slot->iova = attr->iova;
-	slot->access = attr->access;
-	*key = k;
-	return 0;
-}
-
-int ne_mr_dereg(struct ne_nic *nic, uint32_t key)
-{
-	struct ne_mr *mr = ne_mr_lookup(nic, key);
-
-	if (!mr)
-		return -ENOENT;
-	memset(mr, 0, sizeof(*mr));
-	return 0;
-}
-
-/* ------------------------------------------------------------------ */
-/* Completion queues */
-
-struct ne_cq *ne_cq_create(struct ne_nic *nic, uint32_t depth)
-{
-	struct ne_cq *cq;
-
-	if (!nic || depth == 0)
-		return NULL;
-	cq = calloc(1, sizeof(*cq));
-	if (!cq)
-		return NULL;
-	cq->ring = calloc(depth, sizeof(*cq->ring));
-	if (!cq->ring) {
-		free(cq);
-		return NULL;
-	}
-	cq->nic = nic;
-	cq->depth = depth;
-	cq->next = nic->cqs;
-	nic->cqs = cq;
-	return cq;
-}
-
-int ne_cq_destroy(struct ne_nic *nic, struct ne_cq *cq)
-{
-	struct ne_cq **pp;
-
-	if (!nic || !cq || cq->nic != nic)
-		return -EINVAL;
-	if (cq->users)
-		return -EBUSY;
-	for (pp = &nic->cqs; *pp; pp = &(*pp)->next)
-		if (*pp == cq) {
-			*pp = cq->next;
-			free(cq->ring);
-			free(cq);
-			return 0;
-		}
-	return -EINVAL;
-}
-
-int ne_cq_poll(struct ne_cq *cq, struct ne_wc *wc, int n)
-{
-	int got = 0;
-
-	if (!cq || !wc)
-		return 0;
-	while (got < n && cq->count) {
-		wc[got++] = cq->ring[cq->head];
-		cq->head = (cq->head + 1) % cq->depth;
-		cq->count--;
-	}
-	return got;
-}
-
-void ne_cq_push(struct ne_nic *nic, struct ne_cq *cq, const struct ne_wc *wc)
-{
-	if (cq->count == cq->depth) {
-		nic->cnt.cq_overflow++;
-		return;
-	}
-	cq->ring[(cq->head + cq->count) % cq->depth] = *wc;
-	cq->count++;
-	if (cq->notify)
-		cq->notify(cq->notify_ctx, cq);
-}
-
-int ne_cq_set_notify(struct ne_cq *cq, ne_cq_notify_fn fn, void *ctx)
-{
-	if (!cq)
-		return -EINVAL;
-	cq->notify = fn;
-	cq->notify_ctx = ctx;
-	return 0;
 }
 
 /* ------------------------------------------------------------------ */

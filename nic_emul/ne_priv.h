@@ -322,12 +322,16 @@ void ne_sched_mark(struct ne_nic *nic, struct ne_qp *qp);
 
 /* ne_nic.c */
 struct ne_qp *ne_qp_lookup(const struct ne_nic *nic, uint32_t qpn);
-struct ne_mr *ne_mr_lookup(struct ne_nic *nic, uint32_t key);
-/* Resolve [iova, iova+len) of an MR with the given access; NULL if out of bounds. */
-uint8_t *ne_mr_ptr(struct ne_nic *nic, uint32_t key, uint64_t iova, uint32_t len, uint32_t access);
 bool ne_qpc_touch(struct ne_nic *nic, uint32_t qpn);
 /* The QP sent a frame: a context held for it (qpc_hold) becomes evictable. */
 void ne_qpc_sent(struct ne_nic *nic, uint32_t qpn);
+
+/* ne_mr.c */
+struct ne_mr *ne_mr_lookup(struct ne_nic *nic, uint32_t key);
+/* Resolve [iova, iova+len) of an MR with the given access; NULL if out of bounds. */
+uint8_t *ne_mr_ptr(struct ne_nic *nic, uint32_t key, uint64_t iova, uint32_t len, uint32_t access);
+
+/* ne_cq.c */
 void ne_cq_push(struct ne_nic *nic, struct ne_cq *cq, const struct ne_wc *wc);
 
 /* ne_qp.c */
