@@ -1,0 +1,182 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * app.h: what the files of the program rocelab-dp share (app/ exports
+ * nothing): its options, its run state, and the functions one file calls in
+ * another.
+ *   main.c    main: options, MPI ranks, set-up, run, report, teardown
+ *   opts.c    usage and the command line
+ *   setup.c   EAL, topology, pool, fabric, NICs, lanes, captures, traffic
+ *   run.c     the virtual and live loops, partitions, gathers, progress, CSV
+ *   report.c  the end-of-run report and the teardown
+ */
+#ifndef DP_APP_H
+#define DP_APP_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <time.h>
+
+#include "dp_capture.h"
+#include "dp_part.h"
+#include "dp_peer.h"
+#include "dp_ctl.h"
+#include "dp_eal.h"
+#include "dp_engine.h"
+#include "dp_fabric.h"
+#include "dp_gen.h"
+#include "dp_mpi.h"
+#include "dp_nic.h"
+#include "dp_pool.h"
+#include "dp_port.h"
+#include "dp_stats.h"
+#include "dp_units.h"
+#include "topo.h"
+
+#define EXIT_BAD_INPUT 2
+
+#define MAX_CAPTURES 16
+
+#define MAX_WORKERS 256 /* --workers: partitions (threads) */
+
+#define MAX_MBUFS 16777215u /* --mbufs */
+
+#define PEER_WAIT_S 30 /* --process: how long set-up waits for the other processes' ports */
+
+#define LIVE_BETWEEN_NS 1000000ull /* live partitions: telemetry and global events at least every 1 ms */
+
+/*
+ * Longest spec of each kind the data plane's parsers read whole: they copy
+ * it into fixed buffers (dp_gen.c 512, dp_nic.c 160 for --rdma; --coll has
+ * no limit: its host list may name a thousand hosts) and would parse a
+ * longer one cut short. A traffic file can hold longer entries, so they are
+ * refused at their line instead.
+ */
+#define GEN_SPEC_MAX 511
+
+#define RDMA_SPEC_MAX 159
+
+#define COLL_SPEC_MAX SIZE_MAX
+
+#define IDLE_SLEEP_MAX_NS 20000 /* live mode: default longest nap when idle (--idle-nap) */
+
+#define IDLE_NAP_LIMIT_NS 10000000ull /* --idle-nap at most 10 ms */
+
+/*
+ * live mode: timers run per loop turn at most, before the loop looks at its
+ * clock, signals, ports and telemetry again. A timer moves at most a burst
+ * of frames (dp_gen, dp_fabric), well under 1 us each, so a turn lasts
+ * milliseconds at most: --duration and signals are honoured to within that.
+ */
+#define LIVE_TURN_BUDGET 512
+
+#define LAG_LIMIT_DEFAULT_NS 100000000ull /* --lag-policy stop: 100 ms, as ns-3's hard limit */
+
+#define NS_PER_MS 1e6
+
+#define LAG_REPORT_NS 1000000ull /* a lag from 1 ms on is reported as falling behind */
+
+/* Traffic specs in the --gen/--rdma language; no fixed limit. */
+struct spec_list {
+	const char **spec;
+	const char **where; /* NULL: from a flag; else FILE:LINE in the traffic file */
+	unsigned n, cap;
+};
+
+struct opts {
+	const char *topology;
+	unsigned clos[3];
+	bool check;
+	bool list_hosts;
+	enum dp_clock_mode clock;
+	uint64_t duration_ns;
+	struct spec_list gen;   /* --gen and the traffic file's generators */
+	struct spec_list rdma;  /* --rdma and the traffic file's rdma transfers */
+	struct spec_list coll;  /* --coll and the traffic file's collectives (disjoint hosts) */
+	const char *traffic;    /* --traffic FILE */
+	const char *coll_series; /* --coll-series FILE */
+	struct dp_nic_opts nic;
+	bool te;
+	bool watchdog;
+	struct pfc_watchdog_config wd;
+	const char *capture[MAX_CAPTURES];
+	unsigned n_capture;
+	enum dp_veth_driver veth;
+	const char *csv;
+	uint64_t csv_interval_ns;
+	bool busy_poll;
+	uint64_t idle_nap_ns; /* live mode: longest nap when idle */
+	bool quiet;
+	uint32_t flows;
+	uint64_t seed;
+	const char *name;
+	unsigned mem_mb;
+	uint32_t mbufs;         /* --mbufs: frames the pool holds; 0: by the MTU (65535 or 16383) */
+	uint32_t workers;       /* --workers: partitions on threads (virtual clock) */
+	bool nics_together;     /* --nics-together: emulated NICs all in partition 0 */
+	bool lag_stop;          /* --lag-policy stop: falling behind by lag_limit_ns ends the run */
+	uint64_t lag_limit_ns;
+	struct dp_peers peers;  /* --process K/N, --peer DEVARGS (dp_peer.h) */
+};
+
+struct run {
+	struct opts *o;
+	struct topo *topo;
+	struct dp_engine eng;
+	struct rte_mempool *mp;
+	struct dp_fabric *fab;
+	struct dp_ports ports;
+	struct dp_gen *gens;             /* [o->gen.n] */
+	struct topo_traffic *traffic;    /* --traffic: owns the file's specs */
+	struct dp_capture *cap[MAX_CAPTURES];
+	struct dp_csv csv;
+	struct dp_ctl *ctl;
+	struct dp_nics nics;
+	struct dp_parts *parts;          /* --workers */
+	char lanes_why[192];             /* why the emulated NICs do not run in lanes (nics_in_lanes) */
+	struct dp_mpi mpi;               /* under mpirun: this rank; else rank 0 of 1 */
+	struct dp_te te;
+	uint64_t start_ns;
+	struct dp_eal eal;
+	uint16_t frame_room;    /* bytes an mbuf holds for a frame */
+	int run_rc;             /* 0, or 1 when --lag-policy stop ended the run */
+	double wall_s;          /* wall time of the run loop */
+	double after_signal_s;  /* from a stop signal to the loop's end */
+	double progress_at;     /* virtual: monotonic seconds of the run's start or last progress line */
+	bool quiet_progress;    /* no progress line (live partitions) */
+};
+
+extern volatile sig_atomic_t stop_requested;
+extern struct timespec stop_signal_ts;
+
+/* main.c */
+
+/* opts.c */
+int bad(const char *what, const char *arg);
+int spec_push(struct spec_list *l, const char *spec, const char *where);
+void spec_list_free(struct spec_list *l);
+int parse_opts(int argc, char **argv, struct opts *o);
+
+/* run.c */
+uint64_t tsc_ns(void *ctx);
+void host_rx(void *ctx, struct dp_host *h, struct rte_mbuf *m, uint64_t now_ns);
+void on_csv(void *obj, uint64_t arg, uint64_t now);
+void part_collect(void *ctx, uint64_t now);
+int gather_lanes(struct run *r);
+void run(struct run *r);
+
+/* setup.c */
+int load_topology(struct run *r);
+void list_hosts(const struct topo *t);
+int parse_gens(struct run *r);
+int plan_process(struct run *r);
+int setup(struct run *r, char *err, size_t errlen);
+int start_traffic(struct run *r, char *err, size_t errlen);
+
+/* report.c */
+int report(struct run *r);
+void free_early(struct run *r);
+void teardown(struct run *r);
+
+#endif /* DP_APP_H */

@@ -1,0 +1,148 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* report.c: the end-of-run report and the teardown. */
+#define _GNU_SOURCE /* sched_getaffinity */
+#include "app.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <sched.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <rte_cycles.h>
+#include <rte_eal.h>
+#include <rte_errno.h>
+#include <rte_lcore.h>
+#include <rte_mbuf.h>
+
+#include "rl_mem.h"
+#include "topo_part.h"
+#include "topo_traffic.h"
+
+/* Times the packet pool had no frame to give: senders that waited, frames dropped as no_mbuf. */
+static uint64_t pool_ran_dry(const struct run *r)
+{
+	uint64_t n = 0;
+
+	for (unsigned i = 0; i < r->o->gen.n; i++)
+		n += r->gens[i].no_mbuf;
+	for (uint32_t s = 0; s < r->topo->n_switches; s++)
+		n += r->fab->sw[s].drops[DP_DROP_NO_MBUF];
+	for (uint32_t c = 0; c < r->fab->n_chans; c++)
+		n += r->fab->chans[c].drops[DP_DROP_NO_MBUF];
+	for (uint32_t i = 0; i < r->nics.n; i++)
+		n += r->nics.h[i].no_mbuf;
+	return n;
+}
+
+/* How the run ended: its time, events, forwards, a stop signal, the lag. */
+static void report_run(const struct run *r, uint64_t elapsed)
+{
+	uint64_t fwd = 0;
+
+	for (uint32_t s = 0; s < r->topo->n_switches; s++)
+		fwd += r->fab->sw[s].fwd_pkts;
+	if (r->o->clock == DP_CLOCK_VIRTUAL)
+		fprintf(stderr, "\n");
+	printf("\nrocelab-dp: ran %.6f s (%s) in %.3f s of wall time, %" PRIu64 " events, %" PRIu64
+	       " switch forwards (%.3f M per wall second)\n\n",
+	       (double)elapsed / 1e9, r->o->clock == DP_CLOCK_LIVE ? "live" : "virtual", r->wall_s,
+	       r->eng.fired, fwd, r->wall_s > 0 ? (double)fwd / r->wall_s / 1e6 : 0.0);
+	if (stop_requested)
+		printf("rocelab-dp: stopped by %s, %.3f ms after the signal\n",
+		       stop_requested == SIGINT ? "SIGINT" : "SIGTERM", r->after_signal_s * 1e3);
+	if (r->o->clock == DP_CLOCK_LIVE)
+		printf("rocelab-dp: lag behind real time: max %.3f ms, at the end %.3f ms (%s)\n\n",
+		       (double)r->eng.lag_max_ns / NS_PER_MS, (double)r->eng.lag_ns / NS_PER_MS,
+		       r->eng.lag_max_ns >= LAG_REPORT_NS
+			       ? "it fell behind: link tables cover the fabric's time up to the lag at the "
+				 "end, generators' rates are against real time"
+			       : "kept up");
+}
+
+/* The tables at exit. Returns the exit status: 1 when RDMA failed or the lag policy stopped the run. */
+int report(struct run *r)
+{
+	uint64_t elapsed = dp_engine_now(&r->eng) - r->start_ns;
+	/* live and behind: the fabric has done its work up to `lag` ago; utilisation
+	 * and pause shares are of the links over that time, not over work not done */
+	uint64_t fabric_ns = elapsed > r->eng.lag_ns ? elapsed - r->eng.lag_ns : 0;
+
+	uint64_t dry = pool_ran_dry(r); /* (said even with --quiet: the figures are not the model's) */
+	if (dry)
+		fprintf(stderr, "rocelab-dp: the packet pool ran dry %" PRIu64 " times: senders waited and "
+			"switches dropped for want of a frame, an emulator limit (give --mbufs%s more)%s\n",
+			dry, r->o->clock == DP_CLOCK_LIVE ? " and --mem" : "",
+			dp_parts_count(r->parts) > 1 ? "; with --workers above 1 what followed also "
+			"depended on the threads' timing: not reproducible" : "");
+	if (!r->o->quiet) {
+		report_run(r, elapsed);
+		dp_stats_print(r->fab, fabric_ns, stdout);
+		dp_flows_print(&r->fab->flows, r->topo, 20, stdout);
+		dp_port_print(&r->ports, r->topo, stdout);
+		dp_peers_print(&r->o->peers, stdout);
+		for (unsigned i = 0; i < r->o->gen.n; i++)
+			dp_gen_print(&r->gens[i], r->o->gen.spec[i], r->start_ns + elapsed, i == 0, stdout);
+		if (r->nics.n) {
+			printf("\n");
+			dp_nics_report(&r->nics, stdout);
+		}
+	}
+	if (r->o->coll.n)
+		dp_nics_print_totals(&r->nics, stdout);
+	if (dp_nics_failures(&r->nics)) {
+		fprintf(stderr, "rocelab-dp: %u RDMA transfer(s) failed or did not finish\n",
+			dp_nics_failures(&r->nics));
+		return 1;
+	}
+	if (r->eng.timer_fail) { /* events were lost (the tables say so): not a sound run */
+		fprintf(stderr, "rocelab-dp: %" PRIu64 " timers could not be added (out of memory): "
+			"events were lost, the figures may be wrong\n", r->eng.timer_fail);
+		return 1;
+	}
+	return r->run_rc;
+}
+
+/* Free what is held before DPDK starts: the topology, traffic specs, generators. */
+void free_early(struct run *r)
+{
+	free(r->gens);
+	topo_traffic_free(r->traffic);
+	topo_free(r->topo);
+	spec_list_free(&r->o->gen);
+	spec_list_free(&r->o->rdma);
+	spec_list_free(&r->o->coll);
+	dp_peers_close(&r->o->peers);
+	r->gens = NULL;
+	r->traffic = NULL;
+	r->topo = NULL;
+}
+
+/* Free everything, in the reverse order of set-up; removes the DPDK runtime directory. */
+void teardown(struct run *r)
+{
+	if (r->fab)
+		r->fab->te = NULL;
+	dp_te_free(&r->te);
+	dp_ctl_destroy(r->ctl); /* first: its telemetry commands read the NICs */
+	dp_nics_destroy(&r->nics);
+	for (unsigned i = 0; i < MAX_CAPTURES; i++)
+		dp_capture_close(r->cap[i]);
+	dp_csv_close(&r->csv);
+	dp_port_close(&r->ports);
+	dp_peers_close(&r->o->peers); /* (before the pool: its ports hold mbufs) */
+	for (unsigned i = 0; r->gens && r->fab && i < r->o->gen.n; i++)
+		dp_gen_stop(&r->gens[i]);
+	dp_fabric_destroy_at_exit(r->fab); /* (then dp_eal_stop: rte_eal_cleanup) */
+	dp_parts_destroy(r->parts);
+	dp_engine_free(&r->eng);
+	rte_mempool_free(r->mp);
+	free_early(r);
+	dp_eal_stop(&r->eal); /* also removes the runtime directory */
+}
