@@ -92,6 +92,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "ne_nic.h"
 
@@ -292,7 +293,7 @@ int ne_coll_config_check(const struct ne_coll_config *cfg);
  *   proxy_post_wqe, proxy_poll_cqe (time: 0, 250ns, 1us, 1.5us; at most 1 s),
  *   series (time, 0 or 100ns .. 1s: interval of the active-QP series),
  *   and the plain fields: op, nranks, bytes, channels, qps, qp_mode
- *   (split|rr|ctran), chunk (multiple of 128), window, cts (0|1), iters,
+ *   (split|rr|ctran), chunk (multiple of 4), window, cts (0|1), iters,
  *   warmup_iters, data (0|1).
  * Returns 0, or -EINVAL for an unknown key or a bad value, with a message
  * naming the pair and what is wrong in msg (if not NULL, cap bytes). The
@@ -301,6 +302,57 @@ int ne_coll_config_set_msg(struct ne_coll_config *cfg, const char *key, const ch
 			   char *msg, size_t cap);
 /* Same, without the message. */
 int ne_coll_config_set(struct ne_coll_config *cfg, const char *key, const char *value);
+
+/*
+ * A --coll spec: "key=value,..." in the one --coll language (the key table of
+ * ne_coll_keys.c; `rocelab-dp --coll help` prints it). The command line,
+ * traffic files, experiment files and library callers read specs through
+ * these functions alone. What needs the fabric stays text for the caller:
+ * hosts=, and sizes= as the sweep's bounds.
+ */
+struct ne_coll_spec {
+	struct ne_coll_config cfg;
+	uint64_t size_min, size_max; /* sizes=MIN[:MAX]: the sweep's bounds (one size: equal) */
+	char *hosts;                 /* hosts=: names joined by '+'; NULL: all (malloc'ed) */
+};
+
+/* The --coll defaults (the table's): ne_coll_config_default's, with round-robin
+ * QPs, 512 KiB chunks, a window of 4, rxe's source ports, 1 MiB; every host. */
+void ne_coll_spec_default(struct ne_coll_spec *s);
+
+/*
+ * Read "key=value,..." into s (after ne_coll_spec_default; keys apply in
+ * order, so model= first), then check the keys together. Returns 0, or
+ * -EINVAL with "KEY=VALUE: why" (or the rule two keys break) in msg; s may
+ * be partly set then (free it with ne_coll_spec_free).
+ */
+int ne_coll_spec_parse(struct ne_coll_spec *s, const char *text, char *msg, size_t cap);
+
+/* One key of a spec, as ne_coll_spec_parse reads it. Returns 0 or -EINVAL with msg. */
+int ne_coll_spec_set(struct ne_coll_spec *s, const char *key, const char *value, char *msg,
+		     size_t cap);
+
+/* The rules between keys (a QP count or mode the model cannot take). 0, or -EINVAL with msg. */
+int ne_coll_spec_check(const struct ne_coll_spec *s, char *msg, size_t cap);
+
+/* Frees what s holds (its hosts text). */
+void ne_coll_spec_free(struct ne_coll_spec *s);
+
+/*
+ * QPs a NIC needs for spec s with nranks ranks, whatever its rank (the
+ * incast root's or an AllToAll rank's at most, ne_coll_qps_needed), with
+ * room for at least 64 peers and 16 more QPs beside the collective.
+ */
+uint32_t ne_coll_spec_qps_room(const struct ne_coll_spec *s, uint32_t nranks);
+
+/* Print the --coll keys: values, the default, what each means. */
+void ne_coll_keys_help(FILE *out);
+
+/* The --coll keys (with_defaults: only those with a default), at most cap into names. Returns the count. */
+size_t ne_coll_key_names(const char **names, size_t cap, bool with_defaults);
+
+/* The --coll default of key as the table writes it, or NULL (none shown, or no such key). */
+const char *ne_coll_key_default(const char *key);
 
 /* Effective channel count: cfg->channels, raised to NCCL_MIN_NCHANNELS and
  * capped at NCCL_MAX_NCHANNELS in model nccl; cfg->channels otherwise. */

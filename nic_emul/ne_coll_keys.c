@@ -14,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "rl_suggest.h"
+
 #define NS_PER_US 1000.0
 #define NS_PER_MS 1000000.0
 #define NS_PER_S 1000000000.0
@@ -29,6 +31,7 @@ struct key_ctx {
 	const char *key, *val;
 	char *msg;
 	size_t cap;
+	struct ne_coll_spec *spec; /* NULL: ne_coll_config_set (no spec-only keys) */
 };
 
 /* Write "key=value: why" into the message buffer; returns -EINVAL. */
@@ -96,6 +99,9 @@ static int get_size(const struct key_ctx *k, uint64_t hi, uint64_t *out)
 		*out = x;
 		return 0;
 	}
+	if (!strcmp(end, "k") || !strcmp(end, "KB") || !strcmp(end, "MB") || !strcmp(end, "GB"))
+		return bad(k, "unit '%s' is ambiguous here: sizes are binary, write K or KiB "
+			   "(1024 bytes), M or MiB, G or GiB", end);
 	return bad(k, "bad unit '%s' (B, K, KiB, M, MiB, G, GiB)", end);
 }
 
@@ -158,6 +164,22 @@ static int get_bool(const struct key_ctx *k, bool *out)
 	return bad(k, "must be 0 or 1");
 }
 
+/* "KEY=VALUE: must be a, b or c (did you mean b?)" for a word not among words. */
+static int bad_word(const struct key_ctx *k, const char *const *words, size_t n)
+{
+	char list[160];
+	size_t o = 0;
+	const char *near = rl_suggest(k->val, words, n);
+
+	list[0] = '\0';
+	for (size_t i = 0; i < n && o < sizeof(list); i++)
+		o += (size_t)snprintf(list + o, sizeof(list) - o, "%s%s", i == 0 ? "" : i + 1 == n ? " or " : ", ",
+				      words[i]);
+	if (near)
+		return bad(k, "must be %s (did you mean %s?)", list, near);
+	return bad(k, "must be %s", list);
+}
+
 /* ------------------------------------------------------------------ */
 /* Setters */
 
@@ -167,8 +189,10 @@ static int set_model(struct ne_coll_config *cfg, const struct key_ctx *k)
 		cfg->model = NE_COLL_MODEL_ROCELAB;
 		return 0;
 	}
-	if (strcmp(k->val, "nccl"))
-		return bad(k, "must be rocelab or nccl");
+	if (strcmp(k->val, "nccl")) {
+		static const char *const models[] = {"rocelab", "nccl"};
+		return bad_word(k, models, sizeof(models) / sizeof(models[0]));
+	}
 	/* NCCL's defaults (2.20.3 on: round-robin) */
 	cfg->model = NE_COLL_MODEL_NCCL;
 	cfg->qps_per_conn = 1;
@@ -195,7 +219,8 @@ static int set_qp_mode(struct ne_coll_config *cfg, const struct key_ctx *k)
 			cfg->qp_mode = (enum ne_coll_qp_mode)m;
 			return 0;
 		}
-	return bad(k, "must be split, rr or ctran");
+	static const char *const modes[] = {"split", "rr", "ctran"};
+	return bad_word(k, modes, sizeof(modes) / sizeof(modes[0]));
 }
 
 static int set_op(struct ne_coll_config *cfg, const struct key_ctx *k)
@@ -205,7 +230,9 @@ static int set_op(struct ne_coll_config *cfg, const struct key_ctx *k)
 			cfg->op = (enum ne_coll_op)op;
 			return 0;
 		}
-	return bad(k, "must be allreduce, allgather, reducescatter, alltoall or incast");
+	static const char *const ops[] = {"allreduce", "allgather", "reducescatter", "alltoall",
+					  "incast"};
+	return bad_word(k, ops, sizeof(ops) / sizeof(ops[0]));
 }
 
 static int set_buffsize(struct ne_coll_config *cfg, const struct key_ctx *k)
@@ -272,53 +299,172 @@ static int set_series(struct ne_coll_config *cfg, const struct key_ctx *k)
 	return 0;
 }
 
+
+/* UDP source ports of the collective's QPs (mlx5 computes them as rxe does). */
+static int set_sport(struct ne_coll_config *cfg, const struct key_ctx *k)
+{
+	static const char *const words[] = {"rxe", "mlx5", "fixed", "hash"};
+	static const enum ne_coll_sport policy[] = {NE_COLL_SPORT_RXE, NE_COLL_SPORT_RXE,
+						    NE_COLL_SPORT_FIXED, NE_COLL_SPORT_HASH};
+
+	for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++)
+		if (!strcmp(k->val, words[i])) {
+			cfg->sport = policy[i];
+			return 0;
+		}
+	return bad_word(k, words, sizeof(words) / sizeof(words[0]));
+}
+
+/* The rocelab model's transfer size: a multiple of 4 bytes (a float), 4 B .. 1 GiB. */
+static int set_chunk(struct ne_coll_config *cfg, const struct key_ctx *k)
+{
+	uint64_t v;
+	int rc = get_size(k, CHUNK_MAX, &v);
+
+	if (!rc && (v < sizeof(float) || v % sizeof(float)))
+		rc = bad(k, "must be a non-zero multiple of 4 bytes (a float)");
+	if (!rc)
+		cfg->chunk_bytes = (uint32_t)v;
+	return rc;
+}
+
+/* sizes=MIN[:MAX]: one size, or a sweep doubling from MIN to MAX (nccl-tests' -b/-e/-f 2). */
+static int set_sizes(struct ne_coll_spec *s, const struct key_ctx *k)
+{
+	char lo[32];
+	const char *colon = strchr(k->val, ':');
+	size_t n = colon ? (size_t)(colon - k->val) : strlen(k->val);
+	uint64_t a, b;
+
+	if (n >= sizeof(lo))
+		return bad(k, "not a size or a sweep MIN:MAX (64K, 1M:16M)");
+	memcpy(lo, k->val, n);
+	lo[n] = '\0';
+	struct key_ctx ka = *k, kb = *k;
+	ka.val = lo;
+	kb.val = colon ? colon + 1 : lo;
+	int rc = get_size(&ka, UINT64_MAX >> 10, &a);
+	if (!rc)
+		rc = get_size(&kb, UINT64_MAX >> 10, &b);
+	if (rc) /* (the message names the part; say the whole pair) */
+		return bad(k, "not a size or a sweep MIN:MAX (64K, 1M:16M; K, M, G binary)");
+	if (a < sizeof(float) || b < a)
+		return bad(k, "needs 4 <= MIN <= MAX bytes");
+	s->size_min = a;
+	s->size_max = b;
+	return 0;
+}
+
+/* hosts=all, or names joined by '+' (the caller knows the hosts: kept as text). */
+static int set_hosts(struct ne_coll_spec *s, const struct key_ctx *k)
+{
+	char *h = NULL;
+
+	if (!k->val[0] || k->val[0] == '+' || strstr(k->val, "++") || k->val[strlen(k->val) - 1] == '+')
+		return bad(k, "want all or hosts joined by '+' (h0+h4+h8)");
+	if (strcmp(k->val, "all") && (h = strdup(k->val)) == NULL)
+		return bad(k, "out of memory");
+	free(s->hosts);
+	s->hosts = h;
+	return 0;
+}
+
 /* How a key's value is read and where it goes. */
 enum key_kind {
 	KEY_U32,     /* decimal in [lo, hi] into a uint32_t field */
 	KEY_SIZE,    /* bytes, a multiple of 128, into a uint32_t field (lo: 0 allowed) */
 	KEY_TIME,    /* ns into a uint32_t field */
-	KEY_BOOL,    /* 0/1 into a bool field */
+	KEY_BOOL,    /* 0/1 (or off/on) into a bool field */
 	KEY_FN,      /* its own setter */
+	KEY_SPEC,    /* its own setter, on the --coll spec (not in ne_coll_config_set) */
 };
 
 #define U32(f) offsetof(struct ne_coll_config, f)
 
+/*
+ * The --coll language, one row per key: how it is read, its bounds, the
+ * --coll default (as text; NULL: none to show) and what it means. The
+ * command line, traffic and experiment files and ne_coll_config_set() all
+ * read keys through this table; ne_coll_keys_help() prints it.
+ */
 static const struct key_def {
 	const char *key;
 	enum key_kind kind;
 	size_t off;
 	uint32_t lo, hi;
 	int (*set)(struct ne_coll_config *cfg, const struct key_ctx *k);
+	int (*set_spec)(struct ne_coll_spec *s, const struct key_ctx *k);
 	bool ctran; /* also selects qp_mode ctran */
+	const char *values, *dflt, *help;
+	bool lib; /* ne_coll_config_set only: a --coll spec says it another way */
 } keys[] = {
-	{"model", KEY_FN, 0, 0, 0, set_model, false},
-	{"NCCL_IB_QPS_PER_CONNECTION", KEY_U32, U32(qps_per_conn), 1, NE_COLL_NCCL_MAX_QPS, NULL, false},
-	{"NCCL_IB_SPLIT_DATA_ON_QPS", KEY_FN, 0, 0, 0, set_split, false},
-	{"NCCL_BUFFSIZE", KEY_FN, 0, 0, 0, set_buffsize, false},
-	{"NCCL_P2P_NET_CHUNKSIZE", KEY_SIZE, U32(nccl_p2p_chunk), 1, 0, NULL, false},
-	{"NCCL_MIN_NCHANNELS", KEY_U32, U32(nccl_min_channels), 1, NE_COLL_MAX_CHANNELS, NULL, false},
-	{"NCCL_MAX_NCHANNELS", KEY_U32, U32(nccl_max_channels), 1, NE_COLL_MAX_CHANNELS, NULL, false},
-	{"NCCL_IB_TC", KEY_FN, 0, 0, 0, set_ib_tc, false},
-	{"NCCL_IB_FIFO_TC", KEY_FN, 0, 0, 0, set_fifo_tc, false},
-	{"NCCL_CTRAN_IB_MAX_QPS", KEY_U32, U32(qps_per_conn), 1, NE_COLL_NCCL_MAX_QPS, NULL, true},
-	{"NCCL_CTRAN_IB_QP_SCALING_THRESHOLD", KEY_SIZE, U32(ctran_wqe_bytes), 0, 0, NULL, false},
-	{"NCCL_CTRAN_IB_QP_MAX_MSGS", KEY_U32, U32(ctran_max_msgs), 1, UINT16_MAX, NULL, false},
-	{"proxy_post_wqe", KEY_TIME, U32(proxy_post_ns), 0, 0, NULL, false},
-	{"proxy_poll_cqe", KEY_TIME, U32(proxy_poll_ns), 0, 0, NULL, false},
-	{"series", KEY_FN, 0, 0, 0, set_series, false},
-	{"op", KEY_FN, 0, 0, 0, set_op, false},
-	{"nranks", KEY_U32, U32(nranks), 2, NE_COLL_MAX_RANKS, NULL, false},
-	{"bytes", KEY_FN, 0, 0, 0, set_bytes, false},
-	{"channels", KEY_U32, U32(channels), 1, NE_COLL_MAX_CHANNELS, NULL, false},
-	{"qps", KEY_U32, U32(qps_per_conn), 1, NE_COLL_NCCL_MAX_QPS, NULL, false},
-	{"qp_mode", KEY_FN, 0, 0, 0, set_qp_mode, false},
-	{"chunk", KEY_SIZE, U32(chunk_bytes), 1, 0, NULL, false},
-	{"window", KEY_U32, U32(window), 1, MAX_WINDOW, NULL, false},
-	{"cts", KEY_BOOL, offsetof(struct ne_coll_config, cts), 0, 0, NULL, false},
-	{"data", KEY_BOOL, offsetof(struct ne_coll_config, data), 0, 0, NULL, false},
-	{"iters", KEY_U32, U32(iters), 1, MAX_ITERS, NULL, false},
-	{"warmup_iters", KEY_U32, U32(warmup_iters), 0, MAX_ITERS, NULL, false},
+	{"op", KEY_FN, 0, 0, 0, set_op, NULL, false,
+	 "allreduce|allgather|reducescatter|alltoall|incast", "allreduce", "the collective", false},
+	{"hosts", KEY_SPEC, 0, 0, 0, NULL, set_hosts, false,
+	 "all | H1+H2+...", "all", "its ranks in order: every emulated host, or these", false},
+	{"sizes", KEY_SPEC, 0, 0, 0, NULL, set_sizes, false,
+	 "SIZE | MIN:MAX", "1M", "bytes per rank (nccl-tests' size); a sweep doubles MIN to MAX", false},
+	{"size", KEY_SPEC, 0, 0, 0, NULL, set_sizes, false, "SIZE | MIN:MAX", NULL, "same as sizes", false},
+	{"model", KEY_FN, 0, 0, 0, set_model, NULL, false, "rocelab|nccl", "rocelab",
+	 "nccl: NCCL's ring, pipeline and FIFO, and NCCL's defaults (give it first)", false},
+	{"qps", KEY_U32, U32(qps_per_conn), 1, NE_COLL_NCCL_MAX_QPS, NULL, NULL, false, "1..128",
+	 "1", "data QPs per connection (model rocelab: at most 64)", false},
+	{"mode", KEY_FN, 0, 0, 0, set_qp_mode, NULL, false, "split|rr|ctran", "rr",
+	 "how a message uses the QPs: split over all, whole messages round-robin, CTRAN's "
+	 "fixed-size WQEs (model nccl)", false},
+	{"qp_mode", KEY_FN, 0, 0, 0, set_qp_mode, NULL, false, "split|rr|ctran", NULL, "same as mode", false},
+	{"channels", KEY_U32, U32(channels), 1, NE_COLL_MAX_CHANNELS, NULL, NULL, false, "1..64",
+	 "1", "parallel rings (connections per peer)", false},
+	{"chunk", KEY_FN, 0, 0, 0, set_chunk, NULL, false, "SIZE, multiple of 4", "512K",
+	 "bytes per transfer (model rocelab)", false},
+	{"window", KEY_U32, U32(window), 1, MAX_WINDOW, NULL, NULL, false, "1..1024", "4",
+	 "chunks in flight per channel (model rocelab)", false},
+	{"cts", KEY_BOOL, offsetof(struct ne_coll_config, cts), 0, 0, NULL, NULL, false,
+	 "on|off", "on", "receiver-driven clear-to-send", false},
+	{"sport", KEY_FN, 0, 0, 0, set_sport, NULL, false, "rxe|mlx5|fixed|hash", "rxe",
+	 "UDP source ports of the QPs (mlx5 computes them as rxe)", false},
+	{"iters", KEY_U32, U32(iters), 1, MAX_ITERS, NULL, NULL, false, "1..1000000", "1",
+	 "measured iterations per size", false},
+	{"warmup", KEY_U32, U32(warmup_iters), 0, MAX_ITERS, NULL, NULL, false, "0..1000000", "0",
+	 "warm-up iterations per size", false},
+	{"warmup_iters", KEY_U32, U32(warmup_iters), 0, MAX_ITERS, NULL, NULL, false, "0..1000000",
+	 NULL, "same as warmup", false},
+	{"data", KEY_BOOL, offsetof(struct ne_coll_config, data), 0, 0, NULL, NULL, false, "on|off",
+	 "on", "move and check real data (off: the same wire, O(chunk) memory)", false},
+	{"proxy_post_wqe", KEY_TIME, U32(proxy_post_ns), 0, 0, NULL, NULL, false, "TIME", "0",
+	 "time each WQE post takes on the rank's one proxy thread (0: off)", false},
+	{"proxy_poll_cqe", KEY_TIME, U32(proxy_poll_ns), 0, 0, NULL, NULL, false, "TIME", "0",
+	 "time each CQE poll takes on the rank's one proxy thread (0: off)", false},
+	{"series", KEY_FN, 0, 0, 0, set_series, NULL, false, "TIME", NULL,
+	 "row interval of --coll-series (100ns..1s; 10us when not given)", false},
+	{"NCCL_IB_QPS_PER_CONNECTION", KEY_U32, U32(qps_per_conn), 1, NE_COLL_NCCL_MAX_QPS, NULL,
+	 NULL, false, "1..128", NULL, "NCCL's name for qps", false},
+	{"NCCL_IB_SPLIT_DATA_ON_QPS", KEY_FN, 0, 0, 0, set_split, NULL, false, "0|1", NULL,
+	 "1: mode=split, 0: mode=rr", false},
+	{"NCCL_BUFFSIZE", KEY_FN, 0, 0, 0, set_buffsize, NULL, false, "SIZE, multiple of 1K", "4M",
+	 "NCCL's buffer per connection (a step is 1/8)", false},
+	{"NCCL_P2P_NET_CHUNKSIZE", KEY_SIZE, U32(nccl_p2p_chunk), 1, 0, NULL, NULL, false,
+	 "SIZE, multiple of 128", "128K", "AllToAll and incast messages (model nccl)", false},
+	{"NCCL_MIN_NCHANNELS", KEY_U32, U32(nccl_min_channels), 1, NE_COLL_MAX_CHANNELS, NULL, NULL,
+	 false, "1..64", "1", "channels at least this (model nccl)", false},
+	{"NCCL_MAX_NCHANNELS", KEY_U32, U32(nccl_max_channels), 1, NE_COLL_MAX_CHANNELS, NULL, NULL,
+	 false, "1..64", "64", "channels at most this (model nccl)", false},
+	{"NCCL_IB_TC", KEY_FN, 0, 0, 0, set_ib_tc, NULL, false, "0..255", "104",
+	 "traffic class of the data QPs (DSCP = tc >> 2)", false},
+	{"NCCL_IB_FIFO_TC", KEY_FN, 0, 0, 0, set_fifo_tc, NULL, false, "0..255", NULL,
+	 "traffic class of the FIFO (CTS) writes; default: the data's", false},
+	{"NCCL_CTRAN_IB_MAX_QPS", KEY_U32, U32(qps_per_conn), 1, NE_COLL_NCCL_MAX_QPS, NULL, NULL,
+	 true, "1..128", NULL, "QPs per connection, and mode=ctran", false},
+	{"NCCL_CTRAN_IB_QP_SCALING_THRESHOLD", KEY_SIZE, U32(ctran_wqe_bytes), 0, 0, NULL, NULL,
+	 false, "SIZE, multiple of 128", "512K", "CTRAN's WQE size (0: split)", false},
+	{"NCCL_CTRAN_IB_QP_MAX_MSGS", KEY_U32, U32(ctran_max_msgs), 1, UINT16_MAX, NULL, NULL, false,
+	 "1..65535", "128", "CTRAN's outstanding WQEs per QP", false},
+	{"nranks", KEY_U32, U32(nranks), 2, NE_COLL_MAX_RANKS, NULL, NULL, false, "2..1024", NULL,
+	 "a spec says hosts=", true},
+	{"bytes", KEY_FN, 0, 0, 0, set_bytes, NULL, false, "SIZE", NULL, "a spec says sizes=", true},
 };
+
+#define N_KEYS (sizeof(keys) / sizeof(keys[0]))
 
 static int apply(struct ne_coll_config *cfg, const struct key_def *d, const struct key_ctx *k)
 {
@@ -345,6 +491,8 @@ static int apply(struct ne_coll_config *cfg, const struct key_def *d, const stru
 		if (!rc)
 			memcpy(field, &b, sizeof(b));
 		return rc;
+	case KEY_SPEC:
+		return k->spec ? d->set_spec(k->spec, k) : bad(k, "only in a --coll spec");
 	case KEY_FN:
 	default:
 		return d->set(cfg, k);
@@ -357,22 +505,94 @@ static int apply(struct ne_coll_config *cfg, const struct key_def *d, const stru
 	return 0;
 }
 
-int ne_coll_config_set_msg(struct ne_coll_config *cfg, const char *key, const char *value,
-			   char *msg, size_t cap)
+/*
+ * "KEY=VALUE: unknown key (did you mean K?); keys: op, hosts, ..., NCCL_*"
+ * (NCCL's names summed up: the list must fit a message).
+ */
+static int bad_key(const struct key_ctx *k)
 {
-	struct key_ctx k = {key ? key : "(null)", value ? value : "(null)", msg, cap};
+	const char *names[N_KEYS];
+	char list[320];
+	size_t n = 0, o = 0;
+
+	list[0] = '\0';
+	for (size_t i = 0; i < N_KEYS; i++) {
+		if ((keys[i].kind == KEY_SPEC && !k->spec) || (keys[i].lib && k->spec))
+			continue;
+		names[n++] = keys[i].key;
+		if (strncmp(keys[i].key, "NCCL_", 5) && o < sizeof(list))
+			o += (size_t)snprintf(list + o, sizeof(list) - o, "%s, ", keys[i].key);
+	}
+	const char *near = rl_suggest(k->key, names, n);
+	char hint[96] = "";
+	if (near)
+		snprintf(hint, sizeof(hint), " (did you mean %s?)", near);
+	if (k->msg && k->cap)
+		snprintf(k->msg, k->cap, "%s=%s: unknown key%s; keys: %sNCCL_*%s", k->key, k->val, hint,
+			 list, k->spec ? " (rocelab-dp --coll help)" : "");
+	return -EINVAL;
+}
+
+int ne_coll_key_set(struct ne_coll_config *cfg, struct ne_coll_spec *spec, const char *key,
+		    const char *value, char *msg, size_t cap)
+{
+	struct key_ctx k = {key ? key : "(null)", value ? value : "(null)", msg, cap, spec};
 
 	if (msg && cap)
 		msg[0] = '\0';
 	if (!cfg || !key || !value)
 		return bad(&k, "missing config, key or value");
-	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
-		if (!strcmp(key, keys[i].key))
-			return apply(cfg, &keys[i], &k);
-	return bad(&k, "unknown key");
+	for (size_t i = 0; i < N_KEYS; i++) {
+		if (strcmp(key, keys[i].key))
+			continue;
+		if (keys[i].lib && spec)
+			return bad(&k, "not a --coll key (%s)", keys[i].help);
+		return apply(cfg, &keys[i], &k);
+	}
+	return bad_key(&k);
+}
+
+int ne_coll_config_set_msg(struct ne_coll_config *cfg, const char *key, const char *value,
+			   char *msg, size_t cap)
+{
+	return ne_coll_key_set(cfg, NULL, key, value, msg, cap);
 }
 
 int ne_coll_config_set(struct ne_coll_config *cfg, const char *key, const char *value)
 {
 	return ne_coll_config_set_msg(cfg, key, value, NULL, 0);
+}
+
+void ne_coll_keys_help(FILE *out)
+{
+	fprintf(out, "--coll KEY=VALUE,... (the same keys in traffic and experiment files):\n");
+	for (size_t i = 0; i < N_KEYS; i++) {
+		if (keys[i].lib)
+			continue;
+		char dflt[48] = "";
+		if (keys[i].dflt)
+			snprintf(dflt, sizeof(dflt), " [%s]", keys[i].dflt);
+		fprintf(out, "  %-34s %s%s\n  %-34s   %s\n", keys[i].key, keys[i].values, dflt, "",
+			keys[i].help);
+	}
+	fprintf(out, "SIZE: bytes with K, M, G (binary, as nccl-tests: 1K = 1024) or KiB, MiB, GiB.\n"
+		     "TIME: 0, or a number with ns, us, ms or s.\n");
+}
+
+size_t ne_coll_key_names(const char **names, size_t cap, bool with_defaults)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < N_KEYS; i++)
+		if (!keys[i].lib && (!with_defaults || keys[i].dflt) && n < cap)
+			names[n++] = keys[i].key;
+	return n;
+}
+
+const char *ne_coll_key_default(const char *key)
+{
+	for (size_t i = 0; i < N_KEYS; i++)
+		if (!strcmp(key, keys[i].key))
+			return keys[i].dflt;
+	return NULL;
 }

@@ -10,7 +10,8 @@
  *   ne_coll_post.c    how a message becomes WQEs: split, round-robin, CTRAN
  *   ne_coll_proxy.c   each rank's proxy thread: post and poll costs, in order
  *   ne_coll_nccl.c    NCCL's arithmetic: ring chunk, slices, split pieces
- *   ne_coll_keys.c    the key=value parser (NCCL's names)
+ *   ne_coll_keys.c    the --coll key table and its value readers (NCCL's names)
+ *   ne_coll_spec.c    a --coll spec: defaults, the whole text, rules between keys
  *   ne_coll_result.c  nccl-tests numbers and output lines, active QPs per NIC
  *   ne_coll_series.c  the active-QP time series, rows completed lazily at events
  *   ne_coll_lat.c     per-message latency and wait: histograms and their hooks
@@ -340,5 +341,10 @@ void ne_coll_proxy_free(struct ne_coll *c);
 int ne_coll_proxy_poll(struct ne_coll *c, uint64_t now);
 /* Earliest time a busy proxy thread frees (UINT64_MAX: none). */
 uint64_t ne_coll_proxy_next_ns(const struct ne_coll *c);
+
+/* ne_coll_keys.c: one key into cfg, or with spec (not NULL) a --coll spec's
+ * (its spec-only keys allowed, library-only keys refused). 0 or -EINVAL with msg. */
+int ne_coll_key_set(struct ne_coll_config *cfg, struct ne_coll_spec *spec, const char *key,
+		    const char *value, char *msg, size_t cap);
 
 #endif /* NE_COLL_PRIV_H */

@@ -144,8 +144,8 @@ int topo_yaml_walk_map(struct topo_yaml_ctx *c, struct fy_node *map, int line, c
 			return topo_yaml_fail(c, kl, "%s: keys must be plain words", what);
 		if (topo_yaml_scalar(c, k, what, kl, key, sizeof(key)))
 			return -1;
-		bool known = false;
-		for (const char *const *q = keys; *q; q++)
+		bool known = keys == NULL; /* (any key: its owner checks it) */
+		for (const char *const *q = keys; q && *q; q++)
 			if (strcmp(*q, key) == 0)
 				known = true;
 		if (!known) {

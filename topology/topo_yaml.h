@@ -81,8 +81,9 @@ typedef int (*topo_yaml_pair_fn)(struct topo_yaml_ctx *c, void *obj, const char 
 
 /*
  * Walk a mapping: check it is one, that keys are plain scalars from `keys`
- * (a NULL-terminated list), and call fn for each pair. `what` names the
- * object in messages.
+ * (a NULL-terminated list; NULL: any plain scalar, for a vocabulary another
+ * module owns), and call fn for each pair. `what` names the object in
+ * messages.
  */
 int topo_yaml_walk_map(struct topo_yaml_ctx *c, struct fy_node *map, int line, const char *what,
 		       const char *const *keys, topo_yaml_pair_fn fn, void *obj);

@@ -136,7 +136,9 @@ int main(int argc, char **argv)
 	if (rc == 0 && o.check)
 		rc = o.topology ? topo_check_file(o.topology, stdout, stderr)
 				: bad("--check needs --topology FILE", NULL);
-	else if (rc == 0 && (rc = load_topology(&r)) == 0) {
+	/* --check with traffic: the specs too, as a run would read them */
+	bool specs = o.gen.n || o.coll.n || o.traffic;
+	if (rc == 0 && (!o.check || specs) && (rc = load_topology(&r)) == 0) {
 		if (o.list_hosts)
 			list_hosts(r.topo);
 		else if ((rc = parse_gens(&r)) == 0)

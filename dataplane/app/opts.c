@@ -35,7 +35,8 @@ static void usage(FILE *out)
 		"\n"
 		"  --topology FILE     YAML topology (see topologies/README.md)\n"
 		"  --clos S,L,H        built-in 2-tier Clos: S spines, L leaves, H hosts per leaf\n"
-		"  --check             validate the topology and exit (0 valid, 2 invalid); no DPDK\n"
+		"  --check             validate the topology, and the --gen, --coll and --traffic\n"
+		"                      given with it, and exit (0 valid, 2 invalid); no DPDK\n"
 		"  --list-hosts        print NAME ATTACH IFNAME IPV4/24 GW MAC MTU IPV6/64 GW6 per host; no DPDK\n"
 		"  --clock live|virtual  live: real time, hosts on DPDK ports (default);\n"
 		"                      virtual: simulated time, hosts are sinks, traffic from --gen\n"
@@ -64,9 +65,9 @@ static void usage(FILE *out)
 		"                      (repeatable; keys qps,size,count,depth,mtu,dscp,sport,start;\n"
 		"                      the data is verified; a failed transfer makes the exit status 1)\n"
 		"  --coll SPEC         a collective over emulated NICs, nccl-tests-like lines per size\n"
-		"                      (keys op,hosts,sizes,qps,mode,channels,chunk,window,cts,sport,\n"
-		"                      iters,warmup,data; model=nccl, NCCL_*, proxy_post_wqe,\n"
-		"                      proxy_poll_cqe, series go to ne_coll; see dataplane/dp_nic.h);\n"
+		"                      (keys op,hosts,sizes,model,qps,mode,channels,chunk,window,cts,\n"
+		"                      sport,iters,warmup,data, NCCL_*, proxy costs, series:\n"
+		"                      --coll help lists them with values and defaults);\n"
 		"                      repeat it for collectives at once on disjoint hosts (lines\n"
 		"                      tagged [c1], [c2]... in the order given)\n"
 		"  --coll-series FILE  the --coll's active QPs per NIC over virtual time, CSV, one\n"
@@ -283,6 +284,10 @@ int parse_opts(int argc, char **argv, struct opts *o)
 				return bad("out of memory for --rdma", optarg);
 			break;
 		case O_COLL:
+			if (strcmp(optarg, "help") == 0) { /* the --coll language, from its one table */
+				ne_coll_keys_help(stdout);
+				exit(0);
+			}
 			if (spec_push(&o->coll, optarg, NULL) < 0)
 				return bad("out of memory for --coll", optarg);
 			break;

@@ -144,8 +144,8 @@ static void at_where(char *err, size_t errlen, const char *where)
 {
 	if (!where)
 		return;
-	char msg[512];
-	snprintf(msg, sizeof(msg), "%s", err);
+	char msg[384]; /* (a message cut to leave room for WHERE) */
+	snprintf(msg, sizeof(msg), "%.383s", err);
 	if (snprintf(err, errlen, "%s: %s", where, msg) >= (int)errlen)
 		return; /* cut, as any message longer than err */
 }
@@ -211,6 +211,12 @@ int parse_gens(struct run *r)
 		if (dp_gen_parse(&r->gens[i], r->topo, o->gen.spec[i], err, sizeof(err)) < 0) {
 			fprintf(stderr, "rocelab-dp: %s: %s\n", o->gen.where[i] ? o->gen.where[i] : "--gen",
 				err);
+			return EXIT_BAD_INPUT;
+		}
+	for (unsigned i = 0; i < o->coll.n; i++) /* (before any DPDK: the run would fail later) */
+		if (dp_coll_spec_check(r->topo, o->coll.spec[i], err, sizeof(err)) < 0) {
+			at_where(err, sizeof(err), o->coll.where[i]);
+			fprintf(stderr, "rocelab-dp: %s\n", err);
 			return EXIT_BAD_INPUT;
 		}
 	return 0;

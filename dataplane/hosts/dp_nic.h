@@ -24,27 +24,11 @@
  * and NAK counters.
  *
  * Collectives over emulated hosts (--coll, nic_emul/ne_coll): key=value,...
- *   op       allreduce, allgather, reducescatter, alltoall, incast [allreduce]
- *   hosts    all, or ranks in order joined by '+': h0+h4+h8 [all emulated hosts]
- *   sizes    one size or a power-of-two sweep MIN:MAX (K/M/G binary) [1M]
- *   qps      data QPs per connection 1..64 [1]; mode split | rr [rr]
- *   channels parallel rings [1]; chunk bytes [512K]; window chunks in flight [4]
- *   cts      on | off: receiver-driven clear-to-send [on]
- *   sport    rxe | mlx5 | fixed | hash: UDP source ports of the QPs [rxe]
- *            (mlx5 computes them as rxe: 0xC000 | fold(lqpn x rqpn))
- *   iters, warmup  measured and warm-up iterations per size [1, 0]
- *   data     on | off: move and check real data (off: same wire, O(chunk) memory) [on]
- *   mode=ctran  (model nccl) Meta's CTRAN: fixed-size WQEs round-robin over the QPs
- * Every other key goes to ne_coll_config_set() (nic_emul/ne_coll.h has the list):
- *   model    rocelab | nccl (nccl applies NCCL's defaults: give it first) [rocelab]
- *   NCCL_IB_QPS_PER_CONNECTION 1..128, NCCL_IB_SPLIT_DATA_ON_QPS 0|1, NCCL_BUFFSIZE,
- *   NCCL_P2P_NET_CHUNKSIZE, NCCL_MIN_NCHANNELS, NCCL_MAX_NCHANNELS, NCCL_IB_TC,
- *   NCCL_IB_FIFO_TC, NCCL_CTRAN_IB_MAX_QPS, NCCL_CTRAN_IB_QP_SCALING_THRESHOLD,
- *   NCCL_CTRAN_IB_QP_MAX_MSGS (NCCL's names and defaults, sizes multiples of 128)
- *   proxy_post_wqe, proxy_poll_cqe  time each post / poll takes on the rank's one
- *            proxy thread (0, 200ns, 1.5us) [0: off]; a timer wakes the collective
- *            when a busy proxy thread frees
- *   qps      in model nccl also up to 128
+ * in the one --coll language, whose table is nic_emul/ne_coll_keys.c
+ * (`rocelab-dp --coll help` prints it): op, hosts, sizes, model, qps, mode,
+ * channels, chunk, window, cts, sport, iters, warmup, data, proxy costs,
+ * series and NCCL's own names. ne_coll_spec_parse reads a spec; this layer
+ * turns hosts= into NICs and runs sizes= as a sweep.
  * A bad pair: the error names it and what is wrong (rocelab-dp exits 2).
  * Each size prints an nccl-tests line (time, algbw, busbw, #wrong); sizes
  * run one after the other on the same fabric, each DP_COLL_SIZE_GAP_NS
@@ -198,6 +182,13 @@ void dp_nics_rx(struct dp_nics *ns, struct dp_host *h, struct rte_mbuf *m, uint6
 /* Parse an --rdma SPEC and set it up (QPs, memory, first posts at its start). Returns 0 or -1. */
 int dp_nics_add_rdma(struct dp_nics *ns, const char *spec, uint64_t start_offset_ns, char *err,
 		     size_t errlen);
+
+/*
+ * Check a --coll SPEC against topology t before anything runs: its keys, its
+ * hosts (emulated, each once, at least 2), its settings together. Returns 0,
+ * or -1 with "--coll: KEY=VALUE: why" in err.
+ */
+int dp_coll_spec_check(const struct topo *t, const char *spec, char *err, size_t errlen);
 
 /*
  * Parse a --coll SPEC and arm its first size at start_ns. Its hosts must not

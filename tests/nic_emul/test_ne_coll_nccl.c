@@ -495,9 +495,12 @@ static void test_keys(void **state)
 	expect_bad("NCCL_IB_QPS_PER_CONNECTION", "129", "1..128");
 	expect_bad("NCCL_IB_QPS_PER_CONNECTION", "0", "1..128");
 	expect_bad("NCCL_IB_QPS_PER_CONNECTION", "16x", "not an unsigned integer");
-	expect_bad("chunk", "1000", "multiple of 128");
+	expect_bad("chunk", "1002", "multiple of 4");
 	expect_bad("NCCL_CTRAN_IB_QP_SCALING_THRESHOLD", "1000", "multiple of 128");
-	expect_bad("NCCL_BUFFSIZE", "4MB", "bad unit");
+	expect_bad("NCCL_BUFFSIZE", "4MB", "ambiguous");
+	expect_bad("NCCL_BUFFSIZE", "4XB", "bad unit");
+	expect_bad("op", "all_reduce", "did you mean allreduce?");
+	expect_bad("sizes", "1M", "only in a --coll spec");
 	expect_bad("NCCL_BUFFSIZE", "128", "multiple of 1024");
 	expect_bad("proxy_post_wqe", "250", "missing unit");
 	expect_bad("proxy_post_wqe", "250xs", "bad unit");
