@@ -105,6 +105,46 @@ static void test_tune_pick_by_size(void **state)
 			   448.0 + 268435456.0 / 126684.0, 1e-6);
 }
 
+/*
+ * 16 servers x 8 (128 ranks): more than 2 nodes, so bwInter, llMaxBw 20.4,
+ * perChMaxTreeBw 36.0, perChMaxTreeLL128Bw 29.0; log2(16) = 4 tree levels;
+ * ring nsteps 254, 32 of them network steps.
+ *  Ring  LL     min(20.4, 192) x 128/254 = 10.280315;  6.6 + 222 x 1 + 32 x 2.7 = 315.0
+ *  Ring  LL128  293.6 x 128/254 = 147.955906;  14 + 222 x 1.9 + 32 x 4 = 563.8
+ *  Ring  Simple 384 x 128/254 = 193.511811;  8.4 + 222 x 3.4 + 32 x 14 = 1211.2
+ *  Tree  busBw min(353.28, 8 x 36.0) = 288
+ *  Tree  LL     min(288 / 3.8, 20.4) x .85 x .5 = 8.67;  6.8 + 2 x (4.2 + 4 x 5) = 55.2
+ *  Tree  LL128  min(270, 8 x 29.0) x .85 x .5 = 98.6;  14 + 2 x (8.75 + 4 x 8.5) = 99.5
+ *  Tree  Simple 288 x .85 x .5 = 122.4;  2 x (7 x 28 + 4 x 28) = 616
+ * 64 KiB (log 10: LL .6): Tree LL 55.2 + 65536 / 5202 = 67.798231 (Tree LL128 100.61,
+ *   Ring LL 321.37)
+ * 16 MiB (log 18: LL128 .9): Tree LL128 99.5 + 16777216 / 88740 = 288.560356
+ *   (Ring LL128 677.19, Ring Simple 1211.2 x 1.4 + 86.70 = 1782.38)
+ * 1 GiB (log 24: no correction): Ring Simple 1695.68 + 5548.714667 = 7244.394667
+ *   (Ring LL128 7820.97, Tree Simple 9388.40, Tree LL128 10989.38)
+ */
+static void test_tune_sixteen_servers(void **state)
+{
+	(void)state;
+	struct nc_tune_params p;
+	struct nc_tune_table t;
+	static const double bw[2][3] = { { 8.67, 98.6, 122.4 },
+					 { 10.2803149606, 147.9559055118, 193.5118110236 } };
+	static const double lat[2][3] = { { 55.2, 99.5, 616.0 }, { 315.0, 563.8, 1211.2 } };
+
+	nc_tune_params_h100(&p, 16, 8);
+	assert_int_equal(nc_tune_model(&p, &t), 0);
+	for (int a = 0; a < NC_ALGO_COUNT; a++) {
+		for (int pr = 0; pr < NC_PROTO_COUNT; pr++) {
+			assert_float_equal(t.bw_gbs[a][pr], bw[a][pr], EPS);
+			assert_float_equal(t.lat_us[a][pr], lat[a][pr], EPS);
+		}
+	}
+	expect_pick(&p, &t, 65536, NC_ALGO_TREE, NC_PROTO_LL, 67.798231);
+	expect_pick(&p, &t, 16u << 20, NC_ALGO_TREE, NC_PROTO_LL128, 288.560356);
+	expect_pick(&p, &t, 1u << 30, NC_ALGO_RING, NC_PROTO_SIMPLE, 7244.394667);
+}
+
 /* NCCL_ALGO=ring (any case): at 4 KiB Ring LL (43.596923). NCCL_PROTO=^LL:
  * Tree LL128 (48.541032). NCCL_PROTO=Simple: Ring Simple 152.82 beats Tree
  * Simple 448 + 4096 / 126684. */
@@ -196,6 +236,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_tune_table),
 		cmocka_unit_test(test_tune_pick_by_size),
+		cmocka_unit_test(test_tune_sixteen_servers),
 		cmocka_unit_test(test_tune_forced),
 		cmocka_unit_test(test_tune_refused),
 		cmocka_unit_test(test_tune_bad_params),
