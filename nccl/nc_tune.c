@@ -95,7 +95,9 @@ void nc_tune_params_h100(struct nc_tune_params *p, uint32_t nodes, uint32_t gpus
 
 static int params_ok(const struct nc_tune_params *p)
 {
-	if (p == NULL || p->nodes == 0 || p->gpus == 0 || p->channels == 0)
+	/* one rank: ncclTopoTuneModel returns before it models anything */
+	if (p == NULL || p->nodes == 0 || p->gpus == 0 || p->channels == 0 ||
+	    (uint64_t)p->nodes * p->gpus < 2)
 		return 0;
 	for (int a = 0; a < NC_ALGO_COUNT; a++)
 		if (p->graph_channels[a] == 0 || !(p->bw_intra[a] > 0.0) ||

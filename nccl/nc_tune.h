@@ -4,8 +4,11 @@
  * its tuning model (NCCL 2.21.5, src/graph/tuning.cc: ncclTopoTuneModel and
  * ncclTopoGetAlgoTime; read, not copied). Each (algorithm, protocol) gets a
  * latency (us) and a bandwidth (GB/s); a message of B bytes is predicted to
- * take lat + B / (1000 * bw) us, and the smallest time wins, first in NCCL's
- * order (Tree before Ring, LL before LL128 before Simple) on a tie.
+ * take lat + B / (1000 * bw) us (Tree's bw scaled by treeCorrectionFactor
+ * for B below 512 MiB; Ring Simple's lat x 1.4 across servers once each
+ * rank's share of a channel reaches 64 bytes), and the smallest time wins,
+ * first in NCCL's order (Tree before Ring, LL before LL128 before Simple)
+ * on a tie.
  *
  * Modelled: Tree and Ring, protocols LL, LL128 and Simple, AllReduce, one
  * operation per launch (numPipeOps 1), the user's NCCL_ALGO / NCCL_PROTO.
@@ -55,12 +58,14 @@ struct nc_tune_choice {
 	double time_us;
 };
 
-/* Fills p for nodes servers of gpus H100 (gpus 8 in the defaults' source),
- * Intel hosts, all algorithms and protocols on. */
+/* Fills p for nodes servers of gpus H100, Intel hosts, all algorithms and
+ * protocols on. The graph values are those NCCL's search gives 8 GPUs with
+ * 8 NICs across servers; a single server's search (no NIC: NVLink speeds)
+ * gives others, to be set by the caller. */
 void nc_tune_params_h100(struct nc_tune_params *p, uint32_t nodes, uint32_t gpus);
 
 /* Builds the table; 0, or -EINVAL for a bad p (0 nodes, gpus or channels,
- * a bandwidth <= 0, nothing left enabled). */
+ * a single rank, a bandwidth <= 0, nothing left enabled). */
 int nc_tune_model(const struct nc_tune_params *p, struct nc_tune_table *t);
 
 /* Predicted time of an AllReduce of bytes with (a, pr), in us; < 0 when

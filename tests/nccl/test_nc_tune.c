@@ -145,6 +145,43 @@ static void test_tune_sixteen_servers(void **state)
 	expect_pick(&p, &t, 1u << 30, NC_ALGO_RING, NC_PROTO_SIMPLE, 7244.394667);
 }
 
+/*
+ * One server of 8 (8 ranks; the formulas only: the graph inputs are the
+ * multi-server ones). No network: ring nsteps 14, all NVLink hops, no net
+ * overhead; llMaxBw Hopper-N1 141.0; perChMaxTreeBw 38.7; Tree LL128 x 7/9.
+ *  Ring  LL     min(141, 192) x 8/14 = 80.571429;   6.6 + 14 x .6  = 15.0
+ *  Ring  LL128  293.6 x 8/14 = 167.771429;          14 + 14 x 1.9  = 40.6
+ *  Ring  Simple 384 x 8/14 = 219.428571;            8.4 + 14 x 3.4 = 56.0
+ *  Tree  busBw min(353.28, 8 x 38.7 = 309.6) = 309.6
+ *  Tree  LL     min(309.6 / 3.8, 141) x .85 x .5 = 34.626316;  6.8 + 2 x 7 x .6 = 15.2
+ *  Tree  LL128  min(309.6 x 7/9 = 240.8, 293.6) x .85 x .5 = 102.34;  14 + 2 x 7 x 1.25 = 31.5
+ *  Tree  Simple 309.6 x .85 x .5 = 131.58;  2 x 7 x 28 = 392
+ * 4 KiB: Ring LL 15.0 + 4096 / 80571.43 = 15.050837 beats Tree LL
+ *   15.2 + 4096 / (34626.3 x .7) = 15.368988.
+ * 64 MiB (log 20: LL128 .9, Simple .8): Ring Simple 56 + 305.834667 =
+ *   361.834667 (Ring LL128 440.60, Tree LL128 760.10, Tree Simple 1029.53).
+ */
+static void test_tune_one_server(void **state)
+{
+	(void)state;
+	struct nc_tune_params p;
+	struct nc_tune_table t;
+	static const double bw[2][3] = { { 34.6263157895, 102.34, 131.58 },
+					 { 80.5714285714, 167.7714285714, 219.4285714286 } };
+	static const double lat[2][3] = { { 15.2, 31.5, 392.0 }, { 15.0, 40.6, 56.0 } };
+
+	nc_tune_params_h100(&p, 1, 8);
+	assert_int_equal(nc_tune_model(&p, &t), 0);
+	for (int a = 0; a < NC_ALGO_COUNT; a++) {
+		for (int pr = 0; pr < NC_PROTO_COUNT; pr++) {
+			assert_float_equal(t.bw_gbs[a][pr], bw[a][pr], EPS);
+			assert_float_equal(t.lat_us[a][pr], lat[a][pr], EPS);
+		}
+	}
+	expect_pick(&p, &t, 4096, NC_ALGO_RING, NC_PROTO_LL, 15.050837);
+	expect_pick(&p, &t, 64u << 20, NC_ALGO_RING, NC_PROTO_SIMPLE, 361.834667);
+}
+
 /* NCCL_ALGO=ring (any case): at 4 KiB Ring LL (43.596923). NCCL_PROTO=^LL:
  * Tree LL128 (48.541032). NCCL_PROTO=Simple: Ring Simple 152.82 beats Tree
  * Simple 448 + 4096 / 126684. */
@@ -222,6 +259,10 @@ static void test_tune_bad_params(void **state)
 
 	nc_tune_params_h100(&p, 0, 8);
 	assert_int_equal(nc_tune_model(&p, &t), -EINVAL);
+	nc_tune_params_h100(&p, 1, 1); /* one rank: NCCL tunes nothing */
+	assert_int_equal(nc_tune_model(&p, &t), -EINVAL);
+	nc_tune_params_h100(&p, 1, 2); /* two ranks in one server: tuned */
+	assert_int_equal(nc_tune_model(&p, &t), 0);
 	nc_tune_params_h100(&p, 2, 8);
 	p.bw_inter[NC_ALGO_RING] = 0.0;
 	assert_int_equal(nc_tune_model(&p, &t), -EINVAL);
@@ -237,6 +278,7 @@ int main(void)
 		cmocka_unit_test(test_tune_table),
 		cmocka_unit_test(test_tune_pick_by_size),
 		cmocka_unit_test(test_tune_sixteen_servers),
+		cmocka_unit_test(test_tune_one_server),
 		cmocka_unit_test(test_tune_forced),
 		cmocka_unit_test(test_tune_refused),
 		cmocka_unit_test(test_tune_bad_params),
