@@ -37,10 +37,23 @@
 
 #define EPS 1e-6
 
-static void setup_2x8(struct nc_tune_params *p, struct nc_tune_table *t)
+static void setup(struct nc_tune_params *p, struct nc_tune_table *t, uint32_t nodes)
 {
-	nc_tune_params_h100(p, 2, 8);
+	nc_tune_params_h100(p, nodes, 8);
 	assert_int_equal(nc_tune_model(p, t), 0);
+}
+
+/* The table of nodes x 8 GPUs equals bw / lat (worked out by hand). */
+static void expect_table(struct nc_tune_params *p, struct nc_tune_table *t, uint32_t nodes,
+			 const double bw[2][3], const double lat[2][3])
+{
+	setup(p, t, nodes);
+	for (int a = 0; a < NC_ALGO_COUNT; a++) {
+		for (int pr = 0; pr < NC_PROTO_COUNT; pr++) {
+			assert_float_equal(t->bw_gbs[a][pr], bw[a][pr], EPS);
+			assert_float_equal(t->lat_us[a][pr], lat[a][pr], EPS);
+		}
+	}
 }
 
 static void test_tune_table(void **state)
@@ -52,13 +65,7 @@ static void test_tune_table(void **state)
 					 { 20.8, 156.5866666667, 204.8 } };
 	static const double lat[2][3] = { { 25.2, 48.5, 448.0 }, { 43.4, 79.4, 152.8 } };
 
-	setup_2x8(&p, &t);
-	for (int a = 0; a < NC_ALGO_COUNT; a++) {
-		for (int pr = 0; pr < NC_PROTO_COUNT; pr++) {
-			assert_float_equal(t.bw_gbs[a][pr], bw[a][pr], EPS);
-			assert_float_equal(t.lat_us[a][pr], lat[a][pr], EPS);
-		}
-	}
+	expect_table(&p, &t, 2, bw, lat);
 }
 
 static void expect_pick(const struct nc_tune_params *p, const struct nc_tune_table *t,
@@ -95,7 +102,7 @@ static void test_tune_pick_by_size(void **state)
 	struct nc_tune_params p;
 	struct nc_tune_table t;
 
-	setup_2x8(&p, &t);
+	setup(&p, &t, 2);
 	expect_pick(&p, &t, 4096, NC_ALGO_TREE, NC_PROTO_LL, 25.553027);
 	expect_pick(&p, &t, 1u << 20, NC_ALGO_TREE, NC_PROTO_LL128, 62.505663);
 	expect_pick(&p, &t, 256u << 20, NC_ALGO_RING, NC_PROTO_SIMPLE, 1524.64);
@@ -132,14 +139,7 @@ static void test_tune_sixteen_servers(void **state)
 					 { 10.2803149606, 147.9559055118, 193.5118110236 } };
 	static const double lat[2][3] = { { 55.2, 99.5, 616.0 }, { 315.0, 563.8, 1211.2 } };
 
-	nc_tune_params_h100(&p, 16, 8);
-	assert_int_equal(nc_tune_model(&p, &t), 0);
-	for (int a = 0; a < NC_ALGO_COUNT; a++) {
-		for (int pr = 0; pr < NC_PROTO_COUNT; pr++) {
-			assert_float_equal(t.bw_gbs[a][pr], bw[a][pr], EPS);
-			assert_float_equal(t.lat_us[a][pr], lat[a][pr], EPS);
-		}
-	}
+	expect_table(&p, &t, 16, bw, lat);
 	expect_pick(&p, &t, 65536, NC_ALGO_TREE, NC_PROTO_LL, 67.798231);
 	expect_pick(&p, &t, 16u << 20, NC_ALGO_TREE, NC_PROTO_LL128, 288.560356);
 	expect_pick(&p, &t, 1u << 30, NC_ALGO_RING, NC_PROTO_SIMPLE, 7244.394667);
@@ -170,14 +170,7 @@ static void test_tune_one_server(void **state)
 					 { 80.5714285714, 167.7714285714, 219.4285714286 } };
 	static const double lat[2][3] = { { 15.2, 31.5, 392.0 }, { 15.0, 40.6, 56.0 } };
 
-	nc_tune_params_h100(&p, 1, 8);
-	assert_int_equal(nc_tune_model(&p, &t), 0);
-	for (int a = 0; a < NC_ALGO_COUNT; a++) {
-		for (int pr = 0; pr < NC_PROTO_COUNT; pr++) {
-			assert_float_equal(t.bw_gbs[a][pr], bw[a][pr], EPS);
-			assert_float_equal(t.lat_us[a][pr], lat[a][pr], EPS);
-		}
-	}
+	expect_table(&p, &t, 1, bw, lat);
 	expect_pick(&p, &t, 4096, NC_ALGO_RING, NC_PROTO_LL, 15.050837);
 	expect_pick(&p, &t, 64u << 20, NC_ALGO_RING, NC_PROTO_SIMPLE, 361.834667);
 }
