@@ -236,7 +236,7 @@ struct ne_qp {
 struct ne_qpc_entry {
 	uint32_t qpn;
 	bool valid;
-	bool held;           /* qpc_hold: fetched, its QP has not sent since; not on the list */
+	bool held;           /* fetched, its QP has not sent since; not on the list */
 	uint32_t prev, next; /* slots; NE_QPC_NIL ends the list */
 };
 #define NE_QPC_NIL UINT32_MAX
@@ -325,8 +325,10 @@ struct ne_qp *ne_qp_lookup(const struct ne_nic *nic, uint32_t qpn);
 struct ne_mr *ne_mr_lookup(struct ne_nic *nic, uint32_t key);
 /* Resolve [iova, iova+len) of an MR with the given access; NULL if out of bounds. */
 uint8_t *ne_mr_ptr(struct ne_nic *nic, uint32_t key, uint64_t iova, uint32_t len, uint32_t access);
+/* Access the QP's context: true when resident (a hit); on a miss the context
+ * is fetched and held until the QP sends a frame, and false is returned. */
 bool ne_qpc_touch(struct ne_nic *nic, uint32_t qpn);
-/* The QP sent a frame: a context held for it (qpc_hold) becomes evictable. */
+/* The QP sent a frame: the context held for it since its miss becomes evictable. */
 void ne_qpc_sent(struct ne_nic *nic, uint32_t qpn);
 void ne_cq_push(struct ne_nic *nic, struct ne_cq *cq, const struct ne_wc *wc);
 
