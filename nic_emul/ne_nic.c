@@ -250,14 +250,14 @@ bool ne_qpc_touch(struct ne_nic *nic, uint32_t qpn)
 	else if (nic->qpc_count + nic->qpc_held >= nic->cfg.qpc_entries &&
 		 nic->qpc_tail != NE_QPC_NIL)
 		qpc_unlink(nic, nic->qpc_tail); /* the least recently used one not held */
-	if (nic->cfg.qpc_hold) {
-		e->qpn = qpn;
-		e->valid = true;
-		e->held = true;
-		nic->qpc_held++;
-	} else {
-		qpc_push_front(nic, slot, qpn);
-	}
+	/* Forward progress, as an RNIC uses a context it fetched: the context
+	 * is held (off the list, not evictable) until its QP sends a frame.
+	 * Evictable at once, QPs waiting out their misses evicted each other's
+	 * contexts before any was used and no frame left (livelock). */
+	e->qpn = qpn;
+	e->valid = true;
+	e->held = true;
+	nic->qpc_held++;
 	return false;
 }
 
@@ -266,7 +266,7 @@ void ne_qpc_sent(struct ne_nic *nic, uint32_t qpn)
 	uint32_t slot;
 	struct ne_qpc_entry *e;
 
-	if (!nic->qpc || !nic->cfg.qpc_hold)
+	if (!nic->qpc)
 		return;
 	slot = qpn % nic->nqps;
 	e = &nic->qpc[slot];

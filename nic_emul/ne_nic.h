@@ -128,17 +128,20 @@ struct ne_nic_config {
 	/* QP context cache: qpc_entries contexts are resident (LRU); touching a
 	 * QP that is not resident costs qpc_miss_ns before its packet leaves
 	 * (transmit) or before the responses it causes are ready (receive).
-	 * 0 entries disables the model (every access hits). */
+	 * 0 entries disables the model (every access hits).
+	 * Forward progress: a context fetched on a miss is held (not evictable)
+	 * until its QP has sent a frame, as an RNIC uses a context it fetched;
+	 * then it is the most recently used. So QPs waiting out their misses
+	 * cannot evict each other's contexts (before this rule, 64 QPs per
+	 * connection against 64 entries livelocked), and each QP misses at most
+	 * once per frame it sends plus once: qpc_misses <= sent_pkts + QPs.
+	 * When every resident context is held, a miss fetches one more (the
+	 * cache overflows by the held ones until they are sent). */
 	uint32_t qpc_entries;
 	uint64_t qpc_miss_ns;
-	/* Hold a fetched context until its QP has sent a frame: a context the
-	 * cache fetched on a miss is not evicted before the QP's next frame
-	 * leaves (it then becomes the most recently used), so QPs cannot evict
-	 * each other's contexts while they wait out the miss and thrash. Each QP
-	 * then misses at most once per frame it sends, plus once: misses <=
-	 * sent_pkts + QPs. When every resident context is held, a miss fetches
-	 * one more (the cache overflows by the held ones). Default false: a
-	 * fetched context is evictable at once (the model before this option). */
+	/* Ignored, kept so that configurations setting it (rocelab-dp --nic
+	 * hold=on|off) still work: holding a fetched context until its QP has
+	 * sent was this option and is now the rule above, whatever it says. */
 	bool qpc_hold;
 
 	/* Skip the ICRC: transmit frames carry 0 and received frames are not

@@ -236,7 +236,7 @@ struct ne_qp {
 struct ne_qpc_entry {
 	uint32_t qpn;
 	bool valid;
-	bool held;           /* qpc_hold: fetched, its QP has not sent since; not on the list */
+	bool held;           /* fetched, its QP has not sent since; not on the list */
 	uint32_t prev, next; /* slots; NE_QPC_NIL ends the list */
 };
 #define NE_QPC_NIL UINT32_MAX
@@ -322,8 +322,10 @@ void ne_sched_mark(struct ne_nic *nic, struct ne_qp *qp);
 
 /* ne_nic.c */
 struct ne_qp *ne_qp_lookup(const struct ne_nic *nic, uint32_t qpn);
+/* Access the QP's context: true when resident (a hit); on a miss the context
+ * is fetched and held until the QP sends a frame, and false is returned. */
 bool ne_qpc_touch(struct ne_nic *nic, uint32_t qpn);
-/* The QP sent a frame: a context held for it (qpc_hold) becomes evictable. */
+/* The QP sent a frame: the context held for it since its miss becomes evictable. */
 void ne_qpc_sent(struct ne_nic *nic, uint32_t qpn);
 
 /* ne_mr.c */

@@ -1,0 +1,321 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* nc_tune: NCCL 2.21.5's AllReduce tuning model (see nc_tune.h). */
+#include "nc_tune.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+/* All values below are NCCL 2.21.5's, src/graph/tuning.cc unless said:
+ * latencies in us, bandwidths in GB/s. Indices [algo][proto] in
+ * nc_algo / nc_proto order, which is NCCL's. */
+static const double base_lat[NC_ALGO_COUNT][NC_PROTO_COUNT] = {
+	{ 6.8, 14.0, 0.0 },  /* Tree (baseLat) */
+	{ 6.6, 14.0, 8.4 },  /* Ring */
+};
+/* hwLat[NCCL_HW_NVLINK]: the intra-server hop (typeIntra NVL) */
+static const double nvl_lat[NC_ALGO_COUNT][NC_PROTO_COUNT] = {
+	{ 0.6, 1.25, 28.0 },
+	{ 0.6, 1.9, 3.4 },
+};
+/* hwLat[NCCL_HW_NET]: the network hop */
+static const double net_lat[NC_ALGO_COUNT][NC_PROTO_COUNT] = {
+	{ 5.0, 8.5, 28.0 },
+	{ 2.7, 4.0, 14.0 },
+};
+/* llMaxBws: [Volta-N1/Intel][Ampere-N1/AMD][Hopper-N1/AMD] x [1 node, 2, more] */
+static const double ll_max_bw[3][3] = {
+	{ 39.0, 39.0, 20.4 },
+	{ 87.7, 22.5, 19.0 },
+	{ 141.0, 45.0, 35.0 },
+};
+/* Hopper rows of perChMaxRingLL128Bws, perChMaxTreeLL128Bws, perChMaxTreeBws */
+static const double ring_ll128_ch_bw[3] = { 36.7, 36.7, 36.7 };
+static const double tree_ll128_ch_bw[3] = { 36.7, 36.7, 29.0 };
+static const double tree_ch_bw[3] = { 38.7, 41.4, 36.0 };
+/* treeCorrectionFactor: per protocol, for log2(bytes / 64) = 0..22 */
+#define NC_TREE_CORR_N 23
+static const double tree_corr[NC_PROTO_COUNT][NC_TREE_CORR_N] = {
+	{ 1.0, 1.0, 1.0, 1.0, .9, .8, .7, .7, .7, .7, .6, .5, .4, .4, .5, .6, .7, .8, .9,
+	  1.0, 1.0, 1.0, 1.0 },
+	{ 1.0, 1.0, 1.0, 1.0, 1.0, .9, .8, .8, .8, .7, .6, .6, .6, .6, .6, .6, .8, .9, .9,
+	  .9, .9, 1.0, 1.0 },
+	{ .9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5, .5, .5, .5, .6, .7, .8, .7, .7,
+	  .8, .9, .9 },
+};
+#define HOPPER_IDX 2  /* compCapIndex for sm90 */
+
+static const char *const algo_names[NC_ALGO_COUNT] = { "Tree", "Ring" };
+static const char *const proto_names[NC_PROTO_COUNT] = { "LL", "LL128", "Simple" };
+/* NCCL 2.21's other algorithm names (ncclAlgoStr), refused as not modelled */
+static const char *const algo_unmodelled[] = { "CollNetDirect", "CollNetChain", "NVLS",
+					       "NVLSTree" };
+
+/* floor(log2(n)), 0 for n <= 1 (NCCL's log2i) */
+static unsigned int log2i(uint64_t n)
+{
+	unsigned int l = 0;
+
+	while (n >>= 1)
+		l++;
+	return l;
+}
+
+void nc_tune_params_h100(struct nc_tune_params *p, uint32_t nodes, uint32_t gpus)
+{
+	memset(p, 0, sizeof(*p));
+	p->nodes = nodes;
+	p->gpus = gpus;
+	/*
+	 * Ring and tree graphs: 8 channels of 48 GB/s. PCIe Gen5 x16 is
+	 * 16 x 240 / 80 = 48 GB/s in NCCL (topo.cc ncclTopoAddPci,
+	 * kvDictPciGen "32.0 GT/s PCIe" = 240), a 400G NIC 400000 / 8000 =
+	 * 50 GB/s (topo.cc); ncclTopoCompute starts at the first
+	 * sm90SpeedArrayInter entry <= maxBw (48), one channel fits a NIC
+	 * (50 - 48 < 48), and 8 x 48 = 384 >= totalBw = 18 links x 20.6
+	 * (SM90_NVLINK_BW) ends the ring search; ncclTopoDupChannels keeps 8
+	 * (ccMin > 80, bw < 50, > 4 channels). The tree graph is the sm90
+	 * fallback NCCL_TOPO_PATTERN_TREE (search.cc "Try a simpler tree").
+	 * Runtime channels: ncclTopoPostset doubles to 16 (issue #1453).
+	 */
+	for (int a = 0; a < NC_ALGO_COUNT; a++) {
+		p->graph_channels[a] = 8;
+		p->bw_intra[a] = 48.0;
+		p->bw_inter[a] = 48.0;
+		p->algo_on[a] = true;
+	}
+	p->channels = 16;
+	p->tree_pattern_tree = true;
+	p->cpu_amd = false;        /* Meta's Grand Teton: Intel Xeon hosts */
+	p->latency_inter_us = 0.0; /* net_ib reports no latency to the graph */
+	for (int i = 0; i < NC_PROTO_COUNT; i++)
+		p->proto_on[i] = true;
+}
+
+static int params_ok(const struct nc_tune_params *p)
+{
+	/* one rank: ncclTopoTuneModel returns before it models anything */
+	if (p == NULL || p->nodes == 0 || p->gpus == 0 || p->channels == 0 ||
+	    (uint64_t)p->nodes * p->gpus < 2)
+		return 0;
+	for (int a = 0; a < NC_ALGO_COUNT; a++)
+		if (p->graph_channels[a] == 0 || !(p->bw_intra[a] > 0.0) ||
+		    !(p->bw_inter[a] > 0.0))
+			return 0;
+	return 1;
+}
+
+static double dmin(double x, double y)
+{
+	return x < y ? x : y;
+}
+
+/* Algorithm bandwidth of (a, pr) for an AllReduce, before enables. */
+static double model_bw(const struct nc_tune_params *p, enum nc_algo a, enum nc_proto pr)
+{
+	unsigned int i2 = p->nodes <= 2 ? p->nodes - 1 : 2;
+	unsigned int i1 = p->nodes == 1 ? HOPPER_IDX : (p->cpu_amd ? 1 : 0);
+	double n_ch = p->graph_channels[a];
+	double bus = n_ch * (p->nodes <= 2 ? p->bw_intra[a] : p->bw_inter[a]);
+	uint64_t nranks = (uint64_t)p->nodes * p->gpus;
+	double nsteps = 2.0 * (double)(nranks - 1);
+
+	if (a == NC_ALGO_RING) {
+		if (pr == NC_PROTO_LL)
+			bus = dmin(ll_max_bw[i1][i2], bus * .5);
+		else if (pr == NC_PROTO_LL128)
+			bus = dmin(bus * (p->gpus < 2 ? 0.7 : 0.92),
+				   n_ch * ring_ll128_ch_bw[i2]);
+		/* bus to algorithm bandwidth: nRanks / nsteps (1 rank: none) */
+		return nranks > 1 ? bus * (double)nranks / nsteps : bus;
+	}
+	bus = dmin(bus * .92, n_ch * tree_ch_bw[i2]);
+	if (pr == NC_PROTO_LL)
+		bus = dmin(bus / 3.8, ll_max_bw[i1][i2]);
+	else if (pr == NC_PROTO_LL128)
+		bus = dmin(bus * (p->nodes == 1 ? 7.0 / 9.0 : 120.0 / 128.0),
+			   n_ch * tree_ll128_ch_bw[i2]);
+	if (p->tree_pattern_tree)
+		bus *= .85;
+	return bus * .5;
+}
+
+/* Latency of (a, pr) for an AllReduce, us. */
+static double model_lat(const struct nc_tune_params *p, enum nc_algo a, enum nc_proto pr)
+{
+	double intra = nvl_lat[a][pr];
+	double inter = net_lat[a][pr] + p->latency_inter_us;
+	uint64_t nranks = (uint64_t)p->nodes * p->gpus;
+
+	if (pr == NC_PROTO_SIMPLE)
+		inter += p->latency_inter_us; /* the flush */
+	if (a == NC_ALGO_TREE)
+		return base_lat[a][pr] +
+		       2.0 * ((p->gpus - 1) * intra + log2i(p->nodes) * inter);
+	double nsteps = 2.0 * (double)(nranks - 1);
+	double ninter = p->nodes > 1 ? 2.0 * p->nodes : 0.0;
+	double ovh = 0.0;
+	if (p->nodes > 1) {
+		/* getNetOverhead: 1 us Intel, 2 us AMD; x3 for Simple */
+		ovh = p->cpu_amd ? 2.0 : 1.0;
+		if (pr == NC_PROTO_SIMPLE)
+			ovh *= 3;
+	}
+	if (intra < ovh)
+		intra = ovh;
+	return base_lat[a][pr] + (nsteps - ninter) * intra + ninter * inter;
+}
+
+int nc_tune_model(const struct nc_tune_params *p, struct nc_tune_table *t)
+{
+	int any = 0;
+
+	if (!params_ok(p) || t == NULL)
+		return -EINVAL;
+	for (int a = 0; a < NC_ALGO_COUNT; a++) {
+		for (int pr = 0; pr < NC_PROTO_COUNT; pr++) {
+			t->lat_us[a][pr] = model_lat(p, a, pr);
+			t->bw_gbs[a][pr] = p->algo_on[a] && p->proto_on[pr] ?
+						   model_bw(p, a, pr) : 0.0;
+			any |= t->bw_gbs[a][pr] > 0.0;
+		}
+	}
+	return any ? 0 : -EINVAL;
+}
+
+double nc_tune_time_us(const struct nc_tune_params *p, const struct nc_tune_table *t,
+		       enum nc_algo a, enum nc_proto pr, uint64_t bytes)
+{
+	if (!params_ok(p) || t == NULL || (unsigned int)a >= NC_ALGO_COUNT ||
+	    (unsigned int)pr >= NC_PROTO_COUNT)
+		return -1.0;
+	double bw = t->bw_gbs[a][pr], lat = t->lat_us[a][pr];
+	if (!(bw > 0.0))
+		return -1.0;
+	unsigned int ls = log2i(bytes >> 6);
+	if (a == NC_ALGO_TREE && ls < NC_TREE_CORR_N)
+		bw *= tree_corr[pr][ls];
+	uint64_t nranks = (uint64_t)p->nodes * p->gpus;
+	/* the ring's plateau (sm80 and later: 1.4) */
+	if (a == NC_ALGO_RING && pr == NC_PROTO_SIMPLE && p->nodes > 1 &&
+	    bytes / ((uint64_t)p->channels * nranks) >= 64)
+		lat *= 1.4;
+	return lat + (double)bytes / (1000.0 * bw);
+}
+
+int nc_tune_pick(const struct nc_tune_params *p, const struct nc_tune_table *t,
+		 uint64_t bytes, struct nc_tune_choice *c)
+{
+	int found = 0;
+
+	if (c == NULL)
+		return -EINVAL;
+	for (int a = 0; a < NC_ALGO_COUNT; a++) {
+		for (int pr = 0; pr < NC_PROTO_COUNT; pr++) {
+			double us = nc_tune_time_us(p, t, a, pr, bytes);
+			/* strictly less: the first in NCCL's order keeps a tie */
+			if (us >= 0.0 && (!found || us < c->time_us)) {
+				c->algo = a;
+				c->proto = pr;
+				c->time_us = us;
+				found = 1;
+			}
+		}
+	}
+	return found ? 0 : -EINVAL;
+}
+
+const char *nc_tune_algo_name(enum nc_algo a)
+{
+	return (unsigned int)a < NC_ALGO_COUNT ? algo_names[a] : "?";
+}
+
+const char *nc_tune_proto_name(enum nc_proto p)
+{
+	return (unsigned int)p < NC_PROTO_COUNT ? proto_names[p] : "?";
+}
+
+/* Valid names as "A, B, C" into buf. */
+static void list_names(const char *const *names, int n, char *buf, size_t len)
+{
+	size_t used = 0;
+
+	buf[0] = '\0';
+	for (int i = 0; i < n && used < len; i++) {
+		int w = snprintf(buf + used, len - used, "%s%s", i ? ", " : "", names[i]);
+		if (w < 0)
+			return;
+		used += (size_t)w;
+	}
+}
+
+static int is_unmodelled(const char *tok, size_t n)
+{
+	for (size_t i = 0; i < sizeof(algo_unmodelled) / sizeof(algo_unmodelled[0]); i++)
+		if (strlen(algo_unmodelled[i]) == n && strncasecmp(tok, algo_unmodelled[i], n) == 0)
+			return 1;
+	return 0;
+}
+
+/* NCCL's parseList over names[n] into on[] (see nc_tune_set_algo). */
+static int parse_list(const char *var, const char *s, const char *const *names, int n,
+		      bool *on, int check_unmodelled, char *err, size_t errlen)
+{
+	char valid[128];
+	bool out[NC_PROTO_COUNT];
+	bool neg = s != NULL && s[0] == '^';
+	int any = 0;
+
+	list_names(names, n, valid, sizeof(valid));
+	if (s == NULL) {
+		snprintf(err, errlen, "%s: no value (valid: %s)", var, valid);
+		return -EINVAL;
+	}
+	const char *tok = s + (neg ? 1 : 0);
+	for (int i = 0; i < n; i++)
+		out[i] = neg;
+	for (;;) {
+		size_t len = strcspn(tok, ",");
+		int idx = -1;
+		for (int i = 0; i < n; i++)
+			if (strlen(names[i]) == len && strncasecmp(tok, names[i], len) == 0)
+				idx = i;
+		if (idx < 0) {
+			const char *why = len == 0 ? "empty name" :
+					  check_unmodelled && is_unmodelled(tok, len) ?
+					  "not modelled" : "unknown name";
+			snprintf(err, errlen, "%s: %s '%.*s' in '%s' (valid: %s)", var, why,
+				 (int)len, tok, s, valid);
+			return -EINVAL;
+		}
+		out[idx] = !neg;
+		if (tok[len] == '\0')
+			break;
+		tok += len + 1;
+	}
+	for (int i = 0; i < n; i++)
+		any |= out[i];
+	if (!any) {
+		snprintf(err, errlen, "%s: '%s' leaves nothing enabled (valid: %s)", var, s, valid);
+		return -EINVAL;
+	}
+	memcpy(on, out, (size_t)n * sizeof(bool));
+	return 0;
+}
+
+int nc_tune_set_algo(struct nc_tune_params *p, const char *s, char *err, size_t errlen)
+{
+	if (p == NULL)
+		return -EINVAL;
+	return parse_list("NCCL_ALGO", s, algo_names, NC_ALGO_COUNT, p->algo_on, 1, err,
+			  errlen);
+}
+
+int nc_tune_set_proto(struct nc_tune_params *p, const char *s, char *err, size_t errlen)
+{
+	if (p == NULL)
+		return -EINVAL;
+	return parse_list("NCCL_PROTO", s, proto_names, NC_PROTO_COUNT, p->proto_on, 0, err,
+			  errlen);
+}

@@ -1,0 +1,93 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * nc_tune: NCCL's choice of algorithm and protocol for an AllReduce, from
+ * its tuning model (NCCL 2.21.5, src/graph/tuning.cc: ncclTopoTuneModel and
+ * ncclTopoGetAlgoTime; read, not copied). Each (algorithm, protocol) gets a
+ * latency (us) and a bandwidth (GB/s); a message of B bytes is predicted to
+ * take lat + B / (1000 * bw) us (Tree's bw scaled by treeCorrectionFactor
+ * for B below 512 MiB; Ring Simple's lat x 1.4 across servers once each
+ * rank's share of a channel reaches 64 bytes), and the smallest time wins,
+ * first in NCCL's order (Tree before Ring, LL before LL128 before Simple)
+ * on a tie.
+ *
+ * Modelled: Tree and Ring, protocols LL, LL128 and Simple, AllReduce, one
+ * operation per launch (numPipeOps 1), the user's NCCL_ALGO / NCCL_PROTO.
+ * Not modelled: CollNetDirect, CollNetChain (no SHARP plugin on RoCE), NVLS
+ * and NVLSTree (as NCCL_NVLS_ENABLE=0), other collectives, NCCL_NTHREADS /
+ * thread thresholds, tuner plugins. NCCL computes in float; this in double
+ * (results differ in the last float digits at most).
+ *
+ * The topology enters as NCCL's search graphs would describe it: channels
+ * and per-channel bandwidth of the ring and tree graphs. nc_tune_params_h100
+ * fills them for rail-matched 8 x H100 servers (NVLink 4 through NVSwitch,
+ * one 400G NIC per GPU on PCIe Gen5 x16; the derivation is in nc_tune.c).
+ */
+#ifndef NC_TUNE_H
+#define NC_TUNE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum nc_algo { NC_ALGO_TREE, NC_ALGO_RING, NC_ALGO_COUNT };             /* NCCL's order */
+enum nc_proto { NC_PROTO_LL, NC_PROTO_LL128, NC_PROTO_SIMPLE, NC_PROTO_COUNT };
+
+struct nc_tune_params {
+	uint32_t nodes;                          /* servers, >= 1 */
+	uint32_t gpus;                           /* ranks per server, >= 1 */
+	uint32_t channels;                       /* runtime channels (comm->nChannels) */
+	uint32_t graph_channels[NC_ALGO_COUNT];  /* search graph channels, >= 1 */
+	double bw_intra[NC_ALGO_COUNT];          /* graph bwIntra, GB/s per channel */
+	double bw_inter[NC_ALGO_COUNT];          /* graph bwInter, GB/s per channel */
+	bool tree_pattern_tree;                  /* tree graph is NCCL_TOPO_PATTERN_TREE */
+	bool cpu_amd;                            /* AMD host CPU (else Intel) */
+	double latency_inter_us;                 /* graph latencyInter (net plugin) */
+	bool algo_on[NC_ALGO_COUNT];             /* NCCL_ALGO (all on by default) */
+	bool proto_on[NC_PROTO_COUNT];           /* NCCL_PROTO (all on by default) */
+};
+
+/* The tuning table: bw 0 means disabled. */
+struct nc_tune_table {
+	double lat_us[NC_ALGO_COUNT][NC_PROTO_COUNT];
+	double bw_gbs[NC_ALGO_COUNT][NC_PROTO_COUNT];
+};
+
+struct nc_tune_choice {
+	enum nc_algo algo;
+	enum nc_proto proto;
+	double time_us;
+};
+
+/* Fills p for nodes servers of gpus H100, Intel hosts, all algorithms and
+ * protocols on. The graph values are those NCCL's search gives 8 GPUs with
+ * 8 NICs across servers; a single server's search (no NIC: NVLink speeds)
+ * gives others, to be set by the caller. */
+void nc_tune_params_h100(struct nc_tune_params *p, uint32_t nodes, uint32_t gpus);
+
+/* Builds the table; 0, or -EINVAL for a bad p (0 nodes, gpus or channels,
+ * a single rank, a bandwidth <= 0, nothing left enabled). */
+int nc_tune_model(const struct nc_tune_params *p, struct nc_tune_table *t);
+
+/* Predicted time of an AllReduce of bytes with (a, pr), in us; < 0 when
+ * that pair is disabled or the arguments are bad. */
+double nc_tune_time_us(const struct nc_tune_params *p, const struct nc_tune_table *t,
+		       enum nc_algo a, enum nc_proto pr, uint64_t bytes);
+
+/* NCCL's pick for bytes; 0, or -EINVAL for bad arguments / nothing enabled. */
+int nc_tune_pick(const struct nc_tune_params *p, const struct nc_tune_table *t,
+		 uint64_t bytes, struct nc_tune_choice *c);
+
+/* Applies an NCCL_ALGO / NCCL_PROTO string to p->algo_on / p->proto_on as
+ * NCCL's parseList does: a comma list of names (case-insensitive), all
+ * others off; a leading '^' turns the listed ones off and the others on.
+ * Returns 0, or -EINVAL with a message in err (the bad name and the valid
+ * ones) for an unknown name, a name NCCL has but this model lacks, an
+ * empty name, or a list that leaves nothing enabled; p is then unchanged. */
+int nc_tune_set_algo(struct nc_tune_params *p, const char *s, char *err, size_t errlen);
+int nc_tune_set_proto(struct nc_tune_params *p, const char *s, char *err, size_t errlen);
+
+/* NCCL's names ("Tree", "Ring"; "LL", "LL128", "Simple"), "?" out of range. */
+const char *nc_tune_algo_name(enum nc_algo a);
+const char *nc_tune_proto_name(enum nc_proto p);
+
+#endif /* NC_TUNE_H */

@@ -1,0 +1,280 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * NCCL 2.21.5's AllReduce choice for 2 servers x 8 H100 (16 ranks),
+ * Intel hosts, graphs of 8 channels x 48 GB/s, 16 runtime channels.
+ * Worked out by hand from src/graph/tuning.cc:
+ *
+ * Bandwidth (GB/s): busBw = 8 x 48 = 384 (2 nodes: bwIntra).
+ *  Ring  LL     min(llMaxBw 39.0, 384 x .5) = 39.0,   x 16/30 = 20.8
+ *  Ring  LL128  min(384 x .92, 8 x 36.7 = 293.6),     x 16/30 = 156.58667
+ *  Ring  Simple 384                                   x 16/30 = 204.8
+ *  Tree  all:   min(384 x .92 = 353.28, 8 x 41.4 = 331.2) = 331.2
+ *  Tree  LL     min(331.2 / 3.8, 39.0) = 39.0, x .85 (pattern TREE), x .5 = 16.575
+ *  Tree  LL128  min(331.2 x 120/128 = 310.5, 8 x 36.7 = 293.6) x .85 x .5 = 124.78
+ *  Tree  Simple 331.2 x .85 x .5 = 140.76
+ * Latency (us): ring nsteps 2 x 15 = 30, of which 2 x 2 = 4 network steps;
+ * intra hop max(NVLink hwLat, net overhead 1 us, x3 for Simple).
+ *  Ring  LL     6.6 + 26 x max(.6, 1) + 4 x 2.7   = 43.4
+ *  Ring  LL128  14  + 26 x max(1.9, 1) + 4 x 4.0  = 79.4
+ *  Ring  Simple 8.4 + 26 x max(3.4, 3) + 4 x 14   = 152.8 (x 1.4 plateau
+ *               when bytes / (16 ch x 16 ranks) >= 64: 213.92)
+ *  Tree  LL     6.8 + 2 x (7 x .6 + log2(2) x 5.0)   = 25.2
+ *  Tree  LL128  14  + 2 x (7 x 1.25 + 8.5)           = 48.5
+ *  Tree  Simple 0   + 2 x (7 x 28 + 28)              = 448
+ * Time = lat + bytes / (1000 x bw); Tree's bw x treeCorrectionFactor at
+ * log2(bytes / 64).
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "nc_tune.h"
+
+#define EPS 1e-6
+
+static void setup(struct nc_tune_params *p, struct nc_tune_table *t, uint32_t nodes)
+{
+	nc_tune_params_h100(p, nodes, 8);
+	assert_int_equal(nc_tune_model(p, t), 0);
+}
+
+/* The table of nodes x 8 GPUs equals bw / lat (worked out by hand). */
+static void expect_table(struct nc_tune_params *p, struct nc_tune_table *t, uint32_t nodes,
+			 const double bw[2][3], const double lat[2][3])
+{
+	setup(p, t, nodes);
+	for (int a = 0; a < NC_ALGO_COUNT; a++) {
+		for (int pr = 0; pr < NC_PROTO_COUNT; pr++) {
+			assert_float_equal(t->bw_gbs[a][pr], bw[a][pr], EPS);
+			assert_float_equal(t->lat_us[a][pr], lat[a][pr], EPS);
+		}
+	}
+}
+
+static void test_tune_table(void **state)
+{
+	(void)state;
+	struct nc_tune_params p;
+	struct nc_tune_table t;
+	static const double bw[2][3] = { { 16.575, 124.78, 140.76 },
+					 { 20.8, 156.5866666667, 204.8 } };
+	static const double lat[2][3] = { { 25.2, 48.5, 448.0 }, { 43.4, 79.4, 152.8 } };
+
+	expect_table(&p, &t, 2, bw, lat);
+}
+
+static void expect_pick(const struct nc_tune_params *p, const struct nc_tune_table *t,
+			uint64_t bytes, enum nc_algo a, enum nc_proto pr, double us)
+{
+	struct nc_tune_choice c;
+
+	assert_int_equal(nc_tune_pick(p, t, bytes, &c), 0);
+	assert_string_equal(nc_tune_algo_name(c.algo), nc_tune_algo_name(a));
+	assert_string_equal(nc_tune_proto_name(c.proto), nc_tune_proto_name(pr));
+	assert_float_equal(c.time_us, us, 1e-4);
+}
+
+/*
+ * 4 KiB: log2(4096 / 64) = 6, factors LL .7, LL128 .8, Simple .9.
+ *  Tree LL    25.2 + 4096 / (1000 x 16.575 x .7 = 11602.5) = 25.553027  <- picked
+ *  Tree LL128 48.5 + 4096 / 99824                          = 48.541032
+ *  Ring LL    43.4 + 4096 / 20800                          = 43.596923
+ *  Ring Simple: 4096 / 256 = 16 < 64, no plateau: 152.82
+ * 1 MiB: log2(16384) = 14, factors LL .5, LL128 .6, Simple .5.
+ *  Tree LL128 48.5 + 1048576 / 74868  = 62.505663                   <- picked
+ *  Ring LL128 79.4 + 1048576 / 156586.667 = 86.096477
+ *  Ring LL    43.4 + 1048576 / 20800 = 93.812308
+ *  Ring Simple 213.92 + 5.12 = 219.04; Tree LL 151.73; Tree Simple 462.90
+ * 256 MiB: log2(4194304) = 22, factors LL 1, LL128 1, Simple .9.
+ *  Ring Simple 213.92 + 268435456 / 204800 = 1524.64                <- picked
+ *  Ring LL128  79.4 + 268435456 / 156586.667 = 1793.69
+ *  Tree LL128  48.5 + 268435456 / 124780 = 2199.77
+ *  Tree Simple 448 + 268435456 / 126684 = 2566.96
+ */
+static void test_tune_pick_by_size(void **state)
+{
+	(void)state;
+	struct nc_tune_params p;
+	struct nc_tune_table t;
+
+	setup(&p, &t, 2);
+	expect_pick(&p, &t, 4096, NC_ALGO_TREE, NC_PROTO_LL, 25.553027);
+	expect_pick(&p, &t, 1u << 20, NC_ALGO_TREE, NC_PROTO_LL128, 62.505663);
+	expect_pick(&p, &t, 256u << 20, NC_ALGO_RING, NC_PROTO_SIMPLE, 1524.64);
+	assert_float_equal(nc_tune_time_us(&p, &t, NC_ALGO_RING, NC_PROTO_SIMPLE, 4096),
+			   152.82, 1e-6);
+	assert_float_equal(nc_tune_time_us(&p, &t, NC_ALGO_TREE, NC_PROTO_SIMPLE, 256u << 20),
+			   448.0 + 268435456.0 / 126684.0, 1e-6);
+}
+
+/*
+ * 16 servers x 8 (128 ranks): more than 2 nodes, so bwInter, llMaxBw 20.4,
+ * perChMaxTreeBw 36.0, perChMaxTreeLL128Bw 29.0; log2(16) = 4 tree levels;
+ * ring nsteps 254, 32 of them network steps.
+ *  Ring  LL     min(20.4, 192) x 128/254 = 10.280315;  6.6 + 222 x 1 + 32 x 2.7 = 315.0
+ *  Ring  LL128  293.6 x 128/254 = 147.955906;  14 + 222 x 1.9 + 32 x 4 = 563.8
+ *  Ring  Simple 384 x 128/254 = 193.511811;  8.4 + 222 x 3.4 + 32 x 14 = 1211.2
+ *  Tree  busBw min(353.28, 8 x 36.0) = 288
+ *  Tree  LL     min(288 / 3.8, 20.4) x .85 x .5 = 8.67;  6.8 + 2 x (4.2 + 4 x 5) = 55.2
+ *  Tree  LL128  min(270, 8 x 29.0) x .85 x .5 = 98.6;  14 + 2 x (8.75 + 4 x 8.5) = 99.5
+ *  Tree  Simple 288 x .85 x .5 = 122.4;  2 x (7 x 28 + 4 x 28) = 616
+ * 64 KiB (log 10: LL .6): Tree LL 55.2 + 65536 / 5202 = 67.798231 (Tree LL128 100.61,
+ *   Ring LL 321.37)
+ * 16 MiB (log 18: LL128 .9): Tree LL128 99.5 + 16777216 / 88740 = 288.560356
+ *   (Ring LL128 677.19, Ring Simple 1211.2 x 1.4 + 86.70 = 1782.38)
+ * 1 GiB (log 24: no correction): Ring Simple 1695.68 + 5548.714667 = 7244.394667
+ *   (Ring LL128 7820.97, Tree Simple 9388.40, Tree LL128 10989.38)
+ */
+static void test_tune_sixteen_servers(void **state)
+{
+	(void)state;
+	struct nc_tune_params p;
+	struct nc_tune_table t;
+	static const double bw[2][3] = { { 8.67, 98.6, 122.4 },
+					 { 10.2803149606, 147.9559055118, 193.5118110236 } };
+	static const double lat[2][3] = { { 55.2, 99.5, 616.0 }, { 315.0, 563.8, 1211.2 } };
+
+	expect_table(&p, &t, 16, bw, lat);
+	expect_pick(&p, &t, 65536, NC_ALGO_TREE, NC_PROTO_LL, 67.798231);
+	expect_pick(&p, &t, 16u << 20, NC_ALGO_TREE, NC_PROTO_LL128, 288.560356);
+	expect_pick(&p, &t, 1u << 30, NC_ALGO_RING, NC_PROTO_SIMPLE, 7244.394667);
+}
+
+/*
+ * One server of 8 (8 ranks; the formulas only: the graph inputs are the
+ * multi-server ones). No network: ring nsteps 14, all NVLink hops, no net
+ * overhead; llMaxBw Hopper-N1 141.0; perChMaxTreeBw 38.7; Tree LL128 x 7/9.
+ *  Ring  LL     min(141, 192) x 8/14 = 80.571429;   6.6 + 14 x .6  = 15.0
+ *  Ring  LL128  293.6 x 8/14 = 167.771429;          14 + 14 x 1.9  = 40.6
+ *  Ring  Simple 384 x 8/14 = 219.428571;            8.4 + 14 x 3.4 = 56.0
+ *  Tree  busBw min(353.28, 8 x 38.7 = 309.6) = 309.6
+ *  Tree  LL     min(309.6 / 3.8, 141) x .85 x .5 = 34.626316;  6.8 + 2 x 7 x .6 = 15.2
+ *  Tree  LL128  min(309.6 x 7/9 = 240.8, 293.6) x .85 x .5 = 102.34;  14 + 2 x 7 x 1.25 = 31.5
+ *  Tree  Simple 309.6 x .85 x .5 = 131.58;  2 x 7 x 28 = 392
+ * 4 KiB: Ring LL 15.0 + 4096 / 80571.43 = 15.050837 beats Tree LL
+ *   15.2 + 4096 / (34626.3 x .7) = 15.368988.
+ * 64 MiB (log 20: LL128 .9, Simple .8): Ring Simple 56 + 305.834667 =
+ *   361.834667 (Ring LL128 440.60, Tree LL128 760.10, Tree Simple 1029.53).
+ */
+static void test_tune_one_server(void **state)
+{
+	(void)state;
+	struct nc_tune_params p;
+	struct nc_tune_table t;
+	static const double bw[2][3] = { { 34.6263157895, 102.34, 131.58 },
+					 { 80.5714285714, 167.7714285714, 219.4285714286 } };
+	static const double lat[2][3] = { { 15.2, 31.5, 392.0 }, { 15.0, 40.6, 56.0 } };
+
+	expect_table(&p, &t, 1, bw, lat);
+	expect_pick(&p, &t, 4096, NC_ALGO_RING, NC_PROTO_LL, 15.050837);
+	expect_pick(&p, &t, 64u << 20, NC_ALGO_RING, NC_PROTO_SIMPLE, 361.834667);
+}
+
+/* NCCL_ALGO=ring (any case): at 4 KiB Ring LL (43.596923). NCCL_PROTO=^LL:
+ * Tree LL128 (48.541032). NCCL_PROTO=Simple: Ring Simple 152.82 beats Tree
+ * Simple 448 + 4096 / 126684. */
+static void test_tune_forced(void **state)
+{
+	(void)state;
+	struct nc_tune_params p;
+	struct nc_tune_table t;
+	char err[256];
+
+	nc_tune_params_h100(&p, 2, 8);
+	assert_int_equal(nc_tune_set_algo(&p, "ring", err, sizeof(err)), 0);
+	assert_int_equal(nc_tune_model(&p, &t), 0);
+	expect_pick(&p, &t, 4096, NC_ALGO_RING, NC_PROTO_LL, 43.596923);
+	assert_true(nc_tune_time_us(&p, &t, NC_ALGO_TREE, NC_PROTO_LL, 4096) < 0);
+
+	nc_tune_params_h100(&p, 2, 8);
+	assert_int_equal(nc_tune_set_proto(&p, "^LL", err, sizeof(err)), 0);
+	assert_int_equal(nc_tune_model(&p, &t), 0);
+	expect_pick(&p, &t, 4096, NC_ALGO_TREE, NC_PROTO_LL128, 48.541032);
+
+	nc_tune_params_h100(&p, 2, 8);
+	assert_int_equal(nc_tune_set_proto(&p, "Simple", err, sizeof(err)), 0);
+	assert_int_equal(nc_tune_model(&p, &t), 0);
+	expect_pick(&p, &t, 4096, NC_ALGO_RING, NC_PROTO_SIMPLE, 152.82);
+
+	nc_tune_params_h100(&p, 2, 8);
+	assert_int_equal(nc_tune_set_algo(&p, "Tree,Ring", err, sizeof(err)), 0);
+	assert_int_equal(nc_tune_set_proto(&p, "LL128,simple", err, sizeof(err)), 0);
+	assert_int_equal(nc_tune_model(&p, &t), 0);
+	expect_pick(&p, &t, 4096, NC_ALGO_TREE, NC_PROTO_LL128, 48.541032);
+}
+
+static void expect_refused(int rc, const char *err, const char *what, const char *valid)
+{
+	assert_int_equal(rc, -EINVAL);
+	if (strstr(err, what) == NULL || strstr(err, valid) == NULL)
+		fail_msg("message '%s' lacks '%s' or '%s'", err, what, valid);
+}
+
+static void test_tune_refused(void **state)
+{
+	(void)state;
+	struct nc_tune_params p;
+	char err[256];
+	const char *va = "valid: Tree, Ring";
+	const char *vp = "valid: LL, LL128, Simple";
+
+	nc_tune_params_h100(&p, 2, 8);
+	expect_refused(nc_tune_set_algo(&p, "Rign", err, sizeof(err)), err,
+		       "unknown name 'Rign'", va);
+	expect_refused(nc_tune_set_algo(&p, "Ring,NVLS", err, sizeof(err)), err,
+		       "not modelled 'NVLS'", va);
+	expect_refused(nc_tune_set_algo(&p, "^Tree,Ring", err, sizeof(err)), err,
+		       "leaves nothing enabled", va);
+	expect_refused(nc_tune_set_algo(&p, "", err, sizeof(err)), err, "empty name", va);
+	expect_refused(nc_tune_set_proto(&p, "LL256", err, sizeof(err)), err,
+		       "unknown name 'LL256'", vp);
+	expect_refused(nc_tune_set_proto(&p, "Simple,", err, sizeof(err)), err,
+		       "empty name", vp);
+	expect_refused(nc_tune_set_proto(&p, NULL, err, sizeof(err)), err, "NCCL_PROTO", vp);
+	/* a refused list changes nothing */
+	for (int a = 0; a < NC_ALGO_COUNT; a++)
+		assert_true(p.algo_on[a]);
+	for (int pr = 0; pr < NC_PROTO_COUNT; pr++)
+		assert_true(p.proto_on[pr]);
+}
+
+static void test_tune_bad_params(void **state)
+{
+	(void)state;
+	struct nc_tune_params p;
+	struct nc_tune_table t;
+	struct nc_tune_choice c;
+
+	nc_tune_params_h100(&p, 0, 8);
+	assert_int_equal(nc_tune_model(&p, &t), -EINVAL);
+	nc_tune_params_h100(&p, 1, 1); /* one rank: NCCL tunes nothing */
+	assert_int_equal(nc_tune_model(&p, &t), -EINVAL);
+	nc_tune_params_h100(&p, 1, 2); /* two ranks in one server: tuned */
+	assert_int_equal(nc_tune_model(&p, &t), 0);
+	nc_tune_params_h100(&p, 2, 8);
+	p.bw_inter[NC_ALGO_RING] = 0.0;
+	assert_int_equal(nc_tune_model(&p, &t), -EINVAL);
+	nc_tune_params_h100(&p, 2, 8);
+	assert_int_equal(nc_tune_model(NULL, &t), -EINVAL);
+	assert_int_equal(nc_tune_pick(&p, NULL, 4096, &c), -EINVAL);
+	assert_string_equal(nc_tune_algo_name(NC_ALGO_COUNT), "?");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_tune_table),
+		cmocka_unit_test(test_tune_pick_by_size),
+		cmocka_unit_test(test_tune_sixteen_servers),
+		cmocka_unit_test(test_tune_one_server),
+		cmocka_unit_test(test_tune_forced),
+		cmocka_unit_test(test_tune_refused),
+		cmocka_unit_test(test_tune_bad_params),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
