@@ -7,6 +7,7 @@
  * links they changed are recomputed once.
  */
 #include <errno.h>
+#include <limits.h>
 
 #include "fl_internal.h"
 
@@ -152,8 +153,11 @@ int fl_run_until(struct fl_fabric *fab, uint64_t t_ns)
 
 	if (t_ns < fab->now)
 		return -EINVAL;
-	while (fl_next_event_ns(fab) <= t_ns && fl_next_event_ns(fab) != FL_TIME_INF)
-		n += batch(fab);
+	while (fl_next_event_ns(fab) <= t_ns && fl_next_event_ns(fab) != FL_TIME_INF) {
+		int d = batch(fab);
+
+		n = d > INT_MAX - n ? INT_MAX : n + d;
+	}
 	fab->now = t_ns;
 	return n;
 }

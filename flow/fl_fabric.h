@@ -121,7 +121,8 @@ int fl_advance(struct fl_fabric *fab, uint64_t *now_ns);
 
 /*
  * Handles every event up to and including t_ns and sets the clock to t_ns.
- * Returns the number of flows delivered, or -EINVAL when t_ns < fl_now().
+ * Returns the number of flows delivered (at most INT_MAX), or -EINVAL when
+ * t_ns < fl_now().
  */
 int fl_run_until(struct fl_fabric *fab, uint64_t t_ns);
 

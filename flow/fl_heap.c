@@ -67,21 +67,20 @@ int fl_heap_grow(struct fl_heap *h, uint32_t ids)
 {
 	if (ids <= h->ids)
 		return 0;
-	uint32_t *pos = realloc(h->pos, (size_t)ids * sizeof(*pos));
-	struct fl_hent *a;
+	/* an id is in at most once, so ids entries always suffice */
+	struct fl_hent *a = realloc(h->a, (size_t)ids * sizeof(*a));
+	uint32_t *pos;
 
-	if (!pos)
+	if (!a)
 		return -ENOMEM;
+	h->a = a;
+	pos = realloc(h->pos, (size_t)ids * sizeof(*pos));
+	if (!pos)
+		return -ENOMEM; /* ids unchanged: the next call grows pos again */
 	h->pos = pos;
 	for (uint32_t i = h->ids; i < ids; i++)
 		pos[i] = FL_HEAP_NONE;
 	h->ids = ids;
-	/* an id is in at most once, so ids entries always suffice */
-	a = realloc(h->a, (size_t)ids * sizeof(*a));
-	if (!a)
-		return -ENOMEM;
-	h->a = a;
-	h->cap = ids;
 	return 0;
 }
 

@@ -22,7 +22,7 @@ struct fl_hent {
 
 struct fl_heap {
 	struct fl_hent *a; /* a[0] is the minimum */
-	uint32_t n, cap;
+	uint32_t n;        /* entries; a[] has room for ids of them */
 	uint32_t *pos;     /* pos[id]: index in a[], or FL_HEAP_NONE */
 	uint32_t ids;      /* pos[] holds ids 0 .. ids - 1 */
 };

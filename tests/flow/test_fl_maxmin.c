@@ -226,6 +226,7 @@ static void test_bad_input_refused(void **state)
 	uint64_t r, d;
 
 	(void)state;
+	assert_null(fl_create(&(struct fl_config){ .mtu_bytes = (1u << 30) + 1 }));
 	assert_int_equal(fl_link_add(fab, 0, 0, &id), -EINVAL);
 	assert_int_equal(fl_link_add(fab, FL_BPS_MIN - 1, 0, &id), -EINVAL);
 	assert_int_equal(fl_link_add(fab, FL_BPS_MAX + 1, 0, &id), -EINVAL);
