@@ -1,0 +1,163 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * fl_event: the virtual clock. Every live flow has exactly one pending event
+ * in one heap keyed by time (ties: lowest flow id): its start (PENDING), its
+ * last byte sent (SENDING), its delivery (DRAINING). All events of one
+ * instant are handled together, then the rates of the flows connected to the
+ * links they changed are recomputed once.
+ */
+#include <errno.h>
+#include <limits.h>
+
+#include "fl_internal.h"
+
+/* saturating a + b for times: FL_TIME_INF stays "never" */
+static uint64_t t_add(uint64_t a, uint64_t b)
+{
+	return b >= FL_TIME_INF - a ? FL_TIME_INF : a + b;
+}
+
+static void link_insert(struct fl_fabric *fab, uint32_t f, unsigned h)
+{
+	uint32_t node = f * FL_MAX_HOPS + h;
+	struct fl_hop *hp = &fab->hops[node];
+	struct fl_link *lk = &fab->links[hp->link];
+
+	hp->prev = FL_NIL;
+	hp->next = lk->head;
+	if (lk->head != FL_NIL)
+		fab->hops[lk->head].prev = node;
+	lk->head = node;
+	lk->n++;
+	fl_seed(fab, hp->link);
+}
+
+static void link_remove(struct fl_fabric *fab, uint32_t f, unsigned h)
+{
+	struct fl_hop *hp = fl_hop_of(fab, f, h);
+	struct fl_link *lk = &fab->links[hp->link];
+
+	if (hp->prev != FL_NIL)
+		fab->hops[hp->prev].next = hp->next;
+	else
+		lk->head = hp->next;
+	if (hp->next != FL_NIL)
+		fab->hops[hp->next].prev = hp->prev;
+	hp->prev = hp->next = FL_NIL;
+	lk->n--;
+	fl_seed(fab, hp->link);
+}
+
+static void start(struct fl_fabric *fab, uint32_t f)
+{
+	struct fl_flow *fl = &fab->flows[f];
+
+	fl->last_ns = fab->now;
+	if (fl->bytes == 0) { /* one header-only packet: no bandwidth taken */
+		fl->state = FL_DRAINING;
+		(void)fl_heap_set(&fab->events, f, t_add(fab->now, fl->lat_ns));
+		return;
+	}
+	fl->state = FL_SENDING;
+	fl->rate = 0;
+	fab->stats.events++;
+	for (unsigned h = 0; h < fl->n_hops; h++)
+		link_insert(fab, f, h);
+	/* its event time comes from fl_recompute() */
+}
+
+static void send_end(struct fl_fabric *fab, uint32_t f)
+{
+	struct fl_flow *fl = &fab->flows[f];
+
+	fl_settle(fab, f); /* rem reaches 0: its ceil'd end is at or after the last bit */
+	fl->state = FL_DRAINING;
+	fl->rate = 0;
+	fab->stats.events++;
+	for (unsigned h = 0; h < fl->n_hops; h++)
+		link_remove(fab, f, h);
+	(void)fl_heap_set(&fab->events, f, t_add(fab->now, fl->lat_ns));
+}
+
+static void deliver(struct fl_fabric *fab, uint32_t f)
+{
+	struct fl_flow *fl = &fab->flows[f];
+	size_t slot = (fab->done_head + fab->n_done) % fab->cap_done; /* room kept at its start */
+
+	fab->done[slot] = (struct fl_done){ .cookie = fl->cookie, .start_ns = fl->start_ns,
+		.finish_ns = fab->now, .bytes = fl->bytes, .flow = f };
+	fab->n_done++;
+	fab->delivered_total += fl->bytes;
+	for (unsigned h = 0; h < fl->n_hops; h++)
+		fab->links[fl_hop_of(fab, f, h)->link].delivered += fl->bytes;
+	fl->state = FL_FREE;
+	fl->next_free = fab->free_head;
+	fab->free_head = f;
+	fab->n_live--;
+	fab->stats.delivered++;
+}
+
+/* Handles every event at the earliest event time; returns the flows delivered. */
+static int batch(struct fl_fabric *fab)
+{
+	uint64_t t = fl_heap_top(&fab->events).key;
+	int delivered = 0;
+
+	fab->now = t;
+	while (!fl_heap_empty(&fab->events) && fl_heap_top(&fab->events).key == t) {
+		uint32_t f = fl_heap_top(&fab->events).id;
+
+		fl_heap_del(&fab->events, f);
+		switch (fab->flows[f].state) {
+		case FL_PENDING:
+			start(fab, f);
+			break;
+		case FL_SENDING:
+			send_end(fab, f);
+			break;
+		default:
+			deliver(fab, f);
+			delivered++;
+			break;
+		}
+	}
+	fab->stats.batches++;
+	fl_recompute(fab);
+	return delivered;
+}
+
+uint64_t fl_next_event_ns(const struct fl_fabric *fab)
+{
+	return fl_heap_empty(&fab->events) ? FL_TIME_INF : fl_heap_top(&fab->events).key;
+}
+
+int fl_advance(struct fl_fabric *fab, uint64_t *now_ns)
+{
+	int n = 0;
+
+	while (n == 0) {
+		if (fl_heap_empty(&fab->events))
+			break;
+		if (fl_heap_top(&fab->events).key == FL_TIME_INF)
+			return -EDEADLK;
+		n = batch(fab);
+	}
+	if (now_ns)
+		*now_ns = fab->now;
+	return n;
+}
+
+int fl_run_until(struct fl_fabric *fab, uint64_t t_ns)
+{
+	int n = 0;
+
+	if (t_ns < fab->now)
+		return -EINVAL;
+	while (fl_next_event_ns(fab) <= t_ns && fl_next_event_ns(fab) != FL_TIME_INF) {
+		int d = batch(fab);
+
+		n = d > INT_MAX - n ? INT_MAX : n + d;
+	}
+	fab->now = t_ns;
+	return n;
+}

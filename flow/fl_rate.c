@@ -1,0 +1,182 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * fl_rate: max-min fair rates by progressive filling, recomputed only over
+ * the component of the links whose flows changed.
+ *
+ * Progressive filling: every link offers its remaining capacity evenly to the
+ * flows on it not yet fixed (share = floor(rem / n)); the link with the
+ * smallest share (ties: the lowest link id) is a bottleneck, its flows are
+ * fixed at that share and it is taken off their other links; repeat. The
+ * smallest share never decreases from one step to the next (a link giving
+ * x <= rem/n to k of its flows keeps (rem - kx)/(n - k) >= rem/n), so the
+ * links sit in an indexed heap keyed by share.
+ *
+ * Components: two flows interact only through a link they share, so the
+ * rates of a component (flows and links connected through shared links)
+ * depend on nothing outside it; the sequence of bottlenecks it sees is the
+ * same whether the fabric is filled whole or one component at a time, and
+ * the incremental rates equal a full recomputation bit for bit.
+ */
+#include "fl_internal.h"
+
+uint64_t fl_sent_at(const struct fl_flow *f, uint64_t t)
+{
+	fl_u128 rem = f->rem;
+
+	if (f->state == FL_SENDING && t > f->last_ns && f->rate) {
+		fl_u128 d = (fl_u128)f->rate * (t - f->last_ns);
+
+		rem = d >= rem ? 0 : rem - d;
+	}
+	/* sent = floor((bytes x 8e9 - rem) / 8e9) = bytes - ceil(rem / 8e9) */
+	return f->bytes - (uint64_t)((rem + FL_NBITS_PER_BYTE - 1) / FL_NBITS_PER_BYTE);
+}
+
+void fl_settle(struct fl_fabric *fab, uint32_t id)
+{
+	struct fl_flow *f = &fab->flows[id];
+	uint64_t now = fab->now, sent = fl_sent_at(f, now), d = sent - f->sent;
+
+	if (f->state == FL_SENDING && now > f->last_ns && f->rate) {
+		fl_u128 x = (fl_u128)f->rate * (now - f->last_ns);
+
+		f->rem = x >= f->rem ? 0 : f->rem - x;
+	}
+	f->last_ns = now;
+	if (!d)
+		return;
+	f->sent = sent;
+	fab->sent_total += d;
+	for (unsigned h = 0; h < f->n_hops; h++)
+		fab->links[fl_hop_of(fab, id, h)->link].sent += d;
+}
+
+uint64_t fl_send_end(const struct fl_flow *f)
+{
+	if (!f->rate)
+		return FL_TIME_INF;
+	/* ceil: the last bit is out at the first whole ns after it is sent */
+	fl_u128 dt = (f->rem + f->rate - 1) / f->rate;
+
+	if (dt >= FL_TIME_INF - f->last_ns)
+		return FL_TIME_INF;
+	return f->last_ns + (uint64_t)dt;
+}
+
+void fl_seed(struct fl_fabric *fab, uint32_t l)
+{
+	if (fab->links[l].seeded)
+		return;
+	fab->links[l].seeded = 1;
+	fab->seeds[fab->n_seeds++] = l;
+}
+
+static void visit_link(struct fl_fabric *fab, uint32_t l)
+{
+	if (fab->links[l].mark == fab->epoch)
+		return;
+	fab->links[l].mark = fab->epoch;
+	fab->clinks[fab->n_clinks++] = l;
+}
+
+/* The links and flows reachable from the seeds (breadth first: clinks is the queue). */
+static void walk(struct fl_fabric *fab)
+{
+	fab->n_clinks = fab->n_cflows = 0;
+	if (fab->cfg.full) {
+		for (uint32_t l = 0; l < fab->n_links; l++)
+			visit_link(fab, l);
+	} else {
+		for (uint32_t i = 0; i < fab->n_seeds; i++)
+			visit_link(fab, fab->seeds[i]);
+	}
+	for (uint32_t i = 0; i < fab->n_clinks; i++) {
+		for (uint32_t n = fab->links[fab->clinks[i]].head; n != FL_NIL; n = fab->hops[n].next) {
+			uint32_t f = n / FL_MAX_HOPS;
+			struct fl_flow *fl = &fab->flows[f];
+
+			if (fl->mark == fab->epoch)
+				continue;
+			fl->mark = fab->epoch;
+			fab->cflows[fab->n_cflows++] = f;
+			for (unsigned h = 0; h < fl->n_hops; h++)
+				visit_link(fab, fl_hop_of(fab, f, h)->link);
+		}
+	}
+}
+
+/* Flow f is fixed at share: every other link of its path gives it share. */
+static void freeze(struct fl_fabric *fab, uint32_t f, uint64_t share, uint32_t bottleneck)
+{
+	struct fl_flow *fl = &fab->flows[f];
+
+	fl->frozen = fab->epoch;
+	fl->new_rate = share;
+	for (unsigned h = 0; h < fl->n_hops; h++) {
+		uint32_t l = fl_hop_of(fab, f, h)->link;
+		struct fl_link *lk = &fab->links[l];
+
+		lk->wf_rem -= share;
+		lk->wf_n--;
+		if (l == bottleneck)
+			continue;
+		if (lk->wf_n == 0)
+			fl_heap_del(&fab->wf, l);
+		else
+			(void)fl_heap_set(&fab->wf, l, lk->wf_rem / lk->wf_n); /* l < ids: cannot fail */
+	}
+}
+
+static void water_fill(struct fl_fabric *fab)
+{
+	for (uint32_t i = 0; i < fab->n_clinks; i++) {
+		uint32_t l = fab->clinks[i];
+		struct fl_link *lk = &fab->links[l];
+
+		lk->wf_rem = lk->bps;
+		lk->wf_n = lk->n;
+		if (lk->n)
+			(void)fl_heap_set(&fab->wf, l, lk->bps / lk->n);
+	}
+	while (!fl_heap_empty(&fab->wf)) {
+		struct fl_hent top = fl_heap_top(&fab->wf);
+
+		for (uint32_t n = fab->links[top.id].head; n != FL_NIL; n = fab->hops[n].next)
+			if (fab->flows[n / FL_MAX_HOPS].frozen != fab->epoch)
+				freeze(fab, n / FL_MAX_HOPS, top.key, top.id);
+		fl_heap_del(&fab->wf, top.id);
+	}
+}
+
+void fl_recompute(struct fl_fabric *fab)
+{
+	if (!fab->n_seeds) /* no flow started or ended */
+		return;
+	if (++fab->epoch == 0) { /* wrapped: forget every old mark */
+		for (uint32_t l = 0; l < fab->n_links; l++)
+			fab->links[l].mark = 0;
+		for (uint32_t f = 0; f < fab->cap_flows; f++)
+			fab->flows[f].mark = fab->flows[f].frozen = 0;
+		fab->epoch = 1;
+	}
+	walk(fab);
+	for (uint32_t i = 0; i < fab->n_cflows; i++)
+		fl_settle(fab, fab->cflows[i]);
+	water_fill(fab);
+	for (uint32_t i = 0; i < fab->n_cflows; i++) {
+		uint32_t f = fab->cflows[i];
+		struct fl_flow *fl = &fab->flows[f];
+
+		if (fl->new_rate == fl->rate && fl_heap_has(&fab->events, f))
+			continue;
+		fl->rate = fl->new_rate;
+		fab->stats.rate_changes++;
+		(void)fl_heap_set(&fab->events, f, fl_send_end(fl)); /* f < ids */
+	}
+	for (uint32_t i = 0; i < fab->n_seeds; i++)
+		fab->links[fab->seeds[i]].seeded = 0;
+	fab->n_seeds = 0;
+	fab->stats.recomputes++;
+	fab->stats.flows_touched += fab->n_cflows;
+	fab->stats.links_touched += fab->n_clinks;
+}
