@@ -88,7 +88,7 @@ static int run_pcap(struct swx_pipe *p, const char *path)
 
 		if (e) {
 			fprintf(stderr, "rocelab-p4: frame %u: %s\n", n, e == -ELOOP ?
-				"the program did not return to rx" : strerror(-e));
+				"the program neither sent nor dropped it (a loop?)" : strerror(-e));
 			rc = EXIT_FAILURE;
 		} else if (r.sent) {
 			printf("%u port %u len %u\n", n, r.port, r.len);

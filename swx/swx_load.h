@@ -20,7 +20,7 @@
 
 #define SWX_FRAME_MAX 9216     /* a jumbo frame: the largest frame pushed or received */
 #define SWX_PORTS_OUT_MAX 256
-#define SWX_RUN_STEPS_MAX 100000 /* instructions one packet may take before it is called stuck */
+#define SWX_RUN_STEPS_MAX 100000 /* instructions one frame may take before the program is called stuck */
 
 struct swx_pipe;
 
@@ -61,9 +61,10 @@ int swx_pipe_entry(struct swx_pipe *p, const char *table, const char *entry, cha
 
 /*
  * Pushes one frame (1..SWX_FRAME_MAX bytes) through the program and runs it
- * until the program asks for the next frame. Returns 0 with *r filled, or
- * -EINVAL (bad length), -ENOMEM (no mbuf), -ELOOP (the program did not come
- * back to rx within SWX_RUN_STEPS_MAX instructions).
+ * until the frame has been transmitted or dropped. Returns 0 with *r filled,
+ * or -EINVAL (bad length), -ENOMEM (no mbuf), -ELOOP (the frame neither left
+ * nor was dropped within SWX_RUN_STEPS_MAX instructions: a loop in the
+ * program; the pipeline is unusable afterwards).
  */
 int swx_pipe_push(struct swx_pipe *p, const uint8_t *frame, uint32_t len, struct swx_result *r);
 

@@ -81,10 +81,8 @@ static int in_rx(void *port, struct rte_swx_pkt *pkt)
 	struct swx_pipe *sp = port;
 	struct rte_mbuf *m = sp->pending;
 
-	if (m == NULL) {
-		sp->idle_polls++;
+	if (m == NULL)
 		return 0;
-	}
 	sp->pending = NULL;
 	pkt->handle = m;
 	pkt->pkt = m->buf_addr;
@@ -215,11 +213,15 @@ int swx_pipe_push(struct swx_pipe *sp, const uint8_t *frame, uint32_t len, struc
 	r->len = 0;
 	sp->res = r;
 	sp->pending = m;
-	sp->idle_polls = 0;
-	/* one instruction at a time, until rx finds nothing: the frame has left or was dropped */
+	/*
+	 * One instruction at a time until the mbuf is back in the pool: our
+	 * output port or DPDK's drop port freed it, so the frame has left. (The
+	 * program's rx hands over to the pipeline's next thread, so an empty rx
+	 * poll does not mean this frame is done.)
+	 */
 	for (uint32_t i = 0; i < SWX_RUN_STEPS_MAX; i++) {
 		rte_swx_pipeline_run(sp->p, 1);
-		if (sp->pending == NULL && sp->idle_polls) {
+		if (sp->pending == NULL && rte_mempool_avail_count(sp->pool) == SWX_POOL_MBUFS) {
 			sp->res = NULL;
 			return 0;
 		}

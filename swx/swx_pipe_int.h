@@ -23,7 +23,6 @@ struct swx_pipe {
 	struct rte_swx_ctl_pipeline *ctl;
 	struct rte_mempool *pool;
 	struct rte_mbuf *pending;   /* the pushed frame, until the program's rx takes it */
-	uint64_t idle_polls;        /* rx calls that found nothing, since the last push */
 	struct swx_result *res;     /* where the output port copies the frame */
 	struct swx_out_port outs[SWX_PORTS_OUT_MAX];
 };
