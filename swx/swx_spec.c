@@ -29,23 +29,31 @@ struct ctx {
 	struct swx_spec *s;
 	uint32_t line;
 	enum swx_block block;
-	uint32_t block_line;   /* where the outermost open block began */
+	uint32_t block_line;   /* where the outer open block began */
+	uint32_t inner_line;   /* where a block inside it (table key/actions, selector's) began */
 	char *err;
 	size_t errlen;
 	char *tok[SWX_TOKENS_MAX];
 	uint32_t n;
 };
 
+int swx_spec_vfail(char *err, size_t errlen, const char *file, uint32_t line, const char *fmt,
+		   va_list ap)
+{
+	int k = snprintf(err, errlen, "%s:%u: ", file, line);
+
+	if (k >= 0 && (size_t)k < errlen)
+		vsnprintf(err + k, errlen - (size_t)k, fmt, ap);
+	return -EINVAL;
+}
+
 __attribute__((format(printf, 2, 3)))
 static int fail(struct ctx *c, const char *fmt, ...)
 {
 	va_list ap;
-	int k = snprintf(c->err, c->errlen, "%s:%u: ", c->s->file, c->line);
 
-	if (k < 0 || (size_t)k >= c->errlen)
-		return -EINVAL;
 	va_start(ap, fmt);
-	vsnprintf(c->err + k, c->errlen - (size_t)k, fmt, ap);
+	swx_spec_vfail(c->err, c->errlen, c->s->file, c->line, fmt, ap);
 	va_end(ap);
 	return -EINVAL;
 }
@@ -291,12 +299,9 @@ static int table_line(struct ctx *c)
 	if ((strcmp(k, "key") == 0 || strcmp(k, "actions") == 0) &&
 	    (c->n != 2 || strcmp(c->tok[1], "{") != 0))
 		return fail(c, "table %s: '%s {' expected", t->name, k);
-	if (strcmp(k, "key") == 0) {
-		c->block = B_TABLE_KEY;
-		return 0;
-	}
-	if (strcmp(k, "actions") == 0) {
-		c->block = B_TABLE_ACTIONS;
+	if (strcmp(k, "key") == 0 || strcmp(k, "actions") == 0) {
+		c->block = strcmp(k, "key") == 0 ? B_TABLE_KEY : B_TABLE_ACTIONS;
+		c->inner_line = c->line;
 		return 0;
 	}
 	if (strcmp(k, "default_action") == 0)
@@ -311,6 +316,7 @@ static int selector_line(struct ctx *c)
 
 	if (strcmp(k, "selector") == 0 && c->n == 2 && strcmp(c->tok[1], "{") == 0) {
 		c->block = B_SELECTOR_FIELDS;
+		c->inner_line = c->line;
 		return 0;
 	}
 	if (c->n != 2)
@@ -551,9 +557,12 @@ static int parse_lines(struct ctx *c, const char *text, size_t len)
 			return rc;
 	}
 	if (c->block != B_TOP) {
+		int inner = c->block == B_TABLE_KEY || c->block == B_TABLE_ACTIONS ||
+			    c->block == B_SELECTOR_FIELDS;
+
 		c->line--;
 		return fail(c, "the file ends inside the %s block begun at line %u (truncated?)",
-			    block_names[c->block], c->block_line);
+			    block_names[c->block], inner ? c->inner_line : c->block_line);
 	}
 	return 0;
 }

@@ -21,6 +21,7 @@
 #ifndef SWX_SPEC_H
 #define SWX_SPEC_H
 
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -152,6 +153,13 @@ int swx_spec_parse_file(const char *path, struct swx_spec *s, char *err, size_t 
  * -EINVAL with "FILE:LINE: what" in err. (swx_spec_check.c)
  */
 int swx_spec_check(const struct swx_spec *s, char *err, size_t errlen);
+
+/*
+ * Writes "FILE:LINE: " and fmt's text into err; returns -EINVAL. The parser's
+ * and the checks' one way to refuse.
+ */
+int swx_spec_vfail(char *err, size_t errlen, const char *file, uint32_t line, const char *fmt,
+		   va_list ap) __attribute__((format(printf, 5, 0)));
 
 /* Frees what *s holds and zeroes it; a zeroed *s is fine. */
 void swx_spec_free(struct swx_spec *s);

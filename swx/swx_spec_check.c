@@ -34,12 +34,9 @@ __attribute__((format(printf, 3, 4)))
 static int fail(const struct chk *c, uint32_t line, const char *fmt, ...)
 {
 	va_list ap;
-	int k = snprintf(c->err, c->errlen, "%s:%u: ", c->s->file, line);
 
-	if (k < 0 || (size_t)k >= c->errlen)
-		return -EINVAL;
 	va_start(ap, fmt);
-	vsnprintf(c->err + k, c->errlen - (size_t)k, fmt, ap);
+	swx_spec_vfail(c->err, c->errlen, c->s->file, line, fmt, ap);
 	va_end(ap);
 	return -EINVAL;
 }

@@ -148,9 +148,9 @@ static void test_other_refusals(void **state)
 static void test_truncated(void **state)
 {
 	(void)state;
-	/* ends inside the table's key block: the last line is 13, the table began at 11 */
+	/* ends inside the table's key block: the last line is 13, the key block began at 12 */
 	refused(OK_HEAD "table t {\n key {\n  m.port exact\n", 13,
-		"the file ends inside the table key block begun at line 11");
+		"the file ends inside the table key block begun at line 12");
 	/* no newline at the end, inside apply */
 	refused(OK_HEAD "apply {\n rx m.port", 12, "ends inside the apply block begun at line 11");
 }
