@@ -142,6 +142,26 @@ static void test_dpdk_refusal_has_line(void **state)
 		fail_msg("message '%s'", err);
 }
 
+static void test_endless_program(void **state)
+{
+	/* after rx the program loops (DPDK refuses a jump to itself): the frame never leaves */
+	static const char text[] = "struct m_t {\n bit<32> port\n}\nmetadata instanceof m_t\n"
+				   "apply {\n rx m.port\n L : mov m.port 0x1\n jmp L\n tx m.port\n}\n";
+	static struct swx_result r;
+	char err[SWX_ERR_MAX];
+	uint8_t f[60] = {0};
+	struct swx_spec s;
+	struct swx_pipe *p = NULL;
+
+	(void)state;
+	assert_int_equal(swx_spec_parse(text, strlen(text), "t.spec", &s, err, sizeof(err)), 0);
+	assert_int_equal(swx_load(&s, 4, &p, err, sizeof(err)), 0);
+	swx_spec_free(&s);
+	assert_int_equal(swx_pipe_push(p, f, sizeof(f), &r), -ELOOP);
+	assert_int_equal(r.sent, 0);
+	swx_pipe_free(p);
+}
+
 static void test_bad_entry(void **state)
 {
 	char err[SWX_ERR_MAX];
@@ -180,6 +200,7 @@ int main(void)
 		cmocka_unit_test(test_routed_frame),
 		cmocka_unit_test(test_dropped_frames),
 		cmocka_unit_test(test_dpdk_refusal_has_line),
+		cmocka_unit_test(test_endless_program),
 		cmocka_unit_test(test_bad_entry),
 	};
 
