@@ -36,14 +36,81 @@ static int refused(char *err, size_t errlen, const struct swx_spec *s, uint32_t 
 	return rc == -ENOMEM ? -ENOMEM : -EINVAL;
 }
 
-/* The instructions' texts as the array of strings DPDK takes. */
-static const char **texts(const struct swx_instr *v, uint32_t n)
-{
-	const char **t = calloc(n ? n : 1, sizeof(*t));
+/* Instruction texts as DPDK takes them, some rewritten (guard_tx). */
+struct texts {
+	const char **v;
+	char (*buf)[SWX_INSTR_MAX];
+	uint32_t n;
+};
 
-	for (uint32_t i = 0; t && i < n; i++)
-		t[i] = v[i].text;
-	return t;
+static void texts_free(struct texts *t)
+{
+	free(t->v);
+	free(t->buf);
+}
+
+/*
+ * Appends in's text to t, a tx guarded: DPDK 22.11 indexes its output ports
+ * with tx's operand unchecked (rte_swx_pipeline_internal.h, __instr_tx_exec:
+ * p->out[port_id]), so a table entry's port past the last would read past the
+ * array. "[L :] tx m.F" becomes "[L :] jmplt rl_txN m.F PORTS", "drop",
+ * "rl_txN : tx m.F": such a frame is dropped, as by a switch without that
+ * port. "tx N" past the ports is refused.
+ */
+static int guard_tx(const struct swx_spec *s, const struct swx_instr *in, uint32_t n_ports,
+		    struct texts *t, char *err, size_t errlen)
+{
+	static uint32_t seq;
+	const char *colon = strstr(in->text, " : ");
+	const char *body = colon ? colon + 3 : in->text;
+	int lab = colon ? (int)(colon - in->text) : 0;
+	char op[SWX_NAME_MAX], arg[SWX_NAME_MAX], rest[2], *end;
+
+	if (sscanf(body, "%63s %63s %1s", op, arg, rest) != 2 || strcmp(op, "tx") != 0) {
+		t->v[t->n++] = in->text;
+		return 0;
+	}
+	if (strncmp(arg, "m.", 2) != 0) {
+		unsigned long long port = strtoull(arg, &end, 0);
+
+		if (*end == '\0' && port >= n_ports) {
+			snprintf(err, errlen, "%s:%u: tx to port %s: the pipeline has ports 0 to %u",
+				 s->file, in->line, arg, n_ports - 1);
+			return -EINVAL;
+		}
+		t->v[t->n++] = in->text;
+		return 0;
+	}
+	uint32_t id = seq++;
+
+	snprintf(t->buf[t->n], SWX_INSTR_MAX, "%.*s%sjmplt rl_tx%u %s %u", lab, in->text,
+		 colon ? " : " : "", id, arg, n_ports);
+	snprintf(t->buf[t->n + 1], SWX_INSTR_MAX, "drop");
+	snprintf(t->buf[t->n + 2], SWX_INSTR_MAX, "rl_tx%u : tx %s", id, arg);
+	for (int i = 0; i < 3; i++, t->n++)
+		t->v[t->n] = t->buf[t->n];
+	return 0;
+}
+
+static int texts_make(const struct swx_spec *s, const struct swx_instr *v, uint32_t n,
+		      uint32_t n_ports, struct texts *t, char *err, size_t errlen)
+{
+	t->n = 0;
+	t->v = calloc(3 * (size_t)n + 1, sizeof(*t->v));
+	t->buf = calloc(3 * (size_t)n + 1, sizeof(*t->buf));
+	if (t->v == NULL || t->buf == NULL) {
+		texts_free(t);
+		return -ENOMEM;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		int rc = guard_tx(s, &v[i], n_ports, t, err, errlen);
+
+		if (rc) {
+			texts_free(t);
+			return rc;
+		}
+	}
+	return 0;
 }
 
 static int load_structs(struct rte_swx_pipeline *p, const struct swx_spec *s, char *err,
@@ -80,20 +147,19 @@ static int load_structs(struct rte_swx_pipeline *p, const struct swx_spec *s, ch
 	return 0;
 }
 
-static int load_actions(struct rte_swx_pipeline *p, const struct swx_spec *s, char *err,
-			size_t errlen)
+static int load_actions(struct rte_swx_pipeline *p, const struct swx_spec *s, uint32_t n_ports,
+			char *err, size_t errlen)
 {
 	for (uint32_t i = 0; i < s->n_actions; i++) {
 		const struct swx_action *a = &s->actions[i];
-		const char **t = texts(a->instrs, a->n_instrs);
+		struct texts t;
+		int rc = texts_make(s, a->instrs, a->n_instrs, n_ports, &t, err, errlen);
 
-		if (t == NULL)
-			return -ENOMEM;
-		int rc = rte_swx_pipeline_action_config(p, a->name,
-							a->args_struct[0] ? a->args_struct : NULL,
-							t, a->n_instrs);
-
-		free(t);
+		if (rc)
+			return rc;
+		rc = rte_swx_pipeline_action_config(p, a->name, a->args_struct[0] ? a->args_struct : NULL,
+						    t.v, t.n);
+		texts_free(&t);
 		if (rc)
 			return refused(err, errlen, s, a->line, rc, "action %s", a->name);
 	}
@@ -178,9 +244,10 @@ static int load_selector(struct rte_swx_pipeline *p, const struct swx_spec *s,
 	return rc ? refused(err, errlen, s, sel->line, rc, "selector %s", sel->name) : 0;
 }
 
-static int load_all(struct rte_swx_pipeline *p, const struct swx_spec *s, char *err,
-		    size_t errlen)
+static int load_all(struct rte_swx_pipeline *p, const struct swx_spec *s, uint32_t n_ports,
+		    char *err, size_t errlen)
 {
+	struct texts t;
 	int rc = 0;
 
 	for (uint32_t i = 0; rc == 0 && i < s->n_regarrays; i++) {
@@ -192,19 +259,18 @@ static int load_all(struct rte_swx_pipeline *p, const struct swx_spec *s, char *
 	}
 	rc = load_structs(p, s, err, errlen);
 	if (rc == 0)
-		rc = load_actions(p, s, err, errlen);
+		rc = load_actions(p, s, n_ports, err, errlen);
 	for (uint32_t i = 0; rc == 0 && i < s->n_tables; i++)
 		rc = load_table(p, s, &s->tables[i], err, errlen);
 	for (uint32_t i = 0; rc == 0 && i < s->n_selectors; i++)
 		rc = load_selector(p, s, &s->selectors[i], err, errlen);
 	if (rc)
 		return rc;
-	const char **t = texts(s->apply, s->n_apply);
-
-	if (t == NULL)
-		return -ENOMEM;
-	rc = rte_swx_pipeline_instructions_config(p, t, s->n_apply);
-	free(t);
+	rc = texts_make(s, s->apply, s->n_apply, n_ports, &t, err, errlen);
+	if (rc)
+		return rc;
+	rc = rte_swx_pipeline_instructions_config(p, t.v, t.n);
+	texts_free(&t);
 	if (rc)
 		return refused(err, errlen, s, s->apply_line, rc,
 			       "the apply block (an instruction's operand, a label or a jump)");
@@ -221,6 +287,7 @@ int swx_load(const struct swx_spec *s, uint32_t n_ports_out, struct swx_pipe **o
 	int rc;
 
 	*out = NULL;
+	err[0] = '\0';
 	if (n_ports_out == 0 || n_ports_out > SWX_PORTS_OUT_MAX) {
 		free(sp);
 		snprintf(err, errlen, "%u output ports: 1 to %d", n_ports_out, SWX_PORTS_OUT_MAX);
@@ -238,7 +305,9 @@ int swx_load(const struct swx_spec *s, uint32_t n_ports_out, struct swx_pipe **o
 		swx_pipe_free(sp);
 		return rc == -ENOMEM ? rc : -EINVAL;
 	}
-	rc = load_all(sp->p, s, err, errlen);
+	rc = load_all(sp->p, s, n_ports_out, err, errlen);
+	if (rc == -ENOMEM && err[0] == '\0')
+		snprintf(err, errlen, "%s: out of memory", s->file);
 	if (rc == 0) {
 		sp->ctl = rte_swx_ctl_pipeline_create(sp->p);
 		if (sp->ctl == NULL) {

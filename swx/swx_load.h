@@ -44,9 +44,11 @@ void swx_eal_fini(void);
 
 /*
  * Builds s into a pipeline with n_ports_out (1..SWX_PORTS_OUT_MAX) output
- * ports; needs swx_eal_init. Returns 0 and *out, or -EINVAL with "FILE:LINE:
- * DPDK refused ..." in err (the line of the construct DPDK refused), or
- * -ENOMEM.
+ * ports; needs swx_eal_init. Each "tx m.FIELD" is guarded: a frame whose port
+ * is n_ports_out or more is dropped (DPDK 22.11 would index past its port
+ * array); "tx N" with N past the ports is refused. Returns 0 and *out, or
+ * -EINVAL with "FILE:LINE: ..." in err (the line of the construct DPDK
+ * refused), or -ENOMEM.
  */
 int swx_load(const struct swx_spec *s, uint32_t n_ports_out, struct swx_pipe **out,
 	     char *err, size_t errlen);

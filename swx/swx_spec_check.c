@@ -121,7 +121,8 @@ static int check_structs(const struct chk *c)
  * (DPDK 22.11 rte_swx_pipeline.c, instr_hash_translate: both ends in one
  * struct, the range contiguous).
  */
-static int check_hash(const struct chk *c, const struct swx_instr *in, const struct swx_struct *args)
+static int check_hash(const struct chk *c, const struct swx_instr *in,
+		      const struct swx_struct *args)
 {
 	char op[SWX_NAME_MAX], fn[SWX_NAME_MAX], dst[SWX_NAME_MAX], a[SWX_NAME_MAX], b[SWX_NAME_MAX];
 	char extra[2];

@@ -43,6 +43,14 @@ static void make_frame(uint8_t f[60], uint8_t ttl, const uint8_t dst[4], uint16_
 	memcpy(f + 34, (const uint8_t[]){0xc0, 0x00, 0x12, 0xb7, 0x00, 0x1a, 0x00, 0x00}, 8);
 }
 
+static void add_route(struct swx_pipe *p, const char *entry)
+{
+	char err[SWX_ERR_MAX];
+
+	if (swx_pipe_entry(p, "route", entry, err, sizeof(err)) != 0)
+		fail_msg("%s", err);
+}
+
 static struct swx_pipe *build_default(void)
 {
 	char err[SWX_ERR_MAX];
@@ -57,10 +65,22 @@ static struct swx_pipe *build_default(void)
 	if (rc != 0)
 		fail_msg("%s", err);
 	/* 10.0.1.0/24 -> port 3, next hop 02:00:00:00:03:03 */
-	if (swx_pipe_entry(p, "route", "match 0x0a000100/0xffffff00 action route_fwd port_out 3 "
-			   "nexthop_mac 0x020000000303", err, sizeof(err)) != 0)
-		fail_msg("%s", err);
+	add_route(p, "match 0x0a000100/0xffffff00 action route_fwd port_out 3 "
+		  "nexthop_mac 0x020000000303");
 	return p;
+}
+
+/* text parsed (it must parse) and loaded with n_ports: swx_load's return, err its message. */
+static int load_text(const char *text, uint32_t n_ports, struct swx_pipe **p, char *err)
+{
+	struct swx_spec s;
+
+	*p = NULL;
+	assert_int_equal(swx_spec_parse(text, strlen(text), "t.spec", &s, err, SWX_ERR_MAX), 0);
+	int rc = swx_load(&s, n_ports, p, err, SWX_ERR_MAX);
+
+	swx_spec_free(&s);
+	return rc;
 }
 
 static void test_default_builds(void **state)
@@ -130,16 +150,49 @@ static void test_dpdk_refusal_has_line(void **state)
 		" tx m.port\n"
 		"}\n";
 	char err[SWX_ERR_MAX];
-	struct swx_spec s;
-	struct swx_pipe *p = NULL;
+	struct swx_pipe *p;
 
 	(void)state;
-	assert_int_equal(swx_spec_parse(text, strlen(text), "t.spec", &s, err, sizeof(err)), 0);
-	assert_int_equal(swx_load(&s, 4, &p, err, sizeof(err)), -EINVAL);
-	swx_spec_free(&s);
+	assert_int_equal(load_text(text, 4, &p, err), -EINVAL);
 	assert_null(p);
 	if (strncmp(err, "t.spec:5: DPDK refused the apply block", 38) != 0)
 		fail_msg("message '%s'", err);
+}
+
+static void test_port_past_the_last(void **state)
+{
+	static struct swx_result r;
+	uint8_t f[60];
+	struct swx_pipe *p = build_default(); /* 8 ports: 0 to 7 */
+
+	(void)state;
+	/* a route to port 100 of 8: dropped (unguarded, DPDK would read past its 9 ports) */
+	add_route(p, "match 0x0a000200/0xffffff00 action route_fwd port_out 100 "
+		  "nexthop_mac 0x020000000808");
+	make_frame(f, 64, (const uint8_t[]){10, 0, 2, 5}, 0);
+	assert_int_equal(swx_pipe_push(p, f, sizeof(f), &r), 0);
+	assert_int_equal(r.sent, 0);
+	/* port 7, the last, still leaves */
+	add_route(p, "match 0x0a000300/0xffffff00 action route_fwd port_out 7 "
+		  "nexthop_mac 0x020000000707");
+	make_frame(f, 64, (const uint8_t[]){10, 0, 3, 5}, 0);
+	assert_int_equal(swx_pipe_push(p, f, sizeof(f), &r), 0);
+	assert_int_equal(r.sent, 1);
+	assert_int_equal(r.port, 7);
+	swx_pipe_free(p);
+}
+
+static void test_tx_immediate_past_the_ports(void **state)
+{
+	static const char text[] = "struct m_t {\n bit<32> port\n}\nmetadata instanceof m_t\n"
+				   "apply {\n rx m.port\n tx 4\n}\n";
+	char err[SWX_ERR_MAX];
+	struct swx_pipe *p;
+
+	(void)state;
+	/* ports 0 to 3: tx 4 (line 7) is refused */
+	assert_int_equal(load_text(text, 4, &p, err), -EINVAL);
+	assert_string_equal(err, "t.spec:7: tx to port 4: the pipeline has ports 0 to 3");
 }
 
 static void test_endless_program(void **state)
@@ -150,13 +203,10 @@ static void test_endless_program(void **state)
 	static struct swx_result r;
 	char err[SWX_ERR_MAX];
 	uint8_t f[60] = {0};
-	struct swx_spec s;
-	struct swx_pipe *p = NULL;
+	struct swx_pipe *p;
 
 	(void)state;
-	assert_int_equal(swx_spec_parse(text, strlen(text), "t.spec", &s, err, sizeof(err)), 0);
-	assert_int_equal(swx_load(&s, 4, &p, err, sizeof(err)), 0);
-	swx_spec_free(&s);
+	assert_int_equal(load_text(text, 4, &p, err), 0);
 	assert_int_equal(swx_pipe_push(p, f, sizeof(f), &r), -ELOOP);
 	assert_int_equal(r.sent, 0);
 	swx_pipe_free(p);
@@ -200,6 +250,8 @@ int main(void)
 		cmocka_unit_test(test_routed_frame),
 		cmocka_unit_test(test_dropped_frames),
 		cmocka_unit_test(test_dpdk_refusal_has_line),
+		cmocka_unit_test(test_port_past_the_last),
+		cmocka_unit_test(test_tx_immediate_past_the_ports),
 		cmocka_unit_test(test_endless_program),
 		cmocka_unit_test(test_bad_entry),
 	};
