@@ -102,7 +102,7 @@ static int parse_u32(struct ctx *c, const char *tok, const char *what, uint32_t 
 	return 0;
 }
 
-/* Why each instruction rocelab refuses is refused; NULL: supported. */
+/* Why rocelab refuses an instruction: NULL when it is supported, "" when unknown. */
 static const char *instr_refusal(const char *op)
 {
 	static const char *const ok[] = {
@@ -251,7 +251,7 @@ static int table_default(struct ctx *c, struct swx_table *t)
 		n--;
 	}
 	if (n < 4 || strcmp(c->tok[2], "args") != 0 ||
-	    (strcmp(c->tok[3], "none") == 0 && n != 4) || (strcmp(c->tok[3], "none") && n % 2))
+	    (strcmp(c->tok[3], "none") == 0 && n != 4) || (strcmp(c->tok[3], "none") && (n - 3) % 2))
 		return fail(c, "table %s: default_action is 'NAME args none|ARG VALUE ... [const]'",
 			    t->name);
 	set_name(t->default_action, c->tok[1]);

@@ -64,6 +64,28 @@ static void test_accepts_minimal(void **state)
 	swx_spec_free(&s);
 }
 
+static void test_table_default_args(void **state)
+{
+	char err[SWX_ERR_MAX];
+	struct swx_spec s;
+
+	(void)state;
+	assert_int_equal(parse(OK_HEAD "struct a_t {\n bit<32> p\n bit<32> q\n}\n"
+			       "action fwd args instanceof a_t {\n mov m.port t.p\n return\n}\n"
+			       "table t {\n key {\n  m.hash exact\n }\n actions {\n  fwd\n }\n"
+			       " default_action fwd args p 1 q 0x2 const\n size 8\n}\n"
+			       "apply {\n rx m.port\n table t\n tx m.port\n}\n", err, &s), 0);
+	assert_string_equal(s.tables[0].default_args, "p 1 q 0x2");
+	assert_int_equal(s.tables[0].default_const, 1);
+	swx_spec_free(&s);
+	/* an argument without its value: OK_HEAD 10 lines, struct 4, action 4, the table's 8th: 26 */
+	refused(OK_HEAD "struct a_t {\n bit<32> p\n bit<32> q\n}\n"
+		"action fwd args instanceof a_t {\n mov m.port t.p\n return\n}\n"
+		"table t {\n key {\n  m.hash exact\n }\n actions {\n  fwd\n }\n"
+		" default_action fwd args p 1 q\n size 8\n}\n", 26,
+		"table t: default_action is 'NAME args none|ARG VALUE ... [const]'");
+}
+
 static void test_unknown_instruction(void **state)
 {
 	(void)state;
@@ -195,6 +217,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_accepts_minimal),
+		cmocka_unit_test(test_table_default_args),
 		cmocka_unit_test(test_unknown_instruction),
 		cmocka_unit_test(test_hash_two_structs),
 		cmocka_unit_test(test_key_too_wide),
