@@ -31,8 +31,9 @@ static void usage(FILE *f)
 		"                 print each frame's egress port (or 'drop')\n"
 		"  --entries FILE table entries, one a line: TABLE match ... action NAME [ARG V ...]\n"
 		"  --ports N      output ports 0..N-1 (default 16)\n"
+		"  --memory MB    DPDK memory for the tables (default %d)\n"
 		"  --help         this text\n"
-		"Exit: 0 done, 2 bad input, 1 a failed run.\n");
+		"Exit: 0 done, 2 bad input, 1 a failed run.\n", SWX_EAL_MB);
 }
 
 /* Reads FILE's entries (TABLE ENTRY a line; '#' comments) into the pipeline. */
@@ -103,17 +104,31 @@ static int run_pcap(struct swx_pipe *p, const char *path)
 struct opts {
 	const char *check, *run, *pcap, *entries;
 	unsigned long ports;
+	unsigned long memory;
 };
+
+/* A number from 1 to max, or 0 after a message. */
+static unsigned long number(const char *opt, const char *arg, unsigned long max)
+{
+	char *end;
+	unsigned long v = strtoul(arg, &end, 10);
+
+	if (*end || arg[0] == '-' || v == 0 || v > max) {
+		fprintf(stderr, "rocelab-p4: %s '%s': 1 to %lu\n", opt, arg, max);
+		return 0;
+	}
+	return v;
+}
 
 static int parse_opts(int argc, char **argv, struct opts *o)
 {
 	static const struct option lo[] = {
 		{"check", required_argument, NULL, 'c'}, {"run", required_argument, NULL, 'r'},
 		{"pcap", required_argument, NULL, 'p'}, {"entries", required_argument, NULL, 'e'},
-		{"ports", required_argument, NULL, 'n'}, {"help", no_argument, NULL, 'h'},
+		{"ports", required_argument, NULL, 'n'}, {"memory", required_argument, NULL, 'm'},
+		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
-	char *end;
 	int c;
 
 	opterr = 0;
@@ -124,12 +139,12 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		case 'p': o->pcap = optarg; break;
 		case 'e': o->entries = optarg; break;
 		case 'n':
-			o->ports = strtoul(optarg, &end, 10);
-			if (*end || o->ports == 0 || o->ports > SWX_PORTS_OUT_MAX) {
-				fprintf(stderr, "rocelab-p4: --ports '%s': 1 to %d\n", optarg,
-					SWX_PORTS_OUT_MAX);
+			if ((o->ports = number("--ports", optarg, SWX_PORTS_OUT_MAX)) == 0)
 				return EXIT_BAD;
-			}
+			break;
+		case 'm':
+			if ((o->memory = number("--memory", optarg, 65536)) == 0)
+				return EXIT_BAD;
 			break;
 		case 'h': usage(stdout); exit(0);
 		default:
@@ -149,7 +164,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 
 int main(int argc, char **argv)
 {
-	struct opts o = {.ports = 16};
+	struct opts o = {.ports = 16, .memory = SWX_EAL_MB};
 	struct swx_spec s;
 	struct swx_pipe *p = NULL;
 	char err[SWX_ERR_MAX];
@@ -162,7 +177,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "rocelab-p4: %s\n", err);
 		return rc == -ENOMEM ? EXIT_FAILURE : EXIT_BAD;
 	}
-	if (swx_eal_init(err, sizeof(err)) != 0) {
+	if (swx_eal_init((uint32_t)o.memory, err, sizeof(err)) != 0) {
 		fprintf(stderr, "rocelab-p4: %s\n", err);
 		swx_spec_free(&s);
 		swx_eal_fini();

@@ -275,6 +275,9 @@ static int load_all(struct rte_swx_pipeline *p, const struct swx_spec *s, uint32
 		return refused(err, errlen, s, s->apply_line, rc,
 			       "the apply block (an instruction's operand, a label or a jump)");
 	rc = rte_swx_pipeline_build(p);
+	if (rc == -ENODEV || rc == -ENOMEM)
+		return refused(err, errlen, s, 1, rc, "to build the pipeline: a table did not fit in "
+			       "EAL's memory (the tables' size statements; rocelab-p4 --memory)");
 	if (rc)
 		return refused(err, errlen, s, 1, rc, "to build the pipeline");
 	return 0;

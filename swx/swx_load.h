@@ -32,12 +32,15 @@ struct swx_result {
 	uint8_t frame[SWX_FRAME_MAX];
 };
 
+#define SWX_EAL_MB 512 /* EAL's memory by default: DPDK's fib.spec (a 1M-route LPM table) needs ~190 MB */
+
 /*
  * Starts EAL once for this process (later calls return 0): one lcore, no
- * hugepages (--no-huge, 64 MB), no PCI, --in-memory, a --file-prefix of its
- * own. Returns 0, or -EIO with the reason in err.
+ * hugepages (--no-huge: mem_mb of malloc'd memory, 0 for SWX_EAL_MB; tables
+ * take theirs from it), no PCI, no shared files (--no-shconf), a --file-prefix
+ * of its own. Returns 0, or -EIO with the reason in err.
  */
-int swx_eal_init(char *err, size_t errlen);
+int swx_eal_init(uint32_t mem_mb, char *err, size_t errlen);
 
 /* Stops EAL (rte_eal_cleanup) and removes its runtime directory; no-op if not started. */
 void swx_eal_fini(void);

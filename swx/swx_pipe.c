@@ -29,14 +29,15 @@
 static int eal_started;
 static char eal_dir[4096];
 
-int swx_eal_init(char *err, size_t errlen)
+int swx_eal_init(uint32_t mem_mb, char *err, size_t errlen)
 {
-	char prefix[64];
+	char prefix[64], mem[32];
 
 	if (eal_started)
 		return 0;
 	snprintf(prefix, sizeof(prefix), "--file-prefix=rocelab-p4-%d", (int)getpid());
-	char *argv[] = {"rocelab-p4", "-l0", "--no-huge", "-m64", "--no-pci", "--no-shconf",
+	snprintf(mem, sizeof(mem), "-m%u", mem_mb ? mem_mb : SWX_EAL_MB);
+	char *argv[] = {"rocelab-p4", "-l0", "--no-huge", mem, "--no-pci", "--no-shconf",
 			"--no-telemetry", "--log-level=*:error", prefix, NULL};
 
 	if (rte_eal_init((int)(sizeof(argv) / sizeof(argv[0])) - 1, argv) < 0) {

@@ -43,6 +43,11 @@ expect 2 "unknown or incomplete option '--bogus'" --bogus
 expect 2 "one of --check FILE or --run FILE"
 expect 2 "--run needs --pcap IN" --run "$DIR/default.spec"
 expect 2 "--ports '0'" --ports 0 --check "$DIR/default.spec"
+expect 2 "--memory 'x'" --memory x --check "$DIR/default.spec"
+# an exact-match route table of 4M entries (allocated whole at build) does not fit in 16 MB
+sed 's/size 4096/size 4194304/; s/m.dst_addr lpm/m.dst_addr exact/' "$DIR/default.spec" > "$T/huge.spec"
+expect 2 "huge.spec:1: DPDK refused to build the pipeline: a table did not fit" \
+  --memory 16 --check "$T/huge.spec"
 expect 0 "usage: rocelab-p4" --help
 
 # Two frames to 10.0.1.5 (route /24: port 1) and 10.0.9.9 (route /16: port 2), one to

@@ -229,7 +229,7 @@ static int eal_up(void **state)
 	char err[SWX_ERR_MAX];
 
 	(void)state;
-	if (swx_eal_init(err, sizeof(err)) != 0) {
+	if (swx_eal_init(64, err, sizeof(err)) != 0) { /* 64 MB: the programs here have small tables */
 		fprintf(stderr, "%s\n", err);
 		return -1;
 	}
