@@ -241,7 +241,6 @@ def check(m):
     for key in REQUIRED:
         if key not in exp:
             raise m.fail((), f"missing key '{key}'")
-    check_topology(m, exp)
     check_kv(m, ("collective",), exp["collective"], "collective")
     seeds = exp.get("seeds", [1])
     if not isinstance(seeds, list) or not seeds or not all(
@@ -260,6 +259,7 @@ def check(m):
     if exp["baseline"] not in labels:
         raise m.fail(("baseline",), "baseline: " + unknown("variant label", exp["baseline"], labels))
     check_claim(m, exp.get("claim"), labels, list(exp.get("placements", {"all": "all"})))
+    check_topology(m, exp)
 
 
 def load(path):

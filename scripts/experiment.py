@@ -55,13 +55,13 @@ import tempfile
 import textwrap
 import time
 
-import expcheck
-from expcheck import ExpError, yaml
-
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-sys.path.insert(0, os.path.join(ROOT, "tools", "rocelab-viz-lib"))
+# its modules, also when it is imported from elsewhere (as a library, or by a test)
+sys.path[:0] = [HERE, os.path.join(ROOT, "tools", "rocelab-viz-lib")]
+import expcheck  # noqa: E402
 import rlcli  # noqa: E402
+from expcheck import ExpError, yaml  # noqa: E402
 
 
 def die(msg, code=2):
@@ -363,10 +363,11 @@ def check_topologies(dp, exp, paths):
         p = subprocess.run([dp, "--check", "--topology", path], capture_output=True, text=True,
                            timeout=300)
         if p.returncode != 0:
-            msg = (p.stderr or p.stdout).strip().replace(path, "the merged topology")
+            # its FILE:LINE is the temporary merged file's: the user's line is the variant's
+            msg = re.sub(rf"{re.escape(path)}(:\d+)?: ", "", (p.stderr or p.stdout).strip())
             die(f"{exp['_marked'].where('variants', k)}: variant {exp['variants'][k]['label']!r}: "
                 f"its topology (the file's with the variant's switch and topology merged in) "
-                f"does not load:\n{msg}")
+                f"does not load: {'; '.join(msg.splitlines())}")
 
 
 def run_one(dp, topo, coll, name, seed, extra, picture=None, launch=(), series=None, timeout=None):
@@ -405,7 +406,9 @@ def run_one(dp, topo, coll, name, seed, extra, picture=None, launch=(), series=N
     if dry:
         stalled = (stalled + "; " if stalled else "") + dry.replace("rocelab-dp: ", "")
     if p.returncode != 0 and not stalled:
-        die(f"rocelab-dp failed ({p.returncode}) for {coll}:\n{p.stderr.strip()[-2000:]}", 1)
+        # rocelab-dp's 2 is bad input (a --coll or --nic value out of range): so is ours
+        die(f"rocelab-dp failed ({p.returncode}) for {coll}:\n{p.stderr.strip()[-2000:]}",
+            2 if p.returncode == 2 else 1)
     # a stalled run (the transport never recovered) keeps the sizes it finished
     return rows, totals, stalled
 
