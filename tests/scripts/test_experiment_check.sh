@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
 # Issue 39: scripts/experiment.py checks every variant before the first run. A mistake
-# in the LAST variant is refused (exit 2) naming the user's FILE:LINE, with the valid
-# values and the nearest, before rocelab-dp is started even once (a stand-in rocelab-dp
-# records every call) and before the results folder is made; a failed run exits 1.
+# in the LAST variant (a name, an NCCL value out of range) is refused (exit 2) naming
+# the user's FILE:LINE, with the valid values and the nearest, before rocelab-dp is
+# started even once (a stand-in records every call) and before the results folder is
+# made; a failed run exits 1.
 # Without matplotlib the tables and report are still written and stderr says why there
 # are no pictures (with ROCELAB_DP: a real run); without yaml, exit 2 naming python3-yaml.
 # usage: test_experiment_check.sh SOURCE_ROOT [ROCELAB_DP]
@@ -65,6 +66,8 @@ refused op '3s/op=allreduce/op=all_reduce/' \
   "$tmp/op/tiny.yaml:3: collective: op: unknown value 'all_reduce' (did you mean allreduce?); valid: allreduce, allgather, reducescatter, alltoall, incast"
 refused key '9s/coll:/colll:/' \
   "$tmp/key/tiny.yaml:9: unknown variant key 'colll' (did you mean coll?); valid: label, switch, topology, coll, dp_args, nccl"
+refused nccl '9s/coll: "qps=4,mode=rr"/nccl: {NCCL_IB_QPS_PER_CONNECTION: 129}/' \
+  "$tmp/nccl/tiny.yaml:9: nccl: NCCL_IB_QPS_PER_CONNECTION=129: must be 1..128"
 refused baseline '10s/ECMP 1 QP/ECMP 2 QPs/' \
   "$tmp/baseline/tiny.yaml:10: baseline: unknown variant label 'ECMP 2 QPs'"
 
