@@ -716,12 +716,92 @@ def parse_args(argv):
     return ap.parse_args(argv)
 
 
-def run(a, can_draw=True):
-    """Run the experiment of the parsed command line a: its tables, plots and report in
-    the results folder. can_draw: matplotlib is there (plots and pictures). Raises
-    ExpError: code 2 for bad input, 1 for a failed run."""
-    exp = load(a.experiment)
-    a.no_pictures = a.no_pictures or not can_draw
+def placement_tables(exp, placed, base, mean, labels, sizes):
+    """The report's busbw table of each placement (mean over seeds, change against the
+    baseline), headed by how often its ring leaves a rack and a zone."""
+    lines = []
+    for pl in exp["placements"]:
+        spec = exp["placements"][pl]
+        hops, zhops, n = crossings(placed[pl], base)
+        where = (f"`{spec}`" if isinstance(spec, str) else
+                 f"`{yaml.safe_dump(spec, default_flow_style=True).strip()}`, {n} ranks "
+                 f"(`placements.txt`)")
+        lines += [f"## placement: {pl} ({where}; the ring leaves a rack at {hops} of its {n} "
+                  f"hops" + (f", a zone at {zhops}" if zhops else "") + ")", "",
+                  "| variant | " + " | ".join(f"{s / 2**20:g} MiB" for s in sizes) + " |",
+                  "|---|" + "---|" * len(sizes)]
+        for lab in labels:
+            cells = []
+            for s in sizes:
+                b, base_b = mean.get((lab, pl, s)), mean.get((exp["baseline"], pl, s))
+                if b is None:
+                    cells.append("")
+                    continue
+                pct = f" ({100 * (b / base_b - 1):+.0f}%)" if base_b and lab != exp["baseline"] else ""
+                cells.append(f"{b:.2f}{pct}")
+            lines.append(f"| {lab} | " + " | ".join(cells) + " |")
+        lines.append("")
+    return lines
+
+
+def totals_table(exp, labels, tot, fabric_cols):
+    """The report's fabric and NIC totals (mean over seeds), or []."""
+    lines = []
+    if fabric_cols:
+        lines += ["## Fabric and NIC totals over the whole sweep (mean over seeds)", "",
+                  "| variant | placement | " + " | ".join(fabric_cols) + " |",
+                  "|---|---|" + "---|" * len(fabric_cols)]
+        for lab in labels:
+            for pl in exp["placements"]:
+                sel = [t for t in tot if t["variant"] == lab and t["placement"] == pl]
+                if sel:
+                    lines.append(f"| {lab} | {pl} | " + " | ".join(
+                        fmt_total(statistics.mean(t.get(c, 0) for t in sel)) for c in fabric_cols) + " |")
+        lines.append("")
+    return lines
+
+
+def claim_section(exp, mean, labels, sizes):
+    """The report's comparison with the paper's claim (the file's `claim:`), or []."""
+    lines, claim_lines = [], []
+    claim = exp.get("claim")
+    if claim:
+        kind = claim.get("kind", "gain")
+        if kind == "gain":
+            best = max(((100 * (mean[(lab, pl, s)] / mean[(exp["baseline"], pl, s)] - 1), lab, pl, s)
+                        for lab in labels for pl in exp["placements"] for s in sizes
+                        if (lab, pl, s) in mean and (exp["baseline"], pl, s) in mean and lab != exp["baseline"]),
+                       default=None)
+            if best:
+                claim_lines.append(f"Largest gain over {exp['baseline']}: **{best[0]:+.0f}%** "
+                                   f"({best[1]}, placement {best[2]}, {best[3] / 2**20:g} MiB); "
+                                   f"the paper: up to +{claim['paper_pct']}%.")
+        elif kind == "note":
+            best = max(((statistics.mean(mean[(lab, pl, s)] for s in sizes if (lab, pl, s) in mean), lab, pl)
+                        for lab in labels for pl in exp["placements"]
+                        if any((lab, pl, s) in mean for s in sizes)), default=None)
+            if best:
+                claim_lines.append(f"Highest mean busbw over the sweep: **{best[1]}** "
+                                   f"({best[0]:.2f} GB/s, placement {best[2]}).")
+        else:  # degradation of one variant between two placements
+            lab, good, bad = claim["variant"], claim["from"], claim["to"]
+            worst = max(((100 * (1 - mean[(lab, bad, s)] / mean[(lab, good, s)]), s) for s in sizes
+                         if (lab, good, s) in mean and (lab, bad, s) in mean), default=None)
+            if worst:
+                claim_lines.append(f"{lab}: busbw falls by up to **{worst[0]:.0f}%** from placement "
+                                   f"{good} to {bad} ({worst[1] / 2**20:g} MiB); the paper: more than "
+                                   f"{claim['paper_pct']}%.")
+        lines += ["## Against the paper", "", claim.get("text", ""), ""] + claim_lines + [""]
+    return lines
+
+def write_placements(path, placed):
+    """placements.txt: each placement's hosts in rank order."""
+    with open(path, "w") as f:
+        f.writelines(f"{pl}: {hosts}\n" for pl, hosts in placed.items())
+
+
+def check_options(a):
+    """The options that the parser cannot check alone, and rocelab-dp's presence."""
     if a.run_timeout < 0:
         die(f"--run-timeout: expected seconds >= 0 (0: no limit), got {a.run_timeout:g}")
     if a.mpi > 1 and a.workers > 1:
@@ -730,6 +810,15 @@ def run(a, can_draw=True):
         die("--mpi: mpirun not found (apt install openmpi-bin)")
     if not os.access(a.dp, os.X_OK):
         die(f"rocelab-dp not found at {a.dp} (build it: meson setup build && ninja -C build)")
+
+
+def run(a, can_draw=True):
+    """Run the experiment of the parsed command line a: its tables, plots and report in
+    the results folder. can_draw: matplotlib is there (plots and pictures). Raises
+    ExpError: code 2 for bad input, 1 for a failed run."""
+    exp = load(a.experiment)
+    a.no_pictures = a.no_pictures or not can_draw
+    check_options(a)
     out = a.out or os.path.join(ROOT, "results", exp["name"])
     os.makedirs(out, exist_ok=True)
     base, topo_label = base_topology(exp, a.experiment, out, a.topo_tool)
@@ -737,9 +826,7 @@ def run(a, can_draw=True):
     coll_base = quick_sizes(exp["collective"]) if a.smoke else exp["collective"]
 
     placed = resolve_placements(exp, base)
-    with open(os.path.join(out, "placements.txt"), "w") as f:
-        for pl, hosts in placed.items():
-            f.write(f"{pl}: {hosts}\n")
+    write_placements(os.path.join(out, "placements.txt"), placed)
     runs = [(v, pl, hosts, seed) for v in exp["variants"] for pl, hosts in placed.items()
             for seed in seeds]
     raw, tot, stalls, drawn = [], [], [], []
@@ -787,39 +874,8 @@ def run(a, can_draw=True):
                   "proxy thread takes to post a WQE or poll a CQE; `e1-rr-split-sweep.yaml` sweeps "
                   "them): figures that depend on them (split at small messages, proxy busy) move "
                   "with them.", ""]
-    claim_lines = []
-    for pl in exp["placements"]:
-        spec = exp["placements"][pl]
-        hops, zhops, n = crossings(placed[pl], base)
-        where = (f"`{spec}`" if isinstance(spec, str) else
-                 f"`{yaml.safe_dump(spec, default_flow_style=True).strip()}`, {n} ranks "
-                 f"(`placements.txt`)")
-        lines += [f"## placement: {pl} ({where}; the ring leaves a rack at {hops} of its {n} "
-                  f"hops" + (f", a zone at {zhops}" if zhops else "") + ")", "",
-                  "| variant | " + " | ".join(f"{s / 2**20:g} MiB" for s in sizes) + " |",
-                  "|---|" + "---|" * len(sizes)]
-        for lab in labels:
-            cells = []
-            for s in sizes:
-                b, base_b = mean.get((lab, pl, s)), mean.get((exp["baseline"], pl, s))
-                if b is None:
-                    cells.append("")
-                    continue
-                pct = f" ({100 * (b / base_b - 1):+.0f}%)" if base_b and lab != exp["baseline"] else ""
-                cells.append(f"{b:.2f}{pct}")
-            lines.append(f"| {lab} | " + " | ".join(cells) + " |")
-        lines.append("")
-    if fabric_cols:
-        lines += ["## Fabric and NIC totals over the whole sweep (mean over seeds)", "",
-                  "| variant | placement | " + " | ".join(fabric_cols) + " |",
-                  "|---|---|" + "---|" * len(fabric_cols)]
-        for lab in labels:
-            for pl in exp["placements"]:
-                sel = [t for t in tot if t["variant"] == lab and t["placement"] == pl]
-                if sel:
-                    lines.append(f"| {lab} | {pl} | " + " | ".join(
-                        fmt_total(statistics.mean(t.get(c, 0) for t in sel)) for c in fabric_cols) + " |")
-        lines.append("")
+    lines += placement_tables(exp, placed, base, mean, labels, sizes)
+    lines += totals_table(exp, labels, tot, fabric_cols)
     lines += mechanism_table(exp, labels, raw, tot)
     if stalls:
         lines += ["## Runs that failed", "",
@@ -830,34 +886,7 @@ def run(a, can_draw=True):
                   "the run's figures are not the model's (give the file `dp_args: [--mbufs, N, "
                   "--mem, MB]`):", ""]
         lines += [f"- {s_}" for s_ in stalls] + [""]
-    claim = exp.get("claim")
-    if claim:
-        kind = claim.get("kind", "gain")
-        if kind == "gain":
-            best = max(((100 * (mean[(lab, pl, s)] / mean[(exp["baseline"], pl, s)] - 1), lab, pl, s)
-                        for lab in labels for pl in exp["placements"] for s in sizes
-                        if (lab, pl, s) in mean and (exp["baseline"], pl, s) in mean and lab != exp["baseline"]),
-                       default=None)
-            if best:
-                claim_lines.append(f"Largest gain over {exp['baseline']}: **{best[0]:+.0f}%** "
-                                   f"({best[1]}, placement {best[2]}, {best[3] / 2**20:g} MiB); "
-                                   f"the paper: up to +{claim['paper_pct']}%.")
-        elif kind == "note":
-            best = max(((statistics.mean(mean[(lab, pl, s)] for s in sizes if (lab, pl, s) in mean), lab, pl)
-                        for lab in labels for pl in exp["placements"]
-                        if any((lab, pl, s) in mean for s in sizes)), default=None)
-            if best:
-                claim_lines.append(f"Highest mean busbw over the sweep: **{best[1]}** "
-                                   f"({best[0]:.2f} GB/s, placement {best[2]}).")
-        else:  # degradation of one variant between two placements
-            lab, good, bad = claim["variant"], claim["from"], claim["to"]
-            worst = max(((100 * (1 - mean[(lab, bad, s)] / mean[(lab, good, s)]), s) for s in sizes
-                         if (lab, good, s) in mean and (lab, bad, s) in mean), default=None)
-            if worst:
-                claim_lines.append(f"{lab}: busbw falls by up to **{worst[0]:.0f}%** from placement "
-                                   f"{good} to {bad} ({worst[1] / 2**20:g} MiB); the paper: more than "
-                                   f"{claim['paper_pct']}%.")
-        lines += ["## Against the paper", "", claim.get("text", ""), ""] + claim_lines + [""]
+    lines += claim_section(exp, mean, labels, sizes)
     shown = len(lines)  # what stdout shows: the tables, up to the plots
     lines += (["![busbw](busbw.png)", ""] if can_draw else
               ["No plots or pictures: python3 has no matplotlib (Debian: python3-matplotlib).", ""])
