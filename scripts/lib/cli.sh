@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: BSD-3-Clause
+# shellcheck shell=sh
 # --help and unknown options for the scripts (issue 39, "fail fast, fail kindly").
 # POSIX sh, so that sh scripts can source it too:
 #   . "$(dirname "$0")/lib/cli.sh"

@@ -11,6 +11,7 @@
 set -u
 root=$(realpath "$1") part=$2
 shift 2
+# shellcheck source=../common/tap.sh
 . "$(dirname "$0")/../common/tap.sh"
 # Python's bytecode caches are not the scripts' work; keep them out of the tree's state
 export PYTHONDONTWRITEBYTECODE=1

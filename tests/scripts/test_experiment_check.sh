@@ -10,6 +10,7 @@
 # usage: test_experiment_check.sh SOURCE_ROOT [ROCELAB_DP]
 set -u
 root=$(realpath "$1") real_dp=${2:-}
+# shellcheck source=../common/tap.sh
 . "$(dirname "$0")/../common/tap.sh"
 EXP=$root/scripts/experiment.py
 export PYTHONDONTWRITEBYTECODE=1
