@@ -213,7 +213,35 @@ def check_variant(m, i, v, labels):
     check_dp_args(m, p + ("dp_args",), v.get("dp_args"))
 
 
+def topology_hosts(path):
+    """The host names of a topology file ([] when it lists none, or cannot be read:
+    rocelab-dp --check says why before the runs)."""
+    try:
+        with open(path) as f:
+            topo = yaml.safe_load(f)
+        return [h["name"] for h in topo.get("hosts") or [] if isinstance(h, dict) and "name" in h]
+    except (OSError, yaml.YAMLError, AttributeError, TypeError):
+        return []
+
+
+def check_hosts(m, pls, hosts):
+    """Placements given as "h0+h4+...": hosts of the topology, each once, at least 2."""
+    for name, spec in pls.items():
+        if not isinstance(spec, str) or spec == "all" or not hosts:
+            continue
+        ring = spec.split("+")
+        where = ("placements", name)
+        for h in ring:
+            if h not in hosts:
+                raise m.fail(where, f"placement {name!r}: " + unknown("host", h, hosts))
+        if len(set(ring)) != len(ring) or len(ring) < 2:
+            raise m.fail(where, f"placement {name!r}: a ring of 2 or more hosts, each once "
+                         f"(h0+h4+h1+...), got {spec!r}")
+
+
 def check_topology(m, exp):
+    """The topology: {generate: SPEC} (rocelab-topo checks SPEC), or a file that exists,
+    whose hosts the placements name."""
     t = exp["topology"]
     if isinstance(t, dict) and list(t) == ["generate"] and isinstance(t["generate"], str):
         return
@@ -223,6 +251,7 @@ def check_topology(m, exp):
     path = os.path.join(os.path.dirname(os.path.abspath(m.path)), t)
     if not os.path.isfile(path):
         raise m.fail(("topology",), f"topology: no such file {path}")
+    check_hosts(m, exp.get("placements", {}), topology_hosts(path))
 
 
 def check_placements(m, pls):

@@ -69,6 +69,8 @@ refused key '9s/coll:/colll:/' \
   "$tmp/key/tiny.yaml:9: unknown variant key 'colll' (did you mean coll?); valid: label, switch, topology, coll, dp_args, nccl"
 refused nccl '9s/coll: "qps=4,mode=rr"/nccl: {NCCL_IB_QPS_PER_CONNECTION: 129}/' \
   "$tmp/nccl/tiny.yaml:9: nccl: NCCL_IB_QPS_PER_CONNECTION=129: must be 1..128"
+refused host '5s/h0+h4+h1+h5/h0+h44+h1+h5/' \
+  "$tmp/host/tiny.yaml:5: placement 'full': unknown host 'h44' (did you mean h4?)"
 refused baseline '10s/ECMP 1 QP/ECMP 2 QPs/' \
   "$tmp/baseline/tiny.yaml:10: baseline: unknown variant label 'ECMP 2 QPs'"
 
