@@ -22,6 +22,8 @@
 #
 #   scripts/bench-dataplane.sh [PACKETS] [RUNS]   (virtual-clock packets, default 2000000; runs, default 5)
 set -euo pipefail
+. "$(dirname "$0")/lib/cli.sh"
+cli_plain "$0" "$@"
 cd "$(dirname "$0")/.."
 n=${1:-2000000}
 runs=${2:-5}

@@ -64,7 +64,7 @@ Prints figures; exit 0 when every run finished, 1 when one failed, 2 on bad inpu
 EOF
 }
 
-die_usage() { echo "bench-nic.sh: $1" >&2; usage >&2; exit 2; }
+die_usage() { echo "bench-nic.sh: $1; see --help" >&2; exit 2; }
 
 BUILD=build
 REF=""

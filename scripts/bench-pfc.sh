@@ -3,6 +3,8 @@
 # PFC frame decode. Usage: scripts/bench-pfc.sh [iterations]
 # Uses its own build dir (optimized, no sanitizers) so it does not disturb others.
 set -eu
+. "$(dirname "$0")/lib/cli.sh"
+cli_plain "$0" "$@"
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build-pfc-bench}
 if [ ! -d "$BUILD" ]; then

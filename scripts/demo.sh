@@ -10,7 +10,10 @@
 #      ECMP vs E-ECMP with QP scaling, the busbw table (about 20 s);
 #   5. pictures of the fabric (tools/rocelab-viz) next to the tables: step 3's
 #      uplinks side by side in results/demo/, E1's variants in results/e1-demo/pictures/.
+#   scripts/demo.sh
 set -euo pipefail
+. "$(dirname "$0")/lib/cli.sh"
+cli_plain "$0" "$@"
 cd "$(dirname "$0")/.."
 [ "$(id -u)" -eq 0 ] || { echo "demo.sh: run as root (network namespaces, DPDK)" >&2; exit 2; }
 bash scripts/install-deps.sh

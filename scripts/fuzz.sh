@@ -15,6 +15,8 @@
 # anything; crash inputs land in build-fuzz/crashes/TARGET/. Prints each target's
 # execution count.
 set -euo pipefail
+. "$(dirname "$0")/lib/cli.sh"
+cli_plain "$0" "$@"
 cd "$(dirname "$0")/.."
 secs=${1:-30}
 shift || true

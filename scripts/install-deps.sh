@@ -2,7 +2,10 @@
 # Install everything rocelab needs to build, test and run on Debian 12.
 # Idempotent: packages already present are skipped, apt is only touched when
 # something is missing. Run as root (or with sudo available).
+#   scripts/install-deps.sh
 set -euo pipefail
+. "$(dirname "$0")/lib/cli.sh"
+cli_plain "$0" "$@"
 
 PKGS=(
   # build

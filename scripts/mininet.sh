@@ -60,6 +60,18 @@ if [ "${1:-}" = --timeout ]; then
   timeout_s=$2; shift 2
 fi
 
+# mn's options, from its own --help: a typo is refused here, in one line, before the
+# sandbox is built (mn would refuse it inside, with two lines of usage)
+mn_check() {
+  local opts a
+  opts=$(/usr/bin/python3 /usr/bin/mn --help 2>/dev/null | grep -oE -- '--?[A-Za-z][-A-Za-z0-9]*') || return 0
+  for a in "$@"; do
+    case $a in
+      -?*) grep -qxF -- "${a%%=*}" <<< "$opts" || die "unknown option $a; see --help (and mn --help)" ;;
+    esac
+  done
+}
+case "${1:-}" in --python|--run) ;; *) mn_check "$@" ;; esac
 [ "$(id -u)" -eq 0 ] || die "needs root (network namespaces)"
 if ! /usr/bin/python3 -c 'import mininet' 2>/dev/null; then
   die "/usr/bin/python3 cannot import mininet (run scripts/install-deps.sh)"

@@ -8,6 +8,12 @@
 # 2:1 oversubscribed, so their queues fill: about 400,000 frames at once; the
 # default pool of 65,535 ran dry and held the senders back, which was no
 # longer the workload; --mem for builds whose pool is in DPDK's memory).
+#   source scripts/ns3-workload.sh   (run on its own, it only answers --help)
+if [ "${BASH_SOURCE[0]}" = "$0" ]; then
+  . "$(dirname "$0")/lib/cli.sh"
+  cli_plain "$0" "$@"
+  exit 0
+fi
 ns3_gens() {
   ns3_pool=(--mbufs 400000 --mem 3072)
   gens=()

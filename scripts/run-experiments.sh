@@ -7,16 +7,24 @@
 # number, its conditions and mechanism), then every experiment's report.md.
 # Takes about 10 minutes without --all on 2 cores, about an hour more with it.
 set -euo pipefail
+. "$(dirname "$0")/lib/cli.sh"
+self=$(realpath "$0")
 cd "$(dirname "$0")/.."
 quick=() all=0
 while [ $# -gt 0 ]; do
   case $1 in
     --quick) quick=(--quick); shift ;;
     --all) all=1; shift ;;
+    -h|--help) cli_usage "$self"; exit 0 ;;
+    --) shift; break ;;
+    -?*) cli_unknown "$self" "$1" ;;
     *) break ;;
   esac
 done
 exps=("$@")
+for e in "${exps[@]}"; do  # before the build: a typo fails now, not after it
+  [ -f "$e" ] || { echo "run-experiments.sh: $e: no such experiment file; see --help" >&2; exit 2; }
+done
 if [ ${#exps[@]} -eq 0 ]; then
   for e in experiments/e*.yaml; do
     if [ $all -eq 0 ] && grep -q '^slow: true' "$e"; then

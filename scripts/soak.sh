@@ -13,6 +13,8 @@
 #   SOAK_SECONDS=30 scripts/soak.sh   (a short try: seconds instead of minutes)
 # Exit status: rocelab-dp's. Needs root (DPDK). Leaves nothing behind.
 set -euo pipefail
+. "$(dirname "$0")/lib/cli.sh"
+cli_plain "$0" "$@"
 cd "$(dirname "$0")/.."
 mins=${1:-10}
 secs=${SOAK_SECONDS:-$((mins * 60))}

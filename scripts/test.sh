@@ -9,6 +9,8 @@
 #   FUZZ_SECONDS=0 scripts/test.sh   skip the fuzzer
 #   SUITES="hashing pfc" scripts/test.sh   only these meson suites
 set -euo pipefail
+. "$(dirname "$0")/lib/cli.sh"
+cli_plain "$0" "$@"
 cd "$(dirname "$0")/.."
 
 bash scripts/install-deps.sh   # idempotent: nothing to do when all is there

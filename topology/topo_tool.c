@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -285,8 +286,8 @@ static struct topo *clos_with_keys(const char *opt, const unsigned v[3], const c
 
 /*
  * Build the --clos / --json-clos topology from "S,L,H[,KEY=VALUE...]". NULL
- * after printing why, with *rc the exit code: 1 for a malformed S,L,H, 2 for
- * counts the address scheme cannot hold or a bad KEY=VALUE.
+ * after printing why, with *rc the exit code: 2 (bad input) for a malformed
+ * S,L,H, counts the address scheme cannot hold or a bad KEY=VALUE.
  */
 static struct topo *clos_from_arg(const char *opt, const char *arg, int *rc)
 {
@@ -296,7 +297,7 @@ static struct topo *clos_from_arg(const char *opt, const char *arg, int *rc)
 	if (sscanf(arg, "%u,%u,%u%n", &v[0], &v[1], &v[2], &used) != 3 ||
 	    (arg[used] && arg[used] != ',')) {
 		fprintf(stderr, "rocelab-topo: %s takes S,L,H[,KEY=VALUE...] (e.g. 2,2,4)\n", opt);
-		*rc = 1;
+		*rc = 2;
 		return NULL;
 	}
 	struct topo *t;
@@ -400,25 +401,79 @@ static int print_partitions(const char *ns, const char *path, bool nics_with_lea
 	return rc;
 }
 
+/*
+ * A bad command line: one line saying what is wrong, and a hint to --help (the
+ * whole usage would bury the line that matters). Returns 2, the bad-input exit.
+ */
+__attribute__((format(printf, 1, 2))) static int bad_args(const char *fmt, ...)
+{
+	va_list ap;
+	fputs("rocelab-topo: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputs("; see --help\n", stderr);
+	return 2;
+}
+
+/* What each command takes after it, for bad_args; NULL for no such command. */
+static const char *command_args(const char *opt)
+{
+	static const char *const cmds[][2] = {
+		{"--check", "FILE"},	       {"--routes", "FILE"},
+		{"--json", "FILE"},	       {"--clos", "S,L,H[,KEY=VALUE...]"},
+		{"--json-clos", "S,L,H[,KEY=VALUE...]"}, {"--generate", "SPEC [-o FILE]"},
+		{"--partitions", "N FILE [--nics-with-leaves]"},
+	};
+	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
+		if (!strcmp(opt, cmds[i][0]))
+			return cmds[i][1];
+	return NULL;
+}
+
+/*
+ * The command line's shape: 0 when argv is one of the usage's forms, else 2
+ * after one line naming what is wrong (an unknown option, a missing or extra
+ * argument). Only the commands' own arguments are checked later.
+ */
+static int check_args(int argc, char **argv)
+{
+	if (argc < 2)
+		return bad_args("no command (e.g. --check FILE)");
+	const char *opt = argv[1], *takes = command_args(opt);
+	if (!takes)
+		return bad_args("unknown option %s", opt);
+	int want = 3; /* the command and its one argument */
+	if (!strcmp(opt, "--partitions")) {
+		want = 4;
+		if (argc == 5 && !strcmp(argv[4], "--nics-with-leaves"))
+			return 0;
+	} else if (!strcmp(opt, "--generate") && argc > 3) {
+		if (strcmp(argv[3], "-o"))
+			return bad_args("%s %s after --generate SPEC (only -o FILE)",
+					argv[3][0] == '-' ? "unknown option" : "extra argument", argv[3]);
+		want = 5;
+	}
+	if (argc < want)
+		return bad_args("%s takes %s", opt, takes);
+	if (argc > want)
+		return bad_args(argv[want][0] == '-' ? "unknown option %s" : "extra argument %s",
+				argv[want]);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
-	if ((argc == 4 || (argc == 5 && !strcmp(argv[4], "--nics-with-leaves"))) &&
-	    !strcmp(argv[1], "--partitions"))
-		return print_partitions(argv[2], argv[3], argc == 5);
-	if (argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+	if (argc >= 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
 		usage(stdout);
 		return 0;
 	}
-	if (argc >= 3 && !strcmp(argv[1], "--generate")) {
-		if (argc == 3)
-			return generate(argv[2], NULL);
-		if (argc == 5 && !strcmp(argv[3], "-o"))
-			return generate(argv[2], argv[4]);
-	}
-	if (argc != 3) {
-		usage(stderr);
-		return 1;
-	}
+	if (check_args(argc, argv))
+		return 2;
+	if (!strcmp(argv[1], "--partitions"))
+		return print_partitions(argv[2], argv[3], argc == 5);
+	if (!strcmp(argv[1], "--generate"))
+		return generate(argv[2], argc == 5 ? argv[4] : NULL);
 	char err[512];
 	const char *opt = argv[1];
 	if (!strcmp(opt, "--check"))
@@ -431,13 +486,10 @@ int main(int argc, char **argv)
 			fprintf(stderr, "%s\n", err);
 			return 2;
 		}
-	} else if (!strcmp(opt, "--clos") || !strcmp(opt, "--json-clos")) {
+	} else { /* --clos or --json-clos (check_args) */
 		t = clos_from_arg(opt, argv[2], &rc);
 		if (!t)
 			return rc;
-	} else {
-		usage(stderr);
-		return 1;
 	}
 	if (json)
 		print_json(t, stdout);

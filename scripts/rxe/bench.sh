@@ -38,7 +38,7 @@ while [ $# -gt 0 ]; do
     --events) ppname=pingpong_ev; shift ;;
     --logs) logs=$2; shift 2 ;;
     -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
-    *) echo "bench.sh: unknown argument $1" >&2; exit 2 ;;
+    *) echo "bench.sh: unknown argument $1; see --help" >&2; exit 2 ;;
   esac
 done
 case $mode in vm|host) ;; *) echo "bench.sh: --mode: vm or host" >&2; exit 2 ;; esac

@@ -16,9 +16,13 @@ leaf. Prints one line per QP and `ok`/`not ok` lines; exit 0 when all hold.
 import argparse
 import collections
 import ipaddress
+import os
 import struct
 import subprocess
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools", "rocelab-viz-lib"))
+import rlcli  # noqa: E402
 
 
 def read_pcap(path):
@@ -66,7 +70,7 @@ def lb_fields(lb, pcap, profile, algo, seed, uplinks):
 
 
 def main():
-    ap = argparse.ArgumentParser()
+    ap = rlcli.ArgParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument('--lb', required=True)
     ap.add_argument('--uplink', action='append', required=True, help='INDEX=PCAP')
     ap.add_argument('--leaf', action='append', required=True, help='SUBNET=PROFILE,ALGO,SEED')

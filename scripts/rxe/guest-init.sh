@@ -8,6 +8,11 @@
 # It loads the modules, brings eth0 up, adds rxe0 on it, runs rxe-tests.sh, prints the
 # results on the console (ttyS0) between @@RL markers and powers off. The watchdog
 # powers off after rocelab.wd seconds whatever happens.
+# --help and bad options off the VM (scripts/lib/cli.sh is not in the initramfs)
+if [ $$ -ne 1 ] && [ -f "$(dirname "$0")/../lib/cli.sh" ]; then
+  . "$(dirname "$0")/../lib/cli.sh"
+  cli_plain "$0" "$@"
+fi
 export PATH=/bin:/sbin:/usr/bin:/usr/sbin
 export LD_LIBRARY_PATH=/lib/x86_64-linux-gnu:/usr/lib/x86_64-linux-gnu
 export HOME=/root

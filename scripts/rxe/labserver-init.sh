@@ -12,6 +12,11 @@
 #   rocelab.modules=A,B    modules to load in the chroot (modprobe; module autoload does
 #                          not reach into a chroot)
 # Console markers: @@LS BOOT, @@LS RUN, @@LS EXIT rc=N, @@LS ERROR ..., @@LS WATCHDOG.
+# --help and bad options off the VM (scripts/lib/cli.sh is not in the initramfs)
+if [ $$ -ne 1 ] && [ -f "$(dirname "$0")/../lib/cli.sh" ]; then
+  . "$(dirname "$0")/../lib/cli.sh"
+  cli_plain "$0" "$@"
+fi
 export PATH=/bin:/sbin:/usr/bin:/usr/sbin
 M="@@LS"
 R=/mnt

@@ -30,7 +30,7 @@ while [ $# -gt 0 ]; do
     --force) force=1; shift ;;
     --labserver) labserver=1; shift ;;
     -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
-    *) die "unknown argument $1" ;;
+    *) die "unknown argument $1; see --help" ;;
   esac
 done
 

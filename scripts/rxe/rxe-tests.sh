@@ -21,6 +21,11 @@
 #   @@RL STATS BEGIN / @@RL STATS END   (rdma statistic and hw_counters)
 #   @@RL DONE role=ROLE passed=P failed=F
 # Exit status: the number of failed tests (0 = all passed).
+# --help and bad options off the VM (scripts/lib/cli.sh is not in the initramfs)
+if [ -f "$(dirname "$0")/../lib/cli.sh" ]; then
+  . "$(dirname "$0")/../lib/cli.sh"
+  cli_plain "$0" "$@"
+fi
 
 BB=""
 command -v busybox >/dev/null 2>&1 && BB=busybox

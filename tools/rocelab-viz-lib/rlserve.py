@@ -9,6 +9,7 @@ import os
 import sys
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+import rlcli
 import rllayout
 import rltel
 
@@ -18,7 +19,7 @@ PORT_MAX = 65535
 
 def arg_parser(doc, default_port, topo_tool):
     """An ArgumentParser with --name/--socket, --topology, --topo-tool, --port."""
-    ap = argparse.ArgumentParser(description=doc,
+    ap = rlcli.ArgParser(description=doc,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     src = ap.add_mutually_exclusive_group(required=True)
     src.add_argument("--name", help="the fabric's DPDK file prefix (rocelab-dp --name)")

@@ -1,0 +1,114 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+# Issue 39: scripts/experiment.py checks every variant before the first run. A mistake
+# in the LAST variant (a name, an NCCL value out of range) is refused (exit 2) naming
+# the user's FILE:LINE, with the valid values and the nearest, before rocelab-dp is
+# started even once (a stand-in records every call) and before the results folder is
+# made; a failed run exits 1.
+# Without matplotlib the tables and report are still written and stderr says why there
+# are no pictures (with ROCELAB_DP: a real run); without yaml, exit 2 naming python3-yaml.
+# usage: test_experiment_check.sh SOURCE_ROOT [ROCELAB_DP]
+set -u
+root=$(realpath "$1") real_dp=${2:-}
+# shellcheck source=../common/tap.sh
+. "$(dirname "$0")/../common/tap.sh"
+EXP=$root/scripts/experiment.py
+export PYTHONDONTWRITEBYTECODE=1
+pids=()
+trap 'rm -rf "$tmp"; for p in "${pids[@]}"; do rm -rf /var/run/dpdk/rl-exp-$p-*; done' EXIT
+
+# the stand-in: records its arguments; --check passes, a run fails
+cat > "$tmp/fake-dp" <<'DP'
+#!/bin/sh
+echo "$*" >> "$(dirname "$0")/dp-calls"
+case " $* " in *" --check "*) exit 0 ;; esac
+echo "fake-dp: this run fails" >&2
+exit 1
+DP
+chmod +x "$tmp/fake-dp"
+
+# the experiment: line 9 is the last variant (the tests below edit it by line number)
+good() {
+  cat <<YAML
+name: tiny
+topology: $root/experiments/clos-2x4x4-emulated.yaml
+collective: op=allreduce,sizes=64K:128K,data=off,sport=rxe
+seeds: [1]
+placements: {full: h0+h4+h1+h5}
+variants:
+  - {label: "ECMP 1 QP", switch: {profile: 5tuple}, coll: "qps=1"}
+  - {label: "E-ECMP 4 QPs", switch: {profile: eecmp}, coll: "qps=4,mode=split"}
+  - {label: "E-ECMP 4 QPs rr", switch: {profile: eecmp}, coll: "qps=4,mode=rr"}
+baseline: "ECMP 1 QP"
+YAML
+}
+
+# NAME SED-EXPRESSION WANTED-TEXT: the edited file is refused, exit 2, naming tiny.yaml:LINE
+refused() {
+  local rc=0 f=$tmp/$1/tiny.yaml
+  mkdir -p "$tmp/$1"
+  good | sed "$2" > "$f"
+  rm -f "$tmp/dp-calls"
+  /usr/bin/python3 "$EXP" "$f" --out "$tmp/$1/out" --dp "$tmp/fake-dp" --no-pictures \
+    > /dev/null 2> "$tmp/$1/err" || rc=$?
+  check "$1: exit 2 ($rc)" "[ $rc -eq 2 ]"
+  check "$1: stderr says '$3'" "grep -qF -- \"$3\" '$tmp/$1/err'"
+  check "$1: no rocelab-dp started, no results folder" "[ ! -e '$tmp/dp-calls' ] && [ ! -e '$tmp/$1/out' ]"
+  sed 's/^/# /' "$tmp/$1/err" | head -3
+}
+
+refused mode '9s/mode=rr/mode=roundrobin/' \
+  "$tmp/mode/tiny.yaml:9: coll: mode: unknown value 'roundrobin'"
+check "mode: the valid modes are listed" "grep -qF 'valid: split, rr, ctran' '$tmp/mode/err'"
+refused profile '9s/profile: eecmp/profile: eecmpp/' \
+  "$tmp/profile/tiny.yaml:9: switch: profile: unknown name 'eecmpp' (did you mean eecmp?); valid: 5tuple, eecmp, dqpn, 3tuple"
+check "profile: no temporary file named" "! grep -q 'rocelab-exp-' '$tmp/profile/err'"
+refused op '3s/op=allreduce/op=all_reduce/' \
+  "$tmp/op/tiny.yaml:3: collective: op: unknown value 'all_reduce' (did you mean allreduce?); valid: allreduce, allgather, reducescatter, alltoall, incast"
+refused key '9s/coll:/colll:/' \
+  "$tmp/key/tiny.yaml:9: unknown variant key 'colll' (did you mean coll?); valid: label, switch, topology, coll, dp_args, nccl"
+refused nccl '9s/coll: "qps=4,mode=rr"/nccl: {NCCL_IB_QPS_PER_CONNECTION: 129}/' \
+  "$tmp/nccl/tiny.yaml:9: nccl: NCCL_IB_QPS_PER_CONNECTION=129: must be 1..128"
+refused host '5s/h0+h4+h1+h5/h0+h44+h1+h5/' \
+  "$tmp/host/tiny.yaml:5: placement 'full': unknown host 'h44' (did you mean h4?)"
+refused baseline '10s/ECMP 1 QP/ECMP 2 QPs/' \
+  "$tmp/baseline/tiny.yaml:10: baseline: unknown variant label 'ECMP 2 QPs'"
+
+# a run that fails is not bad input: exit 1
+mkdir -p "$tmp/fail"
+good > "$tmp/fail/tiny.yaml"
+rc=0; /usr/bin/python3 "$EXP" "$tmp/fail/tiny.yaml" --out "$tmp/fail/out" --dp "$tmp/fake-dp" \
+  --no-pictures > /dev/null 2> "$tmp/fail/err" || rc=$?
+check "a failed run: exit 1 ($rc), rocelab-dp's message shown" \
+  "[ $rc -eq 1 ] && grep -q 'fake-dp: this run fails' '$tmp/fail/err'"
+
+# no yaml module: exit 2 naming the Debian package
+hide() { # MODULE ARGS...: experiment.py with MODULE hidden from the interpreter (its
+  local m=$1  # folder first on sys.path, as when python3 runs it)
+  shift
+  /usr/bin/python3 -c "import os, runpy, sys; sys.modules['$m'] = None; sys.argv = sys.argv[1:]
+sys.path[0] = os.path.dirname(sys.argv[0]); runpy.run_path(sys.argv[0], run_name='__main__')" "$EXP" "$@"
+}
+rc=0; hide yaml "$tmp/fail/tiny.yaml" --dp "$tmp/fake-dp" > /dev/null 2> "$tmp/noyaml.err" || rc=$?
+check "no yaml: exit 2 ($rc) naming python3-yaml" "[ $rc -eq 2 ] && grep -q 'python3-yaml' '$tmp/noyaml.err'"
+
+# no matplotlib: a real run of the first two variants writes the tables and the report
+if [ -n "$real_dp" ]; then
+  mkdir -p "$tmp/nomp"
+  good | sed 9d > "$tmp/nomp/tiny.yaml"
+  hide matplotlib "$tmp/nomp/tiny.yaml" --out "$tmp/nomp/out" --dp "$real_dp" \
+    > /dev/null 2> "$tmp/nomp/err" &
+  pids+=($!)
+  rc=0; wait $! || rc=$?
+  o=$tmp/nomp/out
+  rows=$(($(wc -l < "$o/results.csv" 2>/dev/null || echo 1) - 1))
+  check "no matplotlib: exit 0 ($rc)" "[ $rc -eq 0 ]"
+  check "no matplotlib: results.csv has 2 variants x 2 sizes ($rows rows), totals.csv 2 runs" \
+    "[ $rows -eq 4 ] && [ \$(wc -l < '$o/totals.csv') -eq 3 ]"
+  check "no matplotlib: report.md written, saying why there are no plots" \
+    "grep -q 'No plots or pictures: python3 has no matplotlib' '$o/report.md'"
+  check "no matplotlib: no busbw.png, no pictures/" "[ ! -e '$o/busbw.png' ] && [ ! -e '$o/pictures' ]"
+  check "no matplotlib: stderr says only the pictures need python3-matplotlib" \
+    "grep -q 'only they need it: apt install python3-matplotlib' '$tmp/nomp/err'"
+fi
+tap_done
