@@ -340,14 +340,14 @@ static int set_sizes(struct ne_coll_spec *s, const struct key_ctx *k)
 		return bad(k, "not a size or a sweep MIN:MAX (64K, 1M:16M)");
 	memcpy(lo, k->val, n);
 	lo[n] = '\0';
-	struct key_ctx ka = *k, kb = *k;
-	ka.val = lo;
-	kb.val = colon ? colon + 1 : lo;
+	char why[160];
+	struct key_ctx ka = {k->key, lo, why, sizeof(why), k->spec};
+	struct key_ctx kb = {k->key, colon ? colon + 1 : lo, why, sizeof(why), k->spec};
 	int rc = get_size(&ka, UINT64_MAX >> 10, &a);
 	if (!rc)
 		rc = get_size(&kb, UINT64_MAX >> 10, &b);
-	if (rc) /* (the message names the part; say the whole pair) */
-		return bad(k, "not a size or a sweep MIN:MAX (64K, 1M:16M; K, M, G binary)");
+	if (rc) /* (why names the part: say the whole pair, then why) */
+		return bad(k, "%s", strstr(why, ": ") ? strstr(why, ": ") + 2 : why);
 	if (a < sizeof(float) || b < a)
 		return bad(k, "needs 4 <= MIN <= MAX bytes");
 	s->size_min = a;

@@ -84,6 +84,42 @@ def nccl_keys(exp, v):
     return ",".join(f"{k}={keys[k]}" for k in order)
 
 
+def coll_for(exp, coll_base, v, hosts=None):
+    """Variant v's whole --coll: the file's collective, its hosts (None: none given), the
+    variant's coll, and the nccl keys (model=nccl first: it resets the QP settings to
+    NCCL's defaults)."""
+    coll = coll_base + (f",hosts={hosts}" if hosts else "") + (f",{v['coll']}" if v.get("coll") else "")
+    nk = nccl_keys(exp, v)
+    return (f"{nk},{coll}" if nk.startswith("model=") else f"{coll},{nk}") if nk else coll
+
+
+def check_colls(dp, exp, coll_base):
+    """rocelab-dp --check --coll on every variant's whole spec before any run, the keys
+    read by their one owner (rocelab-dp --coll help). Raises ExpError naming the FILE:LINE
+    of the piece that holds the refused key (the variant's coll or nccl, the file's
+    nccl or collective), with rocelab-dp's words."""
+    m = exp["_marked"]
+    for k, v in enumerate(exp["variants"]):
+        p = subprocess.run([dp, "--check", "--coll", coll_for(exp, coll_base, v)],
+                           capture_output=True, text=True, timeout=60)
+        if p.returncode == 0:
+            continue
+        msg = (p.stderr or p.stdout).strip().splitlines()[-1] if (p.stderr or p.stdout).strip() else ""
+        msg = re.sub(r"^rocelab-dp: (--coll: )?", "", msg)
+        key = re.match(r"([A-Za-z_0-9]+)=", msg)
+        key = key.group(1) if key else None
+        if key and re.search(rf"(^|,){key}=", v.get("coll") or ""):
+            where, what = m.where("variants", k, "coll"), "coll"
+        elif key and key in (v.get("nccl") or {}):
+            where, what = m.where("variants", k, "nccl", key), "nccl"
+        elif key and key in (exp.get("nccl") or {}):
+            where, what = m.where("nccl", key), "nccl"
+        else:
+            where, what = m.where("collective"), "collective"
+        die(f"{where}: {what}: {msg or f'rocelab-dp --check exit {p.returncode}'}"
+            + (f" (variant {v['label']!r})" if what == "collective" else ""), 2)
+
+
 def host_costs(exp):
     """The proxy costs (proxy_post_wqe, proxy_poll_cqe) the file or a variant sets, as text
     for the report ("" when none)."""
@@ -649,10 +685,7 @@ def run_all(a, exp, base, seeds, coll_base, runs, out, first_pl, raw, tot, stall
                                      for k, v in enumerate(exp["variants"])])
         for i, (v, pl, hosts, seed) in enumerate(runs):
             topo = topology_for(base, v.get("switch"), v.get("topology"), seed, tmp, f"r{i}")
-            coll = f"{coll_base},hosts={hosts}" + (f",{v['coll']}" if v.get("coll") else "")
-            nk = nccl_keys(exp, v)
-            # model=nccl first: it resets the QP settings to NCCL's defaults
-            coll = (f"{nk},{coll}" if nk.startswith("model=") else f"{coll},{nk}") if nk else coll
+            coll = coll_for(exp, coll_base, v, hosts)
             print(f"\r[{i + 1}/{len(runs)}] {v['label']} / {pl} / seed {seed} "
                   f"({time.time() - t0:.0f} s)   ", end="", file=sys.stderr, flush=True)
             pic = None
@@ -819,11 +852,12 @@ def run(a, can_draw=True):
     exp = load(a.experiment)
     a.no_pictures = a.no_pictures or not can_draw
     check_options(a)
+    seeds = exp["seeds"][:1] if a.quick or a.smoke else exp["seeds"]
+    coll_base = quick_sizes(exp["collective"]) if a.smoke else exp["collective"]
+    check_colls(a.dp, exp, coll_base)
     out = a.out or os.path.join(ROOT, "results", exp["name"])
     os.makedirs(out, exist_ok=True)
     base, topo_label = base_topology(exp, a.experiment, out, a.topo_tool)
-    seeds = exp["seeds"][:1] if a.quick or a.smoke else exp["seeds"]
-    coll_base = quick_sizes(exp["collective"]) if a.smoke else exp["collective"]
 
     placed = resolve_placements(exp, base)
     write_placements(os.path.join(out, "placements.txt"), placed)

@@ -6,6 +6,9 @@
 #   pfc_mmu   PFC frames and packets into the switch buffer model (pfc/)
 #   ctl       telemetry command parameters (dataplane/dp_ctl_parse)
 #   peer      rocelab-nic's out-of-band address message (nic_emul/ne_peer)
+#   flow      flow-engine scripts: links, flow starts, clock steps (flow/)
+#   swx_spec  DPDK SWX pipeline programs (.spec: swx/swx_spec, parser and checks)
+#   nc_tune   NCCL_ALGO / NCCL_PROTO lists and the tuning model (nccl/nc_tune)
 # Seeds: the real rxe frames and the topologies of the repository, and the small
 # hand-made files of tests/fuzz/seeds/TARGET/.
 #
@@ -20,7 +23,7 @@ cli_plain "$0" "$@"
 cd "$(dirname "$0")/.."
 secs=${1:-30}
 shift || true
-all=(parse topology nic_rx pfc_mmu ctl peer)
+all=(parse topology nic_rx pfc_mmu ctl peer flow swx_spec nc_tune)
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=("${all[@]}")
 dir=build-fuzz

@@ -133,12 +133,15 @@ int main(int argc, char **argv)
 		dup2(saved_err, STDERR_FILENO);
 		close(saved_err);
 	}
-	if (rc == 0 && o.check)
+	/* --check: the topology; with traffic, the specs too, as a run would read
+	 * them; --coll without a topology: its keys alone (what a host needs aside) */
+	bool specs = o.gen.n || o.coll.n || o.traffic;
+	if (rc == 0 && o.check && !o.topology && o.coll.n && !o.gen.n && !o.traffic)
+		rc = check_coll_keys(&o);
+	else if (rc == 0 && o.check)
 		rc = o.topology ? topo_check_file(o.topology, stdout, stderr)
 				: bad("--check needs --topology FILE", NULL);
-	/* --check with traffic: the specs too, as a run would read them */
-	bool specs = o.gen.n || o.coll.n || o.traffic;
-	if (rc == 0 && (!o.check || specs) && (rc = load_topology(&r)) == 0) {
+	if (rc == 0 && (!o.check || (specs && o.topology)) && (rc = load_topology(&r)) == 0) {
 		if (o.list_hosts)
 			list_hosts(r.topo);
 		else if ((rc = parse_gens(&r)) == 0)

@@ -358,7 +358,7 @@ int parse_opts(int argc, char **argv, struct opts *o)
 	}
 	if (optind < argc)
 		return bad("unexpected argument", argv[optind]);
-	if (!o->topology && !o->clos[0])
+	if (!o->topology && !o->clos[0] && !(o->check && o->coll.n)) /* (--check --coll: keys) */
 		return bad("a topology is needed: --topology FILE or --clos S,L,H", NULL);
 	if (o->topology && o->clos[0])
 		return bad("give either --topology or --clos, not both", NULL);

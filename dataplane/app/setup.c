@@ -151,6 +151,28 @@ static void at_where(char *err, size_t errlen, const char *where)
 }
 
 /*
+ * --check --coll SPEC without a topology: each spec's keys and the rules
+ * between them (not its hosts). Returns 0, or EXIT_BAD_INPUT saying why.
+ */
+int check_coll_keys(const struct opts *o)
+{
+	char why[448];
+
+	for (unsigned i = 0; i < o->coll.n; i++) {
+		struct ne_coll_spec s;
+		ne_coll_spec_default(&s);
+		int rc = ne_coll_spec_parse(&s, o->coll.spec[i], why, sizeof(why));
+		ne_coll_spec_free(&s);
+		if (rc) {
+			fprintf(stderr, "rocelab-dp: --coll: %s\n", why);
+			return EXIT_BAD_INPUT;
+		}
+	}
+	printf("--coll: %u spec%s OK (keys only: no topology)\n", o->coll.n, o->coll.n == 1 ? "" : "s");
+	return 0;
+}
+
+/*
  * --traffic FILE: its generators, rdma transfers and collectives join the
  * flags' lists (after them), each with its FILE:LINE. r->traffic keeps the
  * specs. Returns 0, or the exit code after printing why.
