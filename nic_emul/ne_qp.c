@@ -202,23 +202,13 @@ void ne_qp_to_error(struct ne_nic *nic, struct ne_qp *qp)
 	/* Responses already queued (e.g. the NAK that caused the error) still go out. */
 }
 
-int ne_qp_modify(struct ne_nic *nic, uint32_t qpn, const struct ne_qp_attr *attr, uint32_t mask)
+/* ne_qp_modify's steps, as rxe_qp_chk_attr and rxe_qp_from_attr: check the
+ * values, check the state transition, apply the attributes, enter the state.
+ * Nothing is applied unless both checks pass. */
+
+/* The values of the attributes in mask: 0, or -EINVAL when one is out of range. */
+static int qp_check_attr(const struct ne_qp_attr *attr, uint32_t mask)
 {
-	struct ne_qp *qp = nic ? ne_qp_lookup(nic, qpn) : NULL;
-	enum ne_qp_state cur, next;
-
-	if (nic)
-		ne_nic_touch(nic);
-
-	if (!qp)
-		return -ENOENT;
-	ne_qp_touch(nic, qp);
-	if (!attr)
-		return -EINVAL;
-	cur = qp->state;
-	next = (mask & NE_QP_STATE) ? attr->state : cur;
-
-	/* value checks */
 	if ((mask & NE_QP_PATH_MTU) && !valid_mtu(attr->path_mtu))
 		return -EINVAL;
 	if ((mask & NE_QP_AV) && attr->dscp > NE_DSCP_MAX)
@@ -239,8 +229,14 @@ int ne_qp_modify(struct ne_nic *nic, uint32_t qpn, const struct ne_qp_attr *attr
 		return -EINVAL;
 	if ((mask & NE_QP_DEST_QPN) && (attr->dest_qpn == 0 || attr->dest_qpn > NE_QPN_MAX))
 		return -EINVAL;
+	return 0;
+}
 
-	/* transition checks */
+/* The verbs state machine: may a QP in cur go to next with the attributes in
+ * mask (RTR needs the path, RTS the send PSN)? Without NE_QP_STATE, a QP in
+ * RESET or ERROR takes no attribute. 0, or -EINVAL. */
+static int qp_check_state(enum ne_qp_state cur, enum ne_qp_state next, uint32_t mask)
+{
 	if (mask & NE_QP_STATE) {
 		bool ok;
 
@@ -269,8 +265,14 @@ int ne_qp_modify(struct ne_nic *nic, uint32_t qpn, const struct ne_qp_attr *attr
 	} else if (cur == NE_QPS_RESET || cur == NE_QPS_ERROR) {
 		return -EINVAL;
 	}
+	return 0;
+}
 
-	/* apply */
+/* Copy the checked attributes in mask into the QP; a new path or peer QPN
+ * gives a new UDP source port. */
+static void qp_apply_attr(struct ne_nic *nic, struct ne_qp *qp, const struct ne_qp_attr *attr,
+			  uint32_t mask)
+{
 	if (mask & NE_QP_AV) {
 		qp->attr.dest_ipv4 = attr->dest_ipv4;
 		memcpy(qp->attr.dest_mac, attr->dest_mac, 6);
@@ -300,14 +302,13 @@ int ne_qp_modify(struct ne_nic *nic, uint32_t qpn, const struct ne_qp_attr *attr
 		qp->attr.pkey = attr->pkey;
 	if (mask & (NE_QP_AV | NE_QP_DEST_QPN))
 		qp->sport = sport_of(nic, qp->qpn, qp->attr.dest_qpn);
+}
 
-	if (!(mask & NE_QP_STATE) || next == cur) {
-		if (cur == NE_QPS_RTS && (mask & (NE_QP_RETRY_CNT | NE_QP_RNR_RETRY))) {
-			qp->comp.retry_left = qp->attr.retry_cnt;
-			qp->comp.rnr_left = qp->attr.rnr_retry;
-		}
-		return 0;
-	}
+/* Enter next (a checked transition to another state): RESET clears the
+ * queues, RTR starts the responder at the receive PSN, RTS the requester and
+ * completer at the send PSN, ERROR flushes. */
+static void qp_enter_state(struct ne_nic *nic, struct ne_qp *qp, enum ne_qp_state next)
+{
 	switch (next) {
 	case NE_QPS_RESET:
 		qp->state = NE_QPS_RESET;
@@ -338,6 +339,40 @@ int ne_qp_modify(struct ne_nic *nic, uint32_t qpn, const struct ne_qp_attr *attr
 		ne_qp_to_error(nic, qp);
 		break;
 	}
+}
+
+int ne_qp_modify(struct ne_nic *nic, uint32_t qpn, const struct ne_qp_attr *attr, uint32_t mask)
+{
+	struct ne_qp *qp = nic ? ne_qp_lookup(nic, qpn) : NULL;
+	enum ne_qp_state cur, next;
+	int rc;
+
+	if (nic)
+		ne_nic_touch(nic);
+
+	if (!qp)
+		return -ENOENT;
+	ne_qp_touch(nic, qp);
+	if (!attr)
+		return -EINVAL;
+	cur = qp->state;
+	next = (mask & NE_QP_STATE) ? attr->state : cur;
+
+	rc = qp_check_attr(attr, mask);
+	if (!rc)
+		rc = qp_check_state(cur, next, mask);
+	if (rc)
+		return rc;
+	qp_apply_attr(nic, qp, attr, mask);
+
+	if (!(mask & NE_QP_STATE) || next == cur) {
+		if (cur == NE_QPS_RTS && (mask & (NE_QP_RETRY_CNT | NE_QP_RNR_RETRY))) {
+			qp->comp.retry_left = qp->attr.retry_cnt;
+			qp->comp.rnr_left = qp->attr.rnr_retry;
+		}
+		return 0;
+	}
+	qp_enter_state(nic, qp, next);
 	return 0;
 }
 

@@ -236,10 +236,12 @@ struct layout {
 	uint64_t shared_pool;
 };
 
-static int compute_layout(const struct pfc_mmu_config *cfg, struct layout *lo, char *err,
-			  size_t errlen)
+/* compute_layout's steps: the scalar settings, each port (its headroom), the
+ * limits against the buffer, then the partitioning mode's pools. Each returns
+ * 0, or -EINVAL with the first problem written to err. */
+
+static int layout_check_globals(const struct pfc_mmu_config *cfg, char *err, size_t errlen)
 {
-	memset(lo, 0, sizeof(*lo));
 	if (cfg->n_ports == 0 || cfg->n_ports > PFC_MMU_MAX_PORTS) {
 		set_err(err, errlen, "pfc_mmu: %u ports: need 1 to %u", cfg->n_ports,
 			PFC_MMU_MAX_PORTS);
@@ -276,8 +278,16 @@ static int compute_layout(const struct pfc_mmu_config *cfg, struct layout *lo, c
 		if (rc < 0)
 			return rc;
 	}
+	return 0;
+}
+
+/* Every port's link and frame sizes; sums the headroom of its lossless
+ * priorities into lo->headroom_total and keeps the largest in *max_hdrm. */
+static int layout_ports(const struct pfc_mmu_config *cfg, struct layout *lo, uint64_t *max_hdrm,
+			char *err, size_t errlen)
+{
 	unsigned n_lossless = popcount8(cfg->lossless_mask);
-	uint64_t max_hdrm = 0;
+
 	for (uint32_t i = 0; i < cfg->n_ports; i++) {
 		const struct pfc_mmu_port_config *pc = port_cfg(cfg, i);
 		if (pc->rate_bps == 0) {
@@ -295,10 +305,15 @@ static int compute_layout(const struct pfc_mmu_config *cfg, struct layout *lo, c
 			return -EINVAL;
 		}
 		uint64_t h = n_lossless * pfc_mmu_headroom_bytes(pc, cfg->cell_bytes);
-		if (h > max_hdrm)
-			max_hdrm = h;
+		if (h > *max_hdrm)
+			*max_hdrm = h;
 		lo->headroom_total += h;
 	}
+	return 0;
+}
+
+static int layout_check_limits(const struct pfc_mmu_config *cfg, char *err, size_t errlen)
+{
 	if (cfg->egress_limit_bytes > cfg->buffer_bytes) {
 		set_err(err, errlen,
 			"pfc_mmu: egress limit %llu bytes is above the buffer size %llu bytes",
@@ -312,65 +327,99 @@ static int compute_layout(const struct pfc_mmu_config *cfg, struct layout *lo, c
 			(unsigned long long)cfg->xoff_bytes, (unsigned long long)cfg->buffer_bytes);
 		return -EINVAL;
 	}
-	if (cfg->mode == PFC_MMU_STATIC) {
-		lo->share = cfg->buffer_bytes / cfg->n_ports / cfg->cell_bytes * cfg->cell_bytes;
-		if (lo->share <= max_hdrm) {
-			set_err(err, errlen,
-				"pfc_mmu: static port share %llu bytes (buffer %llu / %u ports) "
-				"does not exceed the headroom of %u lossless priorities (%llu bytes)",
-				(unsigned long long)lo->share,
-				(unsigned long long)cfg->buffer_bytes, cfg->n_ports, n_lossless,
-				(unsigned long long)max_hdrm);
-			return -EINVAL;
-		}
-		lo->min_pool = lo->share - max_hdrm;
-		if (cfg->xoff_bytes > lo->min_pool) {
-			set_err(err, errlen,
-				"pfc_mmu: XOFF threshold %llu bytes is above the %llu bytes a port "
-				"can use (its share of the buffer minus headroom)",
-				(unsigned long long)cfg->xoff_bytes,
-				(unsigned long long)lo->min_pool);
-			return -EINVAL;
-		}
-		uint64_t t = cfg->xoff_bytes ? cfg->xoff_bytes : lo->min_pool;
-		if (cfg->lossless_mask && cfg->resume_offset_bytes >= t) {
-			set_err(err, errlen,
-				"pfc_mmu: resume offset %llu bytes is not below the XOFF threshold "
-				"%llu bytes", (unsigned long long)cfg->resume_offset_bytes,
-				(unsigned long long)t);
-			return -EINVAL;
-		}
-	} else {
-		lo->reserved_total = (uint64_t)cfg->n_ports * PFC_NUM_PRIO * cfg->reserve_bytes;
-		uint64_t fixed = lo->reserved_total + lo->headroom_total;
-		if (fixed >= cfg->buffer_bytes) {
-			set_err(err, errlen,
-				"pfc_mmu: reserves (%llu bytes) plus headroom (%llu bytes) leave no "
-				"shared pool in a %llu-byte buffer",
-				(unsigned long long)lo->reserved_total,
-				(unsigned long long)lo->headroom_total,
-				(unsigned long long)cfg->buffer_bytes);
-			return -EINVAL;
-		}
-		lo->shared_pool = cfg->buffer_bytes - fixed;
-		if (cfg->xoff_bytes > lo->shared_pool + cfg->reserve_bytes) {
-			set_err(err, errlen,
-				"pfc_mmu: XOFF threshold %llu bytes is above what a PG can hold "
-				"(shared pool %llu + reserve %llu bytes)",
-				(unsigned long long)cfg->xoff_bytes,
-				(unsigned long long)lo->shared_pool,
-				(unsigned long long)cfg->reserve_bytes);
-			return -EINVAL;
-		}
-		if (cfg->lossless_mask && cfg->resume_offset_bytes >= lo->shared_pool) {
-			set_err(err, errlen,
-				"pfc_mmu: resume offset %llu bytes is not below the shared pool "
-				"(%llu bytes)", (unsigned long long)cfg->resume_offset_bytes,
-				(unsigned long long)lo->shared_pool);
-			return -EINVAL;
-		}
+	return 0;
+}
+
+/* Static partitioning: each port gets an equal share (whole cells), of which
+ * its headroom is set aside; the rest is the port's pool. */
+static int layout_static(const struct pfc_mmu_config *cfg, struct layout *lo, uint64_t max_hdrm,
+			 char *err, size_t errlen)
+{
+	unsigned n_lossless = popcount8(cfg->lossless_mask);
+
+	lo->share = cfg->buffer_bytes / cfg->n_ports / cfg->cell_bytes * cfg->cell_bytes;
+	if (lo->share <= max_hdrm) {
+		set_err(err, errlen,
+			"pfc_mmu: static port share %llu bytes (buffer %llu / %u ports) "
+			"does not exceed the headroom of %u lossless priorities (%llu bytes)",
+			(unsigned long long)lo->share,
+			(unsigned long long)cfg->buffer_bytes, cfg->n_ports, n_lossless,
+			(unsigned long long)max_hdrm);
+		return -EINVAL;
+	}
+	lo->min_pool = lo->share - max_hdrm;
+	if (cfg->xoff_bytes > lo->min_pool) {
+		set_err(err, errlen,
+			"pfc_mmu: XOFF threshold %llu bytes is above the %llu bytes a port "
+			"can use (its share of the buffer minus headroom)",
+			(unsigned long long)cfg->xoff_bytes,
+			(unsigned long long)lo->min_pool);
+		return -EINVAL;
+	}
+	uint64_t t = cfg->xoff_bytes ? cfg->xoff_bytes : lo->min_pool;
+	if (cfg->lossless_mask && cfg->resume_offset_bytes >= t) {
+		set_err(err, errlen,
+			"pfc_mmu: resume offset %llu bytes is not below the XOFF threshold "
+			"%llu bytes", (unsigned long long)cfg->resume_offset_bytes,
+			(unsigned long long)t);
+		return -EINVAL;
 	}
 	return 0;
+}
+
+/* Shared (dynamic threshold) partitioning: per-PG reserves and headroom come
+ * off the top, the rest is the shared pool. */
+static int layout_shared(const struct pfc_mmu_config *cfg, struct layout *lo, char *err,
+			 size_t errlen)
+{
+	lo->reserved_total = (uint64_t)cfg->n_ports * PFC_NUM_PRIO * cfg->reserve_bytes;
+	uint64_t fixed = lo->reserved_total + lo->headroom_total;
+	if (fixed >= cfg->buffer_bytes) {
+		set_err(err, errlen,
+			"pfc_mmu: reserves (%llu bytes) plus headroom (%llu bytes) leave no "
+			"shared pool in a %llu-byte buffer",
+			(unsigned long long)lo->reserved_total,
+			(unsigned long long)lo->headroom_total,
+			(unsigned long long)cfg->buffer_bytes);
+		return -EINVAL;
+	}
+	lo->shared_pool = cfg->buffer_bytes - fixed;
+	if (cfg->xoff_bytes > lo->shared_pool + cfg->reserve_bytes) {
+		set_err(err, errlen,
+			"pfc_mmu: XOFF threshold %llu bytes is above what a PG can hold "
+			"(shared pool %llu + reserve %llu bytes)",
+			(unsigned long long)cfg->xoff_bytes,
+			(unsigned long long)lo->shared_pool,
+			(unsigned long long)cfg->reserve_bytes);
+		return -EINVAL;
+	}
+	if (cfg->lossless_mask && cfg->resume_offset_bytes >= lo->shared_pool) {
+		set_err(err, errlen,
+			"pfc_mmu: resume offset %llu bytes is not below the shared pool "
+			"(%llu bytes)", (unsigned long long)cfg->resume_offset_bytes,
+			(unsigned long long)lo->shared_pool);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int compute_layout(const struct pfc_mmu_config *cfg, struct layout *lo, char *err,
+			  size_t errlen)
+{
+	uint64_t max_hdrm = 0;
+	int rc;
+
+	memset(lo, 0, sizeof(*lo));
+	rc = layout_check_globals(cfg, err, errlen);
+	if (!rc)
+		rc = layout_ports(cfg, lo, &max_hdrm, err, errlen);
+	if (!rc)
+		rc = layout_check_limits(cfg, err, errlen);
+	if (rc)
+		return rc;
+	if (cfg->mode == PFC_MMU_STATIC)
+		return layout_static(cfg, lo, max_hdrm, err, errlen);
+	return layout_shared(cfg, lo, err, errlen);
 }
 
 int pfc_mmu_check_config(const struct pfc_mmu_config *cfg, char *err, size_t errlen)
@@ -547,6 +596,81 @@ static void enter_xoff(struct pfc_mmu *m, struct pfc_mmu_pg *pg, uint64_t now_ns
 	m->st.xoff++;
 }
 
+/* pfc_mmu_admit's steps: does the packet fit below its PG's threshold, then
+ * charging its bytes to the buffer and the counters. */
+
+/* Whether c more bytes fit in the PG outside its headroom: static, below the
+ * PG limit and in the ingress port's pool; shared, with the growth of the
+ * PG's shared part (*d_shared) in the free shared pool (else *why becomes
+ * PFC_MMU_DROP_POOL) and below the PG limit unless it takes no shared byte. */
+static bool admit_fits(const struct pfc_mmu *m, const struct pfc_mmu_pg *pg,
+		       const struct pfc_mmu_port *ip, uint64_t c, enum pfc_mmu_verdict *why,
+		       uint64_t *d_shared)
+{
+	const uint64_t nonhdrm = pg->bytes - pg->headroom;
+	const uint64_t free_sh = m->st.shared_pool - m->st.shared_used;
+	const uint64_t after = nonhdrm + c;
+
+	if (m->is_static)
+		return after <= pg_limit(m, ip) && ip->in_pool + c <= ip->pool_bytes;
+	*d_shared = shared_part(m, after) - shared_part(m, nonhdrm);
+	if (*d_shared > free_sh) {
+		*why = PFC_MMU_DROP_POOL;
+		return false;
+	}
+	return *d_shared == 0 || after <= pg_limit(m, ip);
+}
+
+/* Charge c bytes where admit_fits put them: the PG's headroom, the static
+ * port pool, or d_shared of them to the shared pool. */
+static void charge_buffer(struct pfc_mmu *m, struct pfc_mmu_pg *pg, struct pfc_mmu_port *ip,
+			  uint64_t c, bool to_headroom, uint64_t d_shared)
+{
+	if (to_headroom) {
+		pg->headroom += c;
+		if (pg->headroom > pg->peak_headroom)
+			pg->peak_headroom = pg->headroom;
+	} else if (m->is_static) {
+		ip->in_pool += c;
+	} else {
+		m->st.shared_used += d_shared;
+		if (m->st.shared_used > m->st.shared_peak)
+			m->st.shared_peak = m->st.shared_used;
+	}
+}
+
+/* An admitted packet of c buffer bytes: occupancy, peaks and admitted counts
+ * of its PG, its queue, both ports and the switch. */
+static void count_admit(struct pfc_mmu *m, const struct pfc_mmu_pkt *pkt, struct pfc_mmu_pg *pg,
+			struct pfc_mmu_queue *q, uint64_t c)
+{
+	struct pfc_mmu_port *ip = &m->ports[pkt->in_port];
+	struct pfc_mmu_port *op = &m->ports[pkt->out_port];
+
+	pg->bytes += c;
+	if (pg->bytes > pg->peak_bytes)
+		pg->peak_bytes = pg->bytes;
+	pg->pkts_admitted++;
+	pg->bytes_admitted += pkt->len;
+	q->bytes += c;
+	q->pkts++;
+	if (q->bytes > q->peak_bytes)
+		q->peak_bytes = q->bytes;
+	q->pkts_admitted++;
+	q->bytes_admitted += pkt->len;
+	ip->in_bytes += c;
+	if (ip->in_bytes > ip->in_peak)
+		ip->in_peak = ip->in_bytes;
+	op->out_bytes += c;
+	if (op->out_bytes > op->out_peak)
+		op->out_peak = op->out_bytes;
+	m->st.bytes += c;
+	if (m->st.bytes > m->st.peak_bytes)
+		m->st.peak_bytes = m->st.bytes;
+	m->st.pkts_admitted++;
+	m->st.bytes_admitted += pkt->len;
+}
+
 enum pfc_mmu_verdict pfc_mmu_admit(struct pfc_mmu *m, const struct pfc_mmu_pkt *pkt,
 				   uint64_t now_ns, unsigned *flags)
 {
@@ -563,10 +687,8 @@ enum pfc_mmu_verdict pfc_mmu_admit(struct pfc_mmu *m, const struct pfc_mmu_pkt *
 	struct pfc_mmu_pg *pg = &m->pgs[pi];
 	struct pfc_mmu_queue *q = &m->qs[qi];
 	struct pfc_mmu_port *ip = &m->ports[pkt->in_port];
-	struct pfc_mmu_port *op = &m->ports[pkt->out_port];
 	const bool lossless = (m->lossless >> pkt->prio) & 1;
 	const uint64_t c = cost(m, pkt->len);
-	const uint64_t nonhdrm = pg->bytes - pg->headroom;
 	const uint64_t free_sh = m->st.shared_pool - m->st.shared_used;
 
 	if (!lossless) {
@@ -579,20 +701,8 @@ enum pfc_mmu_verdict pfc_mmu_admit(struct pfc_mmu *m, const struct pfc_mmu_pkt *
 
 	/* Does it fit below the PG threshold (outside the headroom)? */
 	enum pfc_mmu_verdict why = PFC_MMU_DROP_INGRESS;
-	bool fits = false;
 	uint64_t d_shared = 0;
-	if (!pg->in_xoff) {
-		const uint64_t after = nonhdrm + c;
-		if (m->is_static) {
-			fits = after <= pg_limit(m, ip) && ip->in_pool + c <= ip->pool_bytes;
-		} else {
-			d_shared = shared_part(m, after) - shared_part(m, nonhdrm);
-			if (d_shared > free_sh)
-				why = PFC_MMU_DROP_POOL;
-			else
-				fits = d_shared == 0 || after <= pg_limit(m, ip);
-		}
-	}
+	bool fits = !pg->in_xoff && admit_fits(m, pg, ip, c, &why, &d_shared);
 
 	bool to_headroom = false;
 	if (!fits) {
@@ -620,40 +730,8 @@ enum pfc_mmu_verdict pfc_mmu_admit(struct pfc_mmu *m, const struct pfc_mmu_pkt *
 		m->st.ecn_marked++;
 	}
 
-	/* Charge it. */
-	if (to_headroom) {
-		pg->headroom += c;
-		if (pg->headroom > pg->peak_headroom)
-			pg->peak_headroom = pg->headroom;
-	} else if (m->is_static) {
-		ip->in_pool += c;
-	} else {
-		m->st.shared_used += d_shared;
-		if (m->st.shared_used > m->st.shared_peak)
-			m->st.shared_peak = m->st.shared_used;
-	}
-	pg->bytes += c;
-	if (pg->bytes > pg->peak_bytes)
-		pg->peak_bytes = pg->bytes;
-	pg->pkts_admitted++;
-	pg->bytes_admitted += pkt->len;
-	q->bytes += c;
-	q->pkts++;
-	if (q->bytes > q->peak_bytes)
-		q->peak_bytes = q->bytes;
-	q->pkts_admitted++;
-	q->bytes_admitted += pkt->len;
-	ip->in_bytes += c;
-	if (ip->in_bytes > ip->in_peak)
-		ip->in_peak = ip->in_bytes;
-	op->out_bytes += c;
-	if (op->out_bytes > op->out_peak)
-		op->out_peak = op->out_bytes;
-	m->st.bytes += c;
-	if (m->st.bytes > m->st.peak_bytes)
-		m->st.peak_bytes = m->st.bytes;
-	m->st.pkts_admitted++;
-	m->st.bytes_admitted += pkt->len;
+	charge_buffer(m, pg, ip, c, to_headroom, d_shared);
+	count_admit(m, pkt, pg, q, c);
 	if (flags)
 		*flags = fl;
 	return PFC_MMU_ADMIT;
