@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: BSD-3-Clause
 # Benchmark of the partitioned virtual clock (rocelab-dp --workers N,
-# dataplane/dp_part.h): the same workload with 1 worker and with N, in the
+# dataplane/parallel/dp_part.h): the same workload with 1 worker and with N, in the
 # same run, on the same build. Prints the run loop's wall time (the 'ran'
 # line: set-up excluded), the process's CPU time, the speed-up (wall with 1
 # over wall with N) and whether the output is identical (it must be).
@@ -22,7 +22,7 @@
 #   ring  a ring AllReduce of 8 MiB over 256 emulated NICs on a 16 leaves x
 #         8 spines x 16 hosts 100G Clos, data=off, ring order interleaving the
 #         leaves. Each NIC runs in its leaf's partition, the collective
-#         split by rank (dataplane/dp_nic.h); then the same with
+#         split by rank (dataplane/hosts/dp_nic.h); then the same with
 #         --nics-together (every NIC and the collective in partition 0, the
 #         switches in the others: the cut before lanes).
 #   sweep the same ring as a sweep of sizes 2, 4 and 8 MiB (each size 10 us

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
 # Benchmark of one fabric over two rocelab-dp processes (--process K/N --peer,
-# dataplane/dp_peer.h) against the same fabric in one process, measured in the
+# dataplane/io/dp_peer.h) against the same fabric in one process, measured in the
 # same run: 64-byte frames h0 -> h4 through leaf-spine-leaf on net_null hosts
 # (tests/bench/null-2x2.yaml: leaf0, spine0 in partition 0; leaf1, spine1 in 1),
 # live clock, busy polling, DURATION each:

@@ -4,7 +4,7 @@
 #   topology  topology files (the YAML loader and validator)
 #   nic_rx    frames to an emulated NIC (ne_nic_rx on a connected pair)
 #   pfc_mmu   PFC frames and packets into the switch buffer model (pfc/)
-#   ctl       telemetry command parameters (dataplane/dp_ctl_parse)
+#   ctl       telemetry command parameters (dataplane/ctl/dp_ctl_parse)
 #   peer      rocelab-nic's out-of-band address message (nic_emul/ne_peer)
 #   flow      flow-engine scripts: links, flow starts, clock steps (flow/)
 #   swx_spec  DPDK SWX pipeline programs (.spec: swx/swx_spec, parser and checks)

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * topo_part: how a fabric is cut into partitions (rocelab-dp --workers N runs
- * one per thread, dataplane/dp_part.h). DPDK-free: rocelab-topo --partitions
+ * one per thread, dataplane/parallel/dp_part.h). DPDK-free: rocelab-topo --partitions
  * shows the cut before a run.
  *
  * The topology file's cut when its switches say `partition: K` (every switch,

@@ -3,9 +3,9 @@
  * topo_traffic: a workload as a file (`rocelab-dp --traffic FILE`), checked
  * against the topology it runs on. No DPDK.
  *
- *   generators:    # in-process packet sources, the keys of --gen (dataplane/dp_gen.h)
+ *   generators:    # in-process packet sources, the keys of --gen (dataplane/hosts/dp_gen.h)
  *     - {src: h0, dst: h5, proto: roce, rate: 10G, size: 1078, count: 10000, start: 1ms}
- *   rdma:          # RDMA WRITEs between emulated NICs, the keys of --rdma (dataplane/dp_nic.h)
+ *   rdma:          # RDMA WRITEs between emulated NICs, the keys of --rdma (dataplane/hosts/dp_nic.h)
  *     - {src: e0, dst: e1, qps: 4, size: 65536, count: 64}
  *   collectives:   # the keys of --coll; hosts: a list of host names, or all
  *     - {op: allreduce, hosts: [e0, e1, e2, e3], sizes: 1M:8M, qps: 4}

@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: BSD-3-Clause
-# rocelab-dp --workers N (dataplane/dp_part.h): the virtual clock on N
+# rocelab-dp --workers N (dataplane/parallel/dp_part.h): the virtual clock on N
 # partitions gives the same output as one engine, byte for byte: generators
 # on the default topology (tables and CSV), a link that goes down between
 # partitions, PFC across a cut (lossless), 64 emulated NICs running an

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
-# rocelab-dp --workers 2 on the live clock (dataplane/dp_part.h): two threads,
+# rocelab-dp --workers 2 on the live clock (dataplane/parallel/dp_part.h): two threads,
 # each polling its own hosts' ports, frames handed over through rings on the
 # links cut between them. Real Linux hosts in network namespaces, inside a
 # private network namespace of its own: all-pairs ping (IPv4 and IPv6), TCP

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The switch's forwarding decision (dataplane/dp_pipeline.h), stage by
+ * The switch's forwarding decision (dataplane/fabric/dp_pipeline.h), stage by
  * stage, on frames built here in plain arrays and a fabric state built from
  * a topology (dp_fabric_build.h): no EAL, no mbufs. Parse errors, PFC
  * frames, proxy ARP and ND, echo to the gateway, TTL, routing, ECMP /

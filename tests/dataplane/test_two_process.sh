@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
 # One fabric over two rocelab-dp processes (--process K/N --peer DEVARGS,
-# dataplane/dp_peer.h; issue 16 item 3), brought up by scripts/fabric.sh
+# dataplane/io/dp_peer.h; issue 16 item 3), brought up by scripts/fabric.sh
 # --processes 2 with a net_memif between them. Real Linux hosts in network
 # namespaces, inside a private network namespace of its own:
 #   0. bad input: exit 2 with a clear message; what a peer port receives (net_pcap)

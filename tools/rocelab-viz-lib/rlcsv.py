@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """Reading a run's link time series: the CSV rocelab-dp writes with --csv FILE.
 
-One row per link direction per sample (dataplane/dp_stats.c):
+One row per link direction per sample (dataplane/ctl/dp_stats.c):
   time_ns,link,from,to,up,util,queue_bytes,paused_mask,tx_pkts,tx_bytes,pfc_tx,drops
 util is the share of the interval since the previous sample the direction was
 sending; paused_mask the priorities its sender was paused on at the sample;

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: BSD-3-Clause
-"""The end-of-run per-switch table rocelab-dp prints on stdout (dataplane/dp_stats.c):
+"""The end-of-run per-switch table rocelab-dp prints on stdout (dataplane/ctl/dp_stats.c):
 
   switch     role            rx    forwarded   arp/nd   pfc_rx      ecn    drops  drops by reason
   leaf0      rtsw         40000        36368        0        0        0     3632  buffer=3632

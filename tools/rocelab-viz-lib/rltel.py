@@ -5,7 +5,7 @@ The socket is /var/run/dpdk/<file-prefix>/dpdk_telemetry.v2 (SOCK_SEQPACKET):
 connect, read the greeting, then one command per message and one JSON reply
 per command. Tables come as {"columns": [...], ROW: [values]}; row names of
 link directions are FROM_to_TO with every character other than letters,
-digits and '_' made '_' (dataplane/dp_ctl.c). A reply holds at most
+digits and '_' made '_' (dataplane/ctl/dp_ctl.c). A reply holds at most
 TEL_MAX_ROWS rows; larger fabrics are asked one sending node at a time.
 
 Only query commands are sent (links, queues, switches, drops, pfc, flows,
