@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "rl_version.h"
 #include "rn_nic.h"
 
 /* ------------------------------------------------------------------ */
@@ -275,6 +276,13 @@ static int set_verbose(struct rn_opts *o, const char *arg)
 	return 0;
 }
 
+static int set_version(struct rn_opts *o, const char *arg)
+{
+	(void)o, (void)arg;
+	printf("rocelab-nic %s (commit %s)\n", RL_VERSION, RL_COMMIT);
+	exit(0);
+}
+
 struct opt_def {
 	const char *name;  /* long name */
 	char letter;       /* short name, 0: none */
@@ -310,6 +318,7 @@ static const struct opt_def opt_defs[] = {
 	{"dcqcn", 0, NULL, "DCQCN reaction point (rate cut on CNP) and notification point\n"
 	 "(CNP on ECN CE) on; off by default", set_dcqcn},
 	{"verbose", 'v', NULL, "print ARP and setup details", set_verbose},
+	{"version", 0, NULL, "the version and the git commit it was built from", set_version},
 	{"help", 'h', NULL, "", NULL},
 };
 

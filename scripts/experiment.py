@@ -93,6 +93,15 @@ def coll_for(exp, coll_base, v, hosts=None):
     return (f"{nk},{coll}" if nk.startswith("model=") else f"{coll},{nk}") if nk else coll
 
 
+def dp_version(dp):
+    """rocelab-dp's --version line ("rocelab-dp 0.1.0 (commit ...)"), for the report."""
+    try:
+        p = subprocess.run([dp, "--version"], capture_output=True, text=True, timeout=30)
+    except OSError:
+        return "an unknown rocelab-dp"
+    return p.stdout.strip() if p.returncode == 0 and p.stdout.strip() else "an unknown rocelab-dp"
+
+
 def check_colls(dp, exp, coll_base):
     """rocelab-dp --check --coll on every variant's whole spec before any run, the keys
     read by their one owner (rocelab-dp --coll help). Raises ExpError naming the FILE:LINE
@@ -898,7 +907,7 @@ def run(a, can_draw=True):
 
     sizes = sorted({k[2] for k in mean})
     labels = [v["label"] for v in exp["variants"]]
-    lines = [f"# {exp['title']}", "",
+    lines = [f"# {exp['title']}", "", f"Made by {dp_version(a.dp)}.", "",
              f"Topology {topo_label}, collective `{coll_base}`, seeds {seeds}, "
              f"{len(runs)} runs on the virtual clock (deterministic). Bus bandwidth in GB/s, "
              f"mean over seeds; in brackets the change against **{exp['baseline']}**.", ""]

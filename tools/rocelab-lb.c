@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "rl_version.h"
 #include "rl_hash.h"
 #include "rl_icrc.h"
 #include "rl_nexthop.h"
@@ -69,6 +70,7 @@ static void usage(FILE *out)
 		"  --fields        one CSV line per RoCE packet:\n"
 		"                  frame,src,dst,sport,dport,opcode,dqpn,psn,icrc_ok,uplink\n"
 		"                  then 'summary: roce=N icrc_ok=K icrc_bad=J'\n"
+		"  --version       the version and the git commit it was built from\n"
 		"  -h, --help      this text\n"
 		"\n"
 		"Exit status: 0 on success, 2 on bad arguments or an unreadable capture.\n",
@@ -103,6 +105,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		{"pcap", required_argument, NULL, 'p'},  {"profile", required_argument, NULL, 'P'},
 		{"algo", required_argument, NULL, 'a'},  {"seed", required_argument, NULL, 's'},
 		{"uplinks", required_argument, NULL, 'u'}, {"fields", no_argument, NULL, 'f'},
+		{"version", no_argument, NULL, 'V'},
 		{"help", no_argument, NULL, 'h'},        {NULL, 0, NULL, 0},
 	};
 	int c, v;
@@ -113,6 +116,9 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
 		switch (c) {
 		case 'p': o->pcap = optarg; break;
+		case 'V':
+			printf("rocelab-lb %s (commit %s)\n", RL_VERSION, RL_COMMIT);
+			exit(0);
 		case 'P':
 			if ((v = rl_profile_from_name(optarg)) < 0)
 				return die_usage("unknown profile", optarg);

@@ -22,6 +22,7 @@
 #include <rte_mbuf.h>
 
 #include "rl_mem.h"
+#include "rl_version.h"
 #include "topo_part.h"
 #include "topo_traffic.h"
 
@@ -279,6 +280,13 @@ static int set_lag_policy(struct opts *o, const char *arg)
 		? bad("bad --lag-policy (best-effort or stop[=TIME], e.g. stop=50ms):", arg) : 0;
 }
 
+static int set_version(struct opts *o, const char *arg)
+{
+	(void)o, (void)arg;
+	printf("rocelab-dp %s (commit %s)\n", RL_VERSION, RL_COMMIT);
+	exit(0);
+}
+
 static int set_help(struct opts *o, const char *arg)
 {
 	(void)o, (void)arg;
@@ -395,6 +403,8 @@ static const struct opt_def opt_defs[] = {
 	 "                      drop (no_mbuf): an emulator limit\n"},
 	{"quiet", no_argument, set_quiet,
 	 "  --quiet             no tables at exit\n"},
+	{"version", no_argument, set_version,
+	 "  --version           the version and the git commit it was built from\n"},
 	{"help", no_argument, set_help,
 	 "  -h, --help          this text\n"},
 };

@@ -46,8 +46,8 @@ TABLE=$(cat <<'ROWS'
 2 | --rdma 'h0>h1:size=1Q': bad 'size=1Q' | dp | --topology @E@ --clock virtual --name @NAME@ --rdma h0>h1:size=1Q
 2 | --rdma 'h0': want SRC>DST[:key=value,...] | dp | --topology @E@ --clock virtual --name @NAME@ --rdma h0
 2 | --rdma 'h0>h1': both ends must be different emulated hosts | dp | --clos 2,2,2 --clock virtual --name @NAME@ --rdma h0>h1
-2 | --coll: bad 'op=dance' | dp | --topology @E@ --clock virtual --name @NAME@ --coll op=dance
-2 | --coll: bad 'hosts=h0:h99' | dp | --topology @E@ --clock virtual --name @NAME@ --coll op=allreduce,hosts=h0:h99
+2 | --coll: op=dance: must be allreduce | dp | --topology @E@ --clock virtual --name @NAME@ --coll op=dance
+2 | --coll: hosts=h0:h99: no host | dp | --topology @E@ --clock virtual --name @NAME@ --coll op=allreduce,hosts=h0:h99
 2 | --te needs a --coll | dp | --clos 2,2,2 --clock virtual --name @NAME@ --te
 2 | quantum=BYTES,msgrate=N): 'qpc=lots' | dp | --clos 2,2,2 --nic qpc=lots
 2 | quantum=BYTES,msgrate=N): 'miss=never' | dp | --clos 2,2,2 --nic miss=never

@@ -149,12 +149,12 @@ check "a collective captured in two runs: byte-identical pcaps" \
 dp --topology "$DATA/emulated.yaml" --coll 'op=alltoall,sizes=128K,qps=2,mode=rr,chunk=16K' > "$tmp/a2a.txt" 2>&1; rc=$?
 check "AllToAll over 4 emulated NICs, every element right (exit $rc)" "[ $rc -eq 0 ] && awk '\$1 == 131072 && \$9 == 0' $tmp/a2a.txt | grep -q ."
 dp --topology "$DATA/emulated.yaml" --coll 'op=allreduce,hosts=h0+h9' > "$tmp/cbad.txt" 2>&1; rc=$?
-check "--coll with an unknown host: exit 2" "[ $rc -eq 2 ] && grep -q \"bad 'hosts=h0+h9'\" $tmp/cbad.txt"
+check "--coll with an unknown host: exit 2" "[ $rc -eq 2 ] && grep -qF 'hosts=h0+h9: ' $tmp/cbad.txt"
 # NCCL's keys pass through to ne_coll_config_set: a bad one names the pair and exits 2
 for bad in 'NCCL_IB_QPS_PER_CONNECTTION=4' 'NCCL_IB_QPS_PER_CONNECTION=129' 'NCCL_BUFFSIZE=4000' \
            'NCCL_CTRAN_IB_QP_SCALING_THRESHOLD=1000' 'proxy_post_wqe=200parsecs' 'proxy_poll_cqe=-1us'; do
   dp --topology "$DATA/emulated.yaml" --coll "model=nccl,op=allreduce,$bad" > "$tmp/nbad.txt" 2>&1; rc=$?
-  check "--coll $bad: exit 2 naming the pair ($(grep -- '--coll' $tmp/nbad.txt))" "[ $rc -eq 2 ] && grep -qF -- '--coll: bad $bad:' $tmp/nbad.txt"
+  check "--coll $bad: exit 2 naming the pair ($(grep -- '--coll' $tmp/nbad.txt))" "[ $rc -eq 2 ] && grep -qF -- '--coll: $bad:' $tmp/nbad.txt"
 done
 dp --topology "$DATA/emulated.yaml" --coll 'model=nccl,op=allreduce,sizes=64K:128K,NCCL_IB_QPS_PER_CONNECTION=4,NCCL_IB_SPLIT_DATA_ON_QPS=1,proxy_post_wqe=200ns,proxy_poll_cqe=100ns' > "$tmp/nccl.txt" 2>&1; rc=$?
 rows=$(awk '$1 ~ /^[0-9]+$/ && $9 == 0' "$tmp/nccl.txt" | wc -l)
