@@ -65,6 +65,7 @@ int topo_load_string(const char *yaml, size_t len, const char *display_name,
 		goto done;
 	s.root_line = topo_yaml_line(d.root, 1);
 	topo_builtin_qos(&s.qos);
+	topo_builtin_servers(&s.servers);
 	if (topo_yaml_walk_map(&c, d.root, 1, "the topology", topo_root_keys, topo_root_pair, &s))
 		goto done;
 	if (!s.named)
@@ -118,6 +119,9 @@ void topo_free(struct topo *t)
 	free(t->links);
 	free(t->events);
 	free(t->leaves);
+	for (uint32_t i = 0; t->servers && i < t->n_servers; i++)
+		free(t->servers[i].hosts);
+	free(t->servers);
 	free(t);
 }
 
@@ -230,11 +234,17 @@ int topo_summary(const struct topo *t, char *buf, size_t len)
 	unsigned n[TOPO_ROLE_COUNT] = {0};
 	for (uint32_t i = 0; i < t->n_switches; i++)
 		n[t->switches[i].role]++;
-	return snprintf(buf, len,
-			"%s: %" PRIu32 " switches (%u rtsw, %u ctsw, %u atsw), %" PRIu32
-			" hosts, %" PRIu32 " links, %" PRIu32 " events",
-			t->name, t->n_switches, n[TOPO_ROLE_RTSW], n[TOPO_ROLE_CTSW], n[TOPO_ROLE_ATSW],
-			t->n_hosts, t->n_links, t->n_events);
+	int w = snprintf(buf, len,
+			 "%s: %" PRIu32 " switches (%u rtsw, %u ctsw, %u atsw), %" PRIu32
+			 " hosts, %" PRIu32 " links, %" PRIu32 " events",
+			 t->name, t->n_switches, n[TOPO_ROLE_RTSW], n[TOPO_ROLE_CTSW],
+			 n[TOPO_ROLE_ATSW], t->n_hosts, t->n_links, t->n_events);
+	if (w < 0 || !t->n_servers)
+		return w;
+	int x = snprintf((size_t)w < len ? buf + w : NULL, (size_t)w < len ? len - (size_t)w : 0,
+			 ", %" PRIu32 " servers x %" PRIu32 " GPUs", t->n_servers,
+			 t->server_params.gpus_per_server);
+	return x < 0 ? x : w + x;
 }
 
 int topo_check_file(const char *path, FILE *out, FILE *errout)

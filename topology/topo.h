@@ -143,6 +143,8 @@ struct topo_host {
 	uint32_t link;      /* index into topo->links */
 	uint16_t index;     /* index under its leaf: 0..n_hosts-1 (path pinning uses it) */
 	int line;
+	int server;         /* index into topo->servers, -1: not a GPU of a server */
+	int gpu;            /* GPU index in its server, 0..gpus_per_server-1; -1: none */
 };
 
 struct topo_link {
@@ -178,6 +180,29 @@ struct topo_qos {
 	double ecn_pmax;                /* 0..1 */
 };
 
+/*
+ * Servers of GPUs (topologies/README.md, `servers:`): each GPU is an emulated
+ * host with its own NIC on its own leaf port; the GPUs of one server are
+ * joined by NVLink (through NVSwitch), each GPU to its NIC by PCIe. The data
+ * plane does not model them yet: these are the parameters nccl/nc_nvlink
+ * takes (its bytes/s are these bit/s / 8).
+ */
+#define TOPO_MAX_GPUS_PER_SERVER TOPO_MAX_HOSTS_PER_LEAF /* a server fits on one leaf */
+
+struct topo_server_params {
+	uint32_t gpus_per_server; /* GPUs of every server, 1..TOPO_MAX_GPUS_PER_SERVER */
+	uint64_t nvlink_bps;      /* NVLink per GPU per direction, bit/s */
+	uint64_t nvlink_lat_ns;   /* one NVLink hop */
+	uint64_t pcie_bps;        /* GPU <-> NIC PCIe, per direction, bit/s */
+	uint64_t pcie_lat_ns;
+};
+
+struct topo_server {
+	char name[TOPO_NAME_MAX];
+	uint32_t *hosts; /* [gpu] -> host index; gpus_per_server entries */
+	int line;        /* line of its first GPU's host entry */
+};
+
 struct topo {
 	char name[TOPO_NAME_MAX];
 	char path[256];                 /* the file it came from ("<clos>" if built) */
@@ -189,6 +214,9 @@ struct topo {
 	struct topo_event *events;
 	uint32_t *leaves;               /* leaf index -> switch index */
 	struct topo_qos qos;
+	struct topo_server_params server_params; /* built-in, then `servers:` */
+	uint32_t n_servers;             /* 0: no host is a GPU of a server */
+	struct topo_server *servers;    /* n_servers, in order of first GPU in hosts: */
 };
 
 /*
@@ -226,6 +254,20 @@ void topo_free(struct topo *t);
 int topo_switch_by_name(const struct topo *t, const char *name);
 int topo_host_by_name(const struct topo *t, const char *name);
 int topo_link_by_name(const struct topo *t, const char *name);
+
+/*
+ * Servers of GPUs. topo_servers(): how many (0 when none, or t is NULL).
+ * topo_host_server() / topo_host_gpu(): the server index and GPU index of
+ * host h, or -1 when h is not a GPU of a server or is out of range.
+ * topo_server_hosts(): the host index of every GPU of server s in GPU order
+ * (gpus_per_server of them, stored in *n), or NULL (and *n = 0) when s is
+ * out of range. topo_server_by_name(): its index, or -1.
+ */
+uint32_t topo_servers(const struct topo *t);
+int topo_host_server(const struct topo *t, uint32_t h);
+int topo_host_gpu(const struct topo *t, uint32_t h);
+const uint32_t *topo_server_hosts(const struct topo *t, uint32_t s, uint32_t *n);
+int topo_server_by_name(const struct topo *t, const char *name);
 
 /* Number of hosts with attach: emulated (the in-process NICs). */
 uint32_t topo_emulated_hosts(const struct topo *t);
@@ -269,7 +311,8 @@ int topo_parse_duration(const char *s, uint64_t *ns);
 
 /*
  * One line: "NAME: S switches (R rtsw, C ctsw, A atsw), H hosts, L links,
- * E events". Returns what snprintf returns.
+ * E events", then ", N servers x G GPUs" when the topology has servers.
+ * Returns what snprintf returns.
  */
 int topo_summary(const struct topo *t, char *buf, size_t len);
 

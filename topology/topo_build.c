@@ -684,6 +684,12 @@ static int build_hosts(struct builder *b)
 	return own ? claim_addresses(b) : 0;
 }
 
+/* Phase 10b: servers of GPUs (topo_server.c): needs the hosts' attach kinds. */
+static int build_servers(struct builder *b)
+{
+	return topo_build_servers(b->c, b->s, b->t);
+}
+
 /* Phase 11: every switch reachable from switch 0 (BFS over switch-switch links). */
 static int check_connected(struct builder *b)
 {
@@ -765,7 +771,7 @@ int topo_build(struct topo_yaml_ctx *c, struct spec *s, struct topo *t)
 	static const phase_fn phases[] = {
 		build_qos,         build_alloc, build_switches, build_host_names,
 		build_links,       build_ports, check_spines,   build_leaves,
-		build_host_leaves, build_hosts, check_connected, build_events,
+		build_host_leaves, build_hosts, build_servers, check_connected, build_events,
 	};
 	struct builder b = {.c = c, .s = s, .t = t};
 	int rc = 0;

@@ -48,6 +48,7 @@ void topo_gen_init(struct topo_gen_params *p)
 	p->attach = -1;
 	p->profile = -1;
 	p->lb = -1;
+	p->layout = -1;
 }
 
 /* A count 1..max (0 allowed for zones/atsw when zero_ok). */
@@ -153,6 +154,12 @@ static int set_misc(struct topo_gen_params *p, const char *key, const char *v, c
 		p->lb = topo_lb_from_name(v);
 		return p->lb < 0 ? -1 : 0;
 	}
+	if (!strcmp(key, "layout")) {
+		*why = "meta (2 servers per leaf) or rail (GPU i of every server on leaf i)";
+		p->layout = !strcmp(v, "meta") ? TOPO_GEN_LAYOUT_META
+			  : !strcmp(v, "rail") ? TOPO_GEN_LAYOUT_RAIL : -1;
+		return p->layout < 0 ? -1 : 0;
+	}
 	if (!strcmp(key, "name")) {
 		*why = "1..31 of letters, digits, _ - .";
 		size_t n = strlen(v);
@@ -186,6 +193,10 @@ static int set_pair(struct topo_gen_params *p, const char *key, const char *v, c
 		 "1..253 (hosts per leaf)"},
 		{"leaf-links", offsetof(struct topo_gen_params, leaf_links), GEN_MAX_LEAF_LINKS,
 		 false, "1..16 (parallel links per leaf-spine pair)"},
+		{"servers", offsetof(struct topo_gen_params, servers),
+		 TOPO_MAX_LEAVES * TOPO_GEN_SERVERS_PER_LEAF, false, "1..8192 (servers of GPUs)"},
+		{"gpus", offsetof(struct topo_gen_params, gpus), TOPO_MAX_GPUS_PER_SERVER, false,
+		 "1..253 (GPUs per server)"},
 	};
 	for (size_t i = 0; i < sizeof(counts) / sizeof(counts[0]); i++) {
 		if (strcmp(key, counts[i].key))
@@ -224,7 +235,8 @@ int topo_gen_parse(struct topo_gen_params *p, const char *spec, char *err, size_
 			return gen_err(err, errlen, -EINVAL,
 				       "bad key=value '%s': unknown key (keys: zones, leaves, spines, "
 				       "atsw, hosts, leaf-links, host-/leaf-/spine-rate, host-/leaf-/spine-delay, "
-				       "leaf-/spine-oversub, attach, host-mtu, profile, lb, name)",
+				       "leaf-/spine-oversub, attach, host-mtu, profile, lb, name, "
+				       "servers, gpus, layout)",
 				       pair);
 		if (rc)
 			return gen_err(err, errlen, -EINVAL, "bad key=value '%s': expected %s", pair,
@@ -301,11 +313,93 @@ static int check_counts(const struct topo_gen_params *p, char *err, size_t errle
 	return 0;
 }
 
+static unsigned gpus(const struct topo_gen_params *p)
+{
+	return p->gpus ? p->gpus : TOPO_GEN_DEFAULT_GPUS;
+}
+
+static const char *layout_word(const struct topo_gen_params *p)
+{
+	return p->layout == TOPO_GEN_LAYOUT_RAIL ? "rail" : "meta";
+}
+
+/*
+ * servers=N: the leaves and hosts per leaf the layout gives (topo_gen.h),
+ * attach emulated. Given leaves= or hosts= must agree (so that a second call
+ * passes).
+ */
+static int resolve_servers(struct topo_gen_params *p, char *err, size_t errlen)
+{
+	if (!p->servers) {
+		if (p->gpus || p->layout >= 0)
+			return gen_err(err, errlen, -EINVAL,
+				       "gpus= and layout= describe servers: they need servers=N");
+		return 0;
+	}
+	if (p->attach >= 0 && p->attach != TOPO_ATTACH_EMULATED)
+		return gen_err(err, errlen, -EINVAL,
+			       "attach=%s: a server's GPUs are emulated hosts (each its own NIC); "
+			       "servers= sets attach=emulated",
+			       topo_attach_name(p->attach));
+	unsigned leaves, hosts, g = gpus(p);
+	if (p->layout == TOPO_GEN_LAYOUT_RAIL) {
+		leaves = g;
+		hosts = p->servers;
+	} else {
+		leaves = (p->servers + TOPO_GEN_SERVERS_PER_LEAF - 1) / TOPO_GEN_SERVERS_PER_LEAF;
+		hosts = (p->servers < TOPO_GEN_SERVERS_PER_LEAF ? p->servers
+								: TOPO_GEN_SERVERS_PER_LEAF) * g;
+	}
+	if (hosts > TOPO_MAX_HOSTS_PER_LEAF)
+		return gen_err(err, errlen, -EINVAL,
+			       "layout=%s puts %u GPUs on a leaf (%s): more than a leaf's %d host "
+			       "ports",
+			       layout_word(p), hosts,
+			       p->layout == TOPO_GEN_LAYOUT_RAIL ? "one per server"
+								 : "2 servers per leaf",
+			       TOPO_MAX_HOSTS_PER_LEAF);
+	if ((p->leaves && p->leaves != leaves) || (p->hosts && p->hosts != hosts))
+		return gen_err(err, errlen, -EINVAL,
+			       "servers=%u,gpus=%u,layout=%s makes %u leaf/leaves of %u hosts: leave out "
+			       "leaves= and hosts=",
+			       p->servers, g, layout_word(p), leaves, hosts);
+	p->leaves = leaves;
+	p->hosts = hosts;
+	p->attach = TOPO_ATTACH_EMULATED;
+	return 0;
+}
+
+/* The default name: clos-SxLxH, ai-z..., or for servers LAYOUT-NxG-sS (ai-zZ-... in zones). */
+static void default_name(struct topo_gen_params *p)
+{
+	char links[16] = "", name[128];
+	if (p->name[0])
+		return;
+	if (leaf_links(p) > 1)
+		snprintf(links, sizeof(links), "-k%u", leaf_links(p));
+	if (p->servers && p->zones)
+		snprintf(name, sizeof(name), "ai-z%u-%s-%ux%u-s%u-a%u%s", p->zones, layout_word(p),
+			 p->servers, gpus(p), p->spines, p->atsw, links);
+	else if (p->servers)
+		snprintf(name, sizeof(name), "%s-%ux%u-s%u%s", layout_word(p), p->servers, gpus(p),
+			 p->spines, links);
+	else if (p->zones)
+		snprintf(name, sizeof(name), "ai-z%u-l%u-s%u-a%u-h%u%s", p->zones, p->leaves,
+			 p->spines, p->atsw, p->hosts, links);
+	else
+		snprintf(name, sizeof(name), "clos-%ux%ux%u%s", p->spines, p->leaves, p->hosts,
+			 links);
+	/* the counts' limits keep it within a name; cut rather than overflow */
+	snprintf(p->name, sizeof(p->name), "%.*s", TOPO_NAME_MAX - 1, name);
+}
+
 int topo_gen_resolve(struct topo_gen_params *p, char *err, size_t errlen)
 {
 	if (!p)
 		return gen_err(err, errlen, -EINVAL, "no parameters");
-	int rc = check_counts(p, err, errlen);
+	int rc = resolve_servers(p, err, errlen);
+	if (!rc)
+		rc = check_counts(p, err, errlen);
 	if (rc)
 		return rc;
 	rc = derive_rate(p, TOPO_GEN_LEAF, p->hosts, tier_rate(p, TOPO_GEN_HOST),
@@ -315,15 +409,7 @@ int topo_gen_resolve(struct topo_gen_params *p, char *err, size_t errlen)
 				 tier_rate(p, TOPO_GEN_LEAF), p->atsw, err, errlen);
 	if (rc)
 		return rc;
-	char links[16] = "";
-	if (leaf_links(p) > 1)
-		snprintf(links, sizeof(links), "-k%u", leaf_links(p));
-	if (!p->name[0] && p->zones)
-		snprintf(p->name, sizeof(p->name), "ai-z%u-l%u-s%u-a%u-h%u%s", p->zones, p->leaves,
-			 p->spines, p->atsw, p->hosts, links);
-	else if (!p->name[0])
-		snprintf(p->name, sizeof(p->name), "clos-%ux%ux%u%s", p->spines, p->leaves, p->hosts,
-			 links);
+	default_name(p);
 	return 0;
 }
 
@@ -417,6 +503,21 @@ static void zone_hosts(const struct topo_gen_params *p, const char *zp, FILE *ou
 				l);
 }
 
+/* GPU g of server k: its leaf in the layout (topo_gen.h). */
+static unsigned gpu_leaf(const struct topo_gen_params *p, unsigned k, unsigned g)
+{
+	return p->layout == TOPO_GEN_LAYOUT_RAIL ? g : k / TOPO_GEN_SERVERS_PER_LEAF;
+}
+
+/* The zone's servers, GPU by GPU; a leaf's ports follow this order. */
+static void zone_gpus(const struct topo_gen_params *p, const char *zp, FILE *out)
+{
+	for (unsigned k = 0; k < p->servers; k++)
+		for (unsigned g = 0; g < gpus(p); g++)
+			fprintf(out, "  - {name: %ss%u-g%u, leaf: %sleaf%u, server: %ss%u, gpu: %u}\n",
+				zp, k, g, zp, gpu_leaf(p, k, g), zp, k, g);
+}
+
 /* Every leaf of the zone to every spine, leaf-links times (parallel links named -bK). */
 static void zone_leaf_links(const struct topo_gen_params *p, const char *zp, FILE *out)
 {
@@ -450,10 +551,16 @@ static void write_nodes_links(const struct topo_gen_params *p, FILE *out)
 	for (unsigned a = 0; a < p->atsw; a++)
 		fprintf(out, "  - {name: agg%u, role: atsw}\n", a);
 	fprintf(out, "hosts:\n");
-	each_zone(p, zone_hosts, out);
+	each_zone(p, p->servers ? zone_gpus : zone_hosts, out);
 	fprintf(out, "links:\n");
 	each_zone(p, zone_leaf_links, out);
 	each_zone(p, zone_spine_links, out);
+}
+
+/* Hosts of one zone (of the Clos): with servers, meta's last leaf may hold one server. */
+static unsigned zone_host_count(const struct topo_gen_params *p)
+{
+	return p->servers ? p->servers * gpus(p) : p->leaves * p->hosts;
 }
 
 /* The shape and the ratios the rates give, as comment lines. */
@@ -463,10 +570,18 @@ static void write_summary(const struct topo_gen_params *p, FILE *out)
 		      ((double)p->spines * leaf_links(p) * (double)tier_rate(p, TOPO_GEN_LEAF));
 	if (leaf_links(p) > 1)
 		fprintf(out, "# %u parallel links per leaf-spine pair\n", leaf_links(p));
+	if (p->servers && p->layout == TOPO_GEN_LAYOUT_RAIL)
+		fprintf(out, "# servers: %u%s x %u GPUs, layout rail: GPU i of every server on leaf "
+			     "i, server k on port k\n",
+			p->servers, p->zones ? " per zone" : "", gpus(p));
+	else if (p->servers)
+		fprintf(out, "# servers: %u%s x %u GPUs, layout meta: 2 servers per leaf, GPU i of "
+			     "the first on port i, of the second on port %u+i\n",
+			p->servers, p->zones ? " per zone" : "", gpus(p), gpus(p));
 	if (!p->zones) {
 		fprintf(out, "# 2-tier Clos: %u spines, %u leaves, %u hosts per leaf (%u hosts); "
 			     "leaf oversubscription %.3g:1\n",
-			p->spines, p->leaves, p->hosts, p->leaves * p->hosts, leaf);
+			p->spines, p->leaves, p->hosts, zone_host_count(p), leaf);
 		return;
 	}
 	double spine = (double)p->leaves * leaf_links(p) * (double)tier_rate(p, TOPO_GEN_LEAF) /
@@ -474,7 +589,7 @@ static void write_summary(const struct topo_gen_params *p, FILE *out)
 	fprintf(out,
 		"# AI zones: %u zones x (%u leaves, %u spines), %u ATSW, %u hosts per leaf (%u "
 		"hosts); oversubscription leaf %.3g:1, spine (between zones) %.3g:1\n",
-		p->zones, p->leaves, p->spines, p->atsw, p->hosts, p->zones * p->leaves * p->hosts,
+		p->zones, p->leaves, p->spines, p->atsw, p->hosts, p->zones * zone_host_count(p),
 		leaf, spine);
 }
 
@@ -486,6 +601,8 @@ int topo_gen_write(const struct topo_gen_params *p, const char *comment, FILE *o
 		fprintf(out, "# %s\n", comment);
 	write_summary(p, out);
 	fprintf(out, "name: %s\n", p->name);
+	if (p->servers) /* NVLink and PCIe: the H100 defaults (topologies/README.md) */
+		fprintf(out, "servers: {gpus_per_server: %u}\n", gpus(p));
 	write_defaults(p, out);
 	write_nodes_links(p, out);
 	return ferror(out) ? -EIO : 0;

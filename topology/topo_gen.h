@@ -27,6 +27,16 @@
  * "LEAF-SPINE-bK"): K x the uplinks and K x the uplink capacity with the same
  * spines, every one a member of the leaf's ECMP group towards other leaves.
  *
+ * Servers of GPUs (servers=N, gpus=G, layout=meta|rail): N servers per zone
+ * (all of them for a Clos) of G GPUs, each GPU an emulated host sK-gI (zZ-
+ * in zones) with `server: sK, gpu: I`, every server's GPUs in a row in the
+ * file. The layout sets the leaves and hosts per leaf:
+ *   meta: Meta's RTSWs serve 2 Grand Teton servers each (docs/FACTS-NCCL-
+ *     RNIC.md): ceil(N/2) leaves; server 2L on leaf L ports 0..G-1 (GPU I on
+ *     port I), server 2L+1 on ports G..2G-1 (GPU I on port G+I).
+ *   rail: rail-optimised: G leaves, GPU I of every server on leaf I, server K
+ *     on port K (its NICs reach each other's rails only through the spines).
+ *
  * No DPDK, no clock. Errors are negative errno values with a message in err.
  */
 #ifndef TOPO_GEN_H
@@ -53,6 +63,13 @@ struct topo_gen_tier {
 
 enum topo_gen_tier_id { TOPO_GEN_HOST, TOPO_GEN_LEAF, TOPO_GEN_SPINE, TOPO_GEN_TIERS };
 
+enum topo_gen_layout { TOPO_GEN_LAYOUT_META, TOPO_GEN_LAYOUT_RAIL };
+
+/* Meta's layout: 2 servers (16 GPUs) per RTSW (docs/FACTS-NCCL-RNIC.md). */
+#define TOPO_GEN_SERVERS_PER_LEAF 2
+/* GPUs per server unless gpus= says: Grand Teton's 8 H100s. */
+#define TOPO_GEN_DEFAULT_GPUS 8
+
 struct topo_gen_params {
 	char name[TOPO_NAME_MAX];   /* "" : clos-SxLxH or ai-zZ-lL-sS-aA-hH */
 	unsigned zones;             /* 0: a 2-tier Clos; >= 1: AI zones */
@@ -66,6 +83,9 @@ struct topo_gen_params {
 	uint32_t host_mtu;          /* 0: the default */
 	int profile;                /* enum rl_hash_profile for every switch, -1: default */
 	int lb;                     /* enum topo_lb for every switch, -1: default */
+	unsigned servers;           /* servers of GPUs per zone; 0: plain hosts */
+	unsigned gpus;              /* GPUs per server; 0: TOPO_GEN_DEFAULT_GPUS */
+	int layout;                 /* enum topo_gen_layout, -1: meta */
 };
 
 /* Everything unset: no counts, default rates, attach, profile and lb. */
@@ -76,7 +96,8 @@ void topo_gen_init(struct topo_gen_params *p);
  * hosts, leaf-links (1..16), host-rate, leaf-rate, spine-rate, host-delay, leaf-delay,
  * spine-delay, leaf-oversub, spine-oversub (a number >= 1, "7", "2.5", or a
  * ratio "7:1" / "1:7", either way round: the larger side is below), attach
- * (veth, vhost, emulated, net_null), host-mtu, profile, lb, name. Rates and
+ * (veth, vhost, emulated, net_null), host-mtu, profile, lb, name, servers
+ * (1..8192), gpus (1..253), layout (meta, rail). Rates and
  * delays as in the topology file. Returns 0, or -EINVAL with
  * "bad key=value 'PAIR': what is wrong" in err.
  */
@@ -84,9 +105,11 @@ int topo_gen_parse(struct topo_gen_params *p, const char *spec, char *err, size_
 
 /*
  * Check p (counts within the address scheme and port limits, a tier's rate
- * and oversubscription not both given, atsw only with zones) and fill in
- * the derived rates and the default name. Returns 0, or -EINVAL with the
- * reason in err.
+ * and oversubscription not both given, atsw only with zones; with servers:
+ * no leaves or hosts other than the layout's, attach emulated, the servers
+ * of a leaf within its 253 host ports) and fill in the derived rates,
+ * leaves and hosts and the default name. Calling it again is harmless.
+ * Returns 0, or -EINVAL with the reason in err.
  */
 int topo_gen_resolve(struct topo_gen_params *p, char *err, size_t errlen);
 

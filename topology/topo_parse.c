@@ -26,6 +26,18 @@ static const char *const switch_keys[] = {
 
 /* -------------------------------------------------------- parse: objects */
 
+/* A small index 0..max into *out, the value's line into *line. */
+static int get_index(struct topo_yaml_ctx *c, struct fy_node *v, const char *key, int kl,
+		     uint64_t max, int *out, int *line)
+{
+	uint64_t x;
+	*line = topo_yaml_line(v, kl);
+	if (topo_get_uint(c, v, key, kl, 0, max, &x))
+		return -1;
+	*out = (int)x;
+	return 0;
+}
+
 static int switch_pair(struct topo_yaml_ctx *c, void *obj, const char *key, struct fy_node *v,
 		       int kl)
 {
@@ -39,14 +51,9 @@ static int switch_pair(struct topo_yaml_ctx *c, void *obj, const char *key, stru
 		return topo_get_enum(c, v, key, kl, topo_role_from_name, "rtsw, ctsw, atsw",
 				     &s->role);
 	}
-	if (!strcmp(key, "partition")) { /* rocelab-dp --workers: which partition runs it */
-		uint64_t p;
-		s->partition_line = topo_yaml_line(v, kl);
-		if (topo_get_uint(c, v, key, kl, 0, TOPO_MAX_PARTITIONS - 1, &p))
-			return -1;
-		s->partition = (int)p;
-		return 0;
-	}
+	if (!strcmp(key, "partition")) /* rocelab-dp --workers: which partition runs it */
+		return get_index(c, v, key, kl, TOPO_MAX_PARTITIONS - 1, &s->partition,
+				 &s->partition_line);
 	return topo_sw_val_pair(c, &s->v, key, v, kl);
 }
 
@@ -121,12 +128,18 @@ static int host_pair(struct topo_yaml_ctx *c, void *obj, const char *key, struct
 	if (!strcmp(key, "link"))
 		return topo_yaml_walk_map(c, v, kl, "host link", host_link_keys, link_pair,
 					  &h->link);
+	if (!strcmp(key, "server")) { /* this host is a GPU of that server */
+		h->server_line = topo_yaml_line(v, kl);
+		return topo_get_name(c, v, key, kl, h->server);
+	}
+	if (!strcmp(key, "gpu")) /* checked against gpus_per_server in topo_server.c */
+		return get_index(c, v, key, kl, TOPO_MAX_GPUS_PER_SERVER - 1, &h->gpu, &h->gpu_line);
 	return topo_host_val_pair(c, &h->v, key, v, kl);
 }
 
 static const char *const host_keys[] = {
 	"name",   "attach",  "leaf", "mtu", "netns", "ifname", "socket",
-	"pci",    "devargs", "ipv4", "mac", "link", NULL,
+	"pci",    "devargs", "ipv4", "mac", "link", "server", "gpu", NULL,
 };
 
 static const char *const event_keys[] = {"at", "link", "switch", "action", NULL};
@@ -440,6 +453,7 @@ static int parse_hosts(struct topo_yaml_ctx *c, struct spec *s, struct fy_node *
 		struct host_spec *h = &s->ho[s->n_ho++];
 		h->line = topo_yaml_line(item, kl);
 		h->link.host = -1;
+		h->gpu = -1;
 		if (topo_yaml_walk_map(c, item, h->line, "host", host_keys, host_pair, h))
 			return -1;
 		if (!h->name[0])
@@ -521,7 +535,7 @@ static int parse_events(struct topo_yaml_ctx *c, struct spec *s, struct fy_node 
 }
 
 const char *const topo_root_keys[] = {
-	"name", "defaults", "switches", "hosts", "links", "events", "qos", NULL,
+	"name", "defaults", "switches", "hosts", "links", "events", "qos", "servers", NULL,
 };
 
 int topo_root_pair(struct topo_yaml_ctx *c, void *obj, const char *key, struct fy_node *v, int kl)
@@ -541,6 +555,11 @@ int topo_root_pair(struct topo_yaml_ctx *c, void *obj, const char *key, struct f
 		return parse_links(c, s, v, kl);
 	if (!strcmp(key, "events"))
 		return parse_events(c, s, v, kl);
+	if (!strcmp(key, "servers")) {
+		s->servers_line = kl;
+		return topo_yaml_walk_map(c, v, kl, "servers", topo_servers_keys,
+					  topo_servers_pair, s);
+	}
 	s->qos_line = kl;
 	return topo_yaml_walk_map(c, v, kl, "qos", qos_keys, qos_pair, s);
 }

@@ -98,6 +98,10 @@ struct host_spec {
 	int leaf_line;
 	struct link_spec link; /* the `leaf:` shorthand link, when has_leaf */
 	struct host_vals v;
+	char server[TOPO_NAME_MAX]; /* `server:`, "" when none */
+	int server_line;
+	int gpu;                    /* `gpu:`, -1 when none */
+	int gpu_line;
 };
 
 struct ev_spec {
@@ -120,6 +124,9 @@ struct spec {
 	bool dwrr_set;
 	int dwrr_line;
 	int qos_line;
+	struct topo_server_params servers; /* built-in < `servers:` */
+	int servers_line;                  /* line of `servers:`, 0 when absent */
+	int gpus_line;                     /* line of gpus_per_server, else servers_line */
 	struct sw_spec *sw;
 	struct host_spec *ho;
 	struct link_spec *li;
@@ -189,6 +196,21 @@ extern const char *const topo_root_keys[];
 int topo_root_pair(struct topo_yaml_ctx *c, void *obj, const char *key, struct fy_node *v, int kl);
 /* Frees the spec's lists (not s itself). */
 void topo_spec_free(struct spec *s);
+
+/* topo_server.c: servers of GPUs */
+
+/* The built-in server parameters (H100, nccl/nc_nvlink.h). */
+void topo_builtin_servers(struct topo_server_params *p);
+/* The `servers:` section into s->servers; 0, or -1 with the error recorded in c. */
+int topo_servers_pair(struct topo_yaml_ctx *c, void *obj, const char *key, struct fy_node *v,
+		      int kl);
+extern const char *const topo_servers_keys[];
+/*
+ * The build phase after the hosts: group the hosts that name a server into
+ * t->servers, each GPU index once, every GPU present and emulated. 0, or -1
+ * with the error recorded in c.
+ */
+int topo_build_servers(struct topo_yaml_ctx *c, const struct spec *s, struct topo *t);
 
 /* topo_build.c */
 

@@ -50,6 +50,11 @@ static void usage(FILE *f)
 		"  attach (veth, vhost, emulated, net_null), host-mtu, profile (5tuple, eecmp,\n"
 		"  dqpn, 3tuple), lb (ecmp, resilient, flowlet, pinning), leaf-links (parallel\n"
 		"  links per leaf-spine pair, 1..16), name.\n"
+		"  Servers of GPUs (instead of leaves and hosts): servers=N (per zone),\n"
+		"  gpus=G (per server, default 8), layout=meta (2 servers per leaf, GPU i of a\n"
+		"  server on port i or G+i) or rail (GPU i of every server on leaf i); every\n"
+		"  GPU an emulated host sK-gI with server: sK, gpu: I.\n"
+		"  e.g. --generate servers=4,gpus=8,layout=rail,spines=4,host-rate=400G\n"
 		"  e.g. --generate zones=2,leaves=32,spines=8,atsw=4,hosts=16,host-rate=400G,\n"
 		"       leaf-rate=400G,spine-oversub=7,attach=emulated -o ai.yaml\n"
 		"The file format is described in topologies/README.md.\n");

@@ -354,6 +354,23 @@ static void test_bad_specs(void **state)
 		{"zones=2,spines=2,leaves=2048,hosts=1,atsw=1", ""},
 		{"zones=2,spines=1024,leaves=64,hosts=1,atsw=1", ""},
 		{"zones=65,spines=1024,leaves=1,hosts=1,atsw=1", "more than 65535 ports"},
+		/* servers of GPUs (issue 40) */
+		{"servers=254,layout=rail,spines=1",
+		 "layout=rail puts 254 GPUs on a leaf (one per server): more than a leaf's 253 host "
+		 "ports"},
+		{"servers=2,gpus=127,spines=1",
+		 "layout=meta puts 254 GPUs on a leaf (2 servers per leaf): more than"},
+		{"servers=1,gpus=127,spines=1", ""}, /* one server of 127 GPUs fits */
+		{"servers=253,layout=rail,gpus=1,spines=1", ""},
+		{"servers=2,spines=1,leaves=3", "makes 1 leaf/leaves of 16 hosts: leave out leaves="},
+		{"servers=2,spines=1,leaves=1,hosts=16", ""}, /* what the layout gives anyway */
+		{"servers=2,spines=1,attach=veth", "attach=veth: a server's GPUs are emulated hosts"},
+		{"gpus=8,spines=1,leaves=1,hosts=1", "gpus= and layout= describe servers"},
+		{"layout=rail,spines=1,leaves=1,hosts=1", "gpus= and layout= describe servers"},
+		{"servers=2,spines=1,layout=ring", "'layout=ring': expected meta"},
+		{"servers=0,spines=1", "'servers=0': expected 1..8192"},
+		{"servers=2,spines=1,gpus=254", "'gpus=254': expected 1..253"},
+		{"servers=8193,spines=1", "'servers=8193'"},
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		struct topo_gen_params p;

@@ -52,6 +52,21 @@ expect_bad spines=2,leaves=2,hosts=2,speed=1G "bad key=value 'speed=1G': unknown
 expect_bad spines=2,leaves=2,hosts=2,host-rate=-1G "bad key=value 'host-rate=-1G'"
 expect_bad zones=2,spines=2,leaves=2,hosts=2 "needs atsw=N"
 
+# servers of GPUs (issue 40): meta 4 x 8 = 2 leaves of 16 GPUs, 32 host links + 2 x 2 uplinks;
+# rail 4 x 8 = 8 leaves of 4 GPUs, 32 + 8 x 4; 3 servers: the last leaf holds one
+expect_summary servers=4,gpus=8,layout=meta,spines=2 \
+	"4 switches (2 rtsw, 2 ctsw, 0 atsw), 32 hosts, 36 links, 0 events, 4 servers x 8 GPUs"
+expect_summary servers=4,gpus=8,layout=rail,spines=4,host-rate=400G,leaf-rate=400G \
+	"12 switches (8 rtsw, 4 ctsw, 0 atsw), 32 hosts, 64 links, 0 events, 4 servers x 8 GPUs"
+expect_summary servers=3,spines=2 \
+	"4 switches (2 rtsw, 2 ctsw, 0 atsw), 24 hosts, 28 links, 0 events, 3 servers x 8 GPUs"
+# 2 zones x 4 servers (rail: 8 leaves per zone), 2 spines per zone, 2 ATSWs
+expect_summary zones=2,servers=4,layout=rail,spines=2,atsw=2 \
+	"22 switches (16 rtsw, 4 ctsw, 2 atsw), 64 hosts, 104 links, 0 events, 8 servers x 8 GPUs"
+expect_bad servers=254,layout=rail,spines=1 "more than a leaf's 253 host ports"
+expect_bad servers=2,spines=1,attach=veth "a server's GPUs are emulated hosts"
+expect_bad servers=2,spines=1,layout=ring "bad key=value 'layout=ring'"
+
 # --clos takes the same keys after S,L,H
 out=$("$topo" --clos 2,2,2,attach=emulated)
 if [[ "$out" != *"clos-2x2x2: 4 switches"* || "$out" != *" emulated "* ]]; then
