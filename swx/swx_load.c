@@ -16,6 +16,7 @@
 #include <rte_swx_ctl.h>
 #include <rte_swx_pipeline.h>
 
+#include "swx_hash.h"
 #include "swx_pipe_int.h"
 
 __attribute__((format(printf, 6, 7)))
@@ -302,8 +303,10 @@ int swx_load(const struct swx_spec *s, uint32_t n_ports_out, struct swx_pipe **o
 	rc = rte_swx_pipeline_config(&sp->p, NULL, 0);
 	if (rc == 0)
 		rc = swx_pipe_ports(sp, n_ports_out);
+	if (rc == 0)
+		rc = swx_hash_register(sp->p);
 	if (rc) {
-		snprintf(err, errlen, "%s: DPDK could not make a pipeline and its ports (%s)",
+		snprintf(err, errlen, "%s: DPDK could not make a pipeline, its ports and hash (%s)",
 			 s->file, strerror(-rc));
 		swx_pipe_free(sp);
 		return rc == -ENOMEM ? rc : -EINVAL;

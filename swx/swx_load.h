@@ -58,7 +58,9 @@ int swx_load(const struct swx_spec *s, uint32_t n_ports_out, struct swx_pipe **o
 
 /*
  * Adds one entry to table, in DPDK's entry syntax ("match VALUE[/MASK] ...
- * [priority N] action NAME [ARG VALUE ...]"), and commits it. Returns 0, or
+ * [priority N] action NAME [ARG VALUE ...]"; an existing key's entry is
+ * replaced), or with "default action NAME [ARG VALUE ...]" sets the table's
+ * default action (one not declared const), and commits it. Returns 0, or
  * -EINVAL with what is wrong in err.
  */
 int swx_pipe_entry(struct swx_pipe *p, const char *table, const char *entry, char *err,

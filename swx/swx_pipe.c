@@ -176,8 +176,9 @@ int swx_pipe_ports(struct swx_pipe *sp, uint32_t n_ports_out)
 int swx_pipe_entry(struct swx_pipe *sp, const char *table, const char *entry, char *err,
 		   size_t errlen)
 {
-	int blank = 0;
-	struct rte_swx_table_entry *e = rte_swx_ctl_pipeline_table_entry_read(sp->ctl, table, entry,
+	int blank = 0, dflt = strncmp(entry, "default ", 8) == 0;
+	struct rte_swx_table_entry *e = rte_swx_ctl_pipeline_table_entry_read(sp->ctl, table,
+									     entry + (dflt ? 8 : 0),
 									     &blank);
 
 	if (e == NULL) {
@@ -186,7 +187,8 @@ int swx_pipe_entry(struct swx_pipe *sp, const char *table, const char *entry, ch
 			 table, entry);
 		return -EINVAL;
 	}
-	int rc = rte_swx_ctl_pipeline_table_entry_add(sp->ctl, table, e);
+	int rc = dflt ? rte_swx_ctl_pipeline_table_default_entry_add(sp->ctl, table, e) :
+			rte_swx_ctl_pipeline_table_entry_add(sp->ctl, table, e);
 
 	if (rc == 0)
 		rc = rte_swx_ctl_pipeline_commit(sp->ctl, 1);

@@ -131,9 +131,9 @@ static int check_hash(const struct chk *c, const struct swx_instr *in,
 
 	if (sscanf(t, "%63s %63s %63s %63s %63s %1s", op, fn, dst, a, b, extra) != 5)
 		return fail(c, in->line, "hash takes FUNCTION DST FIRST LAST");
-	if (strcmp(fn, "jhash") != 0 && strcmp(fn, "crc32") != 0)
-		return fail(c, in->line, "hash: no hash function '%s' (DPDK 22.11 has jhash and crc32)",
-			    fn);
+	if (strcmp(fn, "jhash") != 0 && strcmp(fn, "crc32") != 0 && strcmp(fn, "rl_hash") != 0)
+		return fail(c, in->line, "hash: no hash function '%s' (DPDK 22.11 has jhash and "
+			    "crc32, rocelab adds rl_hash)", fn);
 	if (field_ref(c->s, args, a, &fa) != 0 || field_ref(c->s, args, b, &fb) != 0)
 		return fail(c, in->line, "hash: no field %s", field_ref(c->s, args, a, &fa) ? a : b);
 	if (fa.st != fb.st || strcmp(fa.owner, fb.owner) != 0)

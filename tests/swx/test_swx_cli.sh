@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# rocelab-p4's command line: exit 0 for p4/default.spec, 2 with FILE:LINE for
-# each refused construct, 2 for bad options, 0 for --help; --run prints each
-# frame's egress port as p4/default.entries routes it.
+# rocelab-p4's command line: exit 0 for the programs of p4/, 2 with FILE:LINE
+# for each refused construct, 2 for bad options, 0 for --help; --run prints
+# each frame's egress port as p4/default.entries (and ecmp, pinning) route it.
 # usage: test_swx_cli.sh ROCELAB_P4 P4_DIR
 set -u
 P4=$(realpath "$1") DIR=$(realpath "$2")
@@ -33,6 +33,11 @@ printf '%s\napply {\n rx m.port\n' "$head" > "$T/truncated.spec"
 printf '%s\napply {\n rx m.port\n extract h.nope\n tx m.port\n}\n' "$head" > "$T/dpdk.spec"
 
 expect 0 "default.spec: builds" --check "$DIR/default.spec"
+expect 0 "ecmp.spec: builds" --check "$DIR/ecmp.spec"
+expect 0 "pinning.spec: builds" --check "$DIR/pinning.spec"
+printf 'hash_cfg default action set_hash algo 1\n' > "$T/short.entries"
+expect 2 "short.entries:1: table hash_cfg: DPDK cannot read the entry" \
+  --run "$DIR/ecmp.spec" --pcap /dev/null --entries "$T/short.entries"
 expect 2 "unknown.spec:7: unknown instruction 'frob'" --check "$T/unknown.spec"
 expect 2 "hash.spec:8: hash over two structs" --check "$T/hash.spec"
 expect 2 "learner.spec:5: learner table 'l' is not supported" --check "$T/learner.spec"
@@ -66,6 +71,15 @@ EOF
 want=$'1 port 1 len 60\n2 port 2 len 60\n3 drop'
 got=$(timeout 60 "$P4" --run "$DIR/default.spec" --pcap "$T/in.pcap" --entries "$DIR/default.entries" 2>&1)
 if [ "$got" = "$want" ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: --run printed: $got"; fi
+# p4/pinning.entries: 10.0.1.5 is slot 4 of 10.0.1.0/24, 4 mod 2 = uplink 0 (port 4);
+# 10.0.9.9 and 192.168.0.1 have no route there
+want=$'1 port 4 len 60\n2 drop\n3 drop'
+got=$(timeout 60 "$P4" --run "$DIR/pinning.spec" --pcap "$T/in.pcap" --entries "$DIR/pinning.entries" 2>&1)
+if [ "$got" = "$want" ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: pinning --run printed: $got"; fi
+# p4/ecmp.entries (its hash_cfg line a default entry): 10.0.1.5 on one of the group's ports 4 to 7
+got=$(timeout 60 "$P4" --run "$DIR/ecmp.spec" --pcap "$T/in.pcap" --entries "$DIR/ecmp.entries" 2>&1)
+if [[ "$got" =~ ^1\ port\ [4-7]\ len\ 60$'\n'2\ drop$'\n'3\ drop$ ]]; then pass=$((pass + 1))
+else fail=$((fail + 1)); echo "FAIL: ecmp --run printed: $got"; fi
 printf 'route match 0x0a000100/0xffffff00 action nope\n' > "$T/bad.entries"
 expect 2 "bad.entries:1: table route: DPDK cannot read the entry" \
   --run "$DIR/default.spec" --pcap "$T/in.pcap" --entries "$T/bad.entries"

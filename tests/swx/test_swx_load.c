@@ -17,6 +17,7 @@
 
 #include "swx_load.h"
 #include "swx_spec.h"
+#include "swx_test.h"
 
 /*
  * Ethernet (14) + IPv4 (20) + UDP (8) + 18 bytes of payload: 60 bytes.
@@ -224,25 +225,6 @@ static void test_bad_entry(void **state)
 	swx_pipe_free(p);
 }
 
-static int eal_up(void **state)
-{
-	char err[SWX_ERR_MAX];
-
-	(void)state;
-	if (swx_eal_init(64, err, sizeof(err)) != 0) { /* 64 MB: the programs here have small tables */
-		fprintf(stderr, "%s\n", err);
-		return -1;
-	}
-	return 0;
-}
-
-static int eal_down(void **state)
-{
-	(void)state;
-	swx_eal_fini();
-	return 0;
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -256,5 +238,5 @@ int main(void)
 		cmocka_unit_test(test_bad_entry),
 	};
 
-	return cmocka_run_group_tests(tests, eal_up, eal_down);
+	return cmocka_run_group_tests(tests, swx_test_eal_up, swx_test_eal_down);
 }

@@ -111,6 +111,20 @@ static void test_hash_two_structs(void **state)
 	swx_spec_free(&s);
 }
 
+static void test_hash_functions(void **state)
+{
+	char err[SWX_ERR_MAX];
+	struct swx_spec s;
+
+	(void)state;
+	/* rl_hash, rocelab's own (swx/swx_hash.h), is known; a made-up name is not */
+	assert_int_equal(parse(OK_HEAD "apply {\n rx m.port\n hash rl_hash m.hash m.port m.hash\n"
+			       " tx m.port\n}\n", err, &s), 0);
+	swx_spec_free(&s);
+	refused(OK_HEAD "apply {\n rx m.port\n hash fnv m.hash m.port m.hash\n tx m.port\n}\n", 13,
+		"hash: no hash function 'fnv' (DPDK 22.11 has jhash and crc32, rocelab adds rl_hash)");
+}
+
 /* A metadata struct of n 64-bit fields and one of tail bits, a wildcard table keyed on all. */
 static void wide_key_text(char *buf, size_t len, unsigned int n, unsigned int tail)
 {
@@ -220,6 +234,7 @@ int main(void)
 		cmocka_unit_test(test_table_default_args),
 		cmocka_unit_test(test_unknown_instruction),
 		cmocka_unit_test(test_hash_two_structs),
+		cmocka_unit_test(test_hash_functions),
 		cmocka_unit_test(test_key_too_wide),
 		cmocka_unit_test(test_learner_refused),
 		cmocka_unit_test(test_other_refusals),
