@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * wl_astra: ASTRA-sim's text workload format (ASTRA-sim 1.0 and the analytical
- * back ends of 2.0: inputs/workload/ text files, read by Workload::initialize_workload).
+ * wl_astra: ASTRA-sim's text workload format (ASTRA-sim 1.0:
+ * inputs/workload/ text files, read by Workload::initialize_workload).
  *
  *   line 1   the parallelism: DATA, MODEL, HYBRID_DATA_MODEL,
  *            HYBRID_MODEL_DATA, HYBRID_TRANSFORMER, HYBRID_DLRM N,
