@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "wl_astra.h"
 
@@ -274,25 +275,23 @@ int wl_astra_parse(struct wl_astra *w, const char *file, const char *buf,
 int wl_astra_load(struct wl_astra *w, const char *file, struct wl_err *err)
 {
 	FILE *f = fopen(file, "rb");
-	char *buf;
-	size_t n;
-	int rc;
+	struct stat st;
+	char *buf = NULL;
+	int rc = -1;
 
 	memset(w, 0, sizeof(*w));
 	if (f == NULL)
 		return wl_err_set(err, "%s: %s", file, strerror(errno));
-	buf = malloc(MAX_FILE + 1);
-	if (buf == NULL) {
-		fclose(f);
-		return wl_err_set(err, "%s: out of memory", file);
-	}
-	n = fread(buf, 1, MAX_FILE + 1, f);
-	if (ferror(f))
-		rc = wl_err_set(err, "%s: read error", file);
-	else if (n > MAX_FILE)
-		rc = wl_err_set(err, "%s: larger than %u bytes", file, MAX_FILE);
+	if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode))
+		wl_err_set(err, "%s: not a regular file", file);
+	else if (st.st_size > MAX_FILE)
+		wl_err_set(err, "%s: larger than %u bytes", file, MAX_FILE);
+	else if ((buf = malloc((size_t)st.st_size + 1)) == NULL)
+		wl_err_set(err, "%s: out of memory", file);
+	else if (fread(buf, 1, (size_t)st.st_size, f) != (size_t)st.st_size)
+		wl_err_set(err, "%s: read error", file);
 	else
-		rc = wl_astra_parse(w, file, buf, n, err);
+		rc = wl_astra_parse(w, file, buf, (size_t)st.st_size, err);
 	fclose(f);
 	free(buf);
 	return rc;

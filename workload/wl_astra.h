@@ -91,6 +91,25 @@ int wl_astra_parse(struct wl_astra *w, const char *file, const char *buf,
 /* Reads and parses file. Returns 0, or -1 with err set. */
 int wl_astra_load(struct wl_astra *w, const char *file, struct wl_err *err);
 
+struct wl_graph;
+
+/* The job graph of passes training iterations of w on nranks ranks, into g
+ * (initialised here), as ASTRA-sim's data-parallel loop runs them
+ * (Workload::iterate_data_parallel): per pass, the forward computes from the
+ * first layer to the last, the forward of a layer also waiting for its
+ * weight-gradient collective of the pass before; then from the last layer
+ * back, the weight-gradient compute, its collective over all ranks (not
+ * waited for) and the input-gradient compute (none for the first layer).
+ * DATA ignores the forward and input-gradient communication, as ASTRA-sim
+ * does. Cycles become ns at cycle_ps picoseconds per cycle (the caller's
+ * clock: the file does not say). Node ids count from 1 in that order, the same
+ * on every rank. file names the source in messages. Returns 0, or -1 with
+ * err set ("FILE:1: ..." for a parallelism other than DATA, "FILE:LINE: ..."
+ * for a layer whose collective the graph has no op for) and g freed. */
+int wl_astra_to_graph(const struct wl_astra *w, const char *file, uint32_t nranks,
+		      uint32_t passes, uint64_t cycle_ps, struct wl_graph *g,
+		      struct wl_err *err);
+
 /* Frees what w holds. */
 void wl_astra_free(struct wl_astra *w);
 

@@ -16,6 +16,7 @@
 #include <cmocka.h>
 
 #include "wl_astra.h"
+#include "wl_graph.h"
 
 static void parse_ok(struct wl_astra *w, const char *text)
 {
@@ -194,6 +195,80 @@ static void test_load_file(void **state)
 	assert_string_equal(err.msg, want);
 }
 
+static const char two_layers[] =
+	"DATA\n2\n"
+	"conv1 -1 100 NONE 0 200 NONE 0 300 ALLREDUCE 1048576 10\n"
+	"fc -1 7 ALLGATHER 64 8 NONE 0 9 ALLTOALL 256 11\n";
+
+static void expect_node(const struct wl_graph *g, uint32_t rank, uint64_t id,
+			enum wl_kind kind, uint64_t ns_or_bytes, uint64_t dep0, uint64_t dep1)
+{
+	const struct wl_node *n = wl_graph_find(g, rank, id);
+
+	assert_non_null(n);
+	assert_int_equal(n->kind, kind);
+	assert_int_equal(kind == WL_COMPUTE ? n->duration_ns : n->bytes, ns_or_bytes);
+	assert_int_equal(n->ndeps, (dep0 != 0) + (dep1 != 0));
+	if (dep0 != 0)
+		assert_int_equal(n->deps[0].id, dep0);
+	if (dep1 != 0)
+		assert_int_equal(n->deps[1].id, dep1);
+}
+
+/* ASTRA-sim's data-parallel order, at 500 ps a cycle: F0 F1, then W1 C1 I1,
+ * W0 C0 (no input gradient for the first layer); the second pass's forward
+ * of a layer also waits for that layer's collective: F0' after W0 and C0,
+ * F1' after F0' and C1. The forward all-gather of fc is not in DATA. */
+static void test_data_to_graph(void **state)
+{
+	struct wl_astra w;
+	struct wl_graph g;
+	struct wl_err err;
+	const struct wl_node *c;
+
+	(void)state;
+	parse_ok(&w, two_layers);
+	assert_int_equal(wl_astra_to_graph(&w, "w.txt", 4, 2, 500, &g, &err), 0);
+	assert_int_equal(wl_graph_check(&g, &err), 0);
+	for (uint32_t r = 0; r < 4; r++) {
+		assert_int_equal(g.ranks[r].nnodes, 14);
+		expect_node(&g, r, 1, WL_COMPUTE, 50, 0, 0);     /* F0: 100 cycles */
+		expect_node(&g, r, 2, WL_COMPUTE, 3, 1, 0);      /* F1: 7 cycles, 3.5 ns */
+		expect_node(&g, r, 3, WL_COMPUTE, 4, 2, 0);      /* W1: 9 cycles */
+		expect_node(&g, r, 4, WL_COLL, 256, 3, 0);       /* C1 */
+		expect_node(&g, r, 5, WL_COMPUTE, 4, 3, 0);      /* I1: 8 cycles */
+		expect_node(&g, r, 6, WL_COMPUTE, 150, 5, 0);    /* W0: 300 cycles */
+		expect_node(&g, r, 7, WL_COLL, 1048576, 6, 0);   /* C0 */
+		expect_node(&g, r, 8, WL_COMPUTE, 50, 6, 7);     /* F0' */
+		expect_node(&g, r, 9, WL_COMPUTE, 3, 8, 4);      /* F1' */
+	}
+	c = wl_graph_find(&g, 2, 4);
+	assert_int_equal(c->op, WL_ALLTOALL);
+	assert_int_equal(c->nranks, 4);
+	assert_int_equal(c->ranks[3], 3);
+	assert_int_equal(wl_graph_find(&g, 2, 7)->op, WL_ALLREDUCE);
+	wl_graph_free(&g);
+	wl_astra_free(&w);
+}
+
+static void test_to_graph_refused(void **state)
+{
+	struct wl_astra w;
+	struct wl_graph g;
+	struct wl_err err;
+
+	(void)state;
+	parse_ok(&w, "MODEL\n1\nl -1 1 NONE 0 1 NONE 0 1 ALLREDUCE 8 1\n");
+	assert_int_equal(wl_astra_to_graph(&w, "w.txt", 4, 1, 1000, &g, &err), -1);
+	assert_string_equal(err.msg, "w.txt:1: MODEL: DATA is the one parallelism turned into a job graph so far");
+	wl_astra_free(&w);
+	parse_ok(&w, "DATA\n2\nl -1 1 NONE 0 1 NONE 0 1 ALLREDUCE 8 1\n\nm -1 1 NONE 0 1 NONE 0 1 ALLREDUCEALLTOALL 8 1\n");
+	assert_int_equal(wl_astra_to_graph(&w, "w.txt", 4, 1, 1000, &g, &err), -1);
+	assert_string_equal(err.msg, "w.txt:5: layer 'm': weight gradient ALLREDUCEALLTOALL is two collectives over groups the file does not give");
+	assert_null(g.ranks);
+	wl_astra_free(&w);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -203,6 +278,8 @@ int main(void)
 		cmocka_unit_test(test_hybrid_customized),
 		cmocka_unit_test(test_refused),
 		cmocka_unit_test(test_load_file),
+		cmocka_unit_test(test_data_to_graph),
+		cmocka_unit_test(test_to_graph_refused),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
