@@ -13,6 +13,7 @@ PKGS=(
   # libraries
   libcmocka-dev libpcap-dev libfyaml-dev
   libisal-dev  # hashing/: CRC-32 (ICRC, CRC32 hash) through ISA-L
+  protobuf-c-compiler libprotobuf-c-dev  # workload/: Chakra execution traces
   dpdk dpdk-dev libdpdk-dev
   libopenmpi-dev openmpi-bin  # rocelab-dp under mpirun (partitions as MPI ranks)
   # tools the tests and scripts drive
