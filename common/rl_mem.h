@@ -6,7 +6,7 @@
  * so the arrays of two partitions' nodes, allocated at set-up by one thread,
  * could share a line that each thread's writes take from the other core
  * (false sharing; what removing it gained was within the noise:
- * docs/PERF-HISTORY.md). Header only, libc only: pfc/, the data plane and
+ * docs/dev/PERF-HISTORY.md). Header only, libc only: pfc/, the data plane and
  * tests built without DPDK all use it.
  */
 #ifndef RL_MEM_H

@@ -8,7 +8,7 @@
  * AtomicETH, AtomicAckETH). The parser only reads: it never writes the frame
  * and never reads at or past frame[len].
  *
- * Pure C, libc only (see docs/DESIGN.md).
+ * Pure C, libc only (see docs/explanation/DESIGN.md).
  */
 #ifndef RL_PARSE_H
 #define RL_PARSE_H

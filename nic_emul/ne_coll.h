@@ -36,7 +36,7 @@
  * connection has at most window chunks in flight (no receiver-wide bound).
  *
  * Models. NE_COLL_MODEL_ROCELAB (default) is the above. NE_COLL_MODEL_NCCL
- * follows NCCL's structure (docs/FACTS-NCCL-RNIC.md): every channel is its
+ * follows NCCL's structure (docs/explanation/FACTS-NCCL-RNIC.md): every channel is its
  * own connection with its own QP set; a ring chunk is min(NCCL_CHUNKSTEPS
  * steps, ceil(size / (channels x ranks))) and goes as at most two slices,
  * one network message each (ne_coll_nccl_chunk_elems, ne_coll_nccl_slices;

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * NCCL's arithmetic for the nccl model (facts: docs/FACTS-NCCL-RNIC.md;
+ * NCCL's arithmetic for the nccl model (facts: docs/explanation/FACTS-NCCL-RNIC.md;
  * NCCL's Simple protocol, ring algorithm, IB transport). Pure functions.
  */
 #include "ne_coll_priv.h"

@@ -57,7 +57,7 @@ enum ne_sport_policy {
 	NE_SPORT_HASH,    /* 0xC000 | (hash(seed, lqpn, rqpn) & 0x3FFF) */
 	/* mlx5 (ConnectX) computes an RC QP's port the same way as rxe (kernel
 	 * "RDMA/mlx5: Define RoCEv2 udp source port when set path", 2020; see
-	 * docs/FACTS-NCCL-RNIC.md), so its policy is rxe's. */
+	 * docs/explanation/FACTS-NCCL-RNIC.md), so its policy is rxe's. */
 	NE_SPORT_MLX5 = NE_SPORT_RXE,
 };
 
@@ -182,7 +182,7 @@ struct ne_nic_config {
 	 * none): the first packet of a work request (a message; again when
 	 * go-back-N resends it) leaves at least 1 s / msg_rate after the
 	 * previous one, whichever QP it is on (ConnectX-6 is rated at 215 M
-	 * messages/s, docs/FACTS-NCCL-RNIC.md). Responses and later packets of
+	 * messages/s, docs/explanation/FACTS-NCCL-RNIC.md). Responses and later packets of
 	 * a message are not limited. */
 	uint64_t msg_rate;
 

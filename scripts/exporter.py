@@ -9,7 +9,7 @@ Every scrape reads the fabric's DPDK telemetry (/rocelab/info, links, pfc,
 queues per link, switches, drops, flows, nics: query commands only) and
 answers in the Prometheus text format (OpenMetrics when the scraper asks for
 it), written by python3-prometheus-client. Metric names and labels: see
-METRICS below and the README. Link directions are labelled link="FROM>TO" as
+METRICS below and docs/howto/prometheus-grafana.md. Link directions are labelled link="FROM>TO" as
 rocelab-dp prints them. Exit 2 on bad arguments or topology.
 
 Emulated NICs (hosts with attach: emulated, /rocelab/nics): every counter of

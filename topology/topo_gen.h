@@ -65,7 +65,7 @@ enum topo_gen_tier_id { TOPO_GEN_HOST, TOPO_GEN_LEAF, TOPO_GEN_SPINE, TOPO_GEN_T
 
 enum topo_gen_layout { TOPO_GEN_LAYOUT_META, TOPO_GEN_LAYOUT_RAIL };
 
-/* Meta's layout: 2 servers (16 GPUs) per RTSW (docs/FACTS-NCCL-RNIC.md). */
+/* Meta's layout: 2 servers (16 GPUs) per RTSW (docs/explanation/FACTS-NCCL-RNIC.md). */
 #define TOPO_GEN_SERVERS_PER_LEAF 2
 /* GPUs per server unless gpus= says: Grand Teton's 8 H100s. */
 #define TOPO_GEN_DEFAULT_GPUS 8

@@ -3,7 +3,7 @@
  * Servers of GPUs (issue 40): a host entry with `server: NAME, gpu: I` is
  * GPU I of that server, an emulated host with its own NIC on its own leaf
  * port (Meta's Grand Teton: 8 H100s per server, each with its own 400G RNIC,
- * docs/FACTS-NCCL-RNIC.md). The `servers:` section sets the GPUs per server
+ * docs/explanation/FACTS-NCCL-RNIC.md). The `servers:` section sets the GPUs per server
  * and the NVLink and PCIe parameters nccl/nc_nvlink models; this file parses
  * it, checks the servers after the hosts are built and answers the queries
  * of topo.h.
@@ -15,7 +15,7 @@
 #include "nc_nvlink.h"
 #include "topo_priv.h"
 
-/* Grand Teton: 8 GPUs per server (docs/FACTS-NCCL-RNIC.md). */
+/* Grand Teton: 8 GPUs per server (docs/explanation/FACTS-NCCL-RNIC.md). */
 #define SERVER_DEFAULT_GPUS 8
 /* The model's rates are bytes/s; the topology's are bit/s. */
 #define BITS_PER_BYTE 8

@@ -141,7 +141,7 @@ static struct rte_mempool *create_huge(const char *name, uint32_t n, uint16_t pr
 	 * pages did not help: a pointer chase over 16,000 frames 12 KiB apart
 	 * took 89-90 ns a step on either, over 4,000 frames 18-21 ns); a stack
 	 * hands back the last freed, and the frames in use stay as few as are
-	 * in flight (docs/PERF-HISTORY.md: 0.54-0.92x loop time at 1,024
+	 * in flight (docs/dev/PERF-HISTORY.md: 0.54-0.92x loop time at 1,024
 	 * ranks). Lock-free ("lf_stack"): with more partitions' threads than
 	 * cores, a thread preempted inside the locked "stack" would hold up the
 	 * others (measured the same speed as "stack" here). Then the locked one,

@@ -40,7 +40,7 @@
 #                       20us): how long the fabric naps when idle. On a few shared cores
 #                       the endpoints (TCG vCPUs, rxe, the tools) need the CPU a 20us
 #                       poll loop takes: measured with bench.sh, 200us cut rocelab-dp's
-#                       CPU time 8x and made rxe faster through it (README)
+#                       CPU time 8x and made rxe faster through it (docs/howto/rxe-and-real-nics.md)
 #   -v, --verbose       print the serial logs and rocelab-dp's tables at the end
 #
 # Everything runs inside a private network, PID and mount namespace (unshare), so

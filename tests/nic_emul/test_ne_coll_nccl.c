@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The nccl model of ne_coll: NCCL's arithmetic against hand-computed cases
- * (docs/FACTS-NCCL-RNIC.md), then runs on the test fabric that check the
+ * (docs/explanation/FACTS-NCCL-RNIC.md), then runs on the test fabric that check the
  * wire: split pieces and zero-length writes, round-robin in step at both
  * ends, the FIFO on the reverse of data QP 0 and the 4-message pipeline,
  * CTRAN's fixed-size WQEs, the key=value parser, and the active QPs per NIC
