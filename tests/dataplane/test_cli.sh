@@ -68,8 +68,8 @@ TABLE=$(cat <<'ROWS'
 2 | bad --lag-policy (best-effort or stop[=TIME], e.g. stop=50ms): 'never' | dp | --clos 2,2,2 --lag-policy never
 2 | bad --lag-policy (best-effort or stop[=TIME], e.g. stop=50ms): 'stop=0' | dp | --clos 2,2,2 --lag-policy stop=0
 1 | no DPDK port net_af_packet0 (is interface rl-h0 there?) | dp | --topology @T@ --name @NAME@ --duration 1s
-1 | usage: rocelab-topo | topo |
-1 | usage: rocelab-topo | topo | --bogus
+2 | rocelab-topo: no command | topo |
+2 | rocelab-topo: unknown option --bogus | topo | --bogus
 2 | /nonexistent.yaml: cannot read | topo | --check /nonexistent.yaml
 2 | bad Clos size | topo | --clos 0,0,0
 2 | :1: not UTF-8 text (byte 0xf6) | topo | --check @NOTUTF8@
