@@ -432,11 +432,14 @@ int rn_parse_args(int argc, char **argv, struct rn_opts *o)
 	int c;
 
 	opts_default(o);
-	for (int i = 1; i < argc; i++)
+	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
 			usage(stdout);
 			exit(0);
 		}
+		if (!strcmp(argv[i], "--version"))
+			set_version(o, NULL);
+	}
 	if (argc < 2 || strcmp(argv[1], "pingpong") != 0) {
 		rn_err(argc < 2 ? "no mode given (see --help)" : "unknown mode '%s' (see --help)",
 		       argc < 2 ? "" : argv[1]);

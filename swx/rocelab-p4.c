@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "rl_version.h"
 #include "swx_load.h"
 #include "swx_spec.h"
 
@@ -33,7 +34,8 @@ static void usage(FILE *f)
 		"                 or a default action: TABLE default action NAME [ARG V ...]\n"
 		"  --ports N      output ports 0..N-1 (default 16)\n"
 		"  --memory MB    DPDK memory for the tables (default %d)\n"
-		"  --help         this text\n"
+		"  --version      the version and the git commit it was built from\n"
+		"  -h, --help     this text\n"
 		"Exit: 0 done, 2 bad input, 1 a failed run.\n", SWX_EAL_MB);
 }
 
@@ -127,13 +129,13 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		{"check", required_argument, NULL, 'c'}, {"run", required_argument, NULL, 'r'},
 		{"pcap", required_argument, NULL, 'p'}, {"entries", required_argument, NULL, 'e'},
 		{"ports", required_argument, NULL, 'n'}, {"memory", required_argument, NULL, 'm'},
-		{"help", no_argument, NULL, 'h'},
+		{"version", no_argument, NULL, 'V'}, {"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
 	int c;
 
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
 		switch (c) {
 		case 'c': o->check = optarg; break;
 		case 'r': o->run = optarg; break;
@@ -148,6 +150,9 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 				return EXIT_BAD;
 			break;
 		case 'h': usage(stdout); exit(0);
+		case 'V':
+			printf("rocelab-p4 %s (commit %s)\n", RL_VERSION, RL_COMMIT);
+			exit(0);
 		default:
 			fprintf(stderr, "rocelab-p4: unknown or incomplete option '%s'\n",
 				argv[optind - 1]);

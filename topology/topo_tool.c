@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "rl_version.h"
 #include "topo.h"
 #include "topo_gen.h"
 #include "topo_part.h"
@@ -38,6 +39,7 @@ static void usage(FILE *f)
 		"                                     between partitions and the lookahead; emulated\n"
 		"                                     NICs in partition 0, or with their leaves (a\n"
 		"                                     collective of one size and iteration: lanes)\n"
+		"       rocelab-topo --version            the version and the git commit\n"
 		"       rocelab-topo --help\n"
 		"SPEC is KEY=VALUE pairs separated by commas:\n"
 		"  2-tier Clos: spines=S,leaves=L,hosts=H (hosts per leaf)\n"
@@ -471,6 +473,10 @@ int main(int argc, char **argv)
 {
 	if (argc >= 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
 		usage(stdout);
+		return 0;
+	}
+	if (argc == 2 && !strcmp(argv[1], "--version")) {
+		printf("rocelab-topo %s (commit %s)\n", RL_VERSION, RL_COMMIT);
 		return 0;
 	}
 	if (check_args(argc, argv))

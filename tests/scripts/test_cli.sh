@@ -65,6 +65,10 @@ snap "$tmp/tree0"
 status > "$tmp/status0"
 for p in "$@"; do
   probe "$(basename "$p")" "$p"
+  # a program also says its version and commit: "NAME VERSION (commit C)", exit 0
+  rc=0; v=$(timeout 30 "$p" --version 2>&1) || rc=$?
+  check "$(basename "$p") --version: exit 0 ($rc), '$v'" \
+    "[ $rc -eq 0 ] && [[ \"\$v\" =~ ^$(basename "$p")\ [0-9]+\.[0-9]+\.[0-9]+\ \(commit\ [^\)]+\)$ ]]"
 done
 # every script: shell scripts, Python programs (a module without a main is none)
 while read -r f; do
