@@ -7,7 +7,6 @@
 #include "ne_coll_priv.h"
 
 #include <errno.h>
-#include <math.h>
 #include <stddef.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -15,11 +14,9 @@
 #include <string.h>
 
 #include "rl_suggest.h"
+#include "rl_units.h"
 
-#define NS_PER_US 1000.0
-#define NS_PER_MS 1000000.0
-#define NS_PER_S 1000000000.0
-#define PROXY_COST_MAX_NS 1000000000.0
+#define PROXY_COST_MAX_NS 1000000000ull
 #define NCCL_TC_MAX 255u
 #define DSCP_SHIFT 2 /* traffic class = DSCP << 2 | ECN */
 #define MAX_ITERS 1000000u
@@ -77,32 +74,18 @@ static int get_uint(const struct key_ctx *k, uint64_t lo, uint64_t hi, uint64_t 
 	return 0;
 }
 
-/* Bytes: digits with an optional binary unit B, K, KiB, M, MiB, G, GiB. */
+/* Bytes in the one size grammar (common/rl_units.h): 512K, 512KiB, 4M, 64KB. */
 static int get_size(const struct key_ctx *k, uint64_t hi, uint64_t *out)
 {
-	static const struct {
-		const char *unit;
-		unsigned shift;
-	} units[] = {{"", 0}, {"B", 0}, {"K", 10}, {"KiB", 10}, {"M", 20},
-		     {"MiB", 20}, {"G", 30}, {"GiB", 30}};
 	uint64_t x;
-	const char *end = digits(k->val, UINT32_MAX, &x);
+	enum rl_units_err e = rl_units_parse(k->val, rl_size_units(), false, &x);
 
-	if (!end)
-		return bad(k, "not a size (bytes: 524288, 512K, 512KiB, 4M)");
-	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
-		if (strcmp(end, units[i].unit))
-			continue;
-		x <<= units[i].shift;
-		if (x > hi)
-			return bad(k, "at most %llu bytes", (unsigned long long)hi);
-		*out = x;
-		return 0;
-	}
-	if (!strcmp(end, "k") || !strcmp(end, "KB") || !strcmp(end, "MB") || !strcmp(end, "GB"))
-		return bad(k, "unit '%s' is ambiguous here: sizes are binary, write K or KiB "
-			   "(1024 bytes), M or MiB, G or GiB", end);
-	return bad(k, "bad unit '%s' (B, K, KiB, M, MiB, G, GiB)", end);
+	if (e != RL_UNITS_OK)
+		return bad(k, "%s (%s)", rl_units_why(e), RL_SIZE_HINT);
+	if (x > hi)
+		return bad(k, "at most %llu bytes", (unsigned long long)hi);
+	*out = x;
+	return 0;
 }
 
 static int get_size128(const struct key_ctx *k, bool zero_ok, uint64_t *out)
@@ -117,38 +100,18 @@ static int get_size128(const struct key_ctx *k, bool zero_ok, uint64_t *out)
 	return 0;
 }
 
-/* Time: "0", or a number with a unit ns, us, ms, s; at most 1 s; whole ns. */
+/* Time in the one grammar (common/rl_units.h): "0" or 250ns, 1.5us; whole ns, at most 1 s. */
 static int get_time(const struct key_ctx *k, uint32_t *ns)
 {
-	static const struct {
-		const char *unit;
-		double mult;
-	} units[] = {{"ns", 1.0}, {"us", NS_PER_US}, {"ms", NS_PER_MS}, {"s", NS_PER_S}};
-	char *end;
-	double x;
+	uint64_t x;
+	enum rl_units_err e = rl_units_parse(k->val, rl_time_units(), true, &x);
 
-	if (!strcmp(k->val, "0")) {
-		*ns = 0;
-		return 0;
-	}
-	if ((*k->val < '0' || *k->val > '9') && *k->val != '.')
-		return bad(k, "not a time (0, 250ns, 1.5us)");
-	x = strtod(k->val, &end);
-	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
-		double v;
-
-		if (strcmp(end, units[i].unit))
-			continue;
-		v = x * units[i].mult;
-		if (!isfinite(v) || v > PROXY_COST_MAX_NS)
-			return bad(k, "at most 1 s");
-		if (v != floor(v))
-			return bad(k, "not a whole number of ns");
-		*ns = (uint32_t)v;
-		return 0;
-	}
-	return bad(k, *end ? "bad unit '%s' (ns, us, ms, s)" : "missing unit%s (ns, us, ms, s)",
-		   end);
+	if (e != RL_UNITS_OK)
+		return bad(k, "%s (%s)", rl_units_why(e), RL_TIME_HINT);
+	if (x > PROXY_COST_MAX_NS)
+		return bad(k, "at most 1 s");
+	*ns = (uint32_t)x;
+	return 0;
 }
 
 static int get_bool(const struct key_ctx *k, bool *out)
@@ -275,7 +238,7 @@ static int set_fifo_tc(struct ne_coll_config *cfg, const struct key_ctx *k)
 
 static int set_bytes(struct ne_coll_config *cfg, const struct key_ctx *k)
 {
-	uint64_t v;
+	uint64_t v = 0; /* (set when get_size returns 0; -O2 cannot see that bad() returns < 0) */
 	int rc = get_size(k, UINT64_MAX >> 10, &v);
 
 	if (!rc && v < sizeof(float))
@@ -318,7 +281,7 @@ static int set_sport(struct ne_coll_config *cfg, const struct key_ctx *k)
 /* The rocelab model's transfer size: a multiple of 4 bytes (a float), 4 B .. 1 GiB. */
 static int set_chunk(struct ne_coll_config *cfg, const struct key_ctx *k)
 {
-	uint64_t v;
+	uint64_t v = 0; /* (as in set_bytes) */
 	int rc = get_size(k, CHUNK_MAX, &v);
 
 	if (!rc && (v < sizeof(float) || v % sizeof(float)))
@@ -575,7 +538,8 @@ void ne_coll_keys_help(FILE *out)
 		fprintf(out, "  %-34s %s%s\n  %-34s   %s\n", keys[i].key, keys[i].values, dflt, "",
 			keys[i].help);
 	}
-	fprintf(out, "SIZE: bytes with K, M, G (binary, as nccl-tests: 1K = 1024) or KiB, MiB, GiB.\n"
+	fprintf(out, "SIZE: bytes with K, M, G (binary, as nccl-tests: 1K = 1024) or KiB, MiB, GiB;\n"
+		     "      KB, MB, GB are decimal (1KB = 1000).\n"
 		     "TIME: 0, or a number with ns, us, ms or s.\n");
 }
 

@@ -12,12 +12,13 @@
 
 #include <libfyaml.h>
 
+#include "rl_units.h"
 #include "topo.h"
 #include "topo_yaml.h"
 
 #define RATE_HINT "a number with an optional unit k, M, G, T and optional 'bps', e.g. 100G, 25Gbps, 100M"
 #define TIME_HINT "a number with a unit ns, us, ms or s, e.g. 1us, 2ms"
-#define SIZE_HINT "bytes, or a number with B, KB, KiB, MB or MiB"
+#define SIZE_HINT RL_SIZE_HINT /* (common/rl_units.h: the one grammar) */
 #define MAX_RATE 10000000000000ull          /* 10 Tbit/s */
 #define MAX_DELAY 10000000000ull            /* 10 s */
 #define MAX_AT 86400000000000ull            /* one day */
@@ -25,10 +26,6 @@
 #define MTU_MAX 9216
 #define ATTACH_HINT "veth, vhost, pci, emulated, net_null, dpdk"
 
-struct unit {
-	const char *name;
-	uint64_t mult;
-};
 
 enum { SW_BUFFER, SW_PROFILE, SW_ALGO, SW_SEED, SW_LB, SW_FLOWLET, SW_BUCKETS, SW_NFIELDS };
 
@@ -137,7 +134,11 @@ struct spec {
 /* topo_value.c: names and scalar values */
 
 extern const char *const topo_attach_names[TOPO_ATTACH_COUNT];
-extern const struct unit topo_rate_units[], topo_time_units[], topo_size_units[], topo_us_units[];
+/* The grammars of common/rl_units.h, and flowlet_timeout_us's bare microseconds. */
+#define topo_rate_units rl_rate_units()
+#define topo_time_units rl_time_units()
+#define topo_size_units rl_size_units()
+extern const struct rl_unit topo_us_units[];
 
 /* A valid object name: 1..TOPO_NAME_MAX-1 of [A-Za-z0-9_.-], first a letter or digit. */
 bool topo_valid_name(const char *s);
@@ -159,7 +160,7 @@ int topo_get_bool(struct topo_yaml_ctx *c, struct fy_node *v, const char *key, i
 int topo_get_fraction(struct topo_yaml_ctx *c, struct fy_node *v, const char *key, int key_line,
 		      double *out);
 int topo_get_scaled(struct topo_yaml_ctx *c, struct fy_node *v, const char *key, int key_line,
-		    const struct unit *units, bool unitless_zero, const char *kind,
+		    const struct rl_unit *units, bool unitless_zero, const char *kind,
 		    const char *hint, uint64_t min, uint64_t max, uint64_t *out);
 
 /* topo_vals.c: an object's settings */

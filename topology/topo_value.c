@@ -192,82 +192,13 @@ int topo_get_fraction(struct topo_yaml_ctx *c, struct fy_node *v, const char *ke
 	return 0;
 }
 
-const struct unit topo_rate_units[] = {
-	{"", 1}, {"bps", 1},
-	{"k", 1000ull}, {"K", 1000ull}, {"kbps", 1000ull}, {"Kbps", 1000ull},
-	{"M", 1000000ull}, {"Mbps", 1000000ull},
-	{"G", 1000000000ull}, {"Gbps", 1000000000ull},
-	{"T", 1000000000000ull}, {"Tbps", 1000000000000ull},
-	{NULL, 0},
-};
-
-const struct unit topo_time_units[] = {
-	{"ns", 1}, {"us", 1000ull}, {"ms", 1000000ull}, {"s", 1000000000ull}, {NULL, 0},
-};
-
-const struct unit topo_size_units[] = {
-	{"", 1}, {"B", 1},
-	{"KB", 1000ull}, {"KiB", 1024ull}, {"MB", 1000000ull}, {"MiB", 1048576ull},
-	{NULL, 0},
-};
-
 /* Microseconds, as in flowlet_timeout_us: a bare number scaled to ns. */
-const struct unit topo_us_units[] = {{"", 1000ull}, {NULL, 0}};
-
-enum scaled_err { SC_OK, SC_SYNTAX, SC_UNIT, SC_FRACTION, SC_RANGE };
-
-/* "12.5G" with the unit table: exact integer arithmetic, no floating point. */
-static enum scaled_err parse_scaled(const char *s, const struct unit *units, bool unitless_zero,
-				    uint64_t *out)
-{
-	uint64_t ip = 0, frac = 0, scale = 1;
-	const char *p = s;
-	if (!(*p >= '0' && *p <= '9'))
-		return SC_SYNTAX;
-	for (; *p >= '0' && *p <= '9'; p++)
-		if (__builtin_mul_overflow(ip, 10, &ip) || __builtin_add_overflow(ip, *p - '0', &ip))
-			return SC_RANGE;
-	if (*p == '.') {
-		p++;
-		if (!(*p >= '0' && *p <= '9'))
-			return SC_SYNTAX;
-		for (int nd = 0; *p >= '0' && *p <= '9'; p++, nd++) {
-			if (nd >= 18)
-				return SC_SYNTAX;
-			frac = frac * 10 + (uint64_t)(*p - '0');
-			scale *= 10;
-		}
-	}
-	while (*p == ' ')
-		p++;
-	const struct unit *u = NULL;
-	for (const struct unit *q = units; q->name; q++)
-		if (strcmp(q->name, p) == 0)
-			u = q;
-	if (!u) {
-		if (*p == '\0' && unitless_zero && ip == 0 && frac == 0) {
-			*out = 0;
-			return SC_OK;
-		}
-		return SC_UNIT;
-	}
-	uint64_t whole, part;
-	if (__builtin_mul_overflow(ip, u->mult, &whole))
-		return SC_RANGE;
-	if (__builtin_mul_overflow(frac, u->mult, &part))
-		return SC_RANGE;
-	if (part % scale)
-		return SC_FRACTION;
-	if (__builtin_add_overflow(whole, part / scale, &whole))
-		return SC_RANGE;
-	*out = whole;
-	return SC_OK;
-}
+const struct rl_unit topo_us_units[] = {{"", 1000ull}, {NULL, 0}};
 
 int topo_parse_rate(const char *s, uint64_t *bps)
 {
 	uint64_t x;
-	if (!s || !bps || parse_scaled(s, topo_rate_units, false, &x) != SC_OK || x == 0 ||
+	if (!s || !bps || rl_units_parse(s, topo_rate_units, false, &x) != RL_UNITS_OK || x == 0 ||
 	    x > MAX_RATE)
 		return -1;
 	*bps = x;
@@ -277,7 +208,7 @@ int topo_parse_rate(const char *s, uint64_t *bps)
 int topo_parse_duration(const char *s, uint64_t *ns)
 {
 	uint64_t x;
-	if (!s || !ns || parse_scaled(s, topo_time_units, true, &x) != SC_OK || x > MAX_AT)
+	if (!s || !ns || rl_units_parse(s, topo_time_units, true, &x) != RL_UNITS_OK || x > MAX_AT)
 		return -1;
 	*ns = x;
 	return 0;
@@ -285,7 +216,7 @@ int topo_parse_duration(const char *s, uint64_t *ns)
 
 /* kind: "rate" / "duration" / "size", hint: what a valid value looks like. */
 int topo_get_scaled(struct topo_yaml_ctx *c, struct fy_node *v, const char *key, int key_line,
-		    const struct unit *units, bool unitless_zero, const char *kind,
+		    const struct rl_unit *units, bool unitless_zero, const char *kind,
 		    const char *hint, uint64_t min, uint64_t max, uint64_t *out)
 {
 	char tmp[64];
@@ -293,19 +224,19 @@ int topo_get_scaled(struct topo_yaml_ctx *c, struct fy_node *v, const char *key,
 		return -1;
 	int line = topo_yaml_line(v, key_line);
 	uint64_t x = 0;
-	switch (parse_scaled(tmp, units, unitless_zero, &x)) {
-	case SC_OK:
+	switch (rl_units_parse(tmp, units, unitless_zero, &x)) {
+	case RL_UNITS_OK:
 		break;
-	case SC_SYNTAX:
+	case RL_UNITS_SYNTAX:
 		return topo_yaml_fail(c, line, "%s: '%s' is not a valid %s (%s)", key, tmp, kind,
 				      hint);
-	case SC_UNIT:
+	case RL_UNITS_UNIT:
 		return topo_yaml_fail(c, line, "%s: '%s' has a bad or missing unit (%s)", key, tmp,
 				      hint);
-	case SC_FRACTION:
+	case RL_UNITS_FRACTION:
 		return topo_yaml_fail(c, line, "%s: '%s' is not a whole number of the base unit",
 				      key, tmp);
-	case SC_RANGE:
+	case RL_UNITS_RANGE:
 		return topo_yaml_fail(c, line, "%s: '%s' is too large", key, tmp);
 	}
 	if (x < min || x > max) {

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "pfc_mmu.h"
+#include "rl_units.h"
 #include "topo.h"
 
 /* "10G", "25Gbps", "100M": bit/s, as the topology format reads rates. Returns 0 or -1. */
@@ -35,30 +36,10 @@ static inline int dp_parse_u64(const char *s, uint64_t *v)
 	return errno || *end != '\0' ? -1 : 0;
 }
 
-/* "4096", "64K", "1M", "2G" (binary multiples, as nccl-tests reads -b/-e). Returns 0 or -1. */
+/* Bytes in the one size grammar (common/rl_units.h): "4096", "64K", "1M", "64KB". 0 or -1. */
 static inline int dp_parse_bytes(const char *s, uint64_t *v)
 {
-	char *end;
-
-	errno = 0;
-	if (s[0] < '0' || s[0] > '9')
-		return -1;
-	*v = strtoull(s, &end, 10);
-	if (errno)
-		return -1;
-	unsigned shift = 0;
-	if (*end == 'K' || *end == 'k')
-		shift = 10, end++;
-	else if (*end == 'M')
-		shift = 20, end++;
-	else if (*end == 'G')
-		shift = 30, end++;
-	if (*end == 'B' || (end[0] == 'i' && end[1] == 'B'))
-		end += *end == 'B' ? 1 : 2;
-	if (*end != '\0' || *v > (UINT64_MAX >> shift))
-		return -1;
-	*v <<= shift;
-	return 0;
+	return rl_units_parse(s, rl_size_units(), false, v) == RL_UNITS_OK ? 0 : -1;
 }
 
 /* One key=value of a list: 0 when taken, -1 when the key or value is bad. */

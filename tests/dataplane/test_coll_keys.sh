@@ -20,7 +20,7 @@ table() {
   cat <<'T'
 op alltoall all_reduce did_you_mean_allreduce
 hosts h0+h1 h0+h99 'h99'
-sizes 64K:1M 1000KB ambiguous
+sizes 64K:1000KB 1000k bad_or_missing_unit
 size 128K 0 needs_4_<=_MIN
 model nccl mpi must_be_rocelab_or_nccl
 qps 4 0 must_be_1..128
@@ -40,7 +40,7 @@ proxy_poll_cqe 1us 2s at_most_1_s
 series 10us 50ns at_least_100ns
 NCCL_IB_QPS_PER_CONNECTION 16 129 must_be_1..128 model=nccl
 NCCL_IB_SPLIT_DATA_ON_QPS 1 2 must_be_0_or_1 model=nccl
-NCCL_BUFFSIZE 4M 4MB ambiguous model=nccl
+NCCL_BUFFSIZE 4M 4MB multiple_of_1024 model=nccl
 NCCL_P2P_NET_CHUNKSIZE 128K 1000 multiple_of_128 model=nccl
 NCCL_MIN_NCHANNELS 2 0 must_be_1..64 model=nccl
 NCCL_MAX_NCHANNELS 4 65 must_be_1..64 model=nccl

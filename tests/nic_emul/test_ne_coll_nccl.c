@@ -497,13 +497,13 @@ static void test_keys(void **state)
 	expect_bad("NCCL_IB_QPS_PER_CONNECTION", "16x", "not an unsigned integer");
 	expect_bad("chunk", "1002", "multiple of 4");
 	expect_bad("NCCL_CTRAN_IB_QP_SCALING_THRESHOLD", "1000", "multiple of 128");
-	expect_bad("NCCL_BUFFSIZE", "4MB", "ambiguous");
-	expect_bad("NCCL_BUFFSIZE", "4XB", "bad unit");
+	expect_bad("NCCL_BUFFSIZE", "4MB", "multiple of 1024"); /* 4,000,000: SI */
+	expect_bad("NCCL_BUFFSIZE", "4XB", "bad or missing unit");
 	expect_bad("op", "all_reduce", "did you mean allreduce?");
 	expect_bad("sizes", "1M", "only in a --coll spec");
 	expect_bad("NCCL_BUFFSIZE", "128", "multiple of 1024");
 	expect_bad("proxy_post_wqe", "250", "missing unit");
-	expect_bad("proxy_post_wqe", "250xs", "bad unit");
+	expect_bad("proxy_post_wqe", "250xs", "bad or missing unit");
 	expect_bad("proxy_post_wqe", "2s", "at most 1 s");
 	expect_bad("proxy_poll_cqe", "0.5ns", "whole number");
 	expect_bad("NCCL_IB_SPLIT_DATA_ON_QPS", "2", "0 or 1");
