@@ -2,7 +2,9 @@
 /*
  * dp_coll: the collective driver: a --coll's sizes one after the other on the
  * emulated NICs, its proxy threads' wake-ups, its active-QP series, its
- * nccl-tests lines and totals, its traffic matrix for TE.
+ * nccl-tests lines and its counters for the totals line, its traffic matrix
+ * for TE. No DPDK, no fabric (dp_coll.h): the one call out of the driver is
+ * dp_nic_arm (dp_nic.c; a stub's in tests/dataplane/test_coll_driver.c).
  */
 #define _GNU_SOURCE /* qsort_r */
 #include "dp_coll_priv.h"

@@ -2,7 +2,8 @@
 /*
  * dp_nic: the emulated NICs as hosts of the fabric: each NIC's wake-up timer,
  * its service (send while the host queue has room, then poll its traffic), the
- * frames the fabric delivers, --nic, the per-NIC report and counters.
+ * frames the fabric delivers, --nic, the per-NIC report and counters, the
+ * totals line (the fabric's sums; each collective's counters: dp_coll.c).
  */
 #define _GNU_SOURCE /* qsort_r */
 #include "dp_nic_priv.h"
