@@ -96,7 +96,7 @@ struct dp_nics_lane {
 	uint32_t n_wake;
 	struct rte_mbuf *spare;     /* an empty mbuf the next frame a NIC sends goes into, or NULL */
 	struct dp_engine *eng;      /* the engine of its NICs (NULL: it has none) */
-} __attribute__((aligned(RL_LINE))) /* (its own line: rl_mem.h) */;
+} __attribute__((aligned(RL_LINE))); /* its own cache line, as __rte_cache_aligned (rl_mem.h) */
 
 struct dp_nics {
 	struct dp_fabric *fab;      /* (dp_nic.c's and dp_rdma.c's: the collective driver reads none of it) */

@@ -21,8 +21,6 @@
  */
 #define DP_COLL_LP 1u
 
-
-
 /*
  * One lane's part of a collective split into lanes, frozen when it ended
  * (its thread may poll the lane again: after a failure, say), or taken at the
@@ -166,7 +164,8 @@ static inline __attribute__((always_inline)) void wake_list_add(struct dp_nic_ho
 
 /*
  * The engine the NICs' shared work (collective, --rdma transfers) runs on
- * without lanes: their partition's, where every emulated host is (dp_part.h).
+ * without lanes: their partition's, where every emulated host is (dp_part.h),
+ * which dp_nics_create noted.
  */
 static inline struct dp_engine *nics_eng(const struct dp_nics *ns)
 {

@@ -443,6 +443,62 @@ static void test_lanes_proxy_alltoall(void **state)
 	same_in_lanes("op=alltoall,sizes=64K,data=on,iters=1,warmup=0,qps=2", 1);
 }
 
+/*
+ * Two collectives on disjoint hosts: each one's lines tagged with its place
+ * ("[c1] ", "# [c1]"), one result line each, both finished.
+ */
+static void test_two_tagged(void **state)
+{
+	struct stub s;
+	char line[4][160];
+
+	(void)state;
+	stub_init(&s, 1);
+	dp_nics_tag_colls(&s.ns, true);
+	struct dp_coll *a = stub_coll(&s, "op=allreduce,sizes=64K,hosts=h0+h1", 0);
+	struct dp_coll *b = stub_coll(&s, "op=alltoall,sizes=32K,hosts=h2+h3", 0);
+	stub_run(&s);
+	assert_true(a->finished && b->finished);
+	assert_false(a->failed || b->failed);
+	assert_int_equal(result_lines(&s, line, 4), 2);
+	int c1 = 0, c2 = 0;
+	for (const char *l = s.out, *nl; *l; l = nl + 1) {
+		assert_non_null(nl = strchr(l, '\n')); /* (every line ends in one) */
+		bool t1 = strncmp(l, "[c1] ", 5) == 0 || strncmp(l, "# [c1]", 6) == 0;
+		bool t2 = strncmp(l, "[c2] ", 5) == 0 || strncmp(l, "# [c2]", 6) == 0;
+		assert_true(t1 || t2);
+		c1 += strncmp(l, "[c1] ", 5) == 0;
+		c2 += strncmp(l, "[c2] ", 5) == 0;
+	}
+	assert_int_equal(c1, 1);
+	assert_int_equal(c2, 1);
+	stub_free(&s);
+}
+
+/* Bad specs: refused with the key and why, nothing of them left. */
+static void test_bad_specs(void **state)
+{
+	struct stub s;
+	char err[512];
+
+	(void)state;
+	stub_init(&s, 1);
+	assert_int_equal(dp_nics_add_coll(&s.ns, "op=allreduce,hosts=h0+h0", 0, s.out_f, err, sizeof(err)), -1);
+	assert_string_equal(err, "--coll: hosts=h0+h0: host 'h0' twice");
+	assert_int_equal(dp_nics_add_coll(&s.ns, "op=allreduce,hosts=h0+h9", 0, s.out_f, err, sizeof(err)), -1);
+	assert_string_equal(err, "--coll: hosts=h0+h9: no host 'h9' in the topology");
+	assert_int_equal(dp_nics_add_coll(&s.ns, "op=allreduce,hosts=h0", 0, s.out_f, err, sizeof(err)), -1);
+	assert_string_equal(err, "--coll: needs at least 2 emulated hosts (has 1)");
+	assert_int_equal(s.ns.n_colls, 0);
+	stub_coll(&s, "op=allreduce,hosts=h0+h1", 0);
+	assert_int_equal(dp_nics_add_coll(&s.ns, "op=allreduce,hosts=h1+h2", 0, s.out_f, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "host h1 is a rank of collective 1 already"));
+	assert_int_equal(s.ns.n_colls, 1);
+	assert_int_equal(s.ns.h[2].coll_rank, -1);
+	stub_run(&s);
+	stub_free(&s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -451,6 +507,8 @@ int main(void)
 		cmocka_unit_test(test_lanes_one_size),
 		cmocka_unit_test(test_lanes_sweep),
 		cmocka_unit_test(test_lanes_proxy_alltoall),
+		cmocka_unit_test(test_two_tagged),
+		cmocka_unit_test(test_bad_specs),
 	};
 
 
