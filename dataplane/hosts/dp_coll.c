@@ -2,10 +2,12 @@
 /*
  * dp_coll: the collective driver: a --coll's sizes one after the other on the
  * emulated NICs, its proxy threads' wake-ups, its active-QP series, its
- * nccl-tests lines and totals, its traffic matrix for TE.
+ * nccl-tests lines and its counters for the totals line, its traffic matrix
+ * for TE. No DPDK, no fabric (dp_coll.h): the one call out of the driver is
+ * dp_nic_arm (dp_nic.c; a stub's in tests/dataplane/test_coll_driver.c).
  */
 #define _GNU_SOURCE /* qsort_r */
-#include "dp_nic_priv.h"
+#include "dp_coll_priv.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -14,9 +16,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dp_pool.h"
-#include "dp_units.h"
-#include "rl_mem.h"
 
 /* A NIC's place in the wake list's order: by collective, then rank; NICs in none first. */
 static int64_t wake_key(const struct dp_nic_host *nh)
@@ -196,7 +195,7 @@ static void coll_proxy_due(void *obj, uint64_t at, uint64_t now)
  * With proxy costs a lane has work of its own in the future (a proxy thread
  * busy until then); wake it at that time unless an earlier wake-up is
  * pending. A superseded wake-up still fires and polls for nothing. With one
- * collective it is keyed (DP_LP_NICS, 0): first among its instant's events
+ * collective it is keyed (DP_COLL_LP, 0): first among its instant's events
  * on any engine, so that the ranks whose threads free then are run at the
  * same place in the order with lanes and without (a NIC event of that
  * instant, keyed by its host, comes after, and finds them run).
@@ -211,8 +210,8 @@ static void coll_arm_proxy(struct dp_coll *c, uint32_t lane, const struct ne_col
 		return;
 	at = at > now ? at : now + 1;
 	struct dp_engine *e = coll_lane_eng(c, lane);
-	int rc = ns->n_colls == 1 ? dp_timer_add_keyed(e, DP_LP_NICS, DP_LP_NICS, at, coll_proxy_due, pw, at)
-				  : dp_timer_add_lp(e, DP_LP_NICS, at, coll_proxy_due, pw, at);
+	int rc = ns->n_colls == 1 ? dp_timer_add_keyed(e, DP_COLL_LP, DP_COLL_LP, at, coll_proxy_due, pw, at)
+				  : dp_timer_add_lp(e, DP_COLL_LP, at, coll_proxy_due, pw, at);
 	if (rc == 0)
 		pw->at = at;
 }
@@ -250,7 +249,7 @@ void coll_failed(struct dp_coll *c)
 
 /*
  * The size after c's, DP_COLL_SIZE_GAP_NS after it ended (end_ns). Keyed
- * (DP_LP_NICS, 0) whoever schedules it when the run has one collective, so
+ * (DP_COLL_LP, 0) whoever schedules it when the run has one collective, so
  * that it takes the same place among that instant's events on one engine
  * as among the partitions'. Split: a global event (coll_lanes_next_size),
  * added with every partition stopped (dp_nics_sizes_next) once every lane
@@ -264,10 +263,10 @@ int coll_next_size(struct dp_coll *c, uint64_t end_ns)
 	uint64_t at = end_ns + DP_COLL_SIZE_GAP_NS;
 
 	if (c->split)
-		return dp_timer_add_keyed(ns->fab->eng, DP_LP_NICS, DP_LP_NICS, at, coll_lanes_next_size, c, 0);
+		return dp_timer_add_keyed(ns->fab_eng, DP_COLL_LP, DP_COLL_LP, at, coll_lanes_next_size, c, 0);
 	if (ns->n_colls == 1)
-		return dp_timer_add_keyed(nics_eng(ns), DP_LP_NICS, DP_LP_NICS, at, coll_start_size, c, 0);
-	return dp_timer_add_lp(nics_eng(ns), DP_LP_NICS, at, coll_start_size, c, 0);
+		return dp_timer_add_keyed(nics_eng(ns), DP_COLL_LP, DP_COLL_LP, at, coll_start_size, c, 0);
+	return dp_timer_add_lp(nics_eng(ns), DP_COLL_LP, at, coll_start_size, c, 0);
 }
 
 /* c's run finished its size at now: its lines; then the next size, or the end. */
@@ -456,7 +455,7 @@ int dp_nics_add_coll(struct dp_nics *ns, const char *spec, uint64_t start_ns, FI
 	coll_put(c, hdr);
 	if (ns->n_lanes > 1)
 		return coll_split(c, start_ns, err, errlen);
-	return dp_timer_add_lp(nics_eng(ns), DP_LP_NICS, start_ns, coll_start_size, c, 0);
+	return dp_timer_add_lp(nics_eng(ns), DP_COLL_LP, start_ns, coll_start_size, c, 0);
 }
 
 int dp_nics_coll_series(struct dp_nics *ns, const char *path, char *err, size_t errlen)
@@ -533,34 +532,6 @@ uint32_t dp_nics_coll_pairs(const struct dp_nics *ns, uint32_t (*out)[2], uint32
 	return n;
 }
 
-/*
- * Spread of the bytes sent over the switch-to-switch channels that carried
- * any: max / mean and the coefficient of variation (stdev / mean); 0 and 0
- * when none did. How evenly the load balancing used the fabric.
- */
-static void fabric_spread(const struct dp_fabric *f, double *max_mean, double *cv)
-{
-	double sum = 0, sq = 0, max = 0;
-	uint32_t n = 0;
-
-	for (uint32_t i = 0; i < f->n_chans; i++) {
-		const struct dp_chan *ch = &f->chans[i];
-		double b = (double)dp_chan_tx_bytes(ch);
-		if (ch->from.kind != TOPO_NODE_SWITCH || ch->to.kind != TOPO_NODE_SWITCH || b == 0)
-			continue;
-		sum += b;
-		sq += b * b;
-		max = b > max ? b : max;
-		n++;
-	}
-	*max_mean = *cv = 0;
-	if (n == 0)
-		return;
-	double mean = sum / n, var = sq / n - mean * mean;
-	*max_mean = max / mean;
-	*cv = var > 0 ? sqrt(var) / mean : 0;
-}
-
 /* Active QPs per NIC over the sizes run: time-weighted mean over the
  * collective's time, the same while a NIC had one, the most on one NIC. */
 static void print_active_totals(const struct ne_coll_stats *s, FILE *out)
@@ -571,8 +542,8 @@ static void print_active_totals(const struct ne_coll_stats *s, FILE *out)
 		s->active_qps_max);
 }
 
-/* The collective's counters: work requests and completions, the proxy thread. */
-static void print_coll_totals(const struct dp_coll *c, FILE *out)
+/* The collective's counters: work requests and completions, the proxy thread, latency. */
+void coll_print_totals(const struct dp_coll *c, FILE *out)
 {
 	const struct ne_coll_stats *s = &c->sum;
 
@@ -587,52 +558,4 @@ static void print_coll_totals(const struct dp_coll *c, FILE *out)
 		ne_coll_hist_mean(&c->lat) / 1e3, (double)ne_coll_hist_quantile(&c->lat, 0.5) / 1e3,
 		(double)ne_coll_hist_quantile(&c->lat, 0.99) / 1e3, (double)c->lat.max_ns / 1e3,
 		ne_coll_hist_mean(&c->wait) / 1e3, (double)ne_coll_hist_quantile(&c->wait, 0.99) / 1e3);
-}
-
-void dp_nics_print_totals(const struct dp_nics *ns, FILE *out)
-{
-	const struct dp_fabric *f = ns->fab;
-	struct ne_counters c, sum;
-	uint64_t drops = 0, pfc = 0, ecn = 0, flowlet = 0, qpc_miss = 0;
-
-	memset(&sum, 0, sizeof(sum));
-	for (uint32_t i = 0; i < ns->n; i++) {
-		ne_nic_get_counters(ns->h[i].nic, &c);
-		sum.retrans_pkts += c.retrans_pkts;
-		sum.naks_sent += c.naks_sent;
-		sum.timeouts += c.timeouts;
-		sum.out_of_seq_request += c.out_of_seq_request;
-		sum.acks_sent += c.acks_sent;
-		qpc_miss += c.qpc_misses;
-	}
-	for (uint32_t s = 0; s < f->topo->n_switches; s++) {
-		drops += dp_switch_drops(&f->sw[s]);
-		ecn += f->sw[s].ecn_marked;
-		flowlet += f->sw[s].flowlet.switches;
-	}
-	for (uint32_t i = 0; i < f->n_chans; i++) {
-		pfc += f->chans[i].pfc_tx;
-		drops += dp_chan_drops(&f->chans[i]);
-	}
-	uint64_t stalls = 0, idle_wakes = 0;
-	for (uint32_t i = 0; i < ns->n; i++) {
-		stalls += ns->h[i].stalls;
-		idle_wakes += ns->h[i].idle_wakes;
-	}
-	double max_mean, cv;
-	fabric_spread(f, &max_mean, &cv);
-	fprintf(out, "# totals: retrans=%" PRIu64 " naks=%" PRIu64 " timeouts=%" PRIu64
-		     " out_of_seq=%" PRIu64 " drops=%" PRIu64 " pfc_frames=%" PRIu64 " ecn_marks=%" PRIu64
-		     " flowlet_switches=%" PRIu64 " qpc_misses=%" PRIu64 " nic_stalls=%" PRIu64
-		     " nic_idle_wakes=%" PRIu64 " acks=%" PRIu64 " link_max_mean=%.3f link_cv=%.3f",
-		sum.retrans_pkts, sum.naks_sent, sum.timeouts, sum.out_of_seq_request, drops, pfc, ecn,
-		flowlet, qpc_miss, stalls, idle_wakes, sum.acks_sent, max_mean, cv);
-	if (ns->n_colls == 1)
-		print_coll_totals(ns->colls[0], out);
-	fputc('\n', out);
-	for (uint32_t i = 0; ns->n_colls > 1 && i < ns->n_colls; i++) {
-		fprintf(out, "# [c%u] totals:", ns->colls[i]->id);
-		print_coll_totals(ns->colls[i], out);
-		fputc('\n', out);
-	}
 }

@@ -5,7 +5,7 @@
  * ends, the next size of a sweep, and the lanes' records for MPI ranks.
  */
 #define _GNU_SOURCE /* qsort_r */
-#include "dp_nic_priv.h"
+#include "dp_coll_priv.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -14,9 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dp_pool.h"
-#include "dp_units.h"
-#include "rl_mem.h"
 
 /* A split run's data check: the sum of its lanes' (each checked its ranks as it ended). */
 long coll_lanes_wrong(const struct dp_coll *c)
@@ -129,8 +126,8 @@ int coll_lanes_begin(struct dp_coll *c, uint64_t start_ns, bool first)
 		}
 		if (first && c->first_lane == UINT32_MAX)
 			c->first_lane = l;
-		if ((first ? dp_timer_add_lp(ns->lane[l].eng, DP_LP_NICS, start_ns, coll_lane_start, c, l)
-			   : dp_timer_add_keyed(ns->lane[l].eng, DP_LP_NICS, DP_LP_NICS, start_ns,
+		if ((first ? dp_timer_add_lp(ns->lane[l].eng, DP_COLL_LP, start_ns, coll_lane_start, c, l)
+			   : dp_timer_add_keyed(ns->lane[l].eng, DP_COLL_LP, DP_COLL_LP, start_ns,
 						coll_lane_start, c, l)) < 0) {
 			coll_lanes_drop_run(c); /* (the starts added find no run: coll_lane_start) */
 			return -ENOMEM;

@@ -5,7 +5,7 @@
  * questions rocelab-dp asks of a spec before the fabric exists.
  */
 #define _GNU_SOURCE /* qsort_r */
-#include "dp_nic_priv.h"
+#include "dp_coll_priv.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -14,9 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dp_pool.h"
-#include "dp_units.h"
-#include "rl_mem.h"
 
 /*
  * The ranks of a --coll's hosts= text (NULL: every emulated host, at most
@@ -138,7 +135,7 @@ int coll_take_ranks(struct dp_nics *ns, struct dp_coll *c, char *err, size_t err
 		if (nh->coll != NULL) {
 			snprintf(err, errlen, "--coll: host %s is a rank of collective %u already "
 				 "(collectives run on disjoint hosts: give each its hosts=)",
-				 ns->fab->topo->hosts[nh->host].name, nh->coll->id);
+				 ns->topo->hosts[nh->host].name, nh->coll->id);
 			return -1;
 		}
 	}
@@ -185,7 +182,7 @@ bool dp_nics_coll_sweeps(const char *spec)
 int coll_parse_spec(struct dp_nics *ns, struct dp_coll *c, const char *spec, char *err,
 			   size_t errlen)
 {
-	const struct topo *t = ns->fab->topo;
+	const struct topo *t = ns->topo;
 	uint32_t *host = calloc(t->n_hosts + 1, sizeof(*host));
 	struct ne_coll_spec s;
 

@@ -2,7 +2,8 @@
 /*
  * dp_nic: the emulated NICs as hosts of the fabric: each NIC's wake-up timer,
  * its service (send while the host queue has room, then poll its traffic), the
- * frames the fabric delivers, --nic, the per-NIC report and counters.
+ * frames the fabric delivers, --nic, the per-NIC report and counters, the
+ * totals line (the fabric's sums; each collective's counters: dp_coll.c).
  */
 #define _GNU_SOURCE /* qsort_r */
 #include "dp_nic_priv.h"
@@ -23,6 +24,8 @@
 #define NIC_QUEUE_ROOM (4u * NE_MAX_FRAME)
 
 #define NIC_STALL_RETRY_NS 100
+
+_Static_assert(DP_COLL_LP == DP_LP_NICS, "the collective driver's LP is the NICs'");
 
 /* ne_nic wake notification: the NIC's next event may have moved. */
 static void on_nic_changed(void *ctx, struct ne_nic *nic)
@@ -249,6 +252,8 @@ int dp_nics_create(struct dp_nics *ns, struct dp_fabric *f, const struct dp_nic_
 
 	memset(ns, 0, sizeof(*ns));
 	ns->fab = f;
+	ns->topo = t;
+	ns->fab_eng = ns->eng = f->eng;
 	ns->by_host = malloc((t->n_hosts + 1) * sizeof(*ns->by_host));
 	ns->h = calloc(t->n_hosts + 1, sizeof(*ns->h));
 	ns->n_lanes = o->lanes > 1 ? o->lanes : 1;
@@ -307,6 +312,8 @@ int dp_nics_create(struct dp_nics *ns, struct dp_fabric *f, const struct dp_nic_
 		ns->by_host[i] = (int32_t)ns->n++;
 		wake_list_add(nh); /* not armed yet */
 	}
+	if (ns->n) /* (without lanes every emulated host is in one partition: dp_part.h) */
+		ns->eng = f->host[ns->h[0].host].eng;
 	return 0;
 }
 
@@ -405,6 +412,82 @@ void dp_nics_counters_add(struct dp_nics *ns, const uint64_t *v)
 		host_fields(&ns->h[i], f);
 		for (uint32_t k = 0; k < HOST_WORDS; k++)
 			*f[k] += v[NIC_WORDS + k];
+	}
+}
+
+/*
+ * Spread of the bytes sent over the switch-to-switch channels that carried
+ * any: max / mean and the coefficient of variation (stdev / mean); 0 and 0
+ * when none did. How evenly the load balancing used the fabric.
+ */
+static void fabric_spread(const struct dp_fabric *f, double *max_mean, double *cv)
+{
+	double sum = 0, sq = 0, max = 0;
+	uint32_t n = 0;
+
+	for (uint32_t i = 0; i < f->n_chans; i++) {
+		const struct dp_chan *ch = &f->chans[i];
+		double b = (double)dp_chan_tx_bytes(ch);
+		if (ch->from.kind != TOPO_NODE_SWITCH || ch->to.kind != TOPO_NODE_SWITCH || b == 0)
+			continue;
+		sum += b;
+		sq += b * b;
+		max = b > max ? b : max;
+		n++;
+	}
+	*max_mean = *cv = 0;
+	if (n == 0)
+		return;
+	double mean = sum / n, var = sq / n - mean * mean;
+	*max_mean = max / mean;
+	*cv = var > 0 ? sqrt(var) / mean : 0;
+}
+
+void dp_nics_print_totals(const struct dp_nics *ns, FILE *out)
+{
+	const struct dp_fabric *f = ns->fab;
+	struct ne_counters c, sum;
+	uint64_t drops = 0, pfc = 0, ecn = 0, flowlet = 0, qpc_miss = 0;
+
+	memset(&sum, 0, sizeof(sum));
+	for (uint32_t i = 0; i < ns->n; i++) {
+		ne_nic_get_counters(ns->h[i].nic, &c);
+		sum.retrans_pkts += c.retrans_pkts;
+		sum.naks_sent += c.naks_sent;
+		sum.timeouts += c.timeouts;
+		sum.out_of_seq_request += c.out_of_seq_request;
+		sum.acks_sent += c.acks_sent;
+		qpc_miss += c.qpc_misses;
+	}
+	for (uint32_t s = 0; s < f->topo->n_switches; s++) {
+		drops += dp_switch_drops(&f->sw[s]);
+		ecn += f->sw[s].ecn_marked;
+		flowlet += f->sw[s].flowlet.switches;
+	}
+	for (uint32_t i = 0; i < f->n_chans; i++) {
+		pfc += f->chans[i].pfc_tx;
+		drops += dp_chan_drops(&f->chans[i]);
+	}
+	uint64_t stalls = 0, idle_wakes = 0;
+	for (uint32_t i = 0; i < ns->n; i++) {
+		stalls += ns->h[i].stalls;
+		idle_wakes += ns->h[i].idle_wakes;
+	}
+	double max_mean, cv;
+	fabric_spread(f, &max_mean, &cv);
+	fprintf(out, "# totals: retrans=%" PRIu64 " naks=%" PRIu64 " timeouts=%" PRIu64
+		     " out_of_seq=%" PRIu64 " drops=%" PRIu64 " pfc_frames=%" PRIu64 " ecn_marks=%" PRIu64
+		     " flowlet_switches=%" PRIu64 " qpc_misses=%" PRIu64 " nic_stalls=%" PRIu64
+		     " nic_idle_wakes=%" PRIu64 " acks=%" PRIu64 " link_max_mean=%.3f link_cv=%.3f",
+		sum.retrans_pkts, sum.naks_sent, sum.timeouts, sum.out_of_seq_request, drops, pfc, ecn,
+		flowlet, qpc_miss, stalls, idle_wakes, sum.acks_sent, max_mean, cv);
+	if (ns->n_colls == 1)
+		coll_print_totals(ns->colls[0], out);
+	fputc('\n', out);
+	for (uint32_t i = 0; ns->n_colls > 1 && i < ns->n_colls; i++) {
+		fprintf(out, "# [c%u] totals:", ns->colls[i]->id);
+		coll_print_totals(ns->colls[i], out);
+		fputc('\n', out);
 	}
 }
 

@@ -138,20 +138,6 @@ static int parse_rdma(struct dp_nics *ns, struct dp_rdma *r, const char *spec, c
 }
 
 /* Bring a QP pair to RTS, each end pointing at the other through its gateway MAC. */
-/*
- * The RC transport's timeout (IB's exponent: 4.096 us x 2^t). Virtual clock:
- * 10, 4.2 ms, far above fabric RTTs, as on real clusters. Live clock: 14, 67
- * ms: the fabric's threads share the machine's cores and can be off the CPU
- * for milliseconds; a timeout that fires on such a delay spends the 7 retries
- * on frames that are only late, and a live collective on a loaded machine
- * failed with "transport retry counter exceeded" (seen under valgrind every
- * time, and beside a busy loop about one run in five).
- */
-uint8_t dp_nics_rc_timeout(const struct dp_nics *ns)
-{
-	return ns->fab->eng->mode == DP_CLOCK_LIVE ? 14 : 10;
-}
-
 static int connect_qp(struct dp_rdma *r, struct ne_nic *nic, const struct topo_host *me,
 		      const struct topo_host *peer, uint32_t qpn, uint32_t peer_qpn, uint8_t timeout)
 {
