@@ -22,7 +22,7 @@
 #   ring  a ring AllReduce of 8 MiB over 256 emulated NICs on a 16 leaves x
 #         8 spines x 16 hosts 100G Clos, data=off, ring order interleaving the
 #         leaves. Each NIC runs in its leaf's partition, the collective
-#         split by rank (dataplane/hosts/dp_nic.h); then the same with
+#         split by rank (dataplane/hosts/dp_coll.h); then the same with
 #         --nics-together (every NIC and the collective in partition 0, the
 #         switches in the others: the cut before lanes).
 #   sweep the same ring as a sweep of sizes 2, 4 and 8 MiB (each size 10 us

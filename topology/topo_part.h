@@ -6,7 +6,7 @@
  *
  * The topology file's cut when its switches say `partition: K` (every switch,
  * K < n, no partition empty). Otherwise: with emulated NICs that must run
- * together (a collective whose progress cannot be split: dp_nic.h), partition
+ * together (a collective whose progress cannot be split: dataplane/hosts/dp_coll.h), partition
  * 0 holds all of them and the switches go to the others; else the leaves are
  * split into balanced contiguous groups (a rack stays whole) and spines and
  * aggregation switches are dealt round robin. A host runs with its leaf; an

@@ -411,7 +411,7 @@ static void run_virtual(struct run *r)
 			bool busy = false;
 			for (uint32_t i = 0; i < r->fab->n_chans && !busy; i++)
 				busy = r->fab->chans[i].tx_busy || r->fab->chans[i].wire.n ||
-				       dp_chan_queued_bytes(&r->fab->chans[i]);
+				       dp_count_chan_queued(&r->fab->chans[i]);
 			if (!busy)
 				break;
 		}

@@ -355,7 +355,7 @@ static uint64_t lanes_lookahead(const struct run *r)
  * not --process, whose live clock has no end to gather at), one collective
  * that can be split, no --rdma transfer (driven from one place), no series
  * file; a sweep of sizes with windows shorter than the gap between sizes
- * (its next size starts as a global event: dp_nic.h). When
+ * (its next size starts as a global event: dp_coll.h). When
  * not, why says why (for stderr; "" when there are no partitions).
  */
 static bool nics_in_lanes(const struct run *r, char *why, size_t len)

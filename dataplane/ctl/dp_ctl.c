@@ -76,8 +76,8 @@ enum {
 
 static void link_row(const struct dp_chan *c, uint64_t now, uint64_t *v)
 {
-	uint64_t r[] = {c->up, dp_chan_tx_pkts(c), dp_chan_tx_bytes(c), c->busy_ns, dp_chan_queued_bytes(c),
-			c->pfc_tx, pfc_pause_mask(&c->pause, now), dp_chan_drops(c)};
+	uint64_t r[] = {c->up, dp_count_chan_tx_pkts(c), dp_count_chan_tx_bytes(c), c->busy_ns, dp_count_chan_queued(c),
+			c->pfc_tx, pfc_pause_mask(&c->pause, now), dp_count_chan_drops(c)};
 	memcpy(v, r, sizeof(r));
 }
 
@@ -104,7 +104,7 @@ static void queue_row(const struct dp_chan *c, int p, uint64_t now, uint64_t *v)
 static void switch_row(const struct dp_switch *sw, uint64_t *v)
 {
 	const struct pfc_mmu_stats *ms = pfc_mmu_stats(sw->mmu);
-	uint64_t r[] = {sw->up, sw->rx_pkts, sw->fwd_pkts, dp_switch_drops(sw), sw->arp_replies,
+	uint64_t r[] = {sw->up, sw->rx_pkts, sw->fwd_pkts, dp_count_switch_drops(sw), sw->arp_replies,
 			sw->nd_replies, sw->echo_replies, sw->pfc_rx, sw->ecn_marked, ms->bytes,
 			ms->peak_bytes};
 	memcpy(v, r, sizeof(r));
@@ -389,7 +389,7 @@ static int cmd_drops(const struct src *s, const char *params, struct rte_tel_dat
 	size_t nc = 0;
 
 	for (int r = 0; r < DP_DROP_COUNT; r++)
-		cols[nc++] = dp_drop_name((enum dp_drop)r);
+		cols[nc++] = dp_count_drop_name((enum dp_drop)r);
 	for (int v = 1; v < PFC_MMU_VERDICT_COUNT; v++) {
 		snprintf(names[v], sizeof(names[v]), "buffer_%s",
 			 pfc_mmu_verdict_str((enum pfc_mmu_verdict)v));

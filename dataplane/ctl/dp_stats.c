@@ -29,9 +29,9 @@ void dp_stats_print(const struct dp_fabric *f, uint64_t elapsed_ns, FILE *out)
 			 topo_node_name(t, c->to));
 		fprintf(out, "%-24s %-10s %12" PRIu64 " %14" PRIu64 " %6.1f %8" PRIu64 " %8" PRIu64
 			     " %10" PRIu64 " %8.1f\n",
-			name, c->up ? "up" : "DOWN", dp_chan_tx_pkts(c), dp_chan_tx_bytes(c),
+			name, c->up ? "up" : "DOWN", dp_count_chan_tx_pkts(c), dp_count_chan_tx_bytes(c),
 			elapsed_ns ? 100.0 * (double)c->busy_ns / (double)elapsed_ns : 0.0, c->pfc_tx,
-			dp_chan_drops(c), peak,
+			dp_count_chan_drops(c), peak,
 			elapsed_ns ? 100.0 * (double)paused / (double)elapsed_ns : 0.0);
 	}
 	fprintf(out, "\n%-10s %-5s %12s %12s %8s %8s %8s %8s  %s\n", "switch", "role", "rx", "forwarded",
@@ -43,11 +43,11 @@ void dp_stats_print(const struct dp_fabric *f, uint64_t elapsed_ns, FILE *out)
 		for (int d = 0; d < DP_DROP_COUNT && o < sizeof(why); d++)
 			if (sw->drops[d])
 				o += (size_t)snprintf(why + o, sizeof(why) - o, "%s=%" PRIu64 " ",
-						      dp_drop_name((enum dp_drop)d), sw->drops[d]);
+						      dp_count_drop_name((enum dp_drop)d), sw->drops[d]);
 		fprintf(out, "%-10s %-5s %12" PRIu64 " %12" PRIu64 " %8" PRIu64 " %8" PRIu64 " %8" PRIu64
 			     " %8" PRIu64 "  %s\n",
 			sw->cfg->name, topo_role_name(sw->cfg->role), sw->rx_pkts, sw->fwd_pkts,
-			sw->arp_replies + sw->nd_replies, sw->pfc_rx, sw->ecn_marked, dp_switch_drops(sw), why);
+			sw->arp_replies + sw->nd_replies, sw->pfc_rx, sw->ecn_marked, dp_count_switch_drops(sw), why);
 	}
 	fprintf(out, "\n%-10s %12s %14s %12s %14s\n", "host", "sent", "sent_bytes", "received",
 		"recv_bytes");
@@ -89,12 +89,12 @@ void dp_csv_take(const struct dp_fabric *f, uint64_t now_ns, uint64_t *v)
 	for (uint32_t i = 0; i < f->n_chans; i++, v += DP_CSV_FIELDS) {
 		const struct dp_chan *ch = &f->chans[i];
 		v[0] = ch->busy_ns;
-		v[1] = dp_chan_queued_bytes(ch);
+		v[1] = dp_count_chan_queued(ch);
 		v[2] = pfc_pause_mask(&ch->pause, now_ns);
-		v[3] = dp_chan_tx_pkts(ch);
-		v[4] = dp_chan_tx_bytes(ch);
+		v[3] = dp_count_chan_tx_pkts(ch);
+		v[4] = dp_count_chan_tx_bytes(ch);
 		v[5] = ch->pfc_tx;
-		v[6] = dp_chan_drops(ch);
+		v[6] = dp_count_chan_drops(ch);
 	}
 }
 

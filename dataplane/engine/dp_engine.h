@@ -180,7 +180,7 @@ void dp_engine_set_lps(struct dp_engine *e, uint64_t *seq, uint32_t n_lp);
 /*
  * LP lp runs on this engine and on others at the same time, a copy on each
  * (the emulated NICs' LP when a collective runs in lanes, one per partition:
- * dp_nic.h): the timers its callbacks schedule here take their sequence from
+ * dp_coll.h): the timers its callbacks schedule here take their sequence from
  * a counter of this engine's, from the shared one's value now, so that no
  * two threads write one counter. Keys keep the order in which this engine
  * scheduled them, which is what orders one LP's events. One LP per engine.

@@ -646,13 +646,13 @@ static void chan_flush(struct dp_chan *c, uint64_t now)
 static void on_wd_poll(void *obj, uint64_t at, uint64_t now)
 {
 	struct dp_chan *c = obj;
-	uint8_t nonempty = c->nonempty, watching = 0; /* (exact: dp_chan_queued_bytes) */
+	uint8_t nonempty = c->nonempty, watching = 0; /* (exact: dp_count_chan_queued) */
 
 	if (c->wd_armed_at != at)
 		return;
 	c->wd_armed_at = 0;
 	uint64_t tx[DP_NUM_PRIO];
-	dp_chan_q_tx_pkts(c, tx);
+	dp_count_chan_q_tx_pkts(c, tx);
 	pfc_watchdog_poll(&c->wd, &c->pause, nonempty, tx, now);
 	for (unsigned p = 0; p < DP_NUM_PRIO; p++) {
 		if (pfc_watchdog_drops(&c->wd, p) && c->q[p].f.n) {
@@ -665,10 +665,10 @@ static void on_wd_poll(void *obj, uint64_t at, uint64_t now)
 	}
 	chan_kick(c, now);
 	if (watching)
-		dp_watchdog_arm(c, now);
+		dp_chan_watchdog_arm(c, now);
 }
 
-void dp_watchdog_arm(struct dp_chan *c, uint64_t now)
+void dp_chan_watchdog_arm(struct dp_chan *c, uint64_t now)
 {
 	uint64_t t = pfc_watchdog_next_poll_ns(&c->wd);
 

@@ -85,4 +85,7 @@ uint32_t dp_chan_return_ring(struct dp_chan *c);
  */
 bool dp_chan_arrive(struct dp_chan *c, struct rte_mbuf *m, uint64_t at_ns);
 
+/* Arm c's PFC watchdog poll (when the watchdog is on and none is pending). */
+void dp_chan_watchdog_arm(struct dp_chan *c, uint64_t now_ns);
+
 #endif /* DP_CHAN_H */

@@ -45,6 +45,7 @@
 #include <rte_mbuf.h>
 
 #include "dp_fabric_build.h"
+#include "dp_count.h"
 #include "dp_types.h"
 
 /* Per-packet state carried in the mbuf's private area. */
@@ -153,7 +154,5 @@ void dp_fabric_host_send(struct dp_fabric *f, uint32_t host, struct rte_mbuf *m,
 int dp_fabric_set_link(struct dp_fabric *f, uint32_t link, bool up, uint64_t now_ns);
 int dp_fabric_set_switch(struct dp_fabric *f, uint32_t sw, bool up, uint64_t now_ns);
 
-/* Arm c's PFC watchdog poll (when the watchdog is on and none is pending). */
-void dp_watchdog_arm(struct dp_chan *c, uint64_t now_ns);
 
 #endif /* DP_FABRIC_H */

@@ -127,7 +127,7 @@ static void sw_consume_pfc(struct dp_switch *s, uint16_t in_port, struct rte_mbu
 	struct dp_chan *c = s->out[in_port];
 
 	rte_pktmbuf_free(m);
-	dp_watchdog_arm(c, now);
+	dp_chan_watchdog_arm(c, now);
 	dp_chan_kick(c, now);
 }
 

@@ -82,8 +82,6 @@ enum dp_drop {
 	DP_DROP_COUNT,
 };
 
-/* The short name of a drop reason ("buffer", "ttl", ...), "unknown" out of range. */
-const char *dp_drop_name(enum dp_drop d);
 
 struct dp_fabric;
 
@@ -156,7 +154,7 @@ struct dp_chan {
 	bool arrive_lost;            /* the wire's arrival timer could not be added: the next frame sent arms it */
 
 	/* ---- the sending end's: every frame, one line (packets and bytes sent
-	 * are counted per queue: dp_chan_tx_pkts) ---- */
+	 * are counted per queue: dp_count_chan_tx_pkts) ---- */
 	bool tx_busy __rte_cache_aligned; /* a timer at free_at_ns will choose the next frame */
 	uint8_t nonempty;            /* bit p: q[p].f holds packets */
 	uint8_t rr;                  /* DWRR: the queue it visits next */
@@ -266,21 +264,5 @@ static inline uint32_t dp_lp_node(const struct dp_fabric *f, struct topo_node_re
 {
 	return n.kind == TOPO_NODE_SWITCH ? dp_lp_switch(n.index) : dp_lp_host(f, n.index);
 }
-
-/* Frames each priority's queue of c has sent, into tx[DP_NUM_PRIO] (the PFC watchdog's input). */
-void dp_chan_q_tx_pkts(const struct dp_chan *c, uint64_t *tx);
-
-/* Frames / bytes c has sent: its priority queues' and its control queue's. */
-uint64_t dp_chan_tx_pkts(const struct dp_chan *c);
-uint64_t dp_chan_tx_bytes(const struct dp_chan *c);
-
-/* Bytes queued now in a channel's data queues (all priorities). */
-uint64_t dp_chan_queued_bytes(const struct dp_chan *c);
-
-/* Sum of a link direction's drops of every reason (loss, link down, host queue, ...). */
-uint64_t dp_chan_drops(const struct dp_chan *c);
-
-/* Sum of a switch's drops of every reason (its MMU's drops are in DP_DROP_MMU). */
-uint64_t dp_switch_drops(const struct dp_switch *s);
 
 #endif /* DP_TYPES_H */

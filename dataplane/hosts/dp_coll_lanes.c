@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * dp_coll_lanes: a collective split by rank into lanes, one per partition
- * (dp_nic.h): each lane's start and end, the size's end when the last lane
+ * (dp_coll.h): each lane's start and end, the size's end when the last lane
  * ends, the next size of a sweep, and the lanes' records for MPI ranks.
  */
 #define _GNU_SOURCE /* qsort_r */

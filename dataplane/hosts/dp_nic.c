@@ -128,7 +128,7 @@ void dp_nic_service(struct dp_nic_host *nh, uint64_t now)
 	poll_colls(nh, now);
 	nh->arm_deferred = false;
 	for (;;) {
-		if (dp_chan_queued_bytes(h->tx) >= NIC_QUEUE_ROOM) {
+		if (dp_count_chan_queued(h->tx) >= NIC_QUEUE_ROOM) {
 			/* paused or slower than the NIC: look again after one frame time */
 			nh->tx_waits++;
 			nh->waiting = true;
@@ -427,7 +427,7 @@ static void fabric_spread(const struct dp_fabric *f, double *max_mean, double *c
 
 	for (uint32_t i = 0; i < f->n_chans; i++) {
 		const struct dp_chan *ch = &f->chans[i];
-		double b = (double)dp_chan_tx_bytes(ch);
+		double b = (double)dp_count_chan_tx_bytes(ch);
 		if (ch->from.kind != TOPO_NODE_SWITCH || ch->to.kind != TOPO_NODE_SWITCH || b == 0)
 			continue;
 		sum += b;
@@ -460,13 +460,13 @@ void dp_nics_print_totals(const struct dp_nics *ns, FILE *out)
 		qpc_miss += c.qpc_misses;
 	}
 	for (uint32_t s = 0; s < f->topo->n_switches; s++) {
-		drops += dp_switch_drops(&f->sw[s]);
+		drops += dp_count_switch_drops(&f->sw[s]);
 		ecn += f->sw[s].ecn_marked;
 		flowlet += f->sw[s].flowlet.switches;
 	}
 	for (uint32_t i = 0; i < f->n_chans; i++) {
 		pfc += f->chans[i].pfc_tx;
-		drops += dp_chan_drops(&f->chans[i]);
+		drops += dp_count_chan_drops(&f->chans[i]);
 	}
 	uint64_t stalls = 0, idle_wakes = 0;
 	for (uint32_t i = 0; i < ns->n; i++) {

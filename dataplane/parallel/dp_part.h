@@ -43,7 +43,7 @@
  * over the other partitions; otherwise the leaves are split into balanced
  * contiguous groups and the spines and aggregation switches are dealt round
  * robin. A host runs with its leaf, an emulated one in partition 0 unless
- * nics_with_leaf (a collective whose progress runs in lanes: dp_nic.h,
+ * nics_with_leaf (a collective whose progress runs in lanes: dp_coll.h,
  * dp_nics_coll_splits).
  */
 #ifndef DP_PART_H

@@ -143,7 +143,7 @@ static bool local_idle(struct dp_part *p)
 		return false;
 	for (uint32_t i = 0; i < p->n_tx; i++) {
 		const struct dp_chan *c = &f->chans[p->tx[i]];
-		if (c->tx_busy || dp_chan_queued_bytes(c))
+		if (c->tx_busy || dp_count_chan_queued(c))
 			return false;
 	}
 	for (uint32_t i = 0; i < p->n_rx; i++)

@@ -3,7 +3,7 @@
 # Partitions on threads under ThreadSanitizer (a build with
 # -Db_sanitize=thread, scripts/test.sh's build-tsan): the virtual clock's
 # partitions share only what they synchronise, and a collective split into
-# lanes (each emulated NIC in its leaf's partition, dataplane/hosts/dp_nic.h)
+# lanes (each emulated NIC in its leaf's partition, dataplane/hosts/dp_coll.h)
 # shares nothing between its lanes but through the barrier and the last
 # lane's count (a sweep's next size: scheduled with every partition stopped); a lane that failed is frozen when it fails (its thread may
 # poll it again while another thread ends the collective). Each run must

@@ -654,7 +654,7 @@ static void test_watchdog_storm_drops(void **state)
 	for (uint64_t t = 0; t <= 2000000; t += 100000) {
 		assert_int_equal(pfc_pause_rx(&oc->pause, xoff, sizeof(xoff), t), PFC_FRAME_OK);
 		uint64_t tx[DP_NUM_PRIO];
-		dp_chan_q_tx_pkts(oc, tx);
+		dp_count_chan_q_tx_pkts(oc, tx);
 		pfc_watchdog_poll(&oc->wd, &oc->pause, 1u << 3, tx, t);
 	}
 	assert_true(pfc_watchdog_in_storm(&oc->wd, 3));

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Counters of the fabric's state (dp_types.h): sums and names, no DPDK. */
-#include "dp_types.h"
+/* Counters of the fabric's state (dp_count.h): sums and names, no DPDK. */
+#include "dp_count.h"
 
-uint64_t dp_chan_queued_bytes(const struct dp_chan *c)
+uint64_t dp_count_chan_queued(const struct dp_chan *c)
 {
 	uint64_t b = 0;
 
@@ -14,13 +14,13 @@ uint64_t dp_chan_queued_bytes(const struct dp_chan *c)
 	return b;
 }
 
-void dp_chan_q_tx_pkts(const struct dp_chan *c, uint64_t *tx)
+void dp_count_chan_q_tx_pkts(const struct dp_chan *c, uint64_t *tx)
 {
 	for (int p = 0; p < DP_NUM_PRIO; p++)
 		tx[p] = c->q[p].tx_pkts;
 }
 
-uint64_t dp_chan_tx_pkts(const struct dp_chan *c)
+uint64_t dp_count_chan_tx_pkts(const struct dp_chan *c)
 {
 	uint64_t n = c->ctrl_tx;
 
@@ -29,7 +29,7 @@ uint64_t dp_chan_tx_pkts(const struct dp_chan *c)
 	return n;
 }
 
-uint64_t dp_chan_tx_bytes(const struct dp_chan *c)
+uint64_t dp_count_chan_tx_bytes(const struct dp_chan *c)
 {
 	uint64_t n = c->ctrl_tx_bytes;
 
@@ -38,7 +38,7 @@ uint64_t dp_chan_tx_bytes(const struct dp_chan *c)
 	return n;
 }
 
-uint64_t dp_chan_drops(const struct dp_chan *c)
+uint64_t dp_count_chan_drops(const struct dp_chan *c)
 {
 	uint64_t n = 0;
 
@@ -57,12 +57,12 @@ static const char *const drop_names[DP_DROP_COUNT] = {
 	[DP_DROP_PFC_STORM] = "pfc_storm",
 };
 
-const char *dp_drop_name(enum dp_drop d)
+const char *dp_count_drop_name(enum dp_drop d)
 {
 	return (unsigned)d < DP_DROP_COUNT ? drop_names[d] : "unknown";
 }
 
-uint64_t dp_switch_drops(const struct dp_switch *s)
+uint64_t dp_count_switch_drops(const struct dp_switch *s)
 {
 	uint64_t n = 0;
 
