@@ -6,8 +6,9 @@
 #      ping across it, run iperf3 across the leaves, print the per-link table;
 #   3. on the virtual clock, send 16 RoCE QPs with one UDP source port from h0
 #      to h4 and show how 5-tuple ECMP and E-ECMP spread them over the spines;
-#   4. experiment E1 (quick: one seed): ring AllReduce over 8 emulated RDMA NICs,
-#      ECMP vs E-ECMP with QP scaling, the busbw table (about 20 s);
+#   4. experiment E1 in NCCL's model (quick: one seed; experiments/e1-nccl.yaml): ring
+#      AllReduce over 8 emulated RDMA NICs, ECMP vs E-ECMP with QP scaling, the busbw
+#      table (about 20 s with its pictures);
 #   5. pictures of the fabric (tools/rocelab-viz) next to the tables: step 3's
 #      uplinks side by side in results/demo/, E1's variants in results/e1-demo/pictures/.
 #   scripts/demo.sh
@@ -42,8 +43,8 @@ rm -rf /var/run/dpdk/rl-demo-$$-*   # the DPDK runtime folders of those two runs
 echo "(picture: results/demo/ecmp-vs-eecmp.png, .svg; over time: results/demo/ecmp-vs-eecmp.html)"
 
 echo
-echo "== E1: E-ECMP + QP scaling, ring AllReduce over 8 emulated RDMA NICs (virtual clock)"
-/usr/bin/python3 scripts/experiment.py experiments/e1-eecmp-qp-scaling.yaml --quick \
+echo "== E1: E-ECMP + QP scaling, ring AllReduce over 8 emulated RDMA NICs, NCCL's model (virtual clock)"
+/usr/bin/python3 scripts/experiment.py experiments/e1-nccl.yaml --quick \
   --out results/e1-demo 2>/dev/null | sed -n '/^| variant/,/^$/p;/^Largest/p'
 echo "(plot and report: results/e1-demo/busbw.png, results/e1-demo/report.md;"
 echo " the fabric of every variant: results/e1-demo/pictures/fabric.png, .html)"
