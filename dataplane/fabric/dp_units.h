@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -40,6 +41,39 @@ static inline int dp_parse_u64(const char *s, uint64_t *v)
 static inline int dp_parse_bytes(const char *s, uint64_t *v)
 {
 	return rl_units_parse(s, rl_size_units(), false, v) == RL_UNITS_OK ? 0 : -1;
+}
+
+/*
+ * The one SRC>DST parser (--gen and --rdma specs, and the traffic files'
+ * entries, which become such specs): "SRC>DST[:key=value,...]" split in place
+ * in buf, a copy of spec. Sets *src and *dst to two different hosts of t and
+ * *opts to the key=value text (NULL: none). Returns 0, or -EINVAL with
+ * "WHAT 'SPEC': why" in err.
+ */
+static inline int dp_parse_pair(const struct topo *t, char *buf, const char *what,
+				const char *spec, int *src, int *dst, char **opts, char *err,
+				size_t errlen)
+{
+	char *gt;
+
+	*opts = strchr(buf, ':');
+	if (*opts)
+		*(*opts)++ = '\0';
+	gt = strchr(buf, '>');
+	if (gt == NULL) {
+		snprintf(err, errlen, "%s '%s': want SRC>DST[:key=value,...]", what, spec);
+		return -EINVAL;
+	}
+	*gt = '\0';
+	*src = topo_host_by_name(t, buf);
+	*dst = topo_host_by_name(t, gt + 1);
+	if (*src < 0 || *dst < 0 || *src == *dst) {
+		snprintf(err, errlen, "%s '%s': %s", what, spec,
+			 *src < 0 ? "unknown source host" : *dst < 0 ? "unknown destination host"
+			 : "source and destination are the same host");
+		return -EINVAL;
+	}
+	return 0;
 }
 
 /* One key=value of a list: 0 when taken, -1 when the key or value is bad. */

@@ -81,7 +81,8 @@ static int gen_kv(void *ctx, const char *k, const char *v)
 int dp_gen_parse(struct dp_gen *g, const struct topo *t, const char *spec, char *err,
 		 size_t errlen)
 {
-	char buf[512], *opts, *gt;
+	char buf[512], *opts;
+	int s, d;
 
 	memset(g, 0, sizeof(*g));
 	g->flows = 1;
@@ -90,22 +91,8 @@ int dp_gen_parse(struct dp_gen *g, const struct topo *t, const char *spec, char 
 	g->count = 1000;
 	g->ttl = 64;
 	snprintf(buf, sizeof(buf), "%s", spec);
-	opts = strchr(buf, ':');
-	if (opts)
-		*opts++ = '\0';
-	gt = strchr(buf, '>');
-	if (gt == NULL) {
-		snprintf(err, errlen, "generator '%s': want SRC>DST[:key=value,...]", spec);
+	if (dp_parse_pair(t, buf, "generator", spec, &s, &d, &opts, err, errlen) < 0)
 		return -EINVAL;
-	}
-	*gt = '\0';
-	int s = topo_host_by_name(t, buf), d = topo_host_by_name(t, gt + 1);
-	if (s < 0 || d < 0 || s == d) {
-		snprintf(err, errlen, "generator '%s': %s", spec,
-			 s < 0 ? "unknown source host" : d < 0 ? "unknown destination host"
-							 : "source and destination are the same host");
-		return -EINVAL;
-	}
 	g->src = (uint32_t)s;
 	g->dst = (uint32_t)d;
 	struct gen_parse gp = {.g = g, .err = err, .errlen = errlen};

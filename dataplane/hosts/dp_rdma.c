@@ -108,22 +108,15 @@ static int parse_rdma(struct dp_nics *ns, struct dp_rdma *r, const char *spec, c
 		      size_t errlen)
 {
 	const struct topo *t = ns->fab->topo;
-	char buf[160], *opts, *gt;
+	char buf[160], *opts;
+	int s, d;
 
 	snprintf(r->spec, sizeof(r->spec), "%s", spec);
 	snprintf(buf, sizeof(buf), "%s", spec);
 	r->qps = 1, r->size = 65536, r->count = 64, r->depth = 4, r->mtu = 4096, r->dscp = 26;
-	opts = strchr(buf, ':');
-	if (opts)
-		*opts++ = '\0';
-	gt = strchr(buf, '>');
-	if (gt == NULL) {
-		snprintf(err, errlen, "--rdma '%s': want SRC>DST[:key=value,...]", spec);
+	if (dp_parse_pair(t, buf, "--rdma", spec, &s, &d, &opts, err, errlen) < 0)
 		return -1;
-	}
-	*gt = '\0';
-	int s = topo_host_by_name(t, buf), d = topo_host_by_name(t, gt + 1);
-	if (s < 0 || d < 0 || s == d || !dp_nics_owns(ns, (uint32_t)s) || !dp_nics_owns(ns, (uint32_t)d)) {
+	if (!dp_nics_owns(ns, (uint32_t)s) || !dp_nics_owns(ns, (uint32_t)d)) {
 		snprintf(err, errlen, "--rdma '%s': both ends must be different emulated hosts", spec);
 		return -1;
 	}

@@ -130,7 +130,7 @@ retr=$(awk '$1 ~ /^h[01]$/ && NF == 9 { s += $4 } END { print s + 0 }' "$tmp/rdm
 loss=$(awk '$1 ~ /^leaf0>spine[01]$/ { s += $7 } END { print s + 0 }' "$tmp/rdma-lossy.txt")
 check "0.5% loss: $loss packets lost, $retr retransmitted, data still verified" "[ $rc -eq 0 ] && [ $loss -gt 0 ] && [ $retr -ge $loss ] && [ \$(grep -c 'data verified' $tmp/rdma-lossy.txt) -eq 2 ]"
 dp --topology "$DATA/emulated.yaml" --rdma 'h0>h0' > "$tmp/rdma-bad.txt" 2>&1; rc=$?
-check "--rdma with the same host twice: exit 2" "[ $rc -eq 2 ] && grep -q 'different emulated hosts' $tmp/rdma-bad.txt"
+check "--rdma with the same host twice: exit 2" "[ $rc -eq 2 ] && grep -q 'source and destination are the same host' $tmp/rdma-bad.txt"
 
 # 8. Collectives over emulated NICs: AllReduce / AllToAll results checked element by element.
 dp --topology "$DATA/emulated.yaml" --coll 'op=allreduce,sizes=64K:256K,qps=4,mode=split,chunk=32K' > "$tmp/ar.txt" 2>&1; rc=$?
