@@ -20,46 +20,28 @@
 enum val_type {
 	V_HOST,   /* a host of the topology (src, dst) */
 	V_HOSTS,  /* a list of distinct hosts, at least two, or `all` */
-	V_RATE,   /* a rate above zero: 10G, 25Gbps */
-	V_COUNT,  /* a whole number above zero */
-	V_COUNT0, /* a whole number, zero allowed */
-	V_TIME,   /* a duration: 0, 500ns, 1ms */
-	V_WORD,   /* a word the spec parser checks (proto, op, sport, ...) */
-	V_SPEC,   /* a collective's value: its owner (rocelab-dp --coll help) checks it */
+	V_SPEC,   /* any other value: its owner checks it (rocelab-dp --gen|--rdma|--coll help) */
 };
 
 struct kind_def {
 	const char *section;        /* key at the top of the file */
 	const char *what;           /* one entry, in messages */
-	const char *const *keys;    /* NULL-terminated, as topo_yaml_walk_map() wants */
-	const enum val_type *types; /* type of keys[i] */
 	bool pair;                  /* SRC>DST spec: src and dst required */
 	bool emulated;              /* hosts must be emulated NICs */
 };
 
-static const char *const gen_keys[] = {"src",   "dst",  "proto", "flows", "sport", "size",
-				       "rate",  "count", "start", "dscp",  "ttl",   NULL};
-static const enum val_type gen_types[] = {V_HOST,  V_HOST,  V_WORD, V_COUNT, V_WORD, V_COUNT,
-					  V_RATE,  V_COUNT, V_TIME, V_COUNT0, V_COUNT};
-static const char *const rdma_keys[] = {"src",  "dst", "qps",  "size",  "count", "depth",
-					"mtu",  "dscp", "sport", "start", NULL};
-static const enum val_type rdma_types[] = {V_HOST,  V_HOST,  V_COUNT,  V_COUNT, V_COUNT,
-					   V_COUNT, V_COUNT, V_COUNT0, V_WORD,  V_TIME};
 /*
- * Collectives take every key of the one --coll language: the key table in
- * nic_emul/ne_coll_keys.c owns them, and rocelab-dp checks each entry with it
- * at the entry's FILE:LINE. Here: hosts (checked against the topology) and
+ * Each kind's keys have one owner, the table of the module that reads them
+ * (generators: dataplane/hosts/dp_gen.c; rdma: dp_rdma.c; collectives:
+ * nic_emul/ne_coll_keys.c; `rocelab-dp --gen|--rdma|--coll help` prints
+ * each), and rocelab-dp checks every entry with it at the entry's FILE:LINE.
+ * Here only what the topology knows: src, dst and hosts (its hosts), and
  * values that cannot break the shorthand.
  */
-
-#define N_OF(a) (sizeof(a) / sizeof((a)[0]))
-_Static_assert(N_OF(gen_types) == N_OF(gen_keys) - 1, "a type per generator key");
-_Static_assert(N_OF(rdma_types) == N_OF(rdma_keys) - 1, "a type per rdma key");
-
 static const struct kind_def kinds[TOPO_TRAFFIC_KINDS] = {
-	[TOPO_TRAFFIC_GEN] = {"generators", "generator", gen_keys, gen_types, true, false},
-	[TOPO_TRAFFIC_RDMA] = {"rdma", "rdma transfer", rdma_keys, rdma_types, true, true},
-	[TOPO_TRAFFIC_COLL] = {"collectives", "collective", NULL, NULL, false, true},
+	[TOPO_TRAFFIC_GEN] = {"generators", "generator", true, false},
+	[TOPO_TRAFFIC_RDMA] = {"rdma", "rdma transfer", true, true},
+	[TOPO_TRAFFIC_COLL] = {"collectives", "collective", false, true},
 };
 
 static const char *const root_keys[] = {"generators", "rdma", "collectives", NULL};
@@ -71,37 +53,10 @@ const char *topo_traffic_kind_name(enum topo_traffic_kind kind)
 
 /* ---------------------------------------------------------------- values */
 
-/* A whole number (decimal or 0x hex), nothing after it. */
-static bool parse_whole(const char *s, uint64_t *v)
+/* A value that cannot break the shorthand (no ',' '=' or space), or what it should be. */
+static const char *check_value(const char *v)
 {
-	char *end;
-	if (s[0] < '0' || s[0] > '9')
-		return false;
-	errno = 0;
-	*v = strtoull(s, &end, 0);
-	return !errno && *end == '\0';
-}
-
-/* Check a value of type ty; on a bad one, what it should be. NULL when fine. */
-static const char *check_value(enum val_type ty, const char *v)
-{
-	uint64_t n;
-	switch (ty) {
-	case V_RATE:
-		return topo_parse_rate(v, &n) ? "a rate above zero, e.g. 10G, 25Gbps, 100M" : NULL;
-	case V_COUNT:
-		return parse_whole(v, &n) && n > 0 ? NULL : "a whole number above zero";
-	case V_COUNT0:
-		return parse_whole(v, &n) ? NULL : "a whole number (0 or more)";
-	case V_TIME:
-		return topo_parse_duration(v, &n) ? "a duration, e.g. 0, 500ns, 10us, 1ms" : NULL;
-	case V_SPEC:
-		return strspn(v, VALUE_CHARS ":") == strlen(v) ? NULL
-							       : "a word of letters, digits, _ . - :";
-	default:
-		return strspn(v, VALUE_CHARS) == strlen(v) ? NULL
-							   : "a word of letters, digits, _ . -";
-	}
+	return strspn(v, VALUE_CHARS ":") == strlen(v) ? NULL : "a word of letters, digits, _ . - :";
 }
 
 /* ----------------------------------------------------------------- entries */
@@ -193,10 +148,11 @@ static int entry_pair(struct topo_yaml_ctx *c, void *obj, const char *key, struc
 		      int kl)
 {
 	struct entry *e = obj;
-	size_t i = 0;
-	while (e->k->keys && strcmp(e->k->keys[i], key))
-		i++; /* topo_yaml_walk_map() let only known keys through */
-	enum val_type ty = e->k->keys ? e->k->types[i] : strcmp(key, "hosts") ? V_SPEC : V_HOSTS;
+	enum val_type ty = V_SPEC;
+	if (e->k->pair && (!strcmp(key, "src") || !strcmp(key, "dst")))
+		ty = V_HOST;
+	else if (!e->k->pair && !strcmp(key, "hosts"))
+		ty = V_HOSTS;
 	if (ty == V_HOSTS)
 		return hosts_list(c, e, v, kl);
 	char val[VALUE_MAX];
@@ -210,7 +166,7 @@ static int entry_pair(struct topo_yaml_ctx *c, void *obj, const char *key, struc
 		e->host[key[0] == 'd'] = h; /* src or dst */
 		return 0;
 	}
-	const char *want = check_value(ty, val);
+	const char *want = check_value(val);
 	if (want)
 		return topo_yaml_fail(c, line, "%s: '%s' is not %s", key, val, want);
 	fprintf(e->kv, "%s%s=%s", ftell(e->kv) ? "," : "", key, val);
@@ -278,7 +234,7 @@ static int load_entry(struct topo_yaml_ctx *c, const struct kind_def *k,
 	e.kv = open_memstream(&e.kv_text, &e.kv_len);
 	if (!e.kv)
 		return topo_yaml_fail(c, 0, "out of memory");
-	int rc = topo_yaml_walk_map(c, item, line, k->what, k->keys, entry_pair, &e);
+	int rc = topo_yaml_walk_map(c, item, line, k->what, NULL, entry_pair, &e);
 	if (rc == 0)
 		rc = entry_check(c, &e, line);
 	if (fclose(e.kv) && rc == 0)

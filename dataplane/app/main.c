@@ -135,7 +135,7 @@ int main(int argc, char **argv)
 	}
 	/* --check: the topology; with traffic, the specs too, as a run would read
 	 * them; --coll without a topology: its keys alone (what a host needs aside) */
-	bool specs = o.gen.n || o.coll.n || o.traffic;
+	bool specs = o.gen.n || o.rdma.n || o.coll.n || o.traffic;
 	if (rc == 0 && o.check && !o.topology && o.coll.n && !o.gen.n && !o.traffic)
 		rc = check_coll_keys(&o);
 	else if (rc == 0 && o.check)

@@ -208,22 +208,31 @@ static int set_duration(struct opts *o, const char *arg)
 						      : 0;
 }
 
+/* --X help: the table that owns X's keys, printed; exits 0. */
+static void spec_help(void (*help)(FILE *out))
+{
+	help(stdout);
+	exit(0);
+}
+
 static int set_gen(struct opts *o, const char *arg)
 {
+	if (strcmp(arg, "help") == 0)
+		spec_help(dp_gen_help);
 	return spec_push(&o->gen, arg, NULL) < 0 ? bad("out of memory for --gen", arg) : 0;
 }
 
 static int set_rdma(struct opts *o, const char *arg)
 {
+	if (strcmp(arg, "help") == 0)
+		spec_help(dp_rdma_help);
 	return spec_push(&o->rdma, arg, NULL) < 0 ? bad("out of memory for --rdma", arg) : 0;
 }
 
 static int set_coll(struct opts *o, const char *arg)
 {
-	if (strcmp(arg, "help") == 0) { /* the --coll language, from its one table */
-		ne_coll_keys_help(stdout);
-		exit(0);
-	}
+	if (strcmp(arg, "help") == 0) /* the --coll language, from its one table */
+		spec_help(ne_coll_keys_help);
 	return spec_push(&o->coll, arg, NULL) < 0 ? bad("out of memory for --coll", arg) : 0;
 }
 
@@ -237,8 +246,15 @@ static int set_watchdog(struct opts *o, const char *arg)
 
 static int set_nic(struct opts *o, const char *arg)
 {
-	return dp_nic_opts_parse(&o->nic, arg) < 0
-		? bad("bad --nic (qpc=N,miss=TIME,hold=on|off,quantum=BYTES,msgrate=N):", arg) : 0;
+	char err[512];
+
+	if (strcmp(arg, "help") == 0)
+		spec_help(dp_nic_opts_help);
+	if (dp_nic_opts_parse(&o->nic, arg, err, sizeof(err)) < 0) {
+		fprintf(stderr, "rocelab-dp: %s (--nic help lists the keys)\n", err);
+		return EXIT_BAD_INPUT;
+	}
+	return 0;
 }
 
 static int set_veth(struct opts *o, const char *arg)
@@ -300,7 +316,7 @@ static const struct opt_def opt_defs[] = {
 	{"clos", required_argument, set_clos,
 	 "  --clos S,L,H        built-in 2-tier Clos: S spines, L leaves, H hosts per leaf\n"},
 	{"check", no_argument, set_check,
-	 "  --check             validate the topology, and the --gen, --coll and --traffic\n"
+	 "  --check             validate the topology, and the --gen, --rdma, --coll and --traffic\n"
 	 "                      given with it, and exit (0 valid, 2 invalid); no DPDK\n"},
 	{"list-hosts", no_argument, set_list_hosts,
 	 "  --list-hosts        print NAME ATTACH IFNAME IPV4/24 GW MAC MTU IPV6/64 GW6 per host; no DPDK\n"},
@@ -333,10 +349,12 @@ static const struct opt_def opt_defs[] = {
 	 "                      direction (dataplane/io/dp_peer.h)\n"},
 	{"gen", required_argument, set_gen,
 	 "  --gen SPEC          in-process traffic SRC>DST[:key=value,...] (repeatable;\n"
-	 "                      keys proto,flows,sport,size,rate,count,start,dscp,ttl)\n"},
+	 "                      keys proto,flows,sport,size,rate,count,start,dscp,ttl:\n"
+	 "                      --gen help lists them with values and defaults)\n"},
 	{"rdma", required_argument, set_rdma,
 	 "  --rdma SPEC         RDMA WRITEs between emulated NICs SRC>DST[:key=value,...]\n"
-	 "                      (repeatable; keys qps,size,count,depth,mtu,dscp,sport,start;\n"
+	 "                      (repeatable; keys qps,size,count,depth,mtu,dscp,sport,start:\n"
+	 "                      --rdma help;\n"
 	 "                      the data is verified; a failed transfer makes the exit status 1)\n"},
 	{"coll", required_argument, set_coll,
 	 "  --coll SPEC         a collective over emulated NICs, nccl-tests-like lines per size\n"
@@ -357,7 +375,7 @@ static const struct opt_def opt_defs[] = {
 	 "                      the fetched context stays until its QP has sent (hold=on|off:\n"
 	 "                      accepted, no longer needed: every miss makes progress);\n"
 	 "                      quantum=BYTES: deficit round robin among ready QPs;\n"
-	 "                      msgrate=N: at most N messages per second per NIC\n"},
+	 "                      msgrate=N: at most N messages per second per NIC (--nic help)\n"},
 	{"pfc-watchdog", optional_argument, set_watchdog,
 	 "  --pfc-watchdog [detect=T,restore=T,poll=T,action=drop|forward]\n"
 	 "                      PFC watchdog on switch egress (SONiC defaults 200ms/200ms/100ms, drop)\n"},

@@ -235,6 +235,12 @@ int parse_gens(struct run *r)
 				err);
 			return EXIT_BAD_INPUT;
 		}
+	for (unsigned i = 0; i < o->rdma.n; i++) /* (before any DPDK, as the collectives below) */
+		if (dp_rdma_check(r->topo, o->rdma.spec[i], err, sizeof(err)) < 0) {
+			at_where(err, sizeof(err), o->rdma.where[i]);
+			fprintf(stderr, "rocelab-dp: %s\n", err);
+			return EXIT_BAD_INPUT;
+		}
 	for (unsigned i = 0; i < o->coll.n; i++) /* (before any DPDK: the run would fail later) */
 		if (dp_coll_spec_check(r->topo, o->coll.spec[i], err, sizeof(err)) < 0) {
 			at_where(err, sizeof(err), o->coll.where[i]);

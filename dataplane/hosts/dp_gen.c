@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dp_keys.h"
 #include "dp_pool.h"
 #include "dp_units.h"
 #include "pfc_frame.h"
@@ -16,51 +17,121 @@
 #include "rl_icrc.h"
 #include "rl_parse.h"
 
-static int kv(struct dp_gen *g, const char *k, const char *v, char *err, size_t errlen)
+/* A whole number in [lo, hi] from v into *out. 0 or -1. */
+static int gen_u64(const char *v, uint64_t lo, uint64_t hi, uint64_t *out)
 {
 	uint64_t n;
 
-	if (strcmp(k, "proto") == 0) {
-		if (strcmp(v, "udp") && strcmp(v, "roce") && strcmp(v, "pfc"))
-			goto bad;
-		g->roce = strcmp(v, "roce") == 0;
-		g->pfc = strcmp(v, "pfc") == 0;
-		return 0;
-	}
-	if (strcmp(k, "sport") == 0 && strcmp(v, "vary") == 0) {
-		g->sport_vary = true;
-		return 0;
-	}
-	if (strcmp(k, "rate") == 0) {
-		if (dp_parse_rate(v, &g->rate_bps) < 0 || g->rate_bps == 0)
-			goto bad;
-		return 0;
-	}
-	if (strcmp(k, "start") == 0) {
-		if (dp_parse_time(v, &g->start_ns) < 0)
-			goto bad;
-		return 0;
-	}
-	if (dp_parse_u64(v, &n) < 0)
-		goto bad;
-	if (strcmp(k, "flows") == 0 && n >= 1 && n <= 1u << 20)
-		g->flows = (uint32_t)n;
-	else if (strcmp(k, "sport") == 0 && n <= 65535)
-		g->sport = (uint16_t)n;
-	else if (strcmp(k, "size") == 0 && n >= 64 && n <= 9216)
-		g->size = (uint32_t)n;
-	else if (strcmp(k, "count") == 0)
-		g->count = n;
-	else if (strcmp(k, "dscp") == 0 && n < 64)
-		g->dscp = (uint8_t)n;
-	else if (strcmp(k, "ttl") == 0 && n >= 1 && n <= 255)
-		g->ttl = (uint8_t)n;
-	else
-		goto bad;
+	if (dp_parse_u64(v, &n) < 0 || n < lo || n > hi)
+		return -1;
+	*out = n;
 	return 0;
-bad:
-	snprintf(err, errlen, "generator: bad %s=%s", k, v);
-	return -EINVAL;
+}
+
+static int set_proto(void *obj, const char *v)
+{
+	struct dp_gen *g = obj;
+
+	if (strcmp(v, "udp") && strcmp(v, "roce") && strcmp(v, "pfc"))
+		return -1;
+	g->roce = strcmp(v, "roce") == 0;
+	g->pfc = strcmp(v, "pfc") == 0;
+	return 0;
+}
+
+static int set_flows(void *obj, const char *v)
+{
+	uint64_t n;
+
+	if (gen_u64(v, 1, 1u << 20, &n) < 0)
+		return -1;
+	((struct dp_gen *)obj)->flows = (uint32_t)n;
+	return 0;
+}
+
+static int set_sport(void *obj, const char *v)
+{
+	struct dp_gen *g = obj;
+	uint64_t n;
+
+	if (strcmp(v, "vary") == 0)
+		g->sport_vary = true;
+	else if (gen_u64(v, 0, 65535, &n) == 0)
+		g->sport = (uint16_t)n;
+	else
+		return -1;
+	return 0;
+}
+
+static int set_size(void *obj, const char *v)
+{
+	uint64_t n;
+
+	if (gen_u64(v, 64, 9216, &n) < 0)
+		return -1;
+	((struct dp_gen *)obj)->size = (uint32_t)n;
+	return 0;
+}
+
+static int set_rate(void *obj, const char *v)
+{
+	struct dp_gen *g = obj;
+	uint64_t bps;
+
+	if (dp_parse_rate(v, &bps) < 0 || bps == 0)
+		return -1;
+	g->rate_bps = bps;
+	return 0;
+}
+
+static int set_count(void *obj, const char *v)
+{
+	return gen_u64(v, 0, UINT64_MAX, &((struct dp_gen *)obj)->count);
+}
+
+static int set_start(void *obj, const char *v)
+{
+	return dp_parse_time(v, &((struct dp_gen *)obj)->start_ns);
+}
+
+static int set_dscp(void *obj, const char *v)
+{
+	uint64_t n;
+
+	if (gen_u64(v, 0, 63, &n) < 0)
+		return -1;
+	((struct dp_gen *)obj)->dscp = (uint8_t)n;
+	return 0;
+}
+
+static int set_ttl(void *obj, const char *v)
+{
+	uint64_t n;
+
+	if (gen_u64(v, 1, 255, &n) < 0)
+		return -1;
+	((struct dp_gen *)obj)->ttl = (uint8_t)n;
+	return 0;
+}
+
+/* The --gen language: the one table (traffic files' generators take the same keys). */
+static const struct dp_key gen_keys[] = {
+	{"proto", "udp|roce|pfc", "udp", "UDP datagrams, RoCEv2 WRITEs, or PFC pause frames", set_proto},
+	{"flows", "1..1048576", "1", "flows, one source port each (round robin)", set_flows},
+	{"sport", "0..65535 | vary", "10000 (roce: 0xc000)", "first UDP source port; vary: a new one per packet", set_sport},
+	{"size", "64..9216", "1000", "frame bytes (pfc: the pause frame's)", set_size},
+	{"rate", "RATE", "1G", "bit/s on the wire (100G, 25Gbps)", set_rate},
+	{"count", "N", "1000", "frames to send", set_count},
+	{"start", "TIME", "0", "when the first frame leaves", set_start},
+	{"dscp", "0..63", "0", "DSCP of every frame", set_dscp},
+	{"ttl", "1..255", "64", "IP TTL", set_ttl},
+};
+
+void dp_gen_help(FILE *out)
+{
+	dp_keys_help(gen_keys, sizeof(gen_keys) / sizeof(gen_keys[0]),
+		     "--gen SRC>DST[:KEY=VALUE,...] (the same keys in a traffic file's generators):",
+		     out);
 }
 
 struct gen_parse {
@@ -75,7 +146,8 @@ static int gen_kv(void *ctx, const char *k, const char *v)
 	struct gen_parse *gp = ctx;
 
 	gp->sport_set |= strcmp(k, "sport") == 0;
-	return kv(gp->g, k, v, gp->err, gp->errlen);
+	return dp_keys_set(gen_keys, sizeof(gen_keys) / sizeof(gen_keys[0]), gp->g, "generator", k, v,
+			   gp->err, gp->errlen);
 }
 
 int dp_gen_parse(struct dp_gen *g, const struct topo *t, const char *spec, char *err,

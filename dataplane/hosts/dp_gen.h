@@ -64,6 +64,9 @@ struct dp_gen {
 	bool udp_tmpl_ok;
 } __rte_cache_aligned; /* (written per frame: generators of two partitions never share a line) */
 
+/* Print the --gen keys: what each takes, its default, what it means (--gen help). */
+void dp_gen_help(FILE *out);
+
 /*
  * Parse spec against topology t into g. Returns 0, or -EINVAL with a message
  * naming the bad part.

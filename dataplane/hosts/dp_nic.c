@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "dp_pool.h"
+#include "dp_keys.h"
 #include "dp_units.h"
 #include "rl_mem.h"
 
@@ -210,36 +211,95 @@ void dp_nics_rx(struct dp_nics *ns, struct dp_host *h, struct rte_mbuf *m, uint6
 	dp_nic_service(nh, now);
 }
 
-static int nic_opts_kv(void *ctx, const char *k, const char *v)
+static int set_qpc(void *obj, const char *v)
 {
-	struct dp_nic_opts *o = ctx;
 	uint64_t n;
 
-	if (strcmp(k, "qpc") == 0 && dp_parse_u64(v, &n) == 0 && n <= 1u << 20)
-		o->qpc_entries = (uint32_t)n;
-	else if (strcmp(k, "miss") == 0 && dp_parse_time(v, &o->qpc_miss_ns) == 0)
-		;
-	else if (strcmp(k, "quantum") == 0 && dp_parse_bytes(v, &n) == 0 && n <= 1u << 30)
-		o->tx_quantum = (uint32_t)n;
-	else if (strcmp(k, "msgrate") == 0 && dp_parse_u64(v, &n) == 0 && n <= 1000000000000ull)
-		o->msg_rate = n;
-	else if (strcmp(k, "hold") == 0 && (strcmp(v, "on") == 0 || strcmp(v, "off") == 0))
-		o->qpc_hold = strcmp(v, "on") == 0;
-	else
+	if (dp_parse_u64(v, &n) < 0 || n > 1u << 20)
 		return -1;
+	((struct dp_nic_opts *)obj)->qpc_entries = (uint32_t)n;
 	return 0;
 }
 
-int dp_nic_opts_parse(struct dp_nic_opts *o, const char *spec)
+static int set_miss(void *obj, const char *v)
+{
+	return dp_parse_time(v, &((struct dp_nic_opts *)obj)->qpc_miss_ns);
+}
+
+static int set_quantum(void *obj, const char *v)
+{
+	uint64_t n;
+
+	if (dp_parse_bytes(v, &n) < 0 || n > 1u << 30)
+		return -1;
+	((struct dp_nic_opts *)obj)->tx_quantum = (uint32_t)n;
+	return 0;
+}
+
+static int set_msgrate(void *obj, const char *v)
+{
+	uint64_t n;
+
+	if (dp_parse_u64(v, &n) < 0 || n > 1000000000000ull)
+		return -1;
+	((struct dp_nic_opts *)obj)->msg_rate = n;
+	return 0;
+}
+
+static int set_hold(void *obj, const char *v)
+{
+	if (strcmp(v, "on") && strcmp(v, "off"))
+		return -1;
+	((struct dp_nic_opts *)obj)->qpc_hold = strcmp(v, "on") == 0;
+	return 0;
+}
+
+/* The --nic language: every emulated NIC's model settings, one table. */
+static const struct dp_key nic_keys[] = {
+	{"qpc", "0..1048576", "0", "QP contexts the NIC holds (0: no cache model)", set_qpc},
+	{"miss", "TIME", "0", "what a QP context miss costs", set_miss},
+	{"quantum", "SIZE, at most 1G", "0", "TX arbitration: deficit round robin quantum (0: round robin)", set_quantum},
+	{"msgrate", "0..1000000000000", "0", "messages per second per NIC at most (0: no limit)", set_msgrate},
+	{"hold", "on|off", NULL, "accepted, no longer needed: a fetched context always stays until its QP sends", set_hold},
+};
+
+#define N_NIC_KEYS (sizeof(nic_keys) / sizeof(nic_keys[0]))
+
+void dp_nic_opts_help(FILE *out)
+{
+	dp_keys_help(nic_keys, N_NIC_KEYS, "--nic KEY=VALUE,... (every emulated NIC):", out);
+}
+
+struct nic_parse {
+	struct dp_nic_opts *o;
+	char *err;
+	size_t errlen;
+};
+
+static int nic_opts_kv(void *ctx, const char *k, const char *v)
+{
+	struct nic_parse *np = ctx;
+
+	return dp_keys_set(nic_keys, N_NIC_KEYS, np->o, "--nic", k, v, np->err, np->errlen);
+}
+
+int dp_nic_opts_parse(struct dp_nic_opts *o, const char *spec, char *err, size_t errlen)
 {
 	char buf[128];
-
+	struct nic_parse np = {.o = o, .err = err, .errlen = errlen};
 	const char *bad;
 
-	if (strlen(spec) >= sizeof(buf))
+	if (strlen(spec) >= sizeof(buf)) {
+		snprintf(err, errlen, "--nic: '%.40s...' longer than %zu characters", spec, sizeof(buf) - 1);
 		return -1;
+	}
 	snprintf(buf, sizeof(buf), "%s", spec);
-	return dp_kv_each(buf, nic_opts_kv, o, &bad);
+	if (dp_kv_each(buf, nic_opts_kv, &np, &bad) < 0) {
+		if (strchr(bad, '=') == NULL) /* (else dp_keys_set said what is wrong) */
+			snprintf(err, errlen, "--nic: '%s' is not key=value", bad);
+		return -1;
+	}
+	return 0;
 }
 
 int dp_nics_create(struct dp_nics *ns, struct dp_fabric *f, const struct dp_nic_opts *o,

@@ -9,16 +9,8 @@
  * pause of the host link stops the NIC, as it stops a real RNIC, instead of
  * overflowing the queue. An engine timer wakes each NIC at its next event.
  *
- * RDMA traffic between emulated hosts (--rdma): SRC>DST[:key=value,...]
- *   qps    QPs between the two NICs [1]; messages go round-robin over them
- *   size   bytes per RDMA WRITE, K/M/G binary, at most 256M [65536]
- *   count  messages [64]
- *   depth  outstanding messages per QP [4]
- *   mtu    path MTU 256..4096 [4096]
- *   dscp   DSCP of the QPs [26: priority 3, lossless by default]
- *   sport  UDP source ports: rxe (Linux's fold of the QPN pair), mlx5 (the same fold),
- *          fixed, hash [rxe]
- *   start  time of the first post [0]
+ * RDMA traffic between emulated hosts (--rdma): SRC>DST[:key=value,...], the
+ * keys in one table (dp_rdma.c: rdma_keys; `rocelab-dp --rdma help` prints it).
  * The destination buffer is checked against the source after the last
  * completion; the result line gives time, goodput and the NICs' retransmit
  * and NAK counters.
@@ -57,8 +49,15 @@ struct dp_nic_opts {
 	const uint32_t *lane_of_host;
 };
 
-/* Parse --nic "qpc=N,miss=TIME,hold=on|off,quantum=BYTES,msgrate=N" into o. Returns 0 or -1. */
-int dp_nic_opts_parse(struct dp_nic_opts *o, const char *spec);
+/*
+ * Parse --nic "qpc=N,miss=TIME,quantum=BYTES,msgrate=N,hold=on|off" into o (the
+ * keys: dp_nic.c's nic_keys). Returns 0, or -1 with "--nic: bad KEY=VALUE:
+ * why" in err.
+ */
+int dp_nic_opts_parse(struct dp_nic_opts *o, const char *spec, char *err, size_t errlen);
+
+/* Print the --nic keys: what each takes, its default, what it means (--nic help). */
+void dp_nic_opts_help(FILE *out);
 
 int dp_nics_create(struct dp_nics *ns, struct dp_fabric *f, const struct dp_nic_opts *o,
 		   char *err, size_t errlen);
@@ -88,6 +87,15 @@ static inline bool dp_nics_owns(const struct dp_nics *ns, uint32_t host)
 
 /* A frame the fabric delivered to emulated host h (consumes m). */
 void dp_nics_rx(struct dp_nics *ns, struct dp_host *h, struct rte_mbuf *m, uint64_t now_ns);
+
+/* Print the --rdma keys: what each takes, its default, what it means (--rdma help). */
+void dp_rdma_help(FILE *out);
+
+/*
+ * Check an --rdma SPEC against topology t before anything runs: two different
+ * emulated hosts and its keys. Returns 0, or -1 with a message in err.
+ */
+int dp_rdma_check(const struct topo *t, const char *spec, char *err, size_t errlen);
 
 /* Parse an --rdma SPEC and set it up (QPs, memory, first posts at its start). Returns 0 or -1. */
 int dp_nics_add_rdma(struct dp_nics *ns, const char *spec, uint64_t start_offset_ns, char *err,

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * dp_rdma: --rdma transfers between two emulated NICs (dp_nic.h has the keys):
+ * dp_rdma: --rdma transfers between two emulated NICs (the key table: rdma_keys):
  * QPs brought to RTS, WRITEs posted round-robin, the destination checked.
  */
 #define _GNU_SOURCE /* qsort_r */
@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dp_keys.h"
 #include "dp_pool.h"
 #include "dp_units.h"
 #include "rl_mem.h"
@@ -63,70 +64,159 @@ void dp_rdma_progress(struct dp_rdma *r, uint64_t now)
 	}
 }
 
-static int rdma_kv(void *ctx, const char *k, const char *v)
+/* A whole number in [lo, hi] from v into *out (32 bits). 0 or -1. */
+static int rdma_u32(const char *v, uint64_t lo, uint64_t hi, uint32_t *out)
 {
-	struct dp_rdma *r = ctx;
 	uint64_t n;
 
-	if (strcmp(k, "sport") == 0) {
-		if (strcmp(v, "rxe") == 0 || strcmp(v, "mlx5") == 0)
-			r->sport = NE_SPORT_RXE; /* mlx5 computes it as rxe does */
-		else if (strcmp(v, "fixed") == 0)
-			r->sport = NE_SPORT_FIXED;
-		else if (strcmp(v, "hash") == 0)
-			r->sport = NE_SPORT_HASH;
-		else
-			return -1;
-		return 0;
-	}
-	if (strcmp(k, "start") == 0)
-		return dp_parse_time(v, &r->start_ns);
-	if (strcmp(k, "size") == 0) { /* bytes, with K/M/G as --coll's sizes */
-		if (dp_parse_bytes(v, &n) < 0 || n < 1 || n > (256u << 20))
-			return -1;
-		r->size = (uint32_t)n;
-		return 0;
-	}
-	if (dp_parse_u64(v, &n) < 0)
+	if (dp_parse_u64(v, &n) < 0 || n < lo || n > hi)
 		return -1;
-	if (strcmp(k, "qps") == 0 && n >= 1 && n <= 64)
-		r->qps = (uint32_t)n;
-	else if (strcmp(k, "count") == 0 && n >= 1 && n <= 100000000)
-		r->count = (uint32_t)n;
-	else if (strcmp(k, "depth") == 0 && n >= 1 && n <= 128)
-		r->depth = (uint32_t)n;
-	else if (strcmp(k, "mtu") == 0 && (n == 256 || n == 512 || n == 1024 || n == 2048 || n == 4096))
-		r->mtu = (uint32_t)n;
-	else if (strcmp(k, "dscp") == 0 && n < 64)
-		r->dscp = (uint8_t)n;
+	*out = (uint32_t)n;
+	return 0;
+}
+
+static int set_qps(void *obj, const char *v)
+{
+	return rdma_u32(v, 1, 64, &((struct dp_rdma *)obj)->qps);
+}
+
+static int set_count(void *obj, const char *v)
+{
+	return rdma_u32(v, 1, 100000000, &((struct dp_rdma *)obj)->count);
+}
+
+static int set_depth(void *obj, const char *v)
+{
+	return rdma_u32(v, 1, 128, &((struct dp_rdma *)obj)->depth);
+}
+
+static int set_mtu(void *obj, const char *v)
+{
+	uint32_t m;
+
+	if (rdma_u32(v, 256, 4096, &m) < 0 || (m & (m - 1)))
+		return -1; /* 256, 512, 1024, 2048 or 4096 */
+	((struct dp_rdma *)obj)->mtu = m;
+	return 0;
+}
+
+static int set_dscp(void *obj, const char *v)
+{
+	uint32_t d;
+
+	if (rdma_u32(v, 0, 63, &d) < 0)
+		return -1;
+	((struct dp_rdma *)obj)->dscp = (uint8_t)d;
+	return 0;
+}
+
+static int set_size(void *obj, const char *v)
+{
+	uint64_t n;
+
+	if (dp_parse_bytes(v, &n) < 0 || n < 1 || n > (256u << 20))
+		return -1;
+	((struct dp_rdma *)obj)->size = (uint32_t)n;
+	return 0;
+}
+
+static int set_start(void *obj, const char *v)
+{
+	return dp_parse_time(v, &((struct dp_rdma *)obj)->start_ns);
+}
+
+static int set_sport(void *obj, const char *v)
+{
+	struct dp_rdma *r = obj;
+
+	if (strcmp(v, "rxe") == 0 || strcmp(v, "mlx5") == 0)
+		r->sport = NE_SPORT_RXE; /* mlx5 computes it as rxe does */
+	else if (strcmp(v, "fixed") == 0)
+		r->sport = NE_SPORT_FIXED;
+	else if (strcmp(v, "hash") == 0)
+		r->sport = NE_SPORT_HASH;
 	else
 		return -1;
 	return 0;
 }
 
-static int parse_rdma(struct dp_nics *ns, struct dp_rdma *r, const char *spec, char *err,
-		      size_t errlen)
+/* The --rdma language: the one table (traffic files' rdma entries take the same keys). */
+static const struct dp_key rdma_keys[] = {
+	{"qps", "1..64", "1", "QPs between the two NICs; messages go round-robin over them", set_qps},
+	{"size", "SIZE, 1..256M", "65536", "bytes per RDMA WRITE", set_size},
+	{"count", "1..100000000", "64", "messages", set_count},
+	{"depth", "1..128", "4", "outstanding messages per QP", set_depth},
+	{"mtu", "256|512|1024|2048|4096", "4096", "path MTU", set_mtu},
+	{"dscp", "0..63", "26", "DSCP of the QPs (26: priority 3, lossless by default)", set_dscp},
+	{"sport", "rxe|mlx5|fixed|hash", "rxe", "UDP source ports (mlx5 computes them as rxe)", set_sport},
+	{"start", "TIME", "0", "time of the first post", set_start},
+};
+
+#define N_RDMA_KEYS (sizeof(rdma_keys) / sizeof(rdma_keys[0]))
+
+void dp_rdma_help(FILE *out)
 {
-	const struct topo *t = ns->fab->topo;
+	dp_keys_help(rdma_keys, N_RDMA_KEYS,
+		     "--rdma SRC>DST[:KEY=VALUE,...] between emulated NICs (the same keys in a traffic "
+		     "file's rdma entries):", out);
+}
+
+struct rdma_parse {
+	struct dp_rdma *r;
+	char what[192]; /* "--rdma 'SPEC'" */
+	char *err;
+	size_t errlen;
+};
+
+static int rdma_kv(void *ctx, const char *k, const char *v)
+{
+	struct rdma_parse *rp = ctx;
+
+	return dp_keys_set(rdma_keys, N_RDMA_KEYS, rp->r, rp->what, k, v, rp->err, rp->errlen);
+}
+
+/*
+ * spec read against topology t into r (its settings; src and dst are t's
+ * host indices): two emulated hosts and the keys. 0, or -1 with a message.
+ */
+static int rdma_read(const struct topo *t, struct dp_rdma *r, const char *spec, char *err,
+		     size_t errlen)
+{
 	char buf[160], *opts;
 	int s, d;
+	struct rdma_parse rp = {.r = r, .err = err, .errlen = errlen};
+	const char *bad;
 
 	snprintf(r->spec, sizeof(r->spec), "%s", spec);
 	snprintf(buf, sizeof(buf), "%s", spec);
+	snprintf(rp.what, sizeof(rp.what), "--rdma '%.160s'", spec);
 	r->qps = 1, r->size = 65536, r->count = 64, r->depth = 4, r->mtu = 4096, r->dscp = 26;
 	if (dp_parse_pair(t, buf, "--rdma", spec, &s, &d, &opts, err, errlen) < 0)
 		return -1;
-	if (!dp_nics_owns(ns, (uint32_t)s) || !dp_nics_owns(ns, (uint32_t)d)) {
+	if (t->hosts[s].attach != TOPO_ATTACH_EMULATED || t->hosts[d].attach != TOPO_ATTACH_EMULATED) {
 		snprintf(err, errlen, "--rdma '%s': both ends must be different emulated hosts", spec);
 		return -1;
 	}
-	r->src = (uint32_t)ns->by_host[s];
-	r->dst = (uint32_t)ns->by_host[d];
-	const char *bad;
-	if (dp_kv_each(opts, rdma_kv, r, &bad) < 0) {
-		snprintf(err, errlen, "--rdma '%s': bad '%s'", spec, bad);
+	r->src = (uint32_t)s;
+	r->dst = (uint32_t)d;
+	return dp_kv_each(opts, rdma_kv, &rp, &bad) < 0 ? -1 : 0;
+}
+
+int dp_rdma_check(const struct topo *t, const char *spec, char *err, size_t errlen)
+{
+	struct dp_rdma r;
+
+	memset(&r, 0, sizeof(r));
+	return rdma_read(t, &r, spec, err, errlen);
+}
+
+static int parse_rdma(struct dp_nics *ns, struct dp_rdma *r, const char *spec, char *err,
+		      size_t errlen)
+{
+	if (rdma_read(ns->topo, r, spec, err, errlen) < 0)
 		return -1;
-	}
+	r->src = (uint32_t)ns->by_host[r->src]; /* host -> NIC */
+	r->dst = (uint32_t)ns->by_host[r->dst];
 	return 0;
 }
 

@@ -41,16 +41,16 @@ TABLE=$(cat <<'ROWS'
 2 | generator: bad color=red | dp | --clos 2,2,2 --gen h0>h1:color=red
 2 | generator: 'flows' is not key=value | dp | --clos 2,2,2 --gen h0>h1:flows
 2 | size 9000 is larger than the hosts' frames | dp | --topology @N@ --name @NAME@ --gen h0>h4:size=9000
-2 | --rdma 'h0>h1:qps=x': bad 'qps=x' | dp | --topology @E@ --clock virtual --name @NAME@ --rdma h0>h1:qps=x
-2 | --rdma 'h0>h1:size=257M': bad 'size=257M' | dp | --topology @E@ --clock virtual --name @NAME@ --rdma h0>h1:size=257M
-2 | --rdma 'h0>h1:size=1Q': bad 'size=1Q' | dp | --topology @E@ --clock virtual --name @NAME@ --rdma h0>h1:size=1Q
+2 | --rdma 'h0>h1:qps=x': bad qps=x: takes 1..64 | dp | --topology @E@ --clock virtual --name @NAME@ --rdma h0>h1:qps=x
+2 | --rdma 'h0>h1:size=257M': bad size=257M: takes SIZE | dp | --topology @E@ --clock virtual --name @NAME@ --rdma h0>h1:size=257M
+2 | --rdma 'h0>h1:size=1Q': bad size=1Q: takes SIZE | dp | --topology @E@ --clock virtual --name @NAME@ --rdma h0>h1:size=1Q
 2 | --rdma 'h0': want SRC>DST[:key=value,...] | dp | --topology @E@ --clock virtual --name @NAME@ --rdma h0
 2 | --rdma 'h0>h1': both ends must be different emulated hosts | dp | --clos 2,2,2 --clock virtual --name @NAME@ --rdma h0>h1
 2 | --coll: op=dance: must be allreduce | dp | --topology @E@ --clock virtual --name @NAME@ --coll op=dance
 2 | --coll: hosts=h0:h99: no host | dp | --topology @E@ --clock virtual --name @NAME@ --coll op=allreduce,hosts=h0:h99
 2 | --te needs a --coll | dp | --clos 2,2,2 --clock virtual --name @NAME@ --te
-2 | quantum=BYTES,msgrate=N): 'qpc=lots' | dp | --clos 2,2,2 --nic qpc=lots
-2 | quantum=BYTES,msgrate=N): 'miss=never' | dp | --clos 2,2,2 --nic miss=never
+2 | --nic: bad qpc=lots: takes 0..1048576 | dp | --clos 2,2,2 --nic qpc=lots
+2 | --nic: bad miss=never: takes TIME | dp | --clos 2,2,2 --nic miss=never
 2 | bad --idle-nap (e.g. 20us, 200us; at most 10ms): '20ms' | dp | --clos 2,2,2 --idle-nap 20ms
 2 | /nonexistent-traffic.yaml: cannot read: No such file or directory | dp | --clos 2,2,2 --traffic /nonexistent-traffic.yaml
 2 | forward): 'detect=soon' (see --help) | dp | --clos 2,2,2 --pfc-watchdog=detect=soon

@@ -123,9 +123,9 @@ bad() { # bad NAME LINE MESSAGE [extra rocelab-dp args] ; body on stdin
     nok "bad traffic ($name): exit $rc, '$first' (expected exit 2, FILE:$line: ...$msg)"
   fi
 }
-bad "unknown key" 2 "unknown key 'speed' in generator" < <(printf 'generators:\n  - {src: h0, dst: h1, speed: 1G}\n')
+bad "unknown key" 2 "generator: bad speed=1G: unknown key; keys: proto, flows" < <(printf 'generators:\n  - {src: h0, dst: h1, speed: 1G}\n')
 bad "unknown host" 2 "dst: unknown host 'h7'" < <(printf 'generators:\n  - {src: h0, dst: h7}\n')
-bad "negative rate" 3 "rate: '-1G' is not a rate above zero" < <(printf 'generators:\n  - {src: h0, dst: h1}\n  - {src: h0, dst: h1, rate: -1G}\n')
+bad "negative rate" 3 "generator: bad rate=-1G: takes RATE" < <(printf 'generators:\n  - {src: h0, dst: h1}\n  - {src: h0, dst: h1, rate: -1G}\n')
 bad "collective over one host" 2 "a collective over 1 host" < <(printf 'collectives:\n  - {op: allreduce, hosts: [h1]}\n')
 bad "size beyond the generator's range" 2 "generator: bad size=20000" < <(printf 'generators:\n  - {src: h0, dst: h1, size: 20000}\n')
 bad "qps beyond the rdma range" 2 "qps" < <(printf 'rdma:\n  - {src: h0, dst: h1, qps: 1000}\n')
