@@ -64,7 +64,7 @@ static inline const char *rl_suggest(const char *word, const char *const *cands,
 
 	for (size_t i = 0; i < n; i++) {
 		size_t d = rl_edit_distance(word, cands[i]);
-		if (d < best) {
+		if (d < best && d < RL_SUGGEST_WORD_MAX) { /* (too long to compare: never a typo) */
 			best = d;
 			pick = cands[i];
 		}

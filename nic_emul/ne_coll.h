@@ -321,10 +321,11 @@ struct ne_coll_spec {
 void ne_coll_spec_default(struct ne_coll_spec *s);
 
 /*
- * Read "key=value,..." into s (after ne_coll_spec_default; keys apply in
- * order, so model= first), then check the keys together. Returns 0, or
- * -EINVAL with "KEY=VALUE: why" (or the rule two keys break) in msg; s may
- * be partly set then (free it with ne_coll_spec_free).
+ * Read "key=value,..." into s (after ne_coll_spec_default): model= first
+ * wherever it stands (it applies NCCL's defaults), then the other keys in
+ * order; then check the keys together. Returns 0, -ENOMEM, or -EINVAL with
+ * "KEY=VALUE: why" (or the rule two keys break) in msg; s may be partly set
+ * then (free it with ne_coll_spec_free).
  */
 int ne_coll_spec_parse(struct ne_coll_spec *s, const char *text, char *msg, size_t cap);
 
@@ -341,18 +342,13 @@ void ne_coll_spec_free(struct ne_coll_spec *s);
 /*
  * QPs a NIC needs for spec s with nranks ranks, whatever its rank (the
  * incast root's or an AllToAll rank's at most, ne_coll_qps_needed), with
- * room for at least 64 peers and 16 more QPs beside the collective.
+ * room beside the collective for --rdma transfers: as many again for a ring,
+ * 64 peers for an AllToAll or incast, and 16 QPs more.
  */
 uint32_t ne_coll_spec_qps_room(const struct ne_coll_spec *s, uint32_t nranks);
 
 /* Print the --coll keys: values, the default, what each means. */
 void ne_coll_keys_help(FILE *out);
-
-/* The --coll keys (with_defaults: only those with a default), at most cap into names. Returns the count. */
-size_t ne_coll_key_names(const char **names, size_t cap, bool with_defaults);
-
-/* The --coll default of key as the table writes it, or NULL (none shown, or no such key). */
-const char *ne_coll_key_default(const char *key);
 
 /* Effective channel count: cfg->channels, raised to NCCL_MIN_NCHANNELS and
  * capped at NCCL_MAX_NCHANNELS in model nccl; cfg->channels otherwise. */

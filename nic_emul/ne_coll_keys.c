@@ -542,21 +542,3 @@ void ne_coll_keys_help(FILE *out)
 		     "      KB, MB, GB are decimal (1KB = 1000).\n"
 		     "TIME: 0, or a number with ns, us, ms or s.\n");
 }
-
-size_t ne_coll_key_names(const char **names, size_t cap, bool with_defaults)
-{
-	size_t n = 0;
-
-	for (size_t i = 0; i < N_KEYS; i++)
-		if (!keys[i].lib && (!with_defaults || keys[i].dflt) && n < cap)
-			names[n++] = keys[i].key;
-	return n;
-}
-
-const char *ne_coll_key_default(const char *key)
-{
-	for (size_t i = 0; i < N_KEYS; i++)
-		if (!strcmp(key, keys[i].key))
-			return keys[i].dflt;
-	return NULL;
-}

@@ -8,6 +8,7 @@
 #include "ne_coll_priv.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +36,12 @@ int ne_coll_spec_set(struct ne_coll_spec *s, const char *key, const char *value,
 		     size_t cap)
 {
 	return ne_coll_key_set(&s->cfg, s, key, value, msg, cap);
+}
+
+/* True when the pair (len bytes) sets model=: it goes first (below). */
+static bool is_model(const char *pair, size_t len)
+{
+	return len > 6 && strncmp(pair, "model=", 6) == 0;
 }
 
 /* One "key=value" of text (len bytes, not terminated) into s. */
@@ -65,12 +72,17 @@ int ne_coll_spec_parse(struct ne_coll_spec *s, const char *text, char *msg, size
 
 	if (msg && cap)
 		msg[0] = '\0';
-	while (*p) {
-		size_t len = strcspn(p, ",");
-		int rc = len ? spec_pair(s, p, len, msg, cap) : 0;
-		if (rc)
-			return rc;
-		p += len + (p[len] == ',');
+	/* model= first wherever it stands: it resets what NCCL's defaults cover
+	 * (qps, mode, buffers), and a key given before it must not be lost
+	 * (a traffic file's mapping has no order a user would think of) */
+	for (int pass = 0; pass < 2; pass++) {
+		for (p = text ? text : ""; *p;) {
+			size_t len = strcspn(p, ",");
+			int rc = len && is_model(p, len) == (pass == 0) ? spec_pair(s, p, len, msg, cap) : 0;
+			if (rc)
+				return rc;
+			p += len + (p[len] == ',');
+		}
 	}
 	return ne_coll_spec_check(s, msg, cap);
 }
@@ -110,5 +122,8 @@ uint32_t ne_coll_spec_qps_room(const struct ne_coll_spec *s, uint32_t nranks)
 
 	c.nranks = all_peers && nranks < SPEC_PEERS_MIN ? SPEC_PEERS_MIN : nranks;
 	c.root = 0; /* (the incast root needs the most) */
-	return ne_coll_qps_needed(&c, 0) + SPEC_QPS_SPARE;
+	uint32_t need = ne_coll_qps_needed(&c, 0);
+	/* a ring's two peers: as many again for --rdma transfers beside it (the
+	 * room rocelab-dp gave before this table owned the --coll keys) */
+	return (all_peers ? need : 2 * need) + SPEC_QPS_SPARE;
 }

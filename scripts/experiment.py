@@ -97,7 +97,7 @@ def dp_version(dp):
     """rocelab-dp's --version line ("rocelab-dp 0.1.0 (commit ...)"), for the report."""
     try:
         p = subprocess.run([dp, "--version"], capture_output=True, text=True, timeout=30)
-    except OSError:
+    except (OSError, subprocess.SubprocessError):
         return "an unknown rocelab-dp"
     return p.stdout.strip() if p.returncode == 0 and p.stdout.strip() else "an unknown rocelab-dp"
 
@@ -109,8 +109,11 @@ def check_colls(dp, exp, coll_base):
     nccl or collective), with rocelab-dp's words."""
     m = exp["_marked"]
     for k, v in enumerate(exp["variants"]):
-        p = subprocess.run([dp, "--check", "--coll", coll_for(exp, coll_base, v)],
-                           capture_output=True, text=True, timeout=60)
+        try:
+            p = subprocess.run([dp, "--check", "--coll", coll_for(exp, coll_base, v)],
+                               capture_output=True, text=True, timeout=60)
+        except (OSError, subprocess.SubprocessError) as e:
+            die(f"cannot check the collectives with {dp}: {e}", 1)
         if p.returncode == 0:
             continue
         msg = (p.stderr or p.stdout).strip().splitlines()[-1] if (p.stderr or p.stdout).strip() else ""

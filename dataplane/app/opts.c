@@ -461,7 +461,8 @@ static void opts_default(struct opts *o)
 /* The rules between options, once all are read. 0, or EXIT_BAD_INPUT saying why. */
 static int opts_check(const struct opts *o)
 {
-	if (!o->topology && !o->clos[0] && !(o->check && o->coll.n)) /* (--check --coll: keys) */
+	if (!o->topology && !o->clos[0] && !(o->check && o->coll.n && !o->rdma.n && !o->gen.n &&
+					      !o->traffic && !o->list_hosts)) /* (--check --coll: keys) */
 		return bad("a topology is needed: --topology FILE or --clos S,L,H", NULL);
 	if (o->topology && o->clos[0])
 		return bad("give either --topology or --clos, not both", NULL);

@@ -146,8 +146,7 @@ static void at_where(char *err, size_t errlen, const char *where)
 		return;
 	char msg[384]; /* (a message cut to leave room for WHERE) */
 	snprintf(msg, sizeof(msg), "%.383s", err);
-	if (snprintf(err, errlen, "%s: %s", where, msg) >= (int)errlen)
-		return; /* cut, as any message longer than err */
+	snprintf(err, errlen, "%s: %s", where, msg); /* (cut, as any message longer than err) */
 }
 
 /*

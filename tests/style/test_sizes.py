@@ -22,7 +22,7 @@ def sources(root):
 
 
 def breaches(path, root):
-    lines = open(path, errors="replace").read().split("\n")
+    lines = open(path, errors="replace").read().splitlines()
     rel = os.path.relpath(path, root)
     if len(lines) > FILE_MAX:
         yield f"{rel}: {len(lines)} lines (at most {FILE_MAX})"
@@ -33,7 +33,7 @@ def breaches(path, root):
         elif line == "}" and start is not None:
             n = i - start + 1
             if n > FUNC_MAX:
-                yield f"{rel}:{start}: a function of {n} lines (at most {FUNC_MAX}): {lines[start - 1].strip()[:60]}"
+                yield f"{rel}:{start + 1}: a function of {n} lines (at most {FUNC_MAX}): {lines[start - 1].strip()[:60]}"
             start = None
 
 
