@@ -45,6 +45,6 @@ echo "(picture: results/demo/ecmp-vs-eecmp.png, .svg; over time: results/demo/ec
 echo
 echo "== E1: E-ECMP + QP scaling, ring AllReduce over 8 emulated RDMA NICs, NCCL's model (virtual clock)"
 /usr/bin/python3 scripts/experiment.py experiments/e1-nccl.yaml --quick \
-  --out results/e1-demo 2>/dev/null | sed -n '/^| variant/,/^$/p;/^Largest/p'
+  --out results/e1-demo 2>/dev/null | sed -n '/^| variant | [0-9]/,/^$/p;/^Largest/p'
 echo "(plot and report: results/e1-demo/busbw.png, results/e1-demo/report.md;"
 echo " the fabric of every variant: results/e1-demo/pictures/fabric.png, .html)"
