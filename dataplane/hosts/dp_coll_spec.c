@@ -1,19 +1,16 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * dp_coll_spec: a --coll SPEC read into a collective: the keys this layer
- * owns (hosts, sizes, ...), the others handed to ne_coll_config_set, the
- * questions rocelab-dp asks of a spec before the fabric exists.
+ * dp_coll_spec: a --coll SPEC read into a collective. nic_emul's one key table
+ * (ne_coll_spec_parse) reads every key; this layer turns hosts= into ranks on
+ * the topology, checks the settings together, and answers the questions
+ * rocelab-dp asks of a spec before the fabric exists.
  */
-#define _GNU_SOURCE /* qsort_r */
 #include "dp_coll_priv.h"
 
 #include <errno.h>
 #include <inttypes.h>
-#include <math.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-
 
 /*
  * The ranks of a --coll's hosts= text (NULL: every emulated host, at most

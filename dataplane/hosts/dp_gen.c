@@ -39,15 +39,6 @@ static int set_proto(void *obj, const char *v)
 	return 0;
 }
 
-static int set_flows(void *obj, const char *v)
-{
-	uint64_t n;
-
-	if (gen_u64(v, 1, 1u << 20, &n) < 0)
-		return -1;
-	((struct dp_gen *)obj)->flows = (uint32_t)n;
-	return 0;
-}
 
 static int set_sport(void *obj, const char *v)
 {
@@ -63,15 +54,6 @@ static int set_sport(void *obj, const char *v)
 	return 0;
 }
 
-static int set_size(void *obj, const char *v)
-{
-	uint64_t n;
-
-	if (gen_u64(v, 64, 9216, &n) < 0)
-		return -1;
-	((struct dp_gen *)obj)->size = (uint32_t)n;
-	return 0;
-}
 
 static int set_rate(void *obj, const char *v)
 {
@@ -84,47 +66,21 @@ static int set_rate(void *obj, const char *v)
 	return 0;
 }
 
-static int set_count(void *obj, const char *v)
-{
-	return gen_u64(v, 0, UINT64_MAX, &((struct dp_gen *)obj)->count);
-}
 
-static int set_start(void *obj, const char *v)
-{
-	return dp_parse_time(v, &((struct dp_gen *)obj)->start_ns);
-}
 
-static int set_dscp(void *obj, const char *v)
-{
-	uint64_t n;
 
-	if (gen_u64(v, 0, 63, &n) < 0)
-		return -1;
-	((struct dp_gen *)obj)->dscp = (uint8_t)n;
-	return 0;
-}
-
-static int set_ttl(void *obj, const char *v)
-{
-	uint64_t n;
-
-	if (gen_u64(v, 1, 255, &n) < 0)
-		return -1;
-	((struct dp_gen *)obj)->ttl = (uint8_t)n;
-	return 0;
-}
 
 /* The --gen language: the one table (traffic files' generators take the same keys). */
 static const struct dp_key gen_keys[] = {
-	{"proto", "udp|roce|pfc", "udp", "UDP datagrams, RoCEv2 WRITEs, or PFC pause frames", set_proto},
-	{"flows", "1..1048576", "1", "flows, one source port each (round robin)", set_flows},
-	{"sport", "0..65535 | vary", "10000 (roce: 0xc000)", "first UDP source port; vary: a new one per packet", set_sport},
-	{"size", "64..9216", "1000", "frame bytes (pfc: the pause frame's)", set_size},
-	{"rate", "RATE", "1G", "bit/s on the wire (100G, 25Gbps)", set_rate},
-	{"count", "N", "1000", "frames to send", set_count},
-	{"start", "TIME", "0", "when the first frame leaves", set_start},
-	{"dscp", "0..63", "0", "DSCP of every frame", set_dscp},
-	{"ttl", "1..255", "64", "IP TTL", set_ttl},
+	{"proto", "udp|roce|pfc", "udp", "UDP datagrams, RoCEv2 WRITEs, or PFC pause frames", .set = set_proto},
+	{"flows", "1..1048576", "1", "flows, one source port each (round robin)", NULL, DP_KEY_FIELD(DP_KEY_UINT, struct dp_gen, flows, 1, 1u << 20)},
+	{"sport", "0..65535 | vary", "10000 (roce: 0xc000)", "first UDP source port; vary: a new one per packet", .set = set_sport},
+	{"size", "64..9216", "1000", "frame bytes (pfc: the pause frame's)", NULL, DP_KEY_FIELD(DP_KEY_UINT, struct dp_gen, size, 64, 9216)},
+	{"rate", "RATE", "1G", "bit/s on the wire (100G, 25Gbps)", .set = set_rate},
+	{"count", "N", "1000", "frames to send", NULL, DP_KEY_FIELD(DP_KEY_UINT, struct dp_gen, count, 0, UINT64_MAX)},
+	{"start", "TIME", "0", "when the first frame leaves", NULL, DP_KEY_FIELD(DP_KEY_TIME, struct dp_gen, start_ns, 0, 0)},
+	{"dscp", "0..63", "0", "DSCP of every frame", NULL, DP_KEY_FIELD(DP_KEY_UINT, struct dp_gen, dscp, 0, 63)},
+	{"ttl", "1..255", "64", "IP TTL", NULL, DP_KEY_FIELD(DP_KEY_UINT, struct dp_gen, ttl, 1, 255)},
 };
 
 void dp_gen_help(FILE *out)

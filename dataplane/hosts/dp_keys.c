@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "dp_units.h"
 #include "rl_suggest.h"
 
 #define KEYS_MAX 32u /* rows a table may have (the nearest-key search keeps their names) */
@@ -29,13 +30,37 @@ static int unknown_key(const struct dp_key *tab, size_t n, const char *what, con
 	return -EINVAL;
 }
 
+/* A field row's value into obj's field: 0, or -1 for a bad value (obj unchanged). */
+static int set_field(const struct dp_key *k, void *obj, const char *value)
+{
+	unsigned char *f = (unsigned char *)obj + k->off;
+	uint64_t n;
+	int rc;
+
+	if (k->kind == DP_KEY_TIME)
+		rc = dp_parse_time(value, &n);
+	else if (k->kind == DP_KEY_BYTES)
+		rc = dp_parse_bytes(value, &n);
+	else
+		rc = dp_parse_u64(value, &n);
+	if (rc < 0 || (k->kind != DP_KEY_TIME && (n < k->lo || n > k->hi)))
+		return -1;
+	switch (k->width) {
+	case 1: *(uint8_t *)f = (uint8_t)n; return 0;
+	case 2: *(uint16_t *)f = (uint16_t)n; return 0;
+	case 4: *(uint32_t *)f = (uint32_t)n; return 0;
+	case 8: *(uint64_t *)f = n; return 0;
+	}
+	return -1; /* a table's mistake: no such unsigned field */
+}
+
 int dp_keys_set(const struct dp_key *tab, size_t n, void *obj, const char *what, const char *key,
 		const char *value, char *err, size_t errlen)
 {
 	for (size_t i = 0; i < n; i++) {
 		if (strcmp(tab[i].key, key))
 			continue;
-		if (tab[i].set(obj, value) == 0)
+		if ((tab[i].set ? tab[i].set(obj, value) : set_field(&tab[i], obj, value)) == 0)
 			return 0;
 		snprintf(err, errlen, "%s: bad %s=%s: takes %s", what, key, value, tab[i].values);
 		return -EINVAL;

@@ -10,7 +10,16 @@
 #define DP_KEYS_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
+
+/* How a row without a setter reads its value into its field. */
+enum dp_key_kind {
+	DP_KEY_FN,    /* the row's set() reads it */
+	DP_KEY_UINT,  /* a whole number in [lo, hi] (dp_parse_u64) */
+	DP_KEY_BYTES, /* a size with K, M, G, KB... in [lo, hi] (dp_parse_bytes) */
+	DP_KEY_TIME,  /* a time with ns, us, ms, s, in nanoseconds (dp_parse_time) */
+};
 
 struct dp_key {
 	const char *key;
@@ -18,10 +27,19 @@ struct dp_key {
 	const char *dflt;   /* its default as text; NULL: none to show */
 	const char *help;   /* what it means */
 	int (*set)(void *obj, const char *value); /* 0, or -1 for a bad value (obj unchanged) */
+	/* Rows whose value is one number in one unsigned field need no setter: */
+	enum dp_key_kind kind;
+	size_t off, width; /* the field: offsetof and sizeof */
+	uint64_t lo, hi;   /* the values it takes (not for DP_KEY_TIME) */
 };
 
+/* A row's field: DP_KEY_FIELD(DP_KEY_UINT, struct dp_gen, flows, 1, 1u << 20). */
+#define DP_KEY_FIELD(kind_, type, field, lo_, hi_)                                              \
+	.kind = (kind_), .off = offsetof(type, field), .width = sizeof(((type *)0)->field),      \
+	.lo = (lo_), .hi = (hi_)
+
 /*
- * key=value through the n rows of tab into obj. Returns 0, or -EINVAL with
+ * key=value through the n rows of tab into obj: the row's setter, or its field. Returns 0, or -EINVAL with
  * "WHAT: bad KEY=VALUE: takes VALUES" or, for a key not in the table,
  * "WHAT: bad KEY=VALUE: unknown key (did you mean K?); keys: a, b, ..." in err.
  */

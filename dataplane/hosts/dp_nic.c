@@ -211,40 +211,9 @@ void dp_nics_rx(struct dp_nics *ns, struct dp_host *h, struct rte_mbuf *m, uint6
 	dp_nic_service(nh, now);
 }
 
-static int set_qpc(void *obj, const char *v)
-{
-	uint64_t n;
 
-	if (dp_parse_u64(v, &n) < 0 || n > 1u << 20)
-		return -1;
-	((struct dp_nic_opts *)obj)->qpc_entries = (uint32_t)n;
-	return 0;
-}
 
-static int set_miss(void *obj, const char *v)
-{
-	return dp_parse_time(v, &((struct dp_nic_opts *)obj)->qpc_miss_ns);
-}
 
-static int set_quantum(void *obj, const char *v)
-{
-	uint64_t n;
-
-	if (dp_parse_bytes(v, &n) < 0 || n > 1u << 30)
-		return -1;
-	((struct dp_nic_opts *)obj)->tx_quantum = (uint32_t)n;
-	return 0;
-}
-
-static int set_msgrate(void *obj, const char *v)
-{
-	uint64_t n;
-
-	if (dp_parse_u64(v, &n) < 0 || n > 1000000000000ull)
-		return -1;
-	((struct dp_nic_opts *)obj)->msg_rate = n;
-	return 0;
-}
 
 static int set_hold(void *obj, const char *v)
 {
@@ -256,11 +225,11 @@ static int set_hold(void *obj, const char *v)
 
 /* The --nic language: every emulated NIC's model settings, one table. */
 static const struct dp_key nic_keys[] = {
-	{"qpc", "0..1048576", "0", "QP contexts the NIC holds (0: no cache model)", set_qpc},
-	{"miss", "TIME", "0", "what a QP context miss costs", set_miss},
-	{"quantum", "SIZE, at most 1G", "0", "TX arbitration: deficit round robin quantum (0: round robin)", set_quantum},
-	{"msgrate", "0..1000000000000", "0", "messages per second per NIC at most (0: no limit)", set_msgrate},
-	{"hold", "on|off", NULL, "accepted, no longer needed: a fetched context always stays until its QP sends", set_hold},
+	{"qpc", "0..1048576", "0", "QP contexts the NIC holds (0: no cache model)", NULL, DP_KEY_FIELD(DP_KEY_UINT, struct dp_nic_opts, qpc_entries, 0, 1u << 20)},
+	{"miss", "TIME", "0", "what a QP context miss costs", NULL, DP_KEY_FIELD(DP_KEY_TIME, struct dp_nic_opts, qpc_miss_ns, 0, 0)},
+	{"quantum", "SIZE, at most 1G", "0", "TX arbitration: deficit round robin quantum (0: round robin)", NULL, DP_KEY_FIELD(DP_KEY_BYTES, struct dp_nic_opts, tx_quantum, 0, 1u << 30)},
+	{"msgrate", "0..1000000000000", "0", "messages per second per NIC at most (0: no limit)", NULL, DP_KEY_FIELD(DP_KEY_UINT, struct dp_nic_opts, msg_rate, 0, 1000000000000ull)},
+	{"hold", "on|off", NULL, "accepted, no longer needed: a fetched context always stays until its QP sends", .set = set_hold},
 };
 
 #define N_NIC_KEYS (sizeof(nic_keys) / sizeof(nic_keys[0]))

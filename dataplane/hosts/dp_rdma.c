@@ -75,20 +75,8 @@ static int rdma_u32(const char *v, uint64_t lo, uint64_t hi, uint32_t *out)
 	return 0;
 }
 
-static int set_qps(void *obj, const char *v)
-{
-	return rdma_u32(v, 1, 64, &((struct dp_rdma *)obj)->qps);
-}
 
-static int set_count(void *obj, const char *v)
-{
-	return rdma_u32(v, 1, 100000000, &((struct dp_rdma *)obj)->count);
-}
 
-static int set_depth(void *obj, const char *v)
-{
-	return rdma_u32(v, 1, 128, &((struct dp_rdma *)obj)->depth);
-}
 
 static int set_mtu(void *obj, const char *v)
 {
@@ -100,30 +88,8 @@ static int set_mtu(void *obj, const char *v)
 	return 0;
 }
 
-static int set_dscp(void *obj, const char *v)
-{
-	uint32_t d;
 
-	if (rdma_u32(v, 0, 63, &d) < 0)
-		return -1;
-	((struct dp_rdma *)obj)->dscp = (uint8_t)d;
-	return 0;
-}
 
-static int set_size(void *obj, const char *v)
-{
-	uint64_t n;
-
-	if (dp_parse_bytes(v, &n) < 0 || n < 1 || n > (256u << 20))
-		return -1;
-	((struct dp_rdma *)obj)->size = (uint32_t)n;
-	return 0;
-}
-
-static int set_start(void *obj, const char *v)
-{
-	return dp_parse_time(v, &((struct dp_rdma *)obj)->start_ns);
-}
 
 static int set_sport(void *obj, const char *v)
 {
@@ -142,14 +108,14 @@ static int set_sport(void *obj, const char *v)
 
 /* The --rdma language: the one table (traffic files' rdma entries take the same keys). */
 static const struct dp_key rdma_keys[] = {
-	{"qps", "1..64", "1", "QPs between the two NICs; messages go round-robin over them", set_qps},
-	{"size", "SIZE, 1..256M", "65536", "bytes per RDMA WRITE", set_size},
-	{"count", "1..100000000", "64", "messages", set_count},
-	{"depth", "1..128", "4", "outstanding messages per QP", set_depth},
-	{"mtu", "256|512|1024|2048|4096", "4096", "path MTU", set_mtu},
-	{"dscp", "0..63", "26", "DSCP of the QPs (26: priority 3, lossless by default)", set_dscp},
-	{"sport", "rxe|mlx5|fixed|hash", "rxe", "UDP source ports (mlx5 computes them as rxe)", set_sport},
-	{"start", "TIME", "0", "time of the first post", set_start},
+	{"qps", "1..64", "1", "QPs between the two NICs; messages go round-robin over them", NULL, DP_KEY_FIELD(DP_KEY_UINT, struct dp_rdma, qps, 1, 64)},
+	{"size", "SIZE, 1..256M", "65536", "bytes per RDMA WRITE", NULL, DP_KEY_FIELD(DP_KEY_BYTES, struct dp_rdma, size, 1, 256u << 20)},
+	{"count", "1..100000000", "64", "messages", NULL, DP_KEY_FIELD(DP_KEY_UINT, struct dp_rdma, count, 1, 100000000)},
+	{"depth", "1..128", "4", "outstanding messages per QP", NULL, DP_KEY_FIELD(DP_KEY_UINT, struct dp_rdma, depth, 1, 128)},
+	{"mtu", "256|512|1024|2048|4096", "4096", "path MTU", .set = set_mtu},
+	{"dscp", "0..63", "26", "DSCP of the QPs (26: priority 3, lossless by default)", NULL, DP_KEY_FIELD(DP_KEY_UINT, struct dp_rdma, dscp, 0, 63)},
+	{"sport", "rxe|mlx5|fixed|hash", "rxe", "UDP source ports (mlx5 computes them as rxe)", .set = set_sport},
+	{"start", "TIME", "0", "time of the first post", NULL, DP_KEY_FIELD(DP_KEY_TIME, struct dp_rdma, start_ns, 0, 0)},
 };
 
 #define N_RDMA_KEYS (sizeof(rdma_keys) / sizeof(rdma_keys[0]))
