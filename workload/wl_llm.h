@@ -84,7 +84,8 @@ int wl_llm_parse(struct wl_llm *p, const char *spec, struct wl_err *err);
 /* Checks what a graph needs: layers a multiple of pp; heads, kv_heads and
  * ffn multiples of tp; heads of kv_heads; hidden of heads; gbs of mb * dp;
  * dp of ep; ep 1 for a dense model; for an MoE, experts a multiple of ep,
- * seq of tp, topk in 1..experts; at most 1<<20 ranks. Returns 0, or -1 with
+ * seq of tp, topk in 1..experts; at most 1<<20 ranks; micro-batches times
+ * layers / pp at most 1<<22 (one rank's nodes). Returns 0, or -1 with
  * err naming the keys and their values. */
 int wl_llm_validate(const struct wl_llm *p, struct wl_err *err);
 

@@ -13,6 +13,7 @@
 #include "wl_llm.h"
 
 #define WL_LLM_MAX_RANKS (1u << 20)
+#define WL_LLM_MAX_PASSES (1u << 22) /* micro-batches x layers of a stage */
 
 /*
  * Public shapes.
@@ -251,6 +252,14 @@ int wl_llm_validate(const struct wl_llm *p, struct wl_err *err)
 	if (p->gbs % ((uint64_t)p->mb * p->dp) != 0)
 		return wl_err_set(err, "llm spec: gbs=%u is not a multiple of mb*dp=%llu", p->gbs,
 				  (unsigned long long)p->mb * p->dp);
+	/* a bound on one rank's nodes (about 6 a layer pass), so that a typo in
+	 * gbs is refused rather than eating the memory of the machine */
+	uint64_t passes = (uint64_t)(p->gbs / (p->mb * p->dp)) * (p->layers / p->pp);
+	if (passes > WL_LLM_MAX_PASSES)
+		return wl_err_set(err, "llm spec: gbs=%u gives %u micro-batches of %u layers a "
+				  "rank, %llu layer passes; at most %u", p->gbs,
+				  p->gbs / (p->mb * p->dp), p->layers / p->pp,
+				  (unsigned long long)passes, WL_LLM_MAX_PASSES);
 	if (p->experts == 0 && p->ep > 1)
 		return wl_err_set(err, "llm spec: bad ep=%u: a dense model (experts=0) has no "
 				  "experts to spread", p->ep);

@@ -418,6 +418,9 @@ static void test_bad_specs(void **state)
 	expect_refused("preset=mixtral-8x7b,topk=9", "llm spec: bad topk=9: takes 1..experts=8");
 	expect_refused("preset=mixtral-8x7b,ep=3,dp=3,gbs=9",
 		       "llm spec: experts=8 is not a multiple of ep=3");
+	/* 2^22 micro-batches x 32 layers: 2^27 layer passes */
+	expect_refused("gbs=4194304", "llm spec: gbs=4194304 gives 4194304 micro-batches of 32 "
+		       "layers a rank, 134217728 layer passes; at most 4194304");
 	expect_refused("tp=1024,pp=32,dp=64,layers=64,heads=1024,kv_heads=1024,hidden=1024,"
 		       "ffn=1024,gbs=64", "llm spec: bad tp*pp*dp=2097152: a job has at most "
 		       "1048576 ranks");
