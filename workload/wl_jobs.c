@@ -147,7 +147,7 @@ static int job_pair(struct topo_yaml_ctx *c, void *obj, const char *key, struct 
 	uint64_t x;
 
 	if (!known(key, job_keys))
-		return unknown_word(c, kl, "key in a job", key, job_keys);
+		return unknown_word(c, kl, "job key", key, job_keys);
 	if (!strcmp(key, "name"))
 		return get_name(c, v, kl, j->name);
 	if (!strcmp(key, "workload"))
