@@ -322,6 +322,8 @@ static void place_topo_aware(struct pick *k)
 					z = y;
 				}
 			}
+			if (z == FREE)
+				return; /* not reached: the caller checked the free count */
 		}
 		for (uint32_t r = 0; r < c->n_racks && k->p->n < k->need; r++)
 			if (c->racks[r].zone == z)
@@ -331,23 +333,24 @@ static void place_topo_aware(struct pick *k)
 
 /* --------------------------------------------------------------- schedule */
 
-/* Distinct racks and zones, and ring hops between them. */
-static void measure(const struct wl_cluster *c, struct wl_place *p)
+/* Distinct racks and zones, and ring hops between them; -1 when out of memory. */
+static int measure(const struct wl_cluster *c, struct wl_place *p)
 {
 	bool *seen = calloc(c->n_racks + c->n_zones, sizeof(*seen));
 
+	if (!seen)
+		return -1;
 	for (uint32_t i = 0; i < p->n; i++) {
 		const struct wl_cserver *a = &c->servers[p->servers[i]];
 		const struct wl_cserver *b = &c->servers[p->servers[(i + 1) % p->n]];
 		p->rack_hops += p->n > 1 && a->rack != b->rack;
 		p->zone_hops += p->n > 1 && a->zone != b->zone;
-		if (seen) {
-			p->racks += !seen[a->rack];
-			p->zones += !seen[c->n_racks + a->zone];
-			seen[a->rack] = seen[c->n_racks + a->zone] = true;
-		}
+		p->racks += !seen[a->rack];
+		p->zones += !seen[c->n_racks + a->zone];
+		seen[a->rack] = seen[c->n_racks + a->zone] = true;
 	}
 	free(seen);
+	return 0;
 }
 
 static uint32_t free_servers(const struct wl_cluster *c, const uint32_t *owner)
@@ -407,10 +410,9 @@ static int place_job(struct pick *k, const char *file)
 		place_topo_aware(k);
 		break;
 	}
-	if (rc)
+	if (rc || measure(c, k->p))
 		return -1;
 	k->p->placed = 1;
-	measure(c, k->p);
 	return 0;
 }
 
