@@ -11,6 +11,7 @@
 #   nc_tune   NCCL_ALGO / NCCL_PROTO lists and the tuning model (nccl/nc_tune)
 #   wl_chakra Chakra execution traces into the job graph, and its check (workload/)
 #   wl_astra  ASTRA-sim text workloads (workload/wl_astra)
+#   wl_jobs   job files and their placement by the scheduler (workload/wl_jobs, wl_sched)
 # Seeds: the real rxe frames and the topologies of the repository, and the small
 # hand-made files of tests/fuzz/seeds/TARGET/.
 #
@@ -25,7 +26,7 @@ cli_plain "$0" "$@"
 cd "$(dirname "$0")/.."
 secs=${1:-30}
 shift || true
-all=(parse topology nic_rx pfc_mmu ctl peer flow swx_spec nc_tune wl_chakra wl_astra)
+all=(parse topology nic_rx pfc_mmu ctl peer flow swx_spec nc_tune wl_chakra wl_astra wl_jobs)
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=("${all[@]}")
 dir=build-fuzz
