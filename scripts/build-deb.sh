@@ -26,7 +26,7 @@ while [ $# -gt 0 ]; do
 done
 [ -d "$out" ] || { echo "build-deb.sh: --out $out: no such directory" >&2; exit 2; }
 out=$(cd "$out" && pwd)
-for t in meson ninja dpkg-deb dpkg-shlibdeps; do
+for t in meson ninja dpkg-deb dpkg-shlibdeps pandoc; do  # pandoc: the man pages
   command -v "$t" >/dev/null || { echo "build-deb.sh: $t not found (scripts/install-deps.sh)" >&2; exit 1; }
 done
 

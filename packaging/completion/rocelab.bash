@@ -54,8 +54,9 @@ _rocelab_keys() {
   else
     for k in $(awk '{ print $1 }' <<< "$table"); do cands+=("$head$k="); done
     [[ -z $head ]] && cands+=(help)
-    compopt -o nospace 2>/dev/null
   fi
+  # no space after a key or value: a ',' and the next key may follow
+  compopt -o nospace 2>/dev/null
   _rocelab_reply "$tok" "${cands[@]}"
 }
 
