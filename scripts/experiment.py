@@ -55,12 +55,14 @@ import tempfile
 import textwrap
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
+# realpath: bin/rocelab-experiment is a link to the installed copy (scripts/rlpaths.py)
+HERE = os.path.dirname(os.path.realpath(__file__))
 ROOT = os.path.dirname(HERE)
 # its modules, also when it is imported from elsewhere (as a library, or by a test)
 sys.path[:0] = [HERE, os.path.join(ROOT, "tools", "rocelab-viz-lib")]
 import expcheck  # noqa: E402
 import rlcli  # noqa: E402
+import rlpaths  # noqa: E402
 from expcheck import ExpError, yaml  # noqa: E402
 
 
@@ -754,11 +756,12 @@ def parse_args(argv):
                     help="stop a run of rocelab-dp that takes longer (wall time; exit 1); "
                          "0: no limit (1,024-rank runs on a shared machine take more than "
                          "the default 1800)")
-    ap.add_argument("--dp", default=os.environ.get("ROCELAB_DP", os.path.join(ROOT, "build/dataplane/rocelab-dp")))
-    ap.add_argument("--topo-tool", default=os.environ.get(
-        "ROCELAB_TOPO", os.path.join(ROOT, "build/topology/rocelab-topo")),
+    ap.add_argument("--dp", default=rlpaths.program("rocelab-dp", "ROCELAB_DP", "dataplane"))
+    ap.add_argument("--topo-tool", default=rlpaths.program("rocelab-topo", "ROCELAB_TOPO", "topology"),
         help="rocelab-topo, for topology: {generate: ...}")
-    return ap.parse_args(argv)
+    a = ap.parse_args(argv)
+    a.experiment = rlpaths.experiment_file(a.experiment)
+    return a
 
 
 def placement_tables(exp, placed, base, mean, labels, sizes):
@@ -867,7 +870,7 @@ def run(a, can_draw=True):
     seeds = exp["seeds"][:1] if a.quick or a.smoke else exp["seeds"]
     coll_base = quick_sizes(exp["collective"]) if a.smoke else exp["collective"]
     check_colls(a.dp, exp, coll_base)
-    out = a.out or os.path.join(ROOT, "results", exp["name"])
+    out = a.out or rlpaths.results_dir(exp["name"])
     os.makedirs(out, exist_ok=True)
     base, topo_label = base_topology(exp, a.experiment, out, a.topo_tool)
 

@@ -22,8 +22,17 @@
 # everything is tracked and cleaned up by PID (state in /tmp/rocelab-NAME), so
 # nothing is looked up or killed by name machine-wide. Needs root.
 set -euo pipefail
-here=$(cd "$(dirname "$0")/.." && pwd)
-DP=${ROCELAB_DP:-$here/build/dataplane/rocelab-dp}
+# here: the checkout, or PREFIX/share/rocelab when installed (bin/rocelab-fabric is a
+# link to share/rocelab/scripts/fabric.sh, hence readlink -f); rocelab-dp is then the
+# installed one: PREFIX/bin, else PATH.
+here=$(cd "$(dirname "$(readlink -f "$0")")/.." && pwd)
+if [ -n "${ROCELAB_DP:-}" ] || [ -f "$here/meson.build" ]; then
+  DP=${ROCELAB_DP:-$here/build/dataplane/rocelab-dp}
+elif [ -x "$here/../../bin/rocelab-dp" ]; then
+  DP=$(cd "$here/../../bin" && pwd)/rocelab-dp
+else
+  DP=$(command -v rocelab-dp || echo rocelab-dp)
+fi
 
 die() { echo "fabric.sh: $*" >&2; exit 2; }
 state_dir() { echo "/tmp/rocelab-$1"; }

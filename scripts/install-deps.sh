@@ -30,6 +30,8 @@ PKGS=(
   # (scripts/rxe/labserver.sh) boots the same kernel with this root over qemu's 9p
   qemu-system-x86 busybox-static linux-image-amd64 cpio kmod
   rdma-core ibverbs-utils ibverbs-providers perftest
+  pandoc  # packaging/man: the man pages, made from docs/reference (issue 39)
+  bash-completion  # packaging/completion: loads the installed completion on demand
 )
 
 missing=()
