@@ -68,12 +68,16 @@ def blocks(path, lines):
 
 def link_root(build, where):
     """A folder that looks like the repository's root: links to its entries, build/
-    to the build folder, and no results/ (the runs write theirs here)."""
+    to the build folder, and no results/ (the runs write theirs here). scripts/ is a
+    copy: the Python commands find their root from their own real path, and write
+    their results under it."""
     os.makedirs(where)
     for name in os.listdir(ROOT):
-        if name in (".git", "results") or name.startswith("build"):
+        if name in (".git", "results", "scripts") or name.startswith("build"):
             continue
         os.symlink(os.path.join(ROOT, name), os.path.join(where, name))
+    shutil.copytree(os.path.join(ROOT, "scripts"), os.path.join(where, "scripts"), symlinks=True,
+                    ignore=shutil.ignore_patterns("__pycache__"))
     os.symlink(os.path.abspath(build), os.path.join(where, "build"))
 
 

@@ -50,7 +50,8 @@ run_dir() { # build dir, extra meson test args (one string), meson setup args...
   fi
 }
 
-run_dir build ""
+# --prefix=/usr: the .deb test (suite deb) packages this build instead of building another
+run_dir build "" --prefix=/usr
 # Under the sanitizers: everything of ours; the Mininet and soft-RoCE VM suites drive
 # external programs (mn, qemu) for minutes and gain nothing from it, so they run once.
 if [ -z "${SUITES:-}" ]; then asan_extra="--no-suite mininet --no-suite rxe"; else asan_extra=""; fi

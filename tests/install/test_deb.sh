@@ -7,10 +7,11 @@
 # writes only to the tmpfs, which goes away with the namespace. Needs root; skipped
 # (77) where a mount namespace cannot be made.
 #   test_deb.sh SRCROOT BUILDDIR
-# The package is built in BUILDDIR/deb-usr (--prefix=/usr), kept between runs: the
-# first run builds the whole tree again, later ones only what changed.
+# The package is built from BUILDDIR itself when its prefix is /usr (scripts/test.sh
+# sets up its plain build so), else in BUILDDIR/deb-usr (--prefix=/usr), kept between
+# runs: the first run there builds the whole tree again, later ones only what changed.
 set -euo pipefail
-[ "${1:-}" = --help ] && { sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; exit 0; }
+[ "${1:-}" = --help ] && { sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0; }
 [ $# -eq 2 ] || { echo "usage: test_deb.sh SRCROOT BUILDDIR" >&2; exit 2; }
 src=$(cd "$1" && pwd) build=$(cd "$2" && pwd)
 if [ "$(id -u)" -ne 0 ] || ! unshare --mount true 2>/dev/null; then
@@ -22,7 +23,11 @@ fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-deb=$("$src/scripts/build-deb.sh" --builddir "$build/deb-usr" --out "$tmp")
+debbuild=$build/deb-usr
+prefix=$(meson introspect "$build" --buildoptions |
+  /usr/bin/python3 -c 'import json, sys; print(next(o["value"] for o in json.load(sys.stdin) if o["name"] == "prefix"))')
+[ "$prefix" = /usr ] && debbuild=$build
+deb=$("$src/scripts/build-deb.sh" --builddir "$debbuild" --out "$tmp")
 echo "ok: built $(basename "$deb") ($(du -k "$deb" | cut -f1) KiB)"
 fail=0
 depends=$(dpkg-deb --field "$deb" Depends)
