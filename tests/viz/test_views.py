@@ -334,7 +334,7 @@ def picture_cases(tmp):
           s[0] == lg[0] == 0.25 and s[1] and s[1] == lg[1])
     text = open(svg).read() if p.returncode == 0 else ""
     check("picture, common time base: each panel says its window and its own length",
-          "busy share of 2.000 ms (this run: 1.000 ms)" in text and "over 2.000 ms, the longest run" in text)
+          "busy share of 2.000 ms (this run: 1.000 ms)" in text and "busy time over 2.000 ms, the longest run" in text)
     page = os.path.join(tmp, "cmp.html")
     p = subprocess.run([VIZ, short, long_, "--html", page], capture_output=True, text=True, timeout=TIMEOUT)
     dom, errors = chromium_dom(tmp, f"file://{page}#sample=14") if p.returncode == 0 else ("", ["exit"])
@@ -349,7 +349,7 @@ def picture_cases(tmp):
     s, lg = got.get("short", (-1, "")), got.get("long", (-2, ""))
     text = open(svg).read() if p.returncode == 0 else ""
     check(f"picture, --time-base own: each its own mean, and the title says so ({got})",
-          s[0] == 0.5 and lg[0] == 0.25 and s[1] != lg[1] and "the mean over its own run length" in text)
+          s[0] == 0.5 and lg[0] == 0.25 and s[1] != lg[1] and "mean over its own run length" in text)
 
 
 def main():

@@ -81,6 +81,7 @@ MARK_AT = 0.18       # pause/drop marks sit this far along the line from the sen
 OFFSET = 0.22        # the two directions of a link, apart by this share of a node gap
 UTIL_DIGITS = 4      # data-util precision (the CSV's)
 CROWDED = 20         # more switches than this in a tier: labels slanted
+SUPTITLE_LINE_IN = 0.2  # inches a line of the title takes
 
 
 class LineValue:
@@ -231,10 +232,9 @@ def _svg_with_attrs(svg, panel, sub, scene, values, nodes):
     return re.sub(rf'<g id="rlviz-p{panel}-node-(\d+)">', add_node, svg)
 
 
-def draw(panels, title, png=None, svg=None, columns=None, cbar_label=None):
+def draw(panels, title, png=None, svg=None, columns=None):
     """Draw one or more (subtitle, scene, values, nodes) panels side by side into a
-    PNG and/or an SVG file, at most `columns` per row (default: all in one),
-    the colour bar labelled cbar_label (default: what utilisation is).
+    PNG and/or an SVG file, at most `columns` per row (default: all in one).
     Returns the number of files written."""
     import matplotlib
     matplotlib.use("Agg")
@@ -271,8 +271,9 @@ def draw(panels, title, png=None, svg=None, columns=None, cbar_label=None):
     cb = fig.colorbar(sm, ax=list(grid.flat), fraction=0.025 / rows, pad=0.02)
     cb.set_ticks(SCALE_TICKS)
     cb.set_ticklabels([f"{100 * t:g}%" for t in SCALE_TICKS])
-    cb.set_label(cbar_label or "link utilisation (per direction; logarithmic above 1%)", fontsize=8)
-    fig.suptitle(title, fontsize=11)
+    cb.set_label("link utilisation (log scale above 1%)", fontsize=8)
+    # anchored at its last line's foot, where one line stood: more lines go up, not over the panels
+    fig.suptitle(title, fontsize=11, va="bottom", y=0.98 - SUPTITLE_LINE_IN / fig.get_size_inches()[1])
     written = 0
     if png:
         fig.savefig(png, dpi=110, bbox_inches="tight")

@@ -59,7 +59,7 @@ def _legend_html(stops, pic):
     return ('<div class="legend" id="rl-legend">utilisation: '
             f'<span style="display:inline-block;width:22px;height:10px;background:{pic.IDLE_COLOR};'
             'vertical-align:middle"></span> idle (sent nothing) &nbsp; '
-            f'<span style="display:inline-block;position:relative;width:{LEGEND_W}px;height:24px;'
+            f'<span style="display:inline-block;position:relative;width:{LEGEND_W}px;height:24px;margin:0 16px 0 4px;'
             'vertical-align:top"><span style="display:block;height:10px;'
             f'background:linear-gradient(90deg,{grad})"></span>'
             f'<span style="display:block;position:relative;font-size:10px">{ticks}</span></span>'
