@@ -9,9 +9,8 @@ It draws the fabric by tier (as rocelab-viz does) and, every --interval
 (1 s), reads /rocelab/{info,links,pfc,switches,drops} from the fabric's DPDK
 telemetry socket and repaints: each link direction coloured by its
 utilisation over the last interval (busy time / elapsed time: wall time on
-the live clock, fabric time on the virtual one) on a scale that is logarithmic
-above 1% (2% is told from idle; idle links have a colour of their own; a legend
-says which), its rate in Gbit/s and queue in the tooltip, a pause mark while
+the live clock, fabric time on the virtual one) on a square-root scale (2% is
+told from idle; idle links have a colour of their own; a legend says which), its rate in Gbit/s and queue in the tooltip, a pause mark while
 its sender is paused, a drop mark when it dropped in the interval.
 
 The status line says how the fabric keeps up: red, with the lag in words, when

@@ -10,7 +10,8 @@ without DPDK or root:
     packet pool's use; a link's rate in Gbit/s;
   - the same in headless Chromium: the status element's class and words, and
     the stroke of a link at 2% load is not the idle colour, far from it;
-  - the colour scale: 2% is far from idle and from 0.5%, in rlpicture and on the page;
+  - the colour scale: 2% is far from idle and from the least load, 20% from 50%,
+    in rlpicture and on the page;
   - exporter --once: rocelab_lag_seconds, the packet pool, the elapsed time and
     rocelab_link_tx_rate_bytes_per_second with the fake's numbers; promtool passes;
   - rocelab-viz, two runs of different lengths with the same busy time: the
@@ -256,10 +257,12 @@ def page_cases(tmp, fake):
 
 def scale_cases():
     import rlpicture
-    idle, low, two, half = (rlpicture.util_color(u) for u in (0.0, 0.005, 0.02, 0.5))
+    idle, least, two, fifth, half = (rlpicture.util_color(u) for u in (0.0, 0.0001, 0.02, 0.2, 0.5))
     check(f"scale: 2% ({two}) is far from idle ({idle})", dist(two, idle) > 80)
-    check(f"scale: 2% ({two}) is told from 0.5% ({low}) and from 50% ({half})",
-          dist(two, low) > 25 and dist(two, half) > 60)
+    check(f"scale: 2% ({two}) is told from the least load ({least}) and from 50% ({half})",
+          dist(two, least) > 35 and dist(two, half) > 60)
+    check(f"scale: busy links keep their contrast: 20% ({fifth}) against 50% ({half})",
+          dist(fifth, half) > 90)
 
 
 def exporter_cases(tmp, fake):

@@ -17,35 +17,33 @@ and every node: <g class="rlviz-node" data-node="leaf0" data-tier="rtsw" data-dr
 """
 
 import io
-import math
 import re
 
 from rllayout import TIERS, TIER_LABEL
 
 # The colour scale (issue 39, "links at 2-3% load look like idle ones"): a link
 # that sent nothing has a colour of its own, outside the warm scale of any load,
-# and the scale is logarithmic above SCALE_KNEE, so low loads are told apart:
-# 2% sits about a quarter of the way up, where a linear scale put it at 2%.
+# and the scale is the square root of utilisation: 2% sits a seventh of the way
+# up (a linear scale put it at 2%), and the busy range keeps its contrast (20%
+# against 50% differ more than on a linear scale; a logarithmic one lost that).
 CMAP_BASE, CMAP_FROM = "YlOrRd", 0.15  # the lightest load pale yellow, still visible on white
 CMAP_STOPS = 9                          # anchors handed to the web pages' colouring
 IDLE_COLOR = "#9ecae1"                  # pale blue: the direction sent nothing
 IDLE_BELOW = 0.00005                    # utilisation under this (0.00% at 4 digits) is idle
-SCALE_KNEE = 0.01                       # linear below about 1%, logarithmic above
-SCALE_TICKS = [0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0]
+SCALE_TICKS = [0.02, 0.05, 0.1, 0.25, 0.5, 1.0]
 
 
 def scale(u):
-    """Where utilisation u (0..1) sits on the colour scale (0..1):
-    log(1 + u/K) / log(1 + 1/K) with K = SCALE_KNEE (numbers or numpy arrays)."""
+    """Where utilisation u (0..1) sits on the colour scale (0..1): its square
+    root (numbers or numpy arrays)."""
     import numpy as np
-    u = np.clip(u, 0.0, 1.0)
-    return np.log1p(u / SCALE_KNEE) / math.log1p(1 / SCALE_KNEE)
+    return np.sqrt(np.clip(u, 0.0, 1.0))
 
 
 def scale_inverse(p):
     """The utilisation at position p of the colour scale (scale's inverse)."""
     import numpy as np
-    return SCALE_KNEE * np.expm1(np.clip(p, 0.0, 1.0) * math.log1p(1 / SCALE_KNEE))
+    return np.clip(p, 0.0, 1.0) ** 2
 
 
 def colormap():
@@ -271,7 +269,7 @@ def draw(panels, title, png=None, svg=None, columns=None):
     cb = fig.colorbar(sm, ax=list(grid.flat), fraction=0.025 / rows, pad=0.02)
     cb.set_ticks(SCALE_TICKS)
     cb.set_ticklabels([f"{100 * t:g}%" for t in SCALE_TICKS])
-    cb.set_label("link utilisation (log scale above 1%)", fontsize=8)
+    cb.set_label("link utilisation (square-root scale)", fontsize=8)
     # anchored at its last line's foot, where one line stood: more lines go up, not over the panels
     fig.suptitle(title, fontsize=11, va="bottom", y=0.98 - SUPTITLE_LINE_IN / fig.get_size_inches()[1])
     written = 0

@@ -28,15 +28,15 @@ def color_js():
     import rlpicture as pic
     stops = pic.colormap_stops()
     consts = (f"const RL_STOPS={json.dumps(stops)},RL_IDLE='{pic.IDLE_COLOR}',"
-              f"RL_IDLE_BELOW={pic.IDLE_BELOW},RL_KNEE={pic.SCALE_KNEE};")
+              f"RL_IDLE_BELOW={pic.IDLE_BELOW};")
     return consts + COLOR_JS, _legend_html(stops, pic)
 
 
-# rlColor: idle its own colour; else the scale's position log(1 + u/K) / log(1 + 1/K)
-# (rlpicture.scale) between the stops. rlPaint: v.gbps (when given) goes in the tooltip.
+# rlColor: idle its own colour; else the scale's position sqrt(u) (rlpicture.scale)
+# between the stops. rlPaint: v.gbps (when given) goes in the tooltip.
 COLOR_JS = """
 function rlColor(u){u=Math.max(0,Math.min(1,u));if(u<RL_IDLE_BELOW)return RL_IDLE;
-const n=RL_STOPS.length-1,f=Math.log1p(u/RL_KNEE)/Math.log1p(1/RL_KNEE)*n,i=Math.min(n-1,Math.floor(f)),t=f-i;
+const n=RL_STOPS.length-1,f=Math.sqrt(u)*n,i=Math.min(n-1,Math.floor(f)),t=f-i;
 const a=RL_STOPS[i],b=RL_STOPS[i+1];return 'rgb('+a.map((v,k)=>Math.round(v+(b[k]-v)*t)).join(',')+')';}
 function rlPaint(pfx,i,v){const l=document.getElementById(pfx+'-l'+i);if(!l)return;
 l.setAttribute('stroke',v.up?rlColor(v.util):'#7f7f7f');l.setAttribute('stroke-dasharray',v.up?'':'6,4');
@@ -63,7 +63,7 @@ def _legend_html(stops, pic):
             'vertical-align:top"><span style="display:block;height:10px;'
             f'background:linear-gradient(90deg,{grad})"></span>'
             f'<span style="display:block;position:relative;font-size:10px">{ticks}</span></span>'
-            ' (logarithmic above 1%)' + LEGEND_REST)
+            ' (square-root scale)' + LEGEND_REST)
 
 
 LEGEND_REST = """ &nbsp; <span style="color:#ff7f0e">&#9670;</span> sender paused (PFC)
