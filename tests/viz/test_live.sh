@@ -88,7 +88,7 @@ check "time-slider page at sample $k: every direction's colour value and pause m
 "$DP" --topology "$TOPO" --clock live --duration 120s --name "$name" \
   --gen "h1>h3:rate=1G,size=1000,count=$FIXED_PKTS" \
   --gen "h0>h1:rate=1G,size=1000,count=100000000" > "$tmp/dp.out" 2>&1 &
-dp_pid=$!
+dp_pid=$! t0=$(date +%s)
 # the socket opens with DPDK; /rocelab/* answer once the fabric is built; h1's burst takes 40 ms
 for _ in $(seq 100); do
   [ -S "/var/run/dpdk/$name/dpdk_telemetry.v2" ] && [ "$(cell /rocelab/links h1_to_leaf0 tx_pkts 2>/dev/null)" = $FIXED_PKTS ] && break
@@ -151,6 +151,13 @@ PY
 }
 want=$($TOPO_TOOL --json "$TOPO" | $PY -c "import json,sys; d=json.load(sys.stdin); print(' '.join(sorted([s['name'] for s in d['switches']] + [h['name'] for h in d['hosts']])))")
 check "dashboard: Chromium loaded it with no console error" "[ -s $tmp/dom1.html ] && ! console_errors $tmp/dom1.err"
+# the run's own time: more than 0, at most the wall time since rocelab-dp was started
+# (an upper bound, whatever the machine's speed), where now_ns is the clock's absolute time
+el=$(tel /rocelab/info | $PY -c "import json,sys; print(json.load(sys.stdin)['/rocelab/info'].get('elapsed_ns', 0))")
+wall=$(( $(date +%s) - t0 + 1 ))
+page_el=$($PY -c "import re,sys; m=re.search(r'id=\"rl-elapsed\">([0-9.]+) (s|ms)<', open(sys.argv[1]).read()); print(m.group(1) if m and m.group(2) == 's' else -1)" "$tmp/dom1.html")
+check "info: elapsed_ns ($el) is the run's time, in (0, $wall s]; the page showed $page_el s" \
+  "[ \"\${el:-0}\" -gt 0 ] && [ \"\$el\" -le $((wall * 1000000000)) ] && $PY -c 'import sys; sys.exit(not 0 < float(sys.argv[1]) <= float(sys.argv[2]))' $page_el $wall"
 check "dashboard: every switch and host of the topology is drawn ($want)" "[ \"\$(dom $tmp/dom1.html \"' '.join(sorted(nodes))\")\" = \"$want\" ]"
 check "dashboard: the page refreshed from telemetry ($(dom "$tmp/dom1.html" refreshes) times)" "[ \$(dom $tmp/dom1.html refreshes) -ge 2 ]"
 u1=$(dom "$tmp/dom1.html" "util.get('h0>leaf0', -1)")
