@@ -9,9 +9,18 @@ It draws the fabric by tier (as rocelab-viz does) and, every --interval
 (1 s), reads /rocelab/{info,links,pfc,switches,drops} from the fabric's DPDK
 telemetry socket and repaints: each link direction coloured by its
 utilisation over the last interval (busy time / elapsed time: wall time on
-the live clock, fabric time on the virtual one), its
-queue in the tooltip, a pause mark while its sender is paused, a drop mark when
-it dropped in the interval; a table of switch counters (forwarded, PFC
+the live clock, fabric time on the virtual one) on a square-root scale (2% is
+told from idle; idle links have a colour of their own; a legend says which), its rate in Gbit/s and queue in the tooltip, a pause mark while
+its sender is paused, a drop mark when it dropped in the interval.
+
+The status line says how the fabric keeps up: red, with the lag in words, when
+the live clock is behind real time by more than --lag-limit (0.1 s, as
+rocelab-dp --lag-policy stop); amber when it caught up but fell behind that far
+before, or when the packet pool is more than POOL_WARN full. It shows the
+run's own elapsed time (not the clock's absolute time), the packet pool's use
+(mbufs in use of all), and the rate the hosts send into the fabric in Gbit/s.
+
+Below, a table of switch counters (forwarded, PFC
 received, ECN marks, bytes in the buffer, drops by reason); with emulated
 hosts (attach: emulated), a table of their NICs' counters from /rocelab/nics
 (frames sent and received, retransmits, timeouts, NAKs, CNPs) for the first
@@ -40,6 +49,9 @@ from rlsvg import color_js, scene_svg  # noqa: E402
 
 DEFAULT_PORT = 9470
 INTERVAL_MIN, INTERVAL_MAX = 0.05, 3600.0  # seconds between readings
+LAG_LIMIT_S = 0.1   # behind real time by more than this: status red (rocelab-dp's stop default)
+POOL_WARN = 0.9     # packet pool fuller than this share: status amber (near running dry)
+NS_PER_S = 1e9
 NIC_ROWS_MAX = 64  # emulated hosts in the NIC table (each refresh reads them)
 # the NIC table's columns after the host: (/rocelab/nics column, heading)
 NIC_COLS = [("sent_pkts", "sent"), ("rcvd_pkts", "received"), ("retrans_pkts", "retransmits"),
@@ -52,8 +64,9 @@ class Poller:
     state as JSON for the page: per drawn line [util, queue, paused, drops in
     the interval, up], switch rows, totals."""
 
-    def __init__(self, tel, topo, scene, interval):
+    def __init__(self, tel, topo, scene, interval, lag_limit_s=LAG_LIMIT_S):
         self.tel, self.topo, self.scene, self.interval = tel, topo, scene, interval
+        self.lag_limit_ns = int(lag_limit_s * NS_PER_S)
         self.prev, self.state, self.polls = None, {"ok": False, "error": "no reading yet"}, 0
         self.lock, self.stop = threading.Lock(), threading.Event()
         self.nic_hosts = rltel.emulated_hosts(topo)[:NIC_ROWS_MAX]
@@ -68,6 +81,12 @@ class Poller:
             return snap["wall_ns"] - prev["wall_ns"]
         return snap["info"].get("now_ns", 0) - prev["info"].get("now_ns", 0)
 
+    def _gbps(self, snap, link, span):
+        """Link direction `link`'s rate over the interval, Gbit/s (bits per ns)."""
+        c = snap["links"].get(link, {})
+        p = self.prev["links"].get(link, c) if self.prev else c
+        return 8 * (c.get("tx_bytes", 0) - p.get("tx_bytes", 0)) / span if span > 0 else 0.0
+
     def _lines(self, snap):
         prev, span = self.prev, self._span_ns(snap)
         out = []
@@ -79,12 +98,31 @@ class Poller:
                 busy = c.get("busy_ns", 0) - p.get("busy_ns", 0)
                 vals.append((min(1.0, busy / span) if span > 0 else 0.0, c.get("queue_bytes", 0),
                              c.get("paused_mask", 0), c.get("drops", 0) - p.get("drops", 0),
-                             c.get("up", 1)))
+                             c.get("up", 1), self._gbps(snap, m, span)))
             # an aggregated line (racks, groups) shows its busiest member, as rocelab-viz does
             out.append([round(max(v[0] for v in vals), 4), max(v[1] for v in vals),
                         int(any(v[2] for v in vals)), sum(v[3] for v in vals),
-                        int(all(v[4] for v in vals))])
+                        int(all(v[4] for v in vals)), round(max(v[5] for v in vals), 4)])
         return out
+
+    def _status(self, info):
+        """[level, words]: "behind" (red) while the live clock lags real time by
+        more than the limit; "warn" (amber) when it did before, or the pool is
+        nearly full; else "ok"."""
+        lag, worst = info.get("lag_ns", 0), info.get("lag_max_ns", 0)
+        limit = self.lag_limit_ns
+        used, size = info.get("mbufs_in_use", 0), info.get("mbufs_total", 0)
+        if info.get("clock") == "live" and lag > limit:
+            return ["behind", f"BEHIND real time by {words_ns(lag)} (limit {words_ns(limit)}; "
+                              "link rates and utilisation are of the fabric's late time)"]
+        if info.get("clock") == "live" and worst > limit:
+            return ["warn", f"ok now (lag {words_ns(lag)}), but fell behind real time by up to "
+                            f"{words_ns(worst)} (limit {words_ns(limit)})"]
+        if size and used > POOL_WARN * size:
+            return ["warn", f"packet pool {100 * used / size:.0f}% full: near running dry"]
+        if info.get("clock") == "live":
+            return ["ok", f"ok: keeps up with real time (lag {words_ns(lag)})"]
+        return ["ok", "ok (virtual clock: no real-time lag)"]
 
     def _switches(self, snap):
         rows = []
@@ -102,10 +140,17 @@ class Poller:
     def poll_once(self):
         try:
             snap = rltel.snapshot(self.tel, self.topo)
-            state = {"ok": True, "info": snap["info"], "lines": self._lines(snap),
+            info, span = snap["info"], self._span_ns(snap)
+            hosts_in = sum(self._gbps(snap, f"{h}>{leaf}", span)
+                           for h, leaf in self.topo.host_leaf.items())
+            state = {"ok": True, "info": info, "lines": self._lines(snap),
                      "switches": self._switches(snap), "nics": self._nics(),
                      "tx_pkts": sum(c.get("tx_pkts", 0) for c in snap["links"].values()),
-                     "pfc_tx": sum(c.get("pfc_tx", 0) for c in snap["links"].values())}
+                     "pfc_tx": sum(c.get("pfc_tx", 0) for c in snap["links"].values()),
+                     "status": self._status(info), "elapsed": (words_ns(info["elapsed_ns"]) if "elapsed_ns" in info
+                                 else "unknown (rocelab-dp without elapsed_ns)"),
+                     "lag_ns": info.get("lag_ns", 0), "gbps_in": round(hosts_in, 4),
+                     "pool": pool_words(info)}
             self.prev = snap
         except rltel.TelError as e:
             state = {"ok": False, "error": str(e)}
@@ -125,14 +170,32 @@ class Poller:
             return json.dumps(self.state, separators=(",", ":")).encode()
 
 
+def words_ns(ns):
+    """A time in words: '2.6 s', '350 ms', '12 us', '0 s'."""
+    for unit, scale in (("s", 1e9), ("ms", 1e6), ("us", 1e3)):
+        if ns >= scale:
+            return f"{ns / scale:.3g} {unit}" if ns < 100 * scale else f"{ns / scale:.0f} {unit}"
+    return f"{ns:.0f} ns" if ns else "0 s"
+
+
+def pool_words(info):
+    """The packet pool's use: 'N of M mbufs (P%)', or 'unknown' from an older rocelab-dp."""
+    used, size = info.get("mbufs_in_use"), info.get("mbufs_total")
+    if used is None or not size:
+        return "unknown"
+    return f"{used} of {size} mbufs ({100 * used / size:.1f}%)"
+
+
 SCRIPT = """
 const RL_REFRESH_MS=%d;let rlRefreshes=0;
 function rlText(id,t){document.getElementById(id).textContent=t;}
 function rlShow(s){rlRefreshes++;document.body.dataset.refreshes=rlRefreshes;
-if(!s.ok){rlText('rl-status','no reading: '+s.error);return;}
-rlText('rl-status','ok');rlText('rl-clock',s.info.clock);rlText('rl-now',(s.info.now_ns/1e9).toFixed(3)+' s');
-rlText('rl-tx',s.tx_pkts);rlText('rl-pfc',s.pfc_tx);
-s.lines.forEach((v,i)=>rlPaint('live',i,{util:v[0],queue:v[1],paused:v[2],drops:v[3],up:v[4]}));
+const st=document.getElementById('rl-status');
+if(!s.ok){st.className='behind';rlText('rl-status','no reading: '+s.error);return;}
+st.className=s.status[0];st.dataset.lagNs=s.lag_ns;rlText('rl-status',s.status[1]);
+rlText('rl-clock',s.info.clock);rlText('rl-elapsed',s.elapsed);rlText('rl-pool',s.pool);
+rlText('rl-gbps',s.gbps_in.toFixed(3));rlText('rl-tx',s.tx_pkts);rlText('rl-pfc',s.pfc_tx);
+s.lines.forEach((v,i)=>rlPaint('live',i,{util:v[0],queue:v[1],paused:v[2],drops:v[3],up:v[4],gbps:v[5]}));
 s.switches.forEach(r=>{const tr=document.querySelector('tr[data-switch="'+r[0]+'"]');if(!tr)return;
 const c=tr.children;for(let k=1;k<7;k++)c[k].textContent=r[k];tr.className=r[7]?'':'down';});
 s.nics.forEach(r=>{const tr=document.querySelector('tr[data-nic="'+r[0]+'"]');if(!tr)return;
@@ -168,11 +231,15 @@ def page(topo, scene, interval):
 <link rel="icon" href="data:,">
 <style>body{{font-family:sans-serif;margin:12px}} table{{border-collapse:collapse;font-size:12px}}
 td,th{{border:1px solid #ccc;padding:2px 6px;text-align:right}} td:first-child{{text-align:left}}
-tr.down{{color:#999}} .legend{{font-size:12px;margin:6px 0}}</style></head><body>
+tr.down{{color:#999}} .legend{{font-size:12px;margin:6px 0}}
+#rl-status{{padding:1px 5px}} #rl-status.ok{{color:#1a7f37}} #rl-status.warn{{background:#ffd966}}
+#rl-status.behind{{background:#d62728;color:#fff}}</style></head><body>
 <h2 style="font-size:16px">rocelab live: {escape(topo.name)}</h2>
-<div>status <b id="rl-status">loading</b> &middot; clock <span id="rl-clock">?</span> &middot;
-fabric time <span id="rl-now">?</span> &middot; packets sent on all links <b id="rl-tx">0</b>
-&middot; PFC frames <span id="rl-pfc">0</span> &middot; refresh every {interval:g} s (read-only)</div>
+<div>status <b id="rl-status">loading</b></div>
+<div>clock <span id="rl-clock">?</span> &middot; run time <span id="rl-elapsed">?</span> &middot;
+packet pool <span id="rl-pool">?</span> &middot; hosts send <b id="rl-gbps">0</b> Gbit/s &middot;
+packets sent on all links <b id="rl-tx">0</b> &middot; PFC frames <span id="rl-pfc">0</span>
+&middot; refresh every {interval:g} s (read-only)</div>
 {legend}
 {scene_svg(scene, "live")}
 <table><tr><th>switch</th><th>forwarded</th><th>PFC rx</th><th>ECN marked</th><th>buffer B</th><th>drops</th>
@@ -185,10 +252,14 @@ fabric time <span id="rl-now">?</span> &middot; packets sent on all links <b id=
 def parse_args(argv):
     ap = rlserve.arg_parser(__doc__, DEFAULT_PORT, rlserve.default_topo_tool(HERE))
     ap.add_argument("--interval", type=float, default=1.0, help="seconds between readings (1)")
+    ap.add_argument("--lag-limit", type=float, default=LAG_LIMIT_S,
+                    help=f"seconds behind real time that turn the status red ({LAG_LIMIT_S:g})")
     a = ap.parse_args(argv)
     rlserve.check_port(ap, a)
     if not INTERVAL_MIN <= a.interval <= INTERVAL_MAX:
         ap.error(f"--interval={a.interval}: must be {INTERVAL_MIN}..{INTERVAL_MAX} seconds")
+    if not 0 < a.lag_limit <= INTERVAL_MAX:
+        ap.error(f"--lag-limit={a.lag_limit}: must be more than 0 and at most {INTERVAL_MAX:g} seconds")
     return a
 
 
@@ -199,7 +270,7 @@ def main(argv):
         return 2
     topo, tel = fabric
     scene = rllayout.scene_build(topo)
-    poller = Poller(tel, topo, scene, a.interval)
+    poller = Poller(tel, topo, scene, a.interval, a.lag_limit)
     html = page(topo, scene, a.interval)
     threading.Thread(target=poller.run, daemon=True).start()
     routes = {"/": lambda h: (html, "text/html; charset=utf-8"),

@@ -19,11 +19,24 @@ duplicate_request, out_of_seq_request, rcvd_seq_err, completer_retry_err, ...;
 then sent_bytes, rcvd_bytes, retrans_pkts, naks_sent, timeouts, cnp_rcvd,
 qpc_misses, cq_overflow, ecn_ce_rcvd, cnp_sent, ...), e.g.
 rocelab_nic_retrans_pkts_total{host="h0"}. No emulated hosts: no samples.
+
+How the fabric keeps up (/rocelab/info): rocelab_lag_seconds and
+rocelab_lag_max_seconds (the live clock behind real time, now and at worst; 0
+on the virtual clock), rocelab_packet_pool_in_use, rocelab_packet_pool_size
+and rocelab_packet_pool_use_ratio (mbufs), rocelab_run_elapsed_seconds (the
+run's own time: real time since its start on the live clock).
+
+Link rates: rocelab_link_tx_rate_bytes_per_second{link} is the rate over the
+time since the previous reading (wall time on the live clock, fabric time on
+the virtual one); the exporter reads the fabric once at start, and a scrape
+waits until RATE_MIN_S has passed since the previous reading. In PromQL,
+rate(rocelab_link_tx_bytes_total[1m]) gives the same over a window of your own.
 """
 
 import os
 import re
 import sys
+import threading
 import time
 
 HERE = os.path.dirname(os.path.realpath(__file__))
@@ -34,6 +47,7 @@ import rltel  # noqa: E402
 
 DEFAULT_PORT = 9471
 NS_PER_S = 1e9
+RATE_MIN_S = 0.1   # the shortest interval a link rate is taken over
 NUM_PRIO = 8
 METRIC_PART = re.compile(r"[a-zA-Z_][a-zA-Z0-9_]*")
 
@@ -80,6 +94,14 @@ HOST_METRICS = [  # from the host's link: what its NIC (veth, emulated, net_null
     ("rocelab_host_rx_bytes", "Bytes the fabric delivered to the host", "down", "tx_bytes"),
     ("rocelab_host_pfc_xoff_received", "PFC XOFF frames the host's NIC received", "up", "xoff_received"),
 ]
+# From /rocelab/info: (metric, help, key, scale), all gauges
+INFO_GAUGES = [
+    ("rocelab_lag_seconds", "How far the live clock is behind real time (0 on the virtual clock)", "lag_ns", 1 / NS_PER_S),
+    ("rocelab_lag_max_seconds", "The largest lag behind real time so far", "lag_max_ns", 1 / NS_PER_S),
+    ("rocelab_packet_pool_in_use", "Mbufs of the packet pool in use (queues, wires, ports)", "mbufs_in_use", 1),
+    ("rocelab_packet_pool_size", "Mbufs in the packet pool", "mbufs_total", 1),
+    ("rocelab_run_elapsed_seconds", "The run's elapsed time (live: real time since its start)", "elapsed_ns", 1 / NS_PER_S),
+]
 # Emulated NICs: help of the counters of nic_emul/ne_nic.h's struct ne_counters
 # (the telemetry's columns name the metrics; a counter missing here still gets one)
 NIC_HELP = {
@@ -116,6 +138,12 @@ class Collector:
 
     def __init__(self, tel, topo):
         self.tel, self.topo = tel, topo
+        self.prev = None  # the previous reading (link rates)
+        self.lock = threading.Lock()  # scrapes on several threads: one reading at a time
+        try:
+            self.prev = rltel.snapshot(tel, topo)
+        except rltel.TelError:
+            pass  # (the first scrape says so: rocelab_up 0)
 
     def _fam(self, name, kind, doc, labels):
         from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
@@ -129,6 +157,41 @@ class Collector:
                 if col in row:
                     f.add_metric([link], row[col] * scale)
             yield f
+
+    def _rates(self, snap):
+        """Bytes per second per link direction since the previous reading (none at first)."""
+        f = self._fam("rocelab_link_tx_rate_bytes_per_second", "gauge",
+                      "Bytes per second sent on the link direction since the previous reading", ["link"])
+        prev = self.prev
+        if prev is not None:
+            if snap["info"].get("clock") == "live":
+                span = snap["wall_ns"] - prev["wall_ns"]
+            else:
+                span = snap["info"].get("now_ns", 0) - prev["info"].get("now_ns", 0)
+            for link, row in sorted(snap["links"].items()):
+                p = prev["links"].get(link)
+                if p is not None and span > 0:
+                    f.add_metric([link], (row.get("tx_bytes", 0) - p.get("tx_bytes", 0)) * NS_PER_S / span)
+        yield f
+
+    def _info(self, info):
+        for name, doc, key, scale in INFO_GAUGES:
+            if key in info:
+                f = self._fam(name, "gauge", doc, [])
+                f.add_metric([], info[key] * scale)
+                yield f
+        if info.get("mbufs_total"):
+            f = self._fam("rocelab_packet_pool_use_ratio", "gauge", "Share of the packet pool in use", [])
+            f.add_metric([], info.get("mbufs_in_use", 0) / info["mbufs_total"])
+            yield f
+
+    def _read(self):
+        """A reading at least RATE_MIN_S after the previous one (rates need an interval)."""
+        if self.prev is not None:
+            wait = RATE_MIN_S - (time.monotonic_ns() - self.prev["wall_ns"]) / NS_PER_S
+            if wait > 0:
+                time.sleep(wait)
+        return rltel.snapshot(self.tel, self.topo)
 
     def _queues(self):
         fams = [self._fam(n, k, d, ["link", "priority"]) for n, k, d, _ in QUEUE_METRICS]
@@ -205,20 +268,8 @@ class Collector:
         t0 = time.monotonic()
         up = self._fam("rocelab_up", "gauge", "1 when the last telemetry read worked", [])
         try:
-            snap = rltel.snapshot(self.tel, self.topo)
-            out = list(self._links(snap)) + list(self._queues()) + list(self._switches(snap))
-            out += list(self._hosts(snap)) + list(self._flows()) + list(self._nics())
-            info = snap["info"]
-            i = self._fam("rocelab_info", "gauge", "The fabric (value 1)", ["topology", "clock"])
-            i.add_metric([info.get("topology", ""), info.get("clock", "")], 1)
-            out.append(i)
-            for name, kind, doc, v in (
-                    ("rocelab_fabric_time_seconds", "gauge", "The fabric's clock", info.get("now_ns", 0) / NS_PER_S),
-                    ("rocelab_events", "counter", "Engine events fired", info.get("events", 0)),
-                    ("rocelab_route_changes", "counter", "Route recomputations (failures)", info.get("route_changes", 0))):
-                f = self._fam(name, kind, doc, [])
-                f.add_metric([], v)
-                out.append(f)
+            with self.lock:
+                out = self._scrape()
             up.add_metric([], 1)
         except rltel.TelError as e:
             print(f"exporter: {e}", file=sys.stderr)
@@ -229,6 +280,26 @@ class Collector:
         yield from out
         yield up
         yield d
+
+    def _scrape(self):
+        """Every family of one reading (TelError when the fabric does not answer)."""
+        snap = self._read()
+        out = list(self._links(snap)) + list(self._rates(snap)) + list(self._info(snap["info"]))
+        self.prev = snap
+        out += list(self._queues()) + list(self._switches(snap))
+        out += list(self._hosts(snap)) + list(self._flows()) + list(self._nics())
+        info = snap["info"]
+        i = self._fam("rocelab_info", "gauge", "The fabric (value 1)", ["topology", "clock"])
+        i.add_metric([info.get("topology", ""), info.get("clock", "")], 1)
+        out.append(i)
+        for name, kind, doc, v in (
+                ("rocelab_fabric_time_seconds", "gauge", "The fabric's clock", info.get("now_ns", 0) / NS_PER_S),
+                ("rocelab_events", "counter", "Engine events fired", info.get("events", 0)),
+                ("rocelab_route_changes", "counter", "Route recomputations (failures)", info.get("route_changes", 0))):
+            f = self._fam(name, kind, doc, [])
+            f.add_metric([], v)
+            out.append(f)
+        return out
 
 
 def parse_args(argv):

@@ -503,6 +503,7 @@ int start_traffic(struct run *r, char *err, size_t errlen)
 
 	/* live: the run's time starts here; what is set up after is armed at start_ns */
 	r->start_ns = dp_engine_now(&r->eng);
+	dp_ctl_start(r->ctl, r->start_ns); /* /rocelab/info's elapsed_ns */
 	if (o->csv) {
 		r->csv.last_ns = r->start_ns;
 		dp_timer_add(&r->eng, r->start_ns + o->csv_interval_ns, on_csv, r, 0);

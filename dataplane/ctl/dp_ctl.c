@@ -33,6 +33,9 @@ struct dp_ctl {
 	/* partitions: the time and events dp_ctl_note() saw last (f->eng runs only the global events) */
 	bool noted;
 	uint64_t noted_now, noted_events;
+	/* the run's start on the fabric's clock (dp_ctl_start), for elapsed_ns */
+	bool started;
+	uint64_t start_ns;
 };
 
 /*
@@ -278,6 +281,22 @@ static int add_row(struct rte_tel_data *d, const char *name, const uint64_t *v, 
 	return 0;
 }
 
+/*
+ * The run's elapsed time at now (0 before dp_ctl_start). Live: real time
+ * since the start, read here, since the engine's now_ns stands still between
+ * events and falls behind with the lag; virtual: the fabric's time since it.
+ */
+static uint64_t run_elapsed(const struct dp_ctl *c, uint64_t now)
+{
+	const struct dp_engine *e = c->fab->eng;
+
+	if (!c->started)
+		return 0;
+	if (e->mode == DP_CLOCK_LIVE && e->live_now)
+		now = e->live_now(e->live_ctx); /* (tsc_ns: safe on any thread) */
+	return now > c->start_ns ? now - c->start_ns : 0;
+}
+
 static int cmd_info(const struct src *s, const char *params, struct rte_tel_data *d)
 {
 	const struct dp_fabric *f = s->f;
@@ -290,6 +309,9 @@ static int cmd_info(const struct src *s, const char *params, struct rte_tel_data
 	rte_tel_data_add_dict_string(d, "clock", f->eng->mode == DP_CLOCK_LIVE ? "live" : "virtual");
 	rte_tel_data_add_dict_u64(d, "now_ns", s->now);
 	rte_tel_data_add_dict_u64(d, "events", s->events);
+	/* the run's own time: now_ns is an absolute clock on the live one (the TSC) */
+	rte_tel_data_add_dict_u64(d, "start_ns", the_ctl->started ? the_ctl->start_ns : 0);
+	rte_tel_data_add_dict_u64(d, "elapsed_ns", run_elapsed(the_ctl, s->now));
 	/* live: how far behind real time the fabric is (0 while it keeps up), and the worst so far */
 	rte_tel_data_add_dict_u64(d, "lag_ns", f->eng->lag_ns);
 	rte_tel_data_add_dict_u64(d, "lag_max_ns", f->eng->lag_max_ns);
@@ -652,7 +674,7 @@ struct dp_ctl *dp_ctl_create(struct dp_fabric *f, const struct dp_nics *nics, bo
 		telemetry_cb fn;
 		const char *help;
 	} cmds[] = {
-		{"/rocelab/info", cmd_info_cb, "Topology, clock, time and event counts."},
+		{"/rocelab/info", cmd_info_cb, "Topology, clock, time, the run's elapsed time, lag, packet pool, event counts."},
 		{"/rocelab/links", cmd_links_cb, "Per link direction (FROM_to_TO): state, packets, bytes, queue, PFC. Parameter: name prefix."},
 		{"/rocelab/queues", cmd_queues_cb, "Per priority queues of both directions of a link. Parameter: link name."},
 		{"/rocelab/switches", cmd_switches_cb, "Per switch counters. Parameter: name prefix."},
@@ -732,6 +754,14 @@ uint32_t dp_ctl_poll(struct dp_ctl *c, uint64_t now_ns)
 		all += n;
 	}
 	return all;
+}
+
+void dp_ctl_start(struct dp_ctl *c, uint64_t start_ns)
+{
+	if (c == NULL)
+		return;
+	c->start_ns = start_ns; /* (before started: a reader that sees started sees it) */
+	__atomic_store_n(&c->started, true, __ATOMIC_RELEASE);
 }
 
 void dp_ctl_note(struct dp_ctl *c, uint64_t now_ns, uint64_t events)

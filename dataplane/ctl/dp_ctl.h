@@ -13,8 +13,9 @@
  * keep only letters, digits and '_' (a DPDK 22.11 rule): other characters
  * of node names become '_'.
  *
- *   /rocelab/info                      topology, clock, time, events, lag (live: now and max, ns),
- *                                      mbufs in use and in all
+ *   /rocelab/info                      topology, clock, time (now_ns), the run's start_ns and
+ *                                      elapsed_ns (live: real time since the start), events,
+ *                                      lag (live: now and max, ns), mbufs in use and in all
  *   /rocelab/links[,PREFIX]            per link direction FROM_to_TO: up, packets, bytes, busy, queue, pfc, drops
  *   /rocelab/queues,LINK               per priority of both directions of LINK
  *   /rocelab/switches[,PREFIX]         per switch: rx, forwarded, drops, arp, pfc, ecn, buffer
@@ -68,6 +69,12 @@ uint32_t dp_ctl_poll(struct dp_ctl *c, uint64_t now_ns);
 uint32_t dp_ctl_take(struct dp_ctl *c, struct dp_ctl_set *out, uint32_t max);
 /* Apply n commands to f at now_ns (every rank the same, in the same order). */
 void dp_ctl_apply(struct dp_fabric *f, const struct dp_ctl_set *cmds, uint32_t n, uint64_t now_ns);
+
+/*
+ * The run's time starts at start_ns on the fabric's clock: /rocelab/info's
+ * elapsed_ns counts from there (0 until then). c may be NULL (no telemetry).
+ */
+void dp_ctl_start(struct dp_ctl *c, uint64_t start_ns);
 
 /*
  * Partitions (--workers): the fabric's time and the events of every engine,

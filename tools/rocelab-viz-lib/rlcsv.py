@@ -68,10 +68,16 @@ class Run:
         """Sample i's time since the run's start, in ms (live clocks are absolute)."""
         return (self.times[i] - self.origin()) / 1e6
 
-    def summary(self, chan):
-        """The whole-run Summary of one Chan."""
+    def length_ns(self):
+        """The run's length: from its origin to its last sample (ns)."""
+        return self.times[-1] - self.origin()
+
+    def summary(self, chan, window_ns=None):
+        """The whole-run Summary of one Chan. Utilisation and the paused share
+        are of window_ns (default: the run's length): runs compared over one
+        window, the longest run's, show the same colour for the same busy time."""
         spans = self.spans()
-        total = sum(spans) or 1
+        total = window_ns or sum(spans) or 1
         util = sum(u * s for u, s in zip(chan.util, spans)) / total
         paused = sum(s for p, s in zip(chan.paused, spans) if p) / total
         return Summary(util, max(chan.util), max(chan.queue), paused, chan.tx_pkts[-1],

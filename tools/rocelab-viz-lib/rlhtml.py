@@ -5,7 +5,9 @@ by side, one slider): inline SVG, inline script, nothing fetched.
 Per drawn direction and sample it carries: utilisation (of the busiest member
 when the line aggregates several, as the PNG colours it),
 queue bytes (largest member), paused (any member's sender paused at the
-sample), new drops in the interval (summed).
+sample), new drops in the interval (summed). A run shorter than the others ends
+before the slider does: from then on its panel says so and its links are idle
+(a run that is over sends nothing), where it used to stay on its last sample.
 """
 
 import json
@@ -35,9 +37,10 @@ def series(scene, run):
 SCRIPT = """
 const RUNS=JSON.parse(document.getElementById('rl-data').textContent);
 const slider=document.getElementById('rl-t'),play=document.getElementById('rl-play');
-function show(k){RUNS.forEach((r,p)=>{const i=Math.min(k,r.t.length-1);
-document.getElementById('rl-time'+p).textContent='t = '+r.t[i].toFixed(3)+' ms';
-r.lines.forEach((s,j)=>rlPaint('p'+p,j,{util:s[0][i],queue:s[1][i],paused:s[2][i],drops:s[3][i],up:s[4][i]}));});
+function show(k){RUNS.forEach((r,p)=>{const i=Math.min(k,r.t.length-1),over=k>=r.t.length;
+document.getElementById('rl-time'+p).textContent=over?'run ended at '+r.t[i].toFixed(3)+' ms':'t = '+r.t[i].toFixed(3)+' ms';
+r.lines.forEach((s,j)=>rlPaint('p'+p,j,over?{util:0,queue:0,paused:0,drops:0,up:s[4][i]}:
+{util:s[0][i],queue:s[1][i],paused:s[2][i],drops:s[3][i],up:s[4][i]}));});
 slider.value=k;document.body.dataset.sample=k;}
 slider.max=Math.max(...RUNS.map(r=>r.t.length))-1;
 slider.addEventListener('input',()=>show(+slider.value));

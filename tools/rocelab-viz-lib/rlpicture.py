@@ -21,12 +21,33 @@ import re
 
 from rllayout import TIERS, TIER_LABEL
 
-CMAP_BASE, CMAP_FROM = "YlOrRd", 0.15  # idle links pale yellow, still visible on white
-CMAP_STOPS = 5                          # anchors handed to the web pages' colouring
+# The colour scale (issue 39, "links at 2-3% load look like idle ones"): a link
+# that sent nothing has a colour of its own, outside the warm scale of any load,
+# and the scale is the square root of utilisation: 2% sits a seventh of the way
+# up (a linear scale put it at 2%), and the busy range keeps its contrast (20%
+# against 50% differ more than on a linear scale; a logarithmic one lost that).
+CMAP_BASE, CMAP_FROM = "YlOrRd", 0.15  # the lightest load pale yellow, still visible on white
+CMAP_STOPS = 9                          # anchors handed to the web pages' colouring
+IDLE_COLOR = "#9ecae1"                  # pale blue: the direction sent nothing
+IDLE_BELOW = 0.00005                    # utilisation under this (0.00% at 4 digits) is idle
+SCALE_TICKS = [0.02, 0.05, 0.1, 0.25, 0.5, 1.0]
+
+
+def scale(u):
+    """Where utilisation u (0..1) sits on the colour scale (0..1): its square
+    root (numbers or numpy arrays)."""
+    import numpy as np
+    return np.sqrt(np.clip(u, 0.0, 1.0))
+
+
+def scale_inverse(p):
+    """The utilisation at position p of the colour scale (scale's inverse)."""
+    import numpy as np
+    return np.clip(p, 0.0, 1.0) ** 2
 
 
 def colormap():
-    """The utilisation colour map: YlOrRd without its near-white start."""
+    """The load colour map: YlOrRd without its near-white start, over positions of scale()."""
     import numpy as np
     from matplotlib import colormaps
     from matplotlib.colors import ListedColormap
@@ -34,9 +55,23 @@ def colormap():
 
 
 def colormap_stops():
-    """CMAP_STOPS evenly spaced colours of colormap() as [[r, g, b], ...] 0..255."""
+    """CMAP_STOPS colours evenly spaced over the scale's positions, [[r, g, b], ...] 0..255."""
     cm = colormap()
     return [[round(255 * c) for c in cm(i / (CMAP_STOPS - 1))[:3]] for i in range(CMAP_STOPS)]
+
+
+def util_color(u):
+    """The colour of utilisation u as '#rrggbb': IDLE_COLOR when idle."""
+    from matplotlib.colors import to_hex
+    return IDLE_COLOR if u < IDLE_BELOW else to_hex(colormap()(float(scale(u))))
+
+
+def util_norm():
+    """A matplotlib norm mapping utilisation to the scale's positions."""
+    from matplotlib.colors import FuncNorm
+    return FuncNorm((scale, scale_inverse), vmin=0.0, vmax=1.0)
+
+
 NODE_STYLE = {"host": ("s", "#6b8e23"), "rtsw": ("o", "#1f77b4"), "ctsw": ("o", "#2ca02c"),
               "atsw": ("o", "#9467bd")}
 PAUSE_COLOR, DROP_COLOR, DOWN_COLOR = "#ff7f0e", "#d62728", "#7f7f7f"
@@ -44,6 +79,7 @@ MARK_AT = 0.18       # pause/drop marks sit this far along the line from the sen
 OFFSET = 0.22        # the two directions of a link, apart by this share of a node gap
 UTIL_DIGITS = 4      # data-util precision (the CSV's)
 CROWDED = 20         # more switches than this in a tier: labels slanted
+SUPTITLE_LINE_IN = 0.2  # inches a line of the title takes
 
 
 class LineValue:
@@ -64,10 +100,13 @@ class LineValue:
         self.members = n
 
 
-def line_values(scene, run, index=None):
-    """{line key: LineValue} over the whole run, or at sample `index`."""
+def line_values(scene, run, index=None, window_ns=None):
+    """{line key: LineValue} over the whole run, or at sample `index`. window_ns:
+    the time the run's busy and paused time is shared over (default: the run's
+    length); the longest run's when runs are compared (a common time base)."""
     by_key = {c.key: c for c in run.chans}
-    pick = (lambda c: run.summary(c)) if index is None else (lambda c: run.at(c, index))
+    pick = ((lambda c: run.summary(c, window_ns)) if index is None
+            else (lambda c: run.at(c, index)))
     return {ln.key: LineValue([pick(by_key[m]) for m in ln.members]) for ln in scene.lines}
 
 
@@ -119,7 +158,8 @@ def _draw(ax, panel, scene, values, nodes, cmap, norm):
         v = values[ln.key]
         (x0, y0), (x1, y1) = geo[ln.key]
         # an aggregated line shows its busiest member: a hot uplink stays visible in its group
-        color = cmap(norm(v.util_max)) if v.up else DOWN_COLOR
+        color = (DOWN_COLOR if not v.up else IDLE_COLOR if v.util_max < IDLE_BELOW
+                 else cmap(norm(v.util_max)))
         ax.plot([x0, x1], [y0, y1], color=color, lw=0.8 if many else 2.2,
                 ls="-" if v.up else "--", gid=f"rlviz-p{panel}-line-{i}", zorder=1,
                 solid_capstyle="butt")
@@ -152,6 +192,7 @@ def _legend(ax, scene, plt):
                        label="sender paused (PFC)"),
                 Line2D([], [], marker="X", color=DROP_COLOR, ls="", mec="black",
                        label="drops"),
+                Line2D([], [], color=IDLE_COLOR, lw=2.2, label="idle (sent nothing)"),
                 Line2D([], [], color=DOWN_COLOR, ls="--", label="link down")]
     ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.02), fontsize=7,
               frameon=False, ncol=len(handles))
@@ -198,7 +239,6 @@ def draw(panels, title, png=None, svg=None, columns=None):
     matplotlib.rcParams["svg.hashsalt"] = "rocelab"  # same input, same SVG
     matplotlib.rcParams["svg.fonttype"] = "none"     # names stay text (searchable, smaller)
     import matplotlib.pyplot as plt
-    from matplotlib.colors import Normalize
 
     widest = max(max(sum(1 for n in p[1].nodes if n.tier == t) for t in TIERS) for p in panels)
     tiers = max(len({n.tier for n in p[1].nodes}) for p in panels)
@@ -210,7 +250,7 @@ def draw(panels, title, png=None, svg=None, columns=None):
     axes = [list(grid.flat)]
     for ax in axes[0][len(panels):]:
         ax.set_visible(False)
-    cmap, norm = colormap(), Normalize(0.0, 1.0)
+    cmap, norm = colormap(), util_norm()
     for p, (ax, (sub, scene, values, nodes)) in enumerate(zip(axes[0], panels)):
         _draw(ax, p, scene, values, nodes, cmap, norm)
         ax.set_xlim(-0.02, 1.02)
@@ -227,8 +267,11 @@ def draw(panels, title, png=None, svg=None, columns=None):
             panels[-1][1], plt)
     sm = matplotlib.cm.ScalarMappable(norm=norm, cmap=cmap)
     cb = fig.colorbar(sm, ax=list(grid.flat), fraction=0.025 / rows, pad=0.02)
-    cb.set_label("link utilisation (per direction)", fontsize=8)
-    fig.suptitle(title, fontsize=11)
+    cb.set_ticks(SCALE_TICKS)
+    cb.set_ticklabels([f"{100 * t:g}%" for t in SCALE_TICKS])
+    cb.set_label("link utilisation (square-root scale)", fontsize=8)
+    # anchored at its last line's foot, where one line stood: more lines go up, not over the panels
+    fig.suptitle(title, fontsize=11, va="bottom", y=0.98 - SUPTITLE_LINE_IN / fig.get_size_inches()[1])
     written = 0
     if png:
         fig.savefig(png, dpi=110, bbox_inches="tight")

@@ -23,32 +23,50 @@ MARK_AT = 0.18   # share of the line from the sender where marks sit
 
 
 def color_js():
-    """The pages' colouring code, with the PNG's colour map (rlpicture.colormap)."""
-    from rlpicture import colormap_stops
-    stops = colormap_stops()
-    return "const RL_STOPS=" + json.dumps(stops) + ";" + COLOR_JS, _legend_html(stops)
+    """The pages' colouring code and legend, with the PNG's colour scale
+    (rlpicture: the same stops, knee and idle colour)."""
+    import rlpicture as pic
+    stops = pic.colormap_stops()
+    consts = (f"const RL_STOPS={json.dumps(stops)},RL_IDLE='{pic.IDLE_COLOR}',"
+              f"RL_IDLE_BELOW={pic.IDLE_BELOW};")
+    return consts + COLOR_JS, _legend_html(stops, pic)
 
 
+# rlColor: idle its own colour; else the scale's position sqrt(u) (rlpicture.scale)
+# between the stops. rlPaint: v.gbps (when given) goes in the tooltip.
 COLOR_JS = """
-function rlColor(u){u=Math.max(0,Math.min(1,u));const n=RL_STOPS.length-1,f=u*n,i=Math.min(n-1,Math.floor(f)),t=f-i;
+function rlColor(u){u=Math.max(0,Math.min(1,u));if(u<RL_IDLE_BELOW)return RL_IDLE;
+const n=RL_STOPS.length-1,f=Math.sqrt(u)*n,i=Math.min(n-1,Math.floor(f)),t=f-i;
 const a=RL_STOPS[i],b=RL_STOPS[i+1];return 'rgb('+a.map((v,k)=>Math.round(v+(b[k]-v)*t)).join(',')+')';}
 function rlPaint(pfx,i,v){const l=document.getElementById(pfx+'-l'+i);if(!l)return;
 l.setAttribute('stroke',v.up?rlColor(v.util):'#7f7f7f');l.setAttribute('stroke-dasharray',v.up?'':'6,4');
 l.setAttribute('data-util',v.util.toFixed(4));
-l.querySelector('title').textContent=l.dataset.link+': '+(100*v.util).toFixed(1)+'% busy, queue '+
+l.querySelector('title').textContent=l.dataset.link+': '+(100*v.util).toFixed(1)+'% busy'+
+(v.gbps===undefined?'':', '+v.gbps.toFixed(3)+' Gbit/s')+', queue '+
 v.queue+' B'+(v.paused?', sender paused':'')+(v.drops?', '+v.drops+' drops':'')+(v.up?'':', DOWN');
 document.getElementById(pfx+'-p'+i).setAttribute('visibility',v.paused?'visible':'hidden');
 document.getElementById(pfx+'-d'+i).setAttribute('visibility',v.drops?'visible':'hidden');}
 """
 
-def _legend_html(stops):
+LEGEND_W = 240  # px of the colour bar
+
+
+def _legend_html(stops, pic):
+    """An idle swatch, the colour bar with its ticks at their places on the scale, the marks."""
     grad = ",".join("rgb(%d,%d,%d)" % tuple(c) for c in stops)
-    return ('<div class="legend">utilisation <span style="display:inline-block;width:160px;'
-            f'height:10px;vertical-align:middle;background:linear-gradient(90deg,{grad})"></span>'
-            + LEGEND_REST)
+    ticks = "".join(f'<span style="position:absolute;left:{LEGEND_W * float(pic.scale(t)):.0f}px;'
+                    f'transform:translateX(-50%)">{100 * t:g}%</span>' for t in pic.SCALE_TICKS)
+    return ('<div class="legend" id="rl-legend">utilisation: '
+            f'<span style="display:inline-block;width:22px;height:10px;background:{pic.IDLE_COLOR};'
+            'vertical-align:middle"></span> idle (sent nothing) &nbsp; '
+            f'<span style="display:inline-block;position:relative;width:{LEGEND_W}px;height:24px;margin:0 16px 0 4px;'
+            'vertical-align:top"><span style="display:block;height:10px;'
+            f'background:linear-gradient(90deg,{grad})"></span>'
+            f'<span style="display:block;position:relative;font-size:10px">{ticks}</span></span>'
+            ' (square-root scale)' + LEGEND_REST)
 
 
-LEGEND_REST = """ 0% &rarr; 100% &nbsp; <span style="color:#ff7f0e">&#9670;</span> sender paused (PFC)
+LEGEND_REST = """ &nbsp; <span style="color:#ff7f0e">&#9670;</span> sender paused (PFC)
 &nbsp; <span style="color:#d62728">&#10006;</span> drops &nbsp; dashed grey: link down</div>"""
 
 
