@@ -67,6 +67,22 @@ int swx_pipe_entry(struct swx_pipe *p, const char *table, const char *entry, cha
 		   size_t errlen);
 
 /*
+ * swx_pipe_entry without the commit: the entry joins the table's pending
+ * transaction (rte_swx_ctl), which swx_pipe_commit applies, so a table of
+ * many entries is rebuilt once. Returns 0, or -EINVAL with what is wrong in
+ * err (what was added before stays pending).
+ */
+int swx_pipe_entry_add(struct swx_pipe *p, const char *table, const char *entry, char *err,
+		       size_t errlen);
+
+/*
+ * Applies the pending entries of every table (swx_pipe_entry_add) in one
+ * transaction. Returns 0, or -EINVAL with DPDK's reason in err (the
+ * transaction is aborted: the tables keep what they had).
+ */
+int swx_pipe_commit(struct swx_pipe *p, char *err, size_t errlen);
+
+/*
  * Pushes one frame (1..SWX_FRAME_MAX bytes) through the program and runs it
  * until the frame has been transmitted or dropped. Returns 0 with *r filled,
  * or -EINVAL (bad length), -ENOMEM (no mbuf), -ELOOP (the frame neither left

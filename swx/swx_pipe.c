@@ -173,8 +173,8 @@ int swx_pipe_ports(struct swx_pipe *sp, uint32_t n_ports_out)
 	return rc;
 }
 
-int swx_pipe_entry(struct swx_pipe *sp, const char *table, const char *entry, char *err,
-		   size_t errlen)
+int swx_pipe_entry_add(struct swx_pipe *sp, const char *table, const char *entry, char *err,
+		       size_t errlen)
 {
 	int blank = 0, dflt = strncmp(entry, "default ", 8) == 0;
 	struct rte_swx_table_entry *e = rte_swx_ctl_pipeline_table_entry_read(sp->ctl, table,
@@ -190,8 +190,6 @@ int swx_pipe_entry(struct swx_pipe *sp, const char *table, const char *entry, ch
 	int rc = dflt ? rte_swx_ctl_pipeline_table_default_entry_add(sp->ctl, table, e) :
 			rte_swx_ctl_pipeline_table_entry_add(sp->ctl, table, e);
 
-	if (rc == 0)
-		rc = rte_swx_ctl_pipeline_commit(sp->ctl, 1);
 	/* the control copies what it keeps; 22.11 has no public free for a read entry */
 	free(e->key);
 	free(e->key_mask);
@@ -201,6 +199,23 @@ int swx_pipe_entry(struct swx_pipe *sp, const char *table, const char *entry, ch
 		snprintf(err, errlen, "table %s: DPDK refused the entry '%s' (%s)", table, entry,
 			 strerror(-rc));
 	return rc ? -EINVAL : 0;
+}
+
+int swx_pipe_commit(struct swx_pipe *sp, char *err, size_t errlen)
+{
+	int rc = rte_swx_ctl_pipeline_commit(sp->ctl, 1);
+
+	if (rc)
+		snprintf(err, errlen, "DPDK refused to commit the table entries (%s)", strerror(-rc));
+	return rc ? -EINVAL : 0;
+}
+
+int swx_pipe_entry(struct swx_pipe *sp, const char *table, const char *entry, char *err,
+		   size_t errlen)
+{
+	int rc = swx_pipe_entry_add(sp, table, entry, err, errlen);
+
+	return rc ? rc : swx_pipe_commit(sp, err, errlen);
 }
 
 int swx_pipe_push(struct swx_pipe *sp, const uint8_t *frame, uint32_t len, struct swx_result *r)

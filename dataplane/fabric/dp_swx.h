@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * dp_swx: a switch whose IPv4 forwarding decision is a DPDK SWX .spec
+ * program (swx/, issue 43), run by rocelab-dp --pipeline FILE.spec.
+ *
+ * The switch hands the program each IPv4 frame (struct dp_prog in
+ * dp_types.h); the program's egress port, or its drop, replaces the C
+ * stages TTL, route lookup and next hop (dp_pipeline.c). rocelab's link
+ * state, PFC watchdog, MMU, rewrite (TTL, ECN, MACs) and queues act on that
+ * port as on the C stages' one. The frame the program emits is not used.
+ * Frames that are not IPv4 (PFC, ARP, IPv6) stay on the C stages.
+ *
+ * rocelab fills the program's tables from the topology's routes, by name,
+ * in one rte_swx_ctl transaction per switch (the contract of p4/ecmp.spec):
+ *
+ *   hash_cfg  (if present) default action set_hash algo A seed S eecmp E:
+ *             the switch's hash algorithm (enum rl_hash_algo), its seed, and
+ *             1 for the E-ECMP profile (5-tuple + BTH destination QP);
+ *   route     (required) match DST/32 per host, DST the host's IPv4 address:
+ *             a host of this leaf: action fwd port_out P nexthop_mac MAC;
+ *             another leaf's host: action route_ecmp group L n_members N
+ *             (L: the destination leaf's index, N: the switch's uplinks
+ *             towards it that are up), or, if the program has no
+ *             route_ecmp, action fwd on the first of them;
+ *   member    (with route_ecmp) match L K action fwd port_out P
+ *             nexthop_mac MAC: the K-th of those uplinks, in port order.
+ *
+ * "fwd" may be called "route_fwd" (p4/default.spec). The program's output
+ * ports are the switch's ports.
+ */
+#ifndef DP_SWX_H
+#define DP_SWX_H
+
+#include <stddef.h>
+
+#include "dp_types.h"
+
+/*
+ * Reads and checks (libc only: before DPDK starts) the program each switch
+ * of t runs: path for every switch (--pipeline; NULL: none). Returns 0, or
+ * -EINVAL with "FILE:LINE: what" in err (the program is refused, or lacks
+ * the table route), -EIO when it cannot be read.
+ */
+int dp_swx_check(const struct topo *t, const char *path, char *err, size_t errlen);
+
+/*
+ * Builds path's program for every switch of f (on its EAL; NULL: nothing to
+ * do), fills its tables as above and hooks it into the switch (s->prog).
+ * Returns 0; -EINVAL with "FILE:LINE: what" or the entry DPDK refused in err
+ * (bad input); -ENOMEM.
+ */
+int dp_swx_attach(struct dp_fabric *f, const char *path, char *err, size_t errlen);
+
+/* Unhooks and frees every switch's program (those of dp_swx_attach; none is fine). */
+void dp_swx_detach(struct dp_fabric *f);
+
+#endif /* DP_SWX_H */
