@@ -123,10 +123,10 @@ int load_topology(struct run *r)
 		fprintf(stderr, "rocelab-dp: --clos: %s\n", err);
 		return EXIT_BAD_INPUT;
 	}
-	/* the switches' program, before DPDK starts: its FILE:LINE at once */
+	/* the switches' programs (--pipeline, pipeline:), before DPDK starts: FILE:LINE at once */
 	int rc = dp_swx_check(r->topo, o->pipeline, err, sizeof(err));
 	if (rc < 0) {
-		fprintf(stderr, "rocelab-dp: --pipeline: %s\n", err);
+		fprintf(stderr, "rocelab-dp: %s\n", err);
 		return rc == -ENOMEM ? 1 : EXIT_BAD_INPUT;
 	}
 	return 0;

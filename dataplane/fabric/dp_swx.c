@@ -90,18 +90,29 @@ static int spec_shape(const struct swx_spec *s, struct shape *sh, char *err, siz
 	return 0;
 }
 
+/* The program switch sw runs: all (--pipeline) for every switch, else its pipeline key, or NULL. */
+static const char *sw_path(const struct topo_switch *sw, const char *all)
+{
+	return all ? all : sw->pipeline[0] ? sw->pipeline : NULL;
+}
+
 int dp_swx_check(const struct topo *t, const char *path, char *err, size_t errlen)
 {
+	const char *last = NULL; /* (switches of one role usually share one: read once) */
 	struct swx_spec s;
 	struct shape sh;
+	int rc = 0;
 
-	if (path == NULL || t->n_switches == 0)
-		return 0;
-	int rc = swx_spec_parse_file(path, &s, err, errlen);
+	for (uint32_t i = 0; rc == 0 && i < t->n_switches; i++) {
+		const char *p = sw_path(&t->switches[i], path);
 
-	if (rc == 0) {
-		rc = spec_shape(&s, &sh, err, errlen);
-		swx_spec_free(&s);
+		if (p == NULL || (last && strcmp(p, last) == 0))
+			continue;
+		last = p;
+		if ((rc = swx_spec_parse_file(p, &s, err, errlen)) == 0) {
+			rc = spec_shape(&s, &sh, err, errlen);
+			swx_spec_free(&s);
+		}
 	}
 	return rc;
 }
@@ -215,21 +226,28 @@ static int attach_one(struct dp_fabric *f, struct dp_switch *s, const struct swx
 
 int dp_swx_attach(struct dp_fabric *f, const char *path, char *err, size_t errlen)
 {
-	struct swx_spec spec;
+	const char *last = NULL; /* the program spec holds, read once for the switches in a row that share it */
+	struct swx_spec spec = {0};
 	struct shape sh;
+	int rc = 0;
 
-	if (path == NULL)
-		return 0;
-	int rc = swx_spec_parse_file(path, &spec, err, errlen);
-
-	if (rc)
-		return rc == -ENOMEM ? rc : -EINVAL;
-	rc = spec_shape(&spec, &sh, err, errlen);
 	for (uint32_t i = 0; rc == 0 && i < f->topo->n_switches; i++) {
-		if (f->topo->switches[i].n_ports > SWX_PORTS_OUT_MAX) {
-			snprintf(err, errlen, "%s: switch %s has %u ports, a program at most %d", path,
-				 f->topo->switches[i].name, f->topo->switches[i].n_ports,
-				 SWX_PORTS_OUT_MAX);
+		const struct topo_switch *sw = &f->topo->switches[i];
+		const char *p = sw_path(sw, path);
+
+		if (p == NULL)
+			continue;
+		if (last == NULL || strcmp(p, last) != 0) {
+			swx_spec_free(&spec);
+			last = NULL;
+			if ((rc = swx_spec_parse_file(p, &spec, err, errlen)) != 0 ||
+			    (rc = spec_shape(&spec, &sh, err, errlen)) != 0)
+				break;
+			last = p;
+		}
+		if (sw->n_ports > SWX_PORTS_OUT_MAX) {
+			snprintf(err, errlen, "%s: switch %s has %u ports, a program at most %d", p,
+				 sw->name, sw->n_ports, SWX_PORTS_OUT_MAX);
 			rc = -EINVAL;
 		} else {
 			rc = attach_one(f, &f->sw[i], &spec, &sh, err, errlen);
@@ -238,7 +256,7 @@ int dp_swx_attach(struct dp_fabric *f, const char *path, char *err, size_t errle
 	swx_spec_free(&spec);
 	if (rc)
 		dp_swx_detach(f);
-	return rc;
+	return rc == -ENOMEM ? rc : rc ? -EINVAL : 0;
 }
 
 void dp_swx_detach(struct dp_fabric *f)

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * dp_swx: a switch whose IPv4 forwarding decision is a DPDK SWX .spec
- * program (swx/, issue 43), run by rocelab-dp --pipeline FILE.spec.
+ * program (swx/, issue 43): rocelab-dp --pipeline FILE.spec, or a switch's
+ * pipeline: key in the topology (per switch, per role, or for all).
  *
  * The switch hands the program each IPv4 frame (struct dp_prog in
  * dp_types.h); the program's egress port, or its drop, replaces the C
@@ -37,16 +38,16 @@
 
 /*
  * Reads and checks (libc only: before DPDK starts) the program each switch
- * of t runs: path for every switch (--pipeline; NULL: none). Returns 0, or
- * -EINVAL with "FILE:LINE: what" in err (the program is refused, or lacks
+ * of t runs: path for every switch (--pipeline), else the switch's pipeline
+ * key (topology), else none. Returns 0, or -EINVAL with "FILE:LINE: what" in err (the program is refused, or lacks
  * the table route), -EIO when it cannot be read.
  */
 int dp_swx_check(const struct topo *t, const char *path, char *err, size_t errlen);
 
 /*
- * Builds path's program for every switch of f (on its EAL; NULL: nothing to
- * do), fills its tables as above and hooks it into the switch (s->prog).
- * Returns 0; -EINVAL with "FILE:LINE: what" or the entry DPDK refused in err
+ * Builds the program of every switch of f that runs one (as dp_swx_check
+ * chooses it; on f's EAL), fills its tables as above and hooks it into the
+ * switch (s->prog). Returns 0; -EINVAL with "FILE:LINE: what" or the entry DPDK refused in err
  * (bad input); -ENOMEM.
  */
 int dp_swx_attach(struct dp_fabric *f, const char *path, char *err, size_t errlen);

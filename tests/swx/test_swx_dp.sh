@@ -6,7 +6,8 @@
 # an NCCL-model AllReduce, and the same under --workers 2. A program without
 # ECMP (p4/default.spec) changes the output (the comparison sees the
 # program); the program's drops count as reason p4; a bad program is refused
-# with FILE:LINE and exit 2.
+# with FILE:LINE and exit 2. The topology's pipeline: key (for every switch,
+# per role; relative to the topology's folder) does what --pipeline does.
 # usage: test_swx_dp.sh ROCELAB_DP SOURCE_ROOT
 set -u
 DP=$(realpath "$1") SRC=$(realpath "$2")
@@ -49,6 +50,36 @@ check "e1: the nccl-tests line is there" "grep -q '^ *1048576 ' $tmp/e1.p.txt"
 same e1_workers2 --topology "$tmp/e1.yaml" --coll "$coll" --workers 2
 check "e1 --workers 2: as one worker" "cmp -s $tmp/e1.c.cmp $tmp/e1_workers2.p.cmp"
 
+# the topology's pipeline: key, relative to the topology's folder: for every
+# switch (defaults: switch:) as --pipeline; per role (defaults: ctsw: or rtsw:)
+mkdir "$tmp/topo"
+cp "$P4/ecmp.spec" "$tmp/topo/prog.spec"
+sed 's/^defaults:/defaults:\n  switch: {profile: eecmp, seed: 7, pipeline: prog.spec}/' \
+  "$SRC/experiments/clos-2x4x4-emulated.yaml" > "$tmp/topo/all.yaml"
+dp --topology "$tmp/topo/all.yaml" --coll "$coll" > "$tmp/key_all.txt" 2> "$tmp/key_all.err"
+check "pipeline: prog.spec for every switch prints what --pipeline prints" \
+  "cmp -s <(strip_wall $tmp/key_all.txt) $tmp/e1.p.cmp"
+# per role: p4/default.spec (no ECMP) on the spines, which have one way down
+# to each leaf, changes nothing; on the leaves, all goes up through spine0
+cp "$P4/default.spec" "$tmp/nohash.spec"
+for role in ctsw rtsw; do
+  sed "s/^defaults:/defaults:\\n  $role: {pipeline: ..\\/nohash.spec}\\n  switch: {profile: eecmp, seed: 7}/" \
+    "$SRC/experiments/clos-2x4x4-emulated.yaml" > "$tmp/topo/$role.yaml"
+  dp --topology "$tmp/topo/$role.yaml" --coll "$coll" > "$tmp/key_$role.txt" 2> "$tmp/key_$role.err"
+done
+check "pipeline: per role, the spines: prints what the C pipeline prints" \
+  "cmp -s <(strip_wall $tmp/key_ctsw.txt) $tmp/e1.c.cmp"
+check "pipeline: per role, the leaves: leaf0 sends on spine0 only" \
+  "grep -q '^rocelab-dp: ran' $tmp/key_rtsw.txt && [ \$(awk '\$1 ~ /^leaf0>spine[123]\$/ { s += \$3 } END { print s + 0 }' $tmp/key_rtsw.txt) = 0 ]"
+sed 's/^defaults:/defaults:\n  ctsw: {pipeline: nothere.spec}/' \
+  "$SRC/experiments/clos-2x4x4-emulated.yaml" > "$tmp/topo/missing.yaml"
+dp --topology "$tmp/topo/missing.yaml" --coll "$coll" > "$tmp/key_missing.txt" 2>&1
+echo $? > "$tmp/key_missing.rc"
+check "pipeline: a file that is not there: exit 2 at the topology's FILE:LINE" \
+  "[ \$(cat $tmp/key_missing.rc) = 2 ] && grep -q 'missing.yaml:7: pipeline: .*topo/nothere.spec' $tmp/key_missing.txt"
+sed 's/^defaults:/defaults:\n  ctsw: {pipeline: ..\/unknown.spec}/' \
+  "$SRC/experiments/clos-2x4x4-emulated.yaml" > "$tmp/topo/bad.yaml"
+
 # p4/default.spec has no ECMP: the first uplink up carries everything, so the output changes
 dp --topology "$tmp/e1.yaml" --coll "$coll" --pipeline "$P4/default.spec" > "$tmp/nohash.txt" 2>&1
 check "p4/default.spec (no ECMP): runs, and its tables differ from the C pipeline's" \
@@ -69,6 +100,9 @@ echo $? > "$tmp/bad.rc"
 check "an unknown instruction: exit 2 with FILE:LINE" \
   "[ \$(cat $tmp/bad.rc) = 2 ] && grep -q 'unknown.spec:7:' $tmp/bad.txt"
 check "an unknown instruction: refused before DPDK starts" "! grep -q '^EAL\\|TELEMETRY' $tmp/bad.txt"
+dp --topology "$tmp/topo/bad.yaml" > "$tmp/bad_key.txt" 2>&1
+check "an unknown instruction in a topology's pipeline: exit 2 with the program's FILE:LINE" \
+  "[ $? = 2 ] && grep -q 'unknown.spec:7:' $tmp/bad_key.txt"
 sed 's/^table route {/table routes {/; s/^\ttable route$/\ttable routes/' "$P4/default.spec" > "$tmp/noroute.spec"
 dp --topology "$SRC/topologies/default.yaml" --pipeline "$tmp/noroute.spec" > "$tmp/noroute.txt" 2>&1
 echo $? > "$tmp/noroute.rc"
