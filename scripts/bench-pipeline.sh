@@ -37,7 +37,11 @@ c=() p=()
 for r in $(seq "$rounds"); do
   c+=("$(one c "$r")")
   p+=("$(one p "$r" --pipeline p4/ecmp.spec)")
-  echo "round $r: C ${c[-1]}, spec ${p[-1]} M switch forwards per wall second"
+  echo "round $r: C ${c[-1]:-?}, spec ${p[-1]:-?} M switch forwards per wall second"
+  if [ -z "${c[-1]}" ] || [ -z "${p[-1]}" ]; then
+    echo "bench-pipeline.sh: a run of round $r failed (its output: $tmp, removed at exit)" >&2
+    exit 1
+  fi
 done
 if cmp -s <(strip_wall "$tmp/c1.txt") <(strip_wall "$tmp/p1.txt"); then
   echo "outputs: identical (wall time aside)"

@@ -21,17 +21,40 @@
  * One switch's program. Each belongs to one switch, and a switch runs on one
  * worker, so its pipeline, result and scratch frame need no lock.
  */
+/* What of the contract (dp_swx.h) a program has. */
+struct shape {
+	bool hash_cfg;
+	bool ecmp;        /* route has route_ecmp and the table member exists */
+	const char *fwd;  /* "fwd" or "route_fwd" */
+};
+
 struct dp_swx {
 	struct dp_prog prog; /* first: the switch's hook points here */
 	struct swx_pipe *pipe;
+	const struct dp_fabric *f;
+	const struct dp_switch *s;
+	struct shape sh;
+	uint64_t route_changes; /* f's when the tables were filled */
 	struct swx_result res;
 	uint8_t frame[SWX_FRAME_MAX];
 };
 
+static int fill(struct swx_pipe *p, const struct dp_fabric *f, const struct dp_switch *s,
+		const struct shape *sh, char *err, size_t errlen);
+
 static int swx_decide(struct dp_prog *pg, const uint8_t *d, uint32_t len, const struct rl_pkt *p)
 {
 	struct dp_swx *x = (struct dp_swx *)pg;
+	/* (global events change the groups between windows: a relaxed read suffices) */
+	uint64_t changes = __atomic_load_n(&x->f->route_changes, __ATOMIC_RELAXED);
 
+	if (changes != x->route_changes) { /* a link went down or up: the groups again */
+		char err[SWX_ERR_MAX];
+
+		x->route_changes = changes;
+		if (fill(x->pipe, x->f, x->s, &x->sh, err, sizeof(err)) != 0)
+			return -1; /* (entries that filled at the start fill again: not reached) */
+	}
 	if (len > SWX_FRAME_MAX || (uint32_t)p->l3_off + IPV4_TTL_OFF >= len)
 		return -1;
 	/*
@@ -64,13 +87,6 @@ static bool table_has(const struct swx_table *t, const char *name)
 			return true;
 	return false;
 }
-
-/* What of the contract (dp_swx.h) a program has. */
-struct shape {
-	bool hash_cfg;
-	bool ecmp;        /* route has route_ecmp and the table member exists */
-	const char *fwd;  /* "fwd" or "route_fwd" */
-};
 
 /* The contract's tables in s. Returns 0, or -EINVAL with FILE:LINE and what is missing. */
 static int spec_shape(const struct swx_spec *s, struct shape *sh, char *err, size_t errlen)
@@ -220,6 +236,10 @@ static int attach_one(struct dp_fabric *f, struct dp_switch *s, const struct swx
 		return rc;
 	}
 	x->prog.decide = swx_decide;
+	x->f = f;
+	x->s = s;
+	x->sh = *sh;
+	x->route_changes = f->route_changes;
 	s->prog = &x->prog;
 	return 0;
 }

@@ -27,7 +27,10 @@
  *             nexthop_mac MAC: the K-th of those uplinks, in port order.
  *
  * "fwd" may be called "route_fwd" (p4/default.spec). The program's output
- * ports are the switch's ports.
+ * ports are the switch's ports. When a link goes down or up (the fabric's
+ * route_changes moves), the switch fills route and member again before its
+ * next frame. A destination with no uplink up keeps its last entry: its
+ * frames drop as link_down where the C stages say no_route.
  */
 #ifndef DP_SWX_H
 #define DP_SWX_H

@@ -2,7 +2,8 @@
 # rocelab-dp --pipeline (issue 43, item 2): every switch's IPv4 decision from
 # a DPDK SWX program. With p4/ecmp.spec (IPv4 LPM, ECMP with rocelab's hash)
 # the whole stdout is the C pipeline's, wall-time figures aside: generated
-# UDP and RoCE flows on topologies/default.yaml, E1's fabric with E-ECMP under
+# UDP and RoCE flows on topologies/default.yaml and across a link that goes
+# down and up, E1's fabric with E-ECMP under
 # an NCCL-model AllReduce, and the same under --workers 2. A program without
 # ECMP (p4/default.spec) changes the output (the comparison sees the
 # program); the program's drops count as reason p4; a bad program is refused
@@ -40,6 +41,11 @@ same gens5 --topology "$SRC/topologies/default.yaml" "${gens[@]}"
 check "gens5: leaf0 sent on both uplinks" \
   "[ \$(awk '\$1 == \"leaf0>spine0\" || \$1 == \"leaf0>spine1\" { if (\$3 > 0) k++ } END { print k + 0 }' $tmp/gens5.p.txt) = 2 ]"
 same gens_eecmp --topology "$SRC/topologies/default-eecmp.yaml" "${gens[@]}"
+# a link down at 1 ms and up at 2 ms: the program's groups follow the C pipeline's
+fo=(--topology "$SRC/tests/dataplane/data/part-failover.yaml" --gen 'h0>h2:flows=16,rate=40G,count=15000'
+    --gen 'h1>h3:proto=roce,flows=8,rate=40G,count=15000')
+same failover "${fo[@]}"
+same failover_workers2 "${fo[@]}" --workers 2
 
 # E1's fabric (2 leaves x 4 spines, emulated NICs), E-ECMP with a seed of its own
 sed 's/^defaults:/defaults:\n  switch: {profile: eecmp, seed: 7}/' \
