@@ -3,9 +3,9 @@
 # a DPDK SWX program. With p4/ecmp.spec (IPv4 LPM, ECMP with rocelab's hash)
 # the whole stdout is the C pipeline's, wall-time figures aside: generated
 # UDP and RoCE flows on topologies/default.yaml and across a link that goes
-# down and up, E1's fabric with E-ECMP under
-# an NCCL-model AllReduce, and the same under --workers 2. A program without
-# ECMP (p4/default.spec) changes the output (the comparison sees the
+# down and up, E1's fabric with E-ECMP under an NCCL-model AllReduce; with
+# --workers 2, and under mpirun -np 2 where there is mpirun. A program
+# without ECMP (p4/default.spec) changes the output (the comparison sees the
 # program); the program's drops count as reason p4; a bad program is refused
 # with FILE:LINE and exit 2. The topology's pipeline: key (for every switch,
 # per role; relative to the topology's folder) does what --pipeline does.
@@ -55,6 +55,18 @@ same e1 --topology "$tmp/e1.yaml" --coll "$coll"
 check "e1: the nccl-tests line is there" "grep -q '^ *1048576 ' $tmp/e1.p.txt"
 same e1_workers2 --topology "$tmp/e1.yaml" --coll "$coll" --workers 2
 check "e1 --workers 2: as one worker" "cmp -s $tmp/e1.c.cmp $tmp/e1_workers2.p.cmp"
+# under mpirun -np 2 (Open MPI in a network namespace of its own, as
+# tests/dataplane/test_partitions_mpi.sh runs it): where there is one, and root
+if command -v mpirun > /dev/null && [ "$(id -u)" -eq 0 ]; then
+  timeout 300 unshare --net -- bash -c 'ip link set lo up; exec "$@"' mpi \
+    timeout 240 mpirun --oversubscribe --allow-run-as-root --mca btl self,vader -np 2 \
+    "$DP" --clock virtual --name "rl-swxdp$$-mpi" --topology "$tmp/e1.yaml" --coll "$coll" \
+    --pipeline "$P4/ecmp.spec" > "$tmp/e1_mpi.txt" 2> "$tmp/e1_mpi.err"
+  check "e1 under mpirun -np 2 with --pipeline: prints what the C pipeline prints" \
+    "cmp -s <(strip_wall $tmp/e1_mpi.txt) $tmp/e1.c.cmp"
+else
+  echo "ok - e1 under mpirun -np 2: skipped (needs mpirun and root)"
+fi
 
 # the topology's pipeline: key, relative to the topology's folder: for every
 # switch (defaults: switch:) as --pipeline; per role (defaults: ctsw: or rtsw:)
