@@ -70,7 +70,7 @@ void swx_eal_fini(void)
 
 static void *in_create(void *args)
 {
-	return args; /* the swx_pipe */
+	return args; /* a swx_port_arg of the swx_pipe */
 }
 
 static void port_free(void *port)
@@ -80,10 +80,11 @@ static void port_free(void *port)
 
 static int in_rx(void *port, struct rte_swx_pkt *pkt)
 {
-	struct swx_pipe *sp = port;
+	struct swx_port_arg *ip = port;
+	struct swx_pipe *sp = ip->sp;
 	struct rte_mbuf *m = sp->pending;
 
-	if (m == NULL)
+	if (m == NULL || ip->id != sp->pending_port)
 		return 0;
 	sp->pending = NULL;
 	pkt->handle = m;
@@ -103,10 +104,10 @@ static void in_stats(void *port, struct rte_swx_port_in_stats *st)
 
 static void *out_create(void *args)
 {
-	return args; /* a swx_out_port of the swx_pipe */
+	return args; /* a swx_port_arg of the swx_pipe */
 }
 
-static void out_copy(struct swx_out_port *o, const struct rte_swx_pkt *pkt)
+static void out_copy(struct swx_port_arg *o, const struct rte_swx_pkt *pkt)
 {
 	struct swx_result *r = o->sp->res;
 
@@ -146,7 +147,7 @@ static void out_stats(void *port, struct rte_swx_port_out_stats *st)
 	memset(st, 0, sizeof(*st));
 }
 
-int swx_pipe_ports(struct swx_pipe *sp, uint32_t n_ports_out)
+int swx_pipe_ports(struct swx_pipe *sp, uint32_t n_ports_in, uint32_t n_ports_out)
 {
 	static struct rte_swx_port_in_ops in_ops = {in_create, port_free, in_rx, in_stats};
 	static struct rte_swx_port_out_ops out_ops = {
@@ -156,10 +157,13 @@ int swx_pipe_ports(struct swx_pipe *sp, uint32_t n_ports_out)
 
 	if (rc == 0)
 		rc = rte_swx_pipeline_port_out_type_register(sp->p, "rl_out", &out_ops);
-	if (rc == 0)
-		rc = rte_swx_pipeline_port_in_config(sp->p, 0, "rl_in", sp);
+	sp->n_ports_in = n_ports_in;
+	for (uint32_t i = 0; rc == 0 && i < n_ports_in; i++) {
+		sp->ins[i] = (struct swx_port_arg){sp, i};
+		rc = rte_swx_pipeline_port_in_config(sp->p, i, "rl_in", &sp->ins[i]);
+	}
 	for (uint32_t i = 0; rc == 0 && i < n_ports_out; i++) {
-		sp->outs[i] = (struct swx_out_port){sp, i};
+		sp->outs[i] = (struct swx_port_arg){sp, i};
 		rc = rte_swx_pipeline_port_out_config(sp->p, i, "rl_out", &sp->outs[i]);
 	}
 	if (rc == 0) {
@@ -221,7 +225,13 @@ int swx_pipe_entry(struct swx_pipe *sp, const char *table, const char *entry, ch
 
 int swx_pipe_push(struct swx_pipe *sp, const uint8_t *frame, uint32_t len, struct swx_result *r)
 {
-	if (len == 0 || len > SWX_FRAME_MAX)
+	return swx_pipe_push_port(sp, 0, frame, len, r);
+}
+
+int swx_pipe_push_port(struct swx_pipe *sp, uint32_t in_port, const uint8_t *frame, uint32_t len,
+		       struct swx_result *r)
+{
+	if (len == 0 || len > SWX_FRAME_MAX || in_port >= sp->n_ports_in)
 		return -EINVAL;
 	struct rte_mbuf *m = rte_pktmbuf_alloc(sp->pool);
 
@@ -232,6 +242,7 @@ int swx_pipe_push(struct swx_pipe *sp, const uint8_t *frame, uint32_t len, struc
 	r->len = 0;
 	sp->res = r;
 	sp->pending = m;
+	sp->pending_port = in_port;
 	/*
 	 * One instruction at a time until the mbuf is back in the pool: our
 	 * output port or DPDK's drop port freed it, so the frame has left. (The

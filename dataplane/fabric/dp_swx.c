@@ -42,7 +42,8 @@ struct dp_swx {
 static int fill(struct swx_pipe *p, const struct dp_fabric *f, const struct dp_switch *s,
 		const struct shape *sh, char *err, size_t errlen);
 
-static int swx_decide(struct dp_prog *pg, const uint8_t *d, uint32_t len, const struct rl_pkt *p)
+static int swx_decide(struct dp_prog *pg, const uint8_t *d, uint32_t len, const struct rl_pkt *p,
+		      uint16_t in_port)
 {
 	struct dp_swx *x = (struct dp_swx *)pg;
 	/* (global events change the groups between windows: a relaxed read suffices) */
@@ -65,7 +66,7 @@ static int swx_decide(struct dp_prog *pg, const uint8_t *d, uint32_t len, const 
 	 */
 	memcpy(x->frame, d, len);
 	x->frame[p->l3_off + IPV4_TTL_OFF] = p->ttl;
-	if (swx_pipe_push(x->pipe, x->frame, len, &x->res) != 0 || !x->res.sent)
+	if (swx_pipe_push_port(x->pipe, in_port, x->frame, len, &x->res) != 0 || !x->res.sent)
 		return -1;
 	return (int)x->res.port;
 }
@@ -224,7 +225,8 @@ static int attach_one(struct dp_fabric *f, struct dp_switch *s, const struct swx
 
 	if (x == NULL)
 		return -ENOMEM;
-	int rc = swx_load(spec, s->cfg->n_ports ? s->cfg->n_ports : 1, &x->pipe, why, sizeof(why));
+	uint32_t n = s->cfg->n_ports ? s->cfg->n_ports : 1;
+	int rc = swx_load_ports(spec, n, n, &x->pipe, why, sizeof(why));
 
 	if (rc == 0 && (rc = fill(x->pipe, f, s, sh, why, sizeof(why))) != 0)
 		snprintf(err, errlen, "%s: switch %s: %s", spec->file, s->cfg->name, why);

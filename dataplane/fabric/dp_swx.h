@@ -26,8 +26,9 @@
  *   member    (with route_ecmp) match L K action fwd port_out P
  *             nexthop_mac MAC: the K-th of those uplinks, in port order.
  *
- * "fwd" may be called "route_fwd" (p4/default.spec). The program's output
- * ports are the switch's ports. When a link goes down or up (the fabric's
+ * "fwd" may be called "route_fwd" (p4/default.spec). The program's input
+ * and output ports are the switch's ports ("rx m.port_in": the port a
+ * frame arrived on). When a link goes down or up (the fabric's
  * route_changes moves), the switch fills route and member again before its
  * next frame. A destination with no uplink up keeps its last entry: its
  * frames drop as link_down where the C stages say no_route.

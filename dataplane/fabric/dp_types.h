@@ -184,13 +184,14 @@ struct dp_chan {
  * A program that makes a switch's IPv4 forwarding decision in place of the
  * TTL, route and next-hop stages (dp_pipeline.c): dp_swx.h runs a DPDK SWX
  * .spec. decide gets the frame (d, len, its bytes owed by earlier hops
- * already applied to the TTL it reads; dp_pipeline.c's struct dp_frame) and
- * its parse p; it returns the egress port, or -1 when the program dropped
+ * already applied to the TTL it reads; dp_pipeline.c's struct dp_frame), its
+ * parse p and the port it arrived on; it returns the egress port, or -1 when the program dropped
  * the frame. One program belongs to one switch, and a switch runs on one
  * worker: decide is never called from two threads at once.
  */
 struct dp_prog {
-	int (*decide)(struct dp_prog *pg, const uint8_t *d, uint32_t len, const struct rl_pkt *p);
+	int (*decide)(struct dp_prog *pg, const uint8_t *d, uint32_t len, const struct rl_pkt *p,
+		      uint16_t in_port);
 };
 
 struct dp_group {

@@ -6,9 +6,10 @@
 # down and up, E1's fabric with E-ECMP under an NCCL-model AllReduce; with
 # --workers 2, and under mpirun -np 2 where there is mpirun. A program
 # without ECMP (p4/default.spec) changes the output (the comparison sees the
-# program); the program's drops count as reason p4; a bad program is refused
-# with FILE:LINE and exit 2. The topology's pipeline: key (for every switch,
-# per role; relative to the topology's folder) does what --pipeline does.
+# program); the program reads the ingress port; its drops count as reason
+# p4; a bad program is refused with FILE:LINE and exit 2. The topology's
+# pipeline: key (for every switch, per role; relative to the topology's
+# folder) does what --pipeline does.
 # usage: test_swx_dp.sh ROCELAB_DP SOURCE_ROOT
 set -u
 DP=$(realpath "$1") SRC=$(realpath "$2")
@@ -109,6 +110,15 @@ check "p4/default.spec: leaf0 sends on spine0 only" \
 dp --topology "$SRC/topologies/default.yaml" --gen 'h1>h5:ttl=1,count=10' \
   --pipeline "$P4/ecmp.spec" > "$tmp/ttl.txt" 2>&1
 check "a drop of the program counts as p4" "awk '\$1 == \"leaf0\"' $tmp/ttl.txt | grep -q 'p4=10'"
+
+# the ingress port as the program's m.port_in: p4/ecmp.spec dropping what
+# arrives on port 0 (leaf0's port 0 is h0's): h0's frames are dropped at
+# leaf0, h1's to h0 (in on port 1, out on port 0) arrive
+sed 's/^\trx m.port_in$/\trx m.port_in\n\tjmpeq DROP m.port_in 0x0/' "$P4/ecmp.spec" > "$tmp/port0.spec"
+dp --topology "$SRC/topologies/default.yaml" --gen 'h0>h4:count=10' --gen 'h1>h0:count=7' \
+  --pipeline "$tmp/port0.spec" > "$tmp/port0.txt" 2>&1
+check "m.port_in is the ingress port: leaf0 drops h0's 10 frames (p4), h0 receives h1's 7" \
+  "grep -q 'jmpeq DROP m.port_in' $tmp/port0.spec && awk '\$1 == \"leaf0\"' $tmp/port0.txt | grep -q 'p4=10' && [ \$(awk '\$1 == \"h0\" && NF == 5 { print \$4 }' $tmp/port0.txt) = 7 ]"
 
 # bad programs: FILE:LINE, exit 2
 printf 'struct m_t {\n\tbit<32> port\n}\nmetadata instanceof m_t\napply {\n\trx m.port\n\tfrob m.port\n\ttx m.port\n}\n' \
