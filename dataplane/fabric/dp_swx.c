@@ -17,10 +17,6 @@
 #define IPV4_TTL_OFF 8 /* in the IPv4 header */
 #define ENTRY_MAX 256  /* one table entry's text */
 
-/*
- * One switch's program. Each belongs to one switch, and a switch runs on one
- * worker, so its pipeline, result and scratch frame need no lock.
- */
 /* What of the contract (dp_swx.h) a program has. */
 struct shape {
 	bool hash_cfg;
@@ -28,6 +24,10 @@ struct shape {
 	const char *fwd;  /* "fwd" or "route_fwd" */
 };
 
+/*
+ * One switch's program. Each belongs to one switch, and a switch runs on one
+ * worker, so its pipeline, result and scratch frame need no lock.
+ */
 struct dp_swx {
 	struct dp_prog prog; /* first: the switch's hook points here */
 	struct swx_pipe *pipe;
