@@ -287,14 +287,25 @@ static int load_all(struct rte_swx_pipeline *p, const struct swx_spec *s, uint32
 int swx_load(const struct swx_spec *s, uint32_t n_ports_out, struct swx_pipe **out,
 	     char *err, size_t errlen)
 {
+	return swx_load_ports(s, 1, n_ports_out, out, err, errlen);
+}
+
+int swx_load_ports(const struct swx_spec *s, uint32_t n_ports_in, uint32_t n_ports_out,
+		   struct swx_pipe **out, char *err, size_t errlen)
+{
 	struct swx_pipe *sp = calloc(1, sizeof(*sp));
+	uint32_t n_in = 1;
 	int rc;
 
 	*out = NULL;
 	err[0] = '\0';
-	if (n_ports_out == 0 || n_ports_out > SWX_PORTS_OUT_MAX) {
+	while (n_in < n_ports_in)
+		n_in <<= 1;
+	if (n_ports_out == 0 || n_ports_out > SWX_PORTS_OUT_MAX || n_ports_in == 0 ||
+	    n_in > SWX_PORTS_IN_MAX) {
 		free(sp);
-		snprintf(err, errlen, "%u output ports: 1 to %d", n_ports_out, SWX_PORTS_OUT_MAX);
+		snprintf(err, errlen, "%u input and %u output ports: 1 to %d each", n_ports_in,
+			 n_ports_out, SWX_PORTS_OUT_MAX);
 		return -EINVAL;
 	}
 	if (sp == NULL)
@@ -302,7 +313,7 @@ int swx_load(const struct swx_spec *s, uint32_t n_ports_out, struct swx_pipe **o
 	/* no name: a named pipeline goes on EAL's shared list (rte_swx_pipeline_find) */
 	rc = rte_swx_pipeline_config(&sp->p, NULL, 0);
 	if (rc == 0)
-		rc = swx_pipe_ports(sp, n_ports_out);
+		rc = swx_pipe_ports(sp, n_in, n_ports_out);
 	if (rc == 0)
 		rc = swx_hash_register(sp->p);
 	if (rc) {

@@ -20,6 +20,7 @@
 
 #define SWX_FRAME_MAX 9216     /* a jumbo frame: the largest frame pushed or received */
 #define SWX_PORTS_OUT_MAX 256
+#define SWX_PORTS_IN_MAX 256   /* a power of two: DPDK polls the input ports in turn */
 #define SWX_RUN_STEPS_MAX 100000 /* instructions one frame may take before the program is called stuck */
 
 struct swx_pipe;
@@ -57,6 +58,14 @@ int swx_load(const struct swx_spec *s, uint32_t n_ports_out, struct swx_pipe **o
 	     char *err, size_t errlen);
 
 /*
+ * swx_load with n_ports_in (1..SWX_PORTS_IN_MAX) input ports: the program's
+ * "rx m.FIELD" writes the port a frame arrived on (swx_pipe_push_port).
+ * DPDK wants a power of two: n_ports_in is rounded up to one.
+ */
+int swx_load_ports(const struct swx_spec *s, uint32_t n_ports_in, uint32_t n_ports_out,
+		   struct swx_pipe **out, char *err, size_t errlen);
+
+/*
  * Adds one entry to table, in DPDK's entry syntax ("match VALUE[/MASK] ...
  * [priority N] action NAME [ARG VALUE ...]"; an existing key's entry is
  * replaced), or with "default action NAME [ARG VALUE ...]" sets the table's
@@ -67,6 +76,22 @@ int swx_pipe_entry(struct swx_pipe *p, const char *table, const char *entry, cha
 		   size_t errlen);
 
 /*
+ * swx_pipe_entry without the commit: the entry joins the table's pending
+ * transaction (rte_swx_ctl), which swx_pipe_commit applies, so a table of
+ * many entries is rebuilt once. Returns 0, or -EINVAL with what is wrong in
+ * err (what was added before stays pending).
+ */
+int swx_pipe_entry_add(struct swx_pipe *p, const char *table, const char *entry, char *err,
+		       size_t errlen);
+
+/*
+ * Applies the pending entries of every table (swx_pipe_entry_add) in one
+ * transaction. Returns 0, or -EINVAL with DPDK's reason in err (the
+ * transaction is aborted: the tables keep what they had).
+ */
+int swx_pipe_commit(struct swx_pipe *p, char *err, size_t errlen);
+
+/*
  * Pushes one frame (1..SWX_FRAME_MAX bytes) through the program and runs it
  * until the frame has been transmitted or dropped. Returns 0 with *r filled,
  * or -EINVAL (bad length), -ENOMEM (no mbuf), -ELOOP (the frame neither left
@@ -74,6 +99,10 @@ int swx_pipe_entry(struct swx_pipe *p, const char *table, const char *entry, cha
  * program; the pipeline is unusable afterwards).
  */
 int swx_pipe_push(struct swx_pipe *p, const uint8_t *frame, uint32_t len, struct swx_result *r);
+
+/* swx_pipe_push of a frame arriving on input port in_port (-EINVAL: no such port). */
+int swx_pipe_push_port(struct swx_pipe *p, uint32_t in_port, const uint8_t *frame, uint32_t len,
+		       struct swx_result *r);
 
 /* Frees the pipeline and its pool; NULL is fine. */
 void swx_pipe_free(struct swx_pipe *p);

@@ -24,6 +24,7 @@
 
 #include "swx_pipe_int.h"
 
+#define SWX_RUN_BATCH 16 /* instructions run between two looks at whether the frame left */
 #define SWX_POOL_MBUFS 63 /* frames in flight: one, plus clones from mirror (mempool: 2^n - 1) */
 
 static int eal_started;
@@ -69,7 +70,7 @@ void swx_eal_fini(void)
 
 static void *in_create(void *args)
 {
-	return args; /* the swx_pipe */
+	return args; /* a swx_port_arg of the swx_pipe */
 }
 
 static void port_free(void *port)
@@ -79,10 +80,11 @@ static void port_free(void *port)
 
 static int in_rx(void *port, struct rte_swx_pkt *pkt)
 {
-	struct swx_pipe *sp = port;
+	struct swx_port_arg *ip = port;
+	struct swx_pipe *sp = ip->sp;
 	struct rte_mbuf *m = sp->pending;
 
-	if (m == NULL)
+	if (m == NULL || ip->id != sp->pending_port)
 		return 0;
 	sp->pending = NULL;
 	pkt->handle = m;
@@ -102,10 +104,10 @@ static void in_stats(void *port, struct rte_swx_port_in_stats *st)
 
 static void *out_create(void *args)
 {
-	return args; /* a swx_out_port of the swx_pipe */
+	return args; /* a swx_port_arg of the swx_pipe */
 }
 
-static void out_copy(struct swx_out_port *o, const struct rte_swx_pkt *pkt)
+static void out_copy(struct swx_port_arg *o, const struct rte_swx_pkt *pkt)
 {
 	struct swx_result *r = o->sp->res;
 
@@ -145,7 +147,7 @@ static void out_stats(void *port, struct rte_swx_port_out_stats *st)
 	memset(st, 0, sizeof(*st));
 }
 
-int swx_pipe_ports(struct swx_pipe *sp, uint32_t n_ports_out)
+int swx_pipe_ports(struct swx_pipe *sp, uint32_t n_ports_in, uint32_t n_ports_out)
 {
 	static struct rte_swx_port_in_ops in_ops = {in_create, port_free, in_rx, in_stats};
 	static struct rte_swx_port_out_ops out_ops = {
@@ -155,10 +157,13 @@ int swx_pipe_ports(struct swx_pipe *sp, uint32_t n_ports_out)
 
 	if (rc == 0)
 		rc = rte_swx_pipeline_port_out_type_register(sp->p, "rl_out", &out_ops);
-	if (rc == 0)
-		rc = rte_swx_pipeline_port_in_config(sp->p, 0, "rl_in", sp);
+	sp->n_ports_in = n_ports_in;
+	for (uint32_t i = 0; rc == 0 && i < n_ports_in; i++) {
+		sp->ins[i] = (struct swx_port_arg){sp, i};
+		rc = rte_swx_pipeline_port_in_config(sp->p, i, "rl_in", &sp->ins[i]);
+	}
 	for (uint32_t i = 0; rc == 0 && i < n_ports_out; i++) {
-		sp->outs[i] = (struct swx_out_port){sp, i};
+		sp->outs[i] = (struct swx_port_arg){sp, i};
 		rc = rte_swx_pipeline_port_out_config(sp->p, i, "rl_out", &sp->outs[i]);
 	}
 	if (rc == 0) {
@@ -173,8 +178,8 @@ int swx_pipe_ports(struct swx_pipe *sp, uint32_t n_ports_out)
 	return rc;
 }
 
-int swx_pipe_entry(struct swx_pipe *sp, const char *table, const char *entry, char *err,
-		   size_t errlen)
+int swx_pipe_entry_add(struct swx_pipe *sp, const char *table, const char *entry, char *err,
+		       size_t errlen)
 {
 	int blank = 0, dflt = strncmp(entry, "default ", 8) == 0;
 	struct rte_swx_table_entry *e = rte_swx_ctl_pipeline_table_entry_read(sp->ctl, table,
@@ -190,8 +195,6 @@ int swx_pipe_entry(struct swx_pipe *sp, const char *table, const char *entry, ch
 	int rc = dflt ? rte_swx_ctl_pipeline_table_default_entry_add(sp->ctl, table, e) :
 			rte_swx_ctl_pipeline_table_entry_add(sp->ctl, table, e);
 
-	if (rc == 0)
-		rc = rte_swx_ctl_pipeline_commit(sp->ctl, 1);
 	/* the control copies what it keeps; 22.11 has no public free for a read entry */
 	free(e->key);
 	free(e->key_mask);
@@ -203,9 +206,32 @@ int swx_pipe_entry(struct swx_pipe *sp, const char *table, const char *entry, ch
 	return rc ? -EINVAL : 0;
 }
 
+int swx_pipe_commit(struct swx_pipe *sp, char *err, size_t errlen)
+{
+	int rc = rte_swx_ctl_pipeline_commit(sp->ctl, 1);
+
+	if (rc)
+		snprintf(err, errlen, "DPDK refused to commit the table entries (%s)", strerror(-rc));
+	return rc ? -EINVAL : 0;
+}
+
+int swx_pipe_entry(struct swx_pipe *sp, const char *table, const char *entry, char *err,
+		   size_t errlen)
+{
+	int rc = swx_pipe_entry_add(sp, table, entry, err, errlen);
+
+	return rc ? rc : swx_pipe_commit(sp, err, errlen);
+}
+
 int swx_pipe_push(struct swx_pipe *sp, const uint8_t *frame, uint32_t len, struct swx_result *r)
 {
-	if (len == 0 || len > SWX_FRAME_MAX)
+	return swx_pipe_push_port(sp, 0, frame, len, r);
+}
+
+int swx_pipe_push_port(struct swx_pipe *sp, uint32_t in_port, const uint8_t *frame, uint32_t len,
+		       struct swx_result *r)
+{
+	if (len == 0 || len > SWX_FRAME_MAX || in_port >= sp->n_ports_in)
 		return -EINVAL;
 	struct rte_mbuf *m = rte_pktmbuf_alloc(sp->pool);
 
@@ -216,14 +242,17 @@ int swx_pipe_push(struct swx_pipe *sp, const uint8_t *frame, uint32_t len, struc
 	r->len = 0;
 	sp->res = r;
 	sp->pending = m;
+	sp->pending_port = in_port;
 	/*
 	 * One instruction at a time until the mbuf is back in the pool: our
 	 * output port or DPDK's drop port freed it, so the frame has left. (The
 	 * program's rx hands over to the pipeline's next thread, so an empty rx
-	 * poll does not mean this frame is done.)
+	 * poll does not mean this frame is done.) SWX_RUN_BATCH instructions
+	 * between looks: those run after the frame left are rx polls that find
+	 * nothing, and a look per instruction cost more than the instruction.
 	 */
-	for (uint32_t i = 0; i < SWX_RUN_STEPS_MAX; i++) {
-		rte_swx_pipeline_run(sp->p, 1);
+	for (uint32_t i = 0; i < SWX_RUN_STEPS_MAX; i += SWX_RUN_BATCH) {
+		rte_swx_pipeline_run(sp->p, SWX_RUN_BATCH);
 		if (sp->pending == NULL && rte_mempool_avail_count(sp->pool) == SWX_POOL_MBUFS) {
 			sp->res = NULL;
 			return 0;

@@ -40,6 +40,7 @@ struct pfc_buffer_profile;
 #define TOPO_LINK_NAME_MAX (2 * TOPO_NAME_MAX)
 /* Longest vhost-user socket path, including the NUL (sun_path is 108). */
 #define TOPO_PATH_MAX 108
+#define TOPO_SPEC_PATH_MAX 256 /* a switch's pipeline: FILE.spec, with the topology's folder */
 /* Linux interface names: IFNAMSIZ. */
 #define TOPO_IFNAME_MAX 16
 #define TOPO_PCI_MAX 16
@@ -110,6 +111,7 @@ struct topo_switch {
 	enum topo_lb lb;
 	uint64_t flowlet_timeout_ns;
 	uint32_t resilient_buckets; /* power of two */
+	char pipeline[TOPO_SPEC_PATH_MAX]; /* its .spec program (rocelab-dp, dp_swx.h), "" for none */
 	uint16_t n_ports;
 	struct topo_port *ports;
 	int leaf_index;             /* 0.. for an rtsw, -1 otherwise */

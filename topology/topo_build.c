@@ -221,6 +221,7 @@ static int build_switches(struct builder *b)
 		sw->lb = (enum topo_lb)v.lb;
 		sw->flowlet_timeout_ns = v.flowlet_ns;
 		sw->resilient_buckets = v.buckets;
+		memcpy(sw->pipeline, v.pipeline, sizeof(sw->pipeline));
 		sw->leaf_index = -1;
 		sw->loopback4 = 0xAC100000u | i;
 		set_mac(sw->mac, 0x02, 0x01, (uint8_t)(i >> 8), (uint8_t)i, 0xff, 0xff);

@@ -21,7 +21,7 @@ void topo_spec_free(struct spec *s)
 
 static const char *const switch_keys[] = {
 	"name", "role", "buffer", "profile", "algo", "seed", "lb", "flowlet_timeout_us",
-	"resilient_buckets", "partition", NULL,
+	"resilient_buckets", "pipeline", "partition", NULL,
 };
 
 /* -------------------------------------------------------- parse: objects */

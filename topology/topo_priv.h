@@ -27,7 +27,7 @@
 #define ATTACH_HINT "veth, vhost, pci, emulated, net_null, dpdk"
 
 
-enum { SW_BUFFER, SW_PROFILE, SW_ALGO, SW_SEED, SW_LB, SW_FLOWLET, SW_BUCKETS, SW_NFIELDS };
+enum { SW_BUFFER, SW_PROFILE, SW_ALGO, SW_SEED, SW_LB, SW_FLOWLET, SW_BUCKETS, SW_PIPELINE, SW_NFIELDS };
 
 struct sw_vals {
 	unsigned set;
@@ -38,6 +38,7 @@ struct sw_vals {
 	uint32_t seed;
 	uint64_t flowlet_ns;
 	uint32_t buckets;
+	char pipeline[TOPO_SPEC_PATH_MAX]; /* resolved against the topology file's folder */
 };
 
 enum {

@@ -6,16 +6,44 @@
  * built-in defaults themselves.
  */
 #include <arpa/inet.h>
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "pfc_mmu.h"
 #include "topo_priv.h"
 
 const char *const topo_switch_val_keys[] = {
-	"buffer", "profile", "algo", "seed", "lb", "flowlet_timeout_us", "resilient_buckets", NULL,
+	"buffer", "profile", "algo", "seed", "lb", "flowlet_timeout_us", "resilient_buckets", "pipeline",
+	NULL,
 };
+
+/*
+ * A switch's program (rocelab-dp runs it: dataplane/fabric/dp_swx.h): a file
+ * that can be read; a relative path is taken from the topology file's folder.
+ */
+static int get_pipeline(struct topo_yaml_ctx *c, struct fy_node *v, const char *key, int kl,
+			char out[TOPO_SPEC_PATH_MAX])
+{
+	int line = topo_yaml_line(v, kl);
+	char s[TOPO_SPEC_PATH_MAX];
+
+	if (topo_yaml_scalar(c, v, key, kl, s, sizeof(s)))
+		return -1;
+	if (s[0] == '\0')
+		return topo_yaml_fail(c, line, "pipeline: empty (expected a .spec file, e.g. ecmp.spec)");
+	const char *slash = s[0] != '/' && c->file ? strrchr(c->file, '/') : NULL;
+	int n = slash ? snprintf(out, TOPO_SPEC_PATH_MAX, "%.*s/%s", (int)(slash - c->file), c->file, s)
+		      : snprintf(out, TOPO_SPEC_PATH_MAX, "%s", s);
+	if (n < 0 || n >= TOPO_SPEC_PATH_MAX)
+		return topo_yaml_fail(c, line, "pipeline: '%s': the path is longer than %d characters",
+				      s, TOPO_SPEC_PATH_MAX - 1);
+	if (access(out, R_OK) != 0)
+		return topo_yaml_fail(c, line, "pipeline: %s: %s", out, strerror(errno));
+	return 0;
+}
 
 int topo_sw_val_pair(struct topo_yaml_ctx *c, struct sw_vals *s, const char *key, struct fy_node *v,
 		     int kl)
@@ -75,6 +103,10 @@ int topo_sw_val_pair(struct topo_yaml_ctx *c, struct sw_vals *s, const char *key
 				c, line, "resilient_buckets: %" PRIu64 " is not a power of two", x);
 		s->buckets = (uint32_t)x;
 		SET(s, SW_BUCKETS, line);
+	} else if (!strcmp(key, "pipeline")) {
+		if (get_pipeline(c, v, key, kl, s->pipeline))
+			return -1;
+		SET(s, SW_PIPELINE, line);
 	}
 	return 0;
 }
@@ -272,6 +304,7 @@ void topo_sw_merge(struct sw_vals *d, const struct sw_vals *s)
 		case SW_LB: d->lb = s->lb; break;
 		case SW_FLOWLET: d->flowlet_ns = s->flowlet_ns; break;
 		case SW_BUCKETS: d->buckets = s->buckets; break;
+		case SW_PIPELINE: memcpy(d->pipeline, s->pipeline, sizeof(d->pipeline)); break;
 		}
 		SET(d, f, s->line[f]);
 	}

@@ -98,6 +98,7 @@ struct opts {
 	const char *coll_series; /* --coll-series FILE */
 	struct dp_nic_opts nic;
 	bool te;
+	const char *pipeline;   /* --pipeline FILE.spec: every switch's program (dp_swx.h) */
 	bool watchdog;
 	struct pfc_watchdog_config wd;
 	const char *capture[MAX_CAPTURES];

@@ -130,6 +130,7 @@ static int set_traffic(struct opts *o, const char *arg) { o->traffic = arg; retu
 static int set_coll_series(struct opts *o, const char *arg) { o->coll_series = arg; return 0; }
 static int set_te(struct opts *o, const char *arg) { (void)arg; o->te = true; return 0; }
 static int set_csv(struct opts *o, const char *arg) { o->csv = arg; return 0; }
+static int set_pipeline(struct opts *o, const char *arg) { o->pipeline = arg; return 0; }
 static int set_busy_poll(struct opts *o, const char *arg) { (void)arg; o->busy_poll = true; return 0; }
 static int set_name(struct opts *o, const char *arg) { o->name = arg; return 0; }
 static int set_quiet(struct opts *o, const char *arg) { (void)arg; o->quiet = true; return 0; }
@@ -383,6 +384,11 @@ static const struct opt_def opt_defs[] = {
 	 "  --te                traffic engineering: a controller places each connection of\n"
 	 "                      the --coll on the leaf-spine-leaf path with most capacity left\n"
 	 "                      (again after failures); other traffic uses ECMP\n"},
+	{"pipeline", required_argument, set_pipeline,
+	 "  --pipeline FILE.spec  every switch's IPv4 forwarding decision is this DPDK SWX\n"
+	 "                      program (e.g. p4/ecmp.spec; its tables filled from the\n"
+	 "                      topology's routes, dataplane/fabric/dp_swx.h); queues, PFC,\n"
+	 "                      buffers and rewrites stay rocelab's (docs/howto/p4-pipeline.md)\n"},
 	{"veth", required_argument, set_veth,
 	 "  --veth af_packet|af_xdp  driver for veth hosts (default af_packet)\n"},
 	{"capture", required_argument, set_capture,

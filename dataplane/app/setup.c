@@ -25,6 +25,7 @@
 #include <rte_lcore.h>
 #include <rte_mbuf.h>
 
+#include "dp_swx.h"
 #include "rl_mem.h"
 #include "topo_part.h"
 #include "topo_traffic.h"
@@ -121,6 +122,12 @@ int load_topology(struct run *r)
 	} else if ((r->topo = topo_clos(o->clos[0], o->clos[1], o->clos[2], err, sizeof(err))) == NULL) {
 		fprintf(stderr, "rocelab-dp: --clos: %s\n", err);
 		return EXIT_BAD_INPUT;
+	}
+	/* the switches' programs (--pipeline, pipeline:), before DPDK starts: FILE:LINE at once */
+	int rc = dp_swx_check(r->topo, o->pipeline, err, sizeof(err));
+	if (rc < 0) {
+		fprintf(stderr, "rocelab-dp: %s\n", err);
+		return rc == -ENOMEM ? 1 : EXIT_BAD_INPUT;
 	}
 	return 0;
 }
@@ -420,6 +427,8 @@ int setup(struct run *r, char *err, size_t errlen)
 	r->fab = dp_fabric_create(r->topo, &r->eng, r->mp, &fo, err, errlen);
 	if (r->fab == NULL)
 		return 1;
+	if ((prc = dp_swx_attach(r->fab, o->pipeline, err, errlen)) < 0)
+		return prc == -EINVAL ? EXIT_BAD_INPUT : 1;
 	bool multi = dp_peers_on(&o->peers);
 	bool lanes = nics_in_lanes(r, r->lanes_why, sizeof(r->lanes_why));
 	prc = dp_parts_create(&r->parts, r->fab, multi ? o->peers.n : o->workers, lanes, o->clock,

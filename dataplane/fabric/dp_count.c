@@ -54,7 +54,7 @@ static const char *const drop_names[DP_DROP_COUNT] = {
 	[DP_DROP_LINK_DOWN] = "link_down", [DP_DROP_LOSS] = "loss",
 	[DP_DROP_QUEUE] = "host_queue",    [DP_DROP_NO_MBUF] = "no_mbuf",
 	[DP_DROP_SEGMENTED] = "segmented", [DP_DROP_PFC_BAD] = "pfc_bad",
-	[DP_DROP_PFC_STORM] = "pfc_storm",
+	[DP_DROP_PFC_STORM] = "pfc_storm", [DP_DROP_PROG] = "p4",
 };
 
 const char *dp_count_drop_name(enum dp_drop d)

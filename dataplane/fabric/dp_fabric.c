@@ -17,6 +17,7 @@
 
 #include "dp_chan.h"
 #include "dp_pipeline.h"
+#include "dp_swx.h"
 
 #define LPM_HOST_DEPTH 32   /* one /32 per host */
 #define LPM_SPARE_RULES 16
@@ -300,6 +301,7 @@ static void fabric_free(struct dp_fabric *f, bool leave_dpdk_heap)
 {
 	if (f == NULL)
 		return;
+	dp_swx_detach(f);
 	for (uint32_t i = 0; f->chans && i < f->n_chans; i++)
 		dp_chan_free(&f->chans[i]);
 	if (f->lpm && !leave_dpdk_heap)

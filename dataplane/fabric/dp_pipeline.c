@@ -444,6 +444,30 @@ static bool stage_nexthop(struct pipe *x)
 	return false;
 }
 
+/*
+ * The switch's program (an IPv4 frame, on a switch with a .spec: dp_swx.h):
+ * in place of TTL, route lookup and next hop. Reads: the frame, whatever
+ * the program reads. Sets: out_port. Next: link state, or drop p4 (the
+ * program dropped it, or named a port the switch does not have).
+ */
+static bool stage_prog(struct pipe *x)
+{
+	int port = x->s->prog->decide(x->s->prog, x->fr->d, x->fr->len, x->p, x->in_port);
+
+	if (port < 0 || port >= x->s->cfg->n_ports)
+		return verdict_drop(x, DP_DROP_PROG);
+	x->out_port = port;
+	return false;
+}
+
+/* The forwarding decision proper: the program's, or TTL, route lookup and next hop. */
+static bool stage_decide(struct pipe *x)
+{
+	if (x->s->prog && x->p->ip_version == 4) /* (IPv6 stays C's: DPDK 22.11 has no movh) */
+		return stage_prog(x);
+	return stage_ttl(x) || stage_route(x) || stage_nexthop(x);
+}
+
 /* Link state. Reads: the egress link. Sets: oc. Next: PFC watchdog, or drop link_down. */
 static bool stage_link(struct pipe *x)
 {
@@ -587,8 +611,8 @@ static enum dp_verdict_kind pipeline_decide(struct dp_switch *s, uint16_t in_por
 		stage_not_ip(&x);
 	else if (parse_st != RL_PARSE_OK)
 		stage_parse_error(&x, parse_st);
-	else if (!stage_ipv6_ctl(&x) && !stage_echo(&x) && !stage_ttl(&x) && !stage_route(&x) &&
-		 !stage_nexthop(&x) && !stage_link(&x) && !stage_watchdog(&x) && !stage_admit(&x))
+	else if (!stage_ipv6_ctl(&x) && !stage_echo(&x) && !stage_decide(&x) && !stage_link(&x) &&
+		 !stage_watchdog(&x) && !stage_admit(&x))
 		stage_rewrite(&x);
 	return v->kind;
 }

@@ -79,6 +79,7 @@ enum dp_drop {
 	DP_DROP_SEGMENTED, /* multi-segment mbuf that could not be linearized */
 	DP_DROP_PFC_BAD,   /* malformed MAC control frame */
 	DP_DROP_PFC_STORM, /* PFC watchdog: a queue paused too long was drained */
+	DP_DROP_PROG,      /* the switch's .spec program dropped it (dp_swx.h) */
 	DP_DROP_COUNT,
 };
 
@@ -179,6 +180,20 @@ struct dp_chan {
 	uint64_t drops[DP_DROP_COUNT];
 } __rte_cache_aligned; /* (dp_fabric_build allocates them aligned) */
 
+/*
+ * A program that makes a switch's IPv4 forwarding decision in place of the
+ * TTL, route and next-hop stages (dp_pipeline.c): dp_swx.h runs a DPDK SWX
+ * .spec. decide gets the frame (d, len, its bytes owed by earlier hops
+ * already applied to the TTL it reads; dp_pipeline.c's struct dp_frame), its
+ * parse p and the port it arrived on; it returns the egress port, or -1 when the program dropped
+ * the frame. One program belongs to one switch, and a switch runs on one
+ * worker: decide is never called from two threads at once.
+ */
+struct dp_prog {
+	int (*decide)(struct dp_prog *pg, const uint8_t *d, uint32_t len, const struct rl_pkt *p,
+		      uint16_t in_port);
+};
+
 struct dp_group {
 	uint16_t n;                          /* members ever seen; index into port[] */
 	uint16_t port[RL_NH_MAX_MEMBERS];
@@ -196,6 +211,7 @@ struct dp_switch {
 	uint64_t *pfc_timer_at;      /* [port] pending PFC refresh timer; 0: none */
 	struct dp_group *group;      /* [leaf index] */
 	struct rl_flowlet flowlet;   /* TOPO_LB_FLOWLET only */
+	struct dp_prog *prog;        /* its .spec program (dp_swx.h), or NULL: the C stages decide */
 	bool up;
 
 	uint64_t rx_pkts, rx_bytes, fwd_pkts;

@@ -1,0 +1,304 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* dp_swx: a switch's forwarding decision as a DPDK SWX .spec program (dp_swx.h). */
+#include "dp_swx.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_log.h>
+
+#include "swx_load.h"
+#include "swx_spec.h"
+
+#define IPV4_TTL_OFF 8 /* in the IPv4 header */
+#define ENTRY_MAX 256  /* one table entry's text */
+
+/* What of the contract (dp_swx.h) a program has. */
+struct shape {
+	bool hash_cfg;
+	bool ecmp;        /* route has route_ecmp and the table member exists */
+	const char *fwd;  /* "fwd" or "route_fwd" */
+};
+
+/*
+ * One switch's program. Each belongs to one switch, and a switch runs on one
+ * worker, so its pipeline, result and scratch frame need no lock.
+ */
+struct dp_swx {
+	struct dp_prog prog; /* first: the switch's hook points here */
+	struct swx_pipe *pipe;
+	const struct dp_fabric *f;
+	const struct dp_switch *s;
+	struct shape sh;
+	uint64_t route_changes; /* f's when the tables were filled */
+	struct swx_result res;
+	uint8_t frame[SWX_FRAME_MAX];
+};
+
+static int fill(struct swx_pipe *p, const struct dp_fabric *f, const struct dp_switch *s,
+		const struct shape *sh, char *err, size_t errlen);
+
+static int swx_decide(struct dp_prog *pg, const uint8_t *d, uint32_t len, const struct rl_pkt *p,
+		      uint16_t in_port)
+{
+	struct dp_swx *x = (struct dp_swx *)pg;
+	/* (global events change the groups between windows: a relaxed read suffices) */
+	uint64_t changes = __atomic_load_n(&x->f->route_changes, __ATOMIC_RELAXED);
+
+	if (changes != x->route_changes) { /* a link went down or up: the groups again */
+		char err[SWX_ERR_MAX];
+
+		x->route_changes = changes;
+		if (fill(x->pipe, x->f, x->s, &x->sh, err, sizeof(err)) != 0)
+			return -1; /* (entries that filled at the start fill again: not reached) */
+	}
+	if (len > SWX_FRAME_MAX || (uint32_t)p->l3_off + IPV4_TTL_OFF >= len)
+		return -1;
+	/*
+	 * A copy: the program may write into the frame it is given, and the
+	 * switch's own rewrite stage writes the real one. Earlier hops may owe
+	 * the frame their TTL decrements (dp_frame.ttl_owed): the program reads
+	 * the TTL the packet has (p->ttl), as the C stages do.
+	 */
+	memcpy(x->frame, d, len);
+	x->frame[p->l3_off + IPV4_TTL_OFF] = p->ttl;
+	if (swx_pipe_push_port(x->pipe, in_port, x->frame, len, &x->res) != 0 || !x->res.sent)
+		return -1;
+	return (int)x->res.port;
+}
+
+/* The table named name of s, or NULL. */
+static const struct swx_table *spec_table(const struct swx_spec *s, const char *name)
+{
+	for (uint32_t i = 0; i < s->n_tables; i++)
+		if (strcmp(s->tables[i].name, name) == 0)
+			return &s->tables[i];
+	return NULL;
+}
+
+/* Whether table t lists action name. */
+static bool table_has(const struct swx_table *t, const char *name)
+{
+	for (uint32_t i = 0; t && i < t->n_actions; i++)
+		if (strcmp(t->actions[i].name, name) == 0)
+			return true;
+	return false;
+}
+
+/* The contract's tables in s. Returns 0, or -EINVAL with FILE:LINE and what is missing. */
+static int spec_shape(const struct swx_spec *s, struct shape *sh, char *err, size_t errlen)
+{
+	const struct swx_table *route = spec_table(s, "route");
+
+	sh->hash_cfg = spec_table(s, "hash_cfg") != NULL;
+	sh->ecmp = table_has(route, "route_ecmp") && spec_table(s, "member") != NULL;
+	sh->fwd = table_has(route, "fwd") ? "fwd" : "route_fwd";
+	if (route == NULL || !table_has(route, sh->fwd)) {
+		snprintf(err, errlen, "%s:%" PRIu32 ": rocelab-dp fills a table 'route' with an action "
+			 "'fwd' (or 'route_fwd'; args port_out, nexthop_mac): the program has %s",
+			 s->file, route ? route->line : s->apply_line,
+			 route ? "no such action in it" : "no table 'route'");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* The program switch sw runs: all (--pipeline) for every switch, else its pipeline key, or NULL. */
+static const char *sw_path(const struct topo_switch *sw, const char *all)
+{
+	return all ? all : sw->pipeline[0] ? sw->pipeline : NULL;
+}
+
+int dp_swx_check(const struct topo *t, const char *path, char *err, size_t errlen)
+{
+	const char *last = NULL; /* (switches of one role usually share one: read once) */
+	struct swx_spec s;
+	struct shape sh;
+	int rc = 0;
+
+	for (uint32_t i = 0; rc == 0 && i < t->n_switches; i++) {
+		const char *p = sw_path(&t->switches[i], path);
+
+		if (p == NULL || (last && strcmp(p, last) == 0))
+			continue;
+		last = p;
+		if ((rc = swx_spec_parse_file(p, &s, err, errlen)) == 0) {
+			rc = spec_shape(&s, &sh, err, errlen);
+			swx_spec_free(&s);
+		}
+	}
+	return rc;
+}
+
+__attribute__((format(printf, 5, 6)))
+static int add(struct swx_pipe *p, const char *table, char *err, size_t errlen, const char *fmt, ...)
+{
+	char text[ENTRY_MAX];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	return swx_pipe_entry_add(p, table, text, err, errlen);
+}
+
+static uint64_t mac_u64(const uint8_t mac[6])
+{
+	uint64_t v = 0;
+
+	for (int i = 0; i < 6; i++)
+		v = v << 8 | mac[i];
+	return v;
+}
+
+/* The member table's entries for s's group towards leaf index l: its uplinks that are up. */
+static int fill_group(struct swx_pipe *p, const struct dp_switch *s, uint32_t l, char *err,
+		      size_t errlen)
+{
+	const struct dp_group *g = &s->group[l];
+	uint32_t k = 0;
+	int rc = 0;
+
+	for (uint32_t i = 0; rc == 0 && i < g->n; i++)
+		if (g->up_mask >> i & 1)
+			rc = add(p, "member", err, errlen,
+				 "match %" PRIu32 " %" PRIu32 " action fwd port_out %u nexthop_mac 0x%" PRIx64,
+				 l, k++, g->port[i], mac_u64(s->out[g->port[i]]->dst_mac));
+	return rc;
+}
+
+/* The route entry of host h at switch s. */
+static int fill_route(struct swx_pipe *p, const struct dp_fabric *f, const struct dp_switch *s,
+		      const struct shape *sh, const struct topo_host *h, char *err, size_t errlen)
+{
+	uint16_t port = h->leaf_port;
+
+	if (h->leaf != s->idx) {
+		const struct dp_group *g = &s->group[f->sw[h->leaf].cfg->leaf_index];
+		unsigned n_up = (unsigned)__builtin_popcountll(g->up_mask);
+
+		if (n_up == 0)
+			return 0; /* no way there: the program's miss */
+		if (sh->ecmp)
+			return add(p, "route", err, errlen,
+				   "match 0x%08" PRIx32 "/0xffffffff action route_ecmp group %d n_members %u",
+				   h->ipv4, f->sw[h->leaf].cfg->leaf_index, n_up);
+		port = g->port[__builtin_ctzll(g->up_mask)];
+	}
+	return add(p, "route", err, errlen,
+		   "match 0x%08" PRIx32 "/0xffffffff action %s port_out %u nexthop_mac 0x%" PRIx64,
+		   h->ipv4, sh->fwd, port, mac_u64(s->out[port]->dst_mac));
+}
+
+/* Every table of s's program p, in one transaction. */
+static int fill(struct swx_pipe *p, const struct dp_fabric *f, const struct dp_switch *s,
+		const struct shape *sh, char *err, size_t errlen)
+{
+	const struct topo *t = f->topo;
+	const struct topo_switch *cfg = s->cfg;
+	int rc = 0;
+
+	if (sh->hash_cfg)
+		rc = add(p, "hash_cfg", err, errlen, "default action set_hash algo %u seed %" PRIu32 " eecmp %u",
+			 (unsigned)cfg->algo, cfg->seed, cfg->profile == RL_PROFILE_EECMP);
+	for (uint32_t h = 0; rc == 0 && h < t->n_hosts; h++)
+		rc = fill_route(p, f, s, sh, &t->hosts[h], err, errlen);
+	for (uint32_t l = 0; rc == 0 && sh->ecmp && s->group && l < t->n_switches; l++) {
+		const struct dp_switch *leaf = &f->sw[l];
+
+		if (leaf->cfg->role == TOPO_ROLE_RTSW && leaf != s)
+			rc = fill_group(p, s, (uint32_t)leaf->cfg->leaf_index, err, errlen);
+	}
+	return rc ? rc : swx_pipe_commit(p, err, errlen);
+}
+
+/* s's program from the parsed spec. */
+static int attach_one(struct dp_fabric *f, struct dp_switch *s, const struct swx_spec *spec,
+		      const struct shape *sh, char *err, size_t errlen)
+{
+	char why[SWX_ERR_MAX];
+	struct dp_swx *x = calloc(1, sizeof(*x));
+
+	if (x == NULL)
+		return -ENOMEM;
+	uint32_t n = s->cfg->n_ports ? s->cfg->n_ports : 1;
+	int rc = swx_load_ports(spec, n, n, &x->pipe, why, sizeof(why));
+
+	if (rc == 0 && (rc = fill(x->pipe, f, s, sh, why, sizeof(why))) != 0)
+		snprintf(err, errlen, "%s: switch %s: %s", spec->file, s->cfg->name, why);
+	else if (rc)
+		snprintf(err, errlen, "%s", why);
+	if (rc) {
+		swx_pipe_free(x->pipe);
+		free(x);
+		return rc;
+	}
+	x->prog.decide = swx_decide;
+	x->f = f;
+	x->s = s;
+	x->sh = *sh;
+	x->route_changes = f->route_changes;
+	s->prog = &x->prog;
+	return 0;
+}
+
+int dp_swx_attach(struct dp_fabric *f, const char *path, char *err, size_t errlen)
+{
+	const char *last = NULL; /* the program spec holds, read once for the switches in a row that share it */
+	struct swx_spec spec = {0};
+	struct shape sh;
+	int rc = 0;
+
+	for (uint32_t i = 0; rc == 0 && i < f->topo->n_switches; i++) {
+		const struct topo_switch *sw = &f->topo->switches[i];
+		const char *p = sw_path(sw, path);
+
+		if (p == NULL)
+			continue;
+		if (last == NULL || strcmp(p, last) != 0) {
+			swx_spec_free(&spec);
+			last = NULL;
+			if ((rc = swx_spec_parse_file(p, &spec, err, errlen)) != 0 ||
+			    (rc = spec_shape(&spec, &sh, err, errlen)) != 0)
+				break;
+			last = p;
+		}
+		if (sw->n_ports > SWX_PORTS_OUT_MAX) {
+			snprintf(err, errlen, "%s: switch %s has %u ports, a program at most %d", p,
+				 sw->name, sw->n_ports, SWX_PORTS_OUT_MAX);
+			rc = -EINVAL;
+		} else {
+			rc = attach_one(f, &f->sw[i], &spec, &sh, err, errlen);
+		}
+	}
+	swx_spec_free(&spec);
+	if (rc)
+		dp_swx_detach(f);
+	return rc == -ENOMEM ? rc : rc ? -EINVAL : 0;
+}
+
+void dp_swx_detach(struct dp_fabric *f)
+{
+	/*
+	 * DPDK 22.11's rte_swx_pipeline_free logs "EAL: Error: Invalid memory"
+	 * for a pipeline that built and freed correctly (swx_pipe.c says more):
+	 * only critical messages while the programs go.
+	 */
+	uint32_t level = rte_log_get_global_level();
+
+	rte_log_set_global_level(RTE_LOG_CRIT);
+	for (uint32_t i = 0; f->sw && i < f->topo->n_switches; i++) {
+		struct dp_swx *x = (struct dp_swx *)f->sw[i].prog;
+
+		if (x == NULL)
+			continue;
+		swx_pipe_free(x->pipe);
+		free(x);
+		f->sw[i].prog = NULL;
+	}
+	rte_log_set_global_level(level);
+}
