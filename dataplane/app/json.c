@@ -1,0 +1,297 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * json.c: rocelab-dp --json FILE, the run's tables and result lines as one
+ * JSON document (docs/reference/rocelab-dp.schema.json), written with
+ * jansson. Every number comes from what the text tables print: the link
+ * rows from dp_stats_link_row, the switch and host rows from the same
+ * counters, the collective's results from dp_nics_coll_view, and the
+ * "# totals:" and "# latency:" lines from their own text, read back key by
+ * key, so that the two outputs cannot disagree.
+ */
+#define _GNU_SOURCE /* open_memstream */
+#include "app.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "rl_version.h"
+
+/* The schema's name and version: a reader checks it before reading on. */
+#define JSON_FORMAT "rocelab-dp/1"
+
+/* A double as JSON: a real, or null for what JSON cannot hold (NaN, infinity). */
+static json_t *num(double v)
+{
+	return isfinite(v) ? json_real(v) : json_null();
+}
+
+static json_t *u64(uint64_t v)
+{
+	return json_integer((json_int_t)v);
+}
+
+/*
+ * "k=v k=v ..." (a "# totals:" or "# latency:" line after its prefix) into
+ * o: each value an integer when it is one, else a real, else a string.
+ */
+static void put_kv(json_t *o, const char *text)
+{
+	char *dup = strdup(text), *save = NULL;
+
+	for (char *tok = dup ? strtok_r(dup, " \n", &save) : NULL; tok; tok = strtok_r(NULL, " \n", &save)) {
+		char *eq = strchr(tok, '='), *end;
+		if (eq == NULL)
+			continue;
+		*eq++ = '\0';
+		errno = 0;
+		long long i = strtoll(eq, &end, 10);
+		if (*end == '\0' && end != eq && errno == 0) {
+			json_object_set_new(o, tok, json_integer(i));
+			continue;
+		}
+		double d = strtod(eq, &end);
+		json_object_set_new(o, tok, *end == '\0' && end != eq ? num(d) : json_string(eq));
+	}
+	free(dup);
+}
+
+/* The run: its clock, times, events, forwards, stop signal and lag. */
+static json_t *run_obj(const struct run *r, uint64_t elapsed, int rc)
+{
+	uint64_t fwd = 0;
+
+	for (uint32_t s = 0; s < r->topo->n_switches; s++)
+		fwd += r->fab->sw[s].fwd_pkts;
+	json_t *o = json_object();
+	json_object_set_new(o, "clock", json_string(r->o->clock == DP_CLOCK_LIVE ? "live" : "virtual"));
+	json_object_set_new(o, "topology", json_string(r->topo->name));
+	json_object_set_new(o, "time_s", num((double)elapsed / 1e9));
+	json_object_set_new(o, "wall_s", num(r->wall_s));
+	json_object_set_new(o, "events", u64(r->eng.fired));
+	json_object_set_new(o, "switch_forwards", u64(fwd));
+	json_object_set_new(o, "stopped_by", stop_requested ? json_string(stop_requested == SIGINT ? "SIGINT"
+											      : "SIGTERM")
+							    : json_null());
+	if (r->o->clock == DP_CLOCK_LIVE) {
+		json_object_set_new(o, "lag_max_ms", num((double)r->eng.lag_max_ns / NS_PER_MS));
+		json_object_set_new(o, "lag_end_ms", num((double)r->eng.lag_ns / NS_PER_MS));
+	}
+	json_object_set_new(o, "exit_status", json_integer(rc));
+	return o;
+}
+
+/* The link table: one object per direction (dp_stats_link_row, as dp_stats_print). */
+static json_t *links_arr(const struct run *r, uint64_t fabric_ns)
+{
+	json_t *a = json_array();
+
+	for (uint32_t i = 0; i < r->fab->n_chans; i++) {
+		struct dp_stats_link row;
+		dp_stats_link_row(r->fab, i, fabric_ns, &row);
+		json_t *o = json_object();
+		json_object_set_new(o, "from", json_string(row.from));
+		json_object_set_new(o, "to", json_string(row.to));
+		json_object_set_new(o, "state", json_string(row.up ? "up" : "DOWN"));
+		json_object_set_new(o, "rate_bps", u64(row.rate_bps));
+		json_object_set_new(o, "packets", u64(row.packets));
+		json_object_set_new(o, "bytes", u64(row.bytes));
+		json_object_set_new(o, "util_pct", num(row.util_pct));
+		json_object_set_new(o, "pfc_tx_frames", u64(row.pfc_tx));
+		json_object_set_new(o, "drops_frames", u64(row.drops));
+		json_object_set_new(o, "peak_queue_bytes", u64(row.peak_q_bytes));
+		json_object_set_new(o, "paused_pct", num(row.paused_pct));
+		json_array_append_new(a, o);
+	}
+	return a;
+}
+
+/* The switch table, drops by reason included, and the host table. */
+static void nodes_put(json_t *root, const struct run *r)
+{
+	const struct topo *t = r->topo;
+	json_t *sws = json_array(), *hosts = json_array();
+
+	for (uint32_t s = 0; s < t->n_switches; s++) {
+		const struct dp_switch *sw = &r->fab->sw[s];
+		json_t *o = json_object(), *why = json_object();
+		json_object_set_new(o, "name", json_string(sw->cfg->name));
+		json_object_set_new(o, "role", json_string(topo_role_name(sw->cfg->role)));
+		json_object_set_new(o, "rx_packets", u64(sw->rx_pkts));
+		json_object_set_new(o, "forwarded_packets", u64(sw->fwd_pkts));
+		json_object_set_new(o, "arp_nd_replies", u64(sw->arp_replies + sw->nd_replies));
+		json_object_set_new(o, "pfc_rx_frames", u64(sw->pfc_rx));
+		json_object_set_new(o, "ecn_marked_packets", u64(sw->ecn_marked));
+		json_object_set_new(o, "drops_packets", u64(dp_count_switch_drops(sw)));
+		for (int d = 0; d < DP_DROP_COUNT; d++)
+			if (sw->drops[d])
+				json_object_set_new(why, dp_count_drop_name((enum dp_drop)d), u64(sw->drops[d]));
+		json_object_set_new(o, "drops_by_reason_packets", why);
+		json_array_append_new(sws, o);
+	}
+	for (uint32_t h = 0; h < t->n_hosts; h++) {
+		const struct dp_host *ho = &r->fab->host[h];
+		json_t *o = json_object();
+		json_object_set_new(o, "name", json_string(ho->cfg->name));
+		json_object_set_new(o, "sent_packets", u64(ho->tx_pkts));
+		json_object_set_new(o, "sent_bytes", u64(ho->tx_bytes));
+		json_object_set_new(o, "received_packets", u64(ho->rx_pkts));
+		json_object_set_new(o, "received_bytes", u64(ho->rx_bytes));
+		json_array_append_new(hosts, o);
+	}
+	json_object_set_new(root, "switches", sws);
+	json_object_set_new(root, "hosts", hosts);
+}
+
+/* One size's nccl-tests result (its line's numbers) and its "# latency:" line. */
+static json_t *size_obj(const struct dp_coll_size *z)
+{
+	const struct ne_coll_result *res = &z->res;
+	json_t *o = json_object(), *lat = json_object();
+
+	json_object_set_new(o, "size_bytes", u64(res->size));
+	json_object_set_new(o, "count_elements", u64(res->count));
+	json_object_set_new(o, "type", json_string(res->type ? res->type : "float"));
+	json_object_set_new(o, "redop", json_string(res->redop ? res->redop : "none"));
+	json_object_set_new(o, "root", json_integer(res->root));
+	json_object_set_new(o, "iterations", json_integer(res->iters));
+	json_object_set_new(o, "time_us", num(res->time_us));
+	json_object_set_new(o, "algbw_GBps", num(res->algbw));
+	json_object_set_new(o, "busbw_GBps", num(res->busbw));
+	json_object_set_new(o, "wrong_elements", res->wrong < 0 ? json_null() : json_integer(res->wrong));
+	json_object_set_new(o, "in_place", json_null()); /* not run: the text prints N/A */
+	json_object_set_new(o, "active_qps_mean", num(res->active_qps_mean));
+	json_object_set_new(o, "active_qps_busy_mean", num(res->active_qps_busy_mean));
+	json_object_set_new(o, "active_qps_max", json_integer(res->active_qps_max));
+	const char *kv = strstr(z->latency, "# latency: ");
+	if (kv)
+		put_kv(lat, kv + strlen("# latency: "));
+	json_object_set_new(o, "latency", lat);
+	return o;
+}
+
+/* The run's collectives: spec, sizes, nccl-tests' closing numbers. */
+static json_t *colls_arr(const struct run *r)
+{
+	json_t *a = json_array();
+	struct dp_coll_view v;
+
+	for (uint32_t i = 0; dp_nics_coll_view(&r->nics, i, &v) == 0; i++) {
+		json_t *o = json_object(), *sizes = json_array();
+		long wrong = 0;
+		bool checked = v.n_sizes > 0;
+		double bus = 0;
+		for (uint32_t k = 0; k < v.n_sizes; k++) {
+			json_array_append_new(sizes, size_obj(&v.sizes[k]));
+			bus += v.sizes[k].res.busbw;
+			if (v.sizes[k].res.wrong < 0)
+				checked = false;
+			else
+				wrong += v.sizes[k].res.wrong;
+		}
+		json_object_set_new(o, "id", json_integer(v.id));
+		json_object_set_new(o, "spec", json_string(v.spec));
+		json_object_set_new(o, "op", json_string(ne_coll_op_name(v.cfg->op)));
+		json_object_set_new(o, "ranks", json_integer(v.cfg->nranks));
+		json_object_set_new(o, "finished", json_boolean(v.finished));
+		json_object_set_new(o, "failed", json_boolean(v.failed));
+		json_object_set_new(o, "sizes", sizes);
+		/* as "# Out of bounds values" and "# Avg bus bandwidth" (ne_coll_format_footer) */
+		json_object_set_new(o, "out_of_bounds_elements", checked ? json_integer(wrong) : json_null());
+		json_object_set_new(o, "avg_busbw_GBps", v.n_sizes ? num(bus / v.n_sizes) : json_null());
+		json_array_append_new(a, o);
+	}
+	return a;
+}
+
+/*
+ * The totals lines (dp_nics_print_totals) read back: "# totals:" into the
+ * root's totals, each "# [cK] totals:" into collective K's. -ENOMEM.
+ */
+static int totals_put(json_t *root, const struct run *r)
+{
+	char *text = NULL, *save = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&text, &len);
+
+	if (m == NULL)
+		return -ENOMEM;
+	dp_nics_print_totals(&r->nics, m);
+	if (fclose(m) != 0 || text == NULL) {
+		free(text);
+		return -ENOMEM;
+	}
+	json_t *tot = json_object(), *colls = json_object_get(root, "collectives");
+	for (char *l = strtok_r(text, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+		unsigned k;
+		int at = 0;
+		if (strncmp(l, "# totals: ", 10) == 0) {
+			put_kv(tot, l + 10);
+		} else if (sscanf(l, "# [c%u] totals:%n", &k, &at) == 1 && at > 0 && k >= 1) {
+			json_t *c = json_array_get(colls, k - 1), *ct = json_object();
+			put_kv(ct, l + at);
+			json_object_set_new(c, "totals", ct); /* (no collective K: c NULL, ct freed) */
+		}
+	}
+	json_object_set_new(root, "totals", tot);
+	free(text);
+	return 0;
+}
+
+/* The units of the keys whose name does not end in one. */
+static json_t *units_obj(void)
+{
+	json_t *u = json_object();
+
+	json_object_set_new(u, "_bytes", json_string("bytes"));
+	json_object_set_new(u, "_s", json_string("seconds"));
+	json_object_set_new(u, "_ms", json_string("milliseconds"));
+	json_object_set_new(u, "_us", json_string("microseconds"));
+	json_object_set_new(u, "_ns", json_string("nanoseconds"));
+	json_object_set_new(u, "_GBps", json_string("10^9 bytes per second"));
+	json_object_set_new(u, "_bps", json_string("bits per second"));
+	json_object_set_new(u, "_pct", json_string("percent of the run's fabric time"));
+	json_object_set_new(u, "_packets", json_string("packets (a count)"));
+	json_object_set_new(u, "_frames", json_string("frames (a count)"));
+	json_object_set_new(u, "_elements", json_string("elements of the collective's type (a count)"));
+	return u;
+}
+
+int json_open(struct run *r)
+{
+	r->json = fopen(r->o->json, "w");
+	if (r->json == NULL) {
+		fprintf(stderr, "rocelab-dp: --json %s: cannot write: %s\n", r->o->json, strerror(errno));
+		return EXIT_BAD_INPUT;
+	}
+	return 0;
+}
+
+int json_write(struct run *r, uint64_t elapsed, uint64_t fabric_ns, int rc)
+{
+	json_t *root = json_object();
+
+	json_object_set_new(root, "format", json_string(JSON_FORMAT));
+	json_object_set_new(root, "program", json_string("rocelab-dp"));
+	json_object_set_new(root, "version", json_string(RL_VERSION));
+	json_object_set_new(root, "commit", json_string(RL_COMMIT));
+	json_object_set_new(root, "units", units_obj());
+	json_object_set_new(root, "run", run_obj(r, elapsed, rc));
+	json_object_set_new(root, "links", links_arr(r, fabric_ns));
+	nodes_put(root, r);
+	json_object_set_new(root, "collectives", colls_arr(r));
+	int err = r->o->coll.n ? totals_put(root, r) : 0; /* (the text prints totals with --coll only) */
+	if (err == 0 && json_dumpf(root, r->json, JSON_INDENT(1) | JSON_ENSURE_ASCII) != 0)
+		err = -EIO;
+	json_decref(root);
+	if (fclose(r->json) != 0 && err == 0)
+		err = -EIO;
+	r->json = NULL;
+	if (err)
+		fprintf(stderr, "rocelab-dp: --json %s: could not write the document\n", r->o->json);
+	return err;
+}
