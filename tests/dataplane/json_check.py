@@ -37,17 +37,19 @@ def time_text(us):
     return f"{us:.0f}" if us >= 10000 else f"{us:.1f}" if us >= 100 else f"{us:.2f}"
 
 
-def table(lines, header):
-    """The rows under the line starting with header, up to a blank line."""
+def table(lines, header, what, objs):
+    """The rows, split into words, under the line starting with header, up to a blank
+    line; Mismatch when there is no such table or its rows are not one per JSON object."""
     for i, line in enumerate(lines):
         if line.startswith(header):
             rows = []
             for row in lines[i + 1:]:
                 if not row.strip():
                     break
-                rows.append(row)
+                rows.append(row.split())
+            same(f"{what} rows", len(rows), len(objs))
             return rows
-    return None
+    raise Mismatch(f"no {what} table in the text")
 
 
 def check_links(doc, lines):
@@ -64,23 +66,15 @@ def check_links(doc, lines):
 
 
 def check_switches(doc, lines):
-    rows = table(lines, "switch     role")
-    if rows is None:
-        raise Mismatch("no switch table in the text")
-    same("switch rows", len(rows), len(doc["switches"]))
-    for row, j in zip(rows, doc["switches"]):
-        f = row.split()
+    rows = table(lines, "switch     role", "switch", doc["switches"])
+    for f, j in zip(rows, doc["switches"]):
         why = dict(kv.split("=") for kv in f[8:])
         same(f"switch {f[0]}", (f[0], f[1]) + tuple(int(x) for x in f[2:8]),
              (j["name"], j["role"], j["rx_packets"], j["forwarded_packets"], j["arp_nd_replies"],
               j["pfc_rx_frames"], j["ecn_marked_packets"], j["drops_packets"]))
         same(f"switch {f[0]} drops by reason", {k: int(v) for k, v in why.items()}, j["drops_by_reason_packets"])
-    rows_h = table(lines, "host ")
-    if rows_h is None:
-        raise Mismatch("no host table in the text")
-    same("host rows", len(rows_h), len(doc["hosts"]))
-    for row, j in zip(rows_h, doc["hosts"]):
-        f = row.split()
+    rows_h = table(lines, "host ", "host", doc["hosts"])
+    for f, j in zip(rows_h, doc["hosts"]):
         same(f"host {f[0]}", (f[0],) + tuple(int(x) for x in f[1:5]),
              (j["name"], j["sent_packets"], j["sent_bytes"], j["received_packets"], j["received_bytes"]))
     return len(rows) + len(rows_h)

@@ -83,9 +83,6 @@ check "--json to a folder that does not exist: exit 2, the file named ($(head -1
 "$DP" --check --topology "$DATA/emulated.yaml" --json "$tmp/check.json" > /dev/null 2>&1; rc=$?
 check "--check with --json: exit 0 ($rc), no file written" "[ $rc -eq 0 ] && [ ! -e $tmp/check.json ]"
 
-left=0
-for n in "${names[@]}"; do
-  for d in "/var/run/dpdk/$n" "/var/run/dpdk/$n"-r*; do [ -e "$d" ] && left=$((left + 1)); done
-done
+left=$(dpdk_left "${names[@]}")
 check "no DPDK runtime directory left behind ($left)" "[ $left -eq 0 ]"
 tap_done
