@@ -39,6 +39,12 @@ Needs /usr/bin/python3 with python3-yaml; python3-matplotlib draws the plots and
 pictures (without it the tables and report are still written). Every variant of the
 file is checked before the first run (scripts/expcheck.py). Exit status: 0; 2 for bad
 input (a mistake in the file: FILE:LINE and what is wrong), 1 for a failed run.
+
+Each run's numbers come from its rocelab-dp --json document. As a library (import
+experiment, with scripts/ on sys.path): run_experiment(PATH, ...) returns the rows,
+totals and mean busbw of an experiment file; read_dp_json(PATH) those of one
+rocelab-dp --json document; both raise expcheck.ExpError (its code: 2 bad input, 1 a
+failed run) and never exit (docs/reference/outputs.md).
 """
 import argparse
 import csv

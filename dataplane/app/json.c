@@ -147,6 +147,45 @@ static void nodes_put(json_t *root, const struct run *r)
 	json_object_set_new(root, "hosts", hosts);
 }
 
+/* The --rdma lines and the NIC table (dp_nics_rdma_row, dp_nics_row, as dp_nics_report). */
+static void nics_put(json_t *root, const struct run *r)
+{
+	json_t *rd = json_array(), *nics = json_array();
+	struct dp_rdma_row x;
+	struct dp_nic_row n;
+
+	for (uint32_t i = 0; dp_nics_rdma_row(&r->nics, i, &x) == 0; i++) {
+		json_t *o = json_object();
+		json_object_set_new(o, "spec", json_string(x.spec));
+		json_object_set_new(o, "completed_writes", u64(x.completed));
+		json_object_set_new(o, "writes", json_integer(x.count));
+		json_object_set_new(o, "write_bytes", json_integer(x.size));
+		json_object_set_new(o, "qps", json_integer(x.qps));
+		json_object_set_new(o, "time_us", num(x.time_us));
+		json_object_set_new(o, "rate_Gbps", num(x.gbps));
+		json_object_set_new(o, "errors", u64(x.errors));
+		json_object_set_new(o, "data", json_string(x.data));
+		json_array_append_new(rd, o);
+	}
+	for (uint32_t i = 0; dp_nics_row(&r->nics, i, &n) == 0; i++) {
+		json_t *o = json_object(), *why = json_object();
+		json_object_set_new(o, "name", json_string(n.name));
+		json_object_set_new(o, "sent_packets", u64(n.sent));
+		json_object_set_new(o, "received_packets", u64(n.received));
+		json_object_set_new(o, "retrans_packets", u64(n.retrans));
+		json_object_set_new(o, "timeouts", u64(n.timeouts));
+		json_object_set_new(o, "naks_tx_packets", u64(n.naks_tx));
+		json_object_set_new(o, "naks_rx_packets", u64(n.naks_rx));
+		json_object_set_new(o, "duplicate_requests_packets", u64(n.dup_req));
+		json_object_set_new(o, "rejected_frames", u64(n.rejected));
+		put_kv(why, n.why);
+		json_object_set_new(o, "rejected_by_reason_frames", why);
+		json_array_append_new(nics, o);
+	}
+	json_object_set_new(root, "rdma", rd);
+	json_object_set_new(root, "nics", nics);
+}
+
 /* One size's nccl-tests result (its line's numbers) and its "# latency:" line. */
 static json_t *size_obj(const struct dp_coll_size *z)
 {
@@ -254,6 +293,7 @@ static json_t *units_obj(void)
 	json_object_set_new(u, "_ns", json_string("nanoseconds"));
 	json_object_set_new(u, "_GBps", json_string("10^9 bytes per second"));
 	json_object_set_new(u, "_bps", json_string("bits per second"));
+	json_object_set_new(u, "_Gbps", json_string("10^9 bits per second"));
 	json_object_set_new(u, "_pct", json_string("percent of the run's fabric time"));
 	json_object_set_new(u, "_packets", json_string("packets (a count)"));
 	json_object_set_new(u, "_frames", json_string("frames (a count)"));
@@ -283,6 +323,7 @@ int json_write(struct run *r, uint64_t elapsed, uint64_t fabric_ns, int rc)
 	json_object_set_new(root, "run", run_obj(r, elapsed, rc));
 	json_object_set_new(root, "links", links_arr(r, fabric_ns));
 	nodes_put(root, r);
+	nics_put(root, r);
 	json_object_set_new(root, "collectives", colls_arr(r));
 	int err = r->o->coll.n ? totals_put(root, r) : 0; /* (the text prints totals with --coll only) */
 	if (err == 0 && json_dumpf(root, r->json, JSON_INDENT(1) | JSON_ENSURE_ASCII) != 0)

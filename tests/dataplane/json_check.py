@@ -1,6 +1,7 @@
 #!/usr/bin/python3
 """Check one rocelab-dp --json document against its schema and against the
-text report of the same run: every row of the link, switch and host tables,
+text report of the same run: every row of the link, switch, host and NIC tables,
+every --rdma line,
 every nccl-tests line, nccl-tests' closing lines, the totals line and the run
 line must carry the numbers the JSON holds (the text's rounding allowed, no
 more). Prints one 'ok'/'mismatch' line per table and exits 1 on the first
@@ -19,6 +20,8 @@ LINK = re.compile(rf"^(\S+)>(\S+)\s+(up|DOWN)\s+(\d+)\s+(\d+)\s+({NUM})\s+(\d+)\
 RESULT = re.compile(r"^(?:\[c(\d+)\] )?\s*(\d+)\s+(\d+)\s+(\S+)\s+(\S+)\s+(-?\d+)\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)"
                     r"\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)$")
 RAN = re.compile(rf"^rocelab-dp: ran ({NUM}) s \((virtual|live)\) in {NUM} s of wall time, (\d+) events, (\d+) switch forwards")
+RDMA = re.compile(rf"^rdma (.+): (\d+) of (\d+) WRITEs of (\d+) B on (\d+) QPs in ({NUM}) us, ({NUM}) Gbit/s, "
+                  r"(\d+) errors, data (.+)$")
 AVG = re.compile(r"^(?:# \[c(\d+)\])?#? ?Avg bus bandwidth\s+: (\S+)")
 OOB = re.compile(r"^(?:# \[c(\d+)\])?#? ?Out of bounds values : (.*)$")
 
@@ -39,12 +42,12 @@ def time_text(us):
 
 def table(lines, header, what, objs):
     """The rows, split into words, under the line starting with header, up to a blank
-    line; Mismatch when there is no such table or its rows are not one per JSON object."""
+    or a comment line; Mismatch when there is no such table or its rows are not one per JSON object."""
     for i, line in enumerate(lines):
         if line.startswith(header):
             rows = []
             for row in lines[i + 1:]:
-                if not row.strip():
+                if not row.strip() or row.startswith("#"):  # (the NIC table: "# totals:" next)
                     break
                 rows.append(row.split())
             same(f"{what} rows", len(rows), len(objs))
@@ -78,6 +81,27 @@ def check_switches(doc, lines):
         same(f"host {f[0]}", (f[0],) + tuple(int(x) for x in f[1:5]),
              (j["name"], j["sent_packets"], j["sent_bytes"], j["received_packets"], j["received_bytes"]))
     return len(rows) + len(rows_h)
+
+
+def check_nics(doc, lines):
+    """The --rdma lines and the NIC table (printed only when there are NICs)."""
+    rd = [m for m in map(RDMA.match, lines) if m]
+    same("rdma lines", len(rd), len(doc["rdma"]))
+    for m, j in zip(rd, doc["rdma"]):
+        same(f"rdma {m[1]}", (m[1], int(m[2]), int(m[3]), int(m[4]), int(m[5]), m[6], m[7], int(m[8]), m[9]),
+             (j["spec"], j["completed_writes"], j["writes"], j["write_bytes"], j["qps"], f"{j['time_us']:.1f}",
+              f"{j['rate_Gbps']:.2f}", j["errors"], j["data"]))
+    if not doc["nics"]:
+        same("a NIC table without NICs", [l for l in lines if l.startswith("nic ")], [])
+        return len(rd)
+    rows = table(lines, "nic ", "nic", doc["nics"])
+    for f, j in zip(rows, doc["nics"]):
+        same(f"nic {f[0]}", (f[0],) + tuple(int(x) for x in f[1:9]),
+             (j["name"], j["sent_packets"], j["received_packets"], j["retrans_packets"], j["timeouts"],
+              j["naks_tx_packets"], j["naks_rx_packets"], j["duplicate_requests_packets"], j["rejected_frames"]))
+        same(f"nic {f[0]} rejected by reason", {k: int(v) for k, v in (kv.split("=") for kv in f[9:])},
+             j["rejected_by_reason_frames"])
+    return len(rd) + len(rows)
 
 
 def check_results(doc, lines):
@@ -185,6 +209,7 @@ def main(argv):
         print(f"ok - run line: {check_run(doc, lines, argv[4] if len(argv) > 4 else None)}")
         print(f"ok - link rows: {check_links(doc, lines)}")
         print(f"ok - switch and host rows: {check_switches(doc, lines)}")
+        print(f"ok - rdma lines and NIC rows: {check_nics(doc, lines)}")
         print(f"ok - result lines: {check_results(doc, lines)}")
         print(f"ok - totals lines: {check_totals(doc, lines)}")
         print(f"ok - latency lines: {check_latency(doc, lines)}")

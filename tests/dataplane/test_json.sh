@@ -38,6 +38,11 @@ same gen "virtual run"
 check "virtual run: no collective, no totals" \
   "/usr/bin/python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); sys.exit(d[\"collectives\"] != [] or \"totals\" in d or d[\"run\"][\"clock\"] != \"virtual\")' $tmp/gen.json"
 
+dp rdma --clock virtual --topology "$DATA/emulated.yaml" --rdma 'h0>h4:qps=2,size=64K,count=8'; rc=$?
+same rdma "--rdma transfer (exit $rc)"
+check "--rdma: one transfer, verified, and a NIC row per emulated host" \
+  "/usr/bin/python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); sys.exit(not (len(d[\"rdma\"]) == 1 and d[\"rdma\"][0][\"data\"] == \"verified\" and len(d[\"nics\"]) == 4))' $tmp/rdma.json"
+
 dp coll --clock virtual --topology "$DATA/emulated.yaml" --coll 'op=allreduce,sizes=64K:256K,qps=2,mode=split,chunk=32K,data=on'; rc=$?
 check "collective sweep: exit 0 ($rc)" "[ $rc -eq 0 ]"
 same coll "collective, data=on"
@@ -56,16 +61,21 @@ same two "two collectives at once (exit $rc)"
 check "two collectives: [cK] lines, a totals object each" \
   "grep -q '^\[c2\] ' $tmp/two.txt && /usr/bin/python3 -c 'import json,sys; c=json.load(open(sys.argv[1]))[\"collectives\"]; sys.exit(not (len(c) == 2 and all(\"totals\" in x for x in c)))' $tmp/two.json"
 
-# the checker itself: one number changed is a mismatch
+# the checker itself: one number changed is a mismatch (a busbw, a NIC's counter)
 /usr/bin/python3 - "$tmp/coll.json" "$tmp/bad.json" <<'EOF'
 import json, sys
 d = json.load(open(sys.argv[1]))
 d["collectives"][0]["sizes"][1]["busbw_GBps"] += 0.05
 json.dump(d, open(sys.argv[2], "w"))
+d["collectives"][0]["sizes"][1]["busbw_GBps"] -= 0.05
+d["nics"][2]["sent_packets"] += 1
+json.dump(d, open(sys.argv[2].replace("bad", "bad2"), "w"))
 EOF
 cp "$tmp/coll.txt" "$tmp/bad.txt"
 /usr/bin/python3 "$CHECK" "$SCHEMA" "$tmp/bad.json" "$tmp/bad.txt" > "$tmp/bad.out" 2>&1; rc=$?
 check "a document with one busbw changed by 0.05 GB/s is a mismatch (exit $rc)" "[ $rc -eq 1 ] && grep -q 'mismatch.*busbw' $tmp/bad.out"
+/usr/bin/python3 "$CHECK" "$SCHEMA" "$tmp/bad2.json" "$tmp/bad.txt" > "$tmp/bad2.out" 2>&1; rc=$?
+check "a document with one NIC's sent packets changed by 1 is a mismatch (exit $rc)" "[ $rc -eq 1 ] && grep -q 'mismatch.*nic h4' $tmp/bad2.out"
 
 if [ "$(id -u)" -eq 0 ]; then
   dp live --clock live --topology "$ROOT/tests/bench/null-2x2.yaml" --duration 200ms --gen 'h0>h4:size=1000,rate=1G,count=1000'; rc=$?
