@@ -30,9 +30,15 @@ static json_t *num(double v)
 	return isfinite(v) ? json_real(v) : json_null();
 }
 
+/* A counter as json_pack's "I" takes it (counters stay far below 2^63). */
+static json_int_t ji(uint64_t v)
+{
+	return (json_int_t)v;
+}
+
 static json_t *u64(uint64_t v)
 {
-	return json_integer((json_int_t)v);
+	return json_integer(ji(v));
 }
 
 /*
@@ -93,19 +99,12 @@ static json_t *links_arr(const struct run *r, uint64_t fabric_ns)
 	for (uint32_t i = 0; i < r->fab->n_chans; i++) {
 		struct dp_stats_link row;
 		dp_stats_link_row(r->fab, i, fabric_ns, &row);
-		json_t *o = json_object();
-		json_object_set_new(o, "from", json_string(row.from));
-		json_object_set_new(o, "to", json_string(row.to));
-		json_object_set_new(o, "state", json_string(row.up ? "up" : "DOWN"));
-		json_object_set_new(o, "rate_bps", u64(row.rate_bps));
-		json_object_set_new(o, "packets", u64(row.packets));
-		json_object_set_new(o, "bytes", u64(row.bytes));
-		json_object_set_new(o, "util_pct", num(row.util_pct));
-		json_object_set_new(o, "pfc_tx_frames", u64(row.pfc_tx));
-		json_object_set_new(o, "drops_frames", u64(row.drops));
-		json_object_set_new(o, "peak_queue_bytes", u64(row.peak_q_bytes));
-		json_object_set_new(o, "paused_pct", num(row.paused_pct));
-		json_array_append_new(a, o);
+		json_array_append_new(a, json_pack("{s:s, s:s, s:s, s:I, s:I, s:I, s:o, s:I, s:I, s:I, s:o}",
+			"from", row.from, "to", row.to, "state", row.up ? "up" : "DOWN",
+			"rate_bps", ji(row.rate_bps), "packets", ji(row.packets), "bytes", ji(row.bytes),
+			"util_pct", num(row.util_pct), "pfc_tx_frames", ji(row.pfc_tx),
+			"drops_frames", ji(row.drops), "peak_queue_bytes", ji(row.peak_q_bytes),
+			"paused_pct", num(row.paused_pct)));
 	}
 	return a;
 }
@@ -118,30 +117,23 @@ static void nodes_put(json_t *root, const struct run *r)
 
 	for (uint32_t s = 0; s < t->n_switches; s++) {
 		const struct dp_switch *sw = &r->fab->sw[s];
-		json_t *o = json_object(), *why = json_object();
-		json_object_set_new(o, "name", json_string(sw->cfg->name));
-		json_object_set_new(o, "role", json_string(topo_role_name(sw->cfg->role)));
-		json_object_set_new(o, "rx_packets", u64(sw->rx_pkts));
-		json_object_set_new(o, "forwarded_packets", u64(sw->fwd_pkts));
-		json_object_set_new(o, "arp_nd_replies", u64(sw->arp_replies + sw->nd_replies));
-		json_object_set_new(o, "pfc_rx_frames", u64(sw->pfc_rx));
-		json_object_set_new(o, "ecn_marked_packets", u64(sw->ecn_marked));
-		json_object_set_new(o, "drops_packets", u64(dp_count_switch_drops(sw)));
+		json_t *why = json_object();
 		for (int d = 0; d < DP_DROP_COUNT; d++)
 			if (sw->drops[d])
-				json_object_set_new(why, dp_count_drop_name((enum dp_drop)d), u64(sw->drops[d]));
-		json_object_set_new(o, "drops_by_reason_packets", why);
-		json_array_append_new(sws, o);
+				json_object_set_new(why, dp_count_drop_name((enum dp_drop)d),
+						    json_integer(ji(sw->drops[d])));
+		json_array_append_new(sws, json_pack("{s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:o}",
+			"name", sw->cfg->name, "role", topo_role_name(sw->cfg->role),
+			"rx_packets", ji(sw->rx_pkts), "forwarded_packets", ji(sw->fwd_pkts),
+			"arp_nd_replies", ji(sw->arp_replies + sw->nd_replies), "pfc_rx_frames", ji(sw->pfc_rx),
+			"ecn_marked_packets", ji(sw->ecn_marked), "drops_packets", ji(dp_count_switch_drops(sw)),
+			"drops_by_reason_packets", why));
 	}
 	for (uint32_t h = 0; h < t->n_hosts; h++) {
 		const struct dp_host *ho = &r->fab->host[h];
-		json_t *o = json_object();
-		json_object_set_new(o, "name", json_string(ho->cfg->name));
-		json_object_set_new(o, "sent_packets", u64(ho->tx_pkts));
-		json_object_set_new(o, "sent_bytes", u64(ho->tx_bytes));
-		json_object_set_new(o, "received_packets", u64(ho->rx_pkts));
-		json_object_set_new(o, "received_bytes", u64(ho->rx_bytes));
-		json_array_append_new(hosts, o);
+		json_array_append_new(hosts, json_pack("{s:s, s:I, s:I, s:I, s:I}", "name", ho->cfg->name,
+			"sent_packets", ji(ho->tx_pkts), "sent_bytes", ji(ho->tx_bytes),
+			"received_packets", ji(ho->rx_pkts), "received_bytes", ji(ho->rx_bytes)));
 	}
 	json_object_set_new(root, "switches", sws);
 	json_object_set_new(root, "hosts", hosts);
@@ -155,32 +147,20 @@ static void nics_put(json_t *root, const struct run *r)
 	struct dp_nic_row n;
 
 	for (uint32_t i = 0; dp_nics_rdma_row(&r->nics, i, &x) == 0; i++) {
-		json_t *o = json_object();
-		json_object_set_new(o, "spec", json_string(x.spec));
-		json_object_set_new(o, "completed_writes", u64(x.completed));
-		json_object_set_new(o, "writes", json_integer(x.count));
-		json_object_set_new(o, "write_bytes", json_integer(x.size));
-		json_object_set_new(o, "qps", json_integer(x.qps));
-		json_object_set_new(o, "time_us", num(x.time_us));
-		json_object_set_new(o, "rate_Gbps", num(x.gbps));
-		json_object_set_new(o, "errors", u64(x.errors));
-		json_object_set_new(o, "data", json_string(x.data));
-		json_array_append_new(rd, o);
+		json_array_append_new(rd, json_pack("{s:s, s:I, s:i, s:i, s:i, s:o, s:o, s:I, s:s}",
+			"spec", x.spec, "completed_writes", ji(x.completed), "writes", (int)x.count,
+			"write_bytes", (int)x.size, "qps", (int)x.qps, "time_us", num(x.time_us),
+			"rate_Gbps", num(x.gbps), "errors", ji(x.errors), "data", x.data));
 	}
 	for (uint32_t i = 0; dp_nics_row(&r->nics, i, &n) == 0; i++) {
-		json_t *o = json_object(), *why = json_object();
-		json_object_set_new(o, "name", json_string(n.name));
-		json_object_set_new(o, "sent_packets", u64(n.sent));
-		json_object_set_new(o, "received_packets", u64(n.received));
-		json_object_set_new(o, "retrans_packets", u64(n.retrans));
-		json_object_set_new(o, "timeouts", u64(n.timeouts));
-		json_object_set_new(o, "naks_tx_packets", u64(n.naks_tx));
-		json_object_set_new(o, "naks_rx_packets", u64(n.naks_rx));
-		json_object_set_new(o, "duplicate_requests_packets", u64(n.dup_req));
-		json_object_set_new(o, "rejected_frames", u64(n.rejected));
+		json_t *why = json_object();
 		put_kv(why, n.why);
-		json_object_set_new(o, "rejected_by_reason_frames", why);
-		json_array_append_new(nics, o);
+		json_array_append_new(nics, json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:o}",
+			"name", n.name, "sent_packets", ji(n.sent), "received_packets", ji(n.received),
+			"retrans_packets", ji(n.retrans), "timeouts", ji(n.timeouts),
+			"naks_tx_packets", ji(n.naks_tx), "naks_rx_packets", ji(n.naks_rx),
+			"duplicate_requests_packets", ji(n.dup_req), "rejected_frames", ji(n.rejected),
+			"rejected_by_reason_frames", why));
 	}
 	json_object_set_new(root, "rdma", rd);
 	json_object_set_new(root, "nics", nics);
@@ -281,24 +261,15 @@ static int totals_put(json_t *root, const struct run *r)
 	return 0;
 }
 
-/* The units of the keys whose name does not end in one. */
+/* What each key suffix means (the units are in the key names). */
 static json_t *units_obj(void)
 {
-	json_t *u = json_object();
-
-	json_object_set_new(u, "_bytes", json_string("bytes"));
-	json_object_set_new(u, "_s", json_string("seconds"));
-	json_object_set_new(u, "_ms", json_string("milliseconds"));
-	json_object_set_new(u, "_us", json_string("microseconds"));
-	json_object_set_new(u, "_ns", json_string("nanoseconds"));
-	json_object_set_new(u, "_GBps", json_string("10^9 bytes per second"));
-	json_object_set_new(u, "_bps", json_string("bits per second"));
-	json_object_set_new(u, "_Gbps", json_string("10^9 bits per second"));
-	json_object_set_new(u, "_pct", json_string("percent of the run's fabric time"));
-	json_object_set_new(u, "_packets", json_string("packets (a count)"));
-	json_object_set_new(u, "_frames", json_string("frames (a count)"));
-	json_object_set_new(u, "_elements", json_string("elements of the collective's type (a count)"));
-	return u;
+	return json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s}",
+			 "_bytes", "bytes", "_s", "seconds", "_ms", "milliseconds", "_us", "microseconds",
+			 "_ns", "nanoseconds", "_GBps", "10^9 bytes per second", "_bps", "bits per second",
+			 "_Gbps", "10^9 bits per second", "_pct", "percent of the run's fabric time",
+			 "_packets", "packets (a count)", "_frames", "frames (a count)",
+			 "_elements", "elements of the collective's type (a count)");
 }
 
 int json_open(struct run *r)
