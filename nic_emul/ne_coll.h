@@ -608,11 +608,21 @@ const char *ne_coll_op_name(enum ne_coll_op op);
 const char *ne_coll_qp_mode_name(enum ne_coll_qp_mode mode);
 const char *ne_coll_model_name(enum ne_coll_model model);
 
-/* nccl-tests-like output. Both return what snprintf returns. The header is
- * two lines ending in '\n'; the line ends in '\n'. Columns:
- * size count type redop root time(us) algbw(GB/s) busbw(GB/s) #wrong. */
+/* nccl-tests' output. Both return what snprintf returns. The header is
+ * three lines ending in '\n' (the out-of-place / in-place groups, the names,
+ * the units); the line ends in '\n'. Its 13 columns: size count type redop
+ * root, then out-of-place time(us) algbw(GB/s) busbw(GB/s) #wrong, then the
+ * same four in-place, which are printed "N/A": the in-place variant is not run. */
 int ne_coll_format_header(char *buf, size_t cap);
 int ne_coll_format_result(const struct ne_coll_result *r, char *buf, size_t cap);
+/* The mean busbw of n results (GB/s); 0 when n is 0. */
+double ne_coll_avg_busbw(const struct ne_coll_result *rs, uint32_t n);
+/* nccl-tests' closing lines for a sweep's n results, each ending in '\n':
+ * "# Out of bounds values : W OK" (W the wrong elements summed; FAILED when
+ * above 0; "N/A (data=off: not checked)" when a size was not checked),
+ * "# Avg bus bandwidth    : X" (ne_coll_avg_busbw) and "#". Returns what
+ * snprintf returns. */
+int ne_coll_format_footer(const struct ne_coll_result *rs, uint32_t n, char *buf, size_t cap);
 /* The proxy-thread costs of cfg as one comment line ending in '\n' that says
  * they are assumptions ("# host costs: proxy_post_wqe=200ns ..."), or "" when
  * both are 0. Returns what snprintf returns (0 for ""). */

@@ -39,10 +39,17 @@ Needs /usr/bin/python3 with python3-yaml; python3-matplotlib draws the plots and
 pictures (without it the tables and report are still written). Every variant of the
 file is checked before the first run (scripts/expcheck.py). Exit status: 0; 2 for bad
 input (a mistake in the file: FILE:LINE and what is wrong), 1 for a failed run.
+
+Each run's numbers come from its rocelab-dp --json document. As a library (import
+experiment, with scripts/ on sys.path): run_experiment(PATH, ...) returns the rows,
+totals and mean busbw of an experiment file; read_dp_json(PATH) those of one
+rocelab-dp --json document; both raise expcheck.ExpError (its code: 2 bad input, 1 a
+failed run) and never exit (docs/reference/outputs.md).
 """
 import argparse
 import csv
 import importlib.util
+import json
 import os
 import random
 import re
@@ -295,16 +302,48 @@ def topology_for(base_path, switch_overrides, topo_overrides, seed, tmpdir, tag)
     return out
 
 
-TOTALS = re.compile(r"^# totals: (.*)$")
-LATENCY = re.compile(r"^# latency: (.*)$")
 # the "# latency" keys kept per size in results.csv (after the nccl-tests columns)
 LAT_COLS = ("lat_mean_us", "lat_p99_us", "wait_mean_us")
+# the rocelab-dp --json format this reader knows (docs/reference/rocelab-dp.schema.json)
+DP_JSON_FORMAT = "rocelab-dp/1"
 
 
-def kv_line(text):
-    """key=value pairs of a "# totals" / "# latency" line: ints, or floats when dotted."""
-    return {k: float(v) if "." in v else int(v) for k, v in (kv.split("=") for kv in text.split())}
-LINE = re.compile(r"^\s*(\d+)\s+(\d+)\s+\S+\s+\S+\s+-?\d+\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+(\S+)")
+def time_as_printed(us):
+    """A time in us rounded as the nccl-tests line prints it (ne_coll_format_result):
+    results.csv keeps the numbers the text gives."""
+    return round(us) if us >= 10000 else round(us, 1) if us >= 100 else round(us, 2)
+
+
+def read_dp_json(path):
+    """The results of one rocelab-dp run from its --json FILE: a dict with
+      rows: one per size of the (first) collective: size, time_us, algbw, busbw (GB/s,
+            rounded as the nccl-tests line prints them), wrong ("N/A" when not checked)
+            and the LAT_COLS of its "# latency" line;
+      totals: the "# totals" line's counters, and qpeak_up / qpeak_down (queue_peaks);
+      line_rate_GBps: the slowest host link's rate in GB/s (None without hosts);
+      doc: the whole document.
+    Raises ExpError (code 1: a run that did not write what it should) when the file is
+    missing, not JSON or not of DP_JSON_FORMAT."""
+    try:
+        with open(path) as f:
+            doc = json.load(f)
+    except (OSError, ValueError) as e:
+        die(f"rocelab-dp's --json {path}: {e}", 1)
+    if not isinstance(doc, dict) or doc.get("format") != DP_JSON_FORMAT:
+        die(f"rocelab-dp's --json {path}: not a {DP_JSON_FORMAT} document", 1)
+    rows = []
+    for z in (doc["collectives"][0]["sizes"] if doc.get("collectives") else []):
+        w = z["wrong_elements"]
+        rows.append({"size": z["size_bytes"], "time_us": time_as_printed(z["time_us"]),
+                     "algbw": round(z["algbw_GBps"], 2), "busbw": round(z["busbw_GBps"], 2),
+                     "wrong": "N/A" if w is None else str(w),
+                     **{col: z["latency"].get(col, "") for col in LAT_COLS}})
+    totals = dict(doc.get("totals") or {})
+    totals.update(queue_peaks(doc))
+    hosts = {h["name"] for h in doc["hosts"]}
+    rates = [ln["rate_bps"] for ln in doc["links"] if ln["from"] in hosts]
+    return {"rows": rows, "totals": totals, "doc": doc,
+            "line_rate_GBps": min(rates) / 8e9 if rates else None}
 
 
 def mpi_launcher(ranks):
@@ -315,30 +354,18 @@ def mpi_launcher(ranks):
             + ["--mca", "btl", "self,vader", "-np", str(ranks)])
 
 
-LINK_ROW = re.compile(r"^(\S+)>(\S+)\s+\S+\s+(\d+)\s+\d+\s+[\d.]+\s+\d+\s+\d+\s+(\d+)\s")
-HOST_ROW = re.compile(r"^(\S+)\s+\d+\s+\d+\s+\d+\s+\d+$")
-
-
-def queue_peaks(stdout):
+def queue_peaks(doc):
     """Mean peak egress queue (bytes) over the links that carried packets, by class, from
-    rocelab-dp's end-of-run tables: qpeak_up (leaf to switch: a leaf is a switch with
-    hosts under it), qpeak_down (switch to host). Why: a path's queueing delay is what a
-    round-robin message meets that a single-path flow does not (FINDINGS, E2 at 128 ranks).
-    Returns {} when the tables are absent (an mpirun run prints them on rank 0 only)."""
-    lines = stdout.splitlines()
-    hosts, in_hosts = set(), False
-    for line in lines:  # the host table: "host  sent  sent_bytes  received  recv_bytes"
-        if line.startswith("host ") and "sent_bytes" in line:
-            in_hosts = True
-        elif in_hosts:
-            m = HOST_ROW.match(line)
-            if not m:
-                break
-            hosts.add(m.group(1))
-    links = [m.groups() for m in map(LINK_ROW.match, lines) if m and int(m.group(3)) > 0]
-    leaves = {b for a, b, _, _ in links if a in hosts}
-    up = [int(q) for a, b, _, q in links if a in leaves and b not in hosts]
-    down = [int(q) for a, b, _, q in links if b in hosts]
+    rocelab-dp's link and host tables (its --json document doc): qpeak_up (leaf to
+    switch: a leaf is a switch with hosts under it), qpeak_down (switch to host). Why: a
+    path's queueing delay is what a round-robin message meets that a single-path flow
+    does not (FINDINGS, E2 at 128 ranks). Returns {} when there is no link table."""
+    hosts = {h["name"] for h in doc.get("hosts", [])}
+    links = [(ln["from"], ln["to"], ln["peak_queue_bytes"]) for ln in doc.get("links", [])
+             if ln["packets"] > 0]
+    leaves = {b for a, b, _ in links if a in hosts}
+    up = [q for a, b, q in links if a in leaves and b not in hosts]
+    down = [q for a, b, q in links if b in hosts]
     out = {}
     if up:
         out["qpeak_up"] = round(statistics.mean(up))
@@ -424,30 +451,21 @@ def run_one(dp, topo, coll, name, seed, extra, picture=None, launch=(), series=N
     """picture: a path prefix; the run then also writes PREFIX.csv (the link time
     series) and PREFIX.txt (its end-of-run tables) for rocelab-viz. launch: a
     launcher before rocelab-dp (mpirun ...). series: the --coll-series file."""
-    cmd = list(launch) + [dp, "--topology", topo, "--clock", "virtual", "--flows", "0",
-           "--name", name, "--coll", coll, "--seed", str(seed)] + list(extra or [])
-    # no --quiet: the link table gives the queue peaks (queue_peaks)
-    cmd += ["--csv", picture + ".csv", "--csv-interval", PICTURE_INTERVAL] if picture else []
-    cmd += ["--coll-series", series] if series else []
-    p = run_dp(cmd, timeout)
-    if picture:
-        with open(picture + ".txt", "w") as f:
-            f.write(p.stdout)
-    rows, totals = [], {}
-    for line in p.stdout.splitlines():
-        t = TOTALS.match(line)
-        if t:
-            totals = kv_line(t.group(1))
-        lat = LATENCY.match(line)
-        if lat and rows:  # the size line just before it
-            kv = kv_line(lat.group(1))
-            rows[-1].update({col: kv.get(col, "") for col in LAT_COLS})
-        m = LINE.match(line)
-        if m:
-            rows.append({"size": int(m.group(1)), "time_us": float(m.group(3)),
-                         "algbw": float(m.group(4)), "busbw": float(m.group(5)),
-                         "wrong": m.group(6)})
-    totals.update(queue_peaks(p.stdout))
+    with tempfile.TemporaryDirectory(prefix="rocelab-run-") as tmp:
+        doc_path = os.path.join(tmp, "run.json")
+        cmd = list(launch) + [dp, "--topology", topo, "--clock", "virtual", "--flows", "0",
+               "--name", name, "--coll", coll, "--seed", str(seed), "--json", doc_path] + list(extra or [])
+        # (no --quiet: pictures keep the text tables for rocelab-viz)
+        cmd += ["--csv", picture + ".csv", "--csv-interval", PICTURE_INTERVAL] if picture else []
+        cmd += ["--coll-series", series] if series else []
+        p = run_dp(cmd, timeout)
+        if picture:
+            with open(picture + ".txt", "w") as f:
+                f.write(p.stdout)
+        # (a run that failed before its report wrote no document: the checks below say why)
+        written = os.path.exists(doc_path) and os.path.getsize(doc_path) > 0
+        got = read_dp_json(doc_path) if written else None
+    rows, totals = (got["rows"], got["totals"]) if got else ([], {})
     stalled = next((l[2:] for l in p.stdout.splitlines()
                     if l.startswith("# stalled") or ": a work completion failed" in l), None)
     # an emulator limit, not the fabric: frames a NIC could not get were lost (PSN gaps,
@@ -459,8 +477,10 @@ def run_one(dp, topo, coll, name, seed, extra, picture=None, launch=(), series=N
         # rocelab-dp's 2 is bad input (a --coll or --nic value out of range): so is ours
         die(f"rocelab-dp failed ({p.returncode}) for {coll}:\n{p.stderr.strip()[-2000:]}",
             2 if p.returncode == 2 else 1)
+    if got is None and not stalled:
+        die(f"rocelab-dp wrote no --json document for {coll}", 1)
     # a stalled run (the transport never recovered) keeps the sizes it finished
-    return rows, totals, stalled
+    return rows, totals, stalled, got["line_rate_GBps"] if got else None
 
 
 # totals of the collective and the run, shown per message in the mechanism table
@@ -566,28 +586,41 @@ def mechanism_table(exp, labels, raw, tot):
     return out + [""]
 
 
-def plot(exp, results, out_png):
+def plot(exp, results, out_png, line_rate=None):
+    """busbw against message size, a panel per placement. The y axis starts at 0, so that
+    gaps between variants are not magnified; line_rate (GB/s: the slowest host link's
+    rate, what a ring's busbw can reach) is drawn as a dashed line; the title is wrapped
+    to the figure's width. Returns the figure (matplotlib's)."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     placements = list(exp["placements"])
-    fig, axes = plt.subplots(1, len(placements), figsize=(6.5 * len(placements), 4.5),
+    width = 6.5 * len(placements)
+    fig, axes = plt.subplots(1, len(placements), figsize=(width, 4.5),
                              squeeze=False, sharey=True)
+    top = 0
     for ax, pl in zip(axes[0], placements):
         for v in exp["variants"]:
             pts = sorted((s, b) for (lab, p, s), b in results.items() if lab == v["label"] and p == pl)
             if not pts:
                 continue
             ax.plot([s / 2**20 for s, _ in pts], [b for _, b in pts], marker="o", label=v["label"])
+            top = max([top] + [b for _, b in pts])
+        if line_rate:
+            ax.axhline(line_rate, color="black", linestyle="--", linewidth=1,
+                       label=f"line rate ({line_rate:g} GB/s)")
         ax.set_xscale("log", base=2)
         ax.set_xlabel("message size (MiB)")
         ax.set_title(f"placement: {pl}")
         ax.grid(True, alpha=0.3)
+    axes[0][0].set_ylim(0, 1.08 * max(top, line_rate or 0) or 1)  # (shared by every panel)
     axes[0][0].set_ylabel("bus bandwidth (GB/s), mean over seeds")
     axes[0][-1].legend(fontsize=8, loc="best")
-    fig.suptitle(exp["title"])
+    # about 9 characters per inch at the title's size: wrapped, it stays inside the image
+    fig.suptitle("\n".join(textwrap.wrap(exp["title"], max(30, int(width * 9)))))
     fig.tight_layout()
     fig.savefig(out_png, dpi=110)
+    return fig
 
 
 def series_interval(coll):
@@ -689,9 +722,10 @@ def write_tables(out, raw, tot):
 
 
 def run_all(a, exp, base, seeds, coll_base, runs, out, first_pl, raw, tot, stalls, drawn,
-            series_files):
+            series_files, line_rates):
     """Run every (variant, placement, hosts, seed) of runs, appending to raw (a row per
-    size), tot (a row per run), stalls and drawn; the tables are rewritten after each run."""
+    size), tot (a row per run), stalls, drawn and line_rates (each run's slowest host
+    link, GB/s); the tables are rewritten after each run."""
     t0 = time.time()
     with tempfile.TemporaryDirectory(prefix="rocelab-exp-") as tmp:
         check_topologies(a.dp, exp, [(k, topology_for(base, v.get("switch"), v.get("topology"),
@@ -711,11 +745,13 @@ def run_all(a, exp, base, seeds, coll_base, runs, out, first_pl, raw, tot, stall
                 series_files[(v["label"], pl)] = ser
             t_run = time.time()
             workers_args = ["--workers", str(a.workers)] if a.workers > 1 else []
-            rows, totals, stalled = run_one(a.dp, topo, coll, f"rl-exp-{os.getpid()}-{i}", seed,
+            rows, totals, stalled, rate = run_one(a.dp, topo, coll, f"rl-exp-{os.getpid()}-{i}", seed,
                                             dp_args_for(exp, v) + workers_args, pic,
                                             mpi_launcher(a.mpi), ser,
                                             a.run_timeout if a.run_timeout > 0 else None)
             totals["wall_s"] = round(time.time() - t_run, 1)
+            if rate:
+                line_rates.append(rate)
             if stalled:
                 stalls.append(f"{v['label']} / {pl} / seed {seed}: {stalled} "
                               f"(finished {len(rows)} size(s))")
@@ -862,8 +898,11 @@ def check_options(a):
 
 def run(a, can_draw=True):
     """Run the experiment of the parsed command line a: its tables, plots and report in
-    the results folder. can_draw: matplotlib is there (plots and pictures). Raises
-    ExpError: code 2 for bad input, 1 for a failed run."""
+    the results folder. can_draw: matplotlib is there (plots and pictures). Returns
+    {"out": the folder, "rows": results.csv's rows, "totals": totals.csv's rows (with
+    wall_s), "busbw": {(variant, placement, size): mean busbw over seeds, GB/s},
+    "stalls": the runs that failed}. Raises ExpError: code 2 for bad input, 1 for a
+    failed run."""
     exp = load(a.experiment)
     a.no_pictures = a.no_pictures or not can_draw
     check_options(a)
@@ -878,7 +917,7 @@ def run(a, can_draw=True):
     write_placements(os.path.join(out, "placements.txt"), placed)
     runs = [(v, pl, hosts, seed) for v in exp["variants"] for pl, hosts in placed.items()
             for seed in seeds]
-    raw, tot, stalls, drawn = [], [], [], []
+    raw, tot, stalls, drawn, line_rates = [], [], [], [], []
     if not a.no_pictures:
         os.makedirs(os.path.join(out, "pictures"), exist_ok=True)
     os.makedirs(os.path.join(out, "series"), exist_ok=True)
@@ -889,7 +928,7 @@ def run(a, can_draw=True):
     signal.signal(signal.SIGINT, on_signal)
     try:
         run_all(a, exp, base, seeds, coll_base, runs, out, first_pl, raw, tot, stalls, drawn,
-                series_files)
+                series_files, line_rates)
     except (Stopped, ExpError):  # a signal, a failed or over-long run: what finished stays
         if tot:  # (again: the signal may have come before or inside the last write)
             write_tables(out, raw, tot)
@@ -907,7 +946,7 @@ def run(a, can_draw=True):
     for key in {(r["variant"], r["placement"], r["size"]) for r in raw}:
         mean[key] = statistics.mean(r["busbw"] for r in raw if (r["variant"], r["placement"], r["size"]) == key)
     if can_draw:
-        plot(exp, mean, os.path.join(out, "busbw.png"))
+        plot(exp, mean, os.path.join(out, "busbw.png"), min(line_rates) if line_rates else None)
     pics = pictures(exp, base, out, drawn)
     series_pngs = plot_series(exp, out, series_files) if can_draw else []
 
@@ -960,6 +999,20 @@ def run(a, can_draw=True):
     print("\n".join(lines[:shown]))
     print(f"results in {out}/ (results.csv, totals.csv, " + ("busbw.png, " if can_draw else "") + "report.md"
           + (", pictures/fabric.png, .svg, .html" if pics else "") + ")")
+    return {"out": out, "rows": raw, "totals": tot, "busbw": mean, "stalls": stalls}
+
+
+def run_experiment(path, out=None, quick=False, smoke=False, pictures=True, dp=None,
+                   topo_tool=None, workers=1, mpi=1, run_timeout=1800):
+    """The library's entry: run the experiment file at path, as the command line would
+    with the same options (dp, topo_tool: None for the command line's defaults), and
+    return run()'s results. Raises ExpError (e.code: 2 bad input, 1 a failed run)
+    instead of exiting; a signal raises Stopped."""
+    argv = [path, "--workers", str(workers), "--mpi", str(mpi), "--run-timeout", str(run_timeout)]
+    argv += (["--out", out] if out else []) + (["--quick"] if quick else [])
+    argv += (["--smoke"] if smoke else []) + ([] if pictures else ["--no-pictures"])
+    argv += (["--dp", dp] if dp else []) + (["--topo-tool", topo_tool] if topo_tool else [])
+    return run(parse_args(argv), check_modules())
 
 
 def main(argv=None):

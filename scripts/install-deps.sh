@@ -12,6 +12,7 @@ PKGS=(
   meson ninja-build pkg-config gcc clang libclang-rt-14-dev
   # libraries
   libcmocka-dev libpcap-dev libfyaml-dev
+  libjansson-dev  # rocelab-dp --json: the report as one JSON document
   libisal-dev  # hashing/: CRC-32 (ICRC, CRC32 hash) through ISA-L
   protobuf-c-compiler libprotobuf-c-dev  # workload/: Chakra execution traces
   dpdk dpdk-dev libdpdk-dev
@@ -19,6 +20,7 @@ PKGS=(
   # tools the tests and scripts drive
   tshark iproute2 iputils-ping iperf3 ethtool procps
   python3 python3-yaml python3-matplotlib
+  python3-jsonschema  # tests/dataplane/test_json.sh: rocelab-dp --json against its schema
   # issue 17 (see the fabric): scripts/exporter.py writes the Prometheus text
   # format with python3-prometheus-client; tests/viz checks it with promtool
   # (prometheus) and loads the dashboard in headless chromium; curl fetches

@@ -8,6 +8,7 @@
  *   setup.c   EAL, topology, pool, fabric, NICs, lanes, captures, traffic
  *   run.c     the virtual and live loops, partitions, gathers, progress, CSV
  *   report.c  the end-of-run report and the teardown
+ *   json.c    --json FILE: the report's tables as one JSON document
  */
 #ifndef DP_APP_H
 #define DP_APP_H
@@ -105,6 +106,7 @@ struct opts {
 	unsigned n_capture;
 	enum dp_veth_driver veth;
 	const char *csv;
+	const char *json;       /* --json FILE */
 	uint64_t csv_interval_ns;
 	bool busy_poll;
 	uint64_t idle_nap_ns; /* live mode: longest nap when idle */
@@ -132,6 +134,7 @@ struct run {
 	struct topo_traffic *traffic;    /* --traffic: owns the file's specs */
 	struct dp_capture *cap[MAX_CAPTURES];
 	struct dp_csv csv;
+	FILE *json;                      /* --json: open from before the run to the report */
 	struct dp_ctl *ctl;
 	struct dp_nics nics;
 	struct dp_parts *parts;          /* --workers */
@@ -175,6 +178,15 @@ int parse_gens(struct run *r);
 int plan_process(struct run *r);
 int setup(struct run *r, char *err, size_t errlen);
 int start_traffic(struct run *r, char *err, size_t errlen);
+
+/* json.c */
+/* Open --json's file for writing (before the run: a bad path is bad input).
+ * Returns 0, or EXIT_BAD_INPUT after a message naming it. */
+int json_open(struct run *r);
+/* Write the report's tables and result lines to --json's file as one JSON
+ * document (docs/reference/rocelab-dp.schema.json), rc the run's exit status,
+ * and close it. Returns 0, or -ENOMEM / -EIO after a message. */
+int json_write(struct run *r, uint64_t elapsed, uint64_t fabric_ns, int rc);
 
 /* report.c */
 int report(struct run *r);

@@ -149,6 +149,8 @@ int main(int argc, char **argv)
 		else if ((rc = parse_gens(&r)) == 0)
 			rc = plan_process(&r);
 	}
+	if (rc == 0 && !o.check && !o.list_hosts && o.json && r.mpi.rank == 0)
+		rc = json_open(&r); /* (rank 0 alone reports) */
 	if (rc || o.check || o.list_hosts) {
 		free_early(&r);
 		dp_mpi_finish(&r.mpi);

@@ -131,6 +131,8 @@ static int set_coll_series(struct opts *o, const char *arg) { o->coll_series = a
 static int set_te(struct opts *o, const char *arg) { (void)arg; o->te = true; return 0; }
 static int set_csv(struct opts *o, const char *arg) { o->csv = arg; return 0; }
 static int set_pipeline(struct opts *o, const char *arg) { o->pipeline = arg; return 0; }
+
+static int set_json(struct opts *o, const char *arg) { o->json = arg; return 0; }
 static int set_busy_poll(struct opts *o, const char *arg) { (void)arg; o->busy_poll = true; return 0; }
 static int set_name(struct opts *o, const char *arg) { o->name = arg; return 0; }
 static int set_quiet(struct opts *o, const char *arg) { (void)arg; o->quiet = true; return 0; }
@@ -397,6 +399,9 @@ static const struct opt_def opt_defs[] = {
 	 "  --csv FILE          per-link time series (utilisation, queue, pause, drops)\n"},
 	{"csv-interval", required_argument, set_csv_interval,
 	 "  --csv-interval TIME sample period of --csv (default 100ms)\n"},
+	{"json", required_argument, set_json,
+	 "  --json FILE         also write the report's tables and result lines to FILE as\n"
+	 "                      one JSON document (schema: docs/reference/rocelab-dp.schema.json)\n"},
 	{"busy-poll", no_argument, set_busy_poll,
 	 "  --busy-poll         live mode: never sleep (for benchmarks)\n"},
 	{"idle-nap", required_argument, set_idle_nap,

@@ -96,17 +96,19 @@ int report(struct run *r)
 	}
 	if (r->o->coll.n)
 		dp_nics_print_totals(&r->nics, stdout);
+	int rc = r->run_rc;
 	if (dp_nics_failures(&r->nics)) {
 		fprintf(stderr, "rocelab-dp: %u RDMA transfer(s) failed or did not finish\n",
 			dp_nics_failures(&r->nics));
-		return 1;
-	}
-	if (r->eng.timer_fail) { /* events were lost (the tables say so): not a sound run */
+		rc = 1;
+	} else if (r->eng.timer_fail) { /* events were lost (the tables say so): not a sound run */
 		fprintf(stderr, "rocelab-dp: %" PRIu64 " timers could not be added (out of memory): "
 			"events were lost, the figures may be wrong\n", r->eng.timer_fail);
-		return 1;
+		rc = 1;
 	}
-	return r->run_rc;
+	if (r->json && json_write(r, elapsed, fabric_ns, rc) < 0)
+		rc = 1;
+	return rc;
 }
 
 /* Free what is held before DPDK starts: the topology, traffic specs, generators. */
@@ -135,6 +137,9 @@ void teardown(struct run *r)
 	for (unsigned i = 0; i < MAX_CAPTURES; i++)
 		dp_capture_close(r->cap[i]);
 	dp_csv_close(&r->csv);
+	if (r->json) /* (a run that did not reach the report: the file stays empty) */
+		fclose(r->json);
+	r->json = NULL;
 	dp_port_close(&r->ports);
 	dp_peers_close(&r->o->peers); /* (before the pool: its ports hold mbufs) */
 	for (unsigned i = 0; r->gens && r->fab && i < r->o->gen.n; i++)

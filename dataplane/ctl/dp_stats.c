@@ -7,6 +7,34 @@
 #include <stdlib.h>
 #include <string.h>
 
+void dp_stats_link_row(const struct dp_fabric *f, uint32_t i, uint64_t elapsed_ns,
+		       struct dp_stats_link *row)
+{
+	const struct dp_chan *c = &f->chans[i];
+	uint64_t peak = 0, paused = 0;
+
+	for (int p = 0; p < DP_NUM_PRIO; p++) {
+		uint64_t ns = pfc_pause_paused_ns(&c->pause, (unsigned)p, f->eng->now_ns);
+		if (c->q[p].peak_bytes > peak)
+			peak = c->q[p].peak_bytes;
+		if (ns > paused)
+			paused = ns;
+	}
+	*row = (struct dp_stats_link){
+		.from = topo_node_name(f->topo, c->from),
+		.to = topo_node_name(f->topo, c->to),
+		.up = c->up,
+		.rate_bps = c->rate_bps,
+		.packets = dp_count_chan_tx_pkts(c),
+		.bytes = dp_count_chan_tx_bytes(c),
+		.util_pct = elapsed_ns ? 100.0 * (double)c->busy_ns / (double)elapsed_ns : 0.0,
+		.pfc_tx = c->pfc_tx,
+		.drops = dp_count_chan_drops(c),
+		.peak_q_bytes = peak,
+		.paused_pct = elapsed_ns ? 100.0 * (double)paused / (double)elapsed_ns : 0.0,
+	};
+}
+
 void dp_stats_print(const struct dp_fabric *f, uint64_t elapsed_ns, FILE *out)
 {
 	const struct topo *t = f->topo;
@@ -14,25 +42,15 @@ void dp_stats_print(const struct dp_fabric *f, uint64_t elapsed_ns, FILE *out)
 	fprintf(out, "%-24s %-10s %12s %14s %6s %8s %8s %10s %8s\n", "link (from>to)", "state", "packets",
 		"bytes", "util%", "pfc_tx", "drops", "peak_q_B", "paused%");
 	for (uint32_t i = 0; i < f->n_chans; i++) {
-		const struct dp_chan *c = &f->chans[i];
+		struct dp_stats_link row;
 		char name[80];
-		uint64_t peak = 0, paused = 0;
 
-		for (int p = 0; p < DP_NUM_PRIO; p++) {
-			uint64_t ns = pfc_pause_paused_ns(&c->pause, (unsigned)p, f->eng->now_ns);
-			if (c->q[p].peak_bytes > peak)
-				peak = c->q[p].peak_bytes;
-			if (ns > paused)
-				paused = ns;
-		}
-		snprintf(name, sizeof(name), "%s>%s", topo_node_name(t, c->from),
-			 topo_node_name(t, c->to));
+		dp_stats_link_row(f, i, elapsed_ns, &row);
+		snprintf(name, sizeof(name), "%s>%s", row.from, row.to);
 		fprintf(out, "%-24s %-10s %12" PRIu64 " %14" PRIu64 " %6.1f %8" PRIu64 " %8" PRIu64
 			     " %10" PRIu64 " %8.1f\n",
-			name, c->up ? "up" : "DOWN", dp_count_chan_tx_pkts(c), dp_count_chan_tx_bytes(c),
-			elapsed_ns ? 100.0 * (double)c->busy_ns / (double)elapsed_ns : 0.0, c->pfc_tx,
-			dp_count_chan_drops(c), peak,
-			elapsed_ns ? 100.0 * (double)paused / (double)elapsed_ns : 0.0);
+			name, row.up ? "up" : "DOWN", row.packets, row.bytes, row.util_pct, row.pfc_tx,
+			row.drops, row.peak_q_bytes, row.paused_pct);
 	}
 	fprintf(out, "\n%-10s %-5s %12s %12s %8s %8s %8s %8s  %s\n", "switch", "role", "rx", "forwarded",
 		"arp/nd", "pfc_rx", "ecn", "drops", "drops by reason");

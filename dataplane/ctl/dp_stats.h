@@ -17,6 +17,22 @@
  */
 void dp_stats_print(const struct dp_fabric *f, uint64_t elapsed_ns, FILE *out);
 
+/* One row of the link table: one direction of a link, its numbers over elapsed_ns. */
+struct dp_stats_link {
+	const char *from, *to;  /* node names (the topology's) */
+	bool up;
+	uint64_t rate_bps;       /* its rate now (bit/s; not a column of the text table) */
+	uint64_t packets, bytes; /* sent in this direction */
+	double util_pct;         /* % of elapsed_ns the direction was sending */
+	uint64_t pfc_tx;         /* PFC frames from sent to to */
+	uint64_t drops;          /* frames dropped in this direction */
+	uint64_t peak_q_bytes;   /* the largest queue of any priority */
+	double paused_pct;       /* % of elapsed_ns its most-paused priority was paused */
+};
+/* Fill row with channel i's row of the link table (i < f->n_chans), as dp_stats_print prints it. */
+void dp_stats_link_row(const struct dp_fabric *f, uint32_t i, uint64_t elapsed_ns,
+		       struct dp_stats_link *row);
+
 /* CSV time series: one row per channel per sample, of DP_CSV_FIELDS numbers (dp_csv_take). */
 #define DP_CSV_FIELDS 7
 struct dp_csv {

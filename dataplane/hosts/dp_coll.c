@@ -128,6 +128,8 @@ static void coll_take_latency(struct dp_coll *c, bool print)
 		if (print) {
 			ne_coll_format_latency(lat, wait, line, sizeof(line));
 			coll_put(c, line);
+			if (c->n_done) /* (the size coll_keep_result kept last) */
+				snprintf(c->done[c->n_done - 1].latency, sizeof(c->done[0].latency), "%s", line);
 		}
 		ne_coll_hist_merge(&c->lat, lat);
 		ne_coll_hist_merge(&c->wait, wait);
@@ -269,6 +271,35 @@ int coll_next_size(struct dp_coll *c, uint64_t end_ns)
 	return dp_timer_add_lp(nics_eng(ns), DP_COLL_LP, at, coll_start_size, c, 0);
 }
 
+/* Keep res for dp_nics_coll_view and the closing lines; out of memory fails the run
+ * (a size would be missing from them). */
+static void coll_keep_result(struct dp_coll *c, const struct ne_coll_result *res)
+{
+	struct dp_coll_size *d = realloc(c->done, (c->n_done + 1) * sizeof(*d));
+
+	if (d == NULL) {
+		fprintf(stderr, "rocelab-dp: collective results: out of memory\n");
+		c->failed = true;
+		return;
+	}
+	c->done = d;
+	memset(&d[c->n_done], 0, sizeof(*d));
+	d[c->n_done++].res = *res;
+}
+
+/* nccl-tests' closing lines over the sizes kept: out-of-bounds values and the average busbw. */
+static void coll_print_footer(struct dp_coll *c)
+{
+	struct ne_coll_result rs[64];
+	uint32_t n = c->n_done < 64 ? c->n_done : 64; /* (a sweep doubles: 64 sizes span 2^64) */
+	char text[256];
+
+	for (uint32_t i = 0; i < n; i++)
+		rs[i] = c->done[i].res;
+	ne_coll_format_footer(rs, n, text, sizeof(text));
+	coll_put(c, text);
+}
+
 /* c's run finished its size at now: its lines; then the next size, or the end. */
 void coll_size_done(struct dp_coll *c, uint64_t now)
 {
@@ -282,6 +313,7 @@ void coll_size_done(struct dp_coll *c, uint64_t now)
 
 	if (ne_coll_get_result(c->run, &res) == 0) {
 		res.wrong = !c->cfg.data ? -1 : c->split ? coll_lanes_wrong(c) : ne_coll_check(c->run);
+		coll_keep_result(c, &res);
 		ne_coll_format_result(&res, line, sizeof(line));
 		coll_put(c, line);
 		ne_coll_format_active(&res, line, sizeof(line));
@@ -296,6 +328,7 @@ void coll_size_done(struct dp_coll *c, uint64_t now)
 	c->sizes_done++;
 	if (last) {
 		c->finished = true;
+		coll_print_footer(c);
 		coll_series_flush(c);
 		return;
 	}

@@ -137,6 +137,25 @@ int dp_nics_add_coll(struct dp_nics *ns, const char *spec, uint64_t start_ns, FI
 /* Before the first dp_nics_add_coll: on, when the run will have several (their lines tagged). */
 void dp_nics_tag_colls(struct dp_nics *ns, bool on);
 
+/* A measured size of a collective: its nccl-tests result (wrong set) and its
+ * "# latency:" line as printed ("" when none was). */
+struct dp_coll_size {
+	struct ne_coll_result res;
+	char latency[320];
+};
+/* What a collective printed, for other writers of the same numbers (rocelab-dp --json). */
+struct dp_coll_view {
+	uint32_t id;                        /* its "[cK]" K, from 1 */
+	const char *spec;                   /* the --coll spec as given */
+	const struct ne_coll_config *cfg;
+	const struct dp_coll_size *sizes;   /* [n_sizes], in the order they ran */
+	uint32_t n_sizes;
+	bool finished, failed;
+};
+/* The run's collective i (0-based, in the order added) into out, valid until
+ * dp_nics_destroy. Returns 0, or -ENOENT when there is no collective i. */
+int dp_nics_coll_view(const struct dp_nics *ns, uint32_t i, struct dp_coll_view *out);
+
 /*
  * The collectives' traffic matrix as host pairs (src, dst), each
  * collective's in turn: a ring for AllReduce/AllGather/ReduceScatter, every

@@ -113,7 +113,18 @@ void coll_free(struct dp_coll *c)
 	free(c->lane_of);
 	free(c->lane_left);
 	free(c->pwake);
+	free(c->done);
 	free(c);
+}
+
+int dp_nics_coll_view(const struct dp_nics *ns, uint32_t i, struct dp_coll_view *out)
+{
+	if (i >= ns->n_colls)
+		return -ENOENT;
+	const struct dp_coll *c = ns->colls[i];
+	*out = (struct dp_coll_view){.id = c->id, .spec = c->spec, .cfg = &c->cfg, .sizes = c->done,
+				     .n_sizes = c->n_done, .finished = c->finished, .failed = c->failed};
+	return 0;
 }
 
 void dp_nics_tag_colls(struct dp_nics *ns, bool on)

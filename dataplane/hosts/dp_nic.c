@@ -368,32 +368,56 @@ unsigned dp_nics_failures(const struct dp_nics *ns)
 	return n;
 }
 
+int dp_nics_rdma_row(const struct dp_nics *ns, uint32_t i, struct dp_rdma_row *row)
+{
+	if (i >= ns->n_rdma)
+		return -ENOENT;
+	const struct dp_rdma *r = ns->rdma[i];
+	double us = r->finished ? (double)(r->done_ns - r->first_post_ns) / 1e3 : 0;
+	*row = (struct dp_rdma_row){
+		.spec = r->spec, .completed = r->completed, .count = r->count, .size = r->size,
+		.qps = r->qps, .time_us = us,
+		.gbps = us > 0 ? (double)r->size * (double)r->completed * 8 / (us * 1e3) : 0,
+		.errors = r->errors,
+		.data = !r->finished ? "NOT FINISHED" : r->data_ok ? "verified" : "WRONG",
+	};
+	return 0;
+}
+
+int dp_nics_row(const struct dp_nics *ns, uint32_t i, struct dp_nic_row *row)
+{
+	struct ne_counters c;
+
+	if (i >= ns->n)
+		return -ENOENT;
+	ne_nic_get_counters(ns->h[i].nic, &c);
+	*row = (struct dp_nic_row){
+		.name = ns->fab->topo->hosts[ns->h[i].host].name, .sent = c.sent_pkts,
+		.received = c.rcvd_pkts, .retrans = c.retrans_pkts, .timeouts = c.timeouts,
+		.naks_tx = c.naks_sent, .naks_rx = c.naks_rcvd, .dup_req = c.duplicate_request,
+		.rejected = ns->h[i].rx_rejected,
+	};
+	refused_why(&ns->h[i], row->why, sizeof(row->why));
+	return 0;
+}
+
 void dp_nics_report(const struct dp_nics *ns, FILE *out)
 {
-	const struct topo *t = ns->fab->topo;
+	struct dp_rdma_row r;
+	struct dp_nic_row n;
 
-	for (uint32_t i = 0; i < ns->n_rdma; i++) {
-		const struct dp_rdma *r = ns->rdma[i];
-		double us = r->finished ? (double)(r->done_ns - r->first_post_ns) / 1e3 : 0;
-		double gbps = us > 0 ? (double)r->size * (double)r->completed * 8 / (us * 1e3) : 0;
+	for (uint32_t i = 0; dp_nics_rdma_row(ns, i, &r) == 0; i++)
 		fprintf(out, "rdma %s: %" PRIu64 " of %u WRITEs of %u B on %u QPs in %.1f us, %.2f Gbit/s, "
 			     "%" PRIu64 " errors, data %s\n",
-			r->spec, r->completed, r->count, r->size, r->qps, us, gbps, r->errors,
-			!r->finished ? "NOT FINISHED" : r->data_ok ? "verified" : "WRONG");
-	}
+			r.spec, r.completed, r.count, r.size, r.qps, r.time_us, r.gbps, r.errors, r.data);
 	if (ns->n)
 		fprintf(out, "\n%-10s %10s %10s %8s %8s %8s %8s %10s %8s\n", "nic", "sent", "received",
 			"retrans", "timeouts", "naks_tx", "naks_rx", "dup_req", "rejected");
-	for (uint32_t i = 0; i < ns->n; i++) {
-		struct ne_counters c;
-		char why[160];
-		ne_nic_get_counters(ns->h[i].nic, &c);
-		refused_why(&ns->h[i], why, sizeof(why));
+	for (uint32_t i = 0; dp_nics_row(ns, i, &n) == 0; i++)
 		fprintf(out, "%-10s %10" PRIu64 " %10" PRIu64 " %8" PRIu64 " %8" PRIu64 " %8" PRIu64
 			     " %8" PRIu64 " %10" PRIu64 " %8" PRIu64 "%s\n",
-			t->hosts[ns->h[i].host].name, c.sent_pkts, c.rcvd_pkts, c.retrans_pkts, c.timeouts,
-			c.naks_sent, c.naks_rcvd, c.duplicate_request, ns->h[i].rx_rejected, why);
-	}
+			n.name, n.sent, n.received, n.retrans, n.timeouts, n.naks_tx, n.naks_rx, n.dup_req,
+			n.rejected, n.why);
 }
 
 /* Words per NIC: ne_nic's counters, then dp_nic's (host_counts). */

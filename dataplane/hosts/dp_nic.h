@@ -118,6 +118,27 @@ void dp_nics_counters_add(struct dp_nics *ns, const uint64_t *v);
 /* Print the result of every --rdma transfer and each NIC's counters. */
 void dp_nics_report(const struct dp_nics *ns, FILE *out);
 
+/* One "rdma SPEC: ..." line of dp_nics_report: its numbers. */
+struct dp_rdma_row {
+	const char *spec;
+	uint64_t completed;          /* WRITEs completed */
+	uint32_t count, size, qps;   /* WRITEs asked for, bytes each, QPs */
+	double time_us;              /* first post to last completion; 0 when not finished */
+	double gbps;                 /* Gbit/s (10^9) of the completed WRITEs over time_us */
+	uint64_t errors;
+	const char *data;            /* "verified", "WRONG" or "NOT FINISHED" */
+};
+/* One row of dp_nics_report's NIC table: a NIC's counters (packets, frames). */
+struct dp_nic_row {
+	const char *name;            /* its host's */
+	uint64_t sent, received, retrans, timeouts, naks_tx, naks_rx, dup_req, rejected;
+	char why[160];               /* the rejected frames by reason, "  reason=N ..." ("" none) */
+};
+/* --rdma transfer i, or NIC i (in the order of ns), into row as dp_nics_report
+ * prints it. Return 0, or -ENOENT when there is no i. */
+int dp_nics_rdma_row(const struct dp_nics *ns, uint32_t i, struct dp_rdma_row *row);
+int dp_nics_row(const struct dp_nics *ns, uint32_t i, struct dp_nic_row *row);
+
 /* Number of --rdma transfers whose destination data did not match, or that failed. */
 unsigned dp_nics_failures(const struct dp_nics *ns);
 

@@ -279,11 +279,17 @@ struct nccl_line {
 	long wrong;
 };
 
+/* An nccl-tests line: its out-of-place columns, and the in-place four "N/A" (not run). */
 static void parse_line(const char *line, struct nccl_line *r)
 {
-	assert_int_equal(sscanf(line, "%llu %llu %15s %15s %d %lf %lf %lf %ld", &r->size, &r->count,
-				r->type, r->redop, &r->root, &r->time_us, &r->algbw, &r->busbw, &r->wrong),
-			 9);
+	char ip[4][8];
+
+	assert_int_equal(sscanf(line, "%llu %llu %15s %15s %d %lf %lf %lf %ld %7s %7s %7s %7s", &r->size,
+				&r->count, r->type, r->redop, &r->root, &r->time_us, &r->algbw, &r->busbw,
+				&r->wrong, ip[0], ip[1], ip[2], ip[3]),
+			 13);
+	for (int i = 0; i < 4; i++)
+		assert_string_equal(ip[i], "N/A");
 }
 
 /* One size: one nccl-tests line, its size and count (float: 4 bytes an element), checked data. */
@@ -309,6 +315,12 @@ static void test_one_size(void **state)
 	assert_true(r.time_us > 0);
 	assert_float_equal(r.algbw, 131072 / (r.time_us * 1e3), 0.01);
 	assert_float_equal(r.busbw, r.algbw * 1.5, 0.01);
+	/* nccl-tests' closing lines: no wrong element, the average busbw is the one size's */
+	char avg[64];
+	snprintf(avg, sizeof(avg), "# Avg bus bandwidth    : %g \n", ne_coll_avg_busbw(&c->done[0].res, 1));
+	assert_non_null(strstr(s.out, "# Out of bounds values : 0 OK\n"));
+	assert_non_null(strstr(s.out, avg));
+	assert_float_equal(c->done[0].res.busbw, r.busbw, 0.005);
 	/* a ring AllReduce: 2(n-1) steps, each rank receives one slice per step (128K / 4 < chunk) */
 	assert_int_equal(c->sum.transfers_done, 2 * 3 * 4);
 	assert_true(c->finished);

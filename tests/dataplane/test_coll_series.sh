@@ -127,9 +127,6 @@ check "experiment.py: results.csv keeps its columns and adds the latency per siz
   "head -1 $tmp/e/results.csv | tr -d '\\r' | grep -q '^variant,placement,seed,size,time_us,algbw,busbw,wrong,lat_mean_us,lat_p99_us,wait_mean_us\$' &&
    awk -F, 'NR > 1 && !(\$9 > 0 && \$10 >= \$9 * 0.9) { bad++ } END { exit bad > 0 || NR != 5 }' $tmp/e/results.csv"
 
-left=0
-for n in "${names[@]}"; do
-  for d in "/var/run/dpdk/$n" "/var/run/dpdk/$n"-r*; do [ -e "$d" ] && left=$((left + 1)); done
-done
+left=$(dpdk_left "${names[@]}")
 check "no DPDK runtime directory left behind ($left)" "[ $left -eq 0 ]"
 tap_done

@@ -51,20 +51,13 @@ peaks=$(/usr/bin/python3 - "$(dirname "$0")/../../scripts/experiment.py" <<'EOF2
 import importlib.util, sys
 spec = importlib.util.spec_from_file_location("experiment", sys.argv[1])
 e = importlib.util.module_from_spec(spec); spec.loader.exec_module(e)
-table = """link (from>to)  state  packets  bytes  util%  pfc_tx  drops  peak_q_B  paused%
-h0>leaf0      up  10  1000  1.0  0  0   5000  0.0
-leaf0>h0      up  10  1000  1.0  0  0   7000  0.0
-h1>leaf0      up  10  1000  1.0  0  0   5000  0.0
-leaf0>h1      up  10  1000  1.0  0  0   9000  0.0
-leaf0>spine0  up  10  1000  1.0  0  0  20000  0.0
-leaf0>spine1  up   0     0  0.0  0  0      0  0.0
-spine0>leaf0  up  10  1000  1.0  0  0  90000  0.0
-
-host   sent  sent_bytes  received  recv_bytes
-h0       10        1000        10        1000
-h1       10        1000        10        1000
-"""
-p = e.queue_peaks(table)
+# (the link and host tables as rocelab-dp --json gives them: from, to, packets, peak queue)
+links = [("h0", "leaf0", 10, 5000), ("leaf0", "h0", 10, 7000), ("h1", "leaf0", 10, 5000),
+         ("leaf0", "h1", 10, 9000), ("leaf0", "spine0", 10, 20000), ("leaf0", "spine1", 0, 0),
+         ("spine0", "leaf0", 10, 90000)]
+doc = {"hosts": [{"name": "h0"}, {"name": "h1"}],
+       "links": [{"from": a, "to": b, "packets": n, "peak_queue_bytes": q} for a, b, n, q in links]}
+p = e.queue_peaks(doc)
 print(p.get("qpeak_up"), p.get("qpeak_down"))
 EOF2
 )

@@ -73,7 +73,20 @@ static void test_busbw_arith(void **state)
 	assert_true(r.algbw > 9.999999 && r.algbw < 10.000001);
 	assert_true(r.busbw > 17.499999 && r.busbw < 17.500001);
 	ne_coll_format_result(&r, line, sizeof(line));
-	assert_string_equal(line, "  1000000000     250000000     float     sum      -1   100000   10.00   17.50       0\n");
+	/* nccl-tests' 13 columns; the in-place half is not run: N/A */
+	assert_string_equal(line, "  1000000000     250000000     float     sum      -1   100000   10.00   17.50       0"
+				  "      N/A     N/A     N/A     N/A\n");
+	struct ne_coll_result two[2] = {r, r};
+	two[1].busbw = 2.5;
+	two[1].wrong = 3;
+	ne_coll_format_footer(two, 1, line, sizeof(line));
+	assert_string_equal(line, "# Out of bounds values : 0 OK\n# Avg bus bandwidth    : 17.5 \n#\n");
+	ne_coll_format_footer(two, 2, line, sizeof(line)); /* wrong elements summed; mean of 17.5 and 2.5 */
+	assert_string_equal(line, "# Out of bounds values : 3 FAILED\n# Avg bus bandwidth    : 10 \n#\n");
+	two[1].wrong = -1; /* a size not checked (data=off): no count printed */
+	ne_coll_format_footer(two, 2, line, sizeof(line));
+	assert_non_null(strstr(line, "Out of bounds values : N/A (data=off"));
+	assert_null(strstr(line, " OK"));
 	r.op = NE_COLL_ALLGATHER;
 	r.nranks = 4;
 	r.size = 1048576;
@@ -82,7 +95,9 @@ static void test_busbw_arith(void **state)
 	assert_true(r.algbw > 9.99996 && r.algbw < 10.00001);
 	assert_true(r.busbw > 7.49997 && r.busbw < 7.50001);
 	ne_coll_format_header(line, sizeof(line));
-	assert_non_null(strstr(line, "busbw"));
+	assert_non_null(strstr(line, "out-of-place"));
+	assert_non_null(strstr(line, "in-place"));
+	assert_non_null(strstr(line, "busbw  #wrong     time   algbw   busbw  #wrong\n"));
 }
 
 static void test_allreduce_sizes(void **state)
