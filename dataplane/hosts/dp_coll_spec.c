@@ -107,6 +107,7 @@ void coll_free(struct dp_coll *c)
 	if (c->series)
 		fclose(c->series);
 	free(c->rank_nic);
+	free(c->server_of);
 	free(c->nics);
 	free(c->lane);
 	free(c->lane_run);
@@ -175,6 +176,49 @@ bool dp_nics_coll_sweeps(const char *spec)
 	return sweeps;
 }
 
+/*
+ * The servers of c's ranks (hosts host[0..nranks-1]) into c->cfg, when the
+ * topology has servers: a GPU's rank gets its server's index, a rank that is
+ * no GPU of a server a server of its own (n_servers + rank), so that only
+ * GPUs of one server talk over NVLink (ne_coll.h). The NVLink rate and
+ * latency are the topology's (its bit/s / 8). 0, or -1 (out of memory).
+ */
+static int coll_servers(const struct topo *t, struct dp_coll *c, const uint32_t *host)
+{
+	if (topo_servers(t) == 0)
+		return 0; /* (no server: the run is as before servers existed) */
+	c->server_of = calloc(c->cfg.nranks, sizeof(*c->server_of));
+	if (c->server_of == NULL)
+		return -1;
+	for (uint32_t r = 0; r < c->cfg.nranks; r++) {
+		int s = topo_host_server(t, host[r]);
+		c->server_of[r] = s >= 0 ? (uint32_t)s : topo_servers(t) + r;
+	}
+	c->cfg.server_of = c->server_of;
+	c->cfg.nvlink_Bps = t->server_params.nvlink_bps / 8;
+	c->cfg.nvlink_lat_ns = t->server_params.nvlink_lat_ns;
+	return 0;
+}
+
+int coll_servers_split_check(const struct dp_coll *c, char *err, size_t errlen)
+{
+	const struct topo *t = c->ns->topo;
+
+	for (uint32_t a = 0; c->server_of && a < c->cfg.nranks; a++)
+		for (uint32_t b = a + 1; b < c->cfg.nranks; b++) {
+			const struct dp_nic_host *ha = &c->ns->h[c->rank_nic[a]], *hb = &c->ns->h[c->rank_nic[b]];
+			if (c->server_of[a] != c->server_of[b] || ha->lane == hb->lane)
+				continue;
+			snprintf(err, errlen, "--coll: server %s spans partitions %u (host %s) and %u "
+				 "(host %s): its NVLink hops need its GPUs in one partition "
+				 "(fewer --workers, or the server's GPUs on one leaf)",
+				 t->servers[c->server_of[a]].name, ha->lane, t->hosts[ha->host].name,
+				 hb->lane, t->hosts[hb->host].name);
+			return -1;
+		}
+	return 0;
+}
+
 /* dp_nics_add_coll's parse and checks of spec into c. Returns 0, or -1 with a message. */
 int coll_parse_spec(struct dp_nics *ns, struct dp_coll *c, const char *spec, char *err,
 			   size_t errlen)
@@ -195,10 +239,16 @@ int coll_parse_spec(struct dp_nics *ns, struct dp_coll *c, const char *spec, cha
 	ne_coll_spec_free(&s);
 	for (int r = 0; r < n; r++)
 		c->rank_nic[r] = (uint32_t)ns->by_host[host[r]];
+	if (n >= 0) {
+		c->cfg = s.cfg;
+		if (coll_servers(t, c, host) < 0) {
+			snprintf(err, errlen, "--coll: out of memory");
+			n = -1;
+		}
+	}
 	free(host);
 	if (n < 0)
 		return -1;
-	c->cfg = s.cfg;
 	c->cfg.timeout = dp_nics_rc_timeout(ns);
 	c->size_min = s.size_min;
 	c->size_max = s.size_max;
