@@ -337,6 +337,8 @@ struct ne_coll_spec {
 	struct ne_coll_config cfg;
 	uint64_t size_min, size_max; /* sizes=MIN[:MAX]: the sweep's bounds (one size: equal) */
 	char *hosts;                 /* hosts=: names joined by '+'; NULL: all (malloc'ed) */
+	bool order_nccl;             /* order=nccl: the caller deals the ranks in NCCL's ring
+				      * order through each server (nccl/nc_ring.h, channel 0) */
 };
 
 /* The --coll defaults (the table's): ne_coll_config_default's, with round-robin

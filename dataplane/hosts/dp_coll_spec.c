@@ -6,6 +6,7 @@
  * rocelab-dp asks of a spec before the fabric exists.
  */
 #include "dp_coll_priv.h"
+#include "nc_ring.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -58,6 +59,51 @@ static int coll_rank_hosts(const struct topo *t, const char *hosts, uint32_t *ou
 }
 
 /*
+ * order=nccl: the n ranks' hosts (host[], in hosts= order) dealt again in
+ * NCCL's ring order (nccl/nc_ring.h): servers in the order their first GPU
+ * comes in host[], and inside each the GPUs of search channel 0's ring,
+ * GPU 0, G-1, ..., 1, those of them that are ranks. The ring then enters and
+ * leaves each server once. Every rank must be a GPU of a server. Returns 0,
+ * or -1 with "order=nccl: why" in msg.
+ */
+static int coll_order_nccl(const struct topo *t, uint32_t *host, uint32_t n, char *msg, size_t cap)
+{
+	struct nc_ring_cfg ring = {.servers = 1, .gpus = t->server_params.gpus_per_server, .channels = 1};
+	uint32_t *out = calloc(n + 1, sizeof(*out)), m = 0;
+	bool *rank = calloc(t->n_hosts + 1, sizeof(*rank)), *seen = calloc(topo_servers(t) + 1, sizeof(*seen));
+	int rc = out && rank && seen ? 0 : -1;
+
+	if (rc)
+		snprintf(msg, cap, "out of memory");
+	for (uint32_t r = 0; rc == 0 && r < n; r++) {
+		rank[host[r]] = true;
+		if (topo_host_server(t, host[r]) < 0) {
+			snprintf(msg, cap, "order=nccl: host '%s' is not a GPU of a server (no servers: "
+				 "leave order=hosts)", t->hosts[host[r]].name);
+			rc = -1;
+		}
+	}
+	for (uint32_t r = 0; rc == 0 && r < n; r++) {
+		uint32_t s = (uint32_t)topo_host_server(t, host[r]), g_n = 0;
+		const uint32_t *gpu = topo_server_hosts(t, s, &g_n);
+		if (seen[s])
+			continue;
+		seen[s] = true;
+		for (uint32_t pos = 0; pos < g_n; pos++) {
+			int g = nc_ring_gpu_at(&ring, 0, pos);
+			if (g >= 0 && (uint32_t)g < g_n && rank[gpu[g]])
+				out[m++] = gpu[g];
+		}
+	}
+	if (rc == 0)
+		memcpy(host, out, n * sizeof(*host));
+	free(out);
+	free(rank);
+	free(seen);
+	return rc;
+}
+
+/*
  * A --coll SPEC read and checked against topology t: the keys, the ranks,
  * the settings together; ranks (room t->n_hosts, or NULL) gets the ranks'
  * hosts. Returns the rank count, or -1 with "--coll: why" in err.
@@ -74,6 +120,12 @@ static int coll_read(const struct topo *t, const char *spec, struct ne_coll_spec
 		snprintf(why, sizeof(why), "out of memory");
 	else if (ne_coll_spec_parse(s, spec, why, sizeof(why)) == 0 &&
 		 (n = coll_rank_hosts(t, s->hosts, ranks ? ranks : own, why, sizeof(why))) >= 0) {
+		if (s->order_nccl &&
+		    coll_order_nccl(t, ranks ? ranks : own, (uint32_t)n, why, sizeof(why)) < 0) {
+			snprintf(err, errlen, "--coll: %s", why);
+			free(own);
+			return -1;
+		}
 		s->cfg.nranks = (uint32_t)n;
 		s->cfg.bytes = s->size_max;
 		if (n < 2)

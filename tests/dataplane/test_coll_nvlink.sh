@@ -7,6 +7,10 @@
 #     131072 B; the links of s0-g1, s0-g2, s1-g1, s1-g2 (both ring neighbours
 #     in their server) carry no frame, those of the 4 GPUs at a network hop do;
 #     --workers 2 gives the same lines;
+#   - order=nccl deals the ranks in NCCL's ring order (GPU 0, 3, 2, 1 of each
+#     server): the network hops leave from GPU 1, so the links of GPUs 2 and 3
+#     idle and those of GPUs 0 and 1 carry them; the data is right; on a
+#     topology without servers order=nccl is refused (exit 2, the host named);
 #   - a topology without servers prints what it printed before servers were
 #     wired in (data/coll-no-servers.expect, written by the build before,
 #     on data/coll-no-servers.yaml: experiments/clos-2x4x4-emulated.yaml);
@@ -52,6 +56,25 @@ check "s0-g3>leaf0 carries at least 14 x 131072 B" \
 dp w2 --workers 2 --topology "$tmp/meta.yaml" --coll "$COLL" > "$tmp/w2.txt" 2> "$tmp/w2.err"; rc=$?
 check "--workers 2: exit 0 ($rc), the same collective lines" \
   "[ $rc -eq 0 ] && diff <(grep '^ *[0-9]\\|^# nvlink\\|^# latency' $tmp/w1.txt) <(grep '^ *[0-9]\\|^# nvlink\\|^# latency' $tmp/w2.txt) > /dev/null"
+
+# order=nccl: ring s0-g0 s0-g3 s0-g2 s0-g1 s1-g0 s1-g3 s1-g2 s1-g1
+dp nccl --topology "$tmp/meta.yaml" --coll "$COLL,order=nccl" > "$tmp/nccl.txt" 2> "$tmp/nccl.err"; rc=$?
+quiet=0 busy=0
+for g in s0-g2 s0-g3 s1-g2 s1-g3; do
+  awk -v a="$g>leaf0" -v b="leaf0>$g" '($1 == a || $1 == b) && $3 == 0 && $4 == 0 { n++ } END { exit n != 2 }' \
+    "$tmp/nccl.txt" && quiet=$((quiet + 1))
+done
+for g in s0-g0 s0-g1 s1-g0 s1-g1; do
+  awk -v a="$g>leaf0" -v b="leaf0>$g" '($1 == a || $1 == b) && $3 > 0 { n++ } END { exit n != 2 }' \
+    "$tmp/nccl.txt" && busy=$((busy + 1))
+done
+check "order=nccl: exit 0 ($rc), no wrong element, 84 NVLink transfers" \
+  "[ $rc -eq 0 ] && grep -Eq '^ +1048576 .* 0\$' $tmp/nccl.txt && grep -q '^# nvlink: transfers 84,' $tmp/nccl.txt"
+check "order=nccl: GPUs 2 and 3 idle ($quiet of 4), GPUs 0 and 1 at the network hops ($busy of 4)" \
+  "[ $quiet -eq 4 ] && [ $busy -eq 4 ]"
+dp nccl-plain --topology "$DATA/coll-no-servers.yaml" --coll "op=allreduce,order=nccl" > /dev/null 2> "$tmp/np.err"; rc=$?
+check "order=nccl without servers: exit 2 ($rc), the host named ($(grep -m1 -o "host '[^']*' is not a GPU of a server" "$tmp/np.err"))" \
+  "[ $rc -eq 2 ] && grep -q \"order=nccl: host 'h0' is not a GPU of a server\" $tmp/np.err"
 
 # without servers: the lines of the build before servers, byte for byte
 for v in "op=allreduce,sizes=64K:256K,qps=4,mode=split,chunk=32K" "model=nccl,op=allreduce,sizes=1M,qps=4,mode=split"; do
