@@ -6,7 +6,7 @@
 #     "# nvlink:" line counts the 6 in-server connections' 6 x 14 transfers of
 #     131072 B; the links of s0-g1, s0-g2, s1-g1, s1-g2 (both ring neighbours
 #     in their server) carry no frame, those of the 4 GPUs at a network hop do;
-#     --workers 2 gives the same lines;
+#     --workers 2 and mpirun -np 2 (where built in) give the same lines;
 #   - order=nccl deals the ranks in NCCL's ring order (GPU 0, 3, 2, 1 of each
 #     server): the network hops leave from GPU 1, so the links of GPUs 2 and 3
 #     idle and those of GPUs 0 and 1 carry them; the data is right; on a
@@ -15,7 +15,8 @@
 #     wired in (data/coll-no-servers.expect, written by the build before,
 #     on data/coll-no-servers.yaml: experiments/clos-2x4x4-emulated.yaml);
 #   - a server whose GPUs are on two leaves, cut into two partitions by
-#     --workers 2: exit 2 naming the server and "spans partitions";
+#     --workers 2 (and mpirun -np 2, where built in): exit 2 naming the server
+#     and "spans partitions";
 #   - no DPDK runtime directory is left behind.
 # usage: test_coll_nvlink.sh ROCELAB_DP ROCELAB_TOPO DATA_DIR
 set -u
@@ -88,6 +89,24 @@ check "no servers: output as before ($(diff "$DATA/coll-no-servers.expect" "$tmp
 dp split --workers 2 --topology "$tmp/rail.yaml" --coll "op=allreduce,sizes=64K" > /dev/null 2> "$tmp/split.err"; rc=$?
 check "a server split over partitions: exit 2 ($rc), the reason ($(grep -m1 -o 'server.*partitions' "$tmp/split.err"))" \
   "[ $rc -eq 2 ] && grep -q 'server s0 spans partitions' $tmp/split.err"
+
+# under mpirun (where Open MPI is built in): the same lines on 2 ranks; the split server refused
+if command -v mpirun > /dev/null && ldd "$DP" | grep -q libmpi; then
+  mpi() { # NAME-SUFFIX ARGS...
+    local name="rl-nvl-$$-$1"; shift
+    names+=("$name")
+    # (Open MPI's own allocations are not freed at exit: no leak check, as test_partitions_mpi.sh)
+    ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" timeout 120 mpirun --oversubscribe \
+      $([ "$(id -u)" -eq 0 ] && echo --allow-run-as-root) --mca btl self,vader -np 2 \
+      "$DP" --clock virtual --flows 0 --name "$name" "$@"
+  }
+  mpi m2 --topology "$tmp/meta.yaml" --coll "$COLL" > "$tmp/m2.txt" 2>&1; rc=$?
+  check "under mpirun -np 2: exit 0 ($rc), the same collective lines" \
+    "[ $rc -eq 0 ] && diff <(grep '^ *[0-9]\\|^# nvlink\\|^# latency' $tmp/w1.txt) <(grep '^ *[0-9]\\|^# nvlink\\|^# latency' $tmp/m2.txt) > /dev/null"
+  mpi msplit --topology "$tmp/rail.yaml" --coll "op=allreduce,sizes=64K" > "$tmp/msplit.txt" 2>&1; rc=$?
+  check "under mpirun -np 2: the split server refused, exit 2 ($rc)" \
+    "[ $rc -eq 2 ] && grep -q 'server s0 spans partitions' $tmp/msplit.txt"
+fi
 
 left=0
 for n in "${names[@]}"; do
