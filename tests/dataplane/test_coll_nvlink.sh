@@ -26,6 +26,22 @@ CLOS=$(realpath "$DATA/coll-no-servers.yaml")
 . "$(dirname "$0")/../common/tap.sh"   # $tmp, ok/nok/check, tap_done
 names=()
 
+# FILE "IDLE GPUS" "BUSY GPUS": how many GPUs of each list are as named in FILE's
+# link table (link (from>to) state packets bytes ...): idle, no packet and no byte
+# either way; busy, packets both ways. Prints "IDLE-OK BUSY-OK".
+gpu_links() {
+  local quiet=0 busy=0 g
+  for g in $2; do
+    awk -v a="$g>leaf0" -v b="leaf0>$g" '($1 == a || $1 == b) && $3 == 0 && $4 == 0 { n++ } END { exit n != 2 }' \
+      "$1" && quiet=$((quiet + 1))
+  done
+  for g in $3; do
+    awk -v a="$g>leaf0" -v b="leaf0>$g" '($1 == a || $1 == b) && $3 > 0 { n++ } END { exit n != 2 }' \
+      "$1" && busy=$((busy + 1))
+  done
+  echo "$quiet $busy"
+}
+
 dp() { # NAME-SUFFIX ARGS...: one run with a unique --name and a timeout
   local name="rl-nvl-$$-$1"; shift
   names+=("$name")
@@ -39,18 +55,10 @@ check "2 x 4 GPUs: exit 0 ($rc), no wrong element" \
   "[ $rc -eq 0 ] && grep -Eq '^ +1048576 +262144 +float +sum +-1 .* 0\$' $tmp/w1.txt"
 check "the nvlink line: 84 transfers, 11010048 bytes, 6 of 8 connections" \
   "grep -qx '# nvlink: transfers 84, bytes 11010048, connections 6 of 8' $tmp/w1.txt"
-# link (from>to) state packets bytes ...: a GPU inside the ring's path in its server sends and receives nothing
-quiet=0 busy=0
-for g in s0-g1 s0-g2 s1-g1 s1-g2; do
-  awk -v a="$g>leaf0" -v b="leaf0>$g" '($1 == a || $1 == b) && $3 == 0 && $4 == 0 { n++ } END { exit n != 2 }' \
-    "$tmp/w1.txt" && quiet=$((quiet + 1))
-done
-for g in s0-g0 s0-g3 s1-g0 s1-g3; do
-  awk -v a="$g>leaf0" -v b="leaf0>$g" '($1 == a || $1 == b) && $3 > 0 { n++ } END { exit n != 2 }' \
-    "$tmp/w1.txt" && busy=$((busy + 1))
-done
-check "links: the 4 GPUs without a network hop idle ($quiet of 4), the 4 with one busy ($busy of 4)" \
-  "[ $quiet -eq 4 ] && [ $busy -eq 4 ]"
+# a GPU whose two ring neighbours are in its server sends and receives nothing on its link
+links=$(gpu_links "$tmp/w1.txt" "s0-g1 s0-g2 s1-g1 s1-g2" "s0-g0 s0-g3 s1-g0 s1-g3")
+check "links: the 4 GPUs without a network hop idle (${links% *} of 4), the 4 with one busy (${links#* } of 4)" \
+  "[ '$links' = '4 4' ]"
 # s0-g3 sends its 14 segments of 131072 B to s1-g0 over the leaf: at least their payload
 check "s0-g3>leaf0 carries at least 14 x 131072 B" \
   "awk '\$1 == \"s0-g3>leaf0\" && \$4 >= 14 * 131072 { f = 1 } END { exit !f }' $tmp/w1.txt"
@@ -60,19 +68,11 @@ check "--workers 2: exit 0 ($rc), the same collective lines" \
 
 # order=nccl: ring s0-g0 s0-g3 s0-g2 s0-g1 s1-g0 s1-g3 s1-g2 s1-g1
 dp nccl --topology "$tmp/meta.yaml" --coll "$COLL,order=nccl" > "$tmp/nccl.txt" 2> "$tmp/nccl.err"; rc=$?
-quiet=0 busy=0
-for g in s0-g2 s0-g3 s1-g2 s1-g3; do
-  awk -v a="$g>leaf0" -v b="leaf0>$g" '($1 == a || $1 == b) && $3 == 0 && $4 == 0 { n++ } END { exit n != 2 }' \
-    "$tmp/nccl.txt" && quiet=$((quiet + 1))
-done
-for g in s0-g0 s0-g1 s1-g0 s1-g1; do
-  awk -v a="$g>leaf0" -v b="leaf0>$g" '($1 == a || $1 == b) && $3 > 0 { n++ } END { exit n != 2 }' \
-    "$tmp/nccl.txt" && busy=$((busy + 1))
-done
+links=$(gpu_links "$tmp/nccl.txt" "s0-g2 s0-g3 s1-g2 s1-g3" "s0-g0 s0-g1 s1-g0 s1-g1")
 check "order=nccl: exit 0 ($rc), no wrong element, 84 NVLink transfers" \
   "[ $rc -eq 0 ] && grep -Eq '^ +1048576 .* 0\$' $tmp/nccl.txt && grep -q '^# nvlink: transfers 84,' $tmp/nccl.txt"
-check "order=nccl: GPUs 2 and 3 idle ($quiet of 4), GPUs 0 and 1 at the network hops ($busy of 4)" \
-  "[ $quiet -eq 4 ] && [ $busy -eq 4 ]"
+check "order=nccl: GPUs 2 and 3 idle (${links% *} of 4), GPUs 0 and 1 at the network hops (${links#* } of 4)" \
+  "[ '$links' = '4 4' ]"
 dp nccl-plain --topology "$DATA/coll-no-servers.yaml" --coll "op=allreduce,order=nccl" > /dev/null 2> "$tmp/np.err"; rc=$?
 check "order=nccl without servers: exit 2 ($rc), the host named ($(grep -m1 -o "host '[^']*' is not a GPU of a server" "$tmp/np.err"))" \
   "[ $rc -eq 2 ] && grep -q \"order=nccl: host 'h0' is not a GPU of a server\" $tmp/np.err"
