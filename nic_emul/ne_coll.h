@@ -433,15 +433,17 @@ int ne_coll_poll(struct ne_coll *coll, uint64_t now_ns);
 
 /* When ne_coll_poll() next has something to do without any NIC activity:
  * 0 (now) when completions wait in a CQ or work is marked; with proxy costs,
- * else the time a busy proxy thread frees; else UINT64_MAX. O(1): read from
- * the ready/marked lists and the proxy timer heap, no scan over ranks. The collective has
- * no timers of its own; NIC activity (rx, poll_tx) is what creates work. */
+ * else the earlier of the time a busy proxy thread frees and the end of the
+ * next NVLink transfer; else UINT64_MAX. O(1): read from the ready/marked
+ * lists and the proxy and NVLink heaps, no scan over ranks. Beside those,
+ * NIC activity (rx, poll_tx) is what creates work. */
 uint64_t ne_coll_next_event_ns(const struct ne_coll *coll);
 
 /*
  * True when ne_coll_poll() at any time now would do nothing at all: no CQ
  * notified, no work marked, no iteration to finish, no failure to report,
- * and no proxy costs (their drain is timed: never quiet). A driver that polls
+ * no NVLink transfer in flight, and no proxy costs (their drain is timed:
+ * never quiet). A driver that polls
  * after every NIC event may skip those polls. O(1).
  */
 bool ne_coll_quiet(const struct ne_coll *coll);
