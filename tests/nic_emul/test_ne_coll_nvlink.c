@@ -153,6 +153,34 @@ static void test_two_servers_nccl(void **state)
 	fab_free(&f);
 }
 
+/* Every other operation over the same servers, both models: each output right,
+ * some hops over NVLink and none of them on the wire. */
+static void test_other_ops(void **state)
+{
+	static const enum ne_coll_op ops[] = {NE_COLL_ALLGATHER, NE_COLL_REDUCESCATTER,
+					      NE_COLL_ALLTOALL, NE_COLL_INCAST};
+
+	(void)state;
+	for (int nccl = 0; nccl < 2; nccl++)
+		for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++) {
+			struct ne_coll_config cfg;
+			struct ne_coll_stats st;
+			struct fab f;
+
+			cfg_servers(&cfg, 8, two_servers);
+			if (nccl)
+				assert_int_equal(ne_coll_config_set(&cfg, "model", "nccl"), 0);
+			cfg.op = ops[i];
+			coll_run(&f, &cfg);
+			assert_int_equal(coll_verify(f.coll, &cfg), 0);
+			ne_coll_get_stats(f.coll, &st);
+			assert_true(st.nvlink_xfers > 0);
+			for (size_t r = 0; r < f.nlog; r++) /* no frame between two GPUs of a server */
+				assert_true(two_servers[f.log[r].src] != two_servers[f.log[r].dst]);
+			fab_free(&f);
+		}
+}
+
 /* Lanes: one per server runs as the whole; a lane that splits a server is refused. */
 static void test_lanes(void **state)
 {
@@ -209,6 +237,7 @@ int main(void)
 		cmocka_unit_test(test_rate_from_config),
 		cmocka_unit_test(test_two_servers),
 		cmocka_unit_test(test_two_servers_nccl),
+		cmocka_unit_test(test_other_ops),
 		cmocka_unit_test(test_lanes),
 		cmocka_unit_test(test_no_servers),
 	};
