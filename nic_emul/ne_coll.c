@@ -54,6 +54,7 @@ void ne_coll_destroy(struct ne_coll *c)
 	ne_coll_lanes_free(c);
 	ne_coll_proxy_free(c);
 	ne_coll_series_free(c);
+	ne_coll_nvl_free(c);
 	free(c->lat);
 	free(c->wait);
 	if (c->ranks) {
@@ -126,6 +127,8 @@ struct ne_coll *ne_coll_create(const struct ne_coll_config *cfg, struct ne_nic *
 	}
 	if (!rc)
 		rc = ne_coll_plan_build(c);
+	if (!rc)
+		rc = ne_coll_nvl_setup(c);
 	c->send_total = c->recv_total = c->total_xfers;
 	if (!rc)
 		rc = ne_coll_buffers_alloc(c);

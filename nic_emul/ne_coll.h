@@ -66,6 +66,19 @@
  * thread is busy. ne_coll_next_event_ns() then names the time the thread is
  * next free. With both 0 (default) posts and polls take no time.
  *
+ * NVLink. With cfg.server_of, a connection between two ranks of one server
+ * (GPUs joined by NVLink through an NVSwitch) posts nothing on the NICs:
+ * each of its transfers leaves when it is ready and the receiver's slot is
+ * free (no CTS), takes nc_nvlink_xfer_ns(len) with nvlink_Bps and
+ * nvlink_lat_ns (nccl/nc_nvlink.h), and is then sent and received at once,
+ * an event of the collective (ne_coll_next_event_ns names it). The sender
+ * GPU's NVLink bandwidth is shared first come first served: a transfer
+ * starts when the GPU's previous one has left it (its bytes, not its
+ * latency). What is not modelled: the receiver's ingress, NVSwitch
+ * contention between GPUs, the GPU-to-NIC PCIe path. Its QPs exist and
+ * stay idle. With data on, the bytes are copied into the receiver's
+ * staging slot at the post and consumed at the end, as a WRITE's would be.
+ *
  * Sizes follow nccl-tests: `bytes` is the "size" column. AllReduce: bytes
  * per rank; AllGather: output per rank (each rank contributes bytes/n);
  * ReduceScatter: input per rank (output bytes/n); AllToAll: send buffer per
@@ -196,6 +209,13 @@ struct ne_coll_config {
 	/* Active-QP time series (ne_coll_set_series): row interval, key series,
 	 * e.g. "10us" (100 ns .. 1 s); 0 = off (default, no cost). */
 	uint32_t series_ns;
+
+	/* Servers (see "NVLink" above): server_of[rank] names each rank's
+	 * server (nranks entries, the caller's memory, copied at create);
+	 * NULL (default): every rank is its own server, no NVLink hop. */
+	const uint32_t *server_of;
+	uint64_t nvlink_Bps;    /* per GPU per direction, bytes/s, > 0; H100: 450e9 */
+	uint64_t nvlink_lat_ns; /* one NVLink hop; H100 (NCCL's figure): 600 */
 };
 
 /* One result, the numbers of one nccl-tests line. */
@@ -253,6 +273,9 @@ struct ne_coll_stats {
 	uint64_t active_busy_ns;  /* time a NIC had at least one active QP */
 	uint64_t nic_ns;          /* finished iterations' time x ranks */
 	uint32_t active_qps_max;  /* most active QPs on one NIC at once */
+	/* NVLink (cfg.server_of): transfers between two ranks of one server */
+	uint64_t nvlink_xfers;    /* transfers timed by the NVLink model */
+	uint64_t nvlink_bytes;    /* their payload bytes */
 };
 
 /* One rank's proxy thread. */
@@ -314,6 +337,8 @@ struct ne_coll_spec {
 	struct ne_coll_config cfg;
 	uint64_t size_min, size_max; /* sizes=MIN[:MAX]: the sweep's bounds (one size: equal) */
 	char *hosts;                 /* hosts=: names joined by '+'; NULL: all (malloc'ed) */
+	bool order_nccl;             /* order=nccl: the caller deals the ranks in NCCL's ring
+				      * order through each server (nccl/nc_ring.h, channel 0) */
 };
 
 /* The --coll defaults (the table's): ne_coll_config_default's, with round-robin
@@ -408,15 +433,17 @@ int ne_coll_poll(struct ne_coll *coll, uint64_t now_ns);
 
 /* When ne_coll_poll() next has something to do without any NIC activity:
  * 0 (now) when completions wait in a CQ or work is marked; with proxy costs,
- * else the time a busy proxy thread frees; else UINT64_MAX. O(1): read from
- * the ready/marked lists and the proxy timer heap, no scan over ranks. The collective has
- * no timers of its own; NIC activity (rx, poll_tx) is what creates work. */
+ * else the earlier of the time a busy proxy thread frees and the end of the
+ * next NVLink transfer; else UINT64_MAX. O(1): read from the ready/marked
+ * lists and the proxy and NVLink heaps, no scan over ranks. Beside those,
+ * NIC activity (rx, poll_tx) is what creates work. */
 uint64_t ne_coll_next_event_ns(const struct ne_coll *coll);
 
 /*
  * True when ne_coll_poll() at any time now would do nothing at all: no CQ
  * notified, no work marked, no iteration to finish, no failure to report,
- * and no proxy costs (their drain is timed: never quiet). A driver that polls
+ * no NVLink transfer in flight, and no proxy costs (their drain is timed:
+ * never quiet). A driver that polls
  * after every NIC event may skip those polls. O(1).
  */
 bool ne_coll_quiet(const struct ne_coll *coll);
@@ -556,6 +583,10 @@ typedef void (*ne_coll_series_fn)(void *ctx, const struct ne_coll_series_row *ro
  * 0; -EINVAL when coll or fn is NULL or cfg.series_ns is 0; -EBUSY while
  * running; -ENOMEM. */
 int ne_coll_set_series(struct ne_coll *coll, ne_coll_series_fn fn, void *ctx);
+
+/* NVLink connections of the collective (0 without cfg.server_of): those
+ * whose two ranks share a server. 0 for NULL. */
+uint32_t ne_coll_nvlink_conns(const struct ne_coll *coll);
 
 /* One rank's proxy-thread counters. 0, or -EINVAL (bad rank, NULL). */
 int ne_coll_rank_proxy(const struct ne_coll *coll, uint32_t rank, struct ne_coll_proxy_stats *out);

@@ -3,6 +3,7 @@
  * ne_coll configuration: defaults, checks, what a rank's NIC needs.
  */
 #include "ne_coll_priv.h"
+#include "nc_nvlink.h"
 
 #include <errno.h>
 #include <string.h>
@@ -43,6 +44,9 @@ void ne_coll_config_default(struct ne_coll_config *cfg)
 	cfg->ctran_max_msgs = NE_COLL_CTRAN_MAX_MSGS_DEFAULT;
 	cfg->proxy_post_ns = 0;
 	cfg->proxy_poll_ns = 0;
+	cfg->server_of = NULL;
+	cfg->nvlink_Bps = NC_NVLINK_H100_BPS;
+	cfg->nvlink_lat_ns = NC_NVLINK_H100_LAT_NS;
 }
 
 /* Proxy costs above this are a unit mistake, not a host. */

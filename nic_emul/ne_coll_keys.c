@@ -332,6 +332,16 @@ static int set_hosts(struct ne_coll_spec *s, const struct key_ctx *k)
 	return 0;
 }
 
+/* order=hosts|nccl: the ranks as hosts= gives them, or NCCL's ring order
+ * through each server (the caller knows the servers: a flag). */
+static int set_order(struct ne_coll_spec *s, const struct key_ctx *k)
+{
+	if (strcmp(k->val, "hosts") && strcmp(k->val, "nccl"))
+		return bad(k, "must be hosts or nccl");
+	s->order_nccl = !strcmp(k->val, "nccl");
+	return 0;
+}
+
 /* How a key's value is read and where it goes. */
 enum key_kind {
 	KEY_U32,     /* decimal in [lo, hi] into a uint32_t field */
@@ -365,6 +375,9 @@ static const struct key_def {
 	 "allreduce|allgather|reducescatter|alltoall|incast", "allreduce", "the collective", false},
 	{"hosts", KEY_SPEC, 0, 0, 0, NULL, set_hosts, false,
 	 "all | H1+H2+...", "all", "its ranks in order: every emulated host, or these", false},
+	{"order", KEY_SPEC, 0, 0, 0, NULL, set_order, false, "hosts|nccl", "hosts",
+	 "the ring's rank order: as hosts= lists them, or NCCL's through each server "
+	 "(GPU 0, G-1, ..., 1; servers in order of their first GPU in hosts=)", false},
 	{"sizes", KEY_SPEC, 0, 0, 0, NULL, set_sizes, false,
 	 "SIZE | MIN:MAX", "1M", "bytes per rank (nccl-tests' size); a sweep doubles MIN to MAX", false},
 	{"size", KEY_SPEC, 0, 0, 0, NULL, set_sizes, false, "SIZE | MIN:MAX", NULL, "same as sizes", false},

@@ -23,6 +23,7 @@ static int lane_init(struct ne_coll *c, struct ne_coll *ln, uint32_t l)
 	ln->lane = l;
 	ln->lanes = NULL;
 	ln->nlanes = 0;
+	ln->nvl_heap = NULL; /* (the collective's: its own comes below) */
 	ln->dirty_conns = calloc(c->nconns + 1, sizeof(*ln->dirty_conns));
 	ln->dirty_groups = calloc((size_t)c->ngroups + 1, sizeof(*ln->dirty_groups));
 	ln->ready = calloc(c->nranks, sizeof(*ln->ready));
@@ -37,6 +38,8 @@ static int lane_init(struct ne_coll *c, struct ne_coll *ln, uint32_t l)
 	ln->timers = NULL;
 	ln->ntimers = ln->timers_cap = 0;
 	int rc = ne_coll_series_lane_init(ln, c); /* (its ranks' rows; merged at the end) */
+	if (!rc)
+		rc = ne_coll_nvl_lane_init(ln); /* (its own NVLink transfers in flight) */
 	if (!ln->dirty_conns || !ln->dirty_groups || !ln->ready || !ln->lat || !ln->wait ||
 	    (c->proxy_on && !ln->due) || rc)
 		return -ENOMEM;
@@ -61,6 +64,7 @@ static void lane_free(struct ne_coll *ln)
 	free(ln->due);
 	free(ln->timers);
 	ne_coll_series_free(ln);
+	ne_coll_nvl_free(ln);
 }
 
 void ne_coll_lanes_free(struct ne_coll *c)
@@ -84,6 +88,8 @@ int ne_coll_set_lanes(struct ne_coll *c, uint32_t nlanes, const uint32_t *lane_o
 	for (uint32_t i = 0; i < c->nranks; i++)
 		if (lane_of[i] >= nlanes)
 			return -EINVAL;
+	if (ne_coll_nvl_lanes_check(c, lane_of)) /* (a server's NVLink hops in one lane) */
+		return -EINVAL;
 	c->lanes = calloc(nlanes, sizeof(*c->lanes));
 	c->lane_of = malloc(c->nranks * sizeof(*c->lane_of));
 	if (!c->lanes || !c->lane_of) {

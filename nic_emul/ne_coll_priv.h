@@ -16,6 +16,7 @@
  *   ne_coll_series.c  the active-QP time series, rows completed lazily at events
  *   ne_coll_lat.c     per-message latency and wait: histograms and their hooks
  *   ne_coll_check.c   buffers seen by the caller, result check, statistics
+ *   ne_coll_nvlink.c  transfers inside a server: timed by nc_nvlink, no NIC
  *
  * A plan is built once at create: every connection gets its ordered list of
  * chunk transfers (source offset, destination offset, length, reduce or copy,
@@ -92,6 +93,7 @@ struct coll_conn {
 	uint64_t stage_off;               /* in the receiver's staging buffer */
 	int32_t downstream;               /* connection whose transfers depend on ours */
 	uint32_t group;
+	bool nvl;                         /* both ranks on one server: NVLink, no NIC */
 	/* sender */
 	uint32_t send_next, send_part, rr_next;
 	/* receiver */
@@ -147,6 +149,7 @@ struct coll_rank {
 	uint32_t active_qps;   /* data QPs with a send WQE on the NIC (ne_coll_result.c) */
 	uint64_t active_since; /* time of the last change of active_qps */
 	uint64_t series_off;   /* last time active_qps fell to 0 (series; UINT64_MAX: never) */
+	uint64_t nvl_free;     /* its GPU's NVLink egress is free from then (ne_coll_nvlink.c) */
 };
 
 /* A post waiting for the rank's proxy thread. */
@@ -170,6 +173,12 @@ struct coll_proxy {
 struct coll_timer {
 	uint64_t t;
 	uint32_t rank;
+};
+
+/* An NVLink transfer in flight: transfer seq of connection conn ends at t. */
+struct coll_nvl_ev {
+	uint64_t t;
+	uint32_t conn, seq;
 };
 
 struct ne_coll {
@@ -223,6 +232,13 @@ struct ne_coll {
 	uint32_t meas_max;  /* most active QPs on one NIC since then */
 	struct ne_coll_hist *lat, *wait;  /* per-message latency (ne_coll_lat.c) */
 	struct coll_series *series;       /* NULL: no active-QP series */
+	/* NVLink (ne_coll_nvlink.c): each rank's server (NULL: none, shared by
+	 * the lanes), the connections inside a server, and this view's
+	 * transfers in flight (min-heap by end time; each lane its own) */
+	uint32_t *server_of;
+	uint32_t nvl_conns;
+	struct coll_nvl_ev *nvl_heap;
+	uint32_t nnvl, nvl_cap;
 };
 
 static inline uint64_t wr_id_make(uint32_t kind, uint32_t conn, uint32_t seq)
@@ -316,6 +332,26 @@ void ne_coll_lat_iter_start(struct ne_coll *c);
 void ne_coll_lat_ready(struct ne_coll *c, struct coll_conn *cn, uint32_t s, uint64_t now);
 void ne_coll_lat_post(struct ne_coll *c, struct coll_conn *cn, uint32_t s, uint64_t now);
 void ne_coll_lat_done(struct ne_coll *c, const struct coll_conn *cn, uint32_t s, uint64_t now);
+
+/* ne_coll_nvlink.c. Setup at create (after the plan): server_of copied,
+ * connections inside a server flagged, the heap; 0, -EINVAL (a bad
+ * NVLink rate) or -ENOMEM. A lane's own heap; 0 or -ENOMEM. Free (a lane:
+ * its heap only). */
+int ne_coll_nvl_setup(struct ne_coll *c);
+int ne_coll_nvl_lane_init(struct ne_coll *ln);
+void ne_coll_nvl_free(struct ne_coll *c);
+/* 0 when no NVLink connection joins two lanes of lane_of, else -EINVAL. */
+int ne_coll_nvl_lanes_check(const struct ne_coll *c, const uint32_t *lane_of);
+/* Send transfer s of NVLink connection k at now: its bytes into the
+ * receiver's slot (data on), its end on the heap. */
+void ne_coll_nvl_post(struct ne_coll *c, uint32_t k, uint32_t s, uint64_t now);
+/* The transfers that ended by now: sent and consumed. Returns how many. */
+int ne_coll_nvl_poll(struct ne_coll *c, uint64_t now);
+/* When the next NVLink transfer ends; UINT64_MAX when none is in flight. */
+uint64_t ne_coll_nvl_next_ns(const struct ne_coll *c);
+/* ne_coll_run.c: transfer s of connection k has arrived whole at its
+ * receiver: reduce or copy it, mark who waits for it. */
+void ne_coll_consume(struct ne_coll *c, uint32_t k, uint32_t s);
 
 /* ne_coll_post.c: WQEs a message of len bytes takes at each end. */
 uint32_t ne_coll_msg_wqes(const struct ne_coll *c, uint32_t len);

@@ -169,17 +169,23 @@ static void sender_step(struct ne_coll *c, uint32_t k, uint64_t now)
 		/* ready: the connection's next message, its data there (latency's wait) */
 		if (data_in)
 			ne_coll_lat_ready(c, cn, s, now);
-		if (c->cfg.cts) {
+		if (c->cfg.cts && !cn->nvl) {
 			if (!(cn->flags[s] & XFER_CTS_RCVD))
 				return;
 		}
 		/* a send slot is reused once its previous message is ACKed (nccl;
-		 * rocelab without CTS) */
-		if ((coll_nccl(c) || !c->cfg.cts) && s >= c->window &&
+		 * rocelab without CTS; NVLink: once it was consumed, which is
+		 * when it ended) */
+		if ((coll_nccl(c) || !c->cfg.cts || cn->nvl) && s >= c->window &&
 		    !(cn->flags[s - c->window] & XFER_SEND_DONE))
 			return;
 		if (!data_in)
 			return;
+		if (cn->nvl) {
+			ne_coll_nvl_post(c, k, s, now);
+			cn->send_next++;
+			continue;
+		}
 		/* the latency starts at the first WQE the proxy or NIC accepted: a
 		 * refused try (queue full, CTRAN's QPs at their cap) is still wait */
 		uint64_t accepted = c->stats.data_wrs;
@@ -210,7 +216,7 @@ static void grant_step(struct ne_coll *c, uint32_t gi, uint64_t now)
 			uint32_t s = cn->grant_next;
 			struct coll_rank *rd = &c->ranks[cn->dst];
 
-			if (s >= cn->nxfers)
+			if (s >= cn->nxfers || cn->nvl) /* (NVLink: no grant) */
 				continue;
 			if (s >= c->window && !(cn->rflags[s - c->window] & XFER_RECV_DONE))
 				continue;
@@ -234,7 +240,7 @@ static void grant_step(struct ne_coll *c, uint32_t gi, uint64_t now)
 	}
 }
 
-static void consume(struct ne_coll *c, uint32_t k, uint32_t s)
+void ne_coll_consume(struct ne_coll *c, uint32_t k, uint32_t s)
 {
 	struct coll_conn *cn = &c->conns[k];
 	const struct coll_xfer *x = &cn->xfers[s];
@@ -261,10 +267,12 @@ static void consume(struct ne_coll *c, uint32_t k, uint32_t s)
 	cn->rflags[s] |= XFER_RECV_DONE;
 	c->recv_done++;
 	c->stats.transfers_done++;
-	if (c->cfg.cts) {
+	if (c->cfg.cts && !cn->nvl) {
 		c->groups[cn->group].granted--;
 		rd->granted_bytes -= x->len;
 	}
+	if (cn->nvl) /* its sender may wait for the slot */
+		mark_conn(c, k);
 	mark_group(c, cn->group);
 	if (cn->downstream >= 0)
 		mark_conn(c, (uint32_t)cn->downstream);
@@ -324,7 +332,7 @@ void ne_coll_handle_wc(struct ne_coll *c, uint32_t rank, const struct ne_wc *wc,
 			return;
 		check_rr_step(c, cn, s, wc);
 		if (++cn->recv_parts[s] == ne_coll_msg_wqes(c, cn->xfers[s].len))
-			consume(c, k, s);
+			ne_coll_consume(c, k, s);
 		break;
 	case WR_CTS_RECV:
 		if (ne_coll_post_recv(c, rank, wc->qpn, wc->wr_id))
@@ -375,6 +383,7 @@ int ne_coll_poll(struct ne_coll *c, uint64_t now_ns)
 		return -EIO;
 	if (!c->running)
 		return handled;
+	handled += ne_coll_nvl_poll(c, now_ns);
 	ne_coll_run_marked(c, now_ns);
 	while (c->running && iter_complete(c)) {
 		c->running = false;
@@ -400,14 +409,18 @@ int ne_coll_poll(struct ne_coll *c, uint64_t now_ns)
 bool ne_coll_quiet(const struct ne_coll *c)
 {
 	return c && !c->proxy_on && !c->failed && !c->ndirty_conns && !c->ndirty_groups &&
-	       !c->nready && !c->ndue && !(c->running && iter_complete(c));
+	       !c->nready && !c->ndue && !c->nnvl && !(c->running && iter_complete(c));
 }
 
 uint64_t ne_coll_next_event_ns(const struct ne_coll *c)
 {
+	uint64_t proxy, nvl;
+
 	if (!c)
 		return UINT64_MAX;
 	if (c->ndirty_conns || c->ndirty_groups || c->nready || c->ndue)
 		return 0;
-	return ne_coll_proxy_next_ns(c);
+	proxy = ne_coll_proxy_next_ns(c);
+	nvl = ne_coll_nvl_next_ns(c);
+	return proxy < nvl ? proxy : nvl;
 }

@@ -185,9 +185,10 @@ struct topo_qos {
 /*
  * Servers of GPUs (topologies/README.md, `servers:`): each GPU is an emulated
  * host with its own NIC on its own leaf port; the GPUs of one server are
- * joined by NVLink (through NVSwitch), each GPU to its NIC by PCIe. The data
- * plane does not model them yet: these are the parameters nccl/nc_nvlink
- * takes (its bytes/s are these bit/s / 8).
+ * joined by NVLink (through NVSwitch), each GPU to its NIC by PCIe. These are
+ * the parameters nccl/nc_nvlink takes (its bytes/s are these bit/s / 8); a
+ * collective's hops between GPUs of one server use the NVLink ones
+ * (docs/reference/coll.md, "Servers and NVLink"); PCIe is not used yet.
  */
 #define TOPO_MAX_GPUS_PER_SERVER TOPO_MAX_HOSTS_PER_LEAF /* a server fits on one leaf */
 

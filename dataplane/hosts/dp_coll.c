@@ -300,6 +300,23 @@ static void coll_print_footer(struct dp_coll *c)
 	coll_put(c, text);
 }
 
+/*
+ * The NVLink table of the size that ended, when some ranks share a server:
+ * "# nvlink: transfers N, bytes B, connections K of M" (transfers timed by
+ * the intra-server model, which never entered the fabric). Nothing without.
+ */
+static void coll_put_nvlink(const struct dp_coll *c)
+{
+	struct ne_coll_stats st;
+
+	if (ne_coll_nvlink_conns(c->run) == 0)
+		return;
+	ne_coll_get_stats(c->run, &st);
+	coll_printf(c, "# nvlink: transfers %" PRIu64 ", bytes %" PRIu64 ", connections %u of %u\n",
+		    st.nvlink_xfers, st.nvlink_bytes, ne_coll_nvlink_conns(c->run),
+		    ne_coll_num_conns(c->run));
+}
+
 /* c's run finished its size at now: its lines; then the next size, or the end. */
 void coll_size_done(struct dp_coll *c, uint64_t now)
 {
@@ -318,6 +335,7 @@ void coll_size_done(struct dp_coll *c, uint64_t now)
 		coll_put(c, line);
 		ne_coll_format_active(&res, line, sizeof(line));
 		coll_put(c, line);
+		coll_put_nvlink(c);
 		latency = true;
 		if (res.wrong > 0)
 			c->failed = true;

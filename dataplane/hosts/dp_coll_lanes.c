@@ -173,6 +173,8 @@ int coll_split(struct dp_coll *c, uint64_t start_ns, char *err, size_t errlen)
 	}
 	for (uint32_t r = 0; r < c->cfg.nranks; r++)
 		c->lane_of[r] = ns->h[c->rank_nic[r]].lane;
+	if (coll_servers_split_check(c, err, errlen) < 0)
+		return -1;
 	for (uint32_t l = 0; l < ns->n_lanes; l++)
 		c->lane_left[l] = coll_nsizes(c);
 	c->split_start_ns = start_ns; /* (its first size is made by dp_nics_colls_begin, after the series is set) */

@@ -55,6 +55,7 @@ struct dp_coll {
 	char spec[256];
 	struct ne_coll_config cfg;
 	uint32_t *rank_nic;        /* [nranks] index into ns->h */
+	uint32_t *server_of;       /* [nranks] each rank's server (cfg.server_of); NULL: no servers */
 	struct ne_nic **nics;      /* [nranks] */
 	uint64_t size_min, size_max, size;
 	struct ne_coll *run;       /* the size in progress */
@@ -134,6 +135,9 @@ void coll_free(struct dp_coll *c);
 int coll_parse_spec(struct dp_nics *ns, struct dp_coll *c, const char *spec, char *err,
 			   size_t errlen);
 int coll_take_ranks(struct dp_nics *ns, struct dp_coll *c, char *err, size_t errlen);
+/* With lanes: 0 when each server's ranks of c are in one lane, else -1 with
+ * "--coll: server S spans partitions ..." in err. */
+int coll_servers_split_check(const struct dp_coll *c, char *err, size_t errlen);
 
 /*
  * After a NIC's event: its collective's poll; for a NIC in none (an --rdma

@@ -6,6 +6,7 @@
  * rocelab-dp asks of a spec before the fabric exists.
  */
 #include "dp_coll_priv.h"
+#include "nc_ring.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -58,6 +59,51 @@ static int coll_rank_hosts(const struct topo *t, const char *hosts, uint32_t *ou
 }
 
 /*
+ * order=nccl: the n ranks' hosts (host[], in hosts= order) dealt again in
+ * NCCL's ring order (nccl/nc_ring.h): servers in the order their first GPU
+ * comes in host[], and inside each the GPUs of search channel 0's ring,
+ * GPU 0, G-1, ..., 1, those of them that are ranks. The ring then enters and
+ * leaves each server once. Every rank must be a GPU of a server. Returns 0,
+ * or -1 with "order=nccl: why" in msg.
+ */
+static int coll_order_nccl(const struct topo *t, uint32_t *host, uint32_t n, char *msg, size_t cap)
+{
+	struct nc_ring_cfg ring = {.servers = 1, .gpus = t->server_params.gpus_per_server, .channels = 1};
+	uint32_t *out = calloc(n + 1, sizeof(*out)), m = 0;
+	bool *rank = calloc(t->n_hosts + 1, sizeof(*rank)), *seen = calloc(topo_servers(t) + 1, sizeof(*seen));
+	int rc = out && rank && seen ? 0 : -1;
+
+	if (rc)
+		snprintf(msg, cap, "out of memory");
+	for (uint32_t r = 0; rc == 0 && r < n; r++) {
+		rank[host[r]] = true;
+		if (topo_host_server(t, host[r]) < 0) {
+			snprintf(msg, cap, "order=nccl: host '%s' is not a GPU of a server (no servers: "
+				 "leave order=hosts)", t->hosts[host[r]].name);
+			rc = -1;
+		}
+	}
+	for (uint32_t r = 0; rc == 0 && r < n; r++) {
+		uint32_t s = (uint32_t)topo_host_server(t, host[r]), g_n = 0;
+		const uint32_t *gpu = topo_server_hosts(t, s, &g_n);
+		if (seen[s])
+			continue;
+		seen[s] = true;
+		for (uint32_t pos = 0; pos < g_n; pos++) {
+			int g = nc_ring_gpu_at(&ring, 0, pos);
+			if (g >= 0 && (uint32_t)g < g_n && rank[gpu[g]])
+				out[m++] = gpu[g];
+		}
+	}
+	if (rc == 0)
+		memcpy(host, out, n * sizeof(*host));
+	free(out);
+	free(rank);
+	free(seen);
+	return rc;
+}
+
+/*
  * A --coll SPEC read and checked against topology t: the keys, the ranks,
  * the settings together; ranks (room t->n_hosts, or NULL) gets the ranks'
  * hosts. Returns the rank count, or -1 with "--coll: why" in err.
@@ -74,6 +120,12 @@ static int coll_read(const struct topo *t, const char *spec, struct ne_coll_spec
 		snprintf(why, sizeof(why), "out of memory");
 	else if (ne_coll_spec_parse(s, spec, why, sizeof(why)) == 0 &&
 		 (n = coll_rank_hosts(t, s->hosts, ranks ? ranks : own, why, sizeof(why))) >= 0) {
+		if (s->order_nccl &&
+		    coll_order_nccl(t, ranks ? ranks : own, (uint32_t)n, why, sizeof(why)) < 0) {
+			snprintf(err, errlen, "--coll: %s", why);
+			free(own);
+			return -1;
+		}
 		s->cfg.nranks = (uint32_t)n;
 		s->cfg.bytes = s->size_max;
 		if (n < 2)
@@ -107,6 +159,7 @@ void coll_free(struct dp_coll *c)
 	if (c->series)
 		fclose(c->series);
 	free(c->rank_nic);
+	free(c->server_of);
 	free(c->nics);
 	free(c->lane);
 	free(c->lane_run);
@@ -186,6 +239,49 @@ bool dp_nics_coll_sweeps(const char *spec)
 	return sweeps;
 }
 
+/*
+ * The servers of c's ranks (hosts host[0..nranks-1]) into c->cfg, when the
+ * topology has servers: a GPU's rank gets its server's index, a rank that is
+ * no GPU of a server a server of its own (n_servers + rank), so that only
+ * GPUs of one server talk over NVLink (ne_coll.h). The NVLink rate and
+ * latency are the topology's (its bit/s / 8). 0, or -1 (out of memory).
+ */
+static int coll_servers(const struct topo *t, struct dp_coll *c, const uint32_t *host)
+{
+	if (topo_servers(t) == 0)
+		return 0; /* (no server: the run is as before servers existed) */
+	c->server_of = calloc(c->cfg.nranks, sizeof(*c->server_of));
+	if (c->server_of == NULL)
+		return -1;
+	for (uint32_t r = 0; r < c->cfg.nranks; r++) {
+		int s = topo_host_server(t, host[r]);
+		c->server_of[r] = s >= 0 ? (uint32_t)s : topo_servers(t) + r;
+	}
+	c->cfg.server_of = c->server_of;
+	c->cfg.nvlink_Bps = t->server_params.nvlink_bps / 8;
+	c->cfg.nvlink_lat_ns = t->server_params.nvlink_lat_ns;
+	return 0;
+}
+
+int coll_servers_split_check(const struct dp_coll *c, char *err, size_t errlen)
+{
+	const struct topo *t = c->ns->topo;
+
+	for (uint32_t a = 0; c->server_of && a < c->cfg.nranks; a++)
+		for (uint32_t b = a + 1; b < c->cfg.nranks; b++) {
+			const struct dp_nic_host *ha = &c->ns->h[c->rank_nic[a]], *hb = &c->ns->h[c->rank_nic[b]];
+			if (c->server_of[a] != c->server_of[b] || ha->lane == hb->lane)
+				continue;
+			snprintf(err, errlen, "--coll: server %s spans partitions %u (host %s) and %u "
+				 "(host %s): its NVLink hops need its GPUs in one partition "
+				 "(fewer --workers, or the server's GPUs on one leaf)",
+				 t->servers[c->server_of[a]].name, ha->lane, t->hosts[ha->host].name,
+				 hb->lane, t->hosts[hb->host].name);
+			return -1;
+		}
+	return 0;
+}
+
 /* dp_nics_add_coll's parse and checks of spec into c. Returns 0, or -1 with a message. */
 int coll_parse_spec(struct dp_nics *ns, struct dp_coll *c, const char *spec, char *err,
 			   size_t errlen)
@@ -206,10 +302,16 @@ int coll_parse_spec(struct dp_nics *ns, struct dp_coll *c, const char *spec, cha
 	ne_coll_spec_free(&s);
 	for (int r = 0; r < n; r++)
 		c->rank_nic[r] = (uint32_t)ns->by_host[host[r]];
+	if (n >= 0) {
+		c->cfg = s.cfg;
+		if (coll_servers(t, c, host) < 0) {
+			snprintf(err, errlen, "--coll: out of memory");
+			n = -1;
+		}
+	}
 	free(host);
 	if (n < 0)
 		return -1;
-	c->cfg = s.cfg;
 	c->cfg.timeout = dp_nics_rc_timeout(ns);
 	c->size_min = s.size_min;
 	c->size_max = s.size_max;

@@ -20,6 +20,7 @@ table() {
   cat <<'T'
 op alltoall all_reduce did_you_mean_allreduce
 hosts h0+h1 h0+h99 'h99'
+order hosts ring must_be_hosts_or_nccl
 sizes 64K:1000KB 1000k bad_or_missing_unit
 size 128K 0 needs_4_<=_MIN
 model nccl mpi must_be_rocelab_or_nccl

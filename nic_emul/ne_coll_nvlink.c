@@ -1,0 +1,156 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * ne_coll NVLink: the transfers of a connection whose two ranks are GPUs of
+ * one server never reach a NIC. Each is timed by nccl/nc_nvlink (bytes at the
+ * GPU's NVLink rate, plus one hop's latency) and ends as an event of the
+ * collective: a min-heap of end times per view (the collective, or each of
+ * its lanes), read by ne_coll_next_event_ns so that the driver's clock wakes
+ * for it. ne_coll.h ("NVLink") says what is modelled and what is not.
+ */
+#include "ne_coll_priv.h"
+#include "nc_nvlink.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+int ne_coll_nvl_setup(struct ne_coll *c)
+{
+	if (!c->cfg.server_of)
+		return 0;
+	if (c->cfg.nvlink_Bps == 0)
+		return -EINVAL;
+	c->server_of = malloc(c->nranks * sizeof(*c->server_of));
+	if (!c->server_of)
+		return -ENOMEM;
+	memcpy(c->server_of, c->cfg.server_of, c->nranks * sizeof(*c->server_of));
+	c->cfg.server_of = NULL; /* (the caller's memory: not kept) */
+	for (uint32_t k = 0; k < c->nconns; k++) {
+		struct coll_conn *cn = &c->conns[k];
+
+		cn->nvl = c->server_of[cn->src] == c->server_of[cn->dst];
+		c->nvl_conns += cn->nvl;
+	}
+	return ne_coll_nvl_lane_init(c);
+}
+
+int ne_coll_nvl_lane_init(struct ne_coll *ln)
+{
+	/* a connection has at most window transfers in flight (the receiver's
+	 * slots), so the heap never outgrows this */
+	ln->nvl_cap = ln->nvl_conns * ln->window;
+	ln->nnvl = 0;
+	ln->nvl_heap = NULL;
+	if (ln->nvl_cap == 0)
+		return 0;
+	ln->nvl_heap = calloc(ln->nvl_cap, sizeof(*ln->nvl_heap));
+	return ln->nvl_heap ? 0 : -ENOMEM;
+}
+
+void ne_coll_nvl_free(struct ne_coll *c)
+{
+	free(c->nvl_heap);
+	c->nvl_heap = NULL;
+	if (!c->main) /* (the lanes share the collective's map) */
+		free(c->server_of);
+	c->server_of = NULL;
+}
+
+int ne_coll_nvl_lanes_check(const struct ne_coll *c, const uint32_t *lane_of)
+{
+	for (uint32_t k = 0; k < c->nconns; k++)
+		if (c->conns[k].nvl && lane_of[c->conns[k].src] != lane_of[c->conns[k].dst])
+			return -EINVAL;
+	return 0;
+}
+
+uint32_t ne_coll_nvlink_conns(const struct ne_coll *c)
+{
+	return c ? c->nvl_conns : 0;
+}
+
+/* Heap order: end time, then connection and seq, so that transfers ending
+ * at one instant are consumed in the same order on every run. */
+static bool ev_before(const struct coll_nvl_ev *a, const struct coll_nvl_ev *b)
+{
+	if (a->t != b->t)
+		return a->t < b->t;
+	return a->conn != b->conn ? a->conn < b->conn : a->seq < b->seq;
+}
+
+static void heap_push(struct ne_coll *c, struct coll_nvl_ev ev)
+{
+	uint32_t i = c->nnvl++;
+
+	while (i > 0 && ev_before(&ev, &c->nvl_heap[(i - 1) / 2])) {
+		c->nvl_heap[i] = c->nvl_heap[(i - 1) / 2];
+		i = (i - 1) / 2;
+	}
+	c->nvl_heap[i] = ev;
+}
+
+static struct coll_nvl_ev heap_pop(struct ne_coll *c)
+{
+	struct coll_nvl_ev top = c->nvl_heap[0], last = c->nvl_heap[--c->nnvl];
+	uint32_t i = 0;
+
+	for (;;) {
+		uint32_t l = 2 * i + 1, m = l;
+
+		if (l >= c->nnvl)
+			break;
+		if (l + 1 < c->nnvl && ev_before(&c->nvl_heap[l + 1], &c->nvl_heap[l]))
+			m = l + 1;
+		if (!ev_before(&c->nvl_heap[m], &last))
+			break;
+		c->nvl_heap[i] = c->nvl_heap[m];
+		i = m;
+	}
+	if (c->nnvl)
+		c->nvl_heap[i] = last;
+	return top;
+}
+
+void ne_coll_nvl_post(struct ne_coll *c, uint32_t k, uint32_t s, uint64_t now)
+{
+	struct coll_conn *cn = &c->conns[k];
+	const struct coll_xfer *x = &cn->xfers[s];
+	struct coll_rank *rs = &c->ranks[cn->src], *rd = &c->ranks[cn->dst];
+	struct nc_nvlink_params wire = {.nvlink_Bps = c->cfg.nvlink_Bps};
+	uint64_t bytes_ns = 0, start = rs->nvl_free > now ? rs->nvl_free : now;
+
+	if (c->cfg.data) /* the receiver's slot is free: the sender waited for it */
+		memcpy(rd->stage + cn->stage_off + (size_t)(s % c->window) * c->slot_bytes,
+		       rs->src + x->src_off, x->len);
+	/* the GPU's egress carries one transfer's bytes at a time; the hop's
+	 * latency overlaps the next one's bytes. (Rate checked at setup, and
+	 * 2^32 bytes at 1 B/s fit 64 bits of ns: no error to handle.) */
+	(void)nc_nvlink_xfer_ns(&wire, x->len, &bytes_ns);
+	rs->nvl_free = start + bytes_ns;
+	heap_push(c, (struct coll_nvl_ev){.t = rs->nvl_free + c->cfg.nvlink_lat_ns, .conn = k, .seq = s});
+	c->stats.nvlink_xfers++;
+	c->stats.nvlink_bytes += x->len;
+	ne_coll_lat_post(c, cn, s, now);
+}
+
+int ne_coll_nvl_poll(struct ne_coll *c, uint64_t now)
+{
+	int n = 0;
+
+	while (c->nnvl && c->nvl_heap[0].t <= now) {
+		struct coll_nvl_ev ev = heap_pop(c);
+		struct coll_conn *cn = &c->conns[ev.conn];
+
+		cn->flags[ev.seq] |= XFER_SEND_DONE;
+		c->send_done++;
+		ne_coll_lat_done(c, cn, ev.seq, now);
+		ne_coll_consume(c, ev.conn, ev.seq);
+		n++;
+	}
+	return n;
+}
+
+uint64_t ne_coll_nvl_next_ns(const struct ne_coll *c)
+{
+	return c->nnvl ? c->nvl_heap[0].t : UINT64_MAX;
+}

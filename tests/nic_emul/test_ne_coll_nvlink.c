@@ -1,0 +1,246 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * NVLink hops (ne_coll.h, "NVLink"): a transfer between two ranks of one
+ * server is timed by nc_nvlink and never reaches a NIC. The times here are
+ * computed by hand from the H100 defaults (450e9 B/s, 600 ns), not by the
+ * library.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include <cmocka.h>
+
+#include "coll_test_util.h"
+
+#define MIB (1u << 20)
+
+static void cfg_servers(struct ne_coll_config *cfg, uint32_t n, const uint32_t *server_of)
+{
+	ne_coll_config_default(cfg);
+	cfg->nranks = n;
+	cfg->bytes = MIB;
+	cfg->chunk_bytes = MIB / 2; /* every ring segment is one transfer */
+	cfg->server_of = server_of;
+}
+
+/*
+ * One server of 2 GPUs, a 1 MiB AllReduce: two ring steps (reduce-scatter,
+ * all-gather) of 512 KiB each, one after the other. A step takes
+ * ceil(524288 x 1e9 / 450e9) = ceil(1165.08) = 1166 ns of bytes + 600 ns:
+ * 1766 ns, so the collective takes 3532 ns. No frame leaves a NIC.
+ */
+static void test_two_gpus_exact(void **state)
+{
+	static const uint32_t server_of[2] = {0, 0};
+	struct ne_coll_config cfg;
+	struct ne_coll_stats st;
+	struct fab f;
+
+	(void)state;
+	cfg_servers(&cfg, 2, server_of);
+	coll_run(&f, &cfg);
+	assert_int_equal(ne_coll_iter_time_ns(f.coll, 0), 2 * (1166 + 600));
+	assert_int_equal(f.nlog, 0);
+	assert_int_equal(coll_verify(f.coll, &cfg), 0);
+	ne_coll_get_stats(f.coll, &st);
+	assert_int_equal(st.nvlink_xfers, 4); /* 2 ranks x 2 steps */
+	assert_int_equal(st.nvlink_bytes, 4 * 524288);
+	assert_int_equal(st.data_wrs, 0);
+	assert_int_equal(st.cts_sent, 0);
+	assert_int_equal(ne_coll_nvlink_conns(f.coll), 2);
+	fab_free(&f);
+}
+
+/*
+ * Two channels: each rank sends two 256 KiB transfers per step, and its GPU's
+ * egress carries one at a time. 262144 B take ceil(582.54) = 583 ns.
+ * Reduce-scatter: the first ends at 583 + 600 = 1183, the second's bytes
+ * follow (583 .. 1166) and it ends at 1766. All-gather: channel A's step is
+ * ready at 1183 (egress free since 1166): bytes 1183 .. 1766, ends 2366;
+ * channel B's is ready at 1766: bytes 1766 .. 2349, ends 2949.
+ */
+static void test_egress_shared(void **state)
+{
+	static const uint32_t server_of[2] = {7, 7};
+	struct ne_coll_config cfg;
+	struct fab f;
+
+	(void)state;
+	cfg_servers(&cfg, 2, server_of);
+	cfg.channels = 2;
+	coll_run(&f, &cfg);
+	assert_int_equal(ne_coll_iter_time_ns(f.coll, 0), 2949);
+	assert_int_equal(coll_verify(f.coll, &cfg), 0);
+	fab_free(&f);
+}
+
+/* A slower NVLink from the config: 1e9 B/s and 1 us, the same 2-GPU case:
+ * 2 x (524288 + 1000) ns. */
+static void test_rate_from_config(void **state)
+{
+	static const uint32_t server_of[2] = {0, 0};
+	struct ne_coll_config cfg;
+	struct fab f;
+
+	(void)state;
+	cfg_servers(&cfg, 2, server_of);
+	cfg.nvlink_Bps = 1000000000ull;
+	cfg.nvlink_lat_ns = 1000;
+	coll_run(&f, &cfg);
+	assert_int_equal(ne_coll_iter_time_ns(f.coll, 0), 2 * (524288 + 1000));
+	fab_free(&f);
+}
+
+/* 2 servers x 4 GPUs in server order: of the ring's 8 connections, 3->4 and
+ * 7->0 cross the network; the 6 others carry 2 x 7 = 14 segments of
+ * 1 MiB / 8 = 131072 B each over NVLink. */
+static const uint32_t two_servers[8] = {0, 0, 0, 0, 1, 1, 1, 1};
+
+static void check_two_servers(const struct fab *f)
+{
+	struct ne_coll_stats st;
+
+	ne_coll_get_stats(f->coll, &st);
+	assert_int_equal(st.nvlink_xfers, 6 * 14);
+	assert_int_equal(st.nvlink_bytes, 6 * 14 * 131072ull);
+	assert_int_equal(ne_coll_nvlink_conns(f->coll), 6);
+	assert_true(f->nlog > 0);
+	for (size_t i = 0; i < f->nlog; i++) {
+		const struct fab_rec *r = &f->log[i];
+		bool net = (r->src == 3 && r->dst == 4) || (r->src == 4 && r->dst == 3) ||
+			   (r->src == 7 && r->dst == 0) || (r->src == 0 && r->dst == 7);
+
+		assert_true(net); /* data one way, CTS and ACKs the other */
+	}
+	assert_int_equal(coll_wire_data_bytes(f), 2 * 14 * 131072ull);
+}
+
+static void test_two_servers(void **state)
+{
+	struct ne_coll_config cfg;
+	struct fab f;
+
+	(void)state;
+	cfg_servers(&cfg, 8, two_servers);
+	coll_run(&f, &cfg);
+	assert_int_equal(coll_verify(f.coll, &cfg), 0);
+	assert_int_equal(ne_coll_check(f.coll), 0);
+	check_two_servers(&f);
+	fab_free(&f);
+}
+
+/* The nccl model's ring over the same servers: data right, NVLink counted. */
+static void test_two_servers_nccl(void **state)
+{
+	struct ne_coll_config cfg;
+	struct fab f;
+
+	(void)state;
+	cfg_servers(&cfg, 8, two_servers);
+	assert_int_equal(ne_coll_config_set(&cfg, "model", "nccl"), 0);
+	coll_run(&f, &cfg);
+	assert_int_equal(coll_verify(f.coll, &cfg), 0);
+	struct ne_coll_stats st;
+	ne_coll_get_stats(f.coll, &st);
+	assert_true(st.nvlink_xfers > 0);
+	/* the NICs carry 2 of the ring's 8 hops, NVLink the 6 others: every
+	 * hop carries the same bytes */
+	assert_int_equal(st.data_bytes * 3, st.nvlink_bytes);
+	fab_free(&f);
+}
+
+/* Every other operation over the same servers, both models: each output right,
+ * some hops over NVLink and none of them on the wire. */
+static void test_other_ops(void **state)
+{
+	static const enum ne_coll_op ops[] = {NE_COLL_ALLGATHER, NE_COLL_REDUCESCATTER,
+					      NE_COLL_ALLTOALL, NE_COLL_INCAST};
+
+	(void)state;
+	for (int nccl = 0; nccl < 2; nccl++)
+		for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++) {
+			struct ne_coll_config cfg;
+			struct ne_coll_stats st;
+			struct fab f;
+
+			cfg_servers(&cfg, 8, two_servers);
+			if (nccl)
+				assert_int_equal(ne_coll_config_set(&cfg, "model", "nccl"), 0);
+			cfg.op = ops[i];
+			coll_run(&f, &cfg);
+			assert_int_equal(coll_verify(f.coll, &cfg), 0);
+			ne_coll_get_stats(f.coll, &st);
+			assert_true(st.nvlink_xfers > 0);
+			for (size_t r = 0; r < f.nlog; r++) /* no frame between two GPUs of a server */
+				assert_true(two_servers[f.log[r].src] != two_servers[f.log[r].dst]);
+			fab_free(&f);
+		}
+}
+
+/* Lanes: one per server runs as the whole; a lane that splits a server is refused. */
+static void test_lanes(void **state)
+{
+	static const uint32_t by_server[8] = {0, 0, 0, 0, 1, 1, 1, 1};
+	static const uint32_t halves_off[8] = {0, 0, 0, 1, 1, 1, 1, 0};
+	struct ne_coll_config cfg;
+	uint64_t whole;
+	struct fab f;
+
+	(void)state;
+	cfg_servers(&cfg, 8, two_servers);
+	coll_run(&f, &cfg);
+	whole = ne_coll_iter_time_ns(f.coll, 0);
+	fab_free(&f);
+
+	fab_init(&f, &cfg, RATE, DELAY);
+	assert_non_null(fab_coll(&f, &cfg));
+	coll_fill_inputs(f.coll, cfg.nranks);
+	assert_int_equal(ne_coll_set_lanes(f.coll, 2, halves_off), -EINVAL);
+	assert_int_equal(ne_coll_set_lanes(f.coll, 2, by_server), 0);
+	f.nlanes = 2;
+	for (uint32_t l = 0; l < 2; l++)
+		assert_int_equal(ne_coll_lane_start(ne_coll_lane(f.coll, l), 0), 0);
+	assert_true(fab_run(&f, UNTIL));
+	assert_true(ne_coll_done(f.coll));
+	assert_int_equal(coll_verify(f.coll, &cfg), 0);
+	assert_int_equal(ne_coll_iter_time_ns(f.coll, 0), whole);
+	check_two_servers(&f);
+	fab_free(&f);
+}
+
+/* Without server_of nothing is NVLink: every hop is on the wire. */
+static void test_no_servers(void **state)
+{
+	struct ne_coll_config cfg;
+	struct ne_coll_stats st;
+	struct fab f;
+
+	(void)state;
+	cfg_servers(&cfg, 8, NULL);
+	coll_run(&f, &cfg);
+	ne_coll_get_stats(f.coll, &st);
+	assert_int_equal(st.nvlink_xfers, 0);
+	assert_int_equal(ne_coll_nvlink_conns(f.coll), 0);
+	assert_int_equal(coll_wire_data_bytes(&f), 8 * 14 * 131072ull);
+	fab_free(&f);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_two_gpus_exact),
+		cmocka_unit_test(test_egress_shared),
+		cmocka_unit_test(test_rate_from_config),
+		cmocka_unit_test(test_two_servers),
+		cmocka_unit_test(test_two_servers_nccl),
+		cmocka_unit_test(test_other_ops),
+		cmocka_unit_test(test_lanes),
+		cmocka_unit_test(test_no_servers),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
