@@ -178,6 +178,7 @@ int start_traffic(struct run *r, char *err, size_t errlen);
 /* report.c */
 int report(struct run *r);
 void free_early(struct run *r);
-void teardown(struct run *r);
+/* Free everything; removes the DPDK runtime directory. Returns 0, or -EIO when a --capture file could not be written. */
+int teardown(struct run *r);
 
 #endif /* DP_APP_H */
