@@ -235,7 +235,7 @@ struct dp_capture *dp_capture_open(const char *path, enum dp_capture_fmt fmt, ch
 		char why[300];
 		cap->ng = dp_pcapng_open(path, "rocelab-dp", why, sizeof(why));
 		if (cap->ng == NULL) {
-			snprintf(err, errlen, "capture %s", why);
+			snprintf(err, errlen, "--capture %s", why);
 			free(cap);
 			return NULL;
 		}
@@ -244,7 +244,8 @@ struct dp_capture *dp_capture_open(const char *path, enum dp_capture_fmt fmt, ch
 	cap->dead = pcap_open_dead_with_tstamp_precision(DLT_EN10MB, 65535, PCAP_TSTAMP_PRECISION_NANO);
 	cap->dump = cap->dead ? pcap_dump_open(cap->dead, path) : NULL;
 	if (cap->dump == NULL) {
-		snprintf(err, errlen, "capture %s: %s", path, cap->dead ? pcap_geterr(cap->dead) : "pcap");
+		/* (libpcap's message names the file) */
+		snprintf(err, errlen, "--capture %s", cap->dead ? pcap_geterr(cap->dead) : path);
 		if (cap->dead)
 			pcap_close(cap->dead);
 		free(cap);

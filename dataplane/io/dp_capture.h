@@ -27,7 +27,7 @@ enum dp_capture_fmt { DP_CAPTURE_PCAP, DP_CAPTURE_PCAPNG };
 
 /* The format a file name asks for: pcapng when it ends in ".pcapng", else pcap. */
 enum dp_capture_fmt dp_capture_fmt_of(const char *file);
-/* Create path in format fmt. Returns NULL with "capture PATH: reason" in err. */
+/* Create path in format fmt. Returns NULL with "--capture PATH: reason" in err. */
 struct dp_capture *dp_capture_open(const char *path, enum dp_capture_fmt fmt, char *err,
 				   size_t errlen);
 /*
