@@ -302,7 +302,8 @@ int dp_capture_close(struct dp_capture *cap)
 	if (cap->fmt == DP_CAPTURE_PCAPNG) {
 		rc = dp_pcapng_close(cap->ng);
 	} else {
-		if (pcap_dump_flush(cap->dump) < 0)
+		/* (a failed write mid-run leaves only the stream's error flag) */
+		if (pcap_dump_flush(cap->dump) < 0 || ferror(pcap_dump_file(cap->dump)))
 			rc = -EIO;
 		pcap_dump_close(cap->dump);
 		pcap_close(cap->dead);

@@ -146,7 +146,7 @@ int dp_pcapng_close(struct dp_pcapng *w)
 {
 	if (w == NULL)
 		return 0;
-	bool failed = w->failed;
+	bool failed = w->failed || fflush(w->f) != 0 || ferror(w->f);
 	if (fclose(w->f) != 0)
 		failed = true;
 	free(w);

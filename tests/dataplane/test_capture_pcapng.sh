@@ -6,7 +6,7 @@
 # frame's interface and direction; the frames per direction are the link
 # table's packets; each interface's frames, stamps included, are the classic
 # .pcap of the same (deterministic) run; --workers 2 writes the same file;
-# bad input exits 2 with a message.
+# bad input exits 2 with a message; a failed write exits 1.
 # usage: test_capture_pcapng.sh ROCELAB_DP
 set -u
 DP=$1
@@ -89,4 +89,13 @@ bad "two links in one .pcap" "a .pcap file holds one link" \
 bad "one link named twice" "link 'leaf0-spine0' named twice" \
   --capture "leaf0-spine0=$tmp/z.pcapng" --capture "leaf0-spine0=$tmp/z2.pcapng"
 check "no file written in a directory that does not exist" "[ ! -e $tmp/none ]"
+
+# 5. A write that fails during the run (a full disk: /dev/full) is a failed run, exit 1.
+for f in full.pcapng full.pcap; do
+  [ -w /dev/full ] || { ok "$f on a full disk: skipped (no /dev/full)"; continue; }
+  ln -s /dev/full "$tmp/$f"
+  dp "${gens[@]}" --capture "leaf0-spine0=$tmp/$f" > /dev/null 2> "$tmp/full.err"; rc=$?
+  check "$f on a full disk: exit 1, 'write failed' (exit $rc)" \
+    "[ $rc -eq 1 ] && grep -q 'leaf0-spine0=$tmp/$f: write failed' $tmp/full.err"
+done
 tap_done
