@@ -6,10 +6,11 @@
 # frame's interface and direction; the frames per direction are the link
 # table's packets; each interface's frames, stamps included, are the classic
 # .pcap of the same (deterministic) run; --workers 2 writes the same file;
+# the live clock's counts match too;
 # bad input exits 2 with a message; a failed write exits 1.
-# usage: test_capture_pcapng.sh ROCELAB_DP
+# usage: test_capture_pcapng.sh ROCELAB_DP NULL_TOPOLOGY (net_null hosts, for the live clock)
 set -u
-DP=$1
+DP=$1 NULL=$2
 # shellcheck source=../common/tap.sh
 . "$(dirname "$0")/../common/tap.sh"   # $tmp, ok/nok/check, tap_done
 
@@ -73,6 +74,23 @@ dp --workers 2 "${gens[@]}" --capture "leaf0-spine0=$tmp/w2.pcapng" \
   --capture "leaf0-spine1=$tmp/w2.pcapng" > /dev/null 2>&1; rc=$?
 check "--workers 2 writes the same pcapng, byte for byte (exit $rc)" \
   "[ $rc -eq 0 ] && cmp -s $tmp/two.pcapng $tmp/w2.pcapng"
+
+# 3b. The live clock (net_null hosts): the same interfaces and counts, stamps in time order.
+timeout 60 "$DP" --topology "$NULL" --name "rl-png$$-live" --duration 300ms \
+  --gen 'h0>h4:flows=8,count=1000' --gen 'h4>h0:flows=8,count=600' \
+  --capture "leaf0-spine0=$tmp/live.pcapng" --capture "leaf0-spine1=$tmp/live.pcapng" \
+  > "$tmp/live.txt" 2> /dev/null; rc=$?
+good=0
+for s in 0 1; do
+  ifname="leaf0:p$((s + 4))->spine$s"
+  up=$(link_pkts "$tmp/live.txt" "leaf0>spine$s"); down=$(link_pkts "$tmp/live.txt" "spine$s>leaf0")
+  out=$(frames "$tmp/live.pcapng" "$ifname" 2); in=$(frames "$tmp/live.pcapng" "$ifname" 1)
+  [ "${up:-0}" -gt 0 ] && [ "${down:-0}" -gt 0 ] && [ "$out" -eq "${up:-0}" ] && [ "$in" -eq "${down:-0}" ] &&
+    good=$((good + 1))
+  echo "# live $ifname: out $out (table ${up:-?}), in $in (table ${down:-?})"
+done
+check "live clock: exit 0, each interface's frames per direction = the link table's (exit $rc)" \
+  "[ $rc -eq 0 ] && [ $good -eq 2 ] && capinfos -o $tmp/live.pcapng | grep -q 'Strict time order: *True'"
 
 # 4. Bad input: exit 2 with a message naming what is wrong.
 bad() { # NAME WANT-TEXT ARGS...
