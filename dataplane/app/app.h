@@ -191,6 +191,7 @@ int json_write(struct run *r, uint64_t elapsed, uint64_t fabric_ns, int rc);
 /* report.c */
 int report(struct run *r);
 void free_early(struct run *r);
-void teardown(struct run *r);
+/* Free everything; removes the DPDK runtime directory. Returns 0, or -EIO when a --capture file could not be written. */
+int teardown(struct run *r);
 
 #endif /* DP_APP_H */

@@ -178,7 +178,8 @@ int main(int argc, char **argv)
 	} else {
 		rc = any_rc; /* (another rank said why) */
 	}
-	teardown(&r);
+	if (teardown(&r) < 0 && rc == 0)
+		rc = 1; /* (a capture file cut short is a failed run) */
 	dp_mpi_finish(&r.mpi);
 	return rc;
 }

@@ -394,7 +394,9 @@ static const struct opt_def opt_defs[] = {
 	{"veth", required_argument, set_veth,
 	 "  --veth af_packet|af_xdp  driver for veth hosts (default af_packet)\n"},
 	{"capture", required_argument, set_capture,
-	 "  --capture LINK=FILE write LINK's frames (both directions) to a pcap (repeatable)\n"},
+	 "  --capture LINK=FILE write LINK's frames (both directions) to FILE (repeatable):\n"
+	 "                      FILE.pcapng: pcapng, one interface per link, each frame's\n"
+	 "                      direction; several links may share it. Else classic pcap.\n"},
 	{"csv", required_argument, set_csv,
 	 "  --csv FILE          per-link time series (utilisation, queue, pause, drops)\n"},
 	{"csv-interval", required_argument, set_csv_interval,

@@ -127,15 +127,22 @@ void free_early(struct run *r)
 }
 
 /* Free everything, in the reverse order of set-up; removes the DPDK runtime directory. */
-void teardown(struct run *r)
+int teardown(struct run *r)
 {
+	int rc = 0;
+
 	if (r->fab)
 		r->fab->te = NULL;
 	dp_te_free(&r->te);
 	dp_ctl_destroy(r->ctl); /* first: its telemetry commands read the NICs */
 	dp_nics_destroy(&r->nics);
-	for (unsigned i = 0; i < MAX_CAPTURES; i++)
-		dp_capture_close(r->cap[i]);
+	for (unsigned i = 0; i < MAX_CAPTURES; i++) {
+		if (dp_capture_close(r->cap[i]) < 0) { /* (a full disk: the file is cut short) */
+			fprintf(stderr, "rocelab-dp: --capture %s: write failed\n", r->o->capture[i]);
+			rc = -EIO;
+		}
+		r->cap[i] = NULL;
+	}
 	dp_csv_close(&r->csv);
 	if (r->json) /* (a run that did not reach the report: the file stays empty) */
 		fclose(r->json);
@@ -150,4 +157,5 @@ void teardown(struct run *r)
 	rte_mempool_free(r->mp);
 	free_early(r);
 	dp_eal_stop(&r->eal); /* also removes the runtime directory */
+	return rc;
 }

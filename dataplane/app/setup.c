@@ -79,31 +79,71 @@ too_many:
 	return -1;
 }
 
-/* Open the --capture files. Returns 0, -EINVAL for a bad LINK=FILE, -EIO when a file cannot be written. */
+/* The --capture spec i's FILE (after its '='). */
+static const char *capture_file(const struct run *r, unsigned i)
+{
+	return strchr(r->o->capture[i], '=') + 1;
+}
+
+/* Name link l's pcapng interface after its first end's port and its peer: "leaf0:p3->spine0". */
+static void capture_ifname(const struct topo *t, int l, char *buf, size_t len)
+{
+	const struct topo_link *k = &t->links[l];
+	char port[16] = "";
+
+	if (k->port[0])
+		snprintf(port, sizeof(port), ":p%u", (unsigned)k->port[0]);
+	snprintf(buf, len, "%s%s->%s", topo_node_name(t, k->end[0]), port, topo_node_name(t, k->end[1]));
+}
+
+/*
+ * Open the --capture files: the specs that name one FILE share it (a
+ * pcapng holds several links; r->cap[i] is NULL for all but the first).
+ * Returns 0, or -EINVAL with err for a bad LINK=FILE or a file that cannot
+ * be written (bad input: exit 2).
+ */
 static int setup_captures(struct run *r, char *err, size_t errlen)
 {
 	for (unsigned i = 0; i < r->o->n_capture; i++) {
-		char spec[256];
+		char spec[256], ifname[300], descr[sizeof(spec) + 8];
+		const char *file = capture_file(r, i);
 		if (strlen(r->o->capture[i]) >= sizeof(spec)) {
 			snprintf(err, errlen, "--capture: argument too long");
 			return -EINVAL;
 		}
 		snprintf(spec, sizeof(spec), "%s", r->o->capture[i]);
-		char *eq = strchr(spec, '=');
-		*eq = '\0';
+		*strchr(spec, '=') = '\0';
 		int l = topo_link_by_name(r->topo, spec);
-		if (l < 0) {
-			snprintf(err, errlen, "--capture: no link named '%s'", spec);
+		if (l < 0 || r->fab->chans[2 * l].capture) {
+			snprintf(err, errlen, l < 0 ? "--capture: no link named '%s'" : "--capture: link '%s' named twice",
+				 spec);
 			return -EINVAL;
 		}
-		/* (under mpirun rank 0 writes the file; the others hold records for it) */
-		r->cap[i] = dp_capture_open(r->mpi.rank == 0 ? eq + 1 : "/dev/null", err, errlen);
-		if (r->cap[i] == NULL)
-			return -EIO;
-		if (dp_parts_count(r->parts) > 1)
-			dp_capture_hold(r->cap[i]); /* the two directions may be sent by two threads */
-		dp_capture_attach(r->cap[i], &r->fab->chans[2 * l]);
-		dp_capture_attach(r->cap[i], &r->fab->chans[2 * l + 1]);
+		unsigned j = 0;
+		while (j < i && strcmp(capture_file(r, j), file) != 0)
+			j++;
+		if (j == i) {
+			/* (under mpirun rank 0 writes the file; the others hold records for it) */
+			r->cap[i] = dp_capture_open(r->mpi.rank == 0 ? file : "/dev/null",
+						    dp_capture_fmt_of(file), err, errlen);
+			if (r->cap[i] == NULL)
+				return -EINVAL;
+			if (dp_parts_count(r->parts) > 1)
+				dp_capture_hold(r->cap[i]); /* the links' directions may be sent by several threads */
+		}
+		capture_ifname(r->topo, l, ifname, sizeof(ifname));
+		snprintf(descr, sizeof(descr), "link %s", spec);
+		int rc = dp_capture_add_link(r->cap[j], ifname, descr, &r->fab->chans[2 * l],
+					     &r->fab->chans[2 * l + 1]);
+		if (rc == -ENOSPC) {
+			snprintf(err, errlen, "--capture %s: a .pcap file holds one link; name it FILE.pcapng to hold several",
+				 r->o->capture[i]);
+			return -EINVAL;
+		}
+		if (rc < 0) {
+			snprintf(err, errlen, "--capture %s: write failed", file);
+			return -EINVAL;
+		}
 	}
 	return 0;
 }
@@ -467,9 +507,8 @@ int setup(struct run *r, char *err, size_t errlen)
 		return prc == -EINVAL ? EXIT_BAD_INPUT : 1; /* DPDK refused a host's devargs */
 	if (multi && (prc = dp_peers_start(&o->peers, r->fab, r->mp, PEER_WAIT_S, err, errlen)) < 0)
 		return prc == -EINVAL ? EXIT_BAD_INPUT : 1;
-	int rc = setup_captures(r, err, errlen);
-	if (rc < 0)
-		return rc == -EINVAL ? EXIT_BAD_INPUT : 1;
+	if (setup_captures(r, err, errlen) < 0)
+		return EXIT_BAD_INPUT;
 	/* (under mpirun rank 0 writes the file; the others sample with it) */
 	const char *csv_path = r->mpi.rank == 0 ? o->csv : "/dev/null";
 	if (o->csv && dp_csv_open(&r->csv, r->fab, csv_path, o->csv_interval_ns) < 0) {

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include "dp_capture.h"
 #include "dp_fabric.h"
+#include "dp_pcapng.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -17,34 +18,57 @@ struct rec {
 	uint8_t *data;
 };
 
-/* The records of one channel, in the order its (one) transmitting thread made them. */
+/*
+ * One captured channel (a link direction): its interface in a pcapng file,
+ * its direction there, and its records, in the order its (one) transmitting
+ * thread made them.
+ */
 struct recs {
 	struct dp_chan *chan;
+	uint32_t ifid;
+	enum dp_pcapng_dir dir;
 	struct rec *r;
-	uint32_t n, cap;
+	uint32_t n, cap, next; /* next: dp_capture_flush's merge */
 };
 
 struct dp_capture {
-	pcap_t *dead;
+	enum dp_capture_fmt fmt;
+	pcap_t *dead;       /* DP_CAPTURE_PCAP: libpcap's dumper */
 	pcap_dumper_t *dump;
+	struct dp_pcapng *ng; /* DP_CAPTURE_PCAPNG */
 	uint64_t frames;
 	bool held;          /* partitioned: keep records until dp_capture_flush() */
-	struct recs side[2];
+	uint32_t n_chan;
+	struct recs chan[2 * DP_CAPTURE_LINKS_MAX];
 	uint64_t lost;      /* records that could not be held (out of memory) */
 };
 
-static void write_frame(struct dp_capture *cap, uint64_t at, const void *d, uint32_t caplen,
-			uint32_t len)
+static void write_frame(struct dp_capture *cap, const struct recs *rs, uint64_t at, const void *d,
+			uint32_t caplen, uint32_t len)
 {
 	struct pcap_pkthdr h;
 
+	cap->frames++;
+	if (cap->fmt == DP_CAPTURE_PCAPNG) {
+		dp_pcapng_write(cap->ng, rs->ifid, at, d, caplen, len, rs->dir); /* (errors: at close) */
+		return;
+	}
 	h.caplen = caplen;
 	h.len = len;
 	/* with nanosecond precision, tv_usec carries nanoseconds */
 	h.ts.tv_sec = (time_t)(at / 1000000000ull);
 	h.ts.tv_usec = (suseconds_t)(at % 1000000000ull);
 	pcap_dump((u_char *)cap->dump, &h, d);
-	cap->frames++;
+}
+
+/* The captured channel c (attached, so it is there). */
+static struct recs *recs_of(struct dp_capture *cap, const struct dp_chan *c)
+{
+	uint32_t i = 0;
+
+	while (i + 1 < cap->n_chan && cap->chan[i].chan != c)
+		i++;
+	return &cap->chan[i];
 }
 
 /*
@@ -77,7 +101,7 @@ static void hold(struct dp_capture *cap, struct dp_chan *c, uint64_t at, const v
 	struct dp_engine *e = c->fab->eng->dispatching ? c->fab->eng : c->eng;
 	struct rec r = {.at = at, .key = e->cur_key, .sub = e->cur_sub++, .len = len, .caplen = caplen};
 
-	if (push_rec(&cap->side[cap->side[0].chan == c ? 0 : 1], r, d) < 0)
+	if (push_rec(recs_of(cap, c), r, d) < 0)
 		cap->lost++;
 }
 
@@ -92,21 +116,27 @@ static bool rec_before(const struct rec *a, const struct rec *b)
 
 void dp_capture_flush(struct dp_capture *cap)
 {
-	struct recs *a = &cap->side[0], *b = &cap->side[1];
-	uint32_t i = 0, j = 0;
-
 	if (cap == NULL || !cap->held)
 		return;
-	while (i < a->n || j < b->n) { /* each side is in order: merge */
-		struct rec *r = j >= b->n || (i < a->n && rec_before(&a->r[i], &b->r[j])) ? &a->r[i++]
-											     : &b->r[j++];
-		write_frame(cap, r->at, r->data, r->caplen, r->len);
+	for (;;) { /* each channel's records are in order: merge (a few channels: scan them) */
+		struct recs *first = NULL;
+		for (uint32_t k = 0; k < cap->n_chan; k++) {
+			struct recs *rs = &cap->chan[k];
+			if (rs->next < rs->n &&
+			    (first == NULL || rec_before(&rs->r[rs->next], &first->r[first->next])))
+				first = rs;
+		}
+		if (first == NULL)
+			break;
+		struct rec *r = &first->r[first->next++];
+		write_frame(cap, first, r->at, r->data, r->caplen, r->len);
 		free(r->data);
 	}
-	a->n = b->n = 0;
+	for (uint32_t k = 0; k < cap->n_chan; k++)
+		cap->chan[k].n = cap->chan[k].next = 0;
 }
 
-/* A held record between ranks; caplen bytes follow. */
+/* A held record between ranks; caplen bytes follow. side: its channel's index. */
 struct wire_rec {
 	uint64_t at, key;
 	uint32_t sub, len, caplen, side;
@@ -116,9 +146,11 @@ int dp_capture_export(struct dp_capture *cap, struct dp_bytes *x)
 {
 	size_t need = x->len;
 
-	for (int s = 0; s < 2; s++)
-		for (uint32_t i = 0; i < cap->side[s].n; i++)
-			need += sizeof(struct wire_rec) + cap->side[s].r[i].caplen;
+	if (cap == NULL)
+		return 0;
+	for (uint32_t s = 0; s < cap->n_chan; s++)
+		for (uint32_t i = 0; i < cap->chan[s].n; i++)
+			need += sizeof(struct wire_rec) + cap->chan[s].r[i].caplen;
 	if (need > x->cap) {
 		uint8_t *b = realloc(x->b, need);
 		if (b == NULL)
@@ -126,16 +158,16 @@ int dp_capture_export(struct dp_capture *cap, struct dp_bytes *x)
 		x->b = b;
 		x->cap = need;
 	}
-	for (uint32_t s = 0; s < 2; s++) {
-		for (uint32_t i = 0; i < cap->side[s].n; i++) {
-			struct rec *r = &cap->side[s].r[i];
+	for (uint32_t s = 0; s < cap->n_chan; s++) {
+		for (uint32_t i = 0; i < cap->chan[s].n; i++) {
+			struct rec *r = &cap->chan[s].r[i];
 			struct wire_rec w = {r->at, r->key, r->sub, r->len, r->caplen, s};
 			memcpy(x->b + x->len, &w, sizeof(w));
 			memcpy(x->b + x->len + sizeof(w), r->data, r->caplen);
 			x->len += sizeof(w) + r->caplen;
 			free(r->data);
 		}
-		cap->side[s].n = 0;
+		cap->chan[s].n = 0;
 	}
 	return 0;
 }
@@ -144,16 +176,18 @@ int dp_capture_import(struct dp_capture *cap, const uint8_t *b, size_t len)
 {
 	size_t off = 0;
 
+	if (cap == NULL)
+		return len ? -EINVAL : 0;
 	while (off < len) {
 		struct wire_rec w;
 		if (len - off < sizeof(w))
 			return -EINVAL;
 		memcpy(&w, b + off, sizeof(w));
 		off += sizeof(w);
-		if (w.side > 1 || w.caplen > len - off || w.caplen > w.len)
+		if (w.side >= cap->n_chan || w.caplen > len - off || w.caplen > w.len)
 			return -EINVAL;
 		struct rec r = {.at = w.at, .key = w.key, .sub = w.sub, .len = w.len, .caplen = w.caplen};
-		if (push_rec(&cap->side[w.side], r, b + off) < 0)
+		if (push_rec(&cap->chan[w.side], r, b + off) < 0)
 			return -ENOMEM;
 		off += w.caplen;
 	}
@@ -177,10 +211,18 @@ static void on_frame(void *ctx, struct dp_chan *c, struct rte_mbuf *m, uint64_t 
 	if (cap->held)
 		hold(cap, c, now_ns, d, caplen, len);
 	else
-		write_frame(cap, now_ns, d, caplen, len);
+		write_frame(cap, recs_of(cap, c), now_ns, d, caplen, len);
 }
 
-struct dp_capture *dp_capture_open(const char *path, char *err, size_t errlen)
+enum dp_capture_fmt dp_capture_fmt_of(const char *file)
+{
+	size_t n = strlen(file), k = strlen(".pcapng");
+
+	return n >= k && strcmp(file + n - k, ".pcapng") == 0 ? DP_CAPTURE_PCAPNG : DP_CAPTURE_PCAP;
+}
+
+struct dp_capture *dp_capture_open(const char *path, enum dp_capture_fmt fmt, char *err,
+				   size_t errlen)
 {
 	struct dp_capture *cap = calloc(1, sizeof(*cap));
 
@@ -188,10 +230,22 @@ struct dp_capture *dp_capture_open(const char *path, char *err, size_t errlen)
 		snprintf(err, errlen, "out of memory");
 		return NULL;
 	}
+	cap->fmt = fmt;
+	if (fmt == DP_CAPTURE_PCAPNG) {
+		char why[300];
+		cap->ng = dp_pcapng_open(path, "rocelab-dp", why, sizeof(why));
+		if (cap->ng == NULL) {
+			snprintf(err, errlen, "--capture %s", why);
+			free(cap);
+			return NULL;
+		}
+		return cap;
+	}
 	cap->dead = pcap_open_dead_with_tstamp_precision(DLT_EN10MB, 65535, PCAP_TSTAMP_PRECISION_NANO);
 	cap->dump = cap->dead ? pcap_dump_open(cap->dead, path) : NULL;
 	if (cap->dump == NULL) {
-		snprintf(err, errlen, "capture %s: %s", path, cap->dead ? pcap_geterr(cap->dead) : "pcap");
+		/* (libpcap's message names the file) */
+		snprintf(err, errlen, "--capture %s", cap->dead ? pcap_geterr(cap->dead) : path);
 		if (cap->dead)
 			pcap_close(cap->dead);
 		free(cap);
@@ -200,14 +254,32 @@ struct dp_capture *dp_capture_open(const char *path, char *err, size_t errlen)
 	return cap;
 }
 
-void dp_capture_attach(struct dp_capture *cap, struct dp_chan *c)
+/* Capture channel c on interface ifid, direction dir. */
+static void attach(struct dp_capture *cap, struct dp_chan *c, uint32_t ifid, enum dp_pcapng_dir dir)
 {
-	if (cap->side[0].chan == NULL)
-		cap->side[0].chan = c;
-	else
-		cap->side[1].chan = c;
+	struct recs *rs = &cap->chan[cap->n_chan++];
+
+	rs->chan = c;
+	rs->ifid = ifid;
+	rs->dir = dir;
 	c->capture = on_frame;
 	c->capture_ctx = cap;
+}
+
+int dp_capture_add_link(struct dp_capture *cap, const char *ifname, const char *descr,
+			struct dp_chan *out, struct dp_chan *in)
+{
+	int ifid = 0;
+
+	if (cap->n_chan + 2 > 2 * DP_CAPTURE_LINKS_MAX ||
+	    (cap->fmt == DP_CAPTURE_PCAP && cap->n_chan > 0))
+		return -ENOSPC;
+	if (cap->fmt == DP_CAPTURE_PCAPNG &&
+	    (ifid = dp_pcapng_add_interface(cap->ng, ifname, descr, 65535)) < 0)
+		return ifid;
+	attach(cap, out, (uint32_t)ifid, DP_PCAPNG_DIR_OUT);
+	attach(cap, in, (uint32_t)ifid, DP_PCAPNG_DIR_IN);
+	return 0;
 }
 
 uint64_t dp_capture_count(const struct dp_capture *cap)
@@ -215,17 +287,27 @@ uint64_t dp_capture_count(const struct dp_capture *cap)
 	return cap->frames;
 }
 
-void dp_capture_close(struct dp_capture *cap)
+int dp_capture_close(struct dp_capture *cap)
 {
+	int rc = 0;
+
 	if (cap == NULL)
-		return;
+		return 0;
 	dp_capture_flush(cap);
 	if (cap->lost)
 		fprintf(stderr, "rocelab-dp: capture: %" PRIu64 " frames could not be held (out of memory) and are missing\n",
 			cap->lost);
-	free(cap->side[0].r);
-	free(cap->side[1].r);
-	pcap_dump_close(cap->dump);
-	pcap_close(cap->dead);
+	for (uint32_t k = 0; k < cap->n_chan; k++)
+		free(cap->chan[k].r);
+	if (cap->fmt == DP_CAPTURE_PCAPNG) {
+		rc = dp_pcapng_close(cap->ng);
+	} else {
+		/* (a failed write mid-run leaves only the stream's error flag) */
+		if (pcap_dump_flush(cap->dump) < 0 || ferror(pcap_dump_file(cap->dump)))
+			rc = -EIO;
+		pcap_dump_close(cap->dump);
+		pcap_close(cap->dead);
+	}
 	free(cap);
+	return rc;
 }

@@ -58,7 +58,7 @@ TABLE=$(cat <<'ROWS'
 2 | bad --mem (64..65536 MB): '10' | dp | --clos 2,2,2 --mem 10
 2 | bad --capture, want LINK=FILE (at most 16): 'nolink' | dp | --clos 2,2,2 --capture nolink
 2 | --capture: no link named 'nolink' | dp | --clos 2,2,2 --clock virtual --name @NAME@ --capture nolink=/tmp/rl-cli-x.pcap
-1 | /nonexistent-dir/x.pcap | dp | --clos 2,2,2 --clock virtual --name @NAME@ --capture leaf0-spine0=/nonexistent-dir/x.pcap
+2 | --capture /nonexistent-dir/x.pcap: | dp | --clos 2,2,2 --clock virtual --name @NAME@ --capture leaf0-spine0=/nonexistent-dir/x.pcap
 1 | --csv /nonexistent-dir/x.csv: cannot write | dp | --clos 2,2,2 --clock virtual --name @NAME@ --csv /nonexistent-dir/x.csv
 1 | (give --mem more, or --mbufs fewer) | dp | --topology @N@ --name @NAME@ --mbufs 16777215 --duration 1s
 2 | bad --veth (af_packet or af_xdp): 'tap' | dp | --clos 2,2,2 --veth tap

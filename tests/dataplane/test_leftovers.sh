@@ -70,7 +70,7 @@ case_signal TERM
 case_gone_reader
 case_exit "error after EAL start: --gen size larger than the frames" 2 --topology "$NULL" --gen 'h0>h4:size=9000'
 case_exit "error after EAL start: --te without --coll" 2 --clos 2,2,2 --clock virtual --te
-case_exit "error after EAL start: --capture to an unwritable file" 1 --clos 2,2,2 --clock virtual \
+case_exit "error after EAL start: --capture to an unwritable file" 2 --clos 2,2,2 --clock virtual \
   --capture 'leaf0-spine0=/nonexistent-dir/x.pcap'
 case_exit "EAL start fails (a veth host without its interface)" 1 --topology "$TOPO/default.yaml" --duration 1s
 

@@ -9,7 +9,7 @@
 # experiment; with 2 ranks and 3 (oversubscribed on 2 cores). Frames do cross
 # between ranks.
 # Telemetry answers from rank 0 with every rank's counters.
-# The CSV and pcaps too. Bad input gives exit 2 with one message. Runs in a network namespace of its
+# The CSV and pcaps too, and a pcapng of three links. Bad input gives exit 2 with one message. Runs in a network namespace of its
 # own (mpirun's launcher talks over its loopback). No runtime directory stays.
 #
 # usage: test_partitions_mpi.sh ROCELAB_DP ROCELAB_TOPO DATA_DIR TOPOLOGIES_DIR EXPERIMENTS_DIR MPIRUN  (root)
@@ -55,6 +55,12 @@ same_as_one default --topology "$TOPOS/default.yaml" "${gens[@]}" --csv "$tmp/de
   --capture "leaf0-spine1=$tmp/default.@T@.pcap" --capture "h2-leaf0=$tmp/default-h2.@T@.pcap"
 check "default: the CSV time series and both pcaps are identical for one process and 2 ranks" \
   "cmp -s $tmp/default.1.csv $tmp/default.m2.csv && [ \$(wc -l < $tmp/default.1.csv) -gt 20 ] && cmp -s $tmp/default.1.pcap $tmp/default.m2.pcap && cmp -s $tmp/default-h2.1.pcap $tmp/default-h2.m2.pcap && [ \$(stat -c %s $tmp/default.1.pcap) -gt 100000 ]"
+# 1b. One pcapng of three links (between ranks, a host's, inside a rank): records of
+#     several links gathered from the ranks and merged, the file one process writes.
+same_as_one ng --topology "$TOPOS/default.yaml" "${gens[@]}" --capture "leaf0-spine1=$tmp/ng.@T@.pcapng" \
+  --capture "h2-leaf0=$tmp/ng.@T@.pcapng" --capture "leaf0-spine0=$tmp/ng.@T@.pcapng"
+check "pcapng of three links: identical for one process and 2 ranks" \
+  "cmp -s $tmp/ng.1.pcapng $tmp/ng.m2.pcapng && [ \$(stat -c %s $tmp/ng.1.pcapng) -gt 100000 ]"
 c=$(crossed "$tmp/default.m2.err")
 check "default: frames crossed between the ranks ($c); the flow table shows paths over both ranks' switches" \
   "[ \"${c:-0}\" -gt 1000 ] && grep -Eq 'leaf0:p[0-9]+ > spine1:p[0-9]+ > leaf1:p[0-9]+' $tmp/default.m2.txt"
