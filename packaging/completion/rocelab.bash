@@ -90,4 +90,4 @@ _rocelab() {
 }
 
 complete -F _rocelab rocelab-dp rocelab-topo rocelab-experiment rocelab-nic rocelab-lb \
-  rocelab-p4 rocelab-viz rocelab-fabric rocelab-dashboard rocelab-exporter
+  rocelab-p4 rocelab-viz rocelab-fabric rocelab-dashboard rocelab-exporter rocelab-llm rocelab-place
