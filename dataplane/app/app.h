@@ -42,6 +42,7 @@
 #define MAX_WORKERS 256 /* --workers: partitions (threads) */
 
 #define MAX_MBUFS 16777215u /* --mbufs */
+#define REPORT_TOP_FLOWS 20 /* the flow table (and --json's flows): the flows with most bytes */
 
 #define PEER_WAIT_S 30 /* --process: how long set-up waits for the other processes' ports */
 

@@ -4,7 +4,8 @@
  * JSON document (docs/reference/rocelab-dp.schema.json), written with
  * jansson. Every number comes from what the text tables print: the link
  * rows from dp_stats_link_row, the switch and host rows from the same
- * counters, the collective's results from dp_nics_coll_view, and the
+ * counters, the flows, generators, ports and peers from what their tables
+ * print (dp_flows_top, dp_gen, dp_port_row, dp_peer_row), the collective's results from dp_nics_coll_view, and the
  * "# totals:" and "# latency:" lines from their own text, read back key by
  * key, so that the two outputs cannot disagree.
  */
@@ -166,6 +167,60 @@ static void nics_put(json_t *root, const struct run *r)
 	json_object_set_new(root, "nics", nics);
 }
 
+/* The flow table (the REPORT_TOP_FLOWS flows with most bytes, as dp_flows_print). */
+static json_t *flows_obj(const struct run *r)
+{
+	const struct dp_flows *fl = &r->fab->flows;
+	const struct dp_flow *top[REPORT_TOP_FLOWS];
+	uint32_t k = dp_flows_top(fl, top, REPORT_TOP_FLOWS);
+	json_t *rows = json_array();
+
+	for (uint32_t i = 0; i < k; i++) {
+		char name[96], path[256];
+		dp_flow_name(top[i], name, sizeof(name));
+		dp_flow_path(top[i], r->topo, path, sizeof(path));
+		json_array_append_new(rows, json_pack("{s:s, s:I, s:I, s:I, s:s}", "flow", name,
+			"packets", ji(top[i]->pkts), "bytes", ji(top[i]->bytes),
+			"path_changes", ji(top[i]->path_changes), "path", path));
+	}
+	return json_pack("{s:o, s:i, s:I}", "top", rows, "tracked", (int)dp_flows_count(fl),
+			 "untracked_packets", ji(fl->untracked));
+}
+
+/* The generators' lines (as dp_gen_print), the DPDK ports' and the peers' tables. */
+static void traffic_put(json_t *root, const struct run *r, uint64_t elapsed)
+{
+	json_t *gens = json_array(), *ports = json_array(), *peers = json_array();
+	struct dp_port_row pr;
+	struct dp_peer_row qr;
+	int rc;
+
+	for (unsigned i = 0; i < r->o->gen.n; i++) {
+		const struct dp_gen *g = &r->gens[i];
+		double got = dp_gen_achieved_bps(g, r->start_ns + elapsed);
+		json_array_append_new(gens, json_pack("{s:s, s:I, s:I, s:o, s:o, s:I, s:I}",
+			"spec", r->o->gen.spec[i], "sent_frames", ji(g->sent), "frames", ji(g->count),
+			"asked_Gbps", num((double)g->rate_bps / 1e9), "achieved_Gbps", num(got / 1e9),
+			"waited_queue", ji(g->blocked), "waited_mbuf", ji(g->no_mbuf)));
+	}
+	for (uint32_t i = 0; dp_port_row(&r->ports, r->topo, i, &pr) == 0; i++)
+		json_array_append_new(ports, json_pack("{s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
+			"port", pr.name, "host", pr.host, "rx_packets", ji(pr.rx), "tx_packets", ji(pr.tx),
+			"refused_packets", ji(pr.refused), "imissed_packets", ji(pr.imissed),
+			"rx_nombuf", ji(pr.rx_nombuf), "ierrors", ji(pr.ierrors), "oerrors", ji(pr.oerrors)));
+	for (uint32_t k = 0; (rc = dp_peer_row(&r->o->peers, k, &qr)) >= 0; k++)
+		if (rc == 0)
+			json_array_append_new(peers, json_pack("{s:i, s:s, s:I, s:I, s:i, s:I, s:I, s:I, s:I, s:I}",
+				"process", (int)qr.process, "peer_port", qr.name, "rx_frames", ji(qr.rx),
+				"tx_frames", ji(qr.tx), "held_frames", (int)qr.held, "port_full", ji(qr.port_full),
+				"untagged", ji(qr.untagged), "unknown_vid", ji(qr.unknown_vid),
+				"segmented", ji(qr.segmented), "tag_failed", ji(qr.tag_failed)));
+	json_object_set_new(root, "flows", flows_obj(r));
+	json_object_set_new(root, "generators", gens);
+	json_object_set_new(root, "ports", ports);
+	json_object_set_new(root, "peers", peers);
+}
+
 /* One size's nccl-tests result (its line's numbers) and its "# latency:" line. */
 static json_t *size_obj(const struct dp_coll_size *z)
 {
@@ -294,6 +349,7 @@ int json_write(struct run *r, uint64_t elapsed, uint64_t fabric_ns, int rc)
 	json_object_set_new(root, "run", run_obj(r, elapsed, rc));
 	json_object_set_new(root, "links", links_arr(r, fabric_ns));
 	nodes_put(root, r);
+	traffic_put(root, r, elapsed);
 	nics_put(root, r);
 	json_object_set_new(root, "collectives", colls_arr(r));
 	int err = r->o->coll.n ? totals_put(root, r) : 0; /* (the text prints totals with --coll only) */

@@ -84,7 +84,7 @@ int report(struct run *r)
 	if (!r->o->quiet) {
 		report_run(r, elapsed);
 		dp_stats_print(r->fab, fabric_ns, stdout);
-		dp_flows_print(&r->fab->flows, r->topo, 20, stdout);
+		dp_flows_print(&r->fab->flows, r->topo, REPORT_TOP_FLOWS, stdout);
 		dp_port_print(&r->ports, r->topo, stdout);
 		dp_peers_print(&r->o->peers, stdout);
 		for (unsigned i = 0; i < r->o->gen.n; i++)

@@ -245,22 +245,40 @@ uint64_t dp_peers_drops(const struct dp_peers *p)
 	return n;
 }
 
+int dp_peer_row(const struct dp_peers *p, uint32_t k, struct dp_peer_row *row)
+{
+	if (k >= p->n)
+		return -1;
+	if (k == p->self)
+		return 1;
+	const struct dp_peer *pp = &p->peer[k];
+	row->process = k;
+	topo_devargs_name(pp->devargs, row->name, sizeof(row->name));
+	row->rx = pp->rx;
+	row->tx = pp->tx;
+	row->held = pp->n_held;
+	row->port_full = pp->tx_full;
+	row->untagged = pp->untagged;
+	row->unknown_vid = pp->unknown_vid;
+	row->segmented = pp->segmented;
+	row->tag_failed = pp->tag_failed;
+	return 0;
+}
+
 void dp_peers_print(const struct dp_peers *p, FILE *out)
 {
+	struct dp_peer_row r;
+	int rc;
+
 	if (p->n == 0)
 		return;
 	fprintf(out, "\n%-8s %-24s %12s %12s %6s %10s %9s %11s %9s %10s\n", "process", "peer port", "rx",
 		"tx", "held", "port_full", "untagged", "unknown_vid", "segmented", "tag_failed");
-	for (uint32_t k = 0; k < p->n; k++) {
-		const struct dp_peer *pp = &p->peer[k];
-		char name[TOPO_DEVNAME_MAX];
-		if (k == p->self)
-			continue;
-		topo_devargs_name(pp->devargs, name, sizeof(name));
-		fprintf(out, "%-8u %-24s %12" PRIu64 " %12" PRIu64 " %6u %10" PRIu64 " %9" PRIu64 " %11" PRIu64
-			" %9" PRIu64 " %10" PRIu64 "\n", k, name, pp->rx, pp->tx, pp->n_held, pp->tx_full,
-			pp->untagged, pp->unknown_vid, pp->segmented, pp->tag_failed);
-	}
+	for (uint32_t k = 0; (rc = dp_peer_row(p, k, &r)) >= 0; k++)
+		if (rc == 0)
+			fprintf(out, "%-8u %-24s %12" PRIu64 " %12" PRIu64 " %6u %10" PRIu64 " %9" PRIu64
+				" %11" PRIu64 " %9" PRIu64 " %10" PRIu64 "\n", r.process, r.name, r.rx, r.tx,
+				r.held, r.port_full, r.untagged, r.unknown_vid, r.segmented, r.tag_failed);
 }
 
 void dp_peers_close(struct dp_peers *p)

@@ -144,6 +144,20 @@ uint64_t dp_peers_drops(const struct dp_peers *p);
 /* One line per peer port: process, device, rx, tx, held, port full, and each drop counter. Nothing with one process. */
 void dp_peers_print(const struct dp_peers *p, FILE *out);
 
+/* One row of dp_peers_print's table: the frames exchanged with one other process. */
+struct dp_peer_row {
+	uint32_t process;
+	char name[TOPO_DEVNAME_MAX];
+	uint64_t rx, tx, port_full, untagged, unknown_vid, segmented, tag_failed;
+	uint32_t held;
+};
+
+/*
+ * Peer k's row into row. Returns 0; 1 for this process's own slot (no row);
+ * -1 when k is past the last process.
+ */
+int dp_peer_row(const struct dp_peers *p, uint32_t k, struct dp_peer_row *row);
+
 /* Stop and close the ports, free what is held, then dp_peers_plan_free(). Safe on a struct that never started. */
 void dp_peers_close(struct dp_peers *p);
 

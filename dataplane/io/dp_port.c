@@ -343,26 +343,40 @@ void dp_port_flush_part(struct dp_ports *ps, uint32_t part)
 		dp_port_flush_one(ps, ps->part_idx[j]);
 }
 
+int dp_port_row(const struct dp_ports *ps, const struct topo *t, uint32_t i, struct dp_port_row *row)
+{
+	struct rte_eth_stats st;
+
+	if (i >= ps->n)
+		return -1;
+	if (rte_eth_stats_get(ps->port_id[i], &st) != 0)
+		memset(&st, 0, sizeof(st));
+	if (rte_eth_dev_get_name_by_port(ps->port_id[i], row->name) != 0)
+		snprintf(row->name, sizeof(row->name), "port%u", ps->port_id[i]);
+	row->host = t->hosts[ps->host[i]].name;
+	row->rx = st.ipackets;
+	row->tx = st.opackets;
+	row->refused = ps->tx_dropped[i];
+	row->imissed = st.imissed;
+	row->rx_nombuf = st.rx_nombuf;
+	row->ierrors = st.ierrors;
+	row->oerrors = st.oerrors;
+	return 0;
+}
+
 void dp_port_print(const struct dp_ports *ps, const struct topo *t, FILE *out)
 {
+	struct dp_port_row r;
+
 	if (ps->n == 0)
 		return;
 	fprintf(out, "\n%-20s %-12s %12s %12s %10s %10s %10s %10s %10s\n", "port", "host", "rx",
 		"tx", "refused", "imissed", "rx_nombuf", "ierrors", "oerrors");
-	for (uint32_t i = 0; i < ps->n; i++) {
-		struct rte_eth_stats st;
-		char name[RTE_ETH_NAME_MAX_LEN];
-
-		if (rte_eth_stats_get(ps->port_id[i], &st) != 0)
-			memset(&st, 0, sizeof(st));
-		if (rte_eth_dev_get_name_by_port(ps->port_id[i], name) != 0)
-			snprintf(name, sizeof(name), "port%u", ps->port_id[i]);
+	for (uint32_t i = 0; dp_port_row(ps, t, i, &r) == 0; i++)
 		fprintf(out,
 			"%-20s %-12s %12" PRIu64 " %12" PRIu64 " %10" PRIu64 " %10" PRIu64
 			" %10" PRIu64 " %10" PRIu64 " %10" PRIu64 "\n",
-			name, t->hosts[ps->host[i]].name, st.ipackets, st.opackets, ps->tx_dropped[i],
-			st.imissed, st.rx_nombuf, st.ierrors, st.oerrors);
-	}
+			r.name, r.host, r.rx, r.tx, r.refused, r.imissed, r.rx_nombuf, r.ierrors, r.oerrors);
 }
 
 void dp_port_close(struct dp_ports *ps)

@@ -110,6 +110,16 @@ void dp_port_flush_part(struct dp_ports *ps, uint32_t part);
  */
 void dp_port_print(const struct dp_ports *ps, const struct topo *t, FILE *out);
 
+/* One row of dp_port_print's table: a port's ethdev counters and the frames refused. */
+struct dp_port_row {
+	char name[RTE_ETH_NAME_MAX_LEN];
+	const char *host;
+	uint64_t rx, tx, refused, imissed, rx_nombuf, ierrors, oerrors;
+};
+
+/* Port i's row into row (ethdev counters read now). Returns 0, or -1 when i is past the last port. */
+int dp_port_row(const struct dp_ports *ps, const struct topo *t, uint32_t i, struct dp_port_row *row);
+
 /* Stop and close the ports, free the arrays. */
 void dp_port_close(struct dp_ports *ps);
 

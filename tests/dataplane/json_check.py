@@ -190,6 +190,49 @@ def check_run(doc, lines, version):
     return 1
 
 
+def check_flows(doc, lines):
+    """The flow table's rows: name, packets, bytes, changes and path, in order."""
+    top = doc["flows"]["top"]
+    if not top:
+        same("flow table", any(l.startswith("flow (top by bytes)") for l in lines), False)
+        return 0
+    rows = table(lines, "flow (top by bytes)", "flow", top)
+    texts = [l for l in lines[lines.index(next(l for l in lines if l.startswith("flow (top"))) + 1:]][:len(rows)]
+    for t, j in zip(texts, top):
+        same("flow name", t[:len(j["flow"])], j["flow"])
+        pk, by, ch, path = t[len(j["flow"]):].split(None, 3)
+        same(f"flow {j['flow']}", (int(pk), int(by), int(ch), path),
+             (j["packets"], j["bytes"], j["path_changes"], j["path"]))
+    return len(rows)
+
+
+GEN = re.compile(r"^generator (.*): sent (\d+) of (\d+), asked ([\d.]+) Gbit/s, achieved ([\d.]+) Gbit/s "
+                 r"\(.*\), waited (\d+) times for its NIC queue, (\d+) for an mbuf$")
+
+
+def check_generators(doc, lines):
+    """The 'generator SPEC:' lines, one per --gen, in order."""
+    got = [m for m in (GEN.match(l) for l in lines) if m]
+    same("generator lines", len(got), len(doc["generators"]))
+    for m, j in zip(got, doc["generators"]):
+        same(f"generator {m[1]}", (m[1], int(m[2]), int(m[3]), m[4], m[5], int(m[6]), int(m[7])),
+             (j["spec"], j["sent_frames"], j["frames"], f"{j['asked_Gbps']:.3f}",
+              f"{j['achieved_Gbps']:.3f}", j["waited_queue"], j["waited_mbuf"]))
+    return len(got)
+
+
+def check_ports(doc, lines):
+    """The DPDK port table's rows (live hosts)."""
+    if not doc["ports"]:
+        return 0
+    rows = table(lines, "port ", "port", doc["ports"])
+    for f, j in zip(rows, doc["ports"]):
+        same(f"port {f[0]}", (f[0], f[1]) + tuple(int(x) for x in f[2:9]),
+             (j["port"], j["host"], j["rx_packets"], j["tx_packets"], j["refused_packets"],
+              j["imissed_packets"], j["rx_nombuf"], j["ierrors"], j["oerrors"]))
+    return len(rows)
+
+
 def main(argv):
     if len(argv) in (1, 2) and argv[-1] in ("-h", "--help"):
         print(__doc__)
@@ -209,6 +252,9 @@ def main(argv):
         print(f"ok - run line: {check_run(doc, lines, argv[4] if len(argv) > 4 else None)}")
         print(f"ok - link rows: {check_links(doc, lines)}")
         print(f"ok - switch and host rows: {check_switches(doc, lines)}")
+        print(f"ok - flow rows: {check_flows(doc, lines)}")
+        print(f"ok - generator lines: {check_generators(doc, lines)}")
+        print(f"ok - port rows: {check_ports(doc, lines)}")
         print(f"ok - rdma lines and NIC rows: {check_nics(doc, lines)}")
         print(f"ok - result lines: {check_results(doc, lines)}")
         print(f"ok - totals lines: {check_totals(doc, lines)}")

@@ -38,6 +38,11 @@ same gen "virtual run"
 check "virtual run: no collective, no totals" \
   "/usr/bin/python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); sys.exit(d[\"collectives\"] != [] or \"totals\" in d or d[\"run\"][\"clock\"] != \"virtual\")' $tmp/gen.json"
 
+dp flows --clock virtual --topology "$DATA/emulated.yaml" --flows 64 --gen 'h0>h4:proto=roce,flows=4,count=40' --gen 'h1>h5:flows=2,count=10'; rc=$?
+same flows "virtual run with the flow table (exit $rc)"
+check "flow table: 6 flows with their paths, 2 generator lines" \
+  "/usr/bin/python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); sys.exit(not (len(d[\"flows\"][\"top\"]) == 6 and d[\"flows\"][\"tracked\"] == 6 and all(f[\"path\"] for f in d[\"flows\"][\"top\"]) and len(d[\"generators\"]) == 2))' $tmp/flows.json"
+
 dp rdma --clock virtual --topology "$DATA/emulated.yaml" --rdma 'h0>h4:qps=2,size=64K,count=8'; rc=$?
 same rdma "--rdma transfer (exit $rc)"
 check "--rdma: one transfer, verified, and a NIC row per emulated host" \
