@@ -227,12 +227,12 @@ def case_table(case, ours):
 
 
 def summary_table(cases, figures, link_prefix):
-    lines = ["| case | setup | sizes | geomean \\|error\\| | error range |", "|---|---|---|---:|---|"]
+    lines = ["| case | op | setup | sizes | geomean \\|error\\| | error range |", "|---|---|---|---|---:|---|"]
     for name, case in cases.items():
         errs = [e for *_, e in errors(case, figures[name])]
         sizes = sorted(figures[name])
         s = case["setup"]
-        lines.append(f"| [{name}]({link_prefix}{name}.real.yaml) | {s['servers']} x {s['gpus_per_server']} "
+        lines.append(f"| [{name}]({link_prefix}{name}.real.yaml) | {case['op']} | {s['servers']} x {s['gpus_per_server']} "
                      f"{s['gpu'].replace('NVIDIA ', '')} | {size_text(sizes[0])}..{size_text(sizes[-1])} | "
                      f"{geomean_abs(errs) * 100:.1f}% | {pct(min(errs))} .. {pct(max(errs))} |")
     return lines
