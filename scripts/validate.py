@@ -251,8 +251,11 @@ def generated_blocks(cases):
 def replace_block(path, block):
     """path's text with the lines between BEGIN and END replaced by block. Raises Bad (2)
     when the markers are not there exactly once each, in order."""
-    with open(path) as f:
-        text = f.read()
+    try:
+        with open(path) as f:
+            text = f.read()
+    except OSError as e:
+        raise Bad(f"{os.path.relpath(path, ROOT)}: {e.strerror}")
     if text.count(BEGIN) != 1 or text.count(END) != 1 or text.index(BEGIN) > text.index(END):
         raise Bad(f"{os.path.relpath(path, ROOT)}: needs one '{BEGIN}' line and one '{END}' line after it")
     head, rest = text.split(BEGIN, 1)
@@ -338,7 +341,7 @@ def main(argv=None):
             new = replace_block(path, block)
             with open(path) as f:
                 old = f.read()
-            if new != old:
+            if new != old:  # (unchanged files keep their time stamps)
                 if args.check:
                     stale.append(os.path.relpath(path, ROOT))
                 else:
