@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# rocelab-dp with the programs that read rocelab's metadata (issue 43, items
+# 2-4): p4/flowlet.spec and p4/letflow.spec on the virtual clock, the
+# metadata's ingress port, --check --pipeline (the program built without a
+# run), and the refusal of a program that writes a header field rocelab does
+# not take from it.
+# One flow of 1000-byte frames at 2 Gb/s: a frame every 4 us. With a
+# flowlet timeout of 1 us every frame starts a flowlet; with 1000 us none but
+# the first does.
+# usage: test_swx_progs.sh ROCELAB_DP SOURCE_ROOT
+set -u
+DP=$(realpath "$1") SRC=$(realpath "$2")
+# shellcheck source=../common/tap.sh
+source "$SRC/tests/common/tap.sh"
+P4=$SRC/p4
+n=0
+dp() { # a virtual-clock run with a unique DPDK name and a timeout
+  n=$((n + 1))
+  timeout 120 "$DP" --clock virtual --name "rl-swxpg$$-$n" "$@"
+}
+strip_wall() { sed 's/ in [0-9.]* s of wall time//; s/ ([0-9.]* M per wall second)//' "$1"; }
+# uplink FILE SPINE: frames leaf0 sent to SPINE
+uplink() { awk -v l="leaf0>$2" '$1 == l { print $3 }' "$1"; }
+for t in 1 1000; do
+  { cat "$SRC/topologies/default.yaml"; printf 'defaults:\n  switch: {flowlet_timeout_us: %s}\n' $t; } \
+    > "$tmp/t$t.yaml"
+done
+flow=(--gen 'h1>h5:rate=2G,count=1000')
+
+# flowlet.spec: every frame a new flowlet, each on the next uplink: 500 and 500
+dp --topology "$tmp/t1.yaml" "${flow[@]}" --pipeline "$P4/flowlet.spec" > "$tmp/fl1.txt" 2>&1
+check "flowlet.spec, gaps over the timeout: the uplinks alternate, 500 frames each" \
+  "[ \"\$(uplink $tmp/fl1.txt spine0) \$(uplink $tmp/fl1.txt spine1)\" = '500 500' ]"
+# no gap over the timeout: the flow stays where ECMP put it, all of the output as ecmp.spec's
+dp --topology "$tmp/t1000.yaml" "${flow[@]}" --pipeline "$P4/flowlet.spec" > "$tmp/fl1000.txt" 2>&1
+dp --topology "$tmp/t1000.yaml" "${flow[@]}" --pipeline "$P4/ecmp.spec" > "$tmp/ecmp.txt" 2>&1
+check "flowlet.spec, gaps within the timeout: one uplink carries all 1000" \
+  "[ \$((\$(uplink $tmp/fl1000.txt spine0) * \$(uplink $tmp/fl1000.txt spine1))) = 0 ] && [ \$((\$(uplink $tmp/fl1000.txt spine0) + \$(uplink $tmp/fl1000.txt spine1))) = 1000 ]"
+check "flowlet.spec, gaps within the timeout: prints what ecmp.spec prints" \
+  "grep -q '^rocelab-dp: ran' $tmp/ecmp.txt && cmp -s <(strip_wall $tmp/fl1000.txt) <(strip_wall $tmp/ecmp.txt)"
+
+# letflow.spec: a random uplink per flowlet. 1000 fair coin flips fall 500 +- 16
+# (one standard deviation): more than 300 each is 12 deviations away from failing
+dp --topology "$tmp/t1.yaml" "${flow[@]}" --pipeline "$P4/letflow.spec" > "$tmp/lf1.txt" 2>&1
+check "letflow.spec, gaps over the timeout: both uplinks take more than 300 frames" \
+  "[ \$(uplink $tmp/lf1.txt spine0) -gt 300 ] && [ \$(uplink $tmp/lf1.txt spine1) -gt 300 ]"
+check "letflow.spec: not the strict alternation of flowlet.spec" \
+  "[ \$(uplink $tmp/lf1.txt spine0) != 500 ]"
+dp --topology "$tmp/t1000.yaml" "${flow[@]}" --pipeline "$P4/letflow.spec" > "$tmp/lf1000.txt" 2>&1
+check "letflow.spec, gaps within the timeout: one uplink carries all 1000" \
+  "[ \$((\$(uplink $tmp/lf1000.txt spine0) * \$(uplink $tmp/lf1000.txt spine1))) = 0 ] && [ \$((\$(uplink $tmp/lf1000.txt spine0) + \$(uplink $tmp/lf1000.txt spine1))) = 1000 ]"
+
+# the metadata's port_in is the port rx gives, and its group size is 2 at the leaf:
+# a program that drops when either differs drops nothing
+sed 's/^\textract h.rl_meta$/\textract h.rl_meta\n\tjmpneq DROP h.rl_meta.port_in m.port_in/; s/^\tjmpeq EMIT m.n_members 0x0$/\tjmpeq EMIT m.n_members 0x0\n\tjmpneq DROP h.rl_meta.n_members m.n_members/' \
+  "$P4/flowlet.spec" > "$tmp/meta.spec"
+dp --topology "$SRC/topologies/default.yaml" --gen 'h1>h5:count=50' --gen 'h4>h0:count=30' \
+  --pipeline "$tmp/meta.spec" > "$tmp/meta.txt" 2>&1
+check "rl_meta: port_in and n_members as the switch has them (the test program is edited)" \
+  "[ \$(grep -c 'jmpneq DROP h.rl_meta' $tmp/meta.spec) = 2 ] && grep -q '^rocelab-dp: ran' $tmp/meta.txt && ! grep -q 'p4=' $tmp/meta.txt && [ \$(awk '\$1 == \"h0\" && NF == 5 { print \$4 }' $tmp/meta.txt) = 30 ]"
+
+# --check --pipeline: each shipped program built, no run
+for p in default ecmp pinning flowlet letflow; do
+  timeout 60 "$DP" --check --pipeline "$P4/$p.spec" > "$tmp/check_$p.txt" 2>&1
+  check "--check --pipeline p4/$p.spec: exit 0, OK" \
+    "[ $? = 0 ] && grep -q '$p.spec: OK' $tmp/check_$p.txt && ! grep -q '^rocelab-dp: ran' $tmp/check_$p.txt"
+done
+printf 'struct m_t {\n\tbit<32> port\n}\nmetadata instanceof m_t\napply {\n\trx m.port\n\tfrob m.port\n\ttx m.port\n}\n' \
+  > "$tmp/unknown.spec"
+timeout 60 "$DP" --check --pipeline "$tmp/unknown.spec" > "$tmp/check_unknown.txt" 2>&1
+check "--check --pipeline: an unknown instruction: exit 2 at FILE:7" \
+  "[ $? = 2 ] && grep -q 'unknown.spec:7: unknown instruction' $tmp/check_unknown.txt"
+# what only DPDK's build finds: tx to a port the switches do not have (6 at most)
+sed 's/^\ttx m.port_out$/\ttx 0x20/' "$P4/ecmp.spec" > "$tmp/tx.spec"
+line=$(grep -n '^	tx 0x20$' "$tmp/tx.spec" | cut -d: -f1)
+timeout 60 "$DP" --check --topology "$SRC/topologies/default.yaml" --pipeline "$tmp/tx.spec" \
+  > "$tmp/check_tx.txt" 2>&1
+check "--check --topology --pipeline: DPDK refuses tx 0x20 on 6 ports: exit 2 at FILE:$line" \
+  "[ $? = 2 ] && [ -n '$line' ] && grep -q \"tx.spec:$line: tx to port 0x20\" $tmp/check_tx.txt"
+timeout 60 "$DP" --check --pipeline "$tmp/tx.spec" > "$tmp/check_tx256.txt" 2>&1
+check "--check --pipeline alone: 256 ports, tx 0x20 builds" "[ $? = 0 ]"
+
+# a program that rewrites DSCP: rocelab-dp would not take it, so it is refused
+sed 's/^\tsub h.ipv4.ttl 0x1$/\tsub h.ipv4.ttl 0x1\n\tmov h.ipv4.diffserv 0x68/' "$P4/ecmp.spec" > "$tmp/dscp.spec"
+line=$(grep -n 'mov h.ipv4.diffserv 0x68' "$tmp/dscp.spec" | cut -d: -f1)
+dp --topology "$SRC/topologies/default.yaml" --gen 'h1>h5:count=10' --pipeline "$tmp/dscp.spec" \
+  > "$tmp/dscp.txt" 2>&1
+check "a write to h.ipv4.diffserv: exit 2 at FILE:$line naming the field" \
+  "[ $? = 2 ] && [ -n '$line' ] && grep -q \"dscp.spec:$line: .*writes h.ipv4.diffserv, which rocelab-dp does not take\" $tmp/dscp.txt"
+tap_done
