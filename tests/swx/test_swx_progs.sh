@@ -9,16 +9,9 @@
 # the first does.
 # usage: test_swx_progs.sh ROCELAB_DP SOURCE_ROOT
 set -u
-DP=$(realpath "$1") SRC=$(realpath "$2")
-# shellcheck source=../common/tap.sh
-source "$SRC/tests/common/tap.sh"
-P4=$SRC/p4
-n=0
-dp() { # a virtual-clock run with a unique DPDK name and a timeout
-  n=$((n + 1))
-  timeout 120 "$DP" --clock virtual --name "rl-swxpg$$-$n" "$@"
-}
-strip_wall() { sed 's/ in [0-9.]* s of wall time//; s/ ([0-9.]* M per wall second)//' "$1"; }
+DP=$(realpath "$1") SRC=$(realpath "$2") RUN_PREFIX=rl-swxpg
+# shellcheck source=dp_runs.sh
+source "$SRC/tests/swx/dp_runs.sh"
 # uplink FILE SPINE: frames leaf0 sent to SPINE
 uplink() { awk -v l="leaf0>$2" '$1 == l { print $3 }' "$1"; }
 for t in 1 1000; do
@@ -59,8 +52,8 @@ dp --topology "$SRC/topologies/default.yaml" --gen 'h1>h5:count=50' --gen 'h4>h0
 check "rl_meta: port_in and n_members as the switch has them (the test program is edited)" \
   "[ \$(grep -c 'jmpneq DROP h.rl_meta' $tmp/meta.spec) = 2 ] && grep -q '^rocelab-dp: ran' $tmp/meta.txt && ! grep -q 'p4=' $tmp/meta.txt && [ \$(awk '\$1 == \"h0\" && NF == 5 { print \$4 }' $tmp/meta.txt) = 30 ]"
 
-# --check --pipeline: each shipped program built, no run
-for p in default ecmp pinning flowlet letflow; do
+# --check --pipeline: the new programs built, no run (rocelab-p4 --check builds the others: swx_cli)
+for p in flowlet letflow; do
   timeout 60 "$DP" --check --pipeline "$P4/$p.spec" > "$tmp/check_$p.txt" 2>&1
   check "--check --pipeline p4/$p.spec: exit 0, OK" \
     "[ $? = 0 ] && grep -q '$p.spec: OK' $tmp/check_$p.txt && ! grep -q '^rocelab-dp: ran' $tmp/check_$p.txt"
