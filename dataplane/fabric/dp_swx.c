@@ -131,16 +131,24 @@ static bool table_has(const struct swx_table *t, const char *name)
 }
 
 /*
- * Header fields rocelab rewrites on every frame it forwards, so that a
- * program's own writes to them agree with what leaves: the TTL, the IPv4
- * checksum mended with it, the Ethernet destination (the next hop's MAC).
- * By name and width, as the shipped programs and p4c-dpdk (camelCase) name them.
+ * Header fields rocelab rewrites on every frame it forwards (dp_pipeline.c's
+ * rewrite stage), so that a program's own writes to them agree with what
+ * leaves: the TTL, the IPv4 checksum mended with it, the Ethernet addresses
+ * (the egress link's MACs). By name and width, as the shipped programs and
+ * p4c-dpdk (camelCase) name them.
  */
 static bool rewrite_is_rocelabs(const char *field, uint32_t n_bits)
 {
-	return (n_bits == 8 && strcmp(field, "ttl") == 0) ||
-	       (n_bits == 16 && (strcmp(field, "hdr_checksum") == 0 || strcmp(field, "hdrChecksum") == 0)) ||
-	       (n_bits == 48 && (strcmp(field, "dst_addr") == 0 || strcmp(field, "dstAddr") == 0));
+	static const char *const macs[] = {"dst_addr", "dstAddr", "src_addr", "srcAddr"};
+
+	if (n_bits == 8)
+		return strcmp(field, "ttl") == 0;
+	if (n_bits == 16)
+		return strcmp(field, "hdr_checksum") == 0 || strcmp(field, "hdrChecksum") == 0;
+	for (size_t i = 0; n_bits == 48 && i < sizeof(macs) / sizeof(macs[0]); i++)
+		if (strcmp(field, macs[i]) == 0)
+			return true;
+	return false;
 }
 
 /* The field an instruction writes ("h.HDR.FIELD", ...), or "" (text: "[LABEL :] OP ARGS"). */
@@ -205,8 +213,8 @@ static int write_ignored(const struct swx_spec *s, const struct swx_instr *in, c
 				return 0;
 	}
 	snprintf(err, errlen, "%s:%" PRIu32 ": '%s' writes %s, which rocelab-dp does not take from the "
-		 "program: only the egress port and the drop are (TTL, IPv4 checksum and next hop MAC "
-		 "are rocelab's own rewrite); write it to a header that is not emitted",
+		 "program: only the egress port and the drop are (TTL, IPv4 checksum and MACs are "
+		 "rocelab's own rewrite); write it to a header that is not emitted",
 		 s->file, in->line, in->text, dst);
 	return -EINVAL;
 }

@@ -11,7 +11,7 @@
  * port as on the C stages' one. The frame the program emits is not used:
  * a program that writes a field of a header it emits is refused
  * (dp_swx_check, FILE:LINE), unless the field is one rocelab rewrites
- * itself (ttl, hdr_checksum, a 48-bit dst_addr). Frames that are not IPv4
+ * itself (ttl, hdr_checksum, 48-bit dst_addr and src_addr). Frames that are not IPv4
  * (PFC, ARP, IPv6) stay on the C stages.
  *
  * A program that declares header rl_meta gets rocelab's metadata in front of

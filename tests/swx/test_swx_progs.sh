@@ -80,4 +80,9 @@ dp --topology "$SRC/topologies/default.yaml" --gen 'h1>h5:count=10' --pipeline "
   > "$tmp/dscp.txt" 2>&1
 check "a write to h.ipv4.diffserv: exit 2 at FILE:$line naming the field" \
   "[ $? = 2 ] && [ -n '$line' ] && grep -q \"dscp.spec:$line: .*writes h.ipv4.diffserv, which rocelab-dp does not take\" $tmp/dscp.txt"
+# the source MAC is rocelab's rewrite too: a program may write it
+sed 's/^\tsub h.ipv4.ttl 0x1$/\tsub h.ipv4.ttl 0x1\n\tmov h.ethernet.src_addr 0x020000000001/' "$P4/ecmp.spec" > "$tmp/smac.spec"
+timeout 60 "$DP" --check --pipeline "$tmp/smac.spec" > "$tmp/smac.txt" 2>&1
+check "a write to h.ethernet.src_addr: accepted" \
+  "[ $? = 0 ] && grep -q 'mov h.ethernet.src_addr' $tmp/smac.spec"
 tap_done
