@@ -18,6 +18,7 @@
 
 #include "rl_version.h"
 #include "swx_load.h"
+#include "swx_meta.h"
 #include "swx_spec.h"
 
 #define EXIT_BAD 2
@@ -37,6 +38,26 @@ static void usage(FILE *f)
 		"  --version      the version and the git commit it was built from\n"
 		"  -h, --help     this text\n"
 		"Exit: 0 done, 2 bad input, 1 a failed run.\n", SWX_EAL_MB);
+}
+
+/*
+ * 0, or -EINVAL with FILE:LINE in err: s's rl_meta header (swx_meta.h) has
+ * another layout, or s has one and is to run here (--run hands no metadata).
+ */
+static int meta_ok(const struct swx_spec *s, int run, char *err, size_t errlen)
+{
+	bool meta;
+
+	if (swx_meta_check(s, &meta, err, errlen) != 0)
+		return -EINVAL;
+	for (uint32_t i = 0; meta && run && i < s->n_headers; i++)
+		if (strcmp(s->headers[i].name, SWX_META_HEADER) == 0) {
+			snprintf(err, errlen, "%s:%u: header rl_meta: --run hands no rocelab metadata "
+				 "(the virtual time, ...); run this program with rocelab-dp --pipeline",
+				 s->file, (unsigned)s->headers[i].line);
+			return -EINVAL;
+		}
+	return 0;
 }
 
 /* Reads FILE's entries (TABLE ENTRY a line; '#' comments) into the pipeline. */
@@ -179,6 +200,8 @@ int main(int argc, char **argv)
 	if (rc)
 		return rc;
 	rc = swx_spec_parse_file(o.check ? o.check : o.run, &s, err, sizeof(err));
+	if (rc == 0 && (rc = meta_ok(&s, o.run != NULL, err, sizeof(err))) != 0)
+		swx_spec_free(&s);
 	if (rc) {
 		fprintf(stderr, "rocelab-p4: %s\n", err);
 		return rc == -ENOMEM ? EXIT_FAILURE : EXIT_BAD;

@@ -175,6 +175,7 @@ void run(struct run *r);
 int load_topology(struct run *r);
 void list_hosts(const struct topo *t);
 int check_coll_keys(const struct opts *o);
+int check_programs(const struct opts *o);
 int parse_gens(struct run *r);
 int plan_process(struct run *r);
 int setup(struct run *r, char *err, size_t errlen);

@@ -142,7 +142,9 @@ int main(int argc, char **argv)
 		rc = check_coll_keys(&o);
 	else if (rc == 0 && o.check)
 		rc = o.topology ? topo_check_file(o.topology, stdout, stderr)
-				: bad("--check needs --topology FILE", NULL);
+		     : o.pipeline && !o.clos[0] ? 0 : bad("--check needs --topology FILE", NULL);
+	if (rc == 0 && o.check && !keys_only) /* the switches' programs, built (DPDK's checks too) */
+		rc = check_programs(&o);
 	if (rc == 0 && (!o.check || (specs && o.topology)) && (rc = load_topology(&r)) == 0) {
 		if (o.list_hosts)
 			list_hosts(r.topo);

@@ -320,7 +320,10 @@ static const struct opt_def opt_defs[] = {
 	 "  --clos S,L,H        built-in 2-tier Clos: S spines, L leaves, H hosts per leaf\n"},
 	{"check", no_argument, set_check,
 	 "  --check             validate the topology, and the --gen, --rdma, --coll and --traffic\n"
-	 "                      given with it, and exit (0 valid, 2 invalid); no DPDK\n"},
+	 "                      given with it, and exit (0 valid, 2 invalid); no DPDK, except\n"
+	 "                      that each switch's .spec program (--pipeline, pipeline:) is\n"
+	 "                      built on DPDK's SWX pipeline and freed; --pipeline needs no\n"
+	 "                      topology\n"},
 	{"list-hosts", no_argument, set_list_hosts,
 	 "  --list-hosts        print NAME ATTACH IFNAME IPV4/24 GW MAC MTU IPV6/64 GW6 per host; no DPDK\n"},
 	{"clock", required_argument, set_clock,
@@ -446,6 +449,7 @@ static void usage(FILE *out)
 {
 	fputs("usage: rocelab-dp (--topology FILE | --clos S,L,H) [options]\n"
 	      "       rocelab-dp --check --topology FILE\n"
+	      "       rocelab-dp --check --pipeline FILE.spec [--topology FILE]\n"
 	      "\n"
 	      "Run every switch and link of a topology in one DPDK process.\n"
 	      "\n", out);
@@ -475,7 +479,8 @@ static void opts_default(struct opts *o)
 static int opts_check(const struct opts *o)
 {
 	if (!o->topology && !o->clos[0] && !(o->check && o->coll.n && !o->rdma.n && !o->gen.n &&
-					      !o->traffic && !o->list_hosts)) /* (--check --coll: keys) */
+					      !o->traffic && !o->list_hosts) && /* (--check --coll: keys) */
+	    !(o->check && o->pipeline && !o->list_hosts)) /* (--check --pipeline: the program) */
 		return bad("a topology is needed: --topology FILE or --clos S,L,H", NULL);
 	if (o->topology && o->clos[0])
 		return bad("give either --topology or --clos, not both", NULL);

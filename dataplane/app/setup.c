@@ -172,6 +172,28 @@ int load_topology(struct run *r)
 	return 0;
 }
 
+/*
+ * --check: every switch's program (--pipeline, the topology's pipeline:
+ * keys), or --pipeline alone without a topology (--check refuses --clos), built as a run builds it
+ * and freed (dp_swx_check_build). 0, EXIT_BAD_INPUT with FILE:LINE, or 1.
+ */
+int check_programs(const struct opts *o)
+{
+	char err[512];
+	struct topo *t = NULL;
+
+	if (o->topology && topo_load(o->topology, &t, err, sizeof(err)) < 0) {
+		fprintf(stderr, "rocelab-dp: %s\n", err); /* (topo_check_file said it first: not reached) */
+		return EXIT_BAD_INPUT;
+	}
+	int rc = t || o->pipeline ? dp_swx_check_build(t, o->pipeline, stdout, err, sizeof(err)) : 0;
+
+	topo_free(t);
+	if (rc < 0)
+		fprintf(stderr, "rocelab-dp: %s\n", err);
+	return rc == -EINVAL ? EXIT_BAD_INPUT : rc < 0 ? 1 : 0;
+}
+
 /* --list-hosts: NAME ATTACH IFNAME IPV4/24 GW MAC MTU IPV6/64 GW6, one host a line. */
 void list_hosts(const struct topo *t)
 {

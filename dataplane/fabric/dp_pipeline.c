@@ -452,7 +452,7 @@ static bool stage_nexthop(struct pipe *x)
  */
 static bool stage_prog(struct pipe *x)
 {
-	int port = x->s->prog->decide(x->s->prog, x->fr->d, x->fr->len, x->p, x->in_port);
+	int port = x->s->prog->decide(x->s->prog, x->fr->d, x->fr->len, x->p, x->in_port, x->now);
 
 	if (port < 0 || port >= x->s->cfg->n_ports)
 		return verdict_drop(x, DP_DROP_PROG);

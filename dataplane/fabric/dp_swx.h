@@ -8,8 +8,16 @@
  * dp_types.h); the program's egress port, or its drop, replaces the C
  * stages TTL, route lookup and next hop (dp_pipeline.c). rocelab's link
  * state, PFC watchdog, MMU, rewrite (TTL, ECN, MACs) and queues act on that
- * port as on the C stages' one. The frame the program emits is not used.
- * Frames that are not IPv4 (PFC, ARP, IPv6) stay on the C stages.
+ * port as on the C stages' one. The frame the program emits is not used:
+ * a program that writes a field of a header it emits is refused
+ * (dp_swx_check, FILE:LINE), unless the field is one rocelab rewrites
+ * itself (ttl, hdr_checksum, 48-bit dst_addr and src_addr). Frames that are not IPv4
+ * (PFC, ARP, IPv6) stay on the C stages.
+ *
+ * A program that declares header rl_meta gets rocelab's metadata in front of
+ * each frame (swx/swx_meta.h: the virtual time, the ingress port, the
+ * switch's hash settings, the destination's group size, the flowlet timeout,
+ * a seeded random number); p4/flowlet.spec and p4/letflow.spec read it.
  *
  * rocelab fills the program's tables from the topology's routes, by name,
  * in one rte_swx_ctl transaction per switch (the contract of p4/ecmp.spec):
@@ -37,16 +45,29 @@
 #define DP_SWX_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include "dp_types.h"
 
 /*
  * Reads and checks (libc only: before DPDK starts) the program each switch
  * of t runs: path for every switch (--pipeline), else the switch's pipeline
- * key (topology), else none. Returns 0, or -EINVAL with "FILE:LINE: what" in err (the program is refused, or lacks
- * the table route), -EIO when it cannot be read.
+ * key (topology), else none. Returns 0, or -EINVAL with "FILE:LINE: what" in err (the program is refused, lacks
+ * the table route, has an rl_meta of another layout, or writes a field rocelab ignores), -EIO when it cannot
+ * be read.
  */
 int dp_swx_check(const struct topo *t, const char *path, char *err, size_t errlen);
+
+/*
+ * dp_swx_check, then builds each program (DPDK's checks: swx_load) with the
+ * ports of the switches that run it, and frees it; t NULL: path alone, with
+ * SWX_PORTS_OUT_MAX ports. Starts EAL (swx_eal_init) and stops it before it
+ * returns: for rocelab-dp --check, not beside a running fabric. Prints
+ * "FILE: OK" to out for each program that builds. Returns 0, -EINVAL with
+ * "FILE:LINE: what" in err, -EIO (unreadable, or EAL did not start), or
+ * -ENOMEM.
+ */
+int dp_swx_check_build(const struct topo *t, const char *path, FILE *out, char *err, size_t errlen);
 
 /*
  * Builds the program of every switch of f that runs one (as dp_swx_check

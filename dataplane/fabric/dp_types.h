@@ -185,13 +185,13 @@ struct dp_chan {
  * TTL, route and next-hop stages (dp_pipeline.c): dp_swx.h runs a DPDK SWX
  * .spec. decide gets the frame (d, len, its bytes owed by earlier hops
  * already applied to the TTL it reads; dp_pipeline.c's struct dp_frame), its
- * parse p and the port it arrived on; it returns the egress port, or -1 when the program dropped
+ * parse p, the port it arrived on and the virtual time now_ns; it returns the egress port, or -1 when the program dropped
  * the frame. One program belongs to one switch, and a switch runs on one
  * worker: decide is never called from two threads at once.
  */
 struct dp_prog {
 	int (*decide)(struct dp_prog *pg, const uint8_t *d, uint32_t len, const struct rl_pkt *p,
-		      uint16_t in_port);
+		      uint16_t in_port, uint64_t now_ns);
 };
 
 struct dp_group {

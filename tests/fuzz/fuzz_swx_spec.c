@@ -3,12 +3,14 @@
  * libFuzzer target for rocelab-p4's input: any bytes as a DPDK SWX .spec
  * (swx_spec_parse, the parser and its checks; no DPDK). A refusal names its
  * FILE:LINE; an accepted program keeps every name and instruction within
- * DPDK's sizes and every table has its default among its actions.
+ * DPDK's sizes and every table has its default among its actions, and its
+ * rl_meta header (swx_meta.h), if any, is checked with FILE:LINE too.
  * Built with -Dfuzz=true under clang; run by scripts/fuzz.sh.
  */
 #include <stdlib.h>
 #include <string.h>
 
+#include "swx_meta.h"
 #include "swx_spec.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -41,7 +43,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	char err[SWX_ERR_MAX];
 
 	if (swx_spec_parse((const char *)data, size, "f.spec", &s, err, sizeof(err)) == 0) {
+		bool meta;
+
 		check_accepted(&s);
+		if (swx_meta_check(&s, &meta, err, sizeof(err)) != 0 && strncmp(err, "f.spec:", 7) != 0)
+			abort();
 		swx_spec_free(&s);
 	} else if (strncmp(err, "f.spec:", 7) != 0) {
 		abort(); /* every refusal names the file and line */

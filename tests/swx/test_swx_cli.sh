@@ -35,6 +35,11 @@ printf '%s\napply {\n rx m.port\n extract h.nope\n tx m.port\n}\n' "$head" > "$T
 expect 0 "default.spec: builds" --check "$DIR/default.spec"
 expect 0 "ecmp.spec: builds" --check "$DIR/ecmp.spec"
 expect 0 "pinning.spec: builds" --check "$DIR/pinning.spec"
+expect 0 "flowlet.spec: builds" --check "$DIR/flowlet.spec"
+# a program that reads rocelab's metadata runs in rocelab-dp only: refused at its header rl_meta
+line=$(grep -n '^header rl_meta ' "$DIR/letflow.spec" | cut -d: -f1)
+expect 2 "letflow.spec:${line:-none}: header rl_meta: --run hands no rocelab metadata" \
+  --run "$DIR/letflow.spec" --pcap /dev/null
 printf 'hash_cfg default action set_hash algo 1\n' > "$T/short.entries"
 expect 2 "short.entries:1: table hash_cfg: DPDK cannot read the entry" \
   --run "$DIR/ecmp.spec" --pcap /dev/null --entries "$T/short.entries"

@@ -12,17 +12,9 @@
 # folder) does what --pipeline does.
 # usage: test_swx_dp.sh ROCELAB_DP SOURCE_ROOT
 set -u
-DP=$(realpath "$1") SRC=$(realpath "$2")
-# shellcheck source=../common/tap.sh
-source "$SRC/tests/common/tap.sh"
-P4=$SRC/p4
-n=0
-dp() { # a virtual-clock run with a unique DPDK name and a timeout
-  n=$((n + 1))
-  timeout 120 "$DP" --clock virtual --name "rl-swxdp$$-$n" "$@"
-}
-# Wall time differs between runs; everything else must not.
-strip_wall() { sed 's/ in [0-9.]* s of wall time//; s/ ([0-9.]* M per wall second)//' "$1"; }
+DP=$(realpath "$1") SRC=$(realpath "$2") RUN_PREFIX=rl-swxdp
+# shellcheck source=dp_runs.sh
+source "$SRC/tests/swx/dp_runs.sh"
 # same NAME ARGS...: the run with --pipeline p4/ecmp.spec prints what the C pipeline prints
 same() {
   local name=$1; shift

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * swx_spec (no DPDK): what the parser refuses, each with FILE:LINE and the
- * construct's name, and what it makes of p4/default.spec. Line numbers in the
+ * construct's name, and what it makes of p4/default.spec; rocelab's metadata
+ * header (swx_meta.h): its layout checked, its bytes. Line numbers in the
  * expected messages are counted by hand in the texts below.
  */
 #include <errno.h>
@@ -13,6 +14,7 @@
 
 #include <cmocka.h>
 
+#include "swx_meta.h"
 #include "swx_spec.h"
 
 /* A program that parses: line 1 'struct h_t {', ..., the apply block at lines 11-15. */
@@ -227,6 +229,66 @@ static void test_default_program(void **state)
 	swx_spec_free(&s);
 }
 
+/* A program with header rl_meta of struct rl_meta_h at line 1; fields as given. */
+static int meta_check(const char *fields, bool *has, char *err)
+{
+	char text[1024];
+	struct swx_spec s;
+
+	snprintf(text, sizeof(text), "struct rl_meta_h {\n%s}\nheader rl_meta instanceof rl_meta_h\n"
+		 OK_HEAD "apply {\n rx m.port\n extract h.rl_meta\n tx m.port\n}\n", fields);
+	assert_int_equal(parse(text, err, &s), 0);
+	int rc = swx_meta_check(&s, has, err, SWX_ERR_MAX);
+
+	swx_spec_free(&s);
+	return rc;
+}
+
+static void test_meta_layout(void **state)
+{
+	static const char good[] = "\tbit<64> now_ns\n\tbit<64> flowlet_timeout_ns\n\tbit<32> port_in\n"
+		"\tbit<32> seed\n\tbit<32> n_members\n\tbit<32> rand\n\tbit<8> algo\n\tbit<8> eecmp\n";
+	char err[SWX_ERR_MAX], fields[512];
+	struct swx_spec s;
+	bool has = true;
+
+	(void)state;
+	assert_int_equal(meta_check(good, &has, err), 0);
+	assert_true(has);
+	/* rand of 16 bits: the 6th field named, at the struct's line */
+	snprintf(fields, sizeof(fields), "%s", good);
+	memcpy(strstr(fields, "bit<32> rand"), "bit<16>", 7);
+	assert_int_equal(meta_check(fields, &has, err), -EINVAL);
+	assert_string_equal(err, "t.spec:1: header rl_meta: struct rl_meta_h's field 6 must be bit<32> rand "
+			    "(rocelab's metadata layout, docs/reference/rocelab-p4.md)");
+	/* a field too many */
+	snprintf(fields, sizeof(fields), "%s\tbit<8> more\n", good);
+	assert_int_equal(meta_check(fields, &has, err), -EINVAL);
+	assert_non_null(strstr(err, "t.spec:1: header rl_meta: struct rl_meta_h has fields past rocelab's 8"));
+	/* no rl_meta: nothing to check */
+	assert_int_equal(parse(OK_HEAD "apply {\n rx m.port\n tx m.port\n}\n", err, &s), 0);
+	assert_int_equal(swx_meta_check(&s, &has, err, sizeof(err)), 0);
+	assert_false(has);
+	swx_spec_free(&s);
+}
+
+/* The bytes in front of a frame, laid out by hand: big-endian, in the header's order. */
+static void test_meta_bytes(void **state)
+{
+	const struct swx_meta m = {.now_ns = 0x0102030405060708ull, .flowlet_timeout_ns = 100000,
+				   .port_in = 3, .seed = 0xdeadbeef, .n_members = 4, .rand = 0x80000001u,
+				   .algo = 2, .eecmp = 1};
+	const uint8_t want[SWX_META_LEN] = {
+		1, 2, 3, 4, 5, 6, 7, 8,  0, 0, 0, 0, 0, 0x01, 0x86, 0xa0, /* 100000 = 0x186a0 */
+		0, 0, 0, 3,  0xde, 0xad, 0xbe, 0xef,  0, 0, 0, 4,  0x80, 0, 0, 1,  2,  1,
+	};
+	uint8_t got[SWX_META_LEN];
+
+	(void)state;
+	swx_meta_put(got, &m);
+	assert_memory_equal(got, want, SWX_META_LEN);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -241,6 +303,8 @@ int main(void)
 		cmocka_unit_test(test_truncated),
 		cmocka_unit_test(test_bad_bytes),
 		cmocka_unit_test(test_default_program),
+		cmocka_unit_test(test_meta_layout),
+		cmocka_unit_test(test_meta_bytes),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
