@@ -148,6 +148,19 @@ static int setup_captures(struct run *r, char *err, size_t errlen)
 	return 0;
 }
 
+/*
+ * The switch that runs a program (--pipeline, pipeline:), or NULL. --te
+ * places paths in the C next-hop stage, which a program replaces: the two
+ * together are refused rather than TE printed and not applied.
+ */
+static const char *program_switch(const struct topo *t, const char *all)
+{
+	for (uint32_t i = 0; i < t->n_switches; i++)
+		if (all || t->switches[i].pipeline[0])
+			return t->switches[i].name;
+	return NULL;
+}
+
 /* --topology FILE or --clos S,L,H into r->topo. Returns 0 or EXIT_BAD_INPUT (with a message). */
 int load_topology(struct run *r)
 {
@@ -168,6 +181,12 @@ int load_topology(struct run *r)
 	if (rc < 0) {
 		fprintf(stderr, "rocelab-dp: %s\n", err);
 		return rc == -ENOMEM ? 1 : EXIT_BAD_INPUT;
+	}
+	const char *ps = o->te ? program_switch(r->topo, o->pipeline) : NULL;
+	if (ps) {
+		fprintf(stderr, "rocelab-dp: --te: switch %s runs a program (--pipeline, pipeline:), which "
+				"replaces the next-hop stage where TE places paths; run TE on the C pipeline\n", ps);
+		return EXIT_BAD_INPUT;
 	}
 	return 0;
 }

@@ -258,6 +258,24 @@ static const char *sw_path(const struct topo_switch *sw, const char *all)
 	return all ? all : sw->pipeline[0] ? sw->pipeline : NULL;
 }
 
+/*
+ * lb: other than ecmp is a C next-hop stage (resilient hashing, flowlets,
+ * pinning), and a program replaces that stage: refused rather than
+ * silently not applied. A program writes its own (p4/flowlet.spec,
+ * p4/letflow.spec, p4/pinning.spec). Returns 0 or -EINVAL with err.
+ */
+static int lb_under_program(const struct topo_switch *sw, const char *prog, char *err, size_t errlen)
+{
+	if (sw->lb == TOPO_LB_ECMP)
+		return 0;
+	snprintf(err, errlen,
+		 "switch %s: lb: %s is a stage of the C pipeline, which its program %s replaces; "
+		 "drop lb: and write the load balancer in the program (p4/flowlet.spec, p4/letflow.spec, "
+		 "p4/pinning.spec)",
+		 sw->name, topo_lb_name(sw->lb), prog);
+	return -EINVAL;
+}
+
 int dp_swx_check(const struct topo *t, const char *path, char *err, size_t errlen)
 {
 	const char *last = NULL; /* (switches of one role usually share one: read once) */
@@ -268,6 +286,8 @@ int dp_swx_check(const struct topo *t, const char *path, char *err, size_t errle
 	for (uint32_t i = 0; rc == 0 && i < t->n_switches; i++) {
 		const char *p = sw_path(&t->switches[i], path);
 
+		if (p && (rc = lb_under_program(&t->switches[i], p, err, errlen)) != 0)
+			break;
 		if (p == NULL || (last && strcmp(p, last) == 0))
 			continue;
 		last = p;

@@ -84,3 +84,14 @@ timeout 60 "$DP" --check --pipeline "$tmp/smac.spec" > "$tmp/smac.txt" 2>&1
 check "a write to h.ethernet.src_addr: accepted" \
   "[ $? = 0 ] && grep -q 'mov h.ethernet.src_addr' $tmp/smac.spec"
 tap_done
+
+# what a program replaces is refused with it, not printed and left unapplied:
+# --te places paths in the C next-hop stage, lb: is one
+dp --topology "$SRC/topologies/default.yaml" --te --coll 'op=allreduce,sizes=64K,hosts=h0+h4' \
+  --pipeline "$P4/ecmp.spec" > "$tmp/te.txt" 2>&1
+check "--te with --pipeline: exit 2 naming a switch that runs the program" \
+  "[ $? = 2 ] && grep -q 'rocelab-dp: --te: switch leaf0 runs a program' $tmp/te.txt && ! grep -q '^te:' $tmp/te.txt"
+{ cat "$SRC/topologies/default.yaml"; printf 'defaults:\n  switch: {lb: pinning}\n'; } > "$tmp/lb.yaml"
+dp --topology "$tmp/lb.yaml" --gen 'h1>h5:count=10' --pipeline "$P4/ecmp.spec" > "$tmp/lb.txt" 2>&1
+check "lb: pinning with --pipeline: exit 2 naming the switch, lb: and the program" \
+  "[ $? = 2 ] && grep -q 'switch leaf0: lb: pinning is a stage of the C pipeline, which its program .*ecmp.spec replaces' $tmp/lb.txt"
