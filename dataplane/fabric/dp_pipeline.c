@@ -452,11 +452,20 @@ static bool stage_nexthop(struct pipe *x)
  */
 static bool stage_prog(struct pipe *x)
 {
-	int port = x->s->prog->decide(x->s->prog, x->fr->d, x->fr->len, x->p, x->in_port, x->now);
+	uint8_t dscp = x->p->dscp;
+	int port = x->s->prog->decide(x->s->prog, x->fr->d, x->fr->len, x->p, x->in_port, x->now, &dscp);
 
 	if (port < 0 || port >= x->s->cfg->n_ports)
 		return verdict_drop(x, DP_DROP_PROG);
 	x->out_port = port;
+	if (dscp != x->p->dscp) { /* the program's DSCP: in the frame, and the queue follows it */
+		uint8_t *ip = x->fr->d + x->p->l3_off;
+		uint16_t old = rl_get_be16(ip);
+
+		ip[1] = (uint8_t)(dscp << 2 | (ip[1] & 3)); /* (the ECN bits stay the MMU's) */
+		csum_replace16(ip + IPV4_CSUM_OFF, old, rl_get_be16(ip));
+		x->p->dscp = dscp;
+	}
 	return false;
 }
 

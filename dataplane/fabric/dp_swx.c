@@ -26,6 +26,7 @@ struct shape {
 	bool ecmp;        /* route has route_ecmp and the table member exists */
 	const char *fwd;  /* "fwd" or "route_fwd" */
 	bool meta;        /* it declares header rl_meta: rocelab's metadata goes first (swx_meta.h) */
+	bool dscp;        /* it writes the IPv4 DSCP: rocelab takes it from the emitted frame */
 };
 
 /*
@@ -77,7 +78,7 @@ static void meta_of(struct dp_swx *x, const struct rl_pkt *p, uint16_t in_port, 
 }
 
 static int swx_decide(struct dp_prog *pg, const uint8_t *d, uint32_t len, const struct rl_pkt *p,
-		      uint16_t in_port, uint64_t now_ns)
+		      uint16_t in_port, uint64_t now_ns, uint8_t *dscp)
 {
 	struct dp_swx *x = (struct dp_swx *)pg;
 	/* (global events change the groups between windows: a relaxed read suffices) */
@@ -109,6 +110,17 @@ static int swx_decide(struct dp_prog *pg, const uint8_t *d, uint32_t len, const 
 	x->frame[pre + p->l3_off + IPV4_TTL_OFF] = p->ttl;
 	if (swx_pipe_push_port(x->pipe, in_port, x->frame, len + pre, &x->res) != 0 || !x->res.sent)
 		return -1;
+	/*
+	 * The DSCP is read where the input frame has it: the emitted frame has
+	 * the input's layout when its length is the same (rl_meta is not
+	 * emitted). One that changed its headers' length is counted as the
+	 * program's drop, not sent with a DSCP read from the wrong byte.
+	 */
+	if (x->sh.dscp) {
+		if (x->res.len != len)
+			return -1;
+		*dscp = x->res.frame[p->l3_off + 1] >> 2;
+	}
 	return (int)x->res.port;
 }
 
@@ -130,17 +142,25 @@ static bool table_has(const struct swx_table *t, const char *name)
 	return false;
 }
 
+/* The IPv4 DSCP by name and width: the whole ToS byte (diffserv) or its DSCP bits. */
+static bool field_is_dscp(const char *field, uint32_t n_bits)
+{
+	return (n_bits == 8 && strcmp(field, "diffserv") == 0) || (n_bits == 6 && strcmp(field, "dscp") == 0);
+}
+
 /*
  * Header fields rocelab rewrites on every frame it forwards (dp_pipeline.c's
  * rewrite stage), so that a program's own writes to them agree with what
  * leaves: the TTL, the IPv4 checksum mended with it, the Ethernet addresses
  * (the egress link's MACs). By name and width, as the shipped programs and
- * p4c-dpdk (camelCase) name them.
+ * p4c-dpdk (camelCase) name them. The DSCP, rocelab takes from the program.
  */
 static bool rewrite_is_rocelabs(const char *field, uint32_t n_bits)
 {
 	static const char *const macs[] = {"dst_addr", "dstAddr", "src_addr", "srcAddr"};
 
+	if (field_is_dscp(field, n_bits))
+		return true;
 	if (n_bits == 8)
 		return strcmp(field, "ttl") == 0;
 	if (n_bits == 16)
@@ -195,8 +215,8 @@ static bool emitted(const struct swx_spec *s, const char *name)
  * header that rocelab does not take from the program (dp_swx.h: only the
  * egress port is). The program would believe it rewrote what leaves unchanged.
  */
-static int write_ignored(const struct swx_spec *s, const struct swx_instr *in, char *err,
-			 size_t errlen)
+static int write_ignored(const struct swx_spec *s, const struct swx_instr *in, struct shape *sh,
+			 char *err, size_t errlen)
 {
 	char dst[SWX_NAME_MAX], hdr[SWX_NAME_MAX], field[SWX_NAME_MAX];
 
@@ -209,26 +229,29 @@ static int write_ignored(const struct swx_spec *s, const struct swx_instr *in, c
 
 		for (uint32_t f = 0; st && f < st->n_fields; f++)
 			if (strcmp(st->fields[f].name, field) == 0 &&
-			    rewrite_is_rocelabs(field, st->fields[f].n_bits))
+			    rewrite_is_rocelabs(field, st->fields[f].n_bits)) {
+				sh->dscp |= field_is_dscp(field, st->fields[f].n_bits);
 				return 0;
+			}
 	}
 	snprintf(err, errlen, "%s:%" PRIu32 ": '%s' writes %s, which rocelab-dp does not take from the "
-		 "program: only the egress port and the drop are (TTL, IPv4 checksum and MACs are "
-		 "rocelab's own rewrite); write it to a header that is not emitted",
+		 "program: only the egress port, the drop and the IPv4 DSCP are (TTL, IPv4 checksum "
+		 "and MACs are rocelab's own rewrite); write it to a header that is not emitted",
 		 s->file, in->line, in->text, dst);
 	return -EINVAL;
 }
 
 /* write_ignored over every instruction of s's actions and apply block. */
-static int writes_ignored(const struct swx_spec *s, char *err, size_t errlen)
+static int writes_ignored(const struct swx_spec *s, struct shape *sh, char *err, size_t errlen)
 {
 	int rc = 0;
 
+	sh->dscp = false;
 	for (uint32_t a = 0; rc == 0 && a < s->n_actions; a++)
 		for (uint32_t i = 0; rc == 0 && i < s->actions[a].n_instrs; i++)
-			rc = write_ignored(s, &s->actions[a].instrs[i], err, errlen);
+			rc = write_ignored(s, &s->actions[a].instrs[i], sh, err, errlen);
 	for (uint32_t i = 0; rc == 0 && i < s->n_apply; i++)
-		rc = write_ignored(s, &s->apply[i], err, errlen);
+		rc = write_ignored(s, &s->apply[i], sh, err, errlen);
 	return rc;
 }
 
@@ -240,7 +263,7 @@ static int spec_shape(const struct swx_spec *s, struct shape *sh, char *err, siz
 	sh->hash_cfg = spec_table(s, "hash_cfg") != NULL;
 	sh->ecmp = table_has(route, "route_ecmp") && spec_table(s, "member") != NULL;
 	sh->fwd = table_has(route, "fwd") ? "fwd" : "route_fwd";
-	if (swx_meta_check(s, &sh->meta, err, errlen) != 0 || writes_ignored(s, err, errlen) != 0)
+	if (swx_meta_check(s, &sh->meta, err, errlen) != 0 || writes_ignored(s, sh, err, errlen) != 0)
 		return -EINVAL;
 	if (route == NULL || !table_has(route, sh->fwd)) {
 		snprintf(err, errlen, "%s:%" PRIu32 ": rocelab-dp fills a table 'route' with an action "

@@ -8,8 +8,11 @@
  * dp_types.h); the program's egress port, or its drop, replaces the C
  * stages TTL, route lookup and next hop (dp_pipeline.c). rocelab's link
  * state, PFC watchdog, MMU, rewrite (TTL, ECN, MACs) and queues act on that
- * port as on the C stages' one. The frame the program emits is not used:
- * a program that writes a field of a header it emits is refused
+ * port as on the C stages' one. Of the frame the program emits, rocelab
+ * takes the IPv4 DSCP when the program writes it (8-bit diffserv or 6-bit
+ * dscp): the frame leaves with it and its egress queue is the DSCP's
+ * priority, as for a sender's DSCP; the ECN bits stay the MMU's. A program
+ * that writes any other field of a header it emits is refused
  * (dp_swx_check, FILE:LINE), unless the field is one rocelab rewrites
  * itself (ttl, hdr_checksum, 48-bit dst_addr and src_addr). Frames that are not IPv4
  * (PFC, ARP, IPv6) stay on the C stages.

@@ -190,8 +190,14 @@ struct dp_chan {
  * worker: decide is never called from two threads at once.
  */
 struct dp_prog {
+	/*
+	 * The egress port of frame d (parsed as p), or -1: drop. *dscp holds
+	 * the frame's DSCP on entry and the program's on return (the same
+	 * when it writes none): the caller rewrites the frame and takes the
+	 * egress queue from it.
+	 */
 	int (*decide)(struct dp_prog *pg, const uint8_t *d, uint32_t len, const struct rl_pkt *p,
-		      uint16_t in_port, uint64_t now_ns);
+		      uint16_t in_port, uint64_t now_ns, uint8_t *dscp);
 };
 
 struct dp_group {

@@ -537,6 +537,60 @@ static void test_route_lookup_and_rewrite(void **state)
 	leaf0->out[out]->up = true;
 }
 
+/* A stand-in switch program: port 'port', and DSCP 'dscp' (or the frame's when negative). */
+struct fake_prog {
+	struct dp_prog pg;
+	int port, dscp;
+	uint8_t seen_dscp;
+};
+
+static int fake_decide(struct dp_prog *pg, const uint8_t *d, uint32_t len, const struct rl_pkt *p,
+		       uint16_t in_port, uint64_t now_ns, uint8_t *dscp)
+{
+	struct fake_prog *f = (struct fake_prog *)pg;
+
+	(void)d, (void)len, (void)p, (void)in_port, (void)now_ns;
+	f->seen_dscp = *dscp;
+	if (f->dscp >= 0)
+		*dscp = (uint8_t)f->dscp;
+	return f->port;
+}
+
+/* A program's DSCP: written into the frame (ECN kept, checksum mended), and the queue follows it. */
+static void test_program_dscp(void **state)
+{
+	struct fix *x = *state;
+	struct dp_switch *leaf0 = SW(x, "leaf0");
+	uint16_t in = PORT(x, leaf0, "h0"), out = PORT(x, leaf0, "h1");
+	struct fake_prog f = {.pg = {.decide = fake_decide}, .port = out, .dscp = DSCP_LOSSLESS};
+	struct frame fr;
+	struct rl_pkt p;
+	struct dp_verdict v;
+
+	leaf0->prog = &f.pg;
+	udp4(x, &fr, "h0", "h1", 1000, 64, 0 << 2 | 1); /* DSCP 0 (priority 0), ECT(1) */
+	assert_int_equal(decide(leaf0, in, &fr, &p, &v), DP_VERDICT_FORWARD);
+	assert_int_equal(f.seen_dscp, 0);          /* the program is handed the frame's DSCP */
+	assert_int_equal(v.out_port, out);
+	assert_int_equal(v.prio, 3);               /* qos: DSCP 26 -> priority 3 */
+	assert_int_equal(fr.b[14 + 1], 26 << 2 | 1); /* the DSCP rewritten, the ECN bits kept */
+	assert_int_equal(ones_sum(fr.b + 14, 20, 0), 0xffff);
+	assert_int_equal(p.dscp, 26);
+
+	/* a program that leaves the DSCP: the frame's own priority */
+	f.dscp = -1;
+	udp4(x, &fr, "h0", "h1", 1000, 64, DSCP_LOSSLESS << 2);
+	assert_int_equal(decide(leaf0, in, &fr, &p, &v), DP_VERDICT_FORWARD);
+	assert_int_equal(v.prio, 3);
+	assert_int_equal(fr.b[14 + 1], 26 << 2);
+	f.dscp = 0;
+	udp4(x, &fr, "h0", "h1", 1000, 64, DSCP_LOSSLESS << 2);
+	assert_int_equal(decide(leaf0, in, &fr, &p, &v), DP_VERDICT_FORWARD);
+	assert_int_equal(v.prio, 0);
+	assert_int_equal(ones_sum(fr.b + 14, 20, 0), 0xffff);
+	leaf0->prog = NULL;
+}
+
 /* Ports leaf0 sends flows h0 -> h2 on, for n source ports: a bit per port. */
 static uint64_t ports_used(struct fix *x, unsigned n)
 {
@@ -918,6 +972,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_ttl, setup_ecmp, teardown),
 		cmocka_unit_test_setup_teardown(test_route_lookup_and_rewrite, setup_ecmp, teardown),
 		cmocka_unit_test_setup_teardown(test_ecmp_choice, setup_ecmp, teardown),
+		cmocka_unit_test_setup_teardown(test_program_dscp, setup_ecmp, teardown),
 		cmocka_unit_test_setup_teardown(test_pinning_choice, setup_pinning, teardown),
 		cmocka_unit_test_setup_teardown(test_te_choice, setup_ecmp, teardown),
 		cmocka_unit_test_setup_teardown(test_watchdog_storm_drops, setup_watchdog, teardown),

@@ -71,20 +71,25 @@ timeout 60 "$DP" --check --topology "$SRC/topologies/default.yaml" --pipeline "$
 check "--check --topology --pipeline: DPDK refuses tx 0x20 on 6 ports: exit 2 at FILE:$line" \
   "[ $? = 2 ] && [ -n '$line' ] && grep -q \"tx.spec:$line: tx to port 0x20\" $tmp/check_tx.txt"
 
-# a program that rewrites DSCP: rocelab-dp would not take it, so it is refused
+# a program that rewrites the DSCP: the frames leave with it, their IPv4 checksum right
 sed 's/^\tsub h.ipv4.ttl 0x1$/\tsub h.ipv4.ttl 0x1\n\tmov h.ipv4.diffserv 0x68/' "$P4/ecmp.spec" > "$tmp/dscp.spec"
-line=$(grep -n 'mov h.ipv4.diffserv 0x68' "$tmp/dscp.spec" | cut -d: -f1)
 dp --topology "$SRC/topologies/default.yaml" --gen 'h1>h5:count=10' --pipeline "$tmp/dscp.spec" \
-  > "$tmp/dscp.txt" 2>&1
-check "a write to h.ipv4.diffserv: exit 2 at FILE:$line naming the field" \
-  "[ $? = 2 ] && [ -n '$line' ] && grep -q \"dscp.spec:$line: .*writes h.ipv4.diffserv, which rocelab-dp does not take\" $tmp/dscp.txt"
+  --capture "h1-leaf0=$tmp/dscp_in.pcap" --capture "h5-leaf1=$tmp/dscp_out.pcap" > "$tmp/dscp.txt" 2>&1
+dscps() { tshark -r "$1" -o ip.check_checksum:TRUE -T fields -e ip.dsfield.dscp -e ip.checksum.status 2>/dev/null | sort | uniq -c | tr -s ' \t' ' '; }
+check "a write to h.ipv4.diffserv (0x68): sent with DSCP 0, received with DSCP 26, checksums good" \
+  "[ \"\$(dscps $tmp/dscp_in.pcap)\" = ' 10 0 1' ] && [ \"\$(dscps $tmp/dscp_out.pcap)\" = ' 10 26 1' ]"
+# a field rocelab takes nothing from: refused at its line
+sed 's/^\tsub h.ipv4.ttl 0x1$/\tsub h.ipv4.ttl 0x1\n\tmov h.ipv4.identification 0x7/' "$P4/ecmp.spec" > "$tmp/ident.spec"
+line=$(grep -n 'mov h.ipv4.identification 0x7' "$tmp/ident.spec" | cut -d: -f1)
+dp --topology "$SRC/topologies/default.yaml" --gen 'h1>h5:count=10' --pipeline "$tmp/ident.spec" \
+  > "$tmp/ident.txt" 2>&1
+check "a write to h.ipv4.identification: exit 2 at FILE:$line naming the field" \
+  "[ $? = 2 ] && [ -n '$line' ] && grep -q \"ident.spec:$line: .*writes h.ipv4.identification, which rocelab-dp does not take\" $tmp/ident.txt"
 # the source MAC is rocelab's rewrite too: a program may write it
 sed 's/^\tsub h.ipv4.ttl 0x1$/\tsub h.ipv4.ttl 0x1\n\tmov h.ethernet.src_addr 0x020000000001/' "$P4/ecmp.spec" > "$tmp/smac.spec"
 timeout 60 "$DP" --check --pipeline "$tmp/smac.spec" > "$tmp/smac.txt" 2>&1
 check "a write to h.ethernet.src_addr: accepted" \
   "[ $? = 0 ] && grep -q 'mov h.ethernet.src_addr' $tmp/smac.spec"
-tap_done
-
 # what a program replaces is refused with it, not printed and left unapplied:
 # --te places paths in the C next-hop stage, lb: is one
 dp --topology "$SRC/topologies/default.yaml" --te --coll 'op=allreduce,sizes=64K,hosts=h0+h4' \
@@ -95,3 +100,4 @@ check "--te with --pipeline: exit 2 naming a switch that runs the program" \
 dp --topology "$tmp/lb.yaml" --gen 'h1>h5:count=10' --pipeline "$P4/ecmp.spec" > "$tmp/lb.txt" 2>&1
 check "lb: pinning with --pipeline: exit 2 naming the switch, lb: and the program" \
   "[ $? = 2 ] && grep -q 'switch leaf0: lb: pinning is a stage of the C pipeline, which its program .*ecmp.spec replaces' $tmp/lb.txt"
+tap_done
