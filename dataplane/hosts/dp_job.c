@@ -350,12 +350,12 @@ static struct dp_coll *job_coll_new(struct dp_job *j, uint32_t i)
 	snprintf(c->spec, sizeof(c->spec), "workload instance %u", i);
 	c->cfg.op = in->op;
 	c->cfg.nranks = in->nmem;
-	c->cfg.root = in->nmem - 1; /* (an incast of 2: the sender's bytes to the receiver) */
+	c->cfg.root = 0; /* (an incast of 2, receiver first: the sender's bytes to it) */
 	c->cfg.data = false;
 	c->cfg.timeout = dp_nics_rc_timeout(ns);
 	c->size = c->size_min = c->size_max = c->cfg.bytes = in->bytes;
 	for (uint32_t r = 0; r < in->nmem; r++) {
-		host[r] = j->host[in->rank[r]];
+		host[r] = j->host[in->rank[in->p2p ? in->nmem - 1 - r : r]];
 		c->rank_nic[r] = (uint32_t)ns->by_host[host[r]];
 	}
 	char err[256];
@@ -363,6 +363,11 @@ static struct dp_coll *job_coll_new(struct dp_job *j, uint32_t i)
 		coll_free(c);
 		return NULL;
 	}
+	/* A NIC learns of changes only after its next event was read once (ne_nic's
+	 * wake notification): one that was in no collective so far never was, so
+	 * it is listed here for the collective's first poll to read and arm. */
+	for (uint32_t r = 0; r < in->nmem; r++)
+		wake_list_add(&ns->h[c->rank_nic[r]]);
 	c->on_end = job_coll_end;
 	c->on_end_ctx = j;
 	c->on_end_arg = i;

@@ -218,14 +218,14 @@ static int core_instance(struct dp_job_core *c, uint32_t i, const struct comm_re
 	if (!in->rank || !in->node)
 		return snprintf(err, errlen, "--workload: out of memory"), -1;
 	if (in->p2p && m != 2) {
-		snprintf(err, errlen, "%s: %s rank %u (tag %" PRIu64 ") has no matching %s", where,
+		snprintf(err, errlen, "--workload: %s: %s rank %u (tag %" PRIu64 ") has no matching %s", where,
 			 w0->kind == WL_SEND ? "Send to" : "Recv from", w0->peer, w0->tag,
 			 w0->kind == WL_SEND ? "Recv" : "Send");
 		return -1;
 	}
 	int op = in->p2p ? NE_COLL_INCAST : coll_op(w0->op);
 	if (op < 0) {
-		snprintf(err, errlen, "%s: %s: ne_coll cannot run it yet (AllReduce, AllGather, "
+		snprintf(err, errlen, "--workload: %s: %s: ne_coll cannot run it yet (AllReduce, AllGather, "
 			 "ReduceScatter, AllToAll, Send/Recv)", where, wl_coll_name(w0->op));
 		return -1;
 	}
@@ -238,7 +238,7 @@ static int core_instance(struct dp_job_core *c, uint32_t i, const struct comm_re
 		if (w->bytes != in->bytes || (!in->p2p && w->op != in->wl_op)) {
 			char other[300];
 			dp_job_node_where(c, rec[k].node, file, other, sizeof(other));
-			snprintf(err, errlen, "%s: %s of %" PRIu64 " bytes, but its match %s: %s of %" PRIu64
+			snprintf(err, errlen, "--workload: %s: %s of %" PRIu64 " bytes, but its match %s: %s of %" PRIu64
 				 " bytes", where, in->p2p ? "transfer" : wl_coll_name(in->wl_op), in->bytes,
 				 other, in->p2p ? "transfer" : wl_coll_name(w->op), w->bytes);
 			return -1;
@@ -247,7 +247,7 @@ static int core_instance(struct dp_job_core *c, uint32_t i, const struct comm_re
 	uint64_t per = in->op == NE_COLL_ALLGATHER || in->op == NE_COLL_REDUCESCATTER ||
 				       in->op == NE_COLL_ALLTOALL ? 4ull * m : 4;
 	if (m > 1 && in->bytes < per) {
-		snprintf(err, errlen, "%s: %" PRIu64 " bytes: ne_coll needs at least %" PRIu64
+		snprintf(err, errlen, "--workload: %s: %" PRIu64 " bytes: ne_coll needs at least %" PRIu64
 			 " (a float%s)", where, in->bytes, per, per > 4 ? " per rank" : "");
 		return -1;
 	}
@@ -556,7 +556,7 @@ int dp_job_core_compute_only(struct dp_job_core *c, const char *file, uint64_t *
 			}
 		char where[300];
 		dp_job_node_where(c, stuck < c->nnodes ? stuck : 0, file, where, sizeof(where));
-		snprintf(err, errlen, "%s: the job cannot finish: %u nodes never start (this one waits "
+		snprintf(err, errlen, "--workload: %s: the job cannot finish: %u nodes never start (this one waits "
 			 "for its communicator; do its members reach their collectives in one order?)",
 			 where, c->left);
 		return -1;
