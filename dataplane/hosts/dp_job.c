@@ -440,31 +440,53 @@ int dp_job_iter_get(const struct dp_job *j, uint32_t i, struct dp_job_iter *out)
 	return 0;
 }
 
-static const char *inst_op_name(const struct dp_job_inst *in)
+const char *dp_job_source(const struct dp_job *j)
 {
-	return in->p2p ? "SEND_RECV" : wl_coll_name(in->wl_op);
+	return j ? j->source : "";
+}
+
+uint32_t dp_job_ranks(const struct dp_job *j)
+{
+	return j ? j->g.nranks : 0;
+}
+
+uint32_t dp_job_instances(const struct dp_job *j)
+{
+	return j ? j->core.ninst : 0;
+}
+
+int dp_job_row_get(const struct dp_job *j, uint32_t i, uint32_t k, struct dp_job_row *out)
+{
+	if (j == NULL || i >= j->iter || k >= j->core.ninst)
+		return -1;
+	const struct dp_job_inst *in = &j->core.inst[k];
+	const struct inst_rec *r = &j->rec[(size_t)i * j->core.ninst + k];
+	*out = (struct dp_job_row){.node = j->core.n[in->node[0]].w->id,
+				   .op = in->p2p ? "SEND_RECV" : wl_coll_name(in->wl_op),
+				   .ranks = in->nmem, .bytes = in->bytes, .start_ns = r->start_ns,
+				   .time_ns = r->end_ns - r->start_ns, .busbw = r->busbw};
+	return 0;
 }
 
 void dp_job_report(const struct dp_job *j, FILE *out)
 {
+	struct dp_job_iter it;
+	struct dp_job_row row;
+
 	if (j == NULL)
 		return;
 	fprintf(out, "# job %s: %u ranks, %u nodes, %u communication instances\n", j->source,
 		j->g.nranks, j->core.nnodes, j->core.ninst);
-	for (uint32_t k = 0; k < j->iter; k++) {
-		const struct dp_job_iter *it = &j->it[k];
+	for (uint32_t k = 0; dp_job_iter_get(j, k, &it) == 0; k++) {
 		fprintf(out, "# job: iteration %u: time %.3f us, compute critical path %.3f us, exposed "
-			     "communication %.3f us (%.1f %%)\n", k + 1, (double)it->time_ns / 1e3,
-			(double)it->compute_ns / 1e3, (double)it->exposed_ns / 1e3,
-			it->time_ns ? 100.0 * (double)it->exposed_ns / (double)it->time_ns : 0.0);
+			     "communication %.3f us (%.1f %%)\n", k + 1, (double)it.time_ns / 1e3,
+			(double)it.compute_ns / 1e3, (double)it.exposed_ns / 1e3,
+			it.time_ns ? 100.0 * (double)it.exposed_ns / (double)it.time_ns : 0.0);
 		fprintf(out, "#  iter   node  op              ranks        bytes   start(us)    time(us)  busbw(GB/s)\n");
-		for (uint32_t i = 0; i < j->core.ninst; i++) {
-			const struct dp_job_inst *in = &j->core.inst[i];
-			const struct inst_rec *r = &j->rec[(size_t)k * j->core.ninst + i];
+		for (uint32_t i = 0; dp_job_row_get(j, k, i, &row) == 0; i++)
 			fprintf(out, "%7u %6" PRIu64 "  %-14s %6u %12" PRIu64 " %11.3f %11.3f %12.2f\n", k + 1,
-				j->core.n[in->node[0]].w->id, inst_op_name(in), in->nmem, in->bytes,
-				(double)r->start_ns / 1e3, (double)(r->end_ns - r->start_ns) / 1e3, r->busbw);
-		}
+				row.node, row.op, row.ranks, row.bytes, (double)row.start_ns / 1e3,
+				(double)row.time_ns / 1e3, row.busbw);
 	}
 	if (j->iter < j->iters)
 		fprintf(out, "# job: NOT FINISHED: %u of %u iterations ended\n", j->iter, j->iters);

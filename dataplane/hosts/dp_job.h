@@ -185,11 +185,28 @@ bool dp_job_failed(const struct dp_job *j);
  */
 void dp_job_report(const struct dp_job *j, FILE *out);
 
-/* One iteration's numbers, for --json: 0, or -1 when there is no iteration i. */
+/* One iteration's numbers: 0, or -1 when iteration i (from 0) did not end. */
 struct dp_job_iter {
 	uint64_t time_ns, compute_ns, exposed_ns;
 };
 int dp_job_iter_get(const struct dp_job *j, uint32_t i, struct dp_job_iter *out);
+
+/* What communication instance k did in iteration i, as the report's line says. */
+struct dp_job_row {
+	uint64_t node;          /* its node id on its first member */
+	const char *op;         /* Chakra's name of the collective, or "SEND_RECV" */
+	uint32_t ranks;
+	uint64_t bytes;
+	uint64_t start_ns;      /* from the iteration's start */
+	uint64_t time_ns;
+	double busbw;           /* GB/s, nccl-tests' (ne_coll's result); 0 for one rank */
+};
+/* The job's source as named, its ranks and its instances (0 for NULL). */
+const char *dp_job_source(const struct dp_job *j);
+uint32_t dp_job_ranks(const struct dp_job *j);
+uint32_t dp_job_instances(const struct dp_job *j);
+/* Row of instance k in iteration i: 0, or -1 (no such iteration ended, or no instance k). */
+int dp_job_row_get(const struct dp_job *j, uint32_t i, uint32_t k, struct dp_job_row *out);
 
 void dp_job_free(struct dp_job *j);
 

@@ -4,7 +4,8 @@
 #   - a Chakra trace of 2 ranks (chakra_write.py ar2): compute 10 us,
 #     AllReduce of 256 KiB, compute 5 us: the iteration is 10 us + the
 #     collective's time + 5 us, and that time is the one a plain --coll of the
-#     same size on the same hosts prints (to its 2 decimals);
+#     same size on the same hosts prints (to its 2 decimals); its --json
+#     validates against the schema and holds the same numbers;
 #   - a Send/Recv pair (p2p): the receiver computes 3 us, the sender 10 us:
 #     the iteration is 10 us + the transfer;
 #   - a 4-rank ASTRA-sim DATA file (data/workload-data4.txt): the compute-only
@@ -23,6 +24,7 @@
 set -u
 DP=$1 DATA=$2
 TOPO=$(realpath "$DATA/coll-no-servers.yaml")
+SCHEMA=$(realpath "$DATA/../../../docs/reference/rocelab-dp.schema.json")
 WRITE="/usr/bin/python3 $(dirname "$0")/chakra_write.py"
 # shellcheck source=../common/tap.sh
 . "$(dirname "$0")/../common/tap.sh"   # $tmp, ok/nok/check, tap_done
@@ -46,7 +48,7 @@ near() { awk -v a="$1" -v b="$2" -v t="$3" 'BEGIN { d = a - b; if (d < 0) d = -d
 
 # compute 10 us, AllReduce, compute 5 us
 $WRITE "$tmp/ar" ar2 262144
-dp ar --workload "chakra:$tmp/ar" > "$tmp/ar.txt" 2> "$tmp/ar.err"; rc=$?
+dp ar --workload "chakra:$tmp/ar" --json "$tmp/ar.json" > "$tmp/ar.txt" 2> "$tmp/ar.err"; rc=$?
 dp arc --coll op=allreduce,hosts=h0+h1,sizes=262144 > "$tmp/arc.txt" 2>&1
 t=$(inst_col "$tmp/ar.txt" 2 7) it=$(iter_time "$tmp/ar.txt" 1) want=$(sum3 10 "$t" 5)
 check "chakra AllReduce: exit 0 ($rc), iteration $it us = 10 + $t + 5 = $want" \
@@ -55,6 +57,15 @@ check "  its collective's time $t us is --coll's $(coll_time "$tmp/arc.txt") us"
   "near '$t' '$(coll_time "$tmp/arc.txt")' 0.005"
 check "  compute critical path 15 us, exposed communication = the collective's time" \
   "grep -q 'compute critical path 15.000 us, exposed communication $t us' $tmp/ar.txt"
+
+check "  --json: valid (the schema), its workload the text's ($it us, $t us)" "/usr/bin/python3 -c '
+import json, sys, jsonschema
+d = json.load(open(sys.argv[1])); jsonschema.validate(d, json.load(open(sys.argv[2])))
+w = d[\"workload\"]
+assert w[\"finished\"] and w[\"ranks\"] == 2 and len(w[\"iterations\"]) == 1
+assert abs(w[\"iterations\"][0][\"time_us\"] - float(sys.argv[3])) < 5e-4
+assert abs(w[\"communication\"][0][\"time_us\"] - float(sys.argv[4])) < 5e-4
+' $tmp/ar.json $SCHEMA $it $t"
 
 # Send/Recv
 $WRITE "$tmp/p2p" p2p 1048576
