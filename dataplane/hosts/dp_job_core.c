@@ -106,11 +106,12 @@ struct comm_rec {
 	uint32_t rank, seq, node;
 };
 
-static int cmp_rec_rank(const void *x, const void *y)
+/* Records in the order of their key, then their rank and node (by_seq false: to number
+ * each rank's records of one key) or their sequence number and rank (true: instances). */
+static int cmp_rec(const struct comm_rec *p, const struct comm_rec *q, bool by_seq)
 {
-	const struct comm_rec *p = x, *q = y;
-	uint64_t k1[] = {p->p2p, p->a, p->b, p->tag, p->rank, p->node};
-	uint64_t k2[] = {q->p2p, q->a, q->b, q->tag, q->rank, q->node};
+	uint64_t k1[] = {p->p2p, p->a, p->b, p->tag, by_seq ? p->seq : p->rank, by_seq ? p->rank : p->node};
+	uint64_t k2[] = {q->p2p, q->a, q->b, q->tag, by_seq ? q->seq : q->rank, by_seq ? q->rank : q->node};
 
 	for (int i = 0; i < 6; i++)
 		if (k1[i] != k2[i])
@@ -118,16 +119,14 @@ static int cmp_rec_rank(const void *x, const void *y)
 	return 0;
 }
 
+static int cmp_rec_rank(const void *x, const void *y)
+{
+	return cmp_rec(x, y, false);
+}
+
 static int cmp_rec_seq(const void *x, const void *y)
 {
-	const struct comm_rec *p = x, *q = y;
-	uint64_t k1[] = {p->p2p, p->a, p->b, p->tag, p->seq, p->rank};
-	uint64_t k2[] = {q->p2p, q->a, q->b, q->tag, q->seq, q->rank};
-
-	for (int i = 0; i < 6; i++)
-		if (k1[i] != k2[i])
-			return k1[i] < k2[i] ? -1 : 1;
-	return 0;
+	return cmp_rec(x, y, true);
 }
 
 static bool same_instance(const struct comm_rec *p, const struct comm_rec *q)
