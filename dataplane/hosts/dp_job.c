@@ -181,6 +181,8 @@ static int job_graph(struct dp_job *j, const struct dp_job_spec *s, uint32_t nra
 			 "scripts/install-deps.sh)", s->source);
 #endif
 	}
+	if (rc == 0 && strcmp(s->kind, "chakra") != 0) /* (the Chakra reader checks its graph) */
+		rc = wl_graph_check(&j->g, &we);
 	if (rc < 0)
 		snprintf(err, errlen, "--workload: %s", we.msg);
 	return rc;
