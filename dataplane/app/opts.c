@@ -395,7 +395,8 @@ static const struct opt_def opt_defs[] = {
 	 "                      clock): chakra:PREFIX (PREFIX.0.et ...), astra:FILE (ASTRA-sim\n"
 	 "                      text, DATA) or llm:SPEC (rocelab-llm's spec); rank i on the\n"
 	 "                      i-th emulated host or of hosts=; per iteration its time, the\n"
-	 "                      exposed communication and each collective's time and busbw\n"},
+	 "                      exposed communication and each collective's time and busbw;\n"
+	 "                      group=NAME:R+R+... (repeatable): the ranks of a Chakra pg_name\n"},
 	{"nic", required_argument, set_nic,
 	 "  --nic qpc=N,miss=TIME  emulated NICs hold N QP contexts; a miss costs TIME, and\n"
 	 "                      the fetched context stays until its QP has sent (hold=on|off:\n"

@@ -40,6 +40,36 @@ struct dp_job {
 	bool started, failed;
 };
 
+/* group=NAME:R+R+...: a process group of Chakra's pg_name. 0, or -1 with err. */
+static int spec_group(struct dp_job_spec *s, const char *v, char *err, size_t errlen)
+{
+	const char *colon = strchr(v, ':');
+	struct dp_job_group *g = &s->group[s->ngroups];
+
+	if (s->ngroups == DP_JOB_GROUPS || !colon || colon == v || colon[1] == '\0') {
+		snprintf(err, errlen, "--workload: group=%s: NAME:R+R+... is needed (at most %u groups)", v,
+			 DP_JOB_GROUPS);
+		return -1;
+	}
+	g->name = strndup(v, (size_t)(colon - v));
+	g->ranks = calloc(strlen(colon) / 2 + 1, sizeof(*g->ranks));
+	s->ngroups++; /* (freed with the spec, whatever follows) */
+	if (!g->name || !g->ranks)
+		return snprintf(err, errlen, "--workload: out of memory"), -1;
+	for (const char *p = colon + 1; *p;) {
+		char *end = NULL;
+		errno = 0;
+		unsigned long r = strtoul(p, &end, 10);
+		if (errno || end == p || r > UINT32_MAX || (*end != '+' && *end != '\0') || *p == '-') {
+			snprintf(err, errlen, "--workload: group=%s: ranks are whole numbers joined by '+'", v);
+			return -1;
+		}
+		g->ranks[g->nranks++] = (uint32_t)r;
+		p = *end ? end + 1 : end;
+	}
+	return 0;
+}
+
 static int spec_key(struct dp_job_spec *s, const char *kv, char *err, size_t errlen)
 {
 	const char *v = strchr(kv, '=') + 1;
@@ -47,6 +77,8 @@ static int spec_key(struct dp_job_spec *s, const char *kv, char *err, size_t err
 	unsigned long long n;
 
 	errno = 0;
+	if (strncmp(kv, "group=", 6) == 0)
+		return spec_group(s, v, err, errlen);
 	if (strncmp(kv, "hosts=", 6) == 0) {
 		free(s->hosts);
 		s->hosts = strdup(v);
@@ -64,11 +96,11 @@ static int spec_key(struct dp_job_spec *s, const char *kv, char *err, size_t err
 	return 0;
 }
 
-/* This option's own key (iters=, hosts=, cycle_ps=), not the workload's. */
+/* This option's own key (iters=, hosts=, cycle_ps=, group=), not the workload's. */
 static bool own_key(const char *kv)
 {
 	return strncmp(kv, "iters=", 6) == 0 || strncmp(kv, "hosts=", 6) == 0 ||
-	       strncmp(kv, "cycle_ps=", 9) == 0;
+	       strncmp(kv, "cycle_ps=", 9) == 0 || strncmp(kv, "group=", 6) == 0;
 }
 
 int dp_job_spec_parse(const char *arg, struct dp_job_spec *s, char *err, size_t errlen)
@@ -98,7 +130,7 @@ int dp_job_spec_parse(const char *arg, struct dp_job_spec *s, char *err, size_t 
 			continue;
 		}
 		if (s->source[0] && strcmp(s->kind, "llm") != 0) {
-			snprintf(err, errlen, "--workload %s: unknown key '%s' (iters=, hosts=, cycle_ps=)", arg, kv);
+			snprintf(err, errlen, "--workload %s: unknown key '%s' (iters=, hosts=, cycle_ps=, group=)", arg, kv);
 			rc = -1;
 		}
 		if (s->source[0])
@@ -117,6 +149,10 @@ int dp_job_spec_parse(const char *arg, struct dp_job_spec *s, char *err, size_t 
 
 void dp_job_spec_free(struct dp_job_spec *s)
 {
+	for (uint32_t i = 0; i < s->ngroups; i++) {
+		free(s->group[i].name);
+		free(s->group[i].ranks);
+	}
 	free(s->source);
 	free(s->hosts);
 	memset(s, 0, sizeof(*s));
@@ -175,7 +211,10 @@ static int job_graph(struct dp_job *j, const struct dp_job_spec *s, uint32_t nra
 			rc = wl_llm_graph(&p, &j->g, &we);
 	} else {
 #ifdef DP_JOB_CHAKRA
-		rc = wl_chakra_load(&j->g, s->source, 0, NULL, 0, &we);
+		struct wl_group groups[DP_JOB_GROUPS];
+		for (uint32_t i = 0; i < s->ngroups; i++)
+			groups[i] = (struct wl_group){s->group[i].name, s->group[i].ranks, s->group[i].nranks};
+		rc = wl_chakra_load(&j->g, s->source, 0, groups, s->ngroups, &we);
 #else
 		snprintf(we.msg, sizeof(we.msg), "%s: this build reads no Chakra trace (no protobuf-c: "
 			 "scripts/install-deps.sh)", s->source);

@@ -138,14 +138,23 @@ void dp_job_node_where(const struct dp_job_core *c, uint32_t n, const char *file
  * llm:SPEC (rocelab-llm's spec: the keys after llm: that are not this
  * option's own). Keys: iters=N (iterations, default 1), hosts=A+B+...
  * (rank i on the i-th; default the topology's emulated hosts in order),
- * cycle=TIME (astra: one cycle of the file's compute times, default 1ns).
+ * cycle_ps=N (astra: one cycle of the file's compute times, default 1000),
+ * group=NAME:R+R+... (chakra, repeatable: the ranks of the process group a
+ * collective's pg_name names; without one a collective spans every rank).
  */
+#define DP_JOB_GROUPS 64
 struct dp_job_spec {
 	char kind[8];
 	char *source;           /* the path or the llm spec (malloc'ed) */
 	uint32_t iters;
 	char *hosts;            /* NULL: topology order */
 	uint64_t cycle_ps;
+	struct dp_job_group {
+		char *name;
+		uint32_t *ranks;
+		uint32_t nranks;
+	} group[DP_JOB_GROUPS];
+	uint32_t ngroups;
 };
 
 /* Parse arg into s. Returns 0, or -1 with "--workload: why" in err. */

@@ -7,6 +7,8 @@ its length as a varint, a GlobalMetadata first, then the nodes.
 
 usage: chakra_write.py PREFIX CASE [BYTES]
   ar2        2 ranks: compute 10 us -> AllReduce of BYTES -> compute 5 us
+  groups     4 ranks: compute 10 us -> AllReduce of BYTES over process group g0
+             (ranks 0, 1) or g1 (ranks 2, 3), named by pg_name
   bcast      2 ranks: a Broadcast (ne_coll has none yet)
   missing    2 ranks: rank 1's node 3 depends on node 9, which is not there
   p2p        2 ranks: compute 10 us (rank 1: 3 us) -> rank 0 sends BYTES to rank 1
@@ -39,7 +41,9 @@ def field_bytes(num, b):
 
 
 def attr(name, value):
-    """WlAttr: name (1), uint64_val (13)."""
+    """WlAttr: name (1), uint64_val (13) or string_val (29)."""
+    if isinstance(value, str):
+        return field_bytes(1, name.encode()) + field_bytes(29, value.encode())
     return field_bytes(1, name.encode()) + field_varint(13, value)
 
 
@@ -55,14 +59,18 @@ def node(nid, kind, deps=(), micros=0, attrs=()):
     return m
 
 
-def coll(nid, op, size, deps=()):
-    return node(nid, COLL, deps, attrs=(attr("comm_type", op), attr("comm_size", size)))
+def coll(nid, op, size, deps=(), pg=None):
+    attrs = (attr("comm_type", op), attr("comm_size", size))
+    return node(nid, COLL, deps, attrs=attrs + ((attr("pg_name", pg),) if pg else ()))
 
 
 def ranks(case, size):
     if case == "ar2":
         one = [node(1, COMP, micros=10), coll(2, ALL_REDUCE, size, [1]), node(3, COMP, [2], micros=5)]
         return [one, one]
+    if case == "groups":
+        return [[node(1, COMP, micros=10), coll(2, ALL_REDUCE, size, [1], pg="g%d" % (r // 2))]
+                for r in range(4)]
     if case == "bcast":
         one = [node(1, COMP, micros=1), coll(2, BROADCAST, size, [1])]
         return [one, one]

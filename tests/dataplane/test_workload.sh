@@ -14,10 +14,12 @@
 #     1's waits for the NICs until it ended, and the iteration is 2.2 us + both
 #     collectives' times, each within 0.5 % of a plain --coll's; iters=2
 #     gives 2 iterations;
+#   - process groups (group=NAME:R+R, Chakra's pg_name): AllReduces over
+#     {0,1} and {2,3} overlap, both starting at 10 us;
 #   - a small rocelab-llm job (TP 2, PP 2, DP 2) runs to its end;
 #   - refused with exit 2, naming the file and node or line: a Broadcast, a
 #     dependency on a missing node, a Send without its Recv, a bad ASTRA-sim
-#     line, a MODEL-parallel ASTRA-sim file; a job with more ranks than hosts=
+#     line, a MODEL-parallel ASTRA-sim file, a pg_name without its group=; a job with more ranks than hosts=
 #     names; an unknown kind; --workload without --clock virtual;
 #   - no DPDK runtime directory is left behind.
 # usage: test_workload.sh ROCELAB_DP DATA_DIR
@@ -74,6 +76,13 @@ t=$(inst_col "$tmp/p2p.txt" 2 7) it=$(iter_time "$tmp/p2p.txt" 1)
 check "chakra Send/Recv: exit 0 ($rc), iteration $it us = 10 + $t, starts at 10 us" \
   "[ $rc -eq 0 ] && [ '$it' = '$(sum3 10 "$t")' ] && [ '$(inst_col "$tmp/p2p.txt" 2 6)' = 10.000 ]"
 
+# process groups: two AllReduces on disjoint ranks overlap, both at 10 us
+$WRITE "$tmp/grp" groups 262144
+dp grp --workload "chakra:$tmp/grp,group=g0:0+1,group=g1:2+3" > "$tmp/grp.txt" 2>&1; rc=$?
+starts=$(awk '$1 == 1 && $2 == 2 { printf "%s/%s ", $4, $6 }' "$tmp/grp.txt")
+check "chakra process groups: exit 0 ($rc), two AllReduces of 2 ranks, both at 10 us ($starts)" \
+  "[ $rc -eq 0 ] && [ '$starts' = '2/10.000 2/10.000 ' ]"
+
 # ASTRA-sim DATA, 4 ranks, 2 iterations
 dp astra --workload "astra:$DATA/workload-data4.txt,hosts=h0+h1+h2+h3,iters=2" > "$tmp/astra.txt" 2>&1; rc=$?
 dp c256 --coll op=allreduce,hosts=h0+h1+h2+h3,sizes=262144 > "$tmp/c256.txt" 2>&1
@@ -115,6 +124,7 @@ printf 'MODEL\n1\nl1 -1 1 NONE 0 1 NONE 0 1 ALLREDUCE 1024 1\n' > "$tmp/model.tx
 refused astra-model "$tmp/model.txt:1:" --workload "astra:$tmp/model.txt"
 refused too-many "the job has 2 ranks, but hosts= names 1 emulated host" --workload "chakra:$tmp/ar,hosts=h0"
 refused kind "unknown kind" --workload "nccl:x"
+refused no-group "grp.0.et: node 2: pg_name" --workload "chakra:$tmp/grp"
 name="rl-wl-$$-live"; names+=("$name")
 timeout 60 "$DP" --name "$name" --topology "$TOPO" --workload "chakra:$tmp/ar" > /dev/null 2> "$tmp/live.err"; rc=$?
 check "refused: live clock: exit 2 ($rc)" "[ $rc -eq 2 ] && grep -q 'add --clock virtual' $tmp/live.err"
