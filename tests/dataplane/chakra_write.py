@@ -7,6 +7,7 @@ its length as a varint, a GlobalMetadata first, then the nodes.
 
 usage: chakra_write.py PREFIX CASE [BYTES]
   ar2        2 ranks: compute 10 us -> AllReduce of BYTES -> compute 5 us
+  ar8        8 ranks: an AllReduce of BYTES, nothing else
   groups     4 ranks: compute 10 us -> AllReduce of BYTES over process group g0
              (ranks 0, 1) or g1 (ranks 2, 3), named by pg_name
   bcast      2 ranks: a Broadcast (ne_coll has none yet)
@@ -68,6 +69,8 @@ def ranks(case, size):
     if case == "ar2":
         one = [node(1, COMP, micros=10), coll(2, ALL_REDUCE, size, [1]), node(3, COMP, [2], micros=5)]
         return [one, one]
+    if case == "ar8":
+        return [[coll(1, ALL_REDUCE, size)] for _ in range(8)]
     if case == "groups":
         return [[node(1, COMP, micros=10), coll(2, ALL_REDUCE, size, [1], pg="g%d" % (r // 2))]
                 for r in range(4)]

@@ -6,6 +6,8 @@
 #     collective's time + 5 us, and that time is the one a plain --coll of the
 #     same size on the same hosts prints (to its 2 decimals); its --json
 #     validates against the schema and holds the same numbers;
+#   - an AllReduce of 1 MiB over all 8 ranks (ar8): the time and busbw of
+#     --coll op=allreduce,sizes=1M (its 13-column line: time to 0.1 us);
 #   - a Send/Recv pair (p2p): the receiver computes 3 us, the sender 10 us:
 #     the iteration is 10 us + the transfer;
 #   - a 4-rank ASTRA-sim DATA file (data/workload-data4.txt): the compute-only
@@ -68,6 +70,15 @@ assert w[\"finished\"] and w[\"ranks\"] == 2 and len(w[\"iterations\"]) == 1
 assert abs(w[\"iterations\"][0][\"time_us\"] - float(sys.argv[3])) < 5e-4
 assert abs(w[\"communication\"][0][\"time_us\"] - float(sys.argv[4])) < 5e-4
 ' $tmp/ar.json $SCHEMA $it $t"
+
+# an AllReduce of 1 MiB over 8 ranks (issue 41): the nccl-tests numbers of --coll
+$WRITE "$tmp/ar8" ar8 1048576
+dp ar8 --workload "chakra:$tmp/ar8" > "$tmp/ar8.txt" 2>&1; rc=$?
+dp ar8c --coll op=allreduce,sizes=1M > "$tmp/ar8c.txt" 2>&1
+got=$(awk '$1 == 1 && $2 == 1 { printf "%.1f %.2f", $7, $8 }' "$tmp/ar8.txt")
+want=$(awk '/^ +[0-9]+ +[0-9]+ +float/ { printf "%.1f %.2f", $6, $8; exit }' "$tmp/ar8c.txt")
+check "chakra AllReduce of 1 MiB over 8 ranks: exit 0 ($rc), time and busbw '$got' as --coll's '$want'" \
+  "[ $rc -eq 0 ] && [ -n '$want' ] && [ '$got' = '$want' ]"
 
 # Send/Recv
 $WRITE "$tmp/p2p" p2p 1048576
