@@ -37,6 +37,8 @@ struct dp_job {
 	struct inst_rec *rec;       /* [iters * ninst] */
 	struct dp_nics *ns;
 	FILE *quiet_out;            /* where its collectives' own lines go: nowhere */
+	struct dp_coll **spare;     /* its collectives that ended, for the next instances */
+	uint32_t nspare;
 	bool started, failed;
 };
 
@@ -339,7 +341,8 @@ static int job_compute(void *ctx, uint32_t n, uint64_t end_ns)
 	return dp_timer_add_lp(nics_eng(j->ns), DP_COLL_LP, end_ns, job_compute_due, j, n);
 }
 
-/* Collective c of instance arg ended (or failed): its NICs are free again. */
+/* Collective c of instance arg ended (or failed): its NICs are free again, and c is kept for
+ * the next instance to start. */
 static void job_coll_end(void *ctx, struct dp_coll *c, uint64_t now)
 {
 	struct dp_job *j = ctx;
@@ -356,38 +359,77 @@ static void job_coll_end(void *ctx, struct dp_coll *c, uint64_t now)
 		return;
 	}
 	in->busbw = c->done[0].res.busbw;
-	job_check_iter(j, dp_job_core_inst_end(&j->core, c->on_end_arg, now), now);
+	int rc = dp_job_core_inst_end(&j->core, c->on_end_arg, now);
+	/* (kept after the instance's end: what it started meanwhile takes another, so c is not
+	 * set up again while its own driver's call that ended it is still on the stack) */
+	j->spare[j->nspare++] = c;
+	job_check_iter(j, rc, now);
 }
 
-/* The collective of instance i (its members' NICs taken), for dp_coll_start_size at now. */
-static struct dp_coll *job_coll_new(struct dp_job *j, uint32_t i)
+/*
+ * A collective for the job: a spare one, or a new one added to the NICs'
+ * collectives (freed with them). Reusing them keeps their number at the
+ * most that ran at once: every collective of ns is looked at when a NIC
+ * outside any has an event, and each holds its latency histograms (16 KB).
+ */
+static struct dp_coll *job_coll_get(struct dp_job *j)
 {
 	struct dp_nics *ns = j->ns;
-	const struct dp_job_inst *in = &j->core.inst[i];
+
+	if (j->nspare)
+		return j->spare[--j->nspare];
 	struct dp_coll *c = calloc(1, sizeof(*c));
 	struct dp_coll **cs = realloc(ns->colls, (ns->n_colls + 1) * sizeof(*cs));
-	uint32_t host[NE_COLL_MAX_RANKS];
-	struct ne_coll_spec s;
+	struct dp_coll **sp = realloc(j->spare, (ns->n_colls + 1) * sizeof(*sp));
+	uint32_t room = j->g.nranks; /* (an instance's members are ranks of the job) */
 
 	if (cs)
 		ns->colls = cs;
-	if (c)
-		c->pwake = calloc(ns->n_lanes, sizeof(*c->pwake));
+	if (sp)
+		j->spare = sp;
 	if (c) {
-		c->rank_nic = calloc(in->nmem, sizeof(*c->rank_nic));
-		c->nics = calloc(in->nmem, sizeof(*c->nics));
+		c->pwake = calloc(ns->n_lanes, sizeof(*c->pwake));
+		c->rank_nic = calloc(room, sizeof(*c->rank_nic));
+		c->nics = calloc(room, sizeof(*c->nics));
 	}
-	if (!cs || !c || !c->pwake || !c->rank_nic || !c->nics || in->nmem > NE_COLL_MAX_RANKS) {
+	if (!cs || !sp || !c || !c->pwake || !c->rank_nic || !c->nics) {
 		coll_free(c);
 		return NULL;
 	}
-	ne_coll_spec_default(&s); /* (--coll's defaults: the job's collectives are --coll's) */
-	c->cfg = s.cfg;
-	ne_coll_spec_free(&s);
 	c->ns = ns;
 	c->id = ns->n_colls + 1;
 	for (uint32_t l = 0; l < ns->n_lanes; l++)
 		c->pwake[l] = (struct coll_proxy_wake){.c = c, .lane = l};
+	c->on_end = job_coll_end;
+	c->on_end_ctx = j;
+	ns->colls[ns->n_colls++] = c;
+	return c;
+}
+
+/* The collective of instance i (its members' NICs taken), for coll_start_size at now. */
+static struct dp_coll *job_coll_new(struct dp_job *j, uint32_t i)
+{
+	struct dp_nics *ns = j->ns;
+	const struct dp_job_inst *in = &j->core.inst[i];
+	struct dp_coll *c = job_coll_get(j);
+	uint32_t host[NE_COLL_MAX_RANKS];
+	struct ne_coll_spec s;
+
+	if (c == NULL || in->nmem > NE_COLL_MAX_RANKS)
+		return NULL;
+	/* (what its run before left: the driver's state of a collective not yet started) */
+	free(c->server_of);
+	c->server_of = NULL;
+	c->run = NULL;
+	c->run_ended = c->finished = c->failed = false;
+	c->sizes_done = c->n_done = 0;
+	c->proxy_busy_max_ns = 0;
+	memset(&c->sum, 0, sizeof(c->sum));
+	memset(&c->lat, 0, sizeof(c->lat));
+	memset(&c->wait, 0, sizeof(c->wait));
+	ne_coll_spec_default(&s); /* (--coll's defaults: the job's collectives are --coll's) */
+	c->cfg = s.cfg;
+	ne_coll_spec_free(&s);
 	snprintf(c->spec, sizeof(c->spec), "workload instance %u", i);
 	c->cfg.op = in->op;
 	c->cfg.nranks = in->nmem;
@@ -401,7 +443,7 @@ static struct dp_coll *job_coll_new(struct dp_job *j, uint32_t i)
 	}
 	char err[256];
 	if (coll_servers(ns->topo, c, host) < 0 || coll_take_ranks(ns, c, err, sizeof(err)) < 0) {
-		coll_free(c);
+		j->spare[j->nspare++] = c;
 		return NULL;
 	}
 	/* A NIC learns of changes only after its next event was read once (ne_nic's
@@ -409,10 +451,7 @@ static struct dp_coll *job_coll_new(struct dp_job *j, uint32_t i)
 	 * it is listed here for the collective's first poll to read and arm. */
 	for (uint32_t r = 0; r < in->nmem; r++)
 		wake_list_add(&ns->h[c->rank_nic[r]]);
-	c->on_end = job_coll_end;
-	c->on_end_ctx = j;
 	c->on_end_arg = i;
-	ns->colls[ns->n_colls++] = c;
 	return c;
 }
 
@@ -542,6 +581,7 @@ void dp_job_free(struct dp_job *j)
 	free(j->host);
 	free(j->it);
 	free(j->rec);
+	free(j->spare);
 	if (j->quiet_out)
 		fclose(j->quiet_out);
 	free(j);
