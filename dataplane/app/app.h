@@ -27,6 +27,7 @@
 #include "dp_engine.h"
 #include "dp_fabric.h"
 #include "dp_gen.h"
+#include "dp_job.h"
 #include "dp_mpi.h"
 #include "dp_nic.h"
 #include "dp_pool.h"
@@ -98,6 +99,7 @@ struct opts {
 	struct spec_list coll;  /* --coll and the traffic file's collectives (disjoint hosts) */
 	const char *traffic;    /* --traffic FILE */
 	const char *coll_series; /* --coll-series FILE */
+	const char *workload;   /* --workload KIND:SOURCE[,key=value...] (dp_job.h) */
 	struct dp_nic_opts nic;
 	bool te;
 	const char *pipeline;   /* --pipeline FILE.spec: every switch's program (dp_swx.h) */
@@ -138,6 +140,7 @@ struct run {
 	FILE *json;                      /* --json: open from before the run to the report */
 	struct dp_ctl *ctl;
 	struct dp_nics nics;
+	struct dp_job *job;              /* --workload, or NULL */
 	struct dp_parts *parts;          /* --workers */
 	char lanes_why[192];             /* why the emulated NICs do not run in lanes (nics_in_lanes) */
 	struct dp_mpi mpi;               /* under mpirun: this rank; else rank 0 of 1 */

@@ -282,6 +282,35 @@ static json_t *colls_arr(const struct run *r)
 	return a;
 }
 
+/* --workload: the job's report (dp_job_report) as data; NULL without a job. */
+static json_t *workload_obj(const struct run *r)
+{
+	struct dp_job_iter it;
+	struct dp_job_row row;
+
+	if (r->job == NULL)
+		return NULL;
+	json_t *o = json_object(), *iters = json_array(), *rows = json_array();
+	for (uint32_t k = 0; dp_job_iter_get(r->job, k, &it) == 0; k++) {
+		json_array_append_new(iters, json_pack("{s:I, s:o, s:o, s:o}", "iteration", (json_int_t)k + 1,
+						       "time_us", num((double)it.time_ns / 1e3),
+						       "compute_critical_path_us", num((double)it.compute_ns / 1e3),
+						       "exposed_communication_us", num((double)it.exposed_ns / 1e3)));
+		for (uint32_t i = 0; dp_job_row_get(r->job, k, i, &row) == 0; i++)
+			json_array_append_new(rows, json_pack("{s:I, s:I, s:s, s:I, s:I, s:o, s:o, s:o}",
+				"iteration", (json_int_t)k + 1, "node", ji(row.node), "op", row.op,
+				"ranks", (json_int_t)row.ranks, "size_bytes", ji(row.bytes),
+				"start_us", num((double)row.start_ns / 1e3), "time_us", num((double)row.time_ns / 1e3),
+				"busbw_GBps", num(row.busbw)));
+	}
+	json_object_set_new(o, "source", json_string(dp_job_source(r->job)));
+	json_object_set_new(o, "ranks", json_integer(dp_job_ranks(r->job)));
+	json_object_set_new(o, "finished", json_boolean(!dp_job_failed(r->job)));
+	json_object_set_new(o, "iterations", iters);
+	json_object_set_new(o, "communication", rows);
+	return o;
+}
+
 /*
  * The totals lines (dp_nics_print_totals) read back: "# totals:" into the
  * root's totals, each "# [cK] totals:" into collective K's. -ENOMEM.
@@ -352,6 +381,8 @@ int json_write(struct run *r, uint64_t elapsed, uint64_t fabric_ns, int rc)
 	traffic_put(root, r, elapsed);
 	nics_put(root, r);
 	json_object_set_new(root, "collectives", colls_arr(r));
+	if (r->job)
+		json_object_set_new(root, "workload", workload_obj(r));
 	int err = r->o->coll.n ? totals_put(root, r) : 0; /* (the text prints totals with --coll only) */
 	if (err == 0 && json_dumpf(root, r->json, JSON_INDENT(1) | JSON_ENSURE_ASCII) != 0)
 		err = -EIO;

@@ -128,6 +128,22 @@ static int set_list_hosts(struct opts *o, const char *arg) { (void)arg; o->list_
 static int set_together(struct opts *o, const char *arg) { (void)arg; o->nics_together = true; return 0; }
 static int set_traffic(struct opts *o, const char *arg) { o->traffic = arg; return 0; }
 static int set_coll_series(struct opts *o, const char *arg) { o->coll_series = arg; return 0; }
+
+/* --workload: its syntax now (bad input before anything starts); the workload itself once the
+ * topology is read (setup.c: parse_gens). */
+static int set_workload(struct opts *o, const char *arg)
+{
+	struct dp_job_spec s;
+	char err[512];
+
+	if (dp_job_spec_parse(arg, &s, err, sizeof(err)) < 0) {
+		fprintf(stderr, "rocelab-dp: %s\n", err);
+		return EXIT_BAD_INPUT;
+	}
+	dp_job_spec_free(&s);
+	o->workload = arg;
+	return 0;
+}
 static int set_te(struct opts *o, const char *arg) { (void)arg; o->te = true; return 0; }
 static int set_csv(struct opts *o, const char *arg) { o->csv = arg; return 0; }
 static int set_pipeline(struct opts *o, const char *arg) { o->pipeline = arg; return 0; }
@@ -376,6 +392,14 @@ static const struct opt_def opt_defs[] = {
 	 "  --traffic FILE      generators, rdma transfers and collectives from a YAML file\n"
 	 "                      (the keys of --gen, --rdma, --coll; no limit on entries;\n"
 	 "                      see topologies/README.md); adds to the flags\n"},
+	{"workload", required_argument, set_workload,
+	 "  --workload KIND:SOURCE[,iters=N,hosts=A+B+...,cycle_ps=N]\n"
+	 "                      run a training job's graph on the emulated NICs (virtual\n"
+	 "                      clock): chakra:PREFIX (PREFIX.0.et ...), astra:FILE (ASTRA-sim\n"
+	 "                      text, DATA) or llm:SPEC (rocelab-llm's spec); rank i on the\n"
+	 "                      i-th emulated host or of hosts=; per iteration its time, the\n"
+	 "                      exposed communication and each collective's time and busbw;\n"
+	 "                      group=NAME:R+R+... (repeatable): the ranks of a Chakra pg_name\n"},
 	{"nic", required_argument, set_nic,
 	 "  --nic qpc=N,miss=TIME  emulated NICs hold N QP contexts; a miss costs TIME, and\n"
 	 "                      the fetched context stays until its QP has sent (hold=on|off:\n"
@@ -487,6 +511,10 @@ static int opts_check(const struct opts *o)
 	if (dp_peers_on(&o->peers) && (o->workers > 1 || o->clock != DP_CLOCK_LIVE || o->lag_stop))
 		return bad("--process runs one partition per process on the live clock: not with --workers, "
 			   "--clock virtual or --lag-policy stop", NULL);
+	if (o->workload && (o->clock != DP_CLOCK_VIRTUAL || o->workers > 1 || o->coll.n || o->rdma.n ||
+			    o->traffic || o->te || dp_peers_on(&o->peers)))
+		return bad("--workload runs alone on the virtual clock: add --clock virtual; not with "
+			   "--workers, --coll, --rdma, --traffic, --te or --process", NULL);
 	if (o->workers > 1 && o->clock == DP_CLOCK_LIVE && o->lag_stop)
 		return bad("--lag-policy stop works with one worker (partitions of the live clock report "
 			   "their lag but do not stop on it)", NULL);

@@ -96,7 +96,12 @@ int report(struct run *r)
 	}
 	if (r->o->coll.n)
 		dp_nics_print_totals(&r->nics, stdout);
+	dp_job_report(r->job, stdout);
 	int rc = r->run_rc;
+	if (dp_job_failed(r->job)) {
+		fprintf(stderr, "rocelab-dp: --workload: the job did not finish\n");
+		rc = 1;
+	}
 	if (dp_nics_failures(&r->nics)) {
 		fprintf(stderr, "rocelab-dp: %u RDMA transfer(s) failed or did not finish\n",
 			dp_nics_failures(&r->nics));
@@ -120,6 +125,8 @@ void free_early(struct run *r)
 	spec_list_free(&r->o->gen);
 	spec_list_free(&r->o->rdma);
 	spec_list_free(&r->o->coll);
+	dp_job_free(r->job); /* (its collectives are the NICs': dp_nics_destroy frees them) */
+	r->job = NULL;
 	dp_peers_close(&r->o->peers);
 	r->gens = NULL;
 	r->traffic = NULL;

@@ -407,7 +407,8 @@ static void run_virtual(struct run *r)
 		if (r->ctl)
 			dp_ctl_poll(r->ctl, r->eng.now_ns); /* telemetry link_set/switch_set */
 		/* without --duration, stop when traffic is done and the fabric drained */
-		if (!r->o->duration_ns && !gens_active(r) && !dp_nics_active(&r->nics)) {
+		if (!r->o->duration_ns && !gens_active(r) && !dp_nics_active(&r->nics) &&
+		    !dp_job_active(r->job)) {
 			bool busy = false;
 			for (uint32_t i = 0; i < r->fab->n_chans && !busy; i++)
 				busy = r->fab->chans[i].tx_busy || r->fab->chans[i].wire.n ||

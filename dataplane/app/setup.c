@@ -301,6 +301,25 @@ static int add_traffic(struct run *r)
 	return 0;
 }
 
+/* --workload: read, checked and placed before any DPDK. 0, 1 (out of memory) or EXIT_BAD_INPUT. */
+static int load_workload(struct run *r)
+{
+	struct dp_job_spec s;
+	char err[768];
+
+	if (dp_job_spec_parse(r->o->workload, &s, err, sizeof(err)) < 0) {
+		fprintf(stderr, "rocelab-dp: %s\n", err);
+		return EXIT_BAD_INPUT;
+	}
+	r->job = dp_job_load(&s, r->topo, err, sizeof(err));
+	dp_job_spec_free(&s);
+	if (r->job == NULL) {
+		fprintf(stderr, "rocelab-dp: %s\n", err);
+		return strstr(err, "out of memory") ? 1 : EXIT_BAD_INPUT;
+	}
+	return 0;
+}
+
 /*
  * The traffic file and the generators are checked before anything starts.
  * Returns 0, 1 (out of memory) or EXIT_BAD_INPUT (with a message).
@@ -334,7 +353,7 @@ int parse_gens(struct run *r)
 			fprintf(stderr, "rocelab-dp: %s\n", err);
 			return EXIT_BAD_INPUT;
 		}
-	return 0;
+	return o->workload ? load_workload(r) : 0;
 }
 
 /*
@@ -524,6 +543,7 @@ int setup(struct run *r, char *err, size_t errlen)
 	for (unsigned i = 0; i < o->coll.n; i++) /* (the largest; a NIC is in one collective) */
 		o->nic.max_qps = RTE_MAX(o->nic.max_qps,
 					 dp_nics_coll_qps(o->coll.spec[i], topo_emulated_hosts(r->topo)));
+	o->nic.max_qps = RTE_MAX(o->nic.max_qps, dp_job_qps(r->job));
 	o->nic.seed = o->seed;
 	uint32_t *lane_of = NULL;
 	if (lanes) {
@@ -633,6 +653,8 @@ int start_traffic(struct run *r, char *err, size_t errlen)
 	if (o->coll.n && dp_nics_coll_series(&r->nics, series, err, errlen) < 0)
 		return EXIT_BAD_INPUT;
 	if (dp_nics_colls_begin(&r->nics, err, errlen) < 0)
+		return 1;
+	if (r->job && dp_job_start(r->job, &r->nics, r->start_ns, err, errlen) < 0)
 		return 1;
 	return o->te ? start_te(r, err, errlen) : 0;
 }

@@ -317,6 +317,13 @@ static void coll_put_nvlink(const struct dp_coll *c)
 		    ne_coll_num_conns(c->run));
 }
 
+/* c finished or failed at now: whoever asked is told (dp_job.c). */
+static void coll_notify_end(struct dp_coll *c, uint64_t now)
+{
+	if (c->on_end)
+		c->on_end(c->on_end_ctx, c, now);
+}
+
 /* c's run finished its size at now: its lines; then the next size, or the end. */
 void coll_size_done(struct dp_coll *c, uint64_t now)
 {
@@ -348,6 +355,7 @@ void coll_size_done(struct dp_coll *c, uint64_t now)
 		c->finished = true;
 		coll_print_footer(c);
 		coll_series_flush(c);
+		coll_notify_end(c, end);
 		return;
 	}
 	c->size *= 2;
@@ -386,6 +394,7 @@ void coll_poll(struct dp_coll *c, uint32_t lane, uint64_t now)
 	}
 	if (rc < 0) {
 		coll_failed(c);
+		coll_notify_end(c, now);
 		return;
 	}
 	coll_arm_listed(ns, lane, now);
@@ -450,6 +459,7 @@ void coll_start_size(void *obj, uint64_t arg, uint64_t now)
 		e = -EINVAL;
 	if (e != 0) {
 		coll_cannot_start(c, e);
+		coll_notify_end(c, now);
 		return;
 	}
 	coll_poll(c, 0, now);

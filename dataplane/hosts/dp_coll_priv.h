@@ -87,6 +87,11 @@ struct dp_coll {
 	struct coll_lane *lane;     /* [n_lanes] */
 	struct ne_coll **lane_run;  /* [n_lanes]: ne_coll_lane(run, l), looked up once */
 	uint32_t lanes_ended;       /* atomic */
+	/* rocelab-dp --workload (dp_job.c): called once, at now, when the
+	 * collective finished its last size or failed (NULL: nothing) */
+	void (*on_end)(void *ctx, struct dp_coll *c, uint64_t now);
+	void *on_end_ctx;
+	uint32_t on_end_arg;
 };
 
 /*
@@ -135,6 +140,9 @@ void coll_free(struct dp_coll *c);
 int coll_parse_spec(struct dp_nics *ns, struct dp_coll *c, const char *spec, char *err,
 			   size_t errlen);
 int coll_take_ranks(struct dp_nics *ns, struct dp_coll *c, char *err, size_t errlen);
+/* The servers of c's ranks (hosts host[0..nranks-1]) into c->cfg when t has
+ * servers (NVLink between GPUs of one). 0, or -1 (out of memory). */
+int coll_servers(const struct topo *t, struct dp_coll *c, const uint32_t *host);
 /* With lanes: 0 when each server's ranks of c are in one lane, else -1 with
  * "--coll: server S spans partitions ..." in err. */
 int coll_servers_split_check(const struct dp_coll *c, char *err, size_t errlen);

@@ -246,7 +246,7 @@ bool dp_nics_coll_sweeps(const char *spec)
  * GPUs of one server talk over NVLink (ne_coll.h). The NVLink rate and
  * latency are the topology's (its bit/s / 8). 0, or -1 (out of memory).
  */
-static int coll_servers(const struct topo *t, struct dp_coll *c, const uint32_t *host)
+int coll_servers(const struct topo *t, struct dp_coll *c, const uint32_t *host)
 {
 	if (topo_servers(t) == 0)
 		return 0; /* (no server: the run is as before servers existed) */
