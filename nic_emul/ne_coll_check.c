@@ -138,6 +138,21 @@ long ne_coll_check(const struct ne_coll *c)
 					wrong += !close_enough(r->work[s * c->block_elems + e],
 							       c->ranks[s].in[i * c->block_elems + e]);
 			break;
+		case NE_COLL_BROADCAST:
+			for (uint64_t e = 0; e < c->rank_elems; e++)
+				wrong += !close_enough(r->work[e], c->ranks[c->cfg.root].in[e]);
+			break;
+		case NE_COLL_REDUCE:
+			if (i != c->cfg.root)
+				break;
+			for (uint64_t e = 0; e < c->rank_elems; e++) {
+				double want = 0;
+
+				for (uint32_t s = 0; s < n; s++)
+					want += c->ranks[s].in[e];
+				wrong += !close_enough(r->work[e], want);
+			}
+			break;
 		case NE_COLL_INCAST:
 			if (i != c->cfg.root)
 				break;

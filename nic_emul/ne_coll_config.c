@@ -74,7 +74,7 @@ static int check_nccl(const struct ne_coll_config *cfg)
 
 int ne_coll_config_check(const struct ne_coll_config *cfg)
 {
-	if (!cfg || cfg->op > NE_COLL_INCAST || cfg->nranks < 2 || cfg->nranks > NE_COLL_MAX_RANKS ||
+	if (!cfg || cfg->op > NE_COLL_REDUCE || cfg->nranks < 2 || cfg->nranks > NE_COLL_MAX_RANKS ||
 	    cfg->bytes == 0 || cfg->channels == 0 || cfg->channels > NE_COLL_MAX_CHANNELS ||
 	    cfg->qps_per_conn == 0 || cfg->model > NE_COLL_MODEL_NCCL ||
 	    (cfg->model == NE_COLL_MODEL_ROCELAB &&
@@ -90,7 +90,7 @@ int ne_coll_config_check(const struct ne_coll_config *cfg)
 	if (cfg->path_mtu != 256 && cfg->path_mtu != 512 && cfg->path_mtu != 1024 &&
 	    cfg->path_mtu != 2048 && cfg->path_mtu != 4096)
 		return -EINVAL;
-	if (cfg->op == NE_COLL_INCAST && cfg->root >= cfg->nranks)
+	if (coll_op_rooted(cfg->op) && cfg->root >= cfg->nranks)
 		return -EINVAL;
 	if (cfg->bytes / 4 == 0)
 		return -EINVAL;

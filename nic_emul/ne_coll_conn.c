@@ -24,6 +24,8 @@ int ne_coll_buffers_alloc(struct ne_coll *c)
 		if (c->cfg.data) {
 			switch (c->cfg.op) {
 			case NE_COLL_ALLREDUCE:
+			case NE_COLL_BROADCAST:
+			case NE_COLL_REDUCE:
 				r->nin = r->nwork = c->rank_elems;
 				break;
 			case NE_COLL_ALLGATHER:

@@ -188,13 +188,13 @@ static int set_qp_mode(struct ne_coll_config *cfg, const struct key_ctx *k)
 
 static int set_op(struct ne_coll_config *cfg, const struct key_ctx *k)
 {
-	for (int op = NE_COLL_ALLREDUCE; op <= NE_COLL_INCAST; op++)
+	for (int op = NE_COLL_ALLREDUCE; op <= NE_COLL_REDUCE; op++)
 		if (!strcmp(k->val, ne_coll_op_name((enum ne_coll_op)op))) {
 			cfg->op = (enum ne_coll_op)op;
 			return 0;
 		}
 	static const char *const ops[] = {"allreduce", "allgather", "reducescatter", "alltoall",
-					  "incast"};
+					  "incast", "broadcast", "reduce"};
 	return bad_word(k, ops, sizeof(ops) / sizeof(ops[0]));
 }
 
@@ -372,9 +372,12 @@ static const struct key_def {
 	bool lib; /* ne_coll_config_set only: a --coll spec says it another way */
 } keys[] = {
 	{"op", KEY_FN, 0, 0, 0, set_op, NULL, false,
-	 "allreduce|allgather|reducescatter|alltoall|incast", "allreduce", "the collective", false},
+	 "allreduce|allgather|reducescatter|alltoall|incast|broadcast|reduce", "allreduce",
+	 "the collective", false},
 	{"hosts", KEY_SPEC, 0, 0, 0, NULL, set_hosts, false,
 	 "all | H1+H2+...", "all", "its ranks in order: every emulated host, or these", false},
+	{"root", KEY_U32, U32(root), 0, NE_COLL_MAX_RANKS - 1, NULL, NULL, false, "0..1023", "0",
+	 "the root rank of incast, broadcast and reduce (below the rank count)", false},
 	{"order", KEY_SPEC, 0, 0, 0, NULL, set_order, false, "hosts|nccl", "hosts",
 	 "the ring's rank order: as hosts= lists them, or NCCL's through each server "
 	 "(GPU 0, G-1, ..., 1; servers in order of their first GPU in hosts=)", false},

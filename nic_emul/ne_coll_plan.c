@@ -12,7 +12,7 @@
 /* ------------------------------------------------------------------ */
 /* Plan */
 
-static int conn_add_xfer(struct coll_conn *k, const struct coll_xfer *x)
+int ne_coll_plan_add_xfer(struct coll_conn *k, const struct coll_xfer *x)
 {
 	if (k->nxfers == k->xfers_cap) {
 		uint32_t nc = k->xfers_cap ? 2 * k->xfers_cap : 16;
@@ -167,7 +167,7 @@ static int build_ring(struct ne_coll *c, uint32_t start, uint32_t hops, uint32_t
 						x.dep_seq = h ? lseq[m] : 0;
 						if (h)
 							c->conns[lconn[m]].downstream = (int32_t)k;
-						rc = conn_add_xfer(&c->conns[k], &x);
+						rc = ne_coll_plan_add_xfer(&c->conns[k], &x);
 						lconn[m] = (int32_t)k;
 						lseq[m] = c->conns[k].nxfers - 1;
 					}
@@ -201,7 +201,7 @@ static int build_block(struct ne_coll *c, uint32_t first_conn_of_ch0, uint32_t c
 			x.kind = XFER_COPY;
 			x.dep_conn = -1;
 			x.dep_seq = 0;
-			rc = conn_add_xfer(k, &x);
+			rc = ne_coll_plan_add_xfer(k, &x);
 			if (rc)
 				return rc;
 		}
@@ -282,6 +282,10 @@ int ne_coll_plan_build(struct ne_coll *c)
 	case NE_COLL_INCAST:
 		for (uint32_t k = 0; k < n - 1 && !rc; k++)
 			rc = build_block(c, k, n - 1, 0, (uint64_t)c->conns[k].src * c->rank_elems, c->rank_elems);
+		break;
+	case NE_COLL_BROADCAST:
+	case NE_COLL_REDUCE:
+		rc = ne_coll_plan_root(c);
 		break;
 	}
 	if (rc)

@@ -263,13 +263,33 @@ static inline bool coll_nccl(const struct ne_coll *c)
 	return c->cfg.model == NE_COLL_MODEL_NCCL;
 }
 
+/* Ops whose transfers read the sender's work buffer (what it received):
+ * the ring ops and the rooted ring pipelines. */
 static inline bool coll_op_is_ring(enum ne_coll_op op)
 {
-	return op == NE_COLL_ALLREDUCE || op == NE_COLL_ALLGATHER || op == NE_COLL_REDUCESCATTER;
+	return op == NE_COLL_ALLREDUCE || op == NE_COLL_ALLGATHER || op == NE_COLL_REDUCESCATTER ||
+	       op == NE_COLL_BROADCAST || op == NE_COLL_REDUCE;
+}
+
+/* Ops with a root rank (cfg.root). */
+static inline bool coll_op_rooted(enum ne_coll_op op)
+{
+	return op == NE_COLL_INCAST || op == NE_COLL_BROADCAST || op == NE_COLL_REDUCE;
 }
 
 /* ne_coll_plan.c: connections and their transfers. 0 or -ENOMEM. */
 int ne_coll_plan_build(struct ne_coll *c);
+/* Append transfer x to connection k (its bytes counted). 0 or -ENOMEM. */
+int ne_coll_plan_add_xfer(struct coll_conn *k, const struct coll_xfer *x);
+
+/* ne_coll_root.c: Broadcast and Reduce, NCCL's ring pipeline from / to the
+ * root. ne_coll_plan_root: every chunk's n - 1 hops on the ring's
+ * connections (0 or -ENOMEM). ne_coll_root_channel_part: channel ch's
+ * contiguous part of the rank_elems elements ([*lo, *lo + *len)).
+ * ne_coll_root_chunk_elems: the chunk, in elements (one message). */
+int ne_coll_plan_root(struct ne_coll *c);
+void ne_coll_root_channel_part(const struct ne_coll *c, uint32_t ch, uint64_t *lo, uint64_t *len);
+uint64_t ne_coll_root_chunk_elems(const struct ne_coll *c);
 
 /* ne_coll_conn.c: each 0 or a negative errno (-ENOMEM, or the NIC's error). */
 int ne_coll_buffers_alloc(struct ne_coll *c);

@@ -146,6 +146,10 @@ double ne_coll_busbw_factor(enum ne_coll_op op, uint32_t n)
 		return (double)(n - 1) / n;
 	case NE_COLL_INCAST:
 		return (double)(n - 1);
+	case NE_COLL_BROADCAST:
+	case NE_COLL_REDUCE:
+		/* nccl-tests doc/PERFORMANCE.md: busbw = algbw for both */
+		return 1.0;
 	}
 	return 0;
 }
@@ -174,10 +178,10 @@ int ne_coll_get_result(const struct ne_coll *c, struct ne_coll_result *r)
 	r->op = c->cfg.op;
 	r->nranks = c->nranks;
 	r->type = "float";
-	r->redop = (c->cfg.op == NE_COLL_ALLREDUCE || c->cfg.op == NE_COLL_REDUCESCATTER) ? "sum"
-											   : "none";
-	r->root = c->cfg.op == NE_COLL_INCAST ? (int)c->cfg.root : -1;
-	if (c->cfg.op == NE_COLL_ALLREDUCE || c->cfg.op == NE_COLL_INCAST) {
+	r->redop = (c->cfg.op == NE_COLL_ALLREDUCE || c->cfg.op == NE_COLL_REDUCESCATTER ||
+		    c->cfg.op == NE_COLL_REDUCE) ? "sum" : "none";
+	r->root = coll_op_rooted(c->cfg.op) ? (int)c->cfg.root : -1;
+	if (c->cfg.op == NE_COLL_ALLREDUCE || coll_op_rooted(c->cfg.op)) {
 		r->count = c->rank_elems;
 		r->size = c->rank_elems * 4;
 	} else {
@@ -204,6 +208,8 @@ const char *ne_coll_op_name(enum ne_coll_op op)
 	case NE_COLL_REDUCESCATTER: return "reducescatter";
 	case NE_COLL_ALLTOALL: return "alltoall";
 	case NE_COLL_INCAST: return "incast";
+	case NE_COLL_BROADCAST: return "broadcast";
+	case NE_COLL_REDUCE: return "reduce";
 	}
 	return "?";
 }

@@ -101,6 +101,16 @@ static void init_data(struct ne_coll *c)
 			if (r->work)
 				memset(r->work, 0, r->nwork * sizeof(float));
 			break;
+		case NE_COLL_BROADCAST:
+			/* the root sends its input; the others' outputs start empty */
+			if (i == c->cfg.root)
+				memcpy(r->work, r->in, r->nin * sizeof(float));
+			else
+				memset(r->work, 0, r->nwork * sizeof(float));
+			break;
+		case NE_COLL_REDUCE:
+			memcpy(r->work, r->in, r->nin * sizeof(float));
+			break;
 		}
 	}
 }

@@ -130,6 +130,9 @@ static int coll_read(const struct topo *t, const char *spec, struct ne_coll_spec
 		s->cfg.bytes = s->size_max;
 		if (n < 2)
 			snprintf(why, sizeof(why), "needs at least 2 emulated hosts (has %d)", n);
+		else if (s->cfg.root >= (uint32_t)n)
+			snprintf(why, sizeof(why), "root=%u: outside the %d ranks (0..%d)",
+				 s->cfg.root, n, n - 1);
 		else if (ne_coll_config_check(&s->cfg) != 0)
 			snprintf(why, sizeof(why), "'%.160s': inconsistent settings", spec);
 		else
