@@ -141,6 +141,13 @@ enum ne_coll_model {
 	NE_COLL_MODEL_NCCL,        /* NCCL's ring formula, pipeline and FIFO (CTS) */
 };
 
+/* AllReduce's algorithm (cfg.algo). */
+enum ne_coll_algo {
+	NE_COLL_ALGO_RING = 0, /* the ring (default) */
+	NE_COLL_ALGO_TREE,     /* NCCL's double binary tree: reduce up, broadcast down */
+	NE_COLL_ALGO_AUTO,     /* NCCL's tuning (nccl/nc_tune) picks ring or tree per size */
+};
+
 /* UDP source-port policy applied to the NICs before the QPs are connected. */
 enum ne_coll_sport {
 	NE_COLL_SPORT_NIC = 0, /* leave the NICs' own policy */
@@ -221,6 +228,17 @@ struct ne_coll_config {
 	const uint32_t *server_of;
 	uint64_t nvlink_Bps;    /* per GPU per direction, bytes/s, > 0; H100: 450e9 */
 	uint64_t nvlink_lat_ns; /* one NVLink hop; H100 (NCCL's figure): 600 */
+
+	/* AllReduce's algorithm (key algo, or NCCL_ALGO): NE_COLL_ALGO_RING
+	 * (default), NE_COLL_ALGO_TREE (NCCL's double binary tree across
+	 * servers, a chain inside each; ne_coll_tree.c), NE_COLL_ALGO_AUTO
+	 * (at create, NCCL 2.21.5's tuning model for H100 servers of this
+	 * shape picks one for cfg.bytes; other ops run the ring). */
+	enum ne_coll_algo algo;
+	/* NCCL_ALGO / NCCL_PROTO: bits (1 << enum nc_algo / nc_proto) the
+	 * tuning may not pick; 0 (default): all allowed. Simple is always
+	 * allowed: it is the protocol on the wire. */
+	uint8_t nccl_algo_off, nccl_proto_off;
 };
 
 /* One result, the numbers of one nccl-tests line. */
@@ -592,6 +610,14 @@ int ne_coll_set_series(struct ne_coll *coll, ne_coll_series_fn fn, void *ctx);
 /* NVLink connections of the collective (0 without cfg.server_of): those
  * whose two ranks share a server. 0 for NULL. */
 uint32_t ne_coll_nvlink_conns(const struct ne_coll *coll);
+
+/* The algorithm the collective runs, as a comment line ending in '\n':
+ * "# algo: tree (algo=tree)" when forced, or with algo=auto "# algo: Tree
+ * (NCCL's tuning picks Tree/LL128 for 1048576 B, 73.2 us predicted; runs as
+ * Simple, not LL128)".
+ * "" (returns 0) for the ring when algo=ring, so ring outputs are unchanged.
+ * Returns what snprintf returns. */
+int ne_coll_format_algo(const struct ne_coll *coll, char *buf, size_t cap);
 
 /* One rank's proxy-thread counters. 0, or -EINVAL (bad rank, NULL). */
 int ne_coll_rank_proxy(const struct ne_coll *coll, uint32_t rank, struct ne_coll_proxy_stats *out);

@@ -4,8 +4,10 @@
  * active QPs per NIC (data QPs with a send WQE on the NIC) over time.
  */
 #include "ne_coll_priv.h"
+#include "nc_tune.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
@@ -120,6 +122,30 @@ int ne_coll_format_costs(const struct ne_coll_config *cfg, char *buf, size_t cap
 			"poll on each rank's proxy thread: assumptions, not measurements (no public "
 			"figure)\n",
 			cfg->proxy_post_ns, cfg->proxy_poll_ns);
+}
+
+int ne_coll_format_algo(const struct ne_coll *c, char *buf, size_t cap)
+{
+	const char *name = c->cfg.algo == NE_COLL_ALGO_TREE ? "tree" : "ring";
+
+	if (c->tuned) {
+		const char *proto = nc_tune_proto_name((enum nc_proto)c->tune_proto);
+		bool simple = c->tune_proto == NC_PROTO_SIMPLE;
+
+		/* only Simple is modelled on the wire: another pick runs as Simple */
+		return snprintf(buf, cap,
+				"# algo: %s (NCCL's tuning picks %s/%s for %" PRIu64 " B, %.1f us "
+				"predicted%s%s)\n",
+				name, nc_tune_algo_name((enum nc_algo)c->tune_algo), proto,
+				c->cfg.bytes, c->tune_us, simple ? "" : "; runs as Simple, not ",
+				simple ? "" : proto);
+	}
+	if (c->algo_asked == NE_COLL_ALGO_RING || c->cfg.op != NE_COLL_ALLREDUCE) {
+		if (cap)
+			buf[0] = '\0';
+		return 0;
+	}
+	return snprintf(buf, cap, "# algo: %s (algo=%s)\n", name, name);
 }
 
 int ne_coll_format_active(const struct ne_coll_result *r, char *buf, size_t cap)

@@ -81,15 +81,16 @@ int ne_coll_plan_root(struct ne_coll *c)
 				struct coll_xfer x;
 				int rc;
 
+				ne_coll_xfer_init(&x);
 				x.src_off = x.dst_off = (lo + o) * sizeof(float);
 				x.len = (uint32_t)((len - o < ce ? len - o : ce) * sizeof(float));
 				x.kind = reduce ? XFER_REDUCE : XFER_COPY;
-				x.dep_conn = h ? (int32_t)prev : -1;
+				x.dep_conn[0] = h ? (int32_t)prev : -1;
 				/* the previous hop's connection just got this chunk's
 				 * transfer as its last one */
-				x.dep_seq = h ? c->conns[prev].nxfers - 1 : 0;
+				x.dep_seq[0] = h ? c->conns[prev].nxfers - 1 : 0;
 				if (h)
-					c->conns[prev].downstream = (int32_t)k;
+					ne_coll_plan_link(c, prev, k);
 				rc = ne_coll_plan_add_xfer(&c->conns[k], &x);
 				if (rc)
 					return rc;
