@@ -310,6 +310,11 @@ int coll_parse_spec(struct dp_nics *ns, struct dp_coll *c, const char *spec, cha
 		if (coll_servers(t, c, host) < 0) {
 			snprintf(err, errlen, "--coll: out of memory");
 			n = -1;
+		} else if (c->cfg.algo == NE_COLL_ALGO_TREE && ne_coll_config_check(&c->cfg) != 0) {
+			/* (the keys passed alone: the servers are what is wrong) */
+			snprintf(err, errlen, "--coll: algo=tree: the ranks' servers have different "
+					      "GPU counts; NCCL's tree needs the same count in each");
+			n = -1;
 		}
 	}
 	free(host);

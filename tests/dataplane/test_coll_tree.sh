@@ -6,7 +6,8 @@
 #     (11), the tree at 64 KiB and the ring at 64 MiB (NCCL 2.21.5's tuning on
 #     its H100 graph; nccl/nc_tune), exit 0;
 #   - the default (ring) prints no "# algo:" line;
-#   - NCCL_ALGO=NVLS and NCCL_PROTO=LL: exit 2, the pair named.
+#   - op=allgather with algo=tree, algo=tree on servers of 3 and 1 GPUs,
+#     NCCL_ALGO=NVLS and NCCL_PROTO=LL: exit 2, the pair named.
 # usage: test_coll_tree.sh ROCELAB_DP ROCELAB_TOPO DATA_DIR
 set -u
 DP=$1 TOPO_TOOL=$2 DATA=$3
@@ -39,6 +40,12 @@ check "algo=auto: tree at 64 KiB, ring at 64 MiB" \
 dp ring --topology "$tmp/s2.yaml" --coll "sizes=1M" > "$tmp/ring.txt" 2>&1; rc=$?
 check "the default ring: exit 0 ($rc), no '# algo:' line" "[ $rc -eq 0 ] && ! grep -q '^# algo' $tmp/ring.txt"
 
+dp op --topology "$tmp/s2.yaml" --coll "op=allgather,algo=tree" > /dev/null 2> "$tmp/op.err"; rc=$?
+check "op=allgather,algo=tree: exit 2 ($rc), AllReduce only" \
+  "[ $rc -eq 2 ] && grep -q -- '--coll: algo=tree: the tree runs AllReduce only (op=allgather)' $tmp/op.err"
+dp uneven --topology "$tmp/s2.yaml" --coll "algo=tree,hosts=s0-g0+s0-g1+s0-g2+s1-g0" > /dev/null 2> "$tmp/un.err"; rc=$?
+check "algo=tree on servers of 3 and 1 GPUs: exit 2 ($rc), said" \
+  "[ $rc -eq 2 ] && grep -q -- '--coll: algo=tree: the ranks. servers have different GPU counts' $tmp/un.err"
 for bad in NCCL_ALGO=NVLS NCCL_PROTO=LL; do
   dp bad --topology "$tmp/s2.yaml" --coll "model=nccl,$bad" > /dev/null 2> "$tmp/bad.err"; rc=$?
   check "$bad: exit 2 ($rc), the pair named" "[ $rc -eq 2 ] && grep -q -- '--coll: $bad: ' $tmp/bad.err"
