@@ -4,8 +4,9 @@
  * from outside on simulated time. Pure C, no clock, no globals.
  *
  * Operations: ring AllReduce (reduce-scatter then all-gather, 2(n-1) hops per
- * chunk), ring AllGather, ring ReduceScatter, AllToAll (full mesh) and an N:1
- * incast. Data are float32; the reduction is a sum, computed for real.
+ * chunk), ring AllGather, ring ReduceScatter, AllToAll (full mesh), an N:1
+ * incast, and Broadcast and Reduce as NCCL's ring pipeline from / to the root
+ * (n-1 hops per chunk; ne_coll_root.c). Data are float32; the reduction is a sum, computed for real.
  *
  * Transport. Each connection (sender rank, receiver rank, channel) has
  * qps_per_conn data QPs (sender -> receiver, RDMA WRITE WITH IMMEDIATE,
@@ -83,10 +84,12 @@
  * per rank; AllGather: output per rank (each rank contributes bytes/n);
  * ReduceScatter: input per rank (output bytes/n); AllToAll: send buffer per
  * rank (bytes/n to each peer); incast: bytes sent by each non-root rank to
- * the root. Counts are rounded down like nccl-tests (to whole floats, and to
+ * the root; Broadcast and Reduce: the buffer's bytes. Counts are rounded
+ * down like nccl-tests (to whole floats, and to
  * a multiple of n floats for AllGather/ReduceScatter/AllToAll).
  * busbw = algbw x 2(n-1)/n (AllReduce), x (n-1)/n (AllGather, ReduceScatter,
- * AllToAll), x (n-1) for incast (the root's ingress); algbw = size / time.
+ * AllToAll), x (n-1) for incast (the root's ingress), x 1 for Broadcast and
+ * Reduce (nccl-tests doc/PERFORMANCE.md); algbw = size / time.
  *
  * Driving it (one call sequence per simulated instant `now`):
  *   ne_nic_rx() every frame that arrived by now;
@@ -121,6 +124,8 @@ enum ne_coll_op {
 	NE_COLL_REDUCESCATTER,
 	NE_COLL_ALLTOALL,
 	NE_COLL_INCAST,
+	NE_COLL_BROADCAST,     /* ring pipeline from cfg.root (ne_coll_root.c) */
+	NE_COLL_REDUCE,        /* ring pipeline to cfg.root, summed on the way */
 };
 
 enum ne_coll_qp_mode {
@@ -134,6 +139,13 @@ enum ne_coll_qp_mode {
 enum ne_coll_model {
 	NE_COLL_MODEL_ROCELAB = 0, /* default: chunk_bytes transfers, window per receiver */
 	NE_COLL_MODEL_NCCL,        /* NCCL's ring formula, pipeline and FIFO (CTS) */
+};
+
+/* AllReduce's algorithm (cfg.algo). */
+enum ne_coll_algo {
+	NE_COLL_ALGO_RING = 0, /* the ring (default) */
+	NE_COLL_ALGO_TREE,     /* NCCL's double binary tree: reduce up, broadcast down */
+	NE_COLL_ALGO_AUTO,     /* NCCL's tuning (nccl/nc_tune) picks ring or tree per size */
 };
 
 /* UDP source-port policy applied to the NICs before the QPs are connected. */
@@ -178,7 +190,7 @@ struct ne_coll_config {
 	uint32_t path_mtu;      /* 256..4096, default 4096 */
 	uint8_t timeout;        /* IB timeout code of every QP, default 14 (67 ms) */
 	uint8_t retry_cnt;      /* default 7 */
-	uint32_t root;          /* incast root rank, default 0 */
+	uint32_t root;          /* incast, broadcast and reduce root rank, default 0 */
 	bool data;              /* true (default): real buffers, reduction computed;
 				 * false: only the wire behaviour (payload bytes are
 				 * whatever the staging holds), memory O(chunk) */
@@ -216,6 +228,17 @@ struct ne_coll_config {
 	const uint32_t *server_of;
 	uint64_t nvlink_Bps;    /* per GPU per direction, bytes/s, > 0; H100: 450e9 */
 	uint64_t nvlink_lat_ns; /* one NVLink hop; H100 (NCCL's figure): 600 */
+
+	/* AllReduce's algorithm (key algo, or NCCL_ALGO): NE_COLL_ALGO_RING
+	 * (default), NE_COLL_ALGO_TREE (NCCL's double binary tree across
+	 * servers, a chain inside each; ne_coll_tree.c), NE_COLL_ALGO_AUTO
+	 * (at create, NCCL 2.21.5's tuning model for H100 servers of this
+	 * shape picks one for cfg.bytes; other ops run the ring). */
+	enum ne_coll_algo algo;
+	/* NCCL_ALGO / NCCL_PROTO: bits (1 << enum nc_algo / nc_proto) the
+	 * tuning may not pick; 0 (default): all allowed. Simple is always
+	 * allowed: it is the protocol on the wire. */
+	uint8_t nccl_algo_off, nccl_proto_off;
 };
 
 /* One result, the numbers of one nccl-tests line. */
@@ -588,6 +611,14 @@ int ne_coll_set_series(struct ne_coll *coll, ne_coll_series_fn fn, void *ctx);
  * whose two ranks share a server. 0 for NULL. */
 uint32_t ne_coll_nvlink_conns(const struct ne_coll *coll);
 
+/* The algorithm the collective runs, as a comment line ending in '\n':
+ * "# algo: tree (algo=tree)" when forced, or with algo=auto "# algo: Tree
+ * (NCCL's tuning picks Tree/LL128 for 1048576 B, 73.2 us predicted; runs as
+ * Simple, not LL128)".
+ * "" (returns 0) for the ring when algo=ring, so ring outputs are unchanged.
+ * Returns what snprintf returns. */
+int ne_coll_format_algo(const struct ne_coll *coll, char *buf, size_t cap);
+
 /* One rank's proxy-thread counters. 0, or -EINVAL (bad rank, NULL). */
 int ne_coll_rank_proxy(const struct ne_coll *coll, uint32_t rank, struct ne_coll_proxy_stats *out);
 
@@ -596,7 +627,8 @@ int ne_coll_rank_proxy(const struct ne_coll *coll, uint32_t rank, struct ne_coll
  * ne_coll_start). Output: its result after ne_coll_done (AllReduce: the sum;
  * AllGather: n blocks; ReduceScatter: its reduced block; AllToAll: n blocks,
  * block s from rank s; incast root: n blocks, block s from rank s (its own
- * block is zero)). */
+ * block is zero); Broadcast: every rank holds the root's input; Reduce: the
+ * root holds the sum, the others partial sums). */
 float *ne_coll_input(struct ne_coll *coll, uint32_t rank, size_t *nfloats);
 const float *ne_coll_output(const struct ne_coll *coll, uint32_t rank, size_t *nfloats);
 
@@ -630,7 +662,8 @@ long ne_coll_check(const struct ne_coll *coll);
 uint32_t ne_coll_num_conns(const struct ne_coll *coll);
 int ne_coll_conn_info(const struct ne_coll *coll, uint32_t idx, struct ne_coll_conn_info *out);
 
-/* nccl-tests bus bandwidth factor: 2(n-1)/n, (n-1)/n or n-1 (incast). */
+/* nccl-tests bus bandwidth factor: 2(n-1)/n, (n-1)/n, n-1 (incast) or 1
+ * (Broadcast, Reduce). */
 double ne_coll_busbw_factor(enum ne_coll_op op, uint32_t nranks);
 /* Fill algbw/busbw/time_us of r from r->size, r->time_ns, r->op, r->nranks. */
 void ne_coll_result_compute(struct ne_coll_result *r);

@@ -95,6 +95,21 @@ static bool close_enough(float got, double want)
 	return d <= 1e-5 * (fabs(want) > 1.0 ? fabs(want) : 1.0);
 }
 
+/* Elements of r's result that are not the sum of every rank's input. */
+static long sum_wrong(const struct ne_coll *c, const struct coll_rank *r)
+{
+	long wrong = 0;
+
+	for (uint64_t e = 0; e < c->rank_elems; e++) {
+		double want = 0;
+
+		for (uint32_t s = 0; s < c->nranks; s++)
+			want += c->ranks[s].in[e];
+		wrong += !close_enough(r->work[e], want);
+	}
+	return wrong;
+}
+
 long ne_coll_check(const struct ne_coll *c)
 {
 	uint32_t n;
@@ -110,13 +125,7 @@ long ne_coll_check(const struct ne_coll *c)
 			continue;
 		switch (c->cfg.op) {
 		case NE_COLL_ALLREDUCE:
-			for (uint64_t e = 0; e < c->rank_elems; e++) {
-				double want = 0;
-
-				for (uint32_t s = 0; s < n; s++)
-					want += c->ranks[s].in[e];
-				wrong += !close_enough(r->work[e], want);
-			}
+			wrong += sum_wrong(c, r);
 			break;
 		case NE_COLL_ALLGATHER:
 			for (uint32_t s = 0; s < n; s++)
@@ -137,6 +146,14 @@ long ne_coll_check(const struct ne_coll *c)
 				for (uint64_t e = 0; e < c->block_elems; e++)
 					wrong += !close_enough(r->work[s * c->block_elems + e],
 							       c->ranks[s].in[i * c->block_elems + e]);
+			break;
+		case NE_COLL_BROADCAST:
+			for (uint64_t e = 0; e < c->rank_elems; e++)
+				wrong += !close_enough(r->work[e], c->ranks[c->cfg.root].in[e]);
+			break;
+		case NE_COLL_REDUCE:
+			if (i == c->cfg.root)
+				wrong += sum_wrong(c, r);
 			break;
 		case NE_COLL_INCAST:
 			if (i != c->cfg.root)

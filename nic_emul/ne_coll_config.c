@@ -4,6 +4,7 @@
  */
 #include "ne_coll_priv.h"
 #include "nc_nvlink.h"
+#include "nc_tree.h"
 
 #include <errno.h>
 #include <string.h>
@@ -74,7 +75,7 @@ static int check_nccl(const struct ne_coll_config *cfg)
 
 int ne_coll_config_check(const struct ne_coll_config *cfg)
 {
-	if (!cfg || cfg->op > NE_COLL_INCAST || cfg->nranks < 2 || cfg->nranks > NE_COLL_MAX_RANKS ||
+	if (!cfg || cfg->op > NE_COLL_REDUCE || cfg->nranks < 2 || cfg->nranks > NE_COLL_MAX_RANKS ||
 	    cfg->bytes == 0 || cfg->channels == 0 || cfg->channels > NE_COLL_MAX_CHANNELS ||
 	    cfg->qps_per_conn == 0 || cfg->model > NE_COLL_MODEL_NCCL ||
 	    (cfg->model == NE_COLL_MODEL_ROCELAB &&
@@ -90,7 +91,11 @@ int ne_coll_config_check(const struct ne_coll_config *cfg)
 	if (cfg->path_mtu != 256 && cfg->path_mtu != 512 && cfg->path_mtu != 1024 &&
 	    cfg->path_mtu != 2048 && cfg->path_mtu != 4096)
 		return -EINVAL;
-	if (cfg->op == NE_COLL_INCAST && cfg->root >= cfg->nranks)
+	if (cfg->algo > NE_COLL_ALGO_AUTO ||
+	    (cfg->algo == NE_COLL_ALGO_TREE &&
+	     (cfg->op != NE_COLL_ALLREDUCE || ne_coll_tree_check(cfg))))
+		return -EINVAL;
+	if (coll_op_rooted(cfg->op) && cfg->root >= cfg->nranks)
 		return -EINVAL;
 	if (cfg->bytes / 4 == 0)
 		return -EINVAL;
@@ -120,6 +125,10 @@ uint32_t ne_coll_qps_needed(const struct ne_coll_config *cfg, uint32_t rank)
 	uint32_t ctrl = cfg->model == NE_COLL_MODEL_NCCL ? 0 : 1;
 	uint32_t per = ne_coll_channels(cfg) * (cfg->qps_per_conn + ctrl);
 
+	/* tree: a server's head sends to and receives from its parent, its
+	 * chain neighbour and two child servers on a channel */
+	if (cfg->op == NE_COLL_ALLREDUCE && cfg->algo != NE_COLL_ALGO_RING)
+		return 2 * (NC_TREE_MAX_ARITY + 1) * per;
 	switch (cfg->op) {
 	case NE_COLL_ALLTOALL:
 		return 2 * (cfg->nranks - 1) * per;

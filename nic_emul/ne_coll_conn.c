@@ -24,6 +24,8 @@ int ne_coll_buffers_alloc(struct ne_coll *c)
 		if (c->cfg.data) {
 			switch (c->cfg.op) {
 			case NE_COLL_ALLREDUCE:
+			case NE_COLL_BROADCAST:
+			case NE_COLL_REDUCE:
 				r->nin = r->nwork = c->rank_elems;
 				break;
 			case NE_COLL_ALLGATHER:
@@ -285,11 +287,13 @@ int ne_coll_qps_setup(struct ne_coll *c)
 
 int ne_coll_groups_setup(struct ne_coll *c)
 {
-	c->ngroups = coll_nccl(c) ? c->nconns : c->nranks * c->nchannels;
+	bool per_conn = coll_nccl(c) || coll_tree(c);
+
+	c->ngroups = per_conn ? c->nconns : c->nranks * c->nchannels;
 	c->groups = calloc(c->ngroups, sizeof(*c->groups));
 	if (!c->groups)
 		return -ENOMEM;
-	for (uint32_t g = 0; !coll_nccl(c) && g < c->ngroups; g++)
+	for (uint32_t g = 0; !per_conn && g < c->ngroups; g++)
 		c->groups[g].rank = g / c->nchannels; /* (also a group with no connection) */
 	for (uint32_t k = 0; k < c->nconns; k++) {
 		struct coll_group *g = &c->groups[c->conns[k].group];

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "nc_tune.h"
 #include "rl_suggest.h"
 #include "rl_units.h"
 
@@ -188,14 +189,80 @@ static int set_qp_mode(struct ne_coll_config *cfg, const struct key_ctx *k)
 
 static int set_op(struct ne_coll_config *cfg, const struct key_ctx *k)
 {
-	for (int op = NE_COLL_ALLREDUCE; op <= NE_COLL_INCAST; op++)
+	for (int op = NE_COLL_ALLREDUCE; op <= NE_COLL_REDUCE; op++)
 		if (!strcmp(k->val, ne_coll_op_name((enum ne_coll_op)op))) {
 			cfg->op = (enum ne_coll_op)op;
 			return 0;
 		}
 	static const char *const ops[] = {"allreduce", "allgather", "reducescatter", "alltoall",
-					  "incast"};
+					  "incast", "broadcast", "reduce"};
 	return bad_word(k, ops, sizeof(ops) / sizeof(ops[0]));
+}
+
+static int set_algo(struct ne_coll_config *cfg, const struct key_ctx *k)
+{
+	static const char *const algos[] = {"ring", "tree", "auto"};
+
+	for (uint32_t a = 0; a < sizeof(algos) / sizeof(algos[0]); a++)
+		if (!strcmp(k->val, algos[a])) {
+			cfg->algo = (enum ne_coll_algo)a;
+			return 0;
+		}
+	return bad_word(k, algos, sizeof(algos) / sizeof(algos[0]));
+}
+
+/* NCCL_ALGO=LIST / NCCL_PROTO=LIST read by nc_tune's parser (NCCL's
+ * parseList: names, '^' negates); its message without its "VAR: " prefix. */
+static int tune_list(const struct key_ctx *k, bool algo, bool *on)
+{
+	struct nc_tune_params p;
+	char err[256];
+	const char *why;
+
+	nc_tune_params_h100(&p, 2, 8);
+	if ((algo ? nc_tune_set_algo : nc_tune_set_proto)(&p, k->val, err, sizeof(err)) == 0) {
+		for (uint32_t i = 0; i < (algo ? NC_ALGO_COUNT : NC_PROTO_COUNT); i++)
+			on[i] = algo ? p.algo_on[i] : p.proto_on[i];
+		return 0;
+	}
+	why = strstr(err, ": ");
+	return bad(k, "%s", why ? why + 2 : err);
+}
+
+/* NCCL_ALGO: Tree alone is algo=tree, Ring alone algo=ring, both auto
+ * (the tuning picks). */
+static int set_nccl_algo(struct ne_coll_config *cfg, const struct key_ctx *k)
+{
+	bool on[NC_ALGO_COUNT];
+	int rc = tune_list(k, true, on);
+
+	if (rc)
+		return rc;
+	cfg->nccl_algo_off = 0;
+	for (uint32_t a = 0; a < NC_ALGO_COUNT; a++)
+		cfg->nccl_algo_off |= on[a] ? 0 : (uint8_t)(1u << a);
+	cfg->algo = !on[NC_ALGO_RING]  ? NE_COLL_ALGO_TREE
+		    : !on[NC_ALGO_TREE] ? NE_COLL_ALGO_RING
+					: NE_COLL_ALGO_AUTO;
+	return 0;
+}
+
+/* NCCL_PROTO: the tuning's choices; Simple must stay on (the wire is
+ * Simple's: LL and LL128 are picked and reported, then run as Simple). */
+static int set_nccl_proto(struct ne_coll_config *cfg, const struct key_ctx *k)
+{
+	bool on[NC_PROTO_COUNT];
+	int rc = tune_list(k, false, on);
+
+	if (rc)
+		return rc;
+	if (!on[NC_PROTO_SIMPLE])
+		return bad(k, "only Simple is modelled on the wire (LL and LL128 are not): "
+			      "keep Simple in the list");
+	cfg->nccl_proto_off = 0;
+	for (uint32_t pr = 0; pr < NC_PROTO_COUNT; pr++)
+		cfg->nccl_proto_off |= on[pr] ? 0 : (uint8_t)(1u << pr);
+	return 0;
 }
 
 static int set_buffsize(struct ne_coll_config *cfg, const struct key_ctx *k)
@@ -372,9 +439,15 @@ static const struct key_def {
 	bool lib; /* ne_coll_config_set only: a --coll spec says it another way */
 } keys[] = {
 	{"op", KEY_FN, 0, 0, 0, set_op, NULL, false,
-	 "allreduce|allgather|reducescatter|alltoall|incast", "allreduce", "the collective", false},
+	 "allreduce|allgather|reducescatter|alltoall|incast|broadcast|reduce", "allreduce",
+	 "the collective", false},
 	{"hosts", KEY_SPEC, 0, 0, 0, NULL, set_hosts, false,
 	 "all | H1+H2+...", "all", "its ranks in order: every emulated host, or these", false},
+	{"root", KEY_U32, U32(root), 0, NE_COLL_MAX_RANKS - 1, NULL, NULL, false, "0..1023", "0",
+	 "the root rank of incast, broadcast and reduce (below the rank count)", false},
+	{"algo", KEY_FN, 0, 0, 0, set_algo, NULL, false, "ring|tree|auto", "ring",
+	 "AllReduce's algorithm: the ring, NCCL's double binary tree, or NCCL's tuning's pick "
+	 "per size", false},
 	{"order", KEY_SPEC, 0, 0, 0, NULL, set_order, false, "hosts|nccl", "hosts",
 	 "the ring's rank order: as hosts= lists them, or NCCL's through each server "
 	 "(GPU 0, G-1, ..., 1; servers in order of their first GPU in hosts=)", false},
@@ -429,6 +502,12 @@ static const struct key_def {
 	 "traffic class of the data QPs (DSCP = tc >> 2)", false},
 	{"NCCL_IB_FIFO_TC", KEY_FN, 0, 0, 0, set_fifo_tc, NULL, false, "0..255", NULL,
 	 "traffic class of the FIFO (CTS) writes; default: the data's", false},
+	{"NCCL_ALGO", KEY_FN, 0, 0, 0, set_nccl_algo, NULL, false, "LIST of Tree,Ring (^: not)",
+	 NULL, "Tree: algo=tree, Ring: algo=ring, both: algo=auto (NVLS, CollNet not modelled)",
+	 false},
+	{"NCCL_PROTO", KEY_FN, 0, 0, 0, set_nccl_proto, NULL, false,
+	 "LIST of LL,LL128,Simple (^: not)", NULL,
+	 "protocols the tuning may pick; all run as Simple, which must stay on", false},
 	{"NCCL_CTRAN_IB_MAX_QPS", KEY_U32, U32(qps_per_conn), 1, NE_COLL_NCCL_MAX_QPS, NULL, NULL,
 	 true, "1..128", NULL, "QPs per connection, and mode=ctran", false},
 	{"NCCL_CTRAN_IB_QP_SCALING_THRESHOLD", KEY_SIZE, U32(ctran_wqe_bytes), 0, 0, NULL, NULL,

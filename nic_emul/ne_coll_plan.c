@@ -12,7 +12,28 @@
 /* ------------------------------------------------------------------ */
 /* Plan */
 
-static int conn_add_xfer(struct coll_conn *k, const struct coll_xfer *x)
+void ne_coll_xfer_init(struct coll_xfer *x)
+{
+	memset(x, 0, sizeof(*x));
+	for (uint32_t d = 0; d < COLL_MAX_DEPS; d++)
+		x->dep_conn[d] = -1;
+}
+
+void ne_coll_plan_link(struct ne_coll *c, uint32_t from, uint32_t to)
+{
+	int32_t *ds = c->conns[from].downstream;
+
+	for (uint32_t d = 0; d < COLL_MAX_DEPS; d++) {
+		if (ds[d] == (int32_t)to)
+			return;
+		if (ds[d] < 0) {
+			ds[d] = (int32_t)to;
+			return;
+		}
+	}
+}
+
+int ne_coll_plan_add_xfer(struct coll_conn *k, const struct coll_xfer *x)
 {
 	if (k->nxfers == k->xfers_cap) {
 		uint32_t nc = k->xfers_cap ? 2 * k->xfers_cap : 16;
@@ -160,14 +181,15 @@ static int build_ring(struct ne_coll *c, uint32_t start, uint32_t hops, uint32_t
 						uint32_t m = 2 * j + p;
 						struct coll_xfer x;
 
+						ne_coll_xfer_init(&x);
 						x.src_off = x.dst_off = pst[p] * sizeof(float);
 						x.len = (uint32_t)(plen[p] * sizeof(float));
 						x.kind = h < nreduce ? XFER_REDUCE : XFER_COPY;
-						x.dep_conn = h ? lconn[m] : -1;
-						x.dep_seq = h ? lseq[m] : 0;
+						x.dep_conn[0] = h ? lconn[m] : -1;
+						x.dep_seq[0] = h ? lseq[m] : 0;
 						if (h)
-							c->conns[lconn[m]].downstream = (int32_t)k;
-						rc = conn_add_xfer(&c->conns[k], &x);
+							ne_coll_plan_link(c, (uint32_t)lconn[m], k);
+						rc = ne_coll_plan_add_xfer(&c->conns[k], &x);
 						lconn[m] = (int32_t)k;
 						lseq[m] = c->conns[k].nxfers - 1;
 					}
@@ -195,13 +217,12 @@ static int build_block(struct ne_coll *c, uint32_t first_conn_of_ch0, uint32_t c
 			struct coll_xfer x;
 			int rc;
 
+			ne_coll_xfer_init(&x);
 			x.src_off = (src_el + o) * 4;
 			x.dst_off = (dst_el + o) * 4;
 			x.len = (uint32_t)((b - o < ce ? b - o : ce) * 4);
 			x.kind = XFER_COPY;
-			x.dep_conn = -1;
-			x.dep_seq = 0;
-			rc = conn_add_xfer(k, &x);
+			rc = ne_coll_plan_add_xfer(k, &x);
 			if (rc)
 				return rc;
 		}
@@ -221,11 +242,41 @@ static int check_counts(const struct ne_coll *c)
 	return 0;
 }
 
+/* Each connection's per-transfer and per-QP state; total_xfers and the
+ * largest message counted. 0 or -ENOMEM. */
+static int conns_alloc(struct ne_coll *c)
+{
+	for (uint32_t i = 0; i < c->nconns; i++) {
+		struct coll_conn *k = &c->conns[i];
+
+		c->total_xfers += k->nxfers;
+		k->flags = calloc(k->nxfers + 1, 1);
+		k->rflags = calloc(k->nxfers + 1, 1);
+		k->recv_parts = calloc(k->nxfers + 1, sizeof(*k->recv_parts));
+		k->send_parts = calloc(k->nxfers + 1, sizeof(*k->send_parts));
+		k->qp_outstanding = calloc(c->nqps, sizeof(*k->qp_outstanding));
+		k->sq_wqes = calloc(c->nqps, sizeof(*k->sq_wqes));
+		k->src_qpn = calloc(c->nqps, sizeof(*k->src_qpn));
+		k->dst_qpn = calloc(c->nqps, sizeof(*k->dst_qpn));
+		if (!k->flags || !k->rflags || !k->recv_parts || !k->send_parts || !k->src_qpn || !k->dst_qpn ||
+		    !k->qp_outstanding || !k->sq_wqes)
+			return -ENOMEM;
+		for (uint32_t s = 0; s < k->nxfers; s++)
+			if (k->xfers[s].len > c->slot_bytes)
+				c->slot_bytes = k->xfers[s].len;
+	}
+	return 0;
+}
+
 int ne_coll_plan_build(struct ne_coll *c)
 {
 	uint32_t n = c->nranks, nch = c->nchannels, i = 0;
 	int rc = 0;
 
+	if (c->cfg.op == NE_COLL_ALLREDUCE && c->cfg.algo == NE_COLL_ALGO_TREE) {
+		rc = ne_coll_plan_tree(c);
+		goto planned;
+	}
 	switch (c->cfg.op) {
 	case NE_COLL_ALLTOALL:
 		c->nconns = nch * n * (n - 1);
@@ -256,7 +307,8 @@ int ne_coll_plan_build(struct ne_coll *c)
 				c->conns[i].src = s;
 				c->conns[i].dst = d;
 				c->conns[i].channel = ch;
-				c->conns[i].downstream = -1;
+				for (uint32_t j = 0; j < COLL_MAX_DEPS; j++)
+					c->conns[i].downstream[j] = -1;
 				/* rocelab: one CTS budget per receiver and channel;
 				 * nccl: per connection (its own FIFO, 4 slots) */
 				c->conns[i].group = nccl_model(c) ? i : d * nch + ch;
@@ -283,28 +335,17 @@ int ne_coll_plan_build(struct ne_coll *c)
 		for (uint32_t k = 0; k < n - 1 && !rc; k++)
 			rc = build_block(c, k, n - 1, 0, (uint64_t)c->conns[k].src * c->rank_elems, c->rank_elems);
 		break;
+	case NE_COLL_BROADCAST:
+	case NE_COLL_REDUCE:
+		rc = ne_coll_plan_root(c);
+		break;
 	}
+planned:
 	if (rc)
 		return rc;
-	for (i = 0; i < c->nconns; i++) {
-		struct coll_conn *k = &c->conns[i];
-
-		c->total_xfers += k->nxfers;
-		k->flags = calloc(k->nxfers + 1, 1);
-		k->rflags = calloc(k->nxfers + 1, 1);
-		k->recv_parts = calloc(k->nxfers + 1, sizeof(*k->recv_parts));
-		k->send_parts = calloc(k->nxfers + 1, sizeof(*k->send_parts));
-		k->qp_outstanding = calloc(c->nqps, sizeof(*k->qp_outstanding));
-		k->sq_wqes = calloc(c->nqps, sizeof(*k->sq_wqes));
-		k->src_qpn = calloc(c->nqps, sizeof(*k->src_qpn));
-		k->dst_qpn = calloc(c->nqps, sizeof(*k->dst_qpn));
-		if (!k->flags || !k->rflags || !k->recv_parts || !k->send_parts || !k->src_qpn || !k->dst_qpn ||
-		    !k->qp_outstanding || !k->sq_wqes)
-			return -ENOMEM;
-		for (uint32_t s = 0; s < k->nxfers; s++)
-			if (k->xfers[s].len > c->slot_bytes)
-				c->slot_bytes = k->xfers[s].len;
-	}
+	rc = conns_alloc(c);
+	if (rc)
+		return rc;
 	/* staging slot: a chunk (rocelab, as before), the largest message (nccl) */
 	if (!nccl_model(c))
 		c->slot_bytes = c->cfg.chunk_bytes;

@@ -64,14 +64,21 @@
 /* Completions taken from a CQ per ne_cq_poll() call. */
 #define COLL_POLL_BATCH 64
 
+/* Dependencies of a transfer, and connections fed by one: a tree rank's
+ * chain neighbour and two child servers' heads (NCCL_MAX_TREE_ARITY). */
+#define COLL_MAX_DEPS 3u
+
 /* One chunk transfer on a connection (one message). */
 struct coll_xfer {
 	uint64_t src_off; /* bytes into the sender's source buffer */
 	uint64_t dst_off; /* bytes into the receiver's result buffer */
 	uint32_t len;     /* bytes, 1..chunk_bytes, multiple of 4 */
 	uint8_t kind;     /* XFER_COPY / XFER_REDUCE */
-	int32_t dep_conn; /* -1: no dependency */
-	uint32_t dep_seq;
+	/* The received transfers whose data this one sends: (conn, seq) each,
+	 * conn -1 for none. A ring or pipeline hop has one; a tree node sums
+	 * up to COLL_MAX_DEPS children before it sends (ne_coll_tree.c). */
+	int32_t dep_conn[COLL_MAX_DEPS];
+	uint32_t dep_seq[COLL_MAX_DEPS];
 };
 
 /* A connection: sender rank -> receiver rank on one channel. */
@@ -91,7 +98,7 @@ struct coll_conn {
 	uint64_t *lat_ready, *lat_post;   /* per seq: ready / first post time (ne_coll_lat.c) */
 	uint64_t fifo_off;                /* nccl: FIFO slots in the sender's stage buffer */
 	uint64_t stage_off;               /* in the receiver's staging buffer */
-	int32_t downstream;               /* connection whose transfers depend on ours */
+	int32_t downstream[COLL_MAX_DEPS]; /* connections whose transfers depend on ours, -1 */
 	uint32_t group;
 	bool nvl;                         /* both ranks on one server: NVLink, no NIC */
 	/* sender */
@@ -182,7 +189,13 @@ struct coll_nvl_ev {
 };
 
 struct ne_coll {
-	struct ne_coll_config cfg;
+	struct ne_coll_config cfg; /* algo auto: resolved at create (ring or tree) */
+	/* algo auto: NCCL's tuning's pick (enum nc_algo, nc_proto) and its
+	 * predicted time; tuned false otherwise */
+	bool tuned;
+	uint8_t tune_algo, tune_proto;
+	double tune_us;
+	enum ne_coll_algo algo_asked; /* cfg.algo as given */
 	uint32_t nranks, nchannels, nqps, window;
 	uint32_t slot_bytes;   /* one staging slot (rocelab: chunk_bytes; nccl: largest message) */
 	uint32_t ngroups;      /* CTS budgets: nranks x nchannels (rocelab), nconns (nccl) */
@@ -263,13 +276,56 @@ static inline bool coll_nccl(const struct ne_coll *c)
 	return c->cfg.model == NE_COLL_MODEL_NCCL;
 }
 
+/* Ops whose transfers read the sender's work buffer (what it received):
+ * the ring ops and the rooted ring pipelines. */
 static inline bool coll_op_is_ring(enum ne_coll_op op)
 {
-	return op == NE_COLL_ALLREDUCE || op == NE_COLL_ALLGATHER || op == NE_COLL_REDUCESCATTER;
+	return op == NE_COLL_ALLREDUCE || op == NE_COLL_ALLGATHER || op == NE_COLL_REDUCESCATTER ||
+	       op == NE_COLL_BROADCAST || op == NE_COLL_REDUCE;
+}
+
+/* AllReduce over NCCL's double binary tree (ne_coll_tree.c). */
+static inline bool coll_tree(const struct ne_coll *c)
+{
+	return c->cfg.op == NE_COLL_ALLREDUCE && c->cfg.algo == NE_COLL_ALGO_TREE;
+}
+
+/* Ops with a root rank (cfg.root). */
+static inline bool coll_op_rooted(enum ne_coll_op op)
+{
+	return op == NE_COLL_INCAST || op == NE_COLL_BROADCAST || op == NE_COLL_REDUCE;
 }
 
 /* ne_coll_plan.c: connections and their transfers. 0 or -ENOMEM. */
 int ne_coll_plan_build(struct ne_coll *c);
+/* Append transfer x to connection k (its bytes counted). 0 or -ENOMEM. */
+int ne_coll_plan_add_xfer(struct coll_conn *k, const struct coll_xfer *x);
+/* A transfer with no dependency (dep_conn[] all -1). */
+void ne_coll_xfer_init(struct coll_xfer *x);
+/* Connection `to` sends what `from` receives: `from`'s consumed transfers
+ * wake `to` (kept once; at most COLL_MAX_DEPS). */
+void ne_coll_plan_link(struct ne_coll *c, uint32_t from, uint32_t to);
+
+/* ne_coll_root.c: Broadcast and Reduce, NCCL's ring pipeline from / to the
+ * root. ne_coll_plan_root: every chunk's n - 1 hops on the ring's
+ * connections (0 or -ENOMEM). ne_coll_root_channel_part: channel ch's
+ * contiguous part of the rank_elems elements ([*lo, *lo + *len)).
+ * ne_coll_root_chunk_elems: the chunk, in elements (one message). */
+int ne_coll_plan_root(struct ne_coll *c);
+
+/* ne_coll_tree.c: AllReduce over NCCL's double binary tree (algo tree).
+ * ne_coll_plan_tree: the connections (each tree edge both ways, per
+ * channel) and their transfers; 0, -ENOMEM, -EINVAL (servers of different
+ * sizes). ne_coll_tree_check: 0, or -EINVAL when cfg's servers differ in
+ * size, -ENOMEM. */
+int ne_coll_plan_tree(struct ne_coll *c);
+int ne_coll_tree_check(const struct ne_coll_config *cfg);
+/* algo auto: NCCL's pick for c's size into c->cfg.algo (ring or tree) and
+ * c->tune_*; other ops and algos untouched. 0, or -EINVAL (the tuning
+ * refused its inputs, e.g. nothing enabled), -ENOMEM. */
+int ne_coll_tree_tune(struct ne_coll *c);
+void ne_coll_root_channel_part(const struct ne_coll *c, uint32_t ch, uint64_t *lo, uint64_t *len);
+uint64_t ne_coll_root_chunk_elems(const struct ne_coll *c);
 
 /* ne_coll_conn.c: each 0 or a negative errno (-ENOMEM, or the NIC's error). */
 int ne_coll_buffers_alloc(struct ne_coll *c);

@@ -4,8 +4,10 @@
  * active QPs per NIC (data QPs with a send WQE on the NIC) over time.
  */
 #include "ne_coll_priv.h"
+#include "nc_tune.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
@@ -122,6 +124,30 @@ int ne_coll_format_costs(const struct ne_coll_config *cfg, char *buf, size_t cap
 			cfg->proxy_post_ns, cfg->proxy_poll_ns);
 }
 
+int ne_coll_format_algo(const struct ne_coll *c, char *buf, size_t cap)
+{
+	const char *name = c->cfg.algo == NE_COLL_ALGO_TREE ? "tree" : "ring";
+
+	if (c->tuned) {
+		const char *proto = nc_tune_proto_name((enum nc_proto)c->tune_proto);
+		bool simple = c->tune_proto == NC_PROTO_SIMPLE;
+
+		/* only Simple is modelled on the wire: another pick runs as Simple */
+		return snprintf(buf, cap,
+				"# algo: %s (NCCL's tuning picks %s/%s for %" PRIu64 " B, %.1f us "
+				"predicted%s%s)\n",
+				name, nc_tune_algo_name((enum nc_algo)c->tune_algo), proto,
+				c->cfg.bytes, c->tune_us, simple ? "" : "; runs as Simple, not ",
+				simple ? "" : proto);
+	}
+	if (c->algo_asked == NE_COLL_ALGO_RING || c->cfg.op != NE_COLL_ALLREDUCE) {
+		if (cap)
+			buf[0] = '\0';
+		return 0;
+	}
+	return snprintf(buf, cap, "# algo: %s (algo=%s)\n", name, name);
+}
+
 int ne_coll_format_active(const struct ne_coll_result *r, char *buf, size_t cap)
 {
 	return snprintf(buf, cap,
@@ -146,6 +172,10 @@ double ne_coll_busbw_factor(enum ne_coll_op op, uint32_t n)
 		return (double)(n - 1) / n;
 	case NE_COLL_INCAST:
 		return (double)(n - 1);
+	case NE_COLL_BROADCAST:
+	case NE_COLL_REDUCE:
+		/* nccl-tests doc/PERFORMANCE.md: busbw = algbw for both */
+		return 1.0;
 	}
 	return 0;
 }
@@ -174,10 +204,10 @@ int ne_coll_get_result(const struct ne_coll *c, struct ne_coll_result *r)
 	r->op = c->cfg.op;
 	r->nranks = c->nranks;
 	r->type = "float";
-	r->redop = (c->cfg.op == NE_COLL_ALLREDUCE || c->cfg.op == NE_COLL_REDUCESCATTER) ? "sum"
-											   : "none";
-	r->root = c->cfg.op == NE_COLL_INCAST ? (int)c->cfg.root : -1;
-	if (c->cfg.op == NE_COLL_ALLREDUCE || c->cfg.op == NE_COLL_INCAST) {
+	r->redop = (c->cfg.op == NE_COLL_ALLREDUCE || c->cfg.op == NE_COLL_REDUCESCATTER ||
+		    c->cfg.op == NE_COLL_REDUCE) ? "sum" : "none";
+	r->root = coll_op_rooted(c->cfg.op) ? (int)c->cfg.root : -1;
+	if (c->cfg.op == NE_COLL_ALLREDUCE || coll_op_rooted(c->cfg.op)) {
 		r->count = c->rank_elems;
 		r->size = c->rank_elems * 4;
 	} else {
@@ -204,6 +234,8 @@ const char *ne_coll_op_name(enum ne_coll_op op)
 	case NE_COLL_REDUCESCATTER: return "reducescatter";
 	case NE_COLL_ALLTOALL: return "alltoall";
 	case NE_COLL_INCAST: return "incast";
+	case NE_COLL_BROADCAST: return "broadcast";
+	case NE_COLL_REDUCE: return "reduce";
 	}
 	return "?";
 }

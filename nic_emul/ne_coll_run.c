@@ -101,6 +101,16 @@ static void init_data(struct ne_coll *c)
 			if (r->work)
 				memset(r->work, 0, r->nwork * sizeof(float));
 			break;
+		case NE_COLL_BROADCAST:
+			/* the root sends its input; the others' outputs start empty */
+			if (i == c->cfg.root)
+				memcpy(r->work, r->in, r->nin * sizeof(float));
+			else
+				memset(r->work, 0, r->nwork * sizeof(float));
+			break;
+		case NE_COLL_REDUCE:
+			memcpy(r->work, r->in, r->nin * sizeof(float));
+			break;
 		}
 	}
 }
@@ -162,9 +172,12 @@ static void sender_step(struct ne_coll *c, uint32_t k, uint64_t now)
 	while (cn->send_next < cn->nxfers) {
 		uint32_t s = cn->send_next;
 		const struct coll_xfer *x = &cn->xfers[s];
-		bool data_in = x->dep_conn < 0 ||
-			       (c->conns[x->dep_conn].rflags[x->dep_seq] & XFER_RECV_DONE);
+		bool data_in = true;
 		int rc;
+
+		for (uint32_t d = 0; d < COLL_MAX_DEPS && x->dep_conn[d] >= 0; d++)
+			data_in = data_in &&
+				  (c->conns[x->dep_conn[d]].rflags[x->dep_seq[d]] & XFER_RECV_DONE);
 
 		/* ready: the connection's next message, its data there (latency's wait) */
 		if (data_in)
@@ -274,8 +287,8 @@ void ne_coll_consume(struct ne_coll *c, uint32_t k, uint32_t s)
 	if (cn->nvl) /* its sender may wait for the slot */
 		mark_conn(c, k);
 	mark_group(c, cn->group);
-	if (cn->downstream >= 0)
-		mark_conn(c, (uint32_t)cn->downstream);
+	for (uint32_t d = 0; d < COLL_MAX_DEPS && cn->downstream[d] >= 0; d++)
+		mark_conn(c, (uint32_t)cn->downstream[d]);
 }
 
 /* The receiver of rr in the nccl model expects message s on QP s mod nqps. */

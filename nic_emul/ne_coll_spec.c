@@ -101,6 +101,11 @@ int ne_coll_spec_check(const struct ne_coll_spec *s, char *msg, size_t cap)
 		snprintf(msg, cap, "mode=ctran: CTRAN is NCCL's (give model=nccl first)");
 		return -EINVAL;
 	}
+	if (c->algo == NE_COLL_ALGO_TREE && c->op != NE_COLL_ALLREDUCE) {
+		snprintf(msg, cap, "algo=tree: the tree runs AllReduce only (op=%s)",
+			 ne_coll_op_name(c->op));
+		return -EINVAL;
+	}
 	if (c->model == NE_COLL_MODEL_NCCL && c->nccl_min_channels > c->nccl_max_channels) {
 		snprintf(msg, cap, "NCCL_MIN_NCHANNELS=%u is above NCCL_MAX_NCHANNELS=%u",
 			 c->nccl_min_channels, c->nccl_max_channels);

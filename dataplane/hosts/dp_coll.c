@@ -342,6 +342,8 @@ void coll_size_done(struct dp_coll *c, uint64_t now)
 		coll_put(c, line);
 		ne_coll_format_active(&res, line, sizeof(line));
 		coll_put(c, line);
+		if (ne_coll_format_algo(c->run, line, sizeof(line)) > 0) /* ("" for the ring asked) */
+			coll_put(c, line);
 		coll_put_nvlink(c);
 		latency = true;
 		if (res.wrong > 0)

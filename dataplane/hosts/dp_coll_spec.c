@@ -130,6 +130,9 @@ static int coll_read(const struct topo *t, const char *spec, struct ne_coll_spec
 		s->cfg.bytes = s->size_max;
 		if (n < 2)
 			snprintf(why, sizeof(why), "needs at least 2 emulated hosts (has %d)", n);
+		else if (s->cfg.root >= (uint32_t)n)
+			snprintf(why, sizeof(why), "root=%u: outside the %d ranks (0..%d)",
+				 s->cfg.root, n, n - 1);
 		else if (ne_coll_config_check(&s->cfg) != 0)
 			snprintf(why, sizeof(why), "'%.160s': inconsistent settings", spec);
 		else
@@ -306,6 +309,11 @@ int coll_parse_spec(struct dp_nics *ns, struct dp_coll *c, const char *spec, cha
 		c->cfg = s.cfg;
 		if (coll_servers(t, c, host) < 0) {
 			snprintf(err, errlen, "--coll: out of memory");
+			n = -1;
+		} else if (c->cfg.algo == NE_COLL_ALGO_TREE && ne_coll_config_check(&c->cfg) != 0) {
+			/* (the keys passed alone: the servers are what is wrong) */
+			snprintf(err, errlen, "--coll: algo=tree: the ranks' servers have different "
+					      "GPU counts; NCCL's tree needs the same count in each");
 			n = -1;
 		}
 	}

@@ -39,6 +39,10 @@ data off yes must_be_0_or_1
 proxy_post_wqe 200ns 200 missing_unit
 proxy_poll_cqe 1us 2s at_most_1_s
 series 10us 50ns at_least_100ns
+root 3 1024 must_be_0..1023
+algo tree star must_be_ring,_tree_or_auto
+NCCL_ALGO Tree NVLS not_modelled model=nccl
+NCCL_PROTO Simple LL only_Simple_is_modelled model=nccl
 NCCL_IB_QPS_PER_CONNECTION 16 129 must_be_1..128 model=nccl
 NCCL_IB_SPLIT_DATA_ON_QPS 1 2 must_be_0_or_1 model=nccl
 NCCL_BUFFSIZE 4M 4MB multiple_of_1024 model=nccl

@@ -102,6 +102,21 @@ long coll_verify(struct ne_coll *c, const struct ne_coll_config *cfg)
 					wrong += o[s * pc + e] != (s == r ? coll_val(r, r * pc + e)
 									  : coll_val(s, r * pc + e));
 			break;
+		case NE_COLL_BROADCAST: /* every rank: the root's input */
+			assert_int_equal(nf, cnt);
+			for (uint64_t e = 0; e < cnt; e++)
+				wrong += o[e] != coll_val(cfg->root, e);
+			break;
+		case NE_COLL_REDUCE: /* the root: the sum (the others hold partial sums) */
+			assert_int_equal(nf, cnt);
+			for (uint64_t e = 0; r == cfg->root && e < cnt; e++) {
+				float want = 0;
+
+				for (uint32_t s = 0; s < n; s++)
+					want += coll_val(s, e);
+				wrong += o[e] != want;
+			}
+			break;
 		case NE_COLL_INCAST:
 			if (r != cfg->root) {
 				assert_null(o);
@@ -131,6 +146,8 @@ uint64_t coll_implied_bytes(const struct ne_coll_config *cfg)
 	case NE_COLL_ALLTOALL:
 		return n * (n - 1) * pc * 4;
 	case NE_COLL_INCAST:
+	case NE_COLL_BROADCAST: /* n - 1 hops of the whole buffer */
+	case NE_COLL_REDUCE:
 		return (n - 1) * cnt * 4;
 	}
 	return 0;

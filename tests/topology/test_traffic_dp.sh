@@ -131,7 +131,7 @@ bad "size beyond the generator's range" 2 "generator: bad size=20000" < <(printf
 bad "qps beyond the rdma range" 2 "qps" < <(printf 'rdma:\n  - {src: h0, dst: h1, qps: 1000}\n')
 bad "collectives sharing a host" 3 "host h2 is a rank of collective 1 already" < <(printf 'collectives:\n  - {op: allreduce, hosts: [h0, h2]}\n  - {op: allgather, hosts: [h1, h2]}\n')
 bad "--coll (all hosts) and a file collective" 2 "host h0 is a rank of collective 1 already" --coll op=allgather < <(printf 'collectives:\n  - {op: allreduce}\n')
-bad "unknown collective op" 2 "--coll: op=broadcast: must be allreduce" < <(printf 'collectives:\n  - {op: broadcast}\n')
+bad "unknown collective op" 2 "--coll: op=scatter: must be allreduce" < <(printf 'collectives:\n  - {op: scatter}\n')
 # a collective naming 500 hosts (about 2,900 characters of host list: --coll reads it whole)
 "$TOPO" --generate spines=2,leaves=5,hosts=100,attach=emulated,name=emu500 -o "$tmp/emu500.yaml" || exit 1
 { echo "collectives:"; echo "  - {op: allreduce, sizes: 4K, data: off,"; echo "     hosts: ["
