@@ -56,6 +56,7 @@ struct dp_coll {
 	struct ne_coll_config cfg;
 	uint32_t *rank_nic;        /* [nranks] index into ns->h */
 	uint32_t *server_of;       /* [nranks] each rank's server (cfg.server_of); NULL: no servers */
+	uint32_t *gpu_of;          /* [nranks] each rank's GPU (cfg.gpu_of); only with order=nccl */
 	struct ne_nic **nics;      /* [nranks] */
 	uint64_t size_min, size_max, size;
 	struct ne_coll *run;       /* the size in progress */
