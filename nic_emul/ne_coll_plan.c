@@ -124,8 +124,9 @@ static uint32_t ring_pieces(const struct ne_coll *c, const struct ring_layout *l
 }
 
 /* Ring chains: segment j of channel ch (same offsets at every rank) starts
- * at position (j + start) of the channel's ring and makes `hops` hops; hop h reduces when h < nreduce,
- * else copies. Each message depends on the same message's previous hop. */
+ * at position (j + start) of the channel's ring (coll_ring_rank) and makes
+ * `hops` hops; hop h reduces when h < nreduce, else copies. Each message
+ * depends on the same message's previous hop. */
 static int build_ring(struct ne_coll *c, uint32_t start, uint32_t hops, uint32_t nreduce)
 {
 	uint32_t n = c->nranks;
