@@ -207,6 +207,48 @@ static void test_nic_spread(void **state)
 	}
 }
 
+/*
+ * The PXN copy's time, by hand: 2 servers x 2 GPUs, one channel (k = 0),
+ * ring ranks 0 -> 1 -> 2 -> 3 (GPUs 0, 1 of each server); a Broadcast of one
+ * 64 KiB message from rank 0. The hop 1 -> 2 leaves GPU 1; with channel
+ * rings it first crosses NVLink to GPU 0 (rank 0), whose NIC sends it, the
+ * same fabric path on the test's star switch. Without CTS the post waits
+ * for nothing else, so the iteration is longer by one NVLink transfer:
+ * ceil(65,536 B / 450 GB/s) = 146 ns, plus 600 ns. With CTS the copy
+ * overlaps the CTS's way from rank 2 (two 1 us links, longer than the
+ * 746 ns copy): no difference.
+ */
+static void test_pxn_time(void **state)
+{
+	static const uint32_t srv[4] = {0, 0, 1, 1}, gpu[4] = {0, 1, 0, 1};
+	uint64_t t[2][2];
+
+	(void)state;
+	for (int cts = 0; cts < 2; cts++)
+		for (int rings = 0; rings < 2; rings++) {
+			struct ne_coll_config cfg;
+			struct ne_coll_result res;
+			struct fab f;
+
+			cfg_ring(&cfg, NE_COLL_BROADCAST, 2, false);
+			cfg.nranks = 4;
+			cfg.channels = 1;
+			cfg.bytes = 64 * KIB;
+			cfg.server_of = srv;
+			cfg.gpu_of = rings ? gpu : NULL;
+			cfg.nvlink_Bps = 450000000000ull;
+			cfg.nvlink_lat_ns = 600;
+			cfg.cts = cts;
+			coll_run(&f, &cfg);
+			assert_int_equal(coll_verify(f.coll, &cfg), 0);
+			assert_int_equal(ne_coll_get_result(f.coll, &res), 0);
+			t[cts][rings] = res.time_ns;
+			fab_free(&f);
+		}
+	assert_int_equal(t[0][1] - t[0][0], 146 + 600);
+	assert_int_equal(t[1][1], t[1][0]);
+}
+
 /* Partial servers (3 GPUs of server 0): no channel rings, the rank order. */
 static void test_partial(void **state)
 {
@@ -237,6 +279,7 @@ int main(void)
 		cmocka_unit_test(test_rings),
 		cmocka_unit_test(test_data),
 		cmocka_unit_test(test_nic_spread),
+		cmocka_unit_test(test_pxn_time),
 		cmocka_unit_test(test_partial),
 	};
 
