@@ -22,13 +22,13 @@ void ne_coll_destroy(struct ne_coll *c)
 			if (c->ranks) {
 				for (uint32_t q = 0; q < c->nqps && cn->src_qpn && cn->dst_qpn; q++) {
 					if (cn->src_qpn[q])
-						ne_qp_destroy(c->ranks[cn->src].nic, cn->src_qpn[q]);
+						ne_qp_destroy(c->ranks[cn->src_nic].nic, cn->src_qpn[q]);
 					if (cn->dst_qpn[q])
 						ne_qp_destroy(c->ranks[cn->dst].nic, cn->dst_qpn[q]);
 				}
 				/* nccl: the control QPNs name data QP 0 */
 				if (cn->src_ctrl_qpn && !coll_nccl(c))
-					ne_qp_destroy(c->ranks[cn->src].nic, cn->src_ctrl_qpn);
+					ne_qp_destroy(c->ranks[cn->src_nic].nic, cn->src_ctrl_qpn);
 				if (cn->dst_ctrl_qpn && !coll_nccl(c))
 					ne_qp_destroy(c->ranks[cn->dst].nic, cn->dst_ctrl_qpn);
 			}
@@ -55,6 +55,7 @@ void ne_coll_destroy(struct ne_coll *c)
 	ne_coll_proxy_free(c);
 	ne_coll_series_free(c);
 	ne_coll_nvl_free(c);
+	ne_coll_chring_free(c);
 	free(c->lat);
 	free(c->wait);
 	if (c->ranks) {
@@ -65,6 +66,8 @@ void ne_coll_destroy(struct ne_coll *c)
 				ne_mr_dereg(r->nic, r->src_key);
 			if (r->stage_reg)
 				ne_mr_dereg(r->nic, r->stage_key);
+			if (r->pxn_reg)
+				ne_mr_dereg(r->nic, r->pxn_key);
 			if (r->cq)
 				ne_cq_destroy(r->nic, r->cq);
 			if (r->src_owned)
@@ -128,7 +131,11 @@ struct ne_coll *ne_coll_create(const struct ne_coll_config *cfg, struct ne_nic *
 		c->ranks[i].idx = i;
 	}
 	if (!rc)
+		rc = ne_coll_chring_setup(c);
+	if (!rc)
 		rc = ne_coll_plan_build(c);
+	if (!rc)
+		rc = ne_coll_chring_nics(c);
 	if (!rc)
 		rc = ne_coll_nvl_setup(c);
 	c->send_total = c->recv_total = c->total_xfers;
@@ -136,6 +143,8 @@ struct ne_coll *ne_coll_create(const struct ne_coll_config *cfg, struct ne_nic *
 		rc = ne_coll_buffers_alloc(c);
 	if (!rc)
 		rc = ne_coll_mrs_register(c);
+	if (!rc)
+		rc = ne_coll_chring_mrs(c);
 	if (!rc)
 		rc = ne_coll_qps_setup(c);
 	if (!rc)
@@ -189,6 +198,7 @@ int ne_coll_conn_info(const struct ne_coll *c, uint32_t idx, struct ne_coll_conn
 	cn = &c->conns[idx];
 	out->src = cn->src;
 	out->dst = cn->dst;
+	out->src_nic = cn->src_nic;
 	out->channel = cn->channel;
 	out->nqps = c->nqps;
 	out->src_data_qpn = cn->src_qpn;

@@ -80,6 +80,20 @@
  * stay idle. With data on, the bytes are copied into the receiver's
  * staging slot at the post and consumed at the end, as a WRITE's would be.
  *
+ * Channel rings (NCCL's per-channel rings, nccl/nc_ring.h). With cfg.gpu_of
+ * and the ring ops (AllReduce, AllGather, ReduceScatter, Broadcast, Reduce),
+ * when every server's ranks are its GPUs 0..G-1 (the same G everywhere):
+ * channel c's ring visits the servers in the order of their first rank and,
+ * inside each, GPUs k, k-1, ..., k+1 (k = c mod G); channel c's connection
+ * of rank r goes to the next rank of that ring, and a ring's segment j
+ * starts at its position j (AllGather: the block of the rank there). A
+ * network hop of channel c leaves through NIC k of the sending server: its
+ * QPs are on the NIC of that server's GPU k (PXN when the sender is GPU
+ * k+1), and each message first crosses NVLink to GPU k (timed as an NVLink
+ * transfer on the sender's egress) while its CTS may still be on the way.
+ * Otherwise (no gpu_of, partial servers, other ops) every channel follows
+ * the rank order and a connection's QPs are its sender's.
+ *
  * Sizes follow nccl-tests: `bytes` is the "size" column. AllReduce: bytes
  * per rank; AllGather: output per rank (each rank contributes bytes/n);
  * ReduceScatter: input per rank (output bytes/n); AllToAll: send buffer per
@@ -239,6 +253,11 @@ struct ne_coll_config {
 	 * tuning may not pick; 0 (default): all allowed. Simple is always
 	 * allowed: it is the protocol on the wire. */
 	uint8_t nccl_algo_off, nccl_proto_off;
+	/* Channel rings (see "Channel rings" above): gpu_of[rank] names each
+	 * rank's GPU in its server (nranks entries, the caller's memory, copied
+	 * at create; needs server_of). NULL (default): every channel's ring
+	 * follows the rank order. */
+	const uint32_t *gpu_of;
 };
 
 /* One result, the numbers of one nccl-tests line. */
@@ -299,6 +318,8 @@ struct ne_coll_stats {
 	/* NVLink (cfg.server_of): transfers between two ranks of one server */
 	uint64_t nvlink_xfers;    /* transfers timed by the NVLink model */
 	uint64_t nvlink_bytes;    /* their payload bytes */
+	uint64_t pxn_xfers;       /* network messages first copied over NVLink to the
+				   * NIC's GPU (channel rings' PXN hops), counted once */
 };
 
 /* One rank's proxy thread. */
@@ -312,6 +333,7 @@ struct ne_coll_proxy_stats {
 /* Description of one connection, for telemetry and tests. */
 struct ne_coll_conn_info {
 	uint32_t src, dst, channel;
+	uint32_t src_nic;             /* rank whose NIC holds the sender's QPs (PXN: not src) */
 	uint32_t nqps;
 	const uint32_t *src_data_qpn; /* nqps entries: QPNs on the sender's NIC */
 	const uint32_t *dst_data_qpn; /* nqps entries: QPNs on the receiver's NIC */
@@ -618,6 +640,11 @@ uint32_t ne_coll_nvlink_conns(const struct ne_coll *coll);
  * "" (returns 0) for the ring when algo=ring, so ring outputs are unchanged.
  * Returns what snprintf returns. */
 int ne_coll_format_algo(const struct ne_coll *coll, char *buf, size_t cap);
+/* Channel rings (cfg.gpu_of): whether they drive this collective, and the
+ * rank after `rank` on channel ch's ring (every ring op, with or without
+ * channel rings); -EINVAL for NULL, a bad channel or rank. */
+bool ne_coll_chan_rings(const struct ne_coll *coll);
+int ne_coll_ring_next(const struct ne_coll *coll, uint32_t ch, uint32_t rank);
 
 /* One rank's proxy-thread counters. 0, or -EINVAL (bad rank, NULL). */
 int ne_coll_rank_proxy(const struct ne_coll *coll, uint32_t rank, struct ne_coll_proxy_stats *out);

@@ -46,6 +46,7 @@ void ne_coll_stats_add(struct ne_coll_stats *t, const struct ne_coll_stats *s)
 		t->active_qps_max = s->active_qps_max;
 	t->nvlink_xfers += s->nvlink_xfers;
 	t->nvlink_bytes += s->nvlink_bytes;
+	t->pxn_xfers += s->pxn_xfers;
 }
 
 int ne_coll_rank_proxy(const struct ne_coll *c, uint32_t rank, struct ne_coll_proxy_stats *out)

@@ -46,6 +46,7 @@ void ne_coll_config_default(struct ne_coll_config *cfg)
 	cfg->proxy_post_ns = 0;
 	cfg->proxy_poll_ns = 0;
 	cfg->server_of = NULL;
+	cfg->gpu_of = NULL;
 	cfg->nvlink_Bps = NC_NVLINK_H100_BPS;
 	cfg->nvlink_lat_ns = NC_NVLINK_H100_LAT_NS;
 }
@@ -84,7 +85,8 @@ int ne_coll_config_check(const struct ne_coll_config *cfg)
 	    cfg->chunk_bytes > (1u << 30) || cfg->window == 0 || cfg->window > 1024 ||
 	    cfg->data_dscp > 63 || cfg->ctrl_dscp > 63 || cfg->timeout > 31 || cfg->retry_cnt > 7 ||
 	    cfg->iters == 0 || cfg->sport > NE_COLL_SPORT_HASH ||
-	    cfg->proxy_post_ns > PROXY_COST_MAX_NS || cfg->proxy_poll_ns > PROXY_COST_MAX_NS)
+	    cfg->proxy_post_ns > PROXY_COST_MAX_NS || cfg->proxy_poll_ns > PROXY_COST_MAX_NS ||
+	    (cfg->gpu_of && !cfg->server_of))
 		return -EINVAL;
 	if (cfg->model == NE_COLL_MODEL_NCCL && check_nccl(cfg))
 		return -EINVAL;
@@ -135,15 +137,17 @@ uint32_t ne_coll_qps_needed(const struct ne_coll_config *cfg, uint32_t rank)
 	case NE_COLL_INCAST:
 		return rank == cfg->root ? (cfg->nranks - 1) * per : per;
 	default:
-		return 2 * per;
+		/* channel rings: beside its own two, a NIC may hold a PXN
+		 * sender's connection on each channel (ne_coll_chring.c) */
+		return (cfg->gpu_of ? 3 : 2) * per;
 	}
 }
 
 uint32_t ne_coll_mrs_needed(const struct ne_coll_config *cfg, uint32_t rank)
 {
-	(void)cfg;
 	(void)rank;
-	return 2;
+	/* source and staging; channel rings: one PXN sender's source */
+	return cfg->gpu_of ? 3 : 2;
 }
 
 void ne_coll_nic_config(const struct ne_coll_config *cfg, uint32_t rank, uint64_t line_rate_bps,

@@ -74,8 +74,8 @@ int ne_coll_buffers_alloc(struct ne_coll *c)
 	for (uint32_t k = 0; coll_nccl(c) && k < c->nconns; k++) {
 		struct coll_conn *cn = &c->conns[k];
 
-		cn->fifo_off = c->ranks[cn->src].stage_len;
-		c->ranks[cn->src].stage_len += (size_t)c->window * NE_COLL_NCCL_FIFO_ENTRY;
+		cn->fifo_off = c->ranks[cn->src_nic].stage_len;
+		c->ranks[cn->src_nic].stage_len += (size_t)c->window * NE_COLL_NCCL_FIFO_ENTRY;
 	}
 	for (uint32_t i = 0; i < n; i++) {
 		struct coll_rank *r = &c->ranks[i];
@@ -221,16 +221,16 @@ static int data_qp_setup(struct ne_coll *c, uint32_t k, uint32_t q, uint32_t sqd
 
 	if (fifo && c->cfg.nccl_fifo_tc != NE_COLL_FIFO_TC_NONE)
 		back_dscp = (uint8_t)((unsigned)c->cfg.nccl_fifo_tc >> 2);
-	rc = mkqp(c, cn->src, sqd, fifo ? rqd : 1, &cn->src_qpn[q]);
+	rc = mkqp(c, cn->src_nic, sqd, fifo ? rqd : 1, &cn->src_qpn[q]);
 	if (!rc)
 		rc = mkqp(c, cn->dst, fifo ? sqd : 1, rqd, &cn->dst_qpn[q]);
 	if (!rc)
-		rc = connect_pair(c, cn->src, cn->src_qpn[q], cn->dst, cn->dst_qpn[q],
+		rc = connect_pair(c, cn->src_nic, cn->src_qpn[q], cn->dst, cn->dst_qpn[q],
 				  c->cfg.data_dscp, back_dscp);
 	for (uint32_t w = 0; w < rqd && !rc; w++)
 		rc = ne_coll_post_recv(c, cn->dst, cn->dst_qpn[q], wr_id_make(WR_DATA_RECV, k, 0));
 	for (uint32_t w = 0; fifo && w < rqd && !rc; w++)
-		rc = ne_coll_post_recv(c, cn->src, cn->src_qpn[q], wr_id_make(WR_CTS_RECV, k, 0));
+		rc = ne_coll_post_recv(c, cn->src_nic, cn->src_qpn[q], wr_id_make(WR_CTS_RECV, k, 0));
 	return rc;
 }
 
@@ -271,14 +271,14 @@ int ne_coll_qps_setup(struct ne_coll *c)
 			cn->dst_ctrl_qpn = cn->dst_qpn[0];
 			continue;
 		}
-		rc = mkqp(c, cn->src, 1, rqd, &cn->src_ctrl_qpn);
+		rc = mkqp(c, cn->src_nic, 1, rqd, &cn->src_ctrl_qpn);
 		if (!rc)
 			rc = mkqp(c, cn->dst, sqd, 1, &cn->dst_ctrl_qpn);
 		if (!rc)
-			rc = connect_pair(c, cn->src, cn->src_ctrl_qpn, cn->dst, cn->dst_ctrl_qpn,
+			rc = connect_pair(c, cn->src_nic, cn->src_ctrl_qpn, cn->dst, cn->dst_ctrl_qpn,
 					  c->cfg.ctrl_dscp, c->cfg.ctrl_dscp);
 		for (uint32_t w = 0; w < rqd && !rc; w++)
-			rc = ne_coll_post_recv(c, cn->src, cn->src_ctrl_qpn, wr_id_make(WR_CTS_RECV, k, 0));
+			rc = ne_coll_post_recv(c, cn->src_nic, cn->src_ctrl_qpn, wr_id_make(WR_CTS_RECV, k, 0));
 		if (rc)
 			return rc;
 	}

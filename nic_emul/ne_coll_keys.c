@@ -450,7 +450,8 @@ static const struct key_def {
 	 "per size", false},
 	{"order", KEY_SPEC, 0, 0, 0, NULL, set_order, false, "hosts|nccl", "hosts",
 	 "the ring's rank order: as hosts= lists them, or NCCL's through each server "
-	 "(GPU 0, G-1, ..., 1; servers in order of their first GPU in hosts=)", false},
+	 "(GPU 0, G-1, ..., 1; servers in order of their first GPU in hosts=), "
+	 "each channel its own ring and NIC (PXN)", false},
 	{"sizes", KEY_SPEC, 0, 0, 0, NULL, set_sizes, false,
 	 "SIZE | MIN:MAX", "1M", "bytes per rank (nccl-tests' size); a sweep doubles MIN to MAX", false},
 	{"size", KEY_SPEC, 0, 0, 0, NULL, set_sizes, false, "SIZE | MIN:MAX", NULL, "same as sizes", false},

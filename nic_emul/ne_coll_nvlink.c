@@ -6,6 +6,9 @@
  * collective: a min-heap of end times per view (the collective, or each of
  * its lanes), read by ne_coll_next_event_ns so that the driver's clock wakes
  * for it. ne_coll.h ("NVLink") says what is modelled and what is not.
+ * PXN (channel rings, ne_coll_chring.c): a network message whose NIC is
+ * another GPU's first crosses NVLink to that GPU, timed the same way on the
+ * sender's egress; its end lets the RDMA be posted.
  */
 #include "ne_coll_priv.h"
 #include "nc_nvlink.h"
@@ -37,8 +40,8 @@ int ne_coll_nvl_setup(struct ne_coll *c)
 int ne_coll_nvl_lane_init(struct ne_coll *ln)
 {
 	/* a connection has at most window transfers in flight (the receiver's
-	 * slots), so the heap never outgrows this */
-	ln->nvl_cap = ln->nvl_conns * ln->window;
+	 * slots; PXN: the send slots), so the heap never outgrows this */
+	ln->nvl_cap = (ln->nvl_conns + ln->pxn_conns) * ln->window;
 	ln->nnvl = 0;
 	ln->nvl_heap = NULL;
 	if (ln->nvl_cap == 0)
@@ -59,7 +62,8 @@ void ne_coll_nvl_free(struct ne_coll *c)
 int ne_coll_nvl_lanes_check(const struct ne_coll *c, const uint32_t *lane_of)
 {
 	for (uint32_t k = 0; k < c->nconns; k++)
-		if (c->conns[k].nvl && lane_of[c->conns[k].src] != lane_of[c->conns[k].dst])
+		if ((c->conns[k].nvl && lane_of[c->conns[k].src] != lane_of[c->conns[k].dst]) ||
+		    lane_of[c->conns[k].src] != lane_of[c->conns[k].src_nic])
 			return -EINVAL;
 	return 0;
 }
@@ -111,23 +115,48 @@ static struct coll_nvl_ev heap_pop(struct ne_coll *c)
 	return top;
 }
 
+/* Transfer s of connection k leaves its sender's GPU over NVLink at now or
+ * when the GPU's egress frees; its end goes on the heap. */
+static void egress_push(struct ne_coll *c, uint32_t k, uint32_t s, bool pxn, uint64_t now)
+{
+	struct coll_conn *cn = &c->conns[k];
+	struct coll_rank *rs = &c->ranks[cn->src];
+	struct nc_nvlink_params wire = {.nvlink_Bps = c->cfg.nvlink_Bps};
+	uint64_t bytes_ns = 0, start = rs->nvl_free > now ? rs->nvl_free : now;
+
+	/* the GPU's egress carries one transfer's bytes at a time; the hop's
+	 * latency overlaps the next one's bytes. (Rate checked at setup, and
+	 * 2^32 bytes at 1 B/s fit 64 bits of ns: no error to handle.) */
+	(void)nc_nvlink_xfer_ns(&wire, cn->xfers[s].len, &bytes_ns);
+	rs->nvl_free = start + bytes_ns;
+	heap_push(c, (struct coll_nvl_ev){.t = rs->nvl_free + c->cfg.nvlink_lat_ns, .conn = k,
+					  .seq = s, .pxn = pxn});
+}
+
+bool ne_coll_pxn_staged(struct ne_coll *c, uint32_t k, uint32_t s, uint64_t now)
+{
+	struct coll_conn *cn = &c->conns[k];
+
+	if (!(cn->flags[s] & XFER_PXN_SENT)) {
+		/* (the bytes stay in the sender's buffer: the NIC reads them there
+		 * through the MR ne_coll_chring_mrs registered) */
+		egress_push(c, k, s, true, now);
+		cn->flags[s] |= XFER_PXN_SENT;
+		c->stats.pxn_xfers++;
+	}
+	return (cn->flags[s] & XFER_PXN_IN) != 0;
+}
+
 void ne_coll_nvl_post(struct ne_coll *c, uint32_t k, uint32_t s, uint64_t now)
 {
 	struct coll_conn *cn = &c->conns[k];
 	const struct coll_xfer *x = &cn->xfers[s];
 	struct coll_rank *rs = &c->ranks[cn->src], *rd = &c->ranks[cn->dst];
-	struct nc_nvlink_params wire = {.nvlink_Bps = c->cfg.nvlink_Bps};
-	uint64_t bytes_ns = 0, start = rs->nvl_free > now ? rs->nvl_free : now;
 
 	if (c->cfg.data) /* the receiver's slot is free: the sender waited for it */
 		memcpy(rd->stage + cn->stage_off + (size_t)(s % c->window) * c->slot_bytes,
 		       rs->src + x->src_off, x->len);
-	/* the GPU's egress carries one transfer's bytes at a time; the hop's
-	 * latency overlaps the next one's bytes. (Rate checked at setup, and
-	 * 2^32 bytes at 1 B/s fit 64 bits of ns: no error to handle.) */
-	(void)nc_nvlink_xfer_ns(&wire, x->len, &bytes_ns);
-	rs->nvl_free = start + bytes_ns;
-	heap_push(c, (struct coll_nvl_ev){.t = rs->nvl_free + c->cfg.nvlink_lat_ns, .conn = k, .seq = s});
+	egress_push(c, k, s, false, now);
 	c->stats.nvlink_xfers++;
 	c->stats.nvlink_bytes += x->len;
 	ne_coll_lat_post(c, cn, s, now);
@@ -141,6 +170,12 @@ int ne_coll_nvl_poll(struct ne_coll *c, uint64_t now)
 		struct coll_nvl_ev ev = heap_pop(c);
 		struct coll_conn *cn = &c->conns[ev.conn];
 
+		if (ev.pxn) { /* at the NIC's GPU: the RDMA may go */
+			cn->flags[ev.seq] |= XFER_PXN_IN;
+			ne_coll_mark_conn(c, ev.conn);
+			n++;
+			continue;
+		}
 		cn->flags[ev.seq] |= XFER_SEND_DONE;
 		c->send_done++;
 		ne_coll_lat_done(c, cn, ev.seq, now);

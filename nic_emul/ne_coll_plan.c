@@ -94,7 +94,10 @@ static void layout_channel(const struct ne_coll *c, struct ring_layout *lay, uin
 		} else {
 			uint64_t a = part_start(c->block_elems, nch, ch);
 
-			lay->lo[j] = j * c->block_elems + a;
+			/* the block of the rank at position j of the channel's
+			 * ring: where an AllGather segment starts, where a
+			 * ReduceScatter one ends */
+			lay->lo[j] = coll_ring_rank(c, ch, j) * c->block_elems + a;
 			lay->len[j] = part_start(c->block_elems, nch, ch + 1) - a;
 		}
 		if ((lay->len[j] + ce - 1) / ce > lay->rounds)
@@ -142,8 +145,9 @@ static uint32_t ring_pieces(const struct ne_coll *c, const struct ring_layout *l
 }
 
 /* Ring chains: segment j of channel ch (same offsets at every rank) starts
- * at rank (j + start) and makes `hops` hops; hop h reduces when h < nreduce,
- * else copies. Each message depends on the same message's previous hop. */
+ * at position (j + start) of the channel's ring (coll_ring_rank) and makes
+ * `hops` hops; hop h reduces when h < nreduce, else copies. Each message
+ * depends on the same message's previous hop. */
 static int build_ring(struct ne_coll *c, uint32_t start, uint32_t hops, uint32_t nreduce)
 {
 	uint32_t n = c->nranks;
@@ -172,7 +176,8 @@ static int build_ring(struct ne_coll *c, uint32_t start, uint32_t hops, uint32_t
 		for (uint64_t ci = 0; ci < lay.rounds && !rc; ci++)
 			for (uint32_t h = 0; h < hops && !rc; h++)
 				for (uint32_t s = 0; s < n && !rc; s++) {
-					uint32_t j = (uint32_t)((s + 2ull * n - start - h % n) % n);
+					uint32_t pos = coll_ring_pos(c, ch, s);
+					uint32_t j = (uint32_t)((pos + 2ull * n - start - h % n) % n);
 					uint32_t k = ring_conn(c, s, ch);
 					uint64_t pst[2], plen[2];
 					uint32_t np = ring_pieces(c, &lay, ch, ci, j, pst, plen);
@@ -300,8 +305,8 @@ int ne_coll_plan_build(struct ne_coll *c)
 					want = s != d;
 				else if (c->cfg.op == NE_COLL_INCAST)
 					want = d == c->cfg.root && s != d;
-				else
-					want = d == (s + 1) % n;
+				else /* the next rank of the channel's ring */
+					want = d == coll_ring_rank(c, ch, (coll_ring_pos(c, ch, s) + 1) % n);
 				if (!want)
 					continue;
 				c->conns[i].src = s;

@@ -39,7 +39,7 @@ static uint64_t slot_addr(const struct ne_coll *c, const struct coll_conn *cn, u
 static int post_one(struct ne_coll *c, struct coll_conn *cn, uint32_t q, struct ne_send_wr *wr,
 		    uint64_t now)
 {
-	int rc = ne_coll_proxy_post(c, cn->src, cn->src_qpn[q], wr, now);
+	int rc = ne_coll_proxy_post(c, cn->src_nic, cn->src_qpn[q], wr, now);
 
 	if (rc)
 		return rc;
@@ -149,7 +149,8 @@ int ne_coll_post_msg(struct ne_coll *c, uint32_t k, uint32_t s, uint64_t now)
 	memset(&wr, 0, sizeof(wr));
 	wr.opcode = NE_WR_RDMA_WRITE_WITH_IMM;
 	wr.send_flags = NE_SEND_SIGNALED;
-	wr.lkey = rs->src_key;
+	/* (PXN: the NIC of another GPU reads the sender's buffer) */
+	wr.lkey = cn->pxn ? c->ranks[cn->src_nic].pxn_key : rs->src_key;
 	wr.rkey = rd->stage_key;
 	wr.imm_data = s;
 	wr.wr_id = wr_id_make(WR_DATA_SEND, k, s);
@@ -175,7 +176,7 @@ int ne_coll_post_msg(struct ne_coll *c, uint32_t k, uint32_t s, uint64_t now)
 int ne_coll_post_cts(struct ne_coll *c, uint32_t k, uint32_t s, uint64_t now)
 {
 	struct coll_conn *cn = &c->conns[k];
-	const struct coll_rank *rd = &c->ranks[cn->dst], *rs = &c->ranks[cn->src];
+	const struct coll_rank *rd = &c->ranks[cn->dst], *rs = &c->ranks[cn->src_nic];
 	struct ne_send_wr wr;
 
 	memset(&wr, 0, sizeof(wr));

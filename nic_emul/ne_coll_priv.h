@@ -17,6 +17,7 @@
  *   ne_coll_lat.c     per-message latency and wait: histograms and their hooks
  *   ne_coll_check.c   buffers seen by the caller, result check, statistics
  *   ne_coll_nvlink.c  transfers inside a server: timed by nc_nvlink, no NIC
+ *   ne_coll_chring.c  NCCL's per-channel rings through servers, PXN's NIC
  *
  * A plan is built once at create: every connection gets its ordered list of
  * chunk transfers (source offset, destination offset, length, reduce or copy,
@@ -60,6 +61,8 @@
 #define XFER_RECV_DONE 1u /* rflags: all parts arrived, consumed by the receiver */
 #define XFER_SEND_DONE 2u /* flags: all parts completed (ACKed) at the sender */
 #define XFER_CTS_RCVD 4u  /* flags: CTS arrived at the sender */
+#define XFER_PXN_SENT 8u  /* flags: PXN's NVLink copy to the NIC's GPU started */
+#define XFER_PXN_IN 16u   /* flags: ... and arrived: the RDMA may be posted */
 
 /* Completions taken from a CQ per ne_cq_poll() call. */
 #define COLL_POLL_BATCH 64
@@ -101,6 +104,8 @@ struct coll_conn {
 	int32_t downstream[COLL_MAX_DEPS]; /* connections whose transfers depend on ours, -1 */
 	uint32_t group;
 	bool nvl;                         /* both ranks on one server: NVLink, no NIC */
+	uint32_t src_nic;                 /* rank whose NIC holds the sender's QPs */
+	bool pxn;                         /* src_nic != src: each message crosses NVLink first */
 	/* sender */
 	uint32_t send_next, send_part, rr_next;
 	/* receiver */
@@ -157,6 +162,8 @@ struct coll_rank {
 	uint64_t active_since; /* time of the last change of active_qps */
 	uint64_t series_off;   /* last time active_qps fell to 0 (series; UINT64_MAX: never) */
 	uint64_t nvl_free;     /* its GPU's NVLink egress is free from then (ne_coll_nvlink.c) */
+	bool pxn_reg;          /* PXN: the source buffer of rank pxn_src registered on this */
+	uint32_t pxn_src, pxn_key; /* NIC (ne_coll_chring.c), with this key */
 };
 
 /* A post waiting for the rank's proxy thread. */
@@ -186,6 +193,7 @@ struct coll_timer {
 struct coll_nvl_ev {
 	uint64_t t;
 	uint32_t conn, seq;
+	bool pxn; /* PXN's copy to the NIC's GPU (then the RDMA), not a ring hop */
 };
 
 struct ne_coll {
@@ -249,9 +257,13 @@ struct ne_coll {
 	 * the lanes), the connections inside a server, and this view's
 	 * transfers in flight (min-heap by end time; each lane its own) */
 	uint32_t *server_of;
-	uint32_t nvl_conns;
+	uint32_t nvl_conns, pxn_conns;
 	struct coll_nvl_ev *nvl_heap;
 	uint32_t nnvl, nvl_cap;
+	/* Channel rings (ne_coll_chring.c; NULL: the rank order): the rank at
+	 * position p of channel ch's ring, ring_rank[ch x nranks + p], and the
+	 * inverse, ring_pos[ch x nranks + rank] (shared by the lanes) */
+	uint32_t *ring_rank, *ring_pos;
 };
 
 static inline uint64_t wr_id_make(uint32_t kind, uint32_t conn, uint32_t seq)
@@ -263,6 +275,16 @@ static inline uint64_t wr_id_make(uint32_t kind, uint32_t conn, uint32_t seq)
 static inline uint64_t part_start(uint64_t total, uint64_t k, uint64_t i)
 {
 	return total * i / k;
+}
+
+/* The rank at position pos of channel ch's ring, and rank's position there. */
+static inline uint32_t coll_ring_rank(const struct ne_coll *c, uint32_t ch, uint32_t pos)
+{
+	return c->ring_rank ? c->ring_rank[(size_t)ch * c->nranks + pos] : pos;
+}
+static inline uint32_t coll_ring_pos(const struct ne_coll *c, uint32_t ch, uint32_t rank)
+{
+	return c->ring_pos ? c->ring_pos[(size_t)ch * c->nranks + rank] : rank;
 }
 
 /* Rank's work is polled through c: always, but in a lane only its own ranks'. */
@@ -405,6 +427,22 @@ void ne_coll_nvl_post(struct ne_coll *c, uint32_t k, uint32_t s, uint64_t now);
 int ne_coll_nvl_poll(struct ne_coll *c, uint64_t now);
 /* When the next NVLink transfer ends; UINT64_MAX when none is in flight. */
 uint64_t ne_coll_nvl_next_ns(const struct ne_coll *c);
+/* PXN (cn->pxn): whether transfer s of connection k has crossed NVLink to
+ * the NIC's GPU; the first call starts that copy at now (an NVLink event). */
+bool ne_coll_pxn_staged(struct ne_coll *c, uint32_t k, uint32_t s, uint64_t now);
+
+/* ne_coll_chring.c. Setup before the plan: the channels' ring orders (none
+ * without cfg.gpu_of, for other ops or partial servers); 0 or -ENOMEM.
+ * After the plan: each connection's sending NIC (PXN); 0 or -ENOMEM.
+ * After the MRs: each PXN NIC's MR over its sender's source buffer; 0 or
+ * the NIC's error. Free: the orders (not a lane's). */
+int ne_coll_chring_setup(struct ne_coll *c);
+int ne_coll_chring_nics(struct ne_coll *c);
+int ne_coll_chring_mrs(struct ne_coll *c);
+void ne_coll_chring_free(struct ne_coll *c);
+
+/* ne_coll_run.c: connection k may progress: on the list of marked ones. */
+void ne_coll_mark_conn(struct ne_coll *c, uint32_t k);
 /* ne_coll_run.c: transfer s of connection k has arrived whole at its
  * receiver: reduce or copy it, mark who waits for it. */
 void ne_coll_consume(struct ne_coll *c, uint32_t k, uint32_t s);

@@ -56,7 +56,7 @@ static struct coll_conn *data_conn(struct ne_coll *c, uint32_t rank, uint64_t wr
 	uint32_t k = (uint32_t)(wr_id >> WR_CONN_SHIFT) & WR_CONN_MASK;
 
 	if ((uint32_t)(wr_id >> WR_KIND_SHIFT) != WR_DATA_SEND || k >= c->nconns ||
-	    c->conns[k].src != rank)
+	    c->conns[k].src_nic != rank)
 		return NULL;
 	return &c->conns[k];
 }

@@ -56,28 +56,29 @@ uint64_t ne_coll_root_chunk_elems(const struct ne_coll *c)
 }
 
 /*
- * Hop h (0 .. n-2) of channel ch's chain: Broadcast from root to root + 1,
- * ..., root - 2 to root - 1; Reduce from root + 1 to root + 2, ..., root - 1
- * to root. Each chunk's hop h depends on the same chunk's hop h - 1 having
- * arrived at the sender. The ring's connections are the ring ops' (sender
- * s to s + 1 on each channel); the one the chain does not use stays empty.
+ * Hop h (0 .. n-2) of channel ch's chain, in positions p of the channel's
+ * ring (the root's: p0): Broadcast from p0 to p0 + 1, ..., p0 - 2 to p0 - 1;
+ * Reduce from p0 + 1 to p0 + 2, ..., p0 - 1 to p0. Each chunk's hop h
+ * depends on the same chunk's hop h - 1 having arrived at the sender. The
+ * ring's connections are the ring ops' (each rank to its next on each
+ * channel); the one the chain does not use stays empty.
  */
 int ne_coll_plan_root(struct ne_coll *c)
 {
 	uint32_t n = c->nranks;
 	bool reduce = c->cfg.op == NE_COLL_REDUCE;
-	uint32_t first = reduce ? (c->cfg.root + 1) % n : c->cfg.root;
 	uint64_t ce = ne_coll_root_chunk_elems(c);
 
 	for (uint32_t ch = 0; ch < c->nchannels; ch++) {
+		uint32_t first = (coll_ring_pos(c, ch, c->cfg.root) + (reduce ? 1 : 0)) % n;
 		uint64_t lo, len;
 
 		ne_coll_root_channel_part(c, ch, &lo, &len);
 		for (uint64_t o = 0; o < len; o += ce)
 			for (uint32_t h = 0; h + 1 < n; h++) {
-				uint32_t s = (first + h) % n;
+				uint32_t s = coll_ring_rank(c, ch, (first + h) % n);
 				uint32_t k = ch * n + s;
-				uint32_t prev = ch * n + (s + n - 1) % n;
+				uint32_t prev = ch * n + coll_ring_rank(c, ch, (first + h + n - 1) % n);
 				struct coll_xfer x;
 				int rc;
 

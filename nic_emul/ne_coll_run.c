@@ -64,6 +64,11 @@ static void mark_conn(struct ne_coll *c, uint32_t k)
 	}
 }
 
+void ne_coll_mark_conn(struct ne_coll *c, uint32_t k)
+{
+	mark_conn(c, k);
+}
+
 static void mark_group(struct ne_coll *c, uint32_t g)
 {
 	if (!c->groups[g].dirty) {
@@ -182,10 +187,11 @@ static void sender_step(struct ne_coll *c, uint32_t k, uint64_t now)
 		/* ready: the connection's next message, its data there (latency's wait) */
 		if (data_in)
 			ne_coll_lat_ready(c, cn, s, now);
-		if (c->cfg.cts && !cn->nvl) {
-			if (!(cn->flags[s] & XFER_CTS_RCVD))
-				return;
-		}
+		bool cts_in = !c->cfg.cts || cn->nvl || (cn->flags[s] & XFER_CTS_RCVD);
+
+		/* (PXN: the NVLink copy to the NIC's GPU needs no CTS) */
+		if (!cts_in && !cn->pxn)
+			return;
 		/* a send slot is reused once its previous message is ACKed (nccl;
 		 * rocelab without CTS; NVLink: once it was consumed, which is
 		 * when it ended) */
@@ -193,6 +199,10 @@ static void sender_step(struct ne_coll *c, uint32_t k, uint64_t now)
 		    !(cn->flags[s - c->window] & XFER_SEND_DONE))
 			return;
 		if (!data_in)
+			return;
+		if (cn->pxn && !ne_coll_pxn_staged(c, k, s, now))
+			return;
+		if (!cts_in)
 			return;
 		if (cn->nvl) {
 			ne_coll_nvl_post(c, k, s, now);

@@ -51,7 +51,7 @@ static uint32_t max_sender_qps(const struct ne_coll *c)
 	if (!per)
 		return UINT32_MAX;
 	for (uint32_t k = 0; k < c->nconns; k++)
-		per[c->conns[k].src] += c->nqps;
+		per[c->conns[k].src_nic] += c->nqps;
 	for (uint32_t r = 0; r < c->nranks; r++)
 		m = per[r] > m ? per[r] : m;
 	free(per);

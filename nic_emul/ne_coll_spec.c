@@ -128,6 +128,10 @@ uint32_t ne_coll_spec_qps_room(const struct ne_coll_spec *s, uint32_t nranks)
 	c.nranks = all_peers && nranks < SPEC_PEERS_MIN ? SPEC_PEERS_MIN : nranks;
 	c.root = 0; /* (the incast root needs the most) */
 	uint32_t need = ne_coll_qps_needed(&c, 0);
+	/* order=nccl: the channel rings' PXN connections (ne_coll_qps_needed
+	 * with gpu_of, which the spec does not have yet) */
+	if (s->order_nccl && !all_peers)
+		need = need / 2 * 3;
 	/* a ring's two peers: as many again for --rdma transfers beside it (the
 	 * room rocelab-dp gave before this table owned the --coll keys) */
 	return (all_peers ? need : 2 * need) + SPEC_QPS_SPARE;

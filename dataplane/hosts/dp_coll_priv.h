@@ -56,6 +56,7 @@ struct dp_coll {
 	struct ne_coll_config cfg;
 	uint32_t *rank_nic;        /* [nranks] index into ns->h */
 	uint32_t *server_of;       /* [nranks] each rank's server (cfg.server_of); NULL: no servers */
+	uint32_t *gpu_of;          /* [nranks] each rank's GPU (cfg.gpu_of); only with order=nccl */
 	struct ne_nic **nics;      /* [nranks] */
 	uint64_t size_min, size_max, size;
 	struct ne_coll *run;       /* the size in progress */
@@ -141,8 +142,9 @@ int coll_parse_spec(struct dp_nics *ns, struct dp_coll *c, const char *spec, cha
 			   size_t errlen);
 int coll_take_ranks(struct dp_nics *ns, struct dp_coll *c, char *err, size_t errlen);
 /* The servers of c's ranks (hosts host[0..nranks-1]) into c->cfg when t has
- * servers (NVLink between GPUs of one). 0, or -1 (out of memory). */
-int coll_servers(const struct topo *t, struct dp_coll *c, const uint32_t *host);
+ * servers (NVLink between GPUs of one); with order_nccl each rank's GPU too
+ * (channel rings). 0, or -1 (out of memory). */
+int coll_servers(const struct topo *t, struct dp_coll *c, const uint32_t *host, bool order_nccl);
 /* With lanes: 0 when each server's ranks of c are in one lane, else -1 with
  * "--coll: server S spans partitions ..." in err. */
 int coll_servers_split_check(const struct dp_coll *c, char *err, size_t errlen);

@@ -163,6 +163,7 @@ void coll_free(struct dp_coll *c)
 		fclose(c->series);
 	free(c->rank_nic);
 	free(c->server_of);
+	free(c->gpu_of);
 	free(c->nics);
 	free(c->lane);
 	free(c->lane_run);
@@ -247,9 +248,12 @@ bool dp_nics_coll_sweeps(const char *spec)
  * topology has servers: a GPU's rank gets its server's index, a rank that is
  * no GPU of a server a server of its own (n_servers + rank), so that only
  * GPUs of one server talk over NVLink (ne_coll.h). The NVLink rate and
- * latency are the topology's (its bit/s / 8). 0, or -1 (out of memory).
+ * latency are the topology's (its bit/s / 8). With order=nccl (every rank a
+ * GPU: coll_order_nccl checked it) each rank's GPU too, so that every
+ * channel takes NCCL's ring of its own (ne_coll.h, "Channel rings").
+ * 0, or -1 (out of memory).
  */
-int coll_servers(const struct topo *t, struct dp_coll *c, const uint32_t *host)
+int coll_servers(const struct topo *t, struct dp_coll *c, const uint32_t *host, bool order_nccl)
 {
 	if (topo_servers(t) == 0)
 		return 0; /* (no server: the run is as before servers existed) */
@@ -261,6 +265,14 @@ int coll_servers(const struct topo *t, struct dp_coll *c, const uint32_t *host)
 		c->server_of[r] = s >= 0 ? (uint32_t)s : topo_servers(t) + r;
 	}
 	c->cfg.server_of = c->server_of;
+	if (order_nccl) {
+		c->gpu_of = calloc(c->cfg.nranks, sizeof(*c->gpu_of));
+		if (c->gpu_of == NULL)
+			return -1;
+		for (uint32_t r = 0; r < c->cfg.nranks; r++)
+			c->gpu_of[r] = (uint32_t)topo_host_gpu(t, host[r]);
+		c->cfg.gpu_of = c->gpu_of;
+	}
 	c->cfg.nvlink_Bps = t->server_params.nvlink_bps / 8;
 	c->cfg.nvlink_lat_ns = t->server_params.nvlink_lat_ns;
 	return 0;
@@ -307,7 +319,7 @@ int coll_parse_spec(struct dp_nics *ns, struct dp_coll *c, const char *spec, cha
 		c->rank_nic[r] = (uint32_t)ns->by_host[host[r]];
 	if (n >= 0) {
 		c->cfg = s.cfg;
-		if (coll_servers(t, c, host) < 0) {
+		if (coll_servers(t, c, host, s.order_nccl) < 0) {
 			snprintf(err, errlen, "--coll: out of memory");
 			n = -1;
 		} else if (c->cfg.algo == NE_COLL_ALGO_TREE && ne_coll_config_check(&c->cfg) != 0) {

@@ -442,7 +442,7 @@ static struct dp_coll *job_coll_new(struct dp_job *j, uint32_t i)
 		c->rank_nic[r] = (uint32_t)ns->by_host[host[r]];
 	}
 	char err[256];
-	if (coll_servers(ns->topo, c, host) < 0 || coll_take_ranks(ns, c, err, sizeof(err)) < 0) {
+	if (coll_servers(ns->topo, c, host, false) < 0 || coll_take_ranks(ns, c, err, sizeof(err)) < 0) {
 		j->spare[j->nspare++] = c;
 		return NULL;
 	}

@@ -8,9 +8,11 @@
 #     in their server) carry no frame, those of the 4 GPUs at a network hop do;
 #     --workers 2 and mpirun -np 2 (where built in) give the same lines;
 #   - order=nccl deals the ranks in NCCL's ring order (GPU 0, 3, 2, 1 of each
-#     server): the network hops leave from GPU 1, so the links of GPUs 2 and 3
-#     idle and those of GPUs 0 and 1 carry them; the data is right; on a
-#     topology without servers order=nccl is refused (exit 2, the host named);
+#     server): the last GPU, 1, reaches the network through GPU 0's NIC (PXN),
+#     so the links of GPUs 1, 2 and 3 idle and GPU 0's carries both ways; the
+#     data is right; with 4 channels each channel has its own ring and NIC, so
+#     every GPU's link carries frames both ways; on a topology without servers
+#     order=nccl is refused (exit 2, the host named);
 #   - a topology without servers prints what it printed before servers were
 #     wired in (data/coll-no-servers.expect, written by the build before,
 #     on data/coll-no-servers.yaml: experiments/clos-2x4x4-emulated.yaml);
@@ -68,11 +70,15 @@ check "--workers 2: exit 0 ($rc), the same collective lines" \
 
 # order=nccl: ring s0-g0 s0-g3 s0-g2 s0-g1 s1-g0 s1-g3 s1-g2 s1-g1
 dp nccl --topology "$tmp/meta.yaml" --coll "$COLL,order=nccl" > "$tmp/nccl.txt" 2> "$tmp/nccl.err"; rc=$?
-links=$(gpu_links "$tmp/nccl.txt" "s0-g2 s0-g3 s1-g2 s1-g3" "s0-g0 s0-g1 s1-g0 s1-g1")
+links=$(gpu_links "$tmp/nccl.txt" "s0-g1 s0-g2 s0-g3 s1-g1 s1-g2 s1-g3" "s0-g0 s1-g0")
 check "order=nccl: exit 0 ($rc), no wrong element, 84 NVLink transfers" \
   "[ $rc -eq 0 ] && grep -Eq '^ +1048576 .* 0( +N/A){4}\$' $tmp/nccl.txt && grep -q '^# nvlink: transfers 84,' $tmp/nccl.txt"
-check "order=nccl: GPUs 2 and 3 idle (${links% *} of 4), GPUs 0 and 1 at the network hops (${links#* } of 4)" \
-  "[ '$links' = '4 4' ]"
+check "order=nccl: GPUs 1, 2 and 3 idle (${links% *} of 6), GPU 0 sends and receives the hops (${links#* } of 2)" \
+  "[ '$links' = '6 2' ]"
+dp nccl4 --topology "$tmp/meta.yaml" --coll "$COLL,order=nccl,channels=4" > "$tmp/nccl4.txt" 2> "$tmp/nccl4.err"; rc=$?
+links=$(gpu_links "$tmp/nccl4.txt" "" "s0-g0 s0-g1 s0-g2 s0-g3 s1-g0 s1-g1 s1-g2 s1-g3")
+check "order=nccl, 4 channels: exit 0 ($rc), no wrong element, every GPU's link busy (${links#* } of 8)" \
+  "[ $rc -eq 0 ] && grep -Eq '^ +1048576 .* 0( +N/A){4}\$' $tmp/nccl4.txt && [ '$links' = '0 8' ]"
 dp nccl-plain --topology "$DATA/coll-no-servers.yaml" --coll "op=allreduce,order=nccl" > /dev/null 2> "$tmp/np.err"; rc=$?
 check "order=nccl without servers: exit 2 ($rc), the host named ($(grep -m1 -o "host '[^']*' is not a GPU of a server" "$tmp/np.err"))" \
   "[ $rc -eq 2 ] && grep -q \"order=nccl: host 'h0' is not a GPU of a server\" $tmp/np.err"
