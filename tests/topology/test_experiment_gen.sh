@@ -10,6 +10,14 @@ set -u
 DP=$1 TOPO=$2 EXP=$3
 . "$(dirname "$0")/../common/tap.sh"
 
+# run_bad YAML NAME: the experiment that must be refused; its exit status in rc,
+# its stderr in $tmp/NAME.err
+run_bad() {
+  rc=0
+  /usr/bin/python3 "$EXP" "$1" --smoke --no-pictures --out "$tmp/$2" --dp "$DP" --topo-tool "$TOPO" \
+    > /dev/null 2> "$tmp/$2.err" || rc=$?
+}
+
 cat > "$tmp/gen.yaml" <<'YAML'
 name: gen-smoke
 topology: {generate: "zones=2,leaves=2,spines=2,atsw=1,hosts=2,attach=emulated,spine-oversub=2"}
@@ -62,8 +70,7 @@ check "the report counts the ring's rack and zone crossings" \
 rows=$(awk -F, 'NR > 1 && $8 ~ /^0\r?$/' "$tmp/order-a/results.csv" | wc -l)
 check "every placement ran (3 x 2 smoke sizes), none wrong ($rows rows)" "[ $rows -eq 6 ]"
 sed -i 's/order: interleave/order: sideways/' "$tmp/order.yaml"
-rc=0; /usr/bin/python3 "$EXP" "$tmp/order.yaml" --smoke --no-pictures --out "$tmp/order-bad" --dp "$DP" \
-  --topo-tool "$TOPO" > /dev/null 2> "$tmp/order-bad.err" || rc=$?
+run_bad "$tmp/order.yaml" order-bad
 check "a bad order: exit 2 naming the placement and the value" \
   "[ $rc -eq 2 ] && grep -q \"placement 'inter': order: expected one of rack-aware, interleave, random, got 'sideways'\" '$tmp/order-bad.err'"
 
@@ -94,20 +101,17 @@ rnd=$(sed -n 's/^rnd: //p' "$tmp/srv/placements.txt")
 shape=$(echo "$rnd" | sed -E 's/s([0-9])-g0[+]s\1-g1/S\1/g; s/S[01]/A/; s/S[23]/B/')
 check "random pick: one whole server of each leaf ($rnd)" "[ '$shape' = A+B ] || [ '$shape' = B+A ]"
 sed -i 's/servers_per_rack: 2, order: interleave/servers_per_rack: 2, hosts_per_rack: 2, order: interleave/' "$tmp/srv.yaml"
-rc=0; /usr/bin/python3 "$EXP" "$tmp/srv.yaml" --smoke --no-pictures --out "$tmp/srv-bad" --dp "$DP" \
-  --topo-tool "$TOPO" > /dev/null 2> "$tmp/srv-bad.err" || rc=$?
+run_bad "$tmp/srv.yaml" srv-bad
 check "hosts_per_rack and servers_per_rack together: exit 2 naming the placement" \
   "[ $rc -eq 2 ] && grep -q \"placement 'inter': give hosts_per_rack or servers_per_rack\" '$tmp/srv-bad.err'"
 sed -e 's/generate: "servers=4,gpus=2,/generate: "leaves=2,hosts=2,/' \
     -e 's/servers_per_rack: 2, hosts_per_rack: 2,/servers_per_rack: 2,/' "$tmp/srv.yaml" > "$tmp/srv-none.yaml"
-rc=0; /usr/bin/python3 "$EXP" "$tmp/srv-none.yaml" --smoke --no-pictures --out "$tmp/srv-none" --dp "$DP" \
-  --topo-tool "$TOPO" > /dev/null 2> "$tmp/srv-none.err" || rc=$?
+run_bad "$tmp/srv-none.yaml" srv-none
 check "servers_per_rack on a fabric without servers: exit 2 naming the host" \
   "[ $rc -eq 2 ] && grep -q 'servers_per_rack: host h0 is no GPU of a server' '$tmp/srv-none.err'"
 
 sed -i 's/atsw=1,/atsw=0,/' "$tmp/gen.yaml"
-rc=0; /usr/bin/python3 "$EXP" "$tmp/gen.yaml" --smoke --out "$tmp/bad" --dp "$DP" --topo-tool "$TOPO" \
-  > /dev/null 2> "$tmp/bad.err" || rc=$?
+run_bad "$tmp/gen.yaml" bad
 check "a bad generate spec: exit 2 with the tool's message" \
   "[ $rc -eq 2 ] && grep -q \"bad key=value 'atsw=0'\" '$tmp/bad.err'"
 tap_done
