@@ -32,7 +32,16 @@
 #      AI-zone fabric (2 zones x 32 leaves x 16 hosts, 8 spines per zone,
 #      4 aggregation switches, 400G, 1 us links), ring order interleaving
 #      the leaves of both zones, data=off: virtual time, wall time, CPU time,
-#      events and peak RSS (issue 13's target: 64 MiB in <= 10 min, 4 GiB).
+#      events and peak RSS (issue 13's target: 64 MiB in <= 10 min, 4 GiB);
+#   6. with --servers1024 SIZES (long: minutes): the same 1,024 GPUs as 128
+#      servers of 8 (issue 40, "Performance") against 1,024 one-NIC hosts, on
+#      the 3-tier fabric of 5. (2 zones x 32 leaves, 8 spines per zone, 4
+#      ATSW, 400G, 1 us links; Meta's layout: 2 servers per leaf, GPU i on
+#      port i), NCCL's model with one QP and E-ECMP, data=off: servers in
+#      NCCL's ring order (order=nccl: 896 of the ring's 1,024 hops on NVLink,
+#      timed by the intra-server model), hosts rack by rack (every hop through
+#      the fabric). Wall time, CPU time, events and peak RSS side by side, and
+#      servers / hosts for each: a ratio measured in the same run.
 #
 # --reference-build DIR measures a second build (e.g. an older commit built
 # in its own directory) the same way, in the same run, next to this one.
@@ -43,7 +52,8 @@ usage() {
   cat <<'EOF'
 usage: scripts/bench-nic.sh [--build DIR] [--reference-build DIR] [--sizes "8M 64M"]
                             [--qps "1 16"] [--gen-packets N] [--no-ns3] [--no-ring]
-                            [--ai1024 "8M 64M"] [--workers N] [--callgrind [--cache-sim]] [--help]
+                            [--ai1024 "8M 64M"] [--servers1024 "8M"] [--workers N]
+                            [--callgrind [--cache-sim]] [--help]
   --build DIR            build directory with dataplane/rocelab-dp [build]
   --reference-build DIR  also measure this build's rocelab-dp, same workloads
   --sizes LIST           AllReduce sizes (K/M/G binary suffixes) [8M 64M]
@@ -53,6 +63,9 @@ usage: scripts/bench-nic.sh [--build DIR] [--reference-build DIR] [--sizes "8M 6
   --no-ring              skip the generator reference and the 128-rank AllReduce
   --ai1024 LIST          also the 1,024-rank AllReduce on the generated 3-tier
                          fabric for each size (long: minutes per size)
+  --servers1024 LIST     also 1,024 GPUs as 128 servers x 8 against 1,024 one-NIC
+                         hosts on that fabric, NCCL model, for each size: wall,
+                         events, peak memory and their ratios (long: minutes)
   --workers N            every rocelab-dp run on N partitions (threads) [1];
                          scripts/bench-parts.sh compares 1 and N in one run
   --callgrind            also instructions per switch forward under callgrind
@@ -74,6 +87,7 @@ GEN_PACKETS=2000000
 NS3=1
 RING=1
 AI1024=""
+SERVERS1024=""
 WORKERS=1
 CALLGRIND=0
 CACHE_SIM=0
@@ -89,6 +103,7 @@ while [ $# -gt 0 ]; do
     --callgrind) CALLGRIND=1; shift ;;
     --cache-sim) CACHE_SIM=1; shift ;;
     --ai1024) [ $# -ge 2 ] || die_usage "--ai1024 needs a list of sizes"; AI1024=$2; shift 2 ;;
+    --servers1024) [ $# -ge 2 ] || die_usage "--servers1024 needs a list of sizes"; SERVERS1024=$2; shift 2 ;;
     --workers) [[ ${2:-} =~ ^[1-9][0-9]*$ ]] || die_usage "--workers needs a number from 1"; WORKERS=$2; shift 2 ;;
     -h|--help) usage; exit 0 ;;
     *) die_usage "unknown argument '$1'" ;;
@@ -96,7 +111,7 @@ while [ $# -gt 0 ]; do
 done
 WORKERS_ARG=()  # (builds before --workers do not know it: only given when above 1)
 [ "$WORKERS" = 1 ] || WORKERS_ARG=(--workers "$WORKERS")
-for s in $SIZES $AI1024; do
+for s in $SIZES $AI1024 $SERVERS1024; do
   [[ $s =~ ^[0-9]+[KMG]?$ ]] || die_usage "--sizes: '$s' is not a size (e.g. 8M)"
 done
 for q in $QPS; do
@@ -353,6 +368,45 @@ PY
       else
         echo "$b $s FAILED: $(tail -1 "$TMP/err" | tail -c 300)"; failed=1
       fi
+    done
+  done
+fi
+if [ -n "$SERVERS1024" ]; then
+  common=spines=8,atsw=4,host-rate=400G,leaf-rate=400G,spine-rate=400G,host-delay=1us,leaf-delay=1us
+  common+=,spine-delay=1us,host-mtu=9000,profile=eecmp,attach=emulated
+  "$BUILD/topology/rocelab-topo" --generate "zones=2,leaves=32,hosts=16,$common,name=hosts1024" \
+    -o "$TMP/hosts1024.yaml"
+  "$BUILD/topology/rocelab-topo" --generate "zones=2,servers=64,gpus=8,layout=meta,$common,name=servers1024" \
+    -o "$TMP/servers1024.yaml"
+  echo "== 1,024 GPUs: 128 servers x 8 (NVLink inside) against 1,024 one-NIC hosts, the fabric of --ai1024"
+  echo "   (2 zones x 32 leaves, 8 spines per zone, 4 ATSW, 400G), NCCL model, 1 QP, E-ECMP, data=off;"
+  echo "   servers in NCCL's ring order (order=nccl), hosts rack by rack (hosts=all)"
+  printf '%-22s %-5s %-8s %8s %8s %7s %11s %8s\n' build size ranks virt_ms wall_s cpu_s events rss_MiB
+  for s in $SERVERS1024; do
+    for b in "${builds[@]}"; do
+      declare -A fig=()
+      for kind in hosts servers; do
+        order=""
+        [ "$kind" = hosts ] || order=",order=nccl"
+        # the packet pool of --ai1024 (e1-nccl-1024's: the default one runs dry at 1,024 NICs)
+        if run_dp "$kind-$s" "$b" --topology "$TMP/${kind}1024.yaml" --mbufs 131071 --mem 2048 \
+             --coll "op=allreduce,model=nccl,hosts=all$order,sizes=$s,data=off,qps=1"; then
+          read -r v w e f < <(ran_fields <"$TMP/out")
+          fig[$kind]="$w $CPU $e $RSS_MIB"
+          python3 -c "print(f'{\"$b\"[-22:]:<22} {\"$s\":<5} {\"$kind\":<8} {$v * 1e3:>8.3f} {$w:>8.1f} {$CPU:>7.1f} {$e:>11} {$RSS_MIB:>8}')"
+          grep -v '^#' "$TMP/out" | grep -E '^ *[0-9]+ ' | sed 's/^/    /' || true
+        else
+          echo "$b $s $kind FAILED: $(tail -1 "$TMP/err" | tail -c 300)"; failed=1
+        fi
+      done
+      if [ -n "${fig[hosts]:-}" ] && [ -n "${fig[servers]:-}" ]; then
+        python3 - ${fig[servers]} ${fig[hosts]} <<'PY'
+import sys
+sw, sc, se, sr, hw, hc, he, hr = (float(x) for x in sys.argv[1:9])
+print(f"    servers / hosts: wall {sw / hw:.3f}, CPU {sc / hc:.3f}, events {se / he:.3f}, peak RSS {sr / hr:.3f}")
+PY
+      fi
+      unset fig
     done
   done
 fi

@@ -40,7 +40,7 @@ SWITCH_VALUES = {"profile": ("5tuple", "eecmp", "dqpn", "3tuple"),
 # The --coll language (keys, values, ranges) has one owner, the key table of
 # nic_emul/ne_coll_keys.c: here only the shape "key=value,..."; experiment.py asks
 # rocelab-dp --check --coll for every variant's whole spec before the first run.
-PLACEMENT_KEYS = ("racks", "hosts_per_rack", "pick", "order", "seed")
+PLACEMENT_KEYS = ("racks", "hosts_per_rack", "servers_per_rack", "pick", "order", "seed")
 PLACEMENT_VALUES = {"order": ("rack-aware", "interleave", "random"), "pick": ("first", "random")}
 CLAIM_KINDS = {"gain": ("paper_pct",), "degradation": ("variant", "from", "to", "paper_pct"),
                "note": ()}
@@ -219,6 +219,9 @@ def check_placements(m, pls):
                          f"({{racks: N, hosts_per_rack: H, order: rack-aware|interleave|random, "
                          f"seed: S}}), got {spec!r}")
         check_keys(m, p, spec, PLACEMENT_KEYS, f"key of placement {name!r}:")
+        if "hosts_per_rack" in spec and "servers_per_rack" in spec:
+            raise m.fail(p + ("servers_per_rack",), f"placement {name!r}: give hosts_per_rack "
+                         f"or servers_per_rack (whole servers), not both")
         for k, names in PLACEMENT_VALUES.items():
             if k in spec and spec[k] not in names:
                 raise m.fail(p + (k,), f"placement {name!r}: {k}: expected one of "

@@ -213,50 +213,76 @@ def racks_of(base_path):
     return out
 
 
-def placement_hosts(spec, racks, where):
+def server_of_hosts(base_path):
+    """Host name -> its server (the topology's `server:` key), for the hosts that have one."""
+    with open(base_path) as f:
+        topo = yaml.safe_load(f)
+    return {h["name"]: h["server"] for h in topo.get("hosts") or []
+            if isinstance(h, dict) and h.get("server") is not None}
+
+
+def rack_units(hosts, server_of, by_server, where):
+    """A rack's units of placement, each a list of hosts: one per host, or with by_server
+    (servers_per_rack) one per server, its GPUs in file order. Raises ExpError (code 2)
+    when by_server and a host of the rack is no GPU of a server."""
+    if not by_server:
+        return [[h] for h in hosts]
+    units = {}
+    for h in hosts:
+        if h not in server_of:
+            die(f"{where}: servers_per_rack: host {h} is no GPU of a server (the topology "
+                f"needs servers: rocelab-topo --generate servers=N)")
+        units.setdefault(server_of[h], []).append(h)
+    return list(units.values())
+
+
+def placement_hosts(spec, racks, where, server_of=None):
     """A placement given as a mapping: which hosts (the first `racks` leaves, `hosts_per_rack`
-    of each, the first ones or a seeded random pick) and in which rank order:
+    of each, or `servers_per_rack` whole servers of each, the first ones or a seeded random
+    pick) and in which rank order of those hosts or servers:
       rack-aware  rack by rack, racks zone by zone: the ring leaves each rack and zone once;
-      interleave  rank r on the (r mod racks)-th rack: every hop crosses racks;
+      interleave  unit r on the (r mod racks)-th rack: every hop crosses racks;
       random      a seeded shuffle (Python's random.Random(seed)), as a scheduler that
                   knows nothing of the topology.
-    Deterministic: the same spec gives the same order. Returns "h+h+..."; raises ExpError
-    (code 2) for counts the fabric does not have (keys and names: expcheck)."""
-    nr, per = spec.get("racks", len(racks)), spec.get("hosts_per_rack")
+    A server's GPUs stay together, in file order. Deterministic: the same spec gives the
+    same order. Returns "h+h+..."; raises ExpError (code 2) for counts the fabric does not
+    have (keys and names: expcheck)."""
+    by_server = "servers_per_rack" in spec
+    nr, per = spec.get("racks", len(racks)), spec.get("servers_per_rack", spec.get("hosts_per_rack"))
     order, pick, seed = spec.get("order", "rack-aware"), spec.get("pick", "first"), spec.get("seed", 1)
     if not isinstance(nr, int) or isinstance(nr, bool) or not 1 <= nr <= len(racks):
         die(f"{where}: racks: expected 1..{len(racks)} (the fabric's leaves), got {nr!r}")
-    fewest = min(len(r[2]) for r in racks[:nr])
+    units = [(zone, rack_units(hosts, server_of or {}, by_server, where))
+             for zone, _, hosts in racks[:nr]]
+    fewest, key = min(len(u) for _, u in units), ("servers_per_rack" if by_server else "hosts_per_rack")
     if per is None:
         per = fewest
     if not isinstance(per, int) or isinstance(per, bool) or not 1 <= per <= fewest:
-        die(f"{where}: hosts_per_rack: expected 1..{fewest}, got {per!r}")
+        die(f"{where}: {key}: expected 1..{fewest}, got {per!r}")
     if not isinstance(seed, int) or isinstance(seed, bool):
         die(f"{where}: seed: expected an integer, got {seed!r}")
-    if nr * per < 2:
-        die(f"{where}: {nr * per} host(s): a collective needs at least 2")
+    if sum(len(u) for _, us in units for u in us[:per]) < 2:
+        die(f"{where}: fewer than 2 hosts: a collective needs at least 2")
     rng = random.Random(seed)
     chosen = []  # per rack, in zone order (file order within a zone)
-    for zone, _, hosts in sorted(racks[:nr], key=lambda r: r[0]):
-        hs = list(hosts)
+    for zone, us in sorted(units, key=lambda r: r[0]):
         if pick == "random":
-            hs = sorted(rng.sample(range(len(hs)), per))
-            hs = [hosts[i] for i in hs]
-        chosen.append(hs[:per])
+            us = [us[i] for i in sorted(rng.sample(range(len(us)), per))]
+        chosen.append(us[:per])
     if order == "rack-aware":
-        ranks = [h for hs in chosen for h in hs]
+        ranks = [u for us in chosen for u in us]
     elif order == "interleave":
         ranks = [chosen[r % nr][r // nr] for r in range(nr * per)]
     else:
-        ranks = [h for hs in chosen for h in hs]
+        ranks = [u for us in chosen for u in us]
         rng.shuffle(ranks)
-    return "+".join(ranks)
+    return "+".join(h for u in ranks for h in u)
 
 
 def resolve_placements(exp, base_path):
     """Placement name -> "h+h+..." (strings as given; mappings, whose form expcheck
     checked, through placement_hosts)."""
-    racks = None
+    racks = server_of = None
     out = {}
     for name, spec in exp["placements"].items():
         if isinstance(spec, str):
@@ -267,7 +293,9 @@ def resolve_placements(exp, base_path):
             racks = racks_of(base_path)
             if not racks:
                 die(f"{where}: the topology has no hosts under a leaf")
-        out[name] = placement_hosts(spec, racks, where)
+        if server_of is None:
+            server_of = server_of_hosts(base_path)
+        out[name] = placement_hosts(spec, racks, where, server_of)
     return out
 
 

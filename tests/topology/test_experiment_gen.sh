@@ -10,6 +10,14 @@ set -u
 DP=$1 TOPO=$2 EXP=$3
 . "$(dirname "$0")/../common/tap.sh"
 
+# run_bad YAML NAME: the experiment that must be refused; its exit status in rc,
+# its stderr in $tmp/NAME.err
+run_bad() {
+  rc=0
+  /usr/bin/python3 "$EXP" "$1" --smoke --no-pictures --out "$tmp/$2" --dp "$DP" --topo-tool "$TOPO" \
+    > /dev/null 2> "$tmp/$2.err" || rc=$?
+}
+
 cat > "$tmp/gen.yaml" <<'YAML'
 name: gen-smoke
 topology: {generate: "zones=2,leaves=2,spines=2,atsw=1,hosts=2,attach=emulated,spine-oversub=2"}
@@ -62,14 +70,48 @@ check "the report counts the ring's rack and zone crossings" \
 rows=$(awk -F, 'NR > 1 && $8 ~ /^0\r?$/' "$tmp/order-a/results.csv" | wc -l)
 check "every placement ran (3 x 2 smoke sizes), none wrong ($rows rows)" "[ $rows -eq 6 ]"
 sed -i 's/order: interleave/order: sideways/' "$tmp/order.yaml"
-rc=0; /usr/bin/python3 "$EXP" "$tmp/order.yaml" --smoke --no-pictures --out "$tmp/order-bad" --dp "$DP" \
-  --topo-tool "$TOPO" > /dev/null 2> "$tmp/order-bad.err" || rc=$?
+run_bad "$tmp/order.yaml" order-bad
 check "a bad order: exit 2 naming the placement and the value" \
   "[ $rc -eq 2 ] && grep -q \"placement 'inter': order: expected one of rack-aware, interleave, random, got 'sideways'\" '$tmp/order-bad.err'"
 
+# placements in whole servers (servers_per_rack): a server's GPUs stay together
+# (layout meta, 2 servers of 2 GPUs per leaf: leaf0 holds s0 and s1, leaf1 s2 and s3)
+cat > "$tmp/srv.yaml" <<'YAML'
+name: servers-smoke
+topology: {generate: "servers=4,gpus=2,spines=2,attach=emulated"}
+collective: op=allreduce,order=nccl,sizes=64K:64K,data=on
+placements:
+  aware: {servers_per_rack: 1, order: rack-aware}
+  inter: {servers_per_rack: 2, order: interleave}
+  rnd: {servers_per_rack: 1, pick: random, order: random, seed: 3}
+variants:
+  - {label: ECMP, switch: {profile: 5tuple}}
+baseline: ECMP
+YAML
+/usr/bin/python3 "$EXP" "$tmp/srv.yaml" --smoke --no-pictures --out "$tmp/srv" --dp "$DP" \
+  --topo-tool "$TOPO" > "$tmp/srv.txt" 2>&1
+rc=$?
+check "servers_per_rack: exit 0" "[ $rc -eq 0 ]"
+check "servers_per_rack 1, rack-aware: the first server of each leaf, its GPUs together" \
+  "grep -qx 'aware: s0-g0+s0-g1+s2-g0+s2-g1' '$tmp/srv/placements.txt'"
+check "servers_per_rack 2, interleave: server r on rack r mod 2" \
+  "grep -qx 'inter: s0-g0+s0-g1+s2-g0+s2-g1+s1-g0+s1-g1+s3-g0+s3-g1' '$tmp/srv/placements.txt'"
+rnd=$(sed -n 's/^rnd: //p' "$tmp/srv/placements.txt")
+# per server in rank order: its GPUs, in order; one server of leaf0 (s0/s1), one of leaf1 (s2/s3)
+shape=$(echo "$rnd" | sed -E 's/s([0-9])-g0[+]s\1-g1/S\1/g; s/S[01]/A/; s/S[23]/B/')
+check "random pick: one whole server of each leaf ($rnd)" "[ '$shape' = A+B ] || [ '$shape' = B+A ]"
+sed -i 's/servers_per_rack: 2, order: interleave/servers_per_rack: 2, hosts_per_rack: 2, order: interleave/' "$tmp/srv.yaml"
+run_bad "$tmp/srv.yaml" srv-bad
+check "hosts_per_rack and servers_per_rack together: exit 2 naming the placement" \
+  "[ $rc -eq 2 ] && grep -q \"placement 'inter': give hosts_per_rack or servers_per_rack\" '$tmp/srv-bad.err'"
+sed -e 's/generate: "servers=4,gpus=2,/generate: "leaves=2,hosts=2,/' \
+    -e 's/servers_per_rack: 2, hosts_per_rack: 2,/servers_per_rack: 2,/' "$tmp/srv.yaml" > "$tmp/srv-none.yaml"
+run_bad "$tmp/srv-none.yaml" srv-none
+check "servers_per_rack on a fabric without servers: exit 2 naming the host" \
+  "[ $rc -eq 2 ] && grep -q 'servers_per_rack: host h0 is no GPU of a server' '$tmp/srv-none.err'"
+
 sed -i 's/atsw=1,/atsw=0,/' "$tmp/gen.yaml"
-rc=0; /usr/bin/python3 "$EXP" "$tmp/gen.yaml" --smoke --out "$tmp/bad" --dp "$DP" --topo-tool "$TOPO" \
-  > /dev/null 2> "$tmp/bad.err" || rc=$?
+run_bad "$tmp/gen.yaml" bad
 check "a bad generate spec: exit 2 with the tool's message" \
   "[ $rc -eq 2 ] && grep -q \"bad key=value 'atsw=0'\" '$tmp/bad.err'"
 tap_done
