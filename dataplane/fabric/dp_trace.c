@@ -17,6 +17,7 @@ int dp_trace_path(struct dp_fabric *f, uint32_t src, uint8_t *d, uint32_t len, u
 	struct rl_pkt p;
 	int st = rl_parse(d, len, &p);
 	const struct dp_chan *c = f->host[src].tx;
+	int32_t slot = -1;
 
 	*n = 0;
 	for (;;) {
@@ -40,6 +41,12 @@ int dp_trace_path(struct dp_fabric *f, uint32_t src, uint8_t *d, uint32_t len, u
 				 s->cfg->name, (int)v.kind, (int)v.drop);
 			return -EHOSTUNREACH;
 		}
+		/* the flow table (--flows) records the path, as the switch does a frame's */
+		struct dp_flow_when when = {now_ns, 0};
+		if (slot >= 0)
+			dp_flows_record_slot(&f->flows, slot, v.len, s->idx, v.out_port, *n == 1, when);
+		else if (f->flows.h)
+			slot = dp_flows_record(&f->flows, &p, v.len, s->idx, v.out_port, *n == 1, when);
 		/* (not queued: the bytes the MMU charged go back at once) */
 		struct pfc_mmu_pkt mp = {.len = v.len, .in_port = c->to_port, .out_port = v.out_port,
 					 .prio = v.prio, .ect = v.ect};

@@ -22,7 +22,8 @@ struct dp_fabric;
  * order, into chans[] (index into f->chans: link l's direction dir is
  * 2l + dir), *n of them, from the host's link to the one into the
  * destination host. What a switch's MMU charged is given back at once; the
- * switches' counters count the frame as the packet engine would.
+ * switches' counters count the frame as the packet engine would, and the
+ * flow table (--flows) records its path as one packet of len bytes.
  * Returns 0, -EHOSTUNREACH (a switch dropped it or answered it; why names
  * the switch and the reason), -ELOOP (more than max channels).
  */

@@ -76,7 +76,8 @@ struct fr {
 	struct fr_nvl *nvl;           /* min-heap of NVLink ends */
 	uint32_t n_nvl;
 	uint64_t *nvl_free;           /* [nranks] each GPU's NVLink egress free from then */
-	uint64_t *chan_bytes;         /* [n_chans] data payload that crossed each */
+	uint64_t *chan_bytes;         /* [n_chans] payload that crossed each */
+	uint64_t *chan_pkts;          /* [n_chans] packets that crossed each (flows in path_mtu packets) */
 	struct dp_flowrun_stats *st;
 	uint64_t now;                 /* the run's time at the size's start (the switches' decisions) */
 	int err;
@@ -111,6 +112,11 @@ static void start_flow(struct fr *r, const struct fr_path *p, uint64_t bytes, ui
 	if (e < 0 && !r->err)
 		r->err = e;
 	r->st->flows++;
+	/* the link table: its packets of path_mtu (a header-only one: 1) and payload */
+	for (unsigned h = 0; h < p->n; h++) {
+		r->chan_pkts[p->hop[h]] += bytes ? (bytes + r->cfg->path_mtu - 1) / r->cfg->path_mtu : 1;
+		r->chan_bytes[p->hop[h]] += bytes;
+	}
 }
 
 /* ------------------------------------------------------------------ */
@@ -217,7 +223,8 @@ static int fl_setup(struct fr *r)
 
 	r->fl = fl_create(&fc);
 	r->chan_bytes = calloc(r->f->n_chans + 1, sizeof(*r->chan_bytes));
-	if (!r->fl || !r->chan_bytes)
+	r->chan_pkts = calloc(r->f->n_chans + 1, sizeof(*r->chan_pkts));
+	if (!r->fl || !r->chan_bytes || !r->chan_pkts)
 		return -ENOMEM;
 	for (uint32_t i = 0; i < r->f->n_chans; i++) {
 		const struct dp_chan *ch = &r->f->chans[i];
@@ -250,6 +257,7 @@ static void fr_free(struct fr *r)
 	free(r->nvl);
 	free(r->nvl_free);
 	free(r->chan_bytes);
+	free(r->chan_pkts);
 	fl_destroy(r->fl);
 }
 
@@ -357,8 +365,6 @@ static void post_msg(struct fr *r, uint32_t k, uint32_t s)
 			continue;
 		start_flow(r, &cn->data[q], b, cookie(FR_DATA, k, q, s));
 		r->st->data_flows++;
-		for (unsigned h = 0; h < cn->data[q].n; h++)
-			r->chan_bytes[cn->data[q].hop[h]] += b;
 		n++;
 	}
 	cn->parts[s] = cn->acks[s] = n;
@@ -517,19 +523,18 @@ static int fr_setup(struct fr *r, struct ne_coll *run, struct ne_nic *const *nic
 	return e;
 }
 
-/* Each data flow's payload into the link table: bytes, and packets of path_mtu. */
+/* Every flow's packets and payload into the link table (headers not counted). */
 static void count_chans(struct fr *r)
 {
 	for (uint32_t i = 0; i < r->f->n_chans; i++) {
 		struct dp_chan *ch = &r->f->chans[i];
-		uint64_t b = r->chan_bytes[i];
 
-		if (b == 0)
+		if (r->chan_pkts[i] == 0)
 			continue;
 		r->st->links_crossed++;
-		/* (the data's class: DSCP 26 is priority 3, as the packet engine queues it) */
-		ch->q[3].tx_bytes += b;
-		ch->q[3].tx_pkts += (b + r->cfg->path_mtu - 1) / r->cfg->path_mtu;
+		/* (in the data's class, priority 3 by DSCP 26: grants and ACKs too) */
+		ch->q[3].tx_bytes += r->chan_bytes[i];
+		ch->q[3].tx_pkts += r->chan_pkts[i];
 	}
 }
 

@@ -32,7 +32,7 @@ struct dp_flowrun_stats {
 	uint64_t recomputes;     /* water-filling passes */
 	uint64_t flows_touched;  /* flows whose rate a pass recomputed, summed */
 	uint64_t links_touched;  /* links a pass visited, summed */
-	uint32_t links_crossed;  /* distinct fabric link directions data flows crossed */
+	uint32_t links_crossed;  /* distinct fabric link directions any flow crossed */
 	uint64_t nvlink_xfers;   /* transfers timed by the NVLink model */
 	uint64_t iter_ns;        /* one iteration's time */
 };
