@@ -82,7 +82,7 @@ both = set(p) & set(q)
 print(len(both), sum(p[k] != q[k] for k in both), sum(' > spine' in p[k] for k in both))" \
   "$tmp/c4-packet.json" "$tmp/c4-flow.json" 2> /dev/null)
 check "4 ranks, per QP: 16 or more flows in both tables, none on another path, some across spines ($same)" \
-  "set -- $same; [ \$1 -ge 16 ] && [ \$2 -eq 0 ] && [ \$3 -ge 4 ]"
+  "(set -- $same; [ \$1 -ge 16 ] && [ \$2 -eq 0 ] && [ \$3 -ge 4 ])"
 
 refused() { # NAME WHAT-STDERR-SAYS ARGS...: exit 2 and the reason
   local n=$1 why=$2; shift 2
