@@ -436,9 +436,16 @@ void coll_cannot_start(struct dp_coll *c, int e)
 	c->run = NULL;
 }
 
+/* --fabric flow: the size ends at now, when the flow engine said it would. */
+static void coll_flow_end(void *obj, uint64_t arg, uint64_t now)
+{
+	(void)arg;
+	coll_size_done(obj, now);
+}
+
 /*
  * --fabric flow: c's size (its run created, not started) on the flow engine
- * from now; its lines, then the next size as after a packet run.
+ * from now; the flow engine's line now, the size's lines at its end.
  */
 static void coll_flow_size(struct dp_coll *c, uint64_t now)
 {
@@ -459,7 +466,9 @@ static void coll_flow_size(struct dp_coll *c, uint64_t now)
 		return;
 	}
 	coll_put(c, line);
-	coll_size_done(c, ne_coll_done_at(c->run));
+	/* (its lines at its end, as a packet run's: the run's clock gets there) */
+	if (dp_timer_add_lp(nics_eng(c->ns), DP_COLL_LP, ne_coll_done_at(c->run), coll_flow_end, c, 0) < 0)
+		coll_start_failed(c, "no timer left");
 }
 
 void coll_start_size(void *obj, uint64_t arg, uint64_t now)
