@@ -43,6 +43,17 @@ struct fr_path {
 	unsigned n;
 };
 
+/*
+ * A data QP's send queue: a NIC sends one QP's messages in order, one at a
+ * time (its WQEs), so a part starts when the QP's part before it has sent
+ * its last byte; the QPs of a NIC share its link as flows do.
+ */
+struct fr_sq {
+	uint32_t *seq;      /* ring of transfers waiting, oldest first */
+	uint32_t head, n, cap;
+	bool busy;          /* a part of it is sending */
+};
+
 struct fr_conn {
 	struct ne_coll_conn_info info;
 	struct ne_coll_conn_plan plan;
@@ -50,6 +61,7 @@ struct fr_conn {
 	uint8_t *flags;               /* [nxfers] FR_* */
 	uint16_t *parts, *acks;       /* [nxfers] data parts / ACKs still to arrive */
 	struct fr_path *data, *ack;   /* [nqps] forward / reverse of each data QP */
+	struct fr_sq *sq;             /* [nqps] */
 	struct fr_path cts;           /* the grant's path, receiver -> sender */
 	uint32_t send_next, grant_next;
 	bool dirty;
@@ -78,6 +90,8 @@ struct fr {
 	uint64_t *nvl_free;           /* [nranks] each GPU's NVLink egress free from then */
 	uint64_t *chan_bytes;         /* [n_chans] payload that crossed each */
 	uint64_t *chan_pkts;          /* [n_chans] packets that crossed each (flows in path_mtu packets) */
+	uint64_t *sent;               /* cookies of parts whose last byte went (fl_config.sent) */
+	uint32_t n_sent, cap_sent;
 	struct dp_flowrun_stats *st;
 	uint64_t now;                 /* the run's time at the size's start (the switches' decisions) */
 	int err;
@@ -191,7 +205,8 @@ static int conn_setup(struct fr *r, struct ne_coll *run, uint32_t k)
 	cn->acks = calloc(n + 1, sizeof(*cn->acks));
 	cn->data = calloc(r->nqps, sizeof(*cn->data));
 	cn->ack = calloc(r->nqps, sizeof(*cn->ack));
-	if (!cn->x || !cn->flags || !cn->parts || !cn->acks || !cn->data || !cn->ack)
+	cn->sq = calloc(r->nqps, sizeof(*cn->sq));
+	if (!cn->x || !cn->flags || !cn->parts || !cn->acks || !cn->data || !cn->ack || !cn->sq)
 		return -ENOMEM;
 	for (uint32_t s = 0; s < n; s++)
 		ne_coll_xfer_get(run, k, s, &cn->x[s]);
@@ -217,9 +232,30 @@ static int groups_setup(struct fr *r)
 	return 0;
 }
 
+/* fl_config.sent: a flow's last byte went; acted on after the engine's call (sq_next). */
+static void part_sent(void *ctx, uint64_t ck)
+{
+	struct fr *r = ctx;
+
+	if (ck >> 62 != FR_DATA)
+		return;
+	if (r->n_sent == r->cap_sent) {
+		uint32_t cap = r->cap_sent ? 2 * r->cap_sent : 64;
+		uint64_t *p = realloc(r->sent, cap * sizeof(*p));
+
+		if (!p) {
+			r->err = -ENOMEM;
+			return;
+		}
+		r->sent = p;
+		r->cap_sent = cap;
+	}
+	r->sent[r->n_sent++] = ck;
+}
+
 static int fl_setup(struct fr *r)
 {
-	struct fl_config fc = {.mtu_bytes = r->cfg->path_mtu};
+	struct fl_config fc = {.mtu_bytes = r->cfg->path_mtu, .sent = part_sent, .sent_ctx = r};
 
 	r->fl = fl_create(&fc);
 	r->chan_bytes = calloc(r->f->n_chans + 1, sizeof(*r->chan_bytes));
@@ -247,7 +283,11 @@ static void fr_free(struct fr *r)
 		free(r->c[k].acks);
 		free(r->c[k].data);
 		free(r->c[k].ack);
+		for (uint32_t q = 0; r->c[k].sq && q < r->nqps; q++)
+			free(r->c[k].sq[q].seq);
+		free(r->c[k].sq);
 	}
+	free(r->sent);
 	for (uint32_t g = 0; r->g && g < r->rules.ngroups; g++)
 		free(r->g[g].conns);
 	free(r->c);
@@ -350,6 +390,54 @@ static void grant_step(struct fr *r, uint32_t gi)
 	}
 }
 
+/* Part q of transfer s of connection k, b bytes, starts now (a 0-byte one leaves the QP free). */
+static void part_start(struct fr *r, uint32_t k, uint32_t q, uint32_t s, uint32_t b)
+{
+	start_flow(r, &r->c[k].data[q], b, cookie(FR_DATA, k, q, s));
+	r->c[k].sq[q].busy = b != 0;
+	r->st->data_flows++;
+}
+
+static void sq_push(struct fr *r, struct fr_sq *sq, uint32_t s)
+{
+	if (sq->n == sq->cap) {
+		uint32_t cap = sq->cap ? 2 * sq->cap : 8;
+		uint32_t *p = malloc(cap * sizeof(*p));
+
+		if (!p) {
+			r->err = -ENOMEM;
+			return;
+		}
+		for (uint32_t i = 0; i < sq->n; i++)
+			p[i] = sq->seq[(sq->head + i) % sq->cap];
+		free(sq->seq);
+		sq->seq = p;
+		sq->head = 0;
+		sq->cap = cap;
+	}
+	sq->seq[(sq->head + sq->n++) % sq->cap] = s;
+}
+
+/* The parts whose last byte went: their QPs start their next waiting part. */
+static void sq_next(struct fr *r)
+{
+	for (uint32_t i = 0; i < r->n_sent; i++) {
+		uint64_t ck = r->sent[i];
+		uint32_t k = (uint32_t)(ck >> 32) & 0x3FFFFFFFu, q = (uint32_t)(ck >> FR_SEQ_BITS) & 0xFFu;
+		struct fr_sq *sq = &r->c[k].sq[q];
+
+		sq->busy = false;
+		while (!sq->busy && sq->n) {
+			uint32_t s = sq->seq[sq->head];
+
+			sq->head = (sq->head + 1) % sq->cap;
+			sq->n--;
+			part_start(r, k, q, s, ne_coll_xfer_qp_bytes(r->run, r->c[k].x[s].len, s, q));
+		}
+	}
+	r->n_sent = 0;
+}
+
 /* Transfer s of connection k as flows, one per QP that carries a part. */
 static void post_msg(struct fr *r, uint32_t k, uint32_t s)
 {
@@ -363,8 +451,10 @@ static void post_msg(struct fr *r, uint32_t k, uint32_t s)
 
 		if (b == 0 && !all)
 			continue;
-		start_flow(r, &cn->data[q], b, cookie(FR_DATA, k, q, s));
-		r->st->data_flows++;
+		if (b && (cn->sq[q].busy || cn->sq[q].n))
+			sq_push(r, &cn->sq[q], s);
+		else
+			part_start(r, k, q, s, b);
 		n++;
 	}
 	cn->parts[s] = cn->acks[s] = n;
@@ -486,6 +576,7 @@ static int run_iter(struct fr *r, uint64_t *ns)
 		for (size_t n; (n = fl_done_pop(r->fl, done, 64)) > 0;)
 			for (size_t i = 0; i < n; i++)
 				delivered(r, done[i].cookie);
+		sq_next(r);
 		while (r->n_nvl && r->nvl[0].t <= t) {
 			struct fr_nvl ev = nvl_pop(r);
 
