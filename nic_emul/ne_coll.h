@@ -699,7 +699,8 @@ void ne_coll_rules(const struct ne_coll *coll, struct ne_coll_rules *out);
 uint32_t ne_coll_xfer_qp_bytes(const struct ne_coll *coll, uint32_t len, uint32_t s, uint32_t q);
 /* A collective that was created and never started was run elsewhere from
  * start_ns: its n iteration times (n = ne_coll_rules.iters). It is then done
- * and ne_coll_get_result and the rest read those times. 0, or -EINVAL
+ * and ne_coll_get_result and the rest read those times; its statistics count
+ * every transfer done and the NVLink ones (transfers_done, nvlink_*). 0, or -EINVAL
  * (started, split into lanes, or n wrong). */
 int ne_coll_set_external_times(struct ne_coll *coll, uint64_t start_ns, const uint64_t *iter_ns,
 			       uint32_t n);

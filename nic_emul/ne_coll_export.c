@@ -77,6 +77,13 @@ int ne_coll_set_external_times(struct ne_coll *c, uint64_t start_ns, const uint6
 	}
 	c->iters_done = n;
 	c->stats.transfers_done = c->total_xfers * n;
+	/* (the NVLink model's counters follow from the plan: every transfer of a
+	 * connection inside a server, every iteration) */
+	for (uint32_t k = 0; k < c->nconns; k++)
+		if (c->conns[k].nvl) {
+			c->stats.nvlink_xfers += (uint64_t)c->conns[k].nxfers * n;
+			c->stats.nvlink_bytes += c->conns[k].bytes * n;
+		}
 	c->iter_start = start_ns;
 	c->done_at = t;
 	c->done = true;

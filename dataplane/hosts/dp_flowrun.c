@@ -18,6 +18,7 @@
 #include "dp_fabric.h"
 #include "dp_trace.h"
 #include "fl_fabric.h"
+#include "fl_heap.h"
 #include "nc_nvlink.h"
 #include "ne_coll.h"
 #include "ne_nic.h"
@@ -72,8 +73,6 @@ struct fr_group {
 	bool dirty;
 };
 
-struct fr_nvl { uint64_t t; uint32_t k, s; };
-
 struct fr {
 	struct dp_fabric *f;
 	struct fl_fabric *fl;
@@ -85,8 +84,8 @@ struct fr {
 	struct fr_group *g;
 	uint32_t *dirty_c, n_dirty_c, *dirty_g, n_dirty_g;
 	uint64_t recv_left, send_left;
-	struct fr_nvl *nvl;           /* min-heap of NVLink ends */
-	uint32_t n_nvl;
+	struct fl_heap nvl;           /* NVLink ends by time (id: nvl_id) */
+	uint32_t *nvl_seq;            /* [nconns x window] the transfer of each id */
 	uint64_t *nvl_free;           /* [nranks] each GPU's NVLink egress free from then */
 	uint64_t *chan_bytes;         /* [n_chans] payload that crossed each */
 	uint64_t *chan_pkts;          /* [n_chans] packets that crossed each (flows in path_mtu packets) */
@@ -294,7 +293,8 @@ static void fr_free(struct fr *r)
 	free(r->g);
 	free(r->dirty_c);
 	free(r->dirty_g);
-	free(r->nvl);
+	fl_heap_free(&r->nvl);
+	free(r->nvl_seq);
 	free(r->nvl_free);
 	free(r->chan_bytes);
 	free(r->chan_pkts);
@@ -302,44 +302,13 @@ static void fr_free(struct fr *r)
 }
 
 /* ------------------------------------------------------------------ */
-/* NVLink ends: a min-heap by time */
+/* NVLink: transfers timed by nc_nvlink, their ends on flow/'s indexed heap */
 
-static bool nvl_before(const struct fr_nvl *a, const struct fr_nvl *b)
+/* A connection has at most window NVLink transfers in flight (sender_step):
+ * transfer s of connection k has the heap id k x window + s mod window. */
+static uint32_t nvl_id(const struct fr *r, uint32_t k, uint32_t s)
 {
-	return a->t < b->t || (a->t == b->t && (a->k < b->k || (a->k == b->k && a->s < b->s)));
-}
-
-static void nvl_push(struct fr *r, struct fr_nvl ev)
-{
-	uint32_t i = r->n_nvl++;
-
-	while (i > 0 && nvl_before(&ev, &r->nvl[(i - 1) / 2])) {
-		r->nvl[i] = r->nvl[(i - 1) / 2];
-		i = (i - 1) / 2;
-	}
-	r->nvl[i] = ev;
-}
-
-static struct fr_nvl nvl_pop(struct fr *r)
-{
-	struct fr_nvl top = r->nvl[0], last = r->nvl[--r->n_nvl];
-	uint32_t i = 0;
-
-	for (;;) {
-		uint32_t l = 2 * i + 1, m = l;
-
-		if (l >= r->n_nvl)
-			break;
-		if (l + 1 < r->n_nvl && nvl_before(&r->nvl[l + 1], &r->nvl[l]))
-			m = l + 1;
-		if (!nvl_before(&r->nvl[m], &last))
-			break;
-		r->nvl[i] = r->nvl[m];
-		i = m;
-	}
-	if (r->n_nvl)
-		r->nvl[i] = last;
-	return top;
+	return k * r->rules.window + s % r->rules.window;
 }
 
 /* As ne_coll_nvl_post: the GPU's egress carries one transfer's bytes at a time. */
@@ -352,7 +321,9 @@ static void nvl_post(struct fr *r, uint32_t k, uint32_t s, uint64_t now)
 
 	(void)nc_nvlink_xfer_ns(&wire, cn->x[s].len, &bytes_ns);
 	*free_at = start + bytes_ns;
-	nvl_push(r, (struct fr_nvl){.t = *free_at + r->cfg->nvlink_lat_ns, .k = k, .s = s});
+	r->nvl_seq[nvl_id(r, k, s)] = s;
+	if (fl_heap_set(&r->nvl, nvl_id(r, k, s), *free_at + r->cfg->nvlink_lat_ns) < 0 && !r->err)
+		r->err = -ENOMEM;
 	r->st->nvlink_xfers++;
 }
 
@@ -566,7 +537,8 @@ static int run_iter(struct fr *r, uint64_t *ns)
 			return r->err;
 		if (!r->recv_left && !r->send_left)
 			break;
-		uint64_t tf = fl_next_event_ns(r->fl), tn = r->n_nvl ? r->nvl[0].t : FL_TIME_INF;
+		uint64_t tf = fl_next_event_ns(r->fl);
+		uint64_t tn = fl_heap_empty(&r->nvl) ? FL_TIME_INF : fl_heap_top(&r->nvl).key;
 
 		if (tf == FL_TIME_INF && tn == FL_TIME_INF)
 			return -EDEADLK;
@@ -577,11 +549,12 @@ static int run_iter(struct fr *r, uint64_t *ns)
 			for (size_t i = 0; i < n; i++)
 				delivered(r, done[i].cookie);
 		sq_next(r);
-		while (r->n_nvl && r->nvl[0].t <= t) {
-			struct fr_nvl ev = nvl_pop(r);
+		while (!fl_heap_empty(&r->nvl) && fl_heap_top(&r->nvl).key <= t) {
+			uint32_t id = fl_heap_top(&r->nvl).id, k = id / r->rules.window;
 
-			send_done(r, ev.k, ev.s);
-			consume(r, ev.k, ev.s);
+			fl_heap_del(&r->nvl, id);
+			send_done(r, k, r->nvl_seq[id]);
+			consume(r, k, r->nvl_seq[id]);
 		}
 	}
 	*ns = t;
@@ -598,10 +571,10 @@ static int fr_setup(struct fr *r, struct ne_coll *run, struct ne_nic *const *nic
 	r->c = calloc(r->nconns + 1, sizeof(*r->c));
 	r->dirty_c = calloc(r->nconns + 1, sizeof(*r->dirty_c));
 	r->dirty_g = calloc(r->rules.ngroups + 1, sizeof(*r->dirty_g));
-	/* NVLink transfers in flight: at most a window per connection (sender_step) */
-	r->nvl = calloc((size_t)r->nconns * r->rules.window + 1, sizeof(*r->nvl));
+	r->nvl_seq = calloc((size_t)r->nconns * r->rules.window + 1, sizeof(*r->nvl_seq));
 	r->nvl_free = calloc(r->cfg->nranks, sizeof(*r->nvl_free));
-	if (!r->c || !r->dirty_c || !r->dirty_g || !r->nvl || !r->nvl_free)
+	if (!r->c || !r->dirty_c || !r->dirty_g || !r->nvl_seq || !r->nvl_free ||
+	    fl_heap_init(&r->nvl, r->nconns * r->rules.window + 1))
 		return -ENOMEM;
 	e = fl_setup(r);
 	for (uint32_t k = 0; k < r->nconns && !e; k++) {
