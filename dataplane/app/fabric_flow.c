@@ -57,6 +57,8 @@ int fabric_flow_start(struct run *r, char *err, size_t errlen)
 	const char *no = needs_packets(o);
 	char why[256];
 
+	if (!no && r->mpi.size > 1)
+		no = "mpirun (the flow engine runs in one process)";
 	if (no) {
 		snprintf(err, errlen, "--fabric flow: not with %s", no);
 		return EXIT_BAD_INPUT;
