@@ -77,6 +77,8 @@ static void send_end(struct fl_fabric *fab, uint32_t f)
 	for (unsigned h = 0; h < fl->n_hops; h++)
 		link_remove(fab, f, h);
 	(void)fl_heap_set(&fab->events, f, t_add(fab->now, fl->lat_ns));
+	if (fab->cfg.sent)
+		fab->cfg.sent(fab->cfg.sent_ctx, fl->cookie);
 }
 
 static void deliver(struct fl_fabric *fab, uint32_t f)

@@ -55,6 +55,16 @@ struct fl_fabric;
 struct fl_config {
 	uint32_t mtu_bytes; /* first packet's payload; 0: FL_MTU_DEFAULT */
 	bool full;          /* recompute every flow's rate at every event (reference, benchmark) */
+	/*
+	 * Optional: called with a flow's cookie when its last byte is sent (not
+	 * for a 0-byte flow), from inside fl_advance / fl_run_until at that
+	 * instant, before the rates are recomputed. It must not call into the
+	 * fabric: a driver records the cookie and acts after the call returns
+	 * (a NIC's queue pair starts its next message then: dataplane/hosts/
+	 * dp_flowrun.c). NULL: none.
+	 */
+	void (*sent)(void *ctx, uint64_t cookie);
+	void *sent_ctx;
 };
 
 /* A delivered flow: its last byte reached the end of its path at finish_ns. */

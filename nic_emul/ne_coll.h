@@ -723,6 +723,48 @@ int ne_coll_format_costs(const struct ne_coll_config *cfg, char *buf, size_t cap
  * snprintf returns. */
 int ne_coll_format_active(const struct ne_coll_result *r, char *buf, size_t cap);
 
+/*
+ * The plan read from outside (ne_coll_export.c), for a driver that runs the
+ * collective on another fabric model (rocelab-dp --fabric flow): per
+ * connection its ordered transfers (ne_coll_num_conns, ne_coll_conn_info
+ * give the rest), the rules of when a transfer may start, and the bytes each
+ * QP carries. ne_coll_set_external_times hands the iteration times back.
+ */
+struct ne_coll_xfer_info {
+	uint32_t len;      /* bytes */
+	int32_t dep_conn;  /* the transfer it waits for (its data arriving), -1: none */
+	uint32_t dep_seq;
+};
+struct ne_coll_conn_plan {
+	uint32_t group;     /* its receiver's CTS budget (ne_coll_rules.ngroups of them) */
+	int32_t downstream; /* the connection whose transfers depend on this one's, -1: none */
+	bool nvl;           /* inside a server: NVLink, no NIC, no CTS */
+};
+struct ne_coll_rules {
+	uint32_t window;      /* per group granted-not-received (CTS), or per connection in flight */
+	uint32_t ngroups;
+	bool cts;             /* receiver-driven grants (model nccl: always) */
+	bool slot_needs_ack;  /* transfer s waits until s - window was ACKed at the sender */
+	uint32_t iters;       /* warm-up and measured iterations */
+};
+/* Transfer s of connection k. 0, or -EINVAL (no such transfer). */
+int ne_coll_xfer_get(const struct ne_coll *coll, uint32_t k, uint32_t s, struct ne_coll_xfer_info *out);
+/* Connection k's place in the plan. 0, or -EINVAL. */
+int ne_coll_conn_plan(const struct ne_coll *coll, uint32_t k, struct ne_coll_conn_plan *out);
+/* The collective's admission rules (see "Admission" above); zeros for NULL. */
+void ne_coll_rules(const struct ne_coll *coll, struct ne_coll_rules *out);
+/* Bytes data QP q carries of transfer s of len bytes, as the QP mode posts
+ * it in the first iteration (split: its piece; rr: all or nothing; ctran:
+ * as split with one WQE per QP). 0 for a bad q. */
+uint32_t ne_coll_xfer_qp_bytes(const struct ne_coll *coll, uint32_t len, uint32_t s, uint32_t q);
+/* A collective that was created and never started was run elsewhere from
+ * start_ns: its n iteration times (n = ne_coll_rules.iters). It is then done
+ * and ne_coll_get_result and the rest read those times; its statistics count
+ * every transfer done and the NVLink ones (transfers_done, nvlink_*). 0, or -EINVAL
+ * (started, split into lanes, or n wrong). */
+int ne_coll_set_external_times(struct ne_coll *coll, uint64_t start_ns, const uint64_t *iter_ns,
+			       uint32_t n);
+
 #ifdef __cplusplus
 }
 #endif

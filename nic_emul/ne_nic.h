@@ -606,6 +606,17 @@ uint32_t ne_num_pkts(uint32_t len, uint32_t mtu);
 
 const char *ne_wc_status_str(enum ne_wc_status status);
 
+/*
+ * The headers QP qpn of nic would put on a frame of RC opcode opcode (no
+ * payload; extended headers and ICRC zero), for tracing its path through
+ * switches without sending it: addresses, DSCP, UDP source port and
+ * destination QP are the wire's. Nothing of the NIC changes. Writes *len
+ * bytes into buf. Returns 0, -ENOENT (no such QP), -EINVAL (an opcode the
+ * NIC does not use, or cap too small).
+ */
+int ne_nic_probe_frame(struct ne_nic *nic, uint32_t qpn, uint8_t opcode, uint8_t *buf, size_t cap,
+		       size_t *len);
+
 #ifdef __cplusplus
 }
 #endif

@@ -102,6 +102,7 @@ struct opts {
 	const char *workload;   /* --workload KIND:SOURCE[,key=value...] (dp_job.h) */
 	struct dp_nic_opts nic;
 	bool te;
+	bool fabric_flow;       /* --fabric flow: collectives on the flow engine (fabric_flow.c) */
 	const char *pipeline;   /* --pipeline FILE.spec: every switch's program (dp_swx.h) */
 	bool watchdog;
 	struct pfc_watchdog_config wd;
@@ -183,6 +184,9 @@ int parse_gens(struct run *r);
 int plan_process(struct run *r);
 int setup(struct run *r, char *err, size_t errlen);
 int start_traffic(struct run *r, char *err, size_t errlen);
+/* --fabric flow (fabric_flow.c): refuse what flows do not model, else run the
+ * collectives on the flow engine. 0, or EXIT_BAD_INPUT with err. */
+int fabric_flow_start(struct run *r, char *err, size_t errlen);
 
 /* json.c */
 /* Open --json's file for writing (before the run: a bad path is bad input).

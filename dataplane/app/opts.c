@@ -145,6 +145,14 @@ static int set_workload(struct opts *o, const char *arg)
 	return 0;
 }
 static int set_te(struct opts *o, const char *arg) { (void)arg; o->te = true; return 0; }
+
+static int set_fabric(struct opts *o, const char *arg)
+{
+	if (strcmp(arg, "packet") != 0 && strcmp(arg, "flow") != 0)
+		return bad("--fabric: packet or flow, not", arg);
+	o->fabric_flow = strcmp(arg, "flow") == 0;
+	return 0;
+}
 static int set_csv(struct opts *o, const char *arg) { o->csv = arg; return 0; }
 static int set_pipeline(struct opts *o, const char *arg) { o->pipeline = arg; return 0; }
 
@@ -409,6 +417,10 @@ static const struct opt_def opt_defs[] = {
 	{"pfc-watchdog", optional_argument, set_watchdog,
 	 "  --pfc-watchdog [detect=T,restore=T,poll=T,action=drop|forward]\n"
 	 "                      PFC watchdog on switch egress (SONiC defaults 200ms/200ms/100ms, drop)\n"},
+	{"fabric", required_argument, set_fabric,
+	 "  --fabric packet|flow  the collectives' fabric model: packet (default) emulates every\n"
+	 "                      frame; flow runs each size as max-min fair flows on the same\n"
+	 "                      paths (no PFC, buffers, drops, flowlets; see the man page)\n"},
 	{"te", no_argument, set_te,
 	 "  --te                traffic engineering: a controller places each connection of\n"
 	 "                      the --coll on the leaf-spine-leaf path with most capacity left\n"

@@ -638,6 +638,11 @@ int start_traffic(struct run *r, char *err, size_t errlen)
 			at_where(err, errlen, o->rdma.where[i]);
 			return EXIT_BAD_INPUT;
 		}
+	if (o->fabric_flow) {
+		int frc = fabric_flow_start(r, err, errlen);
+		if (frc)
+			return frc;
+	}
 	dp_nics_tag_colls(&r->nics, o->coll.n > 1);
 	for (unsigned i = 0; i < o->coll.n; i++)
 		if (dp_nics_add_coll(&r->nics, o->coll.spec[i], r->start_ns, stdout, err, errlen) < 0) {

@@ -447,6 +447,41 @@ void coll_cannot_start(struct dp_coll *c, int e)
 	c->run = NULL;
 }
 
+/* --fabric flow: the size ends at now, when the flow engine said it would. */
+static void coll_flow_end(void *obj, uint64_t arg, uint64_t now)
+{
+	(void)arg;
+	coll_size_done(obj, now);
+}
+
+/*
+ * --fabric flow: c's size (its run created, not started) on the flow engine
+ * from now; the flow engine's line now, the size's lines at its end.
+ */
+static void coll_flow_size(struct dp_coll *c, uint64_t now)
+{
+	uint32_t *host_of = calloc(c->cfg.nranks, sizeof(*host_of));
+	char why[256] = "out of memory", line[512] = "";
+	int e = host_of ? 0 : -ENOMEM;
+
+	for (uint32_t r = 0; host_of && r < c->cfg.nranks; r++)
+		host_of[r] = c->ns->h[c->rank_nic[r]].host;
+	if (!e)
+		e = c->ns->flow_run(c->ns, c->run, &c->cfg, c->nics, host_of, now, line, sizeof(line),
+				    why, sizeof(why));
+	free(host_of);
+	if (e) {
+		coll_start_failed(c, why);
+		ne_coll_destroy(c->run);
+		c->run = NULL;
+		return;
+	}
+	coll_put(c, line);
+	/* (its lines at its end, as a packet run's: the run's clock gets there) */
+	if (dp_timer_add_lp(nics_eng(c->ns), DP_COLL_LP, ne_coll_done_at(c->run), coll_flow_end, c, 0) < 0)
+		coll_start_failed(c, "no timer left");
+}
+
 void coll_start_size(void *obj, uint64_t arg, uint64_t now)
 {
 	struct dp_coll *c = obj;
@@ -457,6 +492,10 @@ void coll_start_size(void *obj, uint64_t arg, uint64_t now)
 	c->run_ended = false;
 	int e = coll_create_run(c);
 
+	if (e == 0 && c->ns->flow_run) {
+		coll_flow_size(c, now);
+		return;
+	}
 	if (e == 0 && ne_coll_start(c->run, now) != 0)
 		e = -EINVAL;
 	if (e != 0) {

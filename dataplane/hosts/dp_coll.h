@@ -88,6 +88,19 @@ struct dp_nic_host {
  * with a collective split into lanes (dp_nics_coll_splits), one per
  * partition, its NICs' events on that partition's engine; else one.
  */
+/*
+ * A size of a collective run elsewhere than on the NICs (--fabric flow): run
+ * (created, never started) over nics[rank] on fabric hosts host_of[rank]
+ * from now_ns; on success it hands its times to run
+ * (ne_coll_set_external_times) and puts a comment line of its own counters
+ * in line. Returns 0, or a negative errno with why.
+ */
+struct dp_nics;
+typedef int (*dp_coll_flow_fn)(struct dp_nics *ns, struct ne_coll *run,
+			       const struct ne_coll_config *cfg, struct ne_nic *const *nics,
+			       const uint32_t *host_of, uint64_t now_ns, char *line, size_t line_cap,
+			       char *why, size_t why_cap);
+
 struct dp_nics_lane {
 	/* NICs whose wake-up time a collective's poll must look at again:
 	 * their state changed since their next event was read (ne_nic wake
@@ -118,6 +131,9 @@ struct dp_nics {
 	 * --rdma transfers): their partition's, where every emulated host is
 	 * (dp_part.h); the fabric's when there is no NIC */
 	struct dp_engine *eng;
+	/* --fabric flow: each size runs on another fabric model (dp_flowrun_nics),
+	 * not the NICs; NULL: the NICs. Set before dp_nics_add_coll. */
+	dp_coll_flow_fn flow_run;
 };
 /*
  * Check a --coll SPEC against topology t before anything runs: its keys, its

@@ -298,6 +298,53 @@ static void test_incremental_touches_component(void **state)
 	}
 }
 
+/* What the sent callback saw: cookies and the clock at each call. */
+struct sent_log {
+	struct fl_fabric *fab;
+	uint64_t cookie[4], at[4];
+	unsigned n;
+};
+
+static void log_sent(void *ctx, uint64_t cookie)
+{
+	struct sent_log *lg = ctx;
+
+	if (lg->n < 4) {
+		lg->cookie[lg->n] = cookie;
+		lg->at[lg->n] = fl_now(lg->fab);
+	}
+	lg->n++;
+}
+
+/*
+ * The sent callback: the two flows of test_exact_completion_times send
+ * their last bytes at 1e6 x 8 / 50e9 = 160,000 ns (a, at half the link) and
+ * 160,000 + 2e6 x 8 / 100e9 = 320,000 ns (b, alone after): one call each,
+ * a latency (835 ns) before its delivery; none for a 0-byte flow.
+ */
+static void test_sent_callback(void **state)
+{
+	struct sent_log lg = {0};
+	struct fl_config cfg = {.sent = log_sent, .sent_ctx = &lg};
+	struct fl_fabric *fab = fl_create(&cfg);
+	uint32_t l;
+
+	(void)state;
+	assert_non_null(fab);
+	lg.fab = fab;
+	l = add_link(fab, 100 * G, 500);
+	add_flow(fab, &l, 1, 1000000, 0, 0xa);
+	add_flow(fab, &l, 1, 3000000, 0, 0xb);
+	add_flow(fab, &l, 1, 0, 0, 0xc);
+	assert_int_equal(fl_run_until(fab, 400000), 3);
+	assert_int_equal(lg.n, 2);
+	assert_int_equal(lg.cookie[0], 0xa);
+	assert_int_equal(lg.at[0], 160000);
+	assert_int_equal(lg.cookie[1], 0xb);
+	assert_int_equal(lg.at[1], 320000);
+	fl_destroy(fab);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -310,6 +357,7 @@ int main(void)
 		cmocka_unit_test(test_bad_input_refused),
 		cmocka_unit_test(test_zero_bytes),
 		cmocka_unit_test(test_incremental_touches_component),
+		cmocka_unit_test(test_sent_callback),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

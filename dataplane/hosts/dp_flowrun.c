@@ -1,0 +1,668 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * dp_flowrun: a collective's plan on the flow engine (dp_flowrun.h). The
+ * grant and send steps follow nic_emul/ne_coll_run.c's rules (grant_step,
+ * sender_step) on the driver's own per-transfer flags; flows replace the
+ * NICs' WQEs.
+ */
+#include "dp_flowrun.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dp_coll.h"
+#include "dp_fabric.h"
+#include "dp_trace.h"
+#include "fl_fabric.h"
+#include "fl_heap.h"
+#include "nc_nvlink.h"
+#include "ne_coll.h"
+#include "ne_nic.h"
+
+/* Per-transfer flags (as ne_coll's XFER_*). */
+#define FR_RECV_DONE 1u
+#define FR_SEND_DONE 2u
+#define FR_CTS 4u
+
+/* A flow's cookie: kind, connection, QP, transfer. */
+enum { FR_DATA = 0, FR_ACK = 1, FR_CTS_FLOW = 2 };
+#define FR_SEQ_BITS 24
+#define FR_MAX_SEQ (1u << FR_SEQ_BITS)
+
+/* RC opcodes of the probe frames (IBTA Vol. 1, 9.2: RC WRITE ONLY WITH
+ * IMMEDIATE, SEND ONLY WITH IMMEDIATE, ACKNOWLEDGE). */
+#define OP_WRITE_ONLY_IMM 0x0Bu
+#define OP_SEND_ONLY_IMM 0x05u
+#define OP_ACK 0x11u
+
+struct fr_path {
+	uint32_t hop[FL_MAX_HOPS];
+	unsigned n;
+};
+
+/*
+ * A data QP's send queue: a NIC sends one QP's messages in order, one at a
+ * time (its WQEs), so a part starts when the QP's part before it has sent
+ * its last byte; the QPs of a NIC share its link as flows do.
+ */
+struct fr_sq {
+	uint32_t *seq;      /* ring of transfers waiting, oldest first */
+	uint32_t head, n, cap;
+	bool busy;          /* a part of it is sending */
+};
+
+struct fr_conn {
+	struct ne_coll_conn_info info;
+	struct ne_coll_conn_plan plan;
+	struct ne_coll_xfer_info *x;  /* [nxfers] */
+	uint8_t *flags;               /* [nxfers] FR_* */
+	uint16_t *parts, *acks;       /* [nxfers] data parts / ACKs still to arrive */
+	struct fr_path *data, *ack;   /* [nqps] forward / reverse of each data QP */
+	struct fr_sq *sq;             /* [nqps] */
+	struct fr_path cts;           /* the grant's path, receiver -> sender */
+	uint32_t send_next, grant_next;
+	bool dirty;
+};
+
+struct fr_group {
+	uint32_t *conns, n, rr_next, granted;
+	bool dirty;
+};
+
+struct fr {
+	struct dp_fabric *f;
+	struct fl_fabric *fl;
+	const struct ne_coll *run;
+	const struct ne_coll_config *cfg;
+	struct ne_coll_rules rules;
+	struct fr_conn *c;
+	uint32_t nconns, nqps;
+	struct fr_group *g;
+	uint32_t *dirty_c, n_dirty_c, *dirty_g, n_dirty_g;
+	uint64_t recv_left, send_left;
+	struct fl_heap nvl;           /* NVLink ends by time (id: nvl_id) */
+	uint32_t *nvl_seq;            /* [nconns x window] the transfer of each id */
+	uint64_t *nvl_free;           /* [nranks] each GPU's NVLink egress free from then */
+	uint64_t *chan_bytes;         /* [n_chans] payload that crossed each */
+	uint64_t *chan_pkts;          /* [n_chans] packets that crossed each (flows in path_mtu packets) */
+	uint64_t *sent;               /* cookies of parts whose last byte went (fl_config.sent) */
+	uint32_t n_sent, cap_sent;
+	struct dp_flowrun_stats *st;
+	uint64_t now;                 /* the run's time at the size's start (the switches' decisions) */
+	int err;
+};
+
+static uint64_t cookie(unsigned kind, uint32_t k, uint32_t q, uint32_t s)
+{
+	return (uint64_t)kind << 62 | (uint64_t)k << 32 | (uint64_t)q << FR_SEQ_BITS | s;
+}
+
+static void mark_conn(struct fr *r, uint32_t k)
+{
+	if (!r->c[k].dirty) {
+		r->c[k].dirty = true;
+		r->dirty_c[r->n_dirty_c++] = k;
+	}
+}
+
+static void mark_group(struct fr *r, uint32_t g)
+{
+	if (!r->g[g].dirty) {
+		r->g[g].dirty = true;
+		r->dirty_g[r->n_dirty_g++] = g;
+	}
+}
+
+static void start_flow(struct fr *r, const struct fr_path *p, uint64_t bytes, uint64_t ck)
+{
+	uint32_t id;
+	int e = fl_flow_start(r->fl, p->hop, p->n, bytes, fl_now(r->fl), ck, &id);
+
+	if (e < 0 && !r->err)
+		r->err = e;
+	r->st->flows++;
+	/* the link table: its packets of path_mtu (a header-only one: 1) and payload */
+	for (unsigned h = 0; h < p->n; h++) {
+		r->chan_pkts[p->hop[h]] += bytes ? (bytes + r->cfg->path_mtu - 1) / r->cfg->path_mtu : 1;
+		r->chan_bytes[p->hop[h]] += bytes;
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* Paths */
+
+/* The path of the frame QP qpn of rank's NIC would send with opcode op. */
+static int trace_qp(struct fr *r, struct ne_nic *nic, uint32_t host, uint32_t qpn, uint8_t op,
+		    struct fr_path *p, char *why, size_t cap)
+{
+	uint8_t frame[256];
+	uint32_t chans[DP_TRACE_MAX_HOPS];
+	size_t len = 0;
+	unsigned n = 0;
+	int e = ne_nic_probe_frame(nic, qpn, op, frame, sizeof(frame), &len);
+
+	if (e < 0) {
+		snprintf(why, cap, "QP %u of host %u: no probe frame (%s)", qpn, host, strerror(-e));
+		return e;
+	}
+	e = dp_trace_path(r->f, host, frame, (uint32_t)len, sizeof(frame), r->now, chans, DP_TRACE_MAX_HOPS,
+			  &n, why, cap);
+	if (e < 0)
+		return e;
+	if (n > FL_MAX_HOPS) {
+		snprintf(why, cap, "QP %u of host %u: %u hops, the flow engine takes %u", qpn, host, n,
+			 FL_MAX_HOPS);
+		return -ELOOP;
+	}
+	memcpy(p->hop, chans, n * sizeof(*chans));
+	p->n = n;
+	return 0;
+}
+
+static int conn_paths(struct fr *r, struct fr_conn *cn, struct ne_nic *const *nics,
+		      const uint32_t *host_of, char *why, size_t cap)
+{
+	uint32_t s = cn->info.src, d = cn->info.dst;
+	bool nccl = r->cfg->model == NE_COLL_MODEL_NCCL;
+	int e = 0;
+
+	for (uint32_t q = 0; q < r->nqps && !e; q++) {
+		e = trace_qp(r, nics[s], host_of[s], cn->info.src_data_qpn[q], OP_WRITE_ONLY_IMM,
+			     &cn->data[q], why, cap);
+		if (!e)
+			e = trace_qp(r, nics[d], host_of[d], cn->info.dst_data_qpn[q], OP_ACK, &cn->ack[q],
+				     why, cap);
+	}
+	/* the grant: rocelab's control QP; nccl's FIFO write on the reverse of data QP 0 */
+	if (!e)
+		e = trace_qp(r, nics[d], host_of[d], nccl ? cn->info.dst_data_qpn[0] : cn->info.dst_ctrl_qpn,
+			     nccl ? OP_WRITE_ONLY_IMM : OP_SEND_ONLY_IMM, &cn->cts, why, cap);
+	return e;
+}
+
+/* ------------------------------------------------------------------ */
+/* Set-up */
+
+static int conn_setup(struct fr *r, struct ne_coll *run, uint32_t k)
+{
+	struct fr_conn *cn = &r->c[k];
+	uint32_t n;
+
+	if (ne_coll_conn_info(run, k, &cn->info) || ne_coll_conn_plan(run, k, &cn->plan))
+		return -EINVAL;
+	n = cn->info.ntransfers;
+	r->nqps = cn->info.nqps; /* (the same on every connection) */
+	if (n >= FR_MAX_SEQ || r->nqps > 255)
+		return -E2BIG;
+	cn->x = calloc(n + 1, sizeof(*cn->x));
+	cn->flags = calloc(n + 1, 1);
+	cn->parts = calloc(n + 1, sizeof(*cn->parts));
+	cn->acks = calloc(n + 1, sizeof(*cn->acks));
+	cn->data = calloc(r->nqps, sizeof(*cn->data));
+	cn->ack = calloc(r->nqps, sizeof(*cn->ack));
+	cn->sq = calloc(r->nqps, sizeof(*cn->sq));
+	if (!cn->x || !cn->flags || !cn->parts || !cn->acks || !cn->data || !cn->ack || !cn->sq)
+		return -ENOMEM;
+	for (uint32_t s = 0; s < n; s++)
+		ne_coll_xfer_get(run, k, s, &cn->x[s]);
+	r->recv_left += n;
+	r->send_left += n;
+	return 0;
+}
+
+static int groups_setup(struct fr *r)
+{
+	r->g = calloc(r->rules.ngroups + 1, sizeof(*r->g));
+	if (!r->g)
+		return -ENOMEM;
+	for (uint32_t k = 0; k < r->nconns; k++) {
+		struct fr_group *g = &r->g[r->c[k].plan.group];
+		uint32_t *p = realloc(g->conns, (g->n + 1) * sizeof(*p));
+
+		if (!p)
+			return -ENOMEM;
+		g->conns = p;
+		g->conns[g->n++] = k;
+	}
+	return 0;
+}
+
+/* fl_config.sent: a flow's last byte went; acted on after the engine's call (sq_next). */
+static void part_sent(void *ctx, uint64_t ck)
+{
+	struct fr *r = ctx;
+
+	if (ck >> 62 != FR_DATA)
+		return;
+	if (r->n_sent == r->cap_sent) {
+		uint32_t cap = r->cap_sent ? 2 * r->cap_sent : 64;
+		uint64_t *p = realloc(r->sent, cap * sizeof(*p));
+
+		if (!p) {
+			r->err = -ENOMEM;
+			return;
+		}
+		r->sent = p;
+		r->cap_sent = cap;
+	}
+	r->sent[r->n_sent++] = ck;
+}
+
+static int fl_setup(struct fr *r)
+{
+	struct fl_config fc = {.mtu_bytes = r->cfg->path_mtu, .sent = part_sent, .sent_ctx = r};
+
+	r->fl = fl_create(&fc);
+	r->chan_bytes = calloc(r->f->n_chans + 1, sizeof(*r->chan_bytes));
+	r->chan_pkts = calloc(r->f->n_chans + 1, sizeof(*r->chan_pkts));
+	if (!r->fl || !r->chan_bytes || !r->chan_pkts)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < r->f->n_chans; i++) {
+		const struct dp_chan *ch = &r->f->chans[i];
+		uint64_t bps = ch->rate_bps < FL_BPS_MIN ? FL_BPS_MIN : ch->rate_bps;
+		uint32_t id;
+		int e = fl_link_add(r->fl, bps, ch->delay_ns, &id);
+
+		if (e < 0)
+			return e;
+	}
+	return 0;
+}
+
+static void fr_free(struct fr *r)
+{
+	for (uint32_t k = 0; r->c && k < r->nconns; k++) {
+		free(r->c[k].x);
+		free(r->c[k].flags);
+		free(r->c[k].parts);
+		free(r->c[k].acks);
+		free(r->c[k].data);
+		free(r->c[k].ack);
+		for (uint32_t q = 0; r->c[k].sq && q < r->nqps; q++)
+			free(r->c[k].sq[q].seq);
+		free(r->c[k].sq);
+	}
+	free(r->sent);
+	for (uint32_t g = 0; r->g && g < r->rules.ngroups; g++)
+		free(r->g[g].conns);
+	free(r->c);
+	free(r->g);
+	free(r->dirty_c);
+	free(r->dirty_g);
+	fl_heap_free(&r->nvl);
+	free(r->nvl_seq);
+	free(r->nvl_free);
+	free(r->chan_bytes);
+	free(r->chan_pkts);
+	fl_destroy(r->fl);
+}
+
+/* ------------------------------------------------------------------ */
+/* NVLink: transfers timed by nc_nvlink, their ends on flow/'s indexed heap */
+
+/* A connection has at most window NVLink transfers in flight (sender_step):
+ * transfer s of connection k has the heap id k x window + s mod window. */
+static uint32_t nvl_id(const struct fr *r, uint32_t k, uint32_t s)
+{
+	return k * r->rules.window + s % r->rules.window;
+}
+
+/* As ne_coll_nvl_post: the GPU's egress carries one transfer's bytes at a time. */
+static void nvl_post(struct fr *r, uint32_t k, uint32_t s, uint64_t now)
+{
+	struct fr_conn *cn = &r->c[k];
+	struct nc_nvlink_params wire = {.nvlink_Bps = r->cfg->nvlink_Bps};
+	uint64_t bytes_ns = 0, *free_at = &r->nvl_free[cn->info.src];
+	uint64_t start = *free_at > now ? *free_at : now;
+
+	(void)nc_nvlink_xfer_ns(&wire, cn->x[s].len, &bytes_ns);
+	*free_at = start + bytes_ns;
+	r->nvl_seq[nvl_id(r, k, s)] = s;
+	if (fl_heap_set(&r->nvl, nvl_id(r, k, s), *free_at + r->cfg->nvlink_lat_ns) < 0 && !r->err)
+		r->err = -ENOMEM;
+	r->st->nvlink_xfers++;
+}
+
+/* ------------------------------------------------------------------ */
+/* The steps (ne_coll_run.c's grant_step and sender_step) */
+
+static void grant_step(struct fr *r, uint32_t gi)
+{
+	struct fr_group *g = &r->g[gi];
+	uint32_t w = r->rules.window;
+	uint64_t fifo = r->cfg->model == NE_COLL_MODEL_NCCL ? NE_COLL_NCCL_FIFO_ENTRY : 0;
+
+	if (!r->rules.cts)
+		return;
+	while (g->granted < w) {
+		bool found = false;
+
+		for (uint32_t i = 0; i < g->n && !found; i++) {
+			uint32_t pos = (g->rr_next + i) % g->n, k = g->conns[pos];
+			struct fr_conn *cn = &r->c[k];
+			uint32_t s = cn->grant_next;
+
+			if (s >= cn->info.ntransfers || cn->plan.nvl)
+				continue;
+			if (s >= w && !(cn->flags[s - w] & FR_RECV_DONE))
+				continue;
+			start_flow(r, &cn->cts, fifo, cookie(FR_CTS_FLOW, k, 0, s));
+			cn->grant_next++;
+			g->granted++;
+			g->rr_next = (pos + 1) % g->n;
+			found = true;
+		}
+		if (!found)
+			return;
+	}
+}
+
+/* Part q of transfer s of connection k, b bytes, starts now (a 0-byte one leaves the QP free). */
+static void part_start(struct fr *r, uint32_t k, uint32_t q, uint32_t s, uint32_t b)
+{
+	start_flow(r, &r->c[k].data[q], b, cookie(FR_DATA, k, q, s));
+	r->c[k].sq[q].busy = b != 0;
+	r->st->data_flows++;
+}
+
+static void sq_push(struct fr *r, struct fr_sq *sq, uint32_t s)
+{
+	if (sq->n == sq->cap) {
+		uint32_t cap = sq->cap ? 2 * sq->cap : 8;
+		uint32_t *p = malloc(cap * sizeof(*p));
+
+		if (!p) {
+			r->err = -ENOMEM;
+			return;
+		}
+		for (uint32_t i = 0; i < sq->n; i++)
+			p[i] = sq->seq[(sq->head + i) % sq->cap];
+		free(sq->seq);
+		sq->seq = p;
+		sq->head = 0;
+		sq->cap = cap;
+	}
+	sq->seq[(sq->head + sq->n++) % sq->cap] = s;
+}
+
+/* The parts whose last byte went: their QPs start their next waiting part. */
+static void sq_next(struct fr *r)
+{
+	for (uint32_t i = 0; i < r->n_sent; i++) {
+		uint64_t ck = r->sent[i];
+		uint32_t k = (uint32_t)(ck >> 32) & 0x3FFFFFFFu, q = (uint32_t)(ck >> FR_SEQ_BITS) & 0xFFu;
+		struct fr_sq *sq = &r->c[k].sq[q];
+
+		sq->busy = false;
+		while (!sq->busy && sq->n) {
+			uint32_t s = sq->seq[sq->head];
+
+			sq->head = (sq->head + 1) % sq->cap;
+			sq->n--;
+			part_start(r, k, q, s, ne_coll_xfer_qp_bytes(r->run, r->c[k].x[s].len, s, q));
+		}
+	}
+	r->n_sent = 0;
+}
+
+/* Transfer s of connection k as flows, one per QP that carries a part. */
+static void post_msg(struct fr *r, uint32_t k, uint32_t s)
+{
+	struct fr_conn *cn = &r->c[k];
+	/* nccl's split posts a zero-length WRITE on every QP past the end; rocelab skips them */
+	bool all = r->cfg->model == NE_COLL_MODEL_NCCL && r->cfg->qp_mode != NE_COLL_QP_RR;
+	uint16_t n = 0;
+
+	for (uint32_t q = 0; q < r->nqps; q++) {
+		uint32_t b = ne_coll_xfer_qp_bytes(r->run, cn->x[s].len, s, q);
+
+		if (b == 0 && !all)
+			continue;
+		if (b && (cn->sq[q].busy || cn->sq[q].n))
+			sq_push(r, &cn->sq[q], s);
+		else
+			part_start(r, k, q, s, b);
+		n++;
+	}
+	cn->parts[s] = cn->acks[s] = n;
+}
+
+static void sender_step(struct fr *r, uint32_t k, uint64_t now)
+{
+	struct fr_conn *cn = &r->c[k];
+	uint32_t w = r->rules.window;
+
+	while (cn->send_next < cn->info.ntransfers) {
+		uint32_t s = cn->send_next;
+		const struct ne_coll_xfer_info *x = &cn->x[s];
+		bool data_in = x->dep_conn < 0 || (r->c[x->dep_conn].flags[x->dep_seq] & FR_RECV_DONE);
+
+		if (r->rules.cts && !cn->plan.nvl && !(cn->flags[s] & FR_CTS))
+			return;
+		if ((r->rules.slot_needs_ack || cn->plan.nvl) && s >= w &&
+		    !(cn->flags[s - w] & FR_SEND_DONE))
+			return;
+		if (!data_in)
+			return;
+		if (cn->plan.nvl)
+			nvl_post(r, k, s, now);
+		else
+			post_msg(r, k, s);
+		cn->send_next++;
+	}
+}
+
+static void run_marked(struct fr *r, uint64_t now)
+{
+	while (r->n_dirty_g || r->n_dirty_c) {
+		while (r->n_dirty_g) {
+			uint32_t g = r->dirty_g[--r->n_dirty_g];
+
+			r->g[g].dirty = false;
+			grant_step(r, g);
+		}
+		while (r->n_dirty_c) {
+			uint32_t k = r->dirty_c[--r->n_dirty_c];
+
+			r->c[k].dirty = false;
+			sender_step(r, k, now);
+		}
+	}
+}
+
+/* Transfer s of connection k arrived whole (ne_coll_consume). */
+static void consume(struct fr *r, uint32_t k, uint32_t s)
+{
+	struct fr_conn *cn = &r->c[k];
+
+	cn->flags[s] |= FR_RECV_DONE;
+	r->recv_left--;
+	if (r->rules.cts && !cn->plan.nvl)
+		r->g[cn->plan.group].granted--;
+	if (cn->plan.nvl)
+		mark_conn(r, k);
+	mark_group(r, cn->plan.group);
+	if (cn->plan.downstream >= 0)
+		mark_conn(r, (uint32_t)cn->plan.downstream);
+}
+
+static void send_done(struct fr *r, uint32_t k, uint32_t s)
+{
+	r->c[k].flags[s] |= FR_SEND_DONE;
+	r->send_left--;
+	mark_conn(r, k);
+}
+
+static void delivered(struct fr *r, uint64_t ck)
+{
+	unsigned kind = (unsigned)(ck >> 62);
+	uint32_t k = (uint32_t)(ck >> 32) & 0x3FFFFFFFu;
+	uint32_t q = (uint32_t)(ck >> FR_SEQ_BITS) & 0xFFu, s = (uint32_t)ck & (FR_MAX_SEQ - 1);
+	struct fr_conn *cn = &r->c[k];
+
+	switch (kind) {
+	case FR_DATA: /* the receiver's NIC ACKs each WQE's last packet */
+		start_flow(r, &cn->ack[q], 0, cookie(FR_ACK, k, q, s));
+		if (--cn->parts[s] == 0)
+			consume(r, k, s);
+		break;
+	case FR_ACK:
+		if (--cn->acks[s] == 0)
+			send_done(r, k, s);
+		break;
+	default: /* a grant */
+		cn->flags[s] |= FR_CTS;
+		mark_conn(r, k);
+		break;
+	}
+}
+
+/* One iteration from fl's time 0; its time into *ns. 0, or a negative errno. */
+static int run_iter(struct fr *r, uint64_t *ns)
+{
+	struct fl_done done[64];
+	uint64_t t = 0;
+
+	for (uint32_t k = 0; k < r->nconns; k++)
+		mark_conn(r, k);
+	for (uint32_t g = 0; g < r->rules.ngroups; g++)
+		mark_group(r, g);
+	for (;;) {
+		run_marked(r, t);
+		if (r->err)
+			return r->err;
+		if (!r->recv_left && !r->send_left)
+			break;
+		uint64_t tf = fl_next_event_ns(r->fl);
+		uint64_t tn = fl_heap_empty(&r->nvl) ? FL_TIME_INF : fl_heap_top(&r->nvl).key;
+
+		if (tf == FL_TIME_INF && tn == FL_TIME_INF)
+			return -EDEADLK;
+		t = tf < tn ? tf : tn;
+		if (fl_run_until(r->fl, t) < 0)
+			return -EDEADLK;
+		for (size_t n; (n = fl_done_pop(r->fl, done, 64)) > 0;)
+			for (size_t i = 0; i < n; i++)
+				delivered(r, done[i].cookie);
+		sq_next(r);
+		while (!fl_heap_empty(&r->nvl) && fl_heap_top(&r->nvl).key <= t) {
+			uint32_t id = fl_heap_top(&r->nvl).id, k = id / r->rules.window;
+
+			fl_heap_del(&r->nvl, id);
+			send_done(r, k, r->nvl_seq[id]);
+			consume(r, k, r->nvl_seq[id]);
+		}
+	}
+	*ns = t;
+	return 0;
+}
+
+static int fr_setup(struct fr *r, struct ne_coll *run, struct ne_nic *const *nics,
+		    const uint32_t *host_of, char *why, size_t cap)
+{
+	int e;
+
+	ne_coll_rules(run, &r->rules);
+	r->nconns = ne_coll_num_conns(run);
+	r->c = calloc(r->nconns + 1, sizeof(*r->c));
+	r->dirty_c = calloc(r->nconns + 1, sizeof(*r->dirty_c));
+	r->dirty_g = calloc(r->rules.ngroups + 1, sizeof(*r->dirty_g));
+	r->nvl_seq = calloc((size_t)r->nconns * r->rules.window + 1, sizeof(*r->nvl_seq));
+	r->nvl_free = calloc(r->cfg->nranks, sizeof(*r->nvl_free));
+	if (!r->c || !r->dirty_c || !r->dirty_g || !r->nvl_seq || !r->nvl_free ||
+	    fl_heap_init(&r->nvl, r->nconns * r->rules.window + 1))
+		return -ENOMEM;
+	e = fl_setup(r);
+	for (uint32_t k = 0; k < r->nconns && !e; k++) {
+		e = conn_setup(r, run, k);
+		if (!e && !r->c[k].plan.nvl)
+			e = conn_paths(r, &r->c[k], nics, host_of, why, cap);
+	}
+	if (!e)
+		e = groups_setup(r);
+	return e;
+}
+
+/* Every flow's packets and payload into the link table (headers not counted). */
+static void count_chans(struct fr *r)
+{
+	for (uint32_t i = 0; i < r->f->n_chans; i++) {
+		struct dp_chan *ch = &r->f->chans[i];
+
+		if (r->chan_pkts[i] == 0)
+			continue;
+		r->st->links_crossed++;
+		/* (in the data's class, priority 3 by DSCP 26: grants and ACKs too) */
+		ch->q[3].tx_bytes += r->chan_bytes[i];
+		ch->q[3].tx_pkts += r->chan_pkts[i];
+	}
+}
+
+int dp_flowrun_coll(struct dp_fabric *f, struct ne_coll *run, const struct ne_coll_config *cfg,
+		    struct ne_nic *const *nics, const uint32_t *host_of, uint64_t now_ns,
+		    struct dp_flowrun_stats *st, char *why, size_t cap)
+{
+	struct fr r = {.f = f, .run = run, .cfg = cfg, .st = st, .now = now_ns};
+	struct fl_stats fs;
+	uint64_t t = 0, *iters = NULL;
+	int e;
+
+	memset(st, 0, sizeof(*st));
+	snprintf(why, cap, "out of memory");
+	e = fr_setup(&r, run, nics, host_of, why, cap);
+	if (!e)
+		e = run_iter(&r, &t);
+	if (!e) {
+		iters = calloc(r.rules.iters + 1, sizeof(*iters));
+		e = iters ? 0 : -ENOMEM;
+	}
+	if (!e) {
+		/* every iteration starts on an empty fabric in the same state: the same time */
+		for (uint32_t i = 0; i < r.rules.iters; i++)
+			iters[i] = t;
+		e = ne_coll_set_external_times(run, now_ns, iters, r.rules.iters);
+		count_chans(&r);
+		fl_stats_get(r.fl, &fs);
+		st->events = fs.events;
+		st->recomputes = fs.recomputes;
+		st->flows_touched = fs.flows_touched;
+		st->links_touched = fs.links_touched;
+		st->iter_ns = t;
+	} else if (e == -EDEADLK) {
+		snprintf(why, cap, "no flow can progress");
+	} else if (e == -E2BIG) {
+		snprintf(why, cap, "a connection has more than %u transfers", FR_MAX_SEQ - 1);
+	}
+	free(iters);
+	fr_free(&r);
+	return e;
+}
+
+int dp_flowrun_format(const struct dp_flowrun_stats *st, char *buf, size_t cap)
+{
+	double ev = st->events ? (double)st->events : 1.0;
+
+	return snprintf(buf, cap,
+			"# flow engine: flows %" PRIu64 " (data %" PRIu64 "), events %" PRIu64
+			", rate recomputations %" PRIu64 " (%.3f per event), flows recomputed per event %.2f"
+			", links visited per event %.2f, links crossed %u, nvlink transfers %" PRIu64 "\n",
+			st->flows, st->data_flows, st->events, st->recomputes, (double)st->recomputes / ev,
+			(double)st->flows_touched / ev, (double)st->links_touched / ev, st->links_crossed,
+			st->nvlink_xfers);
+}
+
+int dp_flowrun_nics(struct dp_nics *ns, struct ne_coll *run, const struct ne_coll_config *cfg,
+		    struct ne_nic *const *nics, const uint32_t *host_of, uint64_t now_ns, char *line,
+		    size_t line_cap, char *why, size_t why_cap)
+{
+	struct dp_flowrun_stats st;
+	int e = dp_flowrun_coll(ns->fab, run, cfg, nics, host_of, now_ns, &st, why, why_cap);
+
+	if (!e)
+		dp_flowrun_format(&st, line, line_cap);
+	return e;
+}

@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * dp_flowrun: one size of a collective on the flow engine (flow/, rocelab-dp
+ * --fabric flow) instead of the emulated NICs. The collective's own plan
+ * (ne_coll's connections, transfers, dependencies, window and CTS rules,
+ * read through ne_coll_export) is replayed: a transfer becomes one flow per
+ * QP that carries a part of it (split / rr as the QP mode posts it); a flow
+ * follows the path the QP's first frame takes through the switches'
+ * decisions (dp_trace_path: same routes, hash, seeds, pinning, TE); CTS
+ * grants and ACKs are header-only flows on the reverse paths (they take
+ * latency, no bandwidth); NVLink transfers take nc_nvlink's time and never
+ * enter the fabric. Every iteration starts on an empty fabric, so all take
+ * the first one's time. What it leaves out: flow/README.md and
+ * docs/reference/rocelab-dp.md (--fabric).
+ */
+#ifndef DP_FLOWRUN_H
+#define DP_FLOWRUN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct dp_fabric;
+struct ne_coll;
+struct ne_coll_config;
+struct ne_nic;
+
+/* What one size cost the flow engine (flow/'s counters and the driver's). */
+struct dp_flowrun_stats {
+	uint64_t flows;          /* flows started: data parts, CTS grants, ACKs */
+	uint64_t data_flows;     /* of those, data parts */
+	uint64_t events;         /* flow starts and ends (fl_stats.events) */
+	uint64_t recomputes;     /* water-filling passes */
+	uint64_t flows_touched;  /* flows whose rate a pass recomputed, summed */
+	uint64_t links_touched;  /* links a pass visited, summed */
+	uint32_t links_crossed;  /* distinct fabric link directions any flow crossed */
+	uint64_t nvlink_xfers;   /* transfers timed by the NVLink model */
+	uint64_t iter_ns;        /* one iteration's time */
+};
+
+/*
+ * Run collective run (created by ne_coll_create over nics[rank] on fabric
+ * hosts host_of[rank], never started; cfg its config) on the flow engine
+ * from now_ns. Hands the iteration times to run (ne_coll_set_external_times)
+ * and adds each data flow's payload to the counters of the fabric channels
+ * it crossed (the link table). Returns 0; -EHOSTUNREACH or -ELOOP (a path
+ * the switches do not give, or longer than the flow engine takes; why says
+ * which), -EDEADLK (nothing can progress), -E2BIG (a connection with more
+ * transfers than a flow's cookie holds), -ENOMEM.
+ */
+int dp_flowrun_coll(struct dp_fabric *f, struct ne_coll *run, const struct ne_coll_config *cfg,
+		    struct ne_nic *const *nics, const uint32_t *host_of, uint64_t now_ns,
+		    struct dp_flowrun_stats *st, char *why, size_t cap);
+
+/* dp_coll_flow_fn for rocelab-dp --fabric flow: dp_flowrun_coll on ns's
+ * fabric, its stats formatted into line. */
+struct dp_nics;
+int dp_flowrun_nics(struct dp_nics *ns, struct ne_coll *run, const struct ne_coll_config *cfg,
+		    struct ne_nic *const *nics, const uint32_t *host_of, uint64_t now_ns, char *line,
+		    size_t line_cap, char *why, size_t why_cap);
+
+/* The stats as one comment line ending in '\n' ("# flow engine: ..."). Returns what snprintf returns. */
+int dp_flowrun_format(const struct dp_flowrun_stats *st, char *buf, size_t cap);
+
+#endif /* DP_FLOWRUN_H */

@@ -1,0 +1,119 @@
+#!/usr/bin/env bash
+# rocelab-dp --fabric flow (issue 42): the collectives on flow/'s max-min fair
+# engine, over the paths the packet engine's switches choose.
+#   - by hand: 2 hosts on one leaf (100 Gbit/s, 1 us links, path MTU 4096),
+#     an AllGather of 1 MiB: each rank sends one 524,288 B transfer to the
+#     other, on its own link directions. cts=off: the data's bytes
+#     ceil(524288 x 8 / 100e9 s) = 41,944 ns, its latency 2 hops x (1,000 +
+#     ceil((4,096 + 82) x 8 / 100) = 335) = 2,670 ns, then the ACK back, a
+#     header-only packet: 2 x (1,000 + ceil(82 x 8 / 100) = 7) = 2,014 ns;
+#     46,628 ns in all (flow/README.md: bytes / rate + latency). cts=on adds
+#     the grant before the data, a header-only packet: 48,642 ns;
+#   - against the packet engine, 16 ranks on 4 leaves x 4 spines with 5-tuple
+#     ECMP, 2 QPs per connection, AllReduce of 1-2 MiB: busbw within 3 % per
+#     size (the flow engine leaves out the headers' share of the links and
+#     the queues), and the same link directions carry traffic, 60 of the 64
+#     (each QP's data, grants and ACKs take the paths the switches' hash
+#     gives their frames: a set that misses one QP's path differs);
+#   - NVLink: 2 servers x 4 GPUs on one leaf, a 1 MiB AllReduce in 512 KiB
+#     chunks: the 6 in-server connections' 84 transfers never enter the
+#     fabric ("# nvlink:" line as the packet engine's), busbw within 3 %;
+#   - refused with exit 2 and the reason: an incast (E4's PFC and buffers),
+#     flowlet switching (E3), the PFC watchdog, --gen beside the collective,
+#     and a bad --fabric value.
+# usage: test_fabric_flow.sh ROCELAB_DP ROCELAB_TOPO
+set -u
+DP=$1 TOPO_TOOL=$2
+# shellcheck source=../common/tap.sh
+. "$(dirname "$0")/../common/tap.sh"   # $tmp, ok/nok/check, tap_done
+names=()
+
+dp() { # NAME-SUFFIX ARGS...: one run with a unique --name and a timeout
+  local name="rl-flow-$$-$1"; shift
+  names+=("$name")
+  timeout 120 "$DP" --clock virtual --flows 0 --name "$name" "$@"
+}
+# JSON FIELD: each size's FIELD of the first collective, one a line
+sizes() { /usr/bin/python3 -c "
+import json, sys
+for s in json.load(open(sys.argv[1]))['collectives'][0]['sizes']: print(s[sys.argv[2]])" "$1" "$2"; }
+# JSON: the link directions with packets, one a line, sorted
+busy_links() { /usr/bin/python3 -c "
+import json, sys
+print('\n'.join(sorted(l['from'] + '>' + l['to'] for l in json.load(open(sys.argv[1]))['links'] if l['packets'])))" "$1"; }
+
+"$TOPO_TOOL" --generate spines=1,leaves=1,hosts=2,attach=emulated,host-mtu=9000 -o "$tmp/two.yaml" > /dev/null
+for cts in off:46.628 on:48.642; do
+  dp "two-${cts%:*}" --topology "$tmp/two.yaml" --fabric flow --json "$tmp/two.json" \
+    --coll "op=allgather,sizes=1M,data=off,qps=1,cts=${cts%:*}" > "$tmp/two.txt" 2>&1; rc=$?
+  t=$(sizes "$tmp/two.json" time_us 2> /dev/null)
+  check "2 hosts, one transfer each, cts=${cts%:*}: exit 0 ($rc), ${cts#*:} us by hand, got $t" \
+    "[ $rc -eq 0 ] && [ '$t' = '${cts#*:}' ]"
+done
+check "the counters line (cts=on): 6 flows (2 data, 2 grants, 2 ACKs), 4 link directions" \
+  "grep -q '^# flow engine: flows 6 (data 2), .* links crossed 4, ' $tmp/two.txt"
+
+"$TOPO_TOOL" --generate spines=4,leaves=4,hosts=4,attach=emulated,host-mtu=9000 -o "$tmp/c16.yaml" > /dev/null
+COLL='op=allreduce,sizes=1M:2M,data=off,qps=2'
+for fab in packet flow; do
+  dp "$fab" --topology "$tmp/c16.yaml" --fabric "$fab" --coll "$COLL" --json "$tmp/$fab.json" \
+    > "$tmp/$fab.txt" 2>&1
+  echo "$fab: exit $?" >> "$tmp/rc"
+done
+check "16 ranks: both engines exit 0" "grep -c ': exit 0' $tmp/rc | grep -qx 2"
+paste <(sizes "$tmp/packet.json" busbw_GBps) <(sizes "$tmp/flow.json" busbw_GBps) > "$tmp/bw"
+echo "# busbw packet flow: $(tr '\t\n' ' ;' < "$tmp/bw")"
+check "16 ranks: 2 sizes, busbw within 3 % of the packet engine's at each" \
+  "[ \$(wc -l < $tmp/bw) -eq 2 ] && awk '{ e = (\$2 - \$1) / \$1; if (e < -0.03 || e > 0.03) bad++ } END { exit bad > 0 }' $tmp/bw"
+busy_links "$tmp/packet.json" > "$tmp/packet.links"
+busy_links "$tmp/flow.json" > "$tmp/flow.links"
+check "16 ranks: the same $(wc -l < "$tmp/flow.links") of 64 link directions carry traffic on both" \
+  "[ \$(wc -l < $tmp/flow.links) -lt 64 ] && cmp -s $tmp/packet.links $tmp/flow.links"
+
+# Per QP: 4 ranks on 2 leaves x 2 hosts, 4 spines, 2 QPs: the flow table's
+# (--json, its 20 flows with most bytes) path of each flow both engines list
+# (data, ACK and grant QPs: src:sport > dst qp N) is the same.
+"$TOPO_TOOL" --generate spines=4,leaves=2,hosts=2,attach=emulated,host-mtu=9000 -o "$tmp/c4.yaml" > /dev/null
+for fab in packet flow; do
+  dp "c4-$fab" --flows 1000 --topology "$tmp/c4.yaml" --fabric "$fab" --json "$tmp/c4-$fab.json" \
+    --coll 'op=allreduce,sizes=1M,data=off,qps=2' > /dev/null 2>&1
+done
+same=$(/usr/bin/python3 -c "
+import json, sys
+p, q = ({f['flow']: f['path'] for f in json.load(open(a))['flows']['top']} for a in sys.argv[1:])
+both = set(p) & set(q)
+print(len(both), sum(p[k] != q[k] for k in both), sum(' > spine' in p[k] for k in both))" \
+  "$tmp/c4-packet.json" "$tmp/c4-flow.json" 2> /dev/null)
+check "4 ranks, per QP: 16 or more flows in both tables, none on another path, some across spines ($same)" \
+  "(set -- $same; [ \$1 -ge 16 ] && [ \$2 -eq 0 ] && [ \$3 -ge 4 ])"
+
+"$TOPO_TOOL" --generate servers=2,gpus=4,layout=meta,spines=2 -o "$tmp/meta.yaml" > /dev/null
+for fab in packet flow; do
+  dp "nvl-$fab" --topology "$tmp/meta.yaml" --fabric "$fab" --json "$tmp/nvl-$fab.json" \
+    --coll 'op=allreduce,sizes=1M,chunk=512K,data=off' > "$tmp/nvl-$fab.txt" 2>&1
+done
+bw=$(paste <(sizes "$tmp/nvl-packet.json" busbw_GBps) <(sizes "$tmp/nvl-flow.json" busbw_GBps) 2> /dev/null)
+check "NVLink: 84 transfers of 11010048 bytes, 6 of 8 connections, on both engines" \
+  "[ \$(cat $tmp/nvl-packet.txt $tmp/nvl-flow.txt | grep -xc '# nvlink: transfers 84, bytes 11010048, connections 6 of 8') -eq 2 ]"
+check "NVLink: busbw within 3 % ($bw)" \
+  "echo '$bw' | awk 'NF == 2 { e = (\$2 - \$1) / \$1; ok = e > -0.03 && e < 0.03 } END { exit !ok }'"
+
+refused() { # NAME WHAT-STDERR-SAYS ARGS...: exit 2 and the reason
+  local n=$1 why=$2; shift 2
+  dp "$n" --fabric flow "$@" > "$tmp/$n.out" 2>&1; local rc=$?
+  check "refused, $n: exit 2 ($rc), says '$why'" "[ $rc -eq 2 ] && grep -q -- '$why' $tmp/$n.out"
+}
+refused incast "op=incast: an incast is decided by PFC" --topology "$tmp/c16.yaml" \
+  --coll 'op=incast,sizes=1M,data=off'
+"$TOPO_TOOL" --generate spines=2,leaves=2,hosts=2,attach=emulated,host-mtu=9000,lb=flowlet \
+  -o "$tmp/flowlet.yaml" > /dev/null
+refused flowlet "balances by flowlets" --topology "$tmp/flowlet.yaml" --coll 'op=allreduce,sizes=1M,data=off'
+refused watchdog "not with --pfc-watchdog" --topology "$tmp/c16.yaml" --pfc-watchdog \
+  --coll 'op=allreduce,sizes=1M,data=off'
+refused gen "not with --gen" --topology "$tmp/c16.yaml" --coll 'op=allreduce,sizes=1M,data=off' \
+  --gen 'h0>h4:proto=roce,count=10'
+dp badvalue --topology "$tmp/c16.yaml" --fabric fluid --coll 'op=allreduce,sizes=1M,data=off' \
+  > "$tmp/bad.out" 2>&1; rc=$?
+check "--fabric fluid: exit 2 ($rc), names the value" "[ $rc -eq 2 ] && grep -q \"'fluid'\" $tmp/bad.out"
+check "no DPDK runtime directory left behind" "[ \$(dpdk_left ${names[*]}) -eq 0 ]"
+tap_done
