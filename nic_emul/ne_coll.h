@@ -730,15 +730,16 @@ int ne_coll_format_active(const struct ne_coll_result *r, char *buf, size_t cap)
  * give the rest), the rules of when a transfer may start, and the bytes each
  * QP carries. ne_coll_set_external_times hands the iteration times back.
  */
+#define NE_COLL_MAX_DEPS 3u /* a tree node sums up to 3 children's transfers before it sends */
 struct ne_coll_xfer_info {
-	uint32_t len;      /* bytes */
-	int32_t dep_conn;  /* the transfer it waits for (its data arriving), -1: none */
-	uint32_t dep_seq;
+	uint32_t len;                         /* bytes */
+	int32_t dep_conn[NE_COLL_MAX_DEPS];   /* the transfers it waits for (their data arriving), -1: none */
+	uint32_t dep_seq[NE_COLL_MAX_DEPS];
 };
 struct ne_coll_conn_plan {
-	uint32_t group;     /* its receiver's CTS budget (ne_coll_rules.ngroups of them) */
-	int32_t downstream; /* the connection whose transfers depend on this one's, -1: none */
-	bool nvl;           /* inside a server: NVLink, no NIC, no CTS */
+	uint32_t group;                       /* its receiver's CTS budget (ne_coll_rules.ngroups of them) */
+	int32_t downstream[NE_COLL_MAX_DEPS]; /* connections whose transfers depend on this one's, -1: none */
+	bool nvl;                             /* inside a server: NVLink, no NIC, no CTS */
 };
 struct ne_coll_rules {
 	uint32_t window;      /* per group granted-not-received (CTS), or per connection in flight */

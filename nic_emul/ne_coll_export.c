@@ -15,9 +15,10 @@ int ne_coll_xfer_get(const struct ne_coll *c, uint32_t k, uint32_t s, struct ne_
 {
 	if (!c || !out || k >= c->nconns || s >= c->conns[k].nxfers)
 		return -EINVAL;
+	_Static_assert(NE_COLL_MAX_DEPS == COLL_MAX_DEPS, "the export's dependencies are the plan's");
 	out->len = c->conns[k].xfers[s].len;
-	out->dep_conn = c->conns[k].xfers[s].dep_conn;
-	out->dep_seq = c->conns[k].xfers[s].dep_seq;
+	memcpy(out->dep_conn, c->conns[k].xfers[s].dep_conn, sizeof(out->dep_conn));
+	memcpy(out->dep_seq, c->conns[k].xfers[s].dep_seq, sizeof(out->dep_seq));
 	return 0;
 }
 
@@ -26,7 +27,7 @@ int ne_coll_conn_plan(const struct ne_coll *c, uint32_t k, struct ne_coll_conn_p
 	if (!c || !out || k >= c->nconns)
 		return -EINVAL;
 	out->group = c->conns[k].group;
-	out->downstream = c->conns[k].downstream;
+	memcpy(out->downstream, c->conns[k].downstream, sizeof(out->downstream));
 	out->nvl = c->conns[k].nvl;
 	return 0;
 }

@@ -46,6 +46,9 @@ static const char *coll_refused(const char *spec, char *why, size_t cap)
 			no = "mode=ctran: CTRAN picks a QP per WQE by its outstanding messages";
 		else if (s.cfg.proxy_post_ns || s.cfg.proxy_poll_ns)
 			no = "proxy costs: the flow engine has no proxy thread";
+		else if (s.cfg.data)
+			no = "data=on (the default): flows move no bytes, so none could be checked; "
+			     "add data=off";
 	}
 	ne_coll_spec_free(&s);
 	return no;

@@ -166,7 +166,8 @@ static int trace_qp(struct fr *r, struct ne_nic *nic, uint32_t host, uint32_t qp
 static int conn_paths(struct fr *r, struct fr_conn *cn, struct ne_nic *const *nics,
 		      const uint32_t *host_of, char *why, size_t cap)
 {
-	uint32_t s = cn->info.src, d = cn->info.dst;
+	/* (channel rings: the sender's QPs are on its channel's NIC, src_nic, reached by PXN) */
+	uint32_t s = cn->info.src_nic, d = cn->info.dst;
 	bool nccl = r->cfg->model == NE_COLL_MODEL_NCCL;
 	int e = 0;
 
@@ -431,6 +432,15 @@ static void post_msg(struct fr *r, uint32_t k, uint32_t s)
 	cn->parts[s] = cn->acks[s] = n;
 }
 
+/* Whether every transfer x sends the data of has arrived (a tree node: each child's). */
+static bool deps_in(const struct fr *r, const struct ne_coll_xfer_info *x)
+{
+	for (uint32_t i = 0; i < NE_COLL_MAX_DEPS; i++)
+		if (x->dep_conn[i] >= 0 && !(r->c[x->dep_conn[i]].flags[x->dep_seq[i]] & FR_RECV_DONE))
+			return false;
+	return true;
+}
+
 static void sender_step(struct fr *r, uint32_t k, uint64_t now)
 {
 	struct fr_conn *cn = &r->c[k];
@@ -439,7 +449,7 @@ static void sender_step(struct fr *r, uint32_t k, uint64_t now)
 	while (cn->send_next < cn->info.ntransfers) {
 		uint32_t s = cn->send_next;
 		const struct ne_coll_xfer_info *x = &cn->x[s];
-		bool data_in = x->dep_conn < 0 || (r->c[x->dep_conn].flags[x->dep_seq] & FR_RECV_DONE);
+		bool data_in = deps_in(r, x);
 
 		if (r->rules.cts && !cn->plan.nvl && !(cn->flags[s] & FR_CTS))
 			return;
@@ -486,8 +496,9 @@ static void consume(struct fr *r, uint32_t k, uint32_t s)
 	if (cn->plan.nvl)
 		mark_conn(r, k);
 	mark_group(r, cn->plan.group);
-	if (cn->plan.downstream >= 0)
-		mark_conn(r, (uint32_t)cn->plan.downstream);
+	for (uint32_t i = 0; i < NE_COLL_MAX_DEPS; i++)
+		if (cn->plan.downstream[i] >= 0)
+			mark_conn(r, (uint32_t)cn->plan.downstream[i]);
 }
 
 static void send_done(struct fr *r, uint32_t k, uint32_t s)

@@ -98,6 +98,24 @@ check "NVLink: 84 transfers of 11010048 bytes, 6 of 8 connections, on both engin
 check "NVLink: busbw within 3 % ($bw)" \
   "echo '$bw' | awk 'NF == 2 { e = (\$2 - \$1) / \$1; ok = e > -0.03 && e < 0.03 } END { exit !ok }'"
 
+# channel rings (order=nccl on whole servers): each network hop leaves on its channel's NIC (PXN);
+# the flow engine traces the QPs from that NIC, as the packet engine sends from it
+cr='model=nccl,op=allreduce,sizes=4M,order=nccl,channels=4,data=off'
+for fab in packet flow; do
+  dp "cr-$fab" --flows 1000 --topology "$tmp/meta.yaml" --fabric "$fab" --json "$tmp/cr-$fab.json" --coll "$cr" \
+    > "$tmp/cr-$fab.txt" 2>&1
+done
+same=$(/usr/bin/python3 -c "
+import json, sys
+p, q = ({f['flow']: f['path'] for f in json.load(open(a))['flows']['top']} for a in sys.argv[1:])
+both = set(p) & set(q)
+print(len(p), len(both), sum(p[k] != q[k] for k in both))" "$tmp/cr-packet.json" "$tmp/cr-flow.json" 2> /dev/null)
+check "channel rings: every packet-engine QP flow traced by the flow engine, none on another path ($same)" \
+  "(set -- $same; [ \$1 -ge 16 ] && [ \$2 -eq \$1 ] && [ \$3 -eq 0 ])"
+bw=$(paste <(sizes "$tmp/cr-packet.json" busbw_GBps) <(sizes "$tmp/cr-flow.json" busbw_GBps) 2> /dev/null)
+check "channel rings: busbw within 5 % ($bw)" \
+  "echo '$bw' | awk 'NF == 2 { e = (\$2 - \$1) / \$1; ok = e > -0.05 && e < 0.05 } END { exit !ok }'"
+
 refused() { # NAME WHAT-STDERR-SAYS ARGS...: exit 2 and the reason
   local n=$1 why=$2; shift 2
   dp "$n" --fabric flow "$@" > "$tmp/$n.out" 2>&1; local rc=$?
@@ -107,6 +125,8 @@ refused incast "op=incast: an incast is decided by PFC" --topology "$tmp/c16.yam
   --coll 'op=incast,sizes=1M,data=off'
 "$TOPO_TOOL" --generate spines=2,leaves=2,hosts=2,attach=emulated,host-mtu=9000,lb=flowlet \
   -o "$tmp/flowlet.yaml" > /dev/null
+refused data "data=on (the default): flows move no bytes" --topology "$tmp/c16.yaml" \
+  --coll 'op=allreduce,sizes=1M'
 refused flowlet "balances by flowlets" --topology "$tmp/flowlet.yaml" --coll 'op=allreduce,sizes=1M,data=off'
 refused watchdog "not with --pfc-watchdog" --topology "$tmp/c16.yaml" --pfc-watchdog \
   --coll 'op=allreduce,sizes=1M,data=off'

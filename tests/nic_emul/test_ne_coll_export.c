@@ -55,17 +55,19 @@ static void test_ring_plan(void **state)
 		assert_int_equal(ci.ntransfers, 12);
 		assert_int_equal(ci.src, k);
 		assert_int_equal(ci.dst, (k + 1) % 4);
-		assert_int_equal(cp.downstream, (int32_t)((k + 1) % 4));
+		assert_int_equal(cp.downstream[0], (int32_t)((k + 1) % 4));
+		assert_int_equal(cp.downstream[1], -1);
 		assert_false(cp.nvl);
 		for (uint32_t s = 0; s < 12; s++) {
 			struct ne_coll_xfer_info x;
 
 			assert_int_equal(ne_coll_xfer_get(f.coll, k, s, &x), 0);
 			assert_int_equal(x.len, 131072);
-			if (x.dep_conn < 0)
+			if (x.dep_conn[0] < 0)
 				free_start++;
 			else
-				assert_int_equal(x.dep_conn, (int32_t)((k + 3) % 4));
+				assert_int_equal(x.dep_conn[0], (int32_t)((k + 3) % 4));
+			assert_int_equal(x.dep_conn[1], -1); /* a ring hop waits for one transfer */
 		}
 		assert_int_equal(free_start, 2);
 	}
