@@ -100,6 +100,7 @@ struct opts {
 	const char *traffic;    /* --traffic FILE */
 	const char *coll_series; /* --coll-series FILE */
 	const char *workload;   /* --workload KIND:SOURCE[,key=value...] (dp_job.h) */
+	const char *job_coll;   /* --job-coll SPEC: the job's collectives' settings (dp_job.h) */
 	struct dp_nic_opts nic;
 	bool te;
 	const char *pipeline;   /* --pipeline FILE.spec: every switch's program (dp_swx.h) */

@@ -144,6 +144,20 @@ static int set_workload(struct opts *o, const char *arg)
 	o->workload = arg;
 	return 0;
 }
+/* --job-coll: its keys now (bad input before anything starts); the job takes the text. */
+static int set_job_coll(struct opts *o, const char *arg)
+{
+	struct ne_coll_spec s;
+	char err[512];
+
+	if (dp_job_coll_parse(arg, &s, err, sizeof(err)) < 0) {
+		fprintf(stderr, "rocelab-dp: %s\n", err);
+		return EXIT_BAD_INPUT;
+	}
+	ne_coll_spec_free(&s);
+	o->job_coll = arg;
+	return 0;
+}
 static int set_te(struct opts *o, const char *arg) { (void)arg; o->te = true; return 0; }
 static int set_csv(struct opts *o, const char *arg) { o->csv = arg; return 0; }
 static int set_pipeline(struct opts *o, const char *arg) { o->pipeline = arg; return 0; }
@@ -400,6 +414,10 @@ static const struct opt_def opt_defs[] = {
 	 "                      i-th emulated host or of hosts=; per iteration its time, the\n"
 	 "                      exposed communication and each collective's time and busbw;\n"
 	 "                      group=NAME:R+R+... (repeatable): the ranks of a Chakra pg_name\n"},
+	{"job-coll", required_argument, set_job_coll,
+	 "  --job-coll SPEC     the settings of --workload's collectives, --coll's keys\n"
+	 "                      (model=nccl,order=nccl,qps=4,mode=split,...) but those the\n"
+	 "                      job decides (op, hosts, sizes, iters...); default --coll's\n"},
 	{"nic", required_argument, set_nic,
 	 "  --nic qpc=N,miss=TIME  emulated NICs hold N QP contexts; a miss costs TIME, and\n"
 	 "                      the fetched context stays until its QP has sent (hold=on|off:\n"
@@ -515,6 +533,8 @@ static int opts_check(const struct opts *o)
 			    o->traffic || o->te || dp_peers_on(&o->peers)))
 		return bad("--workload runs alone on the virtual clock: add --clock virtual; not with "
 			   "--workers, --coll, --rdma, --traffic, --te or --process", NULL);
+	if (o->job_coll && !o->workload)
+		return bad("--job-coll sets the collectives of a job: give --workload", NULL);
 	if (o->workers > 1 && o->clock == DP_CLOCK_LIVE && o->lag_stop)
 		return bad("--lag-policy stop works with one worker (partitions of the live clock report "
 			   "their lag but do not stop on it)", NULL);

@@ -311,6 +311,7 @@ static int load_workload(struct run *r)
 		fprintf(stderr, "rocelab-dp: %s\n", err);
 		return EXIT_BAD_INPUT;
 	}
+	s.coll = r->o->job_coll;
 	r->job = dp_job_load(&s, r->topo, err, sizeof(err));
 	dp_job_spec_free(&s);
 	if (r->job == NULL) {
