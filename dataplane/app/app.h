@@ -191,6 +191,9 @@ int parse_gens(struct run *r);
 /* jobs_alone.c: --jobs: each job's time alone, from a rocelab-dp of its own per job (this
  * program again, its options and --jobs-alone K), into r->mix. 0, or -1 with err. */
 int jobs_alone(struct run *r, char *err, size_t errlen);
+/* jobs_links.c: --jobs: per job, a line naming the 3 busiest links its traffic crossed in the
+ * mix (the flows the fabric tracked), utilisation and pause over elapsed_ns. */
+void jobs_links_print(struct run *r, uint64_t elapsed_ns, FILE *out);
 int plan_process(struct run *r);
 int setup(struct run *r, char *err, size_t errlen);
 int start_traffic(struct run *r, char *err, size_t errlen);

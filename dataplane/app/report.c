@@ -98,6 +98,8 @@ int report(struct run *r)
 		dp_nics_print_totals(&r->nics, stdout);
 	dp_job_report(r->job, stdout);
 	dp_mix_report(r->mix, stdout);
+	if (r->mix && r->o->jobs_alone < 0)
+		jobs_links_print(r, fabric_ns, stdout);
 	int rc = r->run_rc;
 	if (dp_mix_failed(r->mix)) {
 		fprintf(stderr, "rocelab-dp: --jobs: a job did not finish\n");

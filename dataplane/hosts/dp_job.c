@@ -615,6 +615,11 @@ uint32_t dp_job_instances(const struct dp_job *j)
 	return j ? j->core.ninst : 0;
 }
 
+uint32_t dp_job_host(const struct dp_job *j, uint32_t r)
+{
+	return j->host[r];
+}
+
 int dp_job_row_get(const struct dp_job *j, uint32_t i, uint32_t k, struct dp_job_row *out)
 {
 	if (j == NULL || i >= j->iter || k >= j->core.ninst)

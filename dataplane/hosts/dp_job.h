@@ -225,6 +225,8 @@ struct dp_job_row {
 	double busbw;           /* GB/s, nccl-tests' (ne_coll's result); 0 for one rank */
 	uint32_t qps_max;       /* most active QPs on one member NIC at once; 0 for one rank */
 };
+/* The topology host of rank r (r < dp_job_ranks(j)). */
+uint32_t dp_job_host(const struct dp_job *j, uint32_t r);
 /* The job's source as named, its ranks and its instances (0 for NULL). */
 const char *dp_job_source(const struct dp_job *j);
 uint32_t dp_job_ranks(const struct dp_job *j);

@@ -135,6 +135,16 @@ uint32_t dp_mix_jobs(const struct dp_mix *m)
 	return m ? m->n : 0;
 }
 
+const char *dp_mix_name(const struct dp_mix *m, uint32_t k)
+{
+	return m->s.places[k].job->name;
+}
+
+const struct dp_job *dp_mix_job(const struct dp_mix *m, uint32_t k)
+{
+	return m->job[k];
+}
+
 void dp_mix_set_alone(struct dp_mix *m, uint32_t k, uint64_t ns)
 {
 	if (m && k < m->n)

@@ -40,6 +40,9 @@ struct dp_mix *dp_mix_load(const char *file, const struct topo *t, const char *c
 
 /* Jobs placed (0 for NULL). */
 uint32_t dp_mix_jobs(const struct dp_mix *m);
+/* Job k's name and its --workload job (NULL: not loaded, --jobs-alone of another). */
+const char *dp_mix_name(const struct dp_mix *m, uint32_t k);
+const struct dp_job *dp_mix_job(const struct dp_mix *m, uint32_t k);
 
 /* Job k's time alone, one iteration (ns), for the report. */
 void dp_mix_set_alone(struct dp_mix *m, uint32_t k, uint64_t ns);

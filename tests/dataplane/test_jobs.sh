@@ -11,7 +11,10 @@
 #     the slowdown is 0.00 %; --jobs-svg draws both jobs;
 #   - spread: a on h0 h4 h1 h5, b on h2 h6 h3 h7 (one rack after the other):
 #     both rings cross leaf0-spine0-leaf1; alone, each has a plain run's
-#     time; in the mix both slow down (slowdown > 0);
+#     time; in the mix both slow down (slowdown > 0), and the link named
+#     first for each is one direction of a leaf's uplink to spine0; packed
+#     names no spine link (its traffic stays under its leaf); with --flows 0
+#     the links are not tracked, and the line says so;
 #   - --job-coll qps=4,mode=split reaches the jobs' collectives (4 active QPs);
 #   - refused with exit 2: an unknown key (FILE:LINE, the key named), a mix
 #     that does not fit (the job named), a workload that cannot be read
@@ -67,7 +70,8 @@ plain() {
 }
 
 jobs_file packed > "$tmp/packed.yaml"
-dp packed --jobs "$tmp/packed.yaml" --jobs-svg "$tmp/p.svg" > "$tmp/packed.txt" 2>&1; rc=$?
+# (--flows 4096 after dp's --flows 0: the last wins; the flows name each job's links)
+dp packed --jobs "$tmp/packed.yaml" --jobs-svg "$tmp/p.svg" --flows 4096 > "$tmp/packed.txt" 2>&1; rc=$?
 ha=$(field "$tmp/packed.txt" a hosts) hb=$(field "$tmp/packed.txt" b hosts)
 check "packed: exit 0 ($rc), a on h0+h1+h2+h3 ($ha), b on h4+h5+h6+h7 ($hb)" \
   "[ $rc -eq 0 ] && [ '$ha' = h0+h1+h2+h3 ] && [ '$hb' = h4+h5+h6+h7 ]"
@@ -78,11 +82,15 @@ for j in a b; do
   check "packed: $j shares no link: in the mix $mix us = alone, slowdown $(field "$tmp/packed.txt" $j slowdown) %" \
     "[ -n '$mix' ] && [ '$mix' = '$alone' ] && [ '$(field "$tmp/packed.txt" $j slowdown)' = 0.00 ]"
 done
+# FILE JOB: the first link of the job's "links most used" line
+first_link() { sed -n "s/^# jobs: $2: links most used in the mix: \([^ ]*\) util .*/\1/p" "$1"; }
+check "packed: a's links ($(first_link "$tmp/packed.txt" a) first), b's ($(first_link "$tmp/packed.txt" b)): no spine link" \
+  "[ \$(grep -c '^# jobs: [ab]: links most used in the mix: h' $tmp/packed.txt) -eq 2 ] && ! grep '^# jobs: [ab]: links' $tmp/packed.txt | grep -q spine"
 check "--jobs-svg: an SVG, h0-h3 held by a, h4-h7 by b" \
   "grep -q '<svg' $tmp/p.svg && [ \$(grep -c '<title>h[0-3]: a</title>' $tmp/p.svg) -eq 4 ] && [ \$(grep -c '<title>h[4-7]: b</title>' $tmp/p.svg) -eq 4 ]"
 
 jobs_file spread > "$tmp/spread.yaml"
-dp spread --jobs "$tmp/spread.yaml" > "$tmp/spread.txt" 2>&1; rc=$?
+dp spread --jobs "$tmp/spread.yaml" --flows 4096 > "$tmp/spread.txt" 2>&1; rc=$?
 ha=$(field "$tmp/spread.txt" a hosts) hb=$(field "$tmp/spread.txt" b hosts)
 check "spread: exit 0 ($rc), a on h0+h4+h1+h5 ($ha), b on h2+h6+h3+h7 ($hb)" \
   "[ $rc -eq 0 ] && [ '$ha' = h0+h4+h1+h5 ] && [ '$hb' = h2+h6+h3+h7 ]"
@@ -91,11 +99,16 @@ for j in a b; do
   s=$(field "$tmp/spread.txt" $j slowdown) want=$(plain "$h")
   check "spread: $j alone $alone us = a plain run's ($want us); sharing the uplink it slows down ($s %)" \
     "[ -n '$want' ] && [ '$alone' = '$want' ] && awk -v s='$s' 'BEGIN { exit !(s > 0) }'"
+  l=$(first_link "$tmp/spread.txt" $j)
+  check "spread: $j's link named first is an uplink's direction ($l)" \
+    "case '$l' in leaf0\>spine0|spine0\>leaf0|leaf1\>spine0|spine0\>leaf1) true ;; *) false ;; esac"
 done
 
 dp qps --jobs "$tmp/packed.yaml" --job-coll qps=4,mode=split > "$tmp/qps.txt" 2>&1; rc=$?
 check "--job-coll qps=4,mode=split: exit 0 ($rc), every collective of the mix on 4 active QPs" \
   "[ $rc -eq 0 ] && [ \$(awk '\$1 == 1 && \$3 == \"ALL_REDUCE\" && \$9 == 4' $tmp/qps.txt | wc -l) -eq 4 ]"
+check "--flows 0: the links are not tracked, each job's line says so" \
+  "[ \$(grep -c 'links most used in the mix: none tracked (--flows 0' $tmp/qps.txt) -eq 2 ]"
 
 refused() { # NAME WANT ARGS...: exit 2 and stderr holding WANT
   local name=$1 want=$2; shift 2
