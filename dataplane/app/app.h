@@ -28,6 +28,7 @@
 #include "dp_fabric.h"
 #include "dp_gen.h"
 #include "dp_job.h"
+#include "dp_mix.h"
 #include "dp_mpi.h"
 #include "dp_nic.h"
 #include "dp_pool.h"
@@ -100,6 +101,12 @@ struct opts {
 	const char *traffic;    /* --traffic FILE */
 	const char *coll_series; /* --coll-series FILE */
 	const char *workload;   /* --workload KIND:SOURCE[,key=value...] (dp_job.h) */
+	const char *job_coll;   /* --job-coll SPEC: the job's collectives' settings (dp_job.h) */
+	const char *jobs;       /* --jobs FILE: many jobs at once (dp_mix.h) */
+	const char *jobs_svg;   /* --jobs-svg FILE: their placement drawn */
+	int jobs_alone;         /* --jobs-alone K (jobs_alone.c's own runs): job K alone; -1 */
+	int argc;               /* the command line, for jobs_alone.c to run it again */
+	char **argv;
 	struct dp_nic_opts nic;
 	bool te;
 	bool fabric_flow;       /* --fabric flow: collectives on the flow engine (fabric_flow.c) */
@@ -142,6 +149,7 @@ struct run {
 	struct dp_ctl *ctl;
 	struct dp_nics nics;
 	struct dp_job *job;              /* --workload, or NULL */
+	struct dp_mix *mix;              /* --jobs, or NULL */
 	struct dp_parts *parts;          /* --workers */
 	char lanes_why[192];             /* why the emulated NICs do not run in lanes (nics_in_lanes) */
 	struct dp_mpi mpi;               /* under mpirun: this rank; else rank 0 of 1 */
@@ -181,6 +189,12 @@ void list_hosts(const struct topo *t);
 int check_coll_keys(const struct opts *o);
 int check_programs(const struct opts *o);
 int parse_gens(struct run *r);
+/* jobs_alone.c: --jobs: each job's time alone, from a rocelab-dp of its own per job (this
+ * program again, its options and --jobs-alone K), into r->mix. 0, or -1 with err. */
+int jobs_alone(struct run *r, char *err, size_t errlen);
+/* jobs_links.c: --jobs: per job, a line naming the 3 busiest links its traffic crossed in the
+ * mix (the flows the fabric tracked), utilisation and pause over elapsed_ns. */
+void jobs_links_print(struct run *r, uint64_t elapsed_ns, FILE *out);
 int plan_process(struct run *r);
 int setup(struct run *r, char *err, size_t errlen);
 int start_traffic(struct run *r, char *err, size_t errlen);

@@ -297,11 +297,11 @@ static json_t *workload_obj(const struct run *r)
 						       "compute_critical_path_us", num((double)it.compute_ns / 1e3),
 						       "exposed_communication_us", num((double)it.exposed_ns / 1e3)));
 		for (uint32_t i = 0; dp_job_row_get(r->job, k, i, &row) == 0; i++)
-			json_array_append_new(rows, json_pack("{s:I, s:I, s:s, s:I, s:I, s:o, s:o, s:o}",
+			json_array_append_new(rows, json_pack("{s:I, s:I, s:s, s:I, s:I, s:o, s:o, s:o, s:I}",
 				"iteration", (json_int_t)k + 1, "node", ji(row.node), "op", row.op,
 				"ranks", (json_int_t)row.ranks, "size_bytes", ji(row.bytes),
 				"start_us", num((double)row.start_ns / 1e3), "time_us", num((double)row.time_ns / 1e3),
-				"busbw_GBps", num(row.busbw)));
+				"busbw_GBps", num(row.busbw), "active_qps_max", (json_int_t)row.qps_max));
 	}
 	json_object_set_new(o, "source", json_string(dp_job_source(r->job)));
 	json_object_set_new(o, "ranks", json_integer(dp_job_ranks(r->job)));

@@ -135,7 +135,7 @@ int main(int argc, char **argv)
 	}
 	/* --check: the topology; with traffic, the specs too, as a run would read
 	 * them; --coll without a topology: its keys alone (what a host needs aside) */
-	bool specs = o.gen.n || o.rdma.n || o.coll.n || o.traffic || o.workload;
+	bool specs = o.gen.n || o.rdma.n || o.coll.n || o.traffic || o.workload || o.jobs;
 	bool keys_only = o.check && o.coll.n && !o.topology && !o.clos[0] && !o.gen.n && !o.rdma.n &&
 			 !o.traffic && !o.list_hosts;
 	if (rc == 0 && keys_only)

@@ -144,6 +144,34 @@ static int set_workload(struct opts *o, const char *arg)
 	o->workload = arg;
 	return 0;
 }
+/* --job-coll: its keys now (bad input before anything starts); the job takes the text. */
+static int set_job_coll(struct opts *o, const char *arg)
+{
+	struct ne_coll_spec s;
+	char err[512];
+
+	if (dp_job_coll_parse(arg, &s, err, sizeof(err)) < 0) {
+		fprintf(stderr, "rocelab-dp: %s\n", err);
+		return EXIT_BAD_INPUT;
+	}
+	ne_coll_spec_free(&s);
+	o->job_coll = arg;
+	return 0;
+}
+static int set_jobs(struct opts *o, const char *arg) { o->jobs = arg; return 0; }
+static int set_jobs_svg(struct opts *o, const char *arg) { o->jobs_svg = arg; return 0; }
+/* --jobs-alone K: not for users (no help line): jobs_alone.c's run of job K alone. Its
+ * outputs are its parent's: none written here, only the job's report on stdout. */
+static int set_jobs_alone(struct opts *o, const char *arg)
+{
+	char *end = NULL;
+	long k = strtol(arg, &end, 10);
+
+	if (end == arg || *end || k < 0 || k > INT32_MAX)
+		return bad("--jobs-alone takes a job's index, not", arg);
+	o->jobs_alone = (int)k;
+	return 0;
+}
 static int set_te(struct opts *o, const char *arg) { (void)arg; o->te = true; return 0; }
 
 static int set_fabric(struct opts *o, const char *arg)
@@ -408,6 +436,18 @@ static const struct opt_def opt_defs[] = {
 	 "                      i-th emulated host or of hosts=; per iteration its time, the\n"
 	 "                      exposed communication and each collective's time and busbw;\n"
 	 "                      group=NAME:R+R+... (repeatable): the ranks of a Chakra pg_name\n"},
+	{"job-coll", required_argument, set_job_coll,
+	 "  --job-coll SPEC     the settings of --workload's or --jobs' collectives, --coll's\n"
+	 "                      keys (model=nccl,order=nccl,qps=4,mode=split,...) but those the\n"
+	 "                      job decides (op, hosts, sizes, iters...); default --coll's\n"},
+	{"jobs", required_argument, set_jobs,
+	 "  --jobs FILE         many jobs at once: a job file (rocelab-place's), each job placed\n"
+	 "                      by its policy and run as --workload on its hosts from its\n"
+	 "                      arrival, and each alone: per job its iteration time alone\n"
+	 "                      and in the mix, and the slowdown\n"},
+	{"jobs-svg", required_argument, set_jobs_svg,
+	 "  --jobs-svg FILE     draw --jobs' placement (which job holds which server) as SVG\n"},
+	{"jobs-alone", required_argument, set_jobs_alone, ""},
 	{"nic", required_argument, set_nic,
 	 "  --nic qpc=N,miss=TIME  emulated NICs hold N QP contexts; a miss costs TIME, and\n"
 	 "                      the fetched context stays until its QP has sent (hold=on|off:\n"
@@ -504,6 +544,7 @@ static void opts_default(struct opts *o)
 	o->csv_interval_ns = 100000000ull;
 	o->seed = 1;
 	o->mem_mb = 512;
+	o->jobs_alone = -1;
 	o->idle_nap_ns = IDLE_SLEEP_MAX_NS;
 	pfc_watchdog_config_default(&o->wd);
 	o->flows = 65536;
@@ -527,6 +568,14 @@ static int opts_check(const struct opts *o)
 			    o->traffic || o->te || dp_peers_on(&o->peers)))
 		return bad("--workload runs alone on the virtual clock: add --clock virtual; not with "
 			   "--workers, --coll, --rdma, --traffic, --te or --process", NULL);
+	if (o->job_coll && !o->workload && !o->jobs)
+		return bad("--job-coll sets the collectives of a job: give --workload or --jobs", NULL);
+	if (o->jobs && (o->workload || o->clock != DP_CLOCK_VIRTUAL || o->workers > 1 || o->coll.n ||
+			o->rdma.n || o->traffic || o->te || dp_peers_on(&o->peers)))
+		return bad("--jobs runs alone on the virtual clock: add --clock virtual; not with "
+			   "--workload, --workers, --coll, --rdma, --traffic, --te or --process", NULL);
+	if (o->jobs_svg && !o->jobs)
+		return bad("--jobs-svg draws the placement of --jobs: give --jobs", NULL);
 	if (o->workers > 1 && o->clock == DP_CLOCK_LIVE && o->lag_stop)
 		return bad("--lag-policy stop works with one worker (partitions of the live clock report "
 			   "their lag but do not stop on it)", NULL);
@@ -552,5 +601,12 @@ int parse_opts(int argc, char **argv, struct opts *o)
 	}
 	if (rc == 0 && optind < argc)
 		return bad("unexpected argument", argv[optind]);
+	o->argc = argc;
+	o->argv = argv;
+	if (o->jobs_alone >= 0) { /* (the parent writes these) */
+		o->json = o->csv = o->jobs_svg = NULL;
+		o->n_capture = 0;
+		o->quiet = true;
+	}
 	return rc ? rc : opts_check(o);
 }

@@ -97,7 +97,14 @@ int report(struct run *r)
 	if (r->o->coll.n)
 		dp_nics_print_totals(&r->nics, stdout);
 	dp_job_report(r->job, stdout);
+	dp_mix_report(r->mix, stdout);
+	if (r->mix && r->o->jobs_alone < 0)
+		jobs_links_print(r, fabric_ns, stdout);
 	int rc = r->run_rc;
+	if (dp_mix_failed(r->mix)) {
+		fprintf(stderr, "rocelab-dp: --jobs: a job did not finish\n");
+		rc = 1;
+	}
 	if (dp_job_failed(r->job)) {
 		fprintf(stderr, "rocelab-dp: --workload: the job did not finish\n");
 		rc = 1;
@@ -127,6 +134,8 @@ void free_early(struct run *r)
 	spec_list_free(&r->o->coll);
 	dp_job_free(r->job); /* (its collectives are the NICs': dp_nics_destroy frees them) */
 	r->job = NULL;
+	dp_mix_free(r->mix);
+	r->mix = NULL;
 	dp_peers_close(&r->o->peers);
 	r->gens = NULL;
 	r->traffic = NULL;

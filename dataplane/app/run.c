@@ -408,7 +408,7 @@ static void run_virtual(struct run *r)
 			dp_ctl_poll(r->ctl, r->eng.now_ns); /* telemetry link_set/switch_set */
 		/* without --duration, stop when traffic is done and the fabric drained */
 		if (!r->o->duration_ns && !gens_active(r) && !dp_nics_active(&r->nics) &&
-		    !dp_job_active(r->job)) {
+		    !dp_job_active(r->job) && !dp_mix_active(r->mix)) {
 			bool busy = false;
 			for (uint32_t i = 0; i < r->fab->n_chans && !busy; i++)
 				busy = r->fab->chans[i].tx_busy || r->fab->chans[i].wire.n ||

@@ -311,6 +311,7 @@ static int load_workload(struct run *r)
 		fprintf(stderr, "rocelab-dp: %s\n", err);
 		return EXIT_BAD_INPUT;
 	}
+	s.coll = r->o->job_coll;
 	r->job = dp_job_load(&s, r->topo, err, sizeof(err));
 	dp_job_spec_free(&s);
 	if (r->job == NULL) {
@@ -353,6 +354,19 @@ int parse_gens(struct run *r)
 			fprintf(stderr, "rocelab-dp: %s\n", err);
 			return EXIT_BAD_INPUT;
 		}
+	if (o->jobs) {
+		r->mix = dp_mix_load(o->jobs, r->topo, o->job_coll, o->jobs_svg, o->jobs_alone, err,
+				     sizeof(err));
+		if (r->mix == NULL) {
+			fprintf(stderr, "rocelab-dp: %s\n", err);
+			return strncmp(err, "out of memory", 13) == 0 ? 1 : EXIT_BAD_INPUT;
+		}
+		/* (before any DPDK: each job alone in a process of its own) */
+		if (!o->check && o->jobs_alone < 0 && jobs_alone(r, err, sizeof(err)) < 0) {
+			fprintf(stderr, "rocelab-dp: %s\n", err);
+			return 1;
+		}
+	}
 	return o->workload ? load_workload(r) : 0;
 }
 
@@ -544,6 +558,7 @@ int setup(struct run *r, char *err, size_t errlen)
 		o->nic.max_qps = RTE_MAX(o->nic.max_qps,
 					 dp_nics_coll_qps(o->coll.spec[i], topo_emulated_hosts(r->topo)));
 	o->nic.max_qps = RTE_MAX(o->nic.max_qps, dp_job_qps(r->job));
+	o->nic.max_qps = RTE_MAX(o->nic.max_qps, dp_mix_qps(r->mix));
 	o->nic.seed = o->seed;
 	uint32_t *lane_of = NULL;
 	if (lanes) {
@@ -660,6 +675,8 @@ int start_traffic(struct run *r, char *err, size_t errlen)
 	if (dp_nics_colls_begin(&r->nics, err, errlen) < 0)
 		return 1;
 	if (r->job && dp_job_start(r->job, &r->nics, r->start_ns, err, errlen) < 0)
+		return 1;
+	if (r->mix && dp_mix_start(r->mix, &r->nics, r->start_ns, err, errlen) < 0)
 		return 1;
 	return o->te ? start_te(r, err, errlen) : 0;
 }

@@ -145,6 +145,10 @@ int coll_take_ranks(struct dp_nics *ns, struct dp_coll *c, char *err, size_t err
  * servers (NVLink between GPUs of one); with order_nccl each rank's GPU too
  * (channel rings). 0, or -1 (out of memory). */
 int coll_servers(const struct topo *t, struct dp_coll *c, const uint32_t *host, bool order_nccl);
+/* order=nccl: the n ranks' hosts host[] (in hosts= order) dealt again in NCCL's
+ * ring order through each server (dp_coll_spec.c). 0, or -1 with "order=nccl:
+ * why" in msg (a host that is no server's GPU; out of memory). */
+int coll_order_nccl(const struct topo *t, uint32_t *host, uint32_t n, char *msg, size_t cap);
 /* With lanes: 0 when each server's ranks of c are in one lane, else -1 with
  * "--coll: server S spans partitions ..." in err. */
 int coll_servers_split_check(const struct dp_coll *c, char *err, size_t errlen);

@@ -66,7 +66,7 @@ static int coll_rank_hosts(const struct topo *t, const char *hosts, uint32_t *ou
  * leaves each server once. Every rank must be a GPU of a server. Returns 0,
  * or -1 with "order=nccl: why" in msg.
  */
-static int coll_order_nccl(const struct topo *t, uint32_t *host, uint32_t n, char *msg, size_t cap)
+int coll_order_nccl(const struct topo *t, uint32_t *host, uint32_t n, char *msg, size_t cap)
 {
 	struct nc_ring_cfg ring = {.servers = 1, .gpus = t->server_params.gpus_per_server, .channels = 1};
 	uint32_t *out = calloc(n + 1, sizeof(*out)), m = 0;

@@ -24,6 +24,7 @@
 struct inst_rec {
 	uint64_t start_ns, end_ns;
 	double busbw;
+	uint32_t qps_max;
 };
 
 struct dp_job {
@@ -31,6 +32,7 @@ struct dp_job {
 	struct wl_graph g;
 	struct dp_job_core core;
 	uint32_t *host;             /* [nranks] each rank's topology host */
+	struct ne_coll_spec coll;   /* its collectives' settings (--job-coll, else --coll's defaults) */
 	uint64_t compute_ns;        /* the compute-only critical path of an iteration */
 	uint32_t iters, iter;       /* iterations to run, the one running (== iters: done) */
 	struct dp_job_iter *it;     /* [iters] */
@@ -95,6 +97,50 @@ static int spec_key(struct dp_job_spec *s, const char *kv, char *err, size_t err
 		s->iters = (uint32_t)n;
 	else
 		s->cycle_ps = n;
+	return 0;
+}
+
+/* Keys of --coll that the job decides, and why (dp_job_coll_parse). */
+static const char *coll_key_refused(const char *key, size_t len)
+{
+	static const struct {
+		const char *key, *why;
+	} refused[] = {
+		{"op", "the graph's node names the op"}, {"root", "the graph's node decides"},
+		{"nranks", "the job's communicator decides"}, {"bytes", "the graph's node names the size"},
+		{"hosts", "the job's ranks are its hosts (--workload hosts=)"},
+		{"sizes", "the graph's node names the size"}, {"size", "the graph's node names the size"},
+		{"iters", "the job's iterations are --workload iters="}, {"warmup", "a job has no warm-up"},
+		{"warmup_iters", "a job has no warm-up"}, {"series", "a job's collectives keep no series"},
+		{"data", "a job's collectives run data=off"},
+	};
+	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++)
+		if (strlen(refused[i].key) == len && strncmp(refused[i].key, key, len) == 0)
+			return refused[i].why;
+	return NULL;
+}
+
+int dp_job_coll_parse(const char *text, struct ne_coll_spec *s, char *err, size_t errlen)
+{
+	char why[448];
+
+	ne_coll_spec_default(s);
+	/* (only the key names are looked at here; the values are ne_coll_spec_parse's) */
+	for (const char *kv = text; *kv; kv += strcspn(kv, ",") + (kv[strcspn(kv, ",")] == ',')) {
+		size_t len = strcspn(kv, "=,");
+		const char *refused = coll_key_refused(kv, len);
+		if (refused) {
+			snprintf(err, errlen, "--job-coll %s: key '%.*s' is not a job's to set: %s", text,
+				 (int)len, kv, refused);
+			return -1;
+		}
+	}
+	int rc = ne_coll_spec_parse(s, text, why, sizeof(why));
+	if (rc < 0) {
+		snprintf(err, errlen, "--job-coll: %s", rc == -ENOMEM ? "out of memory" : why);
+		ne_coll_spec_free(s);
+		return -1;
+	}
 	return 0;
 }
 
@@ -229,6 +275,19 @@ static int job_graph(struct dp_job *j, const struct dp_job_spec *s, uint32_t nra
 	return rc;
 }
 
+/* order=nccl: every one of the n hosts a GPU of a server. 0, or -1 with err. */
+static int job_hosts_on_servers(const struct topo *t, const uint32_t *host, uint32_t n, char *err,
+				size_t errlen)
+{
+	for (uint32_t r = 0; r < n; r++)
+		if (topo_host_server(t, host[r]) < 0) {
+			snprintf(err, errlen, "--job-coll: order=nccl: host '%s' is not a GPU of a server "
+				 "(no servers: leave order=hosts)", t->hosts[host[r]].name);
+			return -1;
+		}
+	return 0;
+}
+
 struct dp_job *dp_job_load(const struct dp_job_spec *s, const struct topo *t, char *err, size_t errlen)
 {
 	struct dp_job *j = calloc(1, sizeof(*j));
@@ -239,6 +298,15 @@ struct dp_job *dp_job_load(const struct dp_job_spec *s, const struct topo *t, ch
 		snprintf(err, errlen, "--workload: out of memory");
 	if (nh >= 0)
 		snprintf(j->source, sizeof(j->source), "%s", s->source);
+	if (j)
+		ne_coll_spec_default(&j->coll);
+	if (nh >= 0 && s->coll && (ne_coll_spec_free(&j->coll), 0) == 0 &&
+	    dp_job_coll_parse(s->coll, &j->coll, err, errlen) < 0) {
+		ne_coll_spec_default(&j->coll);
+		nh = -1;
+	}
+	if (nh >= 0 && j->coll.order_nccl && job_hosts_on_servers(t, host, (uint32_t)nh, err, errlen) < 0)
+		nh = -1;
 	if (nh >= 0 && job_graph(j, s, nh ? (uint32_t)nh : 1, err, errlen) < 0)
 		nh = -1;
 	if (nh >= 0 && j->g.nranks > (uint32_t)nh) {
@@ -273,24 +341,22 @@ struct dp_job *dp_job_load(const struct dp_job_spec *s, const struct topo *t, ch
 
 uint32_t dp_job_qps(const struct dp_job *j)
 {
-	struct ne_coll_spec s;
 	uint32_t most = 0;
 
 	if (j == NULL)
 		return 0;
-	ne_coll_spec_default(&s);
+	struct ne_coll_config cfg = j->coll.cfg;
 	for (uint32_t i = 0; i < j->core.ninst; i++) {
 		const struct dp_job_inst *in = &j->core.inst[i];
 		if (in->nmem < 2)
 			continue;
-		s.cfg.op = in->op;
-		s.cfg.nranks = in->nmem;
-		s.cfg.root = in->nmem - 1;
+		cfg.op = in->op;
+		cfg.nranks = in->nmem;
+		cfg.root = in->nmem - 1;
 		for (uint32_t r = 0; r < in->nmem; r++) /* (an incast's root needs more) */
-			if (ne_coll_qps_needed(&s.cfg, r) > most)
-				most = ne_coll_qps_needed(&s.cfg, r);
+			if (ne_coll_qps_needed(&cfg, r) > most)
+				most = ne_coll_qps_needed(&cfg, r);
 	}
-	ne_coll_spec_free(&s);
 	return most;
 }
 
@@ -321,6 +387,7 @@ static void job_check_iter(struct dp_job *j, int rc, uint64_t now)
 		r->start_ns = j->core.inst[i].start_ns - j->core.iter_start_ns;
 		r->end_ns = j->core.inst[i].end_ns - j->core.iter_start_ns;
 		r->busbw = j->core.inst[i].nmem > 1 ? j->core.inst[i].busbw : 0;
+		r->qps_max = j->core.inst[i].nmem > 1 ? j->core.inst[i].qps_max : 0;
 	}
 	j->iter++;
 	if (j->iter < j->iters)
@@ -359,6 +426,7 @@ static void job_coll_end(void *ctx, struct dp_coll *c, uint64_t now)
 		return;
 	}
 	in->busbw = c->done[0].res.busbw;
+	in->qps_max = c->done[0].res.active_qps_max;
 	int rc = dp_job_core_inst_end(&j->core, c->on_end_arg, now);
 	/* (kept after the instance's end: what it started meanwhile takes another, so c is not
 	 * set up again while its own driver's call that ended it is still on the stack) */
@@ -406,6 +474,19 @@ static struct dp_coll *job_coll_get(struct dp_job *j)
 	return c;
 }
 
+/* The hosts of instance in's ranks, in its collective's rank order, into host. 0, or -1. */
+static int job_inst_hosts(const struct dp_job *j, const struct dp_job_inst *in, uint32_t *host,
+			  char *err, size_t errlen)
+{
+	for (uint32_t r = 0; r < in->nmem; r++) /* (a pair: its receiver first, the incast's root) */
+		host[r] = j->host[in->rank[in->p2p ? in->nmem - 1 - r : r]];
+	/* (order=nccl: a collective's ranks dealt in NCCL's ring order, as --coll's; a pair's
+	 * order names its receiver, so it stays; every host is a server's GPU: dp_job_load) */
+	if (j->coll.order_nccl && !in->p2p)
+		return coll_order_nccl(j->ns->topo, host, in->nmem, err, errlen);
+	return 0;
+}
+
 /* The collective of instance i (its members' NICs taken), for coll_start_size at now. */
 static struct dp_coll *job_coll_new(struct dp_job *j, uint32_t i)
 {
@@ -413,7 +494,6 @@ static struct dp_coll *job_coll_new(struct dp_job *j, uint32_t i)
 	const struct dp_job_inst *in = &j->core.inst[i];
 	struct dp_coll *c = job_coll_get(j);
 	uint32_t host[NE_COLL_MAX_RANKS];
-	struct ne_coll_spec s;
 
 	if (c == NULL || in->nmem > NE_COLL_MAX_RANKS)
 		return NULL;
@@ -427,9 +507,7 @@ static struct dp_coll *job_coll_new(struct dp_job *j, uint32_t i)
 	memset(&c->sum, 0, sizeof(c->sum));
 	memset(&c->lat, 0, sizeof(c->lat));
 	memset(&c->wait, 0, sizeof(c->wait));
-	ne_coll_spec_default(&s); /* (--coll's defaults: the job's collectives are --coll's) */
-	c->cfg = s.cfg;
-	ne_coll_spec_free(&s);
+	c->cfg = j->coll.cfg; /* (--job-coll's, or --coll's defaults) */
 	snprintf(c->spec, sizeof(c->spec), "workload instance %u", i);
 	c->cfg.op = in->op;
 	c->cfg.nranks = in->nmem;
@@ -437,12 +515,16 @@ static struct dp_coll *job_coll_new(struct dp_job *j, uint32_t i)
 	c->cfg.data = false;
 	c->cfg.timeout = dp_nics_rc_timeout(ns);
 	c->size = c->size_min = c->size_max = c->cfg.bytes = in->bytes;
-	for (uint32_t r = 0; r < in->nmem; r++) {
-		host[r] = j->host[in->rank[in->p2p ? in->nmem - 1 - r : r]];
-		c->rank_nic[r] = (uint32_t)ns->by_host[host[r]];
-	}
 	char err[256];
-	if (coll_servers(ns->topo, c, host, false) < 0 || coll_take_ranks(ns, c, err, sizeof(err)) < 0) {
+	if (job_inst_hosts(j, in, host, err, sizeof(err)) < 0) {
+		j->spare[j->nspare++] = c;
+		return NULL;
+	}
+	for (uint32_t r = 0; r < in->nmem; r++)
+		c->rank_nic[r] = (uint32_t)ns->by_host[host[r]];
+	/* (order=nccl: channel rings, as for --coll; a Send/Recv pair keeps its order) */
+	if (coll_servers(ns->topo, c, host, j->coll.order_nccl && !in->p2p) < 0 ||
+	    coll_take_ranks(ns, c, err, sizeof(err)) < 0) {
 		j->spare[j->nspare++] = c;
 		return NULL;
 	}
@@ -535,6 +617,11 @@ uint32_t dp_job_instances(const struct dp_job *j)
 	return j ? j->core.ninst : 0;
 }
 
+uint32_t dp_job_host(const struct dp_job *j, uint32_t r)
+{
+	return j->host[r];
+}
+
 int dp_job_row_get(const struct dp_job *j, uint32_t i, uint32_t k, struct dp_job_row *out)
 {
 	if (j == NULL || i >= j->iter || k >= j->core.ninst)
@@ -544,7 +631,8 @@ int dp_job_row_get(const struct dp_job *j, uint32_t i, uint32_t k, struct dp_job
 	*out = (struct dp_job_row){.node = j->core.n[in->node[0]].w->id,
 				   .op = in->p2p ? "SEND_RECV" : wl_coll_name(in->wl_op),
 				   .ranks = in->nmem, .bytes = in->bytes, .start_ns = r->start_ns,
-				   .time_ns = r->end_ns - r->start_ns, .busbw = r->busbw};
+				   .time_ns = r->end_ns - r->start_ns, .busbw = r->busbw,
+				   .qps_max = r->qps_max};
 	return 0;
 }
 
@@ -562,11 +650,11 @@ void dp_job_report(const struct dp_job *j, FILE *out)
 			     "communication %.3f us (%.1f %%)\n", k + 1, (double)it.time_ns / 1e3,
 			(double)it.compute_ns / 1e3, (double)it.exposed_ns / 1e3,
 			it.time_ns ? 100.0 * (double)it.exposed_ns / (double)it.time_ns : 0.0);
-		fprintf(out, "#  iter   node  op              ranks        bytes   start(us)    time(us)  busbw(GB/s)\n");
+		fprintf(out, "#  iter   node  op              ranks        bytes   start(us)    time(us)  busbw(GB/s)  qps\n");
 		for (uint32_t i = 0; dp_job_row_get(j, k, i, &row) == 0; i++)
-			fprintf(out, "%7u %6" PRIu64 "  %-14s %6u %12" PRIu64 " %11.3f %11.3f %12.2f\n", k + 1,
+			fprintf(out, "%7u %6" PRIu64 "  %-14s %6u %12" PRIu64 " %11.3f %11.3f %12.2f %4u\n", k + 1,
 				row.node, row.op, row.ranks, row.bytes, (double)row.start_ns / 1e3,
-				(double)row.time_ns / 1e3, row.busbw);
+				(double)row.time_ns / 1e3, row.busbw, row.qps_max);
 	}
 	if (j->iter < j->iters)
 		fprintf(out, "# job: NOT FINISHED: %u of %u iterations ended\n", j->iter, j->iters);
@@ -577,6 +665,7 @@ void dp_job_free(struct dp_job *j)
 	if (j == NULL)
 		return;
 	dp_job_core_free(&j->core);
+	ne_coll_spec_free(&j->coll);
 	wl_graph_free(&j->g);
 	free(j->host);
 	free(j->it);

@@ -55,6 +55,7 @@ struct dp_job_inst {
 	uint32_t arrived;
 	uint64_t start_ns, end_ns;
 	double busbw;           /* GB/s, from ne_coll's result; 0 for one rank */
+	uint32_t qps_max;       /* most active QPs on one member NIC at once (ne_coll's result) */
 	struct dp_coll *coll;   /* the driver's, while it runs */
 };
 
@@ -155,11 +156,23 @@ struct dp_job_spec {
 		uint32_t nranks;
 	} group[DP_JOB_GROUPS];
 	uint32_t ngroups;
+	const char *coll;       /* --job-coll's spec for its collectives, or NULL (not owned) */
 };
 
 /* Parse arg into s. Returns 0, or -1 with "--workload: why" in err. */
 int dp_job_spec_parse(const char *arg, struct dp_job_spec *s, char *err, size_t errlen);
 void dp_job_spec_free(struct dp_job_spec *s);
+
+/*
+ * --job-coll SPEC: the settings of a job's collectives, a --coll spec
+ * fragment (model=nccl,qps=4,mode=split,...) read by ne_coll_spec_parse
+ * after ne_coll_spec_default. The keys the job decides are refused by name:
+ * op, root, nranks, bytes (the graph's), hosts (the job's ranks), sizes and
+ * size (the node's bytes), iters, warmup, warmup_iters (the job's
+ * iterations), series and data (a job runs data=off, no series). Returns 0
+ * (s set: free it with ne_coll_spec_free), or -1 with "--job-coll: why" in err.
+ */
+int dp_job_coll_parse(const char *text, struct ne_coll_spec *s, char *err, size_t errlen);
 
 struct dp_job;
 
@@ -190,7 +203,8 @@ bool dp_job_failed(const struct dp_job *j);
 /*
  * The report to out: per iteration, "# job: iteration K: time T us, compute
  * critical path C us, exposed communication E us (P %)", then a line per
- * instance (rank 0's node id, op, ranks, bytes, start, time, busbw).
+ * instance (rank 0's node id, op, ranks, bytes, start, time, busbw, the
+ * most active QPs on one of its NICs).
  */
 void dp_job_report(const struct dp_job *j, FILE *out);
 
@@ -209,7 +223,10 @@ struct dp_job_row {
 	uint64_t start_ns;      /* from the iteration's start */
 	uint64_t time_ns;
 	double busbw;           /* GB/s, nccl-tests' (ne_coll's result); 0 for one rank */
+	uint32_t qps_max;       /* most active QPs on one member NIC at once; 0 for one rank */
 };
+/* The topology host of rank r (r < dp_job_ranks(j)). */
+uint32_t dp_job_host(const struct dp_job *j, uint32_t r);
 /* The job's source as named, its ranks and its instances (0 for NULL). */
 const char *dp_job_source(const struct dp_job *j);
 uint32_t dp_job_ranks(const struct dp_job *j);

@@ -1,0 +1,109 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * --jobs: the links that slowed each job. A job's links are those its
+ * traffic crossed in the mix: for each flow the fabric tracked (dp_flows)
+ * from one of the job's hosts, the host's own link out and each switch
+ * hop's egress link. Of those, the 3 busiest over the run (the mix: the
+ * jobs alone ran in processes of their own), by utilisation, then pause.
+ */
+#include "app.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dp_fabric_build.h"
+#include "dp_stats.h"
+
+#define JOBS_TOP_LINKS 3
+
+/* The host whose IPv4 address is the flow's source, or -1. */
+static int flow_host(const struct topo *t, const struct dp_flow *fl)
+{
+	uint32_t ip = (uint32_t)fl->key.src[0] << 24 | (uint32_t)fl->key.src[1] << 16 |
+		      (uint32_t)fl->key.src[2] << 8 | fl->key.src[3];
+
+	for (uint32_t h = 0; fl->key.ip_version == 4 && h < t->n_hosts; h++)
+		if (t->hosts[h].ipv4 == ip)
+			return (int)h;
+	return -1;
+}
+
+/* Mark in used[] the channels flow fl crossed, from host h. */
+static void flow_chans(struct dp_fabric *f, const struct dp_flow *fl, uint32_t h, bool *used)
+{
+	const struct topo *t = f->topo;
+	struct dp_chan *c = dp_fabric_chan_from(f, t->hosts[h].link,
+						(struct topo_node_ref){TOPO_NODE_HOST, h});
+
+	if (c)
+		used[c - f->chans] = true;
+	for (uint8_t i = 0; i < fl->n_hops && i < DP_FLOW_MAX_HOPS; i++) {
+		const struct topo_switch *sw = &t->switches[fl->hop_switch[i]];
+		if (fl->hop_port[i] >= sw->n_ports)
+			continue;
+		c = dp_fabric_chan_from(f, sw->ports[fl->hop_port[i]].link,
+					(struct topo_node_ref){TOPO_NODE_SWITCH, fl->hop_switch[i]});
+		if (c)
+			used[c - f->chans] = true;
+	}
+}
+
+/* Job k's busiest links among used[], one line. */
+static void job_links_line(struct run *r, uint32_t k, const bool *used, uint64_t elapsed_ns, FILE *out)
+{
+	struct dp_fabric *f = r->fab;
+	struct dp_stats_link top[JOBS_TOP_LINKS], row;
+	uint32_t n = 0;
+
+	for (uint32_t i = 0; i < f->n_chans; i++) {
+		if (!used[i])
+			continue;
+		dp_stats_link_row(f, i, elapsed_ns, &row);
+		uint32_t at = n < JOBS_TOP_LINKS ? n++ : JOBS_TOP_LINKS;
+		while (at > 0 && (row.util_pct > top[at - 1].util_pct ||
+				  (row.util_pct == top[at - 1].util_pct && row.paused_pct > top[at - 1].paused_pct))) {
+			if (at < JOBS_TOP_LINKS)
+				top[at] = top[at - 1];
+			at--;
+		}
+		if (at < JOBS_TOP_LINKS)
+			top[at] = row;
+	}
+	fprintf(out, "# jobs: %s: links most used in the mix:", dp_mix_name(r->mix, k));
+	for (uint32_t i = 0; i < n; i++)
+		fprintf(out, "%s %s>%s util %.1f %% paused %.1f %%", i ? "," : "", top[i].from, top[i].to,
+			top[i].util_pct, top[i].paused_pct);
+	fprintf(out, "%s\n", n ? "" : " none tracked (--flows 0, or the table was full)");
+}
+
+void jobs_links_print(struct run *r, uint64_t elapsed_ns, FILE *out)
+{
+	struct dp_fabric *f = r->fab;
+	struct dp_flow *fl = NULL;
+	uint32_t nfl = 0, nh = r->topo->n_hosts;
+	int32_t *job_of = malloc((nh + 1) * sizeof(*job_of));
+	bool *used = calloc(f->n_chans + 1, sizeof(*used));
+
+	if (!job_of || !used || (f->flows.capacity && dp_flows_export(&f->flows, &fl, &nfl) < 0)) {
+		fprintf(stderr, "rocelab-dp: --jobs: the links of each job: out of memory\n");
+		nfl = 0;
+	}
+	for (uint32_t h = 0; job_of && h < nh; h++)
+		job_of[h] = -1;
+	for (uint32_t k = 0; job_of && k < dp_mix_jobs(r->mix); k++)
+		for (uint32_t i = 0; i < dp_job_ranks(dp_mix_job(r->mix, k)); i++)
+			job_of[dp_job_host(dp_mix_job(r->mix, k), i)] = (int32_t)k;
+	for (uint32_t k = 0; used && job_of && k < dp_mix_jobs(r->mix); k++) {
+		memset(used, 0, f->n_chans * sizeof(*used));
+		for (uint32_t i = 0; i < nfl; i++) {
+			int h = flow_host(r->topo, &fl[i]);
+			if (h >= 0 && job_of[h] == (int32_t)k)
+				flow_chans(f, &fl[i], (uint32_t)h, used);
+		}
+		job_links_line(r, k, used, elapsed_ns, out);
+	}
+	free(fl);
+	free(used);
+	free(job_of);
+}

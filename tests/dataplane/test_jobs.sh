@@ -1,0 +1,128 @@
+#!/usr/bin/env bash
+# rocelab-dp --jobs FILE (issue 41, item 4): jobs placed by the scheduler and
+# run at once on one fabric, each also alone. The fabric, written here: 2
+# leaves under 1 spine, 4 emulated hosts each (h0-h3 on leaf0, h4-h7 on
+# leaf1), 100 Gbit/s links, so the one uplink of each leaf is all that
+# crosses between them. Two jobs of 4 GPUs, each the ASTRA-sim DATA file
+# data/workload-data4.txt (2 AllReduces of 256 KiB and 1 MiB).
+#   - packed: a on leaf0 (h0-h3), b on leaf1 (h4-h7); each job's time alone
+#     is that of a plain --workload run of it on the same hosts; the two
+#     share no link, so each keeps its alone time in the mix, exactly, and
+#     the slowdown is 0.00 %; --jobs-svg draws both jobs;
+#   - spread: a on h0 h4 h1 h5, b on h2 h6 h3 h7 (one rack after the other):
+#     both rings cross leaf0-spine0-leaf1; alone, each has a plain run's
+#     time; in the mix both slow down (slowdown > 0), and the link named
+#     first for each is one direction of a leaf's uplink to spine0; packed
+#     names no spine link (its traffic stays under its leaf); with --flows 0
+#     the links are not tracked, and the line says so;
+#   - --job-coll qps=4,mode=split reaches the jobs' collectives (4 active QPs);
+#   - refused with exit 2: an unknown key (FILE:LINE, the key named), a mix
+#     that does not fit (the job named), a workload that cannot be read
+#     (FILE:LINE: job NAME), --jobs-svg without --jobs, --jobs with --workload;
+#   - no DPDK runtime directory is left behind.
+# usage: test_jobs.sh ROCELAB_DP DATA_DIR
+set -u
+DP=$1 DATA=$(realpath "$2")
+W="$DATA/workload-data4.txt"
+# shellcheck source=../common/tap.sh
+. "$(dirname "$0")/../common/tap.sh"   # $tmp, ok/nok/check, tap_done
+names=()
+
+dp() { # NAME-SUFFIX ARGS...: one run with a unique --name and a timeout
+  local name="rl-jobs-$$-$1"; shift
+  names+=("$name" "$name-alone0" "$name-alone1")
+  timeout 120 "$DP" --clock virtual --flows 0 --quiet --name "$name" --topology "$tmp/topo.yaml" "$@"
+}
+cat > "$tmp/topo.yaml" <<'YAML'
+name: two-leaves-one-spine
+defaults:
+  host: {attach: emulated, mtu: 9000}
+  link: {rate: 100G, delay: 1us}
+switches:
+  - {name: leaf0, role: rtsw}
+  - {name: leaf1, role: rtsw}
+  - {name: spine0, role: ctsw}
+hosts:
+  - {name: h0, leaf: leaf0}
+  - {name: h1, leaf: leaf0}
+  - {name: h2, leaf: leaf0}
+  - {name: h3, leaf: leaf0}
+  - {name: h4, leaf: leaf1}
+  - {name: h5, leaf: leaf1}
+  - {name: h6, leaf: leaf1}
+  - {name: h7, leaf: leaf1}
+links:
+  - [leaf0, spine0]
+  - [leaf1, spine0]
+YAML
+jobs_file() { # POLICY: two jobs of 4 GPUs
+  printf 'policy: %s\njobs:\n  - {name: a, workload: "astra:%s", gpus: 4}\n  - {name: b, workload: "astra:%s", gpus: 4}\n' \
+    "$1" "$W" "$W"
+}
+# FILE JOB FIELD: from the job's "# jobs: NAME: ..." line, hosts | alone | mix | slowdown
+field() {
+  sed -n "s/^# jobs: $2: .* (\([h0-9+]*\)), arrival .*: iteration 1 alone \([0-9.]*\) us, in the mix \([0-9.]*\) us, slowdown \([-0-9.]*\) %\$/\1 \2 \3 \4/p" "$1" |
+    awk -v f="$3" '{ print f == "hosts" ? $1 : f == "alone" ? $2 : f == "mix" ? $3 : $4 }'
+}
+# HOSTS: a plain --workload run's iteration time on them
+plain() {
+  dp "plain-${1//+/}" --workload "astra:$W,hosts=$1" | awk '$2 == "job:" && $4 == "1:" { print $6 }'
+}
+
+jobs_file packed > "$tmp/packed.yaml"
+# (--flows 4096 after dp's --flows 0: the last wins; the flows name each job's links)
+dp packed --jobs "$tmp/packed.yaml" --jobs-svg "$tmp/p.svg" --flows 4096 > "$tmp/packed.txt" 2>&1; rc=$?
+ha=$(field "$tmp/packed.txt" a hosts) hb=$(field "$tmp/packed.txt" b hosts)
+check "packed: exit 0 ($rc), a on h0+h1+h2+h3 ($ha), b on h4+h5+h6+h7 ($hb)" \
+  "[ $rc -eq 0 ] && [ '$ha' = h0+h1+h2+h3 ] && [ '$hb' = h4+h5+h6+h7 ]"
+for j in a b; do
+  h=$(field "$tmp/packed.txt" $j hosts) alone=$(field "$tmp/packed.txt" $j alone) mix=$(field "$tmp/packed.txt" $j mix)
+  want=$(plain "$h")
+  check "packed: $j alone $alone us = a plain --workload run on $h ($want us)" "[ -n '$want' ] && [ '$alone' = '$want' ]"
+  check "packed: $j shares no link: in the mix $mix us = alone, slowdown $(field "$tmp/packed.txt" $j slowdown) %" \
+    "[ -n '$mix' ] && [ '$mix' = '$alone' ] && [ '$(field "$tmp/packed.txt" $j slowdown)' = 0.00 ]"
+done
+# FILE JOB: the first link of the job's "links most used" line
+first_link() { sed -n "s/^# jobs: $2: links most used in the mix: \([^ ]*\) util .*/\1/p" "$1"; }
+check "packed: a's links ($(first_link "$tmp/packed.txt" a) first), b's ($(first_link "$tmp/packed.txt" b)): no spine link" \
+  "[ \$(grep -c '^# jobs: [ab]: links most used in the mix: h' $tmp/packed.txt) -eq 2 ] && ! grep '^# jobs: [ab]: links' $tmp/packed.txt | grep -q spine"
+check "--jobs-svg: an SVG, h0-h3 held by a, h4-h7 by b" \
+  "grep -q '<svg' $tmp/p.svg && [ \$(grep -c '<title>h[0-3]: a</title>' $tmp/p.svg) -eq 4 ] && [ \$(grep -c '<title>h[4-7]: b</title>' $tmp/p.svg) -eq 4 ]"
+
+jobs_file spread > "$tmp/spread.yaml"
+dp spread --jobs "$tmp/spread.yaml" --flows 4096 > "$tmp/spread.txt" 2>&1; rc=$?
+ha=$(field "$tmp/spread.txt" a hosts) hb=$(field "$tmp/spread.txt" b hosts)
+check "spread: exit 0 ($rc), a on h0+h4+h1+h5 ($ha), b on h2+h6+h3+h7 ($hb)" \
+  "[ $rc -eq 0 ] && [ '$ha' = h0+h4+h1+h5 ] && [ '$hb' = h2+h6+h3+h7 ]"
+for j in a b; do
+  h=$(field "$tmp/spread.txt" $j hosts) alone=$(field "$tmp/spread.txt" $j alone)
+  s=$(field "$tmp/spread.txt" $j slowdown) want=$(plain "$h")
+  check "spread: $j alone $alone us = a plain run's ($want us); sharing the uplink it slows down ($s %)" \
+    "[ -n '$want' ] && [ '$alone' = '$want' ] && awk -v s='$s' 'BEGIN { exit !(s > 0) }'"
+  l=$(first_link "$tmp/spread.txt" $j)
+  check "spread: $j's link named first is an uplink's direction ($l)" \
+    "case '$l' in leaf0\>spine0|spine0\>leaf0|leaf1\>spine0|spine0\>leaf1) true ;; *) false ;; esac"
+done
+
+dp qps --jobs "$tmp/packed.yaml" --job-coll qps=4,mode=split > "$tmp/qps.txt" 2>&1; rc=$?
+check "--job-coll qps=4,mode=split: exit 0 ($rc), every collective of the mix on 4 active QPs" \
+  "[ $rc -eq 0 ] && [ \$(awk '\$1 == 1 && \$3 == \"ALL_REDUCE\" && \$9 == 4' $tmp/qps.txt | wc -l) -eq 4 ]"
+check "--flows 0: the links are not tracked, each job's line says so" \
+  "[ \$(grep -c 'links most used in the mix: none tracked (--flows 0' $tmp/qps.txt) -eq 2 ]"
+
+refused() { # NAME WANT ARGS...: exit 2 and stderr holding WANT
+  local name=$1 want=$2; shift 2
+  dp "$name" "$@" > /dev/null 2> "$tmp/$name.err"; local rc=$?
+  check "refused: $name: exit 2 ($rc), '$want'" "[ $rc -eq 2 ] && grep -qF -- \"$want\" $tmp/$name.err"
+}
+printf 'jobs:\n  - {name: a, workload: "astra:%s", gpus: 4, gpu: 3}\n' "$W" > "$tmp/key.yaml"
+refused key "$tmp/key.yaml:2: unknown job key 'gpu'" --jobs "$tmp/key.yaml"
+printf 'jobs:\n  - {name: a, workload: "astra:%s", gpus: 4}\n  - {name: big, workload: "astra:%s", gpus: 8}\n' "$W" "$W" > "$tmp/fit.yaml"
+refused no-fit "job big does not fit" --jobs "$tmp/fit.yaml"
+printf 'jobs:\n  - {name: a, workload: "astra:%s", gpus: 4}\n  - {name: c, workload: "astra:%s/none.txt", gpus: 4}\n' "$W" "$tmp" > "$tmp/wl.yaml"
+refused workload "$tmp/wl.yaml:3: job c: --workload: $tmp/none.txt" --jobs "$tmp/wl.yaml"
+refused svg-alone "--jobs-svg draws the placement of --jobs" --jobs-svg "$tmp/x.svg"
+refused with-workload "--jobs runs alone on the virtual clock" --jobs "$tmp/packed.yaml" --workload "astra:$W"
+
+check "no DPDK runtime directory left behind" "[ $(dpdk_left "${names[@]}") -eq 0 ]"
+tap_done
