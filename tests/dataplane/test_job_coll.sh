@@ -8,9 +8,10 @@
 #   - model=nccl: the job's collective's time and busbw are those of a plain
 #     --coll ...,model=nccl of the same size (its 13-column line: time to 0.1 us);
 #   - order=nccl on 2 servers x 4 GPUs (rocelab-topo --generate, meta layout):
-#     the job's ring is NCCL's, GPU 0, 3, 2, 1 of each server, so the links of
-#     GPUs 2 and 3 carry no frame and those of GPUs 0 and 1 do (as
-#     test_coll_nvlink.sh's --coll ...,order=nccl); without it, GPUs 1 and 2 idle;
+#     the job's ring is NCCL's channel ring, GPU 0, 3, 2, 1 of each server, whose
+#     network hop leaves through GPU 0's NIC (PXN from GPU 1), so the links of
+#     GPUs 1, 2 and 3 carry no frame and GPU 0's do (as test_coll_nvlink.sh's
+#     --coll ...,order=nccl); without it, GPUs 1 and 2 idle;
 #   - refused with exit 2: a key the job decides (op, hosts, sizes, iters), by
 #     name; a value ne_coll refuses (its message); --job-coll without
 #     --workload; order=nccl on hosts that are no servers' GPUs.
@@ -62,8 +63,8 @@ idle() {
 }
 dp ord --topology "$tmp/meta.yaml" --workload "chakra:$tmp/ar8" --job-coll order=nccl > "$tmp/ord.txt" 2>&1; rc=$?
 dp hosts --topology "$tmp/meta.yaml" --workload "chakra:$tmp/ar8" > "$tmp/hosts.txt" 2>&1; rc2=$?
-check "order=nccl: exit 0 ($rc), GPUs 2 and 3 idle ($(idle "$tmp/ord.txt" "s0-g2 s0-g3 s1-g2 s1-g3") of 4), 0 and 1 not ($(idle "$tmp/ord.txt" "s0-g0 s0-g1 s1-g0 s1-g1") idle)" \
-  "[ $rc -eq 0 ] && [ $(idle "$tmp/ord.txt" "s0-g2 s0-g3 s1-g2 s1-g3") -eq 4 ] && [ $(idle "$tmp/ord.txt" "s0-g0 s0-g1 s1-g0 s1-g1") -eq 0 ]"
+check "order=nccl: exit 0 ($rc), GPUs 1, 2 and 3 idle ($(idle "$tmp/ord.txt" "s0-g1 s0-g2 s0-g3 s1-g1 s1-g2 s1-g3") of 6), GPU 0 not ($(idle "$tmp/ord.txt" "s0-g0 s1-g0") idle)" \
+  "[ $rc -eq 0 ] && [ $(idle "$tmp/ord.txt" "s0-g1 s0-g2 s0-g3 s1-g1 s1-g2 s1-g3") -eq 6 ] && [ $(idle "$tmp/ord.txt" "s0-g0 s1-g0") -eq 0 ]"
 check "without it (order=hosts): exit 0 ($rc2), GPUs 1 and 2 idle ($(idle "$tmp/hosts.txt" "s0-g1 s0-g2 s1-g1 s1-g2") of 4)" \
   "[ $rc2 -eq 0 ] && [ $(idle "$tmp/hosts.txt" "s0-g1 s0-g2 s1-g1 s1-g2") -eq 4 ]"
 
