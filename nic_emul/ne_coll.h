@@ -284,6 +284,17 @@ struct ne_coll_result {
 	uint32_t active_qps_max;
 };
 
+/* The condition a message waited for last before it was posted, in the
+ * order the sender checks them (ne_coll_stats.gate_nvl / gate_net). */
+enum ne_coll_gate {
+	NE_COLL_GATE_DATA,  /* its data (the previous hop's) or its turn on the connection */
+	NE_COLL_GATE_CTS,   /* its CTS (nccl: its FIFO entry) */
+	NE_COLL_GATE_SLOT,  /* a send slot: the message window back completed */
+	NE_COLL_GATE_PXN,   /* its PXN copy to the NIC's GPU */
+	NE_COLL_GATE_QUEUE, /* room to post: the NIC's queue, the proxy's, CTRAN's cap */
+	NE_COLL_GATES
+};
+
 struct ne_coll_stats {
 	uint64_t data_wrs;        /* WRITE WITH IMM work requests posted */
 	uint64_t data_bytes;      /* payload bytes of those */
@@ -320,6 +331,12 @@ struct ne_coll_stats {
 	uint64_t nvlink_bytes;    /* their payload bytes */
 	uint64_t pxn_xfers;       /* network messages first copied over NVLink to the
 				   * NIC's GPU (channel rings' PXN hops), counted once */
+	/* per message, every iteration, at its post: the condition it waited
+	 * for last (enum ne_coll_gate; DATA when it went as soon as it was the
+	 * connection's next with its data in). NVLink transfers and network
+	 * messages apart; each array sums to their messages. */
+	uint64_t gate_nvl[NE_COLL_GATES];
+	uint64_t gate_net[NE_COLL_GATES];
 };
 
 /* One rank's proxy thread. */

@@ -47,6 +47,10 @@ void ne_coll_stats_add(struct ne_coll_stats *t, const struct ne_coll_stats *s)
 	t->nvlink_xfers += s->nvlink_xfers;
 	t->nvlink_bytes += s->nvlink_bytes;
 	t->pxn_xfers += s->pxn_xfers;
+	for (int g = 0; g < NE_COLL_GATES; g++) {
+		t->gate_nvl[g] += s->gate_nvl[g];
+		t->gate_net[g] += s->gate_net[g];
+	}
 }
 
 int ne_coll_rank_proxy(const struct ne_coll *c, uint32_t rank, struct ne_coll_proxy_stats *out)

@@ -108,6 +108,7 @@ struct coll_conn {
 	bool pxn;                         /* src_nic != src: each message crosses NVLink first */
 	/* sender */
 	uint32_t send_next, send_part, rr_next;
+	uint8_t gate;                     /* enum ne_coll_gate the next message last waited for */
 	/* receiver */
 	uint32_t grant_next;
 	bool dirty;

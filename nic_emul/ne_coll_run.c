@@ -135,6 +135,7 @@ void ne_coll_begin_iter(struct ne_coll *c, uint64_t now)
 		memset(cn->flags, 0, cn->nxfers);
 		memset(cn->send_parts, 0, cn->nxfers * sizeof(*cn->send_parts));
 		cn->send_next = cn->send_part = 0;
+		cn->gate = NE_COLL_GATE_DATA;
 		mark_conn(c, k);
 	}
 	for (uint32_t g = 0; g < c->ngroups; g++) {
@@ -170,6 +171,18 @@ int ne_coll_start(struct ne_coll *c, uint64_t now_ns)
 	return 0;
 }
 
+/* Each condition that holds a message back is noted when it does: every
+ * change that lifts one marks the connection, so the note left when the
+ * message goes is the condition met last. */
+static void gate_passed(struct ne_coll *c, struct coll_conn *cn)
+{
+	uint64_t *gates = cn->nvl ? c->stats.gate_nvl : c->stats.gate_net;
+
+	gates[cn->gate]++;
+	cn->gate = NE_COLL_GATE_DATA;
+	cn->send_next++;
+}
+
 static void sender_step(struct ne_coll *c, uint32_t k, uint64_t now)
 {
 	struct coll_conn *cn = &c->conns[k];
@@ -190,23 +203,33 @@ static void sender_step(struct ne_coll *c, uint32_t k, uint64_t now)
 		bool cts_in = !c->cfg.cts || cn->nvl || (cn->flags[s] & XFER_CTS_RCVD);
 
 		/* (PXN: the NVLink copy to the NIC's GPU needs no CTS) */
-		if (!cts_in && !cn->pxn)
+		if (!cts_in && !cn->pxn) {
+			cn->gate = NE_COLL_GATE_CTS;
 			return;
+		}
 		/* a send slot is reused once its previous message is ACKed (nccl;
 		 * rocelab without CTS; NVLink: once it was consumed, which is
 		 * when it ended) */
 		if ((coll_nccl(c) || !c->cfg.cts || cn->nvl) && s >= c->window &&
-		    !(cn->flags[s - c->window] & XFER_SEND_DONE))
+		    !(cn->flags[s - c->window] & XFER_SEND_DONE)) {
+			cn->gate = NE_COLL_GATE_SLOT;
 			return;
-		if (!data_in)
+		}
+		if (!data_in) {
+			cn->gate = NE_COLL_GATE_DATA;
 			return;
-		if (cn->pxn && !ne_coll_pxn_staged(c, k, s, now))
+		}
+		if (cn->pxn && !ne_coll_pxn_staged(c, k, s, now)) {
+			cn->gate = NE_COLL_GATE_PXN;
 			return;
-		if (!cts_in)
+		}
+		if (!cts_in) {
+			cn->gate = NE_COLL_GATE_CTS;
 			return;
+		}
 		if (cn->nvl) {
 			ne_coll_nvl_post(c, k, s, now);
-			cn->send_next++;
+			gate_passed(c, cn);
 			continue;
 		}
 		/* the latency starts at the first WQE the proxy or NIC accepted: a
@@ -218,9 +241,10 @@ static void sender_step(struct ne_coll *c, uint32_t k, uint64_t now)
 		if (rc) {
 			if (rc != -EAGAIN)
 				c->stats.post_busy++;
+			cn->gate = NE_COLL_GATE_QUEUE;
 			return;
 		}
-		cn->send_next++;
+		gate_passed(c, cn);
 	}
 }
 

@@ -303,11 +303,16 @@ static void coll_print_footer(struct dp_coll *c)
 /*
  * The NVLink table of the size that ended, when some ranks share a server:
  * "# nvlink: transfers N, bytes B, connections K of M" (transfers timed by
- * the intra-server model, which never entered the fabric). Nothing without.
+ * the intra-server model, which never entered the fabric), then "# gates:"
+ * with what the NVLink transfers and the network messages waited for last
+ * (ne_coll_stats.gate_nvl, gate_net). Nothing without.
  */
 static void coll_put_nvlink(const struct dp_coll *c)
 {
+	static const char *const gate_names[NE_COLL_GATES] = {"data", "cts", "slot", "pxn", "queue"};
 	struct ne_coll_stats st;
+	char text[320];
+	int len;
 
 	if (ne_coll_nvlink_conns(c->run) == 0)
 		return;
@@ -315,6 +320,13 @@ static void coll_put_nvlink(const struct dp_coll *c)
 	coll_printf(c, "# nvlink: transfers %" PRIu64 ", bytes %" PRIu64 ", connections %u of %u\n",
 		    st.nvlink_xfers, st.nvlink_bytes, ne_coll_nvlink_conns(c->run),
 		    ne_coll_num_conns(c->run));
+	len = snprintf(text, sizeof(text), "# gates: nvlink");
+	for (int g = 0; g < NE_COLL_GATES; g++)
+		len += snprintf(text + len, sizeof(text) - len, " %s=%" PRIu64, gate_names[g], st.gate_nvl[g]);
+	len += snprintf(text + len, sizeof(text) - len, "; network");
+	for (int g = 0; g < NE_COLL_GATES; g++)
+		len += snprintf(text + len, sizeof(text) - len, " %s=%" PRIu64, gate_names[g], st.gate_net[g]);
+	coll_printf(c, "%s\n", text);
 }
 
 /* c finished or failed at now: whoever asked is told (dp_job.c). */

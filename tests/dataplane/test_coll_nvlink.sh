@@ -4,7 +4,8 @@
 #   - 2 servers x 4 GPUs on one leaf (rocelab-topo --generate, meta layout), a
 #     1 MiB ring AllReduce with data=on in server order: no wrong element; the
 #     "# nvlink:" line counts the 6 in-server connections' 6 x 14 transfers of
-#     131072 B; the links of s0-g1, s0-g2, s1-g1, s1-g2 (both ring neighbours
+#     131072 B, and "# gates:" says those waited for data or a slot only, the
+#     2 x 14 network messages for no PXN copy; the links of s0-g1, s0-g2, s1-g1, s1-g2 (both ring neighbours
 #     in their server) carry no frame, those of the 4 GPUs at a network hop do;
 #     --workers 2 and mpirun -np 2 (where built in) give the same lines;
 #   - order=nccl deals the ranks in NCCL's ring order (GPU 0, 3, 2, 1 of each
@@ -57,6 +58,9 @@ check "2 x 4 GPUs: exit 0 ($rc), no wrong element" \
   "[ $rc -eq 0 ] && grep -Eq '^ +1048576 +262144 +float +sum +-1 .* 0( +N/A){4}\$' $tmp/w1.txt"
 check "the nvlink line: 84 transfers, 11010048 bytes, 6 of 8 connections" \
   "grep -qx '# nvlink: transfers 84, bytes 11010048, connections 6 of 8' $tmp/w1.txt"
+# "# gates:" as numbers: nvlink data cts slot pxn queue, network data cts slot pxn queue
+check "the gates line: the 84 NVLink transfers waited for data or a slot only; 28 network messages (2 x 14), no PXN" \
+  "awk '/^# gates:/ { gsub(/[a-z]+=|[;#]/, \"\"); n++; ok = \$3 + \$5 == 84 && \$4 + \$6 + \$7 == 0 && \$9 + \$10 + \$11 + \$12 + \$13 == 28 && \$12 == 0 } END { exit !(n == 1 && ok) }' $tmp/w1.txt"
 # a GPU whose two ring neighbours are in its server sends and receives nothing on its link
 links=$(gpu_links "$tmp/w1.txt" "s0-g1 s0-g2 s1-g1 s1-g2" "s0-g0 s0-g3 s1-g0 s1-g3")
 check "links: the 4 GPUs without a network hop idle (${links% *} of 4), the 4 with one busy (${links#* } of 4)" \

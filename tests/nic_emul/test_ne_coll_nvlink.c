@@ -229,6 +229,48 @@ static void test_no_servers(void **state)
 	fab_free(&f);
 }
 
+/*
+ * What each message waited for last (ne_coll_stats.gate_nvl / gate_net): a
+ * 4 MiB Broadcast of model nccl from rank 0 of 2 is 8 one-step messages of
+ * 512 KiB on one connection, all of whose data is the root's input, there
+ * at the start; a connection has 4 slots.
+ * - Over NVLink (one server): messages 0-3 go at the start (data), and
+ *   message s of 4-7 when message s - 4 ended and freed its slot (slot).
+ * - Over the network (two hosts): every message waits for its FIFO entry.
+ *   Entries 0-3 leave the receiver at the start. Entry s of 4-7 leaves when
+ *   message s - 4 was received, after the ACK that frees its slot (the
+ *   responder ACKs as the packet arrives; the entry waits for the
+ *   completion and its post, and goes behind that ACK on the same link).
+ */
+static void test_gates(void **state)
+{
+	static const uint32_t one_server[2] = {0, 0};
+	struct ne_coll_stats st;
+
+	(void)state;
+	for (int nvl = 0; nvl < 2; nvl++) {
+		struct ne_coll_config cfg;
+		struct fab f;
+
+		cfg_servers(&cfg, 2, nvl ? one_server : NULL);
+		assert_int_equal(ne_coll_config_set(&cfg, "model", "nccl"), 0);
+		cfg.op = NE_COLL_BROADCAST;
+		cfg.bytes = 4 * MIB;
+		coll_run(&f, &cfg);
+		assert_int_equal(coll_verify(f.coll, &cfg), 0);
+		ne_coll_get_stats(f.coll, &st);
+		const uint64_t *gates = nvl ? st.gate_nvl : st.gate_net, *none = nvl ? st.gate_net : st.gate_nvl;
+
+		assert_int_equal(gates[NE_COLL_GATE_DATA], nvl ? 4 : 0);
+		assert_int_equal(gates[NE_COLL_GATE_SLOT], nvl ? 4 : 0);
+		assert_int_equal(gates[NE_COLL_GATE_CTS], nvl ? 0 : 8);
+		assert_int_equal(gates[NE_COLL_GATE_PXN] + gates[NE_COLL_GATE_QUEUE], 0);
+		for (int g = 0; g < NE_COLL_GATES; g++)
+			assert_int_equal(none[g], 0);
+		fab_free(&f);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -240,6 +282,7 @@ int main(void)
 		cmocka_unit_test(test_other_ops),
 		cmocka_unit_test(test_lanes),
 		cmocka_unit_test(test_no_servers),
+		cmocka_unit_test(test_gates),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
