@@ -101,6 +101,15 @@ int ne_coll_spec_check(const struct ne_coll_spec *s, char *msg, size_t cap)
 		snprintf(msg, cap, "mode=ctran: CTRAN is NCCL's (give model=nccl first)");
 		return -EINVAL;
 	}
+	if (c->op != NE_COLL_SENDRECV && (c->npairs || c->shift != 1)) {
+		snprintf(msg, cap, "%s: only op=sendrecv takes it (op=%s)",
+			 c->npairs ? "pairs" : "shift", ne_coll_op_name(c->op));
+		return -EINVAL;
+	}
+	if (c->npairs && c->shift != 1) {
+		snprintf(msg, cap, "shift=%u: pairs= gives the transfers, not the shift", c->shift);
+		return -EINVAL;
+	}
 	if (c->algo == NE_COLL_ALGO_TREE && c->op != NE_COLL_ALLREDUCE) {
 		snprintf(msg, cap, "algo=tree: the tree runs AllReduce only (op=%s)",
 			 ne_coll_op_name(c->op));
