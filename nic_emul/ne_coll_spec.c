@@ -137,6 +137,10 @@ uint32_t ne_coll_spec_qps_room(const struct ne_coll_spec *s, uint32_t nranks)
 	c.nranks = all_peers && nranks < SPEC_PEERS_MIN ? SPEC_PEERS_MIN : nranks;
 	c.root = 0; /* (the incast root needs the most) */
 	uint32_t need = ne_coll_qps_needed(&c, 0);
+	/* sendrecv's pairs: the rank with the most (rank 0 may have none) */
+	for (uint32_t r = 1; c.op == NE_COLL_SENDRECV && r < c.nranks; r++)
+		if (ne_coll_qps_needed(&c, r) > need)
+			need = ne_coll_qps_needed(&c, r);
 	/* order=nccl: the channel rings' PXN connections (ne_coll_qps_needed
 	 * with gpu_of, which the spec does not have yet) */
 	if (s->order_nccl && !all_peers)

@@ -108,6 +108,23 @@ static void test_pairs(void **state)
 }
 
 /*
+ * The NIC room of a spec is the busiest rank's: in pairs 1>2+1>3+1>0, rank 1
+ * holds 3 connections of 1 data and 1 control QP (model rocelab), 6 QPs;
+ * rank 0 only 2. The room is twice that and 16 spare: 2 x 6 + 16 = 28.
+ */
+static void test_qps_room(void **state)
+{
+	struct ne_coll_spec sp;
+	char msg[200];
+
+	(void)state;
+	ne_coll_spec_default(&sp);
+	assert_int_equal(ne_coll_spec_parse(&sp, "op=sendrecv,pairs=1>2+1>3+1>0", msg, sizeof(msg)), 0);
+	assert_int_equal(ne_coll_spec_qps_room(&sp, 4), 28);
+	ne_coll_spec_free(&sp);
+}
+
+/*
  * 2 servers of 4 GPUs (ranks 0-3, 4-7). Shift 1: 3>4 and 7>0 cross servers,
  * the other 6 pairs are NVLink ones. Shift 2: 2>4, 3>5, 6>0, 7>1 cross, 4 stay
  * inside. Shift 4: every pair crosses. Each NVLink pair is one NVLink
@@ -176,6 +193,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_shift),
 		cmocka_unit_test(test_pairs),
+		cmocka_unit_test(test_qps_room),
 		cmocka_unit_test(test_servers),
 		cmocka_unit_test(test_refusals),
 	};
