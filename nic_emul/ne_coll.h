@@ -221,7 +221,7 @@ struct ne_coll_config {
 	enum ne_coll_model model;
 	/* model nccl (key names in ne_coll_config_set): */
 	uint32_t nccl_buffsize;    /* NCCL_BUFFSIZE, default 4 MiB; a step is 1/8 */
-	uint32_t nccl_p2p_chunk;   /* NCCL_P2P_NET_CHUNKSIZE: AllToAll/incast messages, 128 KiB */
+	uint32_t nccl_p2p_chunk;   /* NCCL_P2P_NET_CHUNKSIZE: AllToAll/incast/sendrecv messages, 128 KiB */
 	uint32_t nccl_min_channels; /* NCCL_MIN_NCHANNELS, default 1: channels at least this */
 	uint32_t nccl_max_channels; /* NCCL_MAX_NCHANNELS, default 64: channels at most this */
 	int16_t nccl_fifo_tc;      /* NCCL_IB_FIFO_TC: traffic class of the FIFO (CTS)

@@ -536,7 +536,7 @@ static const struct key_def {
 	{"NCCL_BUFFSIZE", KEY_FN, 0, 0, 0, set_buffsize, NULL, false, "SIZE, multiple of 1K", "4M",
 	 "NCCL's buffer per connection (a step is 1/8)", false},
 	{"NCCL_P2P_NET_CHUNKSIZE", KEY_SIZE, U32(nccl_p2p_chunk), 1, 0, NULL, NULL, false,
-	 "SIZE, multiple of 128", "128K", "AllToAll and incast messages (model nccl)", false},
+	 "SIZE, multiple of 128", "128K", "AllToAll, incast and sendrecv messages (model nccl)", false},
 	{"NCCL_MIN_NCHANNELS", KEY_U32, U32(nccl_min_channels), 1, NE_COLL_MAX_CHANNELS, NULL, NULL,
 	 false, "1..64", "1", "channels at least this (model nccl)", false},
 	{"NCCL_MAX_NCHANNELS", KEY_U32, U32(nccl_max_channels), 1, NE_COLL_MAX_CHANNELS, NULL, NULL,
