@@ -186,6 +186,18 @@ static void test_refusals(void **state)
 	assert_int_equal(ne_coll_config_set_msg(&cfg, "pairs", "1>2+1>2", msg, sizeof(msg)), -22);
 	assert_string_equal(msg, "pairs=1>2+1>2: 1>2 given twice");
 	assert_true(ne_coll_busbw_factor(NE_COLL_SENDRECV, 8) == 1.0);
+
+	/* the keys belong to op=sendrecv, and pairs replace the shift */
+	struct ne_coll_spec sp;
+
+	ne_coll_spec_default(&sp);
+	assert_int_equal(ne_coll_spec_parse(&sp, "op=allreduce,shift=2", msg, sizeof(msg)), -22);
+	assert_string_equal(msg, "shift: only op=sendrecv takes it (op=allreduce)");
+	ne_coll_spec_free(&sp);
+	ne_coll_spec_default(&sp);
+	assert_int_equal(ne_coll_spec_parse(&sp, "op=sendrecv,shift=2,pairs=0>1", msg, sizeof(msg)), -22);
+	assert_string_equal(msg, "shift=2: pairs= gives the transfers, not the shift");
+	ne_coll_spec_free(&sp);
 }
 
 int main(void)
