@@ -6,7 +6,8 @@
  * Operations: ring AllReduce (reduce-scatter then all-gather, 2(n-1) hops per
  * chunk), ring AllGather, ring ReduceScatter, AllToAll (full mesh), an N:1
  * incast, and Broadcast and Reduce as NCCL's ring pipeline from / to the root
- * (n-1 hops per chunk; ne_coll_root.c). Data are float32; the reduction is a sum, computed for real.
+ * (n-1 hops per chunk; ne_coll_root.c), and Send/Recv (each rank to rank +
+ * shift, or explicit pairs; ne_coll_p2p.c). Data are float32; the reduction is a sum, computed for real.
  *
  * Transport. Each connection (sender rank, receiver rank, channel) has
  * qps_per_conn data QPs (sender -> receiver, RDMA WRITE WITH IMMEDIATE,
@@ -98,12 +99,12 @@
  * per rank; AllGather: output per rank (each rank contributes bytes/n);
  * ReduceScatter: input per rank (output bytes/n); AllToAll: send buffer per
  * rank (bytes/n to each peer); incast: bytes sent by each non-root rank to
- * the root; Broadcast and Reduce: the buffer's bytes. Counts are rounded
+ * the root; Broadcast, Reduce and Send/Recv: the buffer's bytes. Counts are rounded
  * down like nccl-tests (to whole floats, and to
  * a multiple of n floats for AllGather/ReduceScatter/AllToAll).
  * busbw = algbw x 2(n-1)/n (AllReduce), x (n-1)/n (AllGather, ReduceScatter,
  * AllToAll), x (n-1) for incast (the root's ingress), x 1 for Broadcast and
- * Reduce (nccl-tests doc/PERFORMANCE.md); algbw = size / time.
+ * Reduce (nccl-tests doc/PERFORMANCE.md) and Send/Recv (src/sendrecv.cu); algbw = size / time.
  *
  * Driving it (one call sequence per simulated instant `now`):
  *   ne_nic_rx() every frame that arrived by now;
@@ -140,6 +141,7 @@ enum ne_coll_op {
 	NE_COLL_INCAST,
 	NE_COLL_BROADCAST,     /* ring pipeline from cfg.root (ne_coll_root.c) */
 	NE_COLL_REDUCE,        /* ring pipeline to cfg.root, summed on the way */
+	NE_COLL_SENDRECV,      /* one-way p2p transfers: the shift, or cfg.pairs (ne_coll_p2p.c) */
 };
 
 enum ne_coll_qp_mode {
@@ -174,6 +176,7 @@ enum ne_coll_sport {
 #define NE_COLL_NCCL_MAX_QPS 128u  /* model nccl: NCCL_IB_QPS_PER_CONNECTION's limit */
 #define NE_COLL_MAX_CHANNELS 64u
 #define NE_COLL_MAX_RANKS 1024u
+#define NE_COLL_MAX_PAIRS 256u     /* op sendrecv: explicit pairs (cfg.pairs) */
 
 /* NCCL's constants (src/include/device.h, collectives.h, Simple protocol). */
 #define NE_COLL_NCCL_STEPS 8u            /* NCCL_STEPS: buffer slots per connection */
@@ -218,7 +221,7 @@ struct ne_coll_config {
 	enum ne_coll_model model;
 	/* model nccl (key names in ne_coll_config_set): */
 	uint32_t nccl_buffsize;    /* NCCL_BUFFSIZE, default 4 MiB; a step is 1/8 */
-	uint32_t nccl_p2p_chunk;   /* NCCL_P2P_NET_CHUNKSIZE: AllToAll/incast messages, 128 KiB */
+	uint32_t nccl_p2p_chunk;   /* NCCL_P2P_NET_CHUNKSIZE: AllToAll/incast/sendrecv messages, 128 KiB */
 	uint32_t nccl_min_channels; /* NCCL_MIN_NCHANNELS, default 1: channels at least this */
 	uint32_t nccl_max_channels; /* NCCL_MAX_NCHANNELS, default 64: channels at most this */
 	int16_t nccl_fifo_tc;      /* NCCL_IB_FIFO_TC: traffic class of the FIFO (CTS)
@@ -258,6 +261,13 @@ struct ne_coll_config {
 	 * at create; needs server_of). NULL (default): every channel's ring
 	 * follows the rank order. */
 	const uint32_t *gpu_of;
+	/* Send/Recv (op sendrecv, ne_coll_p2p.c): with npairs 0, every rank r
+	 * sends bytes to (r + shift) mod nranks (nccl-tests' sendrecv_perf:
+	 * shift 1, the default); else the pairs[0..npairs) one-way transfers
+	 * {sender, receiver}, each of bytes (key pairs=S>D+S>D...). */
+	uint32_t shift;
+	uint32_t npairs;
+	uint16_t pairs[NE_COLL_MAX_PAIRS][2];
 };
 
 /* One result, the numbers of one nccl-tests line. */
@@ -364,6 +374,14 @@ void ne_coll_config_default(struct ne_coll_config *cfg);
 
 /* Check a config; 0 or -EINVAL. */
 int ne_coll_config_check(const struct ne_coll_config *cfg);
+
+/* Op sendrecv against cfg->nranks: shift in 1..nranks-1, every pair's ranks
+ * below nranks. 0, or -EINVAL with "pairs=3>9: rank 9 is outside the 8 ranks
+ * (0..7)" (or the shift's) in msg (NULL: no message). Other ops: 0. */
+int ne_coll_p2p_check(const struct ne_coll_config *cfg, char *msg, size_t cap);
+
+/* Op sendrecv: true when rank s sends to rank d (the shift, or a pair). */
+bool ne_coll_p2p_edge(const struct ne_coll_config *cfg, uint32_t s, uint32_t d);
 
 /* Set one parameter from text, as NCCL's environment does. Keys:
  *   model=rocelab|nccl (nccl also applies NCCL's defaults: 1 QP, round-robin,
@@ -672,7 +690,8 @@ int ne_coll_rank_proxy(const struct ne_coll *coll, uint32_t rank, struct ne_coll
  * AllGather: n blocks; ReduceScatter: its reduced block; AllToAll: n blocks,
  * block s from rank s; incast root: n blocks, block s from rank s (its own
  * block is zero); Broadcast: every rank holds the root's input; Reduce: the
- * root holds the sum, the others partial sums). */
+ * root holds the sum, the others partial sums; Send/Recv: a block per pair
+ * the rank receives, in the pairs' order). */
 float *ne_coll_input(struct ne_coll *coll, uint32_t rank, size_t *nfloats);
 const float *ne_coll_output(const struct ne_coll *coll, uint32_t rank, size_t *nfloats);
 
@@ -707,7 +726,7 @@ uint32_t ne_coll_num_conns(const struct ne_coll *coll);
 int ne_coll_conn_info(const struct ne_coll *coll, uint32_t idx, struct ne_coll_conn_info *out);
 
 /* nccl-tests bus bandwidth factor: 2(n-1)/n, (n-1)/n, n-1 (incast) or 1
- * (Broadcast, Reduce). */
+ * (Broadcast, Reduce, Send/Recv). */
 double ne_coll_busbw_factor(enum ne_coll_op op, uint32_t nranks);
 /* Fill algbw/busbw/time_us of r from r->size, r->time_ns, r->op, r->nranks. */
 void ne_coll_result_compute(struct ne_coll_result *r);

@@ -160,6 +160,9 @@ long ne_coll_check(const struct ne_coll *c)
 			if (i == c->cfg.root)
 				wrong += sum_wrong(c, r);
 			break;
+		case NE_COLL_SENDRECV:
+			wrong += ne_coll_p2p_wrong(c, i);
+			break;
 		case NE_COLL_INCAST:
 			if (i != c->cfg.root)
 				break;

@@ -49,6 +49,7 @@ void ne_coll_config_default(struct ne_coll_config *cfg)
 	cfg->gpu_of = NULL;
 	cfg->nvlink_Bps = NC_NVLINK_H100_BPS;
 	cfg->nvlink_lat_ns = NC_NVLINK_H100_LAT_NS;
+	cfg->shift = 1;
 }
 
 /* Proxy costs above this are a unit mistake, not a host. */
@@ -76,7 +77,7 @@ static int check_nccl(const struct ne_coll_config *cfg)
 
 int ne_coll_config_check(const struct ne_coll_config *cfg)
 {
-	if (!cfg || cfg->op > NE_COLL_REDUCE || cfg->nranks < 2 || cfg->nranks > NE_COLL_MAX_RANKS ||
+	if (!cfg || cfg->op > NE_COLL_SENDRECV || cfg->nranks < 2 || cfg->nranks > NE_COLL_MAX_RANKS ||
 	    cfg->bytes == 0 || cfg->channels == 0 || cfg->channels > NE_COLL_MAX_CHANNELS ||
 	    cfg->qps_per_conn == 0 || cfg->model > NE_COLL_MODEL_NCCL ||
 	    (cfg->model == NE_COLL_MODEL_ROCELAB &&
@@ -98,6 +99,8 @@ int ne_coll_config_check(const struct ne_coll_config *cfg)
 	     (cfg->op != NE_COLL_ALLREDUCE || ne_coll_tree_check(cfg))))
 		return -EINVAL;
 	if (coll_op_rooted(cfg->op) && cfg->root >= cfg->nranks)
+		return -EINVAL;
+	if (ne_coll_p2p_check(cfg, NULL, 0))
 		return -EINVAL;
 	if (cfg->bytes / 4 == 0)
 		return -EINVAL;
@@ -136,6 +139,12 @@ uint32_t ne_coll_qps_needed(const struct ne_coll_config *cfg, uint32_t rank)
 		return 2 * (cfg->nranks - 1) * per;
 	case NE_COLL_INCAST:
 		return rank == cfg->root ? (cfg->nranks - 1) * per : per;
+	case NE_COLL_SENDRECV: {
+		uint32_t out, in;
+
+		ne_coll_p2p_degree(cfg, rank, &out, &in);
+		return (out + in) * per;
+	}
 	default:
 		/* channel rings: beside its own two, a NIC may hold a PXN
 		 * sender's connection on each channel (ne_coll_chring.c) */

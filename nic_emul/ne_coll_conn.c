@@ -40,6 +40,15 @@ int ne_coll_buffers_alloc(struct ne_coll *c)
 				r->nin = i == c->cfg.root ? 0 : c->rank_elems;
 				r->nwork = i == c->cfg.root ? n * c->rank_elems : 0;
 				break;
+			case NE_COLL_SENDRECV: {
+				uint32_t out, in;
+
+				/* its input once, a block per pair it receives */
+				ne_coll_p2p_degree(&c->cfg, i, &out, &in);
+				r->nin = out ? c->rank_elems : 0;
+				r->nwork = in * c->rank_elems;
+				break;
+			}
 			}
 			if (r->nin && !(r->in = calloc(r->nin, sizeof(float))))
 				return -ENOMEM;

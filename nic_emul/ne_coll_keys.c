@@ -189,13 +189,13 @@ static int set_qp_mode(struct ne_coll_config *cfg, const struct key_ctx *k)
 
 static int set_op(struct ne_coll_config *cfg, const struct key_ctx *k)
 {
-	for (int op = NE_COLL_ALLREDUCE; op <= NE_COLL_REDUCE; op++)
+	for (int op = NE_COLL_ALLREDUCE; op <= NE_COLL_SENDRECV; op++)
 		if (!strcmp(k->val, ne_coll_op_name((enum ne_coll_op)op))) {
 			cfg->op = (enum ne_coll_op)op;
 			return 0;
 		}
 	static const char *const ops[] = {"allreduce", "allgather", "reducescatter", "alltoall",
-					  "incast", "broadcast", "reduce"};
+					  "incast", "broadcast", "reduce", "sendrecv"};
 	return bad_word(k, ops, sizeof(ops) / sizeof(ops[0]));
 }
 
@@ -409,6 +409,42 @@ static int set_order(struct ne_coll_spec *s, const struct key_ctx *k)
 	return 0;
 }
 
+/* pairs=S>D+S>D...: op sendrecv's one-way transfers. The ranks are checked
+ * against the rank count once it is known (ne_coll_p2p_check). */
+static int set_pairs(struct ne_coll_config *cfg, const struct key_ctx *k)
+{
+	const char *v = k->val;
+	uint16_t pairs[NE_COLL_MAX_PAIRS][2]; /* (cfg is written once all are read) */
+	uint32_t n = 0;
+
+	for (;;) {
+		uint64_t s, d;
+		const char *e = digits(v, NE_COLL_MAX_RANKS - 1, &s);
+
+		if (!e || *e != '>' || !(e = digits(e + 1, NE_COLL_MAX_RANKS - 1, &d)) ||
+		    (*e && *e != '+'))
+			return bad(k, "want SENDER>RECEIVER joined by '+' (0>1+2>3), ranks 0..%u",
+				   NE_COLL_MAX_RANKS - 1);
+		if (s == d)
+			return bad(k, "rank %llu sends to itself", (unsigned long long)s);
+		if (n == NE_COLL_MAX_PAIRS)
+			return bad(k, "at most %u pairs", NE_COLL_MAX_PAIRS);
+		for (uint32_t p = 0; p < n; p++)
+			if (pairs[p][0] == s && pairs[p][1] == d)
+				return bad(k, "%llu>%llu given twice", (unsigned long long)s,
+					   (unsigned long long)d);
+		pairs[n][0] = (uint16_t)s;
+		pairs[n][1] = (uint16_t)d;
+		n++;
+		if (!*e)
+			break;
+		v = e + 1;
+	}
+	memcpy(cfg->pairs, pairs, n * sizeof(pairs[0]));
+	cfg->npairs = n;
+	return 0;
+}
+
 /* How a key's value is read and where it goes. */
 enum key_kind {
 	KEY_U32,     /* decimal in [lo, hi] into a uint32_t field */
@@ -439,12 +475,18 @@ static const struct key_def {
 	bool lib; /* ne_coll_config_set only: a --coll spec says it another way */
 } keys[] = {
 	{"op", KEY_FN, 0, 0, 0, set_op, NULL, false,
-	 "allreduce|allgather|reducescatter|alltoall|incast|broadcast|reduce", "allreduce",
+	 "allreduce|allgather|reducescatter|alltoall|incast|broadcast|reduce|sendrecv",
+	 "allreduce",
 	 "the collective", false},
 	{"hosts", KEY_SPEC, 0, 0, 0, NULL, set_hosts, false,
 	 "all | H1+H2+...", "all", "its ranks in order: every emulated host, or these", false},
 	{"root", KEY_U32, U32(root), 0, NE_COLL_MAX_RANKS - 1, NULL, NULL, false, "0..1023", "0",
 	 "the root rank of incast, broadcast and reduce (below the rank count)", false},
+	{"shift", KEY_U32, U32(shift), 1, NE_COLL_MAX_RANKS - 1, NULL, NULL, false, "1..1023", "1",
+	 "sendrecv: rank r sends to (r + shift) mod n (below the rank count)", false},
+	{"pairs", KEY_FN, 0, 0, 0, set_pairs, NULL, false, "S>D+S>D...", NULL,
+	 "sendrecv: these one-way transfers instead of the shift (ranks below the rank count)",
+	 false},
 	{"algo", KEY_FN, 0, 0, 0, set_algo, NULL, false, "ring|tree|auto", "ring",
 	 "AllReduce's algorithm: the ring, NCCL's double binary tree, or NCCL's tuning's pick "
 	 "per size", false},
@@ -494,7 +536,7 @@ static const struct key_def {
 	{"NCCL_BUFFSIZE", KEY_FN, 0, 0, 0, set_buffsize, NULL, false, "SIZE, multiple of 1K", "4M",
 	 "NCCL's buffer per connection (a step is 1/8)", false},
 	{"NCCL_P2P_NET_CHUNKSIZE", KEY_SIZE, U32(nccl_p2p_chunk), 1, 0, NULL, NULL, false,
-	 "SIZE, multiple of 128", "128K", "AllToAll and incast messages (model nccl)", false},
+	 "SIZE, multiple of 128", "128K", "AllToAll, incast and sendrecv messages (model nccl)", false},
 	{"NCCL_MIN_NCHANNELS", KEY_U32, U32(nccl_min_channels), 1, NE_COLL_MAX_CHANNELS, NULL, NULL,
 	 false, "1..64", "1", "channels at least this (model nccl)", false},
 	{"NCCL_MAX_NCHANNELS", KEY_U32, U32(nccl_max_channels), 1, NE_COLL_MAX_CHANNELS, NULL, NULL,

@@ -208,8 +208,7 @@ out:
 	return rc;
 }
 
-/* One block from sender to receiver, over the channels, in chunks. */
-static int build_block(struct ne_coll *c, uint32_t first_conn_of_ch0, uint32_t conns_per_ch,
+int ne_coll_plan_block(struct ne_coll *c, uint32_t first_conn_of_ch0, uint32_t conns_per_ch,
 		       uint64_t src_el, uint64_t dst_el, uint64_t nel)
 {
 	uint64_t ce = (nccl_model(c) ? c->cfg.nccl_p2p_chunk : c->cfg.chunk_bytes) / sizeof(float);
@@ -282,6 +281,10 @@ int ne_coll_plan_build(struct ne_coll *c)
 		rc = ne_coll_plan_tree(c);
 		goto planned;
 	}
+	if (c->cfg.op == NE_COLL_SENDRECV) {
+		rc = ne_coll_plan_p2p(c);
+		goto planned;
+	}
 	switch (c->cfg.op) {
 	case NE_COLL_ALLTOALL:
 		c->nconns = nch * n * (n - 1);
@@ -333,16 +336,18 @@ int ne_coll_plan_build(struct ne_coll *c)
 		for (uint32_t k = 0; k < n * (n - 1) && !rc; k++) {
 			uint32_t s = c->conns[k].src, d = c->conns[k].dst;
 
-			rc = build_block(c, k, n * (n - 1), (uint64_t)d * c->block_elems, (uint64_t)s * c->block_elems, c->block_elems);
+			rc = ne_coll_plan_block(c, k, n * (n - 1), (uint64_t)d * c->block_elems, (uint64_t)s * c->block_elems, c->block_elems);
 		}
 		break;
 	case NE_COLL_INCAST:
 		for (uint32_t k = 0; k < n - 1 && !rc; k++)
-			rc = build_block(c, k, n - 1, 0, (uint64_t)c->conns[k].src * c->rank_elems, c->rank_elems);
+			rc = ne_coll_plan_block(c, k, n - 1, 0, (uint64_t)c->conns[k].src * c->rank_elems, c->rank_elems);
 		break;
 	case NE_COLL_BROADCAST:
 	case NE_COLL_REDUCE:
 		rc = ne_coll_plan_root(c);
+		break;
+	case NE_COLL_SENDRECV: /* (planned above) */
 		break;
 	}
 planned:

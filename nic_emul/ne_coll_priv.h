@@ -4,6 +4,7 @@
  *   ne_coll.c         create, destroy, iteration state queries, connection info
  *   ne_coll_config.c  configuration: defaults, checks, NIC sizing
  *   ne_coll_plan.c    the schedule: every connection's ordered chunk transfers
+ *   ne_coll_p2p.c     Send/Recv: the shift or explicit pairs, their blocks
  *   ne_coll_conn.c    buffers, memory regions, CQs, QPs and their connection
  *   ne_coll_run.c     the progress engine: CQ notifications, CTS grants, posts
  *   ne_coll_lanes.c   the progress split by rank for several threads (lanes)
@@ -328,6 +329,24 @@ void ne_coll_xfer_init(struct coll_xfer *x);
 /* Connection `to` sends what `from` receives: `from`'s consumed transfers
  * wake `to` (kept once; at most COLL_MAX_DEPS). */
 void ne_coll_plan_link(struct ne_coll *c, uint32_t from, uint32_t to);
+/* One block of nel elements from a sender's src_el to a receiver's dst_el
+ * on connection first_conn_of_ch0 + ch x conns_per_ch of each channel ch:
+ * the block cut over the channels, each part in p2p messages
+ * (NCCL_P2P_NET_CHUNKSIZE, model rocelab: chunk). 0 or -ENOMEM. */
+int ne_coll_plan_block(struct ne_coll *c, uint32_t first_conn_of_ch0, uint32_t conns_per_ch,
+		       uint64_t src_el, uint64_t dst_el, uint64_t nel);
+
+/* ne_coll_p2p.c: Send/Recv. ne_coll_p2p_npairs: its one-way transfers (the
+ * shift: one per rank). ne_coll_p2p_pair: transfer p's sender and receiver.
+ * ne_coll_p2p_degree: how many a rank sends and receives.
+ * ne_coll_plan_p2p: the connections (pair p of channel ch at
+ * ch x npairs + p) and their transfers (0 or -ENOMEM). ne_coll_p2p_wrong:
+ * elements of rank's received blocks that are not their sender's input. */
+uint32_t ne_coll_p2p_npairs(const struct ne_coll_config *cfg);
+void ne_coll_p2p_pair(const struct ne_coll_config *cfg, uint32_t p, uint32_t *s, uint32_t *d);
+void ne_coll_p2p_degree(const struct ne_coll_config *cfg, uint32_t rank, uint32_t *out, uint32_t *in);
+int ne_coll_plan_p2p(struct ne_coll *c);
+long ne_coll_p2p_wrong(const struct ne_coll *c, uint32_t rank);
 
 /* ne_coll_root.c: Broadcast and Reduce, NCCL's ring pipeline from / to the
  * root. ne_coll_plan_root: every chunk's n - 1 hops on the ring's

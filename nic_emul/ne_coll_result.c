@@ -176,6 +176,9 @@ double ne_coll_busbw_factor(enum ne_coll_op op, uint32_t n)
 	case NE_COLL_REDUCE:
 		/* nccl-tests doc/PERFORMANCE.md: busbw = algbw for both */
 		return 1.0;
+	case NE_COLL_SENDRECV:
+		/* nccl-tests src/sendrecv.cu, SendRecvGetBw: factor 1 */
+		return 1.0;
 	}
 	return 0;
 }
@@ -207,7 +210,8 @@ int ne_coll_get_result(const struct ne_coll *c, struct ne_coll_result *r)
 	r->redop = (c->cfg.op == NE_COLL_ALLREDUCE || c->cfg.op == NE_COLL_REDUCESCATTER ||
 		    c->cfg.op == NE_COLL_REDUCE) ? "sum" : "none";
 	r->root = coll_op_rooted(c->cfg.op) ? (int)c->cfg.root : -1;
-	if (c->cfg.op == NE_COLL_ALLREDUCE || coll_op_rooted(c->cfg.op)) {
+	if (c->cfg.op == NE_COLL_ALLREDUCE || coll_op_rooted(c->cfg.op) ||
+	    c->cfg.op == NE_COLL_SENDRECV) {
 		r->count = c->rank_elems;
 		r->size = c->rank_elems * 4;
 	} else {
@@ -236,6 +240,7 @@ const char *ne_coll_op_name(enum ne_coll_op op)
 	case NE_COLL_INCAST: return "incast";
 	case NE_COLL_BROADCAST: return "broadcast";
 	case NE_COLL_REDUCE: return "reduce";
+	case NE_COLL_SENDRECV: return "sendrecv";
 	}
 	return "?";
 }

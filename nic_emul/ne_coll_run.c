@@ -103,6 +103,7 @@ static void init_data(struct ne_coll *c)
 			       c->block_elems * sizeof(float));
 			break;
 		case NE_COLL_INCAST:
+		case NE_COLL_SENDRECV:
 			if (r->work)
 				memset(r->work, 0, r->nwork * sizeof(float));
 			break;

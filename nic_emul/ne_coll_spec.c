@@ -101,6 +101,15 @@ int ne_coll_spec_check(const struct ne_coll_spec *s, char *msg, size_t cap)
 		snprintf(msg, cap, "mode=ctran: CTRAN is NCCL's (give model=nccl first)");
 		return -EINVAL;
 	}
+	if (c->op != NE_COLL_SENDRECV && (c->npairs || c->shift != 1)) {
+		snprintf(msg, cap, "%s: only op=sendrecv takes it (op=%s)",
+			 c->npairs ? "pairs" : "shift", ne_coll_op_name(c->op));
+		return -EINVAL;
+	}
+	if (c->npairs && c->shift != 1) {
+		snprintf(msg, cap, "shift=%u: pairs= gives the transfers, not the shift", c->shift);
+		return -EINVAL;
+	}
 	if (c->algo == NE_COLL_ALGO_TREE && c->op != NE_COLL_ALLREDUCE) {
 		snprintf(msg, cap, "algo=tree: the tree runs AllReduce only (op=%s)",
 			 ne_coll_op_name(c->op));
@@ -128,6 +137,10 @@ uint32_t ne_coll_spec_qps_room(const struct ne_coll_spec *s, uint32_t nranks)
 	c.nranks = all_peers && nranks < SPEC_PEERS_MIN ? SPEC_PEERS_MIN : nranks;
 	c.root = 0; /* (the incast root needs the most) */
 	uint32_t need = ne_coll_qps_needed(&c, 0);
+	/* sendrecv's pairs: the rank with the most (rank 0 may have none) */
+	for (uint32_t r = 1; c.op == NE_COLL_SENDRECV && r < c.nranks; r++)
+		if (ne_coll_qps_needed(&c, r) > need)
+			need = ne_coll_qps_needed(&c, r);
 	/* order=nccl: the channel rings' PXN connections (ne_coll_qps_needed
 	 * with gpu_of, which the spec does not have yet) */
 	if (s->order_nccl && !all_peers)

@@ -53,10 +53,12 @@ const char *topo_traffic_kind_name(enum topo_traffic_kind kind)
 
 /* ---------------------------------------------------------------- values */
 
-/* A value that cannot break the shorthand (no ',' '=' or space), or what it should be. */
+/* A value that cannot break the shorthand (no ',' '=' or space), or what it should be.
+ * ('+' and '>': a collective's pairs, 0>1+2>3.) */
 static const char *check_value(const char *v)
 {
-	return strspn(v, VALUE_CHARS ":") == strlen(v) ? NULL : "a word of letters, digits, _ . - :";
+	return strspn(v, VALUE_CHARS ":+>") == strlen(v) ? NULL
+							   : "a word of letters, digits, _ . - : + >";
 }
 
 /* ----------------------------------------------------------------- entries */

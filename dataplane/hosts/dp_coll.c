@@ -626,6 +626,7 @@ static uint32_t coll_pairs(const struct dp_nics *ns, const struct dp_coll *c, ui
 			switch (c->cfg.op) {
 			case NE_COLL_ALLTOALL: edge = true; break;
 			case NE_COLL_INCAST: edge = b == c->cfg.root; break;
+			case NE_COLL_SENDRECV: edge = ne_coll_p2p_edge(&c->cfg, a, b); break;
 			default: edge = b == (a + 1) % nr; break; /* the ring */
 			}
 			if (edge && n < max) {

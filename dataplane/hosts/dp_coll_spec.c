@@ -133,6 +133,8 @@ static int coll_read(const struct topo *t, const char *spec, struct ne_coll_spec
 		else if (s->cfg.root >= (uint32_t)n)
 			snprintf(why, sizeof(why), "root=%u: outside the %d ranks (0..%d)",
 				 s->cfg.root, n, n - 1);
+		else if (ne_coll_p2p_check(&s->cfg, why, sizeof(why)) != 0)
+			; /* (why says which pair or shift) */
 		else if (ne_coll_config_check(&s->cfg) != 0)
 			snprintf(why, sizeof(why), "'%.160s': inconsistent settings", spec);
 		else

@@ -40,6 +40,8 @@ proxy_post_wqe 200ns 200 missing_unit
 proxy_poll_cqe 1us 2s at_most_1_s
 series 10us 50ns at_least_100ns
 root 3 1024 must_be_0..1023
+shift 3 0 must_be_1..1023 op=sendrecv
+pairs 0>1+2>3 1>1 sends_to_itself op=sendrecv
 algo tree star must_be_ring,_tree_or_auto
 NCCL_ALGO Tree NVLS not_modelled model=nccl
 NCCL_PROTO Simple LL only_Simple_is_modelled model=nccl

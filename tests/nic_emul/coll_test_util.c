@@ -117,6 +117,23 @@ long coll_verify(struct ne_coll *c, const struct ne_coll_config *cfg)
 				wrong += o[e] != want;
 			}
 			break;
+		case NE_COLL_SENDRECV: { /* a block per pair into r, in the pairs' order */
+			uint64_t slot = 0;
+
+			for (uint32_t p = 0; p < (cfg->npairs ? cfg->npairs : n); p++) {
+				uint32_t s = cfg->npairs ? cfg->pairs[p][0] : p;
+				uint32_t d = cfg->npairs ? cfg->pairs[p][1] : (p + cfg->shift) % n;
+
+				if (d != r)
+					continue;
+				assert_true(nf >= (slot + 1) * cnt);
+				for (uint64_t e = 0; e < cnt; e++)
+					wrong += o[slot * cnt + e] != coll_val(s, e);
+				slot++;
+			}
+			assert_int_equal(nf, slot * cnt);
+			break;
+		}
 		case NE_COLL_INCAST:
 			if (r != cfg->root) {
 				assert_null(o);
@@ -145,6 +162,8 @@ uint64_t coll_implied_bytes(const struct ne_coll_config *cfg)
 		return (n - 1) * n * pc * 4;
 	case NE_COLL_ALLTOALL:
 		return n * (n - 1) * pc * 4;
+	case NE_COLL_SENDRECV: /* the whole buffer once per pair */
+		return (cfg->npairs ? cfg->npairs : n) * cnt * 4;
 	case NE_COLL_INCAST:
 	case NE_COLL_BROADCAST: /* n - 1 hops of the whole buffer */
 	case NE_COLL_REDUCE:
