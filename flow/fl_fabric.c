@@ -230,6 +230,20 @@ int fl_flow_latency(const struct fl_fabric *fab, uint32_t flow, uint64_t *ns)
 	return 0;
 }
 
+int fl_path_latency(const struct fl_fabric *fab, const uint32_t *path, unsigned n_hops,
+		    uint64_t bytes, uint64_t *ns)
+{
+	int rc;
+
+	if (!fab || !ns)
+		return -EINVAL;
+	rc = check_path(fab, path, n_hops);
+	if (rc)
+		return rc;
+	*ns = path_latency(fab, path, n_hops, bytes);
+	return 0;
+}
+
 int fl_link_bytes(const struct fl_fabric *fab, uint32_t link, uint64_t *sent, uint64_t *delivered)
 {
 	if (!fab || link >= fab->n_links || !sent || !delivered)

@@ -155,6 +155,15 @@ int fl_flow_sent(const struct fl_fabric *fab, uint32_t flow, uint64_t *bytes);
  * 8e9 / bps) ns per link. 0 or -ENOENT.
  */
 int fl_flow_latency(const struct fl_fabric *fab, uint32_t flow, uint64_t *ns);
+/*
+ * The latency a flow of bytes over path[0 .. n_hops - 1] would have
+ * (fl_flow_latency's sum), without starting one: a driver times a
+ * header-only packet (bytes 0) itself instead of making it a flow.
+ * 0, -EINVAL (no ns, n_hops 0 or over FL_MAX_HOPS, a link twice), -ENOENT
+ * (an unknown link).
+ */
+int fl_path_latency(const struct fl_fabric *fab, const uint32_t *path, unsigned n_hops,
+		    uint64_t bytes, uint64_t *ns);
 /* Bytes sent over a link by fl_now() and bytes of delivered flows that crossed it. 0 or -ENOENT. */
 int fl_link_bytes(const struct fl_fabric *fab, uint32_t link, uint64_t *sent, uint64_t *delivered);
 

@@ -64,6 +64,7 @@ struct fr_conn {
 	struct fr_path *data, *ack;   /* [nqps] forward / reverse of each data QP */
 	struct fr_sq *sq;             /* [nqps] */
 	struct fr_path cts;           /* the grant's path, receiver -> sender */
+	uint64_t *ack_lat, cts_lat;   /* [nqps] / the grant's: a header-only packet's latency */
 	uint32_t send_next, grant_next;
 	bool dirty;
 };
@@ -89,6 +90,13 @@ struct fr {
 	uint64_t *nvl_free;           /* [nranks] each GPU's NVLink egress free from then */
 	uint64_t *chan_bytes;         /* [n_chans] payload that crossed each */
 	uint64_t *chan_pkts;          /* [n_chans] packets that crossed each (flows in path_mtu packets) */
+	/* Header-only packets (ACKs, rocelab's grants) as timers, not flows: a
+	 * 0-byte flow takes no bandwidth and only waits its latency (flow/README.md),
+	 * so a timer at the same time gives the same result without the engine's
+	 * event heap holding it. id = slot of tmr_ck, key = delivery time. */
+	struct fl_heap tmr;
+	uint64_t *tmr_ck;             /* [cap_tmr] the cookie of each timer id */
+	uint32_t *tmr_free, n_tmr_free, cap_tmr;
 	uint64_t *sent;               /* cookies of parts whose last byte went (fl_config.sent) */
 	uint32_t n_sent, cap_sent;
 	struct dp_flowrun_stats *st;
@@ -117,6 +125,15 @@ static void mark_group(struct fr *r, uint32_t g)
 	}
 }
 
+/* The link table: a message's packets of path_mtu (a header-only one: 1) and payload. */
+static void count_path(struct fr *r, const struct fr_path *p, uint64_t bytes)
+{
+	for (unsigned h = 0; h < p->n; h++) {
+		r->chan_pkts[p->hop[h]] += bytes ? (bytes + r->cfg->path_mtu - 1) / r->cfg->path_mtu : 1;
+		r->chan_bytes[p->hop[h]] += bytes;
+	}
+}
+
 static void start_flow(struct fr *r, const struct fr_path *p, uint64_t bytes, uint64_t ck)
 {
 	uint32_t id;
@@ -125,11 +142,42 @@ static void start_flow(struct fr *r, const struct fr_path *p, uint64_t bytes, ui
 	if (e < 0 && !r->err)
 		r->err = e;
 	r->st->flows++;
-	/* the link table: its packets of path_mtu (a header-only one: 1) and payload */
-	for (unsigned h = 0; h < p->n; h++) {
-		r->chan_pkts[p->hop[h]] += bytes ? (bytes + r->cfg->path_mtu - 1) / r->cfg->path_mtu : 1;
-		r->chan_bytes[p->hop[h]] += bytes;
+	count_path(r, p, bytes);
+}
+
+/* Room for twice the timer ids; 0 or -ENOMEM. */
+static int timers_grow(struct fr *r)
+{
+	uint32_t cap = r->cap_tmr ? 2 * r->cap_tmr : 256;
+	uint64_t *ck = realloc(r->tmr_ck, cap * sizeof(*ck));
+	uint32_t *fr = ck ? realloc(r->tmr_free, cap * sizeof(*fr)) : NULL;
+
+	if (ck)
+		r->tmr_ck = ck;
+	if (!fr || fl_heap_grow(&r->tmr, cap))
+		return -ENOMEM;
+	r->tmr_free = fr;
+	for (uint32_t id = cap; id-- > r->cap_tmr;) /* lowest id on top */
+		r->tmr_free[r->n_tmr_free++] = id;
+	r->cap_tmr = cap;
+	return 0;
+}
+
+/* A header-only packet on path p, delivered lat ns from now (start_flow of 0 bytes, as a timer). */
+static void start_timer(struct fr *r, const struct fr_path *p, uint64_t lat, uint64_t ck)
+{
+	uint32_t id;
+
+	if (!r->n_tmr_free && timers_grow(r)) {
+		r->err = -ENOMEM;
+		return;
 	}
+	id = r->tmr_free[--r->n_tmr_free];
+	r->tmr_ck[id] = ck;
+	if (fl_heap_set(&r->tmr, id, fl_now(r->fl) + lat) < 0 && !r->err)
+		r->err = -ENOMEM;
+	r->st->timers++;
+	count_path(r, p, 0);
 }
 
 /* ------------------------------------------------------------------ */
@@ -182,6 +230,11 @@ static int conn_paths(struct fr *r, struct fr_conn *cn, struct ne_nic *const *ni
 	if (!e)
 		e = trace_qp(r, nics[d], host_of[d], nccl ? cn->info.dst_data_qpn[0] : cn->info.dst_ctrl_qpn,
 			     nccl ? OP_WRITE_ONLY_IMM : OP_SEND_ONLY_IMM, &cn->cts, why, cap);
+	/* what a header-only packet's flow would take (the timers') */
+	for (uint32_t q = 0; q < r->nqps && !e; q++)
+		e = fl_path_latency(r->fl, cn->ack[q].hop, cn->ack[q].n, 0, &cn->ack_lat[q]);
+	if (!e)
+		e = fl_path_latency(r->fl, cn->cts.hop, cn->cts.n, 0, &cn->cts_lat);
 	return e;
 }
 
@@ -205,8 +258,9 @@ static int conn_setup(struct fr *r, struct ne_coll *run, uint32_t k)
 	cn->acks = calloc(n + 1, sizeof(*cn->acks));
 	cn->data = calloc(r->nqps, sizeof(*cn->data));
 	cn->ack = calloc(r->nqps, sizeof(*cn->ack));
+	cn->ack_lat = calloc(r->nqps, sizeof(*cn->ack_lat));
 	cn->sq = calloc(r->nqps, sizeof(*cn->sq));
-	if (!cn->x || !cn->flags || !cn->parts || !cn->acks || !cn->data || !cn->ack || !cn->sq)
+	if (!cn->x || !cn->flags || !cn->parts || !cn->acks || !cn->data || !cn->ack || !cn->ack_lat || !cn->sq)
 		return -ENOMEM;
 	for (uint32_t s = 0; s < n; s++)
 		ne_coll_xfer_get(run, k, s, &cn->x[s]);
@@ -283,11 +337,15 @@ static void fr_free(struct fr *r)
 		free(r->c[k].acks);
 		free(r->c[k].data);
 		free(r->c[k].ack);
+		free(r->c[k].ack_lat);
 		for (uint32_t q = 0; r->c[k].sq && q < r->nqps; q++)
 			free(r->c[k].sq[q].seq);
 		free(r->c[k].sq);
 	}
 	free(r->sent);
+	fl_heap_free(&r->tmr);
+	free(r->tmr_ck);
+	free(r->tmr_free);
 	for (uint32_t g = 0; r->g && g < r->rules.ngroups; g++)
 		free(r->g[g].conns);
 	free(r->c);
@@ -351,7 +409,10 @@ static void grant_step(struct fr *r, uint32_t gi)
 				continue;
 			if (s >= w && !(cn->flags[s - w] & FR_RECV_DONE))
 				continue;
-			start_flow(r, &cn->cts, fifo, cookie(FR_CTS_FLOW, k, 0, s));
+			if (fifo) /* nccl's 64 B FIFO entry takes bandwidth: a flow */
+				start_flow(r, &cn->cts, fifo, cookie(FR_CTS_FLOW, k, 0, s));
+			else
+				start_timer(r, &cn->cts, cn->cts_lat, cookie(FR_CTS_FLOW, k, 0, s));
 			cn->grant_next++;
 			g->granted++;
 			g->rr_next = (pos + 1) % g->n;
@@ -517,7 +578,7 @@ static void delivered(struct fr *r, uint64_t ck)
 
 	switch (kind) {
 	case FR_DATA: /* the receiver's NIC ACKs each WQE's last packet */
-		start_flow(r, &cn->ack[q], 0, cookie(FR_ACK, k, q, s));
+		start_timer(r, &cn->ack[q], cn->ack_lat[q], cookie(FR_ACK, k, q, s));
 		if (--cn->parts[s] == 0)
 			consume(r, k, s);
 		break;
@@ -550,15 +611,25 @@ static int run_iter(struct fr *r, uint64_t *ns)
 			break;
 		uint64_t tf = fl_next_event_ns(r->fl);
 		uint64_t tn = fl_heap_empty(&r->nvl) ? FL_TIME_INF : fl_heap_top(&r->nvl).key;
+		uint64_t tt = fl_heap_empty(&r->tmr) ? FL_TIME_INF : fl_heap_top(&r->tmr).key;
 
-		if (tf == FL_TIME_INF && tn == FL_TIME_INF)
-			return -EDEADLK;
 		t = tf < tn ? tf : tn;
+		t = tt < t ? tt : t;
+		if (t == FL_TIME_INF)
+			return -EDEADLK;
 		if (fl_run_until(r->fl, t) < 0)
 			return -EDEADLK;
 		for (size_t n; (n = fl_done_pop(r->fl, done, 64)) > 0;)
 			for (size_t i = 0; i < n; i++)
 				delivered(r, done[i].cookie);
+		/* (after the flows of the same instant: their order only orders marks) */
+		while (!fl_heap_empty(&r->tmr) && fl_heap_top(&r->tmr).key <= t) {
+			uint32_t id = fl_heap_top(&r->tmr).id;
+
+			fl_heap_del(&r->tmr, id);
+			r->tmr_free[r->n_tmr_free++] = id;
+			delivered(r, r->tmr_ck[id]);
+		}
 		sq_next(r);
 		while (!fl_heap_empty(&r->nvl) && fl_heap_top(&r->nvl).key <= t) {
 			uint32_t id = fl_heap_top(&r->nvl).id, k = id / r->rules.window;
@@ -658,10 +729,11 @@ int dp_flowrun_format(const struct dp_flowrun_stats *st, char *buf, size_t cap)
 	double ev = st->events ? (double)st->events : 1.0;
 
 	return snprintf(buf, cap,
-			"# flow engine: flows %" PRIu64 " (data %" PRIu64 "), events %" PRIu64
+			"# flow engine: flows %" PRIu64 " (data %" PRIu64 "), header-only timers %" PRIu64
+			", events %" PRIu64
 			", rate recomputations %" PRIu64 " (%.3f per event), flows recomputed per event %.2f"
 			", links visited per event %.2f, links crossed %u, nvlink transfers %" PRIu64 "\n",
-			st->flows, st->data_flows, st->events, st->recomputes, (double)st->recomputes / ev,
+			st->flows, st->data_flows, st->timers, st->events, st->recomputes, (double)st->recomputes / ev,
 			(double)st->flows_touched / ev, (double)st->links_touched / ev, st->links_crossed,
 			st->nvlink_xfers);
 }

@@ -144,6 +144,10 @@ static void test_exact_completion_times(void **state)
  * 1083 B = 8664 bits: 2888 ns. Delivered at 7 + 2670 + 2888 = 5565 ns.
  * Two hops, 100 Gbit/s + 500 ns then 400 Gbit/s + 100 ns: 335 (above) +
  * 33,424 / 400 = 83.56 -> 84 ns: 500 + 335 + 100 + 84 = 1019 ns.
+ * fl_path_latency on those 2 hops without a flow: the same 1019 ns for a
+ * large message; a header-only one (0 B) is 82 x 8 = 656 bits: 6.56 -> 7 ns
+ * and 1.64 -> 2 ns, so 500 + 7 + 100 + 2 = 609 ns; a link twice or an
+ * unknown link is refused.
  */
 static void test_ceil_and_two_hop_latency(void **state)
 {
@@ -157,6 +161,12 @@ static void test_ceil_and_two_hop_latency(void **state)
 	assert_int_equal(lat, 1019);
 	assert_int_equal(fl_flow_latency(fab, f, &lat), 0);
 	assert_int_equal(lat, 2888);
+	assert_int_equal(fl_path_latency(fab, p, 2, BIG, &lat), 0);
+	assert_int_equal(lat, 1019);
+	assert_int_equal(fl_path_latency(fab, p, 2, 0, &lat), 0);
+	assert_int_equal(lat, 609);
+	assert_int_equal(fl_path_latency(fab, (uint32_t[]){ p[0], p[0] }, 2, 0, &lat), -EINVAL);
+	assert_int_equal(fl_path_latency(fab, (uint32_t[]){ 99 }, 1, 0, &lat), -ENOENT);
 	assert_int_equal(fl_advance(fab, &t), 1);
 	assert_int_equal(t, 5565);
 	fl_destroy(fab);
