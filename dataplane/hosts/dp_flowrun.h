@@ -30,7 +30,8 @@ struct ne_nic;
 struct dp_flowrun_stats {
 	uint64_t flows;          /* flows started: data parts, nccl's CTS grants (64 B) */
 	uint64_t timers;         /* header-only packets timed without a flow: ACKs, rocelab's grants */
-	uint64_t data_flows;     /* of those, data parts */
+	uint64_t data_flows;     /* of those, data flows: a part, or the parts of a QP class as one */
+	uint64_t parts;          /* data parts (a transfer's part on one QP) */
 	uint64_t events;         /* flow starts and ends (fl_stats.events) */
 	uint64_t recomputes;     /* water-filling passes */
 	uint64_t flows_touched;  /* flows whose rate a pass recomputed, summed */

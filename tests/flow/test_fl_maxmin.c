@@ -139,6 +139,38 @@ static void test_exact_completion_times(void **state)
 }
 
 /*
+ * A weighted flow: W = 3 flows of 1,000,000 B and B = one of 3,000,000 B on
+ * the link above (100 Gbit/s, 500 ns) from t = 0. W counts as 3 of the 4
+ * flows: 3 x floor(100e9 / 4) = 75 Gbit/s, B 25 Gbit/s, as 4 separate flows
+ * would get 25 each. W's 24,000,000 bits are out at 320,000 ns, the time
+ * each of its parts alone would take (8,000,000 bits at 25 Gbit/s), and it
+ * is delivered one 4096 B packet's latency later (835 ns, not the sum's):
+ * 320,835 ns, with its 3,000,000 B. Weight 0 is refused.
+ */
+static void test_weighted_flow(void **state)
+{
+	struct fl_fabric *fab = fabric();
+	uint32_t l = add_link(fab, 100 * G, 500), w, b = add_flow(fab, &l, 1, 3000000, 0, 0xb);
+	struct fl_done d[2];
+	uint64_t t, lat;
+
+	(void)state;
+	assert_int_equal(fl_flow_start_weighted(fab, &l, 1, 1000000, 0, 0, 0xa, &w), -EINVAL);
+	assert_int_equal(fl_flow_start_weighted(fab, &l, 1, 1000000, 3, 0, 0xa, &w), 0);
+	assert_int_equal(fl_flow_latency(fab, w, &lat), 0);
+	assert_int_equal(lat, 835);
+	assert_int_equal(fl_run_until(fab, 0), 0);
+	assert_int_equal(rate(fab, w), 75 * G);
+	assert_int_equal(rate(fab, b), 25 * G);
+	assert_int_equal(fl_advance(fab, &t), 1);
+	assert_int_equal(t, 320835);
+	assert_int_equal(fl_done_pop(fab, d, 2), 1);
+	assert_int_equal(d[0].cookie, 0xa);
+	assert_int_equal(d[0].bytes, 3000000);
+	fl_destroy(fab);
+}
+
+/*
  * Rounding up: 1001 B alone on 3 Gbit/s, no delay, starting at 7 ns: 8008
  * bits take 2669.33 ns -> out at 7 + 2670; its only packet is 1001 + 82 =
  * 1083 B = 8664 bits: 2888 ns. Delivered at 7 + 2670 + 2888 = 5565 ns.
@@ -361,6 +393,7 @@ int main(void)
 		cmocka_unit_test(test_two_flows_half_each),
 		cmocka_unit_test(test_bottleneck_elsewhere_and_end_frees),
 		cmocka_unit_test(test_exact_completion_times),
+		cmocka_unit_test(test_weighted_flow),
 		cmocka_unit_test(test_ceil_and_two_hop_latency),
 		cmocka_unit_test(test_bytes_conserved),
 		cmocka_unit_test(test_check_finds_mismatch),
