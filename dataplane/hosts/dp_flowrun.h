@@ -4,7 +4,8 @@
  * --fabric flow) instead of the emulated NICs. The collective's own plan
  * (ne_coll's connections, transfers, dependencies, window and CTS rules,
  * read through ne_coll_export) is replayed: a transfer becomes one flow per
- * QP that carries a part of it (split / rr as the QP mode posts it); a flow
+ * QP that carries a part of it (split / rr as the QP mode posts it), and the
+ * parts on QPs with one data path, free together, one flow of that weight; a flow
  * follows the path the QP's first frame takes through the switches'
  * decisions (dp_trace_path: same routes, hash, seeds, pinning, TE); ACKs
  * and rocelab's CTS grants are header-only packets on the reverse paths:
