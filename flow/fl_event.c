@@ -28,7 +28,7 @@ static void link_insert(struct fl_fabric *fab, uint32_t f, unsigned h)
 	if (lk->head != FL_NIL)
 		fab->hops[lk->head].prev = node;
 	lk->head = node;
-	lk->n++;
+	lk->n += fab->flows[f].weight;
 	fl_seed(fab, hp->link);
 }
 
@@ -44,7 +44,7 @@ static void link_remove(struct fl_fabric *fab, uint32_t f, unsigned h)
 	if (hp->next != FL_NIL)
 		fab->hops[hp->next].prev = hp->prev;
 	hp->prev = hp->next = FL_NIL;
-	lk->n--;
+	lk->n -= fab->flows[f].weight;
 	fl_seed(fab, hp->link);
 }
 

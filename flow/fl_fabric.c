@@ -164,9 +164,17 @@ static uint64_t path_latency(const struct fl_fabric *fab, const uint32_t *path, 
 int fl_flow_start(struct fl_fabric *fab, const uint32_t *path, unsigned n_hops,
 		  uint64_t bytes, uint64_t start_ns, uint64_t cookie, uint32_t *id)
 {
+	return fl_flow_start_weighted(fab, path, n_hops, bytes, 1, start_ns, cookie, id);
+}
+
+int fl_flow_start_weighted(struct fl_fabric *fab, const uint32_t *path, unsigned n_hops,
+			   uint64_t bytes, uint32_t weight, uint64_t start_ns, uint64_t cookie,
+			   uint32_t *id)
+{
 	int rc;
 
-	if (!fab || !id || start_ns < fab->now || start_ns > FL_TIME_MAX)
+	if (!fab || !id || start_ns < fab->now || start_ns > FL_TIME_MAX || weight == 0 ||
+	    weight > FL_MAX_WEIGHT || bytes > UINT64_MAX / weight)
 		return -EINVAL;
 	rc = check_path(fab, path, n_hops);
 	if (rc)
@@ -180,10 +188,11 @@ int fl_flow_start(struct fl_fabric *fab, const uint32_t *path, unsigned n_hops,
 	memset(fl, 0, sizeof(*fl));
 	fl->state = FL_PENDING;
 	fl->n_hops = (uint8_t)n_hops;
-	fl->bytes = bytes;
+	fl->bytes = bytes * weight;
+	fl->weight = weight;
 	fl->cookie = cookie;
 	fl->start_ns = fl->last_ns = start_ns;
-	fl->rem = (fl_u128)bytes * FL_NBITS_PER_BYTE;
+	fl->rem = (fl_u128)fl->bytes * FL_NBITS_PER_BYTE;
 	fl->lat_ns = path_latency(fab, path, n_hops, bytes);
 	for (unsigned h = 0; h < n_hops; h++)
 		*fl_hop_of(fab, f, h) = (struct fl_hop){ .link = path[h], .prev = FL_NIL, .next = FL_NIL };
@@ -227,6 +236,20 @@ int fl_flow_latency(const struct fl_fabric *fab, uint32_t flow, uint64_t *ns)
 	if (!f || !ns)
 		return -ENOENT;
 	*ns = f->lat_ns;
+	return 0;
+}
+
+int fl_path_latency(const struct fl_fabric *fab, const uint32_t *path, unsigned n_hops,
+		    uint64_t bytes, uint64_t *ns)
+{
+	int rc;
+
+	if (!fab || !ns)
+		return -EINVAL;
+	rc = check_path(fab, path, n_hops);
+	if (rc)
+		return rc;
+	*ns = path_latency(fab, path, n_hops, bytes);
 	return 0;
 }
 

@@ -119,6 +119,18 @@ int fl_link_add(struct fl_fabric *fab, uint64_t bps, uint64_t prop_ns, uint32_t 
  */
 int fl_flow_start(struct fl_fabric *fab, const uint32_t *path, unsigned n_hops,
 		  uint64_t bytes, uint64_t start_ns, uint64_t cookie, uint32_t *id);
+/*
+ * fl_flow_start for weight (1 .. FL_MAX_WEIGHT) flows of bytes each on the
+ * same path from the same instant, as one flow: it counts as weight flows on
+ * each of its links (weight max-min shares, so its rate is weight times what
+ * each would get and it ends when each would), carries weight x bytes, and
+ * has the latency of one of them (a packet of min(bytes, mtu)). Same errors,
+ * and -EINVAL for a weight out of range.
+ */
+#define FL_MAX_WEIGHT 65535u
+int fl_flow_start_weighted(struct fl_fabric *fab, const uint32_t *path, unsigned n_hops,
+			   uint64_t bytes, uint32_t weight, uint64_t start_ns, uint64_t cookie,
+			   uint32_t *id);
 
 /*
  * Moves the clock to the next instant at which a flow is delivered, handling
@@ -155,6 +167,15 @@ int fl_flow_sent(const struct fl_fabric *fab, uint32_t flow, uint64_t *bytes);
  * 8e9 / bps) ns per link. 0 or -ENOENT.
  */
 int fl_flow_latency(const struct fl_fabric *fab, uint32_t flow, uint64_t *ns);
+/*
+ * The latency a flow of bytes over path[0 .. n_hops - 1] would have
+ * (fl_flow_latency's sum), without starting one: a driver times a
+ * header-only packet (bytes 0) itself instead of making it a flow.
+ * 0, -EINVAL (no ns, n_hops 0 or over FL_MAX_HOPS, a link twice), -ENOENT
+ * (an unknown link).
+ */
+int fl_path_latency(const struct fl_fabric *fab, const uint32_t *path, unsigned n_hops,
+		    uint64_t bytes, uint64_t *ns);
 /* Bytes sent over a link by fl_now() and bytes of delivered flows that crossed it. 0 or -ENOENT. */
 int fl_link_bytes(const struct fl_fabric *fab, uint32_t link, uint64_t *sent, uint64_t *delivered);
 

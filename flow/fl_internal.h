@@ -30,7 +30,7 @@ struct fl_link {
 	uint64_t sent;      /* bytes sent over it, as of each flow's last settle */
 	uint64_t delivered; /* bytes of delivered flows that crossed it */
 	uint32_t head;      /* first hop node of its SENDING flows, FL_NIL */
-	uint32_t n;         /* SENDING flows on it */
+	uint32_t n;         /* SENDING flows on it, by weight (a flow of weight w counts w) */
 	uint32_t mark;      /* fabric epoch of the last component walk that reached it */
 	uint32_t wf_n;      /* water-filling: flows not yet frozen */
 	uint32_t seeded;    /* in fab->seeds */
@@ -52,6 +52,7 @@ struct fl_flow {
 	uint32_t mark;      /* epoch: in the component being recomputed */
 	uint32_t frozen;    /* epoch: its rate is fixed in this pass */
 	uint32_t next_free;
+	uint32_t weight;    /* flows it stands for (fl_flow_start_weighted), 1 */
 	uint8_t state, n_hops;
 };
 

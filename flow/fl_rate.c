@@ -105,19 +105,19 @@ static void walk(struct fl_fabric *fab)
 	}
 }
 
-/* Flow f is fixed at share: every other link of its path gives it share. */
+/* Flow f is fixed at share (per unit of weight): every other link of its path gives it that. */
 static void freeze(struct fl_fabric *fab, uint32_t f, uint64_t share, uint32_t bottleneck)
 {
 	struct fl_flow *fl = &fab->flows[f];
 
 	fl->frozen = fab->epoch;
-	fl->new_rate = share;
+	fl->new_rate = share * fl->weight; /* what its weight flows apart would get together */
 	for (unsigned h = 0; h < fl->n_hops; h++) {
 		uint32_t l = fl_hop_of(fab, f, h)->link;
 		struct fl_link *lk = &fab->links[l];
 
-		lk->wf_rem -= share;
-		lk->wf_n--;
+		lk->wf_rem -= fl->new_rate;
+		lk->wf_n -= fl->weight;
 		if (l == bottleneck)
 			continue;
 		if (lk->wf_n == 0)

@@ -29,7 +29,9 @@
 #define FR_CTS 4u
 
 /* A flow's cookie: kind, connection, QP, transfer. */
-enum { FR_DATA = 0, FR_ACK = 1, FR_CTS_FLOW = 2 };
+/* FR_PARTS: the parts of one transfer on every QP of a class (QPs whose data
+ * take one path), as one weighted flow; its QP is the class's lowest. */
+enum { FR_DATA = 0, FR_ACK = 1, FR_CTS_FLOW = 2, FR_PARTS = 3 };
 #define FR_SEQ_BITS 24
 #define FR_MAX_SEQ (1u << FR_SEQ_BITS)
 
@@ -63,7 +65,9 @@ struct fr_conn {
 	uint16_t *parts, *acks;       /* [nxfers] data parts / ACKs still to arrive */
 	struct fr_path *data, *ack;   /* [nqps] forward / reverse of each data QP */
 	struct fr_sq *sq;             /* [nqps] */
+	uint8_t *lead;                /* [nqps] the lowest QP whose data path is this QP's */
 	struct fr_path cts;           /* the grant's path, receiver -> sender */
+	uint64_t *ack_lat, cts_lat;   /* [nqps] / the grant's: a header-only packet's latency */
 	uint32_t send_next, grant_next;
 	bool dirty;
 };
@@ -89,6 +93,13 @@ struct fr {
 	uint64_t *nvl_free;           /* [nranks] each GPU's NVLink egress free from then */
 	uint64_t *chan_bytes;         /* [n_chans] payload that crossed each */
 	uint64_t *chan_pkts;          /* [n_chans] packets that crossed each (flows in path_mtu packets) */
+	/* Header-only packets (ACKs, rocelab's grants) as timers, not flows: a
+	 * 0-byte flow takes no bandwidth and only waits its latency (flow/README.md),
+	 * so a timer at the same time gives the same result without the engine's
+	 * event heap holding it. id = slot of tmr_ck, key = delivery time. */
+	struct fl_heap tmr;
+	uint64_t *tmr_ck;             /* [cap_tmr] the cookie of each timer id */
+	uint32_t *tmr_free, n_tmr_free, cap_tmr;
 	uint64_t *sent;               /* cookies of parts whose last byte went (fl_config.sent) */
 	uint32_t n_sent, cap_sent;
 	struct dp_flowrun_stats *st;
@@ -117,19 +128,61 @@ static void mark_group(struct fr *r, uint32_t g)
 	}
 }
 
-static void start_flow(struct fr *r, const struct fr_path *p, uint64_t bytes, uint64_t ck)
+/* The link table: a message's packets of path_mtu (a header-only one: 1) and payload. */
+/* The link table: w messages' packets of path_mtu (a header-only one: 1) and payload. */
+static void count_path(struct fr *r, const struct fr_path *p, uint64_t bytes, uint32_t w)
+{
+	for (unsigned h = 0; h < p->n; h++) {
+		r->chan_pkts[p->hop[h]] += w * (bytes ? (bytes + r->cfg->path_mtu - 1) / r->cfg->path_mtu : 1);
+		r->chan_bytes[p->hop[h]] += w * bytes;
+	}
+}
+
+/* w messages of bytes each on path p from now, as one flow of weight w. */
+static void start_flow(struct fr *r, const struct fr_path *p, uint64_t bytes, uint32_t w, uint64_t ck)
 {
 	uint32_t id;
-	int e = fl_flow_start(r->fl, p->hop, p->n, bytes, fl_now(r->fl), ck, &id);
+	int e = fl_flow_start_weighted(r->fl, p->hop, p->n, bytes, w, fl_now(r->fl), ck, &id);
 
 	if (e < 0 && !r->err)
 		r->err = e;
 	r->st->flows++;
-	/* the link table: its packets of path_mtu (a header-only one: 1) and payload */
-	for (unsigned h = 0; h < p->n; h++) {
-		r->chan_pkts[p->hop[h]] += bytes ? (bytes + r->cfg->path_mtu - 1) / r->cfg->path_mtu : 1;
-		r->chan_bytes[p->hop[h]] += bytes;
+	count_path(r, p, bytes, w);
+}
+
+/* Room for twice the timer ids; 0 or -ENOMEM. */
+static int timers_grow(struct fr *r)
+{
+	uint32_t cap = r->cap_tmr ? 2 * r->cap_tmr : 256;
+	uint64_t *ck = realloc(r->tmr_ck, cap * sizeof(*ck));
+	uint32_t *fr = ck ? realloc(r->tmr_free, cap * sizeof(*fr)) : NULL;
+
+	if (ck)
+		r->tmr_ck = ck;
+	if (!fr || fl_heap_grow(&r->tmr, cap))
+		return -ENOMEM;
+	r->tmr_free = fr;
+	for (uint32_t id = cap; id-- > r->cap_tmr;) /* lowest id on top */
+		r->tmr_free[r->n_tmr_free++] = id;
+	r->cap_tmr = cap;
+	return 0;
+}
+
+/* A header-only packet on path p, delivered lat ns from now (start_flow of 0 bytes, as a timer). */
+static void start_timer(struct fr *r, const struct fr_path *p, uint64_t lat, uint64_t ck)
+{
+	uint32_t id;
+
+	if (!r->n_tmr_free && timers_grow(r)) {
+		r->err = -ENOMEM;
+		return;
 	}
+	id = r->tmr_free[--r->n_tmr_free];
+	r->tmr_ck[id] = ck;
+	if (fl_heap_set(&r->tmr, id, fl_now(r->fl) + lat) < 0 && !r->err)
+		r->err = -ENOMEM;
+	r->st->timers++;
+	count_path(r, p, 0, 1);
 }
 
 /* ------------------------------------------------------------------ */
@@ -182,6 +235,18 @@ static int conn_paths(struct fr *r, struct fr_conn *cn, struct ne_nic *const *ni
 	if (!e)
 		e = trace_qp(r, nics[d], host_of[d], nccl ? cn->info.dst_data_qpn[0] : cn->info.dst_ctrl_qpn,
 			     nccl ? OP_WRITE_ONLY_IMM : OP_SEND_ONLY_IMM, &cn->cts, why, cap);
+	/* what a header-only packet's flow would take (the timers') */
+	for (uint32_t q = 0; q < r->nqps && !e; q++)
+		e = fl_path_latency(r->fl, cn->ack[q].hop, cn->ack[q].n, 0, &cn->ack_lat[q]);
+	if (!e)
+		e = fl_path_latency(r->fl, cn->cts.hop, cn->cts.n, 0, &cn->cts_lat);
+	for (uint32_t q = 0; q < r->nqps; q++) { /* the QPs' classes by data path */
+		cn->lead[q] = (uint8_t)q;
+		for (uint32_t l = 0; l < q && cn->lead[q] == q; l++)
+			if (cn->lead[l] == l && cn->data[l].n == cn->data[q].n &&
+			    !memcmp(cn->data[l].hop, cn->data[q].hop, cn->data[q].n * sizeof(*cn->data[q].hop)))
+				cn->lead[q] = (uint8_t)l;
+	}
 	return e;
 }
 
@@ -205,8 +270,10 @@ static int conn_setup(struct fr *r, struct ne_coll *run, uint32_t k)
 	cn->acks = calloc(n + 1, sizeof(*cn->acks));
 	cn->data = calloc(r->nqps, sizeof(*cn->data));
 	cn->ack = calloc(r->nqps, sizeof(*cn->ack));
+	cn->ack_lat = calloc(r->nqps, sizeof(*cn->ack_lat));
+	cn->lead = calloc(r->nqps, sizeof(*cn->lead));
 	cn->sq = calloc(r->nqps, sizeof(*cn->sq));
-	if (!cn->x || !cn->flags || !cn->parts || !cn->acks || !cn->data || !cn->ack || !cn->sq)
+	if (!cn->x || !cn->flags || !cn->parts || !cn->acks || !cn->data || !cn->ack || !cn->ack_lat || !cn->lead || !cn->sq)
 		return -ENOMEM;
 	for (uint32_t s = 0; s < n; s++)
 		ne_coll_xfer_get(run, k, s, &cn->x[s]);
@@ -237,7 +304,7 @@ static void part_sent(void *ctx, uint64_t ck)
 {
 	struct fr *r = ctx;
 
-	if (ck >> 62 != FR_DATA)
+	if (ck >> 62 != FR_DATA && ck >> 62 != FR_PARTS)
 		return;
 	if (r->n_sent == r->cap_sent) {
 		uint32_t cap = r->cap_sent ? 2 * r->cap_sent : 64;
@@ -283,11 +350,16 @@ static void fr_free(struct fr *r)
 		free(r->c[k].acks);
 		free(r->c[k].data);
 		free(r->c[k].ack);
+		free(r->c[k].ack_lat);
+		free(r->c[k].lead);
 		for (uint32_t q = 0; r->c[k].sq && q < r->nqps; q++)
 			free(r->c[k].sq[q].seq);
 		free(r->c[k].sq);
 	}
 	free(r->sent);
+	fl_heap_free(&r->tmr);
+	free(r->tmr_ck);
+	free(r->tmr_free);
 	for (uint32_t g = 0; r->g && g < r->rules.ngroups; g++)
 		free(r->g[g].conns);
 	free(r->c);
@@ -351,7 +423,10 @@ static void grant_step(struct fr *r, uint32_t gi)
 				continue;
 			if (s >= w && !(cn->flags[s - w] & FR_RECV_DONE))
 				continue;
-			start_flow(r, &cn->cts, fifo, cookie(FR_CTS_FLOW, k, 0, s));
+			if (fifo) /* nccl's 64 B FIFO entry takes bandwidth: a flow */
+				start_flow(r, &cn->cts, fifo, 1, cookie(FR_CTS_FLOW, k, 0, s));
+			else
+				start_timer(r, &cn->cts, cn->cts_lat, cookie(FR_CTS_FLOW, k, 0, s));
 			cn->grant_next++;
 			g->granted++;
 			g->rr_next = (pos + 1) % g->n;
@@ -365,9 +440,59 @@ static void grant_step(struct fr *r, uint32_t gi)
 /* Part q of transfer s of connection k, b bytes, starts now (a 0-byte one leaves the QP free). */
 static void part_start(struct fr *r, uint32_t k, uint32_t q, uint32_t s, uint32_t b)
 {
-	start_flow(r, &r->c[k].data[q], b, cookie(FR_DATA, k, q, s));
+	start_flow(r, &r->c[k].data[q], b, 1, cookie(FR_DATA, k, q, s));
 	r->c[k].sq[q].busy = b != 0;
 	r->st->data_flows++;
+	r->st->parts++;
+}
+
+/*
+ * The QPs of q's class (one data path), if every one is free and sends
+ * transfer s's part next (queued: at its queue's head; else: its queue
+ * empty), each of b > 0 bytes: their parts would be flows on one path from
+ * the same instant with the same bytes, so the same rates and ends. Returns
+ * how many (the weight of their flow), or 0 when they cannot go as one.
+ */
+static uint32_t class_ready(const struct fr *r, uint32_t k, uint32_t q, uint32_t s, uint32_t b,
+			    bool queued)
+{
+	const struct fr_conn *cn = &r->c[k];
+	uint32_t w = 0;
+
+	for (uint32_t m = cn->lead[q]; m < r->nqps && b; m++) {
+		const struct fr_sq *sq = &cn->sq[m];
+
+		if (cn->lead[m] != cn->lead[q])
+			continue;
+		if (sq->busy || (queued ? !sq->n || sq->seq[sq->head] != s : sq->n != 0) ||
+		    ne_coll_xfer_qp_bytes(r->run, cn->x[s].len, s, m) != b)
+			return 0;
+		w++;
+	}
+	return w > 1 ? w : 0;
+}
+
+/* The parts of transfer s on q's class (class_ready said w) as one flow of weight w. */
+static void class_start(struct fr *r, uint32_t k, uint32_t q, uint32_t s, uint32_t b, uint32_t w,
+			bool queued)
+{
+	struct fr_conn *cn = &r->c[k];
+	uint32_t l = cn->lead[q];
+
+	for (uint32_t m = l; m < r->nqps; m++) {
+		struct fr_sq *sq = &cn->sq[m];
+
+		if (cn->lead[m] != l)
+			continue;
+		if (queued) {
+			sq->head = (sq->head + 1) % sq->cap;
+			sq->n--;
+		}
+		sq->busy = true;
+	}
+	start_flow(r, &cn->data[l], b, w, cookie(FR_PARTS, k, l, s));
+	r->st->data_flows++;
+	r->st->parts += w;
 }
 
 static void sq_push(struct fr *r, struct fr_sq *sq, uint32_t s)
@@ -390,23 +515,57 @@ static void sq_push(struct fr *r, struct fr_sq *sq, uint32_t s)
 	sq->seq[(sq->head + sq->n++) % sq->cap] = s;
 }
 
-/* The parts whose last byte went: their QPs start their next waiting part. */
+/* QP q of connection k is free: it starts its waiting parts (with its class where it can). */
+static void sq_run(struct fr *r, uint32_t k, uint32_t q)
+{
+	struct fr_sq *sq = &r->c[k].sq[q];
+
+	while (!sq->busy && sq->n) {
+		uint32_t s = sq->seq[sq->head], b = ne_coll_xfer_qp_bytes(r->run, r->c[k].x[s].len, s, q);
+		uint32_t w = class_ready(r, k, q, s, b, true);
+
+		if (w) {
+			class_start(r, k, q, s, b, w, true);
+			continue;
+		}
+		sq->head = (sq->head + 1) % sq->cap;
+		sq->n--;
+		part_start(r, k, q, s, b);
+	}
+}
+
+/* The QPs a data flow's cookie names into qs[]: its QP alone, or (FR_PARTS) its class. Returns how many. */
+static uint32_t flow_qps(const struct fr *r, uint64_t ck, uint8_t *qs)
+{
+	uint32_t k = (uint32_t)(ck >> 32) & 0x3FFFFFFFu, q = (uint32_t)(ck >> FR_SEQ_BITS) & 0xFFu, n = 0;
+
+	if (ck >> 62 != FR_PARTS) {
+		qs[0] = (uint8_t)q;
+		return 1;
+	}
+	for (uint32_t m = q; m < r->nqps; m++)
+		if (r->c[k].lead[m] == q)
+			qs[n++] = (uint8_t)m;
+	return n;
+}
+
+/* The parts whose last byte went: their QPs are free (all of them first, so a
+ * class whose parts ended together goes on as one), then start their next. */
 static void sq_next(struct fr *r)
 {
-	for (uint32_t i = 0; i < r->n_sent; i++) {
-		uint64_t ck = r->sent[i];
-		uint32_t k = (uint32_t)(ck >> 32) & 0x3FFFFFFFu, q = (uint32_t)(ck >> FR_SEQ_BITS) & 0xFFu;
-		struct fr_sq *sq = &r->c[k].sq[q];
+	for (int pass = 0; pass < 2; pass++)
+		for (uint32_t i = 0; i < r->n_sent; i++) {
+			uint64_t ck = r->sent[i];
+			uint32_t k = (uint32_t)(ck >> 32) & 0x3FFFFFFFu;
+			uint8_t qs[256];
 
-		sq->busy = false;
-		while (!sq->busy && sq->n) {
-			uint32_t s = sq->seq[sq->head];
-
-			sq->head = (sq->head + 1) % sq->cap;
-			sq->n--;
-			part_start(r, k, q, s, ne_coll_xfer_qp_bytes(r->run, r->c[k].x[s].len, s, q));
+			for (uint32_t j = 0, n = flow_qps(r, ck, qs); j < n; j++) {
+				if (pass == 0)
+					r->c[k].sq[qs[j]].busy = false;
+				else
+					sq_run(r, k, qs[j]);
+			}
 		}
-	}
 	r->n_sent = 0;
 }
 
@@ -417,17 +576,26 @@ static void post_msg(struct fr *r, uint32_t k, uint32_t s)
 	/* nccl's split posts a zero-length WRITE on every QP past the end; rocelab skips them */
 	bool all = r->cfg->model == NE_COLL_MODEL_NCCL && r->cfg->qp_mode != NE_COLL_QP_RR;
 	uint16_t n = 0;
+	bool started[256] = {false}; /* by its class's flow */
 
 	for (uint32_t q = 0; q < r->nqps; q++) {
-		uint32_t b = ne_coll_xfer_qp_bytes(r->run, cn->x[s].len, s, q);
+		uint32_t b = ne_coll_xfer_qp_bytes(r->run, cn->x[s].len, s, q), w;
 
 		if (b == 0 && !all)
 			continue;
-		if (b && (cn->sq[q].busy || cn->sq[q].n))
-			sq_push(r, &cn->sq[q], s);
-		else
-			part_start(r, k, q, s, b);
 		n++;
+		if (started[q])
+			continue;
+		if (b && (cn->sq[q].busy || cn->sq[q].n)) {
+			sq_push(r, &cn->sq[q], s);
+		} else if ((w = class_ready(r, k, q, s, b, false)) != 0) {
+			class_start(r, k, q, s, b, w, false);
+			for (uint32_t m = q; m < r->nqps; m++)
+				if (cn->lead[m] == cn->lead[q])
+					started[m] = true;
+		} else {
+			part_start(r, k, q, s, b);
+		}
 	}
 	cn->parts[s] = cn->acks[s] = n;
 }
@@ -512,14 +680,18 @@ static void delivered(struct fr *r, uint64_t ck)
 {
 	unsigned kind = (unsigned)(ck >> 62);
 	uint32_t k = (uint32_t)(ck >> 32) & 0x3FFFFFFFu;
-	uint32_t q = (uint32_t)(ck >> FR_SEQ_BITS) & 0xFFu, s = (uint32_t)ck & (FR_MAX_SEQ - 1);
+	uint32_t s = (uint32_t)ck & (FR_MAX_SEQ - 1);
 	struct fr_conn *cn = &r->c[k];
+	uint8_t qs[256];
 
 	switch (kind) {
 	case FR_DATA: /* the receiver's NIC ACKs each WQE's last packet */
-		start_flow(r, &cn->ack[q], 0, cookie(FR_ACK, k, q, s));
-		if (--cn->parts[s] == 0)
-			consume(r, k, s);
+	case FR_PARTS:
+		for (uint32_t j = 0, n = flow_qps(r, ck, qs); j < n; j++) {
+			start_timer(r, &cn->ack[qs[j]], cn->ack_lat[qs[j]], cookie(FR_ACK, k, qs[j], s));
+			if (--cn->parts[s] == 0)
+				consume(r, k, s);
+		}
 		break;
 	case FR_ACK:
 		if (--cn->acks[s] == 0)
@@ -550,15 +722,25 @@ static int run_iter(struct fr *r, uint64_t *ns)
 			break;
 		uint64_t tf = fl_next_event_ns(r->fl);
 		uint64_t tn = fl_heap_empty(&r->nvl) ? FL_TIME_INF : fl_heap_top(&r->nvl).key;
+		uint64_t tt = fl_heap_empty(&r->tmr) ? FL_TIME_INF : fl_heap_top(&r->tmr).key;
 
-		if (tf == FL_TIME_INF && tn == FL_TIME_INF)
-			return -EDEADLK;
 		t = tf < tn ? tf : tn;
+		t = tt < t ? tt : t;
+		if (t == FL_TIME_INF)
+			return -EDEADLK;
 		if (fl_run_until(r->fl, t) < 0)
 			return -EDEADLK;
 		for (size_t n; (n = fl_done_pop(r->fl, done, 64)) > 0;)
 			for (size_t i = 0; i < n; i++)
 				delivered(r, done[i].cookie);
+		/* (after the flows of the same instant: their order only orders marks) */
+		while (!fl_heap_empty(&r->tmr) && fl_heap_top(&r->tmr).key <= t) {
+			uint32_t id = fl_heap_top(&r->tmr).id;
+
+			fl_heap_del(&r->tmr, id);
+			r->tmr_free[r->n_tmr_free++] = id;
+			delivered(r, r->tmr_ck[id]);
+		}
 		sq_next(r);
 		while (!fl_heap_empty(&r->nvl) && fl_heap_top(&r->nvl).key <= t) {
 			uint32_t id = fl_heap_top(&r->nvl).id, k = id / r->rules.window;
@@ -658,10 +840,11 @@ int dp_flowrun_format(const struct dp_flowrun_stats *st, char *buf, size_t cap)
 	double ev = st->events ? (double)st->events : 1.0;
 
 	return snprintf(buf, cap,
-			"# flow engine: flows %" PRIu64 " (data %" PRIu64 "), events %" PRIu64
+			"# flow engine: flows %" PRIu64 " (data %" PRIu64 " for %" PRIu64 " parts), header-only timers %" PRIu64
+			", events %" PRIu64
 			", rate recomputations %" PRIu64 " (%.3f per event), flows recomputed per event %.2f"
 			", links visited per event %.2f, links crossed %u, nvlink transfers %" PRIu64 "\n",
-			st->flows, st->data_flows, st->events, st->recomputes, (double)st->recomputes / ev,
+			st->flows, st->data_flows, st->parts, st->timers, st->events, st->recomputes, (double)st->recomputes / ev,
 			(double)st->flows_touched / ev, (double)st->links_touched / ev, st->links_crossed,
 			st->nvlink_xfers);
 }

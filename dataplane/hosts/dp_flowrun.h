@@ -4,11 +4,14 @@
  * --fabric flow) instead of the emulated NICs. The collective's own plan
  * (ne_coll's connections, transfers, dependencies, window and CTS rules,
  * read through ne_coll_export) is replayed: a transfer becomes one flow per
- * QP that carries a part of it (split / rr as the QP mode posts it); a flow
+ * QP that carries a part of it (split / rr as the QP mode posts it), and the
+ * parts on QPs with one data path, free together, one flow of that weight; a flow
  * follows the path the QP's first frame takes through the switches'
- * decisions (dp_trace_path: same routes, hash, seeds, pinning, TE); CTS
- * grants and ACKs are header-only flows on the reverse paths (they take
- * latency, no bandwidth); NVLink transfers take nc_nvlink's time and never
+ * decisions (dp_trace_path: same routes, hash, seeds, pinning, TE); ACKs
+ * and rocelab's CTS grants are header-only packets on the reverse paths:
+ * timers of the latency a 0-byte flow would take (no bandwidth, never in the
+ * engine's events); nccl's grants carry its 64 B FIFO entry, so they stay
+ * flows; NVLink transfers take nc_nvlink's time and never
  * enter the fabric. Every iteration starts on an empty fabric, so all take
  * the first one's time. What it leaves out: flow/README.md and
  * docs/reference/rocelab-dp.md (--fabric).
@@ -26,8 +29,10 @@ struct ne_nic;
 
 /* What one size cost the flow engine (flow/'s counters and the driver's). */
 struct dp_flowrun_stats {
-	uint64_t flows;          /* flows started: data parts, CTS grants, ACKs */
-	uint64_t data_flows;     /* of those, data parts */
+	uint64_t flows;          /* flows started: data parts, nccl's CTS grants (64 B) */
+	uint64_t timers;         /* header-only packets timed without a flow: ACKs, rocelab's grants */
+	uint64_t data_flows;     /* of those, data flows: a part, or the parts of a QP class as one */
+	uint64_t parts;          /* data parts (a transfer's part on one QP) */
 	uint64_t events;         /* flow starts and ends (fl_stats.events) */
 	uint64_t recomputes;     /* water-filling passes */
 	uint64_t flows_touched;  /* flows whose rate a pass recomputed, summed */

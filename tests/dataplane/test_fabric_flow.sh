@@ -50,8 +50,21 @@ for cts in off:46.628 on:48.642; do
   check "2 hosts, one transfer each, cts=${cts%:*}: exit 0 ($rc), ${cts#*:} us by hand, got $t" \
     "[ $rc -eq 0 ] && [ '$t' = '${cts#*:}' ]"
 done
-check "the counters line (cts=on): 6 flows (2 data, 2 grants, 2 ACKs), 4 link directions" \
-  "grep -q '^# flow engine: flows 6 (data 2), .* links crossed 4, ' $tmp/two.txt"
+# grants and ACKs are header-only: timers, not flows, so the engine's flows
+# are the 2 data parts only (its events: their 2 starts and 2 ends)
+check "the counters line (cts=on): 2 flows (the data), 4 timers (2 grants, 2 ACKs), 4 events, 4 link directions" \
+  "grep -q '^# flow engine: flows 2 (data 2 for 2 parts), header-only timers 4, events 4, .* links crossed 4, ' $tmp/two.txt"
+
+# NCCL's split over 16 QPs on those 2 hosts: every QP's data takes the one
+# path (host, leaf, host), so each transfer's 16 parts go as one flow of
+# weight 16 (flow/README.md): D data flows for 16 x D parts, one 64 B grant
+# flow per transfer (2 x D flows in all) and one ACK timer per part
+dp two-q16 --topology "$tmp/two.yaml" --fabric flow \
+  --coll 'op=allgather,sizes=1M,data=off,model=nccl,NCCL_IB_QPS_PER_CONNECTION=16,NCCL_IB_SPLIT_DATA_ON_QPS=1' \
+  > "$tmp/two-q16.txt" 2>&1; rc=$?
+fdp=$(sed -n 's/^# flow engine: flows \([0-9]*\) (data \([0-9]*\) for \([0-9]*\) parts), header-only timers \([0-9]*\),.*/\1 \2 \3 \4/p' "$tmp/two-q16.txt")
+check "16 QPs on one path: exit 0 ($rc), one flow per transfer: flows, data, parts, timers = 2D, D, 16D, 16D ($fdp)" \
+  "[ $rc -eq 0 ] && (set -- $fdp; [ \$2 -gt 0 ] && [ \$1 -eq \$((2 * \$2)) ] && [ \$3 -eq \$((16 * \$2)) ] && [ \$4 -eq \$3 ])"
 
 "$TOPO_TOOL" --generate spines=4,leaves=4,hosts=4,attach=emulated,host-mtu=9000 -o "$tmp/c16.yaml" > /dev/null
 COLL='op=allreduce,sizes=1M:2M,data=off,qps=2'

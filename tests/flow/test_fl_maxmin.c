@@ -139,11 +139,47 @@ static void test_exact_completion_times(void **state)
 }
 
 /*
+ * A weighted flow: W = 3 flows of 1,000,000 B and B = one of 3,000,000 B on
+ * the link above (100 Gbit/s, 500 ns) from t = 0. W counts as 3 of the 4
+ * flows: 3 x floor(100e9 / 4) = 75 Gbit/s, B 25 Gbit/s, as 4 separate flows
+ * would get 25 each. W's 24,000,000 bits are out at 320,000 ns, the time
+ * each of its parts alone would take (8,000,000 bits at 25 Gbit/s), and it
+ * is delivered one 4096 B packet's latency later (835 ns, not the sum's):
+ * 320,835 ns, with its 3,000,000 B. Weight 0 is refused.
+ */
+static void test_weighted_flow(void **state)
+{
+	struct fl_fabric *fab = fabric();
+	uint32_t l = add_link(fab, 100 * G, 500), w, b = add_flow(fab, &l, 1, 3000000, 0, 0xb);
+	struct fl_done d[2];
+	uint64_t t, lat;
+
+	(void)state;
+	assert_int_equal(fl_flow_start_weighted(fab, &l, 1, 1000000, 0, 0, 0xa, &w), -EINVAL);
+	assert_int_equal(fl_flow_start_weighted(fab, &l, 1, 1000000, 3, 0, 0xa, &w), 0);
+	assert_int_equal(fl_flow_latency(fab, w, &lat), 0);
+	assert_int_equal(lat, 835);
+	assert_int_equal(fl_run_until(fab, 0), 0);
+	assert_int_equal(rate(fab, w), 75 * G);
+	assert_int_equal(rate(fab, b), 25 * G);
+	assert_int_equal(fl_advance(fab, &t), 1);
+	assert_int_equal(t, 320835);
+	assert_int_equal(fl_done_pop(fab, d, 2), 1);
+	assert_int_equal(d[0].cookie, 0xa);
+	assert_int_equal(d[0].bytes, 3000000);
+	fl_destroy(fab);
+}
+
+/*
  * Rounding up: 1001 B alone on 3 Gbit/s, no delay, starting at 7 ns: 8008
  * bits take 2669.33 ns -> out at 7 + 2670; its only packet is 1001 + 82 =
  * 1083 B = 8664 bits: 2888 ns. Delivered at 7 + 2670 + 2888 = 5565 ns.
  * Two hops, 100 Gbit/s + 500 ns then 400 Gbit/s + 100 ns: 335 (above) +
  * 33,424 / 400 = 83.56 -> 84 ns: 500 + 335 + 100 + 84 = 1019 ns.
+ * fl_path_latency on those 2 hops without a flow: the same 1019 ns for a
+ * large message; a header-only one (0 B) is 82 x 8 = 656 bits: 6.56 -> 7 ns
+ * and 1.64 -> 2 ns, so 500 + 7 + 100 + 2 = 609 ns; a link twice or an
+ * unknown link is refused.
  */
 static void test_ceil_and_two_hop_latency(void **state)
 {
@@ -157,6 +193,12 @@ static void test_ceil_and_two_hop_latency(void **state)
 	assert_int_equal(lat, 1019);
 	assert_int_equal(fl_flow_latency(fab, f, &lat), 0);
 	assert_int_equal(lat, 2888);
+	assert_int_equal(fl_path_latency(fab, p, 2, BIG, &lat), 0);
+	assert_int_equal(lat, 1019);
+	assert_int_equal(fl_path_latency(fab, p, 2, 0, &lat), 0);
+	assert_int_equal(lat, 609);
+	assert_int_equal(fl_path_latency(fab, (uint32_t[]){ p[0], p[0] }, 2, 0, &lat), -EINVAL);
+	assert_int_equal(fl_path_latency(fab, (uint32_t[]){ 99 }, 1, 0, &lat), -ENOENT);
 	assert_int_equal(fl_advance(fab, &t), 1);
 	assert_int_equal(t, 5565);
 	fl_destroy(fab);
@@ -351,6 +393,7 @@ int main(void)
 		cmocka_unit_test(test_two_flows_half_each),
 		cmocka_unit_test(test_bottleneck_elsewhere_and_end_frees),
 		cmocka_unit_test(test_exact_completion_times),
+		cmocka_unit_test(test_weighted_flow),
 		cmocka_unit_test(test_ceil_and_two_hop_latency),
 		cmocka_unit_test(test_bytes_conserved),
 		cmocka_unit_test(test_check_finds_mismatch),

@@ -2,7 +2,7 @@
 /*
  * flow/: incremental rates equal a full recomputation. A fixed-seed random
  * fabric (200 links in 20 pods, 2,000 flows of 1 to 6 links starting over
- * 2 ms) runs on two engines, one incremental and one recomputing every flow
+ * 2 ms; one in 8 of weight 2 to 4: fl_flow_start_weighted) runs on two engines, one incremental and one recomputing every flow
  * at every event; at each stop the rates of both are compared with the
  * progressive filling written below (independent of flow/), and the two
  * engines must deliver every flow at the same time, with bytes conserved
@@ -29,7 +29,8 @@
 struct wflow {
 	uint32_t path[MAX_HOPS];
 	unsigned n;
-	uint64_t bytes, start;
+	uint64_t bytes, start; /* bytes: all its weight's (weight x each's) */
+	uint32_t weight;
 	uint32_t id[2];  /* in each engine */
 	bool delivered[2];
 	uint64_t finish[2];
@@ -72,6 +73,7 @@ static void make_flow(struct work *w, struct wflow *f)
 	}
 	f->bytes = rnd(w, 50) == 0 ? 0 : 1 + rnd(w, 4000000);
 	f->start = rnd(w, 2000000);
+	f->weight = rnd(w, 8) == 0 ? 2 + rnd(w, 3) : 1;
 }
 
 static void setup(struct work *w)
@@ -98,8 +100,10 @@ static void setup(struct work *w)
 	for (uint32_t i = 0; i < N_FLOWS; i++) {
 		make_flow(w, &w->f[i]);
 		for (int e = 0; e < 2; e++)
-			assert_int_equal(fl_flow_start(w->eng[e], w->f[i].path, w->f[i].n, w->f[i].bytes,
-						       w->f[i].start, i, &w->f[i].id[e]), 0);
+			assert_int_equal(fl_flow_start_weighted(w->eng[e], w->f[i].path, w->f[i].n,
+								w->f[i].bytes, w->f[i].weight,
+								w->f[i].start, i, &w->f[i].id[e]), 0);
+		w->f[i].bytes *= w->f[i].weight;
 	}
 }
 
@@ -118,7 +122,8 @@ static bool sending(const struct work *w, uint32_t i)
 /*
  * Reference progressive filling, the slow way: the link with the smallest
  * floor(remaining / unfixed flows), lowest id first, fixes its flows at that
- * share; repeat until no link has an unfixed flow.
+ * share; repeat until no link has an unfixed flow. A flow of weight k counts
+ * as k flows and gets k shares.
  */
 static void reference(const struct work *w, const bool *act, uint64_t *rate)
 {
@@ -132,7 +137,7 @@ static void reference(const struct work *w, const bool *act, uint64_t *rate)
 		fixed[i] = !act[i];
 		rate[i] = 0;
 		for (unsigned h = 0; act[i] && h < w->f[i].n; h++)
-			n[w->f[i].path[h]]++;
+			n[w->f[i].path[h]] += w->f[i].weight;
 	}
 	for (;;) {
 		int64_t best = -1;
@@ -149,10 +154,10 @@ static void reference(const struct work *w, const bool *act, uint64_t *rate)
 			if (fixed[i] || !has(&w->f[i], (uint32_t)best))
 				continue;
 			fixed[i] = true;
-			rate[i] = share;
+			rate[i] = share * w->f[i].weight;
 			for (unsigned h = 0; h < w->f[i].n; h++) {
-				rem[w->f[i].path[h]] -= share;
-				n[w->f[i].path[h]]--;
+				rem[w->f[i].path[h]] -= rate[i];
+				n[w->f[i].path[h]] -= w->f[i].weight;
 			}
 		}
 	}

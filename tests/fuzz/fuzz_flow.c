@@ -51,7 +51,9 @@ static void start(struct fl_fabric *fab, struct input *in, unsigned op, uint32_t
 	for (unsigned h = 0; h < hops; h++)
 		path[h] = next(in) % 24;
 	bytes = ((uint64_t)next(in) << 16 | next(in) << 8 | next(in)) * 64;
-	if (fl_flow_start(fab, path, hops, bytes, fl_now(fab) + (op >> 3) * 1000, 0, &id) == 0)
+	/* weight 1 (most flows) to 4: fl_flow_start_weighted */
+	if (fl_flow_start_weighted(fab, path, hops, bytes, next(in) % 8 < 5 ? 1 : next(in) % 4 + 1,
+				   fl_now(fab) + (op >> 3) * 1000, 0, &id) == 0)
 		(*started)++;
 }
 
