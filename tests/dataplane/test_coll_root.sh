@@ -11,16 +11,9 @@
 # usage: test_coll_root.sh ROCELAB_DP ROCELAB_TOPO DATA_DIR
 set -u
 DP=$1 TOPO_TOOL=$2 DATA=$3
-# shellcheck source=../common/tap.sh
-. "$(dirname "$0")/../common/tap.sh"   # $tmp, ok/nok/check, tap_done
-
-dp() { # NAME-SUFFIX ARGS...: one run with a unique --name and a timeout
-  timeout 120 "$DP" --clock virtual --flows 0 --name "rl-root-$$-$1" "${@:2}"
-}
-
-"$TOPO_TOOL" --generate servers=2,gpus=4,layout=meta,spines=2 -o "$tmp/s2.yaml"
-"$TOPO_TOOL" --generate servers=4,gpus=4,layout=meta,spines=2 -o "$tmp/s4.yaml"
-cp "$DATA/coll-no-servers.yaml" "$tmp/hosts.yaml"
+RUN_PREFIX=rl-root
+# shellcheck source=coll_run.sh
+. "$(dirname "$0")/coll_run.sh"   # tap.sh, dp(), $tmp/s2.yaml s4.yaml hosts.yaml
 for topo in s2 s4 hosts; do
   for op in broadcast reduce; do
     for model in rocelab nccl; do
