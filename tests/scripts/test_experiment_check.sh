@@ -67,7 +67,7 @@ if [ -n "$real_dp" ]; then # (the --coll keys: rocelab-dp --check reads them)
 refused mode '9s/mode=rr/mode=roundrobin/' \
   "$tmp/mode/tiny.yaml:9: coll: mode=roundrobin: must be split, rr or ctran"
 refused op '3s/op=allreduce/op=all_reduce/' \
-  "$tmp/op/tiny.yaml:3: collective: op=all_reduce: must be allreduce, allgather, reducescatter, alltoall or incast (did you mean allreduce?)"
+  "$tmp/op/tiny.yaml:3: collective: op=all_reduce: must be allreduce, allgather, reducescatter, alltoall, incast, broadcast, reduce or sendrecv (did you mean allreduce?)"
 refused nccl '9s/coll: "qps=4,mode=rr"/nccl: {NCCL_IB_QPS_PER_CONNECTION: 129}/' \
   "$tmp/nccl/tiny.yaml:9: nccl: NCCL_IB_QPS_PER_CONNECTION=129: must be 1..128"
 fi
