@@ -17,6 +17,8 @@
 #
 #   scripts/fuzz.sh [SECONDS] [TARGET...]   each target for SECONDS (default 30), all by default
 #   FUZZ_RUNS=N scripts/fuzz.sh 0 [TARGET...]   each target for N executions instead
+#   FUZZ_SEED=S scripts/fuzz.sh ...        libFuzzer's seed (default 1): a run repeats
+#                                          itself, so a finding reproduces from its line
 # One target at a time (the machine may be shared). Exit 0 when no target found
 # anything; crash inputs land in build-fuzz/crashes/TARGET/. Prints each target's
 # execution count.
@@ -71,14 +73,14 @@ for t in "${targets[@]}"; do
   log=$(mktemp /tmp/rl-fuzz-log.XXXXXX)
   # -timeout: an input that takes seconds is a finding (a hang), as are leaks and crashes
   rc=0
-  timeout "$bound" "$dir/tests/fuzz/fuzz_$t" "${limit[@]}" -timeout=10 -max_len=9100 \
+  timeout "$bound" "$dir/tests/fuzz/fuzz_$t" "${limit[@]}" -seed="${FUZZ_SEED:-1}" -timeout=10 -max_len=9100 \
     -artifact_prefix="$dir/crashes/$t/" -print_final_stats=1 "$(seed_dir "$t")" > "$log" 2>&1 || rc=$?
   runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
   if [ "$rc" -eq 0 ]; then
     echo "fuzz_$t: ${runs:-?} executions, nothing found"
   else
     fails=$((fails + 1))
-    echo "fuzz_$t: FOUND something (exit $rc) after ${runs:-?} executions; inputs in $dir/crashes/$t/"
+    echo "fuzz_$t: FOUND something (exit $rc) after ${runs:-?} executions, seed ${FUZZ_SEED:-1}; inputs in $dir/crashes/$t/"
     grep -E "ERROR|SUMMARY|Test unit written" "$log" | head -5
   fi
   rm -f "$log"
