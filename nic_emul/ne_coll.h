@@ -380,8 +380,10 @@ int ne_coll_config_check(const struct ne_coll_config *cfg);
  * (0..7)" (or the shift's) in msg (NULL: no message). Other ops: 0. */
 int ne_coll_p2p_check(const struct ne_coll_config *cfg, char *msg, size_t cap);
 
-/* Op sendrecv: true when rank s sends to rank d (the shift, or a pair). */
-bool ne_coll_p2p_edge(const struct ne_coll_config *cfg, uint32_t s, uint32_t d);
+/* Op sendrecv: its one-way transfers (the shift: one per rank; else cfg->npairs). */
+uint32_t ne_coll_p2p_npairs(const struct ne_coll_config *cfg);
+/* Op sendrecv: transfer p's (below ne_coll_p2p_npairs) sender *s and receiver *d. */
+void ne_coll_p2p_pair(const struct ne_coll_config *cfg, uint32_t p, uint32_t *s, uint32_t *d);
 
 /* Set one parameter from text, as NCCL's environment does. Keys:
  *   model=rocelab|nccl (nccl also applies NCCL's defaults: 1 QP, round-robin,

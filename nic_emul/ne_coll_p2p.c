@@ -41,18 +41,6 @@ void ne_coll_p2p_pair(const struct ne_coll_config *cfg, uint32_t p, uint32_t *s,
 	*d = (p + cfg->shift) % cfg->nranks;
 }
 
-bool ne_coll_p2p_edge(const struct ne_coll_config *cfg, uint32_t s, uint32_t d)
-{
-	for (uint32_t p = 0; p < ne_coll_p2p_npairs(cfg); p++) {
-		uint32_t a, b;
-
-		ne_coll_p2p_pair(cfg, p, &a, &b);
-		if (a == s && b == d)
-			return true;
-	}
-	return false;
-}
-
 /* Where pair p's block lands in its receiver's buffer: how many pairs
  * before it have the same receiver (0 for the shift). */
 static uint32_t recv_slot(const struct ne_coll_config *cfg, uint32_t p)

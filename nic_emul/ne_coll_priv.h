@@ -336,14 +336,11 @@ void ne_coll_plan_link(struct ne_coll *c, uint32_t from, uint32_t to);
 int ne_coll_plan_block(struct ne_coll *c, uint32_t first_conn_of_ch0, uint32_t conns_per_ch,
 		       uint64_t src_el, uint64_t dst_el, uint64_t nel);
 
-/* ne_coll_p2p.c: Send/Recv. ne_coll_p2p_npairs: its one-way transfers (the
- * shift: one per rank). ne_coll_p2p_pair: transfer p's sender and receiver.
+/* ne_coll_p2p.c: Send/Recv (ne_coll_p2p_npairs and ne_coll_p2p_pair: ne_coll.h).
  * ne_coll_p2p_degree: how many a rank sends and receives.
  * ne_coll_plan_p2p: the connections (pair p of channel ch at
  * ch x npairs + p) and their transfers (0 or -ENOMEM). ne_coll_p2p_wrong:
  * elements of rank's received blocks that are not their sender's input. */
-uint32_t ne_coll_p2p_npairs(const struct ne_coll_config *cfg);
-void ne_coll_p2p_pair(const struct ne_coll_config *cfg, uint32_t p, uint32_t *s, uint32_t *d);
 void ne_coll_p2p_degree(const struct ne_coll_config *cfg, uint32_t rank, uint32_t *out, uint32_t *in);
 int ne_coll_plan_p2p(struct ne_coll *c);
 long ne_coll_p2p_wrong(const struct ne_coll *c, uint32_t rank);

@@ -600,6 +600,11 @@ int setup(struct run *r, char *err, size_t errlen)
 /* --te: a controller places the --coll's connections. Returns 0 or EXIT_BAD_INPUT with err. */
 static int start_te(struct run *r, char *err, size_t errlen)
 {
+	if (dp_nics_coll_tree(&r->nics)) {
+		snprintf(err, errlen, "--te places a ring's connections; --coll algo=tree and algo=auto "
+				      "(NCCL's tree) are not supported with it");
+		return EXIT_BAD_INPUT;
+	}
 	uint32_t n = r->topo->n_hosts * r->topo->n_hosts;
 	uint32_t(*pairs)[2] = malloc(sizeof(*pairs) * (n + 1));
 	uint32_t np = pairs ? dp_nics_coll_pairs(&r->nics, pairs, n) : 0;

@@ -612,12 +612,32 @@ int dp_nics_colls_begin(struct dp_nics *ns, char *err, size_t errlen)
 	return 0;
 }
 
+/* Append host pair (rank a's, rank b's) to out when there is room. Returns the new n. */
+static uint32_t pair_add(const struct dp_nics *ns, const struct dp_coll *c, uint32_t a, uint32_t b,
+			 uint32_t (*out)[2], uint32_t n, uint32_t max)
+{
+	if (n >= max)
+		return n;
+	out[n][0] = ns->h[c->rank_nic[a]].host;
+	out[n][1] = ns->h[c->rank_nic[b]].host;
+	return n + 1;
+}
+
 /* Collective c's pairs after the n already in out (dp_nics_coll_pairs). Returns the new n. */
 static uint32_t coll_pairs(const struct dp_nics *ns, const struct dp_coll *c, uint32_t (*out)[2],
 			   uint32_t n, uint32_t max)
 {
 	uint32_t nr = c->cfg.nranks;
 
+	if (c->cfg.op == NE_COLL_SENDRECV) { /* its own pairs: O(pairs), not O(nranks^2 x pairs) */
+		for (uint32_t p = 0; p < ne_coll_p2p_npairs(&c->cfg); p++) {
+			uint32_t a, b;
+
+			ne_coll_p2p_pair(&c->cfg, p, &a, &b);
+			n = pair_add(ns, c, a, b, out, n, max);
+		}
+		return n;
+	}
 	for (uint32_t a = 0; a < nr; a++)
 		for (uint32_t b = 0; b < nr; b++) {
 			bool edge;
@@ -626,16 +646,20 @@ static uint32_t coll_pairs(const struct dp_nics *ns, const struct dp_coll *c, ui
 			switch (c->cfg.op) {
 			case NE_COLL_ALLTOALL: edge = true; break;
 			case NE_COLL_INCAST: edge = b == c->cfg.root; break;
-			case NE_COLL_SENDRECV: edge = ne_coll_p2p_edge(&c->cfg, a, b); break;
 			default: edge = b == (a + 1) % nr; break; /* the ring */
 			}
-			if (edge && n < max) {
-				out[n][0] = ns->h[c->rank_nic[a]].host;
-				out[n][1] = ns->h[c->rank_nic[b]].host;
-				n++;
-			}
+			if (edge)
+				n = pair_add(ns, c, a, b, out, n, max);
 		}
 	return n;
+}
+
+bool dp_nics_coll_tree(const struct dp_nics *ns)
+{
+	for (uint32_t i = 0; i < ns->n_colls; i++)
+		if (ns->colls[i]->cfg.op == NE_COLL_ALLREDUCE && ns->colls[i]->cfg.algo != NE_COLL_ALGO_RING)
+			return true;
+	return false;
 }
 
 uint32_t dp_nics_coll_pairs(const struct dp_nics *ns, uint32_t (*out)[2], uint32_t max)

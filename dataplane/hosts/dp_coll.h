@@ -180,6 +180,11 @@ int dp_nics_coll_view(const struct dp_nics *ns, uint32_t i, struct dp_coll_view 
  */
 uint32_t dp_nics_coll_pairs(const struct dp_nics *ns, uint32_t (*out)[2], uint32_t max);
 
+/* True when an AllReduce may run NCCL's tree (algo=tree, or algo=auto, which
+ * picks per size): dp_nics_coll_pairs gives only the ring's pairs, so --te
+ * refuses it. */
+bool dp_nics_coll_tree(const struct dp_nics *ns);
+
 /*
  * QPs each NIC needs for a --coll SPEC (an upper bound read from it), 0 for
  * NULL. n_emulated: the topology's emulated hosts (the ranks of hosts=all):

@@ -49,6 +49,7 @@ TABLE=$(cat <<'ROWS'
 2 | --coll: op=dance: must be allreduce | dp | --topology @E@ --clock virtual --name @NAME@ --coll op=dance
 2 | --coll: hosts=h0:h99: no host | dp | --topology @E@ --clock virtual --name @NAME@ --coll op=allreduce,hosts=h0:h99
 2 | --te needs a --coll | dp | --clos 2,2,2 --clock virtual --name @NAME@ --te
+2 | --te places a ring's connections; --coll algo=tree | dp | --topology @E@ --clock virtual --name @NAME@ --te --coll op=allreduce,sizes=1M,algo=tree,model=nccl
 2 | --nic: bad qpc=lots: takes 0..1048576 | dp | --clos 2,2,2 --nic qpc=lots
 2 | --nic: bad miss=never: takes TIME | dp | --clos 2,2,2 --nic miss=never
 2 | bad --idle-nap (e.g. 20us, 200us; at most 10ms): '20ms' | dp | --clos 2,2,2 --idle-nap 20ms
