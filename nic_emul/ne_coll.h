@@ -68,6 +68,11 @@
  * thread is busy. ne_coll_next_event_ns() then names the time the thread is
  * next free. With both 0 (default) posts and polls take no time.
  *
+ * Launch cost (both models): with cfg.launch_ns set, each iteration's ranks
+ * post and grant nothing until launch_ns after it began (launch=nccl: NCCL's
+ * baseLat of the algorithm run, ne_coll_launch_ns); the time counts in the
+ * iteration's. ne_coll_next_event_ns() names its end.
+ *
  * NVLink. With cfg.server_of, a connection between two ranks of one server
  * (GPUs joined by NVLink through an NVSwitch) posts nothing on the NICs:
  * each of its transfers leaves when it is ready and the receiver's slot is
