@@ -93,6 +93,13 @@ void nc_tune_params_h100(struct nc_tune_params *p, uint32_t nodes, uint32_t gpus
 		p->proto_on[i] = true;
 }
 
+double nc_tune_base_lat_us(enum nc_algo a, enum nc_proto pr)
+{
+	if ((unsigned int)a >= NC_ALGO_COUNT || (unsigned int)pr >= NC_PROTO_COUNT)
+		return -1.0;
+	return base_lat[a][pr];
+}
+
 static int params_ok(const struct nc_tune_params *p)
 {
 	/* one rank: ncclTopoTuneModel returns before it models anything */

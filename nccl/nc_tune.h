@@ -86,6 +86,11 @@ int nc_tune_pick(const struct nc_tune_params *p, const struct nc_tune_table *t,
 int nc_tune_set_algo(struct nc_tune_params *p, const char *s, char *err, size_t errlen);
 int nc_tune_set_proto(struct nc_tune_params *p, const char *s, char *err, size_t errlen);
 
+/* NCCL's base latency of (a, pr) in us: baseLat, the part of the predicted
+ * time that neither the hops nor the bytes give (NCCL 2.21.5: Ring Simple
+ * 8.4, Tree Simple 0). -1 when a or pr is out of range. */
+double nc_tune_base_lat_us(enum nc_algo a, enum nc_proto pr);
+
 /* NCCL's names ("Tree", "Ring"; "LL", "LL128", "Simple"), "?" out of range. */
 const char *nc_tune_algo_name(enum nc_algo a);
 const char *nc_tune_proto_name(enum nc_proto p);

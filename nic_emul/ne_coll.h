@@ -68,6 +68,11 @@
  * thread is busy. ne_coll_next_event_ns() then names the time the thread is
  * next free. With both 0 (default) posts and polls take no time.
  *
+ * Launch cost (both models): with cfg.launch_ns set, each iteration's ranks
+ * post and grant nothing until launch_ns after it began (launch=nccl: NCCL's
+ * baseLat of the algorithm run, ne_coll_launch_ns); the time counts in the
+ * iteration's. ne_coll_next_event_ns() names its end.
+ *
  * NVLink. With cfg.server_of, a connection between two ranks of one server
  * (GPUs joined by NVLink through an NVSwitch) posts nothing on the NICs:
  * each of its transfers leaves when it is ready and the receiver's slot is
@@ -177,6 +182,7 @@ enum ne_coll_sport {
 #define NE_COLL_MAX_CHANNELS 64u
 #define NE_COLL_MAX_RANKS 1024u
 #define NE_COLL_MAX_PAIRS 256u     /* op sendrecv: explicit pairs (cfg.pairs) */
+#define NE_COLL_LAUNCH_NCCL UINT32_MAX /* cfg.launch_ns: NCCL's baseLat, resolved at create */
 
 /* NCCL's constants (src/include/device.h, collectives.h, Simple protocol). */
 #define NE_COLL_NCCL_STEPS 8u            /* NCCL_STEPS: buffer slots per connection */
@@ -234,6 +240,14 @@ struct ne_coll_config {
 	 * thread this long; they are served one at a time, in order. */
 	uint32_t proxy_post_ns;    /* key proxy_post_wqe, e.g. "250ns" */
 	uint32_t proxy_poll_ns;    /* key proxy_poll_cqe, e.g. "100ns" */
+
+	/* Fixed cost of each collective launch (key launch), 0 = off (default):
+	 * every rank starts each iteration this long after it began, before it
+	 * sends or grants anything; the time is part of the iteration's.
+	 * NE_COLL_LAUNCH_NCCL: NCCL 2.21.5's baseLat (src/graph/tuning.cc) of
+	 * the algorithm run and Simple, the protocol on the wire: Ring 8.4 us,
+	 * Tree 0; ops NCCL does not tune (alltoall, incast, sendrecv) 0. */
+	uint32_t launch_ns;
 
 	/* Active-QP time series (ne_coll_set_series): row interval, key series,
 	 * e.g. "10us" (100 ns .. 1 s); 0 = off (default, no cost). */
@@ -518,8 +532,14 @@ int ne_coll_poll(struct ne_coll *coll, uint64_t now_ns);
  * else the earlier of the time a busy proxy thread frees and the end of the
  * next NVLink transfer; else UINT64_MAX. O(1): read from the ready/marked
  * lists and the proxy and NVLink heaps, no scan over ranks. Beside those,
- * NIC activity (rx, poll_tx) is what creates work. */
+ * NIC activity (rx, poll_tx) is what creates work. While an iteration's
+ * launch cost runs (cfg.launch_ns): no earlier than its end. */
 uint64_t ne_coll_next_event_ns(const struct ne_coll *coll);
+
+/* The launch cost coll charges each iteration (cfg.launch_ns resolved:
+ * launch=nccl gives NCCL's baseLat for the algorithm run), in ns; 0 for
+ * NULL or none. */
+uint64_t ne_coll_launch_ns(const struct ne_coll *coll);
 
 /*
  * True when ne_coll_poll() at any time now would do nothing at all: no CQ
@@ -753,8 +773,9 @@ double ne_coll_avg_busbw(const struct ne_coll_result *rs, uint32_t n);
  * snprintf returns. */
 int ne_coll_format_footer(const struct ne_coll_result *rs, uint32_t n, char *buf, size_t cap);
 /* The proxy-thread costs of cfg as one comment line ending in '\n' that says
- * they are assumptions ("# host costs: proxy_post_wqe=200ns ..."), or "" when
- * both are 0. Returns what snprintf returns (0 for ""). */
+ * they are assumptions ("# host costs: proxy_post_wqe=200ns ..."), then the
+ * launch cost as one line ("# launch: ..." with its source), or "" when all
+ * are 0. Returns what snprintf returns (0 for ""). */
 int ne_coll_format_costs(const struct ne_coll_config *cfg, char *buf, size_t cap);
 /* The active QPs of a result as one comment line ending in '\n':
  * "# active QPs per NIC: mean M, while sending B, max X (...)". Returns what

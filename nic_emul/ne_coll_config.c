@@ -87,6 +87,7 @@ int ne_coll_config_check(const struct ne_coll_config *cfg)
 	    cfg->data_dscp > 63 || cfg->ctrl_dscp > 63 || cfg->timeout > 31 || cfg->retry_cnt > 7 ||
 	    cfg->iters == 0 || cfg->sport > NE_COLL_SPORT_HASH ||
 	    cfg->proxy_post_ns > PROXY_COST_MAX_NS || cfg->proxy_poll_ns > PROXY_COST_MAX_NS ||
+	    (cfg->launch_ns > PROXY_COST_MAX_NS && cfg->launch_ns != NE_COLL_LAUNCH_NCCL) ||
 	    (cfg->gpu_of && !cfg->server_of))
 		return -EINVAL;
 	if (cfg->model == NE_COLL_MODEL_NCCL && check_nccl(cfg))

@@ -166,6 +166,22 @@ static int set_model(struct ne_coll_config *cfg, const struct key_ctx *k)
 	return 0;
 }
 
+/* launch=off|nccl|TIME (NE_COLL_LAUNCH_NCCL: resolved at create) */
+static int set_launch(struct ne_coll_config *cfg, const struct key_ctx *k)
+{
+	if (!strcmp(k->val, "off")) {
+		cfg->launch_ns = 0;
+		return 0;
+	}
+	if (!strcmp(k->val, "nccl")) {
+		cfg->launch_ns = NE_COLL_LAUNCH_NCCL;
+		return 0;
+	}
+	if (k->val[0] < '0' || k->val[0] > '9')
+		return bad(k, "must be off, nccl or a time such as 8.4us");
+	return get_time(k, &cfg->launch_ns);
+}
+
 static int set_split(struct ne_coll_config *cfg, const struct key_ctx *k)
 {
 	bool v = false; /* get_bool sets it on success; gcc -O3 cannot see that */
@@ -527,6 +543,9 @@ static const struct key_def {
 	 "time each WQE post takes on the rank's one proxy thread (0: off)", false},
 	{"proxy_poll_cqe", KEY_TIME, U32(proxy_poll_ns), 0, 0, NULL, NULL, false, "TIME", "0",
 	 "time each CQE poll takes on the rank's one proxy thread (0: off)", false},
+	{"launch", KEY_FN, 0, 0, 0, set_launch, NULL, false, "off|nccl|TIME", "off",
+	 "fixed cost of each collective launch on every rank, before it sends: nccl = NCCL "
+	 "2.21.5's baseLat of the algorithm run with Simple (ring 8.4us, tree 0)", false},
 	{"series", KEY_FN, 0, 0, 0, set_series, NULL, false, "TIME", NULL,
 	 "row interval of --coll-series (100ns..1s; 10us when not given)", false},
 	{"NCCL_IB_QPS_PER_CONNECTION", KEY_U32, U32(qps_per_conn), 1, NE_COLL_NCCL_MAX_QPS, NULL,

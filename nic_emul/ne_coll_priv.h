@@ -246,6 +246,10 @@ struct ne_coll {
 	struct ne_coll *main;
 	uint32_t *lane_of;
 	uint64_t iter_start;
+	/* launch cost (cfg.launch_ns resolved at create): nothing is sent or
+	 * granted before launch_until while launching */
+	uint64_t launch_ns, launch_until;
+	bool launching;
 	uint32_t iters_done, iters_total;
 	uint64_t *iter_ns;
 	uint64_t recv_done, send_done, cts_outstanding;
@@ -363,6 +367,10 @@ int ne_coll_tree_check(const struct ne_coll_config *cfg);
  * c->tune_*; other ops and algos untouched. 0, or -EINVAL (the tuning
  * refused its inputs, e.g. nothing enabled), -ENOMEM. */
 int ne_coll_tree_tune(struct ne_coll *c);
+/* cfg.launch_ns in ns with NE_COLL_LAUNCH_NCCL resolved: NCCL's baseLat of
+ * c's algorithm (after ne_coll_tree_tune) and Simple; 0 for ops NCCL's
+ * tuning does not model (alltoall, incast, sendrecv). */
+uint64_t ne_coll_launch_resolve(const struct ne_coll *c);
 void ne_coll_root_channel_part(const struct ne_coll *c, uint32_t ch, uint64_t *lo, uint64_t *len);
 uint64_t ne_coll_root_chunk_elems(const struct ne_coll *c);
 

@@ -110,18 +110,34 @@ static void active_result(const struct ne_coll *c, struct ne_coll_result *r)
 	r->active_qps_max = c->meas_max;
 }
 
+/* The launch line of cfg into buf ("" without one); what snprintf returns. */
+static int format_launch(const struct ne_coll_config *cfg, char *buf, size_t cap)
+{
+	if (cfg->launch_ns == NE_COLL_LAUNCH_NCCL)
+		return snprintf(buf, cap,
+				"# launch: NCCL 2.21.5's baseLat before each collective on every rank "
+				"(src/graph/tuning.cc; Simple: ring 8.4 us, tree 0)\n");
+	if (cfg->launch_ns)
+		return snprintf(buf, cap, "# launch: %uns before each collective on every rank\n",
+				cfg->launch_ns);
+	if (cap)
+		buf[0] = '\0';
+	return 0;
+}
+
 int ne_coll_format_costs(const struct ne_coll_config *cfg, char *buf, size_t cap)
 {
-	if (!cfg->proxy_post_ns && !cfg->proxy_poll_ns) {
-		if (cap)
-			buf[0] = '\0';
-		return 0;
-	}
-	return snprintf(buf, cap,
-			"# host costs: proxy_post_wqe=%uns proxy_poll_cqe=%uns per WQE post / CQE "
-			"poll on each rank's proxy thread: assumptions, not measurements (no public "
-			"figure)\n",
-			cfg->proxy_post_ns, cfg->proxy_poll_ns);
+	int n = 0;
+
+	if (cfg->proxy_post_ns || cfg->proxy_poll_ns)
+		n = snprintf(buf, cap,
+			     "# host costs: proxy_post_wqe=%uns proxy_poll_cqe=%uns per WQE post / CQE "
+			     "poll on each rank's proxy thread: assumptions, not measurements (no public "
+			     "figure)\n",
+			     cfg->proxy_post_ns, cfg->proxy_poll_ns);
+	if (n < 0 || (size_t)n >= cap)
+		return n;
+	return n + format_launch(cfg, buf + n, cap - (size_t)n);
 }
 
 int ne_coll_format_algo(const struct ne_coll *c, char *buf, size_t cap)

@@ -151,6 +151,8 @@ void ne_coll_begin_iter(struct ne_coll *c, uint64_t now)
 	c->recv_done = c->send_done = 0;
 	init_data(c);
 	c->iter_start = now;
+	c->launching = c->launch_ns > 0;
+	c->launch_until = now + c->launch_ns;
 	ne_coll_active_iter_start(c);
 	ne_coll_lat_iter_start(c);
 	c->running = true;
@@ -395,6 +397,11 @@ void ne_coll_handle_wc(struct ne_coll *c, uint32_t rank, const struct ne_wc *wc,
 
 void ne_coll_run_marked(struct ne_coll *c, uint64_t now)
 {
+	if (c->launching) { /* (the marks wait for the launch's end) */
+		if (now < c->launch_until)
+			return;
+		c->launching = false;
+	}
 	while (c->ndirty_groups || c->ndirty_conns) {
 		while (c->ndirty_groups) {
 			uint32_t g = c->dirty_groups[--c->ndirty_groups];
@@ -456,7 +463,7 @@ int ne_coll_poll(struct ne_coll *c, uint64_t now_ns)
 
 bool ne_coll_quiet(const struct ne_coll *c)
 {
-	return c && !c->proxy_on && !c->failed && !c->ndirty_conns && !c->ndirty_groups &&
+	return c && !c->proxy_on && !c->failed && !c->launching && !c->ndirty_conns && !c->ndirty_groups &&
 	       !c->nready && !c->ndue && !c->nnvl && !(c->running && iter_complete(c));
 }
 
@@ -466,6 +473,12 @@ uint64_t ne_coll_next_event_ns(const struct ne_coll *c)
 
 	if (!c)
 		return UINT64_MAX;
+	if (c->launching) { /* (the marks wait: no earlier than the launch's end) */
+		proxy = ne_coll_proxy_next_ns(c);
+		nvl = ne_coll_nvl_next_ns(c);
+		proxy = proxy < nvl ? proxy : nvl;
+		return c->launch_until < proxy ? c->launch_until : proxy;
+	}
 	if (c->ndirty_conns || c->ndirty_groups || c->nready || c->ndue)
 		return 0;
 	proxy = ne_coll_proxy_next_ns(c);

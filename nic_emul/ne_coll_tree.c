@@ -279,3 +279,20 @@ int ne_coll_tree_tune(struct ne_coll *c)
 	c->cfg.algo = pick.algo == NC_ALGO_TREE ? NE_COLL_ALGO_TREE : NE_COLL_ALGO_RING;
 	return 0;
 }
+
+uint64_t ne_coll_launch_resolve(const struct ne_coll *c)
+{
+	if (c->cfg.launch_ns != NE_COLL_LAUNCH_NCCL)
+		return c->cfg.launch_ns;
+	if (c->cfg.op == NE_COLL_ALLTOALL || c->cfg.op == NE_COLL_INCAST ||
+	    c->cfg.op == NE_COLL_SENDRECV)
+		return 0; /* (NCCL's p2p has no entry in its tuning tables) */
+	double us = nc_tune_base_lat_us(
+		c->cfg.algo == NE_COLL_ALGO_TREE ? NC_ALGO_TREE : NC_ALGO_RING, NC_PROTO_SIMPLE);
+	return (uint64_t)(us * 1000.0 + 0.5);
+}
+
+uint64_t ne_coll_launch_ns(const struct ne_coll *c)
+{
+	return c ? c->launch_ns : 0;
+}

@@ -68,6 +68,25 @@ static void test_tune_table(void **state)
 	expect_table(&p, &t, 2, bw, lat);
 }
 
+/* baseLat alone, as NCCL 2.21.5's table gives it (src/graph/tuning.cc):
+ * Tree {6.8, 14.0, 0}, Ring {6.6, 14.0, 8.4}; out of range -1. It is the
+ * part of a table latency the hops do not give: Ring Simple on 2 servers
+ * of 8 is 152.8 us = 8.4 + 26 NVLink steps x 3.4 + 4 network steps x 14. */
+static void test_tune_base_lat(void **state)
+{
+	static const double want[2][3] = { { 6.8, 14.0, 0.0 }, { 6.6, 14.0, 8.4 } };
+
+	(void)state;
+	for (int a = 0; a < NC_ALGO_COUNT; a++)
+		for (int pr = 0; pr < NC_PROTO_COUNT; pr++)
+			assert_float_equal(nc_tune_base_lat_us((enum nc_algo)a, (enum nc_proto)pr),
+					   want[a][pr], 1e-12);
+	assert_float_equal(nc_tune_base_lat_us(NC_ALGO_COUNT, NC_PROTO_SIMPLE), -1.0, 0);
+	assert_float_equal(nc_tune_base_lat_us(NC_ALGO_RING, NC_PROTO_COUNT), -1.0, 0);
+	assert_float_equal(nc_tune_base_lat_us(NC_ALGO_RING, NC_PROTO_SIMPLE) + 26 * 3.4 + 4 * 14.0,
+			   152.8, 1e-9);
+}
+
 static void expect_pick(const struct nc_tune_params *p, const struct nc_tune_table *t,
 			uint64_t bytes, enum nc_algo a, enum nc_proto pr, double us)
 {
@@ -269,6 +288,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_tune_table),
+		cmocka_unit_test(test_tune_base_lat),
 		cmocka_unit_test(test_tune_pick_by_size),
 		cmocka_unit_test(test_tune_sixteen_servers),
 		cmocka_unit_test(test_tune_one_server),

@@ -236,12 +236,88 @@ static void test_rr_vs_split_direction(void **state)
 	assert_true(split1 < split0);
 }
 
+/* A launch cost shifts each iteration, it changes nothing else: with
+ * launch=5us every frame of an AllReduce (data checked, 2 iterations, both
+ * models) leaves exactly 5 us later per iteration begun, each iteration
+ * takes 5 us more, and nothing leaves before the first 5 us. launch=nccl is
+ * NCCL 2.21.5's Ring/Simple baseLat, 8.4 us, for the ring and 0 for
+ * sendrecv (no tuning entry); bad values are refused. */
+static void test_launch_cost(void **state)
+{
+	(void)state;
+	for (int model = 0; model < 2; model++) {
+		struct fab f[2];
+
+		for (int v = 0; v < 2; v++) {
+			struct ne_coll_config c;
+
+			ne_coll_config_default(&c);
+			if (model)
+				assert_int_equal(ne_coll_config_set(&c, "model", "nccl"), 0);
+			c.nranks = 4;
+			c.bytes = 4 * 50021;
+			c.chunk_bytes = 16384;
+			c.iters = 2;
+			assert_int_equal(ne_coll_config_set(&c, "launch", v ? "5us" : "off"), 0);
+			coll_run(&f[v], &c);
+			assert_int_equal(coll_verify(f[v].coll, &c), 0);
+			assert_int_equal(ne_coll_launch_ns(f[v].coll), v ? 5000 : 0);
+		}
+		for (uint32_t i = 0; i < 2; i++)
+			assert_int_equal(ne_coll_iter_time_ns(f[1].coll, i),
+					 ne_coll_iter_time_ns(f[0].coll, i) + 5000);
+		assert_int_equal(f[0].nlog, f[1].nlog);
+		uint64_t end0 = ne_coll_iter_time_ns(f[0].coll, 0);
+		for (size_t i = 0; i < f[0].nlog; i++) {
+			const struct fab_rec *r0 = &f[0].log[i], *r1 = &f[1].log[i];
+			/* (a frame of iteration 2 left after iteration 1 ended) */
+			uint64_t shift = r0->t_tx >= end0 ? 10000 : 5000;
+
+			assert_int_equal(r1->t_tx, r0->t_tx + shift);
+			assert_int_equal(r1->psn, r0->psn);
+			assert_int_equal(r1->dqpn, r0->dqpn);
+			assert_true(r1->t_tx >= 5000);
+		}
+		fab_free(&f[0]);
+		fab_free(&f[1]);
+	}
+	{
+		struct ne_coll_config c;
+		struct fab f;
+		char line[256];
+
+		ne_coll_config_default(&c);
+		assert_int_equal(ne_coll_config_set(&c, "model", "nccl"), 0);
+		c.nranks = 2;
+		c.bytes = 4096;
+		assert_int_equal(ne_coll_config_set(&c, "launch", "nccl"), 0);
+		coll_run(&f, &c);
+		assert_int_equal(ne_coll_launch_ns(f.coll), 8400);
+		assert_true(ne_coll_iter_time_ns(f.coll, 0) > 8400);
+		fab_free(&f);
+		ne_coll_format_costs(&c, line, sizeof(line));
+		assert_string_equal(line, "# launch: NCCL 2.21.5's baseLat before each collective on "
+					  "every rank (src/graph/tuning.cc; Simple: ring 8.4 us, tree 0)\n");
+		c.op = NE_COLL_SENDRECV;
+		coll_run(&f, &c);
+		assert_int_equal(ne_coll_launch_ns(f.coll), 0);
+		fab_free(&f);
+		assert_int_equal(ne_coll_config_set(&c, "launch", "250ns"), 0);
+		ne_coll_format_costs(&c, line, sizeof(line));
+		assert_string_equal(line, "# launch: 250ns before each collective on every rank\n");
+		assert_int_not_equal(ne_coll_config_set(&c, "launch", "fast"), 0);
+		assert_int_not_equal(ne_coll_config_set(&c, "launch", "2s"), 0);
+		assert_int_equal(c.launch_ns, 250); /* (a refused value changes nothing) */
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_split16_costs),
 		cmocka_unit_test(test_costs_change_time_only),
 		cmocka_unit_test(test_rr_vs_split_direction),
+		cmocka_unit_test(test_launch_cost),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
