@@ -224,7 +224,7 @@ static int yaml_error(struct topo_yaml_ctx *c, struct fy_diag *diag)
 /*
  * Offset of the first byte of s[0..len) that is not part of well-formed
  * UTF-8 (RFC 3629: no overlong forms, surrogates or values past U+10FFFF),
- * or len when all is. YAML is Unicode text, and libfyaml 0.8 loops forever
+ * or len when all is. YAML is Unicode text, and libfyaml 0.7.12 loops forever
  * on some malformed input (a '%' then the byte 0xf6), so it gets none.
  */
 static size_t utf8_bad_offset(const unsigned char *s, size_t len)
@@ -258,14 +258,57 @@ static int line_of(const char *s, size_t off)
 	return line;
 }
 
+/*
+ * Offset of the first ':' that libfyaml 0.7.12 (Debian 12) crashes on, or len
+ * when there is none. Its fy_fetch_value() (src/lib/fy-parse.c, v0.7.12) recycles
+ * the simple key of a ':' (line 2787), then fails in fy_ws_indentation_check()
+ * (line 2794) when a complex key ('?') is pending and the blanks after the ':'
+ * hold a tab followed by ?, :, |, >, a NUL byte, or '-' and a blank or the end;
+ * its error path recycles the key again (line 2836). The recycled list loops on
+ * itself and fy_parser_destroy() crashes. Upstream fixed it in 0bb4406 (v0.8).
+ * This test is wider than the crash: any '?' before, any such ':'.
+ */
+static size_t fyaml_crash_offset(const char *s, size_t len)
+{
+	const char *q = memchr(s, '?', len);
+
+	for (size_t i = q ? (size_t)(q - s) : len; i < len; i++) {
+		if (s[i] != ':')
+			continue;
+		size_t j = i + 1;
+		bool tab = false;
+		while (j < len && (s[j] == ' ' || s[j] == '\t'))
+			tab |= s[j++] == '\t';
+		if (!tab || j == len)
+			continue;
+		bool graphic_next = j + 1 < len && s[j + 1] > ' ' && s[j + 1] < 0x7f;
+		if (memchr("?:|>", s[j], 5) || (s[j] == '-' && !graphic_next))
+			return i; /* (memchr's 5 bytes include the NUL) */
+	}
+	return len;
+}
+
+/* Refuse what libfyaml must not see: text that is not UTF-8, and its crash above. */
+static int yaml_precheck(struct topo_yaml_ctx *c, const char *yaml, size_t len)
+{
+	size_t bad = utf8_bad_offset((const unsigned char *)yaml, len);
+	if (bad < len)
+		return topo_yaml_fail(c, line_of(yaml, bad), "not UTF-8 text (byte 0x%02x)",
+				      (unsigned char)yaml[bad]);
+	bad = fyaml_crash_offset(yaml, len);
+	if (bad < len)
+		return topo_yaml_fail(c, line_of(yaml, bad),
+				      "a tab after ':' before an indicator (?:|>-) in a file that "
+				      "uses '?' crashes libfyaml 0.7.12; use spaces there");
+	return 0;
+}
+
 int topo_yaml_open(struct topo_yaml_ctx *c, const char *yaml, size_t len, const char *what,
 		   struct topo_yaml_doc *d)
 {
 	memset(d, 0, sizeof(*d));
-	size_t bad = yaml ? utf8_bad_offset((const unsigned char *)yaml, len) : len;
-	if (yaml && bad < len)
-		return topo_yaml_fail(c, line_of(yaml, bad), "not UTF-8 text (byte 0x%02x)",
-				      (unsigned char)yaml[bad]);
+	if (yaml && yaml_precheck(c, yaml, len))
+		return -1;
 	struct fy_diag_cfg dcfg;
 	fy_diag_cfg_default(&dcfg);
 	dcfg.fp = NULL;
