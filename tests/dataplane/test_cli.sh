@@ -17,7 +17,7 @@ SRC=$(realpath "$5")
 ip link set lo up
 T=$SRC/topologies/default.yaml N=$SRC/tests/bench/null-2x2.yaml PCAP=$SRC/tests/testdata/rxe-rc-ud.pcap
 E=$SRC/tests/dataplane/data/emulated.yaml
-# '%' then a byte that is not UTF-8: libfyaml 0.8 loops forever on it (found by fuzz_topology)
+# '%' then a byte that is not UTF-8: libfyaml 0.7.12 (Debian 12's) loops forever on it (found by fuzz_topology)
 NOTUTF8=$(mktemp /tmp/rl-cli-XXXXXX.yaml); printf '%%\xf6' > "$NOTUTF8"
 trap 'rm -f "$NOTUTF8"' EXIT
 pass=0 fail=0 n=0
