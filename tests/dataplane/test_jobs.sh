@@ -40,28 +40,7 @@ dp() { # NAME-SUFFIX ARGS...: one run with a unique --name and a timeout
   names+=("$name" "$name-alone0" "$name-alone1")
   timeout 120 "$DP" --clock virtual --flows 0 --quiet --name "$name" --topology "$tmp/topo.yaml" "$@"
 }
-cat > "$tmp/topo.yaml" <<'YAML'
-name: two-leaves-one-spine
-defaults:
-  host: {attach: emulated, mtu: 9000}
-  link: {rate: 100G, delay: 1us}
-switches:
-  - {name: leaf0, role: rtsw}
-  - {name: leaf1, role: rtsw}
-  - {name: spine0, role: ctsw}
-hosts:
-  - {name: h0, leaf: leaf0}
-  - {name: h1, leaf: leaf0}
-  - {name: h2, leaf: leaf0}
-  - {name: h3, leaf: leaf0}
-  - {name: h4, leaf: leaf1}
-  - {name: h5, leaf: leaf1}
-  - {name: h6, leaf: leaf1}
-  - {name: h7, leaf: leaf1}
-links:
-  - [leaf0, spine0]
-  - [leaf1, spine0]
-YAML
+cp "$DATA/two-leaves-one-spine.yaml" "$tmp/topo.yaml"
 jobs_file() { # POLICY: two jobs of 4 GPUs
   printf 'policy: %s\njobs:\n  - {name: a, workload: "astra:%s", gpus: 4}\n  - {name: b, workload: "astra:%s", gpus: 4}\n' \
     "$1" "$W" "$W"
