@@ -105,14 +105,18 @@ struct wl_graph;
  * (not waited for) and the input-gradient compute (none for the first
  * layer). DATA ignores the forward and input-gradient communication.
  *
- * MODEL, HYBRID_DATA_MODEL, HYBRID_MODEL_DATA, HYBRID_TRANSFORMER, as
- * Workload::iterate_hybrid_parallel_data_model (the same loop for the four):
- * forward, per layer, the compute (after the layer's weight-gradient
- * collective of the pass before), then its forward collective, waited for;
- * then from the last layer back the input-gradient compute and its
- * collective (none for the first layer), the weight-gradient compute and its
- * collective (neither collective waited for), the next layer's input
- * gradient waiting for this layer's input-gradient collective. The groups,
+ * MODEL, HYBRID_DATA_MODEL, HYBRID_MODEL_DATA, as
+ * Workload::iterate_model_parallel and iterate_hybrid_parallel_data_model
+ * and _model_data (the same loop): forward, per layer, the compute (after
+ * the layer's weight-gradient collective of the pass before), then its
+ * forward collective, waited for; then from the last layer back the
+ * input-gradient compute and its collective (none for the first layer), the
+ * weight-gradient compute and its collective (neither collective waited
+ * for), the next layer's input gradient waiting for this layer's
+ * input-gradient collective. HYBRID_TRANSFORMER, as
+ * iterate_hybrid_parallel_Transformer: the same, but each layer's
+ * input-gradient collective, the first layer's included, is waited for
+ * before its weight-gradient compute. The groups,
  * as Workload::decode_involved_dimensions: MODEL's forward and input
  * gradient over every rank, no weight-gradient collective; the hybrids'
  * forward and input gradient over the model group, the weight gradient over

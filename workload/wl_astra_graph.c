@@ -154,18 +154,23 @@ static void pass_groups(enum wl_astra_par par, enum group *fwd, enum group *ig, 
 }
 
 /*
- * One pass of MODEL or a HYBRID_* (Workload::iterate_hybrid_parallel_data_model):
- * forward, layer by layer: the compute (after the layer's weight-gradient
- * collective of the pass before), then its forward collective, waited for;
- * then from the last layer back: the input-gradient compute, its collective
- * (none for the first layer; not waited for yet), the weight-gradient
- * compute, its collective (not waited for); the next layer's input gradient
- * waits for this layer's input-gradient collective. wg[i] as in one_pass;
- * ig holds the last layer's open input-gradient collective (0: none).
+ * One pass of MODEL or a HYBRID_* (Workload::iterate_hybrid_parallel_data_model,
+ * _model_data, iterate_model_parallel): forward, layer by layer, the compute
+ * (after the layer's weight-gradient collective of the pass before), then its
+ * forward collective, waited for; then from the last layer back: the
+ * input-gradient compute, its collective (none for the first layer; not
+ * waited for yet), the weight-gradient compute, its collective (not waited
+ * for); the next layer's input gradient waits for this layer's
+ * input-gradient collective. HYBRID_TRANSFORMER
+ * (iterate_hybrid_parallel_Transformer) waits for each input-gradient
+ * collective at once, the first layer's included, before the
+ * weight-gradient compute. wg[i] as in one_pass; ig holds the open
+ * input-gradient collective (0: none).
  */
 static int hybrid_pass(struct build *b, uint64_t *wg, uint64_t *ig)
 {
 	const struct wl_astra *w = b->w;
+	bool blocking = w->par == WL_PAR_HYBRID_TRANSFORMER;
 	enum group gf, gi, gw;
 	uint64_t c;
 
@@ -185,13 +190,16 @@ static int hybrid_pass(struct build *b, uint64_t *wg, uint64_t *ig)
 		if (compute(b, l, l->ig.compute_cycles, ids, 2) != 0)
 			return -1;
 		uint64_t igd = b->next_id - 1;
-		if ((i > 0 && collective(b, l, &l->ig, gi, igd, &igc) != 0) ||
-		    compute(b, l, l->wg.compute_cycles, &igd, 1) != 0)
+		if ((i > 0 || blocking) && collective(b, l, &l->ig, gi, igd, &igc) != 0)
+			return -1;
+		if (blocking && igc) /* (waited for: the weight gradient starts after it) */
+			igd = igc;
+		if (compute(b, l, l->wg.compute_cycles, &igd, 1) != 0)
 			return -1;
 		b->prev = b->next_id - 1;
 		if (collective(b, l, &l->wg, gw, b->prev, &wg[i]) != 0)
 			return -1;
-		*ig = igc;
+		*ig = blocking ? 0 : igc;
 	}
 	return 0;
 }
