@@ -26,10 +26,17 @@ class ExpError(Exception):
 
 
 # The file's keys (experiments/README.md "Format"); REQUIRED must be there.
-TOP_KEYS = ("name", "title", "topology", "collective", "seeds", "placements", "variants",
-            "baseline", "claim", "nccl", "nic", "dp_args", "slow")
-REQUIRED = ("name", "topology", "collective", "variants", "baseline")
-VARIANT_KEYS = ("label", "switch", "topology", "coll", "dp_args", "nccl")
+TOP_KEYS = ("name", "title", "topology", "collective", "workload", "jobs", "seeds", "placements",
+            "variants", "baseline", "claim", "nccl", "nic", "dp_args", "slow")
+REQUIRED = ("name", "topology", "variants", "baseline")
+# what runs: one of these (collective: --coll; workload: --workload; jobs: --jobs FILE)
+WHAT_RUNS = ("collective", "workload", "jobs")
+VARIANT_KEYS = ("label", "switch", "topology", "coll", "dp_args", "nccl", "policy")
+# workload: and jobs: (scripts/exp_jobs.py): --workload's kinds, the scheduler's policies
+# (workload/wl_sched.c), the claim kinds that need no placement
+WORKLOAD_KINDS = ("chakra:", "astra:", "llm:")
+POLICIES = ("packed", "spread", "random", "topology-aware")
+JOBS_CLAIM_KINDS = ("gain", "note")
 # a variant's switch: is merged into defaults.switch (topology/topo.c switch_val_keys);
 # names from hashing/rl_hash.c (profile_names, algo_names) and topology/topo.c (lb_names)
 SWITCH_KEYS = ("buffer", "profile", "algo", "seed", "lb", "flowlet_timeout_us",
@@ -248,6 +255,38 @@ def check_claim(m, claim, labels, placements):
                 raise m.fail(("claim", k), f"claim: {k}: " + unknown("placement", claim[k], placements))
 
 
+def check_jobs(m, exp):
+    """workload: or jobs: (what can be checked here: rocelab-dp --check reads the rest
+    before the runs): the workload's kind, the job file's presence, no placements, the
+    variants' policies, a claim kind that needs no placement."""
+    if "placements" in exp:
+        raise m.fail(("placements",), "placements: only with collective:; the jobs' hosts are "
+                     "the job file's scheduler's (a variant's policy:) or the workload's hosts=")
+    if "workload" in exp:
+        w = exp["workload"]
+        if not isinstance(w, str) or not w.startswith(WORKLOAD_KINDS):
+            raise m.fail(("workload",), f"workload: expected \"KIND:SOURCE[,key=value...]\" with KIND "
+                         f"one of {', '.join(k[:-1] for k in WORKLOAD_KINDS)} (rocelab-dp --workload), "
+                         f"got {w!r}")
+    else:
+        j = exp["jobs"]
+        path = os.path.join(os.path.dirname(os.path.abspath(m.path)), str(j))
+        if not isinstance(j, str) or not os.path.isfile(path):
+            raise m.fail(("jobs",), f"jobs: expected a job file next to the experiment "
+                         f"(docs/reference/rocelab-place.md), got {j!r}"
+                         + (f": no such file {path}" if isinstance(j, str) else ""))
+    for i, v in enumerate(exp.get("variants") or []):
+        if isinstance(v, dict) and "policy" in v:
+            if "jobs" not in exp:
+                raise m.fail(("variants", i, "policy"), "policy: only with jobs: (the scheduler's)")
+            if v["policy"] not in POLICIES:
+                raise m.fail(("variants", i, "policy"), "policy: " + unknown("policy", v["policy"], POLICIES))
+    kind = exp.get("claim", {}).get("kind", "gain") if isinstance(exp.get("claim"), dict) else "gain"
+    if kind not in JOBS_CLAIM_KINDS:
+        raise m.fail(("claim", "kind"), f"claim: kind {kind} compares placements; with "
+                     f"{'workload' if 'workload' in exp else 'jobs'}: only {' or '.join(JOBS_CLAIM_KINDS)}")
+
+
 def check(m):
     """Everything of the file m (a Marked) that can be checked without running."""
     exp = m.data
@@ -257,7 +296,17 @@ def check(m):
     for key in REQUIRED:
         if key not in exp:
             raise m.fail((), f"missing key '{key}'")
-    check_kv(m, ("collective",), exp["collective"], "collective")
+    runs = [k for k in WHAT_RUNS if k in exp]
+    if len(runs) != 1:
+        raise m.fail((runs[1],) if runs else (), f"one of {', '.join(WHAT_RUNS)} says what runs; "
+                     f"got {', '.join(runs) if runs else 'none'}")
+    if runs[0] != "collective":
+        check_jobs(m, exp)
+    else:
+        check_kv(m, ("collective",), exp["collective"], "collective")
+    for i, v in enumerate(exp.get("variants") or []):
+        if runs[0] == "collective" and isinstance(v, dict) and "policy" in v:
+            raise m.fail(("variants", i, "policy"), "policy: only with jobs: (the scheduler's)")
     seeds = exp.get("seeds", [1])
     if not isinstance(seeds, list) or not seeds or not all(
             isinstance(s, int) and not isinstance(s, bool) for s in seeds):
@@ -286,7 +335,8 @@ def load(path):
     check(m)
     exp = m.data
     exp.setdefault("seeds", [1])
-    exp.setdefault("placements", {"all": "all"})
+    if "collective" in exp:
+        exp.setdefault("placements", {"all": "all"})
     exp.setdefault("title", exp["name"])
     exp["_marked"] = m
     return exp

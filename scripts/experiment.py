@@ -67,6 +67,7 @@ HERE = os.path.dirname(os.path.realpath(__file__))
 ROOT = os.path.dirname(HERE)
 # its modules, also when it is imported from elsewhere (as a library, or by a test)
 sys.path[:0] = [HERE, os.path.join(ROOT, "tools", "rocelab-viz-lib")]
+import exp_jobs  # noqa: E402
 import expcheck  # noqa: E402
 import rlcli  # noqa: E402
 import rlpaths  # noqa: E402
@@ -932,6 +933,8 @@ def run(a, can_draw=True):
     "stalls": the runs that failed}. Raises ExpError: code 2 for bad input, 1 for a
     failed run."""
     exp = load(a.experiment)
+    if "collective" not in exp:  # workload: or jobs: (scripts/exp_jobs.py)
+        return exp_jobs.run(sys.modules[__name__], a, exp, can_draw)
     a.no_pictures = a.no_pictures or not can_draw
     check_options(a)
     seeds = exp["seeds"][:1] if a.quick or a.smoke else exp["seeds"]

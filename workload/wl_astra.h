@@ -94,18 +94,42 @@ int wl_astra_load(struct wl_astra *w, const char *file, struct wl_err *err);
 struct wl_graph;
 
 /* The job graph of passes training iterations of w on nranks ranks, into g
- * (initialised here), as ASTRA-sim's data-parallel loop runs them
- * (Workload::iterate_data_parallel): per pass, the forward computes from the
- * first layer to the last, the forward of a layer also waiting for its
- * weight-gradient collective of the pass before; then from the last layer
- * back, the weight-gradient compute, its collective over all ranks (not
- * waited for) and the input-gradient compute (none for the first layer).
- * DATA ignores the forward and input-gradient communication, as ASTRA-sim
- * does. Cycles become ns at cycle_ps picoseconds per cycle (the caller's
- * clock: the file does not say). Node ids count from 1 in that order, the same
- * on every rank. file names the source in messages. Returns 0, or -1 with
- * err set ("FILE:1: ..." for a parallelism other than DATA, "FILE:LINE: ..."
- * for a layer whose collective the graph has no op for) and g freed. */
+ * (initialised here). Node ids count from 1 in program order, the same on
+ * every rank; cycles become ns at cycle_ps picoseconds per cycle (the
+ * caller's clock: the file does not say). file names the source in messages.
+ *
+ * DATA, as ASTRA-sim 1.0's Workload::iterate_data_parallel: per pass, the
+ * forward computes from the first layer to the last (a layer's forward also
+ * waits for its weight-gradient collective of the pass before), then from the
+ * last layer back the weight-gradient compute, its collective over all ranks
+ * (not waited for) and the input-gradient compute (none for the first
+ * layer). DATA ignores the forward and input-gradient communication.
+ *
+ * MODEL, HYBRID_DATA_MODEL, HYBRID_MODEL_DATA, as
+ * Workload::iterate_model_parallel and iterate_hybrid_parallel_data_model
+ * and _model_data (the same loop): forward, per layer, the compute (after
+ * the layer's weight-gradient collective of the pass before), then its
+ * forward collective, waited for; then from the last layer back the
+ * input-gradient compute and its collective (none for the first layer), the
+ * weight-gradient compute and its collective (neither collective waited
+ * for), the next layer's input gradient waiting for this layer's
+ * input-gradient collective. HYBRID_TRANSFORMER, as
+ * iterate_hybrid_parallel_Transformer: the same, but each layer's
+ * input-gradient collective, the first layer's included, is waited for
+ * before its weight-gradient compute. The groups,
+ * as Workload::decode_involved_dimensions: MODEL's forward and input
+ * gradient over every rank, no weight-gradient collective; the hybrids'
+ * forward and input gradient over the model group, the weight gradient over
+ * the data group. ASTRA-sim takes a group's size from its logical topology's
+ * dimensions; here from "model_parallel_NPU_group: G" on line 1 (required,
+ * G dividing nranks): model groups are blocks of G consecutive ranks, data
+ * groups the ranks G apart (HYBRID_MODEL_DATA, data dimension first: data
+ * groups are blocks of nranks / G, model groups the ranks nranks / G apart).
+ * A collective over one rank is left out.
+ *
+ * Returns 0, or -1 with err set ("FILE:1: ..." for another parallelism or a
+ * missing or non-dividing group, "FILE:LINE: ..." for ALLREDUCEALLTOALL,
+ * two collectives over groups the file does not give) and g freed. */
 int wl_astra_to_graph(const struct wl_astra *w, const char *file, uint32_t nranks,
 		      uint32_t passes, uint64_t cycle_ps, struct wl_graph *g,
 		      struct wl_err *err);

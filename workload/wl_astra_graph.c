@@ -1,7 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * wl_astra_to_graph(): an ASTRA-sim DATA workload as a job graph, following
- * the order of ASTRA-sim 1.0's Workload::iterate_data_parallel.
+ * wl_astra_to_graph(): an ASTRA-sim workload as a job graph, following the
+ * order of ASTRA-sim 1.0's Workload::iterate_data_parallel (DATA) and
+ * Workload::iterate_hybrid_parallel_data_model (MODEL and the HYBRID_*
+ * below), and the groups of Workload::decode_involved_dimensions
+ * (astra-sim/workload/Workload.cc, astra-sim/astra-sim, read at the commit
+ * the library holds: see wl_astra.h).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -19,7 +23,11 @@ struct build {
 	uint64_t next_id;
 	uint64_t prev;          /* the node before, in the rank's program order */
 	struct wl_err *err;
+	uint32_t *grp;          /* a group's members, scratch of nranks */
 };
+
+/* Who takes part in a pass's collective: everyone, the rank's model group or its data group. */
+enum group { G_WORLD, G_MODEL, G_DATA, G_NONE };
 
 static int put(struct build *b, struct wl_node *n)
 {
@@ -34,7 +42,7 @@ static int put(struct build *b, struct wl_node *n)
 static int compute(struct build *b, const struct wl_astra_layer *l, uint64_t cycles,
 		   const uint64_t *ids, uint32_t nids)
 {
-	struct wl_dep deps[2];
+	struct wl_dep deps[3];
 	struct wl_node n = { .kind = WL_COMPUTE, .deps = deps };
 
 	if (b->cycle_ps != 0 && cycles > UINT64_MAX / b->cycle_ps)
@@ -48,21 +56,61 @@ static int compute(struct build *b, const struct wl_astra_layer *l, uint64_t cyc
 	return put(b, &n);
 }
 
-static int collective(struct build *b, const struct wl_astra_layer *l, uint64_t after)
+/*
+ * Rank r's group (members ascending into b->grp; their count). Model groups
+ * are blocks of G consecutive ranks (the logical topology's first
+ * dimensions), data groups the ranks G apart, for HYBRID_DATA_MODEL and
+ * HYBRID_TRANSFORMER; HYBRID_MODEL_DATA has the data dimension first, so
+ * its data groups are the blocks, of nranks / G.
+ */
+static uint32_t group_of(const struct build *b, enum group which, uint32_t r)
+{
+	uint32_t n = b->g->nranks, block = b->w->mp_group, k = 0;
+
+	if (b->w->par == WL_PAR_HYBRID_MODEL_DATA) {
+		block = n / b->w->mp_group;
+		which = which == G_MODEL ? G_DATA : which == G_DATA ? G_MODEL : which;
+	}
+	if (which == G_WORLD) {
+		memcpy(b->grp, b->world, (size_t)n * sizeof(*b->grp));
+		return n;
+	}
+	if (which == G_MODEL)
+		for (uint32_t m = r - r % block; m < r - r % block + block; m++)
+			b->grp[k++] = m;
+	else if (which == G_DATA)
+		for (uint32_t m = r % block; m < n; m += block)
+			b->grp[k++] = m;
+	return k;
+}
+
+/* Pass p's collective of layer l after node `after`, over each rank's group; *id its id, or 0
+ * when there is none (no comm, or a group of one rank: nothing to do). */
+static int collective(struct build *b, const struct wl_astra_layer *l, const struct wl_astra_pass *p,
+		      enum group which, uint64_t after, uint64_t *id)
 {
 	static const enum wl_coll ops[WL_AC_COUNT] = {
 		[WL_AC_ALLREDUCE] = WL_ALLREDUCE, [WL_AC_ALLGATHER] = WL_ALLGATHER,
 		[WL_AC_ALLTOALL] = WL_ALLTOALL, [WL_AC_REDUCESCATTER] = WL_REDUCESCATTER,
 	};
 	struct wl_dep dep = { after, false };
-	struct wl_node n = { .kind = WL_COLL, .bytes = l->wg.comm_bytes, .ranks = b->world,
-			     .nranks = b->g->nranks, .deps = &dep, .ndeps = 1 };
+	struct wl_node n = { .kind = WL_COLL, .bytes = p->comm_bytes, .ranks = b->grp, .deps = &dep,
+			     .ndeps = 1, .id = b->next_id };
 
-	if (l->wg.comm == WL_AC_ALLREDUCE_ALLTOALL)
-		return wl_err_set(b->err, "%s:%u: layer '%s': weight gradient ALLREDUCEALLTOALL is two collectives over groups the file does not give",
-				  b->file, l->line, l->name);
-	n.op = ops[l->wg.comm];
-	return put(b, &n);
+	*id = 0;
+	if (p->comm == WL_AC_NONE || which == G_NONE || group_of(b, which, 0) < 2)
+		return 0;
+	if (p->comm == WL_AC_ALLREDUCE_ALLTOALL)
+		return wl_err_set(b->err, "%s:%u: layer '%s': %s ALLREDUCEALLTOALL is two collectives over groups the file does not give",
+				  b->file, l->line, l->name, p == &l->wg ? "weight gradient" : p == &l->fwd ? "forward" : "input gradient");
+	n.op = ops[p->comm];
+	for (uint32_t r = 0; r < b->g->nranks; r++) {
+		n.nranks = group_of(b, which, r);
+		if (wl_graph_add(b->g, r, &n, b->err) != 0)
+			return -1;
+	}
+	*id = b->next_id++;
+	return 0;
 }
 
 /* One pass; wg[i]: the id of layer i's weight-gradient collective (0: none),
@@ -86,12 +134,8 @@ static int one_pass(struct build *b, uint64_t *wg)
 		if (compute(b, l, l->wg.compute_cycles, &prev, 1) != 0)
 			return -1;
 		prev = wgc = b->next_id - 1;
-		wg[i] = 0;
-		if (l->wg.comm != WL_AC_NONE) {
-			if (collective(b, l, wgc) != 0)
-				return -1;
-			wg[i] = b->next_id - 1;
-		}
+		if (collective(b, l, &l->wg, G_WORLD, wgc, &wg[i]) != 0)
+			return -1;
 		if (i > 0) {
 			if (compute(b, l, l->ig.compute_cycles, &wgc, 1) != 0)
 				return -1;
@@ -102,23 +146,95 @@ static int one_pass(struct build *b, uint64_t *wg)
 	return 0;
 }
 
+/* The groups of each pass's collectives (Workload::decode_involved_dimensions): fwd, ig, wg. */
+static void pass_groups(enum wl_astra_par par, enum group *fwd, enum group *ig, enum group *wg)
+{
+	*fwd = *ig = par == WL_PAR_MODEL ? G_WORLD : G_MODEL;
+	*wg = par == WL_PAR_MODEL ? G_NONE : G_DATA;
+}
+
+/*
+ * One pass of MODEL or a HYBRID_* (Workload::iterate_hybrid_parallel_data_model,
+ * _model_data, iterate_model_parallel): forward, layer by layer, the compute
+ * (after the layer's weight-gradient collective of the pass before), then its
+ * forward collective, waited for; then from the last layer back: the
+ * input-gradient compute, its collective (none for the first layer; not
+ * waited for yet), the weight-gradient compute, its collective (not waited
+ * for); the next layer's input gradient waits for this layer's
+ * input-gradient collective. HYBRID_TRANSFORMER
+ * (iterate_hybrid_parallel_Transformer) waits for each input-gradient
+ * collective at once, the first layer's included, before the
+ * weight-gradient compute. wg[i] as in one_pass; ig holds the open
+ * input-gradient collective (0: none).
+ */
+static int hybrid_pass(struct build *b, uint64_t *wg, uint64_t *ig)
+{
+	const struct wl_astra *w = b->w;
+	bool blocking = w->par == WL_PAR_HYBRID_TRANSFORMER;
+	enum group gf, gi, gw;
+	uint64_t c;
+
+	pass_groups(w->par, &gf, &gi, &gw);
+	for (uint32_t i = 0; i < w->nlayers; i++) {
+		const struct wl_astra_layer *l = &w->layers[i];
+		uint64_t ids[3] = { b->prev, *ig, wg[i] };
+		if (compute(b, l, l->fwd.compute_cycles, ids, 3) != 0 ||
+		    collective(b, l, &l->fwd, gf, b->next_id - 1, &c) != 0)
+			return -1;
+		*ig = 0;
+		b->prev = c ? c : b->next_id - 1;
+	}
+	for (uint32_t i = w->nlayers; i-- > 0;) {
+		const struct wl_astra_layer *l = &w->layers[i];
+		uint64_t ids[2] = { b->prev, *ig }, igc = 0;
+		if (compute(b, l, l->ig.compute_cycles, ids, 2) != 0)
+			return -1;
+		uint64_t igd = b->next_id - 1;
+		if ((i > 0 || blocking) && collective(b, l, &l->ig, gi, igd, &igc) != 0)
+			return -1;
+		if (blocking && igc) /* (waited for: the weight gradient starts after it) */
+			igd = igc;
+		if (compute(b, l, l->wg.compute_cycles, &igd, 1) != 0)
+			return -1;
+		b->prev = b->next_id - 1;
+		if (collective(b, l, &l->wg, gw, b->prev, &wg[i]) != 0)
+			return -1;
+		*ig = blocking ? 0 : igc;
+	}
+	return 0;
+}
+
+/* The model group size the hybrids need: model_parallel_NPU_group, dividing nranks. 0 or -1. */
+static int check_group(const struct wl_astra *w, const char *file, uint32_t nranks, struct wl_err *err)
+{
+	if (w->par == WL_PAR_DATA || w->par == WL_PAR_MODEL)
+		return 0;
+	if (w->par != WL_PAR_HYBRID_DATA_MODEL && w->par != WL_PAR_HYBRID_MODEL_DATA &&
+	    w->par != WL_PAR_HYBRID_TRANSFORMER)
+		return wl_err_set(err, "%s:1: %s: not turned into a job graph yet (DATA, MODEL, HYBRID_DATA_MODEL, HYBRID_MODEL_DATA and HYBRID_TRANSFORMER are)",
+				  file, wl_astra_par_name(w->par));
+	if (w->mp_group == 0 || nranks % w->mp_group != 0)
+		return wl_err_set(err, "%s:1: %s wants \"model_parallel_NPU_group: G\" after it, G dividing the job's %u ranks (%s): the model groups are blocks of G ranks, as ASTRA-sim's first logical dimensions",
+				  file, wl_astra_par_name(w->par), nranks,
+				  w->mp_group ? "it does not" : "none given");
+	return 0;
+}
+
 int wl_astra_to_graph(const struct wl_astra *w, const char *file, uint32_t nranks,
 		      uint32_t passes, uint64_t cycle_ps, struct wl_graph *g,
 		      struct wl_err *err)
 {
-	struct build b = { w, file, g, NULL, cycle_ps, 1, 0, err };
-	uint64_t *wg = NULL;
+	struct build b = { w, file, g, NULL, cycle_ps, 1, 0, err, NULL };
+	uint64_t *wg = NULL, ig = 0;
 	int rc = -1;
 
 	memset(g, 0, sizeof(*g));
-	if (w->par != WL_PAR_DATA)
-		return wl_err_set(err, "%s:1: %s: DATA is the one parallelism turned into a job graph so far",
-				  file, wl_astra_par_name(w->par));
-	if (wl_graph_init(g, nranks, err) != 0)
+	if (check_group(w, file, nranks, err) != 0 || wl_graph_init(g, nranks, err) != 0)
 		return -1;
 	b.world = malloc((size_t)nranks * sizeof(*b.world));
+	b.grp = malloc((size_t)nranks * sizeof(*b.grp));
 	wg = calloc((size_t)w->nlayers + 1, sizeof(*wg));
-	if (b.world == NULL || wg == NULL) {
+	if (b.world == NULL || b.grp == NULL || wg == NULL) {
 		wl_err_set(err, "%s: out of memory", file);
 		goto out;
 	}
@@ -126,9 +242,10 @@ int wl_astra_to_graph(const struct wl_astra *w, const char *file, uint32_t nrank
 		b.world[r] = r;
 	rc = 0;
 	for (uint32_t p = 0; p < passes && rc == 0; p++)
-		rc = one_pass(&b, wg);
+		rc = w->par == WL_PAR_DATA ? one_pass(&b, wg) : hybrid_pass(&b, wg, &ig);
 out:
 	free(b.world);
+	free(b.grp);
 	free(wg);
 	if (rc != 0)
 		wl_graph_free(g);

@@ -195,6 +195,10 @@ int jobs_alone(struct run *r, char *err, size_t errlen);
 /* jobs_links.c: --jobs: per job, a line naming the 3 busiest links its traffic crossed in the
  * mix (the flows the fabric tracked), utilisation and pause over elapsed_ns. */
 void jobs_links_print(struct run *r, uint64_t elapsed_ns, FILE *out);
+/* Job k's JOBS_TOP_LINKS busiest links, as its line names them, into top: their count, or -1
+ * (out of memory). */
+#define JOBS_TOP_LINKS 3
+int jobs_links_top(struct run *r, uint32_t k, uint64_t elapsed_ns, struct dp_stats_link *top);
 int plan_process(struct run *r);
 int setup(struct run *r, char *err, size_t errlen);
 int start_traffic(struct run *r, char *err, size_t errlen);

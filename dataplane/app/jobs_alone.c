@@ -17,8 +17,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-/* Job k's run: the child's iteration time (ns) from its report, or -1 with err. */
-static int64_t alone_run(const struct opts *o, uint32_t k, char *err, size_t errlen)
+/*
+ * Job k's run: the child's iteration 1 time (ns) from its report, or -1 with
+ * err; *exposed_ns its exposed communication.
+ */
+static int64_t alone_run(const struct opts *o, uint32_t k, uint64_t *exposed_ns, char *err, size_t errlen)
 {
 	char kbuf[16], name[128];
 	char **argv = calloc((size_t)o->argc + 5, sizeof(*argv));
@@ -49,9 +52,10 @@ static int64_t alone_run(const struct opts *o, uint32_t k, char *err, size_t err
 	close(fd[1]);
 	FILE *f = pid > 0 ? fdopen(fd[0], "r") : NULL;
 	char line[512];
-	double us = -1;
+	double us = -1, exp_us = 0;
 	while (f && fgets(line, sizeof(line), f))
-		if (us < 0 && sscanf(line, "# job: iteration 1: time %lf us", &us) != 1)
+		if (us < 0 && sscanf(line, "# job: iteration 1: time %lf us, compute critical path %*f us, "
+					   "exposed communication %lf us", &us, &exp_us) != 2)
 			us = -1;
 	if (f)
 		fclose(f);
@@ -64,16 +68,18 @@ static int64_t alone_run(const struct opts *o, uint32_t k, char *err, size_t err
 			 pid < 0 ? errno : WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
 		return -1;
 	}
+	*exposed_ns = (uint64_t)llround(exp_us * 1e3);
 	return (int64_t)llround(us * 1e3);
 }
 
 int jobs_alone(struct run *r, char *err, size_t errlen)
 {
 	for (uint32_t k = 0; k < dp_mix_jobs(r->mix); k++) {
-		int64_t ns = alone_run(r->o, k, err, errlen);
+		uint64_t exposed = 0;
+		int64_t ns = alone_run(r->o, k, &exposed, err, errlen);
 		if (ns < 0)
 			return -1;
-		dp_mix_set_alone(r->mix, k, (uint64_t)ns);
+		dp_mix_set_alone(r->mix, k, (uint64_t)ns, exposed);
 	}
 	return 0;
 }

@@ -15,7 +15,6 @@
 #include "dp_fabric_build.h"
 #include "dp_stats.h"
 
-#define JOBS_TOP_LINKS 3
 
 /* The host whose IPv4 address is the flow's source, or -1. */
 static int flow_host(const struct topo *t, const struct dp_flow *fl)
@@ -49,11 +48,10 @@ static void flow_chans(struct dp_fabric *f, const struct dp_flow *fl, uint32_t h
 	}
 }
 
-/* Job k's busiest links among used[], one line. */
-static void job_links_line(struct run *r, uint32_t k, const bool *used, uint64_t elapsed_ns, FILE *out)
+/* The JOBS_TOP_LINKS busiest of used[] into top, by utilisation, then pause; their count. */
+static uint32_t links_top(struct dp_fabric *f, const bool *used, uint64_t elapsed_ns, struct dp_stats_link *top)
 {
-	struct dp_fabric *f = r->fab;
-	struct dp_stats_link top[JOBS_TOP_LINKS], row;
+	struct dp_stats_link row;
 	uint32_t n = 0;
 
 	for (uint32_t i = 0; i < f->n_chans; i++) {
@@ -70,40 +68,48 @@ static void job_links_line(struct run *r, uint32_t k, const bool *used, uint64_t
 		if (at < JOBS_TOP_LINKS)
 			top[at] = row;
 	}
-	fprintf(out, "# jobs: %s: links most used in the mix:", dp_mix_name(r->mix, k));
-	for (uint32_t i = 0; i < n; i++)
-		fprintf(out, "%s %s>%s util %.1f %% paused %.1f %%", i ? "," : "", top[i].from, top[i].to,
-			top[i].util_pct, top[i].paused_pct);
-	fprintf(out, "%s\n", n ? "" : " none tracked (--flows 0, or the table was full)");
+	return n;
+}
+
+int jobs_links_top(struct run *r, uint32_t k, uint64_t elapsed_ns, struct dp_stats_link *top)
+{
+	struct dp_fabric *f = r->fab;
+	struct dp_flow *fl = NULL;
+	uint32_t nfl = 0;
+	bool *used = calloc(f->n_chans + 1, sizeof(*used));
+	const struct dp_job *j = dp_mix_job(r->mix, k);
+	int n = -1;
+
+	if (used && (f->flows.capacity == 0 || dp_flows_export(&f->flows, &fl, &nfl) == 0)) {
+		for (uint32_t i = 0; i < nfl; i++) {
+			int h = flow_host(r->topo, &fl[i]);
+			for (uint32_t q = 0; h >= 0 && q < dp_job_ranks(j); q++)
+				if (dp_job_host(j, q) == (uint32_t)h) {
+					flow_chans(f, &fl[i], (uint32_t)h, used);
+					break;
+				}
+		}
+		n = (int)links_top(f, used, elapsed_ns, top);
+	}
+	free(fl);
+	free(used);
+	return n;
 }
 
 void jobs_links_print(struct run *r, uint64_t elapsed_ns, FILE *out)
 {
-	struct dp_fabric *f = r->fab;
-	struct dp_flow *fl = NULL;
-	uint32_t nfl = 0, nh = r->topo->n_hosts;
-	int32_t *job_of = malloc((nh + 1) * sizeof(*job_of));
-	bool *used = calloc(f->n_chans + 1, sizeof(*used));
+	struct dp_stats_link top[JOBS_TOP_LINKS];
 
-	if (!job_of || !used || (f->flows.capacity && dp_flows_export(&f->flows, &fl, &nfl) < 0)) {
-		fprintf(stderr, "rocelab-dp: --jobs: the links of each job: out of memory\n");
-		nfl = 0;
-	}
-	for (uint32_t h = 0; job_of && h < nh; h++)
-		job_of[h] = -1;
-	for (uint32_t k = 0; job_of && k < dp_mix_jobs(r->mix); k++)
-		for (uint32_t i = 0; i < dp_job_ranks(dp_mix_job(r->mix, k)); i++)
-			job_of[dp_job_host(dp_mix_job(r->mix, k), i)] = (int32_t)k;
-	for (uint32_t k = 0; used && job_of && k < dp_mix_jobs(r->mix); k++) {
-		memset(used, 0, f->n_chans * sizeof(*used));
-		for (uint32_t i = 0; i < nfl; i++) {
-			int h = flow_host(r->topo, &fl[i]);
-			if (h >= 0 && job_of[h] == (int32_t)k)
-				flow_chans(f, &fl[i], (uint32_t)h, used);
+	for (uint32_t k = 0; k < dp_mix_jobs(r->mix); k++) {
+		int n = jobs_links_top(r, k, elapsed_ns, top);
+		if (n < 0) {
+			fprintf(stderr, "rocelab-dp: --jobs: the links of each job: out of memory\n");
+			return;
 		}
-		job_links_line(r, k, used, elapsed_ns, out);
+		fprintf(out, "# jobs: %s: links most used in the mix:", dp_mix_name(r->mix, k));
+		for (int i = 0; i < n; i++)
+			fprintf(out, "%s %s>%s util %.1f %% paused %.1f %%", i ? "," : "", top[i].from, top[i].to,
+				top[i].util_pct, top[i].paused_pct);
+		fprintf(out, "%s\n", n ? "" : " none tracked (--flows 0, or the table was full)");
 	}
-	free(fl);
-	free(used);
-	free(job_of);
 }

@@ -282,33 +282,87 @@ static json_t *colls_arr(const struct run *r)
 	return a;
 }
 
-/* --workload: the job's report (dp_job_report) as data; NULL without a job. */
-static json_t *workload_obj(const struct run *r)
+/* A job's report (dp_job_report) as data: --workload's, or one job's of --jobs; NULL without. */
+static json_t *workload_obj(const struct dp_job *job)
 {
 	struct dp_job_iter it;
 	struct dp_job_row row;
 
-	if (r->job == NULL)
+	if (job == NULL)
 		return NULL;
 	json_t *o = json_object(), *iters = json_array(), *rows = json_array();
-	for (uint32_t k = 0; dp_job_iter_get(r->job, k, &it) == 0; k++) {
+	for (uint32_t k = 0; dp_job_iter_get(job, k, &it) == 0; k++) {
 		json_array_append_new(iters, json_pack("{s:I, s:o, s:o, s:o}", "iteration", (json_int_t)k + 1,
 						       "time_us", num((double)it.time_ns / 1e3),
 						       "compute_critical_path_us", num((double)it.compute_ns / 1e3),
 						       "exposed_communication_us", num((double)it.exposed_ns / 1e3)));
-		for (uint32_t i = 0; dp_job_row_get(r->job, k, i, &row) == 0; i++)
+		for (uint32_t i = 0; dp_job_row_get(job, k, i, &row) == 0; i++)
 			json_array_append_new(rows, json_pack("{s:I, s:I, s:s, s:I, s:I, s:o, s:o, s:o, s:I}",
 				"iteration", (json_int_t)k + 1, "node", ji(row.node), "op", row.op,
 				"ranks", (json_int_t)row.ranks, "size_bytes", ji(row.bytes),
 				"start_us", num((double)row.start_ns / 1e3), "time_us", num((double)row.time_ns / 1e3),
 				"busbw_GBps", num(row.busbw), "active_qps_max", (json_int_t)row.qps_max));
 	}
-	json_object_set_new(o, "source", json_string(dp_job_source(r->job)));
-	json_object_set_new(o, "ranks", json_integer(dp_job_ranks(r->job)));
-	json_object_set_new(o, "finished", json_boolean(!dp_job_failed(r->job)));
+	json_object_set_new(o, "source", json_string(dp_job_source(job)));
+	json_object_set_new(o, "ranks", json_integer(dp_job_ranks(job)));
+	json_object_set_new(o, "finished", json_boolean(!dp_job_failed(job)));
 	json_object_set_new(o, "iterations", iters);
 	json_object_set_new(o, "communication", rows);
 	return o;
+}
+
+/* ns as us, or null for 0 (not known). */
+static json_t *us_or_null(uint64_t ns)
+{
+	return ns ? num((double)ns / 1e3) : json_null();
+}
+
+/* A share in percent of what, or null when what is 0. */
+static json_t *pct_or_null(uint64_t part, uint64_t what)
+{
+	return what ? num(100.0 * (double)part / (double)what) : json_null();
+}
+
+/* Job k's busiest links (jobs_links_top), as its "links most used" line. */
+static json_t *job_links_arr(struct run *r, uint32_t k, uint64_t fabric_ns)
+{
+	struct dp_stats_link top[JOBS_TOP_LINKS];
+	json_t *a = json_array();
+
+	for (int i = 0, n = jobs_links_top(r, k, fabric_ns, top); i < n; i++)
+		json_array_append_new(a, json_pack("{s:s, s:s, s:o, s:o}", "from", top[i].from, "to", top[i].to,
+						   "util_pct", num(top[i].util_pct), "paused_pct", num(top[i].paused_pct)));
+	return a;
+}
+
+/* --jobs: each job's "# jobs:" lines and its own report, and the mix's summary line. */
+static json_t *jobs_obj(struct run *r, uint64_t fabric_ns)
+{
+	struct dp_mix_row row;
+	struct dp_mix_summary sum;
+	json_t *a = json_array();
+
+	for (uint32_t k = 0; dp_mix_row_get(r->mix, k, &row) == 0; k++) {
+		json_t *o = json_object();
+		json_object_set_new(o, "name", json_string(row.name));
+		json_object_set_new(o, "gpus", json_integer(row.gpus));
+		json_object_set_new(o, "servers", json_integer(row.servers));
+		json_object_set_new(o, "policy", json_string(row.policy));
+		json_object_set_new(o, "hosts", json_string(row.hosts));
+		json_object_set_new(o, "arrival_us", num((double)row.arrival_ns / 1e3));
+		json_object_set_new(o, "alone_us", us_or_null(row.alone_ns));
+		json_object_set_new(o, "mix_us", us_or_null(row.mix_ns));
+		json_object_set_new(o, "slowdown_pct", num(row.slowdown_pct));
+		json_object_set_new(o, "exposed_communication_alone_pct", pct_or_null(row.alone_exposed_ns, row.alone_ns));
+		json_object_set_new(o, "exposed_communication_mix_pct", pct_or_null(row.mix_exposed_ns, row.mix_ns));
+		json_object_set_new(o, "links_most_used", job_links_arr(r, k, fabric_ns));
+		json_object_set_new(o, "workload", workload_obj(dp_mix_job(r->mix, k)));
+		json_array_append_new(a, o);
+	}
+	dp_mix_summary_get(r->mix, &sum);
+	return json_pack("{s:o, s:i, s:i, s:o, s:o, s:o}", "jobs", a, "count", (int)sum.jobs,
+			 "with_slowdown", (int)sum.measured, "slowdown_mean_pct", num(sum.mean_pct),
+			 "slowdown_p99_pct", num(sum.p99_pct), "slowdown_max_pct", num(sum.max_pct));
 }
 
 /*
@@ -382,7 +436,9 @@ int json_write(struct run *r, uint64_t elapsed, uint64_t fabric_ns, int rc)
 	nics_put(root, r);
 	json_object_set_new(root, "collectives", colls_arr(r));
 	if (r->job)
-		json_object_set_new(root, "workload", workload_obj(r));
+		json_object_set_new(root, "workload", workload_obj(r->job));
+	if (r->mix && r->o->jobs_alone < 0)
+		json_object_set_new(root, "mix", jobs_obj(r, fabric_ns));
 	int err = r->o->coll.n ? totals_put(root, r) : 0; /* (the text prints totals with --coll only) */
 	if (err == 0 && json_dumpf(root, r->json, JSON_INDENT(1) | JSON_ENSURE_ASCII) != 0)
 		err = -EIO;

@@ -7,6 +7,7 @@
 #include "dp_mix.h"
 
 #include <inttypes.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,6 +21,7 @@ struct dp_mix {
 	uint32_t n;
 	struct dp_job **job;   /* [n], in the schedule's (arrival) order; NULL: not loaded (only) */
 	uint64_t *alone_ns;    /* [n] each job's time alone (dp_mix_set_alone), 0: not known */
+	uint64_t *alone_exp;   /* [n] its exposed communication alone */
 	char **hosts;          /* [n] each job's hosts, A+B+... */
 	int only;              /* -1, or the one job loaded */
 };
@@ -98,13 +100,14 @@ struct dp_mix *dp_mix_load(const char *file, const struct topo *t, const char *c
 	m->n = rc == 0 ? m->s.n : 0;
 	m->job = calloc(m->n + 1, sizeof(*m->job));
 	m->alone_ns = calloc(m->n + 1, sizeof(*m->alone_ns));
+	m->alone_exp = calloc(m->n + 1, sizeof(*m->alone_exp));
 	m->hosts = calloc(m->n + 1, sizeof(*m->hosts));
 	m->only = only;
 	if (rc == 0 && only >= 0 && (uint32_t)only >= m->n) {
 		snprintf(err, errlen, "--jobs-alone %d: the mix has %u jobs", only, m->n);
 		rc = -1;
 	}
-	if (rc == 0 && (!m->job || !m->alone_ns || !m->hosts)) {
+	if (rc == 0 && (!m->job || !m->alone_ns || !m->alone_exp || !m->hosts)) {
 		snprintf(err, errlen, "out of memory");
 		rc = -1;
 	}
@@ -145,10 +148,59 @@ const struct dp_job *dp_mix_job(const struct dp_mix *m, uint32_t k)
 	return m->job[k];
 }
 
-void dp_mix_set_alone(struct dp_mix *m, uint32_t k, uint64_t ns)
+void dp_mix_set_alone(struct dp_mix *m, uint32_t k, uint64_t ns, uint64_t exposed_ns)
 {
-	if (m && k < m->n)
+	if (m && k < m->n) {
 		m->alone_ns[k] = ns;
+		m->alone_exp[k] = exposed_ns;
+	}
+}
+
+int dp_mix_row_get(const struct dp_mix *m, uint32_t k, struct dp_mix_row *out)
+{
+	struct dp_job_iter mix = {0};
+
+	if (m == NULL || m->only >= 0 || k >= m->n)
+		return -1;
+	const struct wl_place *p = &m->s.places[k];
+	bool ended = dp_job_iter_get(m->job[k], 0, &mix) == 0;
+	*out = (struct dp_mix_row){
+		.name = p->job->name, .policy = wl_policy_name(p->policy), .hosts = m->hosts[k],
+		.gpus = p->job->gpus, .servers = p->n, .arrival_ns = p->job->arrival_ns,
+		.alone_ns = m->alone_ns[k], .alone_exposed_ns = m->alone_exp[k],
+		.mix_ns = ended ? mix.time_ns : 0, .mix_exposed_ns = ended ? mix.exposed_ns : 0,
+		.slowdown_pct = NAN,
+	};
+	if (ended && out->alone_ns > 0)
+		out->slowdown_pct = 100.0 * ((double)mix.time_ns - (double)out->alone_ns) / (double)out->alone_ns;
+	return 0;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+int dp_mix_summary_get(const struct dp_mix *m, struct dp_mix_summary *out)
+{
+	struct dp_mix_row row;
+	double *v = calloc(dp_mix_jobs(m) + 1, sizeof(*v)), sum = 0;
+
+	*out = (struct dp_mix_summary){.jobs = dp_mix_jobs(m), .mean_pct = NAN, .p99_pct = NAN,
+				       .max_pct = NAN};
+	for (uint32_t k = 0; v && dp_mix_row_get(m, k, &row) == 0; k++)
+		if (!isnan(row.slowdown_pct))
+			sum += v[out->measured++] = row.slowdown_pct;
+	if (out->measured > 0) {
+		qsort(v, out->measured, sizeof(*v), cmp_double);
+		out->mean_pct = sum / out->measured;
+		out->p99_pct = v[(uint32_t)ceil(0.99 * out->measured) - 1];
+		out->max_pct = v[out->measured - 1];
+	}
+	free(v);
+	return out->measured > 0 ? 0 : -1;
 }
 
 int dp_mix_start(struct dp_mix *m, struct dp_nics *ns, uint64_t start_ns, char *err, size_t errlen)
@@ -178,24 +230,25 @@ bool dp_mix_failed(const struct dp_mix *m)
 
 void dp_mix_report(const struct dp_mix *m, FILE *out)
 {
-	struct dp_job_iter mix;
+	struct dp_mix_row row;
+	struct dp_mix_summary sum;
 
 	if (m && m->only >= 0) {
 		dp_job_report(m->job[m->only], out);
 		return;
 	}
-	for (uint32_t k = 0; m && k < m->n; k++) {
-		const struct wl_place *p = &m->s.places[k];
-		double alone = (double)m->alone_ns[k];
+	for (uint32_t k = 0; dp_mix_row_get(m, k, &row) == 0; k++) {
 		fprintf(out, "# jobs: %s: %u GPUs on %u servers by %s (%s), arrival %.3f us: iteration 1 ",
-			p->job->name, p->job->gpus, p->n, wl_policy_name(p->policy), m->hosts[k],
-			(double)p->job->arrival_ns / 1e3);
-		if (dp_job_iter_get(m->job[k], 0, &mix) == 0 && alone > 0)
-			fprintf(out, "alone %.3f us, in the mix %.3f us, slowdown %.2f %%\n", alone / 1e3,
-				(double)mix.time_ns / 1e3, 100.0 * ((double)mix.time_ns - alone) / alone);
+			row.name, row.gpus, row.servers, row.policy, row.hosts, (double)row.arrival_ns / 1e3);
+		if (!isnan(row.slowdown_pct))
+			fprintf(out, "alone %.3f us, in the mix %.3f us, slowdown %.2f %%\n",
+				(double)row.alone_ns / 1e3, (double)row.mix_ns / 1e3, row.slowdown_pct);
 		else
 			fprintf(out, "NOT FINISHED\n");
 	}
+	if (m && dp_mix_summary_get(m, &sum) == 0)
+		fprintf(out, "# jobs: the mix: %u jobs, slowdown mean %.2f %%, p99 %.2f %%, max %.2f %%\n",
+			sum.jobs, sum.mean_pct, sum.p99_pct, sum.max_pct);
 	for (uint32_t k = 0; m && k < m->n; k++) {
 		fprintf(out, "\n# jobs: %s in the mix\n", m->s.places[k].job->name);
 		dp_job_report(m->job[k], out);
@@ -212,6 +265,7 @@ void dp_mix_free(struct dp_mix *m)
 	}
 	free(m->job);
 	free(m->alone_ns);
+	free(m->alone_exp);
 	free(m->hosts);
 	wl_schedule_free(&m->s);
 	wl_cluster_free(&m->cl);

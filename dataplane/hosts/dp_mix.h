@@ -44,8 +44,33 @@ uint32_t dp_mix_jobs(const struct dp_mix *m);
 const char *dp_mix_name(const struct dp_mix *m, uint32_t k);
 const struct dp_job *dp_mix_job(const struct dp_mix *m, uint32_t k);
 
-/* Job k's time alone, one iteration (ns), for the report. */
-void dp_mix_set_alone(struct dp_mix *m, uint32_t k, uint64_t ns);
+/* Job k's iteration 1 alone (ns): its time and its exposed communication, for the report. */
+void dp_mix_set_alone(struct dp_mix *m, uint32_t k, uint64_t ns, uint64_t exposed_ns);
+
+/* Job k of the mix, as its "# jobs: NAME: ..." line says it. */
+struct dp_mix_row {
+	const char *name, *policy; /* the policy that placed it (wl_policy_name) */
+	const char *hosts;         /* its hosts in ring order, "h0+h1+..." */
+	uint32_t gpus, servers;
+	uint64_t arrival_ns;
+	uint64_t alone_ns, alone_exposed_ns; /* iteration 1 alone; alone_ns 0: not known */
+	uint64_t mix_ns, mix_exposed_ns;     /* iteration 1 in the mix; mix_ns 0: it did not end */
+	double slowdown_pct;       /* 100 (mix - alone) / alone; NAN when either is missing */
+};
+/* Row of job k: 0, or -1 (no job k, NULL, or a --jobs-alone run). */
+int dp_mix_row_get(const struct dp_mix *m, uint32_t k, struct dp_mix_row *out);
+
+/*
+ * The slowdowns of the jobs that have one (measured of jobs): their mean,
+ * their p99 by nearest rank (the ceil(0.99 n)-th smallest: the largest
+ * below 100 jobs) and their largest. 0, or -1 when no job has one (the
+ * three NAN).
+ */
+struct dp_mix_summary {
+	uint32_t jobs, measured;
+	double mean_pct, p99_pct, max_pct;
+};
+int dp_mix_summary_get(const struct dp_mix *m, struct dp_mix_summary *out);
 
 /* QPs each NIC needs for the mix's largest instance (0 for NULL). */
 uint32_t dp_mix_qps(const struct dp_mix *m);
@@ -61,8 +86,10 @@ bool dp_mix_failed(const struct dp_mix *m);
 /*
  * The report to out. With every job: a line per job, "# jobs: NAME: G GPUs
  * on N servers by POLICY (HOST+HOST+...), arrival A us: iteration 1 alone
- * T us, in the mix M us, slowdown S %" (S = 100 (M - T) / T), then each
- * job's own report (dp_job_report). With one (only): its own report.
+ * T us, in the mix M us, slowdown S %" (S = 100 (M - T) / T), then
+ * "# jobs: the mix: N jobs, slowdown mean X %, p99 Y %, max Z %"
+ * (dp_mix_summary_get), then each job's own report (dp_job_report). With
+ * one (only): its own report.
  */
 void dp_mix_report(const struct dp_mix *m, FILE *out);
 

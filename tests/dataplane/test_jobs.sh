@@ -15,6 +15,11 @@
 #     first for each is one direction of a leaf's uplink to spine0; packed
 #     names no spine link (its traffic stays under its leaf); with --flows 0
 #     the links are not tracked, and the line says so;
+#   - --json (spread): valid against the schema, and its "mix" says what the
+#     text says (jobs_json_check.py: each job's line, the mix's mean, p99
+#     and max slowdown, the links, each job's own report row by row); the
+#     mean is the two slowdowns' mean, p99 and max the larger; packed: each
+#     job's exposed communication share alone is its share in the mix;
 #   - --job-coll qps=4,mode=split reaches the jobs' collectives (4 active QPs);
 #   - refused with exit 2: an unknown key (FILE:LINE, the key named), a mix
 #     that does not fit (the job named), a workload that cannot be read
@@ -24,6 +29,8 @@
 set -u
 DP=$1 DATA=$(realpath "$2")
 W="$DATA/workload-data4.txt"
+SCHEMA=$(realpath "$DATA/../../../docs/reference/rocelab-dp.schema.json")
+CHECK=$(dirname "$0")/jobs_json_check.py
 # shellcheck source=../common/tap.sh
 . "$(dirname "$0")/../common/tap.sh"   # $tmp, ok/nok/check, tap_done
 names=()
@@ -33,28 +40,7 @@ dp() { # NAME-SUFFIX ARGS...: one run with a unique --name and a timeout
   names+=("$name" "$name-alone0" "$name-alone1")
   timeout 120 "$DP" --clock virtual --flows 0 --quiet --name "$name" --topology "$tmp/topo.yaml" "$@"
 }
-cat > "$tmp/topo.yaml" <<'YAML'
-name: two-leaves-one-spine
-defaults:
-  host: {attach: emulated, mtu: 9000}
-  link: {rate: 100G, delay: 1us}
-switches:
-  - {name: leaf0, role: rtsw}
-  - {name: leaf1, role: rtsw}
-  - {name: spine0, role: ctsw}
-hosts:
-  - {name: h0, leaf: leaf0}
-  - {name: h1, leaf: leaf0}
-  - {name: h2, leaf: leaf0}
-  - {name: h3, leaf: leaf0}
-  - {name: h4, leaf: leaf1}
-  - {name: h5, leaf: leaf1}
-  - {name: h6, leaf: leaf1}
-  - {name: h7, leaf: leaf1}
-links:
-  - [leaf0, spine0]
-  - [leaf1, spine0]
-YAML
+cp "$DATA/two-leaves-one-spine.yaml" "$tmp/topo.yaml"
 jobs_file() { # POLICY: two jobs of 4 GPUs
   printf 'policy: %s\njobs:\n  - {name: a, workload: "astra:%s", gpus: 4}\n  - {name: b, workload: "astra:%s", gpus: 4}\n' \
     "$1" "$W" "$W"
@@ -71,7 +57,7 @@ plain() {
 
 jobs_file packed > "$tmp/packed.yaml"
 # (--flows 4096 after dp's --flows 0: the last wins; the flows name each job's links)
-dp packed --jobs "$tmp/packed.yaml" --jobs-svg "$tmp/p.svg" --flows 4096 > "$tmp/packed.txt" 2>&1; rc=$?
+dp packed --jobs "$tmp/packed.yaml" --jobs-svg "$tmp/p.svg" --flows 4096 --json "$tmp/packed.json" > "$tmp/packed.txt" 2>&1; rc=$?
 ha=$(field "$tmp/packed.txt" a hosts) hb=$(field "$tmp/packed.txt" b hosts)
 check "packed: exit 0 ($rc), a on h0+h1+h2+h3 ($ha), b on h4+h5+h6+h7 ($hb)" \
   "[ $rc -eq 0 ] && [ '$ha' = h0+h1+h2+h3 ] && [ '$hb' = h4+h5+h6+h7 ]"
@@ -90,7 +76,7 @@ check "--jobs-svg: an SVG, h0-h3 held by a, h4-h7 by b" \
   "grep -q '<svg' $tmp/p.svg && [ \$(grep -c '<title>h[0-3]: a</title>' $tmp/p.svg) -eq 4 ] && [ \$(grep -c '<title>h[4-7]: b</title>' $tmp/p.svg) -eq 4 ]"
 
 jobs_file spread > "$tmp/spread.yaml"
-dp spread --jobs "$tmp/spread.yaml" --flows 4096 > "$tmp/spread.txt" 2>&1; rc=$?
+dp spread --jobs "$tmp/spread.yaml" --flows 4096 --json "$tmp/spread.json" > "$tmp/spread.txt" 2>&1; rc=$?
 ha=$(field "$tmp/spread.txt" a hosts) hb=$(field "$tmp/spread.txt" b hosts)
 check "spread: exit 0 ($rc), a on h0+h4+h1+h5 ($ha), b on h2+h6+h3+h7 ($hb)" \
   "[ $rc -eq 0 ] && [ '$ha' = h0+h4+h1+h5 ] && [ '$hb' = h2+h6+h3+h7 ]"
@@ -103,6 +89,23 @@ for j in a b; do
   check "spread: $j's link named first is an uplink's direction ($l)" \
     "case '$l' in leaf0\>spine0|spine0\>leaf0|leaf1\>spine0|spine0\>leaf1) true ;; *) false ;; esac"
 done
+
+check "--json (spread): the schema's, and the text's numbers (jobs_json_check.py)" \
+  "/usr/bin/python3 '$CHECK' '$SCHEMA' '$tmp/spread.json' '$tmp/spread.txt' > '$tmp/check.out'"
+sa=$(field "$tmp/spread.txt" a slowdown) sb=$(field "$tmp/spread.txt" b slowdown)
+check "--json (spread): mean of $sa and $sb, p99 and max the larger" "/usr/bin/python3 -c '
+import json, sys
+m = json.load(open(sys.argv[1]))[\"mix\"]; a, b = float(sys.argv[2]), float(sys.argv[3])
+assert m[\"count\"] == 2 and m[\"with_slowdown\"] == 2
+assert abs(m[\"slowdown_mean_pct\"] - (a + b) / 2) < 0.01
+assert abs(m[\"slowdown_p99_pct\"] - max(a, b)) < 0.005 and m[\"slowdown_max_pct\"] == m[\"slowdown_p99_pct\"]
+' $tmp/spread.json $sa $sb"
+check "--json (packed): each job's exposed communication share alone = in the mix (no shared link)" "/usr/bin/python3 -c '
+import json, sys
+for j in json.load(open(sys.argv[1]))[\"mix\"][\"jobs\"]:
+    assert 0 < j[\"exposed_communication_alone_pct\"] < 100
+    assert abs(j[\"exposed_communication_alone_pct\"] - j[\"exposed_communication_mix_pct\"]) < 1e-3, j
+' $tmp/packed.json"
 
 dp qps --jobs "$tmp/packed.yaml" --job-coll qps=4,mode=split > "$tmp/qps.txt" 2>&1; rc=$?
 check "--job-coll qps=4,mode=split: exit 0 ($rc), every collective of the mix on 4 active QPs" \

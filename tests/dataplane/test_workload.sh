@@ -21,7 +21,7 @@
 #   - a small rocelab-llm job (TP 2, PP 2, DP 2) runs to its end;
 #   - refused with exit 2, naming the file and node or line: a Broadcast, a
 #     dependency on a missing node, a Send without its Recv, a bad ASTRA-sim
-#     line, a MODEL-parallel ASTRA-sim file, a pg_name without its group=; a job with more ranks than hosts=
+#     line, a HYBRID_DATA_MODEL file without model_parallel_NPU_group, a pg_name without its group=; a job with more ranks than hosts=
 #     names; an unknown kind; --workload without --clock virtual;
 #   - no DPDK runtime directory is left behind.
 # usage: test_workload.sh ROCELAB_DP DATA_DIR
@@ -129,9 +129,17 @@ $WRITE "$tmp/bc" bcast; $WRITE "$tmp/mis" missing; $WRITE "$tmp/un" unmatched
 refused bcast "$tmp/bc.0.et: node 2: BROADCAST: ne_coll cannot run it yet" --workload "chakra:$tmp/bc"
 refused missing "$tmp/mis.1.et: node 3: depends on node 9" --workload "chakra:$tmp/mis"
 refused unmatched "$tmp/un.0.et: node 1: Send to rank 1 (tag 0) has no matching Recv" --workload "chakra:$tmp/un"
+# HYBRID_TRANSFORMER, model groups of 2 (h0+h1 on leaf0, h4+h5 on leaf1), data groups h0+h4 and
+# h1+h5: per group the forward AllReduce (64 KiB), waited for, then after the input-gradient and
+# weight-gradient computes (100 ns each) the weight-gradient AllReduce (256 KiB) of the data group
+printf 'HYBRID_TRANSFORMER model_parallel_NPU_group: 2\n1\nl -1 100 ALLREDUCE 65536 100 NONE 0 100 ALLREDUCE 262144 1\n' > "$tmp/ht.txt"
+dp ht --workload "astra:$tmp/ht.txt,hosts=h0+h1+h4+h5" > "$tmp/ht.txt.out" 2>&1; rc=$?
+fwd=$(awk '$1 == 1 && $5 == 65536 && $4 == 2 { print $7; n++ } END { if (n != 2) print "x" }' "$tmp/ht.txt.out" | head -1)
+check "astra HYBRID_TRANSFORMER: exit 0 ($rc), 2 forward AllReduces of 2 ranks, 2 weight-gradient ones starting at forward + 0.3 us" \
+  "[ $rc -eq 0 ] && [ \$(awk '\$1 == 1 && \$4 == 2' $tmp/ht.txt.out | wc -l) -eq 4 ] && [ \$(awk -v f='$fwd' '\$1 == 1 && \$5 == 262144 && \$4 == 2 && \$6 == sprintf(\"%.3f\", 0.1 + f + 0.2)' $tmp/ht.txt.out | wc -l) -eq 2 ]"
 printf 'DATA\n1\nl1 -1 1000 NONE 0 2000 NONE\n' > "$tmp/short.txt"
 refused astra-line "$tmp/short.txt:3:" --workload "astra:$tmp/short.txt"
-printf 'MODEL\n1\nl1 -1 1 NONE 0 1 NONE 0 1 ALLREDUCE 1024 1\n' > "$tmp/model.txt"
+printf 'HYBRID_DATA_MODEL\n1\nl1 -1 1 NONE 0 1 NONE 0 1 ALLREDUCE 1024 1\n' > "$tmp/model.txt"
 refused astra-model "$tmp/model.txt:1:" --workload "astra:$tmp/model.txt"
 refused too-many "the job has 2 ranks, but hosts= names 1 emulated host" --workload "chakra:$tmp/ar,hosts=h0"
 refused kind "unknown kind" --workload "nccl:x"

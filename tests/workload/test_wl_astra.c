@@ -251,6 +251,110 @@ static void test_data_to_graph(void **state)
 	wl_astra_free(&w);
 }
 
+/* The members of node id's communicator on rank r, as "0,1". */
+static void expect_group(const struct wl_graph *g, uint32_t r, uint64_t id, enum wl_coll op, const char *want)
+{
+	const struct wl_node *n = wl_graph_find(g, r, id);
+	char got[64] = "";
+
+	assert_non_null(n);
+	assert_int_equal(n->kind, WL_COLL);
+	assert_int_equal(n->op, op);
+	for (uint32_t i = 0; i < n->nranks; i++)
+		snprintf(got + strlen(got), sizeof(got) - strlen(got), "%s%u", i ? "," : "", n->ranks[i]);
+	assert_string_equal(got, want);
+}
+
+/*
+ * Two layers, model_parallel_NPU_group 2, on 4 ranks, at 1 ns a cycle.
+ * HYBRID_DATA_MODEL, ASTRA-sim's iterate_hybrid_parallel_data_model order:
+ * Fa Ca (forward collective, waited for) Fb Cb; then Ib, its input-gradient
+ * collective Gb (not waited for), Wb after Ib, its weight-gradient
+ * collective Wcb; Ia after Wb and Gb (the input gradient's wait); no
+ * input-gradient collective for the first layer; Wa, Wca.
+ * HYBRID_TRANSFORMER (iterate_hybrid_parallel_Transformer) waits for each
+ * input-gradient collective, the first layer's too: Ib Gb Wb(after Gb) Wcb
+ * Ia(after Wb) Ga Wa(after Ga) Wca. Forward and input gradient over the
+ * model group (blocks of 2 ranks), weight gradient over the data group
+ * (ranks 2 apart), as decode_involved_dimensions.
+ */
+static const char hybrid_layers[] =
+	"a -1 100 ALLREDUCE 64 200 ALLREDUCE 128 300 ALLREDUCE 1024 10\n"
+	"b -1 10 ALLGATHER 32 20 REDUCESCATTER 16 30 ALLREDUCE 2048 10\n";
+
+static void hybrid_graph(struct wl_astra *w, struct wl_graph *g, const char *head)
+{
+	char text[512];
+	struct wl_err err;
+
+	snprintf(text, sizeof(text), "%s model_parallel_NPU_group: 2\n2\n%s", head, hybrid_layers);
+	parse_ok(w, text);
+	assert_int_equal(wl_astra_to_graph(w, "h.txt", 4, 1, 1000, g, &err), 0);
+	assert_int_equal(wl_graph_check(g, &err), 0);
+	for (uint32_t r = 0; r < 4; r++) {
+		expect_node(g, r, 1, WL_COMPUTE, 100, 0, 0);  /* Fa */
+		expect_node(g, r, 2, WL_COLL, 64, 1, 0);      /* Ca */
+		expect_node(g, r, 3, WL_COMPUTE, 10, 2, 0);   /* Fb after Ca */
+		expect_node(g, r, 4, WL_COLL, 32, 3, 0);      /* Cb */
+		expect_node(g, r, 5, WL_COMPUTE, 20, 4, 0);   /* Ib */
+		expect_node(g, r, 6, WL_COLL, 16, 5, 0);      /* Gb */
+		expect_node(g, r, 8, WL_COLL, 2048, 7, 0);    /* Wcb */
+	}
+	expect_group(g, 0, 2, WL_ALLREDUCE, "0,1");
+	expect_group(g, 3, 4, WL_ALLGATHER, "2,3");
+	expect_group(g, 2, 6, WL_REDUCESCATTER, "2,3");
+	expect_group(g, 0, 8, WL_ALLREDUCE, "0,2");
+}
+
+static void test_hybrid_to_graph(void **state)
+{
+	struct wl_astra w;
+	struct wl_graph g;
+	struct wl_err err;
+
+	(void)state;
+	hybrid_graph(&w, &g, "HYBRID_DATA_MODEL");
+	for (uint32_t r = 0; r < 4; r++) {
+		assert_int_equal(g.ranks[r].nnodes, 11);
+		expect_node(&g, r, 7, WL_COMPUTE, 30, 5, 0);   /* Wb after Ib */
+		expect_node(&g, r, 9, WL_COMPUTE, 200, 7, 6);  /* Ia after Wb and Gb */
+		expect_node(&g, r, 10, WL_COMPUTE, 300, 9, 0); /* Wa */
+		expect_node(&g, r, 11, WL_COLL, 1024, 10, 0);  /* Wca */
+	}
+	expect_group(&g, 3, 11, WL_ALLREDUCE, "1,3");
+	wl_graph_free(&g);
+	wl_astra_free(&w);
+	hybrid_graph(&w, &g, "HYBRID_TRANSFORMER");
+	for (uint32_t r = 0; r < 4; r++) {
+		assert_int_equal(g.ranks[r].nnodes, 12);
+		expect_node(&g, r, 7, WL_COMPUTE, 30, 6, 0);   /* Wb after Gb */
+		expect_node(&g, r, 9, WL_COMPUTE, 200, 7, 0);  /* Ia after Wb */
+		expect_node(&g, r, 10, WL_COLL, 128, 9, 0);    /* Ga */
+		expect_node(&g, r, 11, WL_COMPUTE, 300, 10, 0); /* Wa after Ga */
+		expect_node(&g, r, 12, WL_COLL, 1024, 11, 0);  /* Wca */
+	}
+	expect_group(&g, 1, 10, WL_ALLREDUCE, "0,1");
+	expect_group(&g, 3, 12, WL_ALLREDUCE, "1,3");
+	wl_graph_free(&g);
+	wl_astra_free(&w);
+	/* HYBRID_MODEL_DATA: the data dimension first, so data groups are blocks of 4 / 2 */
+	parse_ok(&w, "HYBRID_MODEL_DATA model_parallel_NPU_group: 2\n1\nl -1 1 ALLREDUCE 8 1 NONE 0 1 ALLREDUCE 16 1\n");
+	assert_int_equal(wl_astra_to_graph(&w, "h.txt", 4, 1, 1000, &g, &err), 0);
+	assert_int_equal(wl_graph_check(&g, &err), 0);
+	expect_group(&g, 1, 2, WL_ALLREDUCE, "1,3");   /* forward: model, ranks 2 apart */
+	expect_group(&g, 1, 5, WL_ALLREDUCE, "0,1");   /* weight gradient: data, a block */
+	wl_graph_free(&g);
+	wl_astra_free(&w);
+	/* MODEL: forward and input gradient over every rank, no weight-gradient collective */
+	parse_ok(&w, "MODEL\n1\nl -1 1 ALLREDUCE 8 1 NONE 0 1 ALLREDUCE 16 1\n");
+	assert_int_equal(wl_astra_to_graph(&w, "h.txt", 4, 1, 1000, &g, &err), 0);
+	assert_int_equal(g.ranks[2].nnodes, 4);        /* F, C, I, W */
+	expect_group(&g, 2, 2, WL_ALLREDUCE, "0,1,2,3");
+	assert_int_equal(wl_graph_find(&g, 2, 4)->kind, WL_COMPUTE);
+	wl_graph_free(&g);
+	wl_astra_free(&w);
+}
+
 static void test_to_graph_refused(void **state)
 {
 	struct wl_astra w;
@@ -258,9 +362,17 @@ static void test_to_graph_refused(void **state)
 	struct wl_err err;
 
 	(void)state;
-	parse_ok(&w, "MODEL\n1\nl -1 1 NONE 0 1 NONE 0 1 ALLREDUCE 8 1\n");
+	parse_ok(&w, "MICRO\n1\nl -1 1 NONE 0 1 NONE 0 1 ALLREDUCE 8 1\n");
 	assert_int_equal(wl_astra_to_graph(&w, "w.txt", 4, 1, 1000, &g, &err), -1);
-	assert_string_equal(err.msg, "w.txt:1: MODEL: DATA is the one parallelism turned into a job graph so far");
+	assert_string_equal(err.msg, "w.txt:1: MICRO: not turned into a job graph yet (DATA, MODEL, HYBRID_DATA_MODEL, HYBRID_MODEL_DATA and HYBRID_TRANSFORMER are)");
+	wl_astra_free(&w);
+	parse_ok(&w, "HYBRID_DATA_MODEL\n1\nl -1 1 NONE 0 1 NONE 0 1 ALLREDUCE 8 1\n");
+	assert_int_equal(wl_astra_to_graph(&w, "w.txt", 4, 1, 1000, &g, &err), -1);
+	assert_non_null(strstr(err.msg, "w.txt:1: HYBRID_DATA_MODEL wants \"model_parallel_NPU_group: G\" after it, G dividing the job's 4 ranks (none given)"));
+	wl_astra_free(&w);
+	parse_ok(&w, "HYBRID_TRANSFORMER model_parallel_NPU_group: 3\n1\nl -1 1 NONE 0 1 NONE 0 1 ALLREDUCE 8 1\n");
+	assert_int_equal(wl_astra_to_graph(&w, "w.txt", 4, 1, 1000, &g, &err), -1);
+	assert_non_null(strstr(err.msg, "(it does not)"));
 	wl_astra_free(&w);
 	parse_ok(&w, "DATA\n2\nl -1 1 NONE 0 1 NONE 0 1 ALLREDUCE 8 1\n\nm -1 1 NONE 0 1 NONE 0 1 ALLREDUCEALLTOALL 8 1\n");
 	assert_int_equal(wl_astra_to_graph(&w, "w.txt", 4, 1, 1000, &g, &err), -1);
@@ -279,6 +391,7 @@ int main(void)
 		cmocka_unit_test(test_refused),
 		cmocka_unit_test(test_load_file),
 		cmocka_unit_test(test_data_to_graph),
+		cmocka_unit_test(test_hybrid_to_graph),
 		cmocka_unit_test(test_to_graph_refused),
 	};
 
