@@ -17,6 +17,22 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+/* Why job k's child failed, into err: fork, waitpid, its status, or no report line. */
+static void alone_why(uint32_t k, pid_t pid, int waited, int st, char *err, size_t errlen)
+{
+	char why[64];
+
+	if (pid < 0 || waited < 0)
+		snprintf(why, sizeof(why), "%s: %s", pid < 0 ? "fork" : "waitpid", strerror(errno));
+	else if (!WIFEXITED(st))
+		snprintf(why, sizeof(why), "signal %d", WTERMSIG(st));
+	else if (WEXITSTATUS(st) != 0)
+		snprintf(why, sizeof(why), "exit %d", WEXITSTATUS(st));
+	else
+		snprintf(why, sizeof(why), "exit 0 without its '# job: iteration 1' line");
+	snprintf(err, errlen, "--jobs: job %u alone (rocelab-dp ... --jobs-alone %u) failed: %s", k, k, why);
+}
+
 /*
  * Job k's run: the child's iteration 1 time (ns) from its report, or -1 with
  * err; *exposed_ns its exposed communication.
@@ -32,8 +48,12 @@ static int64_t alone_run(const struct opts *o, uint32_t k, uint64_t *exposed_ns,
 		return snprintf(err, errlen, "out of memory, or no pipe"), -1;
 	}
 	snprintf(kbuf, sizeof(kbuf), "%u", k);
-	/* (a DPDK file prefix of its own: the last --name wins) */
-	snprintf(name, sizeof(name), "%s-alone%u", o->name ? o->name : "rocelab-dp", k);
+	/* (a DPDK file prefix of its own: the last --name wins; without --name,
+	 * this process's default rocelab-PID, so that two runs at once differ) */
+	if (o->name)
+		snprintf(name, sizeof(name), "%.100s-alone%u", o->name, k);
+	else
+		snprintf(name, sizeof(name), "rocelab-%ld-alone%u", (long)getpid(), k);
 	memcpy(argv, o->argv, (size_t)o->argc * sizeof(*argv));
 	argv[o->argc] = "--jobs-alone";
 	argv[o->argc + 1] = kbuf;
@@ -61,11 +81,9 @@ static int64_t alone_run(const struct opts *o, uint32_t k, uint64_t *exposed_ns,
 		fclose(f);
 	else
 		close(fd[0]);
-	int st = 0;
-	if (pid < 0 || waitpid(pid, &st, 0) < 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0 || us < 0) {
-		snprintf(err, errlen, "--jobs: job %u alone (rocelab-dp ... --jobs-alone %u) failed: %s %d", k,
-			 k, pid < 0 ? "fork:" : WIFEXITED(st) ? "exit" : "signal",
-			 pid < 0 ? errno : WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
+	int st = 0, waited = pid < 0 ? -1 : (int)waitpid(pid, &st, 0);
+	if (waited < 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0 || us < 0) {
+		alone_why(k, pid, waited, st, err, errlen);
 		return -1;
 	}
 	*exposed_ns = (uint64_t)llround(exp_us * 1e3);

@@ -113,6 +113,15 @@ check "--job-coll qps=4,mode=split: exit 0 ($rc), every collective of the mix on
 check "--flows 0: the links are not tracked, each job's line says so" \
   "[ \$(grep -c 'links most used in the mix: none tracked (--flows 0' $tmp/qps.txt) -eq 2 ]"
 
+# Two runs at once without --name: each child run's DPDK prefix is its parent's
+# (rocelab-PID-aloneK), so neither finds the other's lock.
+nn() { timeout 120 "$DP" --clock virtual --flows 0 --quiet --topology "$tmp/topo.yaml" --jobs "$tmp/packed.yaml"; }
+nn > "$tmp/nn1.txt" 2>&1 & p1=$!
+nn > "$tmp/nn2.txt" 2>&1 & p2=$!
+wait $p1; rc1=$?; wait $p2; rc2=$?
+names+=("rocelab-$p1" "rocelab-$p2")
+check "two --jobs runs at once without --name: both exit 0 ($rc1, $rc2)" "[ $rc1 -eq 0 ] && [ $rc2 -eq 0 ]"
+
 refused() { # NAME WANT ARGS...: exit 2 and stderr holding WANT
   local name=$1 want=$2; shift 2
   dp "$name" "$@" > /dev/null 2> "$tmp/$name.err"; local rc=$?
