@@ -111,7 +111,8 @@ def run(dp, topo, jobs, qp_keys, size, extra, timeout):
         p = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, timeout=timeout)
         wall = time.monotonic() - t0
         if p.returncode != 0:
-            raise RuntimeError("rocelab-dp exited %d: %s" % (p.returncode, p.stderr.strip()[-600:]))
+            said = p.stderr.split("\tCommand being timed:")[0].strip()  # (less /usr/bin/time's report)
+            raise RuntimeError("rocelab-dp exited %d: %s" % (p.returncode, said[-600:]))
         rss = int(re.search(r"Maximum resident set size \(kbytes\): (\d+)", p.stderr).group(1)) / 1024
         doc = json.load(open(js))
     res = [(c["sizes"][0]["busbw_GBps"], c["sizes"][0]["time_us"]) for c in doc["collectives"]]
