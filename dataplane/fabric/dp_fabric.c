@@ -21,7 +21,7 @@
 
 #define LPM_HOST_DEPTH 32   /* one /32 per host */
 #define LPM_SPARE_RULES 16
-#define LPM_TBL8S 256
+#define LPM_TBL8S 256 /* at least; a /32 takes one tbl8 group per /24 it is in */
 
 void dp_frame_write_headers(const struct dp_fabric *f, struct rte_mbuf *m)
 {
@@ -239,7 +239,10 @@ static int lpm_create(struct dp_fabric *f, char *err, size_t errlen)
 	char name[RTE_LPM_NAMESIZE];
 
 	snprintf(name, sizeof(name), "rl_lpm_%p", (void *)f); /* unique per process */
-	struct rte_lpm_config lc = {.max_rules = t->n_hosts + LPM_SPARE_RULES, .number_tbl8s = LPM_TBL8S};
+	/* each host's /32 may sit in a /24 of its own (one tbl8 group each): 24,576
+	 * hosts on 1,536 leaves need more than 256 groups */
+	struct rte_lpm_config lc = {.max_rules = t->n_hosts + LPM_SPARE_RULES,
+				    .number_tbl8s = t->n_hosts > LPM_TBL8S ? t->n_hosts : LPM_TBL8S};
 	f->lpm = rte_lpm_create(name, SOCKET_ID_ANY, &lc);
 	if (f->lpm == NULL) {
 		snprintf(err, errlen, "rte_lpm_create: %s", rte_strerror(rte_errno));

@@ -18,6 +18,8 @@
 #   - NVLink: 2 servers x 4 GPUs on one leaf, a 1 MiB AllReduce in 512 KiB
 #     chunks: the 6 in-server connections' 84 transfers never enter the
 #     fabric ("# nvlink:" line as the packet engine's), busbw within 3 %;
+#   - analytical: a ring AllReduce on one idle leaf within 1 % of
+#     2(n-1)/n x S / link rate (time) and of the link rate (busbw);
 #   - refused with exit 2 and the reason: an incast (E4's PFC and buffers),
 #     flowlet switching (E3), the PFC watchdog, --gen beside the collective,
 #     and a bad --fabric value.
@@ -65,6 +67,19 @@ dp two-q16 --topology "$tmp/two.yaml" --fabric flow \
 fdp=$(sed -n 's/^# flow engine: flows \([0-9]*\) (data \([0-9]*\) for \([0-9]*\) parts), header-only timers \([0-9]*\),.*/\1 \2 \3 \4/p' "$tmp/two-q16.txt")
 check "16 QPs on one path: exit 0 ($rc), one flow per transfer: flows, data, parts, timers = 2D, D, 16D, 16D ($fdp)" \
   "[ $rc -eq 0 ] && (set -- $fdp; [ \$2 -gt 0 ] && [ \$1 -eq \$((2 * \$2)) ] && [ \$3 -eq \$((16 * \$2)) ] && [ \$4 -eq \$3 ])"
+
+# Analytical (issue 42): a ring AllReduce of S = 256 MiB over n = 8 hosts on one
+# leaf (idle, non-blocking: every host link 100 Gbit/s = 12.5 GB/s) sends
+# 2(n-1)/n x S bytes on each host link, so its time is 2(n-1)/n x S / 12.5e9 s
+# = 37,580.0 us and its busbw (nccl-tests: algbw x 2(n-1)/n) is 12.5 GB/s.
+# 16 MiB chunks keep the per-chunk latency (2.7 us) under 1 % of a chunk's
+# 1,342 us on the wire: both within 1 %.
+"$TOPO_TOOL" --generate spines=1,leaves=1,hosts=8,attach=emulated,host-mtu=9000 -o "$tmp/one8.yaml" > /dev/null
+dp ring8 --topology "$tmp/one8.yaml" --fabric flow --json "$tmp/ring8.json" \
+  --coll 'op=allreduce,sizes=256M,data=off,qps=1,chunk=16M' > /dev/null 2>&1; rc=$?
+got=$(paste <(sizes "$tmp/ring8.json" time_us) <(sizes "$tmp/ring8.json" busbw_GBps) 2> /dev/null)
+check "ring AllReduce, 8 hosts on one leaf, 256 MiB: exit 0 ($rc), time and busbw within 1 % of 37580.0 us and 12.5 GB/s ($got)" \
+  "[ $rc -eq 0 ] && echo '$got' | awk 'NF == 2 { t = \$1 / 37580.0 - 1; b = \$2 / 12.5 - 1; ok = t > -0.01 && t < 0.01 && b > -0.01 && b < 0.01 } END { exit !ok }'"
 
 "$TOPO_TOOL" --generate spines=4,leaves=4,hosts=4,attach=emulated,host-mtu=9000 -o "$tmp/c16.yaml" > /dev/null
 COLL='op=allreduce,sizes=1M:2M,data=off,qps=2'

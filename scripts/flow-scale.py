@@ -1,0 +1,194 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
+"""Meta's scale on the flow engine (issue 42, item 3): ring AllReduce jobs of
+1,024 GPUs (a collective's most ranks) on one AI zone of 3,072 GPUs (192 RTSW
+x 16 GPUs under 16 CTSWs, 1:1, 400G) or on the data centre of 8 such zones
+joined by 16 ATSWs at 1:7 (24,576 GPUs), run by rocelab-dp --fabric flow.
+Meta's numbers: docs/explanation/FACTS-NCCL-RNIC.md ("Meta's fabric").
+
+Each job is one --coll of one rocelab-dp run (all jobs of a table row in one
+run); the flow engine runs each job alone on an empty fabric, so jobs do not
+share links with one another. Placements (seeded, Python's random.Random):
+  rack-aware  job j on whole racks (64 racks each), ranks rack by rack (E1);
+  random      the same hosts, ranks in a random order (E1);
+  fragmented  every rack's 16 hosts shuffled and dealt over the jobs, so each
+              job has 5-6 hosts (1 in the data centre) on every rack, ranks
+              in a random order: a scheduler filling partial racks (E2).
+
+Tables (markdown on stdout, and --out):
+  scale    per fabric and placement: jobs, the mean and slowest job's
+           iteration time and busbw, wall time and peak RSS of the run
+           (/usr/bin/time -v);
+  routing  the paper's routing evolution on the zone, fragmented placement:
+           path pinning (1:1) -> 2x uplinks (800G) -> TE at 1:1.125 ->
+           E-ECMP + 16 QPs (round-robin) at 1:1.125, per-job iteration time,
+           with the full (rack-aware) placement under pinning as reference.
+
+Example: scripts/flow-scale.py --table scale --fabric zone --out /tmp/zone.md
+"""
+import argparse
+import importlib.util
+import json
+import os
+import random
+import re
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path[:0] = [HERE, os.path.join(ROOT, "tools", "rocelab-viz-lib")]
+import experiment  # noqa: E402
+import rlcli  # noqa: E402
+
+_spec = importlib.util.spec_from_file_location("fvp", os.path.join(HERE, "flow-vs-packet.py"))
+FVP = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(FVP)
+
+ZONE = "zones=1,leaves=192,spines=16,atsw=1,hosts=16,host-rate=400G,host-mtu=9000,attach=emulated"
+DC = "zones=8,leaves=192,spines=16,atsw=16,hosts=16,host-rate=400G,spine-oversub=1:7,host-mtu=9000,attach=emulated"
+FABRICS = {"zone": ZONE + ",leaf-rate=400G", "dc": DC + ",leaf-rate=400G"}
+JOB = 1024  # NE_COLL_MAX_RANKS
+COLL = "model=nccl,op=allreduce,data=off,sport=rxe,NCCL_MIN_NCHANNELS=2,NCCL_MAX_NCHANNELS=2"
+ONE_QP = "NCCL_IB_QPS_PER_CONNECTION=1"
+RR16 = "NCCL_IB_QPS_PER_CONNECTION=16,NCCL_IB_SPLIT_DATA_ON_QPS=0"
+# the routing evolution: (stage, fabric SPEC, topology key=value additions, dp args, QP keys)
+STAGES = [
+    ("path pinning, 1:1", ZONE + ",leaf-rate=400G,lb=pinning", [], ONE_QP),
+    ("2x uplinks (800G), pinning", ZONE + ",leaf-rate=800G,lb=pinning", [], ONE_QP),
+    ("TE at 1:1.125", ZONE + ",leaf-oversub=1.125,profile=5tuple", ["--te"], ONE_QP),
+    ("E-ECMP + 16 QPs rr at 1:1.125", ZONE + ",leaf-oversub=1.125,profile=eecmp", [], RR16),
+]
+PAPER = {
+    "path pinning, 1:1": "more than 30% loss under fragmented placement",
+    "2x uplinks (800G), pinning": "short-term fix: RTSW uplinks at 2x the downlinks",
+    "TE at 1:1.125": "TE: +5-10% busbw; about 80% link utilisation (E-ECMP 40-90%), 128 nodes",
+    "E-ECMP + 16 QPs rr at 1:1.125": "up to +40% AllReduce busbw over ECMP with 1 QP; kept at data-centre scale",
+}
+
+
+def placement(racks, njobs, kind, seed):
+    """njobs host lists of JOB hosts each from racks ([(zone, leaf, hosts)])."""
+    rng = random.Random(seed)
+    if kind in ("rack-aware", "random"):
+        per = JOB // len(racks[0][2])
+        jobs = [[h for _, _, hs in racks[j * per:(j + 1) * per] for h in hs] for j in range(njobs)]
+        if kind == "random":
+            for j in jobs:
+                rng.shuffle(j)
+        return jobs
+    jobs = [[] for _ in range(njobs)]
+    k = 0
+    for _, _, hs in racks:
+        hs = list(hs)
+        rng.shuffle(hs)
+        for h in hs:
+            jobs[k % njobs].append(h)
+            k += 1
+    for j in jobs:
+        rng.shuffle(j)
+    return [j[:JOB] for j in jobs]
+
+
+def generate(topo_tool, spec, path):
+    subprocess.run([topo_tool, "--generate", spec, "-o", path], check=True, stdout=subprocess.DEVNULL)
+    return path
+
+
+def run(dp, topo, jobs, qp_keys, size, extra, timeout):
+    """One rocelab-dp --fabric flow run of every job: per job (busbw GB/s, time us), the
+    run's wall time (s) and peak RSS (MiB, /usr/bin/time -v)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        js = os.path.join(tmp, "run.json")
+        cmd = ["/usr/bin/time", "-v", dp, "--topology", topo, "--clock", "virtual", "--flows", "0",
+               "--quiet", "--fabric", "flow", "--json", js, "--name", "rl-fsc-%d" % os.getpid(),
+               "--seed", "1"] + list(extra)
+        for j in jobs:
+            cmd += ["--coll", "%s,%s,sizes=%s,hosts=%s" % (COLL, qp_keys, size, "+".join(j))]
+        t0 = time.monotonic()
+        p = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, timeout=timeout)
+        wall = time.monotonic() - t0
+        if p.returncode != 0:
+            said = p.stderr.split("\tCommand being timed:")[0].strip()  # (less /usr/bin/time's report)
+            raise RuntimeError("rocelab-dp exited %d: %s" % (p.returncode, said[-600:]))
+        rss = int(re.search(r"Maximum resident set size \(kbytes\): (\d+)", p.stderr).group(1)) / 1024
+        doc = json.load(open(js))
+    res = [(c["sizes"][0]["busbw_GBps"], c["sizes"][0]["time_us"]) for c in doc["collectives"]]
+    return res, wall, rss
+
+
+def scale_rows(a, dp, topo_tool, tmp):
+    rows = ["| fabric | placement | jobs x GPUs | iteration, mean / slowest job (us) | busbw, mean / slowest (GB/s) "
+            "| wall (s) | peak RSS (MiB) |", "|---|---|---|---|---|---|---|"]
+    for fab in a.fabric:
+        topo = generate(topo_tool, FABRICS[fab], os.path.join(tmp, fab + ".yaml"))
+        racks = experiment.racks_of(topo)
+        njobs = a.jobs or len(racks) * len(racks[0][2]) // JOB
+        for kind in a.placement:
+            res, wall, rss = run(dp, topo, placement(racks, njobs, kind, a.seed), ONE_QP, a.size, [], a.run_timeout)
+            t = [x[1] for x in res]
+            b = [x[0] for x in res]
+            rows.append("| %s | %s | %d x %d | %.1f / %.1f | %.2f / %.2f | %.1f | %.0f |" % (
+                fab, kind, len(res), JOB, sum(t) / len(t), max(t), sum(b) / len(b), min(b), wall, rss))
+            print(rows[-1], flush=True)
+    return rows
+
+
+def routing_rows(a, dp, topo_tool, tmp):
+    rows = ["| stage | placement | iteration per job (us) | busbw per job (GB/s) | wall (s) | the paper |",
+            "|---|---|---|---|---|---|"]
+    cases = [(STAGES[0], "rack-aware")] + [(s, "fragmented") for s in STAGES]
+    for (label, spec, extra, qp), kind in cases:
+        topo = generate(topo_tool, spec, os.path.join(tmp, "stage.yaml"))
+        racks = experiment.racks_of(topo)
+        njobs = a.jobs or len(racks) * len(racks[0][2]) // JOB
+        res, wall, _ = run(dp, topo, placement(racks, njobs, kind, a.seed), qp, a.size, extra, a.run_timeout)
+        rows.append("| %s | %s | %s | %s | %.1f | %s |" % (
+            label, kind, " / ".join("%.1f" % x[1] for x in res), " / ".join("%.2f" % x[0] for x in res),
+            wall, PAPER[label] if kind == "fragmented" else "reference: whole racks"))
+        print(rows[-1], flush=True)
+    return rows
+
+
+def main(argv):
+    ap = rlcli.ArgParser(prog="flow-scale.py", description=__doc__,
+                         formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--build", default=os.path.join(ROOT, "build"), help="meson build folder")
+    ap.add_argument("--table", choices=("scale", "routing"), default="scale", help="which table (default scale)")
+    ap.add_argument("--fabric", action="append", choices=sorted(FABRICS),
+                    help="scale: the fabrics (repeatable; default zone)")
+    ap.add_argument("--placement", action="append", choices=("rack-aware", "random", "fragmented"),
+                    help="scale: the placements (repeatable; default all three)")
+    ap.add_argument("--jobs", type=int, default=0, help="jobs of 1,024 GPUs (default: as many as fit)")
+    ap.add_argument("--size", default="1G", help="AllReduce size per rank (default 1G: 512 KiB NCCL messages "
+                    "at 1,024 ranks and 2 channels, where the wire decides; smaller sizes make as many flows)")
+    ap.add_argument("--seed", type=int, default=1, help="placement seed (default 1)")
+    ap.add_argument("--out", help="write the table here too")
+    ap.add_argument("--run-timeout", type=int, default=3600, help="seconds per rocelab-dp run")
+    a = ap.parse_args(argv)
+    a.fabric = a.fabric or ["zone"]
+    a.placement = a.placement or ["rack-aware", "random", "fragmented"]
+    dp = os.path.join(a.build, "dataplane", "rocelab-dp")
+    topo_tool = os.path.join(a.build, "topology", "rocelab-topo")
+    for prog in (dp, topo_tool, "/usr/bin/time"):
+        if not os.access(prog, os.X_OK):
+            print("flow-scale.py: %s is not there (build it; /usr/bin/time: apt install time)" % prog,
+                  file=sys.stderr)
+            return 2
+    if a.jobs < 0:
+        print("flow-scale.py: --jobs: expected 0 or more", file=sys.stderr)
+        return 2
+    with tempfile.TemporaryDirectory() as tmp:
+        try:
+            rows = (scale_rows if a.table == "scale" else routing_rows)(a, dp, topo_tool, tmp)
+        except (RuntimeError, subprocess.SubprocessError) as e:
+            print("flow-scale.py: %s" % e, file=sys.stderr)
+            return 1
+    FVP.write_table(rows, a.out)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
