@@ -10,6 +10,10 @@
  *   switch S (in)     frames received = forwarded + replies + PFC consumed + dropped
  *   switch S (out)    forwarded + replies + PFC made = its links' sent + queued + dropped before sending
  *
+ * The flow engine (--fabric flow, dp_flowrun.c) checks its bytes the same
+ * way per link at each collective size's end (flow/'s fl_check_bytes): a
+ * mismatch there is said at once and counted in the fabric's audit_flow_bad.
+ *
  * Under MPI the ranks' counters and held frames are summed at rank 0 first
  * (dp_gather.h); with --workers every partition's are in the one fabric.
  */

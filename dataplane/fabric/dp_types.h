@@ -181,6 +181,7 @@ struct dp_chan {
 	/* (both ends count here: drops are rare, so sharing their lines costs nothing) */
 	uint64_t drops[DP_DROP_COUNT];
 	uint64_t drops_sent;         /* of drops[]: frames lost after their transmission (loss, wire, hand-over, link down on arrival) */
+	uint64_t flow_pkts;          /* of the tx counters: the flow engine's packets (--fabric flow), not frames */
 	uint64_t audit_queued, audit_flight; /* MPI: the frames held in queues / in flight, summed over the ranks (dp_audit.h) */
 } __rte_cache_aligned; /* (dp_fabric_build allocates them aligned) */
 
@@ -275,6 +276,7 @@ struct dp_fabric {
 	uint64_t events_applied;
 	uint32_t n_lp;               /* logical processes, including the arrival keys */
 	uint64_t *lp_seq;            /* the LPs' sequence counters (dp_engine_set_lps) */
+	uint32_t audit_flow_bad;     /* --fabric flow: collective sizes whose bytes did not balance (dp_audit.h) */
 	bool audit_gathered;         /* the chans' audit_queued / audit_flight hold every rank's (dp_gather.h) */
 };
 

@@ -172,6 +172,7 @@ static void walk_chan(struct walk *w, struct dp_chan *c, uint64_t now)
 	SUM(c->pfc_tx);
 	SUM_ARRAY(c->drops, DP_DROP_COUNT);
 	SUM(c->drops_sent);
+	SUM(c->flow_pkts);
 	SUM(c->rx_pkts);
 	if (w->pack) { /* (the frames this rank holds, for the audit: dp_audit.h) */
 		uint64_t q = dp_audit_chan_queued(c), fl = dp_audit_chan_flight(c);
