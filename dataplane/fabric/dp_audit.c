@@ -85,6 +85,12 @@ static uint64_t drops_before(const struct dp_chan *c)
 	return dp_count_chan_drops(c) - c->drops_sent;
 }
 
+/* A link direction's name as the link table gives it: FROM>TO. */
+static void chan_name(const struct dp_fabric *f, const struct dp_chan *c, char *buf, size_t cap)
+{
+	snprintf(buf, cap, "%s>%s", topo_node_name(f->topo, c->from), topo_node_name(f->topo, c->to));
+}
+
 static unsigned audit_link(const struct dp_fabric *f, const struct dp_chan *c, FILE *out)
 {
 	char place[128];
@@ -92,7 +98,7 @@ static unsigned audit_link(const struct dp_fabric *f, const struct dp_chan *c, F
 	struct side o = {{"delivered", "in flight", "dropped after sending"},
 			 {c->rx_pkts, flight(f, c), c->drops_sent}};
 
-	snprintf(place, sizeof(place), "%s>%s", topo_node_name(f->topo, c->from), topo_node_name(f->topo, c->to));
+	chan_name(f, c, place, sizeof(place));
 	return balance("link", place, &in, &o, out);
 }
 
@@ -160,7 +166,7 @@ int dp_audit_steal(struct dp_fabric *f, const char *name, char *err, size_t errl
 	for (uint32_t i = 0; i < f->n_chans; i++) {
 		struct dp_chan *c = &f->chans[i];
 		char n[128];
-		snprintf(n, sizeof(n), "%s>%s", topo_node_name(f->topo, c->from), topo_node_name(f->topo, c->to));
+		chan_name(f, c, n, sizeof(n));
 		if (strcmp(n, name) == 0) {
 			c->steal = true;
 			return 0;
