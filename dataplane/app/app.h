@@ -216,6 +216,8 @@ int json_open(struct run *r);
 int json_write(struct run *r, uint64_t elapsed, uint64_t fabric_ns, int rc);
 
 /* report.c */
+/* The audit's environment (dp_audit.h): ROCELAB_AUDIT's mode, ROCELAB_AUDIT_STEAL's link. 0, or EXIT_BAD_INPUT with err. */
+int audit_setup(struct run *r, char *err, size_t errlen);
 int report(struct run *r);
 void free_early(struct run *r);
 /* Free everything; removes the DPDK runtime directory. Returns 0, or -EIO when a --capture file could not be written. */

@@ -534,6 +534,9 @@ static void usage(FILE *out)
 	fputs("\n"
 	      "While it runs: DPDK telemetry under /rocelab/ (dpdk-telemetry.py -f NAME, or\n"
 	      "scripts/dashboard.py --name NAME); SIGINT/SIGTERM stop it and print the tables.\n"
+	      "At exit it checks that every frame was delivered, dropped with a reason or is\n"
+	      "still held; a mismatch is an AUDIT line on stderr naming the place and the count.\n"
+	      "ROCELAB_AUDIT=warn (default) | fatal (a mismatch makes the exit status 1) | off.\n"
 	      "Exit status: 0 ok, 1 runtime failure, 2 bad input.\n", out);
 }
 

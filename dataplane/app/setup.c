@@ -585,6 +585,8 @@ int setup(struct run *r, char *err, size_t errlen)
 		return prc == -EINVAL ? EXIT_BAD_INPUT : 1;
 	if (setup_captures(r, err, errlen) < 0)
 		return EXIT_BAD_INPUT;
+	if ((prc = audit_setup(r, err, errlen)) != 0)
+		return prc;
 	/* (under mpirun rank 0 writes the file; the others sample with it) */
 	const char *csv_path = r->mpi.rank == 0 ? o->csv : "/dev/null";
 	if (o->csv && dp_csv_open(&r->csv, r->fab, csv_path, o->csv_interval_ns) < 0) {

@@ -52,6 +52,7 @@ void dp_switch_send_pfc(struct dp_switch *s, uint16_t port, uint64_t now)
 		struct rte_mbuf *m = rte_pktmbuf_alloc(c->fab->mp);
 		if (m == NULL) {
 			s->drops[DP_DROP_NO_MBUF]++;
+			s->pfc_no_mbuf++;
 		} else {
 			memcpy(fr.src, c->src_mac, sizeof(fr.src));
 			uint8_t *d = (uint8_t *)rte_pktmbuf_append(m, PFC_FRAME_LEN);

@@ -136,6 +136,7 @@ struct dp_chan {
 	bool up;
 	bool cross;                  /* cut between partitions: frames go through out[] */
 	bool wd_on;                  /* the PFC watchdog (wd) runs on it */
+	bool steal;                  /* test only (dp_audit.h): the next frame delivered vanishes uncounted */
 	uint64_t rate_bps, delay_ns;
 	struct rte_reciprocal_u64 rate_rcp; /* x / rate_bps without a division (exact) */
 	double loss;
@@ -153,6 +154,7 @@ struct dp_chan {
 	/* ---- the receiving end's: the wire's deliveries ---- */
 	struct dp_wire wire __rte_cache_aligned; /* serialized, propagating */
 	bool arrive_lost;            /* the wire's arrival timer could not be added: the next frame sent arms it */
+	uint64_t rx_pkts;            /* frames the wire delivered to the far end's switch or host */
 
 	/* ---- the sending end's: every frame, one line (packets and bytes sent
 	 * are counted per queue: dp_count_chan_tx_pkts) ---- */
@@ -178,6 +180,9 @@ struct dp_chan {
 	uint64_t ctrl_tx, ctrl_tx_bytes, pfc_tx; /* control frames sent (PFC and ARP), PFC frames sent */
 	/* (both ends count here: drops are rare, so sharing their lines costs nothing) */
 	uint64_t drops[DP_DROP_COUNT];
+	uint64_t drops_sent;         /* of drops[]: frames lost after their transmission (loss, wire, hand-over, link down on arrival) */
+	uint64_t flow_pkts;          /* of the tx counters: the flow engine's packets (--fabric flow), not frames */
+	uint64_t audit_queued, audit_flight; /* MPI: the frames held in queues / in flight, summed over the ranks (dp_audit.h) */
 } __rte_cache_aligned; /* (dp_fabric_build allocates them aligned) */
 
 /*
@@ -223,6 +228,7 @@ struct dp_switch {
 	uint64_t rx_pkts, rx_bytes, fwd_pkts;
 	uint64_t arp_replies, nd_replies, echo_replies, pfc_rx, ecn_marked;
 	uint64_t drops[DP_DROP_COUNT];
+	uint64_t pfc_no_mbuf;        /* of drops[DP_DROP_NO_MBUF]: PFC frames it could not make (it received none of them) */
 	uint64_t parse_err[DP_PARSE_ERR_SLOTS]; /* by -rl_parse status */
 	uint64_t *port_tx_pkts;      /* [port] forwarded out of it (flows per port) */
 } __rte_cache_aligned; /* (its counters: switches of two partitions never share a line) */
@@ -270,6 +276,8 @@ struct dp_fabric {
 	uint64_t events_applied;
 	uint32_t n_lp;               /* logical processes, including the arrival keys */
 	uint64_t *lp_seq;            /* the LPs' sequence counters (dp_engine_set_lps) */
+	uint32_t audit_flow_bad;     /* --fabric flow: collective sizes whose bytes did not balance (dp_audit.h) */
+	bool audit_gathered;         /* the chans' audit_queued / audit_flight hold every rank's (dp_gather.h) */
 };
 
 /* The LP of a switch, a host, a channel's arrivals. */

@@ -792,7 +792,34 @@ static void count_chans(struct fr *r)
 		/* (in the data's class, priority 3 by DSCP 26: grants and ACKs too) */
 		ch->q[3].tx_bytes += r->chan_bytes[i];
 		ch->q[3].tx_pkts += r->chan_pkts[i];
+		ch->flow_pkts += r->chan_pkts[i]; /* (frames' audit: not frames; audit_bytes checks these) */
 	}
+}
+
+/*
+ * The flow engine's byte conservation at an iteration's end (dp_audit.h):
+ * per link, bytes sent = bytes of delivered flows + bytes in flight. The
+ * first mismatch is a line on stderr, counted in the fabric's audit_flow_bad.
+ */
+static void audit_bytes(struct fr *r)
+{
+	struct fl_mismatch m;
+	int e = fl_check_bytes(r->fl, &m);
+
+	if (e == 0)
+		return;
+	r->f->audit_flow_bad++;
+	if (e < 0) {
+		fprintf(stderr, "rocelab-dp: AUDIT: flow engine: the byte check ran out of memory\n");
+		return;
+	}
+	char place[96] = "all links";
+	if (m.link != FL_LINK_ALL && m.link < r->f->n_chans)
+		snprintf(place, sizeof(place), "link %s>%s", topo_node_name(r->f->topo, r->f->chans[m.link].from),
+			 topo_node_name(r->f->topo, r->f->chans[m.link].to));
+	fprintf(stderr, "rocelab-dp: AUDIT: flow engine, %s: %" PRId64 " byte(s) unaccounted (sent %" PRIu64
+		" = delivered %" PRIu64 " + in flight %" PRIu64 ")\n", place,
+		(int64_t)(m.sent - m.delivered - m.in_flight), m.sent, m.delivered, m.in_flight);
 }
 
 int dp_flowrun_coll(struct dp_fabric *f, struct ne_coll *run, const struct ne_coll_config *cfg,
@@ -819,6 +846,7 @@ int dp_flowrun_coll(struct dp_fabric *f, struct ne_coll *run, const struct ne_co
 			iters[i] = t;
 		e = ne_coll_set_external_times(run, now_ns, iters, r.rules.iters);
 		count_chans(&r);
+		audit_bytes(&r);
 		fl_stats_get(r.fl, &fs);
 		st->events = fs.events;
 		st->recomputes = fs.recomputes;

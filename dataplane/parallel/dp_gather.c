@@ -10,6 +10,7 @@
 #include <rte_common.h>
 #include <rte_mbuf.h>
 
+#include "dp_audit.h"
 #include "dp_chan.h"
 #include "dp_fabric.h"
 
@@ -118,6 +119,7 @@ int dp_gather_unpack_frames(struct dp_fabric *f, unsigned parity, const uint8_t 
 		if (d == NULL) {
 			rte_pktmbuf_free(m);
 			c->drops[DP_DROP_NO_MBUF]++;
+			c->drops_sent++;
 			rc = -ENOBUFS;
 		} else {
 			/* (the gap stays unwritten: head carries payload_unwritten) */
@@ -131,6 +133,7 @@ int dp_gather_unpack_frames(struct dp_fabric *f, unsigned parity, const uint8_t 
 			if (dp_chan_outbox_push(c, parity, m, r.at) < 0) {
 				rte_pktmbuf_free(m);
 				c->drops[DP_DROP_NO_MBUF]++;
+				c->drops_sent++;
 				rc = -ENOBUFS;
 			} else {
 				n++;
@@ -168,6 +171,17 @@ static void walk_chan(struct walk *w, struct dp_chan *c, uint64_t now)
 	SUM(c->ctrl_tx_bytes);
 	SUM(c->pfc_tx);
 	SUM_ARRAY(c->drops, DP_DROP_COUNT);
+	SUM(c->drops_sent);
+	SUM(c->flow_pkts);
+	SUM(c->rx_pkts);
+	if (w->pack) { /* (the frames this rank holds, for the audit: dp_audit.h) */
+		uint64_t q = dp_audit_chan_queued(c), fl = dp_audit_chan_flight(c);
+		SUM(q);
+		SUM(fl);
+	} else {
+		SUM(c->audit_queued);
+		SUM(c->audit_flight);
+	}
 	for (unsigned p = 0; p < DP_NUM_PRIO; p++)
 		MAX(c->q[p].peak_bytes);
 	SUM_ARRAY(c->pause.xoff_rx, PFC_NUM_PRIO);
@@ -199,6 +213,7 @@ static void walk_switch(struct walk *w, struct dp_switch *s)
 	SUM(s->pfc_rx);
 	SUM(s->ecn_marked);
 	SUM_ARRAY(s->drops, DP_DROP_COUNT);
+	SUM(s->pfc_no_mbuf);
 	SUM_ARRAY(s->parse_err, DP_PARSE_ERR_SLOTS);
 	SUM_ARRAY(s->port_tx_pkts, s->cfg->n_ports);
 }
@@ -220,6 +235,8 @@ static void walk_fabric(struct walk *w, struct dp_fabric *f, uint64_t now)
 		walk_switch(w, &f->sw[s]);
 	for (uint32_t h = 0; h < f->topo->n_hosts; h++)
 		walk_host(w, &f->host[h]);
+	if (!w->pack)
+		f->audit_gathered = true;
 	uint64_t hits = f->te ? f->te->hits : 0;
 	SUM(hits);
 	if (!w->pack && f->te)

@@ -245,6 +245,11 @@ uint32_t dp_parts_of_host(const struct dp_parts *ps, uint32_t host)
 	return ps->n > 1 ? ps->part_host[host] : 0;
 }
 
+uint32_t dp_parts_of_node(const struct dp_parts *ps, struct topo_node_ref n)
+{
+	return ps->n > 1 ? part_of_node(ps, n) : 0;
+}
+
 uint64_t dp_parts_lookahead_ns(const struct dp_parts *ps)
 {
 	return ps->lookahead;

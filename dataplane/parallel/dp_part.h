@@ -124,9 +124,10 @@ int dp_parts_gather(struct dp_parts *ps, uint64_t now, uint64_t *extra_sum, size
 
 void dp_parts_destroy(struct dp_parts *ps);
 
-/* Partitions; the partition of a host. */
+/* Partitions; the partition of a host; of a node (switch or host). */
 uint32_t dp_parts_count(const struct dp_parts *ps);
 uint32_t dp_parts_of_host(const struct dp_parts *ps, uint32_t host);
+uint32_t dp_parts_of_node(const struct dp_parts *ps, struct topo_node_ref n);
 
 /* The lookahead: the smallest delay of a cut link; UINT64_MAX when nothing is cut. */
 uint64_t dp_parts_lookahead_ns(const struct dp_parts *ps);

@@ -1,0 +1,132 @@
+#!/usr/bin/env bash
+# The frame-conservation audit at rocelab-dp's exit (dataplane/fabric/dp_audit.h):
+# clean runs balance (one worker, --workers, MPI ranks, the live clock, a link
+# failure, a PFC storm, a pool run dry); a frame removed on purpose
+# (ROCELAB_AUDIT_STEAL, test only) is named with its place and the count 1,
+# exit status 1 under ROCELAB_AUDIT=fatal, a warning and status 0 under warn;
+# bad values of the variables are refused with exit 2.
+# usage: test_audit.sh ROCELAB_DP DATA_DIR [MPIRUN]   (live and MPI parts: root)
+set -u
+DP=$1 DATA=$2 MPIRUN=${3:-}
+# shellcheck source=../common/tap.sh
+. "$(dirname "$0")/../common/tap.sh"   # $tmp, ok/nok/check, tap_done
+# (meson's test setup sets both for every test: here each run says its own mode,
+# and the frames stolen on purpose stay out of the tests' record of mismatches)
+unset ROCELAB_AUDIT ROCELAB_AUDIT_LOG
+
+n=0
+dp() { # ENV-ASSIGNMENTS... -- ARGS...: one run, unique --name, a timeout; stdout in $tmp/out.$n, stderr in $tmp/err.$n
+  n=$((n + 1))
+  local envs=()
+  while [ "$1" != -- ]; do envs+=("$1"); shift; done
+  shift
+  env "${envs[@]}" timeout 120 "$DP" --name "rl-au$$-$n" "$@" > "$tmp/out.$n" 2> "$tmp/err.$n"
+}
+audit_lines() { grep -c "^rocelab-dp: AUDIT:" "$tmp/err.$n"; }
+# balances RC WHAT [CONDITION]: the last run ended (status 0, its tables) with no AUDIT line
+balances() {
+  check "$2: the audit balances (rc $1, $(audit_lines) AUDIT lines)" \
+    "[ $1 -eq 0 ] && [ $(audit_lines) -eq 0 ] && grep -q '^rocelab-dp: ran' $tmp/out.$n ${3:+&& $3}"
+}
+# named RC WHAT LINK: the last run (fatal) ended with status 1, naming LINK with the count 1
+named() {
+  check "$2: a frame stolen on $3 is named (rc $1)" \
+    "[ $1 -eq 1 ] && grep -q '^rocelab-dp: AUDIT: link $3: 1 frame(s) unaccounted' $tmp/err.$n"
+}
+
+V=(--clock virtual --topology "$DATA/failover.yaml")
+G=(--gen 'h0>h4:flows=16,rate=10G,count=6000' --gen 'h5>h1:proto=roce,flows=4,rate=20G,count=3000')
+
+# 1. Balances on a clean run (with a link failure and recovery: failover.yaml's events).
+dp ROCELAB_AUDIT=fatal -- "${V[@]}" "${G[@]}"
+balances $? "virtual, one worker, link failure"
+
+# 2. One frame stolen on leaf1>spine1 is named, with the count 1; fatal: exit 1.
+dp ROCELAB_AUDIT=fatal ROCELAB_AUDIT_STEAL='leaf1>spine1' -- "${V[@]}" "${G[@]}"
+rc=$?
+named $rc "virtual, one worker, fatal" 'leaf1>spine1'
+check "the stolen frame: its link's line and the warning, nothing else ($(audit_lines) AUDIT lines)" "[ $(audit_lines) -eq 2 ]"
+
+# 3. Warn (the default): the same loud warning, the exit status as without it.
+dp ROCELAB_AUDIT_STEAL='leaf1>spine1' -- "${V[@]}" "${G[@]}"
+rc=$?
+check "stolen frame, default (warn): exit 0 and a WARNING line (rc $rc)" \
+  "[ $rc -eq 0 ] && grep -q '^rocelab-dp: AUDIT: WARNING: 1 place' $tmp/err.$n"
+
+# 4. --workers 2: a frame stolen on a link the cut crosses is named; clean runs balance.
+dp ROCELAB_AUDIT=fatal -- "${V[@]}" "${G[@]}" --workers 2
+balances $? "virtual, --workers 2"
+for l in 'spine0>leaf1' 'h5>leaf1'; do
+  dp ROCELAB_AUDIT=fatal ROCELAB_AUDIT_STEAL="$l" -- "${V[@]}" "${G[@]}" --workers 2
+  named $? "virtual, --workers 2" "$l"
+done
+
+# 5. A PFC storm with the watchdog draining queues, and the packet pool run dry.
+dp ROCELAB_AUDIT=fatal -- --clock virtual --topology "$DATA/incast-pfc-on.yaml" \
+   --gen 'h0>h2:dscp=26,rate=10G,count=20000' --gen 'h2>h0:proto=pfc,rate=10M,count=200' \
+   --pfc-watchdog=detect=1ms,restore=1ms,poll=500us
+balances $? "PFC storm drained by the watchdog" "grep -q 'pfc_storm=[1-9]' $tmp/out.$n"
+dp ROCELAB_AUDIT=fatal -- "${V[@]}" "${G[@]}" --mbufs 1024 \
+   --gen 'h1>h4:flows=4,rate=100G,count=20000' --gen 'h0>h5:flows=4,rate=100G,count=20000'
+balances $? "pool run dry (--mbufs 1024, two 100G senders more)" "grep -q 'packet pool ran dry' $tmp/err.$n"
+
+# 6. A run stopped by its duration, frames still in queues and on wires: held, not lost.
+dp ROCELAB_AUDIT=fatal -- "${V[@]}" "${G[@]}" --duration 700us
+balances $? "stopped at 700 us with frames in flight"
+
+# 7. Bad values: exit 2 with the variable named.
+dp ROCELAB_AUDIT=loud -- "${V[@]}" "${G[@]}"
+rc=$?
+check "ROCELAB_AUDIT=loud is refused (rc $rc)" "[ $rc -eq 2 ] && grep -q 'ROCELAB_AUDIT=loud' $tmp/err.$n"
+dp ROCELAB_AUDIT_STEAL='leaf9>spine1' -- "${V[@]}" "${G[@]}"
+rc=$?
+check "ROCELAB_AUDIT_STEAL of no link is refused (rc $rc)" "[ $rc -eq 2 ] && grep -q 'ROCELAB_AUDIT_STEAL=leaf9>spine1' $tmp/err.$n"
+
+# 8. MPI ranks (summed at rank 0) and the live clock (net_null hosts, two threads): root only.
+if [ "$(id -u)" -ne 0 ]; then
+  echo "# skip: MPI and live parts need root"
+  tap_done; exit
+fi
+if [ -n "$MPIRUN" ]; then
+  mpi() { # ENV... -- ARGS...
+    n=$((n + 1))
+    local envs=()
+    while [ "$1" != -- ]; do envs+=(-x "$1"); shift; done
+    shift
+    timeout 300 "$MPIRUN" --oversubscribe --allow-run-as-root --mca btl self,vader -np 2 "${envs[@]}" \
+      "$DP" --name "rl-au$$-$n" "$@" > "$tmp/out.$n" 2> "$tmp/err.$n"
+  }
+  mpi ROCELAB_AUDIT=fatal -- "${V[@]}" "${G[@]}"
+  balances $? "mpirun -np 2, the ranks' counters summed"
+  mpi ROCELAB_AUDIT=fatal ROCELAB_AUDIT_STEAL='spine0>leaf1' -- "${V[@]}" "${G[@]}"
+  named $? "mpirun -np 2" 'spine0>leaf1'
+fi
+cat > "$tmp/live.yaml" <<'YAML'
+name: audit-live
+defaults:
+  host_link: {rate: 1G}
+switches:
+  - {name: leaf0, role: rtsw}
+  - {name: leaf1, role: rtsw}
+  - {name: spine0, role: ctsw}
+  - {name: spine1, role: ctsw}
+hosts:
+  - {name: h0, leaf: leaf0, attach: net_null}
+  - {name: h1, leaf: leaf0, attach: net_null}
+  - {name: h4, leaf: leaf1, attach: net_null}
+  - {name: h5, leaf: leaf1, attach: net_null}
+links:
+  - [leaf0, spine0]
+  - [leaf0, spine1]
+  - [leaf1, spine0]
+  - [leaf1, spine1]
+YAML
+L=(--clock live --topology "$tmp/live.yaml" --duration 300ms --gen 'h0>h4:flows=16,rate=500M' --gen 'h5>h1:flows=4,rate=500M')
+for w in 1 2; do
+  dp ROCELAB_AUDIT=fatal -- "${L[@]}" --workers $w
+  balances $? "live, --workers $w"
+  dp ROCELAB_AUDIT=fatal ROCELAB_AUDIT_STEAL='spine1>leaf1' -- "${L[@]}" --workers $w
+  named $? "live, --workers $w" 'spine1>leaf1'
+done
+check "no DPDK runtime directory left" "[ \$(dpdk_left \$(seq -f \"rl-au$$-%g\" 1 $n)) -eq 0 ]"
+tap_done
