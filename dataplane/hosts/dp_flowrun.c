@@ -128,7 +128,6 @@ static void mark_group(struct fr *r, uint32_t g)
 	}
 }
 
-/* The link table: a message's packets of path_mtu (a header-only one: 1) and payload. */
 /* The link table: w messages' packets of path_mtu (a header-only one: 1) and payload. */
 static void count_path(struct fr *r, const struct fr_path *p, uint64_t bytes, uint32_t w)
 {
@@ -159,9 +158,10 @@ static int timers_grow(struct fr *r)
 
 	if (ck)
 		r->tmr_ck = ck;
+	if (fr)
+		r->tmr_free = fr; /* (kept before any return: realloc may have moved it) */
 	if (!fr || fl_heap_grow(&r->tmr, cap))
 		return -ENOMEM;
-	r->tmr_free = fr;
 	for (uint32_t id = cap; id-- > r->cap_tmr;) /* lowest id on top */
 		r->tmr_free[r->n_tmr_free++] = id;
 	r->cap_tmr = cap;
@@ -441,7 +441,8 @@ static void grant_step(struct fr *r, uint32_t gi)
 static void part_start(struct fr *r, uint32_t k, uint32_t q, uint32_t s, uint32_t b)
 {
 	start_flow(r, &r->c[k].data[q], b, 1, cookie(FR_DATA, k, q, s));
-	r->c[k].sq[q].busy = b != 0;
+	if (b) /* (a zero-length WRITE leaves a QP's busy state as it is: it ends without a last byte) */
+		r->c[k].sq[q].busy = true;
 	r->st->data_flows++;
 	r->st->parts++;
 }
@@ -780,8 +781,9 @@ static int fr_setup(struct fr *r, struct ne_coll *run, struct ne_nic *const *nic
 	return e;
 }
 
-/* Every flow's packets and payload into the link table (headers not counted). */
-static void count_chans(struct fr *r)
+/* Every flow's packets and payload into the link table (headers not counted),
+ * for iters iterations: each runs the same flows (dp_flowrun_coll). */
+static void count_chans(struct fr *r, uint64_t iters)
 {
 	for (uint32_t i = 0; i < r->f->n_chans; i++) {
 		struct dp_chan *ch = &r->f->chans[i];
@@ -790,9 +792,9 @@ static void count_chans(struct fr *r)
 			continue;
 		r->st->links_crossed++;
 		/* (in the data's class, priority 3 by DSCP 26: grants and ACKs too) */
-		ch->q[3].tx_bytes += r->chan_bytes[i];
-		ch->q[3].tx_pkts += r->chan_pkts[i];
-		ch->flow_pkts += r->chan_pkts[i]; /* (frames' audit: not frames; audit_bytes checks these) */
+		ch->q[3].tx_bytes += iters * r->chan_bytes[i];
+		ch->q[3].tx_pkts += iters * r->chan_pkts[i];
+		ch->flow_pkts += iters * r->chan_pkts[i]; /* (frames' audit: not frames; audit_bytes checks these) */
 	}
 }
 
@@ -832,7 +834,8 @@ int dp_flowrun_coll(struct dp_fabric *f, struct ne_coll *run, const struct ne_co
 	int e;
 
 	memset(st, 0, sizeof(*st));
-	snprintf(why, cap, "out of memory");
+	if (cap)
+		why[0] = '\0';
 	e = fr_setup(&r, run, nics, host_of, why, cap);
 	if (!e)
 		e = run_iter(&r, &t);
@@ -845,7 +848,7 @@ int dp_flowrun_coll(struct dp_fabric *f, struct ne_coll *run, const struct ne_co
 		for (uint32_t i = 0; i < r.rules.iters; i++)
 			iters[i] = t;
 		e = ne_coll_set_external_times(run, now_ns, iters, r.rules.iters);
-		count_chans(&r);
+		count_chans(&r, r.rules.iters);
 		audit_bytes(&r);
 		fl_stats_get(r.fl, &fs);
 		st->events = fs.events;
@@ -853,11 +856,13 @@ int dp_flowrun_coll(struct dp_fabric *f, struct ne_coll *run, const struct ne_co
 		st->flows_touched = fs.flows_touched;
 		st->links_touched = fs.links_touched;
 		st->iter_ns = t;
-	} else if (e == -EDEADLK) {
-		snprintf(why, cap, "no flow can progress");
-	} else if (e == -E2BIG) {
-		snprintf(why, cap, "a connection has more than %u transfers", FR_MAX_SEQ - 1);
 	}
+	if (e == -EDEADLK)
+		snprintf(why, cap, "no flow can progress");
+	else if (e == -E2BIG)
+		snprintf(why, cap, "a connection has more than %u transfers, or more than 255 QPs", FR_MAX_SEQ - 1);
+	else if (e < 0 && cap && why[0] == '\0') /* (a path's own reason stays) */
+		snprintf(why, cap, "%s", e == -ENOMEM ? "out of memory" : strerror(-e));
 	free(iters);
 	fr_free(&r);
 	return e;

@@ -50,7 +50,8 @@ struct dp_flowrun_stats {
  * it crossed (the link table). Returns 0; -EHOSTUNREACH or -ELOOP (a path
  * the switches do not give, or longer than the flow engine takes; why says
  * which), -EDEADLK (nothing can progress), -E2BIG (a connection with more
- * transfers than a flow's cookie holds), -ENOMEM.
+ * transfers than a flow's cookie holds), -EINVAL (a link rate or delay, or a
+ * plan, the flow engine does not take), -ENOMEM; why says which.
  */
 int dp_flowrun_coll(struct dp_fabric *f, struct ne_coll *run, const struct ne_coll_config *cfg,
 		    struct ne_nic *const *nics, const uint32_t *host_of, uint64_t now_ns,

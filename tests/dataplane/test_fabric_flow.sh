@@ -57,6 +57,18 @@ done
 check "the counters line (cts=on): 2 flows (the data), 4 timers (2 grants, 2 ACKs), 4 events, 4 link directions" \
   "grep -q '^# flow engine: flows 2 (data 2 for 2 parts), header-only timers 4, events 4, .* links crossed 4, ' $tmp/two.txt"
 
+# the link table counts every iteration, as the packet engine's does (the flow
+# engine runs one and repeats it): h0>leaf0's bytes with iters=4 are 4 x iters=1's
+link_bytes() { python3 -c "
+import json, sys
+print(sum(l['bytes'] for l in json.load(open(sys.argv[1]))['links'] if l['from'] == 'h0' and l['to'] == 'leaf0'))" "$1"; }
+for it in 1 4; do
+  dp "two-iters$it" --topology "$tmp/two.yaml" --fabric flow --json "$tmp/iters$it.json" \
+    --coll "op=allgather,sizes=1M,data=off,qps=1,iters=$it" > /dev/null 2>&1
+done
+b1=$(link_bytes "$tmp/iters1.json" 2> /dev/null) b4=$(link_bytes "$tmp/iters4.json" 2> /dev/null)
+check "the link table, iters=4: h0>leaf0 $b4 B = 4 x iters=1's $b1 B" "[ -n '$b1' ] && [ '$b1' -gt 0 ] && [ '$b4' -eq \$((4 * $b1)) ]"
+
 # NCCL's split over 16 QPs on those 2 hosts: every QP's data takes the one
 # path (host, leaf, host), so each transfer's 16 parts go as one flow of
 # weight 16 (flow/README.md): D data flows for 16 x D parts, one 64 B grant
