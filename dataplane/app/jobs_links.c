@@ -14,14 +14,20 @@
 
 #include "dp_fabric_build.h"
 #include "dp_stats.h"
+#include "topo_route.h"
 
 
-/* The host whose IPv4 address is the flow's source, or -1. */
-static int flow_host(const struct topo *t, const struct dp_flow *fl)
+/* The host whose IPv4 address is the flow's source, or -1: the address
+ * scheme's host at once, else (a host with an ipv4: of its own) a search. */
+static int flow_host(const struct dp_fabric *f, const struct dp_flow *fl)
 {
+	const struct topo *t = f->topo;
 	uint32_t ip = (uint32_t)fl->key.src[0] << 24 | (uint32_t)fl->key.src[1] << 16 |
 		      (uint32_t)fl->key.src[2] << 8 | fl->key.src[3];
+	int at = fl->key.ip_version == 4 ? topo_route_host_by_ipv4(f->routes, ip) : -1;
 
+	if (at >= 0 && (uint32_t)at < t->n_hosts && t->hosts[at].ipv4 == ip)
+		return at;
 	for (uint32_t h = 0; fl->key.ip_version == 4 && h < t->n_hosts; h++)
 		if (t->hosts[h].ipv4 == ip)
 			return (int)h;
@@ -77,21 +83,22 @@ int jobs_links_top(struct run *r, uint32_t k, uint64_t elapsed_ns, struct dp_sta
 	struct dp_flow *fl = NULL;
 	uint32_t nfl = 0;
 	bool *used = calloc(f->n_chans + 1, sizeof(*used));
+	bool *mine = calloc(r->topo->n_hosts + 1, sizeof(*mine)); /* the job's hosts */
 	const struct dp_job *j = dp_mix_job(r->mix, k);
 	int n = -1;
 
-	if (used && (f->flows.capacity == 0 || dp_flows_export(&f->flows, &fl, &nfl) == 0)) {
+	for (uint32_t q = 0; mine && q < dp_job_ranks(j); q++)
+		mine[dp_job_host(j, q)] = true;
+	if (used && mine && (f->flows.capacity == 0 || dp_flows_export(&f->flows, &fl, &nfl) == 0)) {
 		for (uint32_t i = 0; i < nfl; i++) {
-			int h = flow_host(r->topo, &fl[i]);
-			for (uint32_t q = 0; h >= 0 && q < dp_job_ranks(j); q++)
-				if (dp_job_host(j, q) == (uint32_t)h) {
-					flow_chans(f, &fl[i], (uint32_t)h, used);
-					break;
-				}
+			int h = flow_host(f, &fl[i]);
+			if (h >= 0 && mine[h])
+				flow_chans(f, &fl[i], (uint32_t)h, used);
 		}
 		n = (int)links_top(f, used, elapsed_ns, top);
 	}
 	free(fl);
+	free(mine);
 	free(used);
 	return n;
 }

@@ -607,8 +607,8 @@ static int start_te(struct run *r, char *err, size_t errlen)
 				      "(NCCL's tree) are not supported with it");
 		return EXIT_BAD_INPUT;
 	}
-	uint32_t n = r->topo->n_hosts * r->topo->n_hosts;
-	uint32_t(*pairs)[2] = malloc(sizeof(*pairs) * (n + 1));
+	uint32_t n = dp_nics_coll_pairs(&r->nics, NULL, 0); /* (not n_hosts^2: 4.8 GB at 24K hosts) */
+	uint32_t(*pairs)[2] = malloc(sizeof(*pairs) * ((size_t)n + 1));
 	uint32_t np = pairs ? dp_nics_coll_pairs(&r->nics, pairs, n) : 0;
 	int rc = np ? dp_te_create(&r->te, r->fab, (const uint32_t(*)[2])pairs, np, err, errlen) : -1;
 

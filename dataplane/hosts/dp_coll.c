@@ -612,10 +612,13 @@ int dp_nics_colls_begin(struct dp_nics *ns, char *err, size_t errlen)
 	return 0;
 }
 
-/* Append host pair (rank a's, rank b's) to out when there is room. Returns the new n. */
+/* Append host pair (rank a's, rank b's) to out when there is room (out NULL:
+ * only count it). Returns the new n. */
 static uint32_t pair_add(const struct dp_nics *ns, const struct dp_coll *c, uint32_t a, uint32_t b,
 			 uint32_t (*out)[2], uint32_t n, uint32_t max)
 {
+	if (out == NULL)
+		return n + 1;
 	if (n >= max)
 		return n;
 	out[n][0] = ns->h[c->rank_nic[a]].host;

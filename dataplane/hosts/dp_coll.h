@@ -175,8 +175,9 @@ int dp_nics_coll_view(const struct dp_nics *ns, uint32_t i, struct dp_coll_view 
 /*
  * The collectives' traffic matrix as host pairs (src, dst), each
  * collective's in turn: a ring for AllReduce/AllGather/ReduceScatter, every
- * ordered pair for AllToAll, every rank to the root for incast. Returns the
- * number written (at most max).
+ * ordered pair for AllToAll, every rank to the root for incast, Send/Recv's
+ * pairs. Returns the number written (at most max); with out NULL, how many
+ * there are (max ignored).
  */
 uint32_t dp_nics_coll_pairs(const struct dp_nics *ns, uint32_t (*out)[2], uint32_t max);
 
