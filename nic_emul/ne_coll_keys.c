@@ -179,7 +179,7 @@ static int set_launch(struct ne_coll_config *cfg, const struct key_ctx *k)
 	}
 	if (k->val[0] < '0' || k->val[0] > '9')
 		return bad(k, "must be off, nccl or a time such as 8.4us");
-	return get_time(k, &cfg->launch_ns);
+	return get_time(k, &cfg->launch_ns); /* (at most 1 s: never NE_COLL_LAUNCH_NCCL) */
 }
 
 static int set_split(struct ne_coll_config *cfg, const struct key_ctx *k)

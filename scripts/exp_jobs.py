@@ -28,7 +28,7 @@ import sys
 import tempfile
 import time
 
-from expcheck import yaml
+from expcheck import ExpError, yaml
 
 KINDS_WITH_PATH = ("chakra:", "astra:")  # (llm: names no file)
 JOB_COLS = ("variant", "seed", "job", "gpus", "servers", "policy", "hosts", "alone_us", "mix_us",
@@ -49,8 +49,11 @@ def absolute_workload(spec, folder):
 def job_file_for(exp, v, folder, tmp, tag):
     """The job file this variant runs: the experiment's, its workloads' paths made
     absolute and the variant's policy (if any) as the file's."""
-    with open(os.path.join(folder, exp["jobs"])) as f:
+    path = os.path.join(folder, exp["jobs"])
+    with open(path) as f:
         jobs = yaml.safe_load(f)
+    if not isinstance(jobs, dict):
+        raise ExpError(f"{path}: not a job file: expected a mapping with jobs: (rocelab-place's format)")
     for j in jobs.get("jobs") or []:
         if isinstance(j, dict) and isinstance(j.get("workload"), str):
             j["workload"] = absolute_workload(j["workload"], folder)

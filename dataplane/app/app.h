@@ -158,6 +158,7 @@ struct run {
 	struct dp_eal eal;
 	uint16_t frame_room;    /* bytes an mbuf holds for a frame */
 	int run_rc;             /* 0, or 1 when --lag-policy stop ended the run */
+	bool gathered;          /* MPI: rank 0 holds every rank's counters (the audit needs them) */
 	double wall_s;          /* wall time of the run loop */
 	double after_signal_s;  /* from a stop signal to the loop's end */
 	double progress_at;     /* virtual: monotonic seconds of the run's start or last progress line */
@@ -186,6 +187,9 @@ void run(struct run *r);
 /* setup.c */
 int load_topology(struct run *r);
 void list_hosts(const struct topo *t);
+/* Every --coll spec's keys, parsed: 0, or EXIT_BAD_INPUT after saying which on stderr. */
+int coll_specs_check(const struct opts *o);
+/* The same, then "--coll: N specs OK (keys only: no topology)" on stdout. */
 int check_coll_keys(const struct opts *o);
 int check_programs(const struct opts *o);
 int parse_gens(struct run *r);

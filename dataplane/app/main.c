@@ -143,6 +143,8 @@ int main(int argc, char **argv)
 	else if (rc == 0 && o.check)
 		rc = o.topology ? topo_check_file(o.topology, stdout, stderr)
 		     : o.pipeline && !o.clos[0] ? 0 : bad("--check needs --topology FILE", NULL);
+	if (rc == 0 && o.check && !keys_only && o.coll.n) /* (with a topology: the specs' keys too) */
+		rc = coll_specs_check(&o);
 	if (rc == 0 && o.check && !keys_only) /* the switches' programs, built (DPDK's checks too) */
 		rc = check_programs(&o);
 	if (rc == 0 && (!o.check || (specs && o.topology)) && (rc = load_topology(&r)) == 0) {

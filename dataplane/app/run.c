@@ -363,6 +363,7 @@ static void run_virtual_parts(struct run *r)
 		r->run_rc = 1;
 		return;
 	}
+	r->gathered = true;
 	if (r->mpi.rank != 0)
 		return; /* (rank 0 reports the run) */
 	if (r->nics.n_lanes > 1)

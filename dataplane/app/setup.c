@@ -241,7 +241,7 @@ static void at_where(char *err, size_t errlen, const char *where)
  * --check --coll SPEC without a topology: each spec's keys and the rules
  * between them (not its hosts). Returns 0, or EXIT_BAD_INPUT saying why.
  */
-int check_coll_keys(const struct opts *o)
+int coll_specs_check(const struct opts *o)
 {
 	char why[448];
 
@@ -255,6 +255,15 @@ int check_coll_keys(const struct opts *o)
 			return EXIT_BAD_INPUT;
 		}
 	}
+	return 0;
+}
+
+int check_coll_keys(const struct opts *o)
+{
+	int rc = coll_specs_check(o);
+
+	if (rc)
+		return rc;
 	printf("--coll: %u spec%s OK (keys only: no topology)\n", o->coll.n, o->coll.n == 1 ? "" : "s");
 	return 0;
 }

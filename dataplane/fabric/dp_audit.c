@@ -82,7 +82,7 @@ static uint64_t frames_sent(const struct dp_chan *c)
 /* Dropped before c sent them (its queues' drops, link down, host queue): all its drops but those after sending. */
 static uint64_t drops_before(const struct dp_chan *c)
 {
-	return dp_count_chan_drops(c) - c->drops_sent;
+	return dp_count_chan_drops(c) - c->drops_sent - c->drops_arrived;
 }
 
 /* A link direction's name as the link table gives it: FROM>TO. */
@@ -96,7 +96,7 @@ static unsigned audit_link(const struct dp_fabric *f, const struct dp_chan *c, F
 	char place[128];
 	struct side in = {{"sent"}, {frames_sent(c)}};
 	struct side o = {{"delivered", "in flight", "dropped after sending"},
-			 {c->rx_pkts, flight(f, c), c->drops_sent}};
+			 {c->rx_pkts, flight(f, c), c->drops_sent + c->drops_arrived}};
 
 	chan_name(f, c, place, sizeof(place));
 	return balance("link", place, &in, &o, out);

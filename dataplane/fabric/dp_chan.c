@@ -238,7 +238,7 @@ static bool onto_wire(struct dp_chan *c, struct rte_mbuf *m, uint64_t at)
 	if (wire_push(&c->wire, m, at) == 0)
 		return true;
 	c->drops[DP_DROP_NO_MBUF]++;
-	c->drops_sent++;
+	c->drops_arrived++;
 	rte_pktmbuf_free(m);
 	return false;
 }
@@ -589,7 +589,7 @@ static void deliver(struct dp_chan *c, struct rte_mbuf *m, uint64_t now)
 			c->steal = false;
 		} else {
 			c->drops[DP_DROP_LINK_DOWN]++;
-			c->drops_sent++;
+			c->drops_arrived++;
 		}
 		rte_pktmbuf_free(m);
 		return;

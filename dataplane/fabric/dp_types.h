@@ -180,7 +180,10 @@ struct dp_chan {
 	uint64_t ctrl_tx, ctrl_tx_bytes, pfc_tx; /* control frames sent (PFC and ARP), PFC frames sent */
 	/* (both ends count here: drops are rare, so sharing their lines costs nothing) */
 	uint64_t drops[DP_DROP_COUNT];
-	uint64_t drops_sent;         /* of drops[]: frames lost after their transmission (loss, wire, hand-over, link down on arrival) */
+	/* of drops[]: frames lost after their transmission, counted by the sending end
+	 * (loss, hand-over) and by the receiving end (wire, link down on arrival): two
+	 * words, so that two workers never add to one */
+	uint64_t drops_sent, drops_arrived;
 	uint64_t flow_pkts;          /* of the tx counters: the flow engine's packets (--fabric flow), not frames */
 	uint64_t audit_queued, audit_flight; /* MPI: the frames held in queues / in flight, summed over the ranks (dp_audit.h) */
 } __rte_cache_aligned; /* (dp_fabric_build allocates them aligned) */

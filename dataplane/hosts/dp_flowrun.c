@@ -844,9 +844,10 @@ int dp_flowrun_coll(struct dp_fabric *f, struct ne_coll *run, const struct ne_co
 		e = iters ? 0 : -ENOMEM;
 	}
 	if (!e) {
-		/* every iteration starts on an empty fabric in the same state: the same time */
+		/* every iteration starts on an empty fabric in the same state: the same time,
+		 * after the launch cost (launch=), as the packet engine's ranks wait it out */
 		for (uint32_t i = 0; i < r.rules.iters; i++)
-			iters[i] = t;
+			iters[i] = ne_coll_launch_ns(run) + t;
 		e = ne_coll_set_external_times(run, now_ns, iters, r.rules.iters);
 		count_chans(&r, r.rules.iters);
 		audit_bytes(&r);

@@ -119,7 +119,7 @@ int dp_gather_unpack_frames(struct dp_fabric *f, unsigned parity, const uint8_t 
 		if (d == NULL) {
 			rte_pktmbuf_free(m);
 			c->drops[DP_DROP_NO_MBUF]++;
-			c->drops_sent++;
+			c->drops_arrived++;
 			rc = -ENOBUFS;
 		} else {
 			/* (the gap stays unwritten: head carries payload_unwritten) */
@@ -133,7 +133,7 @@ int dp_gather_unpack_frames(struct dp_fabric *f, unsigned parity, const uint8_t 
 			if (dp_chan_outbox_push(c, parity, m, r.at) < 0) {
 				rte_pktmbuf_free(m);
 				c->drops[DP_DROP_NO_MBUF]++;
-				c->drops_sent++;
+				c->drops_arrived++;
 				rc = -ENOBUFS;
 			} else {
 				n++;
@@ -172,6 +172,7 @@ static void walk_chan(struct walk *w, struct dp_chan *c, uint64_t now)
 	SUM(c->pfc_tx);
 	SUM_ARRAY(c->drops, DP_DROP_COUNT);
 	SUM(c->drops_sent);
+	SUM(c->drops_arrived);
 	SUM(c->flow_pkts);
 	SUM(c->rx_pkts);
 	if (w->pack) { /* (the frames this rank holds, for the audit: dp_audit.h) */

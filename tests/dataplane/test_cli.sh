@@ -47,6 +47,7 @@ TABLE=$(cat <<'ROWS'
 2 | --rdma 'h0': want SRC>DST[:key=value,...] | dp | --topology @E@ --clock virtual --name @NAME@ --rdma h0
 2 | --rdma 'h0>h1': both ends must be different emulated hosts | dp | --clos 2,2,2 --clock virtual --name @NAME@ --rdma h0>h1
 2 | --coll: op=dance: must be allreduce | dp | --topology @E@ --clock virtual --name @NAME@ --coll op=dance
+2 | --coll: launch=fast: must be off, nccl | dp | --check --topology @E@ --coll op=allreduce,launch=fast
 2 | --coll: hosts=h0:h99: no host | dp | --topology @E@ --clock virtual --name @NAME@ --coll op=allreduce,hosts=h0:h99
 2 | --te needs a --coll | dp | --clos 2,2,2 --clock virtual --name @NAME@ --te
 2 | --te places a ring's connections; --coll algo=tree | dp | --topology @E@ --clock virtual --name @NAME@ --te --coll op=allreduce,sizes=1M,algo=tree,model=nccl

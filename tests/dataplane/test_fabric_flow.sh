@@ -52,6 +52,12 @@ for cts in off:46.628 on:48.642; do
   check "2 hosts, one transfer each, cts=${cts%:*}: exit 0 ($rc), ${cts#*:} us by hand, got $t" \
     "[ $rc -eq 0 ] && [ '$t' = '${cts#*:}' ]"
 done
+# launch= (NCCL's fixed cost before each collective) counts as in the packet
+# engine: the same transfer, 5 us later
+dp two-launch --topology "$tmp/two.yaml" --fabric flow --json "$tmp/launch.json" \
+  --coll "op=allgather,sizes=1M,data=off,qps=1,cts=off,launch=5us" > /dev/null 2>&1; rc=$?
+t=$(sizes "$tmp/launch.json" time_us 2> /dev/null)
+check "launch=5us: exit 0 ($rc), 46.628 + 5 = 51.628 us, got $t" "[ $rc -eq 0 ] && [ '$t' = 51.628 ]"
 # grants and ACKs are header-only: timers, not flows, so the engine's flows
 # are the 2 data parts only (its events: their 2 starts and 2 ends)
 check "the counters line (cts=on): 2 flows (the data), 4 timers (2 grants, 2 ACKs), 4 events, 4 link directions" \
