@@ -10,6 +10,8 @@
 # usage: test_libfyaml_inputs.sh SOURCE_ROOT ROCELAB_TOPO ROCELAB_PLACE
 set -u
 root=$(realpath "$1") topo=$2 place=$3
+# (under ASan: libfyaml's own leak on the unterminated quote is known, as for the fuzzers)
+export LSAN_OPTIONS="suppressions=$root/tests/fuzz/lsan.supp${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
 # shellcheck source=../common/tap.sh
 . "$(dirname "$0")/../common/tap.sh"
 
