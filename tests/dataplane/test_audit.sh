@@ -103,27 +103,8 @@ if [ -n "$MPIRUN" ]; then
   mpi ROCELAB_AUDIT=fatal ROCELAB_AUDIT_STEAL='spine0>leaf1' -- "${V[@]}" "${G[@]}"
   named $? "mpirun -np 2" 'spine0>leaf1'
 fi
-cat > "$tmp/live.yaml" <<'YAML'
-name: audit-live
-defaults:
-  host_link: {rate: 1G}
-switches:
-  - {name: leaf0, role: rtsw}
-  - {name: leaf1, role: rtsw}
-  - {name: spine0, role: ctsw}
-  - {name: spine1, role: ctsw}
-hosts:
-  - {name: h0, leaf: leaf0, attach: net_null}
-  - {name: h1, leaf: leaf0, attach: net_null}
-  - {name: h4, leaf: leaf1, attach: net_null}
-  - {name: h5, leaf: leaf1, attach: net_null}
-links:
-  - [leaf0, spine0]
-  - [leaf0, spine1]
-  - [leaf1, spine0]
-  - [leaf1, spine1]
-YAML
-L=(--clock live --topology "$tmp/live.yaml" --duration 300ms --gen 'h0>h4:flows=16,rate=500M' --gen 'h5>h1:flows=4,rate=500M')
+# (the benchmarks' 2x2 fabric of net_null hosts: tests/bench/null-2x2.yaml)
+L=(--clock live --topology "$DATA/../../bench/null-2x2.yaml" --duration 300ms --gen 'h0>h4:flows=16,rate=500M' --gen 'h5>h1:flows=4,rate=500M')
 for w in 1 2; do
   dp ROCELAB_AUDIT=fatal -- "${L[@]}" --workers $w
   balances $? "live, --workers $w"
