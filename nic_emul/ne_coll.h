@@ -212,6 +212,7 @@ struct ne_coll_config {
 	uint8_t ctrl_dscp;      /* default 48 (priority 6, strict priority) */
 	uint32_t path_mtu;      /* 256..4096, default 4096 */
 	uint8_t timeout;        /* IB timeout code of every QP, default 14 (67 ms) */
+	bool timeout_given;     /* NCCL_IB_TIMEOUT was given: a driver keeps timeout */
 	uint8_t retry_cnt;      /* default 7 */
 	uint32_t root;          /* incast, broadcast and reduce root rank, default 0 */
 	bool data;              /* true (default): real buffers, reduction computed;
@@ -405,7 +406,7 @@ void ne_coll_p2p_pair(const struct ne_coll_config *cfg, uint32_t p, uint32_t *s,
  *   NCCL_IB_QPS_PER_CONNECTION=1..128, NCCL_IB_SPLIT_DATA_ON_QPS=0|1,
  *   NCCL_BUFFSIZE, NCCL_P2P_NET_CHUNKSIZE (bytes: 4194304, 4M, 4MiB, 512K,
  *     multiples of 128), NCCL_MIN_NCHANNELS, NCCL_MAX_NCHANNELS (1..64),
- *   NCCL_IB_TC, NCCL_IB_FIFO_TC (0..255, DSCP = tc >> 2),
+ *   NCCL_IB_TC, NCCL_IB_FIFO_TC (0..255, DSCP = tc >> 2), NCCL_IB_TIMEOUT (0..31),
  *   NCCL_CTRAN_IB_MAX_QPS (QPs, selects qp_mode ctran),
  *   NCCL_CTRAN_IB_QP_SCALING_THRESHOLD (bytes, multiple of 128, 0 = split),
  *   NCCL_CTRAN_IB_QP_MAX_MSGS (1..65535),

@@ -309,6 +309,19 @@ static int set_ib_tc(struct ne_coll_config *cfg, const struct key_ctx *k)
 	return rc;
 }
 
+/* NCCL_IB_TIMEOUT: the QPs' IB timeout code, kept by the driver (ne_coll_config.timeout_given). */
+static int set_ib_timeout(struct ne_coll_config *cfg, const struct key_ctx *k)
+{
+	uint64_t v;
+	int rc = get_uint(k, 0, 31, &v);
+
+	if (!rc) {
+		cfg->timeout = (uint8_t)v;
+		cfg->timeout_given = true;
+	}
+	return rc;
+}
+
 static int set_fifo_tc(struct ne_coll_config *cfg, const struct key_ctx *k)
 {
 	uint64_t v;
@@ -562,6 +575,9 @@ static const struct key_def {
 	 false, "1..64", "64", "channels at most this (model nccl)", false},
 	{"NCCL_IB_TC", KEY_FN, 0, 0, 0, set_ib_tc, NULL, false, "0..255", "104",
 	 "traffic class of the data QPs (DSCP = tc >> 2)", false},
+	{"NCCL_IB_TIMEOUT", KEY_FN, 0, 0, 0, set_ib_timeout, NULL, false, "0..31", NULL,
+	 "the QPs' retransmit timeout, 4.096us x 2^t (NCCL 2.21.5's default 18, net_ib.cc; "
+	 "not given: rocelab-dp's 10 on the virtual clock, 14 live)", false},
 	{"NCCL_IB_FIFO_TC", KEY_FN, 0, 0, 0, set_fifo_tc, NULL, false, "0..255", NULL,
 	 "traffic class of the FIFO (CTS) writes; default: the data's", false},
 	{"NCCL_ALGO", KEY_FN, 0, 0, 0, set_nccl_algo, NULL, false, "LIST of Tree,Ring (^: not)",

@@ -334,7 +334,8 @@ int coll_parse_spec(struct dp_nics *ns, struct dp_coll *c, const char *spec, cha
 	free(host);
 	if (n < 0)
 		return -1;
-	c->cfg.timeout = dp_nics_rc_timeout(ns);
+	if (!c->cfg.timeout_given)
+		c->cfg.timeout = dp_nics_rc_timeout(ns);
 	c->size_min = s.size_min;
 	c->size_max = s.size_max;
 	return 0;

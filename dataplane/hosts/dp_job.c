@@ -513,7 +513,8 @@ static struct dp_coll *job_coll_new(struct dp_job *j, uint32_t i)
 	c->cfg.nranks = in->nmem;
 	c->cfg.root = 0; /* (an incast of 2, receiver first: the sender's bytes to it) */
 	c->cfg.data = false;
-	c->cfg.timeout = dp_nics_rc_timeout(ns);
+	if (!c->cfg.timeout_given)
+		c->cfg.timeout = dp_nics_rc_timeout(ns);
 	c->size = c->size_min = c->size_max = c->cfg.bytes = in->bytes;
 	char err[256];
 	if (job_inst_hosts(j, in, host, err, sizeof(err)) < 0) {

@@ -54,6 +54,7 @@ NCCL_MIN_NCHANNELS 2 0 must_be_1..64 model=nccl
 NCCL_MAX_NCHANNELS 4 65 must_be_1..64 model=nccl
 NCCL_IB_TC 104 256 must_be_0..255 model=nccl
 NCCL_IB_FIFO_TC 224 x not_an_unsigned_integer model=nccl
+NCCL_IB_TIMEOUT 18 32 must_be_0..31 model=nccl
 NCCL_CTRAN_IB_MAX_QPS 4 0 must_be_1..128 model=nccl
 NCCL_CTRAN_IB_QP_SCALING_THRESHOLD 256K 100 multiple_of_128 model=nccl
 NCCL_CTRAN_IB_QP_MAX_MSGS 64 70000 must_be_1..65535 model=nccl

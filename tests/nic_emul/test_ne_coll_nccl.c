@@ -481,6 +481,10 @@ static void test_keys(void **state)
 	assert_int_equal(c.nccl_fifo_tc, 224);
 	assert_int_equal(ne_coll_config_set(&c, "NCCL_IB_TC", "104"), 0);
 	assert_int_equal(c.data_dscp, 26);
+	assert_false(c.timeout_given);
+	assert_int_equal(ne_coll_config_set(&c, "NCCL_IB_TIMEOUT", "18"), 0);
+	assert_int_equal(c.timeout, 18);
+	assert_true(c.timeout_given);
 	assert_int_equal(ne_coll_config_set(&c, "proxy_post_wqe", "250ns"), 0);
 	assert_int_equal(c.proxy_post_ns, 250);
 	assert_int_equal(ne_coll_config_set(&c, "proxy_poll_cqe", "1.5us"), 0);
@@ -496,6 +500,7 @@ static void test_keys(void **state)
 	expect_bad("NCCL_IB_QPS_PER_CONNECTION", "0", "1..128");
 	expect_bad("NCCL_IB_QPS_PER_CONNECTION", "16x", "not an unsigned integer");
 	expect_bad("chunk", "1002", "multiple of 4");
+	expect_bad("NCCL_IB_TIMEOUT", "32", "0..31");
 	expect_bad("NCCL_CTRAN_IB_QP_SCALING_THRESHOLD", "1000", "multiple of 128");
 	expect_bad("NCCL_BUFFSIZE", "4MB", "multiple of 1024"); /* 4,000,000: SI */
 	expect_bad("NCCL_BUFFSIZE", "4XB", "bad or missing unit");
