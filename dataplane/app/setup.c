@@ -654,9 +654,12 @@ static int start_te(struct run *r, char *err, size_t errlen)
 	struct dp_job_pairs p = {0};
 	int rc = te_pairs(r, &p, err, errlen);
 
-	if (rc == 0 && dp_te_create(&r->te, r->fab, (const uint32_t(*)[2])p.pair, p.n, err, errlen) < 0)
+	/* (the jobs' pairs with their demands; --coll's each at its NIC's line rate: demand NULL) */
+	if (rc == 0 && dp_te_create_demand(&r->te, r->fab, (const uint32_t(*)[2])p.pair, p.demand,
+					   p.n, err, errlen) < 0)
 		rc = EXIT_BAD_INPUT;
 	free(p.pair);
+	free(p.demand);
 	if (rc)
 		return rc;
 	r->fab->te = &r->te;
