@@ -463,8 +463,9 @@ static const struct opt_def opt_defs[] = {
 	 "                      paths (no PFC, buffers, drops, flowlets; see the man page)\n"},
 	{"te", no_argument, set_te,
 	 "  --te                traffic engineering: a controller places each connection of\n"
-	 "                      the --coll on the leaf-spine-leaf path with most capacity left\n"
-	 "                      (again after failures); other traffic uses ECMP\n"},
+	 "                      the --coll, or of the --workload or --jobs jobs' collectives,\n"
+	 "                      on the leaf-spine-leaf path with most capacity left (again\n"
+	 "                      after failures); other traffic uses ECMP\n"},
 	{"pipeline", required_argument, set_pipeline,
 	 "  --pipeline FILE.spec  every switch's IPv4 forwarding decision is this DPDK SWX\n"
 	 "                      program (e.g. p4/ecmp.spec; its tables filled from the\n"
@@ -568,15 +569,15 @@ static int opts_check(const struct opts *o)
 		return bad("--process runs one partition per process on the live clock: not with --workers, "
 			   "--clock virtual or --lag-policy stop", NULL);
 	if (o->workload && (o->clock != DP_CLOCK_VIRTUAL || o->workers > 1 || o->coll.n || o->rdma.n ||
-			    o->traffic || o->te || dp_peers_on(&o->peers)))
+			    o->traffic || dp_peers_on(&o->peers)))
 		return bad("--workload runs alone on the virtual clock: add --clock virtual; not with "
-			   "--workers, --coll, --rdma, --traffic, --te or --process", NULL);
+			   "--workers, --coll, --rdma, --traffic or --process", NULL);
 	if (o->job_coll && !o->workload && !o->jobs)
 		return bad("--job-coll sets the collectives of a job: give --workload or --jobs", NULL);
 	if (o->jobs && (o->workload || o->clock != DP_CLOCK_VIRTUAL || o->workers > 1 || o->coll.n ||
-			o->rdma.n || o->traffic || o->te || dp_peers_on(&o->peers)))
+			o->rdma.n || o->traffic || dp_peers_on(&o->peers)))
 		return bad("--jobs runs alone on the virtual clock: add --clock virtual; not with "
-			   "--workload, --workers, --coll, --rdma, --traffic, --te or --process", NULL);
+			   "--workload, --workers, --coll, --rdma, --traffic or --process", NULL);
 	if (o->jobs_svg && !o->jobs)
 		return bad("--jobs-svg draws the placement of --jobs: give --jobs", NULL);
 	if (o->workers > 1 && o->clock == DP_CLOCK_LIVE && o->lag_stop)

@@ -327,6 +327,10 @@ static int load_workload(struct run *r)
 		fprintf(stderr, "rocelab-dp: %s\n", err);
 		return strstr(err, "out of memory") ? 1 : EXIT_BAD_INPUT;
 	}
+	if (r->o->te && dp_job_te_check(r->job, err, sizeof(err)) < 0) {
+		fprintf(stderr, "rocelab-dp: %s\n", err);
+		return EXIT_BAD_INPUT;
+	}
 	return 0;
 }
 
@@ -369,6 +373,10 @@ int parse_gens(struct run *r)
 		if (r->mix == NULL) {
 			fprintf(stderr, "rocelab-dp: %s\n", err);
 			return strncmp(err, "out of memory", 13) == 0 ? 1 : EXIT_BAD_INPUT;
+		}
+		if (o->te && dp_mix_te_check(r->mix, err, sizeof(err)) < 0) {
+			fprintf(stderr, "rocelab-dp: %s\n", err);
+			return EXIT_BAD_INPUT;
 		}
 		/* (before any DPDK: each job alone in a process of its own) */
 		if (!o->check && o->jobs_alone < 0 && jobs_alone(r, err, sizeof(err)) < 0) {
@@ -608,25 +616,52 @@ int setup(struct run *r, char *err, size_t errlen)
 	return r->ctl ? 0 : 1;
 }
 
-/* --te: a controller places the --coll's connections. Returns 0 or EXIT_BAD_INPUT with err. */
-static int start_te(struct run *r, char *err, size_t errlen)
+/*
+ * --te's traffic matrix into *p: the --coll's connections, or the
+ * connections of the --workload or --jobs jobs (dp_job_te_pairs), each
+ * once. 0, or EXIT_BAD_INPUT with err.
+ */
+static int te_pairs(struct run *r, struct dp_job_pairs *p, char *err, size_t errlen)
 {
+	if (r->job || r->mix) {
+		if (dp_job_te_pairs(r->job, p, err, errlen) < 0 || dp_mix_te_pairs(r->mix, p, err, errlen) < 0)
+			return EXIT_BAD_INPUT;
+		if (dp_job_pairs_unique(p) < 0)
+			return snprintf(err, errlen, "--te: out of memory"), EXIT_BAD_INPUT;
+		/* (a job inside one server is no mistake: TE has nothing of it to place) */
+		if (p->n == 0 && !r->o->quiet)
+			printf("te: no connection of the jobs crosses the fabric: nothing to place\n");
+		return 0;
+	}
 	if (dp_nics_coll_tree(&r->nics)) {
 		snprintf(err, errlen, "--te places a ring's connections; --coll algo=tree and algo=auto "
 				      "(NCCL's tree) are not supported with it");
 		return EXIT_BAD_INPUT;
 	}
 	uint32_t n = dp_nics_coll_pairs(&r->nics, NULL, 0); /* (not n_hosts^2: 4.8 GB at 24K hosts) */
-	uint32_t(*pairs)[2] = malloc(sizeof(*pairs) * ((size_t)n + 1));
-	uint32_t np = pairs ? dp_nics_coll_pairs(&r->nics, pairs, n) : 0;
-	int rc = np ? dp_te_create(&r->te, r->fab, (const uint32_t(*)[2])pairs, np, err, errlen) : -1;
+	p->pair = malloc(sizeof(*p->pair) * ((size_t)n + 1));
+	p->cap = p->pair ? n : 0;
+	p->n = p->pair ? dp_nics_coll_pairs(&r->nics, p->pair, n) : 0;
+	if (p->n == 0)
+		return snprintf(err, errlen, "--te needs a --coll (its traffic matrix)"), EXIT_BAD_INPUT;
+	return 0;
+}
 
-	free(pairs);
-	if (rc < 0) {
-		if (np == 0)
-			snprintf(err, errlen, "--te needs a --coll (its traffic matrix)");
-		return EXIT_BAD_INPUT;
-	}
+/* --te: a controller places the traffic matrix's connections (te_pairs). Returns 0 or
+ * EXIT_BAD_INPUT with err. */
+static int start_te(struct run *r, char *err, size_t errlen)
+{
+	struct dp_job_pairs p = {0};
+	int rc = te_pairs(r, &p, err, errlen);
+
+	/* (the jobs' pairs with their demands; --coll's each at its NIC's line rate: demand NULL) */
+	if (rc == 0 && dp_te_create_demand(&r->te, r->fab, (const uint32_t(*)[2])p.pair, p.demand,
+					   p.n, err, errlen) < 0)
+		rc = EXIT_BAD_INPUT;
+	free(p.pair);
+	free(p.demand);
+	if (rc)
+		return rc;
 	r->fab->te = &r->te;
 	if (!r->o->quiet)
 		dp_te_print(&r->te, stdout);

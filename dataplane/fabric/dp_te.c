@@ -12,6 +12,22 @@
 int dp_te_create(struct dp_te *te, struct dp_fabric *f, const uint32_t (*pairs)[2], uint32_t n,
 		 char *err, size_t errlen)
 {
+	return dp_te_create_demand(te, f, pairs, NULL, n, err, errlen);
+}
+
+/* Largest demand first, then list order (a stable sort of the pairs). */
+static int pair_cmp(const void *a, const void *b)
+{
+	const struct dp_te_pair *x = a, *y = b;
+
+	if (x->demand_bps != y->demand_bps)
+		return x->demand_bps > y->demand_bps ? -1 : 1;
+	return x->uplink < y->uplink ? -1 : x->uplink > y->uplink; /* (the list index, until placed) */
+}
+
+int dp_te_create_demand(struct dp_te *te, struct dp_fabric *f, const uint32_t (*pairs)[2],
+			const double *demand, uint32_t n, char *err, size_t errlen)
+{
 	const struct topo *t = f->topo;
 
 	memset(te, 0, sizeof(*te));
@@ -25,15 +41,19 @@ int dp_te_create(struct dp_te *te, struct dp_fabric *f, const uint32_t (*pairs)[
 		return -ENOMEM;
 	}
 	for (uint32_t i = 0; i < n; i++) {
-		if (pairs[i][0] >= t->n_hosts || pairs[i][1] >= t->n_hosts) {
-			snprintf(err, errlen, "traffic engineering: host index out of range");
+		if (pairs[i][0] >= t->n_hosts || pairs[i][1] >= t->n_hosts || (demand && !(demand[i] > 0))) {
+			snprintf(err, errlen, "traffic engineering: %s", pairs[i][0] >= t->n_hosts ||
+				 pairs[i][1] >= t->n_hosts ? "host index out of range" : "a demand not above 0");
 			dp_te_free(te);
 			return -EINVAL;
 		}
 		te->pair[i].src = pairs[i][0];
 		te->pair[i].dst = pairs[i][1];
+		te->pair[i].demand_bps = demand ? demand[i] : (double)t->links[t->hosts[pairs[i][0]].link].rate_bps;
+		te->pair[i].uplink = (int32_t)i; /* (the sort's tie-break; placement sets it) */
 	}
 	te->n_pairs = n;
+	qsort(te->pair, n, sizeof(*te->pair), pair_cmp);
 	for (uint64_t i = 0; i < (uint64_t)t->n_hosts * t->n_hosts; i++)
 		te->port_of[i] = -1; /* nothing installed until a placement succeeds */
 	dp_te_compute(te);
@@ -66,7 +86,7 @@ void dp_te_compute(struct dp_te *te)
 		struct dp_te_pair *p = &te->pair[i];
 		const struct topo_host *hs = &t->hosts[p->src], *hd = &t->hosts[p->dst];
 		uint32_t src_leaf = hs->leaf, dst_leaf_index = (uint32_t)t->switches[hd->leaf].leaf_index;
-		double demand = (double)t->links[hs->link].rate_bps, best = -INFINITY;
+		double demand = p->demand_bps, best = -INFINITY;
 		unsigned n_up;
 		const uint16_t *ups = topo_route_group(f->routes, src_leaf, dst_leaf_index, &n_up);
 

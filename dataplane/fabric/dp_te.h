@@ -4,8 +4,10 @@
  * known traffic matrix on an explicit path and installs it in the source leaf.
  *
  * The traffic matrix is a list of host pairs, each wanting its NIC's line rate
- * (a collective's connections: a ring, a mesh, an incast). The controller runs
- * a greedy constrained shortest path first: flows in order, each on the
+ * (a collective's connections: a ring, a mesh, an incast) or a demand of its
+ * own (dp_te_create_demand). The controller runs a greedy constrained
+ * shortest path first: flows by demand, largest first (equal demands in list
+ * order), each on the
  * shortest path (leaf -> spine -> leaf) with the most residual capacity left
  * on its two links, ties to the lowest spine; the flow's demand is then taken
  * off both links. A leaf forwarding a packet from a placed pair sends it on
@@ -29,6 +31,7 @@ struct dp_te_pair {
 	uint32_t src, dst;   /* host indices */
 	int32_t uplink;      /* port of the source leaf, -1 when not placed */
 	int32_t spine;       /* switch index of the chosen spine, -1 */
+	double demand_bps;   /* what placing it takes off each link of its path */
 };
 
 struct dp_te {
@@ -48,6 +51,15 @@ struct dp_te {
  */
 int dp_te_create(struct dp_te *te, struct dp_fabric *f, const uint32_t (*pairs)[2], uint32_t n,
 		 char *err, size_t errlen);
+/*
+ * The same with each pair's demand (bit/s, demand[i] for pairs[i]; NULL:
+ * each its source NIC's line rate, as dp_te_create). Pairs are placed
+ * largest demand first, equal demands in the order given. Returns 0, or
+ * with a message -ENOMEM, or -EINVAL (a host index out of range, a demand
+ * not above 0).
+ */
+int dp_te_create_demand(struct dp_te *te, struct dp_fabric *f, const uint32_t (*pairs)[2],
+			const double *demand, uint32_t n, char *err, size_t errlen);
 void dp_te_free(struct dp_te *te);
 
 /* Place every pair again over the links and switches that are up now. */
@@ -59,7 +71,7 @@ static inline int dp_te_lookup(const struct dp_te *te, uint32_t src, uint32_t ds
 	return te->port_of[(uint64_t)src * te->n_hosts + dst];
 }
 
-/* One line per pair: "te: h0 > h4 via spine2 (leaf0 port 6)". */
+/* One line per pair, in placement order: "te: h0 > h4 via spine2 (leaf0 port 6)". */
 void dp_te_print(const struct dp_te *te, FILE *out);
 
 #endif /* DP_TE_H */

@@ -550,6 +550,173 @@ static int job_start_inst(void *ctx, uint32_t i, uint64_t now)
 	return dp_timer_add_lp(nics_eng(j->ns), DP_COLL_LP, now, coll_start_size, c, 0);
 }
 
+/* Room for n more pairs in p. 0, or -1 (out of memory). */
+static int pairs_room(struct dp_job_pairs *p, uint32_t n)
+{
+	uint64_t need = (uint64_t)p->n + n, cap = need > 2 * (uint64_t)p->cap ? need : 2 * (uint64_t)p->cap;
+
+	if (need <= p->cap)
+		return 0;
+	if (cap >= UINT32_MAX)
+		return -1;
+	uint32_t(*np)[2] = realloc(p->pair, sizeof(*np) * cap);
+	if (np)
+		p->pair = np;
+	double *nd = np ? realloc(p->demand, sizeof(*nd) * cap) : NULL;
+	if (nd == NULL)
+		return -1;
+	p->demand = nd;
+	p->cap = (uint32_t)cap;
+	return 0;
+}
+
+/*
+ * Pairs base..p->n-1 (one instance's) less those of one server's GPUs
+ * (NVLink, not the fabric's), each with its demand: its source NIC's line
+ * rate shared by the source's connections in the instance (a ring's one
+ * gets it all, an AllToAll's n-1 a share each). cnt: zeros [n_hosts],
+ * zeros again after.
+ */
+static void pairs_demand(const struct topo *t, struct dp_job_pairs *p, uint32_t base, uint32_t *cnt)
+{
+	uint32_t kept = base;
+
+	for (uint32_t k = base; k < p->n; k++) {
+		int sa = topo_host_server(t, p->pair[k][0]);
+		if (sa >= 0 && sa == topo_host_server(t, p->pair[k][1]))
+			continue;
+		p->pair[kept][0] = p->pair[k][0];
+		p->pair[kept][1] = p->pair[k][1];
+		cnt[p->pair[kept++][0]]++;
+	}
+	p->n = kept;
+	for (uint32_t k = base; k < kept; k++) {
+		const struct topo_host *h = &t->hosts[p->pair[k][0]];
+		p->demand[k] = (double)t->links[h->link].rate_bps / cnt[p->pair[k][0]];
+	}
+	for (uint32_t k = base; k < kept; k++)
+		cnt[p->pair[k][0]] = 0;
+}
+
+/*
+ * Instance i's network connections appended to p: c (a scratch collective of
+ * view, the job's NICs) takes the instance's op, ranks and NICs as
+ * job_coll_new gives them (a ring's: dp_job_te_check), and
+ * dp_nics_coll_pairs (--coll's gathering) reads them; pairs_demand drops
+ * NVLink pairs and sets the demands. 0, or -1 with err.
+ */
+static int inst_pairs(const struct dp_job *j, uint32_t i, struct dp_nics *view, struct dp_coll *c,
+		      uint32_t *cnt, struct dp_job_pairs *p, char *err, size_t errlen)
+{
+	const struct dp_job_inst *in = &j->core.inst[i];
+	uint32_t host[NE_COLL_MAX_RANKS];
+
+	if (in->nmem < 2)
+		return 0; /* (one rank: no connection) */
+	if (in->nmem > NE_COLL_MAX_RANKS || job_inst_hosts(j, in, host, err, errlen) < 0)
+		return -1;
+	c->cfg = j->coll.cfg;
+	c->cfg.op = in->op;
+	c->cfg.nranks = in->nmem;
+	c->cfg.root = 0; /* (as job_coll_new: a pair's receiver first) */
+	for (uint32_t r = 0; r < in->nmem; r++)
+		c->rank_nic[r] = (uint32_t)view->by_host[host[r]];
+	uint32_t n = dp_nics_coll_pairs(view, NULL, 0), base = p->n;
+	if (pairs_room(p, n) < 0)
+		return snprintf(err, errlen, "--te: out of memory"), -1;
+	p->n += dp_nics_coll_pairs(view, p->pair + base, n);
+	pairs_demand(view->topo, p, base, cnt);
+	return 0;
+}
+
+int dp_job_te_check(const struct dp_job *j, char *err, size_t errlen)
+{
+	for (uint32_t i = 0; j && i < j->core.ninst; i++) {
+		const struct dp_job_inst *in = &j->core.inst[i];
+		/* (dp_nics_coll_tree's test, for --coll) */
+		if (in->nmem > 1 && in->op == NE_COLL_ALLREDUCE && j->coll.cfg.algo != NE_COLL_ALGO_RING) {
+			snprintf(err, errlen, "--te places a ring's connections; --job-coll algo=tree and "
+					      "algo=auto (NCCL's tree) are not supported with it");
+			return -1;
+		}
+	}
+	return 0;
+}
+
+int dp_job_te_pairs(const struct dp_job *j, struct dp_job_pairs *p, char *err, size_t errlen)
+{
+	if (j == NULL || !j->started)
+		return 0;
+	struct dp_coll *c = calloc(1, sizeof(*c));
+	uint32_t *rank_nic = calloc(NE_COLL_MAX_RANKS, sizeof(*rank_nic));
+	uint32_t *cnt = calloc(j->ns->topo->n_hosts + 1, sizeof(*cnt));
+	struct dp_nics view = *j->ns; /* (the job's NICs, with c its one collective) */
+	int rc = c && rank_nic && cnt ? 0 : -1;
+
+	if (rc < 0)
+		snprintf(err, errlen, "--te: out of memory");
+	if (c) {
+		c->ns = &view;
+		c->rank_nic = rank_nic;
+		view.colls = &c;
+		view.n_colls = 1;
+	}
+	for (uint32_t i = 0; rc == 0 && i < j->core.ninst; i++)
+		rc = inst_pairs(j, i, &view, c, cnt, p, err, errlen);
+	free(cnt);
+	free(rank_nic);
+	free(c);
+	return rc;
+}
+
+/* Pairs by value, then by first position (dp_job_pairs_unique). */
+struct pair_at {
+	uint64_t key;
+	uint32_t at;
+};
+
+static int pair_at_cmp(const void *a, const void *b)
+{
+	const struct pair_at *x = a, *y = b;
+
+	if (x->key != y->key)
+		return x->key < y->key ? -1 : 1;
+	return x->at < y->at ? -1 : x->at > y->at;
+}
+
+int dp_job_pairs_unique(struct dp_job_pairs *p)
+{
+	struct pair_at *s = malloc(sizeof(*s) * ((size_t)p->n + 1));
+	bool *keep = calloc((size_t)p->n + 1, sizeof(*keep));
+	uint32_t kept = 0;
+
+	if (s == NULL || keep == NULL) {
+		free(s);
+		free(keep);
+		return -1;
+	}
+	for (uint32_t i = 0; i < p->n; i++)
+		s[i] = (struct pair_at){(uint64_t)p->pair[i][0] << 32 | p->pair[i][1], i};
+	qsort(s, p->n, sizeof(*s), pair_at_cmp);
+	for (uint32_t i = 0, first = 0; i < p->n; i++) {
+		keep[s[i].at] = i == 0 || s[i].key != s[i - 1].key;
+		if (keep[s[i].at])
+			first = s[i].at; /* (the group's first keeps the largest demand) */
+		else if (p->demand[s[i].at] > p->demand[first])
+			p->demand[first] = p->demand[s[i].at];
+	}
+	for (uint32_t i = 0; i < p->n; i++)
+		if (keep[i]) {
+			p->pair[kept][0] = p->pair[i][0];
+			p->pair[kept][1] = p->pair[i][1];
+			p->demand[kept++] = p->demand[i];
+		}
+	p->n = kept;
+	free(s);
+	free(keep);
+	return 0;
+}
+
 static void job_next_iter(struct dp_job *j, uint64_t now)
 {
 	job_check_iter(j, dp_job_core_begin(&j->core, now), now);

@@ -195,6 +195,42 @@ uint32_t dp_job_qps(const struct dp_job *j);
  */
 int dp_job_start(struct dp_job *j, struct dp_nics *ns, uint64_t start_ns, char *err, size_t errlen);
 
+/*
+ * --te's traffic matrix: host pairs (src, dst), in order, each with its
+ * demand (bit/s), with room cap; free pair and demand with free().
+ */
+struct dp_job_pairs {
+	uint32_t (*pair)[2];
+	double *demand;
+	uint32_t n, cap;
+};
+
+/*
+ * The network connections of started job j's instances appended to p, each
+ * instance's as --coll's are (dp_nics_coll_pairs: a ring's, AllToAll's
+ * every ordered pair, a Send/Recv's sender to its receiver), on the hosts
+ * its collective will run on; a pair of one server's GPUs (NVLink) is left
+ * out. A pair's demand is its source NIC's line rate shared by the
+ * source's network connections in the instance (a ring's: all of it; an
+ * AllToAll of n ranks on n servers: 1/(n-1)). Repeats stay
+ * (dp_job_pairs_unique). j passed dp_job_te_check.
+ * Returns 0 (nothing for NULL or a job not started), or -1 with err (out of
+ * memory; an instance's hosts that order=nccl cannot order).
+ */
+int dp_job_te_pairs(const struct dp_job *j, struct dp_job_pairs *p, char *err, size_t errlen);
+
+/*
+ * Whether --te can place j's connections, before it runs: 0 (also for
+ * NULL), or -1 with "--te places a ring's connections; --job-coll
+ * algo=tree ..." when an AllReduce of two or more ranks may run NCCL's tree
+ * (--job-coll algo=tree or algo=auto), whose connections are not the ring's.
+ */
+int dp_job_te_check(const struct dp_job *j, char *err, size_t errlen);
+
+/* Each pair of p once, where it came first, with the largest of its demands. Returns 0, or -1
+ * (out of memory: p as it was). */
+int dp_job_pairs_unique(struct dp_job_pairs *p);
+
 /* True while j has work left (NULL: false). */
 bool dp_job_active(const struct dp_job *j);
 /* True when j did not finish every iteration, or a collective failed. */

@@ -212,6 +212,22 @@ int dp_mix_start(struct dp_mix *m, struct dp_nics *ns, uint64_t start_ns, char *
 	return 0;
 }
 
+int dp_mix_te_check(const struct dp_mix *m, char *err, size_t errlen)
+{
+	for (uint32_t k = 0; m && k < m->n; k++)
+		if (dp_job_te_check(m->job[k], err, errlen) < 0)
+			return -1;
+	return 0;
+}
+
+int dp_mix_te_pairs(const struct dp_mix *m, struct dp_job_pairs *p, char *err, size_t errlen)
+{
+	for (uint32_t k = 0; m && k < m->n; k++)
+		if (dp_job_te_pairs(m->job[k], p, err, errlen) < 0)
+			return -1;
+	return 0;
+}
+
 bool dp_mix_active(const struct dp_mix *m)
 {
 	for (uint32_t k = 0; m && k < m->n; k++)

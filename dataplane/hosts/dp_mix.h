@@ -78,6 +78,16 @@ uint32_t dp_mix_qps(const struct dp_mix *m);
 /* Start the jobs on ns, each at start_ns plus its arrival time. 0, or -1 with err. */
 int dp_mix_start(struct dp_mix *m, struct dp_nics *ns, uint64_t start_ns, char *err, size_t errlen);
 
+/*
+ * --te's traffic matrix: every started job's network connections appended
+ * to p (dp_job_te_pairs, in the schedule's order; repeats stay). Returns 0,
+ * or -1 with err (dp_job_te_pairs's).
+ */
+struct dp_job_pairs;
+int dp_mix_te_pairs(const struct dp_mix *m, struct dp_job_pairs *p, char *err, size_t errlen);
+/* dp_job_te_check of each loaded job: 0, or -1 with the first one's err. */
+int dp_mix_te_check(const struct dp_mix *m, char *err, size_t errlen);
+
 /* True while a job has work left (NULL: false). */
 bool dp_mix_active(const struct dp_mix *m);
 /* True when a job did not finish (NULL: false). */

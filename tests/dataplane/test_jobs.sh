@@ -24,6 +24,17 @@
 #   - refused with exit 2: an unknown key (FILE:LINE, the key named), a mix
 #     that does not fit (the job named), a workload that cannot be read
 #     (FILE:LINE: job NAME), --jobs-svg without --jobs, --jobs with --workload;
+#   - --te (data/two-leaves-two-spines-servers.yaml: 4 servers of 2 GPUs, 2
+#     per leaf, 2 spines): the two jobs spread (a on s0+s2, b on s1+s3),
+#     seed 1. Under ECMP both jobs' rings leave leaf0 on one uplink (the
+#     first link named for each, the same leafN>spineM) and both slow down;
+#     with --te the controller places exactly the 4 network connections of
+#     the two rings (no NVLink pair of one server's GPUs), the two leaving
+#     leaf0 on different uplinks and the two leaving leaf1 too, and neither
+#     job slows down (< 1 %); jobs of one server each: nothing to place,
+#     said so, exit 0; --workload with --te places its ring's 2 connections;
+#     refused with exit 2 before any run: --te with --job-coll algo=tree or
+#     algo=auto (NCCL's tree: not the ring's connections);
 #   - no DPDK runtime directory is left behind.
 # usage: test_jobs.sh ROCELAB_DP DATA_DIR
 set -u
@@ -47,7 +58,7 @@ jobs_file() { # POLICY: two jobs of 4 GPUs
 }
 # FILE JOB FIELD: from the job's "# jobs: NAME: ..." line, hosts | alone | mix | slowdown
 field() {
-  sed -n "s/^# jobs: $2: .* (\([h0-9+]*\)), arrival .*: iteration 1 alone \([0-9.]*\) us, in the mix \([0-9.]*\) us, slowdown \([-0-9.]*\) %\$/\1 \2 \3 \4/p" "$1" |
+  sed -n "s/^# jobs: $2: .* (\([-a-z0-9+]*\)), arrival .*: iteration 1 alone \([0-9.]*\) us, in the mix \([0-9.]*\) us, slowdown \([-0-9.]*\) %\$/\1 \2 \3 \4/p" "$1" |
     awk -v f="$3" '{ print f == "hosts" ? $1 : f == "alone" ? $2 : f == "mix" ? $3 : $4 }'
 }
 # HOSTS: a plain --workload run's iteration time on them
@@ -135,6 +146,43 @@ printf 'jobs:\n  - {name: a, workload: "astra:%s", gpus: 4}\n  - {name: c, workl
 refused workload "$tmp/wl.yaml:3: job c: --workload: $tmp/none.txt" --jobs "$tmp/wl.yaml"
 refused svg-alone "--jobs-svg draws the placement of --jobs" --jobs-svg "$tmp/x.svg"
 refused with-workload "--jobs runs alone on the virtual clock" --jobs "$tmp/packed.yaml" --workload "astra:$W"
+
+# --te on servers: the jobs' connections placed by the controller (dp_job_te_pairs)
+SRV=$(realpath "$DATA/two-leaves-two-spines-servers.yaml")
+dps() { local n=$1; shift; dp "$n" --topology "$SRV" --seed 1 --flows 4096 "$@"; } # (the last --topology wins)
+dps te-ecmp --jobs "$tmp/spread.yaml" > "$tmp/te-ecmp.txt" 2>&1; rc=$?
+la=$(first_link "$tmp/te-ecmp.txt" a) lb=$(first_link "$tmp/te-ecmp.txt" b)
+sa=$(field "$tmp/te-ecmp.txt" a slowdown) sb=$(field "$tmp/te-ecmp.txt" b slowdown)
+check "te, ECMP: exit 0 ($rc); both rings leave leaf0 on one uplink ($la, $lb); both slow down ($sa %, $sb %)" \
+  "[ $rc -eq 0 ] && [ '$la' = '$lb' ] && case '$la' in leaf0\>spine*) true ;; *) false ;; esac && awk -v a='$sa' -v b='$sb' 'BEGIN { exit !(a > 10 && b > 10) }'"
+# (--quiet off: the controller's lines are printed)
+timeout 120 "$DP" --clock virtual --name "rl-jobs-$$-te" --topology "$SRV" --seed 1 --flows 4096 \
+  --jobs "$tmp/spread.yaml" --te > "$tmp/te.txt" 2>&1; rc=$?
+names+=("rl-jobs-$$-te" "rl-jobs-$$-te-alone0" "rl-jobs-$$-te-alone1")
+grep '^te: ' "$tmp/te.txt" | sort > "$tmp/te.lines"
+printf '%s\n' 's0-g1 > s2-g0' 's1-g1 > s3-g0' 's2-g1 > s0-g0' 's3-g1 > s1-g0' > "$tmp/te.want"
+check "--te: exit 0 ($rc); the 4 network connections of the two rings placed, no NVLink pair ($(tr '\n' ';' < "$tmp/te.lines"))" \
+  "[ $rc -eq 0 ] && sed 's/^te: \(.* > [^ ]*\) via spine.*/\1/' $tmp/te.lines | diff -q - $tmp/te.want > /dev/null"
+port() { sed -n "s/^te: $1 > .* via spine[0-9]* (leaf[0-9]* port \([0-9]*\))\$/\1/p" "$tmp/te.txt"; }
+check "--te: leaf0's two connections on disjoint uplinks (ports $(port s0-g1), $(port s1-g1)), leaf1's too ($(port s2-g1), $(port s3-g1))" \
+  "[ -n '$(port s0-g1)' ] && [ -n '$(port s2-g1)' ] && [ '$(port s0-g1)' != '$(port s1-g1)' ] && [ '$(port s2-g1)' != '$(port s3-g1)' ]"
+sa=$(field "$tmp/te.txt" a slowdown) sb=$(field "$tmp/te.txt" b slowdown)
+check "--te: neither job slows down in the mix ($sa %, $sb %)" \
+  "awk -v a='$sa' -v b='$sb' 'BEGIN { exit !(a != \"\" && b != \"\" && a < 1 && b < 1) }'"
+printf 'policy: spread\njobs:\n  - {name: a, workload: "astra:%s", gpus: 2}\n  - {name: b, workload: "astra:%s", gpus: 2}\n' \
+  "$W" "$W" > "$tmp/one-server.yaml"
+timeout 120 "$DP" --clock virtual --name "rl-jobs-$$-te1" --topology "$SRV" --flows 0 \
+  --jobs "$tmp/one-server.yaml" --te > "$tmp/te1.txt" 2>&1; rc=$?
+names+=("rl-jobs-$$-te1" "rl-jobs-$$-te1-alone0" "rl-jobs-$$-te1-alone1")
+check "--te, jobs of one server each: exit 0 ($rc), nothing to place, said so" \
+  "[ $rc -eq 0 ] && grep -q '^te: no connection of the jobs crosses the fabric' $tmp/te1.txt && ! grep -q ' via spine' $tmp/te1.txt"
+timeout 120 "$DP" --clock virtual --name "rl-jobs-$$-tew" --topology "$SRV" --flows 0 \
+  --workload "astra:$W,hosts=s0-g0+s0-g1+s2-g0+s2-g1" --te > "$tmp/tew.txt" 2>&1; rc=$?
+names+=("rl-jobs-$$-tew")
+check "--workload --te: exit 0 ($rc), its ring's 2 network connections placed" \
+  "[ $rc -eq 0 ] && [ \$(grep -c '^te: ' $tmp/tew.txt) -eq 2 ] && grep -q '^te: s0-g1 > s2-g0 via spine' $tmp/tew.txt && grep -q '^te: s2-g1 > s0-g0 via spine' $tmp/tew.txt"
+refused te-tree "--te places a ring's connections; --job-coll algo=tree" --jobs "$tmp/spread.yaml" --te --job-coll algo=tree
+refused te-auto "--te places a ring's connections; --job-coll algo=tree" --jobs "$tmp/spread.yaml" --te --job-coll algo=auto
 
 check "no DPDK runtime directory left behind" "[ $(dpdk_left "${names[@]}") -eq 0 ]"
 tap_done

@@ -684,6 +684,16 @@ static void test_te_choice(void **state)
 	udp4(x, &fr, "h0", "h3", 1000, 64, 0);
 	assert_int_equal(decide(leaf0, PORT(x, leaf0, "h0"), &fr, &p, &v), DP_VERDICT_FORWARD);
 	assert_int_equal(x->te.hits, 32);
+	dp_te_free(&x->te); /* dp_te_create_demand: largest demand first, ties in list order */
+	const uint32_t four[4][2] = {{0, 2}, {1, 3}, {0, 3}, {1, 2}}, want[4] = {2, 3, 0, 1};
+	const double demand[4] = {1e9, 1e9, 100e9, 50e9}, bad[4] = {1e9, 0, 1e9, 1e9};
+	assert_int_equal(dp_te_create_demand(&x->te, &x->f, four, demand, 4, err, sizeof(err)), 0);
+	for (int i = 0; i < 4; i++) /* (the two large ones leave leaf0 on different uplinks) */
+		assert_true(x->te.pair[i].src == four[want[i]][0] && x->te.pair[i].dst == four[want[i]][1]);
+	assert_int_not_equal(dp_te_lookup(&x->te, 0, 3), dp_te_lookup(&x->te, 1, 2));
+	dp_te_free(&x->te);
+	assert_int_equal(dp_te_create_demand(&x->te, &x->f, four, bad, 4, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "a demand not above 0")); /* (teardown's free: of a zeroed one) */
 }
 
 /* ---- PFC watchdog ---- */
