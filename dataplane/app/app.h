@@ -220,11 +220,13 @@ int json_open(struct run *r);
 int json_write(struct run *r, uint64_t elapsed, uint64_t fabric_ns, int rc);
 
 /* report.c */
-/* The audit's environment (dp_audit.h): ROCELAB_AUDIT's mode, ROCELAB_AUDIT_STEAL's link. 0, or EXIT_BAD_INPUT with err. */
+/* The audit's environment (dp_audit.h): ROCELAB_AUDIT's mode, ROCELAB_AUDIT_STEAL's link, ROCELAB_AUDIT_LEAK's
+ * count (test only hooks). 0, or EXIT_BAD_INPUT with err. */
 int audit_setup(struct run *r, char *err, size_t errlen);
 int report(struct run *r);
 void free_early(struct run *r);
-/* Free everything; removes the DPDK runtime directory. Returns 0, or -EIO when a --capture file could not be written. */
+/* Free everything; removes the DPDK runtime directory. Returns 0, -EIO when a --capture file could not be
+ * written, or -EPROTO when the packet pool's audit failed under ROCELAB_AUDIT=fatal (dp_audit_pool). */
 int teardown(struct run *r);
 
 #endif /* DP_APP_H */
