@@ -12,6 +12,7 @@
 #include <rte_ring.h>
 
 #include "dp_count.h"
+#include "fl_fabric.h"
 #include "topo.h"
 
 uint64_t dp_audit_chan_queued(const struct dp_chan *c)
@@ -172,6 +173,7 @@ int dp_audit_steal(struct dp_fabric *f, const char *name, char *err, size_t errl
 		chan_name(f, c, n, sizeof(n));
 		if (strcmp(n, name) == 0) {
 			c->steal = true;
+			fl_test_steal(i); /* (--fabric flow: its links are the chans, in their order: dp_flowrun.c) */
 			return 0;
 		}
 	}

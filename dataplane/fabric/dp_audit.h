@@ -51,8 +51,11 @@ unsigned dp_audit_fabric(const struct dp_fabric *f, dp_audit_skip_fn skip, void 
 
 /*
  * Test only: the next frame delivered over the link direction named FROM>TO
- * (as the link table names it) vanishes without a count. Returns 0, or
- * -EINVAL with a message in err when no link direction has that name.
+ * (as the link table names it) vanishes without a count; under --fabric flow
+ * the next flow delivered over it leaves its bytes out of the link's count
+ * (flow/'s fl_test_steal), for the flow engine's byte check to name.
+ * Returns 0, or -EINVAL with a message in err when no link direction has
+ * that name.
  */
 int dp_audit_steal(struct dp_fabric *f, const char *name, char *err, size_t errlen);
 
