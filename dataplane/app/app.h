@@ -163,6 +163,8 @@ struct run {
 	double after_signal_s;  /* from a stop signal to the loop's end */
 	double progress_at;     /* virtual: monotonic seconds of the run's start or last progress line */
 	bool quiet_progress;    /* no progress line (live partitions) */
+	struct jobs_top *jobs_top; /* --jobs: each job's busiest links over jobs_top_ns, or NULL (jobs_links_top) */
+	uint64_t jobs_top_ns;
 };
 
 extern volatile sig_atomic_t stop_requested;
@@ -203,6 +205,11 @@ void jobs_links_print(struct run *r, uint64_t elapsed_ns, FILE *out);
  * (out of memory). */
 #define JOBS_TOP_LINKS 3
 int jobs_links_top(struct run *r, uint32_t k, uint64_t elapsed_ns, struct dp_stats_link *top);
+/* One job's row of them (jobs_links.c makes every job's at once, r->jobs_top). */
+struct jobs_top {
+	int n;
+	struct dp_stats_link top[JOBS_TOP_LINKS];
+};
 int plan_process(struct run *r);
 int setup(struct run *r, char *err, size_t errlen);
 int start_traffic(struct run *r, char *err, size_t errlen);

@@ -191,6 +191,8 @@ void free_early(struct run *r)
 	r->job = NULL;
 	dp_mix_free(r->mix);
 	r->mix = NULL;
+	free(r->jobs_top);
+	r->jobs_top = NULL;
 	dp_peers_close(&r->o->peers);
 	r->gens = NULL;
 	r->traffic = NULL;
