@@ -129,7 +129,10 @@ int wl_graph_add(struct wl_graph *g, uint32_t rank, const struct wl_node *n,
 
 uint32_t *wl_graph_share(struct wl_graph *g, const uint32_t *ranks, uint32_t n, struct wl_err *err)
 {
-	uint32_t **list = realloc(g->shared, ((size_t)g->nshared + 1) * sizeof(*list));
+	/* the list doubles when its count reaches a power of two (thousands of groups at scale) */
+	bool full = (g->nshared & (g->nshared - 1)) == 0;
+	uint32_t **list = full ? realloc(g->shared, (g->nshared ? 2 * (size_t)g->nshared : 1) * sizeof(*list))
+			       : g->shared;
 	uint32_t *c = dup_array(ranks, n, sizeof(*ranks));
 
 	if (list != NULL)
