@@ -110,6 +110,12 @@ for v in 0 x 1001; do
   check "ROCELAB_AUDIT_LEAK=$v is refused (rc $rc)" "[ $rc -eq 2 ] && grep -q 'ROCELAB_AUDIT_LEAK=$v: not a count' $tmp/err.$n"
 done
 
+# 7b. A fabric of 300 leaves (600 hosts): the route table's tbl8 groups are sized by the
+# /24s that hold hosts (dp_fabric.c, lpm_create: 300, above DPDK's 256); every /32 fits,
+# the last leaf's host is reached, and the audit balances there too.
+dp ROCELAB_AUDIT=fatal -- --clock virtual --clos 2,300,2 --gen 'h0>h599:count=100,rate=1G'
+balances $? "300 leaves, one /24 each" "grep -q '^h599 .* 100  *100000$' $tmp/out.$n"
+
 # 8. MPI ranks (summed at rank 0) and the live clock (net_null hosts, two threads): root only.
 if [ "$(id -u)" -ne 0 ]; then
   echo "# skip: MPI and live parts need root"
