@@ -8,8 +8,26 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <stdatomic.h>
 
 #include "fl_internal.h"
+
+/* fl_test_steal's link, FL_LINK_ALL when none (a test hook: one load per hop delivered otherwise). */
+static _Atomic uint32_t steal_link = FL_LINK_ALL;
+
+void fl_test_steal(uint32_t link)
+{
+	atomic_store(&steal_link, link);
+}
+
+/* Whether the bytes delivered over link vanish this once (fl_test_steal): the first caller takes it. */
+static bool stolen(uint32_t link)
+{
+	uint32_t armed = link;
+
+	return atomic_load_explicit(&steal_link, memory_order_relaxed) == link &&
+	       atomic_compare_exchange_strong(&steal_link, &armed, FL_LINK_ALL);
+}
 
 /* saturating a + b for times: FL_TIME_INF stays "never" */
 static uint64_t t_add(uint64_t a, uint64_t b)
@@ -90,8 +108,11 @@ static void deliver(struct fl_fabric *fab, uint32_t f)
 		.finish_ns = fab->now, .bytes = fl->bytes, .flow = f };
 	fab->n_done++;
 	fab->delivered_total += fl->bytes;
-	for (unsigned h = 0; h < fl->n_hops; h++)
-		fab->links[fl_hop_of(fab, f, h)->link].delivered += fl->bytes;
+	for (unsigned h = 0; h < fl->n_hops; h++) {
+		uint32_t l = fl_hop_of(fab, f, h)->link;
+		if (!stolen(l))
+			fab->links[l].delivered += fl->bytes;
+	}
 	fl->state = FL_FREE;
 	fl->next_free = fab->free_head;
 	fab->free_head = f;

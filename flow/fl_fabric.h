@@ -183,6 +183,15 @@ int fl_link_bytes(const struct fl_fabric *fab, uint32_t link, uint64_t *sent, ui
 void fl_stats_get(const struct fl_fabric *fab, struct fl_stats *st);
 
 /*
+ * Test only (rocelab-dp's ROCELAB_AUDIT_STEAL, dataplane/fabric/dp_audit.h):
+ * the next flow delivered over link id link, in any fabric of this process,
+ * leaves its bytes out of that link's delivered count, a loss
+ * fl_check_bytes() must find and name. Once: the link is disarmed then.
+ * FL_LINK_ALL disarms. Safe from any thread.
+ */
+void fl_test_steal(uint32_t link);
+
+/*
  * Byte conservation: the bytes sent equal the bytes delivered plus those in
  * flight (sent by flows not yet delivered), for the fabric and for each link.
  * Returns 0 when they balance, 1 at the first mismatch (described in *m; the

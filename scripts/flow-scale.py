@@ -92,6 +92,19 @@ def placement(racks, njobs, kind, seed):
     return [j[:JOB] for j in jobs]
 
 
+class BadJobs(ValueError):
+    """--jobs asks for more jobs than a fabric holds (exit 2)."""
+
+
+def jobs_of(a, racks, fabric):
+    """The jobs of JOB GPUs to place on racks: --jobs, or as many as fit; more than fit is BadJobs."""
+    fit = len(racks) * len(racks[0][2]) // JOB if racks else 0
+    if a.jobs > fit:
+        raise BadJobs("--jobs %d: the %s fabric holds %d job(s) of %d GPUs (%d hosts in %d racks)" % (
+            a.jobs, fabric, fit, JOB, sum(len(r[2]) for r in racks), len(racks)))
+    return a.jobs or fit
+
+
 def generate(topo_tool, spec, path):
     subprocess.run([topo_tool, "--generate", spec, "-o", path], check=True, stdout=subprocess.DEVNULL)
     return path
@@ -122,10 +135,12 @@ def run(dp, topo, jobs, qp_keys, size, extra, timeout):
 def scale_rows(a, dp, topo_tool, tmp):
     rows = ["| fabric | placement | jobs x GPUs | iteration, mean / slowest job (us) | busbw, mean / slowest (GB/s) "
             "| wall (s) | peak RSS (MiB) |", "|---|---|---|---|---|---|---|"]
+    fabs = []  # (every fabric checked against --jobs before the first run)
     for fab in a.fabric:
         topo = generate(topo_tool, FABRICS[fab], os.path.join(tmp, fab + ".yaml"))
         racks = experiment.racks_of(topo)
-        njobs = a.jobs or len(racks) * len(racks[0][2]) // JOB
+        fabs.append((fab, topo, racks, jobs_of(a, racks, fab)))
+    for fab, topo, racks, njobs in fabs:
         for kind in a.placement:
             res, wall, rss = run(dp, topo, placement(racks, njobs, kind, a.seed), ONE_QP, a.size, [], a.run_timeout)
             t = [x[1] for x in res]
@@ -140,10 +155,13 @@ def routing_rows(a, dp, topo_tool, tmp):
     rows = ["| stage | placement | iteration per job (us) | busbw per job (GB/s) | wall (s) | the paper |",
             "|---|---|---|---|---|---|"]
     cases = [(STAGES[0], "rack-aware")] + [(s, "fragmented") for s in STAGES]
-    for (label, spec, extra, qp), kind in cases:
-        topo = generate(topo_tool, spec, os.path.join(tmp, "stage.yaml"))
+    topos = {}  # (every stage's fabric checked against --jobs before the first run)
+    for i, (label, spec, _, _) in enumerate(STAGES):
+        topo = generate(topo_tool, spec, os.path.join(tmp, "stage%d.yaml" % i))
         racks = experiment.racks_of(topo)
-        njobs = a.jobs or len(racks) * len(racks[0][2]) // JOB
+        topos[label] = (topo, racks, jobs_of(a, racks, "'%s'" % label))
+    for (label, spec, extra, qp), kind in cases:
+        topo, racks, njobs = topos[label]
         res, wall, _ = run(dp, topo, placement(racks, njobs, kind, a.seed), qp, a.size, extra, a.run_timeout)
         rows.append("| %s | %s | %s | %s | %.1f | %s |" % (
             label, kind, " / ".join("%.1f" % x[1] for x in res), " / ".join("%.2f" % x[0] for x in res),
@@ -161,7 +179,8 @@ def main(argv):
                     help="scale: the fabrics (repeatable; default zone)")
     ap.add_argument("--placement", action="append", choices=("rack-aware", "random", "fragmented"),
                     help="scale: the placements (repeatable; default all three)")
-    ap.add_argument("--jobs", type=int, default=0, help="jobs of 1,024 GPUs (default: as many as fit)")
+    ap.add_argument("--jobs", type=int, default=0,
+                    help="jobs of 1,024 GPUs (default: as many as fit; more than fit: exit 2)")
     ap.add_argument("--size", default="1G", help="AllReduce size per rank (default 1G: 512 KiB NCCL messages "
                     "at 1,024 ranks and 2 channels, where the wire decides; smaller sizes make as many flows)")
     ap.add_argument("--seed", type=int, default=1, help="placement seed (default 1)")
@@ -183,6 +202,9 @@ def main(argv):
     with tempfile.TemporaryDirectory() as tmp:
         try:
             rows = (scale_rows if a.table == "scale" else routing_rows)(a, dp, topo_tool, tmp)
+        except BadJobs as e:
+            print("flow-scale.py: %s" % e, file=sys.stderr)
+            return 2
         except (RuntimeError, subprocess.SubprocessError) as e:
             print("flow-scale.py: %s" % e, file=sys.stderr)
             return 1

@@ -18,12 +18,16 @@ struct build {
 	const struct wl_astra *w;
 	const char *file;
 	struct wl_graph *g;
-	uint32_t *world;
 	uint64_t cycle_ps;
 	uint64_t next_id;
 	uint64_t prev;          /* the node before, in the rank's program order */
 	struct wl_err *err;
-	uint32_t *grp;          /* a group's members, scratch of nranks */
+	/* each kind of group's members, made once and shared by the nodes
+	 * (wl_graph_share): [G_WORLD] one group of every rank, [G_MODEL] and
+	 * [G_DATA] the groups in their index order (group_index), each of size[] */
+	uint32_t **grp[3];
+	uint32_t size[3];
+	bool consecutive[3];    /* groups of consecutive ranks, else of ranks n / size apart */
 };
 
 /* Who takes part in a pass's collective: everyone, the rank's model group or its data group. */
@@ -56,32 +60,66 @@ static int compute(struct build *b, const struct wl_astra_layer *l, uint64_t cyc
 	return put(b, &n);
 }
 
-/*
- * Rank r's group (members ascending into b->grp; their count). Model groups
- * are blocks of G consecutive ranks (the logical topology's first
- * dimensions), data groups the ranks G apart, for HYBRID_DATA_MODEL and
- * HYBRID_TRANSFORMER; HYBRID_MODEL_DATA has the data dimension first, so
- * its data groups are the blocks, of nranks / G.
- */
-static uint32_t group_of(const struct build *b, enum group which, uint32_t r)
+/* Group g of the kind in `which` (members ascending): share it with the graph. 0, or -1 with err set. */
+static int group_put(struct build *b, enum group which, uint32_t g, const uint32_t *m)
 {
-	uint32_t n = b->g->nranks, block = b->w->mp_group, k = 0;
+	b->grp[which][g] = wl_graph_share(b->g, m, b->size[which], b->err);
+	return b->grp[which][g] ? 0 : -1;
+}
 
-	if (b->w->par == WL_PAR_HYBRID_MODEL_DATA) {
-		block = n / b->w->mp_group;
-		which = which == G_MODEL ? G_DATA : which == G_DATA ? G_MODEL : which;
+/* Room for the n groups of size members of kind which (consecutive ranks or ranks apart). 0 or -1. */
+static int group_kind(struct build *b, enum group which, uint32_t n, uint32_t size, bool consecutive)
+{
+	b->size[which] = size;
+	b->consecutive[which] = consecutive;
+	b->grp[which] = calloc(n, sizeof(*b->grp[which]));
+	return b->grp[which] ? 0 : wl_err_set(b->err, "%s: out of memory", b->file);
+}
+
+/*
+ * The groups, once: model groups are blocks of G consecutive ranks (the
+ * logical topology's first dimensions), data groups the ranks G apart, for
+ * HYBRID_DATA_MODEL and HYBRID_TRANSFORMER; HYBRID_MODEL_DATA has the data
+ * dimension first, so its data groups are the blocks, of nranks / G. Each
+ * group's members are the graph's, shared by every node over it: a copy per
+ * rank per collective was nranks^2 members for the world (2.4 GB of 4-byte
+ * ranks at 24,576 ranks, each collective). Returns 0, or -1 with err set.
+ */
+static int groups_make(struct build *b)
+{
+	uint32_t n = b->g->nranks, block = b->w->mp_group, *m = malloc((size_t)n * sizeof(*m));
+	bool swap = b->w->par == WL_PAR_HYBRID_MODEL_DATA;
+	enum group blocks = swap ? G_DATA : G_MODEL, apart = swap ? G_MODEL : G_DATA;
+	int rc;
+
+	if (m == NULL)
+		return wl_err_set(b->err, "%s: out of memory", b->file);
+	for (uint32_t r = 0; r < n; r++)
+		m[r] = r;
+	rc = group_kind(b, G_WORLD, 1, n, true);
+	rc = rc ? rc : group_put(b, G_WORLD, 0, m);
+	if (block != 0) { /* (the hybrids: DATA and MODEL have the world alone) */
+		block = swap ? n / block : block;
+		rc = rc ? rc : group_kind(b, blocks, n / block, block, true);
+		rc = rc ? rc : group_kind(b, apart, block, n / block, false);
 	}
-	if (which == G_WORLD) {
-		memcpy(b->grp, b->world, (size_t)n * sizeof(*b->grp));
-		return n;
+	for (uint32_t k = 0; block && rc == 0 && k < n / block; k++)
+		rc = group_put(b, blocks, k, m + (size_t)k * block);
+	for (uint32_t k = 0; block && rc == 0 && k < block; k++) {
+		for (uint32_t i = 0; i < n / block; i++)
+			m[i] = k + i * block;
+		rc = group_put(b, apart, k, m);
 	}
-	if (which == G_MODEL)
-		for (uint32_t m = r - r % block; m < r - r % block + block; m++)
-			b->grp[k++] = m;
-	else if (which == G_DATA)
-		for (uint32_t m = r % block; m < n; m += block)
-			b->grp[k++] = m;
-	return k;
+	free(m);
+	return rc;
+}
+
+/* Rank r's group of kind which, members ascending (b->size[which] of them). */
+static uint32_t *group_of(const struct build *b, enum group which, uint32_t r)
+{
+	uint32_t size = b->size[which];
+
+	return b->grp[which][b->consecutive[which] ? r / size : r % (b->g->nranks / size)];
 }
 
 /* Pass p's collective of layer l after node `after`, over each rank's group; *id its id, or 0
@@ -94,18 +132,19 @@ static int collective(struct build *b, const struct wl_astra_layer *l, const str
 		[WL_AC_ALLTOALL] = WL_ALLTOALL, [WL_AC_REDUCESCATTER] = WL_REDUCESCATTER,
 	};
 	struct wl_dep dep = { after, false };
-	struct wl_node n = { .kind = WL_COLL, .bytes = p->comm_bytes, .ranks = b->grp, .deps = &dep,
-			     .ndeps = 1, .id = b->next_id };
+	struct wl_node n = { .kind = WL_COLL, .bytes = p->comm_bytes, .deps = &dep, .ndeps = 1,
+			     .id = b->next_id, .ranks_shared = true };
 
 	*id = 0;
-	if (p->comm == WL_AC_NONE || which == G_NONE || group_of(b, which, 0) < 2)
+	if (p->comm == WL_AC_NONE || which == G_NONE || b->size[which] < 2)
 		return 0;
 	if (p->comm == WL_AC_ALLREDUCE_ALLTOALL)
 		return wl_err_set(b->err, "%s:%u: layer '%s': %s ALLREDUCEALLTOALL is two collectives over groups the file does not give",
 				  b->file, l->line, l->name, p == &l->wg ? "weight gradient" : p == &l->fwd ? "forward" : "input gradient");
 	n.op = ops[p->comm];
+	n.nranks = b->size[which];
 	for (uint32_t r = 0; r < b->g->nranks; r++) {
-		n.nranks = group_of(b, which, r);
+		n.ranks = group_of(b, which, r);
 		if (wl_graph_add(b->g, r, &n, b->err) != 0)
 			return -1;
 	}
@@ -224,28 +263,24 @@ int wl_astra_to_graph(const struct wl_astra *w, const char *file, uint32_t nrank
 		      uint32_t passes, uint64_t cycle_ps, struct wl_graph *g,
 		      struct wl_err *err)
 {
-	struct build b = { w, file, g, NULL, cycle_ps, 1, 0, err, NULL };
+	struct build b = { .w = w, .file = file, .g = g, .cycle_ps = cycle_ps, .next_id = 1, .err = err };
 	uint64_t *wg = NULL, ig = 0;
 	int rc = -1;
 
 	memset(g, 0, sizeof(*g));
 	if (check_group(w, file, nranks, err) != 0 || wl_graph_init(g, nranks, err) != 0)
 		return -1;
-	b.world = malloc((size_t)nranks * sizeof(*b.world));
-	b.grp = malloc((size_t)nranks * sizeof(*b.grp));
 	wg = calloc((size_t)w->nlayers + 1, sizeof(*wg));
-	if (b.world == NULL || b.grp == NULL || wg == NULL) {
+	if (wg == NULL) {
 		wl_err_set(err, "%s: out of memory", file);
 		goto out;
 	}
-	for (uint32_t r = 0; r < nranks; r++)
-		b.world[r] = r;
-	rc = 0;
+	rc = groups_make(&b);
 	for (uint32_t p = 0; p < passes && rc == 0; p++)
 		rc = w->par == WL_PAR_DATA ? one_pass(&b, wg) : hybrid_pass(&b, wg, &ig);
 out:
-	free(b.world);
-	free(b.grp);
+	for (int k = 0; k < 3; k++)
+		free(b.grp[k]); /* (the members are the graph's) */
 	free(wg);
 	if (rc != 0)
 		wl_graph_free(g);

@@ -32,7 +32,8 @@ int wl_graph_init(struct wl_graph *g, uint32_t nranks, struct wl_err *err)
 
 static void node_free(struct wl_node *n)
 {
-	free(n->ranks);
+	if (!n->ranks_shared)
+		free(n->ranks);
 	free(n->deps);
 }
 
@@ -47,6 +48,9 @@ void wl_graph_free(struct wl_graph *g)
 		free(rk->file);
 	}
 	free(g->ranks);
+	for (uint32_t i = 0; i < g->nshared; i++)
+		free(g->shared[i]);
+	free(g->shared);
 	memset(g, 0, sizeof(*g));
 }
 
@@ -110,17 +114,37 @@ int wl_graph_add(struct wl_graph *g, uint32_t rank, const struct wl_node *n,
 	rk = &g->ranks[rank];
 	if (rk->nnodes == rk->cap && grow(rk) != 0)
 		return wl_err_set(err, "rank %u: out of memory", rank);
-	c.ranks = dup_array(n->ranks, n->nranks, sizeof(*n->ranks));
+	c.ranks = n->ranks_shared ? n->ranks : dup_array(n->ranks, n->nranks, sizeof(*n->ranks));
 	c.deps = dup_array(n->deps, n->ndeps, sizeof(*n->deps));
 	if ((n->nranks && c.ranks == NULL) || (n->ndeps && c.deps == NULL)) {
 		node_free(&c);
 		return wl_err_set(err, "rank %u: node %llu: out of memory", rank,
 				  (unsigned long long)n->id);
 	}
-	if (c.nranks > 1)
+	if (c.nranks > 1 && !c.ranks_shared) /* (shared ones were sorted once) */
 		qsort(c.ranks, c.nranks, sizeof(*c.ranks), cmp_u32);
 	rk->nodes[rk->nnodes++] = c;
 	return 0;
+}
+
+uint32_t *wl_graph_share(struct wl_graph *g, const uint32_t *ranks, uint32_t n, struct wl_err *err)
+{
+	/* the list doubles when its count reaches a power of two (thousands of groups at scale) */
+	bool full = (g->nshared & (g->nshared - 1)) == 0;
+	uint32_t **list = full ? realloc(g->shared, (g->nshared ? 2 * (size_t)g->nshared : 1) * sizeof(*list))
+			       : g->shared;
+	uint32_t *c = dup_array(ranks, n, sizeof(*ranks));
+
+	if (list != NULL)
+		g->shared = list;
+	if (list == NULL || c == NULL) {
+		free(c);
+		wl_err_set(err, "out of memory for a communicator of %u ranks", n);
+		return NULL;
+	}
+	qsort(c, n, sizeof(*c), cmp_u32);
+	g->shared[g->nshared++] = c;
+	return c;
 }
 
 const struct wl_node *wl_graph_find(const struct wl_graph *g, uint32_t rank,

@@ -60,6 +60,7 @@ struct wl_node {
 	uint64_t bytes;        /* WL_COLL, WL_SEND, WL_RECV */
 	uint32_t *ranks;       /* WL_COLL: the communicator, ascending */
 	uint32_t nranks;
+	bool ranks_shared;     /* ranks is the graph's (wl_graph_share): not copied, not freed with the node */
 	uint32_t peer;         /* WL_SEND: destination, WL_RECV: source */
 	uint64_t tag;          /* WL_SEND, WL_RECV */
 	struct wl_dep *deps;
@@ -75,6 +76,8 @@ struct wl_rank {
 struct wl_graph {
 	uint32_t nranks;
 	struct wl_rank *ranks;
+	uint32_t **shared;     /* the communicators nodes share (wl_graph_share) */
+	uint32_t nshared;
 };
 
 /* Name of a collective ("ALL_REDUCE", Chakra's spelling); "?" when out of range. */
@@ -91,11 +94,21 @@ void wl_graph_free(struct wl_graph *g);
 int wl_graph_set_file(struct wl_graph *g, uint32_t rank, const char *file,
 		      struct wl_err *err);
 
-/* Appends a copy of n (its ranks and deps arrays copied too; the ranks are
- * sorted) to rank's nodes. Returns 0, or -1 with err set (rank out of range,
- * out of memory). Nothing is checked here: see wl_graph_check(). */
+/* Appends a copy of n (its ranks and deps arrays copied too, the ranks
+ * sorted; ranks not copied when ranks_shared: see wl_graph_share) to rank's
+ * nodes. Returns 0, or -1 with err set (rank out of range, out of memory).
+ * Nothing is checked here: see wl_graph_check(). */
 int wl_graph_add(struct wl_graph *g, uint32_t rank, const struct wl_node *n,
 		 struct wl_err *err);
+
+/*
+ * A sorted copy of ranks[0 .. n) that g keeps until wl_graph_free(), for
+ * many nodes to share: a node given it as its ranks, with ranks_shared set,
+ * is added by wl_graph_add() without a copy of its own (a communicator of
+ * all N ranks on each of N ranks would be N^2 members otherwise). Returns
+ * the copy, or NULL with err set (out of memory, n 0).
+ */
+uint32_t *wl_graph_share(struct wl_graph *g, const uint32_t *ranks, uint32_t n, struct wl_err *err);
 
 /* The node of rank with this id, or NULL. */
 const struct wl_node *wl_graph_find(const struct wl_graph *g, uint32_t rank,

@@ -163,6 +163,8 @@ struct run {
 	double after_signal_s;  /* from a stop signal to the loop's end */
 	double progress_at;     /* virtual: monotonic seconds of the run's start or last progress line */
 	bool quiet_progress;    /* no progress line (live partitions) */
+	struct jobs_top *jobs_top; /* --jobs: each job's busiest links over jobs_top_ns, or NULL (jobs_links_top) */
+	uint64_t jobs_top_ns;
 };
 
 extern volatile sig_atomic_t stop_requested;
@@ -203,6 +205,11 @@ void jobs_links_print(struct run *r, uint64_t elapsed_ns, FILE *out);
  * (out of memory). */
 #define JOBS_TOP_LINKS 3
 int jobs_links_top(struct run *r, uint32_t k, uint64_t elapsed_ns, struct dp_stats_link *top);
+/* One job's row of them (jobs_links.c makes every job's at once, r->jobs_top). */
+struct jobs_top {
+	int n;
+	struct dp_stats_link top[JOBS_TOP_LINKS];
+};
 int plan_process(struct run *r);
 int setup(struct run *r, char *err, size_t errlen);
 int start_traffic(struct run *r, char *err, size_t errlen);
@@ -220,11 +227,13 @@ int json_open(struct run *r);
 int json_write(struct run *r, uint64_t elapsed, uint64_t fabric_ns, int rc);
 
 /* report.c */
-/* The audit's environment (dp_audit.h): ROCELAB_AUDIT's mode, ROCELAB_AUDIT_STEAL's link. 0, or EXIT_BAD_INPUT with err. */
+/* The audit's environment (dp_audit.h): ROCELAB_AUDIT's mode, ROCELAB_AUDIT_STEAL's link, ROCELAB_AUDIT_LEAK's
+ * count (test only hooks). 0, or EXIT_BAD_INPUT with err. */
 int audit_setup(struct run *r, char *err, size_t errlen);
 int report(struct run *r);
 void free_early(struct run *r);
-/* Free everything; removes the DPDK runtime directory. Returns 0, or -EIO when a --capture file could not be written. */
+/* Free everything; removes the DPDK runtime directory. Returns 0, -EIO when a --capture file could not be
+ * written, or -EPROTO when the packet pool's audit failed under ROCELAB_AUDIT=fatal (dp_audit_pool). */
 int teardown(struct run *r);
 
 #endif /* DP_APP_H */

@@ -77,30 +77,58 @@ static uint32_t links_top(struct dp_fabric *f, const bool *used, uint64_t elapse
 	return n;
 }
 
-int jobs_links_top(struct run *r, uint32_t k, uint64_t elapsed_ns, struct dp_stats_link *top)
+/*
+ * Every job's busiest links into jt[dp_mix_jobs], from one export of the flow
+ * table (the text and the JSON report ask for each job: an export per job
+ * and report copied the table 2 x jobs times) and one look-up of each flow's
+ * host. 0, or -1 out of memory.
+ */
+static int all_top(struct run *r, uint64_t elapsed_ns, struct jobs_top *jt)
 {
 	struct dp_fabric *f = r->fab;
 	struct dp_flow *fl = NULL;
-	uint32_t nfl = 0;
+	uint32_t nfl = 0, nj = dp_mix_jobs(r->mix);
+
+	if (f->flows.capacity != 0 && dp_flows_export(&f->flows, &fl, &nfl) != 0)
+		return -1;
+	int *src = calloc(nfl + 1, sizeof(*src)); /* each flow's host */
 	bool *used = calloc(f->n_chans + 1, sizeof(*used));
 	bool *mine = calloc(r->topo->n_hosts + 1, sizeof(*mine)); /* the job's hosts */
-	const struct dp_job *j = dp_mix_job(r->mix, k);
-	int n = -1;
-
-	for (uint32_t q = 0; mine && q < dp_job_ranks(j); q++)
-		mine[dp_job_host(j, q)] = true;
-	if (used && mine && (f->flows.capacity == 0 || dp_flows_export(&f->flows, &fl, &nfl) == 0)) {
-		for (uint32_t i = 0; i < nfl; i++) {
-			int h = flow_host(f, &fl[i]);
-			if (h >= 0 && mine[h])
-				flow_chans(f, &fl[i], (uint32_t)h, used);
-		}
-		n = (int)links_top(f, used, elapsed_ns, top);
+	bool ok = src && used && mine;
+	for (uint32_t i = 0; ok && i < nfl; i++)
+		src[i] = flow_host(f, &fl[i]);
+	for (uint32_t k = 0; ok && k < nj; k++) {
+		const struct dp_job *j = dp_mix_job(r->mix, k);
+		memset(used, 0, (f->n_chans + 1) * sizeof(*used));
+		memset(mine, 0, (r->topo->n_hosts + 1) * sizeof(*mine));
+		for (uint32_t q = 0; q < dp_job_ranks(j); q++)
+			mine[dp_job_host(j, q)] = true;
+		for (uint32_t i = 0; i < nfl; i++)
+			if (src[i] >= 0 && mine[src[i]])
+				flow_chans(f, &fl[i], (uint32_t)src[i], used);
+		jt[k].n = (int)links_top(f, used, elapsed_ns, jt[k].top);
 	}
 	free(fl);
+	free(src);
 	free(mine);
 	free(used);
-	return n;
+	return ok ? 0 : -1;
+}
+
+int jobs_links_top(struct run *r, uint32_t k, uint64_t elapsed_ns, struct dp_stats_link *top)
+{
+	if (r->jobs_top == NULL || r->jobs_top_ns != elapsed_ns) { /* (made once for the report) */
+		free(r->jobs_top);
+		r->jobs_top = calloc(dp_mix_jobs(r->mix) + 1, sizeof(*r->jobs_top));
+		if (r->jobs_top == NULL || all_top(r, elapsed_ns, r->jobs_top) < 0) {
+			free(r->jobs_top);
+			r->jobs_top = NULL;
+			return -1;
+		}
+		r->jobs_top_ns = elapsed_ns;
+	}
+	memcpy(top, r->jobs_top[k].top, (size_t)r->jobs_top[k].n * sizeof(*top));
+	return r->jobs_top[k].n;
 }
 
 void jobs_links_print(struct run *r, uint64_t elapsed_ns, FILE *out)

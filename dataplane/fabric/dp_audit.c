@@ -4,11 +4,15 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include <rte_mbuf.h>
+#include <rte_mempool.h>
 #include <rte_ring.h>
 
 #include "dp_count.h"
+#include "fl_fabric.h"
 #include "topo.h"
 
 uint64_t dp_audit_chan_queued(const struct dp_chan *c)
@@ -169,12 +173,45 @@ int dp_audit_steal(struct dp_fabric *f, const char *name, char *err, size_t errl
 		chan_name(f, c, n, sizeof(n));
 		if (strcmp(n, name) == 0) {
 			c->steal = true;
+			fl_test_steal(i); /* (--fabric flow: its links are the chans, in their order: dp_flowrun.c) */
 			return 0;
 		}
 	}
 	snprintf(err, errlen, "ROCELAB_AUDIT_STEAL=%s: no link direction of that name (FROM>TO, as the link table "
 		 "names it)", name);
 	return -EINVAL;
+}
+
+unsigned dp_audit_pool(const struct dp_fabric *f, const char *who, FILE *out)
+{
+	uint64_t held = 0, in_use = rte_mempool_in_use_count(f->mp);
+
+	for (uint32_t i = 0; i < f->n_chans; i++) {
+		const struct dp_chan *c = &f->chans[i];
+		held += dp_audit_chan_queued(c) + dp_audit_chan_flight(c) + (c->xret ? rte_ring_count(c->xret) : 0);
+	}
+	if (in_use == held)
+		return 0;
+	fprintf(out, "rocelab-dp: AUDIT: packet pool%s: %" PRId64 " mbuf(s) unaccounted (in use %" PRIu64
+		" = held in the fabric %" PRIu64 ")\n", who, (int64_t)(in_use - held), in_use, held);
+	return 1;
+}
+
+int dp_audit_leak(struct dp_fabric *f, const char *s, char *err, size_t errlen)
+{
+	char *end;
+	long n = strtol(s, &end, 10);
+
+	if (end == s || *end != '\0' || n < 1 || n > 1000) {
+		snprintf(err, errlen, "ROCELAB_AUDIT_LEAK=%s: not a count of mbufs from 1 to 1000", s);
+		return -EINVAL;
+	}
+	for (long i = 0; i < n; i++)
+		if (rte_pktmbuf_alloc(f->mp) == NULL) { /* (taken and forgotten: the leak) */
+			snprintf(err, errlen, "ROCELAB_AUDIT_LEAK=%s: the packet pool has fewer free mbufs", s);
+			return -EINVAL;
+		}
+	return 0;
 }
 
 int dp_audit_mode_parse(const char *s)

@@ -16,6 +16,11 @@
  *
  * Under MPI the ranks' counters and held frames are summed at rank 0 first
  * (dp_gather.h); with --workers every partition's are in the one fabric.
+ *
+ * The packet pool is checked last, at teardown, once the ports, peers,
+ * generators and NICs gave back the mbufs they kept: what DPDK counts in use
+ * must be what the fabric still holds (dp_audit_pool). Each process (MPI
+ * rank) checks its own pool.
  */
 #ifndef DP_AUDIT_H
 #define DP_AUDIT_H
@@ -46,10 +51,36 @@ unsigned dp_audit_fabric(const struct dp_fabric *f, dp_audit_skip_fn skip, void 
 
 /*
  * Test only: the next frame delivered over the link direction named FROM>TO
- * (as the link table names it) vanishes without a count. Returns 0, or
- * -EINVAL with a message in err when no link direction has that name.
+ * (as the link table names it) vanishes without a count; under --fabric flow
+ * the next flow delivered over it leaves its bytes out of the link's count
+ * (flow/'s fl_test_steal), for the flow engine's byte check to name.
+ * Returns 0, or -EINVAL with a message in err when no link direction has
+ * that name.
  */
 int dp_audit_steal(struct dp_fabric *f, const char *name, char *err, size_t errlen);
+
+/*
+ * The packet pool f->mp against the frames f holds, for the teardown: call it
+ * when nothing but the fabric holds mbufs (the ports closed, the generators'
+ * stashes and the NICs' spare frames given back). DPDK's in-use count
+ * (rte_mempool_in_use_count: mbufs taken less mbufs freed; those in the
+ * threads' caches count as free) must equal the frames held in every link
+ * direction's queues and in flight (dp_audit_chan_queued and
+ * dp_audit_chan_flight, this process's own) plus those on their way back to
+ * a sending thread (the live clock's return rings). A mismatch is a line on
+ * out: "rocelab-dp: AUDIT: packet pool{who}: N mbuf(s) unaccounted (in use X
+ * = held in the fabric Y)", N negative when the fabric holds more than is in
+ * use. who: "" or " (rank R)". Returns 1 on a mismatch, else 0.
+ */
+unsigned dp_audit_pool(const struct dp_fabric *f, const char *who, FILE *out);
+
+/*
+ * Test only: take n mbufs from f's pool and forget them, a leak the pool
+ * check (dp_audit_pool) must name. s is ROCELAB_AUDIT_LEAK's value, a count
+ * from 1 to 1000. Returns 0, or -EINVAL with a message in err (a bad count,
+ * or a pool with fewer free mbufs).
+ */
+int dp_audit_leak(struct dp_fabric *f, const char *s, char *err, size_t errlen);
 
 /* What to do about a mismatch (the environment's ROCELAB_AUDIT). */
 enum dp_audit_mode {

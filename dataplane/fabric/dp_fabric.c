@@ -21,7 +21,6 @@
 
 #define LPM_HOST_DEPTH 32   /* one /32 per host */
 #define LPM_SPARE_RULES 16
-#define LPM_TBL8S 256 /* at least; a /32 takes one tbl8 group per /24 it is in */
 
 void dp_frame_write_headers(const struct dp_fabric *f, struct rte_mbuf *m)
 {
@@ -232,6 +231,37 @@ static int host_by_lpm(const struct dp_fabric *f, uint32_t addr)
 	return rte_lpm_lookup(f->lpm, addr, &nh) == 0 ? (int)nh : -1;
 }
 
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/*
+ * The tbl8 groups the hosts' /32s take in an rte_lpm: one per /24 holding a
+ * host (a rule deeper than 24 bits extends its /24's entry of tbl24 into a
+ * group of 256; DPDK 22.11 lib/lpm/rte_lpm.c, add_depth_big). Sized by this,
+ * not by the number of hosts: a group is 256 entries of 4 bytes, 1 KiB of
+ * DPDK memory, and 24,576 hosts, 16 to a leaf's /24 (topo_build.c), asked
+ * for 24 MiB where 1,536 groups serve. At least 1 (a fabric without
+ * hosts). Returns the count, or 0 out of memory.
+ */
+static uint32_t lpm_groups(const struct topo *t)
+{
+	uint32_t *p = malloc(((size_t)t->n_hosts + 1) * sizeof(*p)), n = 0;
+
+	if (p == NULL)
+		return 0;
+	for (uint32_t i = 0; i < t->n_hosts; i++)
+		p[i] = t->hosts[i].ipv4 >> 8;
+	qsort(p, t->n_hosts, sizeof(*p), cmp_u32);
+	for (uint32_t i = 0; i < t->n_hosts; i++)
+		n += i == 0 || p[i] != p[i - 1];
+	free(p);
+	return n ? n : 1;
+}
+
 /* IPv4 destination -> host: one /32 per host. Returns 0, or -1 with a message in err. */
 static int lpm_create(struct dp_fabric *f, char *err, size_t errlen)
 {
@@ -239,10 +269,11 @@ static int lpm_create(struct dp_fabric *f, char *err, size_t errlen)
 	char name[RTE_LPM_NAMESIZE];
 
 	snprintf(name, sizeof(name), "rl_lpm_%p", (void *)f); /* unique per process */
-	/* each host's /32 may sit in a /24 of its own (one tbl8 group each): 24,576
-	 * hosts on 1,536 leaves need more than 256 groups */
-	struct rte_lpm_config lc = {.max_rules = t->n_hosts + LPM_SPARE_RULES,
-				    .number_tbl8s = t->n_hosts > LPM_TBL8S ? t->n_hosts : LPM_TBL8S};
+	struct rte_lpm_config lc = {.max_rules = t->n_hosts + LPM_SPARE_RULES, .number_tbl8s = lpm_groups(t)};
+	if (lc.number_tbl8s == 0) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
 	f->lpm = rte_lpm_create(name, SOCKET_ID_ANY, &lc);
 	if (f->lpm == NULL) {
 		snprintf(err, errlen, "rte_lpm_create: %s", rte_strerror(rte_errno));

@@ -4,7 +4,9 @@
 # failure, a PFC storm, a pool run dry); a frame removed on purpose
 # (ROCELAB_AUDIT_STEAL, test only) is named with its place and the count 1,
 # exit status 1 under ROCELAB_AUDIT=fatal, a warning and status 0 under warn;
-# bad values of the variables are refused with exit 2.
+# the packet pool balances at teardown (mbufs in use = frames the fabric
+# holds), and an mbuf leaked on purpose (ROCELAB_AUDIT_LEAK, test only) is
+# named with the count; bad values of the variables are refused with exit 2.
 # usage: test_audit.sh ROCELAB_DP DATA_DIR [MPIRUN]   (live and MPI parts: root)
 set -u
 DP=$1 DATA=$2 MPIRUN=${3:-}
@@ -32,6 +34,12 @@ balances() {
 named() {
   check "$2: a frame stolen on $3 is named (rc $1)" \
     "[ $1 -eq 1 ] && grep -q '^rocelab-dp: AUDIT: link $3: 1 frame(s) unaccounted' $tmp/err.$n"
+}
+
+# leaked RC WHAT [N]: the last run (fatal) ended with status 1, naming the packet pool with the count N (1)
+leaked() {
+  check "$2: ${3:-1} mbuf(s) leaked are named (rc $1)" \
+    "[ $1 -eq 1 ] && grep -q '^rocelab-dp: AUDIT: packet pool[ (a-z0-9)]*: ${3:-1} mbuf(s) unaccounted' $tmp/err.$n"
 }
 
 V=(--clock virtual --topology "$DATA/failover.yaml")
@@ -74,6 +82,21 @@ balances $? "pool run dry (--mbufs 1024, two 100G senders more)" "grep -q 'packe
 dp ROCELAB_AUDIT=fatal -- "${V[@]}" "${G[@]}" --duration 700us
 balances $? "stopped at 700 us with frames in flight"
 
+# 6b. The packet pool: mbufs leaked on purpose are named, with the frames the fabric still holds
+# (the run stopped with frames in flight: the pool's check counts them as held, not lost).
+dp ROCELAB_AUDIT=fatal ROCELAB_AUDIT_LEAK=3 -- "${V[@]}" "${G[@]}" --duration 700us
+rc=$?
+leaked $rc "virtual, stopped at 700 us" 3
+read -r use held <<< "$(sed -n 's/.*packet pool: 3 mbuf(s) unaccounted (in use \([0-9]*\) = held in the fabric \([0-9]*\))/\1 \2/p' "$tmp/err.$n")"
+check "the leak: the frames still held count (in use ${use:-?} = held ${held:-?} + 3), the pool's line and warning alone" \
+  "[ -n '${held:-}' ] && [ ${held:-0} -gt 0 ] && [ ${use:-0} -eq $((${held:-0} + 3)) ] && [ $(audit_lines) -eq 2 ]"
+dp ROCELAB_AUDIT=fatal ROCELAB_AUDIT_LEAK=1 -- "${V[@]}" "${G[@]}" --workers 2
+leaked $? "virtual, --workers 2"
+dp ROCELAB_AUDIT_LEAK=1 -- "${V[@]}" "${G[@]}"
+rc=$?
+check "leaked mbuf, default (warn): exit 0 and the pool's WARNING line (rc $rc)" \
+  "[ $rc -eq 0 ] && grep -q '^rocelab-dp: AUDIT: WARNING: the packet pool' $tmp/err.$n"
+
 # 7. Bad values: exit 2 with the variable named.
 dp ROCELAB_AUDIT=loud -- "${V[@]}" "${G[@]}"
 rc=$?
@@ -81,6 +104,17 @@ check "ROCELAB_AUDIT=loud is refused (rc $rc)" "[ $rc -eq 2 ] && grep -q 'ROCELA
 dp ROCELAB_AUDIT_STEAL='leaf9>spine1' -- "${V[@]}" "${G[@]}"
 rc=$?
 check "ROCELAB_AUDIT_STEAL of no link is refused (rc $rc)" "[ $rc -eq 2 ] && grep -q 'ROCELAB_AUDIT_STEAL=leaf9>spine1' $tmp/err.$n"
+for v in 0 x 1001; do
+  dp ROCELAB_AUDIT_LEAK=$v -- "${V[@]}" "${G[@]}"
+  rc=$?
+  check "ROCELAB_AUDIT_LEAK=$v is refused (rc $rc)" "[ $rc -eq 2 ] && grep -q 'ROCELAB_AUDIT_LEAK=$v: not a count' $tmp/err.$n"
+done
+
+# 7b. A fabric of 300 leaves (600 hosts): the route table's tbl8 groups are sized by the
+# /24s that hold hosts (dp_fabric.c, lpm_create: 300, above DPDK's 256); every /32 fits,
+# the last leaf's host is reached, and the audit balances there too.
+dp ROCELAB_AUDIT=fatal -- --clock virtual --clos 2,300,2 --gen 'h0>h599:count=100,rate=1G'
+balances $? "300 leaves, one /24 each" "grep -q '^h599 .* 100  *100000$' $tmp/out.$n"
 
 # 8. MPI ranks (summed at rank 0) and the live clock (net_null hosts, two threads): root only.
 if [ "$(id -u)" -ne 0 ]; then
@@ -102,6 +136,9 @@ if [ -n "$MPIRUN" ]; then
   balances $? "mpirun -np 2, the ranks' counters summed"
   mpi ROCELAB_AUDIT=fatal ROCELAB_AUDIT_STEAL='spine0>leaf1' -- "${V[@]}" "${G[@]}"
   named $? "mpirun -np 2" 'spine0>leaf1'
+  mpi ROCELAB_AUDIT=fatal ROCELAB_AUDIT_LEAK=1 -- "${V[@]}" "${G[@]}"
+  leaked $? "mpirun -np 2, each rank's own pool"
+  check "mpirun -np 2: both ranks name their leak" "grep -q 'packet pool (rank 0): 1 mbuf' $tmp/err.$n && grep -q 'packet pool (rank 1): 1 mbuf' $tmp/err.$n"
 fi
 # (the benchmarks' 2x2 fabric of net_null hosts: tests/bench/null-2x2.yaml)
 L=(--clock live --topology "$DATA/../../bench/null-2x2.yaml" --duration 300ms --gen 'h0>h4:flows=16,rate=500M' --gen 'h5>h1:flows=4,rate=500M')
@@ -110,6 +147,8 @@ for w in 1 2; do
   balances $? "live, --workers $w"
   dp ROCELAB_AUDIT=fatal ROCELAB_AUDIT_STEAL='spine1>leaf1' -- "${L[@]}" --workers $w
   named $? "live, --workers $w" 'spine1>leaf1'
+  dp ROCELAB_AUDIT=fatal ROCELAB_AUDIT_LEAK=1 -- "${L[@]}" --workers $w
+  leaked $? "live, --workers $w"
 done
 check "no DPDK runtime directory left" "[ \$(dpdk_left \$(seq -f \"rl-au$$-%g\" 1 $n)) -eq 0 ]"
 tap_done

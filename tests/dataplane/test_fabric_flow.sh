@@ -18,6 +18,8 @@
 #   - NVLink: 2 servers x 4 GPUs on one leaf, a 1 MiB AllReduce in 512 KiB
 #     chunks: the 6 in-server connections' 84 transfers never enter the
 #     fabric ("# nvlink:" line as the packet engine's), busbw within 3 %;
+#   - the byte check catches a flow's bytes taken out of one link's count on
+#     purpose (ROCELAB_AUDIT_STEAL, test only) and names the link;
 #   - analytical: a ring AllReduce on one idle leaf within 1 % of
 #     2(n-1)/n x S / link rate (time) and of the link rate (busbw);
 #   - refused with exit 2 and the reason: an incast (E4's PFC and buffers),
@@ -52,6 +54,13 @@ for cts in off:46.628 on:48.642; do
   check "2 hosts, one transfer each, cts=${cts%:*}: exit 0 ($rc), ${cts#*:} us by hand, got $t" \
     "[ $rc -eq 0 ] && [ '$t' = '${cts#*:}' ]"
 done
+# The byte check is not blind: ROCELAB_AUDIT_STEAL (test only, dp_audit.h) takes the
+# next flow delivered over h0>leaf0 out of that link's count (flow/'s fl_test_steal):
+# its 524,288 B are named on that link, exit 1 under ROCELAB_AUDIT=fatal.
+ROCELAB_AUDIT=fatal ROCELAB_AUDIT_STEAL='h0>leaf0' ROCELAB_AUDIT_LOG= dp two-steal --topology "$tmp/two.yaml" \
+  --fabric flow --coll "op=allgather,sizes=1M,data=off,qps=1,cts=off" > /dev/null 2> "$tmp/steal.err"; rc=$?
+check "a flow's bytes stolen on h0>leaf0 are named there (rc $rc)" \
+  "[ $rc -eq 1 ] && grep -q '^rocelab-dp: AUDIT: flow engine, link h0>leaf0: 524288 byte(s) unaccounted (sent 524288 = delivered 0 + in flight 0)' $tmp/steal.err"
 # launch= (NCCL's fixed cost before each collective) counts as in the packet
 # engine: the same transfer, 5 us later
 dp two-launch --topology "$tmp/two.yaml" --fabric flow --json "$tmp/launch.json" \

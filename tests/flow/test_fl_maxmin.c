@@ -387,6 +387,43 @@ static void test_sent_callback(void **state)
 	fl_destroy(fab);
 }
 
+/*
+ * The test-only hook fl_test_steal: the next flow delivered over link 1 leaves
+ * its bytes out of link 1's count, once, and fl_check_bytes names link 1;
+ * FL_LINK_ALL disarms it.
+ */
+static void test_steal_hook_is_found(void **state)
+{
+	struct fl_fabric *fab = fabric();
+	uint32_t p[2] = { add_link(fab, 100 * G, 0), add_link(fab, 100 * G, 0) };
+	struct fl_mismatch m;
+	uint64_t sent, delivered;
+
+	(void)state;
+	fl_test_steal(p[1]);
+	add_flow(fab, p, 2, 1000000, 0, 0);
+	assert_int_equal(fl_run_until(fab, 1000000), 1);
+	assert_int_equal(fl_check_bytes(fab, &m), 1);
+	assert_int_equal(m.link, p[1]);
+	assert_int_equal(m.sent, 1000000);
+	assert_int_equal(m.delivered, 0);
+	assert_int_equal(m.in_flight, 0);
+	/* once: the next flow's bytes count on link 1 (the stolen ones stay missing) */
+	add_flow(fab, p, 2, 1000000, fl_now(fab), 0);
+	assert_int_equal(fl_run_until(fab, 2000000), 1);
+	assert_int_equal(fl_link_bytes(fab, p[1], &sent, &delivered), 0);
+	assert_int_equal(sent - delivered, 1000000);
+	/* armed then disarmed: link 0 stays balanced */
+	fl_test_steal(p[0]);
+	fl_test_steal(FL_LINK_ALL);
+	add_flow(fab, p, 2, 1000000, fl_now(fab), 0);
+	assert_int_equal(fl_run_until(fab, 3000000), 1);
+	assert_int_equal(fl_link_bytes(fab, p[0], &sent, &delivered), 0);
+	assert_int_equal(sent, 3000000);
+	assert_int_equal(delivered, 3000000);
+	fl_destroy(fab);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -397,6 +434,7 @@ int main(void)
 		cmocka_unit_test(test_ceil_and_two_hop_latency),
 		cmocka_unit_test(test_bytes_conserved),
 		cmocka_unit_test(test_check_finds_mismatch),
+		cmocka_unit_test(test_steal_hook_is_found),
 		cmocka_unit_test(test_bad_input_refused),
 		cmocka_unit_test(test_zero_bytes),
 		cmocka_unit_test(test_incremental_touches_component),

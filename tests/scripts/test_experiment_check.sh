@@ -7,6 +7,7 @@
 # made; a failed run exits 1.
 # Without matplotlib the tables and report are still written and stderr says why there
 # are no pictures (with ROCELAB_DP: a real run); without yaml, exit 2 naming python3-yaml.
+# scripts/flow-scale.py refuses more --jobs than the fabric holds (exit 2) before running.
 # usage: test_experiment_check.sh SOURCE_ROOT [ROCELAB_DP]
 set -u
 root=$(realpath "$1") real_dp=${2:-}
@@ -93,6 +94,17 @@ sys.path[0] = os.path.dirname(sys.argv[0]); runpy.run_path(sys.argv[0], run_name
 }
 rc=0; hide yaml "$tmp/fail/tiny.yaml" --dp "$tmp/fake-dp" > /dev/null 2> "$tmp/noyaml.err" || rc=$?
 check "no yaml: exit 2 ($rc) naming python3-yaml" "[ $rc -eq 2 ] && grep -q 'python3-yaml' '$tmp/noyaml.err'"
+
+# scripts/flow-scale.py checks --jobs against each fabric's room (3 jobs of 1,024 GPUs
+# on the zone: 192 racks of 16) before its first run: exit 2, naming both numbers
+if [ -n "$real_dp" ] && [ -x /usr/bin/time ]; then
+  for t in scale routing; do
+    rc=0; /usr/bin/python3 "$root/scripts/flow-scale.py" --build "$(dirname "$(dirname "$real_dp")")" \
+      --table $t --jobs 4 > "$tmp/fs.out" 2> "$tmp/fs.err" || rc=$?
+    check "flow-scale.py --table $t --jobs 4: exit 2 ($rc), the fabric holds 3, nothing run" \
+      "[ $rc -eq 2 ] && grep -q -- '--jobs 4: the .* fabric holds 3 job(s) of 1024 GPUs (3072 hosts in 192 racks)' '$tmp/fs.err' && [ ! -s '$tmp/fs.out' ]"
+  done
+fi
 
 # no matplotlib: a real run of the first two variants writes the tables and the report
 if [ -n "$real_dp" ]; then

@@ -247,6 +247,13 @@ static void test_data_to_graph(void **state)
 	assert_int_equal(c->nranks, 4);
 	assert_int_equal(c->ranks[3], 3);
 	assert_int_equal(wl_graph_find(&g, 2, 7)->op, WL_ALLREDUCE);
+	/* one copy of the world's members for every rank and collective (not nranks^2) */
+	for (uint32_t r = 0; r < 4; r++)
+		for (uint64_t id = 4; id <= 7; id += 3) {
+			assert_true(wl_graph_find(&g, r, id)->ranks_shared);
+			assert_ptr_equal(wl_graph_find(&g, r, id)->ranks, c->ranks);
+		}
+	assert_int_equal(g.nshared, 1);
 	wl_graph_free(&g);
 	wl_astra_free(&w);
 }
@@ -304,6 +311,12 @@ static void hybrid_graph(struct wl_astra *w, struct wl_graph *g, const char *hea
 	expect_group(g, 3, 4, WL_ALLGATHER, "2,3");
 	expect_group(g, 2, 6, WL_REDUCESCATTER, "2,3");
 	expect_group(g, 0, 8, WL_ALLREDUCE, "0,2");
+	expect_group(g, 3, 8, WL_ALLREDUCE, "1,3");
+	/* the members of a group: one copy, shared by its ranks (the world, 2 blocks, 2 strided groups) */
+	assert_ptr_equal(wl_graph_find(g, 0, 2)->ranks, wl_graph_find(g, 1, 2)->ranks);
+	assert_ptr_equal(wl_graph_find(g, 1, 8)->ranks, wl_graph_find(g, 3, 8)->ranks);
+	assert_true(wl_graph_find(g, 0, 2)->ranks != wl_graph_find(g, 2, 2)->ranks);
+	assert_int_equal(g->nshared, 5);
 }
 
 static void test_hybrid_to_graph(void **state)
