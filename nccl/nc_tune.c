@@ -148,29 +148,48 @@ static double model_bw(const struct nc_tune_params *p, enum nc_algo a, enum nc_p
 	return bus * .5;
 }
 
+/* One step's latency (see nc_tune_step_lat_us), arguments checked. */
+static double step_lat(const struct nc_tune_params *p, enum nc_algo a, enum nc_proto pr,
+		       bool net)
+{
+	if (net) {
+		double inter = net_lat[a][pr] + p->latency_inter_us;
+		if (pr == NC_PROTO_SIMPLE)
+			inter += p->latency_inter_us; /* the flush */
+		return inter;
+	}
+	double intra = nvl_lat[a][pr];
+	if (a == NC_ALGO_RING && p->nodes > 1) {
+		/* "Inter-node rings still have to launch nsteps * net overhead":
+		 * getNetOverhead, 1 us Intel, 2 us AMD; x3 for Simple */
+		double ovh = p->cpu_amd ? 2.0 : 1.0;
+		if (pr == NC_PROTO_SIMPLE)
+			ovh *= 3;
+		if (intra < ovh)
+			intra = ovh;
+	}
+	return intra;
+}
+
+double nc_tune_step_lat_us(const struct nc_tune_params *p, enum nc_algo a, enum nc_proto pr,
+			   bool net)
+{
+	if (p == NULL || (unsigned int)a >= NC_ALGO_COUNT || (unsigned int)pr >= NC_PROTO_COUNT)
+		return -1.0;
+	return step_lat(p, a, pr, net);
+}
+
 /* Latency of (a, pr) for an AllReduce, us. */
 static double model_lat(const struct nc_tune_params *p, enum nc_algo a, enum nc_proto pr)
 {
-	double intra = nvl_lat[a][pr];
-	double inter = net_lat[a][pr] + p->latency_inter_us;
+	double intra = step_lat(p, a, pr, false), inter = step_lat(p, a, pr, true);
 	uint64_t nranks = (uint64_t)p->nodes * p->gpus;
 
-	if (pr == NC_PROTO_SIMPLE)
-		inter += p->latency_inter_us; /* the flush */
 	if (a == NC_ALGO_TREE)
 		return base_lat[a][pr] +
 		       2.0 * ((p->gpus - 1) * intra + log2i(p->nodes) * inter);
 	double nsteps = 2.0 * (double)(nranks - 1);
 	double ninter = p->nodes > 1 ? 2.0 * p->nodes : 0.0;
-	double ovh = 0.0;
-	if (p->nodes > 1) {
-		/* getNetOverhead: 1 us Intel, 2 us AMD; x3 for Simple */
-		ovh = p->cpu_amd ? 2.0 : 1.0;
-		if (pr == NC_PROTO_SIMPLE)
-			ovh *= 3;
-	}
-	if (intra < ovh)
-		intra = ovh;
 	return base_lat[a][pr] + (nsteps - ninter) * intra + ninter * inter;
 }
 

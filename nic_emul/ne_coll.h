@@ -72,6 +72,11 @@
  * post and grant nothing until launch_ns after it began (launch=nccl: NCCL's
  * baseLat of the algorithm run, ne_coll_launch_ns); the time counts in the
  * iteration's. ne_coll_next_event_ns() names its end.
+ * launch=nccl also charges NCCL's hwLat of the algorithm run and Simple on
+ * each step of AllReduce, AllGather and ReduceScatter (nc_tune_step_lat_us):
+ * an NVLink step's hop takes it in place of nvlink_lat_ns; a network step's
+ * transfer is consumed that long after its last byte came in (the wire's
+ * own time stays emulated, so a network step pays both).
  *
  * NVLink. With cfg.server_of, a connection between two ranks of one server
  * (GPUs joined by NVLink through an NVSwitch) posts nothing on the NICs:
@@ -246,7 +251,8 @@ struct ne_coll_config {
 	 * sends or grants anything; the time is part of the iteration's.
 	 * NE_COLL_LAUNCH_NCCL: NCCL 2.21.5's baseLat (src/graph/tuning.cc) of
 	 * the algorithm run and Simple, the protocol on the wire: Ring 8.4 us,
-	 * Tree 0; ops NCCL does not tune (alltoall, incast, sendrecv) 0. */
+	 * Tree 0; ops NCCL does not tune (alltoall, incast, sendrecv) 0; and
+	 * its hwLat per step (see "Launch cost" above). */
 	uint32_t launch_ns;
 
 	/* Active-QP time series (ne_coll_set_series): row interval, key series,

@@ -545,7 +545,8 @@ static const struct key_def {
 	 "time each CQE poll takes on the rank's one proxy thread (0: off)", false},
 	{"launch", KEY_FN, 0, 0, 0, set_launch, NULL, false, "off|nccl|TIME", "off",
 	 "fixed cost of each collective launch on every rank, before it sends: nccl = NCCL "
-	 "2.21.5's baseLat of the algorithm run with Simple (ring 8.4us, tree 0)", false},
+	 "2.21.5's latency model with Simple, baseLat once (ring 8.4us, tree 0) and hwLat on "
+	 "each step (ring: NVLink 3.4us, network 14us; tree 28us)", false},
 	{"series", KEY_FN, 0, 0, 0, set_series, NULL, false, "TIME", NULL,
 	 "row interval of --coll-series (100ns..1s; 10us when not given)", false},
 	{"NCCL_IB_QPS_PER_CONNECTION", KEY_U32, U32(qps_per_conn), 1, NE_COLL_NCCL_MAX_QPS, NULL,

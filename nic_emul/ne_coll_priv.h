@@ -191,11 +191,18 @@ struct coll_timer {
 	uint32_t rank;
 };
 
-/* An NVLink transfer in flight: transfer seq of connection conn ends at t. */
+/* What ends at an event of the NVLink heap. */
+enum coll_ev_kind {
+	COLL_EV_HOP, /* an NVLink transfer of a step: sent and received */
+	COLL_EV_PXN, /* PXN's copy to the NIC's GPU (then the RDMA), not a step */
+	COLL_EV_NET, /* a network step's hwLat after its last byte came in: consumed */
+};
+
+/* An event in flight: transfer seq of connection conn ends at t. */
 struct coll_nvl_ev {
 	uint64_t t;
 	uint32_t conn, seq;
-	bool pxn; /* PXN's copy to the NIC's GPU (then the RDMA), not a ring hop */
+	uint8_t kind; /* enum coll_ev_kind */
 };
 
 struct ne_coll {
@@ -250,6 +257,10 @@ struct ne_coll {
 	 * granted before launch_until while launching */
 	uint64_t launch_ns, launch_until;
 	bool launching;
+	/* one step's latency (ne_coll_steps_resolve): an NVLink hop's, and what
+	 * a network step waits after its last byte came in before it is
+	 * consumed (0: none) */
+	uint64_t step_nvl_ns, step_net_ns;
 	uint32_t iters_done, iters_total;
 	uint64_t *iter_ns;
 	uint64_t recv_done, send_done, cts_outstanding;
@@ -371,6 +382,14 @@ int ne_coll_tree_tune(struct ne_coll *c);
  * c's algorithm (after ne_coll_tree_tune) and Simple; 0 for ops NCCL's
  * tuning does not model (alltoall, incast, sendrecv). */
 uint64_t ne_coll_launch_resolve(const struct ne_coll *c);
+/* c->step_nvl_ns and c->step_net_ns (after ne_coll_nvl_setup): with
+ * launch=nccl and an op NCCL tunes, NCCL's hwLat per step of c's algorithm
+ * and Simple (nc_tune_step_lat_us) for AllReduce, AllGather and
+ * ReduceScatter; otherwise cfg.nvlink_lat_ns and 0. */
+void ne_coll_steps_resolve(struct ne_coll *c);
+/* A network transfer s of connection k fully received at now: consumed
+ * step_net_ns later (an event), or now without one. */
+void ne_coll_net_received(struct ne_coll *c, uint32_t k, uint32_t s, uint64_t now);
 void ne_coll_root_channel_part(const struct ne_coll *c, uint32_t ch, uint64_t *lo, uint64_t *len);
 uint64_t ne_coll_root_chunk_elems(const struct ne_coll *c);
 

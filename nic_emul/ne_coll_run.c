@@ -382,7 +382,7 @@ void ne_coll_handle_wc(struct ne_coll *c, uint32_t rank, const struct ne_wc *wc,
 			return;
 		check_rr_step(c, cn, s, wc);
 		if (++cn->recv_parts[s] == ne_coll_msg_wqes(c, cn->xfers[s].len))
-			ne_coll_consume(c, k, s);
+			ne_coll_net_received(c, k, s, now);
 		break;
 	case WR_CTS_RECV:
 		if (ne_coll_post_recv(c, rank, wc->qpn, wc->wr_id))

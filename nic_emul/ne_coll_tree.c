@@ -280,16 +280,51 @@ int ne_coll_tree_tune(struct ne_coll *c)
 	return 0;
 }
 
+/* launch=nccl for an op NCCL's tuning tables have: its latency model is charged. */
+static bool nccl_latency(const struct ne_coll *c)
+{
+	/* (NCCL's p2p: alltoall, incast and sendrecv have no entry in its tables) */
+	return c->cfg.launch_ns == NE_COLL_LAUNCH_NCCL && c->cfg.op != NE_COLL_ALLTOALL &&
+	       c->cfg.op != NE_COLL_INCAST && c->cfg.op != NE_COLL_SENDRECV;
+}
+
+static enum nc_algo nccl_algo(const struct ne_coll *c)
+{
+	return c->cfg.algo == NE_COLL_ALGO_TREE ? NC_ALGO_TREE : NC_ALGO_RING;
+}
+
+static uint64_t us_to_ns(double us)
+{
+	return (uint64_t)(us * 1000.0 + 0.5);
+}
+
 uint64_t ne_coll_launch_resolve(const struct ne_coll *c)
 {
 	if (c->cfg.launch_ns != NE_COLL_LAUNCH_NCCL)
 		return c->cfg.launch_ns;
-	if (c->cfg.op == NE_COLL_ALLTOALL || c->cfg.op == NE_COLL_INCAST ||
-	    c->cfg.op == NE_COLL_SENDRECV)
-		return 0; /* (NCCL's p2p has no entry in its tuning tables) */
-	double us = nc_tune_base_lat_us(
-		c->cfg.algo == NE_COLL_ALGO_TREE ? NC_ALGO_TREE : NC_ALGO_RING, NC_PROTO_SIMPLE);
-	return (uint64_t)(us * 1000.0 + 0.5);
+	if (!nccl_latency(c))
+		return 0;
+	return us_to_ns(nc_tune_base_lat_us(nccl_algo(c), NC_PROTO_SIMPLE));
+}
+
+void ne_coll_steps_resolve(struct ne_coll *c)
+{
+	struct nc_tune_params p;
+
+	c->step_nvl_ns = c->cfg.nvlink_lat_ns;
+	c->step_net_ns = 0;
+	/* NCCL's Broadcast and Reduce charge hwLat once or as a tree's per
+	 * step (tuning.cc), not per ring step taken: not modelled */
+	if (!nccl_latency(c) || c->cfg.op == NE_COLL_BROADCAST || c->cfg.op == NE_COLL_REDUCE)
+		return;
+	/* nodes > 1 is all nc_tune_step_lat_us reads of the shape: a ring
+	 * across servers (every rank its own server without server_of) */
+	nc_tune_params_h100(&p, 1, 1);
+	for (uint32_t r = 1; r < c->cfg.nranks && p.nodes == 1; r++)
+		if (!c->cfg.server_of || c->cfg.server_of[r] != c->cfg.server_of[0])
+			p.nodes = 2;
+	c->step_nvl_ns = us_to_ns(nc_tune_step_lat_us(&p, nccl_algo(c), NC_PROTO_SIMPLE, false));
+	c->step_net_ns = us_to_ns(nc_tune_step_lat_us(&p, nccl_algo(c), NC_PROTO_SIMPLE, true));
 }
 
 uint64_t ne_coll_launch_ns(const struct ne_coll *c)

@@ -56,6 +56,53 @@ static void test_two_gpus_exact(void **state)
 }
 
 /*
+ * launch=nccl charges NCCL 2.21.5's latency model (src/graph/tuning.cc):
+ * baseLat of Ring Simple, 8.4 us, once, and hwLat[NVLINK] of Ring Simple,
+ * 3.4 us, on each NVLink step in place of the 600 ns hop. Two GPUs, 1 MiB:
+ * 8400 + 2 x (1166 + 3400) = 17532 ns. Four GPUs: 6 steps of 256 KiB,
+ * ceil(262144 x 1e9 / 450e9) = 583 ns each: 8400 + 6 x (583 + 3400) =
+ * 32298 ns. AllGather on four: 3 steps of 256 KiB, 8400 + 3 x 3983 =
+ * 20349 ns. Sendrecv is no op of NCCL's tables: it takes what it takes
+ * with launch=off (600 ns hops, no launch).
+ */
+static void test_nccl_step_latency(void **state)
+{
+	static const uint32_t server_of[4] = {0, 0, 0, 0};
+	static const struct {
+		uint32_t n;
+		const char *op;
+		uint64_t ns;
+	} want[] = {
+		{2, "allreduce", 8400 + 2 * (1166 + 3400)},
+		{4, "allreduce", 8400 + 6 * (583 + 3400)},
+		{4, "allgather", 8400 + 3 * (583 + 3400)},
+		{2, "sendrecv", 0},
+	};
+	struct ne_coll_config cfg;
+	struct fab f;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		cfg_servers(&cfg, want[i].n, server_of);
+		assert_int_equal(ne_coll_config_set(&cfg, "op", want[i].op), 0);
+		assert_int_equal(ne_coll_config_set(&cfg, "launch", "nccl"), 0);
+		coll_run(&f, &cfg);
+		uint64_t ns = ne_coll_iter_time_ns(f.coll, 0);
+		assert_int_equal(f.nlog, 0);
+		assert_int_equal(coll_verify(f.coll, &cfg), 0);
+		fab_free(&f);
+		if (want[i].ns == 0) { /* the same run without NCCL's latency */
+			assert_int_equal(ne_coll_config_set(&cfg, "launch", "off"), 0);
+			coll_run(&f, &cfg);
+			assert_int_equal(ns, ne_coll_iter_time_ns(f.coll, 0));
+			fab_free(&f);
+			continue;
+		}
+		assert_int_equal(ns, want[i].ns);
+	}
+}
+
+/*
  * Two channels: each rank sends two 256 KiB transfers per step, and its GPU's
  * egress carries one at a time. 262144 B take ceil(582.54) = 583 ns.
  * Reduce-scatter: the first ends at 583 + 600 = 1183, the second's bytes
@@ -276,6 +323,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_two_gpus_exact),
 		cmocka_unit_test(test_egress_shared),
+		cmocka_unit_test(test_nccl_step_latency),
 		cmocka_unit_test(test_rate_from_config),
 		cmocka_unit_test(test_two_servers),
 		cmocka_unit_test(test_two_servers_nccl),
