@@ -87,8 +87,9 @@
  * GPU's NVLink bandwidth is shared first come first served: a transfer
  * starts when the GPU's previous one has left it (its bytes, not its
  * latency). What is not modelled: the receiver's ingress, NVSwitch
- * contention between GPUs, the GPU-to-NIC PCIe path. Its QPs exist and
- * stay idle. With data on, the bytes are copied into the receiver's
+ * contention between GPUs, the GPU-to-NIC PCIe path's time (its rate is a
+ * limit: rocelab-dp gives a GPU's NIC min(link, PCIe) as its line rate,
+ * topo_host_nic_rate_bps). Its QPs exist and stay idle. With data on, the bytes are copied into the receiver's
  * staging slot at the post and consumed at the end, as a WRITE's would be.
  *
  * Channel rings (NCCL's per-channel rings, nccl/nc_ring.h). With cfg.gpu_of
