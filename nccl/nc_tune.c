@@ -345,3 +345,45 @@ int nc_tune_set_proto(struct nc_tune_params *p, const char *s, char *err, size_t
 	return parse_list("NCCL_PROTO", s, proto_names, NC_PROTO_COUNT, p->proto_on, 0, err,
 			  errlen);
 }
+
+/* What each protocol puts on the wire (NCCL 2.21.5, src/include/device.h):
+ * LL, union ncclLLFifoLine: 16-byte lines of 8 data bytes (two 4-byte data
+ * words, each with a 4-byte flag); LL128: NCCL_LL128_LINESIZE 128-byte
+ * lines of NCCL_LL128_DATAELEMS 15 x 8 = 120 data bytes. */
+#define NC_LL_LINE 16u
+#define NC_LL_LINE_DATA 8u
+#define NC_LL128_LINE 128u
+#define NC_LL128_LINE_DATA 120u
+/* Buffer of a connection per protocol (src/init.cc): DEFAULT_LL_BUFFSIZE
+ * = NCCL_LL_LINES_PER_THREAD 8 x NCCL_LL_MAX_NTHREADS 512 x NCCL_STEPS 8
+ * x 16 bytes; DEFAULT_LL128_BUFFSIZE = NCCL_LL128_ELEMS_PER_THREAD 120 x
+ * NCCL_LL128_MAX_NTHREADS 640 x NCCL_STEPS 8 x 8 bytes. */
+#define NC_STEPS 8u
+#define NC_LL_BUFFSIZE (8u * 512u * NC_STEPS * NC_LL_LINE)
+#define NC_LL128_BUFFSIZE (120u * 640u * NC_STEPS * 8u)
+
+uint64_t nc_tune_wire_bytes(enum nc_proto pr, uint64_t data)
+{
+	switch (pr) {
+	case NC_PROTO_LL:
+		return (data + NC_LL_LINE_DATA - 1) / NC_LL_LINE_DATA * NC_LL_LINE;
+	case NC_PROTO_LL128:
+		return (data + NC_LL128_LINE_DATA - 1) / NC_LL128_LINE_DATA * NC_LL128_LINE;
+	default:
+		return data;
+	}
+}
+
+uint32_t nc_tune_step_data_bytes(enum nc_proto pr, uint32_t simple_buffsize)
+{
+	/* stepSize = buffSizes[proto] / NCCL_STEPS; a chunk of LL carries half
+	 * its step in data, of LL128 15/16 (src/enqueue.cc, computeColl) */
+	switch (pr) {
+	case NC_PROTO_LL:
+		return NC_LL_BUFFSIZE / NC_STEPS / 2;
+	case NC_PROTO_LL128:
+		return NC_LL128_BUFFSIZE / NC_STEPS / 16 * 15;
+	default:
+		return simple_buffsize / NC_STEPS;
+	}
+}

@@ -484,11 +484,12 @@ uint32_t ne_coll_channels(const struct ne_coll_config *cfg);
 
 /* NCCL's arithmetic (model nccl), sizes in elements of elem_bytes.
  * Ring chunk used by the loop that starts at element `offset` of a `count`
- * element AllReduce: min(chunkSize, ceil((count - offset) / (nchannels x
- * nranks))), chunkSize = NCCL_CHUNKSTEPS steps of buffsize / NCCL_STEPS bytes.
+ * element AllReduce: min(chunk, ceil((count - offset) / (nchannels x
+ * nranks))), chunk the protocol's (Simple: NCCL_CHUNKSTEPS steps of
+ * buffsize / NCCL_STEPS bytes; LL, LL128: one step's data, nc_tune.h).
  * 0 when an argument is 0 or offset >= count. */
 uint64_t ne_coll_nccl_chunk_elems(uint64_t count, uint64_t offset, uint32_t nchannels,
-				  uint32_t nranks, uint32_t buffsize, uint32_t elem_bytes);
+				  uint32_t nranks, uint64_t chunk);
 /* Slices (network messages) of a chunk of nelem elements: slice =
  * max(ceil(nelem / 32) x 16, step x SLICESTEPS / 32) elements; at most
  * CHUNKSTEPS / SLICESTEPS (2) of them. Writes their sizes to slice[0..]

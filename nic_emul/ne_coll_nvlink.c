@@ -148,7 +148,7 @@ static void egress_push(struct ne_coll *c, uint32_t k, uint32_t s, bool pxn, uin
 	/* the GPU's egress carries one transfer's bytes at a time; the hop's
 	 * latency overlaps the next one's bytes. (Rate checked at setup, and
 	 * 2^32 bytes at 1 B/s fit 64 bits of ns: no error to handle.) */
-	(void)nc_nvlink_xfer_ns(&wire, cn->xfers[s].len, &bytes_ns);
+	(void)nc_nvlink_xfer_ns(&wire, coll_wire_len(c, cn->xfers[s].len), &bytes_ns);
 	rs->nvl_free = start + bytes_ns;
 	uint64_t lat = pxn ? c->cfg.nvlink_lat_ns : c->step_nvl_ns;
 	heap_push(c, (struct coll_nvl_ev){.t = rs->nvl_free + lat, .conn = k, .seq = s,
@@ -180,7 +180,7 @@ void ne_coll_nvl_post(struct ne_coll *c, uint32_t k, uint32_t s, uint64_t now)
 		       rs->src + x->src_off, x->len);
 	egress_push(c, k, s, false, now);
 	c->stats.nvlink_xfers++;
-	c->stats.nvlink_bytes += x->len;
+	c->stats.nvlink_bytes += coll_wire_len(c, x->len);
 	ne_coll_lat_post(c, cn, s, now);
 }
 

@@ -36,6 +36,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "nc_tune.h"
 #include "ne_coll.h"
 
 /* Kind of a work request, in the top two bits of its wr_id. */
@@ -211,6 +212,9 @@ struct ne_coll {
 	 * predicted time; tuned false otherwise */
 	bool tuned;
 	uint8_t tune_algo, tune_proto;
+	/* the protocol run (enum nc_proto, ne_coll_proto_resolve): its wire
+	 * bytes (coll_wire_len), step size, steps in flight and latencies */
+	uint8_t proto;
 	double tune_us;
 	enum ne_coll_algo algo_asked; /* cfg.algo as given */
 	uint32_t nranks, nchannels, nqps, window;
@@ -315,6 +319,13 @@ static inline bool coll_nccl(const struct ne_coll *c)
 	return c->cfg.model == NE_COLL_MODEL_NCCL;
 }
 
+/* Bytes a transfer of len data bytes puts on the wire, NIC and NVLink
+ * alike, in c's protocol (LL x 16/8, LL128 x 128/120, Simple len). */
+static inline uint32_t coll_wire_len(const struct ne_coll *c, uint32_t len)
+{
+	return (uint32_t)nc_tune_wire_bytes((enum nc_proto)c->proto, len);
+}
+
 /* Ops whose transfers read the sender's work buffer (what it received):
  * the ring ops and the rooted ring pipelines. */
 static inline bool coll_op_is_ring(enum ne_coll_op op)
@@ -382,6 +393,11 @@ int ne_coll_tree_tune(struct ne_coll *c);
  * c's algorithm (after ne_coll_tree_tune) and Simple; 0 for ops NCCL's
  * tuning does not model (alltoall, incast, sendrecv). */
 uint64_t ne_coll_launch_resolve(const struct ne_coll *c);
+/* The protocol c runs (enum nc_proto), after ne_coll_tree_tune: the nccl
+ * model's AllReduce, AllGather and ReduceScatter take the tuning's pick, or
+ * without one Simple when NCCL_PROTO allows it, else the first it allows
+ * (LL, LL128); everything else Simple. */
+uint8_t ne_coll_proto_resolve(const struct ne_coll *c);
 /* c->step_nvl_ns and c->step_net_ns (after ne_coll_nvl_setup): with
  * launch=nccl and an op NCCL tunes, NCCL's hwLat per step of c's algorithm
  * and Simple (nc_tune_step_lat_us) for AllReduce, AllGather and
@@ -392,6 +408,9 @@ void ne_coll_steps_resolve(struct ne_coll *c);
 void ne_coll_net_received(struct ne_coll *c, uint32_t k, uint32_t s, uint64_t now);
 void ne_coll_root_channel_part(const struct ne_coll *c, uint32_t ch, uint64_t *lo, uint64_t *len);
 uint64_t ne_coll_root_chunk_elems(const struct ne_coll *c);
+/* The nccl model's ring chunk in elements for c's protocol: 4 Simple steps
+ * (NCCL_CHUNKSTEPS) or one LL / LL128 step's data (nc_tune_step_data_bytes). */
+uint64_t ne_coll_proto_chunk_elems(const struct ne_coll *c);
 
 /* ne_coll_conn.c: each 0 or a negative errno (-ENOMEM, or the NIC's error). */
 int ne_coll_buffers_alloc(struct ne_coll *c);

@@ -298,13 +298,30 @@ static uint64_t us_to_ns(double us)
 	return (uint64_t)(us * 1000.0 + 0.5);
 }
 
+uint8_t ne_coll_proto_resolve(const struct ne_coll *c)
+{
+	/* LL and LL128 run in the nccl model's ring and tree of AllReduce,
+	 * AllGather and ReduceScatter; elsewhere Simple */
+	if (c->cfg.model != NE_COLL_MODEL_NCCL ||
+	    (c->cfg.op != NE_COLL_ALLREDUCE && c->cfg.op != NE_COLL_ALLGATHER &&
+	     c->cfg.op != NE_COLL_REDUCESCATTER))
+		return NC_PROTO_SIMPLE;
+	if (c->tuned)
+		return c->tune_proto;
+	/* no tuning (an op or algorithm given): Simple when NCCL_PROTO allows
+	 * it, else the first it allows in NCCL's order (LL, LL128) */
+	if (!(c->cfg.nccl_proto_off & (1u << NC_PROTO_SIMPLE)))
+		return NC_PROTO_SIMPLE;
+	return (c->cfg.nccl_proto_off & (1u << NC_PROTO_LL)) ? NC_PROTO_LL128 : NC_PROTO_LL;
+}
+
 uint64_t ne_coll_launch_resolve(const struct ne_coll *c)
 {
 	if (c->cfg.launch_ns != NE_COLL_LAUNCH_NCCL)
 		return c->cfg.launch_ns;
 	if (!nccl_latency(c))
 		return 0;
-	return us_to_ns(nc_tune_base_lat_us(nccl_algo(c), NC_PROTO_SIMPLE));
+	return us_to_ns(nc_tune_base_lat_us(nccl_algo(c), (enum nc_proto)c->proto));
 }
 
 void ne_coll_steps_resolve(struct ne_coll *c)
@@ -323,8 +340,8 @@ void ne_coll_steps_resolve(struct ne_coll *c)
 	for (uint32_t r = 1; r < c->cfg.nranks && p.nodes == 1; r++)
 		if (!c->cfg.server_of || c->cfg.server_of[r] != c->cfg.server_of[0])
 			p.nodes = 2;
-	c->step_nvl_ns = us_to_ns(nc_tune_step_lat_us(&p, nccl_algo(c), NC_PROTO_SIMPLE, false));
-	c->step_net_ns = us_to_ns(nc_tune_step_lat_us(&p, nccl_algo(c), NC_PROTO_SIMPLE, true));
+	c->step_nvl_ns = us_to_ns(nc_tune_step_lat_us(&p, nccl_algo(c), (enum nc_proto)c->proto, false));
+	c->step_net_ns = us_to_ns(nc_tune_step_lat_us(&p, nccl_algo(c), (enum nc_proto)c->proto, true));
 }
 
 uint64_t ne_coll_launch_ns(const struct ne_coll *c)

@@ -129,6 +129,28 @@ static void test_tune_step_lat(void **state)
 	assert_float_equal(nc_tune_step_lat_us(&p, NC_ALGO_RING, NC_PROTO_COUNT, false), -1.0, 0);
 }
 
+/*
+ * What LL and LL128 put on the wire (src/include/device.h): LL 16-byte lines
+ * of 8 data bytes, LL128 128-byte lines of 120, whole lines. 8192 data bytes:
+ * LL 1024 lines = 16384; LL128 ceil(8192 / 120) = 69 lines = 8832. And their
+ * step's data (src/init.cc buffers / NCCL_STEPS 8): LL 8 x 512 x 8 x 16 / 8
+ * / 2 = 32768; LL128 120 x 640 x 8 x 8 / 8 x 15/16 = 576000; Simple 4 MiB / 8.
+ */
+static void test_wire_bytes(void **state)
+{
+	(void)state;
+	assert_int_equal(nc_tune_wire_bytes(NC_PROTO_LL, 8192), 16384);
+	assert_int_equal(nc_tune_wire_bytes(NC_PROTO_LL, 4), 16);
+	assert_int_equal(nc_tune_wire_bytes(NC_PROTO_LL128, 8192), 8832);
+	assert_int_equal(nc_tune_wire_bytes(NC_PROTO_LL128, 120), 128);
+	assert_int_equal(nc_tune_wire_bytes(NC_PROTO_SIMPLE, 8192), 8192);
+	assert_int_equal(nc_tune_wire_bytes(NC_PROTO_LL, 0), 0);
+	assert_int_equal(nc_tune_step_data_bytes(NC_PROTO_LL, 4u << 20), 32768);
+	assert_int_equal(nc_tune_step_data_bytes(NC_PROTO_LL128, 4u << 20), 576000);
+	assert_int_equal(nc_tune_step_data_bytes(NC_PROTO_SIMPLE, 4u << 20), 524288);
+	assert_int_equal(nc_tune_step_data_bytes(NC_PROTO_SIMPLE, 1u << 20), 131072);
+}
+
 static void expect_pick(const struct nc_tune_params *p, const struct nc_tune_table *t,
 			uint64_t bytes, enum nc_algo a, enum nc_proto pr, double us)
 {
@@ -337,6 +359,7 @@ int main(void)
 		cmocka_unit_test(test_tune_forced),
 		cmocka_unit_test(test_tune_refused),
 		cmocka_unit_test(test_tune_step_lat),
+		cmocka_unit_test(test_wire_bytes),
 		cmocka_unit_test(test_tune_bad_params),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
