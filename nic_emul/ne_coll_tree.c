@@ -244,7 +244,8 @@ int ne_coll_plan_tree(struct ne_coll *c)
  * cfg.bytes on servers of this shape, with NCCL's H100 graph (nc_tune's
  * inputs: 8 search channels, 16 runtime ones, whatever channels= says) and
  * the NCCL_ALGO / NCCL_PROTO masks. Servers of different sizes cannot run
- * the tree: the ring is the only choice then.
+ * the tree: the ring is the only choice then. With NCCL_ALGO naming one
+ * algorithm (model nccl), the pick is among that algorithm's protocols.
  */
 int ne_coll_tree_tune(struct ne_coll *c)
 {
@@ -252,11 +253,16 @@ int ne_coll_tree_tune(struct ne_coll *c)
 	struct nc_tune_table t;
 	struct nc_tune_choice pick;
 	struct tree_map m = {0};
+	enum ne_coll_algo forced = c->cfg.algo;
 	int rc;
 
-	if (c->cfg.algo != NE_COLL_ALGO_AUTO)
+	/* NCCL_ALGO naming one algorithm (model nccl): NCCL's tuning still
+	 * picks the protocol for it; algo=ring / tree alone run Simple */
+	if (forced != NE_COLL_ALGO_AUTO &&
+	    (c->cfg.model != NE_COLL_MODEL_NCCL || !c->cfg.nccl_algo_off))
 		return 0;
-	c->cfg.algo = NE_COLL_ALGO_RING;
+	if (forced == NE_COLL_ALGO_AUTO)
+		c->cfg.algo = NE_COLL_ALGO_RING;
 	if (c->cfg.op != NE_COLL_ALLREDUCE)
 		return 0;
 	rc = map_build(&c->cfg, 2, &m);
@@ -267,7 +273,9 @@ int ne_coll_tree_tune(struct ne_coll *c)
 	if (rc) /* (the ring's time does not depend on the split) */
 		p.nodes = c->nranks;
 	for (uint32_t a = 0; a < NC_ALGO_COUNT; a++)
-		p.algo_on[a] = !(c->cfg.nccl_algo_off & (1u << a)) && (a == NC_ALGO_RING || !rc);
+		p.algo_on[a] = !(c->cfg.nccl_algo_off & (1u << a)) && (a == NC_ALGO_RING || !rc) &&
+			       (forced == NE_COLL_ALGO_AUTO ||
+				(a == NC_ALGO_TREE) == (forced == NE_COLL_ALGO_TREE));
 	for (uint32_t pr = 0; pr < NC_PROTO_COUNT; pr++)
 		p.proto_on[pr] = !(c->cfg.nccl_proto_off & (1u << pr));
 	if (nc_tune_model(&p, &t) || nc_tune_pick(&p, &t, c->cfg.bytes, &pick))
