@@ -148,29 +148,48 @@ static double model_bw(const struct nc_tune_params *p, enum nc_algo a, enum nc_p
 	return bus * .5;
 }
 
+/* One step's latency (see nc_tune_step_lat_us), arguments checked. */
+static double step_lat(const struct nc_tune_params *p, enum nc_algo a, enum nc_proto pr,
+		       bool net)
+{
+	if (net) {
+		double inter = net_lat[a][pr] + p->latency_inter_us;
+		if (pr == NC_PROTO_SIMPLE)
+			inter += p->latency_inter_us; /* the flush */
+		return inter;
+	}
+	double intra = nvl_lat[a][pr];
+	if (a == NC_ALGO_RING && p->nodes > 1) {
+		/* "Inter-node rings still have to launch nsteps * net overhead":
+		 * getNetOverhead, 1 us Intel, 2 us AMD; x3 for Simple */
+		double ovh = p->cpu_amd ? 2.0 : 1.0;
+		if (pr == NC_PROTO_SIMPLE)
+			ovh *= 3;
+		if (intra < ovh)
+			intra = ovh;
+	}
+	return intra;
+}
+
+double nc_tune_step_lat_us(const struct nc_tune_params *p, enum nc_algo a, enum nc_proto pr,
+			   bool net)
+{
+	if (p == NULL || (unsigned int)a >= NC_ALGO_COUNT || (unsigned int)pr >= NC_PROTO_COUNT)
+		return -1.0;
+	return step_lat(p, a, pr, net);
+}
+
 /* Latency of (a, pr) for an AllReduce, us. */
 static double model_lat(const struct nc_tune_params *p, enum nc_algo a, enum nc_proto pr)
 {
-	double intra = nvl_lat[a][pr];
-	double inter = net_lat[a][pr] + p->latency_inter_us;
+	double intra = step_lat(p, a, pr, false), inter = step_lat(p, a, pr, true);
 	uint64_t nranks = (uint64_t)p->nodes * p->gpus;
 
-	if (pr == NC_PROTO_SIMPLE)
-		inter += p->latency_inter_us; /* the flush */
 	if (a == NC_ALGO_TREE)
 		return base_lat[a][pr] +
 		       2.0 * ((p->gpus - 1) * intra + log2i(p->nodes) * inter);
 	double nsteps = 2.0 * (double)(nranks - 1);
 	double ninter = p->nodes > 1 ? 2.0 * p->nodes : 0.0;
-	double ovh = 0.0;
-	if (p->nodes > 1) {
-		/* getNetOverhead: 1 us Intel, 2 us AMD; x3 for Simple */
-		ovh = p->cpu_amd ? 2.0 : 1.0;
-		if (pr == NC_PROTO_SIMPLE)
-			ovh *= 3;
-	}
-	if (intra < ovh)
-		intra = ovh;
 	return base_lat[a][pr] + (nsteps - ninter) * intra + ninter * inter;
 }
 
@@ -325,4 +344,46 @@ int nc_tune_set_proto(struct nc_tune_params *p, const char *s, char *err, size_t
 		return -EINVAL;
 	return parse_list("NCCL_PROTO", s, proto_names, NC_PROTO_COUNT, p->proto_on, 0, err,
 			  errlen);
+}
+
+/* What each protocol puts on the wire (NCCL 2.21.5, src/include/device.h):
+ * LL, union ncclLLFifoLine: 16-byte lines of 8 data bytes (two 4-byte data
+ * words, each with a 4-byte flag); LL128: NCCL_LL128_LINESIZE 128-byte
+ * lines of NCCL_LL128_DATAELEMS 15 x 8 = 120 data bytes. */
+#define NC_LL_LINE 16u
+#define NC_LL_LINE_DATA 8u
+#define NC_LL128_LINE 128u
+#define NC_LL128_LINE_DATA 120u
+/* Buffer of a connection per protocol (src/init.cc): DEFAULT_LL_BUFFSIZE
+ * = NCCL_LL_LINES_PER_THREAD 8 x NCCL_LL_MAX_NTHREADS 512 x NCCL_STEPS 8
+ * x 16 bytes; DEFAULT_LL128_BUFFSIZE = NCCL_LL128_ELEMS_PER_THREAD 120 x
+ * NCCL_LL128_MAX_NTHREADS 640 x NCCL_STEPS 8 x 8 bytes. */
+#define NC_STEPS 8u
+#define NC_LL_BUFFSIZE (8u * 512u * NC_STEPS * NC_LL_LINE)
+#define NC_LL128_BUFFSIZE (120u * 640u * NC_STEPS * 8u)
+
+uint64_t nc_tune_wire_bytes(enum nc_proto pr, uint64_t data)
+{
+	switch (pr) {
+	case NC_PROTO_LL:
+		return (data + NC_LL_LINE_DATA - 1) / NC_LL_LINE_DATA * NC_LL_LINE;
+	case NC_PROTO_LL128:
+		return (data + NC_LL128_LINE_DATA - 1) / NC_LL128_LINE_DATA * NC_LL128_LINE;
+	default:
+		return data;
+	}
+}
+
+uint32_t nc_tune_step_data_bytes(enum nc_proto pr, uint32_t simple_buffsize)
+{
+	/* stepSize = buffSizes[proto] / NCCL_STEPS; a chunk of LL carries half
+	 * its step in data, of LL128 15/16 (src/enqueue.cc, computeColl) */
+	switch (pr) {
+	case NC_PROTO_LL:
+		return NC_LL_BUFFSIZE / NC_STEPS / 2;
+	case NC_PROTO_LL128:
+		return NC_LL128_BUFFSIZE / NC_STEPS / 16 * 15;
+	default:
+		return simple_buffsize / NC_STEPS;
+	}
 }

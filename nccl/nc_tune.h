@@ -91,6 +91,31 @@ int nc_tune_set_proto(struct nc_tune_params *p, const char *s, char *err, size_t
  * 8.4, Tree Simple 0). -1 when a or pr is out of range. */
 double nc_tune_base_lat_us(enum nc_algo a, enum nc_proto pr);
 
+/* NCCL's hardware latency of one step of (a, pr) in us, as
+ * ncclTopoTuneModel (NCCL 2.21.5, src/graph/tuning.cc) adds it to baseLat
+ * once per step: net false, a step inside a server, hwLat[NCCL_HW_NVLINK]
+ * (a ring across servers, p->nodes > 1: at least getNetOverhead, 1 us
+ * Intel or 2 us AMD, x3 for Simple); net true, a step over the network,
+ * hwLat[NCCL_HW_NET] plus p->latency_inter_us (twice for Simple: the
+ * flush). Ring Simple: 3.4 and 14; Tree Simple: 28 and 28. Only p's nodes,
+ * cpu_amd and latency_inter_us are read. -1 when p is NULL or a or pr is
+ * out of range. */
+double nc_tune_step_lat_us(const struct nc_tune_params *p, enum nc_algo a, enum nc_proto pr,
+			   bool net);
+
+/* Bytes protocol pr puts on the wire (network and NVLink) for data bytes
+ * (NCCL 2.21.5, src/include/device.h): LL 16-byte lines of 8 data bytes
+ * (x 16/8), LL128 128-byte lines of 120 data bytes (x 128/120), whole lines
+ * rounded up; Simple the data itself. An out-of-range pr counts as Simple. */
+uint64_t nc_tune_wire_bytes(enum nc_proto pr, uint64_t data);
+
+/* Data bytes one step of pr carries, a connection's buffer over NCCL_STEPS
+ * 8 (src/init.cc, src/enqueue.cc): LL 32768 (a 64 KiB step, half flags),
+ * LL128 576000 (a 614400-byte step, 15/16 data), Simple simple_buffsize / 8
+ * (NCCL_BUFFSIZE, 4 MiB by default: 512 KiB). An LL or LL128 ring chunk is
+ * one step; Simple's ring chunk is 4 steps. */
+uint32_t nc_tune_step_data_bytes(enum nc_proto pr, uint32_t simple_buffsize);
+
 /* NCCL's names ("Tree", "Ring"; "LL", "LL128", "Simple"), "?" out of range. */
 const char *nc_tune_algo_name(enum nc_algo a);
 const char *nc_tune_proto_name(enum nc_proto p);

@@ -110,14 +110,18 @@ struct ne_coll *ne_coll_create(const struct ne_coll_config *cfg, struct ne_nic *
 	c->cfg = *cfg;
 	c->algo_asked = cfg->algo;
 	rc = ne_coll_tree_tune(c);
+	c->proto = ne_coll_proto_resolve(c);
 	c->launch_ns = ne_coll_launch_resolve(c);
 	if (coll_nccl(c))
 		c->cfg.cts = true; /* NCCL's sender always waits for the FIFO entry */
 	c->nranks = cfg->nranks;
 	c->nchannels = ne_coll_channels(cfg);
 	c->nqps = cfg->qps_per_conn;
-	/* nccl: NCCL_STEPS slots of which a message takes SLICESTEPS */
-	c->window = coll_nccl(c) ? NE_COLL_NCCL_SLICES_IN_FLIGHT : cfg->window;
+	/* nccl: NCCL_STEPS slots of which a message takes SLICESTEPS (LL and
+	 * LL128: one step, src/enqueue.cc sliceSteps 1) */
+	c->window = !coll_nccl(c)			? cfg->window
+		    : c->proto == NC_PROTO_SIMPLE ? NE_COLL_NCCL_SLICES_IN_FLIGHT
+						  : NE_COLL_NCCL_STEPS;
 	c->rank_elems = cfg->bytes / 4;
 	c->block_elems = cfg->bytes / 4 / cfg->nranks;
 	c->iters_total = cfg->warmup_iters + cfg->iters;
@@ -137,6 +141,8 @@ struct ne_coll *ne_coll_create(const struct ne_coll_config *cfg, struct ne_nic *
 		rc = ne_coll_plan_build(c);
 	if (!rc)
 		rc = ne_coll_chring_nics(c);
+	if (!rc)
+		ne_coll_steps_resolve(c); /* (before the NVLink heap is sized) */
 	if (!rc)
 		rc = ne_coll_nvl_setup(c);
 	c->send_total = c->recv_total = c->total_xfers;

@@ -72,6 +72,11 @@
  * post and grant nothing until launch_ns after it began (launch=nccl: NCCL's
  * baseLat of the algorithm run, ne_coll_launch_ns); the time counts in the
  * iteration's. ne_coll_next_event_ns() names its end.
+ * launch=nccl also charges NCCL's hwLat of the algorithm and protocol run on
+ * each step of AllReduce, AllGather and ReduceScatter (nc_tune_step_lat_us):
+ * an NVLink step's hop takes it in place of nvlink_lat_ns; a network step's
+ * transfer is consumed that long after its last byte came in (the wire's
+ * own time stays emulated, so a network step pays both).
  *
  * NVLink. With cfg.server_of, a connection between two ranks of one server
  * (GPUs joined by NVLink through an NVSwitch) posts nothing on the NICs:
@@ -82,8 +87,9 @@
  * GPU's NVLink bandwidth is shared first come first served: a transfer
  * starts when the GPU's previous one has left it (its bytes, not its
  * latency). What is not modelled: the receiver's ingress, NVSwitch
- * contention between GPUs, the GPU-to-NIC PCIe path. Its QPs exist and
- * stay idle. With data on, the bytes are copied into the receiver's
+ * contention between GPUs, the GPU-to-NIC PCIe path's time (its rate is a
+ * limit: rocelab-dp gives a GPU's NIC min(link, PCIe) as its line rate,
+ * topo_host_nic_rate_bps). Its QPs exist and stay idle. With data on, the bytes are copied into the receiver's
  * staging slot at the post and consumed at the end, as a WRITE's would be.
  *
  * Channel rings (NCCL's per-channel rings, nccl/nc_ring.h). With cfg.gpu_of
@@ -184,7 +190,8 @@ enum ne_coll_sport {
 #define NE_COLL_MAX_PAIRS 256u     /* op sendrecv: explicit pairs (cfg.pairs) */
 #define NE_COLL_LAUNCH_NCCL UINT32_MAX /* cfg.launch_ns: NCCL's baseLat, resolved at create */
 
-/* NCCL's constants (src/include/device.h, collectives.h, Simple protocol). */
+/* NCCL's constants (src/include/device.h, collectives.h, Simple protocol;
+ * LL's and LL128's are nc_tune's). */
 #define NE_COLL_NCCL_STEPS 8u            /* NCCL_STEPS: buffer slots per connection */
 #define NE_COLL_NCCL_CHUNKSTEPS 4u       /* ring chunk = NCCL_STEPS / 2 steps */
 #define NE_COLL_NCCL_SLICESTEPS 2u       /* slice (one network message) = NCCL_STEPS / 4 steps */
@@ -246,8 +253,9 @@ struct ne_coll_config {
 	 * every rank starts each iteration this long after it began, before it
 	 * sends or grants anything; the time is part of the iteration's.
 	 * NE_COLL_LAUNCH_NCCL: NCCL 2.21.5's baseLat (src/graph/tuning.cc) of
-	 * the algorithm run and Simple, the protocol on the wire: Ring 8.4 us,
-	 * Tree 0; ops NCCL does not tune (alltoall, incast, sendrecv) 0. */
+	 * the algorithm and protocol run (ne_coll_proto_resolve): Ring Simple
+	 * 8.4 us, LL 6.6, LL128 14; Tree 0, 6.8, 14; ops NCCL does not tune (alltoall, incast, sendrecv) 0; and
+	 * its hwLat per step (see "Launch cost" above). */
 	uint32_t launch_ns;
 
 	/* Active-QP time series (ne_coll_set_series): row interval, key series,
@@ -268,8 +276,9 @@ struct ne_coll_config {
 	 * shape picks one for cfg.bytes; other ops run the ring). */
 	enum ne_coll_algo algo;
 	/* NCCL_ALGO / NCCL_PROTO: bits (1 << enum nc_algo / nc_proto) the
-	 * tuning may not pick; 0 (default): all allowed. Simple is always
-	 * allowed: it is the protocol on the wire. */
+	 * tuning may not pick; 0 (default): all allowed. Without a pick, the
+	 * nccl model runs Simple when allowed, else the first allowed (LL,
+	 * LL128); the rocelab model needs Simple allowed (it runs Simple). */
 	uint8_t nccl_algo_off, nccl_proto_off;
 	/* Channel rings (see "Channel rings" above): gpu_of[rank] names each
 	 * rank's GPU in its server (nranks entries, the caller's memory, copied
@@ -478,11 +487,12 @@ uint32_t ne_coll_channels(const struct ne_coll_config *cfg);
 
 /* NCCL's arithmetic (model nccl), sizes in elements of elem_bytes.
  * Ring chunk used by the loop that starts at element `offset` of a `count`
- * element AllReduce: min(chunkSize, ceil((count - offset) / (nchannels x
- * nranks))), chunkSize = NCCL_CHUNKSTEPS steps of buffsize / NCCL_STEPS bytes.
+ * element AllReduce: min(chunk, ceil((count - offset) / (nchannels x
+ * nranks))), chunk the protocol's (Simple: NCCL_CHUNKSTEPS steps of
+ * buffsize / NCCL_STEPS bytes; LL, LL128: one step's data, nc_tune.h).
  * 0 when an argument is 0 or offset >= count. */
 uint64_t ne_coll_nccl_chunk_elems(uint64_t count, uint64_t offset, uint32_t nchannels,
-				  uint32_t nranks, uint32_t buffsize, uint32_t elem_bytes);
+				  uint32_t nranks, uint64_t chunk);
 /* Slices (network messages) of a chunk of nelem elements: slice =
  * max(ceil(nelem / 32) x 16, step x SLICESTEPS / 32) elements; at most
  * CHUNKSTEPS / SLICESTEPS (2) of them. Writes their sizes to slice[0..]
@@ -692,9 +702,10 @@ int ne_coll_set_series(struct ne_coll *coll, ne_coll_series_fn fn, void *ctx);
 uint32_t ne_coll_nvlink_conns(const struct ne_coll *coll);
 
 /* The algorithm the collective runs, as a comment line ending in '\n':
- * "# algo: tree (algo=tree)" when forced, or with algo=auto "# algo: Tree
- * (NCCL's tuning picks Tree/LL128 for 1048576 B, 73.2 us predicted; runs as
- * Simple, not LL128)".
+ * "# algo: tree (algo=tree)" when forced, or with algo=auto (or NCCL_ALGO
+ * naming one, model nccl) "# algo: tree (NCCL's tuning picks Tree/LL128 for
+ * 1048576 B, 73.2 us predicted)", the rocelab model adding "; runs as
+ * Simple, not LL128".
  * "" (returns 0) for the ring when algo=ring, so ring outputs are unchanged.
  * Returns what snprintf returns. */
 int ne_coll_format_algo(const struct ne_coll *coll, char *buf, size_t cap);

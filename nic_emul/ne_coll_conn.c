@@ -20,6 +20,7 @@ int ne_coll_buffers_alloc(struct ne_coll *c)
 
 	for (uint32_t i = 0; i < n; i++) {
 		struct coll_rank *r = &c->ranks[i];
+		size_t pad = 0;
 
 		if (c->cfg.data) {
 			switch (c->cfg.op) {
@@ -52,14 +53,17 @@ int ne_coll_buffers_alloc(struct ne_coll *c)
 			}
 			if (r->nin && !(r->in = calloc(r->nin, sizeof(float))))
 				return -ENOMEM;
-			if (r->nwork && !(r->work = calloc(r->nwork, sizeof(float))))
+			/* LL / LL128 send more than the data (coll_wire_len): the
+			 * NIC reads up to a slot past a transfer's start */
+			pad = c->proto == NC_PROTO_SIMPLE ? 0 : chunk / sizeof(float);
+			if (r->nwork && !(r->work = calloc(r->nwork + pad, sizeof(float))))
 				return -ENOMEM;
 			for (size_t e = 0; e < r->nin; e++)
 				r->in[e] = (float)((i * 7u + e * 3u) % 17u + 1u);
 		}
 		if (c->cfg.data && coll_op_is_ring(c->cfg.op)) {
 			r->src = (uint8_t *)r->work;
-			r->src_len = r->nwork * sizeof(float);
+			r->src_len = (r->nwork + pad) * sizeof(float);
 		} else if (c->cfg.data && r->nin) {
 			r->src = (uint8_t *)r->in;
 			r->src_len = r->nin * sizeof(float);

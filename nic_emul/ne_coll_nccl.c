@@ -20,14 +20,23 @@ static uint64_t step_elems(uint32_t buffsize, uint32_t elem_bytes)
 	return (uint64_t)buffsize / NE_COLL_NCCL_STEPS / elem_bytes;
 }
 
-uint64_t ne_coll_nccl_chunk_elems(uint64_t count, uint64_t offset, uint32_t nchannels,
-				  uint32_t nranks, uint32_t buffsize, uint32_t elem_bytes)
+uint64_t ne_coll_proto_chunk_elems(const struct ne_coll *c)
 {
-	uint64_t chunk, share;
+	uint64_t step = nc_tune_step_data_bytes((enum nc_proto)c->proto, c->cfg.nccl_buffsize) /
+			sizeof(float);
 
-	if (!count || !nchannels || !nranks || !buffsize || !elem_bytes || offset >= count)
+	/* src/enqueue.cc: chunkSteps is NCCL_CHUNKSTEPS for Ring Simple, 1
+	 * for LL and LL128 */
+	return c->proto == NC_PROTO_SIMPLE ? step * NE_COLL_NCCL_CHUNKSTEPS : step;
+}
+
+uint64_t ne_coll_nccl_chunk_elems(uint64_t count, uint64_t offset, uint32_t nchannels,
+				  uint32_t nranks, uint64_t chunk)
+{
+	uint64_t share;
+
+	if (!count || !nchannels || !nranks || !chunk || offset >= count)
 		return 0;
-	chunk = step_elems(buffsize, elem_bytes) * NE_COLL_NCCL_CHUNKSTEPS;
 	share = div_up(count - offset, (uint64_t)nchannels * nranks);
 	return share < chunk ? share : chunk;
 }

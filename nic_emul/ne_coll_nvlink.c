@@ -9,6 +9,9 @@
  * PXN (channel rings, ne_coll_chring.c): a network message whose NIC is
  * another GPU's first crosses NVLink to that GPU, timed the same way on the
  * sender's egress; its end lets the RDMA be posted.
+ * NCCL's per-step latency (launch=nccl, ne_coll_steps_resolve): an NVLink
+ * step's hop takes step_nvl_ns in place of nvlink_lat_ns, and a network
+ * step waits step_net_ns on this heap after its last byte came in.
  */
 #include "ne_coll_priv.h"
 #include "nc_nvlink.h"
@@ -20,7 +23,7 @@
 int ne_coll_nvl_setup(struct ne_coll *c)
 {
 	if (!c->cfg.server_of)
-		return 0;
+		return ne_coll_nvl_lane_init(c); /* (network steps' waits only) */
 	if (c->cfg.nvlink_Bps == 0)
 		return -EINVAL;
 	c->server_of = malloc(c->nranks * sizeof(*c->server_of));
@@ -40,8 +43,12 @@ int ne_coll_nvl_setup(struct ne_coll *c)
 int ne_coll_nvl_lane_init(struct ne_coll *ln)
 {
 	/* a connection has at most window transfers in flight (the receiver's
-	 * slots; PXN: the send slots), so the heap never outgrows this */
+	 * slots; PXN: the send slots), so the heap never outgrows this (a
+	 * network step's wait: every connection may have one; heap_push grows
+	 * it should the bound not hold) */
 	ln->nvl_cap = (ln->nvl_conns + ln->pxn_conns) * ln->window;
+	if (ln->step_net_ns)
+		ln->nvl_cap = ln->nconns * ln->window;
 	ln->nnvl = 0;
 	ln->nvl_heap = NULL;
 	if (ln->nvl_cap == 0)
@@ -82,8 +89,21 @@ static bool ev_before(const struct coll_nvl_ev *a, const struct coll_nvl_ev *b)
 	return a->conn != b->conn ? a->conn < b->conn : a->seq < b->seq;
 }
 
+/* Pushes ev; a full heap doubles (out of memory: the collective fails). */
 static void heap_push(struct ne_coll *c, struct coll_nvl_ev ev)
 {
+	if (c->nnvl == c->nvl_cap) {
+		uint32_t cap = c->nvl_cap ? 2 * c->nvl_cap : 16;
+		struct coll_nvl_ev *h = realloc(c->nvl_heap, cap * sizeof(*h));
+
+		if (!h) {
+			c->failed = true;
+			c->stats.errors++;
+			return;
+		}
+		c->nvl_heap = h;
+		c->nvl_cap = cap;
+	}
 	uint32_t i = c->nnvl++;
 
 	while (i > 0 && ev_before(&ev, &c->nvl_heap[(i - 1) / 2])) {
@@ -116,7 +136,8 @@ static struct coll_nvl_ev heap_pop(struct ne_coll *c)
 }
 
 /* Transfer s of connection k leaves its sender's GPU over NVLink at now or
- * when the GPU's egress frees; its end goes on the heap. */
+ * when the GPU's egress frees; its end goes on the heap: a step's hop after
+ * step_nvl_ns, PXN's copy (no step of its own) after nvlink_lat_ns. */
 static void egress_push(struct ne_coll *c, uint32_t k, uint32_t s, bool pxn, uint64_t now)
 {
 	struct coll_conn *cn = &c->conns[k];
@@ -127,10 +148,11 @@ static void egress_push(struct ne_coll *c, uint32_t k, uint32_t s, bool pxn, uin
 	/* the GPU's egress carries one transfer's bytes at a time; the hop's
 	 * latency overlaps the next one's bytes. (Rate checked at setup, and
 	 * 2^32 bytes at 1 B/s fit 64 bits of ns: no error to handle.) */
-	(void)nc_nvlink_xfer_ns(&wire, cn->xfers[s].len, &bytes_ns);
+	(void)nc_nvlink_xfer_ns(&wire, coll_wire_len(c, cn->xfers[s].len), &bytes_ns);
 	rs->nvl_free = start + bytes_ns;
-	heap_push(c, (struct coll_nvl_ev){.t = rs->nvl_free + c->cfg.nvlink_lat_ns, .conn = k,
-					  .seq = s, .pxn = pxn});
+	uint64_t lat = pxn ? c->cfg.nvlink_lat_ns : c->step_nvl_ns;
+	heap_push(c, (struct coll_nvl_ev){.t = rs->nvl_free + lat, .conn = k, .seq = s,
+					  .kind = pxn ? COLL_EV_PXN : COLL_EV_HOP});
 }
 
 bool ne_coll_pxn_staged(struct ne_coll *c, uint32_t k, uint32_t s, uint64_t now)
@@ -158,7 +180,7 @@ void ne_coll_nvl_post(struct ne_coll *c, uint32_t k, uint32_t s, uint64_t now)
 		       rs->src + x->src_off, x->len);
 	egress_push(c, k, s, false, now);
 	c->stats.nvlink_xfers++;
-	c->stats.nvlink_bytes += x->len;
+	c->stats.nvlink_bytes += coll_wire_len(c, x->len);
 	ne_coll_lat_post(c, cn, s, now);
 }
 
@@ -170,9 +192,14 @@ int ne_coll_nvl_poll(struct ne_coll *c, uint64_t now)
 		struct coll_nvl_ev ev = heap_pop(c);
 		struct coll_conn *cn = &c->conns[ev.conn];
 
-		if (ev.pxn) { /* at the NIC's GPU: the RDMA may go */
+		if (ev.kind == COLL_EV_PXN) { /* at the NIC's GPU: the RDMA may go */
 			cn->flags[ev.seq] |= XFER_PXN_IN;
 			ne_coll_mark_conn(c, ev.conn);
+			n++;
+			continue;
+		}
+		if (ev.kind == COLL_EV_NET) { /* the network step's latency is over */
+			ne_coll_consume(c, ev.conn, ev.seq);
 			n++;
 			continue;
 		}
@@ -183,6 +210,16 @@ int ne_coll_nvl_poll(struct ne_coll *c, uint64_t now)
 		n++;
 	}
 	return n;
+}
+
+void ne_coll_net_received(struct ne_coll *c, uint32_t k, uint32_t s, uint64_t now)
+{
+	if (!c->step_net_ns) {
+		ne_coll_consume(c, k, s);
+		return;
+	}
+	heap_push(c, (struct coll_nvl_ev){.t = now + c->step_net_ns, .conn = k, .seq = s,
+					  .kind = COLL_EV_NET});
 }
 
 uint64_t ne_coll_nvl_next_ns(const struct ne_coll *c)

@@ -116,7 +116,7 @@ static uint32_t ring_pieces(const struct ne_coll *c, const struct ring_layout *l
 	if (lay->nccl_loop) {
 		uint64_t grid = r * c->nchannels * c->nranks * lay->chunk_el;
 		uint64_t real = ne_coll_nccl_chunk_elems(c->rank_elems, grid, c->nchannels, c->nranks,
-							 c->cfg.nccl_buffsize, sizeof(float));
+							 lay->chunk_el);
 
 		off = grid + ((uint64_t)ch * c->nranks + j) * real;
 		if (off >= c->rank_elems)
@@ -162,10 +162,9 @@ static int build_ring(struct ne_coll *c, uint32_t start, uint32_t hops, uint32_t
 	lay.len = calloc(n, sizeof(*lay.len));
 	lay.chunk_el = c->cfg.chunk_bytes / sizeof(float);
 	if (nccl_model(c)) {
-		lay.chunk_el = (uint64_t)c->cfg.nccl_buffsize / NE_COLL_NCCL_STEPS *
-			       NE_COLL_NCCL_CHUNKSTEPS / sizeof(float);
+		lay.chunk_el = ne_coll_proto_chunk_elems(c);
 		lay.nccl_loop = c->cfg.op == NE_COLL_ALLREDUCE;
-		lay.slices = true;
+		lay.slices = c->proto == NC_PROTO_SIMPLE; /* (LL, LL128: a step a chunk) */
 	}
 	if (!lay.lo || !lay.len || !lconn || !lseq) {
 		rc = -ENOMEM;
@@ -266,8 +265,8 @@ static int conns_alloc(struct ne_coll *c)
 		    !k->qp_outstanding || !k->sq_wqes)
 			return -ENOMEM;
 		for (uint32_t s = 0; s < k->nxfers; s++)
-			if (k->xfers[s].len > c->slot_bytes)
-				c->slot_bytes = k->xfers[s].len;
+			if (coll_wire_len(c, k->xfers[s].len) > c->slot_bytes)
+				c->slot_bytes = coll_wire_len(c, k->xfers[s].len);
 	}
 	return 0;
 }

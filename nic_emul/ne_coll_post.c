@@ -55,6 +55,7 @@ static int post_split(struct ne_coll *c, struct coll_conn *cn, const struct coll
 		      struct ne_send_wr *wr, uint64_t now)
 {
 	uint64_t src = wr->local_addr, dst = wr->remote_addr;
+	uint32_t wire = coll_wire_len(c, x->len);
 
 	for (uint32_t q = cn->send_part; q < c->nqps; q++) {
 		uint64_t lo, len;
@@ -63,11 +64,11 @@ static int post_split(struct ne_coll *c, struct coll_conn *cn, const struct coll
 		if (coll_nccl(c)) {
 			uint32_t off;
 
-			len = ne_coll_split_piece(x->len, c->nqps, q, &off);
+			len = ne_coll_split_piece(wire, c->nqps, q, &off);
 			lo = off;
 		} else {
-			lo = part_start(x->len, c->nqps, q);
-			len = part_start(x->len, c->nqps, q + 1) - lo;
+			lo = part_start(wire, c->nqps, q);
+			len = part_start(wire, c->nqps, q + 1) - lo;
 			if (len == 0)
 				continue;
 		}
@@ -102,7 +103,8 @@ static int post_ctran(struct ne_coll *c, struct coll_conn *cn, uint32_t s,
 		      const struct coll_xfer *x, struct ne_send_wr *wr, uint64_t now)
 {
 	uint64_t src = wr->local_addr, dst = wr->remote_addr;
-	uint32_t wqe = c->cfg.ctran_wqe_bytes, n = ne_coll_msg_wqes(c, x->len);
+	uint32_t wqe = c->cfg.ctran_wqe_bytes, wire = coll_wire_len(c, x->len);
+	uint32_t n = ne_coll_msg_wqes(c, wire);
 
 	for (uint32_t p = cn->send_part; p < n; p++) {
 		uint32_t off, len, q = ctran_pick(c, cn);
@@ -113,10 +115,10 @@ static int post_ctran(struct ne_coll *c, struct coll_conn *cn, uint32_t s,
 			return -EAGAIN;
 		}
 		if (wqe == 0) {
-			len = ne_coll_split_piece(x->len, c->nqps, p, &off);
+			len = ne_coll_split_piece(wire, c->nqps, p, &off);
 		} else {
 			off = p * wqe;
-			len = x->len - off < wqe ? x->len - off : wqe;
+			len = wire - off < wqe ? wire - off : wqe;
 		}
 		wr->local_addr = src + off;
 		wr->remote_addr = dst + off;
@@ -160,7 +162,7 @@ int ne_coll_post_msg(struct ne_coll *c, uint32_t k, uint32_t s, uint64_t now)
 	case NE_COLL_QP_RR:
 		/* nccl: both ends name the QP from the message's seq */
 		q = coll_nccl(c) ? s % c->nqps : cn->rr_next % c->nqps;
-		wr.length = x->len;
+		wr.length = coll_wire_len(c, x->len);
 		rc = post_one(c, cn, q, &wr, now);
 		if (!rc)
 			cn->rr_next++;

@@ -36,6 +36,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "nc_tune.h"
 #include "ne_coll.h"
 
 /* Kind of a work request, in the top two bits of its wr_id. */
@@ -191,11 +192,18 @@ struct coll_timer {
 	uint32_t rank;
 };
 
-/* An NVLink transfer in flight: transfer seq of connection conn ends at t. */
+/* What ends at an event of the NVLink heap. */
+enum coll_ev_kind {
+	COLL_EV_HOP, /* an NVLink transfer of a step: sent and received */
+	COLL_EV_PXN, /* PXN's copy to the NIC's GPU (then the RDMA), not a step */
+	COLL_EV_NET, /* a network step's hwLat after its last byte came in: consumed */
+};
+
+/* An event in flight: transfer seq of connection conn ends at t. */
 struct coll_nvl_ev {
 	uint64_t t;
 	uint32_t conn, seq;
-	bool pxn; /* PXN's copy to the NIC's GPU (then the RDMA), not a ring hop */
+	uint8_t kind; /* enum coll_ev_kind */
 };
 
 struct ne_coll {
@@ -204,6 +212,9 @@ struct ne_coll {
 	 * predicted time; tuned false otherwise */
 	bool tuned;
 	uint8_t tune_algo, tune_proto;
+	/* the protocol run (enum nc_proto, ne_coll_proto_resolve): its wire
+	 * bytes (coll_wire_len), step size, steps in flight and latencies */
+	uint8_t proto;
 	double tune_us;
 	enum ne_coll_algo algo_asked; /* cfg.algo as given */
 	uint32_t nranks, nchannels, nqps, window;
@@ -250,6 +261,10 @@ struct ne_coll {
 	 * granted before launch_until while launching */
 	uint64_t launch_ns, launch_until;
 	bool launching;
+	/* one step's latency (ne_coll_steps_resolve): an NVLink hop's, and what
+	 * a network step waits after its last byte came in before it is
+	 * consumed (0: none) */
+	uint64_t step_nvl_ns, step_net_ns;
 	uint32_t iters_done, iters_total;
 	uint64_t *iter_ns;
 	uint64_t recv_done, send_done, cts_outstanding;
@@ -302,6 +317,13 @@ static inline bool coll_mine(const struct ne_coll *c, uint32_t rank)
 static inline bool coll_nccl(const struct ne_coll *c)
 {
 	return c->cfg.model == NE_COLL_MODEL_NCCL;
+}
+
+/* Bytes a transfer of len data bytes puts on the wire, NIC and NVLink
+ * alike, in c's protocol (LL x 16/8, LL128 x 128/120, Simple len). */
+static inline uint32_t coll_wire_len(const struct ne_coll *c, uint32_t len)
+{
+	return (uint32_t)nc_tune_wire_bytes((enum nc_proto)c->proto, len);
 }
 
 /* Ops whose transfers read the sender's work buffer (what it received):
@@ -371,8 +393,24 @@ int ne_coll_tree_tune(struct ne_coll *c);
  * c's algorithm (after ne_coll_tree_tune) and Simple; 0 for ops NCCL's
  * tuning does not model (alltoall, incast, sendrecv). */
 uint64_t ne_coll_launch_resolve(const struct ne_coll *c);
+/* The protocol c runs (enum nc_proto), after ne_coll_tree_tune: the nccl
+ * model's AllReduce, AllGather and ReduceScatter take the tuning's pick, or
+ * without one Simple when NCCL_PROTO allows it, else the first it allows
+ * (LL, LL128); everything else Simple. */
+uint8_t ne_coll_proto_resolve(const struct ne_coll *c);
+/* c->step_nvl_ns and c->step_net_ns (after ne_coll_nvl_setup): with
+ * launch=nccl and an op NCCL tunes, NCCL's hwLat per step of c's algorithm
+ * and Simple (nc_tune_step_lat_us) for AllReduce, AllGather and
+ * ReduceScatter; otherwise cfg.nvlink_lat_ns and 0. */
+void ne_coll_steps_resolve(struct ne_coll *c);
+/* A network transfer s of connection k fully received at now: consumed
+ * step_net_ns later (an event), or now without one. */
+void ne_coll_net_received(struct ne_coll *c, uint32_t k, uint32_t s, uint64_t now);
 void ne_coll_root_channel_part(const struct ne_coll *c, uint32_t ch, uint64_t *lo, uint64_t *len);
 uint64_t ne_coll_root_chunk_elems(const struct ne_coll *c);
+/* The nccl model's ring chunk in elements for c's protocol: 4 Simple steps
+ * (NCCL_CHUNKSTEPS) or one LL / LL128 step's data (nc_tune_step_data_bytes). */
+uint64_t ne_coll_proto_chunk_elems(const struct ne_coll *c);
 
 /* ne_coll_conn.c: each 0 or a negative errno (-ENOMEM, or the NIC's error). */
 int ne_coll_buffers_alloc(struct ne_coll *c);

@@ -51,7 +51,8 @@ void ne_coll_root_channel_part(const struct ne_coll *c, uint32_t ch, uint64_t *l
 uint64_t ne_coll_root_chunk_elems(const struct ne_coll *c)
 {
 	if (c->cfg.model == NE_COLL_MODEL_NCCL)
-		return (uint64_t)c->cfg.nccl_buffsize / NE_COLL_NCCL_STEPS / sizeof(float);
+		return nc_tune_step_data_bytes((enum nc_proto)c->proto, c->cfg.nccl_buffsize) /
+		       sizeof(float); /* (a step a chunk: tree and rooted chains) */
 	return c->cfg.chunk_bytes / sizeof(float);
 }
 

@@ -363,7 +363,7 @@ void ne_coll_handle_wc(struct ne_coll *c, uint32_t rank, const struct ne_wc *wc,
 		}
 		if (s >= cn->nxfers)
 			return;
-		if (++cn->send_parts[s] == ne_coll_msg_wqes(c, cn->xfers[s].len)) {
+		if (++cn->send_parts[s] == ne_coll_msg_wqes(c, coll_wire_len(c, cn->xfers[s].len))) {
 			cn->flags[s] |= XFER_SEND_DONE;
 			c->send_done++;
 			ne_coll_lat_done(c, cn, s, now);
@@ -381,8 +381,8 @@ void ne_coll_handle_wc(struct ne_coll *c, uint32_t rank, const struct ne_wc *wc,
 		if (s >= cn->nxfers || (cn->rflags[s] & XFER_RECV_DONE))
 			return;
 		check_rr_step(c, cn, s, wc);
-		if (++cn->recv_parts[s] == ne_coll_msg_wqes(c, cn->xfers[s].len))
-			ne_coll_consume(c, k, s);
+		if (++cn->recv_parts[s] == ne_coll_msg_wqes(c, coll_wire_len(c, cn->xfers[s].len)))
+			ne_coll_net_received(c, k, s, now);
 		break;
 	case WR_CTS_RECV:
 		if (ne_coll_post_recv(c, rank, wc->qpn, wc->wr_id))

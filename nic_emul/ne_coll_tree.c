@@ -244,7 +244,8 @@ int ne_coll_plan_tree(struct ne_coll *c)
  * cfg.bytes on servers of this shape, with NCCL's H100 graph (nc_tune's
  * inputs: 8 search channels, 16 runtime ones, whatever channels= says) and
  * the NCCL_ALGO / NCCL_PROTO masks. Servers of different sizes cannot run
- * the tree: the ring is the only choice then.
+ * the tree: the ring is the only choice then. With NCCL_ALGO naming one
+ * algorithm (model nccl), the pick is among that algorithm's protocols.
  */
 int ne_coll_tree_tune(struct ne_coll *c)
 {
@@ -252,11 +253,16 @@ int ne_coll_tree_tune(struct ne_coll *c)
 	struct nc_tune_table t;
 	struct nc_tune_choice pick;
 	struct tree_map m = {0};
+	enum ne_coll_algo forced = c->cfg.algo;
 	int rc;
 
-	if (c->cfg.algo != NE_COLL_ALGO_AUTO)
+	/* NCCL_ALGO naming one algorithm (model nccl): NCCL's tuning still
+	 * picks the protocol for it; algo=ring / tree alone run Simple */
+	if (forced != NE_COLL_ALGO_AUTO &&
+	    (c->cfg.model != NE_COLL_MODEL_NCCL || !c->cfg.nccl_algo_off))
 		return 0;
-	c->cfg.algo = NE_COLL_ALGO_RING;
+	if (forced == NE_COLL_ALGO_AUTO)
+		c->cfg.algo = NE_COLL_ALGO_RING;
 	if (c->cfg.op != NE_COLL_ALLREDUCE)
 		return 0;
 	rc = map_build(&c->cfg, 2, &m);
@@ -267,7 +273,9 @@ int ne_coll_tree_tune(struct ne_coll *c)
 	if (rc) /* (the ring's time does not depend on the split) */
 		p.nodes = c->nranks;
 	for (uint32_t a = 0; a < NC_ALGO_COUNT; a++)
-		p.algo_on[a] = !(c->cfg.nccl_algo_off & (1u << a)) && (a == NC_ALGO_RING || !rc);
+		p.algo_on[a] = !(c->cfg.nccl_algo_off & (1u << a)) && (a == NC_ALGO_RING || !rc) &&
+			       (forced == NE_COLL_ALGO_AUTO ||
+				(a == NC_ALGO_TREE) == (forced == NE_COLL_ALGO_TREE));
 	for (uint32_t pr = 0; pr < NC_PROTO_COUNT; pr++)
 		p.proto_on[pr] = !(c->cfg.nccl_proto_off & (1u << pr));
 	if (nc_tune_model(&p, &t) || nc_tune_pick(&p, &t, c->cfg.bytes, &pick))
@@ -280,16 +288,68 @@ int ne_coll_tree_tune(struct ne_coll *c)
 	return 0;
 }
 
+/* launch=nccl for an op NCCL's tuning tables have: its latency model is charged. */
+static bool nccl_latency(const struct ne_coll *c)
+{
+	/* (NCCL's p2p: alltoall, incast and sendrecv have no entry in its tables) */
+	return c->cfg.launch_ns == NE_COLL_LAUNCH_NCCL && c->cfg.op != NE_COLL_ALLTOALL &&
+	       c->cfg.op != NE_COLL_INCAST && c->cfg.op != NE_COLL_SENDRECV;
+}
+
+static enum nc_algo nccl_algo(const struct ne_coll *c)
+{
+	return c->cfg.algo == NE_COLL_ALGO_TREE ? NC_ALGO_TREE : NC_ALGO_RING;
+}
+
+static uint64_t us_to_ns(double us)
+{
+	return (uint64_t)(us * 1000.0 + 0.5);
+}
+
+uint8_t ne_coll_proto_resolve(const struct ne_coll *c)
+{
+	/* LL and LL128 run in the nccl model's ring and tree of AllReduce,
+	 * AllGather and ReduceScatter; elsewhere Simple */
+	if (c->cfg.model != NE_COLL_MODEL_NCCL ||
+	    (c->cfg.op != NE_COLL_ALLREDUCE && c->cfg.op != NE_COLL_ALLGATHER &&
+	     c->cfg.op != NE_COLL_REDUCESCATTER))
+		return NC_PROTO_SIMPLE;
+	if (c->tuned)
+		return c->tune_proto;
+	/* no tuning (an op or algorithm given): Simple when NCCL_PROTO allows
+	 * it, else the first it allows in NCCL's order (LL, LL128) */
+	if (!(c->cfg.nccl_proto_off & (1u << NC_PROTO_SIMPLE)))
+		return NC_PROTO_SIMPLE;
+	return (c->cfg.nccl_proto_off & (1u << NC_PROTO_LL)) ? NC_PROTO_LL128 : NC_PROTO_LL;
+}
+
 uint64_t ne_coll_launch_resolve(const struct ne_coll *c)
 {
 	if (c->cfg.launch_ns != NE_COLL_LAUNCH_NCCL)
 		return c->cfg.launch_ns;
-	if (c->cfg.op == NE_COLL_ALLTOALL || c->cfg.op == NE_COLL_INCAST ||
-	    c->cfg.op == NE_COLL_SENDRECV)
-		return 0; /* (NCCL's p2p has no entry in its tuning tables) */
-	double us = nc_tune_base_lat_us(
-		c->cfg.algo == NE_COLL_ALGO_TREE ? NC_ALGO_TREE : NC_ALGO_RING, NC_PROTO_SIMPLE);
-	return (uint64_t)(us * 1000.0 + 0.5);
+	if (!nccl_latency(c))
+		return 0;
+	return us_to_ns(nc_tune_base_lat_us(nccl_algo(c), (enum nc_proto)c->proto));
+}
+
+void ne_coll_steps_resolve(struct ne_coll *c)
+{
+	struct nc_tune_params p;
+
+	c->step_nvl_ns = c->cfg.nvlink_lat_ns;
+	c->step_net_ns = 0;
+	/* NCCL's Broadcast and Reduce charge hwLat once or as a tree's per
+	 * step (tuning.cc), not per ring step taken: not modelled */
+	if (!nccl_latency(c) || c->cfg.op == NE_COLL_BROADCAST || c->cfg.op == NE_COLL_REDUCE)
+		return;
+	/* nodes > 1 is all nc_tune_step_lat_us reads of the shape: a ring
+	 * across servers (every rank its own server without server_of) */
+	nc_tune_params_h100(&p, 1, 1);
+	for (uint32_t r = 1; r < c->cfg.nranks && p.nodes == 1; r++)
+		if (!c->cfg.server_of || c->cfg.server_of[r] != c->cfg.server_of[0])
+			p.nodes = 2;
+	c->step_nvl_ns = us_to_ns(nc_tune_step_lat_us(&p, nccl_algo(c), (enum nc_proto)c->proto, false));
+	c->step_net_ns = us_to_ns(nc_tune_step_lat_us(&p, nccl_algo(c), (enum nc_proto)c->proto, true));
 }
 
 uint64_t ne_coll_launch_ns(const struct ne_coll *c)

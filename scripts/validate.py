@@ -214,8 +214,10 @@ def rate_Bps(text, where):
 
 
 def gpu_nic_line(case):
-    """Whether PCIe Gen5 x16 (or the topology's servers.pcie_rate) would bind a GPU's NIC
-    traffic before the NIC's link rate does: one markdown line. Raises Bad (2)."""
+    """Whether PCIe Gen5 x16 (or the topology's servers.pcie_rate) binds a GPU's NIC
+    traffic before the NIC's link rate does: one markdown line. A run applies it to the
+    GPUs of a topology's servers (topology/topo_server.c, topo_host_nic_rate_bps).
+    Raises Bad (2)."""
     path = case["model"]["topology"]
     where = os.path.relpath(path, ROOT)
     try:
@@ -234,7 +236,12 @@ def gpu_nic_line(case):
         pcie = rate_Bps(servers["pcie_rate"], where)
     else:
         pcie = PCIE_GEN5_X16_BPS
-    verdict = "the NIC is the bound, PCIe is not" if nic <= pcie else "PCIe would bind first (not modelled)"
+    if nic <= pcie:
+        verdict = "the NIC is the bound, PCIe is not"
+    elif "pcie_rate" not in case["model"] and "servers" in topo:
+        verdict = "PCIe binds first: the run's NIC sends at PCIe's rate (servers.pcie_rate)"
+    else:
+        verdict = "PCIe would bind first; the topology has no servers: section, so the run does not"
     return (f"- GPU to NIC: NIC {nic / 1e9:.2f} GB/s, PCIe {pcie / 1e9:.2f} GB/s per direction "
             f"({nic / pcie * 100:.0f}% of PCIe): {verdict}.")
 

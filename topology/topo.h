@@ -188,7 +188,8 @@ struct topo_qos {
  * joined by NVLink (through NVSwitch), each GPU to its NIC by PCIe. These are
  * the parameters nccl/nc_nvlink takes (its bytes/s are these bit/s / 8); a
  * collective's hops between GPUs of one server use the NVLink ones
- * (docs/reference/coll.md, "Servers and NVLink"); PCIe is not used yet.
+ * (docs/reference/coll.md, "Servers and NVLink"); a GPU's NIC sends at most
+ * at the PCIe rate (topo_host_nic_rate_bps).
  */
 #define TOPO_MAX_GPUS_PER_SERVER TOPO_MAX_HOSTS_PER_LEAF /* a server fits on one leaf */
 
@@ -265,12 +266,17 @@ int topo_link_by_name(const struct topo *t, const char *name);
  * topo_server_hosts(): the host index of every GPU of server s in GPU order
  * (gpus_per_server of them, stored in *n), or NULL (and *n = 0) when s is
  * out of range. topo_server_by_name(): its index, or -1.
+ * topo_host_nic_rate_bps(): the rate host h's NIC sends at, bit/s: its
+ * link's rate, or for a GPU of a server the lower of that and the server's
+ * GPU-to-NIC PCIe rate (servers.pcie_rate: the NIC cannot send data faster
+ * than PCIe brings it); 0 when t is NULL or h is out of range.
  */
 uint32_t topo_servers(const struct topo *t);
 int topo_host_server(const struct topo *t, uint32_t h);
 int topo_host_gpu(const struct topo *t, uint32_t h);
 const uint32_t *topo_server_hosts(const struct topo *t, uint32_t s, uint32_t *n);
 int topo_server_by_name(const struct topo *t, const char *name);
+uint64_t topo_host_nic_rate_bps(const struct topo *t, uint32_t h);
 
 /* Number of hosts with attach: emulated (the in-process NICs). */
 uint32_t topo_emulated_hosts(const struct topo *t);

@@ -264,3 +264,13 @@ int topo_server_by_name(const struct topo *t, const char *name)
 			return (int)i;
 	return -1;
 }
+
+uint64_t topo_host_nic_rate_bps(const struct topo *t, uint32_t h)
+{
+	if (!t || h >= t->n_hosts)
+		return 0;
+	uint64_t link = t->links[t->hosts[h].link].rate_bps;
+	uint64_t pcie = t->server_params.pcie_bps;
+	/* (nc_nvlink_gpu_nic_Bps's min, in the topology's bit/s) */
+	return topo_host_server(t, h) >= 0 && pcie < link ? pcie : link;
+}

@@ -304,7 +304,7 @@ int dp_nics_create(struct dp_nics *ns, struct dp_fabric *f, const struct dp_nic_
 		ne_nic_config_default(&cfg);
 		memcpy(cfg.mac, hc->mac, 6);
 		cfg.ipv4 = hc->ipv4;
-		cfg.line_rate_bps = t->links[hc->link].rate_bps;
+		cfg.line_rate_bps = topo_host_nic_rate_bps(t, i); /* (a GPU's: PCIe may bind) */
 		cfg.sport_seed = i + 1;
 		/* Seed 1 numbers QPs from 0x11 as rxe does; other seeds start each NIC
 		 * elsewhere, as QPN assignment differs from job to job on a real

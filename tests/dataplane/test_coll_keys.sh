@@ -45,7 +45,7 @@ shift 3 0 must_be_1..1023 op=sendrecv
 pairs 0>1+2>3 1>1 sends_to_itself op=sendrecv
 algo tree star must_be_ring,_tree_or_auto
 NCCL_ALGO Tree NVLS not_modelled model=nccl
-NCCL_PROTO Simple LL only_Simple_is_modelled model=nccl
+NCCL_PROTO LL LL256 unknown_name model=nccl
 NCCL_IB_QPS_PER_CONNECTION 16 129 must_be_1..128 model=nccl
 NCCL_IB_SPLIT_DATA_ON_QPS 1 2 must_be_0_or_1 model=nccl
 NCCL_BUFFSIZE 4M 4MB multiple_of_1024 model=nccl

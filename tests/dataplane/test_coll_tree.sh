@@ -7,7 +7,7 @@
 #     its H100 graph; nccl/nc_tune), exit 0;
 #   - the default (ring) prints no "# algo:" line;
 #   - op=allgather with algo=tree, algo=tree on servers of 3 and 1 GPUs,
-#     NCCL_ALGO=NVLS and NCCL_PROTO=LL: exit 2, the pair named.
+#     NCCL_ALGO=NVLS and NCCL_PROTO=LL256 (unknown): exit 2, the pair named.
 # usage: test_coll_tree.sh ROCELAB_DP ROCELAB_TOPO DATA_DIR
 set -u
 DP=$1 TOPO_TOOL=$2 DATA=$3
@@ -39,7 +39,7 @@ check "op=allgather,algo=tree: exit 2 ($rc), AllReduce only" \
 dp uneven --topology "$tmp/s2.yaml" --coll "algo=tree,hosts=s0-g0+s0-g1+s0-g2+s1-g0" > /dev/null 2> "$tmp/un.err"; rc=$?
 check "algo=tree on servers of 3 and 1 GPUs: exit 2 ($rc), said" \
   "[ $rc -eq 2 ] && grep -q -- '--coll: algo=tree: the ranks. servers have different GPU counts' $tmp/un.err"
-for bad in NCCL_ALGO=NVLS NCCL_PROTO=LL; do
+for bad in NCCL_ALGO=NVLS NCCL_PROTO=LL256; do
   dp bad --topology "$tmp/s2.yaml" --coll "model=nccl,$bad" > /dev/null 2> "$tmp/bad.err"; rc=$?
   check "$bad: exit 2 ($rc), the pair named" "[ $rc -eq 2 ] && grep -q -- '--coll: $bad: ' $tmp/bad.err"
 done

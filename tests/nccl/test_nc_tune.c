@@ -87,6 +87,70 @@ static void test_tune_base_lat(void **state)
 			   152.8, 1e-9);
 }
 
+/* hwLat per step (NCCL 2.21.5 tuning.cc): NVLink Ring {0.6, 1.9, 3.4}, Tree
+ * {0.6, 1.25, 28}; network Ring {2.7, 4.0, 14}, Tree {5, 8.5, 28}. A ring
+ * across servers raises an NVLink step to getNetOverhead (1 us Intel, 2 us
+ * AMD; x3 Simple): Ring LL 0.6 -> 1 (Intel) or 2 (AMD), Ring Simple stays
+ * 3.4 (> 3) on Intel and is 6 on AMD; Tree is not raised. latencyInter
+ * adds once to a network step, twice for Simple. The table's Ring Simple on
+ * 2 x 8 is baseLat + 26 NVLink steps + 4 network steps of these. */
+static void test_tune_step_lat(void **state)
+{
+	static const double nvl[2][3] = { { 0.6, 1.25, 28.0 }, { 0.6, 1.9, 3.4 } };
+	static const double net[2][3] = { { 5.0, 8.5, 28.0 }, { 2.7, 4.0, 14.0 } };
+	struct nc_tune_params p;
+	struct nc_tune_table t;
+
+	(void)state;
+	nc_tune_params_h100(&p, 1, 8);
+	for (int a = 0; a < NC_ALGO_COUNT; a++)
+		for (int pr = 0; pr < NC_PROTO_COUNT; pr++) {
+			assert_float_equal(nc_tune_step_lat_us(&p, a, pr, false), nvl[a][pr], 1e-12);
+			assert_float_equal(nc_tune_step_lat_us(&p, a, pr, true), net[a][pr], 1e-12);
+		}
+	nc_tune_params_h100(&p, 2, 8);
+	assert_float_equal(nc_tune_step_lat_us(&p, NC_ALGO_RING, NC_PROTO_LL, false), 1.0, 1e-12);
+	assert_float_equal(nc_tune_step_lat_us(&p, NC_ALGO_RING, NC_PROTO_SIMPLE, false), 3.4, 1e-12);
+	assert_float_equal(nc_tune_step_lat_us(&p, NC_ALGO_TREE, NC_PROTO_LL, false), 0.6, 1e-12);
+	assert_int_equal(nc_tune_model(&p, &t), 0);
+	assert_float_equal(t.lat_us[NC_ALGO_RING][NC_PROTO_SIMPLE],
+			   nc_tune_base_lat_us(NC_ALGO_RING, NC_PROTO_SIMPLE) +
+				   26 * nc_tune_step_lat_us(&p, NC_ALGO_RING, NC_PROTO_SIMPLE, false) +
+				   4 * nc_tune_step_lat_us(&p, NC_ALGO_RING, NC_PROTO_SIMPLE, true),
+			   1e-9);
+	p.cpu_amd = true;
+	assert_float_equal(nc_tune_step_lat_us(&p, NC_ALGO_RING, NC_PROTO_LL, false), 2.0, 1e-12);
+	assert_float_equal(nc_tune_step_lat_us(&p, NC_ALGO_RING, NC_PROTO_SIMPLE, false), 6.0, 1e-12);
+	p.latency_inter_us = 1.5;
+	assert_float_equal(nc_tune_step_lat_us(&p, NC_ALGO_RING, NC_PROTO_LL, true), 4.2, 1e-12);
+	assert_float_equal(nc_tune_step_lat_us(&p, NC_ALGO_RING, NC_PROTO_SIMPLE, true), 17.0, 1e-12);
+	assert_float_equal(nc_tune_step_lat_us(NULL, NC_ALGO_RING, NC_PROTO_LL, true), -1.0, 0);
+	assert_float_equal(nc_tune_step_lat_us(&p, NC_ALGO_COUNT, NC_PROTO_LL, true), -1.0, 0);
+	assert_float_equal(nc_tune_step_lat_us(&p, NC_ALGO_RING, NC_PROTO_COUNT, false), -1.0, 0);
+}
+
+/*
+ * What LL and LL128 put on the wire (src/include/device.h): LL 16-byte lines
+ * of 8 data bytes, LL128 128-byte lines of 120, whole lines. 8192 data bytes:
+ * LL 1024 lines = 16384; LL128 ceil(8192 / 120) = 69 lines = 8832. And their
+ * step's data (src/init.cc buffers / NCCL_STEPS 8): LL 8 x 512 x 8 x 16 / 8
+ * / 2 = 32768; LL128 120 x 640 x 8 x 8 / 8 x 15/16 = 576000; Simple 4 MiB / 8.
+ */
+static void test_wire_bytes(void **state)
+{
+	(void)state;
+	assert_int_equal(nc_tune_wire_bytes(NC_PROTO_LL, 8192), 16384);
+	assert_int_equal(nc_tune_wire_bytes(NC_PROTO_LL, 4), 16);
+	assert_int_equal(nc_tune_wire_bytes(NC_PROTO_LL128, 8192), 8832);
+	assert_int_equal(nc_tune_wire_bytes(NC_PROTO_LL128, 120), 128);
+	assert_int_equal(nc_tune_wire_bytes(NC_PROTO_SIMPLE, 8192), 8192);
+	assert_int_equal(nc_tune_wire_bytes(NC_PROTO_LL, 0), 0);
+	assert_int_equal(nc_tune_step_data_bytes(NC_PROTO_LL, 4u << 20), 32768);
+	assert_int_equal(nc_tune_step_data_bytes(NC_PROTO_LL128, 4u << 20), 576000);
+	assert_int_equal(nc_tune_step_data_bytes(NC_PROTO_SIMPLE, 4u << 20), 524288);
+	assert_int_equal(nc_tune_step_data_bytes(NC_PROTO_SIMPLE, 1u << 20), 131072);
+}
+
 static void expect_pick(const struct nc_tune_params *p, const struct nc_tune_table *t,
 			uint64_t bytes, enum nc_algo a, enum nc_proto pr, double us)
 {
@@ -294,6 +358,8 @@ int main(void)
 		cmocka_unit_test(test_tune_one_server),
 		cmocka_unit_test(test_tune_forced),
 		cmocka_unit_test(test_tune_refused),
+		cmocka_unit_test(test_tune_step_lat),
+		cmocka_unit_test(test_wire_bytes),
 		cmocka_unit_test(test_tune_bad_params),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

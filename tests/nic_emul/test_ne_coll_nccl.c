@@ -24,6 +24,8 @@
 #define KiB 1024ull
 #define MiB (1024ull * 1024ull)
 #define FLOAT 4u
+/* Simple's ring chunk at NCCL_BUFFSIZE 4 MiB: 4 steps of 512 KiB, in floats */
+#define SIMPLE_CHUNK (2 * MiB / FLOAT)
 
 /* ------------------------------------------------------------------ */
 /* Arithmetic */
@@ -35,21 +37,21 @@ static void test_ring_chunk(void **state)
 	(void)state;
 	/* FACTS worked example: 256 MiB AllReduce, 128 ranks, 16 channels:
 	 * 256 MiB / (16 x 128) = 128 KiB chunks (below the 4-step 2 MiB cap) */
-	assert_int_equal(ne_coll_nccl_chunk_elems(256 * MiB / FLOAT, 0, 16, 128, 4 * MiB, FLOAT),
+	assert_int_equal(ne_coll_nccl_chunk_elems(256 * MiB / FLOAT, 0, 16, 128, SIMPLE_CHUNK),
 			 128 * KiB / FLOAT);
 	/* two 64 KiB messages: max(ceil(32768 / 32) x 16, 131072 x 2 / 32) = 16384 floats */
 	assert_int_equal(ne_coll_nccl_slices(128 * KiB / FLOAT, 4 * MiB, FLOAT, sl), 2);
 	assert_int_equal(sl[0], 64 * KiB / FLOAT);
 	assert_int_equal(sl[1], 64 * KiB / FLOAT);
 	/* a large message hits the cap: 4 steps of 512 KiB = 2 MiB, 2 x 1 MiB slices */
-	assert_int_equal(ne_coll_nccl_chunk_elems(8192 * MiB / FLOAT, 0, 1, 2, 4 * MiB, FLOAT),
+	assert_int_equal(ne_coll_nccl_chunk_elems(8192 * MiB / FLOAT, 0, 1, 2, SIMPLE_CHUNK),
 			 2 * MiB / FLOAT);
 	assert_int_equal(ne_coll_nccl_slices(2 * MiB / FLOAT, 4 * MiB, FLOAT, sl), 2);
 	assert_int_equal(sl[0], 1 * MiB / FLOAT);
 	/* last loop of a size that is not a multiple: 3 full loops of 2 x 2 MiB
 	 * then 100 floats left over 2 ranks: ceil(100 / 2) = 50 */
 	assert_int_equal(ne_coll_nccl_chunk_elems(3 * 2 * (2 * MiB / FLOAT) + 100, 3 * 2 * (2 * MiB / FLOAT),
-						  1, 2, 4 * MiB, FLOAT),
+						  1, 2, SIMPLE_CHUNK),
 			 50);
 	/* 40 KiB chunk: slice floor 32 KiB (a 32nd of 2 steps) -> 32 KiB + 8 KiB */
 	assert_int_equal(ne_coll_nccl_slices(40 * KiB / FLOAT, 4 * MiB, FLOAT, sl), 2);
@@ -61,7 +63,7 @@ static void test_ring_chunk(void **state)
 	/* 1000 floats: ceil(1000 / 32) x 16 = 512 < floor 8192: one slice */
 	assert_int_equal(ne_coll_nccl_slices(1000, 4 * MiB, FLOAT, sl), 1);
 	/* degenerate input */
-	assert_int_equal(ne_coll_nccl_chunk_elems(100, 100, 1, 2, 4 * MiB, FLOAT), 0);
+	assert_int_equal(ne_coll_nccl_chunk_elems(100, 100, 1, 2, SIMPLE_CHUNK), 0);
 	assert_int_equal(ne_coll_nccl_slices(0, 4 * MiB, FLOAT, sl), 0);
 }
 

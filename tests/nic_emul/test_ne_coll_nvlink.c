@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <cmocka.h>
 
@@ -53,6 +54,151 @@ static void test_two_gpus_exact(void **state)
 	assert_int_equal(st.cts_sent, 0);
 	assert_int_equal(ne_coll_nvlink_conns(f.coll), 2);
 	fab_free(&f);
+}
+
+/*
+ * launch=nccl charges NCCL 2.21.5's latency model (src/graph/tuning.cc):
+ * baseLat of Ring Simple, 8.4 us, once, and hwLat[NVLINK] of Ring Simple,
+ * 3.4 us, on each NVLink step in place of the 600 ns hop. Two GPUs, 1 MiB:
+ * 8400 + 2 x (1166 + 3400) = 17532 ns. Four GPUs: 6 steps of 256 KiB,
+ * ceil(262144 x 1e9 / 450e9) = 583 ns each: 8400 + 6 x (583 + 3400) =
+ * 32298 ns. AllGather on four: 3 steps of 256 KiB, 8400 + 3 x 3983 =
+ * 20349 ns. Sendrecv is no op of NCCL's tables: it takes what it takes
+ * with launch=off (600 ns hops, no launch).
+ */
+static void test_nccl_step_latency(void **state)
+{
+	static const uint32_t server_of[4] = {0, 0, 0, 0};
+	static const struct {
+		uint32_t n;
+		const char *op;
+		uint64_t ns;
+	} want[] = {
+		{2, "allreduce", 8400 + 2 * (1166 + 3400)},
+		{4, "allreduce", 8400 + 6 * (583 + 3400)},
+		{4, "allgather", 8400 + 3 * (583 + 3400)},
+		{2, "sendrecv", 0},
+	};
+	struct ne_coll_config cfg;
+	struct fab f;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		cfg_servers(&cfg, want[i].n, server_of);
+		assert_int_equal(ne_coll_config_set(&cfg, "op", want[i].op), 0);
+		assert_int_equal(ne_coll_config_set(&cfg, "launch", "nccl"), 0);
+		coll_run(&f, &cfg);
+		uint64_t ns = ne_coll_iter_time_ns(f.coll, 0);
+		assert_int_equal(f.nlog, 0);
+		assert_int_equal(coll_verify(f.coll, &cfg), 0);
+		fab_free(&f);
+		if (want[i].ns == 0) { /* the same run without NCCL's latency */
+			assert_int_equal(ne_coll_config_set(&cfg, "launch", "off"), 0);
+			coll_run(&f, &cfg);
+			assert_int_equal(ns, ne_coll_iter_time_ns(f.coll, 0));
+			fab_free(&f);
+			continue;
+		}
+		assert_int_equal(ns, want[i].ns);
+	}
+}
+
+/*
+ * NCCL_PROTO=LL / LL128 on two GPUs of one server, model nccl, launch=nccl,
+ * a 16 KiB AllReduce: one round, each rank's step message is min(LL chunk
+ * 8192 floats, 4096 / 2) = 2048 floats = 8192 data bytes. LL sends 16384
+ * bytes: ceil(16384 x 1e9 / 450e9) = 37 ns; Ring LL baseLat 6.6 us, hwLat
+ * [NVLINK] 0.6 us (src/graph/tuning.cc): 6600 + 2 x (37 + 600) = 7874 ns.
+ * LL128 sends 69 lines of 128 = 8832 bytes: 20 ns; baseLat 14, hwLat 1.9:
+ * 14000 + 2 x (20 + 1900) = 17840 ns. Simple (the old run of every
+ * protocol): 8400 + 2 x (19 + 3400) = 15238. 256 KiB with LL: steps of one
+ * LL chunk, 32 KiB of data, 4 rounds: 2 ranks x 4 x 2 = 16 NVLink transfers
+ * of 65536 bytes (Simple: 8 of 65536 data bytes, two slices a step).
+ */
+static void test_nccl_proto_ll(void **state)
+{
+	static const uint32_t server_of[2] = {0, 0};
+	static const struct {
+		const char *proto;
+		uint64_t bytes, ns, xfers, nvl_bytes;
+	} want[] = {
+		{"LL", 16384, 6600 + 2 * (37 + 600), 4, 4 * 16384},
+		{"LL128", 16384, 14000 + 2 * (20 + 1900), 4, 4 * 8832},
+		{"Simple", 16384, 8400 + 2 * (19 + 3400), 4, 4 * 8192},
+		{"LL", 262144, 0, 16, 16 * 65536},
+		{"Simple", 262144, 0, 8, 8 * 65536},
+	};
+	struct ne_coll_config cfg;
+	struct ne_coll_stats st;
+	struct fab f;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		cfg_servers(&cfg, 2, server_of);
+		assert_int_equal(ne_coll_config_set(&cfg, "model", "nccl"), 0);
+		assert_int_equal(ne_coll_config_set(&cfg, "launch", "nccl"), 0);
+		assert_int_equal(ne_coll_config_set(&cfg, "NCCL_PROTO", want[i].proto), 0);
+		cfg.bytes = want[i].bytes;
+		coll_run(&f, &cfg);
+		assert_int_equal(f.nlog, 0);
+		assert_int_equal(coll_verify(f.coll, &cfg), 0); /* (data on: flags read past) */
+		if (want[i].ns)
+			assert_int_equal(ne_coll_iter_time_ns(f.coll, 0), want[i].ns);
+		ne_coll_get_stats(f.coll, &st);
+		assert_int_equal(st.nvlink_xfers, want[i].xfers);
+		assert_int_equal(st.nvlink_bytes, want[i].nvl_bytes);
+		fab_free(&f);
+	}
+}
+
+/*
+ * algo=auto on one server of 8 GPUs: NCCL's tuning (nc_tune, its H100
+ * graph) picks Ring/LL at 1 MiB, Ring/LL128 at 4 MiB, Ring/Simple at 16 MiB,
+ * and the run sends that protocol's bytes over 14 ring steps of 8 ranks.
+ * 1 MiB: 4 LL rounds of 32 KiB messages, 14 x 1 MiB of data, doubled:
+ * 29360128. 4 MiB: one round, a message min(144000, 1048576 / 8) = 131072
+ * floats = 524288 bytes = ceil(524288 / 120) = 4370 lines of 128 = 559360
+ * wire bytes; 8 x 14 x 559360 = 62648320. 16 MiB: the data, 14 x 16 MiB.
+ * NCCL_ALGO=Ring the same: NCCL tunes the protocol of a forced algorithm.
+ */
+static void test_nccl_proto_auto(void **state)
+{
+	static const uint32_t server_of[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+	static const struct {
+		uint64_t bytes, nvl_bytes;
+		const char *line;
+	} want[] = {
+		{MIB, 29360128, "# algo: ring (NCCL's tuning picks Ring/LL for 1048576 B, "},
+		{4 * MIB, 62648320, "# algo: ring (NCCL's tuning picks Ring/LL128 for 4194304 B, "},
+		{16 * MIB, 14ull * 16 * MIB,
+		 "# algo: ring (NCCL's tuning picks Ring/Simple for 16777216 B, "},
+	};
+	struct ne_coll_config cfg;
+	struct ne_coll_stats st;
+	struct fab f;
+	char line[256];
+
+	(void)state;
+	for (size_t i = 0; i < 2 * sizeof(want) / sizeof(want[0]); i++) {
+		size_t w = i % (sizeof(want) / sizeof(want[0]));
+
+		cfg_servers(&cfg, 8, server_of);
+		assert_int_equal(ne_coll_config_set(&cfg, "model", "nccl"), 0);
+		if (i == w)
+			assert_int_equal(ne_coll_config_set(&cfg, "algo", "auto"), 0);
+		else /* NCCL_ALGO=Ring: the protocol is still NCCL's pick */
+			assert_int_equal(ne_coll_config_set(&cfg, "NCCL_ALGO", "Ring"), 0);
+		cfg.bytes = want[w].bytes;
+		cfg.data = false;
+		coll_run(&f, &cfg);
+		assert_int_equal(f.nlog, 0);
+		ne_coll_get_stats(f.coll, &st);
+		assert_int_equal(st.nvlink_bytes, want[w].nvl_bytes);
+		ne_coll_format_algo(f.coll, line, sizeof(line));
+		assert_memory_equal(line, want[w].line, strlen(want[w].line));
+		assert_null(strstr(line, "runs as"));
+		fab_free(&f);
+	}
 }
 
 /*
@@ -276,6 +422,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_two_gpus_exact),
 		cmocka_unit_test(test_egress_shared),
+		cmocka_unit_test(test_nccl_step_latency),
 		cmocka_unit_test(test_rate_from_config),
 		cmocka_unit_test(test_two_servers),
 		cmocka_unit_test(test_two_servers_nccl),
@@ -283,6 +430,8 @@ int main(void)
 		cmocka_unit_test(test_lanes),
 		cmocka_unit_test(test_no_servers),
 		cmocka_unit_test(test_gates),
+		cmocka_unit_test(test_nccl_proto_ll),
+		cmocka_unit_test(test_nccl_proto_auto),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -236,6 +236,17 @@ static void test_rr_vs_split_direction(void **state)
 	assert_true(split1 < split0);
 }
 
+/* A 4 KiB AllReduce of 2 ranks in the nccl model with launch=nccl, run in f. */
+static void run_two_nccl(struct ne_coll_config *c, struct fab *f)
+{
+	ne_coll_config_default(c);
+	assert_int_equal(ne_coll_config_set(c, "model", "nccl"), 0);
+	c->nranks = 2;
+	c->bytes = 4096;
+	assert_int_equal(ne_coll_config_set(c, "launch", "nccl"), 0);
+	coll_run(f, c);
+}
+
 /* A launch cost shifts each iteration, it changes nothing else: with
  * launch=5us every frame of an AllReduce (data checked, 2 iterations, both
  * models) leaves exactly 5 us later per iteration begun, each iteration
@@ -286,18 +297,15 @@ static void test_launch_cost(void **state)
 		struct fab f;
 		char line[256];
 
-		ne_coll_config_default(&c);
-		assert_int_equal(ne_coll_config_set(&c, "model", "nccl"), 0);
-		c.nranks = 2;
-		c.bytes = 4096;
-		assert_int_equal(ne_coll_config_set(&c, "launch", "nccl"), 0);
-		coll_run(&f, &c);
+		run_two_nccl(&c, &f);
 		assert_int_equal(ne_coll_launch_ns(f.coll), 8400);
 		assert_true(ne_coll_iter_time_ns(f.coll, 0) > 8400);
 		fab_free(&f);
 		ne_coll_format_costs(&c, line, sizeof(line));
-		assert_string_equal(line, "# launch: NCCL 2.21.5's baseLat before each collective on "
-					  "every rank (src/graph/tuning.cc; Simple: ring 8.4 us, tree 0)\n");
+		assert_string_equal(line, "# launch: NCCL 2.21.5's latency model of the algorithm and "
+					  "protocol run (src/graph/tuning.cc): baseLat once, hwLat per "
+					  "step (Ring Simple: 8.4, NVLink 3.4, network 14 us; Ring LL: "
+					  "6.6, 0.6, 2.7 us)\n");
 		c.op = NE_COLL_SENDRECV;
 		coll_run(&f, &c);
 		assert_int_equal(ne_coll_launch_ns(f.coll), 0);
@@ -311,6 +319,62 @@ static void test_launch_cost(void **state)
 	}
 }
 
+/* launch=nccl charges NCCL 2.21.5's hwLat per step too (src/graph/tuning.cc):
+ * a network step of Ring Simple is consumed 14 us after its last byte came
+ * in. Two ranks, each its own server, a 4 KiB AllReduce (nccl model): 2
+ * ring steps of one 2 KiB data frame per rank. Each rank's step-2 frame
+ * leaves no earlier than 14 us after its step-1 frame came in, and the run
+ * ends exactly 14 us after the last step-2 frame came in (its ACK is back
+ * long before). With launch=off the step-2 frames leave sooner.
+ * NCCL_PROTO=LL: each step's frame carries 2048 data bytes as 4096 (16-byte
+ * lines of 8 data bytes), and the wait is Ring LL's hwLat[NET], 2.7 us. */
+static void net_steps(const char *proto, uint32_t payload, uint64_t hw_ns, uint64_t base_ns)
+{
+	uint64_t rx1[2] = {0, 0}, tx2[2] = {0, 0}, last_rx = 0;
+	struct ne_coll_config c;
+	struct fab f;
+	int seen[2] = {0, 0};
+
+	ne_coll_config_default(&c);
+	assert_int_equal(ne_coll_config_set(&c, "model", "nccl"), 0);
+	assert_int_equal(ne_coll_config_set(&c, "NCCL_PROTO", proto), 0);
+	c.nranks = 2;
+	c.bytes = 4096;
+	assert_int_equal(ne_coll_config_set(&c, "launch", "nccl"), 0);
+	coll_run(&f, &c);
+	assert_int_equal(coll_verify(f.coll, &c), 0);
+	assert_int_equal(ne_coll_launch_ns(f.coll), base_ns);
+	for (size_t i = 0; i < f.nlog; i++) {
+		const struct fab_rec *r = &f.log[i];
+
+		if (r->payload_len != payload)
+			continue; /* (FIFO entries and ACKs) */
+		if (seen[r->src]++ == 0) {
+			rx1[r->dst] = r->t_rx; /* step 1, into the other rank */
+		} else {
+			tx2[r->src] = r->t_tx;
+			last_rx = r->t_rx > last_rx ? r->t_rx : last_rx;
+		}
+	}
+	assert_int_equal(seen[0], 2);
+	assert_int_equal(seen[1], 2);
+	for (int r = 0; r < 2; r++)
+		assert_true(tx2[r] >= rx1[r] + hw_ns);
+	assert_int_equal(ne_coll_iter_time_ns(f.coll, 0), last_rx + hw_ns);
+	fab_free(&f);
+	assert_int_equal(ne_coll_config_set(&c, "launch", "off"), 0);
+	coll_run(&f, &c);
+	assert_true(ne_coll_iter_time_ns(f.coll, 0) + base_ns + hw_ns < last_rx + hw_ns);
+	fab_free(&f);
+}
+
+static void test_nccl_net_steps(void **state)
+{
+	(void)state;
+	net_steps("Simple", 2048, 14000, 8400);
+	net_steps("LL", 4096, 2700, 6600);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -318,6 +382,7 @@ int main(void)
 		cmocka_unit_test(test_costs_change_time_only),
 		cmocka_unit_test(test_rr_vs_split_direction),
 		cmocka_unit_test(test_launch_cost),
+		cmocka_unit_test(test_nccl_net_steps),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -207,7 +207,8 @@ static void test_auto(void **state)
 	assert_true(trees > 0 && trees < 6);
 }
 
-/* NCCL_ALGO and NCCL_PROTO: NCCL's names, what is not modelled refused. */
+/* NCCL_ALGO and NCCL_PROTO: NCCL's names, what is not modelled refused
+ * (LL and LL128 outside the nccl model). */
 static void test_nccl_names(void **state)
 {
 	struct ne_coll_config cfg;
@@ -226,11 +227,18 @@ static void test_nccl_names(void **state)
 	assert_int_equal(ne_coll_config_set_msg(&cfg, "NCCL_ALGO", "NVLS", msg, sizeof(msg)),
 			 -EINVAL);
 	assert_non_null(strstr(msg, "NCCL_ALGO=NVLS: "));
-	assert_int_equal(ne_coll_config_set_msg(&cfg, "NCCL_PROTO", "LL128", msg, sizeof(msg)),
+	assert_int_equal(ne_coll_config_set_msg(&cfg, "NCCL_PROTO", "LL256", msg, sizeof(msg)),
 			 -EINVAL);
-	assert_non_null(strstr(msg, "only Simple is modelled"));
+	assert_non_null(strstr(msg, "unknown name 'LL256'"));
+	assert_int_equal(ne_coll_config_set(&cfg, "NCCL_PROTO", "LL128"), 0);
+	assert_int_equal(cfg.nccl_proto_off, (1u << NC_PROTO_LL) | (1u << NC_PROTO_SIMPLE));
 	assert_int_equal(ne_coll_config_set(&cfg, "NCCL_PROTO", "^LL"), 0);
 	assert_int_equal(cfg.nccl_proto_off, 1u << NC_PROTO_LL);
+	/* the rocelab model runs Simple only */
+	cfg_tree(&cfg, 4, false);
+	assert_int_equal(ne_coll_config_set_msg(&cfg, "NCCL_PROTO", "LL128", msg, sizeof(msg)),
+			 -EINVAL);
+	assert_non_null(strstr(msg, "modelled with model=nccl only"));
 }
 
 /* Tree is AllReduce's only; servers of different sizes are refused. */

@@ -226,6 +226,34 @@ static void test_parameters(void **state)
 	topo_free(t);
 }
 
+/* A GPU's NIC sends at min(link, servers.pcie_rate); a host that is no GPU
+ * at its link's rate. mixed: 400G PCIe above its 100G links; the same file
+ * with pcie_rate: 50G binds its GPUs (not v0). */
+static void test_nic_rate(void **state)
+{
+	(void)state;
+	struct topo *t = load(mixed);
+	uint64_t link = t->links[t->hosts[0].link].rate_bps;
+	assert_true(link < 400000000000ull);
+	for (uint32_t h = 0; h < 5; h++)
+		assert_int_equal(topo_host_nic_rate_bps(t, h), link);
+	assert_int_equal(topo_host_nic_rate_bps(t, 5), 0);
+	assert_int_equal(topo_host_nic_rate_bps(NULL, 0), 0);
+	topo_free(t);
+	char yaml[sizeof(mixed) + 16], *at;
+	snprintf(yaml, sizeof(yaml), "%s", mixed);
+	at = strstr(yaml, "pcie_rate: 400G");
+	assert_non_null(at);
+	memcpy(at, "pcie_rate:  50G", 15);
+	char err[512] = "";
+	assert_int_equal(topo_load_string(yaml, strlen(yaml), "s.yaml", &t, err, sizeof(err)), 0);
+	assert_true(link > 50000000000ull);
+	assert_int_equal(topo_host_nic_rate_bps(t, 0), link); /* v0: no GPU */
+	for (uint32_t h = 1; h < 5; h++)
+		assert_int_equal(topo_host_nic_rate_bps(t, h), 50000000000ull);
+	topo_free(t);
+}
+
 /* Each bad file is refused with exactly this message (FILE:LINE first). */
 static void test_refusals(void **state)
 {
@@ -261,6 +289,8 @@ static void test_refusals(void **state)
 		 "server is a host)"},
 		{"servers: {nvlink_rate: 3Q}\n", "s.yaml:5: nvlink_rate: '3Q' has a bad or missing unit"},
 		{"servers: {pcie_latency: 5}\n", "s.yaml:5: pcie_latency: '5'"},
+		{"servers: {pcie_rate: 0}\n", "s.yaml:5: pcie_rate: must not be zero"},
+		{"servers: {pcie_rate: -5G}\n", "s.yaml:5: pcie_rate: '-5G' is not a valid rate"},
 		{"servers: {gpus: 8}\n", "s.yaml:5: unknown key 'gpus' in servers"},
 		{"  - {name: a1, leaf: leaf0, server: 'a b', gpu: 1}\n", "s.yaml:5: server: "},
 	};
@@ -298,6 +328,7 @@ int main(void)
 		cmocka_unit_test(test_rail_layout_4x8),
 		cmocka_unit_test(test_odd_servers_and_zones),
 		cmocka_unit_test(test_query_api),
+		cmocka_unit_test(test_nic_rate),
 		cmocka_unit_test(test_parameters),
 		cmocka_unit_test(test_refusals),
 		cmocka_unit_test(test_generator_resolve_twice),
