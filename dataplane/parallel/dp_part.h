@@ -228,7 +228,7 @@ uint64_t dp_parts_crossed_at_end(const struct dp_parts *ps);
  * MPI ranks (dp_part_mem.c): the frames of a packet pool of n that partition
  * part of the cut into parts (topo_part.h, nics_with_leaf as for
  * dp_parts_create) holds, n times its share of the channels it sends on,
- * rounded up (at least 1). Each rank's pool holds the frames waiting on its
+ * rounded up (at least 1,023, or n when fewer). Each rank's pool holds the frames waiting on its
  * own channels: with the pool that one process would have, the whole
  * fabric's, a rank held frames that never come to it. n when parts <= 1,
  * or when the cut fails (dp_parts_create then says why).

@@ -7,6 +7,14 @@
 
 #include "topo_part.h"
 
+/*
+ * The fewest frames a rank's pool gets (n when that is fewer): a partition of
+ * the default cut may hold no switch's channel (3 ranks on 3 switches: 2
+ * leaves and a spine leave one empty), and DPDK refuses a pool of fewer than
+ * 1.5 times its per-core cache (rte_mempool_create_empty: 256 here, dp_pool.c).
+ */
+#define POOL_SHARE_MIN 1023u
+
 uint32_t dp_parts_pool_share(const struct topo *t, uint32_t parts, bool nics_with_leaf,
 			     uint32_t part, uint32_t n)
 {
@@ -32,7 +40,7 @@ uint32_t dp_parts_pool_share(const struct topo *t, uint32_t parts, bool nics_wit
 	free(part_sw);
 	free(part_host);
 	uint64_t share = ((uint64_t)n * mine + all - 1) / all;
-	return share == 0 ? 1 : (uint32_t)share;
+	return (uint32_t)(share < POOL_SHARE_MIN ? (n < POOL_SHARE_MIN ? n : POOL_SHARE_MIN) : share);
 }
 
 uint64_t dp_parts_peak_rss_kib(void)
