@@ -8,6 +8,7 @@
 # leaves' NICs, the collective in lanes; also one that fails), the E1
 # experiment; with 2 ranks and 3 (oversubscribed on 2 cores). Frames do cross
 # between ranks.
+# Each rank holds its share of the packet pool and rank 0 prints every rank's peak memory.
 # Telemetry answers from rank 0 with every rank's counters.
 # The CSV and pcaps too, and a pcapng of three links. Bad input gives exit 2 with one message. Runs in a network namespace of its
 # own (mpirun's launcher talks over its loopback). No runtime directory stays.
