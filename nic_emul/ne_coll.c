@@ -71,7 +71,7 @@ void ne_coll_destroy(struct ne_coll *c)
 			if (r->cq)
 				ne_cq_destroy(r->nic, r->cq);
 			if (r->src_owned)
-				free(r->src);
+				ne_lazy_free(r->src, r->src_len);
 			free(r->in);
 			free(r->work);
 			ne_lazy_free(r->stage, r->stage_len);

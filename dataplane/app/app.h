@@ -157,6 +157,7 @@ struct run {
 	uint64_t start_ns;
 	struct dp_eal eal;
 	uint16_t frame_room;    /* bytes an mbuf holds for a frame */
+	uint32_t pool_frames;   /* the packet pool's frames, all ranks' together (--mbufs, or its default) */
 	int run_rc;             /* 0, or 1 when --lag-policy stop ended the run */
 	bool gathered;          /* MPI: rank 0 holds every rank's counters (the audit needs them) */
 	double wall_s;          /* wall time of the run loop */

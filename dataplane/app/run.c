@@ -343,6 +343,24 @@ static int gather_ranks(struct run *r)
 	return rc;
 }
 
+/*
+ * MPI ranks: rank 0 prints each rank's peak resident memory so far and its
+ * packet pool (stderr: stdout stays one process's). Every rank calls it.
+ * Returns 0 or -errno.
+ */
+static int print_rank_memory(struct run *r)
+{
+	uint64_t mine[2] = {dp_parts_peak_rss_kib(), r->mp->size};
+	uint64_t *all = calloc(2 * (size_t)r->mpi.size, sizeof(*all));
+	int rc = all ? dp_mpi_allgather(&r->mpi, mine, all, sizeof(mine)) : -ENOMEM;
+
+	for (int k = 0; rc == 0 && r->mpi.rank == 0 && !r->o->quiet && k < r->mpi.size; k++)
+		fprintf(stderr, "rocelab-dp: rank %d: peak memory %.1f MiB (resident), a packet pool of %"
+			PRIu64 " frames\n", k, (double)all[2 * k] / 1024, all[2 * k + 1]);
+	free(all);
+	return rc;
+}
+
 /* The virtual clock on --workers threads: the same run as run_virtual's, in windows. */
 static void run_virtual_parts(struct run *r)
 {
@@ -357,7 +375,7 @@ static void run_virtual_parts(struct run *r)
 		r->run_rc = 1;
 		return;
 	}
-	if (gather_ranks(r) < 0) {
+	if (gather_ranks(r) < 0 || (r->mpi.size > 1 && print_rank_memory(r) < 0)) {
 		fprintf(stderr, "rocelab-dp: rank %d: gathering the counters failed\n", r->mpi.rank);
 		dp_mpi_abort(&r->mpi, 1);
 		r->run_rc = 1;
@@ -565,7 +583,7 @@ void run(struct run *r)
 		printf("rocelab-dp: %s; %s clock; %u host ports; packet pool %u frames of %u B; "
 		       "telemetry /rocelab/*\n",
 		       summary, r->o->clock == DP_CLOCK_LIVE ? "live" : "virtual", r->ports.n,
-		       r->mp->size, (unsigned)r->frame_room);
+		       r->pool_frames, (unsigned)r->frame_room);
 	fflush(stdout);
 	clock_gettime(CLOCK_MONOTONIC, &w0);
 	if (r->o->clock == DP_CLOCK_VIRTUAL)

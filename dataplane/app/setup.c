@@ -451,14 +451,23 @@ static uint32_t pool_room(const struct run *r, bool *jumbo)
 	return frame <= 2048 ? 2048 : RTE_ALIGN_CEIL(RTE_MIN(frame, 9216u + 64), RTE_CACHE_LINE_SIZE);
 }
 
-/* The mbuf pool, sized for the largest frame a host may send. Returns 0, -1 with err. */
-static int setup_pool(struct run *r, char *err, size_t errlen)
+static bool nics_in_lanes(const struct run *r, char *why, size_t len);
+
+/*
+ * The mbuf pool, sized for the largest frame a host may send. Under mpirun
+ * a rank's pool is its partition's share (dp_parts_pool_share; lanes: the
+ * emulated NICs run with their leaves). Returns 0, -1 with err.
+ */
+static int setup_pool(struct run *r, bool lanes, char *err, size_t errlen)
 {
 	bool jumbo;
 	uint16_t room = (uint16_t)(RTE_PKTMBUF_HEADROOM + pool_room(r, &jumbo));
 
 	r->frame_room = (uint16_t)(room - RTE_PKTMBUF_HEADROOM);
-	uint32_t n = r->o->mbufs ? r->o->mbufs : jumbo ? 16383 : 65535;
+	r->pool_frames = r->o->mbufs ? r->o->mbufs : jumbo ? 16383 : 65535;
+	uint32_t n = r->pool_frames;
+	if (r->mpi.size > 1)
+		n = dp_parts_pool_share(r->topo, (uint32_t)r->mpi.size, lanes, (uint32_t)r->mpi.rank, n);
 	/* virtual clock: no port reads the pool; its frames go on huge pages (dp_pool.h) */
 	char why[160];
 	r->mp = dp_pool_create("rl_mbuf", n, RTE_ALIGN(sizeof(struct dp_mbuf_priv), RTE_MBUF_PRIV_ALIGN),
@@ -547,7 +556,8 @@ int setup(struct run *r, char *err, size_t errlen)
 	int prc = eal_init(r, err, errlen);
 	if (prc < 0)
 		return prc == -EINVAL ? EXIT_BAD_INPUT : 1;
-	if (setup_pool(r, err, errlen) < 0)
+	bool lanes = nics_in_lanes(r, r->lanes_why, sizeof(r->lanes_why));
+	if (setup_pool(r, lanes, err, errlen) < 0)
 		return 1;
 	if (dp_engine_init(&r->eng, o->clock, tsc_ns, NULL) < 0) {
 		snprintf(err, errlen, "engine: out of memory");
@@ -561,7 +571,6 @@ int setup(struct run *r, char *err, size_t errlen)
 	if ((prc = dp_swx_attach(r->fab, o->pipeline, err, errlen)) < 0)
 		return prc == -EINVAL ? EXIT_BAD_INPUT : 1;
 	bool multi = dp_peers_on(&o->peers);
-	bool lanes = nics_in_lanes(r, r->lanes_why, sizeof(r->lanes_why));
 	prc = dp_parts_create(&r->parts, r->fab, multi ? o->peers.n : o->workers, lanes, o->clock,
 			      tsc_ns, err, errlen);
 	if (prc == 0)

@@ -224,4 +224,19 @@ uint64_t dp_parts_stops(const struct dp_parts *ps);
 /* Of those, the frames that arrived exactly at the end of the window they were handed into. */
 uint64_t dp_parts_crossed_at_end(const struct dp_parts *ps);
 
+/*
+ * MPI ranks (dp_part_mem.c): the frames of a packet pool of n that partition
+ * part of the cut into parts (topo_part.h, nics_with_leaf as for
+ * dp_parts_create) holds, n times its share of the channels it sends on,
+ * rounded up (at least 1,023, or n when fewer). Each rank's pool holds the frames waiting on its
+ * own channels: with the pool that one process would have, the whole
+ * fabric's, a rank held frames that never come to it. n when parts <= 1,
+ * or when the cut fails (dp_parts_create then says why).
+ */
+uint32_t dp_parts_pool_share(const struct topo *t, uint32_t parts, bool nics_with_leaf,
+			     uint32_t part, uint32_t n);
+
+/* This process's peak resident memory so far, in KiB (getrusage's ru_maxrss; 0 if it fails). */
+uint64_t dp_parts_peak_rss_kib(void);
+
 #endif /* DP_PART_H */

@@ -8,6 +8,7 @@
 # leaves' NICs, the collective in lanes; also one that fails), the E1
 # experiment; with 2 ranks and 3 (oversubscribed on 2 cores). Frames do cross
 # between ranks.
+# Each rank holds its share of the packet pool and rank 0 prints every rank's peak memory.
 # Telemetry answers from rank 0 with every rank's counters.
 # The CSV and pcaps too, and a pcapng of three links. Bad input gives exit 2 with one message. Runs in a network namespace of its
 # own (mpirun's launcher talks over its loopback). No runtime directory stays.
@@ -82,6 +83,32 @@ check "incast: h2 received all 40000 packets with 2 ranks, and leaf1 sent PFC to
 
 # 4. 64 emulated NICs on a generated 2-tier Clos: an AllReduce and an AllToAll, data checked.
 nics64 m2
+
+# 4a. Partial state (issue 42 item 4): each rank's packet pool is its partition's
+#     share of --mbufs (the shares add up to at least the whole, each below it), rank 0
+#     prints every rank's peak memory on stderr, and the output stays one process's.
+#     With a pool of 131,071 frames of 4 KiB (some 600 MB, the most of a run's memory,
+#     so that what both runs hold besides, AddressSanitizer's in its CI run, weighs
+#     less), each rank's peak is below 3/4 of one process's (getrusage of the child).
+pool_lines() { # ERR NP: "rank K: peak memory" lines of ranks 0..NP-1, pools that cover the whole
+  awk -v np="$2" -v whole="$3" '/^rocelab-dp: rank [0-9]+: peak memory [0-9.]+ MiB/ {
+      if ($6 > 0 && $13 < whole) { n++; sum += $13 } } END { exit !(n == np && sum >= whole) }' "$1"
+}
+check "partial state: both ranks print their peak memory, pools of less than 16,383 frames adding up to it (allreduce64)" \
+  "pool_lines $tmp/allreduce64.m2.err 2 16383 && ! grep -q 'peak memory' $tmp/allreduce64.1.err"
+check "partial state: 3 ranks print their peak memory, pools adding up to the default 65,535 (incast)" \
+  "pool_lines $tmp/incast.m3.err 3 65535"
+peak_one() { # OUT ARGS...: run ARGS as one process, stdout to OUT; print its peak resident memory in KiB
+  /usr/bin/python3 -c 'import resource, subprocess, sys
+subprocess.run(sys.argv[2:], stdout=open(sys.argv[1], "w"), stderr=subprocess.DEVNULL)
+print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)' "$@"
+}
+big=(--topology "$tmp/clos64.yaml" --mbufs 131071 --coll 'op=allreduce,sizes=1M,data=off,qps=4,mode=split')
+kib=$(peak_one "$tmp/big.1.txt" timeout 600 "$DP" --clock virtual --name "$(name)" "${big[@]}")
+mpi 2 "${big[@]}" > "$tmp/big.m2.txt" 2> "$tmp/big.m2.err"; rc=$?
+mib=$(awk '/^rocelab-dp: rank [0-9]+: peak memory/ { if ($6 > m) m = $6 } END { print m + 0 }' "$tmp/big.m2.err")
+check "partial state: a pool of 131,071 frames, mpirun -np 2: each rank's peak (at most $mib MiB) below 3/4 of one process's (${kib:-?} KiB), the same output, exit $rc" \
+  "[ $rc = 0 ] && [ \"\${kib:-0}\" -gt 0 ] && awk -v m=$mib -v k=\${kib:-0} 'BEGIN { exit !(m > 0 && m * 1024 < 0.75 * k) }' && cmp -s <(strip_wall $tmp/big.1.txt) <(strip_wall $tmp/big.m2.txt) && pool_lines $tmp/big.m2.err 2 131071"
 
 # 4b. A collective in lanes that fails (a host link goes down for good, on
 #     either rank's side): the ranks' lanes end as the threads' do (a lane
