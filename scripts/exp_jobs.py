@@ -22,6 +22,7 @@ max slowdown, the fabric's counters, wall time) and report.md.
 import csv
 import json
 import os
+import re
 import resource
 import statistics
 import sys
@@ -35,7 +36,7 @@ JOB_COLS = ("variant", "seed", "job", "gpus", "servers", "policy", "hosts", "alo
             "slowdown_pct", "exposed_alone_pct", "exposed_mix_pct", "busiest_link", "busiest_util_pct")
 RUN_COLS = ("variant", "seed", "jobs", "slowdown_mean_pct", "slowdown_p99_pct", "slowdown_max_pct",
             "uplink_util_mean_pct", "uplink_util_max_pct", "pfc_frames", "drops_frames", "retrans_packets",
-            "ecn_marked_packets", "wall_s", "peak_rss_MiB")
+            "ecn_marked_packets", "wall_s", "peak_rss_MiB", "pool_dry")
 
 
 def absolute_workload(spec, folder):
@@ -126,6 +127,12 @@ def job_rows(doc, label, seed):
     return rows
 
 
+def pool_dry(stderr):
+    """Times the packet pool ran dry, summed over the lines rocelab-dp (and its runs
+    alone) printed: frames dropped or held back for want of a frame, an emulator limit."""
+    return sum(int(m.group(1)) for m in re.finditer(r"packet pool ran dry (\d+) times", stderr or ""))
+
+
 def run_one(ex, a, exp, v, topo, seed, folder, tmp, tag):
     """One run of variant v: (its job rows, its runs.csv row). ExpError when it fails."""
     doc_path = os.path.join(tmp, f"{tag}.json")
@@ -146,7 +153,8 @@ def run_one(ex, a, exp, v, topo, seed, folder, tmp, tag):
     run = {"variant": v["label"], "seed": seed, "jobs": mix.get("count", 1),
            "slowdown_mean_pct": mix.get("slowdown_mean_pct"), "slowdown_p99_pct": mix.get("slowdown_p99_pct"),
            "slowdown_max_pct": mix.get("slowdown_max_pct"), **counters(doc), "wall_s": wall,
-           "peak_rss_MiB": round(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024)}
+           "peak_rss_MiB": round(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024),
+           "pool_dry": pool_dry(p.stderr)}
     return job_rows(doc, v["label"], seed), run
 
 
@@ -181,6 +189,11 @@ def report(exp, labels, jobs, runs, header):
         vs = f"{100 * (it[lab] / it[base] - 1):+.1f}%" if it.get(lab) and it.get(base) and lab != base else ""
         lines.append(f"| {lab} | {fmt(it[lab])} | {vs} | " + " | ".join(
             fmt(mean_of(sel, k), ".2f" if "pct" in k else ".0f") for k in RUN_COLS[3:13]) + " |")
+    dry = [lab for lab in labels if any(r.get("pool_dry") for r in runs if r["variant"] == lab)]
+    if dry:
+        lines += ["", "**Not the model's:** the packet pool ran dry in " + ", ".join(dry) + " (runs.csv's "
+                  "pool_dry): switches dropped and senders waited for want of a frame, an emulator "
+                  "limit; give the runs more --mbufs."]
     lines += ["", "## Each job: iteration 1 in the mix, us (slowdown against alone, %)", "",
               "| job | GPUs | " + " | ".join(labels) + " |", "|---|---|" + "---|" * len(labels)]
     for n in names:

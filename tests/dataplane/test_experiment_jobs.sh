@@ -101,5 +101,13 @@ refused nofile "$tmp/nofile.yaml:3: jobs: expected a job file"
 printf 'jobs:\n  - {name: a, workload: "astra:w.txt", gpus: 4}\n  - {name: big, workload: "astra:w.txt", gpus: 8}\n' > "$tmp/big.jobs.yaml"
 sed 's/^jobs: mix.jobs.yaml/jobs: big.jobs.yaml/' "$tmp/mix.yaml" > "$tmp/nofit.yaml"
 refused nofit "$tmp/nofit.yaml:5: variant 'packed': rocelab-dp --check refuses it:"
+# a run whose packet pool ran dry is flagged (runs.csv's pool_dry, a line in report.md);
+# these runs' pools never ran dry
+dry=$(/usr/bin/python3 -c "import csv; print(' '.join(r['pool_dry'] for r in csv.DictReader(open('$tmp/r/runs.csv'))))")
+check "runs.csv: pool_dry 0 for both variants ($dry), no 'Not the model's' line" \
+  "[ \"$dry\" = '0 0' ] && ! grep -q \"Not the model's\" $tmp/r/report.md"
+n=$(PYTHONPATH="$(dirname "$0")/../../scripts" /usr/bin/python3 -c "import exp_jobs; print(exp_jobs.pool_dry(
+    'rocelab-dp: the packet pool ran dry 12 times: senders waited\nother\nrocelab-dp: the packet pool ran dry 3 times: x'))")
+check "pool_dry sums the parent's and the runs alone's lines (15: $n)" "[ \"$n\" = 15 ]"
 check "no DPDK runtime directory left behind" "[ $(dpdk_left "rl-expj-$$-packed" "rl-expj-$$-spread" "rl-expj-$$-wl") -eq 0 ]"
 tap_done
