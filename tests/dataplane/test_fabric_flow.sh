@@ -18,6 +18,10 @@
 #   - NVLink: 2 servers x 4 GPUs on one leaf, a 1 MiB AllReduce in 512 KiB
 #     chunks: the 6 in-server connections' 84 transfers never enter the
 #     fabric ("# nvlink:" line as the packet engine's), busbw within 3 %;
+#   - one fabric for the run: two collectives at once on one shared link
+#     take the time of half its rate, on disjoint links their time alone;
+#     iterations run on the fabric as it is (and as the first on an idle one);
+#     the link table's util%;
 #   - analytical: a ring AllReduce on one idle leaf within 1 % of
 #     2(n-1)/n x S / link rate (time) and of the link rate (busbw);
 #   - refused with exit 2 and the reason: an incast (E4's PFC and buffers),
@@ -74,6 +78,48 @@ for it in 1 4; do
 done
 b1=$(link_bytes "$tmp/iters1.json" 2> /dev/null) b4=$(link_bytes "$tmp/iters4.json" 2> /dev/null)
 check "the link table, iters=4: h0>leaf0 $b4 B = 4 x iters=1's $b1 B" "[ -n '$b1' ] && [ '$b1' -gt 0 ] && [ '$b4' -eq \$((4 * $b1)) ]"
+
+# One flow fabric for the run (issue 42): collectives that run at once share
+# its links. 2 leaves x 2 hosts, one spine, every link 100 Gbit/s and 1 us.
+# A sendrecv of 1 MiB (two 524,288 B transfers, one after the other on its
+# one QP; cts=off) from h0 to h2 crosses 4 links: alone, each transfer's
+# bytes take ceil(524,288 x 8 / 100) = 41,944 ns, so 2 x 41,944 + the data's
+# latency 4 x (1,000 + 335) = 5,340 + the ACK's 4 x (1,000 + 7) = 4,028:
+# 93,256 ns. With h1 to h3's the same at once, both cross leaf0>spine0 and
+# spine0>leaf1 at 50 Gbit/s each: 2 x ceil(83,886.08) = 167,774 + 9,368 =
+# 177,142 ns for both. On disjoint links (h1 to h0 beside h2 to h3: 2 hops,
+# 2 x 41,944 + 2,670 + 2,014 = 88,572 ns) each keeps its time alone exactly.
+"$TOPO_TOOL" --generate spines=1,leaves=2,hosts=2,attach=emulated,host-mtu=9000 -o "$tmp/l2.yaml" > /dev/null
+sr() { echo "op=sendrecv,hosts=$1,pairs=0>1,sizes=1M,data=off,qps=1,cts=off${2-}"; }
+# JSON: each collective's first size's time_us, one a line
+times() { /usr/bin/python3 -c "
+import json, sys
+for c in json.load(open(sys.argv[1]))['collectives']: print(c['sizes'][0]['time_us'])" "$1"; }
+share() { # ID WHAT EXPECTED-TIMES COLL...: the collectives at once, each one's time
+  local id=$1 n=$2 want=$3; shift 3
+  local args=()
+  for c in "$@"; do args+=(--coll "$c"); done
+  dp "share-$id" --topology "$tmp/l2.yaml" --fabric flow --json "$tmp/share-$id.json" "${args[@]}" \
+    > "$tmp/share-$id.txt" 2>&1; local rc=$?
+  local got; got=$(times "$tmp/share-$id.json" 2> /dev/null | tr '\n' ' ')
+  check "one fabric, $n: exit 0 ($rc), times $want us, got $got" "[ $rc -eq 0 ] && [ '$got' = '$want ' ]"
+}
+share alone alone "93.256" "$(sr h0+h2)"
+share shared "one link shared (half rate each)" "177.142 177.142" "$(sr h0+h2)" "$(sr h1+h3)"
+share alone2 "h1>h0 alone" "88.572" "$(sr h1+h0)"
+share disjoint "disjoint links (the time alone)" "88.572 88.572" "$(sr h1+h0)" "$(sr h2+h3)"
+# iterations follow one another on the fabric as it is: h0 to h2's first of
+# 2 shares the link with h1 to h3's one (177,142 ns), its second runs alone
+# (93,256 ns): mean 135,199 ns. Alone, 1 warm-up + 4 take the first's time each.
+share iters2 "2 iterations, the first shared" "135.199 177.142" "$(sr h0+h2 ,iters=2)" "$(sr h1+h3)"
+share iters5 "idle fabric, 5 iterations" "93.256" "$(sr h0+h2 ,warmup=1,iters=4)"
+check "idle fabric, 5 iterations: the run's clock ends at 5 x 93.256 us" \
+  "grep -q 'ran 0.000466 s (virtual)' $tmp/share-iters5.txt"
+# the link table's util% is each link's busy time: payload and packets'
+# 82 B wire overhead at its rate, over the run (h0>leaf0 alone: (1,048,576 +
+# 256 x 82) x 8 / 100 = 85,565 ns of 93,256 ns: 91.8 %)
+check "the link table's util% for h0>leaf0: 91.8" \
+  "grep -Eq '^h0>leaf0 +up +256 +1048576 +91.8 ' $tmp/share-alone.txt"
 
 # NCCL's split over 16 QPs on those 2 hosts: every QP's data takes the one
 # path (host, leaf, host), so each transfer's 16 parts go as one flow of
