@@ -21,7 +21,8 @@
 #   - one fabric for the run: two collectives at once on one shared link
 #     take the time of half its rate, on disjoint links their time alone;
 #     iterations run on the fabric as it is (and as the first on an idle one);
-#     the link table's util%;
+#     the link table's util%; jobs (--jobs) share it: packed, each keeps
+#     its time alone; spread over the spine, both slow down;
 #   - analytical: a ring AllReduce on one idle leaf within 1 % of
 #     2(n-1)/n x S / link rate (time) and of the link rate (busbw);
 #   - refused with exit 2 and the reason: an incast (E4's PFC and buffers),
@@ -120,6 +121,39 @@ check "idle fabric, 5 iterations: the run's clock ends at 5 x 93.256 us" \
 # 256 x 82) x 8 / 100 = 85,565 ns of 93,256 ns: 91.8 %)
 check "the link table's util% for h0>leaf0: 91.8" \
   "grep -Eq '^h0>leaf0 +up +256 +1048576 +91.8 ' $tmp/share-alone.txt"
+
+# Jobs (--jobs, --workload) on the one flow fabric: two jobs of 4 GPUs, each
+# the ASTRA-sim DATA file data/workload-data4.txt (2 AllReduces), on 2 leaves
+# x 4 hosts under one spine (test_jobs.sh's fabric). Packed (a job a leaf),
+# they share no link: each keeps its time alone exactly (slowdown 0.00 %),
+# and alone is a plain --workload run's time on its hosts. Spread (both rings
+# cross leaf0-spine0-leaf1), they share the leaves' uplinks: both slow down.
+DATA=$(dirname "$0")/data
+W=$(realpath "$DATA/workload-data4.txt")
+jobs_file() { # POLICY: two jobs of 4 GPUs
+  printf 'policy: %s\njobs:\n  - {name: a, workload: "astra:%s", gpus: 4}\n  - {name: b, workload: "astra:%s", gpus: 4}\n' \
+    "$1" "$W" "$W"
+}
+# FILE JOB: from the job's "# jobs: NAME: ..." line, "hosts alone mix slowdown"
+job_line() {
+  sed -n "s/^# jobs: $2: .* (\([h0-9+]*\)), arrival .*: iteration 1 alone \([0-9.]*\) us, in the mix \([0-9.]*\) us, slowdown \([-0-9.]*\) %\$/\1 \2 \3 \4/p" "$1"
+}
+for pol in packed spread; do
+  jobs_file $pol > "$tmp/$pol.yaml"
+  names+=("rl-flow-$$-jobs-$pol-alone0" "rl-flow-$$-jobs-$pol-alone1")
+  dp "jobs-$pol" --quiet --topology "$DATA/two-leaves-one-spine.yaml" --fabric flow --jobs "$tmp/$pol.yaml" \
+    > "$tmp/jobs-$pol.txt" 2>&1
+  echo "$pol: exit $?" >> "$tmp/jobs-rc"
+done
+check "jobs: both mixes exit 0" "grep -c ': exit 0' $tmp/jobs-rc | grep -qx 2"
+pa=$(job_line "$tmp/jobs-packed.txt" a) pb=$(job_line "$tmp/jobs-packed.txt" b)
+sa=$(job_line "$tmp/jobs-spread.txt" a) sb=$(job_line "$tmp/jobs-spread.txt" b)
+plain=$(dp jobs-plain --quiet --topology "$DATA/two-leaves-one-spine.yaml" --fabric flow \
+  --workload "astra:$W,hosts=h0+h1+h2+h3" 2> /dev/null | awk '$2 == "job:" && $4 == "1:" { print $6 }')
+check "jobs packed: a ($pa) and b ($pb) keep their time alone in the mix (0.00 %), a plain --workload run's ($plain)" \
+  "(set -- $pa; [ \$2 = \$3 ] && [ \$4 = 0.00 ] && [ \$2 = '$plain' ]) && (set -- $pb; [ \$2 = \$3 ] && [ \$4 = 0.00 ])"
+check "jobs spread: a ($sa) and b ($sb) slow down in the mix (the shared uplinks)" \
+  "(set -- $sa; [ \$4 != 0.00 ] && awk -v a=\$2 -v m=\$3 'BEGIN { exit !(m > a) }') && (set -- $sb; awk -v a=\$2 -v m=\$3 'BEGIN { exit !(m > a) }')"
 
 # NCCL's split over 16 QPs on those 2 hosts: every QP's data takes the one
 # path (host, leaf, host), so each transfer's 16 parts go as one flow of
