@@ -7,8 +7,8 @@ joined by 16 ATSWs at 1:7 (24,576 GPUs), run by rocelab-dp --fabric flow.
 Meta's numbers: docs/explanation/FACTS-NCCL-RNIC.md ("Meta's fabric").
 
 Each job is one --coll of one rocelab-dp run (all jobs of a table row in one
-run); the flow engine runs each job alone on an empty fabric, so jobs do not
-share links with one another. Placements (seeded, Python's random.Random):
+run); the jobs run at once on the run's one flow fabric, so their flows share
+its links by max-min fairness. Placements (seeded, Python's random.Random):
   rack-aware  job j on whole racks (64 racks each), ranks rack by rack (E1);
   random      the same hosts, ranks in a random order (E1);
   fragmented  every rack's 16 hosts shuffled and dealt over the jobs, so each

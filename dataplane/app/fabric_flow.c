@@ -7,6 +7,7 @@
 #include "app.h"
 
 #include <stdio.h>
+#include <string.h>
 
 #include "dp_flowrun.h"
 #include "ne_coll.h"
@@ -26,8 +27,8 @@ static const char *needs_packets(const struct opts *o)
 		return "--workers / --process (the flow engine runs in one partition)";
 	if (o->coll_series)
 		return "--coll-series (no QP is active on a NIC)";
-	if (!o->coll.n)
-		return "no --coll (the flow engine runs collectives only)";
+	if (!o->coll.n && !o->workload && !o->jobs)
+		return "no --coll, --workload or --jobs (the flow engine runs collectives only)";
 	return NULL;
 }
 
@@ -79,6 +80,12 @@ int fabric_flow_start(struct run *r, char *err, size_t errlen)
 			snprintf(err, errlen, "--fabric flow: --coll %s: %s", o->coll.spec[i], no);
 			return EXIT_BAD_INPUT;
 		}
+	/* (the jobs' collectives run data=off whatever the spec says: dp_job.c) */
+	if (o->job_coll && (no = coll_refused(o->job_coll, why, sizeof(why))) != NULL &&
+	    strncmp(no, "data=on", 7) != 0) {
+		snprintf(err, errlen, "--fabric flow: --job-coll %s: %s", o->job_coll, no);
+		return EXIT_BAD_INPUT;
+	}
 	r->nics.flow_run = dp_flowrun_nics;
 	return 0;
 }

@@ -459,39 +459,55 @@ void coll_cannot_start(struct dp_coll *c, int e)
 	c->run = NULL;
 }
 
-/* --fabric flow: the size ends at now, when the flow engine said it would. */
+/* --fabric flow: the size ended at now (arg 0), or failed (arg 1). */
 static void coll_flow_end(void *obj, uint64_t arg, uint64_t now)
 {
-	(void)arg;
-	coll_size_done(obj, now);
+	if (arg)
+		coll_notify_end(obj, now);
+	else
+		coll_size_done(obj, now);
+}
+
+/* --fabric flow: the size ended at now (its counters line first), or failed
+ * (why); what follows runs from a timer at now, outside the flow engine's step. */
+static void coll_flow_done(void *obj, int err, const char *text, uint64_t now)
+{
+	struct dp_coll *c = obj;
+
+	if (err) {
+		coll_start_failed(c, text);
+		ne_coll_destroy(c->run);
+		c->run = NULL;
+	} else {
+		coll_put(c, text);
+	}
+	if (dp_timer_add_lp(nics_eng(c->ns), DP_COLL_LP, now, coll_flow_end, c, err != 0) < 0 && !err)
+		coll_start_failed(c, "no timer left");
 }
 
 /*
  * --fabric flow: c's size (its run created, not started) on the flow engine
- * from now; the flow engine's line now, the size's lines at its end.
+ * from now, sharing its fabric with the collectives running then; its lines
+ * at its end (coll_flow_done), the flow engine's counters first.
  */
 static void coll_flow_size(struct dp_coll *c, uint64_t now)
 {
 	uint32_t *host_of = calloc(c->cfg.nranks, sizeof(*host_of));
-	char why[256] = "out of memory", line[512] = "";
+	char why[256] = "out of memory";
 	int e = host_of ? 0 : -ENOMEM;
 
 	for (uint32_t r = 0; host_of && r < c->cfg.nranks; r++)
 		host_of[r] = c->ns->h[c->rank_nic[r]].host;
 	if (!e)
-		e = c->ns->flow_run(c->ns, c->run, &c->cfg, c->nics, host_of, now, line, sizeof(line),
+		e = c->ns->flow_run(c->ns, c->run, &c->cfg, c->nics, host_of, now, coll_flow_done, c,
 				    why, sizeof(why));
 	free(host_of);
 	if (e) {
 		coll_start_failed(c, why);
 		ne_coll_destroy(c->run);
 		c->run = NULL;
-		return;
+		coll_notify_end(c, now);
 	}
-	coll_put(c, line);
-	/* (its lines at its end, as a packet run's: the run's clock gets there) */
-	if (dp_timer_add_lp(nics_eng(c->ns), DP_COLL_LP, ne_coll_done_at(c->run), coll_flow_end, c, 0) < 0)
-		coll_start_failed(c, "no timer left");
 }
 
 void coll_start_size(void *obj, uint64_t arg, uint64_t now)

@@ -91,15 +91,17 @@ struct dp_nic_host {
 /*
  * A size of a collective run elsewhere than on the NICs (--fabric flow): run
  * (created, never started) over nics[rank] on fabric hosts host_of[rank]
- * from now_ns; on success it hands its times to run
- * (ne_coll_set_external_times) and puts a comment line of its own counters
- * in line. Returns 0, or a negative errno with why.
+ * from now_ns, on the run's clock. At its end it hands its times to run
+ * (ne_coll_set_external_times) and calls done(obj, 0, a comment line of its
+ * own counters, now), or done(obj, -errno, why, now) when it failed. Returns
+ * 0 when it started, or a negative errno with why (done is not called).
  */
 struct dp_nics;
+typedef void (*dp_coll_flow_done_fn)(void *obj, int err, const char *text, uint64_t now_ns);
 typedef int (*dp_coll_flow_fn)(struct dp_nics *ns, struct ne_coll *run,
 			       const struct ne_coll_config *cfg, struct ne_nic *const *nics,
-			       const uint32_t *host_of, uint64_t now_ns, char *line, size_t line_cap,
-			       char *why, size_t why_cap);
+			       const uint32_t *host_of, uint64_t now_ns, dp_coll_flow_done_fn done,
+			       void *obj, char *why, size_t why_cap);
 
 struct dp_nics_lane {
 	/* NICs whose wake-up time a collective's poll must look at again:
@@ -134,6 +136,7 @@ struct dp_nics {
 	/* --fabric flow: each size runs on another fabric model (dp_flowrun_nics),
 	 * not the NICs; NULL: the NICs. Set before dp_nics_add_coll. */
 	dp_coll_flow_fn flow_run;
+	void *flow_ctx;             /* flow_run's own: the flow fabric the running collectives share */
 };
 /*
  * Check a --coll SPEC against topology t before anything runs: its keys, its

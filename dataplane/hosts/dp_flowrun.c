@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * dp_flowrun: a collective's plan on the flow engine (dp_flowrun.h). The
- * grant and send steps follow nic_emul/ne_coll_run.c's rules (grant_step,
- * sender_step) on the driver's own per-transfer flags; flows replace the
- * NICs' WQEs.
+ * dp_flowrun: a collective's plan on the flow engine (dp_flowrun.h), one
+ * size's replay on the shared flow fabric (dp_flowrun_priv.h). The grant and
+ * send steps follow nic_emul/ne_coll_run.c's rules (grant_step, sender_step)
+ * on the driver's own per-transfer flags; flows replace the NICs' WQEs.
  */
-#include "dp_flowrun.h"
+#include "dp_flowrun_priv.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -79,8 +79,8 @@ struct fr_group {
 
 struct fr {
 	struct dp_fabric *f;
-	struct fl_fabric *fl;
-	const struct ne_coll *run;
+	struct fs_shared *sh;         /* the flow fabric it shares (sh->fl) */
+	struct ne_coll *run;
 	const struct ne_coll_config *cfg;
 	struct ne_coll_rules rules;
 	struct fr_conn *c;
@@ -102,8 +102,16 @@ struct fr {
 	uint32_t *tmr_free, n_tmr_free, cap_tmr;
 	uint64_t *sent;               /* cookies of parts whose last byte went (fl_config.sent) */
 	uint32_t n_sent, cap_sent;
-	struct dp_flowrun_stats *st;
+	struct dp_flowrun_stats *st, st_own;
 	uint64_t now;                 /* the run's time at the size's start (the switches' decisions) */
+	/* iterations: each starts launch after the one before ended, on the fabric as it is */
+	uint64_t launch;              /* ne_coll_launch_ns */
+	uint64_t next_start;          /* when the next iteration's flows start; FL_TIME_INF: none pending */
+	uint64_t t0;                  /* when the current one's flows started */
+	uint64_t *iter_ns;            /* [rules.iters] the times of those that ended */
+	uint32_t iter;                /* iterations ended */
+	bool in_iter;                 /* an iteration runs */
+	bool over;                    /* the last one ended */
 	int err;
 };
 
@@ -140,8 +148,7 @@ static void count_path(struct fr *r, const struct fr_path *p, uint64_t bytes, ui
 /* w messages of bytes each on path p from now, as one flow of weight w. */
 static void start_flow(struct fr *r, const struct fr_path *p, uint64_t bytes, uint32_t w, uint64_t ck)
 {
-	uint32_t id;
-	int e = fl_flow_start_weighted(r->fl, p->hop, p->n, bytes, w, fl_now(r->fl), ck, &id);
+	int e = fs_flow_start(r->sh, r, p->hop, p->n, bytes, w, ck);
 
 	if (e < 0 && !r->err)
 		r->err = e;
@@ -179,7 +186,7 @@ static void start_timer(struct fr *r, const struct fr_path *p, uint64_t lat, uin
 	}
 	id = r->tmr_free[--r->n_tmr_free];
 	r->tmr_ck[id] = ck;
-	if (fl_heap_set(&r->tmr, id, fl_now(r->fl) + lat) < 0 && !r->err)
+	if (fl_heap_set(&r->tmr, id, fl_now(r->sh->fl) + lat) < 0 && !r->err)
 		r->err = -ENOMEM;
 	r->st->timers++;
 	count_path(r, p, 0, 1);
@@ -237,9 +244,9 @@ static int conn_paths(struct fr *r, struct fr_conn *cn, struct ne_nic *const *ni
 			     nccl ? OP_WRITE_ONLY_IMM : OP_SEND_ONLY_IMM, &cn->cts, why, cap);
 	/* what a header-only packet's flow would take (the timers') */
 	for (uint32_t q = 0; q < r->nqps && !e; q++)
-		e = fl_path_latency(r->fl, cn->ack[q].hop, cn->ack[q].n, 0, &cn->ack_lat[q]);
+		e = fl_path_latency(r->sh->fl, cn->ack[q].hop, cn->ack[q].n, 0, &cn->ack_lat[q]);
 	if (!e)
-		e = fl_path_latency(r->fl, cn->cts.hop, cn->cts.n, 0, &cn->cts_lat);
+		e = fl_path_latency(r->sh->fl, cn->cts.hop, cn->cts.n, 0, &cn->cts_lat);
 	for (uint32_t q = 0; q < r->nqps; q++) { /* the QPs' classes by data path */
 		cn->lead[q] = (uint8_t)q;
 		for (uint32_t l = 0; l < q && cn->lead[q] == q; l++)
@@ -299,11 +306,8 @@ static int groups_setup(struct fr *r)
 	return 0;
 }
 
-/* fl_config.sent: a flow's last byte went; acted on after the engine's call (sq_next). */
-static void part_sent(void *ctx, uint64_t ck)
+void fr_sent(struct fr *r, uint64_t ck)
 {
-	struct fr *r = ctx;
-
 	if (ck >> 62 != FR_DATA && ck >> 62 != FR_PARTS)
 		return;
 	if (r->n_sent == r->cap_sent) {
@@ -320,25 +324,12 @@ static void part_sent(void *ctx, uint64_t ck)
 	r->sent[r->n_sent++] = ck;
 }
 
-static int fl_setup(struct fr *r)
+/* The link table's counters of this replay (added to the fabric's at its end). */
+static int chans_setup(struct fr *r)
 {
-	struct fl_config fc = {.mtu_bytes = r->cfg->path_mtu, .sent = part_sent, .sent_ctx = r};
-
-	r->fl = fl_create(&fc);
 	r->chan_bytes = calloc(r->f->n_chans + 1, sizeof(*r->chan_bytes));
 	r->chan_pkts = calloc(r->f->n_chans + 1, sizeof(*r->chan_pkts));
-	if (!r->fl || !r->chan_bytes || !r->chan_pkts)
-		return -ENOMEM;
-	for (uint32_t i = 0; i < r->f->n_chans; i++) {
-		const struct dp_chan *ch = &r->f->chans[i];
-		uint64_t bps = ch->rate_bps < FL_BPS_MIN ? FL_BPS_MIN : ch->rate_bps;
-		uint32_t id;
-		int e = fl_link_add(r->fl, bps, ch->delay_ns, &id);
-
-		if (e < 0)
-			return e;
-	}
-	return 0;
+	return r->chan_bytes && r->chan_pkts ? 0 : -ENOMEM;
 }
 
 static void fr_free(struct fr *r)
@@ -371,7 +362,7 @@ static void fr_free(struct fr *r)
 	free(r->nvl_free);
 	free(r->chan_bytes);
 	free(r->chan_pkts);
-	fl_destroy(r->fl);
+	free(r->iter_ns);
 }
 
 /* ------------------------------------------------------------------ */
@@ -705,54 +696,92 @@ static void delivered(struct fr *r, uint64_t ck)
 	}
 }
 
-/* One iteration from fl's time 0; its time into *ns. 0, or a negative errno. */
-static int run_iter(struct fr *r, uint64_t *ns)
+void fr_delivered(struct fr *r, uint64_t ck)
 {
-	struct fl_done done[64];
-	uint64_t t = 0;
+	delivered(r, ck);
+}
 
-	for (uint32_t k = 0; k < r->nconns; k++)
-		mark_conn(r, k);
-	for (uint32_t g = 0; g < r->rules.ngroups; g++)
-		mark_group(r, g);
-	for (;;) {
-		run_marked(r, t);
-		if (r->err)
-			return r->err;
-		if (!r->recv_left && !r->send_left)
-			break;
-		uint64_t tf = fl_next_event_ns(r->fl);
-		uint64_t tn = fl_heap_empty(&r->nvl) ? FL_TIME_INF : fl_heap_top(&r->nvl).key;
-		uint64_t tt = fl_heap_empty(&r->tmr) ? FL_TIME_INF : fl_heap_top(&r->tmr).key;
+/* An iteration's state back to its start: the transfers' flags, the
+ * counters and the round-robin places (each iteration runs the same plan). */
+static void iter_reset(struct fr *r)
+{
+	for (uint32_t k = 0; k < r->nconns; k++) {
+		struct fr_conn *cn = &r->c[k];
+		uint32_t n = cn->info.ntransfers;
 
-		t = tf < tn ? tf : tn;
-		t = tt < t ? tt : t;
-		if (t == FL_TIME_INF)
-			return -EDEADLK;
-		if (fl_run_until(r->fl, t) < 0)
-			return -EDEADLK;
-		for (size_t n; (n = fl_done_pop(r->fl, done, 64)) > 0;)
-			for (size_t i = 0; i < n; i++)
-				delivered(r, done[i].cookie);
-		/* (after the flows of the same instant: their order only orders marks) */
-		while (!fl_heap_empty(&r->tmr) && fl_heap_top(&r->tmr).key <= t) {
-			uint32_t id = fl_heap_top(&r->tmr).id;
-
-			fl_heap_del(&r->tmr, id);
-			r->tmr_free[r->n_tmr_free++] = id;
-			delivered(r, r->tmr_ck[id]);
-		}
-		sq_next(r);
-		while (!fl_heap_empty(&r->nvl) && fl_heap_top(&r->nvl).key <= t) {
-			uint32_t id = fl_heap_top(&r->nvl).id, k = id / r->rules.window;
-
-			fl_heap_del(&r->nvl, id);
-			send_done(r, k, r->nvl_seq[id]);
-			consume(r, k, r->nvl_seq[id]);
-		}
+		memset(cn->flags, 0, n);
+		cn->send_next = cn->grant_next = 0;
+		r->recv_left += n;
+		r->send_left += n;
 	}
-	*ns = t;
-	return 0;
+	for (uint32_t g = 0; g < r->rules.ngroups; g++)
+		r->g[g].rr_next = r->g[g].granted = 0;
+}
+
+/* The current iteration ended at t: its time; then the next one's start, or the end. */
+static void iter_end(struct fr *r, uint64_t t)
+{
+	/* (launch=: the packet engine's ranks wait it out before each iteration) */
+	r->iter_ns[r->iter++] = r->launch + (t - r->t0);
+	r->in_iter = false;
+	if (r->iter == r->rules.iters) {
+		r->over = true;
+		return;
+	}
+	iter_reset(r);
+	r->next_start = t + r->launch;
+}
+
+void fr_at(struct fr *r, uint64_t t)
+{
+	if (r->over || r->err)
+		return;
+	/* (after the flows of the same instant: their order only orders marks) */
+	while (!fl_heap_empty(&r->tmr) && fl_heap_top(&r->tmr).key <= t) {
+		uint32_t id = fl_heap_top(&r->tmr).id;
+
+		fl_heap_del(&r->tmr, id);
+		r->tmr_free[r->n_tmr_free++] = id;
+		delivered(r, r->tmr_ck[id]);
+	}
+	sq_next(r);
+	while (!fl_heap_empty(&r->nvl) && fl_heap_top(&r->nvl).key <= t) {
+		uint32_t id = fl_heap_top(&r->nvl).id, k = id / r->rules.window;
+
+		fl_heap_del(&r->nvl, id);
+		send_done(r, k, r->nvl_seq[id]);
+		consume(r, k, r->nvl_seq[id]);
+	}
+	if (r->next_start <= t) { /* an iteration starts: every connection and group may go */
+		r->next_start = FL_TIME_INF;
+		r->t0 = t;
+		r->in_iter = true;
+		for (uint32_t k = 0; k < r->nconns; k++)
+			mark_conn(r, k);
+		for (uint32_t g = 0; g < r->rules.ngroups; g++)
+			mark_group(r, g);
+	}
+	run_marked(r, t);
+	if (!r->err && r->in_iter && !r->recv_left && !r->send_left)
+		iter_end(r, t);
+}
+
+uint64_t fr_next_ns(const struct fr *r)
+{
+	uint64_t t = r->next_start;
+
+	if (r->over || r->err)
+		return FL_TIME_INF;
+	if (!fl_heap_empty(&r->nvl) && fl_heap_top(&r->nvl).key < t)
+		t = fl_heap_top(&r->nvl).key;
+	if (!fl_heap_empty(&r->tmr) && fl_heap_top(&r->tmr).key < t)
+		t = fl_heap_top(&r->tmr).key;
+	return t;
+}
+
+int fr_state(const struct fr *r)
+{
+	return r->err ? r->err : r->over ? 1 : 0;
 }
 
 static int fr_setup(struct fr *r, struct ne_coll *run, struct ne_nic *const *nics,
@@ -770,7 +799,7 @@ static int fr_setup(struct fr *r, struct ne_coll *run, struct ne_nic *const *nic
 	if (!r->c || !r->dirty_c || !r->dirty_g || !r->nvl_seq || !r->nvl_free ||
 	    fl_heap_init(&r->nvl, r->nconns * r->rules.window + 1))
 		return -ENOMEM;
-	e = fl_setup(r);
+	e = chans_setup(r);
 	for (uint32_t k = 0; k < r->nconns && !e; k++) {
 		e = conn_setup(r, run, k);
 		if (!e && !r->c[k].plan.nvl)
@@ -781,116 +810,65 @@ static int fr_setup(struct fr *r, struct ne_coll *run, struct ne_nic *const *nic
 	return e;
 }
 
-/* Every flow's packets and payload into the link table (headers not counted),
- * for iters iterations: each runs the same flows (dp_flowrun_coll). */
-static void count_chans(struct fr *r, uint64_t iters)
+void fr_result(struct fr *r, struct fr_out *out)
 {
-	for (uint32_t i = 0; i < r->f->n_chans; i++) {
-		struct dp_chan *ch = &r->f->chans[i];
+	*out = (struct fr_out){.iter_ns = r->iter_ns, .iters = r->rules.iters, .start_ns = r->now,
+			       .chan_bytes = r->chan_bytes, .chan_pkts = r->chan_pkts, .st = r->st};
+}
 
-		if (r->chan_pkts[i] == 0)
-			continue;
-		r->st->links_crossed++;
-		/* (in the data's class, priority 3 by DSCP 26: grants and ACKs too) */
-		ch->q[3].tx_bytes += iters * r->chan_bytes[i];
-		ch->q[3].tx_pkts += iters * r->chan_pkts[i];
-		ch->flow_pkts += iters * r->chan_pkts[i]; /* (frames' audit: not frames; audit_bytes checks these) */
+struct ne_coll *fr_run(const struct fr *r)
+{
+	return r->run;
+}
+
+void fr_destroy(struct fr *r)
+{
+	if (r) {
+		fr_free(r);
+		free(r);
 	}
 }
 
-/*
- * The flow engine's byte conservation at an iteration's end (dp_audit.h):
- * per link, bytes sent = bytes of delivered flows + bytes in flight. The
- * first mismatch is a line on stderr, counted in the fabric's audit_flow_bad.
- */
-static void audit_bytes(struct fr *r)
+struct fr *fr_create(struct fs_shared *sh, struct ne_coll *run, const struct ne_coll_config *cfg,
+		     struct ne_nic *const *nics, const uint32_t *host_of, uint64_t now_ns, int *err,
+		     char *why, size_t cap)
 {
-	struct fl_mismatch m;
-	int e = fl_check_bytes(r->fl, &m);
-
-	if (e == 0)
-		return;
-	r->f->audit_flow_bad++;
-	if (e < 0) {
-		fprintf(stderr, "rocelab-dp: AUDIT: flow engine: the byte check ran out of memory\n");
-		return;
-	}
-	char place[96] = "all links";
-	if (m.link != FL_LINK_ALL && m.link < r->f->n_chans)
-		snprintf(place, sizeof(place), "link %s>%s", topo_node_name(r->f->topo, r->f->chans[m.link].from),
-			 topo_node_name(r->f->topo, r->f->chans[m.link].to));
-	fprintf(stderr, "rocelab-dp: AUDIT: flow engine, %s: %" PRId64 " byte(s) unaccounted (sent %" PRIu64
-		" = delivered %" PRIu64 " + in flight %" PRIu64 ")\n", place,
-		(int64_t)(m.sent - m.delivered - m.in_flight), m.sent, m.delivered, m.in_flight);
-}
-
-int dp_flowrun_coll(struct dp_fabric *f, struct ne_coll *run, const struct ne_coll_config *cfg,
-		    struct ne_nic *const *nics, const uint32_t *host_of, uint64_t now_ns,
-		    struct dp_flowrun_stats *st, char *why, size_t cap)
-{
-	struct fr r = {.f = f, .run = run, .cfg = cfg, .st = st, .now = now_ns};
-	struct fl_stats fs;
-	uint64_t t = 0, *iters = NULL;
+	struct fr *r = calloc(1, sizeof(*r));
 	int e;
 
-	memset(st, 0, sizeof(*st));
 	if (cap)
 		why[0] = '\0';
-	e = fr_setup(&r, run, nics, host_of, why, cap);
-	if (!e)
-		e = run_iter(&r, &t);
-	if (!e) {
-		iters = calloc(r.rules.iters + 1, sizeof(*iters));
-		e = iters ? 0 : -ENOMEM;
+	if (!r) {
+		*err = -ENOMEM;
+		snprintf(why, cap, "out of memory");
+		return NULL;
 	}
+	*r = (struct fr){.f = sh->f, .sh = sh, .run = run, .cfg = cfg, .now = now_ns,
+			 .launch = ne_coll_launch_ns(run), .next_start = now_ns};
+	r->st = &r->st_own;
+	r->next_start += r->launch;
+	e = fr_setup(r, run, nics, host_of, why, cap);
 	if (!e) {
-		/* every iteration starts on an empty fabric in the same state: the same time,
-		 * after the launch cost (launch=), as the packet engine's ranks wait it out */
-		for (uint32_t i = 0; i < r.rules.iters; i++)
-			iters[i] = ne_coll_launch_ns(run) + t;
-		e = ne_coll_set_external_times(run, now_ns, iters, r.rules.iters);
-		count_chans(&r, r.rules.iters);
-		audit_bytes(&r);
-		fl_stats_get(r.fl, &fs);
-		st->events = fs.events;
-		st->recomputes = fs.recomputes;
-		st->flows_touched = fs.flows_touched;
-		st->links_touched = fs.links_touched;
-		st->iter_ns = t;
+		r->iter_ns = calloc(r->rules.iters + 1, sizeof(*r->iter_ns));
+		e = r->iter_ns ? 0 : -ENOMEM;
 	}
+	if (!e && r->rules.iters == 0)
+		e = -EINVAL;
+	if (e) {
+		fr_why(e, why, cap);
+		fr_destroy(r);
+		*err = e;
+		return NULL;
+	}
+	return r;
+}
+
+void fr_why(int e, char *why, size_t cap)
+{
 	if (e == -EDEADLK)
 		snprintf(why, cap, "no flow can progress");
 	else if (e == -E2BIG)
 		snprintf(why, cap, "a connection has more than %u transfers, or more than 255 QPs", FR_MAX_SEQ - 1);
 	else if (e < 0 && cap && why[0] == '\0') /* (a path's own reason stays) */
 		snprintf(why, cap, "%s", e == -ENOMEM ? "out of memory" : strerror(-e));
-	free(iters);
-	fr_free(&r);
-	return e;
-}
-
-int dp_flowrun_format(const struct dp_flowrun_stats *st, char *buf, size_t cap)
-{
-	double ev = st->events ? (double)st->events : 1.0;
-
-	return snprintf(buf, cap,
-			"# flow engine: flows %" PRIu64 " (data %" PRIu64 " for %" PRIu64 " parts), header-only timers %" PRIu64
-			", events %" PRIu64
-			", rate recomputations %" PRIu64 " (%.3f per event), flows recomputed per event %.2f"
-			", links visited per event %.2f, links crossed %u, nvlink transfers %" PRIu64 "\n",
-			st->flows, st->data_flows, st->parts, st->timers, st->events, st->recomputes, (double)st->recomputes / ev,
-			(double)st->flows_touched / ev, (double)st->links_touched / ev, st->links_crossed,
-			st->nvlink_xfers);
-}
-
-int dp_flowrun_nics(struct dp_nics *ns, struct ne_coll *run, const struct ne_coll_config *cfg,
-		    struct ne_nic *const *nics, const uint32_t *host_of, uint64_t now_ns, char *line,
-		    size_t line_cap, char *why, size_t why_cap)
-{
-	struct dp_flowrun_stats st;
-	int e = dp_flowrun_coll(ns->fab, run, cfg, nics, host_of, now_ns, &st, why, why_cap);
-
-	if (!e)
-		dp_flowrun_format(&st, line, line_cap);
-	return e;
 }

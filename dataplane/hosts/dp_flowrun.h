@@ -12,8 +12,9 @@
  * timers of the latency a 0-byte flow would take (no bandwidth, never in the
  * engine's events); nccl's grants carry its 64 B FIFO entry, so they stay
  * flows; NVLink transfers take nc_nvlink's time and never
- * enter the fabric. Every iteration starts on an empty fabric, so all take
- * the first one's time. What it leaves out: flow/README.md and
+ * enter the fabric. One flow fabric serves the whole run: collectives that
+ * run at once share its links by max-min fairness, and each iteration runs
+ * on the fabric as it is then. What it leaves out: flow/README.md and
  * docs/reference/rocelab-dp.md (--fabric).
  */
 #ifndef DP_FLOWRUN_H
@@ -27,7 +28,9 @@ struct ne_coll;
 struct ne_coll_config;
 struct ne_nic;
 
-/* What one size cost the flow engine (flow/'s counters and the driver's). */
+/* What one size cost the flow engine, every iteration: the driver's counters
+ * are its own; events, recomputes, flows_touched and links_touched are the
+ * shared fabric's while it ran (every collective's flows then). */
 struct dp_flowrun_stats {
 	uint64_t flows;          /* flows started: data parts, nccl's CTS grants (64 B) */
 	uint64_t timers;         /* header-only packets timed without a flow: ACKs, rocelab's grants */
@@ -39,30 +42,38 @@ struct dp_flowrun_stats {
 	uint64_t links_touched;  /* links a pass visited, summed */
 	uint32_t links_crossed;  /* distinct fabric link directions any flow crossed */
 	uint64_t nvlink_xfers;   /* transfers timed by the NVLink model */
-	uint64_t iter_ns;        /* one iteration's time */
+	uint64_t iter_ns;        /* the first iteration's time */
 };
 
 /*
- * Run collective run (created by ne_coll_create over nics[rank] on fabric
- * hosts host_of[rank], never started; cfg its config) on the flow engine
- * from now_ns. Hands the iteration times to run (ne_coll_set_external_times)
- * and adds each data flow's payload to the counters of the fabric channels
- * it crossed (the link table). Returns 0; -EHOSTUNREACH or -ELOOP (a path
- * the switches do not give, or longer than the flow engine takes; why says
- * which), -EDEADLK (nothing can progress), -E2BIG (a connection with more
- * transfers than a flow's cookie holds), -EINVAL (a link rate or delay, or a
- * plan, the flow engine does not take), -ENOMEM; why says which.
+ * Called once per size handed to dp_flowrun_nics, at the run's time now_ns
+ * when it ended: err 0 and text the counters line (dp_flowrun_format), its
+ * times already handed to the collective (ne_coll_set_external_times); or a
+ * negative errno (the errors below, and -EDEADLK: nothing can progress) and
+ * text the reason. It may arm timers; it must not add a collective.
  */
-int dp_flowrun_coll(struct dp_fabric *f, struct ne_coll *run, const struct ne_coll_config *cfg,
-		    struct ne_nic *const *nics, const uint32_t *host_of, uint64_t now_ns,
-		    struct dp_flowrun_stats *st, char *why, size_t cap);
+typedef void (*dp_flowrun_done_fn)(void *obj, int err, const char *text, uint64_t now_ns);
 
-/* dp_coll_flow_fn for rocelab-dp --fabric flow: dp_flowrun_coll on ns's
- * fabric, its stats formatted into line. */
+/*
+ * dp_coll_flow_fn for rocelab-dp --fabric flow: collective run (created by
+ * ne_coll_create over nics[rank] on fabric hosts host_of[rank], never
+ * started; cfg its config; both kept until done is called) joins the one
+ * flow fabric of the run (ns->flow_ctx: made by the first, gone when none
+ * runs) from now_ns, sharing its links with every collective on it. Paths
+ * are traced at now_ns. Its iterations follow one another on the run's
+ * virtual clock (ns's engine), launch= before each. At its end each data
+ * flow's payload is added to the counters of the fabric channels it crossed
+ * (the link table) and done is called. Returns 0; or, nothing started,
+ * -EHOSTUNREACH or -ELOOP (a path the switches do not give, or longer than
+ * the flow engine takes), -E2BIG (a connection with more transfers than a
+ * flow's cookie holds), -EINVAL (a link rate or delay, or a plan, the flow
+ * engine does not take; a path MTU other than the running collectives'),
+ * -ENOMEM; why says which.
+ */
 struct dp_nics;
 int dp_flowrun_nics(struct dp_nics *ns, struct ne_coll *run, const struct ne_coll_config *cfg,
-		    struct ne_nic *const *nics, const uint32_t *host_of, uint64_t now_ns, char *line,
-		    size_t line_cap, char *why, size_t why_cap);
+		    struct ne_nic *const *nics, const uint32_t *host_of, uint64_t now_ns,
+		    dp_flowrun_done_fn done, void *obj, char *why, size_t why_cap);
 
 /* The stats as one comment line ending in '\n' ("# flow engine: ..."). Returns what snprintf returns. */
 int dp_flowrun_format(const struct dp_flowrun_stats *st, char *buf, size_t cap);

@@ -20,6 +20,11 @@
 #     fabric ("# nvlink:" line as the packet engine's), busbw within 3 %;
 #   - the byte check catches a flow's bytes taken out of one link's count on
 #     purpose (ROCELAB_AUDIT_STEAL, test only) and names the link;
+#   - one fabric for the run: two collectives at once on one shared link
+#     take the time of half its rate, on disjoint links their time alone;
+#     iterations run on the fabric as it is (and as the first on an idle one);
+#     the link table's util%; jobs (--jobs) share it: packed, each keeps
+#     its time alone; spread over the spine, both slow down;
 #   - analytical: a ring AllReduce on one idle leaf within 1 % of
 #     2(n-1)/n x S / link rate (time) and of the link rate (busbw);
 #   - refused with exit 2 and the reason: an incast (E4's PFC and buffers),
@@ -83,6 +88,81 @@ for it in 1 4; do
 done
 b1=$(link_bytes "$tmp/iters1.json" 2> /dev/null) b4=$(link_bytes "$tmp/iters4.json" 2> /dev/null)
 check "the link table, iters=4: h0>leaf0 $b4 B = 4 x iters=1's $b1 B" "[ -n '$b1' ] && [ '$b1' -gt 0 ] && [ '$b4' -eq \$((4 * $b1)) ]"
+
+# One flow fabric for the run (issue 42): collectives that run at once share
+# its links. 2 leaves x 2 hosts, one spine, every link 100 Gbit/s and 1 us.
+# A sendrecv of 1 MiB (two 524,288 B transfers, one after the other on its
+# one QP; cts=off) from h0 to h2 crosses 4 links: alone, each transfer's
+# bytes take ceil(524,288 x 8 / 100) = 41,944 ns, so 2 x 41,944 + the data's
+# latency 4 x (1,000 + 335) = 5,340 + the ACK's 4 x (1,000 + 7) = 4,028:
+# 93,256 ns. With h1 to h3's the same at once, both cross leaf0>spine0 and
+# spine0>leaf1 at 50 Gbit/s each: 2 x ceil(83,886.08) = 167,774 + 9,368 =
+# 177,142 ns for both. On disjoint links (h1 to h0 beside h2 to h3: 2 hops,
+# 2 x 41,944 + 2,670 + 2,014 = 88,572 ns) each keeps its time alone exactly.
+"$TOPO_TOOL" --generate spines=1,leaves=2,hosts=2,attach=emulated,host-mtu=9000 -o "$tmp/l2.yaml" > /dev/null
+sr() { echo "op=sendrecv,hosts=$1,pairs=0>1,sizes=1M,data=off,qps=1,cts=off${2-}"; }
+# JSON: each collective's first size's time_us, one a line
+times() { /usr/bin/python3 -c "
+import json, sys
+for c in json.load(open(sys.argv[1]))['collectives']: print(c['sizes'][0]['time_us'])" "$1"; }
+share() { # ID WHAT EXPECTED-TIMES COLL...: the collectives at once, each one's time
+  local id=$1 n=$2 want=$3; shift 3
+  local args=()
+  for c in "$@"; do args+=(--coll "$c"); done
+  dp "share-$id" --topology "$tmp/l2.yaml" --fabric flow --json "$tmp/share-$id.json" "${args[@]}" \
+    > "$tmp/share-$id.txt" 2>&1; local rc=$?
+  local got; got=$(times "$tmp/share-$id.json" 2> /dev/null | tr '\n' ' ')
+  check "one fabric, $n: exit 0 ($rc), times $want us, got $got" "[ $rc -eq 0 ] && [ '$got' = '$want ' ]"
+}
+share alone alone "93.256" "$(sr h0+h2)"
+share shared "one link shared (half rate each)" "177.142 177.142" "$(sr h0+h2)" "$(sr h1+h3)"
+share alone2 "h1>h0 alone" "88.572" "$(sr h1+h0)"
+share disjoint "disjoint links (the time alone)" "88.572 88.572" "$(sr h1+h0)" "$(sr h2+h3)"
+# iterations follow one another on the fabric as it is: h0 to h2's first of
+# 2 shares the link with h1 to h3's one (177,142 ns), its second runs alone
+# (93,256 ns): mean 135,199 ns. Alone, 1 warm-up + 4 take the first's time each.
+share iters2 "2 iterations, the first shared" "135.199 177.142" "$(sr h0+h2 ,iters=2)" "$(sr h1+h3)"
+share iters5 "idle fabric, 5 iterations" "93.256" "$(sr h0+h2 ,warmup=1,iters=4)"
+check "idle fabric, 5 iterations: the run's clock ends at 5 x 93.256 us" \
+  "grep -q 'ran 0.000466 s (virtual)' $tmp/share-iters5.txt"
+# the link table's util% is each link's busy time: payload and packets'
+# 82 B wire overhead at its rate, over the run (h0>leaf0 alone: (1,048,576 +
+# 256 x 82) x 8 / 100 = 85,565 ns of 93,256 ns: 91.8 %)
+check "the link table's util% for h0>leaf0: 91.8" \
+  "grep -Eq '^h0>leaf0 +up +256 +1048576 +91.8 ' $tmp/share-alone.txt"
+
+# Jobs (--jobs, --workload) on the one flow fabric: two jobs of 4 GPUs, each
+# the ASTRA-sim DATA file data/workload-data4.txt (2 AllReduces), on 2 leaves
+# x 4 hosts under one spine (test_jobs.sh's fabric). Packed (a job a leaf),
+# they share no link: each keeps its time alone exactly (slowdown 0.00 %),
+# and alone is a plain --workload run's time on its hosts. Spread (both rings
+# cross leaf0-spine0-leaf1), they share the leaves' uplinks: both slow down.
+DATA=$(dirname "$0")/data
+W=$(realpath "$DATA/workload-data4.txt")
+jobs_file() { # POLICY: two jobs of 4 GPUs
+  printf 'policy: %s\njobs:\n  - {name: a, workload: "astra:%s", gpus: 4}\n  - {name: b, workload: "astra:%s", gpus: 4}\n' \
+    "$1" "$W" "$W"
+}
+# FILE JOB: from the job's "# jobs: NAME: ..." line, "hosts alone mix slowdown"
+job_line() {
+  sed -n "s/^# jobs: $2: .* (\([h0-9+]*\)), arrival .*: iteration 1 alone \([0-9.]*\) us, in the mix \([0-9.]*\) us, slowdown \([-0-9.]*\) %\$/\1 \2 \3 \4/p" "$1"
+}
+for pol in packed spread; do
+  jobs_file $pol > "$tmp/$pol.yaml"
+  names+=("rl-flow-$$-jobs-$pol-alone0" "rl-flow-$$-jobs-$pol-alone1")
+  dp "jobs-$pol" --quiet --topology "$DATA/two-leaves-one-spine.yaml" --fabric flow --jobs "$tmp/$pol.yaml" \
+    > "$tmp/jobs-$pol.txt" 2>&1
+  echo "$pol: exit $?" >> "$tmp/jobs-rc"
+done
+check "jobs: both mixes exit 0" "grep -c ': exit 0' $tmp/jobs-rc | grep -qx 2"
+pa=$(job_line "$tmp/jobs-packed.txt" a) pb=$(job_line "$tmp/jobs-packed.txt" b)
+sa=$(job_line "$tmp/jobs-spread.txt" a) sb=$(job_line "$tmp/jobs-spread.txt" b)
+plain=$(dp jobs-plain --quiet --topology "$DATA/two-leaves-one-spine.yaml" --fabric flow \
+  --workload "astra:$W,hosts=h0+h1+h2+h3" 2> /dev/null | awk '$2 == "job:" && $4 == "1:" { print $6 }')
+check "jobs packed: a ($pa) and b ($pb) keep their time alone in the mix (0.00 %), a plain --workload run's ($plain)" \
+  "(set -- $pa; [ \$2 = \$3 ] && [ \$4 = 0.00 ] && [ \$2 = '$plain' ]) && (set -- $pb; [ \$2 = \$3 ] && [ \$4 = 0.00 ])"
+check "jobs spread: a ($sa) and b ($sb) slow down in the mix (the shared uplinks)" \
+  "(set -- $sa; [ \$4 != 0.00 ] && awk -v a=\$2 -v m=\$3 'BEGIN { exit !(m > a) }') && (set -- $sb; awk -v a=\$2 -v m=\$3 'BEGIN { exit !(m > a) }')"
 
 # NCCL's split over 16 QPs on those 2 hosts: every QP's data takes the one
 # path (host, leaf, host), so each transfer's 16 parts go as one flow of
