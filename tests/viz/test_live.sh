@@ -155,7 +155,9 @@ check "dashboard: Chromium loaded it with no console error" "[ -s $tmp/dom1.html
 # (an upper bound, whatever the machine's speed), where now_ns is the clock's absolute time
 el=$(tel /rocelab/info | $PY -c "import json,sys; print(json.load(sys.stdin)['/rocelab/info'].get('elapsed_ns', 0))")
 wall=$(( $(date +%s) - t0 + 1 ))
-page_el=$($PY -c "import re,sys; m=re.search(r'id=\"rl-elapsed\">([0-9.]+) (s|ms)<', open(sys.argv[1]).read()); print(m.group(1) if m and m.group(2) == 's' else -1)" "$tmp/dom1.html")
+# (the page writes the time in words, dashboard.py's words_ns: '2.6 s', '350 ms', '12 us':
+# a page loaded in the run's first second says ms; read every unit as seconds)
+page_el=$($PY -c "import re,sys; m=re.search(r'id=\"rl-elapsed\">([0-9.]+) (s|ms|us|ns)<', open(sys.argv[1]).read()); print(float(m.group(1)) / {'s': 1, 'ms': 1e3, 'us': 1e6, 'ns': 1e9}[m.group(2)] if m else -1)" "$tmp/dom1.html")
 check "info: elapsed_ns ($el) is the run's time, in (0, $wall s]; the page showed $page_el s" \
   "[ \"\${el:-0}\" -gt 0 ] && [ \"\$el\" -le $((wall * 1000000000)) ] && $PY -c 'import sys; sys.exit(not 0 < float(sys.argv[1]) <= float(sys.argv[2]))' $page_el $wall"
 check "dashboard: every switch and host of the topology is drawn ($want)" "[ \"\$(dom $tmp/dom1.html \"' '.join(sorted(nodes))\")\" = \"$want\" ]"
