@@ -390,7 +390,7 @@ int ne_coll_tree_check(const struct ne_coll_config *cfg);
  * refused its inputs, e.g. nothing enabled), -ENOMEM. */
 int ne_coll_tree_tune(struct ne_coll *c);
 /* cfg.launch_ns in ns with NE_COLL_LAUNCH_NCCL resolved: NCCL's baseLat of
- * c's algorithm (after ne_coll_tree_tune) and Simple; 0 for ops NCCL's
+ * c's algorithm (after ne_coll_tree_tune) and protocol (c->proto); 0 for ops NCCL's
  * tuning does not model (alltoall, incast, sendrecv). */
 uint64_t ne_coll_launch_resolve(const struct ne_coll *c);
 /* The protocol c runs (enum nc_proto), after ne_coll_tree_tune: the nccl
@@ -398,9 +398,9 @@ uint64_t ne_coll_launch_resolve(const struct ne_coll *c);
  * without one Simple when NCCL_PROTO allows it, else the first it allows
  * (LL, LL128); everything else Simple. */
 uint8_t ne_coll_proto_resolve(const struct ne_coll *c);
-/* c->step_nvl_ns and c->step_net_ns (after ne_coll_nvl_setup): with
- * launch=nccl and an op NCCL tunes, NCCL's hwLat per step of c's algorithm
- * and Simple (nc_tune_step_lat_us) for AllReduce, AllGather and
+/* c->step_nvl_ns and c->step_net_ns (before ne_coll_nvl_setup, which sizes
+ * its heap by them): with launch=nccl and an op NCCL tunes, NCCL's hwLat per
+ * step of c's algorithm and protocol (nc_tune_step_lat_us) for AllReduce, AllGather and
  * ReduceScatter; otherwise cfg.nvlink_lat_ns and 0. */
 void ne_coll_steps_resolve(struct ne_coll *c);
 /* A network transfer s of connection k fully received at now: consumed

@@ -240,8 +240,10 @@ def gpu_nic_line(case):
         verdict = "the NIC is the bound, PCIe is not"
     elif "pcie_rate" not in case["model"] and "servers" in topo:
         verdict = "PCIe binds first: the run's NIC sends at PCIe's rate (servers.pcie_rate)"
-    else:
+    elif "servers" not in topo:
         verdict = "PCIe would bind first; the topology has no servers: section, so the run does not"
+    else:
+        verdict = "PCIe would bind first at the case's model.pcie_rate, which the run does not apply (it takes servers.pcie_rate)"
     return (f"- GPU to NIC: NIC {nic / 1e9:.2f} GB/s, PCIe {pcie / 1e9:.2f} GB/s per direction "
             f"({nic / pcie * 100:.0f}% of PCIe): {verdict}.")
 

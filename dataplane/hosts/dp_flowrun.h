@@ -75,6 +75,11 @@ int dp_flowrun_nics(struct dp_nics *ns, struct ne_coll *run, const struct ne_col
 		    struct ne_nic *const *nics, const uint32_t *host_of, uint64_t now_ns,
 		    dp_flowrun_done_fn done, void *obj, char *why, size_t why_cap);
 
+/* Frees the run's flow fabric (ns->flow_ctx) and the collectives' replays still
+ * on it, where the run stopped before they ended (--duration, a signal); nothing
+ * when there is none. Call before the collectives and the engine are freed. */
+void dp_flowrun_free(struct dp_nics *ns);
+
 /* The stats as one comment line ending in '\n' ("# flow engine: ..."). Returns what snprintf returns. */
 int dp_flowrun_format(const struct dp_flowrun_stats *st, char *buf, size_t cap);
 

@@ -120,6 +120,18 @@ static void sh_destroy(struct fs_shared *sh)
 	free(sh);
 }
 
+void dp_flowrun_free(struct dp_nics *ns)
+{
+	struct fs_shared *sh = ns->flow_ctx;
+
+	if (sh == NULL)
+		return;
+	for (uint32_t i = 0; i < sh->n_act; i++) /* (a run stopped with collectives on it) */
+		fr_destroy(sh->act[i].r);
+	sh->n_act = 0;
+	sh_destroy(sh);
+}
+
 /* The next instant anything on sh happens, FL_TIME_INF if nothing will. */
 static uint64_t sh_next(const struct fs_shared *sh)
 {

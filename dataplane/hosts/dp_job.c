@@ -613,7 +613,10 @@ static int inst_pairs(const struct dp_job *j, uint32_t i, struct dp_nics *view, 
 
 	if (in->nmem < 2)
 		return 0; /* (one rank: no connection) */
-	if (in->nmem > NE_COLL_MAX_RANKS || job_inst_hosts(j, in, host, err, errlen) < 0)
+	if (in->nmem > NE_COLL_MAX_RANKS)
+		return snprintf(err, errlen, "--te: a collective of %u ranks, more than a collective takes (%u)",
+				in->nmem, NE_COLL_MAX_RANKS), -1;
+	if (job_inst_hosts(j, in, host, err, errlen) < 0)
 		return -1;
 	c->cfg = j->coll.cfg;
 	c->cfg.op = in->op;

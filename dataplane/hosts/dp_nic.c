@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dp_flowrun.h"
 #include "dp_pool.h"
 #include "dp_keys.h"
 #include "dp_units.h"
@@ -555,6 +556,7 @@ void dp_nics_destroy(struct dp_nics *ns)
 		free(r->outstanding);
 		free(r);
 	}
+	dp_flowrun_free(ns); /* (its replays point at the collectives) */
 	for (uint32_t i = 0; i < ns->n_colls; i++)
 		coll_free(ns->colls[i]);
 	free(ns->colls);

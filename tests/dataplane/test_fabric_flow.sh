@@ -25,6 +25,8 @@
 #     iterations run on the fabric as it is (and as the first on an idle one);
 #     the link table's util%; jobs (--jobs) share it: packed, each keeps
 #     its time alone; spread over the spine, both slow down;
+#   - a run stopped by --duration with a collective on the flow fabric: exit 1,
+#     and (under AddressSanitizer) nothing leaked;
 #   - analytical: a ring AllReduce on one idle leaf within 1 % of
 #     2(n-1)/n x S / link rate (time) and of the link rate (busbw);
 #   - refused with exit 2 and the reason: an incast (E4's PFC and buffers),
@@ -66,6 +68,13 @@ ROCELAB_AUDIT=fatal ROCELAB_AUDIT_STEAL='h0>leaf0' ROCELAB_AUDIT_LOG= dp two-ste
   --fabric flow --coll "op=allgather,sizes=1M,data=off,qps=1,cts=off" > /dev/null 2> "$tmp/steal.err"; rc=$?
 check "a flow's bytes stolen on h0>leaf0 are named there (rc $rc)" \
   "[ $rc -eq 1 ] && grep -q '^rocelab-dp: AUDIT: flow engine, link h0>leaf0: 524288 byte(s) unaccounted (sent 524288 = delivered 0 + in flight 0)' $tmp/steal.err"
+# A run stopped (--duration) while a collective is on the flow fabric: exit 1, the
+# collective named as unfinished, and the fabric and its replays freed at exit
+# (dp_flowrun_free: under AddressSanitizer's leak check, 44 blocks were lost).
+dp two-stop --topology "$tmp/two.yaml" --fabric flow --duration 10us \
+  --coll "op=allgather,sizes=1M,data=off,qps=1,cts=off" > "$tmp/stop.out" 2> "$tmp/stop.err"; rc=$?
+check "stopped at 10 us with the collective on the flow fabric: exit 1 ($rc), nothing leaked" \
+  "[ $rc -eq 1 ] && ! grep -q 'LeakSanitizer' $tmp/stop.err"
 # launch= (NCCL's fixed cost before each collective) counts as in the packet
 # engine: the same transfer, 5 us later
 dp two-launch --topology "$tmp/two.yaml" --fabric flow --json "$tmp/launch.json" \
