@@ -137,6 +137,7 @@ struct dp_nics {
 	 * not the NICs; NULL: the NICs. Set before dp_nics_add_coll. */
 	dp_coll_flow_fn flow_run;
 	void *flow_ctx;             /* flow_run's own: the flow fabric the running collectives share */
+	uint32_t flow_slot;         /* flow_run's engine timer slot, kept for the run; 0: none yet */
 };
 /*
  * Check a --coll SPEC against topology t before anything runs: its keys, its

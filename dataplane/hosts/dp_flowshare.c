@@ -78,6 +78,21 @@ static void slot_sent(void *ctx, uint64_t slot)
 /* ------------------------------------------------------------------ */
 /* The shared fabric */
 
+/* The run's timer slot for its flow fabric: one for the run, taken the first
+ * time, since the engine cannot free a slot and the fabric comes and goes with
+ * its collectives. The slot (> 0), or a negative errno. */
+static int sh_slot(struct dp_nics *ns)
+{
+	if (ns->flow_slot == 0) {
+		int s = dp_timer_slot_new(nics_eng(ns));
+
+		if (s < 0)
+			return s;
+		ns->flow_slot = (uint32_t)s;
+	}
+	return (int)ns->flow_slot;
+}
+
 static struct fs_shared *sh_create(struct dp_nics *ns, uint32_t mtu)
 {
 	struct fs_shared *sh = calloc(1, sizeof(*sh));
@@ -87,7 +102,7 @@ static struct fs_shared *sh_create(struct dp_nics *ns, uint32_t mtu)
 		return NULL;
 	*sh = (struct fs_shared){.f = ns->fab, .eng = nics_eng(ns), .home = &ns->flow_ctx, .mtu = mtu};
 	sh->fl = fl_create(&fc);
-	sh->slot = dp_timer_slot_new(sh->eng);
+	sh->slot = sh_slot(ns);
 	for (uint32_t i = 0; sh->fl && i < sh->f->n_chans; i++) {
 		const struct dp_chan *ch = &sh->f->chans[i];
 		uint64_t bps = ch->rate_bps < FL_BPS_MIN ? FL_BPS_MIN : ch->rate_bps;

@@ -109,5 +109,12 @@ check "runs.csv: pool_dry 0 for both variants ($dry), no 'Not the model's' line"
 n=$(PYTHONPATH="$(dirname "$0")/../../scripts" /usr/bin/python3 -c "import exp_jobs; print(exp_jobs.pool_dry(
     'rocelab-dp: the packet pool ran dry 12 times: senders waited\nother\nrocelab-dp: the packet pool ran dry 3 times: x'))")
 check "pool_dry sums the parent's and the runs alone's lines (15: $n)" "[ \"$n\" = 15 ]"
+# report.md names exactly the variants whose pool ran dry (a run's pool_dry above 0)
+named=$(PYTHONPATH="$(dirname "$0")/../../scripts" /usr/bin/python3 -c "import exp_jobs
+jobs = [{'job': 'a', 'variant': v, 'gpus': 4, 'mix_us': 10.0, 'slowdown_pct': 0.0} for v in ('x', 'y', 'z')]
+runs = [{'variant': 'x', 'pool_dry': 0}, {'variant': 'y', 'pool_dry': 7}, {'variant': 'z', 'pool_dry': 0}]
+print(' | '.join(l for l in exp_jobs.report({'baseline': 'x'}, ['x', 'y', 'z'], jobs, runs, []) if 'Not the model' in l))")
+check "report.md: a run whose pool ran dry is named, the others not ($named)" \
+  "[[ \"\$named\" == *'ran dry in y ('* ]]"
 check "no DPDK runtime directory left behind" "[ $(dpdk_left "rl-expj-$$-packed" "rl-expj-$$-spread" "rl-expj-$$-wl") -eq 0 ]"
 tap_done
