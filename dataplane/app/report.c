@@ -67,6 +67,12 @@ int audit_setup(struct run *r, char *err, size_t errlen)
 	return 0;
 }
 
+/* ROCELAB_AUDIT's mode (dp_audit_mode_parse; audit_setup refused a bad one). */
+static int audit_mode(void)
+{
+	return dp_audit_mode_parse(getenv("ROCELAB_AUDIT"));
+}
+
 /* ROCELAB_AUDIT_LOG, the tests' record of every mismatch, open to append; NULL when unset. */
 static FILE *audit_log(void)
 {
@@ -78,7 +84,7 @@ static FILE *audit_log(void)
 /* Frame conservation (dp_audit.h): each place that does not balance, loudly. Returns rc, or 1 in fatal mode. */
 static int audit(struct run *r, int rc)
 {
-	int mode = dp_audit_mode_parse(getenv("ROCELAB_AUDIT"));
+	int mode = audit_mode();
 	/* (under MPI a run that failed before the gather has only this rank's counters) */
 	bool whole = r->mpi.size <= 1 || r->gathered;
 	unsigned bad = mode == DP_AUDIT_OFF || !whole ? 0 : dp_audit_fabric(r->fab, audit_skip, r, stderr);
@@ -209,7 +215,7 @@ void free_early(struct run *r)
 static bool ports_give_back(void)
 {
 	static const char *const back[] = {"net_null", "net_memif", "net_pcap", "net_af_packet"};
-	int mode = dp_audit_mode_parse(getenv("ROCELAB_AUDIT"));
+	int mode = audit_mode();
 	uint16_t pid;
 
 	if (mode < 0 || mode == DP_AUDIT_OFF)
@@ -236,7 +242,7 @@ static bool ports_give_back(void)
  */
 static int audit_pool(const struct run *r, bool ports_give_back)
 {
-	int mode = dp_audit_mode_parse(getenv("ROCELAB_AUDIT"));
+	int mode = audit_mode();
 	char who[32] = "";
 
 	if (mode < 0 || mode == DP_AUDIT_OFF || r->fab == NULL || r->mp == NULL || !ports_give_back)

@@ -590,10 +590,8 @@ static void pairs_demand(const struct topo *t, struct dp_job_pairs *p, uint32_t 
 		cnt[p->pair[kept++][0]]++;
 	}
 	p->n = kept;
-	for (uint32_t k = base; k < kept; k++) {
-		const struct topo_host *h = &t->hosts[p->pair[k][0]];
-		p->demand[k] = (double)t->links[h->link].rate_bps / cnt[p->pair[k][0]];
-	}
+	for (uint32_t k = base; k < kept; k++) /* (the rate the NIC sends at: PCIe may bind) */
+		p->demand[k] = (double)topo_host_nic_rate_bps(t, p->pair[k][0]) / cnt[p->pair[k][0]];
 	for (uint32_t k = base; k < kept; k++)
 		cnt[p->pair[k][0]] = 0;
 }
