@@ -104,6 +104,7 @@ struct opts {
 	const char *job_coll;   /* --job-coll SPEC: the job's collectives' settings (dp_job.h) */
 	const char *jobs;       /* --jobs FILE: many jobs at once (dp_mix.h) */
 	const char *jobs_svg;   /* --jobs-svg FILE: their placement drawn */
+	bool jobs_mix_only;     /* --jobs-mix-only: no job alone (jobs_alone.c not run) */
 	int jobs_alone;         /* --jobs-alone K (jobs_alone.c's own runs): job K alone; -1 */
 	int argc;               /* the command line, for jobs_alone.c to run it again */
 	char **argv;

@@ -160,6 +160,7 @@ static int set_job_coll(struct opts *o, const char *arg)
 }
 static int set_jobs(struct opts *o, const char *arg) { o->jobs = arg; return 0; }
 static int set_jobs_svg(struct opts *o, const char *arg) { o->jobs_svg = arg; return 0; }
+static int set_jobs_mix_only(struct opts *o, const char *arg) { (void)arg; o->jobs_mix_only = true; return 0; }
 /* --jobs-alone K: not for users (no help line): jobs_alone.c's run of job K alone. Its
  * outputs are its parent's: none written here, only the job's report on stdout. */
 static int set_jobs_alone(struct opts *o, const char *arg)
@@ -447,6 +448,10 @@ static const struct opt_def opt_defs[] = {
 	 "                      and in the mix, and the slowdown\n"},
 	{"jobs-svg", required_argument, set_jobs_svg,
 	 "  --jobs-svg FILE     draw --jobs' placement (which job holds which server) as SVG\n"},
+	{"jobs-mix-only", no_argument, set_jobs_mix_only,
+	 "  --jobs-mix-only     --jobs runs the mix only, no job alone: each job's iteration\n"
+	 "                      in the mix, no slowdown (Meta's scale: 192 runs alone of a\n"
+	 "                      24K-GPU fabric would take far longer than its mix)\n"},
 	{"jobs-alone", required_argument, set_jobs_alone, ""},
 	{"nic", required_argument, set_nic,
 	 "  --nic qpc=N,miss=TIME  emulated NICs hold N QP contexts; a miss costs TIME, and\n"
@@ -580,6 +585,8 @@ static int opts_check(const struct opts *o)
 			   "--workload, --workers, --coll, --rdma, --traffic or --process", NULL);
 	if (o->jobs_svg && !o->jobs)
 		return bad("--jobs-svg draws the placement of --jobs: give --jobs", NULL);
+	if (o->jobs_mix_only && !o->jobs)
+		return bad("--jobs-mix-only leaves out the runs alone of --jobs: give --jobs", NULL);
 	if (o->workers > 1 && o->clock == DP_CLOCK_LIVE && o->lag_stop)
 		return bad("--lag-policy stop works with one worker (partitions of the live clock report "
 			   "their lag but do not stop on it)", NULL);

@@ -379,7 +379,8 @@ int parse_gens(struct run *r)
 			return EXIT_BAD_INPUT;
 		}
 		/* (before any DPDK: each job alone in a process of its own) */
-		if (!o->check && o->jobs_alone < 0 && jobs_alone(r, err, sizeof(err)) < 0) {
+		if (!o->check && !o->jobs_mix_only && o->jobs_alone < 0 &&
+		    jobs_alone(r, err, sizeof(err)) < 0) {
 			fprintf(stderr, "rocelab-dp: %s\n", err);
 			return 1;
 		}

@@ -43,6 +43,7 @@ enum { FR_DATA = 0, FR_ACK = 1, FR_CTS_FLOW = 2, FR_PARTS = 3 };
 
 struct fr_path {
 	uint32_t hop[FL_MAX_HOPS];
+	uint32_t loc[FL_MAX_HOPS]; /* each hop's slot in the replay's own counters (chans_setup) */
 	unsigned n;
 };
 
@@ -91,6 +92,9 @@ struct fr {
 	struct fl_heap nvl;           /* NVLink ends by time (id: nvl_id) */
 	uint32_t *nvl_seq;            /* [nconns x window] the transfer of each id */
 	uint64_t *nvl_free;           /* [nranks] each GPU's NVLink egress free from then */
+	/* the link table's counters, for the channels its paths cross only: a
+	 * replay per collective instance at once, and 100K channels at 24K GPUs */
+	uint32_t *chans, n_chans;     /* [n_chans] the fabric's channel of each slot */
 	uint64_t *chan_bytes;         /* [n_chans] payload that crossed each */
 	uint64_t *chan_pkts;          /* [n_chans] packets that crossed each (flows in path_mtu packets) */
 	/* Header-only packets (ACKs, rocelab's grants) as timers, not flows: a
@@ -112,6 +116,7 @@ struct fr {
 	uint32_t iter;                /* iterations ended */
 	bool in_iter;                 /* an iteration runs */
 	bool over;                    /* the last one ended */
+	bool touched;                 /* a flow of it was sent or delivered since its last fr_at */
 	int err;
 };
 
@@ -140,8 +145,8 @@ static void mark_group(struct fr *r, uint32_t g)
 static void count_path(struct fr *r, const struct fr_path *p, uint64_t bytes, uint32_t w)
 {
 	for (unsigned h = 0; h < p->n; h++) {
-		r->chan_pkts[p->hop[h]] += w * (bytes ? (bytes + r->cfg->path_mtu - 1) / r->cfg->path_mtu : 1);
-		r->chan_bytes[p->hop[h]] += w * bytes;
+		r->chan_pkts[p->loc[h]] += w * (bytes ? (bytes + r->cfg->path_mtu - 1) / r->cfg->path_mtu : 1);
+		r->chan_bytes[p->loc[h]] += w * bytes;
 	}
 }
 
@@ -308,6 +313,7 @@ static int groups_setup(struct fr *r)
 
 void fr_sent(struct fr *r, uint64_t ck)
 {
+	r->touched = true;
 	if (ck >> 62 != FR_DATA && ck >> 62 != FR_PARTS)
 		return;
 	if (r->n_sent == r->cap_sent) {
@@ -324,11 +330,54 @@ void fr_sent(struct fr *r, uint64_t ck)
 	r->sent[r->n_sent++] = ck;
 }
 
-/* The link table's counters of this replay (added to the fabric's at its end). */
+/* Path p's hops get their counter slots; slot_of (the shared fabric's
+ * [f->n_chans] scratch, 0 where unused) holds slot + 1 of each channel seen. */
+static int path_slots(struct fr *r, struct fr_path *p, uint32_t *slot_of, uint32_t *cap)
+{
+	for (unsigned h = 0; h < p->n; h++) {
+		uint32_t ch = p->hop[h];
+
+		if (slot_of[ch] == 0) {
+			if (r->n_chans == *cap) {
+				uint32_t *c = realloc(r->chans, 2 * (*cap + 8) * sizeof(*c));
+
+				if (c == NULL)
+					return -ENOMEM;
+				r->chans = c;
+				*cap = 2 * (*cap + 8);
+			}
+			r->chans[r->n_chans++] = ch;
+			slot_of[ch] = r->n_chans;
+		}
+		p->loc[h] = slot_of[ch] - 1;
+	}
+	return 0;
+}
+
+/* The link table's counters of this replay (added to the fabric's at its
+ * end): a slot per channel its traced paths cross, in the order first met. */
 static int chans_setup(struct fr *r)
 {
-	r->chan_bytes = calloc(r->f->n_chans + 1, sizeof(*r->chan_bytes));
-	r->chan_pkts = calloc(r->f->n_chans + 1, sizeof(*r->chan_pkts));
+	uint32_t *slot_of = r->sh->chan_slot, cap = 0;
+	int e = 0;
+
+	for (uint32_t k = 0; k < r->nconns && !e; k++) {
+		struct fr_conn *cn = &r->c[k];
+
+		if (cn->plan.nvl)
+			continue;
+		for (uint32_t q = 0; q < r->nqps && !e; q++) {
+			e = path_slots(r, &cn->data[q], slot_of, &cap);
+			if (!e)
+				e = path_slots(r, &cn->ack[q], slot_of, &cap);
+		}
+		if (!e)
+			e = path_slots(r, &cn->cts, slot_of, &cap);
+	}
+	for (uint32_t i = 0; i < r->n_chans; i++) /* (the scratch back to all 0) */
+		slot_of[r->chans[i]] = 0;
+	r->chan_bytes = e ? NULL : calloc(r->n_chans + 1, sizeof(*r->chan_bytes));
+	r->chan_pkts = e ? NULL : calloc(r->n_chans + 1, sizeof(*r->chan_pkts));
 	return r->chan_bytes && r->chan_pkts ? 0 : -ENOMEM;
 }
 
@@ -360,6 +409,7 @@ static void fr_free(struct fr *r)
 	fl_heap_free(&r->nvl);
 	free(r->nvl_seq);
 	free(r->nvl_free);
+	free(r->chans);
 	free(r->chan_bytes);
 	free(r->chan_pkts);
 	free(r->iter_ns);
@@ -698,6 +748,7 @@ static void delivered(struct fr *r, uint64_t ck)
 
 void fr_delivered(struct fr *r, uint64_t ck)
 {
+	r->touched = true;
 	delivered(r, ck);
 }
 
@@ -734,6 +785,7 @@ static void iter_end(struct fr *r, uint64_t t)
 
 void fr_at(struct fr *r, uint64_t t)
 {
+	r->touched = false;
 	if (r->over || r->err)
 		return;
 	/* (after the flows of the same instant: their order only orders marks) */
@@ -779,6 +831,11 @@ uint64_t fr_next_ns(const struct fr *r)
 	return t;
 }
 
+bool fr_due(const struct fr *r, uint64_t t)
+{
+	return r->touched || fr_next_ns(r) <= t;
+}
+
 int fr_state(const struct fr *r)
 {
 	return r->err ? r->err : r->over ? 1 : 0;
@@ -799,12 +856,14 @@ static int fr_setup(struct fr *r, struct ne_coll *run, struct ne_nic *const *nic
 	if (!r->c || !r->dirty_c || !r->dirty_g || !r->nvl_seq || !r->nvl_free ||
 	    fl_heap_init(&r->nvl, r->nconns * r->rules.window + 1))
 		return -ENOMEM;
-	e = chans_setup(r);
+	e = 0;
 	for (uint32_t k = 0; k < r->nconns && !e; k++) {
 		e = conn_setup(r, run, k);
 		if (!e && !r->c[k].plan.nvl)
 			e = conn_paths(r, &r->c[k], nics, host_of, why, cap);
 	}
+	if (!e)
+		e = chans_setup(r);
 	if (!e)
 		e = groups_setup(r);
 	return e;
@@ -813,7 +872,8 @@ static int fr_setup(struct fr *r, struct ne_coll *run, struct ne_nic *const *nic
 void fr_result(struct fr *r, struct fr_out *out)
 {
 	*out = (struct fr_out){.iter_ns = r->iter_ns, .iters = r->rules.iters, .start_ns = r->now,
-			       .chan_bytes = r->chan_bytes, .chan_pkts = r->chan_pkts, .st = r->st};
+			       .chans = r->chans, .n_chans = r->n_chans, .chan_bytes = r->chan_bytes,
+			       .chan_pkts = r->chan_pkts, .st = r->st};
 }
 
 struct ne_coll *fr_run(const struct fr *r)

@@ -43,6 +43,7 @@ struct fs_shared {
 	uint64_t *ck;                 /* [cap] */
 	uint32_t *free_ids, n_free, cap;
 	struct fs_member *act;        /* [n_act] the collectives running, in the order added */
+	uint32_t *chan_slot;          /* [f->n_chans] scratch of fr's chans_setup, all 0 between uses */
 	uint32_t n_act, cap_act;
 };
 
@@ -58,7 +59,9 @@ struct fr_out {
 	uint64_t *iter_ns;            /* [iters] each iteration's time, launch included */
 	uint32_t iters;
 	uint64_t start_ns;            /* the size's start */
-	const uint64_t *chan_bytes, *chan_pkts; /* [n_chans] payload and packets per channel, every iteration */
+	const uint32_t *chans;        /* [n_chans] the fabric's channels its paths cross */
+	uint32_t n_chans;
+	const uint64_t *chan_bytes, *chan_pkts; /* [n_chans] payload and packets on each, every iteration */
 	struct dp_flowrun_stats *st;  /* its counters (the engine's are filled by dp_flowshare.c) */
 };
 
@@ -78,6 +81,10 @@ void fr_delivered(struct fr *r, uint64_t ck);
 /* Everything of r's due at t, after the flows delivered at t: its timers, QP
  * queues, NVLink ends, an iteration's start, the grants and sends they allow. */
 void fr_at(struct fr *r, uint64_t t);
+/* Whether fr_at(r, t) has anything to do: one of r's flows was sent or
+ * delivered since its last fr_at, or its own next event is due by t. When
+ * false, fr_at(r, t) would change nothing (so the shared fabric skips it). */
+bool fr_due(const struct fr *r, uint64_t t);
 /* r's next own event (a timer, an NVLink end, an iteration's start), FL_TIME_INF if none. */
 uint64_t fr_next_ns(const struct fr *r);
 /* 0 while r runs, 1 once its last iteration ended, a negative errno once it failed. */

@@ -244,6 +244,24 @@ bool dp_mix_failed(const struct dp_mix *m)
 	return false;
 }
 
+/* "# jobs: the mix's iteration 1: E of N jobs ended, mean X us, max Y us": with or without runs alone. */
+static void mix_iter_line(const struct dp_mix *m, FILE *out)
+{
+	struct dp_mix_row row;
+	uint32_t ended = 0, k;
+	double sum = 0, most = 0;
+
+	for (k = 0; dp_mix_row_get(m, k, &row) == 0; k++)
+		if (row.mix_ns > 0) {
+			ended++;
+			sum += (double)row.mix_ns / 1e3;
+			most = (double)row.mix_ns / 1e3 > most ? (double)row.mix_ns / 1e3 : most;
+		}
+	if (k > 0 && ended > 0)
+		fprintf(out, "# jobs: the mix's iteration 1: %u of %u jobs ended, mean %.3f us, max %.3f us\n",
+			ended, k, sum / ended, most);
+}
+
 void dp_mix_report(const struct dp_mix *m, FILE *out)
 {
 	struct dp_mix_row row;
@@ -259,12 +277,15 @@ void dp_mix_report(const struct dp_mix *m, FILE *out)
 		if (!isnan(row.slowdown_pct))
 			fprintf(out, "alone %.3f us, in the mix %.3f us, slowdown %.2f %%\n",
 				(double)row.alone_ns / 1e3, (double)row.mix_ns / 1e3, row.slowdown_pct);
+		else if (row.mix_ns > 0) /* (--jobs-mix-only: no run alone) */
+			fprintf(out, "alone not run, in the mix %.3f us\n", (double)row.mix_ns / 1e3);
 		else
 			fprintf(out, "NOT FINISHED\n");
 	}
 	if (m && dp_mix_summary_get(m, &sum) == 0)
 		fprintf(out, "# jobs: the mix: %u jobs, slowdown mean %.2f %%, p99 %.2f %%, max %.2f %%\n",
 			sum.jobs, sum.mean_pct, sum.p99_pct, sum.max_pct);
+	mix_iter_line(m, out);
 	for (uint32_t k = 0; m && k < m->n; k++) {
 		fprintf(out, "\n# jobs: %s in the mix\n", m->s.places[k].job->name);
 		dp_job_report(m->job[k], out);

@@ -20,6 +20,9 @@
 #     and max slowdown, the links, each job's own report row by row); the
 #     mean is the two slowdowns' mean, p99 and max the larger; packed: each
 #     job's exposed communication share alone is its share in the mix;
+#   - --jobs-mix-only (spread): no run alone, each job's time in the mix as
+#     with them, the mix's iteration line their mean and max, no slowdown
+#     line, --json valid with alone and slowdown null; without --jobs: exit 2;
 #   - --job-coll qps=4,mode=split reaches the jobs' collectives (4 active QPs);
 #   - refused with exit 2: an unknown key (FILE:LINE, the key named), a mix
 #     that does not fit (the job named), a workload that cannot be read
@@ -100,6 +103,27 @@ for j in a b; do
   check "spread: $j's link named first is an uplink's direction ($l)" \
     "case '$l' in leaf0\>spine0|spine0\>leaf0|leaf1\>spine0|spine0\>leaf1) true ;; *) false ;; esac"
 done
+
+# --jobs-mix-only: the same mix, no run alone (no alone process started), each job's
+# time in the mix the same as with them, and the mix's iteration line their mean and max
+dp mixonly --jobs "$tmp/spread.yaml" --jobs-mix-only --json "$tmp/mixonly.json" > "$tmp/mixonly.txt" 2>&1; rc=$?
+ma=$(field "$tmp/spread.txt" a mix) mb=$(field "$tmp/spread.txt" b mix)
+oa=$(sed -n 's/^# jobs: a: .*: iteration 1 alone not run, in the mix \([0-9.]*\) us$/\1/p' "$tmp/mixonly.txt")
+ob=$(sed -n 's/^# jobs: b: .*: iteration 1 alone not run, in the mix \([0-9.]*\) us$/\1/p' "$tmp/mixonly.txt")
+check "--jobs-mix-only: exit 0 ($rc), a $oa us and b $ob us in the mix, as with the runs alone ($ma, $mb)" \
+  "[ $rc -eq 0 ] && [ -n '$oa' ] && [ '$oa' = '$ma' ] && [ '$ob' = '$mb' ]"
+it=$(sed -n "s/^# jobs: the mix's iteration 1: 2 of 2 jobs ended, mean \([0-9.]*\) us, max \([0-9.]*\) us$/\1 \2/p" "$tmp/mixonly.txt")
+check "--jobs-mix-only: the mix's iteration line ($it) is the mean and max of $oa and $ob; no slowdown line" \
+  "awk -v a='$oa' -v b='$ob' -v it='$it' 'BEGIN { split(it, v, \" \"); m = a > b ? a : b;
+     exit !(it != \"\" && (v[1] - (a + b) / 2)^2 < 1e-6 && v[2] == m) }' && ! grep -q '^# jobs: the mix: ' $tmp/mixonly.txt"
+check "--jobs-mix-only: --json valid, alone_us and slowdown_pct null" "/usr/bin/python3 -c '
+import json, sys, jsonschema
+d = json.load(open(sys.argv[1])); jsonschema.validate(d, json.load(open(sys.argv[2])))
+assert all(j[\"alone_us\"] is None and j[\"slowdown_pct\"] is None and j[\"mix_us\"] for j in d[\"mix\"][\"jobs\"])
+assert d[\"mix\"][\"with_slowdown\"] == 0
+' $tmp/mixonly.json '$SCHEMA'"
+dp mixonly-bad --workload "astra:$W,hosts=h0+h1" --jobs-mix-only > "$tmp/mo-bad.txt" 2>&1; rc=$?
+check "--jobs-mix-only without --jobs: exit 2 ($rc), said" "[ $rc -eq 2 ] && grep -q 'jobs-mix-only' $tmp/mo-bad.txt"
 
 check "--json (spread): the schema's, and the text's numbers (jobs_json_check.py)" \
   "/usr/bin/python3 '$CHECK' '$SCHEMA' '$tmp/spread.json' '$tmp/spread.txt' > '$tmp/check.out'"
