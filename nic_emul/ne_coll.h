@@ -325,6 +325,7 @@ enum ne_coll_gate {
 	NE_COLL_GATE_CTS,   /* its CTS (nccl: its FIFO entry) */
 	NE_COLL_GATE_SLOT,  /* a send slot: the message window back completed */
 	NE_COLL_GATE_PXN,   /* its PXN copy to the NIC's GPU */
+	NE_COLL_GATE_WRITE, /* LL / LL128: its lines written at NCCL's cap (network) */
 	NE_COLL_GATE_QUEUE, /* room to post: the NIC's queue, the proxy's, CTRAN's cap */
 	NE_COLL_GATES
 };

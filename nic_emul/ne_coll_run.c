@@ -222,8 +222,10 @@ static void sender_step(struct ne_coll *c, uint32_t k, uint64_t now)
 			cn->gate = NE_COLL_GATE_DATA;
 			return;
 		}
-		if (cn->pxn && !ne_coll_pxn_staged(c, k, s, now)) {
-			cn->gate = NE_COLL_GATE_PXN;
+		/* (PXN's copy, or a capped protocol's write, before the RDMA) */
+		if (!cn->nvl && (cn->pxn || c->proto_cap_Bps) &&
+		    !ne_coll_pxn_staged(c, k, s, now)) {
+			cn->gate = cn->pxn ? NE_COLL_GATE_PXN : NE_COLL_GATE_WRITE;
 			return;
 		}
 		if (!cts_in) {
