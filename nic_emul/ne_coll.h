@@ -78,6 +78,13 @@
  * transfer is consumed that long after its last byte came in (the wire's
  * own time stays emulated, so a network step pays both).
  *
+ * Protocol caps (model nccl, LL and LL128): NCCL's tuning caps their bus
+ * bandwidth (nc_tune_bus_cap_gbs, llMaxBws); a run sends each GPU's data no
+ * faster than that. An NVLink transfer takes the longer of its wire bytes at
+ * nvlink_Bps and its data bytes at the cap; a network transfer is first
+ * written at the cap (on the GPU's NVLink egress clock, an event), then
+ * posted (gate NE_COLL_GATE_WRITE). docs/reference/coll.md, "Protocols".
+ *
  * NVLink. With cfg.server_of, a connection between two ranks of one server
  * (GPUs joined by NVLink through an NVSwitch) posts nothing on the NICs:
  * each of its transfers leaves when it is ready and the receiver's slot is
