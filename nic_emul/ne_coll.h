@@ -82,8 +82,8 @@
  * bandwidth (nc_tune_bus_cap_gbs, llMaxBws); a run sends each GPU's data no
  * faster than that. An NVLink transfer takes the longer of its wire bytes at
  * nvlink_Bps and its data bytes at the cap; a network transfer is first
- * written at the cap (on the GPU's NVLink egress clock, an event), then
- * posted (gate NE_COLL_GATE_WRITE). docs/reference/coll.md, "Protocols".
+ * written at the cap (on the GPU's NVLink egress clock, an event, while it
+ * waits for its CTS), then posted (gate NE_COLL_GATE_WRITE). docs/reference/coll.md, "Protocols".
  *
  * NVLink. With cfg.server_of, a connection between two ranks of one server
  * (GPUs joined by NVLink through an NVSwitch) posts nothing on the NICs:
