@@ -253,9 +253,10 @@ static int tune_coll(enum ne_coll_op op, enum nc_coll *coll)
  * NCCL's H100 graph across servers, or its NVLink-only graph on one server
  * (nc_tune_params_h100). Servers of different sizes cannot run the tree:
  * every rank is then a node (the ring's time does not depend on the split)
- * and *uneven is set. 0, or -ENOMEM.
+ * and *uneven is set. *servers: the servers counted. 0, or -ENOMEM.
  */
-static int shape_params(const struct ne_coll *c, struct nc_tune_params *p, bool *uneven)
+static int shape_params(const struct ne_coll *c, struct nc_tune_params *p, bool *uneven,
+			uint32_t *servers)
 {
 	struct tree_map m = {0};
 	int rc = map_build(&c->cfg, 2, &m);
@@ -264,6 +265,7 @@ static int shape_params(const struct ne_coll *c, struct nc_tune_params *p, bool 
 	if (rc == -ENOMEM)
 		return rc;
 	*uneven = rc != 0;
+	*servers = m.tc.servers;
 	nc_tune_params_h100(p, rc ? c->cfg.nranks : m.tc.servers, rc ? 1 : m.tc.gpus);
 	(void)tune_coll(c->cfg.op, &p->coll);
 	return 0;
@@ -282,6 +284,7 @@ int ne_coll_tree_tune(struct ne_coll *c)
 	struct nc_tune_table t;
 	struct nc_tune_choice pick;
 	enum ne_coll_algo forced = c->cfg.algo;
+	uint32_t servers;
 	bool uneven;
 	int rc;
 
@@ -294,7 +297,7 @@ int ne_coll_tree_tune(struct ne_coll *c)
 		c->cfg.algo = NE_COLL_ALGO_RING;
 	if (!tune_coll(c->cfg.op, &p.coll))
 		return 0;
-	rc = shape_params(c, &p, &uneven);
+	rc = shape_params(c, &p, &uneven, &servers);
 	if (rc)
 		return rc;
 	for (uint32_t a = 0; a < NC_ALGO_COUNT; a++)
@@ -387,18 +390,22 @@ void ne_coll_steps_resolve(struct ne_coll *c)
  * So a GPU sends a transfer's data bytes no faster than the cap, whatever
  * the link carries its wire bytes at. The tree's bus bandwidth is the same
  * per GPU (each rank sends its data up and down: x .5 to algorithm
- * bandwidth). Simple: none. The shape is shape_params's.
+ * bandwidth). Simple: none. The shape is shape_params's, with NCCL's
+ * count of nodes (the servers) where they differ in size.
  */
 void ne_coll_cap_resolve(struct ne_coll *c)
 {
 	struct nc_tune_params p;
+	uint32_t servers;
 	bool uneven;
 	double gbs;
 
 	c->proto_cap_Bps = 0;
 	if (!coll_nccl(c) || c->proto == NC_PROTO_SIMPLE || c->cfg.nranks < 2 ||
-	    shape_params(c, &p, &uneven))
+	    shape_params(c, &p, &uneven, &servers))
 		return;
+	if (uneven) /* (llMaxBws's index is NCCL's nNodes) */
+		p.nodes = servers;
 	gbs = nc_tune_bus_cap_gbs(&p, nccl_algo(c), (enum nc_proto)c->proto);
 	if (gbs > 0.0)
 		c->proto_cap_Bps = (uint64_t)(gbs * 1e9 + 0.5);
