@@ -62,11 +62,45 @@ static unsigned int log2i(uint64_t n)
 	return l;
 }
 
-void nc_tune_params_h100(struct nc_tune_params *p, uint32_t nodes, uint32_t gpus)
+/* Ring and tree graphs alike: nch channels of bw GB/s, runtime channels. */
+static void set_graphs(struct nc_tune_params *p, uint32_t nch, double bw, uint32_t runtime,
+		       bool pattern_tree)
 {
-	memset(p, 0, sizeof(*p));
-	p->nodes = nodes;
-	p->gpus = gpus;
+	for (int a = 0; a < NC_ALGO_COUNT; a++) {
+		p->graph_channels[a] = nch;
+		p->bw_intra[a] = bw;
+		p->bw_inter[a] = bw;
+	}
+	p->channels = runtime;
+	p->tree_pattern_tree = pattern_tree;
+}
+
+/* The search graphs of one server of H100 (no NIC), ring and tree alike. */
+static void graph_one_server(struct nc_tune_params *p)
+{
+	/*
+	 * NCCL 2.21.5, src/graph/search.cc ncclTopoCompute with no NET:
+	 * sm90SpeedArrayIntra (60, 50, 40, 30, ...), maxBw = totalBw = the
+	 * GPU's NVLink to the NVSwitch, 18 x 20.6 = 370.8 (topo.h
+	 * SM90_NVLINK_BW). The ring search (init.cc: minChannels 1,
+	 * maxChannels MAXCHANNELS / 2 = 16) fits 6 channels of 60 (360 <=
+	 * 370.8); slower speeds give no more than 360 (ncclTopoCompareGraphs
+	 * keeps the first of equal nChannels x bw). ncclTopoDupChannels
+	 * doubles it (bwIntra 60 >= 50): 12 channels of 30. Pass 2 cannot
+	 * raise the speed with 12 channels (12 x 40 > 370.8). The tree search
+	 * has minChannels = maxChannels = 12 (init.cc) and totalBw x 8/7; it
+	 * starts at 30 (12 x 40 > 423.8) and keeps its first pattern,
+	 * NCCL_TOPO_PATTERN_BALANCED_TREE (with no NIC the simpler tree adds
+	 * no bandwidth). Runtime channels: ncclTopoPostset doubles to 24
+	 * (NCCL's "24 coll channels" on one 8 x H100 server).
+	 * Inferred by hand from the search: not printed by a run here.
+	 */
+	set_graphs(p, 12, 30.0, 24, false);
+}
+
+/* The search graphs of 8 GPUs with 8 NICs across servers. */
+static void graph_servers(struct nc_tune_params *p)
+{
 	/*
 	 * Ring and tree graphs: 8 channels of 48 GB/s. PCIe Gen5 x16 is
 	 * 16 x 240 / 80 = 48 GB/s in NCCL (topo.cc ncclTopoAddPci,
@@ -79,14 +113,21 @@ void nc_tune_params_h100(struct nc_tune_params *p, uint32_t nodes, uint32_t gpus
 	 * fallback NCCL_TOPO_PATTERN_TREE (search.cc "Try a simpler tree").
 	 * Runtime channels: ncclTopoPostset doubles to 16 (issue #1453).
 	 */
-	for (int a = 0; a < NC_ALGO_COUNT; a++) {
-		p->graph_channels[a] = 8;
-		p->bw_intra[a] = 48.0;
-		p->bw_inter[a] = 48.0;
+	set_graphs(p, 8, 48.0, 16, true);
+}
+
+void nc_tune_params_h100(struct nc_tune_params *p, uint32_t nodes, uint32_t gpus)
+{
+	memset(p, 0, sizeof(*p));
+	p->nodes = nodes;
+	p->gpus = gpus;
+	p->coll = NC_COLL_ALLREDUCE;
+	if (nodes == 1)
+		graph_one_server(p);
+	else
+		graph_servers(p);
+	for (int a = 0; a < NC_ALGO_COUNT; a++)
 		p->algo_on[a] = true;
-	}
-	p->channels = 16;
-	p->tree_pattern_tree = true;
 	p->cpu_amd = false;        /* Meta's Grand Teton: Intel Xeon hosts */
 	p->latency_inter_us = 0.0; /* net_ib reports no latency to the graph */
 	for (int i = 0; i < NC_PROTO_COUNT; i++)
@@ -104,7 +145,7 @@ static int params_ok(const struct nc_tune_params *p)
 {
 	/* one rank: ncclTopoTuneModel returns before it models anything */
 	if (p == NULL || p->nodes == 0 || p->gpus == 0 || p->channels == 0 ||
-	    (uint64_t)p->nodes * p->gpus < 2)
+	    (uint64_t)p->nodes * p->gpus < 2 || (unsigned int)p->coll >= NC_COLL_COUNT)
 		return 0;
 	for (int a = 0; a < NC_ALGO_COUNT; a++)
 		if (p->graph_channels[a] == 0 || !(p->bw_intra[a] > 0.0) ||
@@ -118,31 +159,60 @@ static double dmin(double x, double y)
 	return x < y ? x : y;
 }
 
-/* Algorithm bandwidth of (a, pr) for an AllReduce, before enables. */
+/* Indices of NCCL's per-generation tables: [index1][index2] of llMaxBws
+ * (tuning.cc: one node the GPU's generation, else the CPU's vendor). */
+static unsigned int idx_nodes(const struct nc_tune_params *p)
+{
+	return p->nodes <= 2 ? p->nodes - 1 : 2;
+}
+
+static unsigned int idx_ll(const struct nc_tune_params *p)
+{
+	return p->nodes == 1 ? HOPPER_IDX : (p->cpu_amd ? 1 : 0);
+}
+
+/* Ring steps of the collective: AllReduce 2 (n - 1), AllGather and
+ * ReduceScatter n - 1 (tuning.cc nsteps). */
+static double ring_steps(const struct nc_tune_params *p)
+{
+	uint64_t nranks = (uint64_t)p->nodes * p->gpus;
+
+	return (double)(nranks - 1) * (p->coll == NC_COLL_ALLREDUCE ? 2.0 : 1.0);
+}
+
+double nc_tune_bus_cap_gbs(const struct nc_tune_params *p, enum nc_algo a, enum nc_proto pr)
+{
+	if (!params_ok(p) || (unsigned int)a >= NC_ALGO_COUNT || (unsigned int)pr >= NC_PROTO_COUNT)
+		return -1.0;
+	if (pr == NC_PROTO_LL)
+		return ll_max_bw[idx_ll(p)][idx_nodes(p)];
+	if (pr == NC_PROTO_LL128)
+		return p->graph_channels[a] * (a == NC_ALGO_RING ? ring_ll128_ch_bw : tree_ll128_ch_bw)[idx_nodes(p)];
+	return 0.0;
+}
+
+/* Algorithm bandwidth of (a, pr) for p's collective, before enables. */
 static double model_bw(const struct nc_tune_params *p, enum nc_algo a, enum nc_proto pr)
 {
-	unsigned int i2 = p->nodes <= 2 ? p->nodes - 1 : 2;
-	unsigned int i1 = p->nodes == 1 ? HOPPER_IDX : (p->cpu_amd ? 1 : 0);
+	unsigned int i2 = idx_nodes(p);
 	double n_ch = p->graph_channels[a];
 	double bus = n_ch * (p->nodes <= 2 ? p->bw_intra[a] : p->bw_inter[a]);
+	double cap = nc_tune_bus_cap_gbs(p, a, pr);
 	uint64_t nranks = (uint64_t)p->nodes * p->gpus;
-	double nsteps = 2.0 * (double)(nranks - 1);
 
 	if (a == NC_ALGO_RING) {
 		if (pr == NC_PROTO_LL)
-			bus = dmin(ll_max_bw[i1][i2], bus * .5);
+			bus = dmin(cap, bus * .5);
 		else if (pr == NC_PROTO_LL128)
-			bus = dmin(bus * (p->gpus < 2 ? 0.7 : 0.92),
-				   n_ch * ring_ll128_ch_bw[i2]);
-		/* bus to algorithm bandwidth: nRanks / nsteps (1 rank: none) */
-		return nranks > 1 ? bus * (double)nranks / nsteps : bus;
+			bus = dmin(bus * (p->gpus < 2 ? 0.7 : 0.92), cap);
+		/* bus to algorithm bandwidth: nRanks / nsteps */
+		return bus * (double)nranks / ring_steps(p);
 	}
 	bus = dmin(bus * .92, n_ch * tree_ch_bw[i2]);
 	if (pr == NC_PROTO_LL)
-		bus = dmin(bus / 3.8, ll_max_bw[i1][i2]);
+		bus = dmin(bus / 3.8, cap);
 	else if (pr == NC_PROTO_LL128)
-		bus = dmin(bus * (p->nodes == 1 ? 7.0 / 9.0 : 120.0 / 128.0),
-			   n_ch * tree_ll128_ch_bw[i2]);
+		bus = dmin(bus * (p->nodes == 1 ? 7.0 / 9.0 : 120.0 / 128.0), cap);
 	if (p->tree_pattern_tree)
 		bus *= .85;
 	return bus * .5;
@@ -179,18 +249,22 @@ double nc_tune_step_lat_us(const struct nc_tune_params *p, enum nc_algo a, enum 
 	return step_lat(p, a, pr, net);
 }
 
-/* Latency of (a, pr) for an AllReduce, us. */
+/* Latency of (a, pr) for p's collective, us. */
 static double model_lat(const struct nc_tune_params *p, enum nc_algo a, enum nc_proto pr)
 {
 	double intra = step_lat(p, a, pr, false), inter = step_lat(p, a, pr, true);
-	uint64_t nranks = (uint64_t)p->nodes * p->gpus;
+	double ninter;
 
 	if (a == NC_ALGO_TREE)
 		return base_lat[a][pr] +
 		       2.0 * ((p->gpus - 1) * intra + log2i(p->nodes) * inter);
-	double nsteps = 2.0 * (double)(nranks - 1);
-	double ninter = p->nodes > 1 ? 2.0 * p->nodes : 0.0;
-	return base_lat[a][pr] + (nsteps - ninter) * intra + ninter * inter;
+	/* tuning.cc nInterSteps: AllReduce 2 x nodes across servers (0 on
+	 * one), AllGather and ReduceScatter nodes - 1 */
+	if (p->coll == NC_COLL_ALLREDUCE)
+		ninter = p->nodes > 1 ? 2.0 * p->nodes : 0.0;
+	else
+		ninter = p->nodes - 1.0;
+	return base_lat[a][pr] + (ring_steps(p) - ninter) * intra + ninter * inter;
 }
 
 int nc_tune_model(const struct nc_tune_params *p, struct nc_tune_table *t)
@@ -202,8 +276,10 @@ int nc_tune_model(const struct nc_tune_params *p, struct nc_tune_table *t)
 	for (int a = 0; a < NC_ALGO_COUNT; a++) {
 		for (int pr = 0; pr < NC_PROTO_COUNT; pr++) {
 			t->lat_us[a][pr] = model_lat(p, a, pr);
-			t->bw_gbs[a][pr] = p->algo_on[a] && p->proto_on[pr] ?
-						   model_bw(p, a, pr) : 0.0;
+			/* AllGather and ReduceScatter have no Tree (tuning.cc) */
+			bool on = p->algo_on[a] && p->proto_on[pr] &&
+				  (a == NC_ALGO_RING || p->coll == NC_COLL_ALLREDUCE);
+			t->bw_gbs[a][pr] = on ? model_bw(p, a, pr) : 0.0;
 			any |= t->bw_gbs[a][pr] > 0.0;
 		}
 	}
@@ -223,8 +299,9 @@ double nc_tune_time_us(const struct nc_tune_params *p, const struct nc_tune_tabl
 	if (a == NC_ALGO_TREE && ls < NC_TREE_CORR_N)
 		bw *= tree_corr[pr][ls];
 	uint64_t nranks = (uint64_t)p->nodes * p->gpus;
-	/* the ring's plateau (sm80 and later: 1.4) */
+	/* the ring's plateau (sm80 and later: 1.4), AllReduce only */
 	if (a == NC_ALGO_RING && pr == NC_PROTO_SIMPLE && p->nodes > 1 &&
+	    p->coll == NC_COLL_ALLREDUCE &&
 	    bytes / ((uint64_t)p->channels * nranks) >= 64)
 		lat *= 1.4;
 	return lat + (double)bytes / (1000.0 * bw);

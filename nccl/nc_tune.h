@@ -1,26 +1,31 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * nc_tune: NCCL's choice of algorithm and protocol for an AllReduce, from
- * its tuning model (NCCL 2.21.5, src/graph/tuning.cc: ncclTopoTuneModel and
- * ncclTopoGetAlgoTime; read, not copied). Each (algorithm, protocol) gets a
+ * nc_tune: NCCL's choice of algorithm and protocol for an AllReduce,
+ * AllGather or ReduceScatter, from its tuning model (NCCL 2.21.5,
+ * src/graph/tuning.cc: ncclTopoTuneModel and ncclTopoGetAlgoTime; read,
+ * not copied). Each (algorithm, protocol) gets a
  * latency (us) and a bandwidth (GB/s); a message of B bytes is predicted to
  * take lat + B / (1000 * bw) us (Tree's bw scaled by treeCorrectionFactor
- * for B below 512 MiB; Ring Simple's lat x 1.4 across servers once each
+ * for B below 512 MiB; an AllReduce's Ring Simple lat x 1.4 across servers once each
  * rank's share of a channel reaches 64 bytes), and the smallest time wins,
  * first in NCCL's order (Tree before Ring, LL before LL128 before Simple)
  * on a tie.
  *
- * Modelled: Tree and Ring, protocols LL, LL128 and Simple, AllReduce, one
- * operation per launch (numPipeOps 1), the user's NCCL_ALGO / NCCL_PROTO.
- * Not modelled: CollNetDirect, CollNetChain (no SHARP plugin on RoCE), NVLS
- * and NVLSTree (as NCCL_NVLS_ENABLE=0), other collectives, NCCL_NTHREADS /
- * thread thresholds, tuner plugins. NCCL computes in float; this in double
- * (results differ in the last float digits at most).
+ * Modelled: Tree and Ring, protocols LL, LL128 and Simple; AllReduce, and
+ * AllGather and ReduceScatter (Ring only: NCCL has no Tree for them; their
+ * bytes are the total, NCCL's nBytes = count x nRanks, src/include/info.h);
+ * one operation per launch (numPipeOps 1); the user's NCCL_ALGO /
+ * NCCL_PROTO. Not modelled: CollNetDirect, CollNetChain (no SHARP plugin on
+ * RoCE), NVLS and NVLSTree (as NCCL_NVLS_ENABLE=0), Broadcast and Reduce,
+ * NCCL's fall back to the ring when NCCL_ALGO leaves an op nothing,
+ * NCCL_NTHREADS / thread thresholds, tuner plugins. NCCL computes in float;
+ * this in double (results differ in the last float digits at most).
  *
  * The topology enters as NCCL's search graphs would describe it: channels
  * and per-channel bandwidth of the ring and tree graphs. nc_tune_params_h100
  * fills them for rail-matched 8 x H100 servers (NVLink 4 through NVSwitch,
- * one 400G NIC per GPU on PCIe Gen5 x16; the derivation is in nc_tune.c).
+ * one 400G NIC per GPU on PCIe Gen5 x16) and for one such server alone (an
+ * NVLink-only graph); the derivations are in nc_tune.c.
  */
 #ifndef NC_TUNE_H
 #define NC_TUNE_H
@@ -31,10 +36,12 @@
 
 enum nc_algo { NC_ALGO_TREE, NC_ALGO_RING, NC_ALGO_COUNT };             /* NCCL's order */
 enum nc_proto { NC_PROTO_LL, NC_PROTO_LL128, NC_PROTO_SIMPLE, NC_PROTO_COUNT };
+enum nc_coll { NC_COLL_ALLREDUCE, NC_COLL_ALLGATHER, NC_COLL_REDUCESCATTER, NC_COLL_COUNT };
 
 struct nc_tune_params {
 	uint32_t nodes;                          /* servers, >= 1 */
 	uint32_t gpus;                           /* ranks per server, >= 1 */
+	enum nc_coll coll;                       /* the collective tuned */
 	uint32_t channels;                       /* runtime channels (comm->nChannels) */
 	uint32_t graph_channels[NC_ALGO_COUNT];  /* search graph channels, >= 1 */
 	double bw_intra[NC_ALGO_COUNT];          /* graph bwIntra, GB/s per channel */
@@ -58,17 +65,28 @@ struct nc_tune_choice {
 	double time_us;
 };
 
-/* Fills p for nodes servers of gpus H100, Intel hosts, all algorithms and
- * protocols on. The graph values are those NCCL's search gives 8 GPUs with
- * 8 NICs across servers; a single server's search (no NIC: NVLink speeds)
- * gives others, to be set by the caller. */
+/* Fills p for an AllReduce on nodes servers of gpus H100, Intel hosts, all
+ * algorithms and protocols on. The graph values are those NCCL's search
+ * gives: nodes > 1, 8 GPUs with 8 NICs (8 channels of 48 GB/s, NIC-bound);
+ * nodes 1, the NVLink-only graph of one server (12 channels of 30 GB/s,
+ * 24 runtime channels, a balanced tree). */
 void nc_tune_params_h100(struct nc_tune_params *p, uint32_t nodes, uint32_t gpus);
 
 /* Builds the table; 0, or -EINVAL for a bad p (0 nodes, gpus or channels,
- * a single rank, a bandwidth <= 0, nothing left enabled). */
+ * a single rank, a bandwidth <= 0, coll out of range, nothing left
+ * enabled: AllGather and ReduceScatter need Ring). */
 int nc_tune_model(const struct nc_tune_params *p, struct nc_tune_table *t);
 
-/* Predicted time of an AllReduce of bytes with (a, pr), in us; < 0 when
+/* The cap NCCL's tuning puts on the bus bandwidth of (a, pr), GB/s
+ * (src/graph/tuning.cc): LL llMaxBws (one node: by GPU generation, Hopper
+ * 141; across nodes by CPU vendor, Intel 39 on 2 nodes and 20.4 on more,
+ * AMD 22.5 and 19); LL128 graph_channels[a] x perChMaxRingLL128Bws or
+ * perChMaxTreeLL128Bws (Hopper 36.7 per channel; Tree 29 on > 2 nodes);
+ * Simple 0 (no cap of its own; Tree's perChMaxTreeBws, for every
+ * protocol, is left out). -1 for a bad p, a or pr. */
+double nc_tune_bus_cap_gbs(const struct nc_tune_params *p, enum nc_algo a, enum nc_proto pr);
+
+/* Predicted time of p's collective of bytes with (a, pr), in us; < 0 when
  * that pair is disabled or the arguments are bad. */
 double nc_tune_time_us(const struct nc_tune_params *p, const struct nc_tune_table *t,
 		       enum nc_algo a, enum nc_proto pr, uint64_t bytes);

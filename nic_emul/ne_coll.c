@@ -111,6 +111,7 @@ struct ne_coll *ne_coll_create(const struct ne_coll_config *cfg, struct ne_nic *
 	c->algo_asked = cfg->algo;
 	rc = ne_coll_tree_tune(c);
 	c->proto = ne_coll_proto_resolve(c);
+	ne_coll_cap_resolve(c);
 	c->launch_ns = ne_coll_launch_resolve(c);
 	if (coll_nccl(c))
 		c->cfg.cts = true; /* NCCL's sender always waits for the FIFO entry */

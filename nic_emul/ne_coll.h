@@ -78,6 +78,13 @@
  * transfer is consumed that long after its last byte came in (the wire's
  * own time stays emulated, so a network step pays both).
  *
+ * Protocol caps (model nccl, LL and LL128): NCCL's tuning caps their bus
+ * bandwidth (nc_tune_bus_cap_gbs, llMaxBws); a run sends each GPU's data no
+ * faster than that. An NVLink transfer takes the longer of its wire bytes at
+ * nvlink_Bps and its data bytes at the cap; a network transfer is first
+ * written at the cap (on the GPU's NVLink egress clock, an event, while it
+ * waits for its CTS), then posted (gate NE_COLL_GATE_WRITE). docs/reference/coll.md, "Protocols".
+ *
  * NVLink. With cfg.server_of, a connection between two ranks of one server
  * (GPUs joined by NVLink through an NVSwitch) posts nothing on the NICs:
  * each of its transfers leaves when it is ready and the receiver's slot is
@@ -325,6 +332,7 @@ enum ne_coll_gate {
 	NE_COLL_GATE_CTS,   /* its CTS (nccl: its FIFO entry) */
 	NE_COLL_GATE_SLOT,  /* a send slot: the message window back completed */
 	NE_COLL_GATE_PXN,   /* its PXN copy to the NIC's GPU */
+	NE_COLL_GATE_WRITE, /* LL / LL128: its lines written at NCCL's cap (network) */
 	NE_COLL_GATE_QUEUE, /* room to post: the NIC's queue, the proxy's, CTRAN's cap */
 	NE_COLL_GATES
 };

@@ -518,7 +518,7 @@ static const struct key_def {
 	 false},
 	{"algo", KEY_FN, 0, 0, 0, set_algo, NULL, false, "ring|tree|auto", "ring",
 	 "AllReduce's algorithm: the ring, NCCL's double binary tree, or NCCL's tuning's pick "
-	 "per size", false},
+	 "per size (auto also tunes AllGather's and ReduceScatter's protocol)", false},
 	{"order", KEY_SPEC, 0, 0, 0, NULL, set_order, false, "hosts|nccl", "hosts",
 	 "the ring's rank order: as hosts= lists them, or NCCL's through each server "
 	 "(GPU 0, G-1, ..., 1; servers in order of their first GPU in hosts=), "

@@ -12,6 +12,10 @@
  * NCCL's per-step latency (launch=nccl, ne_coll_steps_resolve): an NVLink
  * step's hop takes step_nvl_ns in place of nvlink_lat_ns, and a network
  * step waits step_net_ns on this heap after its last byte came in.
+ * NCCL's cap on LL's and LL128's bus bandwidth (ne_coll_cap_resolve): the
+ * GPU's egress sends a transfer's data bytes no faster than proto_cap_Bps;
+ * a network step is first written at that rate (as PXN's copy, on this
+ * heap: NCCL's proxy posts a step once the GPU wrote all of it).
  */
 #include "ne_coll_priv.h"
 #include "nc_nvlink.h"
@@ -47,7 +51,7 @@ int ne_coll_nvl_lane_init(struct ne_coll *ln)
 	 * network step's wait: every connection may have one; heap_push grows
 	 * it should the bound not hold) */
 	ln->nvl_cap = (ln->nvl_conns + ln->pxn_conns) * ln->window;
-	if (ln->step_net_ns)
+	if (ln->step_net_ns || ln->proto_cap_Bps)
 		ln->nvl_cap = ln->nconns * ln->window;
 	ln->nnvl = 0;
 	ln->nvl_heap = NULL;
@@ -135,24 +139,41 @@ static struct coll_nvl_ev heap_pop(struct ne_coll *c)
 	return top;
 }
 
-/* Transfer s of connection k leaves its sender's GPU over NVLink at now or
- * when the GPU's egress frees; its end goes on the heap: a step's hop after
- * step_nvl_ns, PXN's copy (no step of its own) after nvlink_lat_ns. */
-static void egress_push(struct ne_coll *c, uint32_t k, uint32_t s, bool pxn, uint64_t now)
+/* What a GPU's egress carries (egress_push). */
+enum egress_kind {
+	EGRESS_HOP,   /* a step over NVLink */
+	EGRESS_PXN,   /* PXN's NVLink copy to the NIC's GPU */
+	EGRESS_WRITE, /* a network step's lines written at the protocol's cap */
+};
+
+/* Transfer s of connection k leaves its sender's GPU at now or when the
+ * GPU's egress frees; its end goes on the heap: a step's hop after
+ * step_nvl_ns, PXN's copy (no step of its own) after nvlink_lat_ns, a
+ * network step's write with no hop. The egress takes the longer of the
+ * wire bytes at the NVLink rate (a write: none) and the data bytes at
+ * proto_cap_Bps (ne_coll_cap_resolve). */
+static void egress_push(struct ne_coll *c, uint32_t k, uint32_t s, enum egress_kind kind,
+			uint64_t now)
 {
 	struct coll_conn *cn = &c->conns[k];
 	struct coll_rank *rs = &c->ranks[cn->src];
 	struct nc_nvlink_params wire = {.nvlink_Bps = c->cfg.nvlink_Bps};
-	uint64_t bytes_ns = 0, start = rs->nvl_free > now ? rs->nvl_free : now;
+	struct nc_nvlink_params cap = {.nvlink_Bps = c->proto_cap_Bps};
+	uint64_t bytes_ns = 0, cap_ns = 0, start = rs->nvl_free > now ? rs->nvl_free : now;
+	uint32_t len = cn->xfers[s].len;
 
 	/* the GPU's egress carries one transfer's bytes at a time; the hop's
-	 * latency overlaps the next one's bytes. (Rate checked at setup, and
+	 * latency overlaps the next one's bytes. (Rates checked at setup, and
 	 * 2^32 bytes at 1 B/s fit 64 bits of ns: no error to handle.) */
-	(void)nc_nvlink_xfer_ns(&wire, coll_wire_len(c, cn->xfers[s].len), &bytes_ns);
-	rs->nvl_free = start + bytes_ns;
-	uint64_t lat = pxn ? c->cfg.nvlink_lat_ns : c->step_nvl_ns;
+	if (kind != EGRESS_WRITE)
+		(void)nc_nvlink_xfer_ns(&wire, coll_wire_len(c, len), &bytes_ns);
+	if (c->proto_cap_Bps)
+		(void)nc_nvlink_xfer_ns(&cap, len, &cap_ns);
+	rs->nvl_free = start + (cap_ns > bytes_ns ? cap_ns : bytes_ns);
+	uint64_t lat = kind == EGRESS_HOP ? c->step_nvl_ns :
+		       kind == EGRESS_PXN ? c->cfg.nvlink_lat_ns : 0;
 	heap_push(c, (struct coll_nvl_ev){.t = rs->nvl_free + lat, .conn = k, .seq = s,
-					  .kind = pxn ? COLL_EV_PXN : COLL_EV_HOP});
+					  .kind = kind == EGRESS_HOP ? COLL_EV_HOP : COLL_EV_PXN});
 }
 
 bool ne_coll_pxn_staged(struct ne_coll *c, uint32_t k, uint32_t s, uint64_t now)
@@ -162,9 +183,9 @@ bool ne_coll_pxn_staged(struct ne_coll *c, uint32_t k, uint32_t s, uint64_t now)
 	if (!(cn->flags[s] & XFER_PXN_SENT)) {
 		/* (the bytes stay in the sender's buffer: the NIC reads them there
 		 * through the MR ne_coll_chring_mrs registered) */
-		egress_push(c, k, s, true, now);
+		egress_push(c, k, s, cn->pxn ? EGRESS_PXN : EGRESS_WRITE, now);
 		cn->flags[s] |= XFER_PXN_SENT;
-		c->stats.pxn_xfers++;
+		c->stats.pxn_xfers += cn->pxn;
 	}
 	return (cn->flags[s] & XFER_PXN_IN) != 0;
 }
@@ -178,7 +199,7 @@ void ne_coll_nvl_post(struct ne_coll *c, uint32_t k, uint32_t s, uint64_t now)
 	if (c->cfg.data) /* the receiver's slot is free: the sender waited for it */
 		memcpy(rd->stage + cn->stage_off + (size_t)(s % c->window) * c->slot_bytes,
 		       rs->src + x->src_off, x->len);
-	egress_push(c, k, s, false, now);
+	egress_push(c, k, s, EGRESS_HOP, now);
 	c->stats.nvlink_xfers++;
 	c->stats.nvlink_bytes += coll_wire_len(c, x->len);
 	ne_coll_lat_post(c, cn, s, now);

@@ -63,7 +63,8 @@
 #define XFER_RECV_DONE 1u /* rflags: all parts arrived, consumed by the receiver */
 #define XFER_SEND_DONE 2u /* flags: all parts completed (ACKed) at the sender */
 #define XFER_CTS_RCVD 4u  /* flags: CTS arrived at the sender */
-#define XFER_PXN_SENT 8u  /* flags: PXN's NVLink copy to the NIC's GPU started */
+#define XFER_PXN_SENT 8u  /* flags: PXN's NVLink copy to the NIC's GPU (or LL's
+			   * capped write, ne_coll_pxn_staged) started */
 #define XFER_PXN_IN 16u   /* flags: ... and arrived: the RDMA may be posted */
 
 /* Completions taken from a CQ per ne_cq_poll() call. */
@@ -195,7 +196,7 @@ struct coll_timer {
 /* What ends at an event of the NVLink heap. */
 enum coll_ev_kind {
 	COLL_EV_HOP, /* an NVLink transfer of a step: sent and received */
-	COLL_EV_PXN, /* PXN's copy to the NIC's GPU (then the RDMA), not a step */
+	COLL_EV_PXN, /* PXN's copy to the NIC's GPU, or a capped write (then the RDMA) */
 	COLL_EV_NET, /* a network step's hwLat after its last byte came in: consumed */
 };
 
@@ -216,6 +217,9 @@ struct ne_coll {
 	 * bytes (coll_wire_len), step size, steps in flight and latencies */
 	uint8_t proto;
 	double tune_us;
+	/* NCCL's cap on the bus bandwidth of that protocol, as a rate of each
+	 * GPU's sends in data bytes/s (ne_coll_cap_resolve); 0 for none */
+	uint64_t proto_cap_Bps;
 	enum ne_coll_algo algo_asked; /* cfg.algo as given */
 	uint32_t nranks, nchannels, nqps, window;
 	uint32_t slot_bytes;   /* one staging slot (rocelab: chunk_bytes; nccl: largest message) */
@@ -403,6 +407,10 @@ uint8_t ne_coll_proto_resolve(const struct ne_coll *c);
  * step of c's algorithm and protocol (nc_tune_step_lat_us) for AllReduce, AllGather and
  * ReduceScatter; otherwise cfg.nvlink_lat_ns and 0. */
 void ne_coll_steps_resolve(struct ne_coll *c);
+/* c->proto_cap_Bps (after ne_coll_proto_resolve and ne_coll_tree_tune):
+ * the nccl model's LL and LL128 take nc_tune_bus_cap_gbs of c's shape,
+ * algorithm and protocol; Simple, other models and a failed shape 0. */
+void ne_coll_cap_resolve(struct ne_coll *c);
 /* A network transfer s of connection k fully received at now: consumed
  * step_net_ns later (an event), or now without one. */
 void ne_coll_net_received(struct ne_coll *c, uint32_t k, uint32_t s, uint64_t now);
@@ -490,8 +498,10 @@ void ne_coll_nvl_post(struct ne_coll *c, uint32_t k, uint32_t s, uint64_t now);
 int ne_coll_nvl_poll(struct ne_coll *c, uint64_t now);
 /* When the next NVLink transfer ends; UINT64_MAX when none is in flight. */
 uint64_t ne_coll_nvl_next_ns(const struct ne_coll *c);
-/* PXN (cn->pxn): whether transfer s of connection k has crossed NVLink to
- * the NIC's GPU; the first call starts that copy at now (an NVLink event). */
+/* Whether network transfer s of connection k is staged for its RDMA: PXN
+ * (cn->pxn) crossed NVLink to the NIC's GPU; with proto_cap_Bps, its data
+ * written at that rate (PXN: both at once). The first call starts it at
+ * now (an event on the NVLink heap). */
 bool ne_coll_pxn_staged(struct ne_coll *c, uint32_t k, uint32_t s, uint64_t now);
 
 /* ne_coll_chring.c. Setup before the plan: the channels' ring orders (none

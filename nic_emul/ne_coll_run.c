@@ -205,8 +205,11 @@ static void sender_step(struct ne_coll *c, uint32_t k, uint64_t now)
 			ne_coll_lat_ready(c, cn, s, now);
 		bool cts_in = !c->cfg.cts || cn->nvl || (cn->flags[s] & XFER_CTS_RCVD);
 
-		/* (PXN: the NVLink copy to the NIC's GPU needs no CTS) */
-		if (!cts_in && !cn->pxn) {
+		/* (PXN's NVLink copy to the NIC's GPU, and a capped protocol's
+		 * write into its own buffer, need no CTS: they overlap its wait) */
+		bool staged = !cn->nvl && (cn->pxn || c->proto_cap_Bps);
+
+		if (!cts_in && !staged) {
 			cn->gate = NE_COLL_GATE_CTS;
 			return;
 		}
@@ -222,8 +225,9 @@ static void sender_step(struct ne_coll *c, uint32_t k, uint64_t now)
 			cn->gate = NE_COLL_GATE_DATA;
 			return;
 		}
-		if (cn->pxn && !ne_coll_pxn_staged(c, k, s, now)) {
-			cn->gate = NE_COLL_GATE_PXN;
+		/* (PXN's copy, or a capped protocol's write, before the RDMA) */
+		if (staged && !ne_coll_pxn_staged(c, k, s, now)) {
+			cn->gate = cn->pxn ? NE_COLL_GATE_PXN : NE_COLL_GATE_WRITE;
 			return;
 		}
 		if (!cts_in) {

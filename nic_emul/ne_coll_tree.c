@@ -239,21 +239,53 @@ int ne_coll_plan_tree(struct ne_coll *c)
 	return rc;
 }
 
+/* NCCL's collective of c's op in the tuning; 0 for one it does not tune. */
+static int tune_coll(enum ne_coll_op op, enum nc_coll *coll)
+{
+	*coll = op == NE_COLL_ALLGATHER	    ? NC_COLL_ALLGATHER
+		: op == NE_COLL_REDUCESCATTER ? NC_COLL_REDUCESCATTER
+					      : NC_COLL_ALLREDUCE;
+	return op == NE_COLL_ALLREDUCE || op == NE_COLL_ALLGATHER || op == NE_COLL_REDUCESCATTER;
+}
+
 /*
- * NCCL's choice (src/graph/tuning.cc, nccl/nc_tune.h) for an AllReduce of
- * cfg.bytes on servers of this shape, with NCCL's H100 graph (nc_tune's
- * inputs: 8 search channels, 16 runtime ones, whatever channels= says) and
- * the NCCL_ALGO / NCCL_PROTO masks. Servers of different sizes cannot run
- * the tree: the ring is the only choice then. With NCCL_ALGO naming one
- * algorithm (model nccl), the pick is among that algorithm's protocols.
+ * nc_tune's inputs for c's shape: its servers and GPUs per server, with
+ * NCCL's H100 graph across servers, or its NVLink-only graph on one server
+ * (nc_tune_params_h100). Servers of different sizes cannot run the tree:
+ * every rank is then a node (the ring's time does not depend on the split)
+ * and *uneven is set. *servers: the servers counted. 0, or -ENOMEM.
+ */
+static int shape_params(const struct ne_coll *c, struct nc_tune_params *p, bool *uneven,
+			uint32_t *servers)
+{
+	struct tree_map m = {0};
+	int rc = map_build(&c->cfg, 2, &m);
+
+	map_free(&m);
+	if (rc == -ENOMEM)
+		return rc;
+	*uneven = rc != 0;
+	*servers = m.tc.servers;
+	nc_tune_params_h100(p, rc ? c->cfg.nranks : m.tc.servers, rc ? 1 : m.tc.gpus);
+	(void)tune_coll(c->cfg.op, &p->coll);
+	return 0;
+}
+
+/*
+ * NCCL's choice (src/graph/tuning.cc, nccl/nc_tune.h) for an AllReduce,
+ * AllGather or ReduceScatter of cfg.bytes (the total, as NCCL's nBytes) on
+ * c's shape (shape_params) and the NCCL_ALGO / NCCL_PROTO masks.
+ * AllGather and ReduceScatter have the ring alone. With NCCL_ALGO naming
+ * one algorithm (model nccl), the pick is among that algorithm's protocols.
  */
 int ne_coll_tree_tune(struct ne_coll *c)
 {
 	struct nc_tune_params p;
 	struct nc_tune_table t;
 	struct nc_tune_choice pick;
-	struct tree_map m = {0};
 	enum ne_coll_algo forced = c->cfg.algo;
+	uint32_t servers;
+	bool uneven;
 	int rc;
 
 	/* NCCL_ALGO naming one algorithm (model nccl): NCCL's tuning still
@@ -263,17 +295,13 @@ int ne_coll_tree_tune(struct ne_coll *c)
 		return 0;
 	if (forced == NE_COLL_ALGO_AUTO)
 		c->cfg.algo = NE_COLL_ALGO_RING;
-	if (c->cfg.op != NE_COLL_ALLREDUCE)
+	if (!tune_coll(c->cfg.op, &p.coll))
 		return 0;
-	rc = map_build(&c->cfg, 2, &m);
-	map_free(&m);
-	if (rc == -ENOMEM)
+	rc = shape_params(c, &p, &uneven, &servers);
+	if (rc)
 		return rc;
-	nc_tune_params_h100(&p, m.tc.servers, rc ? 1 : m.tc.gpus);
-	if (rc) /* (the ring's time does not depend on the split) */
-		p.nodes = c->nranks;
 	for (uint32_t a = 0; a < NC_ALGO_COUNT; a++)
-		p.algo_on[a] = !(c->cfg.nccl_algo_off & (1u << a)) && (a == NC_ALGO_RING || !rc) &&
+		p.algo_on[a] = !(c->cfg.nccl_algo_off & (1u << a)) && (a == NC_ALGO_RING || !uneven) &&
 			       (forced == NE_COLL_ALGO_AUTO ||
 				(a == NC_ALGO_TREE) == (forced == NE_COLL_ALGO_TREE));
 	for (uint32_t pr = 0; pr < NC_PROTO_COUNT; pr++)
@@ -350,6 +378,37 @@ void ne_coll_steps_resolve(struct ne_coll *c)
 			p.nodes = 2;
 	c->step_nvl_ns = us_to_ns(nc_tune_step_lat_us(&p, nccl_algo(c), (enum nc_proto)c->proto, false));
 	c->step_net_ns = us_to_ns(nc_tune_step_lat_us(&p, nccl_algo(c), (enum nc_proto)c->proto, true));
+}
+
+/*
+ * The cap of NCCL's tuning on the bus bandwidth of c's algorithm and
+ * protocol (nc_tune_bus_cap_gbs: LL llMaxBws, LL128 per channel) becomes a
+ * rate on each GPU's sends. A ring's bus bandwidth is the data one rank
+ * sends per second (nccl-tests' busbw: every rank sends that much at once);
+ * NCCL's LL line is 8 data bytes in 16 (x .5 of the link's rate), and
+ * llMaxBw caps the result, a GPU-side limit of LL's flag-per-word stores.
+ * So a GPU sends a transfer's data bytes no faster than the cap, whatever
+ * the link carries its wire bytes at. The tree's bus bandwidth is the same
+ * per GPU (each rank sends its data up and down: x .5 to algorithm
+ * bandwidth). Simple: none. The shape is shape_params's, with NCCL's
+ * count of nodes (the servers) where they differ in size.
+ */
+void ne_coll_cap_resolve(struct ne_coll *c)
+{
+	struct nc_tune_params p;
+	uint32_t servers;
+	bool uneven;
+	double gbs;
+
+	c->proto_cap_Bps = 0;
+	if (!coll_nccl(c) || c->proto == NC_PROTO_SIMPLE || c->cfg.nranks < 2 ||
+	    shape_params(c, &p, &uneven, &servers))
+		return;
+	if (uneven) /* (llMaxBws's index is NCCL's nNodes) */
+		p.nodes = servers;
+	gbs = nc_tune_bus_cap_gbs(&p, nccl_algo(c), (enum nc_proto)c->proto);
+	if (gbs > 0.0)
+		c->proto_cap_Bps = (uint64_t)(gbs * 1e9 + 0.5);
 }
 
 uint64_t ne_coll_launch_ns(const struct ne_coll *c)

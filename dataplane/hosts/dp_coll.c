@@ -309,7 +309,8 @@ static void coll_print_footer(struct dp_coll *c)
  */
 static void coll_put_nvlink(const struct dp_coll *c)
 {
-	static const char *const gate_names[NE_COLL_GATES] = {"data", "cts", "slot", "pxn", "queue"};
+	static const char *const gate_names[NE_COLL_GATES] = {"data", "cts", "slot", "pxn", "write",
+								    "queue"};
 	struct ne_coll_stats st;
 	char text[320];
 	int len;

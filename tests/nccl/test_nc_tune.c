@@ -229,33 +229,126 @@ static void test_tune_sixteen_servers(void **state)
 }
 
 /*
- * One server of 8 (8 ranks; the formulas only: the graph inputs are the
- * multi-server ones). No network: ring nsteps 14, all NVLink hops, no net
- * overhead; llMaxBw Hopper-N1 141.0; perChMaxTreeBw 38.7; Tree LL128 x 7/9.
- *  Ring  LL     min(141, 192) x 8/14 = 80.571429;   6.6 + 14 x .6  = 15.0
- *  Ring  LL128  293.6 x 8/14 = 167.771429;          14 + 14 x 1.9  = 40.6
- *  Ring  Simple 384 x 8/14 = 219.428571;            8.4 + 14 x 3.4 = 56.0
- *  Tree  busBw min(353.28, 8 x 38.7 = 309.6) = 309.6
- *  Tree  LL     min(309.6 / 3.8, 141) x .85 x .5 = 34.626316;  6.8 + 2 x 7 x .6 = 15.2
- *  Tree  LL128  min(309.6 x 7/9 = 240.8, 293.6) x .85 x .5 = 102.34;  14 + 2 x 7 x 1.25 = 31.5
- *  Tree  Simple 309.6 x .85 x .5 = 131.58;  2 x 7 x 28 = 392
+ * One server of 8 (8 ranks), NCCL's NVLink-only graph: 12 channels of 30
+ * GB/s (busBw 360), a balanced tree (no x .85). No network: ring nsteps
+ * 14, all NVLink hops, no net overhead; llMaxBw Hopper-N1 141.0;
+ * perChMaxTreeBw 38.7; Tree LL128 x 7/9.
+ *  Ring  LL     min(141, 180) x 8/14 = 80.571429;       6.6 + 14 x .6  = 15.0
+ *  Ring  LL128  min(331.2, 12 x 36.7) x 8/14 = 189.257143; 14 + 14 x 1.9 = 40.6
+ *  Ring  Simple 360 x 8/14 = 205.714286;                8.4 + 14 x 3.4 = 56.0
+ *  Tree  busBw min(360 x .92 = 331.2, 12 x 38.7 = 464.4) = 331.2
+ *  Tree  LL     min(331.2 / 3.8, 141) x .5 = 43.578947;  6.8 + 2 x 7 x .6 = 15.2
+ *  Tree  LL128  min(331.2 x 7/9 = 257.6, 440.4) x .5 = 128.8;  14 + 2 x 7 x 1.25 = 31.5
+ *  Tree  Simple 331.2 x .5 = 165.6;  2 x 7 x 28 = 392
  * 4 KiB: Ring LL 15.0 + 4096 / 80571.43 = 15.050837 beats Tree LL
- *   15.2 + 4096 / (34626.3 x .7) = 15.368988.
- * 64 MiB (log 20: LL128 .9, Simple .8): Ring Simple 56 + 305.834667 =
- *   361.834667 (Ring LL128 440.60, Tree LL128 760.10, Tree Simple 1029.53).
+ *   15.2 + 4096 / (43578.9 x .7) = 15.334272.
+ * 1 MiB: Ring LL 15.0 + 13.014241 = 28.014241 (Tree LL128 31.5 + 1048576 /
+ *   (128800 x .6) = 45.07, Ring LL128 46.14, Ring Simple 61.10).
+ * 16 MiB: Ring LL128 40.6 + 88.647729 = 129.247729 (Ring Simple 137.56).
+ * 64 MiB (log 20: LL128 .9, Simple .8): Ring Simple 56 + 326.223644 =
+ *   382.223644 (Ring LL128 395.19, Tree LL128 610.42).
  */
 static void test_tune_one_server(void **state)
 {
 	(void)state;
 	struct nc_tune_params p;
 	struct nc_tune_table t;
-	static const double bw[2][3] = { { 34.6263157895, 102.34, 131.58 },
-					 { 80.5714285714, 167.7714285714, 219.4285714286 } };
+	static const double bw[2][3] = { { 43.5789473684, 128.8, 165.6 },
+					 { 80.5714285714, 189.2571428571, 205.7142857143 } };
 	static const double lat[2][3] = { { 15.2, 31.5, 392.0 }, { 15.0, 40.6, 56.0 } };
 
 	expect_table(&p, &t, 1, bw, lat);
+	assert_int_equal(p.graph_channels[NC_ALGO_RING], 12);
+	assert_int_equal(p.channels, 24);
 	expect_pick(&p, &t, 4096, NC_ALGO_RING, NC_PROTO_LL, 15.050837);
-	expect_pick(&p, &t, 64u << 20, NC_ALGO_RING, NC_PROTO_SIMPLE, 361.834667);
+	expect_pick(&p, &t, 1u << 20, NC_ALGO_RING, NC_PROTO_LL, 28.014241);
+	expect_pick(&p, &t, 16u << 20, NC_ALGO_RING, NC_PROTO_LL128, 129.247729);
+	expect_pick(&p, &t, 64u << 20, NC_ALGO_RING, NC_PROTO_SIMPLE, 382.223644);
+}
+
+/*
+ * AllGather and ReduceScatter: Ring only, nsteps n - 1, nodes - 1 network
+ * steps, no plateau; bytes are the total (NCCL's nBytes x nRanks).
+ * One server of 8 (busBw as test_tune_one_server), nsteps 7:
+ *  Ring LL     141 x 8/7 = 161.142857;    6.6 + 7 x .6  = 10.8
+ *  Ring LL128  331.2 x 8/7 = 378.514286;  14 + 7 x 1.9  = 27.3
+ *  Ring Simple 360 x 8/7 = 411.428571;    8.4 + 7 x 3.4 = 32.2
+ *  1 MiB: LL 10.8 + 6.507120 = 17.307120; 16 MiB: LL128 27.3 + 44.323865 =
+ *  71.623865 (Simple 72.98); 64 MiB: Simple 32.2 + 163.111822 = 195.311822
+ *  (LL128 204.60).
+ * 2 servers x 8 (16 ranks), nsteps 15, 1 network step, NVLink steps at
+ * least the 1 us net overhead (x3 Simple):
+ *  Ring LL     min(39, 192) x 16/15 = 41.6;  6.6 + 14 x 1 + 2.7 = 23.3
+ *  Ring Simple 384 x 16/15 = 409.6;          8.4 + 14 x 3.4 + 14 = 70.0
+ *  64 KiB: LL 23.3 + 65536 / 41600 = 24.875385; Simple at 256 MiB:
+ *  70.0 + 655.36 = 725.36 (no x 1.4: AllReduce only).
+ */
+static void test_tune_allgather(void **state)
+{
+	(void)state;
+	struct nc_tune_params p;
+	struct nc_tune_table t;
+
+	for (int c = NC_COLL_ALLGATHER; c <= NC_COLL_REDUCESCATTER; c++) {
+		nc_tune_params_h100(&p, 1, 8);
+		p.coll = (enum nc_coll)c;
+		assert_int_equal(nc_tune_model(&p, &t), 0);
+		for (int pr = 0; pr < NC_PROTO_COUNT; pr++)
+			assert_float_equal(t.bw_gbs[NC_ALGO_TREE][pr], 0.0, 0);
+		assert_float_equal(t.bw_gbs[NC_ALGO_RING][NC_PROTO_LL], 161.1428571429, EPS);
+		assert_float_equal(t.bw_gbs[NC_ALGO_RING][NC_PROTO_LL128], 378.5142857143, EPS);
+		assert_float_equal(t.bw_gbs[NC_ALGO_RING][NC_PROTO_SIMPLE], 411.4285714286, EPS);
+		assert_float_equal(t.lat_us[NC_ALGO_RING][NC_PROTO_LL], 10.8, EPS);
+		assert_float_equal(t.lat_us[NC_ALGO_RING][NC_PROTO_LL128], 27.3, EPS);
+		assert_float_equal(t.lat_us[NC_ALGO_RING][NC_PROTO_SIMPLE], 32.2, EPS);
+		expect_pick(&p, &t, 1u << 20, NC_ALGO_RING, NC_PROTO_LL, 17.307120);
+		expect_pick(&p, &t, 16u << 20, NC_ALGO_RING, NC_PROTO_LL128, 71.623865);
+		expect_pick(&p, &t, 64u << 20, NC_ALGO_RING, NC_PROTO_SIMPLE, 195.311822);
+
+		nc_tune_params_h100(&p, 2, 8);
+		p.coll = (enum nc_coll)c;
+		assert_int_equal(nc_tune_model(&p, &t), 0);
+		assert_float_equal(t.lat_us[NC_ALGO_RING][NC_PROTO_LL], 23.3, EPS);
+		assert_float_equal(t.lat_us[NC_ALGO_RING][NC_PROTO_SIMPLE], 70.0, EPS);
+		expect_pick(&p, &t, 65536, NC_ALGO_RING, NC_PROTO_LL, 24.875385);
+		assert_float_equal(nc_tune_time_us(&p, &t, NC_ALGO_RING, NC_PROTO_SIMPLE, 256u << 20),
+				   725.36, 1e-6);
+		/* Tree alone leaves them nothing (NCCL would fall back to the ring) */
+		p.algo_on[NC_ALGO_RING] = false;
+		assert_int_equal(nc_tune_model(&p, &t), -EINVAL);
+	}
+}
+
+/*
+ * The caps on bus bandwidth (tuning.cc llMaxBws, perChMaxRingLL128Bws,
+ * perChMaxTreeLL128Bws): LL on one Hopper server 141, on 2 Intel servers
+ * 39.0, on 3 or more 20.4, AMD 22.5 and 19.0; LL128 Ring 8 channels x 36.7
+ * = 293.6 across servers, 12 x 36.7 = 440.4 on one; LL128 Tree on 16
+ * servers 8 x 29.0 = 232; Simple none (0); out of range -1.
+ */
+static void test_bus_cap(void **state)
+{
+	(void)state;
+	struct nc_tune_params p;
+
+	nc_tune_params_h100(&p, 1, 8);
+	assert_float_equal(nc_tune_bus_cap_gbs(&p, NC_ALGO_RING, NC_PROTO_LL), 141.0, EPS);
+	assert_float_equal(nc_tune_bus_cap_gbs(&p, NC_ALGO_TREE, NC_PROTO_LL), 141.0, EPS);
+	assert_float_equal(nc_tune_bus_cap_gbs(&p, NC_ALGO_RING, NC_PROTO_LL128), 440.4, EPS);
+	assert_float_equal(nc_tune_bus_cap_gbs(&p, NC_ALGO_RING, NC_PROTO_SIMPLE), 0.0, 0);
+	nc_tune_params_h100(&p, 2, 1);
+	assert_float_equal(nc_tune_bus_cap_gbs(&p, NC_ALGO_RING, NC_PROTO_LL), 39.0, EPS);
+	assert_float_equal(nc_tune_bus_cap_gbs(&p, NC_ALGO_RING, NC_PROTO_LL128), 293.6, EPS);
+	p.cpu_amd = true;
+	assert_float_equal(nc_tune_bus_cap_gbs(&p, NC_ALGO_RING, NC_PROTO_LL), 22.5, EPS);
+	nc_tune_params_h100(&p, 16, 8);
+	assert_float_equal(nc_tune_bus_cap_gbs(&p, NC_ALGO_RING, NC_PROTO_LL), 20.4, EPS);
+	assert_float_equal(nc_tune_bus_cap_gbs(&p, NC_ALGO_TREE, NC_PROTO_LL128), 232.0, EPS);
+	p.cpu_amd = true;
+	assert_float_equal(nc_tune_bus_cap_gbs(&p, NC_ALGO_RING, NC_PROTO_LL), 19.0, EPS);
+	assert_float_equal(nc_tune_bus_cap_gbs(&p, NC_ALGO_COUNT, NC_PROTO_LL), -1.0, 0);
+	assert_float_equal(nc_tune_bus_cap_gbs(&p, NC_ALGO_RING, NC_PROTO_COUNT), -1.0, 0);
+	assert_float_equal(nc_tune_bus_cap_gbs(NULL, NC_ALGO_RING, NC_PROTO_LL), -1.0, 0);
 }
 
 /* NCCL_ALGO=ring (any case): at 4 KiB Ring LL (43.596923). NCCL_PROTO=^LL:
@@ -356,6 +449,8 @@ int main(void)
 		cmocka_unit_test(test_tune_pick_by_size),
 		cmocka_unit_test(test_tune_sixteen_servers),
 		cmocka_unit_test(test_tune_one_server),
+		cmocka_unit_test(test_tune_allgather),
+		cmocka_unit_test(test_bus_cap),
 		cmocka_unit_test(test_tune_forced),
 		cmocka_unit_test(test_tune_refused),
 		cmocka_unit_test(test_tune_step_lat),

@@ -107,9 +107,14 @@ static void test_nccl_step_latency(void **state)
  * NCCL_PROTO=LL / LL128 on two GPUs of one server, model nccl, launch=nccl,
  * a 16 KiB AllReduce: one round, each rank's step message is min(LL chunk
  * 8192 floats, 4096 / 2) = 2048 floats = 8192 data bytes. LL sends 16384
- * bytes: ceil(16384 x 1e9 / 450e9) = 37 ns; Ring LL baseLat 6.6 us, hwLat
- * [NVLINK] 0.6 us (src/graph/tuning.cc): 6600 + 2 x (37 + 600) = 7874 ns.
- * LL128 sends 69 lines of 128 = 8832 bytes: 20 ns; baseLat 14, hwLat 1.9:
+ * bytes: ceil(16384 x 1e9 / 450e9) = 37 ns, but NCCL's cap on LL's bus
+ * bandwidth on one Hopper server (llMaxBws 141 GB/s) lets the GPU send
+ * its 8192 data bytes in no less than ceil(8192 x 1e9 / 141e9) = 59 ns;
+ * Ring LL baseLat 6.6 us, hwLat[NVLINK] 0.6 us (src/graph/tuning.cc):
+ * 6600 + 2 x (59 + 600) = 7918 ns. 64 KiB: 32768 data bytes a step, 146 ns
+ * of wire, 233 ns at the cap: 6600 + 2 x (233 + 600) = 8266 ns.
+ * LL128 sends 69 lines of 128 = 8832 bytes: 20 ns (its cap, 12 channels x
+ * 36.7 = 440.4 GB/s, gives 19); baseLat 14, hwLat 1.9:
  * 14000 + 2 x (20 + 1900) = 17840 ns. Simple (the old run of every
  * protocol): 8400 + 2 x (19 + 3400) = 15238. 256 KiB with LL: steps of one
  * LL chunk, 32 KiB of data, 4 rounds: 2 ranks x 4 x 2 = 16 NVLink transfers
@@ -122,7 +127,8 @@ static void test_nccl_proto_ll(void **state)
 		const char *proto;
 		uint64_t bytes, ns, xfers, nvl_bytes;
 	} want[] = {
-		{"LL", 16384, 6600 + 2 * (37 + 600), 4, 4 * 16384},
+		{"LL", 16384, 6600 + 2 * (59 + 600), 4, 4 * 16384},
+		{"LL", 65536, 6600 + 2 * (233 + 600), 4, 4 * 65536},
 		{"LL128", 16384, 14000 + 2 * (20 + 1900), 4, 4 * 8832},
 		{"Simple", 16384, 8400 + 2 * (19 + 3400), 4, 4 * 8192},
 		{"LL", 262144, 0, 16, 16 * 65536},
@@ -152,14 +158,19 @@ static void test_nccl_proto_ll(void **state)
 }
 
 /*
- * algo=auto on one server of 8 GPUs: NCCL's tuning (nc_tune, its H100
- * graph) picks Ring/LL at 1 MiB, Ring/LL128 at 4 MiB, Ring/Simple at 16 MiB,
- * and the run sends that protocol's bytes over 14 ring steps of 8 ranks.
+ * algo=auto on one server of 8 GPUs: NCCL's tuning (nc_tune, the NVLink-only
+ * graph of one server) picks Ring/LL at 1 MiB, Ring/LL128 at 4 and 16 MiB,
+ * Ring/Simple at 64 MiB, and the run sends that protocol's bytes over 14
+ * ring steps of 8 ranks (one channel).
  * 1 MiB: 4 LL rounds of 32 KiB messages, 14 x 1 MiB of data, doubled:
  * 29360128. 4 MiB: one round, a message min(144000, 1048576 / 8) = 131072
  * floats = 524288 bytes = ceil(524288 / 120) = 4370 lines of 128 = 559360
- * wire bytes; 8 x 14 x 559360 = 62648320. 16 MiB: the data, 14 x 16 MiB.
- * NCCL_ALGO=Ring the same: NCCL tunes the protocol of a forced algorithm.
+ * wire bytes; 8 x 14 x 559360 = 62648320. 16 MiB (4194304 floats): 3
+ * rounds of 144000-float messages (576000 bytes, 4800 lines, 614400 wire
+ * bytes), then ceil(738304 / 8) = 92288 floats (369152 bytes, 3077 lines,
+ * 393856): 8 x 14 x (3 x 614400 + 393856) = 250550272. 64 MiB: the data,
+ * 14 x 64 MiB. NCCL_ALGO=Ring the same: NCCL tunes the protocol of a
+ * forced algorithm.
  */
 static void test_nccl_proto_auto(void **state)
 {
@@ -170,8 +181,9 @@ static void test_nccl_proto_auto(void **state)
 	} want[] = {
 		{MIB, 29360128, "# algo: ring (NCCL's tuning picks Ring/LL for 1048576 B, "},
 		{4 * MIB, 62648320, "# algo: ring (NCCL's tuning picks Ring/LL128 for 4194304 B, "},
-		{16 * MIB, 14ull * 16 * MIB,
-		 "# algo: ring (NCCL's tuning picks Ring/Simple for 16777216 B, "},
+		{16 * MIB, 250550272, "# algo: ring (NCCL's tuning picks Ring/LL128 for 16777216 B, "},
+		{64 * MIB, 14ull * 64 * MIB,
+		 "# algo: ring (NCCL's tuning picks Ring/Simple for 67108864 B, "},
 	};
 	struct ne_coll_config cfg;
 	struct ne_coll_stats st;
@@ -199,6 +211,75 @@ static void test_nccl_proto_auto(void **state)
 		assert_null(strstr(line, "runs as"));
 		fab_free(&f);
 	}
+}
+
+/*
+ * AllGather and ReduceScatter are tuned too (Ring only): on one server of 8,
+ * 1 MiB in all (NCCL's nBytes), Ring/LL (nc_tune: 17.31 us against LL128
+ * 30.07 and Simple 34.75). 7 steps of 8 ranks, each a rank's 131072-byte
+ * block in 4 LL messages of 32 KiB: 8 x 7 x 131072 = 7340032 data bytes,
+ * doubled: 14680064.
+ */
+static void test_nccl_proto_allgather(void **state)
+{
+	static const uint32_t server_of[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+	static const enum ne_coll_op ops[] = {NE_COLL_ALLGATHER, NE_COLL_REDUCESCATTER};
+	const char *want = "# algo: ring (NCCL's tuning picks Ring/LL for 1048576 B, ";
+	char line[256];
+
+	(void)state;
+	for (size_t i = 0; i < 2; i++) {
+		struct ne_coll_config cfg;
+		struct ne_coll_stats st;
+		struct fab f;
+
+		cfg_servers(&cfg, 8, server_of);
+		assert_int_equal(ne_coll_config_set(&cfg, "model", "nccl"), 0);
+		assert_int_equal(ne_coll_config_set(&cfg, "NCCL_ALGO", "Ring"), 0);
+		cfg.op = ops[i];
+		cfg.bytes = MIB;
+		coll_run(&f, &cfg);
+		assert_int_equal(coll_verify(f.coll, &cfg), 0);
+		ne_coll_get_stats(f.coll, &st);
+		assert_int_equal(st.nvlink_bytes, 14680064);
+		ne_coll_format_algo(f.coll, line, sizeof(line));
+		assert_memory_equal(line, want, strlen(want));
+		fab_free(&f);
+	}
+}
+
+/*
+ * LL across servers (2 hosts, one GPU each, NCCL_PROTO=LL, a 16 KiB
+ * AllReduce): NCCL's cap on LL's bus bandwidth (llMaxBws, 2 nodes, Intel:
+ * 39 GB/s) makes each GPU write a step's 8192 data bytes in 211 ns before
+ * the proxy posts it. The write needs no FIFO entry (CTS): it overlaps
+ * that wait, as PXN's copy does. Of the 4 network messages (2 ranks x 2
+ * steps), step 0's wait last for their FIFO entries (a network crossing,
+ * more than 211 ns), step 1's for the write (their entries came at the
+ * start, 8 per connection; their data with step 0's message). None waits
+ * for PXN; no NVLink.
+ */
+static void test_ll_cap_network(void **state)
+{
+	struct ne_coll_config cfg;
+	struct ne_coll_stats st;
+	struct fab f;
+
+	(void)state;
+	cfg_servers(&cfg, 2, NULL);
+	assert_int_equal(ne_coll_config_set(&cfg, "model", "nccl"), 0);
+	assert_int_equal(ne_coll_config_set(&cfg, "NCCL_PROTO", "LL"), 0);
+	cfg.bytes = 16384;
+	coll_run(&f, &cfg);
+	assert_int_equal(coll_verify(f.coll, &cfg), 0);
+	ne_coll_get_stats(f.coll, &st);
+	assert_int_equal(st.gate_net[NE_COLL_GATE_WRITE], 2);
+	assert_int_equal(st.gate_net[NE_COLL_GATE_CTS], 2);
+	assert_int_equal(st.gate_net[NE_COLL_GATE_PXN], 0);
+	assert_int_equal(st.pxn_xfers, 0);
+	assert_int_equal(st.nvlink_xfers, 0);
+	assert_int_equal(st.data_bytes, 4 * 16384);
+	fab_free(&f);
 }
 
 /*
@@ -428,6 +509,8 @@ int main(void)
 		cmocka_unit_test(test_two_servers_nccl),
 		cmocka_unit_test(test_other_ops),
 		cmocka_unit_test(test_lanes),
+		cmocka_unit_test(test_nccl_proto_allgather),
+		cmocka_unit_test(test_ll_cap_network),
 		cmocka_unit_test(test_no_servers),
 		cmocka_unit_test(test_gates),
 		cmocka_unit_test(test_nccl_proto_ll),
