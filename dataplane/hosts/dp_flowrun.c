@@ -116,7 +116,7 @@ struct fr {
 	uint32_t iter;                /* iterations ended */
 	bool in_iter;                 /* an iteration runs */
 	bool over;                    /* the last one ended */
-	bool touched;                 /* a flow of it was sent or delivered since its last fr_at */
+	uint32_t hid;                 /* its id in the shared fabric's due heap */
 	int err;
 };
 
@@ -313,7 +313,6 @@ static int groups_setup(struct fr *r)
 
 void fr_sent(struct fr *r, uint64_t ck)
 {
-	r->touched = true;
 	if (ck >> 62 != FR_DATA && ck >> 62 != FR_PARTS)
 		return;
 	if (r->n_sent == r->cap_sent) {
@@ -748,7 +747,6 @@ static void delivered(struct fr *r, uint64_t ck)
 
 void fr_delivered(struct fr *r, uint64_t ck)
 {
-	r->touched = true;
 	delivered(r, ck);
 }
 
@@ -785,7 +783,6 @@ static void iter_end(struct fr *r, uint64_t t)
 
 void fr_at(struct fr *r, uint64_t t)
 {
-	r->touched = false;
 	if (r->over || r->err)
 		return;
 	/* (after the flows of the same instant: their order only orders marks) */
@@ -831,9 +828,14 @@ uint64_t fr_next_ns(const struct fr *r)
 	return t;
 }
 
-bool fr_due(const struct fr *r, uint64_t t)
+void fr_set_hid(struct fr *r, uint32_t hid)
 {
-	return r->touched || fr_next_ns(r) <= t;
+	r->hid = hid;
+}
+
+uint32_t fr_hid(const struct fr *r)
+{
+	return r->hid;
 }
 
 int fr_state(const struct fr *r)

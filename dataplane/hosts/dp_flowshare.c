@@ -66,13 +66,121 @@ int fs_flow_start(struct fs_shared *sh, struct fr *r, const uint32_t *hop, unsig
 	return 0;
 }
 
+/* ------------------------------------------------------------------ */
+/* Which collectives act at an instant */
+
+/* Member hid has something to do at the current instant. */
+static void touch_hid(struct fs_shared *sh, uint32_t hid)
+{
+	if (!sh->queued[hid]) {
+		sh->queued[hid] = 1;
+		sh->touched[sh->n_touched++] = hid;
+	}
+}
+
+/* r has something to do at the current instant: a flow of it was sent or delivered. */
+static void touch(struct fs_shared *sh, const struct fr *r)
+{
+	touch_hid(sh, fr_hid(r));
+}
+
+static int due_cmp(const void *a, const void *b)
+{
+	const struct fs_due *x = a, *y = b;
+
+	return (x->seq > y->seq) - (x->seq < y->seq);
+}
+
+/* The members that act at t into sh->work, in the order they joined (the
+ * order every collective acted in when all were asked): those a flow event
+ * touched and those whose own next time is due. Their count; the touched
+ * list is empty again. */
+static uint32_t due_take(struct fs_shared *sh, uint64_t t)
+{
+	uint32_t n = 0;
+
+	while (!fl_heap_empty(&sh->due) && fl_heap_top(&sh->due).key <= t) {
+		uint32_t hid = fl_heap_top(&sh->due).id;
+
+		fl_heap_del(&sh->due, hid);
+		touch_hid(sh, hid);
+	}
+	for (uint32_t i = 0; i < sh->n_touched; i++) {
+		uint32_t hid = sh->touched[i];
+
+		sh->queued[hid] = 0;
+		sh->work[n++] = (struct fs_due){.seq = sh->hseq[hid], .hid = hid};
+	}
+	sh->n_touched = 0;
+	qsort(sh->work, n, sizeof(*sh->work), due_cmp);
+	return n;
+}
+
+/* A hid for r, joining now (its place in the order collectives act in). 0 or -ENOMEM. */
+static int hid_take(struct fs_shared *sh, struct fr *r)
+{
+	uint32_t hid = 0;
+
+	while (hid < sh->cap_h && sh->hfr[hid])
+		hid++;
+	if (hid == sh->cap_h) {
+		uint32_t cap = sh->cap_h ? 2 * sh->cap_h : 64;
+		struct fr **hfr = realloc(sh->hfr, cap * sizeof(*hfr));
+		uint64_t *seq = hfr ? realloc(sh->hseq, cap * sizeof(*seq)) : NULL;
+		uint8_t *q = seq ? realloc(sh->queued, cap) : NULL;
+		uint32_t *t = q ? realloc(sh->touched, cap * sizeof(*t)) : NULL;
+		struct fs_due *w = t ? realloc(sh->work, cap * sizeof(*w)) : NULL;
+
+		if (hfr) /* (each kept before any return: realloc may have moved it) */
+			sh->hfr = hfr;
+		if (seq)
+			sh->hseq = seq;
+		if (q)
+			sh->queued = q;
+		if (t)
+			sh->touched = t;
+		if (!w || fl_heap_grow(&sh->due, cap) < 0)
+			return -ENOMEM;
+		sh->work = w;
+		memset(sh->hfr + sh->cap_h, 0, (cap - sh->cap_h) * sizeof(*sh->hfr));
+		memset(sh->queued + sh->cap_h, 0, cap - sh->cap_h);
+		sh->cap_h = cap;
+	}
+	sh->hfr[hid] = r;
+	sh->hseq[hid] = sh->next_seq++;
+	fr_set_hid(r, hid);
+	return 0;
+}
+
+/* r's next time into the due heap (out of it when it has none). */
+static void due_update(struct fs_shared *sh, const struct fr *r)
+{
+	uint64_t t = fr_next_ns(r);
+
+	if (t == FL_TIME_INF)
+		fl_heap_del(&sh->due, fr_hid(r));
+	else
+		(void)fl_heap_set(&sh->due, fr_hid(r), t); /* (hid < the heap's ids: hid_take) */
+}
+
+/* r leaves: its hid is free again. */
+static void hid_drop(struct fs_shared *sh, const struct fr *r)
+{
+	uint32_t hid = fr_hid(r);
+
+	fl_heap_del(&sh->due, hid);
+	sh->hfr[hid] = NULL;
+}
+
 /* fl_config.sent: a flow's last byte went; its collective acts after flow/'s call. */
 static void slot_sent(void *ctx, uint64_t slot)
 {
 	struct fs_shared *sh = ctx;
 
-	if (sh->own[slot])
+	if (sh->own[slot]) {
 		fr_sent(sh->own[slot], sh->ck[slot]);
+		touch(sh, sh->own[slot]);
+	}
 }
 
 /* ------------------------------------------------------------------ */
@@ -104,6 +212,10 @@ static struct fs_shared *sh_create(struct dp_nics *ns, uint32_t mtu)
 	sh->fl = fl_create(&fc);
 	sh->slot = sh_slot(ns);
 	sh->chan_slot = calloc(sh->f->n_chans + 1, sizeof(*sh->chan_slot));
+	if (fl_heap_init(&sh->due, 64) < 0) {
+		free(sh->chan_slot);
+		sh->chan_slot = NULL; /* (refused below) */
+	}
 	for (uint32_t i = 0; sh->fl && i < sh->f->n_chans; i++) {
 		const struct dp_chan *ch = &sh->f->chans[i];
 		uint64_t bps = ch->rate_bps < FL_BPS_MIN ? FL_BPS_MIN : ch->rate_bps;
@@ -117,6 +229,7 @@ static struct fs_shared *sh_create(struct dp_nics *ns, uint32_t mtu)
 	if (!sh->fl || sh->slot < 0 || !sh->chan_slot) {
 		fl_destroy(sh->fl);
 		free(sh->chan_slot);
+		fl_heap_free(&sh->due);
 		free(sh);
 		return NULL;
 	}
@@ -135,6 +248,12 @@ static void sh_destroy(struct fs_shared *sh)
 	free(sh->free_ids);
 	free(sh->act);
 	free(sh->chan_slot);
+	fl_heap_free(&sh->due);
+	free(sh->hfr);
+	free(sh->hseq);
+	free(sh->queued);
+	free(sh->touched);
+	free(sh->work);
 	free(sh);
 }
 
@@ -159,11 +278,8 @@ static uint64_t sh_next(const struct fs_shared *sh)
 {
 	uint64_t t = fl_next_event_ns(sh->fl);
 
-	for (uint32_t i = 0; i < sh->n_act; i++) {
-		uint64_t n = fr_next_ns(sh->act[i].r);
-
-		t = n < t ? n : t;
-	}
+	if (!fl_heap_empty(&sh->due) && fl_heap_top(&sh->due).key < t)
+		t = fl_heap_top(&sh->due).key;
 	return t;
 }
 
@@ -287,6 +403,7 @@ static void members_reap(struct fs_shared *sh, uint64_t now)
 			sh->act[kept++] = m;
 			continue;
 		}
+		hid_drop(sh, m.r);
 		if (st > 0)
 			member_done(sh, &m, now);
 		else
@@ -302,10 +419,14 @@ static void members_reap(struct fs_shared *sh, uint64_t now)
 static void members_fail(struct fs_shared *sh, int e, uint64_t now)
 {
 	for (uint32_t i = 0; i < sh->n_act; i++) {
+		hid_drop(sh, sh->act[i].r);
 		member_failed(sh, &sh->act[i], e, now);
 		fr_destroy(sh->act[i].r);
 	}
 	sh->n_act = 0;
+	for (uint32_t i = 0; i < sh->n_touched; i++)
+		sh->queued[sh->touched[i]] = 0;
+	sh->n_touched = 0;
 }
 
 /* ------------------------------------------------------------------ */
@@ -325,15 +446,30 @@ static void sh_step(struct fs_shared *sh, uint64_t t)
 		for (size_t i = 0; i < n; i++) {
 			uint32_t slot = (uint32_t)done[i].cookie;
 
-			if (sh->own[slot])
+			if (sh->own[slot]) {
 				fr_delivered(sh->own[slot], sh->ck[slot]);
+				touch(sh, sh->own[slot]);
+			}
 			sh->own[slot] = NULL;
 			sh->free_ids[sh->n_free++] = slot;
 		}
-	for (uint32_t i = 0; i < sh->n_act; i++)
-		if (fr_due(sh->act[i].r, t)) /* (the others' fr_at would do nothing: 24K GPUs run ~1,000) */
-			fr_at(sh->act[i].r, t);
-	members_reap(sh, t);
+	/* (only the members with something due act: the others' fr_at would change
+	 * nothing, and a 24K-GPU mix runs ~1,000 at once) */
+	uint32_t n = due_take(sh, t);
+	bool ended = false;
+
+	for (uint32_t i = 0; i < n; i++)
+		fr_at(sh->hfr[sh->work[i].hid], t);
+	for (uint32_t i = 0; i < n; i++) {
+		struct fr *r = sh->hfr[sh->work[i].hid];
+
+		if (fr_state(r))
+			ended = true;
+		else
+			due_update(sh, r);
+	}
+	if (ended) /* (only what acted can have ended) */
+		members_reap(sh, t);
 }
 
 static void sh_due(void *obj, uint64_t arg, uint64_t now);
@@ -414,7 +550,7 @@ int dp_flowrun_nics(struct dp_nics *ns, struct ne_coll *run, const struct ne_col
 		return -ENOMEM;
 	}
 	r = fr_create(sh, run, cfg, nics, host_of, now_ns, &e, why, why_cap);
-	if (r && (e = members_room(sh)) < 0) {
+	if (r && ((e = members_room(sh)) < 0 || (e = hid_take(sh, r)) < 0)) {
 		fr_destroy(r);
 		snprintf(why, why_cap, "out of memory");
 	}
@@ -423,8 +559,9 @@ int dp_flowrun_nics(struct dp_nics *ns, struct ne_coll *run, const struct ne_col
 			sh_destroy(sh);
 		return e;
 	}
-	sh->act[sh->n_act] = (struct fs_member){.r = r, .done = done, .obj = obj};
+	sh->act[sh->n_act] = (struct fs_member){.r = r, .done = done, .obj = obj, .hid = fr_hid(r)};
 	engine_counts(sh, sh->act[sh->n_act++].fs0);
+	due_update(sh, r);
 	sh_run(sh, now_ns);
 	return 0;
 }
