@@ -22,7 +22,14 @@ Tables (markdown on stdout, and --out):
   routing  the paper's routing evolution on the zone, fragmented placement:
            path pinning (1:1) -> 2x uplinks (800G) -> TE at 1:1.125 ->
            E-ECMP + 16 QPs (round-robin) at 1:1.125, per-job iteration time,
-           with the full (rack-aware) placement under pinning as reference.
+           with the full (rack-aware) placement under pinning as reference;
+  mix      a production mix of training jobs (--mix, default
+           experiments/mix-24k.jobs.yaml: 192 jobs of 64-256 GPUs, dense and
+           MoE) for one iteration, on the fabrics as 8-GPU servers (2 per
+           RTSW, NVLink inside), rocelab-dp --jobs --jobs-mix-only, placed by
+           each --policy: the jobs, their GPUs, the mean and slowest job's
+           iteration, wall time and peak RSS. --mix-jobs N takes the file's
+           first N jobs (the zone holds 24 of the 24K mix's).
 
 Example: scripts/flow-scale.py --table scale --fabric zone --out /tmp/zone.md
 """
@@ -50,6 +57,13 @@ _spec.loader.exec_module(FVP)
 ZONE = "zones=1,leaves=192,spines=16,atsw=1,hosts=16,host-rate=400G,host-mtu=9000,attach=emulated"
 DC = "zones=8,leaves=192,spines=16,atsw=16,hosts=16,host-rate=400G,spine-oversub=1:7,host-mtu=9000,attach=emulated"
 FABRICS = {"zone": ZONE + ",leaf-rate=400G", "dc": DC + ",leaf-rate=400G"}
+# the same fabrics as servers of 8 GPUs, 2 per RTSW (Meta's layout: docs/explanation/FACTS-NCCL-RNIC.md)
+SERVERS = {"zone": "zones=1,servers=384,gpus=8,layout=meta,spines=16,atsw=1,host-rate=400G,leaf-rate=400G,"
+                   "host-mtu=9000",
+           "dc": "zones=8,servers=384,gpus=8,layout=meta,spines=16,atsw=16,host-rate=400G,leaf-rate=400G,"
+                 "spine-oversub=1:7,host-mtu=9000"}
+MIX = os.path.join(ROOT, "experiments", "mix-24k.jobs.yaml")
+JOB_COLL = "model=nccl,NCCL_MIN_NCHANNELS=2,NCCL_MAX_NCHANNELS=2,NCCL_IB_QPS_PER_CONNECTION=1"
 JOB = 1024  # NE_COLL_MAX_RANKS
 COLL = "model=nccl,op=allreduce,data=off,sport=rxe,NCCL_MIN_NCHANNELS=2,NCCL_MAX_NCHANNELS=2"
 ONE_QP = "NCCL_IB_QPS_PER_CONNECTION=1"
@@ -151,6 +165,60 @@ def scale_rows(a, dp, topo_tool, tmp):
     return rows
 
 
+def mix_file(a, policy, tmp):
+    """The mix's job file for one row: --mix's first --mix-jobs jobs, placed by policy."""
+    import yaml
+    with open(a.mix) as f:
+        doc = yaml.safe_load(f)
+    jobs = doc.get("jobs") if isinstance(doc, dict) else None
+    if not isinstance(jobs, list) or not jobs:
+        raise BadJobs("--mix %s: no jobs: list" % a.mix)
+    if a.mix_jobs > len(jobs):
+        raise BadJobs("--mix-jobs %d: %s has %d jobs" % (a.mix_jobs, a.mix, len(jobs)))
+    doc["jobs"] = jobs[:a.mix_jobs] if a.mix_jobs else jobs
+    doc["policy"] = policy
+    path = os.path.join(tmp, "mix-%s.jobs.yaml" % policy)
+    with open(path, "w") as f:
+        yaml.safe_dump(doc, f, sort_keys=False)
+    return path, doc["jobs"]
+
+
+def mix_run(dp, topo, jobs_path, timeout):
+    """One rocelab-dp --fabric flow --jobs --jobs-mix-only run: each job's iteration 1 in the
+    mix (us; None: it did not end), the run's wall time (s) and peak RSS (MiB)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        js = os.path.join(tmp, "run.json")
+        cmd = ["/usr/bin/time", "-v", dp, "--topology", topo, "--clock", "virtual", "--flows", "0",
+               "--quiet", "--fabric", "flow", "--json", js, "--name", "rl-fsm-%d" % os.getpid(), "--seed", "1",
+               "--jobs", jobs_path, "--jobs-mix-only", "--job-coll", JOB_COLL]
+        t0 = time.monotonic()
+        p = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, timeout=timeout)
+        wall = time.monotonic() - t0
+        if p.returncode != 0:
+            said = p.stderr.split("\tCommand being timed:")[0].strip()
+            raise RuntimeError("rocelab-dp exited %d: %s" % (p.returncode, said[-600:]))
+        rss = int(re.search(r"Maximum resident set size \(kbytes\): (\d+)", p.stderr).group(1)) / 1024
+        doc = json.load(open(js))
+    return [j["mix_us"] for j in doc["mix"]["jobs"]], wall, rss
+
+
+def mix_rows(a, dp, topo_tool, tmp):
+    rows = ["| fabric | policy | jobs | GPUs | iteration 1, mean / slowest job (us) | jobs ended | wall (s) "
+            "| peak RSS (MiB) |", "|---|---|---|---|---|---|---|---|"]
+    files = [(p, mix_file(a, p, tmp)) for p in a.policy]  # (checked before the first run)
+    for fab in a.fabric:
+        topo = generate(topo_tool, SERVERS[fab], os.path.join(tmp, fab + "-servers.yaml"))
+        for policy, (path, jobs) in files:
+            t, wall, rss = mix_run(dp, topo, path, a.run_timeout)
+            ended = [x for x in t if x is not None]
+            rows.append("| %s | %s | %d | %d | %s | %d of %d | %.1f | %.0f |" % (
+                fab, policy, len(jobs), sum(int(j["gpus"]) for j in jobs),
+                "%.1f / %.1f" % (sum(ended) / len(ended), max(ended)) if ended else "none ended",
+                len(ended), len(t), wall, rss))
+            print(rows[-1], flush=True)
+    return rows
+
+
 def routing_rows(a, dp, topo_tool, tmp):
     rows = ["| stage | placement | iteration per job (us) | busbw per job (GB/s) | wall (s) | the paper |",
             "|---|---|---|---|---|---|"]
@@ -174,7 +242,8 @@ def main(argv):
     ap = rlcli.ArgParser(prog="flow-scale.py", description=__doc__,
                          formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--build", default=os.path.join(ROOT, "build"), help="meson build folder")
-    ap.add_argument("--table", choices=("scale", "routing"), default="scale", help="which table (default scale)")
+    ap.add_argument("--table", choices=("scale", "routing", "mix"), default="scale",
+                    help="which table (default scale)")
     ap.add_argument("--fabric", action="append", choices=sorted(FABRICS),
                     help="scale: the fabrics (repeatable; default zone)")
     ap.add_argument("--placement", action="append", choices=("rack-aware", "random", "fragmented"),
@@ -186,7 +255,14 @@ def main(argv):
     ap.add_argument("--seed", type=int, default=1, help="placement seed (default 1)")
     ap.add_argument("--out", help="write the table here too")
     ap.add_argument("--run-timeout", type=int, default=3600, help="seconds per rocelab-dp run")
+    ap.add_argument("--mix", default=MIX, help="mix: the job file (default experiments/mix-24k.jobs.yaml)")
+    ap.add_argument("--mix-jobs", type=int, default=0, help="mix: the file's first N jobs (default all)")
+    ap.add_argument("--policy", action="append", choices=("topology-aware", "random"),
+                    help="mix: the scheduler's policies (repeatable; default topology-aware)")
     a = ap.parse_args(argv)
+    a.policy = a.policy or ["topology-aware"]
+    if a.table == "mix" and not a.fabric:
+        a.fabric = ["dc"]
     a.fabric = a.fabric or ["zone"]
     a.placement = a.placement or ["rack-aware", "random", "fragmented"]
     dp = os.path.join(a.build, "dataplane", "rocelab-dp")
@@ -196,13 +272,13 @@ def main(argv):
             print("flow-scale.py: %s is not there (build it; /usr/bin/time: apt install time)" % prog,
                   file=sys.stderr)
             return 2
-    if a.jobs < 0:
-        print("flow-scale.py: --jobs: expected 0 or more", file=sys.stderr)
+    if a.jobs < 0 or a.mix_jobs < 0:
+        print("flow-scale.py: --jobs and --mix-jobs: expected 0 or more", file=sys.stderr)
         return 2
     with tempfile.TemporaryDirectory() as tmp:
         try:
-            rows = (scale_rows if a.table == "scale" else routing_rows)(a, dp, topo_tool, tmp)
-        except BadJobs as e:
+            rows = {"scale": scale_rows, "routing": routing_rows, "mix": mix_rows}[a.table](a, dp, topo_tool, tmp)
+        except (BadJobs, OSError) as e:
             print("flow-scale.py: %s" % e, file=sys.stderr)
             return 2
         except (RuntimeError, subprocess.SubprocessError) as e:

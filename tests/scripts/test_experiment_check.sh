@@ -7,7 +7,8 @@
 # made; a failed run exits 1.
 # Without matplotlib the tables and report are still written and stderr says why there
 # are no pictures (with ROCELAB_DP: a real run); without yaml, exit 2 naming python3-yaml.
-# scripts/flow-scale.py refuses more --jobs than the fabric holds (exit 2) before running.
+# scripts/flow-scale.py refuses more --jobs than the fabric holds (exit 2) before running,
+# and more --mix-jobs than its mix file has.
 # usage: test_experiment_check.sh SOURCE_ROOT [ROCELAB_DP]
 set -u
 root=$(realpath "$1") real_dp=${2:-}
@@ -104,6 +105,11 @@ if [ -n "$real_dp" ] && [ -x /usr/bin/time ]; then
     check "flow-scale.py --table $t --jobs 4: exit 2 ($rc), the fabric holds 3, nothing run" \
       "[ $rc -eq 2 ] && grep -q -- '--jobs 4: the .* fabric holds 3 job(s) of 1024 GPUs (3072 hosts in 192 racks)' '$tmp/fs.err' && [ ! -s '$tmp/fs.out' ]"
   done
+  # --table mix takes at most the mix file's jobs (192 in experiments/mix-24k.jobs.yaml)
+  rc=0; /usr/bin/python3 "$root/scripts/flow-scale.py" --build "$(dirname "$(dirname "$real_dp")")" \
+    --table mix --mix-jobs 193 > "$tmp/fs.out" 2> "$tmp/fs.err" || rc=$?
+  check "flow-scale.py --table mix --mix-jobs 193: exit 2 ($rc), the file has 192, nothing run" \
+    "[ $rc -eq 2 ] && grep -q -- '--mix-jobs 193: .*mix-24k.jobs.yaml has 192 jobs' '$tmp/fs.err' && [ ! -s '$tmp/fs.out' ]"
 fi
 
 # no matplotlib: a real run of the first two variants writes the tables and the report
