@@ -6,9 +6,12 @@
  * with the run's virtual clock: one dp_engine timer slot, armed at its next
  * event (a flow's start or end or delivery, a collective's timer, NVLink end
  * or iteration start). At each such instant it runs flow/ to it, hands each
- * collective its delivered flows, then lets each take its next steps, in the
- * order the collectives joined. A size that ends gets its times, the link
- * table's counters and its counters line (dp_flowrun_done_fn).
+ * collective its delivered flows, then lets each that has something due take
+ * its next steps, in the order the collectives joined: those a flow's
+ * sending or delivery touched, and those whose own next time is due (a heap
+ * of their next times, so an instant costs what acts, not every collective
+ * running). A size that ends gets its times, the link table's counters and
+ * its counters line (dp_flowrun_done_fn).
  */
 #include "dp_flowrun_priv.h"
 
