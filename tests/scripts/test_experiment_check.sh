@@ -9,6 +9,9 @@
 # are no pictures (with ROCELAB_DP: a real run); without yaml, exit 2 naming python3-yaml.
 # scripts/flow-scale.py refuses more --jobs than the fabric holds (exit 2) before running,
 # and more --mix-jobs than its mix file has.
+# scripts/flow-vs-packet.py takes a jobs: file's case as FILE:VARIANT: and refuses a
+# placement for it, or none for a collective (exit 2, nothing run); its mix row holds
+# the mean iteration in the mix of a plain rocelab-dp --jobs run on each engine.
 # usage: test_experiment_check.sh SOURCE_ROOT [ROCELAB_DP]
 set -u
 root=$(realpath "$1") real_dp=${2:-}
@@ -110,6 +113,45 @@ if [ -n "$real_dp" ] && [ -x /usr/bin/time ]; then
     --table mix --mix-jobs 193 > "$tmp/fs.out" 2> "$tmp/fs.err" || rc=$?
   check "flow-scale.py --table mix --mix-jobs 193: exit 2 ($rc), the file has 192, nothing run" \
     "[ $rc -eq 2 ] && grep -q -- '--mix-jobs 193: .*mix-24k.jobs.yaml has 192 jobs' '$tmp/fs.err' && [ ! -s '$tmp/fs.out' ]"
+fi
+
+# scripts/flow-vs-packet.py and a jobs: file (two 4-GPU jobs on 2 leaves, seconds): the
+# case's placement is checked against the file before any run; the row's packet and flow
+# values are the jobs' mean mix_us of plain --jobs runs without the file's proxy cost and
+# nic: line (the flow engine refuses the proxy costs)
+if [ -n "$real_dp" ]; then
+  dp_abs=$(realpath "$real_dp")  # (the runs below are from the test's folder)
+  FVP="/usr/bin/python3 $root/scripts/flow-vs-packet.py --build $(dirname "$(dirname "$dp_abs")")"
+  pids+=($$)  # (the plain runs' DPDK prefixes: rl-exp-$$-ENGINE)
+  mkdir -p "$tmp/fvp"
+  cp "$root/tests/dataplane/data/two-leaves-one-spine.yaml" "$tmp/fvp/topo.yaml"
+  cp "$root/tests/dataplane/data/workload-data4.txt" "$tmp/fvp/w.txt"
+  printf 'jobs:\n  - {name: a, workload: "astra:w.txt", gpus: 4}\n  - {name: b, workload: "astra:w.txt", gpus: 4}\n' \
+    > "$tmp/fvp/mix.jobs.yaml"
+  printf '%s\n' 'name: fvp-tiny' 'topology: topo.yaml' 'jobs: mix.jobs.yaml' \
+    'nccl: {model: nccl, proxy_post_wqe: 200ns}' 'nic: "quantum=16K"' 'seeds: [1]' \
+    'variants:' '  - {label: one}' 'baseline: one' > "$tmp/fvp/mix.yaml"
+  for c in "$tmp/fvp/mix.yaml:one:full|it has no placements; write the case FILE:VARIANT:" \
+           "e1-nccl-128.yaml:ECMP, 1 QP:|no placement '' (has: rack-aware, random)"; do
+    rc=0; $FVP --case "${c%%|*}" > "$tmp/fvp/out" 2> "$tmp/fvp/err" || rc=$?
+    check "flow-vs-packet.py --case '${c%%|*}': exit 2 ($rc), says why, no row" \
+      "[ $rc -eq 2 ] && grep -qF -- \"${c#*|}\" '$tmp/fvp/err' && [ ! -s '$tmp/fvp/out' ]"
+  done
+  rc=0; (cd "$tmp/fvp" && timeout 120 $FVP --case mix.yaml:one --out row.md > out 2> err) || rc=$?
+  for f in packet flow; do
+    (cd "$tmp/fvp" && timeout 60 "$dp_abs" --topology topo.yaml --clock virtual --quiet --seed 1 \
+      --name "rl-exp-$$-$f" --jobs mix.jobs.yaml --job-coll model=nccl --fabric $f --json $f.json > /dev/null 2>&1)
+  done
+  check "flow-vs-packet.py --case mix.yaml:one: exit 0 ($rc), the mix's mean iteration of plain runs" \
+    "[ $rc -eq 0 ] && /usr/bin/python3 -c '
+import json, statistics, sys
+mean = lambda f: \"%.1f\" % statistics.mean(j[\"mix_us\"] for j in json.load(open(f))[\"mix\"][\"jobs\"])
+cells = [c.strip() for c in open(sys.argv[1]).read().splitlines()[2].split(\"|\")]
+sys.exit(not (cells[2] == \"mix: mean iteration (us)\" and cells[3:5] == [mean(sys.argv[2]), mean(sys.argv[3])]))
+' '$tmp/fvp/row.md' '$tmp/fvp/packet.json' '$tmp/fvp/flow.json'"
+  [ $rc -eq 0 ] || sed 's/^/# /' "$tmp/fvp/err" | tail -3
+  check "flow-vs-packet.py: each job's iteration on both engines on stderr" \
+    "grep -q '^#   a: packet .* us, flow .* us' '$tmp/fvp/err' && grep -q '^#   b: packet' '$tmp/fvp/err'"
 fi
 
 # no matplotlib: a real run of the first two variants writes the tables and the report
