@@ -293,14 +293,16 @@ struct ne_coll_config {
 	uint32_t npairs;
 	uint16_t pairs[NE_COLL_MAX_PAIRS][2];
 	/* A process that runs only some ranks (the dataplane's MPI ranks, each
-	 * one partition's): with here_lane_of set, a connection neither of whose
-	 * ranks has here_lane_of[rank] == here_lane keeps its counts (transfers,
-	 * bytes, largest message) and its QPs, but not its transfers, their
-	 * state nor their latency records: only the processes of its ranks read
-	 * them. nranks entries, the caller's memory, read at create only. Such a
-	 * collective runs in lanes (ne_coll_set_lanes) with the same lanes, and
-	 * only lane here_lane is started and polled here. NULL (default): every
-	 * connection whole. The tree (ne_coll_tree.c) keeps its whole plan. */
+	 * one partition's): with here_lane_of set, the ranks with
+	 * here_lane_of[rank] == here_lane are here. A connection with neither
+	 * rank here keeps its counts (transfers, bytes, largest message) but not
+	 * its transfers, their state nor their latency records. The QPs of a
+	 * rank not here are numbers only (ne_qp_hold: the same numbers, its own
+	 * process makes the QPs), and it gets no CQ. nranks entries, the
+	 * caller's memory, read at create only. Such a collective runs in lanes
+	 * (ne_coll_set_lanes) with the same lanes, and only lane here_lane is
+	 * started and polled here. NULL (default): every rank here. The tree
+	 * (ne_coll_tree.c) keeps its whole plan. */
 	const uint32_t *here_lane_of;
 	uint32_t here_lane;
 };

@@ -36,9 +36,7 @@ void ne_coll_plan_link(struct ne_coll *c, uint32_t from, uint32_t to)
 /* Connection k is counts only here: neither of its ranks runs here (cfg.here_lane_of). */
 static void conn_mark_away(const struct ne_coll *c, struct coll_conn *k)
 {
-	const uint32_t *lane_of = c->cfg.here_lane_of;
-
-	k->away = lane_of && lane_of[k->src] != c->cfg.here_lane && lane_of[k->dst] != c->cfg.here_lane;
+	k->away = !coll_here(c, k->src) && !coll_here(c, k->dst);
 }
 
 int ne_coll_plan_add_xfer(struct coll_conn *k, const struct coll_xfer *x)

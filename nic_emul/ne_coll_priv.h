@@ -310,6 +310,13 @@ static inline uint32_t coll_ring_pos(const struct ne_coll *c, uint32_t ch, uint3
 	return c->ring_pos ? c->ring_pos[(size_t)ch * c->nranks + rank] : rank;
 }
 
+/* Rank's NIC runs in this process: every one, but with cfg.here_lane_of
+ * only lane here_lane's (the others' QPs are numbers only: ne_qp_hold). */
+static inline bool coll_here(const struct ne_coll *c, uint32_t rank)
+{
+	return !c->cfg.here_lane_of || c->cfg.here_lane_of[rank] == c->cfg.here_lane;
+}
+
 /* Rank's work is polled through c: always, but in a lane only its own ranks'. */
 static inline bool coll_mine(const struct ne_coll *c, uint32_t rank)
 {
