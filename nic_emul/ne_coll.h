@@ -296,9 +296,9 @@ struct ne_coll_config {
 	 * one partition's): with here_lane_of set, the ranks with
 	 * here_lane_of[rank] == here_lane are here. A connection with neither
 	 * rank here keeps its counts (transfers, bytes, largest message) but not
-	 * its transfers, their state nor their latency records. The QPs of a
-	 * rank not here are numbers only (ne_qp_hold: the same numbers, its own
-	 * process makes the QPs), and it gets no CQ. nranks entries, the
+	 * its transfers, their state nor their latency records. The QPs and MRs
+	 * of a rank not here are numbers and keys only (ne_qp_hold, ne_mr_hold:
+	 * the same ones, its own process makes them), and it gets no CQ. nranks entries, the
 	 * caller's memory, read at create only. Such a collective runs in lanes
 	 * (ne_coll_set_lanes) with the same lanes, and only lane here_lane is
 	 * started and polled here. NULL (default): every rank here. The tree

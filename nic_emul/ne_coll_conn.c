@@ -106,6 +106,15 @@ int ne_coll_buffers_alloc(struct ne_coll *c)
 	return 0;
 }
 
+/* Rank's MR of a: registered on its NIC, or where another process runs the
+ * NIC (coll_here) only its key, the one that process's NIC gives it. */
+static int mr_reg(const struct ne_coll *c, uint32_t rank, const struct ne_mr_attr *a, uint32_t *key)
+{
+	struct ne_nic *nic = c->ranks[rank].nic;
+
+	return coll_here(c, rank) ? ne_mr_reg(nic, a, key) : ne_mr_hold(nic, key);
+}
+
 int ne_coll_mrs_register(struct ne_coll *c)
 {
 	for (uint32_t i = 0; i < c->nranks; i++) {
@@ -120,7 +129,7 @@ int ne_coll_mrs_register(struct ne_coll *c)
 		a.len = r->src_len;
 		a.iova = ne_coll_src_iova(i);
 		a.access = NE_ACCESS_LOCAL_WRITE;
-		rc = ne_mr_reg(r->nic, &a, &r->src_key);
+		rc = mr_reg(c, i, &a, &r->src_key);
 		if (rc)
 			return rc;
 		r->src_reg = true;
@@ -128,7 +137,7 @@ int ne_coll_mrs_register(struct ne_coll *c)
 		a.len = r->stage_len;
 		a.iova = ne_coll_stage_iova(i);
 		a.access = NE_ACCESS_LOCAL_WRITE | NE_ACCESS_REMOTE_WRITE;
-		rc = ne_mr_reg(r->nic, &a, &r->stage_key);
+		rc = mr_reg(c, i, &a, &r->stage_key);
 		if (rc)
 			return rc;
 		r->stage_reg = true;

@@ -107,6 +107,7 @@ void ne_nic_destroy(struct ne_nic *nic)
 	}
 	ne_lazy_free(nic->qps, slots_len(nic));
 	free(nic->held);
+	free(nic->held_keys);
 	free(nic->qpc);
 	ne_sched_free(nic);
 	free(nic);

@@ -511,6 +511,12 @@ int ne_mr_reg(struct ne_nic *nic, const struct ne_mr_attr *attr, uint32_t *key);
 /* Deregister. Returns 0 or -ENOENT. */
 int ne_mr_dereg(struct ne_nic *nic, uint32_t key);
 
+/* Take the key ne_mr_reg would give next, with no MR behind it (and no
+ * slot taken): for a NIC another process runs, whose MRs this one only
+ * names (see ne_qp_hold). ne_mr_dereg frees it. Returns 0 and the key in
+ * *key, -EINVAL (nic or key NULL) or -ENOMEM. */
+int ne_mr_hold(struct ne_nic *nic, uint32_t *key);
+
 /* ------------------------------------------------------------------ */
 /* Completion queues                                                   */
 

@@ -276,6 +276,7 @@ struct ne_nic {
 	/* QPNs held with no QP (ne_qp_hold): their slots are taken, and the
 	 * slots' pages of qps stay untouched */
 	uint32_t *held, nheld, held_cap;
+	uint32_t *held_keys, nheld_keys, held_keys_cap; /* MR keys held with no MR (ne_mr_hold) */
 	uint32_t rr; /* round-robin position for transmit */
 	uint32_t turn; /* tx_quantum: slot whose turn it is, NE_HEAP_NONE none */
 	uint64_t msg_free_ns; /* msg_rate: the next message may not start before */

@@ -174,8 +174,8 @@ static void test_probe(void **state)
  * A process that runs ranks 0 and 1 of the ring alone (here_lane_of, lane 0):
  * every connection keeps the whole collective's counts and QP numbers; the
  * one with neither rank here (2 -> 3) has no transfers to read, the others
- * the whole one's. A held QPN is the one ne_qp_create would give, and only
- * ne_qp_destroy takes it back.
+ * the whole one's. A held QPN (MR key) is the one ne_qp_create (ne_mr_reg)
+ * would give, and only ne_qp_destroy (ne_mr_dereg) takes it back.
  */
 static void test_here_lanes(void **state)
 {
@@ -219,6 +219,11 @@ static void test_here_lanes(void **state)
 	assert_int_equal(ne_qp_destroy(here.nic[2], q[0]), 0);
 	assert_int_equal(ne_qp_destroy(here.nic[2], q[0]), -ENOENT);
 	assert_int_equal(ne_qp_hold(NULL, &q[2]), -EINVAL);
+	assert_int_equal(ne_mr_hold(here.nic[3], &q[0]), 0); /* (its MRs' keys: held too) */
+	assert_int_equal(ne_mr_hold(whole.nic[3], &q[1]), 0);
+	assert_int_equal(q[0], q[1]);
+	assert_int_equal(ne_mr_dereg(here.nic[3], q[0]), 0);
+	assert_int_equal(ne_mr_dereg(here.nic[3], q[0]), -ENOENT);
 	fab_free(&whole);
 	fab_free(&here);
 }
