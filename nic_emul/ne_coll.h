@@ -298,11 +298,11 @@ struct ne_coll_config {
 	 * rank here keeps its counts (transfers, bytes, largest message) but not
 	 * its transfers, their state nor their latency records. The QPs and MRs
 	 * of a rank not here are numbers and keys only (ne_qp_hold, ne_mr_hold:
-	 * the same ones, its own process makes them), and it gets no CQ. nranks entries, the
-	 * caller's memory, read at create only. Such a collective runs in lanes
-	 * (ne_coll_set_lanes) with the same lanes, and only lane here_lane is
-	 * started and polled here. NULL (default): every rank here. The tree
-	 * (ne_coll_tree.c) keeps its whole plan. */
+	 * the same ones, its own process makes them), and it gets no CQ.
+	 * nranks entries, the caller's memory, read at create only. Such a
+	 * collective runs in lanes (ne_coll_set_lanes) with the same lanes, and
+	 * only lane here_lane is started and polled here. NULL (default): every
+	 * rank here. The tree (ne_coll_tree.c) keeps its whole plan. */
 	const uint32_t *here_lane_of;
 	uint32_t here_lane;
 };

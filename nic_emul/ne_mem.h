@@ -7,6 +7,7 @@
  * MALLOC_PERTURB_ says (with it set, glibc's calloc writes every byte of
  * the block, and a 16 GiB calloc then fills memory). Not reserved against
  * the commit limit (MAP_NORESERVE): only what is written is used.
+ * And a growing array of uint32_t (ne_u32_push).
  */
 #ifndef NE_MEM_H
 #define NE_MEM_H
