@@ -299,6 +299,19 @@ struct ne_coll_config {
 	uint32_t shift;
 	uint32_t npairs;
 	uint16_t pairs[NE_COLL_MAX_PAIRS][2];
+	/* A process that runs only some ranks (the dataplane's MPI ranks, each
+	 * one partition's): with here_lane_of set, the ranks with
+	 * here_lane_of[rank] == here_lane are here. A connection with neither
+	 * rank here keeps its counts (transfers, bytes, largest message) but not
+	 * its transfers, their state nor their latency records. The QPs and MRs
+	 * of a rank not here are numbers and keys only (ne_qp_hold, ne_mr_hold:
+	 * the same ones, its own process makes them), and it gets no CQ.
+	 * nranks entries, the caller's memory, read at create only. Such a
+	 * collective runs in lanes (ne_coll_set_lanes) with the same lanes, and
+	 * only lane here_lane is started and polled here. NULL (default): every
+	 * rank here. The tree (ne_coll_tree.c) keeps its whole plan. */
+	const uint32_t *here_lane_of;
+	uint32_t here_lane;
 };
 
 /* One result, the numbers of one nccl-tests line. */
@@ -827,7 +840,8 @@ struct ne_coll_rules {
 	bool slot_needs_ack;  /* transfer s waits until s - window was ACKed at the sender */
 	uint32_t iters;       /* warm-up and measured iterations */
 };
-/* Transfer s of connection k. 0, or -EINVAL (no such transfer). */
+/* Transfer s of connection k. 0, or -EINVAL (no such transfer, or k is kept
+ * as counts only: cfg.here_lane_of). */
 int ne_coll_xfer_get(const struct ne_coll *coll, uint32_t k, uint32_t s, struct ne_coll_xfer_info *out);
 /* Connection k's place in the plan. 0, or -EINVAL. */
 int ne_coll_conn_plan(const struct ne_coll *coll, uint32_t k, struct ne_coll_conn_plan *out);

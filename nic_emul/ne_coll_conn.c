@@ -106,6 +106,15 @@ int ne_coll_buffers_alloc(struct ne_coll *c)
 	return 0;
 }
 
+/* Rank's MR of a: registered on its NIC, or where another process runs the
+ * NIC (coll_here) only its key, the one that process's NIC gives it. */
+static int mr_reg(const struct ne_coll *c, uint32_t rank, const struct ne_mr_attr *a, uint32_t *key)
+{
+	struct ne_nic *nic = c->ranks[rank].nic;
+
+	return coll_here(c, rank) ? ne_mr_reg(nic, a, key) : ne_mr_hold(nic, key);
+}
+
 int ne_coll_mrs_register(struct ne_coll *c)
 {
 	for (uint32_t i = 0; i < c->nranks; i++) {
@@ -120,7 +129,7 @@ int ne_coll_mrs_register(struct ne_coll *c)
 		a.len = r->src_len;
 		a.iova = ne_coll_src_iova(i);
 		a.access = NE_ACCESS_LOCAL_WRITE;
-		rc = ne_mr_reg(r->nic, &a, &r->src_key);
+		rc = mr_reg(c, i, &a, &r->src_key);
 		if (rc)
 			return rc;
 		r->src_reg = true;
@@ -128,7 +137,7 @@ int ne_coll_mrs_register(struct ne_coll *c)
 		a.len = r->stage_len;
 		a.iova = ne_coll_stage_iova(i);
 		a.access = NE_ACCESS_LOCAL_WRITE | NE_ACCESS_REMOTE_WRITE;
-		rc = ne_mr_reg(r->nic, &a, &r->stage_key);
+		rc = mr_reg(c, i, &a, &r->stage_key);
 		if (rc)
 			return rc;
 		r->stage_reg = true;
@@ -156,6 +165,8 @@ static int mkqp(struct ne_coll *c, uint32_t rank, uint32_t sqd, uint32_t rqd, ui
 {
 	struct ne_qp_init_attr ia;
 
+	if (!coll_here(c, rank)) /* (its process makes the QP: only its number here) */
+		return ne_qp_hold(c->ranks[rank].nic, qpn);
 	memset(&ia, 0, sizeof(ia));
 	ia.send_cq = ia.recv_cq = c->ranks[rank].cq;
 	ia.max_send_wr = sqd;
@@ -180,6 +191,8 @@ static int connect_pair(struct ne_coll *c, uint32_t a, uint32_t qa, uint32_t b, 
 		struct ne_qp_attr at;
 		int j = 1 - i, rc;
 
+		if (!coll_here(c, rk[i])) /* (its process connects it) */
+			continue;
 		ne_nic_get_config(c->ranks[rk[j]].nic, &peer);
 		memset(&at, 0, sizeof(at));
 		at.state = NE_QPS_INIT;
@@ -217,6 +230,8 @@ int ne_coll_post_recv(struct ne_coll *c, uint32_t rank, uint32_t qpn, uint64_t w
 {
 	struct ne_recv_wr rw;
 
+	if (!coll_here(c, rank)) /* (its process posts it) */
+		return 0;
 	memset(&rw, 0, sizeof(rw));
 	rw.wr_id = wr_id;
 	rw.lkey = c->ranks[rank].stage_key;
@@ -267,6 +282,8 @@ int ne_coll_qps_setup(struct ne_coll *c)
 			ne_nic_set_sport_policy(c->ranks[i].nic, tmp.sport_policy, tmp.sport_fixed,
 						tmp.sport_seed);
 		}
+		if (!coll_here(c, i)) /* (its process polls it) */
+			continue;
 		c->ranks[i].cq = ne_cq_create(c->ranks[i].nic, (uint32_t)depth);
 		if (!c->ranks[i].cq)
 			return -ENOMEM;
@@ -315,16 +332,8 @@ int ne_coll_groups_setup(struct ne_coll *c)
 		struct coll_group *g = &c->groups[c->conns[k].group];
 
 		g->rank = c->conns[k].dst;
-		if (g->nconns == g->conns_cap) {
-			uint32_t nc = g->conns_cap ? 2 * g->conns_cap : 4;
-			uint32_t *p = realloc(g->conns, nc * sizeof(*p));
-
-			if (!p)
-				return -ENOMEM;
-			g->conns = p;
-			g->conns_cap = nc;
-		}
-		g->conns[g->nconns++] = k;
+		if (ne_u32_push(&g->conns, &g->nconns, &g->conns_cap, k))
+			return -ENOMEM;
 	}
 	c->dirty_conns = calloc(c->nconns + 1, sizeof(*c->dirty_conns));
 	c->dirty_groups = calloc((size_t)c->ngroups + 1, sizeof(*c->dirty_groups));

@@ -13,7 +13,7 @@
 
 int ne_coll_xfer_get(const struct ne_coll *c, uint32_t k, uint32_t s, struct ne_coll_xfer_info *out)
 {
-	if (!c || !out || k >= c->nconns || s >= c->conns[k].nxfers)
+	if (!c || !out || k >= c->nconns || s >= c->conns[k].nxfers || c->conns[k].away)
 		return -EINVAL;
 	_Static_assert(NE_COLL_MAX_DEPS == COLL_MAX_DEPS, "the export's dependencies are the plan's");
 	out->len = c->conns[k].xfers[s].len;

@@ -100,6 +100,8 @@ int ne_coll_lat_setup(struct ne_coll *c)
 		struct coll_conn *cn = &c->conns[k];
 		size_t n = cn->nxfers ? cn->nxfers : 1;
 
+		if (cn->away) /* (its sender's process records them) */
+			continue;
 		cn->lat_ready = malloc(n * sizeof(*cn->lat_ready));
 		cn->lat_post = malloc(n * sizeof(*cn->lat_post));
 		if (!cn->lat_ready || !cn->lat_post)

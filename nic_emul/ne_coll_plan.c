@@ -33,8 +33,21 @@ void ne_coll_plan_link(struct ne_coll *c, uint32_t from, uint32_t to)
 	}
 }
 
+/* Connection k is counts only here: neither of its ranks runs here (cfg.here_lane_of). */
+static void conn_mark_away(const struct ne_coll *c, struct coll_conn *k)
+{
+	k->away = !coll_here(c, k->src) && !coll_here(c, k->dst);
+}
+
 int ne_coll_plan_add_xfer(struct coll_conn *k, const struct coll_xfer *x)
 {
+	if (x->len > k->max_len)
+		k->max_len = x->len;
+	if (k->away) {
+		k->nxfers++;
+		k->bytes += x->len;
+		return 0;
+	}
 	if (k->nxfers == k->xfers_cap) {
 		uint32_t nc = k->xfers_cap ? 2 * k->xfers_cap : 16;
 		struct coll_xfer *p = realloc(k->xfers, nc * sizeof(*p));
@@ -216,6 +229,7 @@ int ne_coll_plan_block(struct ne_coll *c, uint32_t first_conn_of_ch0, uint32_t c
 		uint64_t a = part_start(nel, c->nchannels, ch), b = part_start(nel, c->nchannels, ch + 1);
 		struct coll_conn *k = &c->conns[ch * conns_per_ch + first_conn_of_ch0];
 
+		conn_mark_away(c, k);
 		for (uint64_t o = a; o < b; o += ce) {
 			struct coll_xfer x;
 			int rc;
@@ -245,28 +259,30 @@ static int check_counts(const struct ne_coll *c)
 	return 0;
 }
 
-/* Each connection's per-transfer and per-QP state; total_xfers and the
- * largest message counted. 0 or -ENOMEM. */
+/* Each connection's per-transfer and per-QP state (an away one's per-QP
+ * only); total_xfers and the largest message counted. 0 or -ENOMEM. */
 static int conns_alloc(struct ne_coll *c)
 {
 	for (uint32_t i = 0; i < c->nconns; i++) {
 		struct coll_conn *k = &c->conns[i];
 
 		c->total_xfers += k->nxfers;
-		k->flags = calloc(k->nxfers + 1, 1);
-		k->rflags = calloc(k->nxfers + 1, 1);
-		k->recv_parts = calloc(k->nxfers + 1, sizeof(*k->recv_parts));
-		k->send_parts = calloc(k->nxfers + 1, sizeof(*k->send_parts));
+		if (coll_wire_len(c, k->max_len) > c->slot_bytes)
+			c->slot_bytes = coll_wire_len(c, k->max_len);
 		k->qp_outstanding = calloc(c->nqps, sizeof(*k->qp_outstanding));
 		k->sq_wqes = calloc(c->nqps, sizeof(*k->sq_wqes));
 		k->src_qpn = calloc(c->nqps, sizeof(*k->src_qpn));
 		k->dst_qpn = calloc(c->nqps, sizeof(*k->dst_qpn));
-		if (!k->flags || !k->rflags || !k->recv_parts || !k->send_parts || !k->src_qpn || !k->dst_qpn ||
-		    !k->qp_outstanding || !k->sq_wqes)
+		if (!k->src_qpn || !k->dst_qpn || !k->qp_outstanding || !k->sq_wqes)
 			return -ENOMEM;
-		for (uint32_t s = 0; s < k->nxfers; s++)
-			if (coll_wire_len(c, k->xfers[s].len) > c->slot_bytes)
-				c->slot_bytes = coll_wire_len(c, k->xfers[s].len);
+		if (k->away)
+			continue;
+		k->flags = calloc(k->nxfers + 1, 1);
+		k->rflags = calloc(k->nxfers + 1, 1);
+		k->recv_parts = calloc(k->nxfers + 1, sizeof(*k->recv_parts));
+		k->send_parts = calloc(k->nxfers + 1, sizeof(*k->send_parts));
+		if (!k->flags || !k->rflags || !k->recv_parts || !k->send_parts)
+			return -ENOMEM;
 	}
 	return 0;
 }
@@ -314,6 +330,7 @@ int ne_coll_plan_build(struct ne_coll *c)
 				c->conns[i].src = s;
 				c->conns[i].dst = d;
 				c->conns[i].channel = ch;
+				conn_mark_away(c, &c->conns[i]);
 				for (uint32_t j = 0; j < COLL_MAX_DEPS; j++)
 					c->conns[i].downstream[j] = -1;
 				/* rocelab: one CTS budget per receiver and channel;

@@ -93,9 +93,11 @@ struct coll_conn {
 	uint32_t *src_qpn; /* nqps data QPNs on the sender's NIC */
 	uint32_t *dst_qpn; /* nqps data QPNs on the receiver's NIC */
 	uint32_t src_ctrl_qpn, dst_ctrl_qpn;
-	struct coll_xfer *xfers;
+	struct coll_xfer *xfers;           /* NULL when away */
 	uint32_t nxfers, xfers_cap;
 	uint64_t bytes;
+	uint32_t max_len;                 /* the largest transfer's len */
+	bool away;                        /* counts only: no rank of it runs here (cfg.here_lane_of) */
 	uint8_t *flags;                   /* per seq: the sender's XFER_* bits */
 	uint8_t *rflags;                  /* per seq: the receiver's XFER_* bits */
 	uint16_t *recv_parts, *send_parts; /* per seq: WQEs completed at each end */
@@ -312,6 +314,13 @@ static inline uint32_t coll_ring_pos(const struct ne_coll *c, uint32_t ch, uint3
 	return c->ring_pos ? c->ring_pos[(size_t)ch * c->nranks + rank] : rank;
 }
 
+/* Rank's NIC runs in this process: every one, but with cfg.here_lane_of
+ * only lane here_lane's (the others' QPs are numbers only: ne_qp_hold). */
+static inline bool coll_here(const struct ne_coll *c, uint32_t rank)
+{
+	return !c->cfg.here_lane_of || c->cfg.here_lane_of[rank] == c->cfg.here_lane;
+}
+
 /* Rank's work is polled through c: always, but in a lane only its own ranks'. */
 static inline bool coll_mine(const struct ne_coll *c, uint32_t rank)
 {
@@ -352,7 +361,8 @@ static inline bool coll_op_rooted(enum ne_coll_op op)
 
 /* ne_coll_plan.c: connections and their transfers. 0 or -ENOMEM. */
 int ne_coll_plan_build(struct ne_coll *c);
-/* Append transfer x to connection k (its bytes counted). 0 or -ENOMEM. */
+/* Append transfer x to connection k (its bytes counted; an away one counts
+ * it and keeps nothing). 0 or -ENOMEM. */
 int ne_coll_plan_add_xfer(struct coll_conn *k, const struct coll_xfer *x);
 /* A transfer with no dependency (dep_conn[] all -1). */
 void ne_coll_xfer_init(struct coll_xfer *x);

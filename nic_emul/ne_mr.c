@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "ne_mem.h"
 #include "ne_priv.h"
 
 struct ne_mr *ne_mr_lookup(struct ne_nic *nic, uint32_t key)
@@ -27,6 +28,41 @@ uint8_t *ne_mr_ptr(struct ne_nic *nic, uint32_t key, uint64_t iova, uint32_t len
 	return mr->addr + (iova - mr->iova);
 }
 
+/* Index into nic->held_keys of key, or nheld_keys when it is not held. */
+static uint32_t key_held_at(const struct ne_nic *nic, uint32_t key)
+{
+	uint32_t i = 0;
+
+	while (i < nic->nheld_keys && nic->held_keys[i] != key)
+		i++;
+	return i;
+}
+
+/* The next key not in use (0 skipped). */
+static uint32_t key_next(struct ne_nic *nic)
+{
+	uint32_t k;
+
+	do {
+		k = nic->next_key++;
+		if (k == 0)
+			k = nic->next_key++;
+	} while (ne_mr_lookup(nic, k) || key_held_at(nic, k) < nic->nheld_keys);
+	return k;
+}
+
+int ne_mr_hold(struct ne_nic *nic, uint32_t *key)
+{
+	if (!nic || !key)
+		return -EINVAL;
+	uint32_t k = key_next(nic);
+
+	if (ne_u32_push(&nic->held_keys, &nic->nheld_keys, &nic->held_keys_cap, k))
+		return -ENOMEM;
+	*key = k;
+	return 0;
+}
+
 int ne_mr_reg(struct ne_nic *nic, const struct ne_mr_attr *attr, uint32_t *key)
 {
 	struct ne_mr *slot = NULL;
@@ -46,15 +82,11 @@ int ne_mr_reg(struct ne_nic *nic, const struct ne_mr_attr *attr, uint32_t *key)
 	if (!slot)
 		return -ENOMEM;
 	if (attr->key) {
-		if (ne_mr_lookup(nic, attr->key))
+		if (ne_mr_lookup(nic, attr->key) || key_held_at(nic, attr->key) < nic->nheld_keys)
 			return -EEXIST;
 		k = attr->key;
 	} else {
-		do {
-			k = nic->next_key++;
-			if (k == 0)
-				k = nic->next_key++;
-		} while (ne_mr_lookup(nic, k));
+		k = key_next(nic);
 	}
 	slot->used = true;
 	slot->key = k;
@@ -70,8 +102,14 @@ int ne_mr_dereg(struct ne_nic *nic, uint32_t key)
 {
 	struct ne_mr *mr = ne_mr_lookup(nic, key);
 
-	if (!mr)
-		return -ENOENT;
+	if (!mr) {
+		uint32_t h = key_held_at(nic, key);
+
+		if (h == nic->nheld_keys)
+			return -ENOENT;
+		nic->held_keys[h] = nic->held_keys[--nic->nheld_keys]; /* (a held key: ne_mr_hold) */
+		return 0;
+	}
 	memset(mr, 0, sizeof(*mr));
 	return 0;
 }

@@ -41,6 +41,14 @@ void ne_nic_config_default(struct ne_nic_config *cfg)
 	ne_dcqcn_config_default(&cfg->dcqcn);
 }
 
+/* The bytes of a NIC's QP and MR slots, one mapping whose pages are
+ * resident once written (most slots never are; a NIC another process runs
+ * writes none: ne_qp_hold). */
+static size_t slots_len(const struct ne_nic *nic)
+{
+	return nic->nqps * sizeof(*nic->qps) + nic->cfg.max_mrs * sizeof(*nic->mrs);
+}
+
 struct ne_nic *ne_nic_create(const struct ne_nic_config *cfg)
 {
 	struct ne_nic *nic;
@@ -59,13 +67,14 @@ struct ne_nic *ne_nic_create(const struct ne_nic_config *cfg)
 	nic->nqps = cfg->max_qps;
 	nic->next_qpn = nic->cfg.first_qpn;
 	nic->next_key = NE_FIRST_KEY;
-	nic->qps = ne_lazy_zalloc(nic->nqps * sizeof(*nic->qps)); /* (mostly never used) */
-	nic->mrs = calloc(cfg->max_mrs, sizeof(*nic->mrs));
+	_Static_assert(sizeof(struct ne_qp) % _Alignof(struct ne_mr) == 0, "the MRs follow the QPs");
+	nic->qps = ne_lazy_zalloc(slots_len(nic));
+	nic->mrs = nic->qps ? (struct ne_mr *)(nic->qps + nic->nqps) : NULL;
 	nic->qpc_head = nic->qpc_tail = NE_QPC_NIL;
 	nic->turn = NE_HEAP_NONE;
 	if (cfg->qpc_entries)
 		nic->qpc = calloc(nic->nqps, sizeof(*nic->qpc));
-	if (!nic->qps || !nic->mrs || (cfg->qpc_entries && !nic->qpc) || ne_sched_init(nic)) {
+	if (!nic->qps || !nic->mrs || (cfg->qpc_entries && !nic->qpc)) { /* (the scheduler: with the first QP) */
 		ne_nic_destroy(nic);
 		return NULL;
 	}
@@ -96,8 +105,9 @@ void ne_nic_destroy(struct ne_nic *nic)
 		free(cq->ring);
 		free(cq);
 	}
-	ne_lazy_free(nic->qps, nic->nqps * sizeof(*nic->qps));
-	free(nic->mrs);
+	ne_lazy_free(nic->qps, slots_len(nic));
+	free(nic->held);
+	free(nic->held_keys);
 	free(nic->qpc);
 	ne_sched_free(nic);
 	free(nic);

@@ -511,6 +511,12 @@ int ne_mr_reg(struct ne_nic *nic, const struct ne_mr_attr *attr, uint32_t *key);
 /* Deregister. Returns 0 or -ENOENT. */
 int ne_mr_dereg(struct ne_nic *nic, uint32_t key);
 
+/* Take the key ne_mr_reg would give next, with no MR behind it (and no
+ * slot taken): for a NIC another process runs, whose MRs this one only
+ * names (see ne_qp_hold). ne_mr_dereg frees it. Returns 0 and the key in
+ * *key, -EINVAL (nic or key NULL) or -ENOMEM. */
+int ne_mr_hold(struct ne_nic *nic, uint32_t *key);
+
 /* ------------------------------------------------------------------ */
 /* Completion queues                                                   */
 
@@ -542,8 +548,14 @@ int ne_cq_set_notify(struct ne_cq *cq, ne_cq_notify_fn fn, void *ctx);
  * QPN in use; -ENOMEM: no room. */
 int ne_qp_create(struct ne_nic *nic, const struct ne_qp_init_attr *attr, uint32_t *qpn);
 
-/* Destroy a QP (its pending work is discarded without completions).
- * Returns 0 or -ENOENT. */
+/* Take the QPN ne_qp_create would give next, with no QP behind it: for a
+ * NIC another process runs (the dataplane's MPI ranks), whose QPs this one
+ * only names. Nothing but ne_qp_destroy may be called on it. Returns 0 and
+ * the QPN in *qpn, -EINVAL (nic or qpn NULL) or -ENOMEM (no room). */
+int ne_qp_hold(struct ne_nic *nic, uint32_t *qpn);
+
+/* Destroy a QP (its pending work is discarded without completions), or a
+ * held QPN. Returns 0 or -ENOENT. */
 int ne_qp_destroy(struct ne_nic *nic, uint32_t qpn);
 
 /* Apply the fields named by mask; with NE_QP_STATE, move to attr->state.

@@ -273,6 +273,10 @@ struct ne_nic {
 	struct ne_qp *qps;
 	uint32_t nqps;
 	uint32_t next_qpn;
+	/* QPNs held with no QP (ne_qp_hold): their slots are taken, and the
+	 * slots' pages of qps stay untouched */
+	uint32_t *held, nheld, held_cap;
+	uint32_t *held_keys, nheld_keys, held_keys_cap; /* MR keys held with no MR (ne_mr_hold) */
 	uint32_t rr; /* round-robin position for transmit */
 	uint32_t turn; /* tx_quantum: slot whose turn it is, NE_HEAP_NONE none */
 	uint64_t msg_free_ns; /* msg_rate: the next message may not start before */
@@ -309,7 +313,10 @@ static inline void ne_nic_touch(struct ne_nic *nic)
 		nic->wake(nic->wake_ctx, nic);
 }
 
-/* ne_sched.c */
+/* ne_sched.c. ne_sched_init: the scheduler's arrays, made with the NIC's
+ * first QP (ne_qp_create): a NIC without one, e.g. one whose QPs are only
+ * numbers (ne_qp_hold), holds none; its empty scheduler reads as idle. 0
+ * (also when made already) or -ENOMEM. */
 int ne_sched_init(struct ne_nic *nic);
 void ne_sched_free(struct ne_nic *nic);
 /* qp's state changed: invalidate the cached next event and recompute the

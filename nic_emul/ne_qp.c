@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ne_mem.h"
 #include "ne_priv.h"
 
 #define NE_MAX_RD_ATOMIC 16u
@@ -68,10 +69,61 @@ static uint16_t sport_of(const struct ne_nic *nic, uint32_t lqpn, uint32_t rqpn)
 	}
 }
 
+/* Index into nic->held of a held QPN in qpn's slot, or nheld when none. */
+static uint32_t held_at(const struct ne_nic *nic, uint32_t qpn)
+{
+	uint32_t i = 0;
+
+	while (i < nic->nheld && nic->held[i] % nic->nqps != qpn % nic->nqps)
+		i++;
+	return i;
+}
+
+/* QPN n's slot is taken: by a QP, or a held number. */
+static bool slot_taken(const struct ne_nic *nic, uint32_t n)
+{
+	return nic->qps[n % nic->nqps].used || held_at(nic, n) < nic->nheld;
+}
+
+/* The slot and number (*n) of a new QP: want's, or with want 0 the next free
+ * QPN. Returns it, or NULL with *rc -EINVAL, -EEXIST or -ENOMEM. */
+static struct ne_qp *qp_take(struct ne_nic *nic, uint32_t want, uint32_t *n, int *rc)
+{
+	if (want) {
+		*n = want;
+		*rc = want < NE_QPN_MIN || want > NE_QPN_MAX ? -EINVAL : slot_taken(nic, want) ? -EEXIST : 0;
+		return *rc ? NULL : &nic->qps[want % nic->nqps];
+	}
+	for (uint32_t tries = 0; tries < nic->nqps; tries++) {
+		*n = nic->next_qpn;
+		nic->next_qpn = nic->next_qpn >= NE_QPN_MAX ? NE_QPN_MIN : nic->next_qpn + 1;
+		if (*n >= NE_QPN_MIN && !slot_taken(nic, *n))
+			return &nic->qps[*n % nic->nqps];
+	}
+	*rc = -ENOMEM;
+	return NULL;
+}
+
+int ne_qp_hold(struct ne_nic *nic, uint32_t *qpn)
+{
+	int rc = 0;
+	uint32_t n;
+
+	if (!nic || !qpn)
+		return -EINVAL;
+	if (!qp_take(nic, 0, &n, &rc)) /* (its slot's page is read, not written) */
+		return rc;
+	if (ne_u32_push(&nic->held, &nic->nheld, &nic->held_cap, n))
+		return -ENOMEM; /* (n is not taken: next_qpn moved on, as a failed create's may) */
+	*qpn = n;
+	return 0;
+}
+
 int ne_qp_create(struct ne_nic *nic, const struct ne_qp_init_attr *attr, uint32_t *qpn)
 {
 	struct ne_qp *qp = NULL;
 	uint32_t n;
+	int rc = 0;
 
 	if (nic)
 		ne_nic_touch(nic);
@@ -81,25 +133,10 @@ int ne_qp_create(struct ne_nic *nic, const struct ne_qp_init_attr *attr, uint32_
 	    attr->max_send_wr == 0 || attr->max_recv_wr == 0 ||
 	    attr->max_send_wr > NE_MAX_WR || attr->max_recv_wr > NE_MAX_WR)
 		return -EINVAL;
-	if (attr->qpn) {
-		if (attr->qpn < NE_QPN_MIN || attr->qpn > NE_QPN_MAX)
-			return -EINVAL;
-		n = attr->qpn;
-		if (nic->qps[n % nic->nqps].used)
-			return -EEXIST;
-		qp = &nic->qps[n % nic->nqps];
-	} else {
-		for (uint32_t tries = 0; tries < nic->nqps; tries++) {
-			n = nic->next_qpn;
-			nic->next_qpn = nic->next_qpn >= NE_QPN_MAX ? NE_QPN_MIN : nic->next_qpn + 1;
-			if (n >= NE_QPN_MIN && !nic->qps[n % nic->nqps].used) {
-				qp = &nic->qps[n % nic->nqps];
-				break;
-			}
-		}
-		if (!qp)
-			return -ENOMEM;
-	}
+	rc = ne_sched_init(nic);
+	qp = rc ? NULL : qp_take(nic, attr->qpn, &n, &rc);
+	if (!qp)
+		return rc;
 	memset(qp, 0, sizeof(*qp));
 	qp->sq.wqe = calloc(attr->max_send_wr, sizeof(*qp->sq.wqe));
 	qp->rq.wqe = calloc(attr->max_recv_wr, sizeof(*qp->rq.wqe));
@@ -146,8 +183,14 @@ int ne_qp_destroy(struct ne_nic *nic, uint32_t qpn)
 	if (nic)
 		ne_nic_touch(nic);
 
-	if (!qp)
-		return -ENOENT;
+	if (!qp) {
+		uint32_t h = nic ? held_at(nic, qpn) : 0;
+
+		if (!nic || h == nic->nheld || nic->held[h] != qpn)
+			return -ENOENT;
+		nic->held[h] = nic->held[--nic->nheld]; /* (a held number: ne_qp_hold) */
+		return 0;
+	}
 	qp->scq->users--;
 	qp->rcq->users--;
 	free(qp->sq.wqe);

@@ -25,14 +25,17 @@ int ne_sched_init(struct ne_nic *nic)
 	struct ne_sched *s = &nic->sched;
 	uint64_t *moves = &nic->work.heap_moves;
 
-	memset(s, 0, sizeof(*s));
+	if (s->due) /* (made already) */
+		return 0;
 	s->dirty = calloc(nic->nqps, sizeof(*s->dirty));
 	s->is_dirty = calloc(nic->nqps, sizeof(*s->is_dirty));
-	s->due = calloc(2 * (size_t)nic->nqps, sizeof(*s->due));
-	if (!s->dirty || !s->is_dirty || !s->due || ne_heap_init(&s->wait, nic->nqps, moves) ||
+	if (!s->dirty || !s->is_dirty || ne_heap_init(&s->wait, nic->nqps, moves) ||
 	    ne_heap_init(&s->ready, nic->nqps, moves) || ne_heap_init(&s->rto, nic->nqps, moves) ||
-	    ne_heap_init(&s->dc, nic->nqps, moves) || ne_bits_init(&s->ready_set, nic->nqps))
+	    ne_heap_init(&s->dc, nic->nqps, moves) || ne_bits_init(&s->ready_set, nic->nqps) ||
+	    (s->due = calloc(2 * (size_t)nic->nqps, sizeof(*s->due))) == NULL) {
+		ne_sched_free(nic);
 		return -ENOMEM;
+	}
 	return 0;
 }
 

@@ -598,6 +598,8 @@ int setup(struct run *r, char *err, size_t errlen)
 		for (uint32_t h = 0; h < r->topo->n_hosts; h++)
 			lane_of[h] = dp_parts_of_host(r->parts, h);
 		o->nic.lane_of_host = lane_of;
+		o->nic.lane_alone = r->mpi.size > 1; /* (a rank runs partition mpi.rank alone: dp_parts_use_mpi) */
+		o->nic.lane_self = (uint32_t)r->mpi.rank;
 	}
 	prc = dp_nics_create(&r->nics, r->fab, &o->nic, err, errlen);
 	free(lane_of);

@@ -439,6 +439,9 @@ int coll_create_run(struct dp_coll *c)
 		ne_nic_set_zero_payload(c->nics[r], nh->zero_payload, true);
 	}
 	c->cfg.bytes = c->size;
+	/* (split on an MPI rank: the other partitions' connections as counts only) */
+	c->cfg.here_lane_of = c->split && ns->lane_alone ? c->lane_of : NULL;
+	c->cfg.here_lane = ns->lane_self;
 	c->run = ne_coll_create(&c->cfg, c->nics, &e);
 	if (c->run && c->series)
 		e = ne_coll_set_series(c->run, coll_series_row, c);

@@ -126,6 +126,8 @@ struct dp_nics {
 	FILE *coll_out;             /* where result lines go */
 	struct dp_nics_lane *lane;  /* [n_lanes] */
 	uint32_t n_lanes;
+	bool lane_alone;            /* this process runs lane lane_self alone (dp_nic_opts) */
+	uint32_t lane_self;
 	/* set by dp_nics_create from the fabric (the driver reads only these) */
 	const struct topo *topo;    /* the fabric's topology */
 	struct dp_engine *fab_eng;  /* the fabric's engine: global events (a sweep's next size in lanes) */

@@ -287,6 +287,8 @@ int dp_nics_create(struct dp_nics *ns, struct dp_fabric *f, const struct dp_nic_
 	ns->by_host = malloc((t->n_hosts + 1) * sizeof(*ns->by_host));
 	ns->h = calloc(t->n_hosts + 1, sizeof(*ns->h));
 	ns->n_lanes = o->lanes > 1 ? o->lanes : 1;
+	ns->lane_alone = ns->n_lanes > 1 && o->lane_alone;
+	ns->lane_self = o->lane_self;
 	ns->lane = rl_zalloc_lines(ns->n_lanes, sizeof(*ns->lane));
 	bool nomem = !ns->by_host || !ns->h || !ns->lane;
 	for (uint32_t l = 0; !nomem && l < ns->n_lanes; l++)

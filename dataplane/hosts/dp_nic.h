@@ -47,6 +47,11 @@ struct dp_nic_opts {
 	 * (ne_coll_set_lanes); only for runs dp_nics_coll_splits accepts */
 	uint32_t lanes;
 	const uint32_t *lane_of_host;
+	/* lanes > 1 on MPI ranks: this process runs lane lane_self alone (its
+	 * partition), and a split collective keeps the other lanes' connections
+	 * as counts only (ne_coll_config.here_lane_of); false: every lane here */
+	bool lane_alone;
+	uint32_t lane_self;
 };
 
 /*

@@ -170,6 +170,64 @@ static void test_probe(void **state)
 	fab_free(&f);
 }
 
+/*
+ * A process that runs ranks 0 and 1 of the ring alone (here_lane_of, lane 0):
+ * every connection keeps the whole collective's counts and QP numbers; the
+ * one with neither rank here (2 -> 3) has no transfers to read, the others
+ * the whole one's. A held QPN (MR key) is the one ne_qp_create (ne_mr_reg)
+ * would give, and only ne_qp_destroy (ne_mr_dereg) takes it back.
+ */
+static void test_here_lanes(void **state)
+{
+	static const uint32_t lane_of[4] = {0, 0, 1, 1};
+	struct ne_coll_config cfg, part;
+	struct fab whole, here;
+	uint32_t q[3];
+	(void)state;
+
+	ring4(&cfg, NE_COLL_QP_SPLIT);
+	part = cfg;
+	part.here_lane_of = lane_of;
+	part.here_lane = 0;
+	fab_init(&whole, &cfg, RATE, DELAY);
+	fab_init(&here, &part, RATE, DELAY);
+	assert_non_null(fab_coll(&whole, &cfg));
+	assert_non_null(fab_coll(&here, &part));
+	for (uint32_t k = 0; k < 4; k++) {
+		struct ne_coll_conn_info a, b;
+
+		assert_int_equal(ne_coll_conn_info(whole.coll, k, &a), 0);
+		assert_int_equal(ne_coll_conn_info(here.coll, k, &b), 0);
+		assert_int_equal(b.ntransfers, a.ntransfers);
+		assert_int_equal(b.bytes, a.bytes);
+		assert_memory_equal(b.src_data_qpn, a.src_data_qpn, 3 * sizeof(*a.src_data_qpn));
+		assert_memory_equal(b.dst_data_qpn, a.dst_data_qpn, 3 * sizeof(*a.dst_data_qpn));
+		assert_int_equal(b.src_ctrl_qpn, a.src_ctrl_qpn);
+		assert_int_equal(b.dst_ctrl_qpn, a.dst_ctrl_qpn);
+		for (uint32_t s = 0; s < a.ntransfers; s++) {
+			struct ne_coll_xfer_info x, y;
+
+			assert_int_equal(ne_coll_xfer_get(whole.coll, k, s, &x), 0);
+			assert_int_equal(ne_coll_xfer_get(here.coll, k, s, &y), k == 2 ? -EINVAL : 0);
+			if (k != 2)
+				assert_memory_equal(&y, &x, sizeof(x));
+		}
+	}
+	assert_int_equal(ne_qp_hold(here.nic[2], &q[0]), 0);
+	assert_int_equal(ne_qp_hold(whole.nic[2], &q[1]), 0);
+	assert_int_equal(q[0], q[1]);
+	assert_int_equal(ne_qp_destroy(here.nic[2], q[0]), 0);
+	assert_int_equal(ne_qp_destroy(here.nic[2], q[0]), -ENOENT);
+	assert_int_equal(ne_qp_hold(NULL, &q[2]), -EINVAL);
+	assert_int_equal(ne_mr_hold(here.nic[3], &q[0]), 0); /* (its MRs' keys: held too) */
+	assert_int_equal(ne_mr_hold(whole.nic[3], &q[1]), 0);
+	assert_int_equal(q[0], q[1]);
+	assert_int_equal(ne_mr_dereg(here.nic[3], q[0]), 0);
+	assert_int_equal(ne_mr_dereg(here.nic[3], q[0]), -ENOENT);
+	fab_free(&whole);
+	fab_free(&here);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -177,6 +235,7 @@ int main(void)
 		cmocka_unit_test(test_rr_bytes),
 		cmocka_unit_test(test_external_times),
 		cmocka_unit_test(test_probe),
+		cmocka_unit_test(test_here_lanes),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
