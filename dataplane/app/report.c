@@ -23,6 +23,7 @@
 #include <rte_mbuf.h>
 
 #include "dp_audit.h"
+#include "dp_flowrun.h"
 #include "rl_mem.h"
 #include "topo_part.h"
 #include "topo_traffic.h"
@@ -87,6 +88,8 @@ static int audit(struct run *r, int rc)
 	int mode = audit_mode();
 	/* (under MPI a run that failed before the gather has only this rank's counters) */
 	bool whole = r->mpi.size <= 1 || r->gathered;
+
+	dp_flowrun_audit(&r->nics); /* (the flow fabric's bytes, if a run stopped with collectives on it) */
 	unsigned bad = mode == DP_AUDIT_OFF || !whole ? 0 : dp_audit_fabric(r->fab, audit_skip, r, stderr);
 
 	if (bad == 0)

@@ -160,7 +160,7 @@ unsigned dp_audit_fabric(const struct dp_fabric *f, dp_audit_skip_fn skip, void 
 	for (uint32_t s = 0; s < f->topo->n_switches; s++)
 		bad += audit_switch(f, &f->sw[s], out);
 	if (f->audit_flow_bad)
-		fprintf(out, "rocelab-dp: AUDIT: flow engine: %" PRIu32 " collective size(s) lost or made bytes (their lines are above)\n",
+		fprintf(out, "rocelab-dp: AUDIT: flow engine: %" PRIu32 " byte check(s) of the flow fabric found bytes lost or made (their lines are above)\n",
 			f->audit_flow_bad);
 	return bad + f->audit_flow_bad;
 }

@@ -75,6 +75,12 @@ int dp_flowrun_nics(struct dp_nics *ns, struct ne_coll *run, const struct ne_col
 		    struct ne_nic *const *nics, const uint32_t *host_of, uint64_t now_ns,
 		    dp_flowrun_done_fn done, void *obj, char *why, size_t why_cap);
 
+/* The flow engine's byte check (dp_audit.h) of a run stopped with collectives
+ * still on the flow fabric (--duration, a signal): a mismatch is a line on
+ * stderr, counted in the fabric's audit_flow_bad. Nothing when no collective
+ * is on it (the last one's end was checked). Call before the fabric's audit. */
+void dp_flowrun_audit(struct dp_nics *ns);
+
 /* Frees the run's flow fabric (ns->flow_ctx) and the collectives' replays still
  * on it, where the run stopped before they ended (--duration, a signal); nothing
  * when there is none. Call before the collectives and the engine are freed. */

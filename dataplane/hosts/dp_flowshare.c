@@ -142,9 +142,10 @@ static int hid_take(struct fs_shared *sh, struct fr *r)
 			sh->queued = q;
 		if (t)
 			sh->touched = t;
+		if (w)
+			sh->work = w;
 		if (!w || fl_heap_grow(&sh->due, cap) < 0)
 			return -ENOMEM;
-		sh->work = w;
 		memset(sh->hfr + sh->cap_h, 0, (cap - sh->cap_h) * sizeof(*sh->hfr));
 		memset(sh->queued + sh->cap_h, 0, cap - sh->cap_h);
 		sh->cap_h = cap;
@@ -262,14 +263,20 @@ static void sh_destroy(struct fs_shared *sh)
 
 static void audit_bytes(struct fs_shared *sh);
 
+void dp_flowrun_audit(struct dp_nics *ns)
+{
+	struct fs_shared *sh = ns->flow_ctx;
+
+	if (sh && sh->n_act) /* (a run stopped with collectives on it: else the last one's end checked) */
+		audit_bytes(sh);
+}
+
 void dp_flowrun_free(struct dp_nics *ns)
 {
 	struct fs_shared *sh = ns->flow_ctx;
 
 	if (sh == NULL)
 		return;
-	if (sh->n_act) /* (a run stopped with collectives on it) */
-		audit_bytes(sh);
 	for (uint32_t i = 0; i < sh->n_act; i++)
 		fr_destroy(sh->act[i].r);
 	sh->n_act = 0;
@@ -320,7 +327,8 @@ static uint32_t count_chans(struct dp_fabric *f, const struct fr_out *o)
  * collective on the fabric ends, and when a run stops with some still on it:
  * the check walks every link and flow slot, so at each size's end it took a
  * tenth of a 24K-GPU mix's time, and anything lost in between is still
- * caught, as the counters are cumulative. The first mismatch is a line on
+ * caught, as the counters are cumulative. A stopped run's check is
+ * dp_flowrun_audit's, before the report's verdict. The first mismatch is a line on
  * stderr, counted in the fabric's audit_flow_bad.
  */
 static void audit_bytes(struct fs_shared *sh)
