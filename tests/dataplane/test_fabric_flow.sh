@@ -19,7 +19,8 @@
 #     chunks: the 6 in-server connections' 84 transfers never enter the
 #     fabric ("# nvlink:" line as the packet engine's), busbw within 3 %;
 #   - the byte check catches a flow's bytes taken out of one link's count on
-#     purpose (ROCELAB_AUDIT_STEAL, test only) and names the link;
+#     purpose (ROCELAB_AUDIT_STEAL, test only) and names the link, also in a run
+#     stopped with the collective still on the fabric;
 #   - one fabric for the run: two collectives at once on one shared link
 #     take the time of half its rate, on disjoint links their time alone;
 #     iterations run on the fabric as it is (and as the first on an idle one);
@@ -68,6 +69,13 @@ ROCELAB_AUDIT=fatal ROCELAB_AUDIT_STEAL='h0>leaf0' ROCELAB_AUDIT_LOG= dp two-ste
   --fabric flow --coll "op=allgather,sizes=1M,data=off,qps=1,cts=off" > /dev/null 2> "$tmp/steal.err"; rc=$?
 check "a flow's bytes stolen on h0>leaf0 are named there (rc $rc)" \
   "[ $rc -eq 1 ] && grep -q '^rocelab-dp: AUDIT: flow engine, link h0>leaf0: 524288 byte(s) unaccounted (sent 524288 = delivered 0 + in flight 0)' $tmp/steal.err"
+# ... and in a run stopped (--duration 70us, in the second of 3 iterations of 46.6 us)
+# while the collective is still on the flow fabric: checked before the report's verdict.
+ROCELAB_AUDIT=fatal ROCELAB_AUDIT_STEAL='h0>leaf0' ROCELAB_AUDIT_LOG= dp two-steal-stop --topology "$tmp/two.yaml" \
+  --fabric flow --duration 70us --coll "op=allgather,sizes=1M,data=off,qps=1,cts=off,iters=3" \
+  > /dev/null 2> "$tmp/steal-stop.err"; rc=$?
+check "stopped with the collective on the fabric: the stolen bytes named, in the verdict (rc $rc)" \
+  "[ $rc -eq 1 ] && grep -q '^rocelab-dp: AUDIT: flow engine, link h0>leaf0: 524288 byte(s) unaccounted' $tmp/steal-stop.err && grep -q 'AUDIT: WARNING: 1 place' $tmp/steal-stop.err"
 # A run stopped (--duration) while a collective is on the flow fabric: exit 1, the
 # collective named as unfinished, and the fabric and its replays freed at exit
 # (dp_flowrun_free: under AddressSanitizer's leak check, 44 blocks were lost).
