@@ -39,6 +39,7 @@ import json
 import os
 import random
 import re
+import signal
 import subprocess
 import sys
 import tempfile
@@ -124,6 +125,33 @@ def generate(topo_tool, spec, path):
     return path
 
 
+def timed_dp(cmd, timeout):
+    """Runs cmd (/usr/bin/time -v rocelab-dp ...) in a session of its own: its wall time (s)
+    and peak RSS (MiB). On a timeout or an interrupt the whole session gets SIGTERM, so
+    rocelab-dp stops and removes its DPDK runtime directory (a SIGTERM to /usr/bin/time
+    alone would leave it running); RuntimeError when it failed."""
+    t0 = time.monotonic()
+    with subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                          start_new_session=True) as p:
+        try:
+            _, err = p.communicate(timeout=timeout)
+        except BaseException as e:
+            os.killpg(p.pid, signal.SIGTERM)
+            try:
+                p.communicate(timeout=30)
+            except subprocess.TimeoutExpired:
+                os.killpg(p.pid, signal.SIGKILL)
+                p.communicate()
+            if isinstance(e, subprocess.TimeoutExpired):
+                raise RuntimeError("rocelab-dp ran longer than %d s (--run-timeout): stopped" % timeout)
+            raise
+    wall = time.monotonic() - t0
+    if p.returncode != 0:
+        said = err.split("\tCommand being timed:")[0].strip()  # (less /usr/bin/time's report)
+        raise RuntimeError("rocelab-dp exited %d: %s" % (p.returncode, said[-600:]))
+    return wall, int(re.search(r"Maximum resident set size \(kbytes\): (\d+)", err).group(1)) / 1024
+
+
 def run(dp, topo, jobs, qp_keys, size, extra, timeout):
     """One rocelab-dp --fabric flow run of every job: per job (busbw GB/s, time us), the
     run's wall time (s) and peak RSS (MiB, /usr/bin/time -v)."""
@@ -134,13 +162,7 @@ def run(dp, topo, jobs, qp_keys, size, extra, timeout):
                "--seed", "1"] + list(extra)
         for j in jobs:
             cmd += ["--coll", "%s,%s,sizes=%s,hosts=%s" % (COLL, qp_keys, size, "+".join(j))]
-        t0 = time.monotonic()
-        p = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, timeout=timeout)
-        wall = time.monotonic() - t0
-        if p.returncode != 0:
-            said = p.stderr.split("\tCommand being timed:")[0].strip()  # (less /usr/bin/time's report)
-            raise RuntimeError("rocelab-dp exited %d: %s" % (p.returncode, said[-600:]))
-        rss = int(re.search(r"Maximum resident set size \(kbytes\): (\d+)", p.stderr).group(1)) / 1024
+        wall, rss = timed_dp(cmd, timeout)
         doc = json.load(open(js))
     res = [(c["sizes"][0]["busbw_GBps"], c["sizes"][0]["time_us"]) for c in doc["collectives"]]
     return res, wall, rss
@@ -191,13 +213,7 @@ def mix_run(dp, topo, jobs_path, timeout):
         cmd = ["/usr/bin/time", "-v", dp, "--topology", topo, "--clock", "virtual", "--flows", "0",
                "--quiet", "--fabric", "flow", "--json", js, "--name", "rl-fsm-%d" % os.getpid(), "--seed", "1",
                "--jobs", jobs_path, "--jobs-mix-only", "--job-coll", JOB_COLL]
-        t0 = time.monotonic()
-        p = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, timeout=timeout)
-        wall = time.monotonic() - t0
-        if p.returncode != 0:
-            said = p.stderr.split("\tCommand being timed:")[0].strip()
-            raise RuntimeError("rocelab-dp exited %d: %s" % (p.returncode, said[-600:]))
-        rss = int(re.search(r"Maximum resident set size \(kbytes\): (\d+)", p.stderr).group(1)) / 1024
+        wall, rss = timed_dp(cmd, timeout)
         doc = json.load(open(js))
     return [j["mix_us"] for j in doc["mix"]["jobs"]], wall, rss
 
