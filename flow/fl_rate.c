@@ -105,28 +105,33 @@ static void walk(struct fl_fabric *fab)
 	}
 }
 
-/* Flow f is fixed at share (per unit of weight): every other link of its path gives it that. */
-static void freeze(struct fl_fabric *fab, uint32_t f, uint64_t share, uint32_t bottleneck)
+/* Flow f is fixed at share (per unit of weight): every link of its path gives it
+ * that. A link's key in the heap is left as it was: it is fixed when the link
+ * comes to the top (water_fill). */
+static void freeze(struct fl_fabric *fab, uint32_t f, uint64_t share)
 {
 	struct fl_flow *fl = &fab->flows[f];
 
 	fl->frozen = fab->epoch;
 	fl->new_rate = share * fl->weight; /* what its weight flows apart would get together */
 	for (unsigned h = 0; h < fl->n_hops; h++) {
-		uint32_t l = fl_hop_of(fab, f, h)->link;
-		struct fl_link *lk = &fab->links[l];
+		struct fl_link *lk = &fab->links[fl_hop_of(fab, f, h)->link];
 
 		lk->wf_rem -= fl->new_rate;
 		lk->wf_n -= fl->weight;
-		if (l == bottleneck)
-			continue;
-		if (lk->wf_n == 0)
-			fl_heap_del(&fab->wf, l);
-		else
-			(void)fl_heap_set(&fab->wf, l, lk->wf_rem / lk->wf_n); /* l < ids: cannot fail */
 	}
 }
 
+/*
+ * Progressive filling with lazy keys: a link's key is its share when last
+ * set, and a share never decreases while filling goes on (the header), so a
+ * key is a lower bound of its link's share. The top is taken only when its
+ * key is its share; else it goes back with its share. Then no link has a
+ * smaller (share, id) than it: another's key is at least the top's, and its
+ * share at least its key, equal only with a higher id. So the bottlenecks
+ * are those of keys kept exact at every freeze, in the same order, with one
+ * heap update per link that came up stale instead of one per flow and hop.
+ */
 static void water_fill(struct fl_fabric *fab)
 {
 	for (uint32_t i = 0; i < fab->n_clinks; i++) {
@@ -140,10 +145,21 @@ static void water_fill(struct fl_fabric *fab)
 	}
 	while (!fl_heap_empty(&fab->wf)) {
 		struct fl_hent top = fl_heap_top(&fab->wf);
+		struct fl_link *lk = &fab->links[top.id];
 
-		for (uint32_t n = fab->links[top.id].head; n != FL_NIL; n = fab->hops[n].next)
+		if (lk->wf_n == 0) { /* its flows were all fixed elsewhere */
+			fl_heap_del(&fab->wf, top.id);
+			continue;
+		}
+		uint64_t share = lk->wf_rem / lk->wf_n;
+
+		if (share != top.key) { /* stale: back with its share (l < ids: cannot fail) */
+			(void)fl_heap_set(&fab->wf, top.id, share);
+			continue;
+		}
+		for (uint32_t n = lk->head; n != FL_NIL; n = fab->hops[n].next)
 			if (fab->flows[n / FL_MAX_HOPS].frozen != fab->epoch)
-				freeze(fab, n / FL_MAX_HOPS, top.key, top.id);
+				freeze(fab, n / FL_MAX_HOPS, share);
 		fl_heap_del(&fab->wf, top.id);
 	}
 }
