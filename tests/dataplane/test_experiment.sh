@@ -119,11 +119,15 @@ done_runs=$(($(wc -l < "$tmp/term/totals.csv" 2>/dev/null || echo 1) - 1))
 check "SIGTERM: the $done_runs finished runs' rows stay in results.csv and totals.csv, and it says so" \
   "[ $done_runs -ge 1 ] && [ $done_runs -lt 15 ] && grep -q '^\"ECMP, 1 QP\",full,1,1048576,' $tmp/term/results.csv && grep -q \"experiment.py: $done_runs of 15 runs finished; their numbers are in $tmp/term/results.csv\" $tmp/term.txt && [ ! -e $tmp/term/report.md ]"
 # --run-timeout: a run longer than the limit is stopped (SIGTERM: nothing left) and the
-# experiment exits 1, a runtime failure; a negative limit is bad input (exit 2).
-TMPDIR="$tmp/tmpdir" timeout -k 10 180 $RUN "$EXP/e1-eecmp-qp-scaling.yaml" --dp "$DP" --no-pictures --run-timeout 0.3 \
+# experiment exits 1, a runtime failure; a negative limit is bad input (exit 2). The run
+# is E1's at 256 MiB, seconds of work: at its own 1-16 MiB a quiet machine finished a run
+# within the 0.3 s (the test then failed, rc 0).
+sed -e "s#^topology: .*#topology: $(realpath "$EXP")/clos-2x4x4-emulated.yaml#" -e 's#sizes=1M:16M#sizes=256M#' \
+  "$EXP/e1-eecmp-qp-scaling.yaml" > "$tmp/rto.yaml"
+TMPDIR="$tmp/tmpdir" timeout -k 10 180 $RUN "$tmp/rto.yaml" --dp "$DP" --no-pictures --run-timeout 0.3 \
   --out "$tmp/rto" > "$tmp/rto.txt" 2>&1; rc=$?
 check "--run-timeout 0.3: exit 1 naming the limit, no temporary folder left (rc $rc)" \
-  "[ $rc -eq 1 ] && grep -q 'ran longer than 0.3 s (--run-timeout)' $tmp/rto.txt && [ -z \"\$(ls $tmp/tmpdir)\" ]"
+  "[ $rc -eq 1 ] && grep -q sizes=256M $tmp/rto.yaml && grep -q 'ran longer than 0.3 s (--run-timeout)' $tmp/rto.txt && [ -z \"\$(ls $tmp/tmpdir)\" ]"
 $RUN "$EXP/e1-eecmp-qp-scaling.yaml" --dp "$DP" --run-timeout -1 > "$tmp/rto2.txt" 2>&1; rc=$?
 check "--run-timeout -1: exit 2" "[ $rc -eq 2 ] && grep -q 'run-timeout' $tmp/rto2.txt"
 tap_done
