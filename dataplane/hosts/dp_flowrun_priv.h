@@ -29,7 +29,6 @@ struct fs_member {
 	dp_flowrun_done_fn done;
 	void *obj;
 	uint64_t fs0[4];              /* the fabric's events, recomputes, flows and links touched at its start */
-	uint32_t hid;                 /* its id in the due heap (fs_shared.due), stable while it runs */
 };
 
 /* A member due at an instant (fs_shared.work): its join order and hid. */

@@ -570,7 +570,7 @@ int dp_flowrun_nics(struct dp_nics *ns, struct ne_coll *run, const struct ne_col
 			sh_destroy(sh);
 		return e;
 	}
-	sh->act[sh->n_act] = (struct fs_member){.r = r, .done = done, .obj = obj, .hid = fr_hid(r)};
+	sh->act[sh->n_act] = (struct fs_member){.r = r, .done = done, .obj = obj};
 	engine_counts(sh, sh->act[sh->n_act++].fs0);
 	due_update(sh, r);
 	sh_run(sh, now_ns);

@@ -253,9 +253,11 @@ static void mix_iter_line(const struct dp_mix *m, FILE *out)
 
 	for (k = 0; dp_mix_row_get(m, k, &row) == 0; k++)
 		if (row.mix_ns > 0) {
+			double us = (double)row.mix_ns / 1e3;
+
 			ended++;
-			sum += (double)row.mix_ns / 1e3;
-			most = (double)row.mix_ns / 1e3 > most ? (double)row.mix_ns / 1e3 : most;
+			sum += us;
+			most = us > most ? us : most;
 		}
 	if (k > 0 && ended > 0)
 		fprintf(out, "# jobs: the mix's iteration 1: %u of %u jobs ended, mean %.3f us, max %.3f us\n",
