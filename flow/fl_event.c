@@ -89,6 +89,9 @@ static void send_end(struct fl_fabric *fab, uint32_t f)
 	struct fl_flow *fl = &fab->flows[f];
 
 	fl_settle(fab, f); /* rem reaches 0: its ceil'd end is at or after the last bit */
+	if (fab->cfg.refill_ns) /* its rate goes back to its links (fl_link.resid) */
+		for (unsigned h = 0; h < fl->n_hops; h++)
+			fab->links[fl_hop_of(fab, f, h)->link].resid += fl->rate;
 	fl->state = FL_DRAINING;
 	fl->rate = 0;
 	fab->stats.events++;
@@ -120,10 +123,40 @@ static void deliver(struct fl_fabric *fab, uint32_t f)
 	fab->stats.delivered++;
 }
 
-/* Handles every event at the earliest event time; returns the flows delivered. */
+/* refill_ns: at a refill (or with no flow left) the components of every link
+ * changed since the last one get exact rates; else a local fill of this
+ * instant's changed links, which join the pending set, and the first change
+ * since the last refill sets the next one. */
+static void refill_or_local(struct fl_fabric *fab)
+{
+	if (fab->now >= fab->refill_at || fab->n_live == 0) {
+		for (uint32_t i = 0; i < fab->n_pend; i++) {
+			fab->links[fab->pend[i]].pending = 0;
+			fl_seed(fab, fab->pend[i]);
+		}
+		fab->n_pend = 0;
+		fl_recompute(fab, false);
+		fab->refill_at = FL_TIME_INF;
+		return;
+	}
+	for (uint32_t i = 0; i < fab->n_seeds; i++) {
+		struct fl_link *lk = &fab->links[fab->seeds[i]];
+
+		if (!lk->pending) {
+			lk->pending = 1;
+			fab->pend[fab->n_pend++] = fab->seeds[i];
+		}
+	}
+	if (fab->n_seeds && fab->refill_at == FL_TIME_INF)
+		fab->refill_at = t_add(fab->now, fab->cfg.refill_ns);
+	fl_recompute(fab, true);
+}
+
+/* Handles every event at the earliest event time (with refill_ns, a refill
+ * due then too); returns the flows delivered. */
 static int batch(struct fl_fabric *fab)
 {
-	uint64_t t = fl_heap_top(&fab->events).key;
+	uint64_t t = fl_next_event_ns(fab);
 	int delivered = 0;
 
 	fab->now = t;
@@ -145,13 +178,18 @@ static int batch(struct fl_fabric *fab)
 		}
 	}
 	fab->stats.batches++;
-	fl_recompute(fab);
+	if (fab->cfg.refill_ns)
+		refill_or_local(fab);
+	else
+		fl_recompute(fab, false);
 	return delivered;
 }
 
 uint64_t fl_next_event_ns(const struct fl_fabric *fab)
 {
-	return fl_heap_empty(&fab->events) ? FL_TIME_INF : fl_heap_top(&fab->events).key;
+	uint64_t t = fl_heap_empty(&fab->events) ? FL_TIME_INF : fl_heap_top(&fab->events).key;
+
+	return fab->refill_at < t ? fab->refill_at : t;
 }
 
 int fl_advance(struct fl_fabric *fab, uint64_t *now_ns)
@@ -161,7 +199,7 @@ int fl_advance(struct fl_fabric *fab, uint64_t *now_ns)
 	while (n == 0) {
 		if (fl_heap_empty(&fab->events))
 			break;
-		if (fl_heap_top(&fab->events).key == FL_TIME_INF)
+		if (fl_next_event_ns(fab) == FL_TIME_INF) /* (a refill due is not a deadlock) */
 			return -EDEADLK;
 		n = batch(fab);
 	}

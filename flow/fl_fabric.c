@@ -23,7 +23,9 @@ struct fl_fabric *fl_create(const struct fl_config *cfg)
 	if (fab->cfg.mtu_bytes == 0)
 		fab->cfg.mtu_bytes = FL_MTU_DEFAULT;
 	fab->free_head = FL_NIL;
-	if (fab->cfg.mtu_bytes > FL_MTU_MAX || fl_heap_init(&fab->events, 1) ||
+	fab->refill_at = FL_TIME_INF;
+	if (fab->cfg.mtu_bytes > FL_MTU_MAX || fab->cfg.refill_ns > FL_REFILL_MAX_NS ||
+	    fl_heap_init(&fab->events, 1) ||
 	    fl_heap_init(&fab->wf, 1)) {
 		fl_destroy(fab);
 		return NULL;
@@ -43,6 +45,7 @@ void fl_destroy(struct fl_fabric *fab)
 	free(fab->seeds);
 	free(fab->clinks);
 	free(fab->cflows);
+	free(fab->pend);
 	free(fab->done);
 	free(fab);
 }
@@ -69,6 +72,7 @@ static int grow_links(struct fl_fabric *fab)
 	if (grow((void **)&fab->links, fab->cap_links, sizeof(*fab->links)) ||
 	    grow((void **)&fab->seeds, fab->cap_links, sizeof(*fab->seeds)) ||
 	    grow((void **)&fab->clinks, fab->cap_links, sizeof(*fab->clinks)) ||
+	    grow((void **)&fab->pend, fab->cap_links, sizeof(*fab->pend)) ||
 	    fl_heap_grow(&fab->wf, m))
 		return -ENOMEM;
 	fab->cap_links = m;
@@ -84,7 +88,7 @@ int fl_link_add(struct fl_fabric *fab, uint64_t bps, uint64_t prop_ns, uint32_t 
 	struct fl_link *lk = &fab->links[fab->n_links];
 
 	memset(lk, 0, sizeof(*lk));
-	lk->bps = bps;
+	lk->bps = lk->resid = bps;
 	lk->prop_ns = prop_ns;
 	lk->head = FL_NIL;
 	*id = fab->n_links++;

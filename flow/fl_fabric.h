@@ -30,6 +30,7 @@
 #define FL_BPS_MIN UINT64_C(1000000) /* 1 Mbit/s: keeps shares >= 1 bit/s up to 1e6 flows a link */
 #define FL_BPS_MAX UINT64_C(10000000000000) /* 10 Tbit/s */
 #define FL_PROP_MAX_NS UINT64_C(1000000000000) /* 1000 s */
+#define FL_REFILL_MAX_NS UINT64_C(1000000000) /* 1 s: fl_config.refill_ns */
 #define FL_LINK_ALL UINT32_MAX /* fl_mismatch.link for the fabric's totals */
 
 /*
@@ -55,6 +56,18 @@ struct fl_fabric;
 struct fl_config {
 	uint32_t mtu_bytes; /* first packet's payload; 0: FL_MTU_DEFAULT */
 	bool full;          /* recompute every flow's rate at every event (reference, benchmark) */
+	/*
+	 * 0 (the default): exact max-min rates after every instant with a flow
+	 * start or end. Else an approximation that bounds the refilling work:
+	 * at such an instant only the flows on the links that changed get new
+	 * rates, max-min fair within what they had plus what those links had
+	 * left; every other flow keeps its rate. refill_ns after the first such
+	 * change, the components of every link changed since get exact max-min
+	 * rates. Rates never exceed a link's capacity; between refills a flow
+	 * can be off its max-min share (flow/README.md, "Refill period").
+	 * At most FL_REFILL_MAX_NS.
+	 */
+	uint64_t refill_ns;
 	/*
 	 * Optional: called with a flow's cookie when its last byte is sent (not
 	 * for a 0-byte flow), from inside fl_advance / fl_run_until at that
@@ -85,6 +98,7 @@ struct fl_stats {
 	uint64_t links_touched; /* links a pass visited, summed */
 	uint64_t rate_changes;  /* flows whose rate a pass changed */
 	uint64_t delivered;     /* flows delivered */
+	uint64_t local_fills;   /* refill_ns: fills of only the changed links' flows (not in recomputes) */
 };
 
 /* Where fl_check_bytes() found sent != delivered + in_flight. */
@@ -95,7 +109,8 @@ struct fl_mismatch {
 	uint64_t in_flight; /* bytes sent by flows not yet delivered */
 };
 
-/* A fabric with no link and no flow at time 0 (cfg NULL: defaults). NULL when out of memory or cfg->mtu_bytes > 1 GiB. */
+/* A fabric with no link and no flow at time 0 (cfg NULL: defaults). NULL when out of memory,
+ * cfg->mtu_bytes > 1 GiB or cfg->refill_ns > FL_REFILL_MAX_NS. */
 struct fl_fabric *fl_create(const struct fl_config *cfg);
 /* Frees the fabric and everything in it. NULL is allowed. */
 void fl_destroy(struct fl_fabric *fab);
@@ -150,7 +165,7 @@ int fl_run_until(struct fl_fabric *fab, uint64_t t_ns);
 
 /* The clock (ns). */
 uint64_t fl_now(const struct fl_fabric *fab);
-/* Time of the next event (start, end or delivery), FL_TIME_INF if none. */
+/* Time of the next event (start, end, delivery, or a refill due: refill_ns), FL_TIME_INF if none. */
 uint64_t fl_next_event_ns(const struct fl_fabric *fab);
 /* Flows started and not yet delivered. */
 uint32_t fl_live_flows(const struct fl_fabric *fab);

@@ -34,7 +34,9 @@ struct fl_link {
 	uint32_t mark;      /* fabric epoch of the last component walk that reached it */
 	uint32_t wf_n;      /* water-filling: flows not yet frozen */
 	uint32_t seeded;    /* in fab->seeds */
+	uint32_t pending;   /* in fab->pend */
 	uint64_t wf_rem;    /* water-filling: capacity not yet given */
+	uint64_t resid;     /* refill_ns only: capacity its SENDING flows' rates leave */
 };
 
 /* Hop h of flow f is node f * FL_MAX_HOPS + h of its link's list. */
@@ -70,6 +72,8 @@ struct fl_fabric {
 	uint32_t *seeds, n_seeds;               /* links whose flows changed (cap_links) */
 	uint32_t *clinks, n_clinks;             /* component's links (cap_links) */
 	uint32_t *cflows, n_cflows;             /* component's flows (cap_flows) */
+	uint32_t *pend, n_pend;                 /* refill_ns: links changed since the last refill (cap_links) */
+	uint64_t refill_at;                     /* refill_ns: when pend is refilled; FL_TIME_INF */
 	struct fl_done *done;    /* ring of delivered flows */
 	size_t done_head, n_done, cap_done;
 	uint64_t sent_total, delivered_total;
@@ -91,7 +95,8 @@ uint64_t fl_send_end(const struct fl_flow *f);
 void fl_seed(struct fl_fabric *fab, uint32_t l);
 /* When links were seeded: new rates for every flow connected to them (every
  * flow with cfg.full), new event times for those whose rate changed; clears
- * the seeds. */
-void fl_recompute(struct fl_fabric *fab);
+ * the seeds. local (refill_ns): new rates for the flows on the seeded links
+ * only, the others' rates kept (fl_rate.c). */
+void fl_recompute(struct fl_fabric *fab, bool local);
 
 #endif /* FL_INTERNAL_H */

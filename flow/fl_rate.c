@@ -16,6 +16,12 @@
  * depend on nothing outside it; the sequence of bottlenecks it sees is the
  * same whether the fabric is filled whole or one component at a time, and
  * the incremental rates equal a full recomputation bit for bit.
+ *
+ * Refill period (fl_config.refill_ns): between refills an instant's changes
+ * fill only the flows on the links that changed, in what those flows had plus
+ * what the links had left; every other flow keeps its rate, so no link goes
+ * over capacity. The changed links wait in a pending set, and refill_ns
+ * after the first change their components get exact rates.
  */
 #include "fl_internal.h"
 
@@ -79,18 +85,21 @@ static void visit_link(struct fl_fabric *fab, uint32_t l)
 	fab->clinks[fab->n_clinks++] = l;
 }
 
-/* The links and flows reachable from the seeds (breadth first: clinks is the queue). */
-static void walk(struct fl_fabric *fab)
+/* The links and flows reachable from the seeds (breadth first: clinks is the
+ * queue); local: only the flows on the seeds, and their links. */
+static void walk(struct fl_fabric *fab, bool local)
 {
 	fab->n_clinks = fab->n_cflows = 0;
-	if (fab->cfg.full) {
+	if (fab->cfg.full && !local) {
 		for (uint32_t l = 0; l < fab->n_links; l++)
 			visit_link(fab, l);
 	} else {
 		for (uint32_t i = 0; i < fab->n_seeds; i++)
 			visit_link(fab, fab->seeds[i]);
 	}
-	for (uint32_t i = 0; i < fab->n_clinks; i++) {
+	uint32_t end = local ? fab->n_clinks : UINT32_MAX;
+
+	for (uint32_t i = 0; i < fab->n_clinks && i < end; i++) {
 		for (uint32_t n = fab->links[fab->clinks[i]].head; n != FL_NIL; n = fab->hops[n].next) {
 			uint32_t f = n / FL_MAX_HOPS;
 			struct fl_flow *fl = &fab->flows[f];
@@ -132,16 +141,30 @@ static void freeze(struct fl_fabric *fab, uint32_t f, uint64_t share)
  * are those of keys kept exact at every freeze, in the same order, with one
  * heap update per link that came up stale instead of one per flow and hop.
  */
-static void water_fill(struct fl_fabric *fab)
+static void water_fill(struct fl_fabric *fab, bool local)
 {
 	for (uint32_t i = 0; i < fab->n_clinks; i++) {
-		uint32_t l = fab->clinks[i];
-		struct fl_link *lk = &fab->links[l];
+		struct fl_link *lk = &fab->links[fab->clinks[i]];
 
-		lk->wf_rem = lk->bps;
-		lk->wf_n = lk->n;
-		if (lk->n)
-			(void)fl_heap_set(&fab->wf, l, lk->bps / lk->n);
+		lk->wf_rem = local ? lk->resid : lk->bps;
+		lk->wf_n = local ? 0 : lk->n;
+	}
+	if (local) /* what the flows filled had stays theirs to share; the others keep theirs */
+		for (uint32_t i = 0; i < fab->n_cflows; i++) {
+			const struct fl_flow *fl = &fab->flows[fab->cflows[i]];
+
+			for (unsigned h = 0; h < fl->n_hops; h++) {
+				struct fl_link *lk = &fab->links[fl_hop_of(fab, fab->cflows[i], h)->link];
+
+				lk->wf_rem += fl->rate;
+				lk->wf_n += fl->weight;
+			}
+		}
+	for (uint32_t i = 0; i < fab->n_clinks; i++) {
+		struct fl_link *lk = &fab->links[fab->clinks[i]];
+
+		if (lk->wf_n)
+			(void)fl_heap_set(&fab->wf, fab->clinks[i], lk->wf_rem / lk->wf_n);
 	}
 	while (!fl_heap_empty(&fab->wf)) {
 		struct fl_hent top = fl_heap_top(&fab->wf);
@@ -157,14 +180,18 @@ static void water_fill(struct fl_fabric *fab)
 			(void)fl_heap_set(&fab->wf, top.id, share);
 			continue;
 		}
-		for (uint32_t n = lk->head; n != FL_NIL; n = fab->hops[n].next)
-			if (fab->flows[n / FL_MAX_HOPS].frozen != fab->epoch)
+		for (uint32_t n = lk->head; n != FL_NIL; n = fab->hops[n].next) {
+			const struct fl_flow *fl = &fab->flows[n / FL_MAX_HOPS];
+
+			/* (local: a flow not being filled keeps its rate) */
+			if (fl->frozen != fab->epoch && fl->mark == fab->epoch)
 				freeze(fab, n / FL_MAX_HOPS, share);
+		}
 		fl_heap_del(&fab->wf, top.id);
 	}
 }
 
-void fl_recompute(struct fl_fabric *fab)
+void fl_recompute(struct fl_fabric *fab, bool local)
 {
 	if (!fab->n_seeds) /* no flow started or ended */
 		return;
@@ -175,10 +202,13 @@ void fl_recompute(struct fl_fabric *fab)
 			fab->flows[f].mark = fab->flows[f].frozen = 0;
 		fab->epoch = 1;
 	}
-	walk(fab);
+	walk(fab, local);
 	for (uint32_t i = 0; i < fab->n_cflows; i++)
 		fl_settle(fab, fab->cflows[i]);
-	water_fill(fab);
+	water_fill(fab, local);
+	if (fab->cfg.refill_ns) /* what the component's rates leave: water_fill's remainder */
+		for (uint32_t i = 0; i < fab->n_clinks; i++)
+			fab->links[fab->clinks[i]].resid = fab->links[fab->clinks[i]].wf_rem;
 	for (uint32_t i = 0; i < fab->n_cflows; i++) {
 		uint32_t f = fab->cflows[i];
 		struct fl_flow *fl = &fab->flows[f];
@@ -192,7 +222,11 @@ void fl_recompute(struct fl_fabric *fab)
 	for (uint32_t i = 0; i < fab->n_seeds; i++)
 		fab->links[fab->seeds[i]].seeded = 0;
 	fab->n_seeds = 0;
-	fab->stats.recomputes++;
+	if (local)
+		fab->stats.local_fills++;
+	else
+		fab->stats.recomputes++;
 	fab->stats.flows_touched += fab->n_cflows;
 	fab->stats.links_touched += fab->n_clinks;
 }
+

@@ -152,13 +152,18 @@ def timed_dp(cmd, timeout):
     return wall, int(re.search(r"Maximum resident set size \(kbytes\): (\d+)", err).group(1)) / 1024
 
 
-def run(dp, topo, jobs, qp_keys, size, extra, timeout):
+def flow_fabric(refill):
+    """rocelab-dp's --fabric value: exact max-min rates, or refilled once per refill (TIME)."""
+    return "flow,refill=%s" % refill if refill else "flow"
+
+
+def run(dp, topo, jobs, qp_keys, size, extra, timeout, refill=None):
     """One rocelab-dp --fabric flow run of every job: per job (busbw GB/s, time us), the
     run's wall time (s) and peak RSS (MiB, /usr/bin/time -v)."""
     with tempfile.TemporaryDirectory() as tmp:
         js = os.path.join(tmp, "run.json")
         cmd = ["/usr/bin/time", "-v", dp, "--topology", topo, "--clock", "virtual", "--flows", "0",
-               "--quiet", "--fabric", "flow", "--json", js, "--name", "rl-fsc-%d" % os.getpid(),
+               "--quiet", "--fabric", flow_fabric(refill), "--json", js, "--name", "rl-fsc-%d" % os.getpid(),
                "--seed", "1"] + list(extra)
         for j in jobs:
             cmd += ["--coll", "%s,%s,sizes=%s,hosts=%s" % (COLL, qp_keys, size, "+".join(j))]
@@ -178,11 +183,12 @@ def scale_rows(a, dp, topo_tool, tmp):
         fabs.append((fab, topo, racks, jobs_of(a, racks, fab)))
     for fab, topo, racks, njobs in fabs:
         for kind in a.placement:
-            res, wall, rss = run(dp, topo, placement(racks, njobs, kind, a.seed), ONE_QP, a.size, [], a.run_timeout)
+            res, wall, rss = run(dp, topo, placement(racks, njobs, kind, a.seed), ONE_QP, a.size, [], a.run_timeout,
+                                 a.refill)
             t = [x[1] for x in res]
             b = [x[0] for x in res]
             rows.append("| %s | %s | %d x %d | %.1f / %.1f | %.2f / %.2f | %.1f | %.0f |" % (
-                fab, kind, len(res), JOB, sum(t) / len(t), max(t), sum(b) / len(b), min(b), wall, rss))
+                fab + (", refill %s" % a.refill if a.refill else ""), kind, len(res), JOB, sum(t) / len(t), max(t), sum(b) / len(b), min(b), wall, rss))
             print(rows[-1], flush=True)
     return rows
 
@@ -205,13 +211,13 @@ def mix_file(a, policy, tmp):
     return path, doc["jobs"]
 
 
-def mix_run(dp, topo, jobs_path, timeout):
+def mix_run(dp, topo, jobs_path, timeout, refill=None):
     """One rocelab-dp --fabric flow --jobs --jobs-mix-only run: each job's iteration 1 in the
     mix (us; None: it did not end), the run's wall time (s) and peak RSS (MiB)."""
     with tempfile.TemporaryDirectory() as tmp:
         js = os.path.join(tmp, "run.json")
         cmd = ["/usr/bin/time", "-v", dp, "--topology", topo, "--clock", "virtual", "--flows", "0",
-               "--quiet", "--fabric", "flow", "--json", js, "--name", "rl-fsm-%d" % os.getpid(), "--seed", "1",
+               "--quiet", "--fabric", flow_fabric(refill), "--json", js, "--name", "rl-fsm-%d" % os.getpid(), "--seed", "1",
                "--jobs", jobs_path, "--jobs-mix-only", "--job-coll", JOB_COLL]
         wall, rss = timed_dp(cmd, timeout)
         doc = json.load(open(js))
@@ -225,10 +231,10 @@ def mix_rows(a, dp, topo_tool, tmp):
     for fab in a.fabric:
         topo = generate(topo_tool, SERVERS[fab], os.path.join(tmp, fab + "-servers.yaml"))
         for policy, (path, jobs) in files:
-            t, wall, rss = mix_run(dp, topo, path, a.run_timeout)
+            t, wall, rss = mix_run(dp, topo, path, a.run_timeout, a.refill)
             ended = [x for x in t if x is not None]
             rows.append("| %s | %s | %d | %d | %s | %d of %d | %.1f | %.0f |" % (
-                fab, policy, len(jobs), sum(int(j["gpus"]) for j in jobs),
+                fab + (", refill %s" % a.refill if a.refill else ""), policy, len(jobs), sum(int(j["gpus"]) for j in jobs),
                 "%.1f / %.1f" % (sum(ended) / len(ended), max(ended)) if ended else "none ended",
                 len(ended), len(t), wall, rss))
             print(rows[-1], flush=True)
@@ -239,6 +245,7 @@ def routing_rows(a, dp, topo_tool, tmp):
     rows = ["| stage | placement | iteration per job (us) | busbw per job (GB/s) | wall (s) | the paper |",
             "|---|---|---|---|---|---|"]
     cases = [(STAGES[0], "rack-aware")] + [(s, "fragmented") for s in STAGES]
+    cases = [c for i, c in enumerate(cases) if not a.row or i in a.row]
     topos = {}  # (every stage's fabric checked against --jobs before the first run)
     for i, (label, spec, _, _) in enumerate(STAGES):
         topo = generate(topo_tool, spec, os.path.join(tmp, "stage%d.yaml" % i))
@@ -246,9 +253,10 @@ def routing_rows(a, dp, topo_tool, tmp):
         topos[label] = (topo, racks, jobs_of(a, racks, "'%s'" % label))
     for (label, spec, extra, qp), kind in cases:
         topo, racks, njobs = topos[label]
-        res, wall, _ = run(dp, topo, placement(racks, njobs, kind, a.seed), qp, a.size, extra, a.run_timeout)
+        res, wall, _ = run(dp, topo, placement(racks, njobs, kind, a.seed), qp, a.size, extra, a.run_timeout,
+                           a.refill)
         rows.append("| %s | %s | %s | %s | %.1f | %s |" % (
-            label, kind, " / ".join("%.1f" % x[1] for x in res), " / ".join("%.2f" % x[0] for x in res),
+            label + (" (refill %s)" % a.refill if a.refill else ""), kind, " / ".join("%.1f" % x[1] for x in res), " / ".join("%.2f" % x[0] for x in res),
             wall, PAPER[label] if kind == "fragmented" else "reference: whole racks"))
         print(rows[-1], flush=True)
     return rows
@@ -275,6 +283,11 @@ def main(argv):
     ap.add_argument("--mix-jobs", type=int, default=0, help="mix: the file's first N jobs (default all)")
     ap.add_argument("--policy", action="append", choices=("topology-aware", "random"),
                     help="mix: the scheduler's policies (repeatable; default topology-aware)")
+    ap.add_argument("--refill", metavar="TIME",
+                    help="rates refilled at most once per TIME (rocelab-dp --fabric flow,refill=TIME; "
+                         "default exact max-min at every flow event)")
+    ap.add_argument("--row", type=int, action="append",
+                    help="routing: only this row of the table, 0-4 (repeatable; default all)")
     a = ap.parse_args(argv)
     a.policy = a.policy or ["topology-aware"]
     if a.table == "mix" and not a.fabric:

@@ -211,6 +211,12 @@ def main(argv):
     ap.add_argument("--sizes", default="16M", help="the collective's sizes (default 16M; '' keeps the file's)")
     ap.add_argument("--out", help="write the table here too (default: stdout only)")
     ap.add_argument("--run-timeout", type=int, default=1800, help="seconds per run")
+    ap.add_argument("--refill", metavar="TIME",
+                    help="the flow run refills its rates at most once per TIME "
+                         "(rocelab-dp --fabric flow,refill=TIME; default: exact)")
+    ap.add_argument("--reference", choices=("packet", "flow"), default="packet",
+                    help="the engine the flow run is compared with (default packet; flow: the "
+                         "exact flow engine, to measure --refill's own error)")
     a = ap.parse_args(argv)
     dp = os.path.join(a.build, "dataplane", "rocelab-dp")
     topo_tool = os.path.join(a.build, "topology", "rocelab-topo")
@@ -218,15 +224,18 @@ def main(argv):
         if not os.access(prog, os.X_OK):
             print("flow-vs-packet.py: %s is not built" % prog, file=sys.stderr)
             return 2
-    rows = ["| case | what | packet | flow | error | wall packet / flow "
-            "| packet: PFC frames / drops | packet: mean peak queue up / down (B) | packet: msg p99 (us) |",
+    ref = a.reference
+    flow = "flow,refill=%s" % a.refill if a.refill else "flow"
+    rows = [("| case | what | {r} | {f} | error | wall {r} / {f} "
+             "| {r}: PFC frames / drops | {r}: mean peak queue up / down (B) | {r}: msg p99 (us) |").format(
+                 r=ref, f=flow),
             "|---|---|---|---|---|---|---|---|---|"]
     try:
         with tempfile.TemporaryDirectory() as tmp:
             for case in a.case or CASES:
                 topo, what, extra, seed = case_runs(case, a.sizes, topo_tool, tmp)
-                pk, pt, pw = run(dp, topo, what, seed, extra, "packet", a.run_timeout)
-                fl, _, fw = run(dp, topo, what, seed, extra, "flow", a.run_timeout)
+                pk, pt, pw = run(dp, topo, what, seed, extra, ref, a.run_timeout)
+                fl, _, fw = run(dp, topo, what, seed, extra, flow, a.run_timeout)
                 for pr, fr in zip(pk, fl):
                     rows.append(row(case, pr, fr, pt, pw, fw))
                     print(rows[-1], flush=True)

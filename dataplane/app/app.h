@@ -111,6 +111,7 @@ struct opts {
 	struct dp_nic_opts nic;
 	bool te;
 	bool fabric_flow;       /* --fabric flow: collectives on the flow engine (fabric_flow.c) */
+	uint64_t flow_refill_ns; /* --fabric flow,refill=TIME: its refill period (fl_config.refill_ns) */
 	const char *pipeline;   /* --pipeline FILE.spec: every switch's program (dp_swx.h) */
 	bool watchdog;
 	struct pfc_watchdog_config wd;

@@ -87,5 +87,6 @@ int fabric_flow_start(struct run *r, char *err, size_t errlen)
 		return EXIT_BAD_INPUT;
 	}
 	r->nics.flow_run = dp_flowrun_nics;
+	r->nics.flow_refill_ns = o->flow_refill_ns;
 	return 0;
 }

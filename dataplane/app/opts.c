@@ -21,6 +21,7 @@
 #include <rte_lcore.h>
 #include <rte_mbuf.h>
 
+#include "fl_fabric.h" /* FL_REFILL_MAX_NS */
 #include "rl_mem.h"
 #include "rl_version.h"
 #include "topo_part.h"
@@ -175,10 +176,21 @@ static int set_jobs_alone(struct opts *o, const char *arg)
 }
 static int set_te(struct opts *o, const char *arg) { (void)arg; o->te = true; return 0; }
 
+/* packet, flow or flow,refill=TIME (at most FL_REFILL_MAX_NS) */
 static int set_fabric(struct opts *o, const char *arg)
 {
+	const char *refill = "flow,refill=";
+
+	o->flow_refill_ns = 0;
+	if (strncmp(arg, refill, strlen(refill)) == 0) {
+		if (dp_parse_time(arg + strlen(refill), &o->flow_refill_ns) < 0 ||
+		    o->flow_refill_ns > FL_REFILL_MAX_NS)
+			return bad("bad --fabric flow,refill=TIME (e.g. 100ns, 1us; at most 1s):", arg);
+		o->fabric_flow = true;
+		return 0;
+	}
 	if (strcmp(arg, "packet") != 0 && strcmp(arg, "flow") != 0)
-		return bad("--fabric: packet or flow, not", arg);
+		return bad("--fabric: packet, flow or flow,refill=TIME, not", arg);
 	o->fabric_flow = strcmp(arg, "flow") == 0;
 	return 0;
 }
@@ -463,9 +475,13 @@ static const struct opt_def opt_defs[] = {
 	 "  --pfc-watchdog [detect=T,restore=T,poll=T,action=drop|forward]\n"
 	 "                      PFC watchdog on switch egress (SONiC defaults 200ms/200ms/100ms, drop)\n"},
 	{"fabric", required_argument, set_fabric,
-	 "  --fabric packet|flow  the collectives' fabric model: packet (default) emulates every\n"
+	 "  --fabric packet|flow[,refill=TIME]\n"
+	 "                      the collectives' fabric model: packet (default) emulates every\n"
 	 "                      frame; flow runs each size as max-min fair flows on the same\n"
-	 "                      paths (no PFC, buffers, drops, flowlets; see the man page)\n"},
+	 "                      paths (no PFC, buffers, drops, flowlets; see the man page);\n"
+	 "                      refill=TIME: rates refilled at most once per TIME, flows\n"
+	 "                      between refills at what their path has left (approximate,\n"
+	 "                      faster on fabric-wide traffic; default exact)\n"},
 	{"te", no_argument, set_te,
 	 "  --te                traffic engineering: a controller places each connection of\n"
 	 "                      the --coll, or of the --workload or --jobs jobs' collectives,\n"

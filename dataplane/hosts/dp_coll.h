@@ -140,6 +140,7 @@ struct dp_nics {
 	dp_coll_flow_fn flow_run;
 	void *flow_ctx;             /* flow_run's own: the flow fabric the running collectives share */
 	uint32_t flow_slot;         /* flow_run's engine timer slot, kept for the run; 0: none yet */
+	uint64_t flow_refill_ns;    /* flow_run's fl_config.refill_ns (--fabric flow,refill=); 0: exact */
 };
 /*
  * Check a --coll SPEC against topology t before anything runs: its keys, its

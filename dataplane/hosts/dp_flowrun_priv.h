@@ -23,12 +23,15 @@ struct dp_fabric;
 struct fl_fabric;
 struct fr;
 
+/* The fabric's counters a member's size reports (engine_counts). */
+#define FS_COUNTS 5
+
 /* A collective on the shared fabric: its replay, whom to tell at its end. */
 struct fs_member {
 	struct fr *r;
 	dp_flowrun_done_fn done;
 	void *obj;
-	uint64_t fs0[4];              /* the fabric's events, recomputes, flows and links touched at its start */
+	uint64_t fs0[FS_COUNTS];      /* the fabric's events, recomputes, flows and links touched, local fills at its start */
 };
 
 /* A member due at an instant (fs_shared.work): its join order and hid. */
@@ -44,6 +47,7 @@ struct fs_shared {
 	void **home;                  /* where the run keeps it (cleared when it goes) */
 	struct fl_fabric *fl;         /* a link per fabric channel, in channel order */
 	uint32_t mtu;                 /* its first-packet payload: the collectives' path MTU */
+	uint64_t fl_refill_ns;        /* its fl_config.refill_ns */
 	int slot;                     /* the engine's timer slot of its next event */
 	/* flow cookies: flow/'s cookie is a slot here, naming the collective and its own cookie */
 	struct fr **own;              /* [cap] NULL: free, or its collective failed */

@@ -208,11 +208,13 @@ static int sh_slot(struct dp_nics *ns)
 static struct fs_shared *sh_create(struct dp_nics *ns, uint32_t mtu)
 {
 	struct fs_shared *sh = calloc(1, sizeof(*sh));
-	struct fl_config fc = {.mtu_bytes = mtu, .sent = slot_sent, .sent_ctx = sh};
+	struct fl_config fc = {.mtu_bytes = mtu, .sent = slot_sent, .sent_ctx = sh,
+			       .refill_ns = ns->flow_refill_ns};
 
 	if (!sh)
 		return NULL;
-	*sh = (struct fs_shared){.f = ns->fab, .eng = nics_eng(ns), .home = &ns->flow_ctx, .mtu = mtu};
+	*sh = (struct fs_shared){.f = ns->fab, .eng = nics_eng(ns), .home = &ns->flow_ctx, .mtu = mtu,
+				   .fl_refill_ns = ns->flow_refill_ns};
 	sh->fl = fl_create(&fc);
 	sh->slot = sh_slot(ns);
 	sh->chan_slot = calloc(sh->f->n_chans + 1, sizeof(*sh->chan_slot));
@@ -354,7 +356,7 @@ static void audit_bytes(struct fs_shared *sh)
 }
 
 /* The fabric's work counters that a size reports, as fs_member.fs0 keeps them. */
-static void engine_counts(const struct fs_shared *sh, uint64_t out[4])
+static void engine_counts(const struct fs_shared *sh, uint64_t out[FS_COUNTS])
 {
 	struct fl_stats fs;
 
@@ -363,14 +365,15 @@ static void engine_counts(const struct fs_shared *sh, uint64_t out[4])
 	out[1] = fs.recomputes;
 	out[2] = fs.flows_touched;
 	out[3] = fs.links_touched;
+	out[4] = fs.local_fills;
 }
 
 /* Member m's size ended: its results, then whoever added it is told. */
 static void member_done(struct fs_shared *sh, struct fs_member *m, uint64_t now)
 {
 	struct fr_out o;
-	uint64_t c[4];
-	char line[512] = "";
+	uint64_t c[FS_COUNTS];
+	char line[640] = "";
 	int e;
 
 	fr_result(m->r, &o);
@@ -381,6 +384,8 @@ static void member_done(struct fs_shared *sh, struct fs_member *m, uint64_t now)
 	o.st->recomputes = c[1] - m->fs0[1];
 	o.st->flows_touched = c[2] - m->fs0[2];
 	o.st->links_touched = c[3] - m->fs0[3];
+	o.st->local_fills = c[4] - m->fs0[4];
+	o.st->refill_ns = sh->fl_refill_ns;
 	o.st->iter_ns = o.iter_ns[0] - ne_coll_launch_ns(fr_run(m->r));
 	if (e)
 		snprintf(line, sizeof(line), "the collective took no times (%s)", strerror(-e));
@@ -513,8 +518,9 @@ static void sh_due(void *obj, uint64_t arg, uint64_t now)
 int dp_flowrun_format(const struct dp_flowrun_stats *st, char *buf, size_t cap)
 {
 	double ev = st->events ? (double)st->events : 1.0;
+	int n, k;
 
-	return snprintf(buf, cap,
+	n = snprintf(buf, cap,
 			"# flow engine: flows %" PRIu64 " (data %" PRIu64 " for %" PRIu64 " parts), header-only timers %" PRIu64
 			", events %" PRIu64
 			", rate recomputations %" PRIu64 " (%.3f per event), flows recomputed per event %.2f"
@@ -522,6 +528,12 @@ int dp_flowrun_format(const struct dp_flowrun_stats *st, char *buf, size_t cap)
 			st->flows, st->data_flows, st->parts, st->timers, st->events, st->recomputes, (double)st->recomputes / ev,
 			(double)st->flows_touched / ev, (double)st->links_touched / ev, st->links_crossed,
 			st->nvlink_xfers);
+	if (!st->refill_ns || n < 0 || (size_t)n >= cap)
+		return n;
+	k = snprintf(buf + n - 1, cap - (size_t)n + 1, ", refill every %" PRIu64 " ns (%" PRIu64
+		     " local fills of the changed links' flows)\n",
+		     st->refill_ns, st->local_fills);
+	return k < 0 ? k : n - 1 + k;
 }
 
 /* Room for one more member; 0 or -ENOMEM. */

@@ -30,9 +30,11 @@
 #     and (under AddressSanitizer) nothing leaked;
 #   - analytical: a ring AllReduce on one idle leaf within 1 % of
 #     2(n-1)/n x S / link rate (time) and of the link rate (busbw);
+#   - a refill period (flow,refill=): its counters, and the exact times where
+#     every change touches every flow;
 #   - refused with exit 2 and the reason: an incast (E4's PFC and buffers),
 #     flowlet switching (E3), the PFC watchdog, --gen beside the collective,
-#     and a bad --fabric value.
+#     and a bad --fabric value or refill period.
 # usage: test_fabric_flow.sh ROCELAB_DP ROCELAB_TOPO
 set -u
 DP=$1 TOPO_TOOL=$2
@@ -140,6 +142,18 @@ share disjoint "disjoint links (the time alone)" "88.572 88.572" "$(sr h1+h0)" "
 # (93,256 ns): mean 135,199 ns. Alone, 1 warm-up + 4 take the first's time each.
 share iters2 "2 iterations, the first shared" "135.199 177.142" "$(sr h0+h2 ,iters=2)" "$(sr h1+h3)"
 share iters5 "idle fabric, 5 iterations" "93.256" "$(sr h0+h2 ,warmup=1,iters=4)"
+# A refill period (--fabric flow,refill=200us): between refills only the flows
+# on the links that changed get new rates. Here every change (both transfers
+# start, end, and the next start, at the same instants) touches both flows
+# and all their links, so each local fill is the exact one: the shared
+# link's times, 177.142 us each (flow/'s tests give the cases where it is not).
+dp refill --topology "$tmp/l2.yaml" --fabric flow,refill=200us --json "$tmp/refill.json" \
+  --coll "$(sr h0+h2)" --coll "$(sr h1+h3)" > "$tmp/refill.txt" 2>&1; rc=$?
+got=$(times "$tmp/refill.json" 2> /dev/null | tr '\n' ' ')
+check "refill=200us, one link shared: exit 0 ($rc), the exact times 177.142 177.142 us, got $got" \
+  "[ $rc -eq 0 ] && [ '$got' = '177.142 177.142 ' ]"
+check "refill=200us: the counters line gives the period and its local fills" \
+  "grep -Eq 'refill every 200000 ns \([1-9][0-9]* local fills of the changed links. flows\)' $tmp/refill.txt"
 check "idle fabric, 5 iterations: the run's clock ends at 5 x 93.256 us" \
   "grep -q 'ran 0.000466 s (virtual)' $tmp/share-iters5.txt"
 # the link table's util% is each link's busy time: payload and packets'
@@ -287,5 +301,9 @@ refused gen "not with --gen" --topology "$tmp/c16.yaml" --coll 'op=allreduce,siz
 dp badvalue --topology "$tmp/c16.yaml" --fabric fluid --coll 'op=allreduce,sizes=1M,data=off' \
   > "$tmp/bad.out" 2>&1; rc=$?
 check "--fabric fluid: exit 2 ($rc), names the value" "[ $rc -eq 2 ] && grep -q \"'fluid'\" $tmp/bad.out"
+dp badrefill --topology "$tmp/c16.yaml" --fabric flow,refill=2s --coll 'op=allreduce,sizes=1M,data=off' \
+  > "$tmp/badrefill.out" 2>&1; rc=$?
+check "--fabric flow,refill=2s (over 1s): exit 2 ($rc), names the value" \
+  "[ $rc -eq 2 ] && grep -q \"'flow,refill=2s'\" $tmp/badrefill.out"
 check "no DPDK runtime directory left behind" "[ \$(dpdk_left ${names[*]}) -eq 0 ]"
 tap_done

@@ -269,6 +269,7 @@ static void test_bad_input_refused(void **state)
 
 	(void)state;
 	assert_null(fl_create(&(struct fl_config){ .mtu_bytes = (1u << 30) + 1 }));
+	assert_null(fl_create(&(struct fl_config){ .refill_ns = FL_REFILL_MAX_NS + 1 }));
 	assert_int_equal(fl_link_add(fab, 0, 0, &id), -EINVAL);
 	assert_int_equal(fl_link_add(fab, FL_BPS_MIN - 1, 0, &id), -EINVAL);
 	assert_int_equal(fl_link_add(fab, FL_BPS_MAX + 1, 0, &id), -EINVAL);
@@ -424,6 +425,54 @@ static void test_steal_hook_is_found(void **state)
 	fl_destroy(fab);
 }
 
+/*
+ * A refill period of 1,000 ns on the classic example above (L0 12 Gbit/s:
+ * f0, f1, f2; L1 4 Gbit/s: f2, f3 of 2,000,000 bits), all from t = 0:
+ * - t = 0: the changed links are L0 and L1, so the local fill is the exact
+ *   one: f2 and f3 2, f0 and f1 5 Gbit/s. The refill at 1,000 keeps them.
+ * - f3 ends at 2,000,000 bits / 2 Gbit/s = 1 ms. Only L1 changed: its one
+ *   flow f2 is filled in what it had (2) plus what the links have left
+ *   (L1: 2, L0: 0), so L0 holds it at 2 and f0, f1 keep 5.
+ * - The refill at 1,001,000 ns gives all three of L0 12 / 3 = 4 Gbit/s.
+ */
+static void test_refill_period_by_hand(void **state)
+{
+	struct fl_fabric *fab = fl_create(&(struct fl_config){ .refill_ns = 1000 });
+	uint32_t l0, l1, p01[2], f0, f1, f2, f3;
+	struct fl_stats st;
+
+	(void)state;
+	assert_non_null(fab);
+	l0 = add_link(fab, 12 * G, 0);
+	l1 = add_link(fab, 4 * G, 0);
+	p01[0] = l0;
+	p01[1] = l1;
+	f0 = add_flow(fab, &l0, 1, BIG, 0, 0);
+	f1 = add_flow(fab, &l0, 1, BIG, 0, 1);
+	f2 = add_flow(fab, p01, 2, BIG, 0, 2);
+	f3 = add_flow(fab, &l1, 1, 250000, 0, 3);
+	assert_int_equal(fl_run_until(fab, 0), 0);
+	assert_int_equal(rate(fab, f0), 5 * G);
+	assert_int_equal(rate(fab, f2), 2 * G);
+	assert_int_equal(rate(fab, f3), 2 * G);
+	assert_int_equal(fl_next_event_ns(fab), 1000); /* the refill */
+	assert_int_equal(fl_run_until(fab, 1000500), 0);
+	assert_int_equal(rate(fab, f3), 0);          /* its last byte sent at 1 ms */
+	assert_int_equal(rate(fab, f0), 5 * G);
+	assert_int_equal(rate(fab, f1), 5 * G);
+	assert_int_equal(rate(fab, f2), 2 * G);
+	assert_int_equal(fl_run_until(fab, 1000999), 0);
+	assert_int_equal(rate(fab, f2), 2 * G);
+	assert_int_equal(fl_run_until(fab, 1001000), 0);
+	assert_int_equal(rate(fab, f0), 4 * G);
+	assert_int_equal(rate(fab, f1), 4 * G);
+	assert_int_equal(rate(fab, f2), 4 * G);
+	fl_stats_get(fab, &st);
+	assert_int_equal(st.local_fills, 2);  /* at 0 and at 1 ms */
+	assert_int_equal(st.recomputes, 2);   /* at 1,000 and 1,001,000 */
+	fl_destroy(fab);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -439,6 +488,7 @@ int main(void)
 		cmocka_unit_test(test_zero_bytes),
 		cmocka_unit_test(test_incremental_touches_component),
 		cmocka_unit_test(test_sent_callback),
+		cmocka_unit_test(test_refill_period_by_hand),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
