@@ -22,9 +22,14 @@ its case is FILE:VARIANT: (or FILE:VARIANT). Each engine runs the mix once
 the table compares the jobs' mean iteration time in the mix (the --json
 document's mix object); --sizes does not apply.
 
+--refill TIME runs the flow engine with a refill period (rocelab-dp --fabric
+flow,refill=TIME); --reference flow compares it with the exact flow engine
+instead of the packet engine, which measures the refill's own error.
+
 Example: scripts/flow-vs-packet.py --out /tmp/fvp.md
          scripts/flow-vs-packet.py --case 'e2-128-1to1.yaml:pinning, 1 QP:fragmented'
          scripts/flow-vs-packet.py --case 'mix-e1-1024.yaml:ECMP, 1 QP:'
+         scripts/flow-vs-packet.py --reference flow --refill 1us --case 'e6-128.yaml:TE, 1 QP:full-random'
 """
 import argparse
 import copy
@@ -188,9 +193,9 @@ def row(case, pr, fr, pt, pw, fw):
         pt.get("qpeak_down", "-"), pr.get("lat_p99_us", "-")))
 
 
-def job_lines(pr, fr):
+def job_lines(pr, fr, ref="packet"):
     """A mix's per-job comparison, for stderr: each job's iteration in the mix on both."""
-    return ["#   %s: packet %.1f us, flow %.1f us, %+.1f%%" % (n, t, fr["jobs"][n], 100.0 * (fr["jobs"][n] - t) / t)
+    return ["#   %s: %s %.1f us, flow %.1f us, %+.1f%%" % (n, ref, t, fr["jobs"][n], 100.0 * (fr["jobs"][n] - t) / t)
             for n, t in pr.get("jobs", {}).items()]
 
 
@@ -239,7 +244,7 @@ def main(argv):
                 for pr, fr in zip(pk, fl):
                     rows.append(row(case, pr, fr, pt, pw, fw))
                     print(rows[-1], flush=True)
-                    for line in job_lines(pr, fr):
+                    for line in job_lines(pr, fr, ref):
                         print(line, file=sys.stderr, flush=True)
     except ExpError as e:
         print("flow-vs-packet.py: %s" % e, file=sys.stderr)

@@ -12,7 +12,8 @@
  *              0 refused) and delay (op & 0x3f) x 50 ns
  * After every step bytes are conserved and no link is over capacity; at the
  * end every flow started is delivered, each after its start, the instants
- * never going backwards.
+ * never going backwards. Each script runs twice: exact rates, and a refill
+ * period of 700 ns (fl_config.refill_ns).
  * Built with -Dfuzz=true under clang; run by scripts/fuzz.sh.
  */
 #include <stdlib.h>
@@ -91,16 +92,17 @@ static void step(struct fl_fabric *fab, struct input *in, unsigned op, uint32_t 
 	}
 }
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+/* The script on an engine of refill period refill_ns (0: exact rates). */
+static void run(const uint8_t *data, size_t size, uint64_t refill_ns)
 {
-	struct fl_fabric *fab = fl_create(NULL);
+	struct fl_fabric *fab = fl_create(&(struct fl_config){ .refill_ns = refill_ns });
 	struct input in = { .d = data, .n = size };
 	uint32_t id, started = 0, delivered = 0;
 	uint64_t last = 0;
 	int rc;
 
 	if (!fab)
-		return 0;
+		return;
 	for (unsigned l = 0; l < 4; l++)
 		if (fl_link_add(fab, (25 + 75 * l) * 1000 * MBPS, 100 * l, &id))
 			abort();
@@ -116,5 +118,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (rc < 0 || delivered != started || fl_live_flows(fab) != 0)
 		abort();
 	fl_destroy(fab);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	run(data, size, 0);
+	run(data, size, 700); /* a refill period: the same invariants */
 	return 0;
 }

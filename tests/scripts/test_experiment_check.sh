@@ -11,7 +11,8 @@
 # and more --mix-jobs than its mix file has.
 # scripts/flow-vs-packet.py takes a jobs: file's case as FILE:VARIANT: and refuses a
 # placement for it, or none for a collective (exit 2, nothing run); its mix row holds
-# the mean iteration in the mix of a plain rocelab-dp --jobs run on each engine.
+# the mean iteration in the mix of a plain rocelab-dp --jobs run on each engine; with
+# --reference flow --refill 1us, of the exact flow engine and of flow,refill=1us.
 # usage: test_experiment_check.sh SOURCE_ROOT [ROCELAB_DP]
 set -u
 root=$(realpath "$1") real_dp=${2:-}
@@ -152,6 +153,20 @@ sys.exit(not (cells[2] == \"mix: mean iteration (us)\" and cells[3:5] == [mean(s
   [ $rc -eq 0 ] || sed 's/^/# /' "$tmp/fvp/err" | tail -3
   check "flow-vs-packet.py: each job's iteration on both engines on stderr" \
     "grep -q '^#   a: packet .* us, flow .* us' '$tmp/fvp/err' && grep -q '^#   b: packet' '$tmp/fvp/err'"
+  # --reference flow --refill 1us: the exact flow engine against flow,refill=1us, each
+  # the mean of a plain run's jobs on that engine
+  rc=0; (cd "$tmp/fvp" && timeout 120 $FVP --reference flow --refill 1us --case mix.yaml:one --out rr.md \
+    > out 2> err) || rc=$?
+  (cd "$tmp/fvp" && timeout 60 "$dp_abs" --topology topo.yaml --clock virtual --quiet --seed 1 \
+    --name "rl-exp-$$-refill" --jobs mix.jobs.yaml --job-coll model=nccl --fabric flow,refill=1us \
+    --json refill.json > /dev/null 2>&1)
+  check "flow-vs-packet.py --reference flow --refill 1us: exit 0 ($rc), the header names both, plain runs' means" \
+    "[ $rc -eq 0 ] && grep -q '^| case | what | flow | flow,refill=1us |' '$tmp/fvp/rr.md' && /usr/bin/python3 -c '
+import json, statistics, sys
+mean = lambda f: \"%.1f\" % statistics.mean(j[\"mix_us\"] for j in json.load(open(f))[\"mix\"][\"jobs\"])
+cells = [c.strip() for c in open(sys.argv[1]).read().splitlines()[2].split(\"|\")]
+sys.exit(not (cells[3:5] == [mean(sys.argv[2]), mean(sys.argv[3])]))
+' '$tmp/fvp/rr.md' '$tmp/fvp/flow.json' '$tmp/fvp/refill.json'"
 fi
 
 # no matplotlib: a real run of the first two variants writes the tables and the report
