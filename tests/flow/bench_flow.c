@@ -3,8 +3,9 @@
  * bench_flow: the flow engine at 24K-GPU scale, incremental against full
  * recomputation in the same run (not a test: it prints figures).
  *
- *   bench_flow [GPUS [MSGS [WINDOW_US]]]   defaults 24576 GPUs, 2 messages
- *                                          per GPU, a 20 us window
+ *   bench_flow [GPUS [MSGS [WINDOW_US [REFILL_NS]]]]
+ *                         defaults 24576 GPUs, 2 messages per GPU, a 20 us
+ *                         window, no refill engine
  *
  * Full recomputation visits every link at every event, so it runs only over
  * the first WINDOW_US of simulated time, both engines from the same state;
@@ -23,6 +24,10 @@
  * Messages are 64 KiB .. 4 MiB, starting at random over 1 ms (fixed seed).
  * Both engines must deliver the window's flows at the same instants (exit 1
  * otherwise); bad arguments exit 2.
+ *
+ * With REFILL_NS a third engine (fl_config.refill_ns) runs the same flows to
+ * the end: its wall time against the incremental one's, its passes, and how
+ * far its delivery times are from the exact ones (mean and largest).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -41,6 +46,7 @@
 struct bench {
 	uint32_t gpus, msgs, leaves;
 	uint64_t window_ns; /* both engines run this long; then the incremental one alone */
+	uint64_t refill_ns; /* a third engine's refill period; 0: none */
 	uint64_t rng;
 };
 
@@ -96,8 +102,8 @@ static unsigned path(const struct bench *b, uint32_t src, uint32_t dst, uint32_t
 	return 4;
 }
 
-/* The same flows, in the same order, into both engines. */
-static int load(struct bench *b, struct fl_fabric **fab, int alltoall)
+/* The same flows, in the same order, into the n_eng engines. */
+static int load(struct bench *b, struct fl_fabric **fab, int n_eng, int alltoall)
 {
 	uint32_t p[4], id;
 
@@ -113,7 +119,7 @@ static int load(struct bench *b, struct fl_fabric **fab, int alltoall)
 			if (dst == g)
 				dst = (g + 1) % b->gpus;
 			n = path(b, g, dst, p);
-			for (int e = 0; e < 2; e++)
+			for (int e = 0; e < n_eng; e++)
 				if (fl_flow_start(fab[e], p, n, bytes, start, (uint64_t)g * b->msgs + m, &id))
 					return -ENOMEM;
 		}
@@ -164,6 +170,33 @@ static void report(const char *name, const struct bench *b, const struct fl_stat
 	       per(whole->links_touched, whole->events), whole_wall, (double)end / 1e6);
 }
 
+/* The refill engine to the end, against the incremental one's finish times fin0 and wall time. */
+static int refill_report(const struct bench *b, const char *name, struct fl_fabric *fab, uint64_t *fin,
+			 const uint64_t *fin0, size_t n, double wall0)
+{
+	struct fl_stats st;
+	double wall = run(fab, fin, FL_TIME_INF), sum = 0;
+	uint64_t worst = 0;
+
+	if (wall < 0) {
+		fprintf(stderr, "bench_flow: %s: the refill engine stalled\n", name);
+		return 1;
+	}
+	for (size_t i = 0; i < n; i++) {
+		uint64_t d = fin[i] > fin0[i] ? fin[i] - fin0[i] : fin0[i] - fin[i];
+
+		sum += (double)d;
+		worst = d > worst ? d : worst;
+	}
+	fl_stats_get(fab, &st);
+	printf("%-8s refill %" PRIu64 " ns (whole run): %" PRIu64 " exact passes, %" PRIu64
+	       " local fills, %.1f flows per event, %.3f s wall: incremental/refill %.1fx;"
+	       " delivery vs exact: mean %.3f us, largest %.3f us\n", name, b->refill_ns,
+	       st.recomputes, st.local_fills, per(st.flows_touched, st.events), wall,
+	       wall > 0 ? wall0 / wall : 0.0, sum / (double)n / 1000.0, (double)worst / 1000.0);
+	return 0;
+}
+
 /* Both engines over the window (they must agree), then the incremental one to the end. */
 static int compare(const struct bench *b, const char *name, struct fl_fabric **fab, uint64_t **fin,
 		   size_t n)
@@ -186,23 +219,28 @@ static int compare(const struct bench *b, const char *name, struct fl_fabric **f
 	}
 	fl_stats_get(fab[0], &whole);
 	report(name, b, st, wall, &whole, wall[0] + rest, fl_now(fab[0]));
-	return 0;
+	return b->refill_ns ? refill_report(b, name, fab[2], fin[2], fin[0], n, wall[0] + rest) : 0;
 }
 
 static int workload(struct bench *b, int alltoall)
 {
-	struct fl_config cfg[2] = { { .full = false }, { .full = true } };
-	struct fl_fabric *fab[2] = { fl_create(&cfg[0]), fl_create(&cfg[1]) };
+	struct fl_config cfg[3] = { { .full = false }, { .full = true }, { .refill_ns = b->refill_ns } };
+	int n_eng = b->refill_ns ? 3 : 2, bad = 0;
+	struct fl_fabric *fab[3] = { NULL, NULL, NULL };
 	size_t n = (size_t)b->gpus * b->msgs;
-	uint64_t *fin[2] = { calloc(n, sizeof(uint64_t)), calloc(n, sizeof(uint64_t)) };
+	uint64_t *fin[3] = { NULL, NULL, NULL };
 	int rc = 1;
 
-	if (!fab[0] || !fab[1] || !fin[0] || !fin[1] || build(b, fab[0]) || build(b, fab[1]) ||
-	    load(b, fab, alltoall))
+	for (int e = 0; e < n_eng; e++) {
+		fab[e] = fl_create(&cfg[e]);
+		fin[e] = calloc(n, sizeof(uint64_t));
+		bad |= !fab[e] || !fin[e] || build(b, fab[e]);
+	}
+	if (bad || load(b, fab, n_eng, alltoall))
 		fprintf(stderr, "bench_flow: out of memory\n");
 	else
 		rc = compare(b, alltoall ? "alltoall" : "ring", fab, fin, n);
-	for (int e = 0; e < 2; e++) {
+	for (int e = 0; e < n_eng; e++) {
 		fl_destroy(fab[e]);
 		free(fin[e]);
 	}
@@ -225,15 +263,16 @@ static uint32_t arg(const char *s, uint32_t max)
 int main(int argc, char **argv)
 {
 	struct bench b = { .gpus = 24576, .msgs = 2, .window_ns = 20000 };
-	uint32_t us = 20;
+	uint32_t us = 20, refill = 0;
 
-	if (argc > 4 || (argc > 1 && !(b.gpus = arg(argv[1], 1u << 20))) ||
+	if (argc > 5 || (argc > 1 && !(b.gpus = arg(argv[1], 1u << 20))) ||
 	    (argc > 2 && !(b.msgs = arg(argv[2], 64))) || (argc > 3 && !(us = arg(argv[3], 1000000))) ||
-	    b.gpus < 2) {
+	    (argc > 4 && !(refill = arg(argv[4], (uint32_t)FL_REFILL_MAX_NS))) || b.gpus < 2) {
 		fprintf(stderr, "usage: bench_flow [GPUS (2 .. 1048576) [MSGS per GPU (1 .. 64)"
-			" [WINDOW_US (1 .. 1000000)]]]\n");
+			" [WINDOW_US (1 .. 1000000) [REFILL_NS (1 .. 1000000000)]]]]\n");
 		return 2;
 	}
+	b.refill_ns = refill;
 	b.window_ns = (uint64_t)us * 1000;
 	b.leaves = (b.gpus + PER_LEAF - 1) / PER_LEAF;
 	return workload(&b, 0) || workload(&b, 1) ? 1 : 0;
