@@ -50,7 +50,8 @@ int fl_check_rates(const struct fl_fabric *fab, uint32_t *link)
 
 		for (uint32_t n = lk->head; n != FL_NIL; n = fab->hops[n].next)
 			sum += fab->flows[n / FL_MAX_HOPS].rate;
-		if (sum > lk->bps) {
+		/* (refill_ns: the capacity left must be what the rates leave, or a local fill shares the wrong amount) */
+		if (sum > lk->bps || (fab->cfg.refill_ns && lk->resid != lk->bps - sum)) {
 			*link = l;
 			return 1;
 		}

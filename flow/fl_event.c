@@ -4,7 +4,9 @@
  * in one heap keyed by time (ties: lowest flow id): its start (PENDING), its
  * last byte sent (SENDING), its delivery (DRAINING). All events of one
  * instant are handled together, then the rates of the flows connected to the
- * links they changed are recomputed once.
+ * links they changed are recomputed once (with a refill period: those of the
+ * flows on the changed links, and the connected ones at the refill, an
+ * instant of its own when no event falls on it).
  */
 #include <errno.h>
 #include <limits.h>

@@ -55,7 +55,8 @@ struct fl_fabric;
 
 struct fl_config {
 	uint32_t mtu_bytes; /* first packet's payload; 0: FL_MTU_DEFAULT */
-	bool full;          /* recompute every flow's rate at every event (reference, benchmark) */
+	bool full;          /* recompute every flow's rate at every event (reference, benchmark; a
+			     * refill_ns local fill still fills the changed links' flows only) */
 	/*
 	 * 0 (the default): exact max-min rates after every instant with a flow
 	 * start or end. Else an approximation that bounds the refilling work:
@@ -92,7 +93,7 @@ struct fl_done {
 /* Work counters, cumulative since fl_create(). */
 struct fl_stats {
 	uint64_t events;        /* flow starts and flow ends (last byte sent) */
-	uint64_t batches;       /* instants at which events were handled */
+	uint64_t batches;       /* instants at which events were handled (or, with refill_ns, a refill was due) */
 	uint64_t recomputes;    /* water-filling passes (at most one per batch) */
 	uint64_t flows_touched; /* flows whose rates a pass recomputed, summed */
 	uint64_t links_touched; /* links a pass visited, summed */
@@ -215,7 +216,8 @@ void fl_test_steal(uint32_t link);
 int fl_check_bytes(const struct fl_fabric *fab, struct fl_mismatch *m);
 /*
  * Capacity: the rates of the flows crossing each link add up to at most its
- * capacity. Returns 0, or 1 with *link set to the first link over capacity.
+ * capacity (and, with refill_ns, the capacity it keeps as left over is the
+ * rest). Returns 0, or 1 with *link set to the first link that fails.
  */
 int fl_check_rates(const struct fl_fabric *fab, uint32_t *link);
 

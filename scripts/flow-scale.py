@@ -286,7 +286,7 @@ def main(argv):
     ap.add_argument("--refill", metavar="TIME",
                     help="rates refilled at most once per TIME (rocelab-dp --fabric flow,refill=TIME; "
                          "default exact max-min at every flow event)")
-    ap.add_argument("--row", type=int, action="append",
+    ap.add_argument("--row", type=int, action="append", choices=range(5),
                     help="routing: only this row of the table, 0-4 (repeatable; default all)")
     a = ap.parse_args(argv)
     a.policy = a.policy or ["topology-aware"]

@@ -193,9 +193,10 @@ def row(case, pr, fr, pt, pw, fw):
         pt.get("qpeak_down", "-"), pr.get("lat_p99_us", "-")))
 
 
-def job_lines(pr, fr, ref="packet"):
+def job_lines(pr, fr, ref="packet", flow="flow"):
     """A mix's per-job comparison, for stderr: each job's iteration in the mix on both."""
-    return ["#   %s: %s %.1f us, flow %.1f us, %+.1f%%" % (n, ref, t, fr["jobs"][n], 100.0 * (fr["jobs"][n] - t) / t)
+    return ["#   %s: %s %.1f us, %s %.1f us, %+.1f%%" % (n, ref, t, flow, fr["jobs"][n],
+                                                      100.0 * (fr["jobs"][n] - t) / t)
             for n, t in pr.get("jobs", {}).items()]
 
 
@@ -230,6 +231,10 @@ def main(argv):
             print("flow-vs-packet.py: %s is not built" % prog, file=sys.stderr)
             return 2
     ref = a.reference
+    if ref == "flow" and not a.refill:
+        print("flow-vs-packet.py: --reference flow compares with --refill TIME's flow engine: give one",
+              file=sys.stderr)
+        return 2
     flow = "flow,refill=%s" % a.refill if a.refill else "flow"
     rows = [("| case | what | {r} | {f} | error | wall {r} / {f} "
              "| {r}: PFC frames / drops | {r}: mean peak queue up / down (B) | {r}: msg p99 (us) |").format(
@@ -244,7 +249,7 @@ def main(argv):
                 for pr, fr in zip(pk, fl):
                     rows.append(row(case, pr, fr, pt, pw, fw))
                     print(rows[-1], flush=True)
-                    for line in job_lines(pr, fr, ref):
+                    for line in job_lines(pr, fr, ref, flow):
                         print(line, file=sys.stderr, flush=True)
     except ExpError as e:
         print("flow-vs-packet.py: %s" % e, file=sys.stderr)

@@ -479,9 +479,10 @@ static const struct opt_def opt_defs[] = {
 	 "                      the collectives' fabric model: packet (default) emulates every\n"
 	 "                      frame; flow runs each size as max-min fair flows on the same\n"
 	 "                      paths (no PFC, buffers, drops, flowlets; see the man page);\n"
-	 "                      refill=TIME: rates refilled at most once per TIME, flows\n"
-	 "                      between refills at what their path has left (approximate,\n"
-	 "                      faster on fabric-wide traffic; default exact)\n"},
+	 "                      refill=TIME: exact max-min rates at most once per TIME;\n"
+	 "                      in between only the flows on the links that changed get\n"
+	 "                      new rates (approximate, faster on fabric-wide traffic;\n"
+	 "                      default exact)\n"},
 	{"te", no_argument, set_te,
 	 "  --te                traffic engineering: a controller places each connection of\n"
 	 "                      the --coll, or of the --workload or --jobs jobs' collectives,\n"

@@ -528,10 +528,11 @@ int dp_flowrun_format(const struct dp_flowrun_stats *st, char *buf, size_t cap)
 			st->flows, st->data_flows, st->parts, st->timers, st->events, st->recomputes, (double)st->recomputes / ev,
 			(double)st->flows_touched / ev, (double)st->links_touched / ev, st->links_crossed,
 			st->nvlink_xfers);
-	if (!st->refill_ns || n < 0 || (size_t)n >= cap)
+	if (!st->refill_ns || n < 1)
 		return n;
-	k = snprintf(buf + n - 1, cap - (size_t)n + 1, ", refill every %" PRIu64 " ns (%" PRIu64
-		     " local fills of the changed links' flows)\n",
+	/* (over the first line's '\n'; snprintf's length when it does not fit) */
+	k = snprintf((size_t)n < cap ? buf + n - 1 : NULL, (size_t)n < cap ? cap - (size_t)n + 1 : 0,
+		     ", refill every %" PRIu64 " ns (%" PRIu64 " local fills of the changed links' flows)\n",
 		     st->refill_ns, st->local_fills);
 	return k < 0 ? k : n - 1 + k;
 }

@@ -473,6 +473,34 @@ static void test_refill_period_by_hand(void **state)
 	fl_destroy(fab);
 }
 
+/*
+ * A refill period of 1 ms, two flows on one 100 Gbit/s link from t = 0: 50
+ * Gbit/s each. b's 100,000 bits end at 2,000 ns; its link changed, so the
+ * local fill gives a what it had plus what b left: the whole link at once,
+ * with no refill yet.
+ */
+static void test_refill_end_frees_locally(void **state)
+{
+	struct fl_fabric *fab = fl_create(&(struct fl_config){ .refill_ns = 1000000 });
+	uint32_t l, a, b;
+	struct fl_stats st;
+
+	(void)state;
+	assert_non_null(fab);
+	l = add_link(fab, 100 * G, 0);
+	a = add_flow(fab, &l, 1, BIG, 0, 1);
+	b = add_flow(fab, &l, 1, 12500, 0, 2);
+	assert_int_equal(fl_run_until(fab, 1999), 0);
+	assert_int_equal(rate(fab, a), 50 * G);
+	assert_int_equal(rate(fab, b), 50 * G);
+	assert_int_equal(fl_run_until(fab, 2000), 0);
+	assert_int_equal(rate(fab, a), 100 * G);
+	fl_stats_get(fab, &st);
+	assert_int_equal(st.recomputes, 0);
+	assert_int_equal(st.local_fills, 2); /* at 0 and 2,000 */
+	fl_destroy(fab);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -489,6 +517,7 @@ int main(void)
 		cmocka_unit_test(test_incremental_touches_component),
 		cmocka_unit_test(test_sent_callback),
 		cmocka_unit_test(test_refill_period_by_hand),
+		cmocka_unit_test(test_refill_end_frees_locally),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
