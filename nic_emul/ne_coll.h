@@ -851,6 +851,22 @@ void ne_coll_rules(const struct ne_coll *coll, struct ne_coll_rules *out);
  * it in the first iteration (split: its piece; rr: all or nothing; ctran:
  * as split with one WQE per QP). 0 for a bad q. */
 uint32_t ne_coll_xfer_qp_bytes(const struct ne_coll *coll, uint32_t len, uint32_t s, uint32_t q);
+/* The bytes a transfer of len data bytes puts on the wire (NIC and NVLink)
+ * in the protocol coll runs: model nccl's LL x 16/8, LL128 x 128/120, else
+ * len (nc_tune_wire_bytes). Split over the QPs as the data: pass it to
+ * ne_coll_xfer_qp_bytes. len for NULL. */
+uint32_t ne_coll_wire_bytes(const struct ne_coll *coll, uint32_t len);
+/* NCCL's hwLat per step (launch=nccl, ne_coll_steps_resolve), in ns: an
+ * NVLink step's hop takes *nvl_ns (otherwise cfg.nvlink_lat_ns); a network
+ * transfer is consumed *net_ns after its last byte came in (otherwise 0).
+ * Zeros for NULL. */
+void ne_coll_step_lat(const struct ne_coll *coll, uint64_t *nvl_ns, uint64_t *net_ns);
+/* NCCL's cap on LL's and LL128's bus bandwidth as a rate of each GPU's
+ * sends, in bytes/s (ne_coll_cap_resolve): a GPU's egress writes a
+ * transfer's data bytes no faster, a network transfer's before it is posted
+ * (the "write" gate) and an NVLink one's beside its wire bytes. 0: none
+ * (Simple, model rocelab, NULL). */
+uint64_t ne_coll_proto_cap_Bps(const struct ne_coll *coll);
 /* A collective that was created and never started was run elsewhere from
  * start_ns: its n iteration times (n = ne_coll_rules.iters). It is then done
  * and ne_coll_get_result and the rest read those times; its statistics count

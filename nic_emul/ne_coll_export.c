@@ -64,6 +64,34 @@ uint32_t ne_coll_xfer_qp_bytes(const struct ne_coll *c, uint32_t len, uint32_t s
 	}
 }
 
+uint32_t ne_coll_wire_bytes(const struct ne_coll *c, uint32_t len)
+{
+	return c ? coll_wire_len(c, len) : len;
+}
+
+void ne_coll_step_lat(const struct ne_coll *c, uint64_t *nvl_ns, uint64_t *net_ns)
+{
+	*nvl_ns = c ? c->step_nvl_ns : 0;
+	*net_ns = c ? c->step_net_ns : 0;
+}
+
+uint64_t ne_coll_proto_cap_Bps(const struct ne_coll *c)
+{
+	return c ? c->proto_cap_Bps : 0;
+}
+
+/* The wire bytes of cn's transfers (coll_wire_len each, as ne_coll_nvl_post counts them). */
+static uint64_t conn_wire_bytes(const struct ne_coll *c, const struct coll_conn *cn)
+{
+	uint64_t b = 0;
+
+	if (c->proto == NC_PROTO_SIMPLE || cn->away)
+		return cn->bytes;
+	for (uint32_t s = 0; s < cn->nxfers; s++)
+		b += coll_wire_len(c, cn->xfers[s].len);
+	return b;
+}
+
 int ne_coll_set_external_times(struct ne_coll *c, uint64_t start_ns, const uint64_t *iter_ns,
 			       uint32_t n)
 {
@@ -83,7 +111,7 @@ int ne_coll_set_external_times(struct ne_coll *c, uint64_t start_ns, const uint6
 	for (uint32_t k = 0; k < c->nconns; k++)
 		if (c->conns[k].nvl) {
 			c->stats.nvlink_xfers += (uint64_t)c->conns[k].nxfers * n;
-			c->stats.nvlink_bytes += c->conns[k].bytes * n;
+			c->stats.nvlink_bytes += conn_wire_bytes(c, &c->conns[k]) * n;
 		}
 	c->iter_start = start_ns;
 	c->done_at = t;

@@ -4,6 +4,8 @@
  * size's replay on the shared flow fabric (dp_flowrun_priv.h). The grant and
  * send steps follow nic_emul/ne_coll_run.c's rules (grant_step, sender_step)
  * on the driver's own per-transfer flags; flows replace the NICs' WQEs.
+ * NCCL's model as ne_coll's: the protocol's wire bytes, hwLat per step and
+ * LL's and LL128's cap (ne_coll.h's getters; docs/reference/rocelab-dp.md).
  */
 #include "dp_flowrun_priv.h"
 
@@ -27,11 +29,16 @@
 #define FR_RECV_DONE 1u
 #define FR_SEND_DONE 2u
 #define FR_CTS 4u
+#define FR_WRITE_SENT 8u /* LL / LL128: the GPU's write at the cap started (ne_coll's XFER_PXN_SENT) */
+#define FR_WRITTEN 16u   /* ... and ended: the transfer may be posted (XFER_PXN_IN) */
 
 /* A flow's cookie: kind, connection, QP, transfer. */
 /* FR_PARTS: the parts of one transfer on every QP of a class (QPs whose data
  * take one path), as one weighted flow; its QP is the class's lowest. */
 enum { FR_DATA = 0, FR_ACK = 1, FR_CTS_FLOW = 2, FR_PARTS = 3 };
+/* A timer's FR_CTS_FLOW cookie with this QP: a network step's hwLat over
+ * (a grant's QP is 0), so the 2-bit kind keeps its 4 values. */
+#define FR_STEP_QP 1u
 #define FR_SEQ_BITS 24
 #define FR_MAX_SEQ (1u << FR_SEQ_BITS)
 
@@ -92,6 +99,9 @@ struct fr {
 	struct fl_heap nvl;           /* NVLink ends by time (id: nvl_id) */
 	uint32_t *nvl_seq;            /* [nconns x window] the transfer of each id */
 	uint64_t *nvl_free;           /* [nranks] each GPU's NVLink egress free from then */
+	/* NCCL's model (ne_coll.h's getters): hwLat of an NVLink and of a network
+	 * step (launch=nccl; else nvlink_lat_ns and 0), LL's and LL128's cap */
+	uint64_t step_nvl, step_net, cap_Bps;
 	/* the link table's counters, for the channels its paths cross only: a
 	 * replay per collective instance at once, and 100K channels at 24K GPUs */
 	uint32_t *chans, n_chans;     /* [n_chans] the fabric's channel of each slot */
@@ -180,7 +190,8 @@ static int timers_grow(struct fr *r)
 	return 0;
 }
 
-/* A header-only packet on path p, delivered lat ns from now (start_flow of 0 bytes, as a timer). */
+/* A header-only packet on path p, delivered lat ns from now (start_flow of 0
+ * bytes, as a timer); p NULL: a wait that sends nothing (a step's hwLat). */
 static void start_timer(struct fr *r, const struct fr_path *p, uint64_t lat, uint64_t ck)
 {
 	uint32_t id;
@@ -193,8 +204,16 @@ static void start_timer(struct fr *r, const struct fr_path *p, uint64_t lat, uin
 	r->tmr_ck[id] = ck;
 	if (fl_heap_set(&r->tmr, id, fl_now(r->sh->fl) + lat) < 0 && !r->err)
 		r->err = -ENOMEM;
-	r->st->timers++;
-	count_path(r, p, 0, 1);
+	if (p) {
+		r->st->timers++;
+		count_path(r, p, 0, 1);
+	}
+}
+
+/* The wire bytes of transfer s of connection k (LL, LL128: more than its data). */
+static uint32_t wire_len(const struct fr *r, uint32_t k, uint32_t s)
+{
+	return ne_coll_wire_bytes(r->run, r->c[k].x[s].len);
 }
 
 /* ------------------------------------------------------------------ */
@@ -424,20 +443,28 @@ static uint32_t nvl_id(const struct fr *r, uint32_t k, uint32_t s)
 	return k * r->rules.window + s % r->rules.window;
 }
 
-/* As ne_coll_nvl_post: the GPU's egress carries one transfer's bytes at a time. */
-static void nvl_post(struct fr *r, uint32_t k, uint32_t s, uint64_t now)
+/*
+ * As ne_coll's egress_push: the GPU's egress carries one transfer at a time,
+ * for the longer of its wire bytes at the NVLink rate (an NVLink step, hop)
+ * and its data bytes at LL's or LL128's cap; an NVLink step ends step_nvl
+ * later, a network transfer's write (no hop) at once, then it may be posted.
+ */
+static void egress_post(struct fr *r, uint32_t k, uint32_t s, uint64_t now, bool hop)
 {
 	struct fr_conn *cn = &r->c[k];
-	struct nc_nvlink_params wire = {.nvlink_Bps = r->cfg->nvlink_Bps};
-	uint64_t bytes_ns = 0, *free_at = &r->nvl_free[cn->info.src];
+	struct nc_nvlink_params wire = {.nvlink_Bps = r->cfg->nvlink_Bps}, cap = {.nvlink_Bps = r->cap_Bps};
+	uint64_t bytes_ns = 0, cap_ns = 0, *free_at = &r->nvl_free[cn->info.src];
 	uint64_t start = *free_at > now ? *free_at : now;
 
-	(void)nc_nvlink_xfer_ns(&wire, cn->x[s].len, &bytes_ns);
-	*free_at = start + bytes_ns;
+	if (hop)
+		(void)nc_nvlink_xfer_ns(&wire, wire_len(r, k, s), &bytes_ns);
+	if (r->cap_Bps)
+		(void)nc_nvlink_xfer_ns(&cap, cn->x[s].len, &cap_ns);
+	*free_at = start + (cap_ns > bytes_ns ? cap_ns : bytes_ns);
 	r->nvl_seq[nvl_id(r, k, s)] = s;
-	if (fl_heap_set(&r->nvl, nvl_id(r, k, s), *free_at + r->cfg->nvlink_lat_ns) < 0 && !r->err)
+	if (fl_heap_set(&r->nvl, nvl_id(r, k, s), *free_at + (hop ? r->step_nvl : 0)) < 0 && !r->err)
 		r->err = -ENOMEM;
-	r->st->nvlink_xfers++;
+	r->st->nvlink_xfers += hop;
 }
 
 /* ------------------------------------------------------------------ */
@@ -506,7 +533,7 @@ static uint32_t class_ready(const struct fr *r, uint32_t k, uint32_t q, uint32_t
 		if (cn->lead[m] != cn->lead[q])
 			continue;
 		if (sq->busy || (queued ? !sq->n || sq->seq[sq->head] != s : sq->n != 0) ||
-		    ne_coll_xfer_qp_bytes(r->run, cn->x[s].len, s, m) != b)
+		    ne_coll_xfer_qp_bytes(r->run, wire_len(r, k, s), s, m) != b)
 			return 0;
 		w++;
 	}
@@ -562,7 +589,7 @@ static void sq_run(struct fr *r, uint32_t k, uint32_t q)
 	struct fr_sq *sq = &r->c[k].sq[q];
 
 	while (!sq->busy && sq->n) {
-		uint32_t s = sq->seq[sq->head], b = ne_coll_xfer_qp_bytes(r->run, r->c[k].x[s].len, s, q);
+		uint32_t s = sq->seq[sq->head], b = ne_coll_xfer_qp_bytes(r->run, wire_len(r, k, s), s, q);
 		uint32_t w = class_ready(r, k, q, s, b, true);
 
 		if (w) {
@@ -620,7 +647,7 @@ static void post_msg(struct fr *r, uint32_t k, uint32_t s)
 	bool started[256] = {false}; /* by its class's flow */
 
 	for (uint32_t q = 0; q < r->nqps; q++) {
-		uint32_t b = ne_coll_xfer_qp_bytes(r->run, cn->x[s].len, s, q), w;
+		uint32_t b = ne_coll_xfer_qp_bytes(r->run, wire_len(r, k, s), s, q), w;
 
 		if (b == 0 && !all)
 			continue;
@@ -659,16 +686,27 @@ static void sender_step(struct fr *r, uint32_t k, uint64_t now)
 		uint32_t s = cn->send_next;
 		const struct ne_coll_xfer_info *x = &cn->x[s];
 		bool data_in = deps_in(r, x);
+		bool cts_in = !r->rules.cts || cn->plan.nvl || (cn->flags[s] & FR_CTS);
+		/* (LL's and LL128's write at the cap needs no grant: it overlaps the wait) */
+		bool staged = r->cap_Bps && !cn->plan.nvl;
 
-		if (r->rules.cts && !cn->plan.nvl && !(cn->flags[s] & FR_CTS))
+		if (!cts_in && !staged)
 			return;
 		if ((r->rules.slot_needs_ack || cn->plan.nvl) && s >= w &&
 		    !(cn->flags[s - w] & FR_SEND_DONE))
 			return;
 		if (!data_in)
 			return;
+		if (staged && !(cn->flags[s] & FR_WRITTEN)) {
+			if (!(cn->flags[s] & FR_WRITE_SENT))
+				egress_post(r, k, s, now, false);
+			cn->flags[s] |= FR_WRITE_SENT;
+			return;
+		}
+		if (!cts_in)
+			return;
 		if (cn->plan.nvl)
-			nvl_post(r, k, s, now);
+			egress_post(r, k, s, now, true);
 		else
 			post_msg(r, k, s);
 		cn->send_next++;
@@ -730,7 +768,11 @@ static void delivered(struct fr *r, uint64_t ck)
 	case FR_PARTS:
 		for (uint32_t j = 0, n = flow_qps(r, ck, qs); j < n; j++) {
 			start_timer(r, &cn->ack[qs[j]], cn->ack_lat[qs[j]], cookie(FR_ACK, k, qs[j], s));
-			if (--cn->parts[s] == 0)
+			if (--cn->parts[s] != 0)
+				continue;
+			if (r->step_net) /* (ne_coll_net_received) */
+				start_timer(r, NULL, r->step_net, cookie(FR_CTS_FLOW, k, FR_STEP_QP, s));
+			else
 				consume(r, k, s);
 		}
 		break;
@@ -738,7 +780,11 @@ static void delivered(struct fr *r, uint64_t ck)
 		if (--cn->acks[s] == 0)
 			send_done(r, k, s);
 		break;
-	default: /* a grant */
+	default: /* a grant, or a network step's hwLat over */
+		if ((uint32_t)(ck >> FR_SEQ_BITS & 0xFFu) == FR_STEP_QP) {
+			consume(r, k, s);
+			break;
+		}
 		cn->flags[s] |= FR_CTS;
 		mark_conn(r, k);
 		break;
@@ -798,6 +844,11 @@ void fr_at(struct fr *r, uint64_t t)
 		uint32_t id = fl_heap_top(&r->nvl).id, k = id / r->rules.window;
 
 		fl_heap_del(&r->nvl, id);
+		if (!r->c[k].plan.nvl) { /* a network transfer written at the cap: it may be posted */
+			r->c[k].flags[r->nvl_seq[id]] |= FR_WRITTEN;
+			mark_conn(r, k);
+			continue;
+		}
 		send_done(r, k, r->nvl_seq[id]);
 		consume(r, k, r->nvl_seq[id]);
 	}
@@ -909,6 +960,8 @@ struct fr *fr_create(struct fs_shared *sh, struct ne_coll *run, const struct ne_
 			 .launch = ne_coll_launch_ns(run), .next_start = now_ns};
 	r->st = &r->st_own;
 	r->next_start += r->launch;
+	ne_coll_step_lat(run, &r->step_nvl, &r->step_net);
+	r->cap_Bps = ne_coll_proto_cap_Bps(run);
 	e = fr_setup(r, run, nics, host_of, why, cap);
 	if (!e) {
 		r->iter_ns = calloc(r->rules.iters + 1, sizeof(*r->iter_ns));

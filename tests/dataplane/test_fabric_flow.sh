@@ -9,6 +9,10 @@
 #     header-only packet: 2 x (1,000 + ceil(82 x 8 / 100) = 7) = 2,014 ns;
 #     46,628 ns in all (flow/README.md: bytes / rate + latency). cts=on adds
 #     the grant before the data, a header-only packet: 48,642 ns;
+#   - NCCL's protocols and latencies, by hand: LL's wire bytes (x 16/8) on the
+#     2 hosts, launch=nccl's hwLat per network step, LL128 over NVLink (wire
+#     bytes, the cap, hwLat[NVLINK]); LL with launch=nccl at 16 ranks within
+#     5 % of the packet engine's busbw;
 #   - against the packet engine, 16 ranks on 4 leaves x 4 spines with 5-tuple
 #     ECMP, 2 QPs per connection, AllReduce of 1-2 MiB: busbw within 3 % per
 #     size (the flow engine leaves out the headers' share of the links and
@@ -91,6 +95,32 @@ dp two-launch --topology "$tmp/two.yaml" --fabric flow --json "$tmp/launch.json"
   --coll "op=allgather,sizes=1M,data=off,qps=1,cts=off,launch=5us" > /dev/null 2>&1; rc=$?
 t=$(sizes "$tmp/launch.json" time_us 2> /dev/null)
 check "launch=5us: exit 0 ($rc), 46.628 + 5 = 51.628 us, got $t" "[ $rc -eq 0 ] && [ '$t' = 51.628 ]"
+# NCCL's LL protocol (model=nccl,NCCL_PROTO=LL) puts 16 wire bytes on the link
+# per 8 data bytes (nc_tune_wire_bytes): a 16 KiB AllGather on the 2 hosts is one
+# 8,192 B transfer each way, 16,384 B on the wire. model=nccl always grants:
+# its 64 B FIFO entry is a flow on the reverse path, ceil(64 x 8 / 100) = 6 ns
+# + 2 x (1,000 + ceil((64 + 82) x 8 / 100) = 12) = 2,030 ns; then the data
+# ceil(16,384 x 8 / 100) = 1,311 + 2,670 = 3,981 ns; then the ACK, 2,014 ns:
+# 8,025 ns (with the data bytes on the wire: 7,370). The GPU's write of the
+# 8,192 B at LL's cap (ne_coll_proto_cap_Bps) overlaps the grant's wait.
+ll='op=allgather,sizes=16K,data=off,model=nccl,NCCL_PROTO=LL'
+dp two-ll --topology "$tmp/two.yaml" --fabric flow --json "$tmp/ll.json" --coll "$ll" > /dev/null 2>&1; rc=$?
+t=$(sizes "$tmp/ll.json" time_us 2> /dev/null)
+check "LL's wire bytes, one transfer each way: exit 0 ($rc), 8.025 us by hand, got $t" "[ $rc -eq 0 ] && [ '$t' = 8.025 ]"
+# launch=nccl adds NCCL's baseLat once and its hwLat per step (nccl/nc_tune.c,
+# from NCCL's src/graph/tuning.cc: ring LL baseLat 6.6 us, hwLat[NET] 2.7 us):
+# a network transfer is consumed 2.7 us after its last byte came in. A 16 KiB
+# AllReduce on the 2 hosts is 2 steps of one transfer each, the second sent
+# when the first is consumed: 6,600 + 2,700 (the first step's wait, on the
+# chain) + 2,700 - 2,014 (the last step's wait outlasts its ACK, which ends
+# the iteration without it) = 9,986 ns more, exact (every time is whole ns).
+for l in off nccl; do
+  dp "two-step-$l" --topology "$tmp/two.yaml" --fabric flow --json "$tmp/step-$l.json" \
+    --coll "op=allreduce,sizes=16K,data=off,model=nccl,NCCL_PROTO=LL,launch=$l" > /dev/null 2>&1
+done
+t0=$(sizes "$tmp/step-off.json" time_us 2> /dev/null) t1=$(sizes "$tmp/step-nccl.json" time_us 2> /dev/null)
+check "launch=nccl, LL ring of 2 steps: 6.6 + 2.7 + 0.686 = 9.986 us more ($t0 -> $t1 us)" \
+  "[ -n '$t0' ] && [ -n '$t1' ] && awk 'BEGIN { exit !(sprintf(\"%.3f\", $t1 - $t0) == \"9.986\") }'"
 # grants and ACKs are header-only: timers, not flows, so the engine's flows
 # are the 2 data parts only (its events: their 2 starts and 2 ends)
 check "the counters line (cts=on): 2 flows (the data), 4 timers (2 grants, 2 ACKs), 4 events, 4 link directions" \
@@ -236,6 +266,20 @@ busy_links "$tmp/flow.json" > "$tmp/flow.links"
 check "16 ranks: the same $(wc -l < "$tmp/flow.links") of 64 link directions carry traffic on both" \
   "[ \$(wc -l < $tmp/flow.links) -lt 64 ] && cmp -s $tmp/packet.links $tmp/flow.links"
 
+# The same 16 ranks with NCCL's LL and launch=nccl: the LL wire bytes (x 2), the
+# GPU's write at LL's cap before each post, baseLat and each network step's
+# hwLat on both engines: busbw within 5 % per size (without them the flow
+# engine's was 2.1 times the packet engine's at both).
+COLL='op=allreduce,sizes=1M:2M,data=off,qps=2,model=nccl,launch=nccl,NCCL_PROTO=LL'
+for fab in packet flow; do
+  dp "ll-$fab" --topology "$tmp/c16.yaml" --fabric "$fab" --coll "$COLL" --json "$tmp/ll-$fab.json" > /dev/null 2>&1
+  echo "ll-$fab: exit $?" >> "$tmp/rc-ll"
+done
+paste <(sizes "$tmp/ll-packet.json" busbw_GBps) <(sizes "$tmp/ll-flow.json" busbw_GBps) > "$tmp/bw-ll"
+echo "# busbw packet flow (LL, launch=nccl): $(tr '\t\n' ' ;' < "$tmp/bw-ll")"
+check "16 ranks, LL and launch=nccl: both exit 0, 2 sizes, busbw within 5 % of the packet engine's at each" \
+  "[ \$(grep -c ': exit 0' $tmp/rc-ll) -eq 2 ] && [ \$(wc -l < $tmp/bw-ll) -eq 2 ] && awk '{ e = (\$2 - \$1) / \$1; if (e < -0.05 || e > 0.05) bad++ } END { exit bad > 0 }' $tmp/bw-ll"
+
 # Per QP: 4 ranks on 2 leaves x 2 hosts, 4 spines, 2 QPs: the flow table's
 # (--json, its 20 flows with most bytes) path of each flow both engines list
 # (data, ACK and grant QPs: src:sport > dst qp N) is the same.
@@ -263,6 +307,21 @@ check "NVLink: 84 transfers of 11010048 bytes, 6 of 8 connections, on both engin
   "[ \$(cat $tmp/nvl-packet.txt $tmp/nvl-flow.txt | grep -xc '# nvlink: transfers 84, bytes 11010048, connections 6 of 8') -eq 2 ]"
 check "NVLink: busbw within 3 % ($bw)" \
   "echo '$bw' | awk 'NF == 2 { e = (\$2 - \$1) / \$1; ok = e > -0.03 && e < 0.03 } END { exit !ok }'"
+
+# NVLink with LL128 and launch=nccl, by hand: 2 GPUs of one server (450 GB/s
+# NVLink), a 1 MiB AllReduce is 2 steps of one 524,288 B transfer each way.
+# Each carries LL128's wire bytes, 4,370 lines of 120 data bytes x 128 =
+# 559,360 B: ceil(1,243.02) = 1,244 ns at 450 GB/s, over the data's 1,191 ns at
+# LL128's cap (12 channels x 36.7 GB/s = 440.4 GB/s); its hop takes NCCL's
+# hwLat[NVLINK] of ring LL128, 1.9 us, in place of the 0.6 us nvlink_latency;
+# plus baseLat 14 us (nccl/nc_tune.c): 14,000 + 2 x (1,244 + 1,900) = 20,288 ns
+# (the packet engine's time too), and the "# nvlink:" line counts wire bytes.
+"$TOPO_TOOL" --generate servers=1,gpus=2,layout=meta,spines=1 -o "$tmp/s1.yaml" > /dev/null
+dp nvl-ll128 --topology "$tmp/s1.yaml" --fabric flow --json "$tmp/nvl-ll128.json" \
+  --coll 'op=allreduce,sizes=1M,data=off,model=nccl,launch=nccl,NCCL_PROTO=LL128' > "$tmp/nvl-ll128.txt" 2>&1; rc=$?
+t=$(sizes "$tmp/nvl-ll128.json" time_us 2> /dev/null)
+check "NVLink, LL128 and launch=nccl: exit 0 ($rc), 20.288 us by hand, got $t; 4 transfers of 2237440 wire bytes" \
+  "[ $rc -eq 0 ] && [ '$t' = 20.288 ] && grep -qx '# nvlink: transfers 4, bytes 2237440, connections 2 of 2' $tmp/nvl-ll128.txt"
 
 # channel rings (order=nccl on whole servers): each network hop leaves on its channel's NIC (PXN);
 # the flow engine traces the QPs from that NIC, as the packet engine sends from it

@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "coll_test_util.h"
+#include "nc_tune.h"
 #include "ne_nic.h"
 
 static void ring4(struct ne_coll_config *cfg, enum ne_coll_qp_mode mode)
@@ -140,6 +141,45 @@ static void test_external_times(void **state)
 	fab_free(&f);
 }
 
+/*
+ * The getters --fabric flow times NCCL's model by. rocelab: the data bytes,
+ * nvlink_latency and no network wait, no cap. nccl with NCCL_PROTO=LL and
+ * launch=nccl on 4 ranks (each its own server): 16 wire bytes per 8 of data,
+ * ring LL's hwLat (nccl/nc_tune.c, NCCL's tuning.cc): network 2.7 us, NVLink
+ * 0.6 us raised to the 1 us of getNetOverhead (Intel) on a ring across
+ * servers; a cap of some GB/s (its figures are ne_coll_nvlink's tests').
+ */
+static void test_nccl_getters(void **state)
+{
+	struct ne_coll_config cfg;
+	struct fab f;
+	uint64_t nvl, net;
+	(void)state;
+
+	ring4(&cfg, NE_COLL_QP_SPLIT);
+	fab_init(&f, &cfg, RATE, DELAY);
+	assert_non_null(fab_coll(&f, &cfg));
+	assert_int_equal(ne_coll_wire_bytes(f.coll, 1000), 1000);
+	ne_coll_step_lat(f.coll, &nvl, &net);
+	assert_int_equal(nvl, cfg.nvlink_lat_ns);
+	assert_int_equal(net, 0);
+	assert_int_equal(ne_coll_proto_cap_Bps(f.coll), 0);
+	fab_free(&f);
+
+	ring4(&cfg, NE_COLL_QP_SPLIT);
+	cfg.model = NE_COLL_MODEL_NCCL;
+	cfg.nccl_proto_off = 1u << NC_PROTO_SIMPLE | 1u << NC_PROTO_LL128;
+	cfg.launch_ns = NE_COLL_LAUNCH_NCCL;
+	fab_init(&f, &cfg, RATE, DELAY);
+	assert_non_null(fab_coll(&f, &cfg));
+	assert_int_equal(ne_coll_wire_bytes(f.coll, 8192), 16384);
+	ne_coll_step_lat(f.coll, &nvl, &net);
+	assert_int_equal(nvl, 1000);
+	assert_int_equal(net, 2700);
+	assert_true(ne_coll_proto_cap_Bps(f.coll) > 1000000000ull);
+	fab_free(&f);
+}
+
 /* The probe's UDP source port and destination QP are the QP's own. */
 static void test_probe(void **state)
 {
@@ -234,6 +274,7 @@ int main(void)
 		cmocka_unit_test(test_ring_plan),
 		cmocka_unit_test(test_rr_bytes),
 		cmocka_unit_test(test_external_times),
+		cmocka_unit_test(test_nccl_getters),
 		cmocka_unit_test(test_probe),
 		cmocka_unit_test(test_here_lanes),
 	};
