@@ -7,7 +7,7 @@
 
 static bool less(struct fl_hent x, struct fl_hent y)
 {
-	return x.key < y.key || (x.key == y.key && x.id < y.id);
+	return (x.key < y.key) | ((x.key == y.key) & (x.id < y.id));
 }
 
 static void put(struct fl_heap *h, uint32_t i, struct fl_hent e)
@@ -40,8 +40,8 @@ static void sift_down(struct fl_heap *h, uint32_t i)
 
 		if (c >= h->n)
 			break;
-		if (c + 1 < h->n && less(h->a[c + 1], h->a[c]))
-			c++;
+		/* (no branch: which child is less is a coin toss the predictor loses) */
+		c += c + 1 < h->n && less(h->a[c + 1], h->a[c]);
 		if (!less(h->a[c], e))
 			break;
 		put(h, i, h->a[c]);

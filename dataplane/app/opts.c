@@ -533,7 +533,8 @@ static const struct opt_def opt_defs[] = {
 	 "                      least 2048 B. Each takes its room + ~200 B: of --mem on the live\n"
 	 "                      clock, of its own huge-page memory on the virtual one. The start\n"
 	 "                      line shows the pool. When it runs dry, senders wait and switches\n"
-	 "                      drop (no_mbuf): an emulator limit\n"},
+	 "                      drop (no_mbuf): an emulator limit. --fabric flow sends no\n"
+	 "                      frame: its pool is 1024 frames whatever N says\n"},
 	{"quiet", no_argument, set_quiet,
 	 "  --quiet             no tables at exit\n"},
 	{"version", no_argument, set_version,

@@ -30,6 +30,7 @@
 #     iterations run on the fabric as it is (and as the first on an idle one);
 #     the link table's util%; jobs (--jobs) share it: packed, each keeps
 #     its time alone; spread over the spine, both slow down;
+#   - no packet pool beyond 1,024 frames, whatever --mbufs says (no frame is sent);
 #   - a run stopped by --duration with a collective on the flow fabric: exit 1,
 #     and (under AddressSanitizer) nothing leaked;
 #   - analytical: a ring AllReduce on one idle leaf within 1 % of
@@ -89,6 +90,16 @@ dp two-stop --topology "$tmp/two.yaml" --fabric flow --duration 10us \
   --coll "op=allgather,sizes=1M,data=off,qps=1,cts=off" > "$tmp/stop.out" 2> "$tmp/stop.err"; rc=$?
 check "stopped at 10 us with the collective on the flow fabric: exit 1 ($rc), nothing leaked" \
   "[ $rc -eq 1 ] && ! grep -q 'LeakSanitizer' $tmp/stop.err"
+# no frame is sent: the packet pool is 1,024 frames whatever --mbufs asks for
+# (the packet engine's 131,071 jumbo frames would be 1.3 GB zeroed at set-up)
+dp two-pool --topology "$tmp/two.yaml" --fabric flow --mbufs 4095 \
+  --coll "op=allgather,sizes=1M,data=off,qps=1,cts=off" > "$tmp/pool.out" 2>&1; rc=$?
+check "--mbufs 4095 with --fabric flow: exit 0 ($rc), a pool of 1024 frames" \
+  "[ $rc -eq 0 ] && grep -q 'packet pool 1024 frames' $tmp/pool.out"
+dp two-pool-pkt --topology "$tmp/two.yaml" --fabric packet --mbufs 4095 --duration 1ms \
+  --coll "op=allgather,sizes=1M,data=off,qps=1,cts=off" > "$tmp/pool-pkt.out" 2>&1; rc=$?
+check "--mbufs 4095 with the packet engine: its pool of 4095 frames" \
+  "grep -q 'packet pool 4095 frames' $tmp/pool-pkt.out"
 # launch= (NCCL's fixed cost before each collective) counts as in the packet
 # engine: the same transfer, 5 us later
 dp two-launch --topology "$tmp/two.yaml" --fabric flow --json "$tmp/launch.json" \
