@@ -2,7 +2,9 @@
 /*
  * fl_event: the virtual clock. Every live flow has exactly one pending event
  * in one heap keyed by time (ties: lowest flow id): its start (PENDING), its
- * last byte sent (SENDING), its delivery (DRAINING). All events of one
+ * last byte sent (SENDING), its delivery (DRAINING). A flow that starts at
+ * the current instant starts at once (fl_start) and has none until its rate
+ * is set; the links it joined make the next batch due now. All events of one
  * instant are handled together, then the rates of the flows connected to the
  * links they changed are recomputed once (with a refill period: those of the
  * flows on the changed links, and the connected ones at the refill, an
@@ -68,7 +70,7 @@ static void link_remove(struct fl_fabric *fab, uint32_t f, unsigned h)
 	fl_seed(fab, hp->link);
 }
 
-static void start(struct fl_fabric *fab, uint32_t f)
+void fl_start(struct fl_fabric *fab, uint32_t f)
 {
 	struct fl_flow *fl = &fab->flows[f];
 
@@ -170,7 +172,7 @@ static int batch(struct fl_fabric *fab)
 		/* each handler moves f's event or takes it out: one sift, not two */
 		switch (fab->flows[f].state) {
 		case FL_PENDING:
-			start(fab, f);
+			fl_start(fab, f);
 			break;
 		case FL_SENDING:
 			send_end(fab, f);
@@ -191,6 +193,8 @@ static int batch(struct fl_fabric *fab)
 
 uint64_t fl_next_event_ns(const struct fl_fabric *fab)
 {
+	if (fab->n_seeds) /* flows started now (fl_start) wait for their rates */
+		return fab->now;
 	uint64_t t = fl_heap_empty(&fab->events) ? FL_TIME_INF : fl_heap_top(&fab->events).key;
 
 	return fab->refill_at < t ? fab->refill_at : t;
@@ -201,7 +205,7 @@ int fl_advance(struct fl_fabric *fab, uint64_t *now_ns)
 	int n = 0;
 
 	while (n == 0) {
-		if (fl_heap_empty(&fab->events))
+		if (fl_heap_empty(&fab->events) && !fab->n_seeds)
 			break;
 		if (fl_next_event_ns(fab) == FL_TIME_INF) /* (a refill due is not a deadlock) */
 			return -EDEADLK;

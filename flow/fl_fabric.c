@@ -200,8 +200,12 @@ int fl_flow_start_weighted(struct fl_fabric *fab, const uint32_t *path, unsigned
 	fl->lat_ns = path_latency(fab, path, n_hops, bytes);
 	for (unsigned h = 0; h < n_hops; h++)
 		*fl_hop_of(fab, f, h) = (struct fl_hop){ .link = path[h], .prev = FL_NIL, .next = FL_NIL };
-	(void)fl_heap_set(&fab->events, f, start_ns); /* f < ids: cannot fail */
 	fab->n_live++;
+	/* one that starts now starts at once: no event to push up the heap and pop */
+	if (start_ns == fab->now)
+		fl_start(fab, f);
+	else
+		(void)fl_heap_set(&fab->events, f, start_ns); /* f < ids: cannot fail */
 	*id = f;
 	return 0;
 }

@@ -91,6 +91,10 @@ uint64_t fl_sent_at(const struct fl_flow *f, uint64_t t);
 void fl_settle(struct fl_fabric *fab, uint32_t f);
 /* Time f's last byte is sent at its current rate: FL_TIME_INF at rate 0. */
 uint64_t fl_send_end(const struct fl_flow *f);
+/* Flow f (FL_PENDING) starts at fab->now: a header-only one waits its
+ * latency; one with bytes joins its links at rate 0, and the next batch, at
+ * fab->now, gives it its rate (fl_event.c). */
+void fl_start(struct fl_fabric *fab, uint32_t f);
 /* Records that the flows on link l changed (its component must be recomputed). */
 void fl_seed(struct fl_fabric *fab, uint32_t l);
 /* When links were seeded: new rates for every flow connected to them (every
