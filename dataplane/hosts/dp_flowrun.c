@@ -443,28 +443,38 @@ static uint32_t nvl_id(const struct fr *r, uint32_t k, uint32_t s)
 	return k * r->rules.window + s % r->rules.window;
 }
 
+/* What a GPU's egress carries (ne_coll_nvlink.c's egress kinds). */
+enum fr_egress {
+	FR_EG_HOP,   /* an NVLink step */
+	FR_EG_PXN,   /* PXN's NVLink copy to the GPU of the channel's NIC */
+	FR_EG_WRITE, /* a network transfer's lines written at LL's or LL128's cap */
+};
+
 /*
  * As ne_coll's egress_push: the GPU's egress carries one transfer at a time,
- * for the longer of its wire bytes at the NVLink rate (an NVLink step, hop)
+ * for the longer of its wire bytes at the NVLink rate (a step or PXN's copy)
  * and its data bytes at LL's or LL128's cap; an NVLink step ends step_nvl
- * later, a network transfer's write (no hop) at once, then it may be posted.
+ * later, PXN's copy nvlink_lat_ns later, a write at once; then a network
+ * transfer may be posted.
  */
-static void egress_post(struct fr *r, uint32_t k, uint32_t s, uint64_t now, bool hop)
+static void egress_post(struct fr *r, uint32_t k, uint32_t s, uint64_t now, enum fr_egress kind)
 {
 	struct fr_conn *cn = &r->c[k];
 	struct nc_nvlink_params wire = {.nvlink_Bps = r->cfg->nvlink_Bps}, cap = {.nvlink_Bps = r->cap_Bps};
 	uint64_t bytes_ns = 0, cap_ns = 0, *free_at = &r->nvl_free[cn->info.src];
 	uint64_t start = *free_at > now ? *free_at : now;
+	uint64_t lat = kind == FR_EG_HOP ? r->step_nvl : kind == FR_EG_PXN ? r->cfg->nvlink_lat_ns : 0;
 
-	if (hop)
+	if (kind != FR_EG_WRITE)
 		(void)nc_nvlink_xfer_ns(&wire, wire_len(r, k, s), &bytes_ns);
 	if (r->cap_Bps)
 		(void)nc_nvlink_xfer_ns(&cap, cn->x[s].len, &cap_ns);
 	*free_at = start + (cap_ns > bytes_ns ? cap_ns : bytes_ns);
 	r->nvl_seq[nvl_id(r, k, s)] = s;
-	if (fl_heap_set(&r->nvl, nvl_id(r, k, s), *free_at + (hop ? r->step_nvl : 0)) < 0 && !r->err)
+	if (fl_heap_set(&r->nvl, nvl_id(r, k, s), *free_at + lat) < 0 && !r->err)
 		r->err = -ENOMEM;
-	r->st->nvlink_xfers += hop;
+	r->st->nvlink_xfers += kind == FR_EG_HOP;
+	r->st->pxn_copies += kind == FR_EG_PXN;
 }
 
 /* ------------------------------------------------------------------ */
@@ -687,8 +697,10 @@ static void sender_step(struct fr *r, uint32_t k, uint64_t now)
 		const struct ne_coll_xfer_info *x = &cn->x[s];
 		bool data_in = deps_in(r, x);
 		bool cts_in = !r->rules.cts || cn->plan.nvl || (cn->flags[s] & FR_CTS);
-		/* (LL's and LL128's write at the cap needs no grant: it overlaps the wait) */
-		bool staged = r->cap_Bps && !cn->plan.nvl;
+		/* (PXN's copy and LL's or LL128's write at the cap need no grant: they
+		 * overlap the wait) */
+		bool pxn = cn->info.src_nic != cn->info.src;
+		bool staged = (r->cap_Bps || pxn) && !cn->plan.nvl;
 
 		if (!cts_in && !staged)
 			return;
@@ -699,14 +711,14 @@ static void sender_step(struct fr *r, uint32_t k, uint64_t now)
 			return;
 		if (staged && !(cn->flags[s] & FR_WRITTEN)) {
 			if (!(cn->flags[s] & FR_WRITE_SENT))
-				egress_post(r, k, s, now, false);
+				egress_post(r, k, s, now, pxn ? FR_EG_PXN : FR_EG_WRITE);
 			cn->flags[s] |= FR_WRITE_SENT;
 			return;
 		}
 		if (!cts_in)
 			return;
 		if (cn->plan.nvl)
-			egress_post(r, k, s, now, true);
+			egress_post(r, k, s, now, FR_EG_HOP);
 		else
 			post_msg(r, k, s);
 		cn->send_next++;
@@ -755,7 +767,8 @@ static void send_done(struct fr *r, uint32_t k, uint32_t s)
 	mark_conn(r, k);
 }
 
-static void delivered(struct fr *r, uint64_t ck)
+/* (fr_delivered: dp_flowrun_priv.h) */
+void fr_delivered(struct fr *r, uint64_t ck)
 {
 	unsigned kind = (unsigned)(ck >> 62);
 	uint32_t k = (uint32_t)(ck >> 32) & 0x3FFFFFFFu;
@@ -789,11 +802,6 @@ static void delivered(struct fr *r, uint64_t ck)
 		mark_conn(r, k);
 		break;
 	}
-}
-
-void fr_delivered(struct fr *r, uint64_t ck)
-{
-	delivered(r, ck);
 }
 
 /* An iteration's state back to its start: the transfers' flags, the
@@ -837,7 +845,7 @@ void fr_at(struct fr *r, uint64_t t)
 
 		fl_heap_del(&r->tmr, id);
 		r->tmr_free[r->n_tmr_free++] = id;
-		delivered(r, r->tmr_ck[id]);
+		fr_delivered(r, r->tmr_ck[id]);
 	}
 	sq_next(r);
 	while (!fl_heap_empty(&r->nvl) && fl_heap_top(&r->nvl).key <= t) {

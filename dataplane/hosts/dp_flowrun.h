@@ -42,6 +42,7 @@ struct dp_flowrun_stats {
 	uint64_t links_touched;  /* links a pass visited, summed */
 	uint32_t links_crossed;  /* distinct fabric link directions any flow crossed */
 	uint64_t nvlink_xfers;   /* transfers timed by the NVLink model */
+	uint64_t pxn_copies;     /* PXN's NVLink copies to the GPU of a channel's NIC */
 	uint64_t iter_ns;        /* the first iteration's time */
 	uint64_t refill_ns;      /* the fabric's refill period (--fabric flow,refill=); 0: exact rates */
 	uint64_t local_fills;    /* fills of only the changed links' flows (fl_stats.local_fills) */

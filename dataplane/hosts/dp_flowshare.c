@@ -17,6 +17,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -515,26 +516,42 @@ static void sh_due(void *obj, uint64_t arg, uint64_t now)
 /* ------------------------------------------------------------------ */
 /* The interface */
 
+/* snprintf at buf + *len, as far as cap allows; *len counts what would have
+ * been written (snprintf's rule), or becomes -1 on an error. */
+static void __attribute__((format(printf, 4, 5))) fmt_at(int *len, char *buf, size_t cap, const char *fmt, ...)
+{
+	va_list ap;
+	size_t at = (size_t)*len < cap ? (size_t)*len : cap;
+	int k;
+
+	if (*len < 0)
+		return;
+	va_start(ap, fmt);
+	k = vsnprintf(buf ? buf + at : NULL, cap - at, fmt, ap);
+	va_end(ap);
+	*len = k < 0 ? -1 : *len + k;
+}
+
 int dp_flowrun_format(const struct dp_flowrun_stats *st, char *buf, size_t cap)
 {
 	double ev = st->events ? (double)st->events : 1.0;
-	int n, k;
+	int n = 0;
 
-	n = snprintf(buf, cap,
-			"# flow engine: flows %" PRIu64 " (data %" PRIu64 " for %" PRIu64 " parts), header-only timers %" PRIu64
-			", events %" PRIu64
-			", rate recomputations %" PRIu64 " (%.3f per event), flows recomputed per event %.2f"
-			", links visited per event %.2f, links crossed %u, nvlink transfers %" PRIu64 "\n",
-			st->flows, st->data_flows, st->parts, st->timers, st->events, st->recomputes, (double)st->recomputes / ev,
-			(double)st->flows_touched / ev, (double)st->links_touched / ev, st->links_crossed,
-			st->nvlink_xfers);
-	if (!st->refill_ns || n < 1)
-		return n;
-	/* (over the first line's '\n'; snprintf's length when it does not fit) */
-	k = snprintf((size_t)n < cap ? buf + n - 1 : NULL, (size_t)n < cap ? cap - (size_t)n + 1 : 0,
-		     ", refill every %" PRIu64 " ns (%" PRIu64 " local fills of the changed links' flows)\n",
-		     st->refill_ns, st->local_fills);
-	return k < 0 ? k : n - 1 + k;
+	fmt_at(&n, buf, cap,
+	       "# flow engine: flows %" PRIu64 " (data %" PRIu64 " for %" PRIu64 " parts), header-only timers %" PRIu64
+	       ", events %" PRIu64
+	       ", rate recomputations %" PRIu64 " (%.3f per event), flows recomputed per event %.2f"
+	       ", links visited per event %.2f, links crossed %u, nvlink transfers %" PRIu64,
+	       st->flows, st->data_flows, st->parts, st->timers, st->events, st->recomputes, (double)st->recomputes / ev,
+	       (double)st->flows_touched / ev, (double)st->links_touched / ev, st->links_crossed,
+	       st->nvlink_xfers);
+	if (st->pxn_copies)
+		fmt_at(&n, buf, cap, ", PXN copies %" PRIu64, st->pxn_copies);
+	if (st->refill_ns)
+		fmt_at(&n, buf, cap, ", refill every %" PRIu64 " ns (%" PRIu64 " local fills of the changed links' flows)",
+		       st->refill_ns, st->local_fills);
+	fmt_at(&n, buf, cap, "\n");
+	return n;
 }
 
 /* Room for one more member; 0 or -ENOMEM. */
