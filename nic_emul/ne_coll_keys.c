@@ -574,8 +574,8 @@ static const struct key_def {
 	 "time each CQE poll takes on the rank's one proxy thread (0: off)", false},
 	{"launch", KEY_FN, 0, 0, 0, set_launch, NULL, false, "off|nccl|TIME", "off",
 	 "fixed cost of each collective launch on every rank, before it sends: nccl = NCCL "
-	 "2.21.5's latency model (or the release key's) of the algorithm and protocol run, baseLat once (ring Simple "
-	 "8.4us, LL 6.6us) and hwLat on each step (ring Simple: NVLink 3.4us, network 14us; "
+	 "2.21.5's latency model (or the release key's) of the algorithm and protocol run, "
+	 "baseLat once (ring Simple 8.4us, LL 6.6us) and hwLat on each step (ring Simple: NVLink 3.4us, network 14us; "
 	 "LL: 0.6us, 2.7us)", false},
 	{"release", KEY_FN, 0, 0, 0, set_release, NULL, false, "2.21|2.23", "2.21",
 	 "the NCCL release whose tuning formulas (src/graph/tuning.cc) algo=auto and launch=nccl "
