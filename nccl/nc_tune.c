@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* nc_tune: NCCL 2.21.5's AllReduce tuning model (see nc_tune.h). */
+/* nc_tune: NCCL's tuning model, 2.21.5 or 2.23.4-2.30.7 (see nc_tune.h). */
 #include "nc_tune.h"
 
 #include <errno.h>
@@ -7,22 +7,42 @@
 #include <string.h>
 #include <strings.h>
 
-/* All values below are NCCL 2.21.5's, src/graph/tuning.cc unless said:
+/*
+ * All values below are NCCL 2.21.5's, src/graph/tuning.cc unless said:
  * latencies in us, bandwidths in GB/s. Indices [algo][proto] in
- * nc_algo / nc_proto order, which is NCCL's. */
-static const double base_lat[NC_ALGO_COUNT][NC_PROTO_COUNT] = {
-	{ 6.8, 14.0, 0.0 },  /* Tree (baseLat) */
-	{ 6.6, 14.0, 8.4 },  /* Ring */
+ * nc_algo / nc_proto order, which is NCCL's.
+ *
+ * What release NC_REL_2_23 changes (git diff v2.21.5-1 v2.23.4-1 --
+ * src/graph/tuning.cc; v2.22.3-1 has none of it, and v2.24.3-1 to
+ * v2.30.7-1 keep all of it: v2.30.7-1 lines ~148-175 and ~325-412):
+ *  - baseLat Tree Simple 0 -> 8.4; hwLat Tree Simple NVLink 28 -> 4.0,
+ *    network 28 -> 14 (the tables below, one row per release);
+ *  - interLat: with ppn == 1 (one GPU per server) the network step takes
+ *    hwLat[NET][Tree][p] whatever the algorithm (step_lat);
+ *  - the ring's network steps of an AllReduce: 2 x (nNodes - 1), was
+ *    2 x nNodes (model_lat);
+ *  - Ring LL128's bus bandwidth x .92 whatever ppn; 2.21 had x .7 for
+ *    ppn < 2 (model_bw).
+ * Alike in every release: llMaxBws, the Hopper per-channel caps,
+ * treeCorrectionFactor (its first 23 entries), the ring's 1.4 plateau,
+ * getNetOverhead, the latencyInter flush, nsteps. Not modelled, from
+ * 2.23.4: PAT, NCCL's AllGather and ReduceScatter algorithm with one GPU
+ * per server (Simple only); the Blackwell rows (from 2.24.3); the LL128
+ * default-enable rules (nc_tune takes every protocol as on).
+ */
+static const double base_lat[NC_REL_COUNT][NC_ALGO_COUNT][NC_PROTO_COUNT] = {
+	{ { 6.8, 14.0, 0.0 }, { 6.6, 14.0, 8.4 } }, /* 2.21: Tree, Ring (baseLat) */
+	{ { 6.8, 14.0, 8.4 }, { 6.6, 14.0, 8.4 } }, /* 2.23 */
 };
 /* hwLat[NCCL_HW_NVLINK]: the intra-server hop (typeIntra NVL) */
-static const double nvl_lat[NC_ALGO_COUNT][NC_PROTO_COUNT] = {
-	{ 0.6, 1.25, 28.0 },
-	{ 0.6, 1.9, 3.4 },
+static const double nvl_lat[NC_REL_COUNT][NC_ALGO_COUNT][NC_PROTO_COUNT] = {
+	{ { 0.6, 1.25, 28.0 }, { 0.6, 1.9, 3.4 } },
+	{ { 0.6, 1.25, 4.0 }, { 0.6, 1.9, 3.4 } },
 };
 /* hwLat[NCCL_HW_NET]: the network hop */
-static const double net_lat[NC_ALGO_COUNT][NC_PROTO_COUNT] = {
-	{ 5.0, 8.5, 28.0 },
-	{ 2.7, 4.0, 14.0 },
+static const double net_lat[NC_REL_COUNT][NC_ALGO_COUNT][NC_PROTO_COUNT] = {
+	{ { 5.0, 8.5, 28.0 }, { 2.7, 4.0, 14.0 } },
+	{ { 5.0, 8.5, 14.0 }, { 2.7, 4.0, 14.0 } },
 };
 /* llMaxBws: [Volta-N1/Intel][Ampere-N1/AMD][Hopper-N1/AMD] x [1 node, 2, more] */
 static const double ll_max_bw[3][3] = {
@@ -48,6 +68,7 @@ static const double tree_corr[NC_PROTO_COUNT][NC_TREE_CORR_N] = {
 
 static const char *const algo_names[NC_ALGO_COUNT] = { "Tree", "Ring" };
 static const char *const proto_names[NC_PROTO_COUNT] = { "LL", "LL128", "Simple" };
+static const char *const release_names[NC_REL_COUNT] = { "2.21", "2.23" };
 /* NCCL 2.21's other algorithm names (ncclAlgoStr), refused as not modelled */
 static const char *const algo_unmodelled[] = { "CollNetDirect", "CollNetChain", "NVLS",
 					       "NVLSTree" };
@@ -134,18 +155,20 @@ void nc_tune_params_h100(struct nc_tune_params *p, uint32_t nodes, uint32_t gpus
 		p->proto_on[i] = true;
 }
 
-double nc_tune_base_lat_us(enum nc_algo a, enum nc_proto pr)
+double nc_tune_base_lat_us(enum nc_release rel, enum nc_algo a, enum nc_proto pr)
 {
-	if ((unsigned int)a >= NC_ALGO_COUNT || (unsigned int)pr >= NC_PROTO_COUNT)
+	if ((unsigned int)rel >= NC_REL_COUNT || (unsigned int)a >= NC_ALGO_COUNT ||
+	    (unsigned int)pr >= NC_PROTO_COUNT)
 		return -1.0;
-	return base_lat[a][pr];
+	return base_lat[rel][a][pr];
 }
 
 static int params_ok(const struct nc_tune_params *p)
 {
 	/* one rank: ncclTopoTuneModel returns before it models anything */
 	if (p == NULL || p->nodes == 0 || p->gpus == 0 || p->channels == 0 ||
-	    (uint64_t)p->nodes * p->gpus < 2 || (unsigned int)p->coll >= NC_COLL_COUNT)
+	    (uint64_t)p->nodes * p->gpus < 2 || (unsigned int)p->coll >= NC_COLL_COUNT ||
+	    (unsigned int)p->release >= NC_REL_COUNT)
 		return 0;
 	for (int a = 0; a < NC_ALGO_COUNT; a++)
 		if (p->graph_channels[a] == 0 || !(p->bw_intra[a] > 0.0) ||
@@ -203,8 +226,9 @@ static double model_bw(const struct nc_tune_params *p, enum nc_algo a, enum nc_p
 	if (a == NC_ALGO_RING) {
 		if (pr == NC_PROTO_LL)
 			bus = dmin(cap, bus * .5);
-		else if (pr == NC_PROTO_LL128)
-			bus = dmin(bus * (p->gpus < 2 ? 0.7 : 0.92), cap);
+		else if (pr == NC_PROTO_LL128)  /* 2.21: x .7 for ppn < 2 */
+			bus = dmin(bus * (p->gpus < 2 && p->release == NC_REL_2_21 ? 0.7 : 0.92),
+				   cap);
 		/* bus to algorithm bandwidth: nRanks / nsteps */
 		return bus * (double)nranks / ring_steps(p);
 	}
@@ -223,12 +247,15 @@ static double step_lat(const struct nc_tune_params *p, enum nc_algo a, enum nc_p
 		       bool net)
 {
 	if (net) {
-		double inter = net_lat[a][pr] + p->latency_inter_us;
+		/* 2.23: "With ppn=1 latencies are fully exposed, use the Tree
+		 * network latency" */
+		enum nc_algo an = p->release != NC_REL_2_21 && p->gpus == 1 ? NC_ALGO_TREE : a;
+		double inter = net_lat[p->release][an][pr] + p->latency_inter_us;
 		if (pr == NC_PROTO_SIMPLE)
 			inter += p->latency_inter_us; /* the flush */
 		return inter;
 	}
-	double intra = nvl_lat[a][pr];
+	double intra = nvl_lat[p->release][a][pr];
 	if (a == NC_ALGO_RING && p->nodes > 1) {
 		/* "Inter-node rings still have to launch nsteps * net overhead":
 		 * getNetOverhead, 1 us Intel, 2 us AMD; x3 for Simple */
@@ -244,7 +271,8 @@ static double step_lat(const struct nc_tune_params *p, enum nc_algo a, enum nc_p
 double nc_tune_step_lat_us(const struct nc_tune_params *p, enum nc_algo a, enum nc_proto pr,
 			   bool net)
 {
-	if (p == NULL || (unsigned int)a >= NC_ALGO_COUNT || (unsigned int)pr >= NC_PROTO_COUNT)
+	if (p == NULL || (unsigned int)p->release >= NC_REL_COUNT ||
+	    (unsigned int)a >= NC_ALGO_COUNT || (unsigned int)pr >= NC_PROTO_COUNT)
 		return -1.0;
 	return step_lat(p, a, pr, net);
 }
@@ -255,16 +283,20 @@ static double model_lat(const struct nc_tune_params *p, enum nc_algo a, enum nc_
 	double intra = step_lat(p, a, pr, false), inter = step_lat(p, a, pr, true);
 	double ninter;
 
+	double base = base_lat[p->release][a][pr];
+
 	if (a == NC_ALGO_TREE)
-		return base_lat[a][pr] +
-		       2.0 * ((p->gpus - 1) * intra + log2i(p->nodes) * inter);
-	/* tuning.cc nInterSteps: AllReduce 2 x nodes across servers (0 on
-	 * one), AllGather and ReduceScatter nodes - 1 */
-	if (p->coll == NC_COLL_ALLREDUCE)
-		ninter = p->nodes > 1 ? 2.0 * p->nodes : 0.0;
+		return base + 2.0 * ((p->gpus - 1) * intra + log2i(p->nodes) * inter);
+	/* tuning.cc nInterSteps: AllReduce across servers 2 x nodes (2.21)
+	 * or 2 x (nodes - 1) (2.23), 0 on one; AllGather and ReduceScatter
+	 * nodes - 1 */
+	if (p->coll == NC_COLL_ALLREDUCE && p->nodes == 1)
+		ninter = 0.0;
+	else if (p->coll == NC_COLL_ALLREDUCE)
+		ninter = 2.0 * (p->release == NC_REL_2_21 ? p->nodes : p->nodes - 1.0);
 	else
 		ninter = p->nodes - 1.0;
-	return base_lat[a][pr] + (ring_steps(p) - ninter) * intra + ninter * inter;
+	return base + (ring_steps(p) - ninter) * intra + ninter * inter;
 }
 
 int nc_tune_model(const struct nc_tune_params *p, struct nc_tune_table *t)
@@ -337,6 +369,25 @@ const char *nc_tune_algo_name(enum nc_algo a)
 const char *nc_tune_proto_name(enum nc_proto p)
 {
 	return (unsigned int)p < NC_PROTO_COUNT ? proto_names[p] : "?";
+}
+
+const char *nc_tune_release_name(enum nc_release r)
+{
+	return (unsigned int)r < NC_REL_COUNT ? release_names[r] : "?";
+}
+
+int nc_tune_set_release(enum nc_release *r, const char *s, char *err, size_t errlen)
+{
+	for (int i = 0; s != NULL && i < NC_REL_COUNT; i++)
+		if (strcmp(s, release_names[i]) == 0) {
+			*r = (enum nc_release)i;
+			return 0;
+		}
+	snprintf(err, errlen,
+		 "release: unknown release '%s' (valid: 2.21 for NCCL v2.21.5-1 and v2.22.3-1, "
+		 "2.23 for v2.23.4-1 to v2.30.7-1)",
+		 s ? s : "");
+	return -EINVAL;
 }
 
 /* Valid names as "A, B, C" into buf. */

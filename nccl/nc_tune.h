@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * nc_tune: NCCL's choice of algorithm and protocol for an AllReduce,
- * AllGather or ReduceScatter, from its tuning model (NCCL 2.21.5,
+ * AllGather or ReduceScatter, from its tuning model (NCCL 2.21.5 by
+ * default, or 2.23.4 to 2.30.7 with release NC_REL_2_23;
  * src/graph/tuning.cc: ncclTopoTuneModel and ncclTopoGetAlgoTime; read,
  * not copied). Each (algorithm, protocol) gets a
  * latency (us) and a bandwidth (GB/s); a message of B bytes is predicted to
@@ -38,6 +39,15 @@ enum nc_algo { NC_ALGO_TREE, NC_ALGO_RING, NC_ALGO_COUNT };             /* NCCL'
 enum nc_proto { NC_PROTO_LL, NC_PROTO_LL128, NC_PROTO_SIMPLE, NC_PROTO_COUNT };
 enum nc_coll { NC_COLL_ALLREDUCE, NC_COLL_ALLGATHER, NC_COLL_REDUCESCATTER, NC_COLL_COUNT };
 
+/*
+ * The NCCL release whose src/graph/tuning.cc the model follows: one value
+ * per distinct formula of what nc_tune models (nc_tune.c lists each
+ * difference). NC_REL_2_21 is 0, so a zeroed params keeps 2.21.
+ *  NC_REL_2_21: v2.21.5-1 (and v2.22.3-1: the same formulas).
+ *  NC_REL_2_23: v2.23.4-1 to v2.30.7-1 (the same formulas throughout).
+ */
+enum nc_release { NC_REL_2_21, NC_REL_2_23, NC_REL_COUNT };
+
 struct nc_tune_params {
 	uint32_t nodes;                          /* servers, >= 1 */
 	uint32_t gpus;                           /* ranks per server, >= 1 */
@@ -51,6 +61,7 @@ struct nc_tune_params {
 	double latency_inter_us;                 /* graph latencyInter (net plugin) */
 	bool algo_on[NC_ALGO_COUNT];             /* NCCL_ALGO (all on by default) */
 	bool proto_on[NC_PROTO_COUNT];           /* NCCL_PROTO (all on by default) */
+	enum nc_release release;                 /* NCCL release followed (0: 2.21) */
 };
 
 /* The tuning table: bw 0 means disabled. */
@@ -66,10 +77,10 @@ struct nc_tune_choice {
 };
 
 /* Fills p for an AllReduce on nodes servers of gpus H100, Intel hosts, all
- * algorithms and protocols on. The graph values are those NCCL's search
- * gives: nodes > 1, 8 GPUs with 8 NICs (8 channels of 48 GB/s, NIC-bound);
- * nodes 1, the NVLink-only graph of one server (12 channels of 30 GB/s,
- * 24 runtime channels, a balanced tree). */
+ * algorithms and protocols on, release 2.21. The graph values are those
+ * NCCL's search gives: nodes > 1, 8 GPUs with 8 NICs (8 channels of
+ * 48 GB/s, NIC-bound); nodes 1, the NVLink-only graph of one server
+ * (12 channels of 30 GB/s, 24 runtime channels, a balanced tree). */
 void nc_tune_params_h100(struct nc_tune_params *p, uint32_t nodes, uint32_t gpus);
 
 /* Builds the table; 0, or -EINVAL for a bad p (0 nodes, gpus or channels,
@@ -104,20 +115,23 @@ int nc_tune_pick(const struct nc_tune_params *p, const struct nc_tune_table *t,
 int nc_tune_set_algo(struct nc_tune_params *p, const char *s, char *err, size_t errlen);
 int nc_tune_set_proto(struct nc_tune_params *p, const char *s, char *err, size_t errlen);
 
-/* NCCL's base latency of (a, pr) in us: baseLat, the part of the predicted
- * time that neither the hops nor the bytes give (NCCL 2.21.5: Ring Simple
- * 8.4, Tree Simple 0). -1 when a or pr is out of range. */
-double nc_tune_base_lat_us(enum nc_algo a, enum nc_proto pr);
+/* NCCL's base latency of (a, pr) in us under release rel: baseLat, the
+ * part of the predicted time that neither the hops nor the bytes give
+ * (Ring Simple 8.4; Tree Simple 0 in 2.21, 8.4 from 2.23). -1 when rel, a
+ * or pr is out of range. */
+double nc_tune_base_lat_us(enum nc_release rel, enum nc_algo a, enum nc_proto pr);
 
 /* NCCL's hardware latency of one step of (a, pr) in us, as
- * ncclTopoTuneModel (NCCL 2.21.5, src/graph/tuning.cc) adds it to baseLat
- * once per step: net false, a step inside a server, hwLat[NCCL_HW_NVLINK]
- * (a ring across servers, p->nodes > 1: at least getNetOverhead, 1 us
- * Intel or 2 us AMD, x3 for Simple); net true, a step over the network,
+ * ncclTopoTuneModel (src/graph/tuning.cc) adds it to baseLat once per
+ * step: net false, a step inside a server, hwLat[NCCL_HW_NVLINK] (a ring
+ * across servers, p->nodes > 1: at least getNetOverhead, 1 us Intel or
+ * 2 us AMD, x3 for Simple); net true, a step over the network,
  * hwLat[NCCL_HW_NET] plus p->latency_inter_us (twice for Simple: the
- * flush). Ring Simple: 3.4 and 14; Tree Simple: 28 and 28. Only p's nodes,
- * cpu_amd and latency_inter_us are read. -1 when p is NULL or a or pr is
- * out of range. */
+ * flush). From release 2.23, with one GPU per server (p->gpus 1, NCCL's
+ * ppn == 1) the network step takes the Tree's hwLat[NCCL_HW_NET] whatever
+ * a is. 2.21: Ring Simple 3.4 and 14; Tree Simple 28 and 28. 2.23: Tree
+ * Simple 4 and 14. Only p's nodes, gpus, cpu_amd, latency_inter_us and
+ * release are read. -1 when p is NULL, its release or a or pr out of range. */
 double nc_tune_step_lat_us(const struct nc_tune_params *p, enum nc_algo a, enum nc_proto pr,
 			   bool net);
 
@@ -137,5 +151,13 @@ uint32_t nc_tune_step_data_bytes(enum nc_proto pr, uint32_t simple_buffsize);
 /* NCCL's names ("Tree", "Ring"; "LL", "LL128", "Simple"), "?" out of range. */
 const char *nc_tune_algo_name(enum nc_algo a);
 const char *nc_tune_proto_name(enum nc_proto p);
+
+/* A release's name for the --coll key ("2.21", "2.23"), "?" out of range. */
+const char *nc_tune_release_name(enum nc_release r);
+
+/* Reads a release name ("2.21", "2.23") into *r. 0, or -EINVAL with a
+ * message in err naming the value and the valid ones with the NCCL tags
+ * each covers; *r is then unchanged. */
+int nc_tune_set_release(enum nc_release *r, const char *s, char *err, size_t errlen);
 
 #endif /* NC_TUNE_H */

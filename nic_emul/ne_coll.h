@@ -279,14 +279,19 @@ struct ne_coll_config {
 	/* AllReduce's algorithm (key algo, or NCCL_ALGO): NE_COLL_ALGO_RING
 	 * (default), NE_COLL_ALGO_TREE (NCCL's double binary tree across
 	 * servers, a chain inside each; ne_coll_tree.c), NE_COLL_ALGO_AUTO
-	 * (at create, NCCL 2.21.5's tuning model for H100 servers of this
-	 * shape picks one for cfg.bytes; other ops run the ring). */
+	 * (at create, NCCL's tuning model, 2.21.5's or key release's, for
+	 * H100 servers of this shape picks one for cfg.bytes; other ops run
+	 * the ring). */
 	enum ne_coll_algo algo;
 	/* NCCL_ALGO / NCCL_PROTO: bits (1 << enum nc_algo / nc_proto) the
 	 * tuning may not pick; 0 (default): all allowed. Without a pick, the
 	 * nccl model runs Simple when allowed, else the first allowed (LL,
 	 * LL128); the rocelab model needs Simple allowed (it runs Simple). */
 	uint8_t nccl_algo_off, nccl_proto_off;
+	/* Key release: the NCCL release (enum nc_release) whose tuning.cc
+	 * latency and bandwidth formulas algo=auto's tuning and launch=nccl
+	 * follow; 0 (default): 2.21.5. */
+	uint8_t nccl_release;
 	/* Channel rings (see "Channel rings" above): gpu_of[rank] names each
 	 * rank's GPU in its server (nranks entries, the caller's memory, copied
 	 * at create; needs server_of). NULL (default): every channel's ring

@@ -281,6 +281,22 @@ static int set_nccl_proto(struct ne_coll_config *cfg, const struct key_ctx *k)
 	return 0;
 }
 
+/* release: the NCCL release whose tuning formulas the tuning and
+ * launch=nccl follow (nc_tune_set_release); its message without "release: ". */
+static int set_release(struct ne_coll_config *cfg, const struct key_ctx *k)
+{
+	enum nc_release r;
+	char err[256];
+	const char *why;
+
+	if (nc_tune_set_release(&r, k->val, err, sizeof(err)) == 0) {
+		cfg->nccl_release = (uint8_t)r;
+		return 0;
+	}
+	why = strstr(err, ": ");
+	return bad(k, "%s", why ? why + 2 : err);
+}
+
 static int set_buffsize(struct ne_coll_config *cfg, const struct key_ctx *k)
 {
 	uint64_t v;
@@ -558,9 +574,14 @@ static const struct key_def {
 	 "time each CQE poll takes on the rank's one proxy thread (0: off)", false},
 	{"launch", KEY_FN, 0, 0, 0, set_launch, NULL, false, "off|nccl|TIME", "off",
 	 "fixed cost of each collective launch on every rank, before it sends: nccl = NCCL "
-	 "2.21.5's latency model of the algorithm and protocol run, baseLat once (ring Simple "
-	 "8.4us, LL 6.6us) and hwLat on each step (ring Simple: NVLink 3.4us, network 14us; "
+	 "2.21.5's latency model (or the release key's) of the algorithm and protocol run, "
+	 "baseLat once (ring Simple 8.4us, LL 6.6us) and hwLat on each step (ring Simple: NVLink 3.4us, network 14us; "
 	 "LL: 0.6us, 2.7us)", false},
+	{"release", KEY_FN, 0, 0, 0, set_release, NULL, false, "2.21|2.23", "2.21",
+	 "the NCCL release whose tuning formulas (src/graph/tuning.cc) algo=auto and launch=nccl "
+	 "follow: 2.21 (v2.21.5-1, v2.22.3-1) or 2.23 (v2.23.4-1 to v2.30.7-1: one GPU per "
+	 "server takes the Tree's network hwLat, an AllReduce ring 2 x (nodes - 1) network steps)",
+	 false},
 	{"series", KEY_FN, 0, 0, 0, set_series, NULL, false, "TIME", NULL,
 	 "row interval of --coll-series (100ns..1s; 10us when not given)", false},
 	{"NCCL_IB_QPS_PER_CONNECTION", KEY_U32, U32(qps_per_conn), 1, NE_COLL_NCCL_MAX_QPS, NULL,

@@ -113,6 +113,14 @@ static void active_result(const struct ne_coll *c, struct ne_coll_result *r)
 /* The launch line of cfg into buf ("" without one); what snprintf returns. */
 static int format_launch(const struct ne_coll_config *cfg, char *buf, size_t cap)
 {
+	/* release=2.23 (the one release besides the default) */
+	if (cfg->launch_ns == NE_COLL_LAUNCH_NCCL && cfg->nccl_release != NC_REL_2_21)
+		return snprintf(buf, cap,
+				"# launch: NCCL 2.23.4's latency model (release=2.23: v2.23.4-1 to "
+				"v2.30.7-1) of the algorithm and protocol run (src/graph/tuning.cc): "
+				"baseLat once, hwLat per step (Ring Simple: 8.4, NVLink 3.4, network "
+				"14 us; Ring LL: 6.6, 0.6, 2.7 us; one rank per server: the network "
+				"step takes the Tree's, LL 5.0 us)\n");
 	if (cfg->launch_ns == NE_COLL_LAUNCH_NCCL)
 		return snprintf(buf, cap,
 				"# launch: NCCL 2.21.5's latency model of the algorithm and protocol "

@@ -253,7 +253,9 @@ static int tune_coll(enum ne_coll_op op, enum nc_coll *coll)
  * NCCL's H100 graph across servers, or its NVLink-only graph on one server
  * (nc_tune_params_h100). Servers of different sizes cannot run the tree:
  * every rank is then a node (the ring's time does not depend on the split)
- * and *uneven is set. *servers: the servers counted. 0, or -ENOMEM.
+ * and *uneven is set (with release 2.23 such a shape reads as one GPU per
+ * server: an approximation, as its node count is). The release is the
+ * key's. *servers: the servers counted. 0, or -ENOMEM.
  */
 static int shape_params(const struct ne_coll *c, struct nc_tune_params *p, bool *uneven,
 			uint32_t *servers)
@@ -267,6 +269,7 @@ static int shape_params(const struct ne_coll *c, struct nc_tune_params *p, bool 
 	*uneven = rc != 0;
 	*servers = m.tc.servers;
 	nc_tune_params_h100(p, rc ? c->cfg.nranks : m.tc.servers, rc ? 1 : m.tc.gpus);
+	p->release = (enum nc_release)c->cfg.nccl_release;
 	(void)tune_coll(c->cfg.op, &p->coll);
 	return 0;
 }
@@ -357,7 +360,8 @@ uint64_t ne_coll_launch_resolve(const struct ne_coll *c)
 		return c->cfg.launch_ns;
 	if (!nccl_latency(c))
 		return 0;
-	return us_to_ns(nc_tune_base_lat_us(nccl_algo(c), (enum nc_proto)c->proto));
+	return us_to_ns(nc_tune_base_lat_us((enum nc_release)c->cfg.nccl_release, nccl_algo(c),
+					    (enum nc_proto)c->proto));
 }
 
 void ne_coll_steps_resolve(struct ne_coll *c)
@@ -370,12 +374,19 @@ void ne_coll_steps_resolve(struct ne_coll *c)
 	 * step (tuning.cc), not per ring step taken: not modelled */
 	if (!nccl_latency(c) || c->cfg.op == NE_COLL_BROADCAST || c->cfg.op == NE_COLL_REDUCE)
 		return;
-	/* nodes > 1 is all nc_tune_step_lat_us reads of the shape: a ring
-	 * across servers (every rank its own server without server_of) */
+	/* nodes > 1 and gpus == 1 are all nc_tune_step_lat_us reads of the
+	 * shape: a ring across servers (every rank its own server without
+	 * server_of), and one rank per server (NCCL's ppn == 1, which from
+	 * release 2.23 gives the network step the Tree's hwLat) */
 	nc_tune_params_h100(&p, 1, 1);
+	p.release = (enum nc_release)c->cfg.nccl_release;
 	for (uint32_t r = 1; r < c->cfg.nranks && p.nodes == 1; r++)
 		if (!c->cfg.server_of || c->cfg.server_of[r] != c->cfg.server_of[0])
 			p.nodes = 2;
+	for (uint32_t r = 1; r < c->cfg.nranks && c->cfg.server_of && p.gpus == 1; r++)
+		for (uint32_t q = 0; q < r && p.gpus == 1; q++)
+			if (c->cfg.server_of[q] == c->cfg.server_of[r])
+				p.gpus = 2; /* (any count above 1 reads the same) */
 	c->step_nvl_ns = us_to_ns(nc_tune_step_lat_us(&p, nccl_algo(c), (enum nc_proto)c->proto, false));
 	c->step_net_ns = us_to_ns(nc_tune_step_lat_us(&p, nccl_algo(c), (enum nc_proto)c->proto, true));
 }

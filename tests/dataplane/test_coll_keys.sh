@@ -40,6 +40,7 @@ proxy_post_wqe 200ns 200 missing_unit
 proxy_poll_cqe 1us 2s at_most_1_s
 series 10us 50ns at_least_100ns
 launch nccl fast must_be_off,_nccl_or_a_time
+release 2.23 2.28 unknown_release model=nccl
 root 3 1024 must_be_0..1023
 shift 3 0 must_be_1..1023 op=sendrecv
 pairs 0>1+2>3 1>1 sends_to_itself op=sendrecv

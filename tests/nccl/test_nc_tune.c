@@ -79,12 +79,17 @@ static void test_tune_base_lat(void **state)
 	(void)state;
 	for (int a = 0; a < NC_ALGO_COUNT; a++)
 		for (int pr = 0; pr < NC_PROTO_COUNT; pr++)
-			assert_float_equal(nc_tune_base_lat_us((enum nc_algo)a, (enum nc_proto)pr),
+			assert_float_equal(nc_tune_base_lat_us(NC_REL_2_21, (enum nc_algo)a, (enum nc_proto)pr),
 					   want[a][pr], 1e-12);
-	assert_float_equal(nc_tune_base_lat_us(NC_ALGO_COUNT, NC_PROTO_SIMPLE), -1.0, 0);
-	assert_float_equal(nc_tune_base_lat_us(NC_ALGO_RING, NC_PROTO_COUNT), -1.0, 0);
-	assert_float_equal(nc_tune_base_lat_us(NC_ALGO_RING, NC_PROTO_SIMPLE) + 26 * 3.4 + 4 * 14.0,
+	assert_float_equal(nc_tune_base_lat_us(NC_REL_2_21, NC_ALGO_COUNT, NC_PROTO_SIMPLE), -1.0, 0);
+	assert_float_equal(nc_tune_base_lat_us(NC_REL_2_21, NC_ALGO_RING, NC_PROTO_COUNT), -1.0, 0);
+	assert_float_equal(nc_tune_base_lat_us(NC_REL_2_21, NC_ALGO_RING, NC_PROTO_SIMPLE) +
+				   26 * 3.4 + 4 * 14.0,
 			   152.8, 1e-9);
+	/* 2.23.4 on: Tree Simple 8.4, the rest as 2.21 */
+	assert_float_equal(nc_tune_base_lat_us(NC_REL_2_23, NC_ALGO_TREE, NC_PROTO_SIMPLE), 8.4, 1e-12);
+	assert_float_equal(nc_tune_base_lat_us(NC_REL_2_23, NC_ALGO_RING, NC_PROTO_LL), 6.6, 1e-12);
+	assert_float_equal(nc_tune_base_lat_us(NC_REL_COUNT, NC_ALGO_RING, NC_PROTO_LL), -1.0, 0);
 }
 
 /* hwLat per step (NCCL 2.21.5 tuning.cc): NVLink Ring {0.6, 1.9, 3.4}, Tree
@@ -114,7 +119,7 @@ static void test_tune_step_lat(void **state)
 	assert_float_equal(nc_tune_step_lat_us(&p, NC_ALGO_TREE, NC_PROTO_LL, false), 0.6, 1e-12);
 	assert_int_equal(nc_tune_model(&p, &t), 0);
 	assert_float_equal(t.lat_us[NC_ALGO_RING][NC_PROTO_SIMPLE],
-			   nc_tune_base_lat_us(NC_ALGO_RING, NC_PROTO_SIMPLE) +
+			   nc_tune_base_lat_us(NC_REL_2_21, NC_ALGO_RING, NC_PROTO_SIMPLE) +
 				   26 * nc_tune_step_lat_us(&p, NC_ALGO_RING, NC_PROTO_SIMPLE, false) +
 				   4 * nc_tune_step_lat_us(&p, NC_ALGO_RING, NC_PROTO_SIMPLE, true),
 			   1e-9);
@@ -419,6 +424,127 @@ static void test_tune_refused(void **state)
 		assert_true(p.proto_on[pr]);
 }
 
+/*
+ * Release 2.23 (v2.23.4-1 to v2.30.7-1, src/graph/tuning.cc) against 2.21
+ * (v2.21.5-1) on 2 servers x 1 GPU (2 ranks, NCCL's ppn 1), AllReduce,
+ * Intel. Ring nsteps 2 x (2 - 1) = 2; an NVLink step is raised to the net
+ * overhead (1 us; 3 us Simple).
+ *  2.21: nInterSteps 2 x nNodes = 4, so 2 - 4 = -2 NVLink steps, and the
+ *        ring's own network hwLat {2.7, 4.0, 14}:
+ *   Ring LL     6.6 + (-2) x 1.0 + 4 x 2.7   = 15.4
+ *   Ring LL128  14  + (-2) x 1.9 + 4 x 4.0   = 26.2
+ *   Ring Simple 8.4 + (-2) x 3.4 + 4 x 14    = 57.6
+ *   Tree LL 6.8 + 2 x (0 + 1 x 5.0) = 16.8; LL128 14 + 2 x 8.5 = 31;
+ *   Tree Simple 0 + 2 x 28 = 56
+ *  2.23: nInterSteps 2 x (2 - 1) = 2, no NVLink step; ppn 1, so every
+ *        network step takes the Tree's network hwLat {5.0, 8.5, 14}:
+ *   Ring LL     6.6 + 2 x 5.0 = 16.6
+ *   Ring LL128  14  + 2 x 8.5 = 31.0
+ *   Ring Simple 8.4 + 2 x 14  = 36.4
+ *   Tree LL 16.8, LL128 31 (unchanged); Tree Simple 8.4 + 2 x 14 = 36.4
+ *  With latencyInter 1.5 (added once, twice for Simple: the flush):
+ *   2.21 Ring LL 6.6 - 2 + 4 x (2.7 + 1.5) = 21.4
+ *   2.23 Ring LL 6.6 + 2 x (5.0 + 1.5) = 19.6; Ring Simple 8.4 + 2 x 17 = 42.4
+ *  Ring LL128's bus bandwidth, 8 channels x 48 = 384 GB/s: 2.21 x .7 for
+ *  ppn < 2 = 268.8 (under the cap 8 x 36.7 = 293.6); 2.23 x .92 = 353.28,
+ *  capped at 293.6; algorithm bandwidth x nRanks / nsteps = 2 / 2.
+ *  AllGather (nsteps 1, 1 network step): 2.21 Ring LL 6.6 + 2.7 = 9.3;
+ *  2.23 6.6 + 5.0 = 11.6.
+ */
+static void test_tune_release_one_gpu(void **state)
+{
+	static const double lat21[2][3] = { { 16.8, 31.0, 56.0 }, { 15.4, 26.2, 57.6 } };
+	static const double lat23[2][3] = { { 16.8, 31.0, 36.4 }, { 16.6, 31.0, 36.4 } };
+	struct nc_tune_params p;
+	struct nc_tune_table t;
+
+	(void)state;
+	for (int rel = 0; rel < NC_REL_COUNT; rel++) {
+		nc_tune_params_h100(&p, 2, 1);
+		p.release = (enum nc_release)rel;
+		assert_int_equal(nc_tune_model(&p, &t), 0);
+		for (int a = 0; a < NC_ALGO_COUNT; a++)
+			for (int pr = 0; pr < NC_PROTO_COUNT; pr++)
+				assert_float_equal(t.lat_us[a][pr],
+						   (rel == NC_REL_2_21 ? lat21 : lat23)[a][pr], EPS);
+		assert_float_equal(t.bw_gbs[NC_ALGO_RING][NC_PROTO_LL128],
+				   rel == NC_REL_2_21 ? 268.8 : 293.6, EPS);
+		/* the step latencies launch=nccl charges agree with the table */
+		assert_float_equal(nc_tune_step_lat_us(&p, NC_ALGO_RING, NC_PROTO_LL, true),
+				   rel == NC_REL_2_21 ? 2.7 : 5.0, 1e-12);
+		assert_float_equal(nc_tune_step_lat_us(&p, NC_ALGO_RING, NC_PROTO_SIMPLE, true),
+				   14.0, 1e-12);
+		p.latency_inter_us = 1.5;
+		assert_int_equal(nc_tune_model(&p, &t), 0);
+		assert_float_equal(t.lat_us[NC_ALGO_RING][NC_PROTO_LL],
+				   rel == NC_REL_2_21 ? 21.4 : 19.6, EPS);
+		if (rel == NC_REL_2_23)
+			assert_float_equal(t.lat_us[NC_ALGO_RING][NC_PROTO_SIMPLE], 42.4, EPS);
+		p.latency_inter_us = 0.0;
+		p.coll = NC_COLL_ALLGATHER;
+		assert_int_equal(nc_tune_model(&p, &t), 0);
+		assert_float_equal(t.lat_us[NC_ALGO_RING][NC_PROTO_LL],
+				   rel == NC_REL_2_21 ? 9.3 : 11.6, EPS);
+	}
+}
+
+/*
+ * 2 servers x 8 GPUs (ppn 8: the ring keeps its own network hwLat), as
+ * test_tune_table, under 2.23: only nInterSteps moves for the ring,
+ * 2 x (2 - 1) = 2 network steps of 30 (2.21: 4):
+ *  Ring LL     6.6 + 28 x 1.0 + 2 x 2.7  = 40.0   (2.21 43.4)
+ *  Ring LL128  14  + 28 x 1.9 + 2 x 4.0  = 75.2   (2.21 79.4)
+ *  Ring Simple 8.4 + 28 x 3.4 + 2 x 14   = 131.6  (2.21 152.8)
+ * The tree's Simple row has 2.23's tables: 8.4 + 2 x (7 x 4.0 + 14) =
+ * 92.4 (2.21: 448); Tree LL 25.2 and LL128 48.5 as 2.21. Bandwidths as
+ * test_tune_table (ppn >= 2: LL128 x .92 in both).
+ */
+static void test_tune_release_servers(void **state)
+{
+	static const double bw[2][3] = { { 16.575, 124.78, 140.76 },
+					 { 20.8, 156.5866666667, 204.8 } };
+	static const double lat[2][3] = { { 25.2, 48.5, 92.4 }, { 40.0, 75.2, 131.6 } };
+	struct nc_tune_params p;
+	struct nc_tune_table t;
+
+	(void)state;
+	nc_tune_params_h100(&p, 2, 8);
+	p.release = NC_REL_2_23;
+	assert_int_equal(nc_tune_model(&p, &t), 0);
+	for (int a = 0; a < NC_ALGO_COUNT; a++)
+		for (int pr = 0; pr < NC_PROTO_COUNT; pr++) {
+			assert_float_equal(t.bw_gbs[a][pr], bw[a][pr], EPS);
+			assert_float_equal(t.lat_us[a][pr], lat[a][pr], EPS);
+		}
+	assert_float_equal(nc_tune_step_lat_us(&p, NC_ALGO_RING, NC_PROTO_LL, true), 2.7, 1e-12);
+	assert_float_equal(nc_tune_step_lat_us(&p, NC_ALGO_TREE, NC_PROTO_SIMPLE, false), 4.0, 1e-12);
+	assert_float_equal(nc_tune_step_lat_us(&p, NC_ALGO_TREE, NC_PROTO_SIMPLE, true), 14.0, 1e-12);
+	p.release = NC_REL_COUNT;
+	assert_int_equal(nc_tune_model(&p, &t), -EINVAL);
+	assert_float_equal(nc_tune_step_lat_us(&p, NC_ALGO_RING, NC_PROTO_LL, true), -1.0, 0);
+}
+
+/* The key's names: "2.21", "2.23"; anything else refused with the value
+ * and the valid names with their tags; *r unchanged then. */
+static void test_tune_release_names(void **state)
+{
+	enum nc_release r = NC_REL_2_23;
+	char err[256];
+
+	(void)state;
+	assert_int_equal(nc_tune_set_release(&r, "2.21", err, sizeof(err)), 0);
+	assert_int_equal(r, NC_REL_2_21);
+	assert_int_equal(nc_tune_set_release(&r, "2.23", err, sizeof(err)), 0);
+	assert_int_equal(r, NC_REL_2_23);
+	expect_refused(nc_tune_set_release(&r, "2.28", err, sizeof(err)), err,
+		       "unknown release '2.28'", "2.23 for v2.23.4-1 to v2.30.7-1");
+	expect_refused(nc_tune_set_release(&r, NULL, err, sizeof(err)), err, "unknown release",
+		       "2.21 for NCCL v2.21.5-1");
+	assert_int_equal(r, NC_REL_2_23);
+	assert_string_equal(nc_tune_release_name(NC_REL_2_21), "2.21");
+	assert_string_equal(nc_tune_release_name(NC_REL_COUNT), "?");
+}
+
 static void test_tune_bad_params(void **state)
 {
 	(void)state;
@@ -456,6 +582,9 @@ int main(void)
 		cmocka_unit_test(test_tune_step_lat),
 		cmocka_unit_test(test_wire_bytes),
 		cmocka_unit_test(test_tune_bad_params),
+		cmocka_unit_test(test_tune_release_one_gpu),
+		cmocka_unit_test(test_tune_release_servers),
+		cmocka_unit_test(test_tune_release_names),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

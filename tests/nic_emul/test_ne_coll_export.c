@@ -148,6 +148,8 @@ static void test_external_times(void **state)
  * ring LL's hwLat (nccl/nc_tune.c, NCCL's tuning.cc): network 2.7 us, NVLink
  * 0.6 us raised to the 1 us of getNetOverhead (Intel) on a ring across
  * servers; a cap of some GB/s (its figures are ne_coll_nvlink's tests').
+ * release=2.23 (NCCL 2.23.4 on): with one rank per server the network step
+ * is the Tree's LL hwLat, 5.0 us; with two servers of 2 the ring's 2.7.
  */
 static void test_nccl_getters(void **state)
 {
@@ -178,6 +180,25 @@ static void test_nccl_getters(void **state)
 	assert_int_equal(net, 2700);
 	assert_true(ne_coll_proto_cap_Bps(f.coll) > 1000000000ull);
 	fab_free(&f);
+
+	/* release=2.23: one GPU per server (NCCL's ppn 1) takes the Tree's
+	 * network hwLat for LL, 5.0 us; two servers of 2 keep the ring's 2.7 */
+	static const uint32_t two_by_two[4] = {0, 0, 1, 1};
+	for (int shared = 0; shared < 2; shared++) {
+		ring4(&cfg, NE_COLL_QP_SPLIT);
+		assert_int_equal(ne_coll_config_set(&cfg, "model", "nccl"), 0);
+		assert_int_equal(ne_coll_config_set(&cfg, "NCCL_PROTO", "LL"), 0);
+		assert_int_equal(ne_coll_config_set(&cfg, "launch", "nccl"), 0);
+		assert_int_equal(ne_coll_config_set(&cfg, "release", "2.23"), 0);
+		cfg.server_of = shared ? two_by_two : NULL;
+		fab_init(&f, &cfg, RATE, DELAY);
+		assert_non_null(fab_coll(&f, &cfg));
+		ne_coll_step_lat(f.coll, &nvl, &net);
+		assert_int_equal(nvl, 1000);
+		assert_int_equal(net, shared ? 2700 : 5000);
+		fab_free(&f);
+	}
+	assert_int_equal(ne_coll_config_set(&cfg, "release", "2.22"), -EINVAL);
 }
 
 /* The probe's UDP source port and destination QP are the QP's own. */

@@ -306,6 +306,10 @@ static void test_launch_cost(void **state)
 					  "protocol run (src/graph/tuning.cc): baseLat once, hwLat per "
 					  "step (Ring Simple: 8.4, NVLink 3.4, network 14 us; Ring LL: "
 					  "6.6, 0.6, 2.7 us)\n");
+		assert_int_equal(ne_coll_config_set(&c, "release", "2.23"), 0);
+		ne_coll_format_costs(&c, line, sizeof(line));
+		assert_non_null(strstr(line, "# launch: NCCL 2.23.4's latency model (release=2.23"));
+		assert_int_equal(ne_coll_config_set(&c, "release", "2.21"), 0);
 		c.op = NE_COLL_SENDRECV;
 		coll_run(&f, &c);
 		assert_int_equal(ne_coll_launch_ns(f.coll), 0);
