@@ -88,10 +88,19 @@ int fl_link_add(struct fl_fabric *fab, uint64_t bps, uint64_t prop_ns, uint32_t 
 	struct fl_link *lk = &fab->links[fab->n_links];
 
 	memset(lk, 0, sizeof(*lk));
-	lk->bps = lk->resid = bps;
+	lk->bps = lk->resid = lk->wire_bps = bps;
 	lk->prop_ns = prop_ns;
 	lk->head = FL_NIL;
 	*id = fab->n_links++;
+	return 0;
+}
+
+int fl_link_pace(struct fl_fabric *fab, uint32_t link, uint64_t bps)
+{
+	if (!fab || link >= fab->n_links || bps < FL_BPS_MIN || bps > fab->links[link].wire_bps ||
+	    fab->links[link].head != FL_NIL)
+		return -EINVAL;
+	fab->links[link].bps = fab->links[link].resid = bps;
 	return 0;
 }
 
@@ -150,7 +159,8 @@ static int check_path(const struct fl_fabric *fab, const uint32_t *path, unsigne
 	return 0;
 }
 
-/* Propagation plus one packet's serialization on every link of the path (ceil per link). */
+/* Propagation plus one packet's serialization on every link of the path (ceil
+ * per link, at the wire's rate: a paced sender's packets still take the link's). */
 static uint64_t path_latency(const struct fl_fabric *fab, const uint32_t *path, unsigned n_hops,
 			     uint64_t bytes)
 {
@@ -160,7 +170,7 @@ static uint64_t path_latency(const struct fl_fabric *fab, const uint32_t *path, 
 	for (unsigned h = 0; h < n_hops; h++) {
 		const struct fl_link *lk = &fab->links[path[h]];
 
-		lat += lk->prop_ns + (bits_ns + lk->bps - 1) / lk->bps;
+		lat += lk->prop_ns + (bits_ns + lk->wire_bps - 1) / lk->wire_bps;
 	}
 	return lat;
 }

@@ -124,6 +124,14 @@ void fl_destroy(struct fl_fabric *fab);
 int fl_link_add(struct fl_fabric *fab, uint64_t bps, uint64_t prop_ns, uint32_t *id);
 
 /*
+ * Paces link's sender at bps, below the link's rate: its flows share bps,
+ * and each packet still takes the link's rate on the wire (a flow's latency).
+ * Before any flow crosses it. Returns 0, or -EINVAL for an unknown link, a
+ * rate out of FL_BPS_MIN .. the link's rate, or a link already in use.
+ */
+int fl_link_pace(struct fl_fabric *fab, uint32_t link, uint64_t bps);
+
+/*
  * Starts a flow of bytes over path[0 .. n_hops - 1] (1 .. FL_MAX_HOPS link
  * ids, each at most once) at start_ns (>= fl_now()); *id gets its id, which is
  * reused once the flow is delivered. From start_ns it shares each link of its
@@ -166,7 +174,8 @@ int fl_run_until(struct fl_fabric *fab, uint64_t t_ns);
 
 /* The clock (ns). */
 uint64_t fl_now(const struct fl_fabric *fab);
-/* Time of the next event (start, end, delivery, or a refill due: refill_ns), FL_TIME_INF if none. */
+/* Time of the next event (start, end, delivery, or a refill due: refill_ns), FL_TIME_INF if none;
+ * the clock itself while flows started now wait for their rates. */
 uint64_t fl_next_event_ns(const struct fl_fabric *fab);
 /* Flows started and not yet delivered. */
 uint32_t fl_live_flows(const struct fl_fabric *fab);

@@ -27,6 +27,7 @@ enum fl_state {
 
 struct fl_link {
 	uint64_t bps, prop_ns;
+	uint64_t wire_bps;  /* its packets' rate on the wire (path_latency): bps unless paced (fl_link_pace) */
 	uint64_t sent;      /* bytes sent over it, as of each flow's last settle */
 	uint64_t delivered; /* bytes of delivered flows that crossed it */
 	uint32_t head;      /* first hop node of its SENDING flows, FL_NIL */
@@ -78,6 +79,7 @@ struct fl_fabric {
 	size_t done_head, n_done, cap_done;
 	uint64_t sent_total, delivered_total;
 	struct fl_stats stats;
+	uint64_t starts_unbatched; /* data flows started (fl_start) since the last batch: its events */
 };
 
 static inline struct fl_hop *fl_hop_of(const struct fl_fabric *fab, uint32_t f, unsigned h)

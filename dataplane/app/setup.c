@@ -469,10 +469,11 @@ static int setup_pool(struct run *r, bool lanes, char *err, size_t errlen)
 
 	r->frame_room = (uint16_t)(room - RTE_PKTMBUF_HEADROOM);
 	r->pool_frames = r->o->mbufs ? r->o->mbufs : jumbo ? 16383 : 65535;
-	/* --fabric flow sends no frame (fabric_flow.c refuses what would): a pool of
-	 * --mbufs' size would only be pages zeroed at set-up (1.3 GB at 131071 jumbo
-	 * frames, 17% of a 1,024-GPU E1 run) */
-	if (r->o->fabric_flow)
+	/* --fabric flow sends no frame: a pool of --mbufs' size would only be pages
+	 * zeroed at set-up (1.3 GB at 131071 jumbo frames, 17% of a 1,024-GPU E1
+	 * run). The live clock and mpirun keep theirs: fabric_flow.c refuses them
+	 * later, with the reason, and their ports and ranks need it until then. */
+	if (r->o->fabric_flow && r->o->clock == DP_CLOCK_VIRTUAL && r->mpi.size <= 1)
 		r->pool_frames = FLOW_POOL_FRAMES;
 	uint32_t n = r->pool_frames;
 	if (r->mpi.size > 1)

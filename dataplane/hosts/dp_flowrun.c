@@ -29,7 +29,7 @@
 #define FR_RECV_DONE 1u
 #define FR_SEND_DONE 2u
 #define FR_CTS 4u
-#define FR_WRITE_SENT 8u /* LL / LL128: the GPU's write at the cap started (ne_coll's XFER_PXN_SENT) */
+#define FR_WRITE_SENT 8u /* PXN's copy or LL's / LL128's write at the cap started (ne_coll's XFER_PXN_SENT) */
 #define FR_WRITTEN 16u   /* ... and ended: the transfer may be posted (XFER_PXN_IN) */
 
 /* A flow's cookie: kind, connection, QP, transfer. */

@@ -225,18 +225,14 @@ static struct fs_shared *sh_create(struct dp_nics *ns, uint32_t mtu)
 	}
 	for (uint32_t i = 0; sh->fl && i < sh->f->n_chans; i++) {
 		const struct dp_chan *ch = &sh->f->chans[i];
-		uint64_t bps = ch->rate_bps;
+		uint64_t bps = ch->rate_bps < FL_BPS_MIN ? FL_BPS_MIN : ch->rate_bps;
+		uint64_t nic = ch->from.kind == TOPO_NODE_HOST ? topo_host_nic_rate_bps(sh->f->topo, ch->from.index) : 0;
 		uint32_t id;
 
-		/* a host's NIC sends no faster than its GPU's PCIe allows (dp_nic.c's line rate) */
-		if (ch->from.kind == TOPO_NODE_HOST) {
-			uint64_t nic = topo_host_nic_rate_bps(sh->f->topo, ch->from.index);
-
-			bps = nic && nic < bps ? nic : bps;
-		}
-		bps = bps < FL_BPS_MIN ? FL_BPS_MIN : bps;
-
-		if (fl_link_add(sh->fl, bps, ch->delay_ns, &id) < 0) {
+		/* a host's NIC sends no faster than its GPU's PCIe allows (dp_nic.c's
+		 * line rate), its frames at the link's rate (ne_sched.c) */
+		if (fl_link_add(sh->fl, bps, ch->delay_ns, &id) < 0 ||
+		    (nic >= FL_BPS_MIN && nic < bps && fl_link_pace(sh->fl, id, nic) < 0)) {
 			fl_destroy(sh->fl);
 			sh->fl = NULL;
 		}

@@ -205,6 +205,35 @@ static void test_ceil_and_two_hop_latency(void **state)
 }
 
 /*
+ * A sender paced below its link (a GPU's PCIe under its NIC's rate): the link
+ * of 100 Gbit/s and 500 ns paced at 25 Gbit/s. A flow of 1,000,000 B takes
+ * 8,000,000 bits / 25 Gbit/s = 320,000 ns, and its first packet still takes
+ * the link's rate on the wire: 500 + ceil(4,178 x 8 / 100) = 835 ns, so it is
+ * delivered at 320,835 ns (not 500 + 1,337 = 321,837 at the paced rate). A
+ * pace above the link's rate, on a link in use or on no link is refused.
+ */
+static void test_paced_link(void **state)
+{
+	struct fl_fabric *fab = fabric();
+	uint32_t l = add_link(fab, 100 * G, 500), f;
+	uint64_t t, lat;
+
+	(void)state;
+	assert_int_equal(fl_link_pace(fab, l, 101 * G), -EINVAL);
+	assert_int_equal(fl_link_pace(fab, l + 1, 25 * G), -EINVAL);
+	assert_int_equal(fl_link_pace(fab, l, 25 * G), 0);
+	f = add_flow(fab, &l, 1, 1000000, 0, 1);
+	assert_int_equal(fl_flow_latency(fab, f, &lat), 0);
+	assert_int_equal(lat, 835);
+	assert_int_equal(fl_link_pace(fab, l, 20 * G), -EINVAL); /* in use */
+	assert_int_equal(fl_run_until(fab, 0), 0);
+	assert_int_equal(rate(fab, f), 25 * G);
+	assert_int_equal(fl_advance(fab, &t), 1);
+	assert_int_equal(t, 320835);
+	fl_destroy(fab);
+}
+
+/*
  * Bytes on the link of test_exact_completion_times: at 80,000 ns each flow
  * has sent 50 Gbit/s x 80 us = 500,000 B: 1,000,000 B over the link, none
  * delivered. At 160,835 ns A (1,000,000 B) is delivered and B has sent
@@ -509,6 +538,7 @@ int main(void)
 		cmocka_unit_test(test_exact_completion_times),
 		cmocka_unit_test(test_weighted_flow),
 		cmocka_unit_test(test_ceil_and_two_hop_latency),
+		cmocka_unit_test(test_paced_link),
 		cmocka_unit_test(test_bytes_conserved),
 		cmocka_unit_test(test_check_finds_mismatch),
 		cmocka_unit_test(test_steal_hook_is_found),
