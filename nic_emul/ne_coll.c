@@ -143,7 +143,7 @@ struct ne_coll *ne_coll_create(const struct ne_coll_config *cfg, struct ne_nic *
 	if (!rc)
 		rc = ne_coll_chring_nics(c);
 	if (!rc)
-		ne_coll_steps_resolve(c); /* (before the NVLink heap is sized) */
+		rc = ne_coll_steps_resolve(c); /* (before the NVLink heap is sized) */
 	if (!rc)
 		rc = ne_coll_nvl_setup(c);
 	c->send_total = c->recv_total = c->total_xfers;

@@ -415,8 +415,10 @@ uint8_t ne_coll_proto_resolve(const struct ne_coll *c);
 /* c->step_nvl_ns and c->step_net_ns (before ne_coll_nvl_setup, which sizes
  * its heap by them): with launch=nccl and an op NCCL tunes, NCCL's hwLat per
  * step of c's algorithm and protocol (nc_tune_step_lat_us) for AllReduce, AllGather and
- * ReduceScatter; otherwise cfg.nvlink_lat_ns and 0. */
-void ne_coll_steps_resolve(struct ne_coll *c);
+ * ReduceScatter; otherwise cfg.nvlink_lat_ns and 0. The shape is the
+ * tuning's (servers of different sizes read as one GPU per server). 0, or
+ * -ENOMEM. */
+int ne_coll_steps_resolve(struct ne_coll *c);
 /* c->proto_cap_Bps (after ne_coll_proto_resolve and ne_coll_tree_tune):
  * the nccl model's LL and LL128 take nc_tune_bus_cap_gbs of c's shape,
  * algorithm and protocol; Simple, other models and a failed shape 0. */

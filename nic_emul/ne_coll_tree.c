@@ -364,31 +364,29 @@ uint64_t ne_coll_launch_resolve(const struct ne_coll *c)
 					    (enum nc_proto)c->proto));
 }
 
-void ne_coll_steps_resolve(struct ne_coll *c)
+int ne_coll_steps_resolve(struct ne_coll *c)
 {
 	struct nc_tune_params p;
+	uint32_t servers;
+	bool uneven;
+	int rc;
 
 	c->step_nvl_ns = c->cfg.nvlink_lat_ns;
 	c->step_net_ns = 0;
 	/* NCCL's Broadcast and Reduce charge hwLat once or as a tree's per
 	 * step (tuning.cc), not per ring step taken: not modelled */
 	if (!nccl_latency(c) || c->cfg.op == NE_COLL_BROADCAST || c->cfg.op == NE_COLL_REDUCE)
-		return;
-	/* nodes > 1 and gpus == 1 are all nc_tune_step_lat_us reads of the
-	 * shape: a ring across servers (every rank its own server without
-	 * server_of), and one rank per server (NCCL's ppn == 1, which from
-	 * release 2.23 gives the network step the Tree's hwLat) */
-	nc_tune_params_h100(&p, 1, 1);
-	p.release = (enum nc_release)c->cfg.nccl_release;
-	for (uint32_t r = 1; r < c->cfg.nranks && p.nodes == 1; r++)
-		if (!c->cfg.server_of || c->cfg.server_of[r] != c->cfg.server_of[0])
-			p.nodes = 2;
-	for (uint32_t r = 1; r < c->cfg.nranks && c->cfg.server_of && p.gpus == 1; r++)
-		for (uint32_t q = 0; q < r && p.gpus == 1; q++)
-			if (c->cfg.server_of[q] == c->cfg.server_of[r])
-				p.gpus = 2; /* (any count above 1 reads the same) */
+		return 0;
+	/* the shape the tuning reads (shape_params), so a step costs what the
+	 * tuning charged it: nc_tune_step_lat_us reads nodes > 1 (a ring across
+	 * servers) and gpus == 1 (NCCL's ppn == 1: from release 2.23 the
+	 * network step takes the Tree's hwLat) */
+	rc = shape_params(c, &p, &uneven, &servers);
+	if (rc)
+		return rc;
 	c->step_nvl_ns = us_to_ns(nc_tune_step_lat_us(&p, nccl_algo(c), (enum nc_proto)c->proto, false));
 	c->step_net_ns = us_to_ns(nc_tune_step_lat_us(&p, nccl_algo(c), (enum nc_proto)c->proto, true));
+	return 0;
 }
 
 /*
