@@ -471,6 +471,7 @@ struct ne_coll_spec {
 	char *hosts;                 /* hosts=: names joined by '+'; NULL: all (malloc'ed) */
 	bool order_nccl;             /* order=nccl: the caller deals the ranks in NCCL's ring
 				      * order through each server (nccl/nc_ring.h, channel 0) */
+	bool in_place;               /* inplace=on: each size's in-place pass too (the caller runs it) */
 };
 
 /* The --coll defaults (the table's): ne_coll_config_default's, with round-robin
@@ -799,17 +800,37 @@ const char *ne_coll_model_name(enum ne_coll_model model);
  * three lines ending in '\n' (the out-of-place / in-place groups, the names,
  * the units); the line ends in '\n'. Its 13 columns: size count type redop
  * root, then out-of-place time(us) algbw(GB/s) busbw(GB/s) #wrong, then the
- * same four in-place, which are printed "N/A": the in-place variant is not run. */
+ * same four of in_place, or "N/A" four times when in_place is NULL (the
+ * in-place pass not run, rocelab-dp's inplace=off). #wrong is "N/A" for a
+ * result whose wrong is -1 (not checked). */
 int ne_coll_format_header(char *buf, size_t cap);
-int ne_coll_format_result(const struct ne_coll_result *r, char *buf, size_t cap);
-/* The mean busbw of n results (GB/s); 0 when n is 0. */
-double ne_coll_avg_busbw(const struct ne_coll_result *rs, uint32_t n);
-/* nccl-tests' closing lines for a sweep's n results, each ending in '\n':
- * "# Out of bounds values : W OK" (W the wrong elements summed; FAILED when
- * above 0; "N/A (data=off: not checked)" when a size was not checked),
- * "# Avg bus bandwidth    : X" (ne_coll_avg_busbw) and "#". Returns what
- * snprintf returns. */
-int ne_coll_format_footer(const struct ne_coll_result *rs, uint32_t n, char *buf, size_t cap);
+int ne_coll_format_result(const struct ne_coll_result *r, const struct ne_coll_result *in_place,
+			  char *buf, size_t cap);
+/* Whether nccl-tests checks op's in-place pass: not AllToAll's nor
+ * Send/Recv's, whose in-place forms it does not support (its #wrong "N/A");
+ * incast is no nccl-tests operation. */
+bool ne_coll_in_place_checked(enum ne_coll_op op);
+/*
+ * A sweep's closing numbers as nccl-tests' counts them (common.cu): the mean
+ * busbw over every line half run (out-of-place, and in-place when in_place
+ * is not NULL: in_place[i] is rs[i]'s pass), the wrong elements summed over
+ * the halves checked; checked is false when an out-of-place result was not
+ * (data=off) or n is 0.
+ */
+struct ne_coll_sweep_sum {
+	double avg_busbw;
+	long wrong;
+	bool checked;
+};
+void ne_coll_sweep_sum(const struct ne_coll_result *rs, const struct ne_coll_result *in_place,
+		       uint32_t n, struct ne_coll_sweep_sum *out);
+/* nccl-tests' closing lines for a sweep's n results (in_place as
+ * ne_coll_sweep_sum's), each ending in '\n': "# Out of bounds values : W OK"
+ * (W the wrong elements summed; FAILED when above 0; "N/A (data=off: not
+ * checked)" when a size was not checked), "# Avg bus bandwidth    : X" and
+ * "#". Returns what snprintf returns. */
+int ne_coll_format_footer(const struct ne_coll_result *rs, const struct ne_coll_result *in_place,
+			  uint32_t n, char *buf, size_t cap);
 /* The proxy-thread costs of cfg as one comment line ending in '\n' that says
  * they are assumptions ("# host costs: proxy_post_wqe=200ns ..."), then the
  * launch cost as one line ("# launch: ..." with its source), or "" when all

@@ -454,6 +454,17 @@ static int set_order(struct ne_coll_spec *s, const struct key_ctx *k)
 	return 0;
 }
 
+/* inplace=on|off: each size's in-place pass after its out-of-place one, as nccl-tests runs both. */
+static int set_in_place(struct ne_coll_spec *s, const struct key_ctx *k)
+{
+	bool b = false;
+	int rc = get_bool(k, &b);
+
+	if (rc == 0)
+		s->in_place = b;
+	return rc;
+}
+
 /* pairs=S>D+S>D...: op sendrecv's one-way transfers. The ranks are checked
  * against the rank count once it is known (ne_coll_p2p_check). */
 static int set_pairs(struct ne_coll_config *cfg, const struct key_ctx *k)
@@ -566,6 +577,10 @@ static const struct key_def {
 	 "warm-up iterations per size", false},
 	{"warmup_iters", KEY_U32, U32(warmup_iters), 0, MAX_ITERS, NULL, NULL, false, "0..1000000",
 	 NULL, "same as warmup", false},
+	{"inplace", KEY_SPEC, 0, 0, 0, NULL, set_in_place, false, "on|off", "off",
+	 "also run each size's in-place pass, as nccl-tests does: the same transfers again, "
+	 "after the out-of-place pass, on the fabric as it left it (off: its columns say N/A)",
+	 false},
 	{"data", KEY_BOOL, offsetof(struct ne_coll_config, data), 0, 0, NULL, NULL, false, "on|off",
 	 "on", "move and check real data (off: the same wire, O(chunk) memory)", false},
 	{"proxy_post_wqe", KEY_TIME, U32(proxy_post_ns), 0, 0, NULL, NULL, false, "TIME", "0",

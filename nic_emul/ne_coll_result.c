@@ -301,10 +301,14 @@ int ne_coll_format_header(char *buf, size_t cap)
 			"(GB/s)", "");
 }
 
-int ne_coll_format_result(const struct ne_coll_result *r, char *buf, size_t cap)
+/* One half of a line: time (nccl-tests' rounding), algbw, busbw, #wrong;
+ * NULL: not run, four "N/A". Returns what snprintf returns. */
+static int format_half(const struct ne_coll_result *r, char *buf, size_t cap)
 {
 	char t[32], w[24];
 
+	if (r == NULL)
+		return snprintf(buf, cap, "  %7s  %6s  %6s  %6s", "N/A", "N/A", "N/A", "N/A");
 	if (r->time_us >= 10000.0)
 		snprintf(t, sizeof(t), "%7.0f", r->time_us);
 	else if (r->time_us >= 100.0)
@@ -315,41 +319,63 @@ int ne_coll_format_result(const struct ne_coll_result *r, char *buf, size_t cap)
 		snprintf(w, sizeof(w), "%6s", "N/A");
 	else
 		snprintf(w, sizeof(w), "%6ld", r->wrong);
-	/* the in-place half is not run (the emulated NICs move the same bytes
-	 * either way): N/A, as nccl-tests prints a value it did not measure */
-	return snprintf(buf, cap,
-			"%12llu  %12llu  %8s  %6s  %6d  %7s  %6.2f  %6.2f  %6s  %7s  %6s  %6s  %6s\n",
-			(unsigned long long)r->size, (unsigned long long)r->count,
-			r->type ? r->type : "float", r->redop ? r->redop : "none", r->root, t,
-			r->algbw, r->busbw, w, "N/A", "N/A", "N/A", "N/A");
+	return snprintf(buf, cap, "  %7s  %6.2f  %6.2f  %6s", t, r->algbw, r->busbw, w);
 }
 
-double ne_coll_avg_busbw(const struct ne_coll_result *rs, uint32_t n)
+int ne_coll_format_result(const struct ne_coll_result *r, const struct ne_coll_result *in_place,
+			  char *buf, size_t cap)
+{
+	char oop[80], ip[80];
+
+	format_half(r, oop, sizeof(oop));
+	format_half(in_place, ip, sizeof(ip));
+	return snprintf(buf, cap, "%12llu  %12llu  %8s  %6s  %6d%s%s\n", (unsigned long long)r->size,
+			(unsigned long long)r->count, r->type ? r->type : "float",
+			r->redop ? r->redop : "none", r->root, oop, ip);
+}
+
+bool ne_coll_in_place_checked(enum ne_coll_op op)
+{
+	/* nccl-tests' alltoall.cu and sendrecv.cu: "We don't support in-place" */
+	return op != NE_COLL_ALLTOALL && op != NE_COLL_SENDRECV && op != NE_COLL_INCAST;
+}
+
+void ne_coll_sweep_sum(const struct ne_coll_result *rs, const struct ne_coll_result *in_place,
+		       uint32_t n, struct ne_coll_sweep_sum *out)
 {
 	double sum = 0;
+	uint32_t lines = 0;
 
-	for (uint32_t i = 0; i < n; i++)
+	*out = (struct ne_coll_sweep_sum){.checked = n > 0};
+	for (uint32_t i = 0; i < n; i++) {
 		sum += rs[i].busbw;
-	return n ? sum / n : 0;
+		lines++;
+		if (rs[i].wrong < 0)
+			out->checked = false;
+		else
+			out->wrong += rs[i].wrong;
+		if (in_place == NULL)
+			continue;
+		sum += in_place[i].busbw;
+		lines++;
+		if (in_place[i].wrong > 0) /* (-1: not checked, as nccl-tests' N/A) */
+			out->wrong += in_place[i].wrong;
+	}
+	out->avg_busbw = lines ? sum / lines : 0;
 }
 
-int ne_coll_format_footer(const struct ne_coll_result *rs, uint32_t n, char *buf, size_t cap)
+int ne_coll_format_footer(const struct ne_coll_result *rs, const struct ne_coll_result *in_place,
+			  uint32_t n, char *buf, size_t cap)
 {
-	long wrong = 0;
-	bool checked = n > 0;
+	struct ne_coll_sweep_sum t;
 
-	for (uint32_t i = 0; i < n; i++) {
-		if (rs[i].wrong < 0)
-			checked = false;
-		else
-			wrong += rs[i].wrong;
-	}
+	ne_coll_sweep_sum(rs, in_place, n, &t);
 	if (n == 0)
 		return snprintf(buf, cap, "# Out of bounds values : N/A (no size measured)\n"
 				"# Avg bus bandwidth    : N/A (no size measured)\n#\n");
-	if (!checked)
+	if (!t.checked)
 		return snprintf(buf, cap, "# Out of bounds values : N/A (data=off: not checked)\n"
-				"# Avg bus bandwidth    : %g \n#\n", ne_coll_avg_busbw(rs, n));
+				"# Avg bus bandwidth    : %g \n#\n", t.avg_busbw);
 	return snprintf(buf, cap, "# Out of bounds values : %ld %s\n# Avg bus bandwidth    : %g \n#\n",
-			wrong, wrong ? "FAILED" : "OK", ne_coll_avg_busbw(rs, n));
+			t.wrong, t.wrong ? "FAILED" : "OK", t.avg_busbw);
 }

@@ -222,6 +222,18 @@ static void traffic_put(json_t *root, const struct run *r, uint64_t elapsed)
 }
 
 /* One size's nccl-tests result (its line's numbers) and its "# latency:" line. */
+/* The in-place half of a size's line. */
+static json_t *in_place_obj(const struct ne_coll_result *ip)
+{
+	json_t *o = json_object();
+
+	json_object_set_new(o, "time_us", num(ip->time_us));
+	json_object_set_new(o, "algbw_GBps", num(ip->algbw));
+	json_object_set_new(o, "busbw_GBps", num(ip->busbw));
+	json_object_set_new(o, "wrong_elements", ip->wrong < 0 ? json_null() : json_integer(ip->wrong));
+	return o;
+}
+
 static json_t *size_obj(const struct dp_coll_size *z)
 {
 	const struct ne_coll_result *res = &z->res;
@@ -237,7 +249,8 @@ static json_t *size_obj(const struct dp_coll_size *z)
 	json_object_set_new(o, "algbw_GBps", num(res->algbw));
 	json_object_set_new(o, "busbw_GBps", num(res->busbw));
 	json_object_set_new(o, "wrong_elements", res->wrong < 0 ? json_null() : json_integer(res->wrong));
-	json_object_set_new(o, "in_place", json_null()); /* not run: the text prints N/A */
+	/* inplace=on: its pass's four columns; else null, as the text's N/A */
+	json_object_set_new(o, "in_place", z->has_in_place ? in_place_obj(&z->in_place) : json_null());
 	json_object_set_new(o, "active_qps_mean", num(res->active_qps_mean));
 	json_object_set_new(o, "active_qps_busy_mean", num(res->active_qps_busy_mean));
 	json_object_set_new(o, "active_qps_max", json_integer(res->active_qps_max));
@@ -256,17 +269,20 @@ static json_t *colls_arr(const struct run *r)
 
 	for (uint32_t i = 0; dp_nics_coll_view(&r->nics, i, &v) == 0; i++) {
 		json_t *o = json_object(), *sizes = json_array();
-		long wrong = 0;
-		bool checked = v.n_sizes > 0;
-		double bus = 0;
+		struct ne_coll_result *rs = calloc(v.n_sizes + 1, sizeof(*rs)), *ip = calloc(v.n_sizes + 1, sizeof(*ip));
+		bool in_place = v.n_sizes > 0;
+		struct ne_coll_sweep_sum t;
+		if (rs == NULL || ip == NULL)
+			v.n_sizes = 0; /* (out of memory: no size, null sums) */
 		for (uint32_t k = 0; k < v.n_sizes; k++) {
 			json_array_append_new(sizes, size_obj(&v.sizes[k]));
-			bus += v.sizes[k].res.busbw;
-			if (v.sizes[k].res.wrong < 0)
-				checked = false;
-			else
-				wrong += v.sizes[k].res.wrong;
+			rs[k] = v.sizes[k].res;
+			ip[k] = v.sizes[k].in_place;
+			in_place &= v.sizes[k].has_in_place;
 		}
+		ne_coll_sweep_sum(rs, in_place ? ip : NULL, v.n_sizes, &t);
+		free(rs);
+		free(ip);
 		json_object_set_new(o, "id", json_integer(v.id));
 		json_object_set_new(o, "spec", json_string(v.spec));
 		json_object_set_new(o, "op", json_string(ne_coll_op_name(v.cfg->op)));
@@ -275,8 +291,8 @@ static json_t *colls_arr(const struct run *r)
 		json_object_set_new(o, "failed", json_boolean(v.failed));
 		json_object_set_new(o, "sizes", sizes);
 		/* as "# Out of bounds values" and "# Avg bus bandwidth" (ne_coll_format_footer) */
-		json_object_set_new(o, "out_of_bounds_elements", checked ? json_integer(wrong) : json_null());
-		json_object_set_new(o, "avg_busbw_GBps", v.n_sizes ? num(bus / v.n_sizes) : json_null());
+		json_object_set_new(o, "out_of_bounds_elements", t.checked ? json_integer(t.wrong) : json_null());
+		json_object_set_new(o, "avg_busbw_GBps", v.n_sizes ? num(t.avg_busbw) : json_null());
 		json_array_append_new(a, o);
 	}
 	return a;

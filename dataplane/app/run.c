@@ -386,6 +386,7 @@ static void run_virtual_parts(struct run *r)
 		return; /* (rank 0 reports the run) */
 	if (r->nics.n_lanes > 1)
 		dp_nics_lanes_finish(&r->nics); /* (lanes of other ranks; one that waited on a failed one) */
+	dp_nics_colls_release(&r->nics); /* (a collective stopped between its passes: its lines) */
 	/* (no more poll points: what waits, and what comes, is answered from the whole run) */
 	if (r->mpi.size > 1)
 		dp_ctl_gathered(r->ctl, r->eng.now_ns, r->eng.fired);

@@ -83,7 +83,8 @@ static void coll_arm_listed(struct dp_nics *ns, uint32_t lane, uint64_t now)
  * several collectives, each line tagged with c's "[cK] " ("# [cK]" before
  * the rest of a '#' line).
  */
-static void coll_put(const struct dp_coll *c, const char *text)
+/* text to the collective's output, each line tagged "[cK]" when several run. */
+static void coll_write(const struct dp_coll *c, const char *text)
 {
 	FILE *out = c->ns->coll_out;
 
@@ -102,7 +103,48 @@ static void coll_put(const struct dp_coll *c, const char *text)
 	}
 }
 
-__attribute__((format(printf, 2, 3))) static void coll_printf(const struct dp_coll *c,
+/* Append text to c's held lines; an in-place pass's comment lines read
+ * "# in-place: ...". Out of memory: written at once (out of order, not lost). */
+static void coll_hold(struct dp_coll *c, const char *text)
+{
+	size_t len = strlen(text), extra = c->in_place_pass ? 12 * (len / 2 + 1) : 0;
+	char *h = realloc(c->held, c->held_len + len + extra + 1);
+
+	if (h == NULL) {
+		coll_write(c, text);
+		return;
+	}
+	c->held = h;
+	for (const char *l = text; *l != '\0';) {
+		size_t n = strcspn(l, "\n") + (l[strcspn(l, "\n")] == '\n');
+		bool tag = c->in_place_pass && l[0] == '#' && l[1] == ' ';
+		c->held_len += (size_t)sprintf(h + c->held_len, "%s%.*s", tag ? "# in-place: " : "",
+					       (int)(n - (tag ? 2 : 0)), l + (tag ? 2 : 0));
+		l += n;
+	}
+}
+
+/* The lines held so far, out now. */
+static void coll_release(struct dp_coll *c)
+{
+	if (c->held_len)
+		coll_write(c, c->held);
+	free(c->held);
+	c->held = NULL;
+	c->held_len = 0;
+	c->holding = false;
+}
+
+/* text to c's output; with inplace=on, held until the size's result line. */
+static void coll_put(struct dp_coll *c, const char *text)
+{
+	if (c->holding)
+		coll_hold(c, text);
+	else
+		coll_write(c, text);
+}
+
+__attribute__((format(printf, 2, 3))) static void coll_printf(struct dp_coll *c,
 								const char *fmt, ...)
 {
 	char text[1024];
@@ -243,6 +285,7 @@ void coll_failed(struct dp_coll *c)
 	struct ne_coll_stats st;
 
 	ne_coll_get_stats(c->run, &st);
+	coll_release_held(c);
 	coll_printf(c, "# %s: size %" PRIu64 ": a work completion failed (%s); stopping\n",
 		    c->spec, c->size, ne_wc_status_str((enum ne_wc_status)st.first_error_status));
 	c->failed = c->finished = true;
@@ -290,13 +333,17 @@ static void coll_keep_result(struct dp_coll *c, const struct ne_coll_result *res
 /* nccl-tests' closing lines over the sizes kept: out-of-bounds values and the average busbw. */
 static void coll_print_footer(struct dp_coll *c)
 {
-	struct ne_coll_result rs[64];
+	struct ne_coll_result rs[64], ip[64];
 	uint32_t n = c->n_done < 64 ? c->n_done : 64; /* (a sweep doubles: 64 sizes span 2^64) */
+	bool in_place = c->in_place;
 	char text[256];
 
-	for (uint32_t i = 0; i < n; i++)
+	for (uint32_t i = 0; i < n; i++) {
 		rs[i] = c->done[i].res;
-	ne_coll_format_footer(rs, n, text, sizeof(text));
+		ip[i] = c->done[i].in_place;
+		in_place &= c->done[i].has_in_place;
+	}
+	ne_coll_format_footer(rs, in_place ? ip : NULL, n, text, sizeof(text));
 	coll_put(c, text);
 }
 
@@ -307,7 +354,7 @@ static void coll_print_footer(struct dp_coll *c)
  * with what the NVLink transfers and the network messages waited for last
  * (ne_coll_stats.gate_nvl, gate_net). Nothing without.
  */
-static void coll_put_nvlink(const struct dp_coll *c)
+static void coll_put_nvlink(struct dp_coll *c)
 {
 	static const char *const gate_names[NE_COLL_GATES] = {"data", "cts", "slot", "pxn", "write",
 								    "queue"};
@@ -337,35 +384,77 @@ static void coll_notify_end(struct dp_coll *c, uint64_t now)
 		c->on_end(c->on_end_ctx, c, now);
 }
 
-/* c's run finished its size at now: its lines; then the next size, or the end. */
+/*
+ * The result line of c's size, kept last (coll_keep_result), with its
+ * in-place half or N/A, then the lines held meanwhile (inplace=on).
+ */
+static void coll_put_result(struct dp_coll *c)
+{
+	const struct dp_coll_size *d = &c->done[c->n_done - 1];
+	char line[256];
+
+	ne_coll_format_result(&d->res, d->has_in_place ? &d->in_place : NULL, line, sizeof(line));
+	coll_write(c, line);
+	coll_release(c);
+}
+
+void coll_release_held(struct dp_coll *c)
+{
+	if (c->in_place_pass && c->n_done)
+		coll_put_result(c); /* (its out-of-place half ran; the in-place one N/A unless it ended) */
+	else
+		coll_release(c);
+	c->in_place_pass = false;
+}
+
+/* c's run of its size ended with res: kept, its lines out (or held for the in-place pass). */
+static bool coll_take_result(struct dp_coll *c, struct ne_coll_result *res)
+{
+	char line[256];
+
+	if (c->in_place_pass) {
+		struct dp_coll_size *d = &c->done[c->n_done - 1];
+		if (!ne_coll_in_place_checked(c->cfg.op))
+			res->wrong = -1; /* (nccl-tests: N/A) */
+		d->in_place = *res;
+		d->has_in_place = true;
+		return false; /* (its comment lines: the out-of-place pass's stand for both) */
+	}
+	coll_keep_result(c, res);
+	if (!c->in_place && c->n_done)
+		coll_put_result(c);
+	ne_coll_format_active(res, line, sizeof(line));
+	coll_put(c, line);
+	if (ne_coll_format_algo(c->run, line, sizeof(line)) > 0) /* ("" for the ring asked) */
+		coll_put(c, line);
+	coll_put_nvlink(c);
+	return true;
+}
+
+/* c's run finished its size (or its size's pass) at now: its lines; then the
+ * in-place pass, the next size, or the end. */
 void coll_size_done(struct dp_coll *c, uint64_t now)
 {
 	struct dp_nics *ns = c->ns;
 	struct ne_coll_result res;
-	char line[256];
 	bool latency = false; /* (the latency line follows the result's lines) */
-	bool last = c->size >= c->size_max;
+	bool ip_next = c->in_place && !c->in_place_pass;
+	bool last = c->size >= c->size_max && !ip_next;
 	/* (split: now is the thread's that counted last; the size ended with the latest lane) */
 	uint64_t end = c->split ? ne_coll_done_at(c->run) : now;
 
 	if (ne_coll_get_result(c->run, &res) == 0) {
 		res.wrong = !c->cfg.data ? -1 : c->split ? coll_lanes_wrong(c) : ne_coll_check(c->run);
-		coll_keep_result(c, &res);
-		ne_coll_format_result(&res, line, sizeof(line));
-		coll_put(c, line);
-		ne_coll_format_active(&res, line, sizeof(line));
-		coll_put(c, line);
-		if (ne_coll_format_algo(c->run, line, sizeof(line)) > 0) /* ("" for the ring asked) */
-			coll_put(c, line);
-		coll_put_nvlink(c);
-		latency = true;
+		latency = coll_take_result(c, &res);
 		if (res.wrong > 0)
 			c->failed = true;
 	}
 	coll_end_run(c, latency, !last);
+	if (c->in_place_pass || !ip_next)
+		coll_release_held(c); /* (the size's line, whole) */
 	c->run_ended = !last && !c->split; /* (a poll meanwhile must not end it again) */
 	fflush(ns->coll_out);
-	c->sizes_done++;
+	c->sizes_done += !ip_next; /* (a size is done with its last pass) */
 	if (last) {
 		c->finished = true;
 		coll_print_footer(c);
@@ -373,11 +462,20 @@ void coll_size_done(struct dp_coll *c, uint64_t now)
 		coll_notify_end(c, end);
 		return;
 	}
-	c->size *= 2;
+	c->in_place_pass = ip_next;
+	if (!ip_next)
+		c->size *= 2;
 	if (c->split)
 		return; /* (its start: dp_nics_sizes_next, every partition stopped) */
 	if (coll_next_size(c, end) < 0)
 		coll_start_failed(c, "no timer left");
+}
+
+void dp_nics_colls_release(struct dp_nics *ns)
+{
+	for (uint32_t i = 0; i < ns->n_colls; i++)
+		if (!ns->colls[i]->finished)
+			coll_release_held(ns->colls[i]);
 }
 
 /* Drive collective c's lane at now: its CQs, posts and CTS; wake the NICs it gave work. */
@@ -439,6 +537,7 @@ int coll_create_run(struct dp_coll *c)
 		ne_nic_set_zero_payload(c->nics[r], nh->zero_payload, true);
 	}
 	c->cfg.bytes = c->size;
+	c->holding = c->in_place;
 	/* (split on an MPI rank: the other partitions' connections as counts only) */
 	c->cfg.here_lane_of = c->split && ns->lane_alone ? c->lane_of : NULL;
 	c->cfg.here_lane = ns->lane_self;
@@ -451,6 +550,7 @@ int coll_create_run(struct dp_coll *c)
 /* c's size could not start, for why: say so; the collective failed. */
 void coll_start_failed(struct dp_coll *c, const char *why)
 {
+	coll_release_held(c);
 	coll_printf(c, "# %s: size %" PRIu64 ": cannot start (%s)\n", c->spec, c->size, why);
 	c->failed = c->finished = true;
 }
@@ -538,14 +638,13 @@ void coll_start_size(void *obj, uint64_t arg, uint64_t now)
 	coll_poll(c, 0, now);
 }
 
-/* The sizes of c's sweep. */
-uint32_t coll_nsizes(const struct dp_coll *c)
+uint32_t coll_nruns(const struct dp_coll *c)
 {
 	uint32_t n = 1;
 
 	for (uint64_t s = c->size_min; s < c->size_max; s *= 2)
 		n++;
-	return n;
+	return c->in_place ? 2 * n : n;
 }
 
 int dp_nics_add_coll(struct dp_nics *ns, const char *spec, uint64_t start_ns, FILE *out, char *err,

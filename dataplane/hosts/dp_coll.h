@@ -164,6 +164,8 @@ void dp_nics_tag_colls(struct dp_nics *ns, bool on);
  * "# latency:" line as printed ("" when none was). */
 struct dp_coll_size {
 	struct ne_coll_result res;
+	struct ne_coll_result in_place; /* its in-place pass's (inplace=on) */
+	bool has_in_place;
 	char latency[320];
 };
 /* What a collective printed, for other writers of the same numbers (rocelab-dp --json). */
@@ -282,6 +284,13 @@ int dp_nics_sizes_next(struct dp_nics *ns, uint64_t now);
  * the others stopped waiting.
  */
 void dp_nics_lanes_finish(struct dp_nics *ns);
+
+/*
+ * After the run: the lines each unfinished collective held (inplace=on holds
+ * a size's lines until its in-place pass ends), out now, its result line
+ * first when its out-of-place pass ended (the in-place half N/A).
+ */
+void dp_nics_colls_release(struct dp_nics *ns);
 
 /*
  * MPI ranks, each running one partition and so one lane: what lane's part of

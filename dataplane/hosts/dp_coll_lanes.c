@@ -176,7 +176,7 @@ int coll_split(struct dp_coll *c, uint64_t start_ns, char *err, size_t errlen)
 	if (coll_servers_split_check(c, err, errlen) < 0)
 		return -1;
 	for (uint32_t l = 0; l < ns->n_lanes; l++)
-		c->lane_left[l] = coll_nsizes(c);
+		c->lane_left[l] = coll_nruns(c);
 	c->split_start_ns = start_ns; /* (its first size is made by dp_nics_colls_begin, after the series is set) */
 	return 0;
 }

@@ -59,6 +59,14 @@ struct dp_coll {
 	uint32_t *gpu_of;          /* [nranks] each rank's GPU (cfg.gpu_of); only with order=nccl */
 	struct ne_nic **nics;      /* [nranks] */
 	uint64_t size_min, size_max, size;
+	/* inplace=on: each size runs twice, out-of-place then in-place, as
+	 * nccl-tests does; the lines both passes print are held until the
+	 * size's result line, which needs both (coll_put) */
+	bool in_place;
+	bool in_place_pass;        /* the run in progress is its size's in-place pass */
+	bool holding;              /* coll_put holds (from a size's first run to its line) */
+	char *held;                /* the held lines (malloc'ed; NULL: none) */
+	size_t held_len;
 	struct ne_coll *run;       /* the size in progress */
 	bool run_ended;            /* not split: run's size ended (its lines out), kept until the next starts */
 	bool finished, failed;
@@ -120,11 +128,16 @@ void coll_cannot_start(struct dp_coll *c, int e);
 int coll_create_run(struct dp_coll *c);
 void coll_failed(struct dp_coll *c);
 int coll_next_size(struct dp_coll *c, uint64_t end_ns);
-uint32_t coll_nsizes(const struct dp_coll *c);
+/* The runs of c's sweep: its sizes, times 2 with inplace=on. */
+uint32_t coll_nruns(const struct dp_coll *c);
 void coll_poll(struct dp_coll *c, uint32_t lane, uint64_t now);
 /* c's counters summed over its sizes, " messages=... msg_wait_p99_us=..." (the totals line's end) */
 void coll_print_totals(const struct dp_coll *c, FILE *out);
 void coll_size_done(struct dp_coll *c, uint64_t now);
+/* The lines c holds (inplace=on) out now: the size's result line first when
+ * its out-of-place pass ended (its in-place half N/A). For a failure, a run
+ * that stopped. */
+void coll_release_held(struct dp_coll *c);
 void coll_start_failed(struct dp_coll *c, const char *why);
 void coll_start_size(void *obj, uint64_t arg, uint64_t now);
 

@@ -173,6 +173,7 @@ void coll_free(struct dp_coll *c)
 	free(c->lane_left);
 	free(c->pwake);
 	free(c->done);
+	free(c->held);
 	free(c);
 }
 
@@ -338,6 +339,7 @@ int coll_parse_spec(struct dp_nics *ns, struct dp_coll *c, const char *spec, cha
 		c->cfg.timeout = dp_nics_rc_timeout(ns);
 	c->size_min = s.size_min;
 	c->size_max = s.size_max;
+	c->in_place = s.in_place;
 	return 0;
 }
 

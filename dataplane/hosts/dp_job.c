@@ -113,6 +113,7 @@ static const char *coll_key_refused(const char *key, size_t len)
 		{"iters", "the job's iterations are --workload iters="}, {"warmup", "a job has no warm-up"},
 		{"warmup_iters", "a job has no warm-up"}, {"series", "a job's collectives keep no series"},
 		{"data", "a job's collectives run data=off"},
+		{"inplace", "a job's collectives are no nccl-tests sweep"},
 	};
 	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++)
 		if (strlen(refused[i].key) == len && strncmp(refused[i].key, key, len) == 0)

@@ -121,7 +121,10 @@ def check_results(doc, lines):
         same(what + " time algbw busbw", (m[7], m[8], m[9]),
              (time_text(j["time_us"]), f"{j['algbw_GBps']:.2f}", f"{j['busbw_GBps']:.2f}"))
         same(what + " #wrong", m[10], "N/A" if j["wrong_elements"] is None else str(j["wrong_elements"]))
-        same(what + " in-place", (m[11], m[12], m[13], m[14]), ("N/A",) * 4 if j["in_place"] is None else None)
+        ip = j["in_place"]
+        same(what + " in-place", (m[11], m[12], m[13], m[14]), ("N/A",) * 4 if ip is None else
+             (time_text(ip["time_us"]), f"{ip['algbw_GBps']:.2f}", f"{ip['busbw_GBps']:.2f}",
+              "N/A" if ip["wrong_elements"] is None else str(ip["wrong_elements"])))
         n += 1
     for cid, c in by_id.items():
         same(f"[c{cid}] result lines", seen[cid], len(c["sizes"]))

@@ -277,19 +277,24 @@ struct nccl_line {
 	int root;
 	double time_us, algbw, busbw;
 	long wrong;
+	char ip[4][16]; /* the in-place four, as printed */
 };
+
+/* An nccl-tests line: its 13 columns. */
+static void scan_line(const char *line, struct nccl_line *r)
+{
+	assert_int_equal(sscanf(line, "%llu %llu %15s %15s %d %lf %lf %lf %ld %15s %15s %15s %15s", &r->size,
+				&r->count, r->type, r->redop, &r->root, &r->time_us, &r->algbw, &r->busbw,
+				&r->wrong, r->ip[0], r->ip[1], r->ip[2], r->ip[3]),
+			 13);
+}
 
 /* An nccl-tests line: its out-of-place columns, and the in-place four "N/A" (not run). */
 static void parse_line(const char *line, struct nccl_line *r)
 {
-	char ip[4][8];
-
-	assert_int_equal(sscanf(line, "%llu %llu %15s %15s %d %lf %lf %lf %ld %7s %7s %7s %7s", &r->size,
-				&r->count, r->type, r->redop, &r->root, &r->time_us, &r->algbw, &r->busbw,
-				&r->wrong, ip[0], ip[1], ip[2], ip[3]),
-			 13);
+	scan_line(line, r);
 	for (int i = 0; i < 4; i++)
-		assert_string_equal(ip[i], "N/A");
+		assert_string_equal(r->ip[i], "N/A");
 }
 
 /* One size: one nccl-tests line, its size and count (float: 4 bytes an element), checked data. */
@@ -317,7 +322,7 @@ static void test_one_size(void **state)
 	assert_float_equal(r.busbw, r.algbw * 1.5, 0.01);
 	/* nccl-tests' closing lines: no wrong element, the average busbw is the one size's */
 	char avg[64];
-	snprintf(avg, sizeof(avg), "# Avg bus bandwidth    : %g \n", ne_coll_avg_busbw(&c->done[0].res, 1));
+	snprintf(avg, sizeof(avg), "# Avg bus bandwidth    : %g \n", c->done[0].res.busbw);
 	assert_non_null(strstr(s.out, "# Out of bounds values : 0 OK\n"));
 	assert_non_null(strstr(s.out, avg));
 	assert_float_equal(c->done[0].res.busbw, r.busbw, 0.005);
@@ -456,6 +461,107 @@ static void test_lanes_proxy_alltoall(void **state)
 }
 
 /*
+ * inplace=on: each size runs twice, out-of-place then in-place, the second
+ * 10 us after the first ended, as the next size after it; one line per size
+ * with both halves measured (each the time of its own run) and checked; the
+ * comment lines after it; the average over the four halves.
+ */
+static void test_in_place_sweep(void **state)
+{
+	struct stub s;
+	char line[4][160], sum[1024], avg[64];
+	uint64_t start[8], end[8];
+	struct nccl_line r[2];
+
+	(void)state;
+	stub_init(&s, 1);
+	struct dp_coll *c = stub_coll(&s, "op=allreduce,sizes=64K:128K,data=on,inplace=on", 5000);
+	assert_int_equal(run_timed(&s, c, start, end, 8), 4); /* (2 sizes x 2 passes) */
+	assert_int_equal(c->sizes_done, 2);
+	assert_true(c->finished);
+	assert_false(c->failed);
+	assert_int_equal(result_lines(&s, line, 4), 2);
+	for (int k = 0; k < 2; k++) {
+		scan_line(line[k], &r[k]);
+		assert_int_equal(r[k].size, 65536u << k);
+		assert_int_equal(r[k].wrong, 0);
+		assert_string_equal(r[k].ip[3], "0"); /* (#wrong in place) */
+		/* out-of-place: from its start to 10 us before the in-place pass's */
+		assert_float_equal(r[k].time_us, (double)(start[2 * k + 1] - 10000 - start[2 * k]) / 1e3, 0.006);
+		/* in-place: from its start to the size's end */
+		assert_float_equal(strtod(r[k].ip[0], NULL), (double)(end[k] - start[2 * k + 1]) / 1e3, 0.006);
+		assert_true(c->done[k].has_in_place);
+		assert_float_equal(strtod(r[k].ip[2], NULL), c->done[k].in_place.busbw, 0.005);
+	}
+	assert_int_equal(start[2], end[0] + 10000);
+	/* the line before its own comment lines, none before it */
+	assert_true(strstr(s.out, line[0]) < strstr(s.out, "# active QPs"));
+	/* nccl-tests' average: over both halves of each size */
+	snprintf(avg, sizeof(avg), "# Avg bus bandwidth    : %g \n",
+		 (c->done[0].res.busbw + c->done[0].in_place.busbw + c->done[1].res.busbw +
+		  c->done[1].in_place.busbw) / 4);
+	assert_non_null(strstr(s.out, avg));
+	assert_non_null(strstr(s.out, "# Out of bounds values : 0 OK\n"));
+	/* both passes' messages: 24 a run */
+	totals(c, sum, sizeof(sum));
+	assert_int_equal(c->sum.transfers_done, 96);
+	stub_free(&s);
+}
+
+/* AllToAll in place: run and timed, its #wrong N/A as nccl-tests' (it does not support it). */
+static void test_in_place_alltoall(void **state)
+{
+	struct stub s;
+	char line[2][160];
+	struct nccl_line r;
+
+	(void)state;
+	stub_init(&s, 1);
+	struct dp_coll *c = stub_coll(&s, "op=alltoall,sizes=64K,data=on,inplace=on", 0);
+	stub_run(&s);
+	assert_true(c->finished);
+	assert_false(c->failed);
+	assert_int_equal(result_lines(&s, line, 2), 1);
+	scan_line(line[0], &r);
+	assert_int_equal(r.wrong, 0);
+	assert_true(strtod(r.ip[0], NULL) > 0);
+	assert_string_equal(r.ip[3], "N/A");
+	assert_non_null(strstr(s.out, "# Out of bounds values : 0 OK\n"));
+	stub_free(&s);
+}
+
+/* A run stopped between a size's passes: its line still comes out, the in-place half N/A. */
+static void test_in_place_stopped(void **state)
+{
+	struct stub s;
+	char line[2][160];
+	struct nccl_line r;
+
+	(void)state;
+	stub_init(&s, 1);
+	struct dp_coll *c = stub_coll(&s, "op=allreduce,sizes=64K,data=on,inplace=on", 0);
+	while (!c->in_place_pass && dp_engine_step_virtual(&s.eng, UINT64_MAX))
+		;
+	assert_true(c->in_place_pass);
+	fflush(s.out_f);
+	assert_int_equal(result_lines(&s, line, 2), 0); /* (held) */
+	dp_nics_colls_release(&s.ns);
+	fflush(s.out_f);
+	assert_int_equal(result_lines(&s, line, 2), 1);
+	parse_line(line[0], &r);
+	assert_int_equal(r.wrong, 0);
+	assert_non_null(strstr(s.out, "# active QPs"));
+	stub_free(&s);
+}
+
+/* In lanes: the same lines as on one engine, both passes. */
+static void test_lanes_in_place(void **state)
+{
+	(void)state;
+	same_in_lanes("op=allreduce,sizes=64K:128K,data=on,iters=1,warmup=0,inplace=on", 2);
+}
+
+/*
  * Two collectives on disjoint hosts: each one's lines tagged with its place
  * ("[c1] ", "# [c1]"), one result line each, both finished.
  */
@@ -519,6 +625,10 @@ int main(void)
 		cmocka_unit_test(test_lanes_one_size),
 		cmocka_unit_test(test_lanes_sweep),
 		cmocka_unit_test(test_lanes_proxy_alltoall),
+		cmocka_unit_test(test_in_place_sweep),
+		cmocka_unit_test(test_in_place_alltoall),
+		cmocka_unit_test(test_in_place_stopped),
+		cmocka_unit_test(test_lanes_in_place),
 		cmocka_unit_test(test_two_tagged),
 		cmocka_unit_test(test_bad_specs),
 	};

@@ -36,6 +36,7 @@ iters 3 0 must_be_1..1000000
 warmup 2 1000001 must_be_0..1000000
 warmup_iters 1 x not_an_unsigned_integer
 data off yes must_be_0_or_1
+inplace on yes must_be_0_or_1
 proxy_post_wqe 200ns 200 missing_unit
 proxy_poll_cqe 1us 2s at_most_1_s
 series 10us 50ns at_least_100ns

@@ -73,7 +73,7 @@ refused() { # NAME WANT ARGS...: exit 2 and stderr holding WANT
   dp "$name" --topology "$TOPO" --check "$@" > /dev/null 2> "$tmp/$name.err"; local rc=$?
   check "refused: $name: exit 2 ($rc), '$want'" "[ $rc -eq 2 ] && grep -qF -- \"$want\" $tmp/$name.err"
 }
-for k in op=alltoall hosts=h0+h1 sizes=1M iters=5; do
+for k in op=alltoall hosts=h0+h1 sizes=1M iters=5 inplace=on; do
   refused "key-${k%%=*}" "--job-coll $k: key '${k%%=*}' is not a job's to set" --workload "chakra:$tmp/ar8" --job-coll "$k"
 done
 refused bad-qps "--job-coll: qps=x" --workload "chakra:$tmp/ar8" --job-coll qps=x

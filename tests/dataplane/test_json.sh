@@ -5,7 +5,8 @@
 # link, switch and host tables, every nccl-tests line, the closing lines,
 # the totals and latency lines, the run line and --version), for
 #   - a virtual run with a generator (no collective: no totals);
-#   - a collective sweep with data checked, and one with data=off (null / N/A);
+#   - a collective sweep with data checked, one with its in-place pass, and one
+#     with data=off (null / N/A);
 #   - two collectives at once ([cK] lines, a totals line each);
 #   - a live run on net_null hosts (as root, where DPDK can start);
 # a document altered by one number is refused; a FILE that cannot be written
@@ -54,6 +55,13 @@ same coll "collective, data=on"
 check "collective: 3 sizes, 0 wrong, busbw = algbw x 2(n-1)/n at 4 ranks" \
   "/usr/bin/python3 -c 'import json,sys; c=json.load(open(sys.argv[1]))[\"collectives\"][0]; z=c[\"sizes\"]
 sys.exit(not (len(z) == 3 and c[\"out_of_bounds_elements\"] == 0 and all(abs(s[\"busbw_GBps\"] - 1.5 * s[\"algbw_GBps\"]) < 1e-9 for s in z)))' $tmp/coll.json"
+
+dp inplace --clock virtual --topology "$DATA/emulated.yaml" --coll 'op=allgather,sizes=64K:128K,data=on,inplace=on'; rc=$?
+same inplace "collective, inplace=on (exit $rc)"
+check "inplace=on: each size's in-place half measured and checked; the average over the four halves" \
+  "/usr/bin/python3 -c 'import json,sys; c=json.load(open(sys.argv[1]))[\"collectives\"][0]; z=c[\"sizes\"]
+b=[s[\"busbw_GBps\"] for s in z] + [s[\"in_place\"][\"busbw_GBps\"] for s in z]
+sys.exit(not (len(z) == 2 and all(s[\"in_place\"][\"wrong_elements\"] == 0 and s[\"in_place\"][\"time_us\"] > 0 for s in z) and abs(c[\"avg_busbw_GBps\"] - sum(b) / 4) < 1e-9))' $tmp/inplace.json"
 
 dp off --clock virtual --topology "$DATA/emulated.yaml" --coll 'op=alltoall,sizes=64K,data=off'; rc=$?
 same off "collective, data=off (exit $rc)"

@@ -65,7 +65,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	ne_coll_format_header(hdr, sizeof(hdr));
-	ne_coll_format_result(&r, line, sizeof(line));
+	ne_coll_format_result(&r, NULL, line, sizeof(line));
 	printf("%s %u ranks, %u QPs/conn %s, 2 channels, window 4, 128 KiB chunks, 100G\n%s%s",
 	       ne_coll_op_name(c.op), c.nranks, c.qps_per_conn, ne_coll_qp_mode_name(c.qp_mode), hdr,
 	       line);

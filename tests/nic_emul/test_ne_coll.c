@@ -72,19 +72,39 @@ static void test_busbw_arith(void **state)
 	assert_true(r.time_us == 100000.0);
 	assert_true(r.algbw > 9.999999 && r.algbw < 10.000001);
 	assert_true(r.busbw > 17.499999 && r.busbw < 17.500001);
-	ne_coll_format_result(&r, line, sizeof(line));
-	/* nccl-tests' 13 columns; the in-place half is not run: N/A */
+	ne_coll_format_result(&r, NULL, line, sizeof(line));
+	/* nccl-tests' 13 columns; the in-place half not run: N/A */
 	assert_string_equal(line, "  1000000000     250000000     float     sum      -1   100000   10.00   17.50       0"
 				  "      N/A     N/A     N/A     N/A\n");
-	struct ne_coll_result two[2] = {r, r};
+	/* the in-place half run: 1 GB in 50 ms, 20 GB/s, busbw 35; #wrong N/A when not checked */
+	struct ne_coll_result ip = r;
+	ip.time_ns = 50000000;
+	ne_coll_result_compute(&ip);
+	ne_coll_format_result(&r, &ip, line, sizeof(line));
+	assert_string_equal(line, "  1000000000     250000000     float     sum      -1   100000   10.00   17.50       0"
+				  "    50000   20.00   35.00       0\n");
+	ip.wrong = -1;
+	ne_coll_format_result(&r, &ip, line, sizeof(line));
+	assert_non_null(strstr(line, "   20.00   35.00     N/A\n"));
+	struct ne_coll_result two[2] = {r, r}, two_ip[2] = {ip, ip};
 	two[1].busbw = 2.5;
 	two[1].wrong = 3;
-	ne_coll_format_footer(two, 1, line, sizeof(line));
+	ne_coll_format_footer(two, NULL, 1, line, sizeof(line));
 	assert_string_equal(line, "# Out of bounds values : 0 OK\n# Avg bus bandwidth    : 17.5 \n#\n");
-	ne_coll_format_footer(two, 2, line, sizeof(line)); /* wrong elements summed; mean of 17.5 and 2.5 */
+	ne_coll_format_footer(two, NULL, 2, line, sizeof(line)); /* wrong elements summed; mean of 17.5 and 2.5 */
 	assert_string_equal(line, "# Out of bounds values : 3 FAILED\n# Avg bus bandwidth    : 10 \n#\n");
+	/* with the in-place halves: the mean of all four (17.5, 2.5, 35, 5); their
+	 * wrong elements added where checked (-1: not, as nccl-tests' N/A) */
+	two_ip[1].busbw = 5;
+	two_ip[1].wrong = 2;
+	ne_coll_format_footer(two, two_ip, 2, line, sizeof(line));
+	assert_string_equal(line, "# Out of bounds values : 5 FAILED\n# Avg bus bandwidth    : 15 \n#\n");
+	assert_true(ne_coll_in_place_checked(NE_COLL_ALLREDUCE));
+	assert_true(ne_coll_in_place_checked(NE_COLL_BROADCAST));
+	assert_false(ne_coll_in_place_checked(NE_COLL_ALLTOALL));
+	assert_false(ne_coll_in_place_checked(NE_COLL_SENDRECV));
 	two[1].wrong = -1; /* a size not checked (data=off): no count printed */
-	ne_coll_format_footer(two, 2, line, sizeof(line));
+	ne_coll_format_footer(two, NULL, 2, line, sizeof(line));
 	assert_non_null(strstr(line, "Out of bounds values : N/A (data=off"));
 	assert_null(strstr(line, " OK"));
 	r.op = NE_COLL_ALLGATHER;
