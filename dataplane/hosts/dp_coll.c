@@ -107,8 +107,12 @@ static void coll_write(const struct dp_coll *c, const char *text)
  * "# in-place: ...". Out of memory: written at once (out of order, not lost). */
 static void coll_hold(struct dp_coll *c, const char *text)
 {
-	size_t len = strlen(text), extra = c->in_place_pass ? 12 * (len / 2 + 1) : 0;
-	char *h = realloc(c->held, c->held_len + len + extra + 1);
+	size_t len = strlen(text), lines = 1;
+
+	for (const char *p = text; (p = strchr(p, '\n')) != NULL; p++)
+		lines++;
+	/* (room for "# in-place: " on each line of an in-place pass) */
+	char *h = realloc(c->held, c->held_len + len + (c->in_place_pass ? 12 * lines : 0) + 1);
 
 	if (h == NULL) {
 		coll_write(c, text);
@@ -170,8 +174,8 @@ static void coll_take_latency(struct dp_coll *c, bool print)
 		if (print) {
 			ne_coll_format_latency(lat, wait, line, sizeof(line));
 			coll_put(c, line);
-			if (c->n_done) /* (the size coll_keep_result kept last) */
-				snprintf(c->done[c->n_done - 1].latency, sizeof(c->done[0].latency), "%s", line);
+			if (c->cur >= 0) /* (the size coll_keep_result kept) */
+				snprintf(c->done[c->cur].latency, sizeof(c->done[0].latency), "%s", line);
 		}
 		ne_coll_hist_merge(&c->lat, lat);
 		ne_coll_hist_merge(&c->wait, wait);
@@ -314,8 +318,8 @@ int coll_next_size(struct dp_coll *c, uint64_t end_ns)
 	return dp_timer_add_lp(nics_eng(ns), DP_COLL_LP, at, coll_start_size, c, 0);
 }
 
-/* Keep res for dp_nics_coll_view and the closing lines; out of memory fails the run
- * (a size would be missing from them). */
+/* Keep res for dp_nics_coll_view and the closing lines, as the size's entry
+ * (c->cur); out of memory fails the run (a size would be missing from them). */
 static void coll_keep_result(struct dp_coll *c, const struct ne_coll_result *res)
 {
 	struct dp_coll_size *d = realloc(c->done, (c->n_done + 1) * sizeof(*d));
@@ -327,7 +331,8 @@ static void coll_keep_result(struct dp_coll *c, const struct ne_coll_result *res
 	}
 	c->done = d;
 	memset(&d[c->n_done], 0, sizeof(*d));
-	d[c->n_done++].res = *res;
+	d[c->n_done].res = *res;
+	c->cur = (int32_t)c->n_done++;
 }
 
 /* nccl-tests' closing lines over the sizes kept: out-of-bounds values and the average busbw. */
@@ -385,22 +390,24 @@ static void coll_notify_end(struct dp_coll *c, uint64_t now)
 }
 
 /*
- * The result line of c's size, kept last (coll_keep_result), with its
- * in-place half or N/A, then the lines held meanwhile (inplace=on).
+ * The result line of c's size (c->cur, none when it could not be kept), with
+ * its in-place half or N/A, then the lines held meanwhile (inplace=on).
  */
 static void coll_put_result(struct dp_coll *c)
 {
-	const struct dp_coll_size *d = &c->done[c->n_done - 1];
 	char line[256];
 
-	ne_coll_format_result(&d->res, d->has_in_place ? &d->in_place : NULL, line, sizeof(line));
-	coll_write(c, line);
+	if (c->cur >= 0) {
+		const struct dp_coll_size *d = &c->done[c->cur];
+		ne_coll_format_result(&d->res, d->has_in_place ? &d->in_place : NULL, line, sizeof(line));
+		coll_write(c, line);
+	}
 	coll_release(c);
 }
 
 void coll_release_held(struct dp_coll *c)
 {
-	if (c->in_place_pass && c->n_done)
+	if (c->in_place_pass)
 		coll_put_result(c); /* (its out-of-place half ran; the in-place one N/A unless it ended) */
 	else
 		coll_release(c);
@@ -413,15 +420,16 @@ static bool coll_take_result(struct dp_coll *c, struct ne_coll_result *res)
 	char line[256];
 
 	if (c->in_place_pass) {
-		struct dp_coll_size *d = &c->done[c->n_done - 1];
 		if (!ne_coll_in_place_checked(c->cfg.op))
 			res->wrong = -1; /* (nccl-tests: N/A) */
-		d->in_place = *res;
-		d->has_in_place = true;
+		if (c->cur >= 0) {
+			c->done[c->cur].in_place = *res;
+			c->done[c->cur].has_in_place = true;
+		}
 		return false; /* (its comment lines: the out-of-place pass's stand for both) */
 	}
 	coll_keep_result(c, res);
-	if (!c->in_place && c->n_done)
+	if (!c->in_place)
 		coll_put_result(c);
 	ne_coll_format_active(res, line, sizeof(line));
 	coll_put(c, line);
@@ -442,6 +450,9 @@ void coll_size_done(struct dp_coll *c, uint64_t now)
 	bool last = c->size >= c->size_max && !ip_next;
 	/* (split: now is the thread's that counted last; the size ended with the latest lane) */
 	uint64_t end = c->split ? ne_coll_done_at(c->run) : now;
+
+	if (!c->in_place_pass)
+		c->cur = -1; /* (a new size: coll_keep_result sets it) */
 
 	if (ne_coll_get_result(c->run, &res) == 0) {
 		res.wrong = !c->cfg.data ? -1 : c->split ? coll_lanes_wrong(c) : ne_coll_check(c->run);
@@ -542,7 +553,7 @@ int coll_create_run(struct dp_coll *c)
 	c->cfg.here_lane_of = c->split && ns->lane_alone ? c->lane_of : NULL;
 	c->cfg.here_lane = ns->lane_self;
 	c->run = ne_coll_create(&c->cfg, c->nics, &e);
-	if (c->run && c->series)
+	if (c->run && c->series && !c->in_place_pass) /* (a row per size: its out-of-place pass) */
 		e = ne_coll_set_series(c->run, coll_series_row, c);
 	return c->run == NULL && e == 0 ? -EINVAL : e;
 }
@@ -677,6 +688,7 @@ int dp_nics_add_coll(struct dp_nics *ns, const char *spec, uint64_t start_ns, FI
 	ns->colls[ns->n_colls++] = c;
 	ns->coll_out = out;
 	c->size = c->size_min;
+	c->cur = -1;
 	char hdr[512];
 	ne_coll_format_header(hdr, sizeof(hdr));
 	coll_printf(c, "# %s: %u ranks, %u channel(s), %u QP(s) per connection (%s), chunk %u, window %u, "

@@ -71,8 +71,9 @@ struct dp_coll {
 	bool run_ended;            /* not split: run's size ended (its lines out), kept until the next starts */
 	bool finished, failed;
 	uint32_t sizes_done;
-	struct dp_coll_size *done;  /* [sizes_done]: each measured size's result, for dp_nics_coll_view */
+	struct dp_coll_size *done;  /* [n_done]: each measured size's result, for dp_nics_coll_view */
 	uint32_t n_done;
+	int32_t cur;                /* done[cur] is the size in progress's; -1: none kept yet */
 	/* summed over the sizes run, for the totals line */
 	struct ne_coll_stats sum;
 	uint64_t proxy_busy_max_ns; /* per size, the busiest rank's proxy time */

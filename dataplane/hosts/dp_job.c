@@ -504,6 +504,7 @@ static struct dp_coll *job_coll_new(struct dp_job *j, uint32_t i)
 	c->run = NULL;
 	c->run_ended = c->finished = c->failed = false;
 	c->sizes_done = c->n_done = 0;
+	c->cur = -1;
 	c->proxy_busy_max_ns = 0;
 	memset(&c->sum, 0, sizeof(c->sum));
 	memset(&c->lat, 0, sizeof(c->lat));

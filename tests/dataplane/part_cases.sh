@@ -59,6 +59,11 @@ nics64() {
   same_as_one sweeplanes64 --topology "$tmp/clos64.yaml" --coll 'op=allreduce,sizes=64K:256K,data=on,qps=2,mode=split'
   check "sweeplanes64 ($1): three sizes ran, each with its data right" \
     "[ \$(grep -Ec '^ +(65536|131072|262144) .* 0( +N/A){4}\$' $tmp/sweeplanes64.$1.txt) = 3 ]"
+  # inplace=on in lanes: each size's in-place pass a run of its own, counted by
+  # every lane; one line per size with both halves checked
+  same_as_one inplace64 --topology "$tmp/clos64.yaml" --coll 'op=allreduce,sizes=64K:128K,data=on,qps=2,mode=split,inplace=on'
+  check "inplace64 ($1): two sizes, both passes ran with their data right" \
+    "[ \$(grep -Ec '^ +(65536|131072) .* 0 +[0-9.]+ +[0-9.]+ +[0-9.]+ +0\$' $tmp/inplace64.$1.txt) = 2 ]"
   # NCCL's model with the proxy threads' costs (every experiment's host costs):
   # each rank's thread runs in its lane, its wake-ups first at their instant on
   # any engine; the same lines, the busiest thread's time included
