@@ -81,9 +81,8 @@ static void coll_arm_listed(struct dp_nics *ns, uint32_t lane, uint64_t now)
 /*
  * text (lines, each ending in '\n') into the run's output; when the run has
  * several collectives, each line tagged with c's "[cK] " ("# [cK]" before
- * the rest of a '#' line).
+ * the rest of a '#' line). coll_put is the one to call: it holds lines.
  */
-/* text to the collective's output, each line tagged "[cK]" when several run. */
 static void coll_write(const struct dp_coll *c, const char *text)
 {
 	FILE *out = c->ns->coll_out;
