@@ -227,6 +227,10 @@ struct ne_coll_config {
 	uint32_t path_mtu;      /* 256..4096, default 4096 */
 	uint8_t timeout;        /* IB timeout code of every QP, default 14 (67 ms) */
 	bool timeout_given;     /* NCCL_IB_TIMEOUT was given: a driver keeps timeout */
+	uint32_t psn_offset;    /* added to every QP's first PSN, default 0: a driver that
+				 * creates QPs again with the numbers of QPs just destroyed
+				 * (rocelab-dp's in-place pass) moves their sequence away, so
+				 * that a frame of the old ones still on the wire cannot match */
 	uint8_t retry_cnt;      /* default 7 */
 	uint32_t root;          /* incast, broadcast and reduce root rank, default 0 */
 	bool data;              /* true (default): real buffers, reduction computed;
@@ -812,24 +816,24 @@ int ne_coll_format_result(const struct ne_coll_result *r, const struct ne_coll_r
 bool ne_coll_in_place_checked(enum ne_coll_op op);
 /*
  * A sweep's closing numbers as nccl-tests' counts them (common.cu): the mean
- * busbw over every line half run (out-of-place, and in-place when in_place
- * is not NULL: in_place[i] is rs[i]'s pass), the wrong elements summed over
- * the halves checked; checked is false when an out-of-place result was not
- * (data=off) or n is 0.
+ * busbw over every line half run (out of place, and in_place[i], rs[i]'s
+ * in-place pass, where in_place and in_place[i] are not NULL), the wrong
+ * elements summed over the halves checked; checked is false when an
+ * out-of-place result was not (data=off) or n is 0.
  */
 struct ne_coll_sweep_sum {
 	double avg_busbw;
 	long wrong;
 	bool checked;
 };
-void ne_coll_sweep_sum(const struct ne_coll_result *rs, const struct ne_coll_result *in_place,
+void ne_coll_sweep_sum(const struct ne_coll_result *rs, const struct ne_coll_result *const *in_place,
 		       uint32_t n, struct ne_coll_sweep_sum *out);
 /* nccl-tests' closing lines for a sweep's n results (in_place as
  * ne_coll_sweep_sum's), each ending in '\n': "# Out of bounds values : W OK"
  * (W the wrong elements summed; FAILED when above 0; "N/A (data=off: not
  * checked)" when a size was not checked), "# Avg bus bandwidth    : X" and
  * "#". Returns what snprintf returns. */
-int ne_coll_format_footer(const struct ne_coll_result *rs, const struct ne_coll_result *in_place,
+int ne_coll_format_footer(const struct ne_coll_result *rs, const struct ne_coll_result *const *in_place,
 			  uint32_t n, char *buf, size_t cap);
 /* The proxy-thread costs of cfg as one comment line ending in '\n' that says
  * they are assumptions ("# host costs: proxy_post_wqe=200ns ..."), then the

@@ -174,9 +174,9 @@ static int mkqp(struct ne_coll *c, uint32_t rank, uint32_t sqd, uint32_t rqd, ui
 	return ne_qp_create(c->ranks[rank].nic, &ia, qpn);
 }
 
-static uint32_t psn_of(uint32_t qpn)
+static uint32_t psn_of(const struct ne_coll *c, uint32_t qpn)
 {
-	return (qpn * 2654435761u) & NE_PSN_MASK;
+	return (qpn * 2654435761u + c->cfg.psn_offset) & NE_PSN_MASK;
 }
 
 /* Bring the pair (rank a qpn qa) <-> (rank b qpn qb) to RTS. */
@@ -201,7 +201,7 @@ static int connect_pair(struct ne_coll *c, uint32_t a, uint32_t qa, uint32_t b, 
 			return rc;
 		at.state = NE_QPS_RTR;
 		at.dest_qpn = q[j];
-		at.rq_psn = psn_of(q[j]);
+		at.rq_psn = psn_of(c, q[j]);
 		at.path_mtu = c->cfg.path_mtu;
 		at.dest_ipv4 = peer.ipv4;
 		memcpy(at.dest_mac, peer.mac, 6);
@@ -213,7 +213,7 @@ static int connect_pair(struct ne_coll *c, uint32_t a, uint32_t qa, uint32_t b, 
 		if (rc)
 			return rc;
 		at.state = NE_QPS_RTS;
-		at.sq_psn = psn_of(q[i]);
+		at.sq_psn = psn_of(c, q[i]);
 		at.timeout = c->cfg.timeout;
 		at.retry_cnt = c->cfg.retry_cnt;
 		at.rnr_retry = 7;

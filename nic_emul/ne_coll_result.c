@@ -340,7 +340,7 @@ bool ne_coll_in_place_checked(enum ne_coll_op op)
 	return op != NE_COLL_ALLTOALL && op != NE_COLL_SENDRECV && op != NE_COLL_INCAST;
 }
 
-void ne_coll_sweep_sum(const struct ne_coll_result *rs, const struct ne_coll_result *in_place,
+void ne_coll_sweep_sum(const struct ne_coll_result *rs, const struct ne_coll_result *const *in_place,
 		       uint32_t n, struct ne_coll_sweep_sum *out)
 {
 	double sum = 0;
@@ -354,17 +354,18 @@ void ne_coll_sweep_sum(const struct ne_coll_result *rs, const struct ne_coll_res
 			out->checked = false;
 		else
 			out->wrong += rs[i].wrong;
-		if (in_place == NULL)
-			continue;
-		sum += in_place[i].busbw;
+		const struct ne_coll_result *ip = in_place ? in_place[i] : NULL;
+		if (ip == NULL)
+			continue; /* (not run: nccl-tests counts the halves run) */
+		sum += ip->busbw;
 		lines++;
-		if (in_place[i].wrong > 0) /* (-1: not checked, as nccl-tests' N/A) */
-			out->wrong += in_place[i].wrong;
+		if (ip->wrong > 0) /* (-1: not checked, as nccl-tests' N/A) */
+			out->wrong += ip->wrong;
 	}
 	out->avg_busbw = lines ? sum / lines : 0;
 }
 
-int ne_coll_format_footer(const struct ne_coll_result *rs, const struct ne_coll_result *in_place,
+int ne_coll_format_footer(const struct ne_coll_result *rs, const struct ne_coll_result *const *in_place,
 			  uint32_t n, char *buf, size_t cap)
 {
 	struct ne_coll_sweep_sum t;

@@ -141,6 +141,19 @@ void ne_nic_set_ip_id(struct ne_nic *nic, uint16_t ip_id)
 	nic->ip_id = ip_id;
 }
 
+uint32_t ne_nic_next_qpn(const struct ne_nic *nic)
+{
+	return nic->next_qpn;
+}
+
+int ne_nic_set_next_qpn(struct ne_nic *nic, uint32_t qpn)
+{
+	if (!nic || qpn < NE_QPN_MIN || qpn > NE_QPN_MAX)
+		return -EINVAL;
+	nic->next_qpn = qpn;
+	return 0;
+}
+
 void ne_nic_get_counters(const struct ne_nic *nic, struct ne_counters *out)
 {
 	*out = nic->cnt;

@@ -472,6 +472,13 @@ void ne_nic_set_link(struct ne_nic *nic, bool up);
 /* Set the IPv4 identification of the next frame (it increments per frame). */
 void ne_nic_set_ip_id(struct ne_nic *nic, uint16_t ip_id);
 
+/* The QPN the next QP created without a wanted one tries first (a taken one
+ * is skipped), and setting it: a caller that destroys its QPs and creates
+ * them again gets the same numbers, as an application keeps its QPs. Set
+ * returns 0, or -EINVAL for NULL or a QPN outside 2..2^24 - 1. */
+uint32_t ne_nic_next_qpn(const struct ne_nic *nic);
+int ne_nic_set_next_qpn(struct ne_nic *nic, uint32_t qpn);
+
 /* Copy the counters. */
 void ne_nic_get_counters(const struct ne_nic *nic, struct ne_counters *out);
 

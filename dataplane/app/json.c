@@ -269,18 +269,17 @@ static json_t *colls_arr(const struct run *r)
 
 	for (uint32_t i = 0; dp_nics_coll_view(&r->nics, i, &v) == 0; i++) {
 		json_t *o = json_object(), *sizes = json_array();
-		struct ne_coll_result *rs = calloc(v.n_sizes + 1, sizeof(*rs)), *ip = calloc(v.n_sizes + 1, sizeof(*ip));
-		bool in_place = v.n_sizes > 0;
+		struct ne_coll_result *rs = calloc(v.n_sizes + 1, sizeof(*rs));
+		const struct ne_coll_result **ip = calloc(v.n_sizes + 1, sizeof(*ip));
 		struct ne_coll_sweep_sum t;
 		if (rs == NULL || ip == NULL)
 			v.n_sizes = 0; /* (out of memory: no size, null sums) */
 		for (uint32_t k = 0; k < v.n_sizes; k++) {
 			json_array_append_new(sizes, size_obj(&v.sizes[k]));
 			rs[k] = v.sizes[k].res;
-			ip[k] = v.sizes[k].in_place;
-			in_place &= v.sizes[k].has_in_place;
+			ip[k] = v.sizes[k].has_in_place ? &v.sizes[k].in_place : NULL;
 		}
-		ne_coll_sweep_sum(rs, in_place ? ip : NULL, v.n_sizes, &t);
+		ne_coll_sweep_sum(rs, ip, v.n_sizes, &t);
 		free(rs);
 		free(ip);
 		json_object_set_new(o, "id", json_integer(v.id));

@@ -438,6 +438,7 @@ static void run_virtual(struct run *r)
 		}
 		progress(r, r->eng.now_ns, r->eng.fired);
 	}
+	dp_nics_colls_release(&r->nics); /* (a collective stopped between its passes: its lines) */
 	if (!stop_requested && dp_engine_next_ns(&r->eng) == UINT64_MAX && dp_nics_active(&r->nics))
 		printf("# stalled at %.6f s: RDMA work is unfinished and no NIC has anything scheduled\n",
 		       (double)r->eng.now_ns / 1e9);
@@ -591,6 +592,8 @@ void run(struct run *r)
 		run_virtual(r);
 	else
 		r->run_rc = run_live(r);
+	if (r->mpi.rank == 0) /* (the virtual runs did already, before their last lines) */
+		dp_nics_colls_release(&r->nics);
 	clock_gettime(CLOCK_MONOTONIC, &w1);
 	r->wall_s = ts_diff(&w0, &w1);
 	r->after_signal_s = stop_requested ? ts_diff(&stop_signal_ts, &w1) : 0;

@@ -337,17 +337,16 @@ static void coll_keep_result(struct dp_coll *c, const struct ne_coll_result *res
 /* nccl-tests' closing lines over the sizes kept: out-of-bounds values and the average busbw. */
 static void coll_print_footer(struct dp_coll *c)
 {
-	struct ne_coll_result rs[64], ip[64];
+	struct ne_coll_result rs[64];
+	const struct ne_coll_result *ip[64];
 	uint32_t n = c->n_done < 64 ? c->n_done : 64; /* (a sweep doubles: 64 sizes span 2^64) */
-	bool in_place = c->in_place;
 	char text[256];
 
 	for (uint32_t i = 0; i < n; i++) {
 		rs[i] = c->done[i].res;
-		ip[i] = c->done[i].in_place;
-		in_place &= c->done[i].has_in_place;
+		ip[i] = c->done[i].has_in_place ? &c->done[i].in_place : NULL;
 	}
-	ne_coll_format_footer(rs, in_place ? ip : NULL, n, text, sizeof(text));
+	ne_coll_format_footer(rs, ip, n, text, sizeof(text));
 	coll_put(c, text);
 }
 
@@ -428,8 +427,12 @@ static bool coll_take_result(struct dp_coll *c, struct ne_coll_result *res)
 		return false; /* (its comment lines: the out-of-place pass's stand for both) */
 	}
 	coll_keep_result(c, res);
-	if (!c->in_place)
+	if (!c->in_place && c->cur < 0) { /* (not kept, out of memory: the line still) */
+		ne_coll_format_result(res, NULL, line, sizeof(line));
+		coll_write(c, line);
+	} else if (!c->in_place) {
 		coll_put_result(c);
+	}
 	ne_coll_format_active(res, line, sizeof(line));
 	coll_put(c, line);
 	if (ne_coll_format_algo(c->run, line, sizeof(line)) > 0) /* ("" for the ring asked) */
@@ -529,6 +532,23 @@ void coll_poll(struct dp_coll *c, uint32_t lane, uint64_t now)
 }
 
 /*
+ * inplace=on: the in-place pass's QPs take its out-of-place pass's numbers,
+ * as NCCL runs both on a communicator's QPs (new numbers would take other
+ * paths: rxe's UDP ports and E-ECMP's hash come from them); their first PSNs
+ * half the PSN space away, so that no frame of the pass before can match.
+ */
+static void coll_keep_qpns(struct dp_coll *c)
+{
+	c->cfg.psn_offset = c->in_place_pass ? 1u << 23 : 0;
+	for (uint32_t r = 0; c->in_place && r < c->cfg.nranks; r++) {
+		if (!c->in_place_pass)
+			c->first_qpn[r] = ne_nic_next_qpn(c->nics[r]);
+		else
+			ne_nic_set_next_qpn(c->nics[r], c->first_qpn[r]); /* (always in range: read from it) */
+	}
+}
+
+/*
  * The run of c's current size: its NICs' payload model, the collective, its
  * series. 0, or a negative errno (c->run may be set: coll_cannot_start).
  */
@@ -548,6 +568,7 @@ int coll_create_run(struct dp_coll *c)
 	}
 	c->cfg.bytes = c->size;
 	c->holding = c->in_place;
+	coll_keep_qpns(c);
 	/* (split on an MPI rank: the other partitions' connections as counts only) */
 	c->cfg.here_lane_of = c->split && ns->lane_alone ? c->lane_of : NULL;
 	c->cfg.here_lane = ns->lane_self;

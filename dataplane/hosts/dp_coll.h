@@ -288,7 +288,8 @@ void dp_nics_lanes_finish(struct dp_nics *ns);
 /*
  * After the run: the lines each unfinished collective held (inplace=on holds
  * a size's lines until its in-place pass ends), out now, its result line
- * first when its out-of-place pass ended (the in-place half N/A).
+ * first when its out-of-place pass ended (the in-place half N/A). A second
+ * call writes nothing.
  */
 void dp_nics_colls_release(struct dp_nics *ns);
 

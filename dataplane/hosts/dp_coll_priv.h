@@ -66,6 +66,7 @@ struct dp_coll {
 	bool in_place_pass;        /* the run in progress is its size's in-place pass */
 	bool holding;              /* coll_put holds (from a size's first run to its line) */
 	char *held;                /* the held lines (malloc'ed; NULL: none) */
+	uint32_t *first_qpn;       /* [nranks]: each NIC's next QPN as the out-of-place pass began */
 	size_t held_len;
 	struct ne_coll *run;       /* the size in progress */
 	bool run_ended;            /* not split: run's size ended (its lines out), kept until the next starts */

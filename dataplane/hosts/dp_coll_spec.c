@@ -174,6 +174,7 @@ void coll_free(struct dp_coll *c)
 	free(c->pwake);
 	free(c->done);
 	free(c->held);
+	free(c->first_qpn);
 	free(c);
 }
 
@@ -340,6 +341,10 @@ int coll_parse_spec(struct dp_nics *ns, struct dp_coll *c, const char *spec, cha
 	c->size_min = s.size_min;
 	c->size_max = s.size_max;
 	c->in_place = s.in_place;
+	if (c->in_place && !(c->first_qpn = calloc(c->cfg.nranks, sizeof(*c->first_qpn)))) {
+		snprintf(err, errlen, "--coll: out of memory");
+		return -1;
+	}
 	return 0;
 }
 

@@ -494,8 +494,11 @@ static void test_in_place_sweep(void **state)
 		assert_float_equal(strtod(r[k].ip[2], NULL), c->done[k].in_place.busbw, 0.005);
 	}
 	assert_int_equal(start[2], end[0] + 10000);
-	/* the line before its own comment lines, none before it */
-	assert_true(strstr(s.out, line[0]) < strstr(s.out, "# active QPs"));
+	/* each line before its own comment lines: none before the first, one between, one after the last */
+	const char *l0 = strstr(s.out, line[0]), *l1 = strstr(s.out, line[1]), *a0 = strstr(s.out, "# active QPs");
+	assert_true(l0 && l1 && a0 && l0 < a0 && a0 < l1);
+	const char *a1 = strstr(a0 + 1, "# active QPs");
+	assert_true(a1 && a1 > l1 && strstr(a1 + 1, "# active QPs") == NULL);
 	/* nccl-tests' average: over both halves of each size */
 	snprintf(avg, sizeof(avg), "# Avg bus bandwidth    : %g \n",
 		 (c->done[0].res.busbw + c->done[0].in_place.busbw + c->done[1].res.busbw +
@@ -551,6 +554,43 @@ static void test_in_place_stopped(void **state)
 	parse_line(line[0], &r);
 	assert_int_equal(r.wrong, 0);
 	assert_non_null(strstr(s.out, "# active QPs"));
+	stub_free(&s);
+}
+
+/*
+ * The in-place pass runs on its out-of-place pass's QP numbers (NCCL keeps a
+ * communicator's QPs; new numbers would hash to other paths); the next size
+ * takes new ones.
+ */
+static void test_in_place_same_qpns(void **state)
+{
+	struct stub s;
+	struct ne_coll_conn_info ci;
+	uint32_t qpn[3];
+
+	(void)state;
+	stub_init(&s, 1);
+	struct dp_coll *c = stub_coll(&s, "op=allreduce,sizes=64K:128K,data=on,inplace=on", 0);
+	for (int k = 0; k < 3; k++) {
+		bool want_ip = k == 1;
+		/* (each run: once it started, its QPs are the ones of conn 0) */
+		while (!(c->run && !c->run_ended && c->in_place_pass == want_ip && c->size == (65536u << (k / 2))))
+			assert_true(dp_engine_step_virtual(&s.eng, UINT64_MAX));
+		assert_int_equal(ne_coll_conn_info(c->run, 0, &ci), 0);
+		qpn[k] = ci.src_data_qpn[0];
+		while (c->run && !c->run_ended && dp_engine_step_virtual(&s.eng, UINT64_MAX))
+			;
+	}
+	stub_run(&s);
+	assert_int_equal(qpn[1], qpn[0]);
+	assert_true(qpn[2] != qpn[0]);
+	assert_true(c->finished);
+	assert_false(c->failed);
+	for (uint32_t i = 0; i < s.ns.n; i++) { /* (no frame of a pass matched the other's QPs) */
+		struct ne_counters n;
+		ne_nic_get_counters(s.ns.h[i].nic, &n);
+		assert_int_equal(n.retrans_pkts + n.naks_sent + n.duplicate_request, 0);
+	}
 	stub_free(&s);
 }
 
@@ -628,6 +668,7 @@ int main(void)
 		cmocka_unit_test(test_in_place_sweep),
 		cmocka_unit_test(test_in_place_alltoall),
 		cmocka_unit_test(test_in_place_stopped),
+		cmocka_unit_test(test_in_place_same_qpns),
 		cmocka_unit_test(test_lanes_in_place),
 		cmocka_unit_test(test_two_tagged),
 		cmocka_unit_test(test_bad_specs),

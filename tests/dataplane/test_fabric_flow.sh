@@ -34,6 +34,7 @@
 #     iterations run on the fabric as it is (and as the first on an idle one);
 #     the link table's util%; jobs (--jobs) share it: packed, each keeps
 #     its time alone; spread over the spine, both slow down;
+#   - inplace=on: the in-place pass by hand too, its counters line prefixed;
 #   - no packet pool beyond 1,024 frames, whatever --mbufs says (no frame is sent);
 #   - a run stopped by --duration with a collective on the flow fabric: exit 1,
 #     and (under AddressSanitizer) nothing leaked;
@@ -73,6 +74,16 @@ for cts in off:46.628 on:48.642; do
   check "2 hosts, one transfer each, cts=${cts%:*}: exit 0 ($rc), ${cts#*:} us by hand, got $t" \
     "[ $rc -eq 0 ] && [ '$t' = '${cts#*:}' ]"
 done
+# inplace=on: the in-place pass runs on the flow fabric too, the same transfer by
+# hand (46.628 us, an idle fabric again); one line with both halves, then the
+# out-of-place pass's lines (counters, active QPs, latency) and the in-place
+# pass's counters line, prefixed
+dp two-inplace --topology "$tmp/two.yaml" --fabric flow \
+  --coll "op=allgather,sizes=1M,data=off,qps=1,cts=off,inplace=on" > "$tmp/inplace.txt" 2>&1; rc=$?
+check "inplace=on on the flow fabric: exit 0 ($rc), both halves 46.63 us by hand, the line before both counters lines" \
+  "[ $rc -eq 0 ] && grep -Eq '^ +1048576 .* 46\.63 .* N/A +46\.63 .* N/A\$' $tmp/inplace.txt &&
+   grep -A1 -E '^ +1048576 ' $tmp/inplace.txt | sed -n 2p | grep -q '^# flow engine: flows ' &&
+   grep -A4 -E '^ +1048576 ' $tmp/inplace.txt | sed -n 5p | grep -q '^# in-place: flow engine: flows '"
 # The byte check is not blind: ROCELAB_AUDIT_STEAL (test only, dp_audit.h) takes the
 # next flow delivered over h0>leaf0 out of that link's count (flow/'s fl_test_steal):
 # its 524,288 B are named on that link, exit 1 under ROCELAB_AUDIT=fatal.

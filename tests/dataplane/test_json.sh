@@ -63,6 +63,15 @@ check "inplace=on: each size's in-place half measured and checked; the average o
 b=[s[\"busbw_GBps\"] for s in z] + [s[\"in_place\"][\"busbw_GBps\"] for s in z]
 sys.exit(not (len(z) == 2 and all(s[\"in_place\"][\"wrong_elements\"] == 0 and s[\"in_place\"][\"time_us\"] > 0 for s in z) and abs(c[\"avg_busbw_GBps\"] - sum(b) / 4) < 1e-9))' $tmp/inplace.json"
 
+# stopped between the passes (--duration 5 us past the out-of-place pass's time; the
+# collective starts at 0, the in-place pass 10 us after the first ended): the line
+# still comes out, its in-place half N/A, the JSON the same
+t=$(awk '$1 == 65536 { print int($6) + 5; exit }' "$tmp/inplace.txt")
+dp stopped --clock virtual --topology "$DATA/emulated.yaml" --duration "${t:-0}us" --coll 'op=allgather,sizes=64K:128K,data=on,inplace=on'
+same stopped "collective stopped between its passes at ${t}us"
+check "stopped between its passes: one line, measured out of place, N/A in place, its comment lines after it" \
+  "[ \$(grep -Ec '^ +65536 .* 0 +N/A +N/A +N/A +N/A\$' $tmp/stopped.txt) = 1 ] && grep -A1 -E '^ +65536 ' $tmp/stopped.txt | grep -q '^# active QPs'"
+
 dp off --clock virtual --topology "$DATA/emulated.yaml" --coll 'op=alltoall,sizes=64K,data=off'; rc=$?
 same off "collective, data=off (exit $rc)"
 check "data=off: wrong and out-of-bounds are null, the text's N/A" \

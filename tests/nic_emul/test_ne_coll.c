@@ -87,6 +87,7 @@ static void test_busbw_arith(void **state)
 	ne_coll_format_result(&r, &ip, line, sizeof(line));
 	assert_non_null(strstr(line, "   20.00   35.00     N/A\n"));
 	struct ne_coll_result two[2] = {r, r}, two_ip[2] = {ip, ip};
+	const struct ne_coll_result *ips[2] = {&two_ip[0], &two_ip[1]};
 	two[1].busbw = 2.5;
 	two[1].wrong = 3;
 	ne_coll_format_footer(two, NULL, 1, line, sizeof(line));
@@ -97,8 +98,12 @@ static void test_busbw_arith(void **state)
 	 * wrong elements added where checked (-1: not, as nccl-tests' N/A) */
 	two_ip[1].busbw = 5;
 	two_ip[1].wrong = 2;
-	ne_coll_format_footer(two, two_ip, 2, line, sizeof(line));
+	ne_coll_format_footer(two, ips, 2, line, sizeof(line));
 	assert_string_equal(line, "# Out of bounds values : 5 FAILED\n# Avg bus bandwidth    : 15 \n#\n");
+	/* a size whose in-place half did not run: the three halves run, (17.5 + 2.5 + 35) / 3 */
+	ips[1] = NULL;
+	ne_coll_format_footer(two, ips, 2, line, sizeof(line));
+	assert_string_equal(line, "# Out of bounds values : 3 FAILED\n# Avg bus bandwidth    : 18.3333 \n#\n");
 	assert_true(ne_coll_in_place_checked(NE_COLL_ALLREDUCE));
 	assert_true(ne_coll_in_place_checked(NE_COLL_BROADCAST));
 	assert_false(ne_coll_in_place_checked(NE_COLL_ALLTOALL));
