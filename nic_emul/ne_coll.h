@@ -815,26 +815,28 @@ int ne_coll_format_result(const struct ne_coll_result *r, const struct ne_coll_r
  * incast is no nccl-tests operation. */
 bool ne_coll_in_place_checked(enum ne_coll_op op);
 /*
- * A sweep's closing numbers as nccl-tests' counts them (common.cu): the mean
- * busbw over every line half run (out of place, and in_place[i], rs[i]'s
- * in-place pass, where in_place and in_place[i] are not NULL), the wrong
- * elements summed over the halves checked; checked is false when an
- * out-of-place result was not (data=off) or n is 0.
+ * A sweep's closing numbers as nccl-tests counts them (common.cu), added up
+ * a size at a time from a zeroed struct (ne_coll_sweep_add: r, the size's
+ * out-of-place result, and in_place, its in-place pass's, NULL when that
+ * did not run): the mean busbw over every line half run, the wrong elements
+ * summed over the halves checked; checked is false until a size is added,
+ * and once an out-of-place result was not checked (data=off).
  */
 struct ne_coll_sweep_sum {
 	double avg_busbw;
 	long wrong;
 	bool checked;
+	uint32_t sizes, halves, unchecked; /* (what the three above are made of) */
+	double busbw_sum;
 };
-void ne_coll_sweep_sum(const struct ne_coll_result *rs, const struct ne_coll_result *const *in_place,
-		       uint32_t n, struct ne_coll_sweep_sum *out);
-/* nccl-tests' closing lines for a sweep's n results (in_place as
- * ne_coll_sweep_sum's), each ending in '\n': "# Out of bounds values : W OK"
- * (W the wrong elements summed; FAILED when above 0; "N/A (data=off: not
- * checked)" when a size was not checked), "# Avg bus bandwidth    : X" and
- * "#". Returns what snprintf returns. */
-int ne_coll_format_footer(const struct ne_coll_result *rs, const struct ne_coll_result *const *in_place,
-			  uint32_t n, char *buf, size_t cap);
+void ne_coll_sweep_add(struct ne_coll_sweep_sum *t, const struct ne_coll_result *r,
+		       const struct ne_coll_result *in_place);
+/* nccl-tests' closing lines for a sweep's sum t, each ending in '\n':
+ * "# Out of bounds values : W OK" (W the wrong elements summed; FAILED when
+ * above 0; "N/A (data=off: not checked)" when a size was not checked; "N/A
+ * (no size measured)" without a size), "# Avg bus bandwidth    : X" and "#".
+ * Returns what snprintf returns. */
+int ne_coll_format_footer(const struct ne_coll_sweep_sum *t, char *buf, size_t cap);
 /* The proxy-thread costs of cfg as one comment line ending in '\n' that says
  * they are assumptions ("# host costs: proxy_post_wqe=200ns ..."), then the
  * launch cost as one line ("# launch: ..." with its source), or "" when all

@@ -340,43 +340,34 @@ bool ne_coll_in_place_checked(enum ne_coll_op op)
 	return op != NE_COLL_ALLTOALL && op != NE_COLL_SENDRECV && op != NE_COLL_INCAST;
 }
 
-void ne_coll_sweep_sum(const struct ne_coll_result *rs, const struct ne_coll_result *const *in_place,
-		       uint32_t n, struct ne_coll_sweep_sum *out)
+void ne_coll_sweep_add(struct ne_coll_sweep_sum *t, const struct ne_coll_result *r,
+		       const struct ne_coll_result *in_place)
 {
-	double sum = 0;
-	uint32_t lines = 0;
-
-	*out = (struct ne_coll_sweep_sum){.checked = n > 0};
-	for (uint32_t i = 0; i < n; i++) {
-		sum += rs[i].busbw;
-		lines++;
-		if (rs[i].wrong < 0)
-			out->checked = false;
-		else
-			out->wrong += rs[i].wrong;
-		const struct ne_coll_result *ip = in_place ? in_place[i] : NULL;
-		if (ip == NULL)
-			continue; /* (not run: nccl-tests counts the halves run) */
-		sum += ip->busbw;
-		lines++;
-		if (ip->wrong > 0) /* (-1: not checked, as nccl-tests' N/A) */
-			out->wrong += ip->wrong;
+	t->busbw_sum += r->busbw;
+	t->halves++;
+	if (r->wrong < 0)
+		t->unchecked++;
+	else
+		t->wrong += r->wrong;
+	if (in_place) { /* (NULL, not run: nccl-tests counts the halves run) */
+		t->busbw_sum += in_place->busbw;
+		t->halves++;
+		if (in_place->wrong > 0) /* (-1: not checked, as nccl-tests' N/A) */
+			t->wrong += in_place->wrong;
 	}
-	out->avg_busbw = lines ? sum / lines : 0;
+	t->sizes++;
+	t->avg_busbw = t->busbw_sum / t->halves;
+	t->checked = t->unchecked == 0;
 }
 
-int ne_coll_format_footer(const struct ne_coll_result *rs, const struct ne_coll_result *const *in_place,
-			  uint32_t n, char *buf, size_t cap)
+int ne_coll_format_footer(const struct ne_coll_sweep_sum *t, char *buf, size_t cap)
 {
-	struct ne_coll_sweep_sum t;
-
-	ne_coll_sweep_sum(rs, in_place, n, &t);
-	if (n == 0)
+	if (t->sizes == 0)
 		return snprintf(buf, cap, "# Out of bounds values : N/A (no size measured)\n"
 				"# Avg bus bandwidth    : N/A (no size measured)\n#\n");
-	if (!t.checked)
+	if (!t->checked)
 		return snprintf(buf, cap, "# Out of bounds values : N/A (data=off: not checked)\n"
-				"# Avg bus bandwidth    : %g \n#\n", t.avg_busbw);
+				"# Avg bus bandwidth    : %g \n#\n", t->avg_busbw);
 	return snprintf(buf, cap, "# Out of bounds values : %ld %s\n# Avg bus bandwidth    : %g \n#\n",
-			t.wrong, t.wrong ? "FAILED" : "OK", t.avg_busbw);
+			t->wrong, t->wrong ? "FAILED" : "OK", t->avg_busbw);
 }

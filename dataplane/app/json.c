@@ -269,19 +269,10 @@ static json_t *colls_arr(const struct run *r)
 
 	for (uint32_t i = 0; dp_nics_coll_view(&r->nics, i, &v) == 0; i++) {
 		json_t *o = json_object(), *sizes = json_array();
-		struct ne_coll_result *rs = calloc(v.n_sizes + 1, sizeof(*rs));
-		const struct ne_coll_result **ip = calloc(v.n_sizes + 1, sizeof(*ip));
 		struct ne_coll_sweep_sum t;
-		if (rs == NULL || ip == NULL)
-			v.n_sizes = 0; /* (out of memory: no size, null sums) */
-		for (uint32_t k = 0; k < v.n_sizes; k++) {
+		for (uint32_t k = 0; k < v.n_sizes; k++)
 			json_array_append_new(sizes, size_obj(&v.sizes[k]));
-			rs[k] = v.sizes[k].res;
-			ip[k] = v.sizes[k].has_in_place ? &v.sizes[k].in_place : NULL;
-		}
-		ne_coll_sweep_sum(rs, ip, v.n_sizes, &t);
-		free(rs);
-		free(ip);
+		dp_coll_sizes_sum(v.sizes, v.n_sizes, &t);
 		json_object_set_new(o, "id", json_integer(v.id));
 		json_object_set_new(o, "spec", json_string(v.spec));
 		json_object_set_new(o, "op", json_string(ne_coll_op_name(v.cfg->op)));
@@ -291,7 +282,7 @@ static json_t *colls_arr(const struct run *r)
 		json_object_set_new(o, "sizes", sizes);
 		/* as "# Out of bounds values" and "# Avg bus bandwidth" (ne_coll_format_footer) */
 		json_object_set_new(o, "out_of_bounds_elements", t.checked ? json_integer(t.wrong) : json_null());
-		json_object_set_new(o, "avg_busbw_GBps", v.n_sizes ? num(t.avg_busbw) : json_null());
+		json_object_set_new(o, "avg_busbw_GBps", t.sizes ? num(t.avg_busbw) : json_null());
 		json_array_append_new(a, o);
 	}
 	return a;

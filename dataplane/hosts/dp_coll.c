@@ -334,19 +334,21 @@ static void coll_keep_result(struct dp_coll *c, const struct ne_coll_result *res
 	c->cur = (int32_t)c->n_done++;
 }
 
+void dp_coll_sizes_sum(const struct dp_coll_size *z, uint32_t n, struct ne_coll_sweep_sum *t)
+{
+	*t = (struct ne_coll_sweep_sum){0};
+	for (uint32_t i = 0; i < n; i++)
+		ne_coll_sweep_add(t, &z[i].res, z[i].has_in_place ? &z[i].in_place : NULL);
+}
+
 /* nccl-tests' closing lines over the sizes kept: out-of-bounds values and the average busbw. */
 static void coll_print_footer(struct dp_coll *c)
 {
-	struct ne_coll_result rs[64];
-	const struct ne_coll_result *ip[64];
-	uint32_t n = c->n_done < 64 ? c->n_done : 64; /* (a sweep doubles: 64 sizes span 2^64) */
+	struct ne_coll_sweep_sum t;
 	char text[256];
 
-	for (uint32_t i = 0; i < n; i++) {
-		rs[i] = c->done[i].res;
-		ip[i] = c->done[i].has_in_place ? &c->done[i].in_place : NULL;
-	}
-	ne_coll_format_footer(rs, ip, n, text, sizeof(text));
+	dp_coll_sizes_sum(c->done, c->n_done, &t);
+	ne_coll_format_footer(&t, text, sizeof(text));
 	coll_put(c, text);
 }
 
@@ -388,16 +390,18 @@ static void coll_notify_end(struct dp_coll *c, uint64_t now)
 }
 
 /*
- * The result line of c's size (c->cur, none when it could not be kept), with
- * its in-place half or N/A, then the lines held meanwhile (inplace=on).
+ * The result line of c's size with its in-place half or N/A (its entry
+ * c->cur; unkept, when not NULL, where none could be kept), then the lines
+ * held meanwhile (inplace=on).
  */
-static void coll_put_result(struct dp_coll *c)
+static void coll_put_result(struct dp_coll *c, const struct ne_coll_result *unkept)
 {
+	const struct dp_coll_size *d = c->cur >= 0 ? &c->done[c->cur] : NULL;
+	const struct ne_coll_result *r = d ? &d->res : unkept;
 	char line[256];
 
-	if (c->cur >= 0) {
-		const struct dp_coll_size *d = &c->done[c->cur];
-		ne_coll_format_result(&d->res, d->has_in_place ? &d->in_place : NULL, line, sizeof(line));
+	if (r) {
+		ne_coll_format_result(r, d && d->has_in_place ? &d->in_place : NULL, line, sizeof(line));
 		coll_write(c, line);
 	}
 	coll_release(c);
@@ -406,7 +410,7 @@ static void coll_put_result(struct dp_coll *c)
 void coll_release_held(struct dp_coll *c)
 {
 	if (c->in_place_pass)
-		coll_put_result(c); /* (its out-of-place half ran; the in-place one N/A unless it ended) */
+		coll_put_result(c, NULL); /* (its out-of-place half ran; the in-place one N/A unless it ended) */
 	else
 		coll_release(c);
 	c->in_place_pass = false;
@@ -427,12 +431,8 @@ static bool coll_take_result(struct dp_coll *c, struct ne_coll_result *res)
 		return false; /* (its comment lines: the out-of-place pass's stand for both) */
 	}
 	coll_keep_result(c, res);
-	if (!c->in_place && c->cur < 0) { /* (not kept, out of memory: the line still) */
-		ne_coll_format_result(res, NULL, line, sizeof(line));
-		coll_write(c, line);
-	} else if (!c->in_place) {
-		coll_put_result(c);
-	}
+	if (!c->in_place)
+		coll_put_result(c, res); /* (res: the line even if it could not be kept) */
 	ne_coll_format_active(res, line, sizeof(line));
 	coll_put(c, line);
 	if (ne_coll_format_algo(c->run, line, sizeof(line)) > 0) /* ("" for the ring asked) */

@@ -168,6 +168,9 @@ struct dp_coll_size {
 	bool has_in_place;
 	char latency[320];
 };
+/* n kept sizes' closing numbers, as the "# Out of bounds values" and "# Avg
+ * bus bandwidth" lines print them (ne_coll_sweep_add over each size). */
+void dp_coll_sizes_sum(const struct dp_coll_size *z, uint32_t n, struct ne_coll_sweep_sum *t);
 /* What a collective printed, for other writers of the same numbers (rocelab-dp --json). */
 struct dp_coll_view {
 	uint32_t id;                        /* its "[cK]" K, from 1 */

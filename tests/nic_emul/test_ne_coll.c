@@ -87,29 +87,42 @@ static void test_busbw_arith(void **state)
 	ne_coll_format_result(&r, &ip, line, sizeof(line));
 	assert_non_null(strstr(line, "   20.00   35.00     N/A\n"));
 	struct ne_coll_result two[2] = {r, r}, two_ip[2] = {ip, ip};
-	const struct ne_coll_result *ips[2] = {&two_ip[0], &two_ip[1]};
+	struct ne_coll_sweep_sum t;
 	two[1].busbw = 2.5;
 	two[1].wrong = 3;
-	ne_coll_format_footer(two, NULL, 1, line, sizeof(line));
+	t = (struct ne_coll_sweep_sum){0}; /* no size yet */
+	ne_coll_format_footer(&t, line, sizeof(line));
+	assert_non_null(strstr(line, "Out of bounds values : N/A (no size measured)"));
+	ne_coll_sweep_add(&t, &two[0], NULL);
+	ne_coll_format_footer(&t, line, sizeof(line));
 	assert_string_equal(line, "# Out of bounds values : 0 OK\n# Avg bus bandwidth    : 17.5 \n#\n");
-	ne_coll_format_footer(two, NULL, 2, line, sizeof(line)); /* wrong elements summed; mean of 17.5 and 2.5 */
+	ne_coll_sweep_add(&t, &two[1], NULL);
+	ne_coll_format_footer(&t, line, sizeof(line)); /* wrong elements summed; mean of 17.5 and 2.5 */
 	assert_string_equal(line, "# Out of bounds values : 3 FAILED\n# Avg bus bandwidth    : 10 \n#\n");
 	/* with the in-place halves: the mean of all four (17.5, 2.5, 35, 5); their
 	 * wrong elements added where checked (-1: not, as nccl-tests' N/A) */
 	two_ip[1].busbw = 5;
 	two_ip[1].wrong = 2;
-	ne_coll_format_footer(two, ips, 2, line, sizeof(line));
+	t = (struct ne_coll_sweep_sum){0};
+	ne_coll_sweep_add(&t, &two[0], &two_ip[0]);
+	ne_coll_sweep_add(&t, &two[1], &two_ip[1]);
+	ne_coll_format_footer(&t, line, sizeof(line));
 	assert_string_equal(line, "# Out of bounds values : 5 FAILED\n# Avg bus bandwidth    : 15 \n#\n");
 	/* a size whose in-place half did not run: the three halves run, (17.5 + 2.5 + 35) / 3 */
-	ips[1] = NULL;
-	ne_coll_format_footer(two, ips, 2, line, sizeof(line));
+	t = (struct ne_coll_sweep_sum){0};
+	ne_coll_sweep_add(&t, &two[0], &two_ip[0]);
+	ne_coll_sweep_add(&t, &two[1], NULL);
+	ne_coll_format_footer(&t, line, sizeof(line));
 	assert_string_equal(line, "# Out of bounds values : 3 FAILED\n# Avg bus bandwidth    : 18.3333 \n#\n");
 	assert_true(ne_coll_in_place_checked(NE_COLL_ALLREDUCE));
 	assert_true(ne_coll_in_place_checked(NE_COLL_BROADCAST));
 	assert_false(ne_coll_in_place_checked(NE_COLL_ALLTOALL));
 	assert_false(ne_coll_in_place_checked(NE_COLL_SENDRECV));
 	two[1].wrong = -1; /* a size not checked (data=off): no count printed */
-	ne_coll_format_footer(two, NULL, 2, line, sizeof(line));
+	t = (struct ne_coll_sweep_sum){0};
+	ne_coll_sweep_add(&t, &two[0], NULL);
+	ne_coll_sweep_add(&t, &two[1], NULL);
+	ne_coll_format_footer(&t, line, sizeof(line));
 	assert_non_null(strstr(line, "Out of bounds values : N/A (data=off"));
 	assert_null(strstr(line, " OK"));
 	r.op = NE_COLL_ALLGATHER;
